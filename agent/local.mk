@@ -1,0 +1,35 @@
+# agent/: the daemon core, its utilities and the command-line clients.
+
+nobase_include_HEADERS += %reldir%/include/sunkd/module.h
+
+# Utilities that clients and modules' tests link too; non-logging.
+noinst_LTLIBRARIES += %reldir%/libsunkd-util.la
+%canon_reldir%_libsunkd_util_la_SOURCES = \
+	%reldir%/util/cleanup.h \
+	%reldir%/util/macro.h \
+	%reldir%/util/fileio.c \
+	%reldir%/util/fileio.h \
+	%reldir%/util/rand-util.c \
+	%reldir%/util/rand-util.h \
+	%reldir%/util/strv.c \
+	%reldir%/util/strv.h \
+	%reldir%/util/time-util.c \
+	%reldir%/util/time-util.h \
+	# End of libsunkd_util_la_SOURCES
+
+# The daemon's core, as a library so unit tests link exactly what runs.
+noinst_LTLIBRARIES += %reldir%/libsunkd-core.la
+%canon_reldir%_libsunkd_core_la_SOURCES = \
+	%reldir%/log.c \
+	%reldir%/log.h \
+	# End of libsunkd_core_la_SOURCES
+%canon_reldir%_libsunkd_core_la_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) $(JSONC_CFLAGS) $(YAML_CFLAGS)
+%canon_reldir%_libsunkd_core_la_LIBADD = %reldir%/libsunkd-util.la $(SYSTEMD_LIBS) $(JSONC_LIBS) \
+	$(YAML_LIBS) $(PTHREAD_LIBS)
+
+sbin_PROGRAMS += %reldir%/sunkd
+%canon_reldir%_sunkd_SOURCES = %reldir%/main.c
+%canon_reldir%_sunkd_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) $(JSONC_CFLAGS)
+%canon_reldir%_sunkd_LDADD = %reldir%/libsunkd-core.la
+
+# End of agent/local.mk

@@ -1,0 +1,133 @@
+/* One log sink for the daemon and its modules.
+ *
+ * Under systemd stderr is connected to the journal; $JOURNAL_STREAM then
+ * names stderr's device and inode, and we switch to sd_journal_send() so
+ * each message carries SUNKD_MODULE=, SUNKD_JOB=, ERRNO= and CODE_* fields an
+ * admin can filter on (journalctl SUNKD_MODULE=nsscache).  Elsewhere (s6-log,
+ * a terminal, a test) a line "sunkd[module]: message" goes to stderr with one
+ * write(), so lines from worker threads never interleave.
+ *
+ * The level and sink are process-wide by nature (the process has one stderr);
+ * they are set once at startup and on reload, from the loop thread only.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SD_JOURNAL_SUPPRESS_LOCATION
+#include <systemd/sd-journal.h>
+
+#include "log.h"
+
+static int max_level = LOG_INFO;
+static bool use_journal = false;
+
+static const char *const level_names[] = {
+        [LOG_EMERG] = "emerg", [LOG_ALERT] = "alert",   [LOG_CRIT] = "crit",
+        [LOG_ERR] = "err",     [LOG_WARNING] = "warning", [LOG_NOTICE] = "notice",
+        [LOG_INFO] = "info",   [LOG_DEBUG] = "debug",
+};
+
+void log_open(void) {
+        const char *e = getenv("JOURNAL_STREAM");
+        unsigned long long dev, ino;
+        struct stat st;
+
+        use_journal = e && sscanf(e, "%llu:%llu", &dev, &ino) == 2 && fstat(STDERR_FILENO, &st) == 0 &&
+                      (unsigned long long) st.st_dev == dev && (unsigned long long) st.st_ino == ino;
+}
+
+void log_set_max_level(int level) {
+        max_level = level;
+}
+
+int log_get_max_level(void) {
+        return max_level;
+}
+
+int log_level_from_string(const char *s) {
+        for (size_t i = 0; i < ELEMENTSOF(level_names); i++)
+                if (level_names[i] && streq(level_names[i], s))
+                        return (int) i;
+        if (streq(s, "error"))
+                return LOG_ERR;
+        if (streq(s, "warn"))
+                return LOG_WARNING;
+        return -EINVAL;
+}
+
+const char *log_level_to_string(int level) {
+        if (level < 0 || (size_t) level >= ELEMENTSOF(level_names))
+                return NULL;
+        return level_names[level];
+}
+
+static void log_to_stderr(int level, const LogContext *ctx, const char *msg) {
+        char *line = NULL;
+        int n;
+
+        if (ctx && ctx->module)
+                n = asprintf(&line, "sunkd[%s]: %s%s\n", ctx->module, level <= LOG_ERR ? "error: " :
+                             level == LOG_WARNING ? "warning: " : "", msg);
+        else
+                n = asprintf(&line, "sunkd: %s%s\n", level <= LOG_ERR ? "error: " :
+                             level == LOG_WARNING ? "warning: " : "", msg);
+        if (n < 0)
+                return;
+        /* One write per line: lines from worker threads must not interleave. */
+        (void) !write(STDERR_FILENO, line, (size_t) n);
+        free(line);
+}
+
+static void log_to_journal(int level, int error, const LogContext *ctx, const char *file, int line,
+                           const char *func, const char *msg) {
+        char f_line[32], f_errno[32];
+
+        snprintf(f_line, sizeof(f_line), "CODE_LINE=%d", line);
+        snprintf(f_errno, sizeof(f_errno), "ERRNO=%d", error);
+        sd_journal_send("MESSAGE=%s%s%s", ctx && ctx->module ? ctx->module : "",
+                        ctx && ctx->module ? ": " : "", msg, "PRIORITY=%d", level, "CODE_FILE=%s", file,
+                        "%s", f_line, "CODE_FUNC=%s", func, "SUNKD_MODULE=%s",
+                        ctx && ctx->module ? ctx->module : "core", "SUNKD_JOB=%s",
+                        ctx && ctx->job ? ctx->job : "", "%s", error ? f_errno : "ERRNO=0", NULL);
+}
+
+int log_internalv(int level, int error, const LogContext *ctx, const char *file, int line,
+                  const char *func, const char *format, va_list ap) {
+        char *msg = NULL;
+
+        if (error < 0)
+                error = -error;
+        if (level > max_level)
+                return -error;
+
+        /* %m prints the error we were handed, not whatever errno is now. */
+        int saved = errno;
+        errno = error;
+        if (vasprintf(&msg, format, ap) < 0)
+                msg = NULL;
+        errno = saved;
+        if (!msg)
+                return -error;
+
+        if (use_journal)
+                log_to_journal(level, error, ctx, file, line, func, msg);
+        else
+                log_to_stderr(level, ctx, msg);
+        free(msg);
+        return -error;
+}
+
+int log_internal(int level, int error, const LogContext *ctx, const char *file, int line,
+                 const char *func, const char *format, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, format);
+        r = log_internalv(level, error, ctx, file, line, func, format, ap);
+        va_end(ap);
+        return r;
+}

@@ -1,0 +1,32 @@
+/* File helpers: crash-safe replacement of files and bounded reads.  Non-logging. */
+#pragma once
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/**
+ * fileio_stage() - write @data to a new temp file beside @path.
+ * The temp file is created O_EXCL in @path's directory (so the later rename
+ * cannot cross a filesystem), written fully, given @mode and, unless @uid is
+ * (uid_t)-1, @uid/@gid, then fsync'ed.  Return: 0 and the temp name in
+ * *ret_tmp, or negative errno with nothing left behind.
+ */
+int fileio_stage(const char *path, const void *data, size_t len, mode_t mode, uid_t uid, gid_t gid,
+                 char **ret_tmp);
+
+/** fileio_commit() - rename @tmp over @path and fsync the directory. */
+int fileio_commit(const char *tmp, const char *path);
+
+/** fileio_write_atomic() - fileio_stage() + fileio_commit(). */
+int fileio_write_atomic(const char *path, const void *data, size_t len, mode_t mode, uid_t uid,
+                        gid_t gid);
+
+/** fileio_fsync_dir() - fsync the directory that contains @path. */
+int fileio_fsync_dir(const char *path);
+
+/**
+ * fileio_read() - read a whole file of at most @max bytes.
+ * Return: 0 with a NUL-terminated buffer in *ret and its length in *ret_len,
+ * -EFBIG if the file is larger than @max, or another negative errno.
+ */
+int fileio_read(const char *path, size_t max, char **ret, size_t *ret_len);

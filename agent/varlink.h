@@ -1,0 +1,31 @@
+/* Varlink message codec: NUL-terminated JSON objects.  Non-logging.
+ *
+ * Input comes from peers we do not trust, so the parser enforces the limits
+ * itself: total size, nesting depth, valid UTF-8, no duplicate keys, one
+ * object per frame.  The same code serves the daemon and the clients.
+ */
+#pragma once
+
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+/**
+ * varlink_parse() - parse one frame (without its NUL) of @len bytes.
+ * Return: 0 with a JSON object in *ret; -EMSGSIZE (over @max_size), -EILSEQ
+ * (not UTF-8 or contains NUL), -ELOOP (deeper than @max_depth), -ENOTUNIQ
+ * (duplicate key), -EBADMSG (not JSON, or not an object).
+ */
+int varlink_parse(const char *buf, size_t len, size_t max_size, unsigned max_depth, json_object **ret);
+
+/**
+ * varlink_parse_call() - split a request into method and parameters.
+ * Return: 0; *ret_method borrowed from @msg, *ret_params borrowed (an empty
+ * object is substituted when absent); -EBADMSG on a missing or non-string
+ * "method", non-object "parameters" or unknown top-level keys other than
+ * "oneway", "more", "upgrade".
+ */
+int varlink_parse_call(json_object *msg, const char **ret_method, json_object **ret_params);
+
+/** varlink_format() - serialise @msg with the trailing NUL; *ret_len counts it. */
+int varlink_format(json_object *msg, char **ret, size_t *ret_len);

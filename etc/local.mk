@@ -1,0 +1,3 @@
+# etc/
+
+# End of etc/local.mk

@@ -1,0 +1,3 @@
+# man/
+
+# End of man/local.mk

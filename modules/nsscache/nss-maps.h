@@ -1,0 +1,63 @@
+/* The four maps one refresh produces, in memory, validated.
+ *
+ * A refresh builds an NssMaps from one fetch of Users and one of Groups; the
+ * cache writer renders and publishes all of it or none of it.  Entries own
+ * their strings.  Numeric shadow fields use -1 for "empty", as in shadow(5).
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct NssPasswd {
+        char *name;
+        char *passwd; /* "x" */
+        uint32_t uid;
+        uint32_t gid;
+        char *gecos;
+        char *dir;
+        char *shell;
+} NssPasswd;
+
+typedef struct NssShadow {
+        char *name;
+        char *passwd; /* "*" or "!!": SCIM never carries hashes */
+        int64_t lstchg, min, max, warn, inact, expire;
+        int64_t flag;
+} NssShadow;
+
+typedef struct NssGroup {
+        char *name;
+        char *passwd; /* "x" */
+        uint32_t gid;
+        char **members; /* NULL-terminated, may be empty */
+} NssGroup;
+
+typedef struct NssSshkey {
+        char *name;
+        char **keys; /* NULL-terminated, one authorized_keys line each */
+} NssSshkey;
+
+typedef enum NssMapType {
+        NSS_MAP_PASSWD,
+        NSS_MAP_SHADOW,
+        NSS_MAP_GROUP,
+        NSS_MAP_SSHKEY,
+        _NSS_MAP_MAX,
+} NssMapType;
+
+typedef struct NssMaps {
+        NssPasswd *passwd;
+        size_t n_passwd;
+        NssShadow *shadow;
+        size_t n_shadow;
+        NssGroup *group;
+        size_t n_group;
+        NssSshkey *sshkey;
+        size_t n_sshkey;
+} NssMaps;
+
+const char *nss_map_to_string(NssMapType t);
+NssMapType nss_map_from_string(const char *s); /* -1 if unknown */
+size_t nss_maps_count(const NssMaps *m, NssMapType t);
+void nss_maps_done(NssMaps *m); /* frees the contents, leaves *m zeroed */

@@ -1,0 +1,3 @@
+# systemd/
+
+# End of systemd/local.mk

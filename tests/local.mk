@@ -1,0 +1,15 @@
+# tests/: Check unit tests, TAP integration tests, fuzz replays, benchmarks.
+
+TEST_EXTENSIONS = .t
+T_LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
+AM_TESTS_ENVIRONMENT = \
+	export SUNKD_BUILDDIR='$(abs_top_builddir)'; \
+	export SUNKD_SRCDIR='$(abs_top_srcdir)'; \
+	export ASAN_OPTIONS='halt_on_error=1:abort_on_error=1:print_stacktrace=1:detect_leaks=1'; \
+	export UBSAN_OPTIONS='halt_on_error=1:print_stacktrace=1'; \
+	export CK_DEFAULT_TIMEOUT=30;
+
+CHECK_TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(SYSTEMD_CFLAGS) $(JSONC_CFLAGS) $(YAML_CFLAGS)
+CHECK_TEST_LIBS = $(CHECK_LIBS)
+
+# End of tests/local.mk
