@@ -38,7 +38,7 @@ $(ASAN_BUILD)/config.status: configure
 	cd $(ASAN_BUILD) && ../configure $(CONFIGURE_FLAGS) --enable-sanitizers
 
 demo: all
-	DEMO_SECONDS=$(DEMO_SECONDS) $(BUILD)/tests/demo.sh
+	DEMO_SECONDS=$(DEMO_SECONDS) $(MAKE) -C $(BUILD) demo
 
 check: all
 	$(MAKE) -C $(BUILD) -j$(JOBS) check; rc=$$?; tests/lib/summary $(BUILD); exit $$rc

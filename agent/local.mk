@@ -15,17 +15,44 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-util.la
 	%reldir%/util/strv.h \
 	%reldir%/util/time-util.c \
 	%reldir%/util/time-util.h \
+	%reldir%/util/json-util.h \
 	# End of libsunkd_util_la_SOURCES
 
 # The daemon's core, as a library so unit tests link exactly what runs.
 noinst_LTLIBRARIES += %reldir%/libsunkd-core.la
 %canon_reldir%_libsunkd_core_la_SOURCES = \
+	%reldir%/agent-methods.c \
+	%reldir%/conf-keys.c \
+	%reldir%/conf-keys.h \
+	%reldir%/conf-tree.c \
+	%reldir%/conf-tree.h \
+	%reldir%/conf.c \
+	%reldir%/conf.h \
+	%reldir%/host-api.c \
+	%reldir%/ipc.c \
+	%reldir%/ipc.h \
 	%reldir%/log.c \
 	%reldir%/log.h \
+	%reldir%/manager.c \
+	%reldir%/manager.h \
+	%reldir%/metrics.c \
+	%reldir%/metrics.h \
+	%reldir%/module.c \
+	%reldir%/module.h \
+	%reldir%/notify.c \
+	%reldir%/notify.h \
+	%reldir%/sched.c \
+	%reldir%/sched.h \
+	%reldir%/spawn.c \
+	%reldir%/spawn.h \
+	%reldir%/varlink.c \
+	%reldir%/varlink.h \
+	%reldir%/work.c \
+	%reldir%/work.h \
 	# End of libsunkd_core_la_SOURCES
 %canon_reldir%_libsunkd_core_la_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) $(JSONC_CFLAGS) $(YAML_CFLAGS)
 %canon_reldir%_libsunkd_core_la_LIBADD = %reldir%/libsunkd-util.la $(SYSTEMD_LIBS) $(JSONC_LIBS) \
-	$(YAML_LIBS) $(PTHREAD_LIBS)
+	$(YAML_LIBS) $(PTHREAD_LIBS) $(LIBS) -lm
 
 sbin_PROGRAMS += %reldir%/sunkd
 %canon_reldir%_sunkd_SOURCES = %reldir%/main.c

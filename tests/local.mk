@@ -7,9 +7,80 @@ AM_TESTS_ENVIRONMENT = \
 	export SUNKD_SRCDIR='$(abs_top_srcdir)'; \
 	export ASAN_OPTIONS='halt_on_error=1:abort_on_error=1:print_stacktrace=1:detect_leaks=1'; \
 	export UBSAN_OPTIONS='halt_on_error=1:print_stacktrace=1'; \
-	export CK_DEFAULT_TIMEOUT=30;
+	export CK_DEFAULT_TIMEOUT=60;
 
 CHECK_TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(SYSTEMD_CFLAGS) $(JSONC_CFLAGS) $(YAML_CFLAGS)
-CHECK_TEST_LIBS = $(CHECK_LIBS)
+CHECK_TEST_LIBS = agent/libsunkd-core.la $(CHECK_LIBS)
+
+# Modules used by the tests: one that exercises the ABI, two the loader must refuse.
+TEST_MODULE_FLAGS = -module -avoid-version -shared -rpath /nowhere -Wl,-z,defs
+check_LTLIBRARIES += tests/modules/testmod.la tests/modules/badabi.la tests/modules/notmodule.la
+tests_modules_testmod_la_SOURCES = tests/modules/testmod.c
+tests_modules_testmod_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+tests_modules_testmod_la_LDFLAGS = $(TEST_MODULE_FLAGS) -export-symbols-regex '^sunkd_module_v1$$'
+tests_modules_testmod_la_LIBADD = $(JSONC_LIBS)
+tests_modules_badabi_la_SOURCES = tests/modules/badabi.c
+tests_modules_badabi_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+tests_modules_notmodule_la_SOURCES = tests/modules/notmodule.c
+tests_modules_notmodule_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+
+# Unit tests (Check).
+UNIT_TESTS = \
+	tests/unit/test-conf \
+	tests/unit/test-time-util \
+	tests/unit/test-sched \
+	tests/unit/test-metrics \
+	tests/unit/test-spawn \
+	# End of UNIT_TESTS
+check_PROGRAMS += $(UNIT_TESTS)
+TESTS += $(UNIT_TESTS)
+tests_unit_test_conf_SOURCES = tests/unit/test-conf.c
+tests_unit_test_conf_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_test_conf_LDADD = $(CHECK_TEST_LIBS)
+tests_unit_test_time_util_SOURCES = tests/unit/test-time-util.c
+tests_unit_test_time_util_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_test_time_util_LDADD = $(CHECK_TEST_LIBS)
+tests_unit_test_sched_SOURCES = tests/unit/test-sched.c
+tests_unit_test_sched_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_test_sched_LDADD = $(CHECK_TEST_LIBS)
+tests_unit_test_metrics_SOURCES = tests/unit/test-metrics.c
+tests_unit_test_metrics_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_test_metrics_LDADD = $(CHECK_TEST_LIBS)
+tests_unit_test_spawn_SOURCES = tests/unit/test-spawn.c
+tests_unit_test_spawn_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_test_spawn_LDADD = $(CHECK_TEST_LIBS)
+
+# Integration tests (TAP shell) against the real daemon.
+INTEGRATION_TESTS = \
+	tests/integration/0001-cli.t \
+	tests/integration/0010-lifecycle.t \
+	tests/integration/0020-sunkctl.t \
+	tests/integration/0030-config-errors.t \
+	tests/integration/0040-modules.t \
+	tests/integration/0050-jobs.t \
+	tests/integration/0060-reload.t \
+	tests/integration/0070-metrics.t \
+	tests/integration/0101-security-socket.t \
+	tests/integration/0110-socket-bad-input.t \
+	tests/integration/0301-readiness.t \
+	# End of INTEGRATION_TESTS
+TESTS += $(INTEGRATION_TESTS)
+EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib/tap.sh tests/lib/sunkd.sh tests/lib/summary
+check_SCRIPTS += tests/demo.sh
+
+tests/demo.sh: $(top_srcdir)/tests/demo.sh.in Makefile
+	$(AM_V_GEN)sed -e 's|@abs_top_builddir@|$(abs_top_builddir)|g' -e 's|@abs_top_srcdir@|$(abs_top_srcdir)|g' \
+		$(top_srcdir)/tests/demo.sh.in > $@.tmp && chmod +x $@.tmp && mv $@.tmp $@
+CLEANFILES += tests/demo.sh
+noinst_SCRIPTS += tests/demo.sh
+
+.PHONY: bench
+bench: all $(check_PROGRAMS) $(check_LTLIBRARIES) $(BENCHES)
+	@for b in $(BENCHES); do echo "== $$b"; ./$$b || exit 1; done
+	@SUNKD_BUILDDIR='$(abs_top_builddir)' SUNKD_SRCDIR='$(abs_top_srcdir)' $(SHELL) $(top_srcdir)/tests/bench/bench-agent.sh
 
 # End of tests/local.mk
+
+.PHONY: demo
+demo: all $(check_LTLIBRARIES) tests/demo.sh
+	./tests/demo.sh

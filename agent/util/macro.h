@@ -41,5 +41,8 @@ static inline int negative_errno(void) {
                 _r_ < 0 ? negative_errno() : _r_;                                                \
         })
 
+#define XSTRINGIFY(x) #x
+#define STRINGIFY(x) XSTRINGIFY(x)
+
 #define _unused_ __attribute__((unused))
 #define _printf_(a, b) __attribute__((format(printf, a, b)))

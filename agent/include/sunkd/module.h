@@ -270,8 +270,11 @@ struct sunkd_ctx {
  * @init:   register jobs, methods and metrics; parse config; hand state back
  *          through *ret_state.  A failure is reported and the module is shown
  *          as failed while the others run (unless `required: true`).
- * @reload: apply a new, already-validated config in place.  NULL means the
- *          module keeps its config until restart.
+ * @check:  optional; validate @cfg without side effects (parse it through the
+ *          key table, log what is wrong).  Used by `sunkd --check-config` and
+ *          before a reload is applied, so a bad file never replaces a good one.
+ * @reload: apply a new, already-checked config in place.  NULL means the host
+ *          calls fini() and init() instead.
  * @fini:   undo everything; must accept a half-built state.  The host has
  *          stopped the module's jobs before calling it.
  * @status: optional; add fields to `out` for `sunkctl status`.
@@ -283,6 +286,7 @@ typedef struct sunkd_module {
         const char *name;
         const char *version;
         int (*init)(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state);
+        int (*check)(sunkd_ctx *c, const sunkd_cfg *cfg);
         int (*reload)(void *state, const sunkd_cfg *cfg);
         void (*fini)(void *state);
         int (*status)(void *state, struct json_object *out);

@@ -1,0 +1,229 @@
+/* Table-driven config conversion.
+ *
+ * A module declares { key, type, offsetof(field), flags, min, max } rows and
+ * this file does the rest, so that the error text for a bad duration reads
+ * the same in every module and always carries a position.  Strings and lists
+ * are heap copies owned by the caller's struct (conf_keys_clear frees them);
+ * a MAP row hands out a borrowed pointer to the subtree, valid while the
+ * tree lives (during init/check/reload).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf-keys.h"
+#include "util/cleanup.h"
+#include "util/macro.h"
+#include "util/strv.h"
+#include "util/time-util.h"
+
+const char *const conf_host_keys[] = { "enabled", "required", "allow", NULL };
+
+static const char *const type_names[] = {
+        [SUNKD_CFG_STRING] = "a string",   [SUNKD_CFG_INT] = "an integer",
+        [SUNKD_CFG_BOOL] = "a boolean",    [SUNKD_CFG_DURATION] = "a duration (e.g. 30s, 15m, 1h)",
+        [SUNKD_CFG_SIZE] = "a size (e.g. 64K, 1M)", [SUNKD_CFG_PATH] = "an absolute path",
+        [SUNKD_CFG_LIST] = "a list of strings", [SUNKD_CFG_MAP] = "a mapping",
+};
+
+int conf_parse_bool(const char *s, bool *ret) {
+        static const struct {
+                const char *word;
+                bool value;
+        } words[] = {
+                { "true", true }, { "yes", true }, { "on", true }, { "1", true },
+                { "false", false }, { "no", false }, { "off", false }, { "0", false },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(words); i++)
+                if (strcasecmp(s, words[i].word) == 0) {
+                        *ret = words[i].value;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+#define fail(n, ret_error, ...)                                                                  \
+        ({                                                                                       \
+                if (ret_error)                                                                   \
+                        *(ret_error) = conf_node_error((n), __VA_ARGS__);                        \
+                -EINVAL;                                                                         \
+        })
+
+static int want_scalar(const ConfNode *n, const sunkd_cfg_key *k, char **ret_error) {
+        if (n->type != CONF_SCALAR)
+                return fail(n, ret_error, "expected %s", type_names[k->type]);
+        return 0;
+}
+
+static int set_int(const ConfNode *n, const sunkd_cfg_key *k, void *dst, char **ret_error) {
+        char *end;
+        long long v;
+
+        errno = 0;
+        v = strtoll(n->value, &end, 10);
+        if (isempty(n->value) || *end || errno)
+                return fail(n, ret_error, "'%s' is not an integer", n->value);
+        if (k->max > k->min && (v < k->min || v > k->max)) {
+                _cleanup_free_ char *range = NULL;
+                if (asprintf(&range, "%s is out of range [%" PRId64 ", %" PRId64 "]", n->value, k->min,
+                             k->max) < 0)
+                        return -ENOMEM;
+                return fail(n, ret_error, "%s", range);
+        }
+        *(int64_t *) dst = v;
+        return 0;
+}
+
+static int set_units(const ConfNode *n, const sunkd_cfg_key *k, void *dst, char **ret_error) {
+        uint64_t v;
+        int r;
+
+        if (n->value[0] == '-')
+                return fail(n, ret_error, "'%s' is negative", n->value);
+        r = k->type == SUNKD_CFG_DURATION ? parse_duration(n->value, &v) : parse_size(n->value, &v);
+        if (r < 0)
+                return k->type == SUNKD_CFG_DURATION ?
+                               fail(n, ret_error, "'%s' is not a duration (use e.g. 30s, 15m, 1h)", n->value) :
+                               fail(n, ret_error, "'%s' is not a size (use e.g. 512, 64K, 1M)", n->value);
+        if (k->max > 0 && v > (uint64_t) k->max)
+                return fail(n, ret_error, "'%s' is larger than allowed", n->value);
+        if (k->min > 0 && v < (uint64_t) k->min)
+                return fail(n, ret_error, "'%s' is smaller than allowed", n->value);
+        *(uint64_t *) dst = v;
+        return 0;
+}
+
+static int set_string(const ConfNode *n, const sunkd_cfg_key *k, void *dst, char **ret_error) {
+        char *s;
+
+        if (k->type == SUNKD_CFG_PATH && (n->value[0] != '/' || strstr(n->value, "/../") ||
+                                          (strlen(n->value) >= 3 && streq(n->value + strlen(n->value) - 3, "/.."))))
+                return fail(n, ret_error, "'%s' is not an absolute path without '..'", n->value);
+        s = strdup(n->value);
+        if (!s)
+                return -ENOMEM;
+        free(*(char **) dst);
+        *(char **) dst = s;
+        return 0;
+}
+
+static int set_list(const ConfNode *n, const sunkd_cfg_key *k, void *dst, char **ret_error) {
+        _cleanup_strv_free_ char **l = NULL;
+        int r;
+
+        if (n->type != CONF_SEQUENCE)
+                return fail(n, ret_error, "expected %s", type_names[k->type]);
+        l = calloc(1, sizeof(char *));
+        if (!l)
+                return -ENOMEM;
+        for (size_t i = 0; i < n->n_children; i++) {
+                const ConfNode *c = n->children[i];
+                if (c->type != CONF_SCALAR)
+                        return fail(c, ret_error, "list item is not a string");
+                r = strv_extend(&l, c->value);
+                if (r < 0)
+                        return r;
+        }
+        strv_free(*(char ***) dst);
+        *(char ***) dst = TAKE_PTR(l);
+        return 0;
+}
+
+static int set_value(const ConfNode *n, const sunkd_cfg_key *k, void *out, char **ret_error) {
+        void *dst = (char *) out + k->offset;
+        bool b;
+        int r;
+
+        if (k->type == SUNKD_CFG_LIST)
+                return set_list(n, k, dst, ret_error);
+        if (k->type == SUNKD_CFG_MAP) {
+                if (n->type != CONF_MAP)
+                        return fail(n, ret_error, "expected %s", type_names[k->type]);
+                *(const ConfNode **) dst = n;
+                return 0;
+        }
+        r = want_scalar(n, k, ret_error);
+        if (r < 0)
+                return r;
+
+        switch (k->type) {
+        case SUNKD_CFG_STRING:
+        case SUNKD_CFG_PATH:
+                return set_string(n, k, dst, ret_error);
+        case SUNKD_CFG_INT:
+                return set_int(n, k, dst, ret_error);
+        case SUNKD_CFG_DURATION:
+        case SUNKD_CFG_SIZE:
+                return set_units(n, k, dst, ret_error);
+        case SUNKD_CFG_BOOL:
+                if (conf_parse_bool(n->value, &b) < 0)
+                        return fail(n, ret_error, "'%s' is not a boolean (true or false)", n->value);
+                *(bool *) dst = b;
+                return 0;
+        default:
+                return fail(n, ret_error, "unsupported key type");
+        }
+}
+
+static const sunkd_cfg_key *find_key(const sunkd_cfg_key *keys, size_t n_keys, const char *name) {
+        for (size_t i = 0; i < n_keys; i++)
+                if (streq(keys[i].key, name))
+                        return &keys[i];
+        return NULL;
+}
+
+int conf_keys_parse(const ConfNode *map, const sunkd_cfg_key *keys, size_t n_keys, void *out,
+                    char **ret_error) {
+        int r;
+
+        if (!map)
+                return -EINVAL;
+        if (map->type != CONF_MAP)
+                return fail(map, ret_error, "expected a mapping of keys");
+
+        for (size_t i = 0; i < map->n_children; i++) {
+                const ConfNode *n = map->children[i];
+                const sunkd_cfg_key *k = find_key(keys, n_keys, n->key);
+
+                if (!k) {
+                        if (strv_contains((char *const *) conf_host_keys, n->key))
+                                continue;
+                        return fail(n, ret_error, "unknown key");
+                }
+                /* "key:" with nothing after it leaves the default in place. */
+                if (n->type == CONF_SCALAR && n->plain && (isempty(n->value) || streq(n->value, "~") ||
+                                                          streq(n->value, "null"))) {
+                        if (k->flags & SUNKD_CFG_REQUIRED)
+                                return fail(n, ret_error, "a value is required");
+                        continue;
+                }
+                r = set_value(n, k, out, ret_error);
+                if (r < 0)
+                        return r;
+        }
+
+        for (size_t i = 0; i < n_keys; i++)
+                if ((keys[i].flags & SUNKD_CFG_REQUIRED) && !conf_node_get(map, keys[i].key)) {
+                        if (ret_error && asprintf(ret_error, "%s:%u:%u: key '%s': required but missing",
+                                                  map->file, map->key ? map->key_line : map->line,
+                                                  map->key ? map->key_column : map->column,
+                                                  keys[i].key) < 0)
+                                *ret_error = NULL;
+                        return -EINVAL;
+                }
+        return 0;
+}
+
+void conf_keys_clear(const sunkd_cfg_key *keys, size_t n_keys, void *out) {
+        for (size_t i = 0; i < n_keys; i++) {
+                void *dst = (char *) out + keys[i].offset;
+
+                if (keys[i].type == SUNKD_CFG_STRING || keys[i].type == SUNKD_CFG_PATH) {
+                        free(*(char **) dst);
+                        *(char **) dst = NULL;
+                } else if (keys[i].type == SUNKD_CFG_LIST)
+                        *(char ***) dst = strv_free(*(char ***) dst);
+        }
+}

@@ -1,0 +1,25 @@
+/* Typed key tables over ConfTree maps: the one place config values are
+ * converted and checked, for sunkd.yaml's top level and every module.
+ * Non-logging: errors come back as "file:line:column: key 'x': reason".
+ */
+#pragma once
+
+#include "conf-tree.h"
+#include "sunkd/module.h"
+
+/* Keys every module section may carry; the host reads them itself. */
+extern const char *const conf_host_keys[];
+
+/**
+ * conf_keys_parse() - convert the entries of @map into @out through @keys.
+ * Unknown keys (other than conf_host_keys), wrong types, values out of range
+ * and missing SUNKD_CFG_REQUIRED keys fail with -EINVAL and *ret_error.
+ * Values already in @out are replaced (defaults are set by the caller first).
+ */
+int conf_keys_parse(const ConfNode *map, const sunkd_cfg_key *keys, size_t n_keys, void *out,
+                    char **ret_error);
+/** conf_keys_clear() - free what conf_keys_parse() allocated in @out. */
+void conf_keys_clear(const sunkd_cfg_key *keys, size_t n_keys, void *out);
+
+/** conf_parse_bool() - true/false/yes/no/on/off/1/0. */
+int conf_parse_bool(const char *s, bool *ret);

@@ -1,0 +1,219 @@
+/* The top level of sunkd.yaml.
+ *
+ * Parsed in full before anything is applied, so a SIGHUP with a broken file
+ * changes nothing: the caller swaps the whole Config or keeps the old one.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+
+#include "conf-keys.h"
+#include "conf.h"
+#include "log.h"
+#include "util/cleanup.h"
+#include "util/fileio.h"
+#include "util/macro.h"
+#include "util/strv.h"
+
+static const sunkd_cfg_key top_keys[] = {
+        { "socket", SUNKD_CFG_PATH, offsetof(Config, socket), 0, 0, 0 },
+        { "socket_mode", SUNKD_CFG_STRING, offsetof(Config, socket_mode_str), 0, 0, 0 },
+        { "socket_group", SUNKD_CFG_STRING, offsetof(Config, socket_group), 0, 0, 0 },
+        { "state_dir", SUNKD_CFG_PATH, offsetof(Config, state_dir), 0, 0, 0 },
+        { "module_dir", SUNKD_CFG_PATH, offsetof(Config, module_dir), 0, 0, 0 },
+        { "log_level", SUNKD_CFG_STRING, offsetof(Config, log_level_str), 0, 0, 0 },
+        { "metrics_textfile", SUNKD_CFG_PATH, offsetof(Config, metrics_textfile), 0, 0, 0 },
+        { "max_connections", SUNKD_CFG_INT, offsetof(Config, max_connections), 0, 1, 65536 },
+        { "max_request_size", SUNKD_CFG_SIZE, offsetof(Config, max_request), 0, 256, 16 << 20 },
+        { "idle_timeout", SUNKD_CFG_DURATION, offsetof(Config, idle_timeout_usec), 0, 1000, 0 },
+        { "shutdown_timeout", SUNKD_CFG_DURATION, offsetof(Config, shutdown_timeout_usec), 0, 0, 0 },
+        { "workers", SUNKD_CFG_INT, offsetof(Config, workers), 0, 1, 64 },
+        { "modules", SUNKD_CFG_MAP, 0, 0, 0, 0 }, /* handled by parse_modules() */
+};
+
+static const sunkd_cfg_key module_keys[] = {
+        { "enabled", SUNKD_CFG_BOOL, offsetof(ConfModule, enabled), 0, 0, 0 },
+        { "required", SUNKD_CFG_BOOL, offsetof(ConfModule, required), 0, 0, 0 },
+        { "allow", SUNKD_CFG_LIST, offsetof(ConfModule, allow), 0, 0, 0 },
+};
+
+Config *config_free(Config *c) {
+        if (!c)
+                return NULL;
+        conf_keys_clear(top_keys, ELEMENTSOF(top_keys), c);
+        for (size_t i = 0; i < c->n_modules; i++) {
+                free(c->modules[i].name);
+                strv_free(c->modules[i].allow);
+        }
+        free(c->modules);
+        conf_tree_free(c->tree);
+        free(c);
+        return NULL;
+}
+DEFINE_TRIVIAL_CLEANUP_FUNC(Config *, config_free);
+
+static int set_defaults(Config *c) {
+        c->socket = strdup(SUNKD_SOCKET_DEFAULT);
+        c->state_dir = strdup(SUNKD_STATE_DIR_DEFAULT);
+        c->module_dir = strdup(SUNKD_MODULE_DIR);
+        if (!c->socket || !c->state_dir || !c->module_dir)
+                return -ENOMEM;
+        c->socket_mode = 0666;
+        c->log_level = LOG_INFO;
+        c->max_connections = 256;
+        c->max_request = 64 * 1024;
+        c->idle_timeout_usec = 30 * USEC_PER_SEC;
+        c->shutdown_timeout_usec = 10 * USEC_PER_SEC;
+        c->workers = 4;
+        return 0;
+}
+
+/* Only the host's keys are looked at here; the rest waits for the module. */
+static int parse_module(const ConfNode *n, ConfModule *m, char **ret_error) {
+        m->enabled = true;
+        if (n->type != CONF_MAP) {
+                *ret_error = conf_node_error(n, "a module section must be a mapping");
+                return -EINVAL;
+        }
+        if (strlen(n->key) > 64 || strspn(n->key, "abcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(n->key)) {
+                *ret_error = conf_node_error(n, "not a valid module name");
+                return -EINVAL;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(module_keys); i++) {
+                const ConfNode *v = conf_node_get(n, module_keys[i].key);
+                ConfNode fake;
+                int r;
+
+                if (!v)
+                        continue;
+                /* Parse one row at a time so module keys are not "unknown". */
+                fake = (ConfNode){ .type = CONF_MAP, .file = n->file, .line = n->line, .column = n->column,
+                                   .children = (ConfNode **) &v, .n_children = 1 };
+                r = conf_keys_parse(&fake, &module_keys[i], 1, m, ret_error);
+                if (r < 0)
+                        return r;
+        }
+        m->name = strdup(n->key);
+        m->cfg = n;
+        return m->name ? 0 : -ENOMEM;
+}
+
+static int parse_modules(Config *c, const ConfNode *mods, char **ret_error) {
+        int r;
+
+        if (mods->type == CONF_SCALAR && mods->plain && isempty(mods->value))
+                return 0;
+        if (mods->type != CONF_MAP) {
+                *ret_error = conf_node_error(mods, "expected a mapping of module sections");
+                return -EINVAL;
+        }
+        c->modules = calloc(mods->n_children ?: 1, sizeof(ConfModule));
+        if (!c->modules)
+                return -ENOMEM;
+        for (size_t i = 0; i < mods->n_children; i++) {
+                r = parse_module(mods->children[i], &c->modules[c->n_modules], ret_error);
+                c->n_modules++;
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int parse_derived(Config *c, char **ret_error) {
+        const ConfNode *root = c->tree->root;
+
+        if (c->socket_mode_str) {
+                char *end;
+                unsigned long m = strtoul(c->socket_mode_str, &end, 8);
+                if (isempty(c->socket_mode_str) || *end || m > 0777) {
+                        *ret_error = conf_node_error(conf_node_get(root, "socket_mode"),
+                                                     "'%s' is not an octal mode like 0660", c->socket_mode_str);
+                        return -EINVAL;
+                }
+                c->socket_mode = (mode_t) m;
+        }
+        if (c->log_level_str) {
+                int l = log_level_from_string(c->log_level_str);
+                if (l < 0) {
+                        *ret_error = conf_node_error(conf_node_get(root, "log_level"),
+                                                     "'%s' is not one of err, warning, notice, info, debug",
+                                                     c->log_level_str);
+                        return -EINVAL;
+                }
+                c->log_level = l;
+        }
+        return 0;
+}
+
+int config_parse(const char *file, const char *data, size_t len, Config **ret, char **ret_error) {
+        _cleanup_(config_freep) Config *c = NULL;
+        const ConfNode *mods;
+        int r;
+
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        r = set_defaults(c);
+        if (r < 0)
+                return r;
+        r = conf_tree_parse(file, data, len, &c->tree, ret_error);
+        if (r < 0)
+                return r;
+        r = conf_keys_parse(c->tree->root, top_keys, ELEMENTSOF(top_keys), c, ret_error);
+        if (r < 0)
+                return r;
+        r = parse_derived(c, ret_error);
+        if (r < 0)
+                return r;
+        mods = conf_node_get(c->tree->root, "modules");
+        if (mods) {
+                r = parse_modules(c, mods, ret_error);
+                if (r < 0)
+                        return r;
+        }
+        *ret = TAKE_PTR(c);
+        return 0;
+}
+
+/* A config others can write is a way to run code as root (module_dir). */
+static int config_check_perms(const char *path, char **ret_error) {
+        struct stat st;
+
+        if (stat(path, &st) < 0)
+                return negative_errno();
+        if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+                if (asprintf(ret_error, "%s: refusing a group- or world-writable config file (mode %04o)",
+                             path, (unsigned) (st.st_mode & 07777)) < 0)
+                        *ret_error = NULL;
+                return -EPERM;
+        }
+        return 0;
+}
+
+int config_load(const char *path, Config **ret, char **ret_error) {
+        _cleanup_free_ char *data = NULL;
+        size_t len;
+        int r;
+
+        r = fileio_read(path, CONF_FILE_MAX, &data, &len);
+        if (r < 0) {
+                if (asprintf(ret_error, "%s: %s", path, r == -EFBIG ? "file too large" : strerror(-r)) < 0)
+                        *ret_error = NULL;
+                return r;
+        }
+        r = config_check_perms(path, ret_error);
+        if (r < 0)
+                return r;
+        return config_parse(path, data, len, ret, ret_error);
+}
+
+const ConfModule *config_find_module(const Config *c, const char *name) {
+        for (size_t i = 0; c && i < c->n_modules; i++)
+                if (streq(c->modules[i].name, name))
+                        return &c->modules[i];
+        return NULL;
+}

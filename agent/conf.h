@@ -1,0 +1,50 @@
+/* sunkd.yaml: the daemon's own settings and the module sections.  Non-logging. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "conf-tree.h"
+
+#define SUNKD_CONF_DEFAULT SUNKD_SYSCONFDIR "/sunkd/sunkd.yaml"
+#define SUNKD_SOCKET_DEFAULT SUNKD_RUNSTATEDIR "/sunkd/io.sunkd"
+#define SUNKD_STATE_DIR_DEFAULT SUNKD_LOCALSTATEDIR "/lib/sunkd"
+
+typedef struct ConfModule {
+        char *name;
+        bool enabled;
+        bool required;
+        char **allow;        /* users and @groups for SUNKD_METHOD_ALLOW methods */
+        const ConfNode *cfg; /* borrowed from Config.tree */
+} ConfModule;
+
+typedef struct Config {
+        ConfTree *tree;
+        char *socket;
+        char *socket_mode_str;
+        mode_t socket_mode;
+        char *socket_group;
+        char *state_dir;
+        char *module_dir;
+        char *log_level_str;
+        int log_level;
+        char *metrics_textfile;
+        int64_t max_connections;
+        uint64_t max_request;
+        uint64_t idle_timeout_usec;
+        uint64_t shutdown_timeout_usec;
+        int64_t workers;
+        ConfModule *modules;
+        size_t n_modules;
+} Config;
+
+/**
+ * config_load() - read and validate @path.  Module sections are checked for
+ * shape (a mapping, enabled/required booleans) here; their own keys are the
+ * modules' business.  Return: 0, or -EINVAL/-errno with *ret_error.
+ */
+int config_load(const char *path, Config **ret, char **ret_error);
+int config_parse(const char *file, const char *data, size_t len, Config **ret, char **ret_error);
+Config *config_free(Config *c);
+const ConfModule *config_find_module(const Config *c, const char *name);

@@ -1,0 +1,153 @@
+/* The function table modules call the host through.
+ *
+ * Each entry recovers the Module from the sunkd_ctx (its first member) and
+ * forwards to the manager's subsystems, attaching the module as owner so
+ * that fini can take everything back.  Nothing here is exported from the
+ * executable: modules see only this table.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "conf-keys.h"
+#include "manager.h"
+#include "metrics.h"
+#include "module.h"
+#include "sched.h"
+#include "spawn.h"
+#include "util/fileio.h"
+#include "util/macro.h"
+
+typedef struct MethodBinding {
+        Module *module;
+        int (*fn)(sunkd_call *call, struct json_object *params, void *state);
+} MethodBinding;
+
+static Module *MOD(sunkd_ctx *c) {
+        return (Module *) c;
+}
+
+static int host_log(sunkd_ctx *c, int level, int r, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        r = log_internalv(level, r, &MOD(c)->log, "module", 0, MOD(c)->name, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+static const char *host_module_name(sunkd_ctx *c) {
+        return MOD(c)->name;
+}
+
+static const char *host_state_dir(sunkd_ctx *c) {
+        return MOD(c)->state_dir;
+}
+
+static int host_cfg_parse(const sunkd_cfg *cfg, const sunkd_cfg_key *keys, size_t n_keys, void *out,
+                          char **ret_error) {
+        return conf_keys_parse(cfg, keys, n_keys, out, ret_error);
+}
+
+static void host_cfg_clear(const sunkd_cfg_key *keys, size_t n_keys, void *out) {
+        conf_keys_clear(keys, n_keys, out);
+}
+
+static int host_cfg_where(const sunkd_cfg *cfg, char **ret) {
+        if (asprintf(ret, "%s:%u:%u", cfg->file, cfg->key ? cfg->key_line : cfg->line,
+                     cfg->key ? cfg->key_column : cfg->column) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+static const sunkd_cfg *host_cfg_get(const sunkd_cfg *cfg, const char *key) {
+        return conf_node_get(cfg, key);
+}
+
+static const char *host_cfg_scalar(const sunkd_cfg *cfg) {
+        return cfg && cfg->type == CONF_SCALAR ? cfg->value : NULL;
+}
+
+static int host_job_add(sunkd_ctx *c, const sunkd_job_spec *spec, sunkd_job **ret) {
+        Module *mod = MOD(c);
+        return sched_job_add(mod->manager->sched, spec, &mod->state, mod, mod->name, ret);
+}
+
+static int host_job_trigger(sunkd_job *j, const char *reason) {
+        return sched_job_trigger(j, reason);
+}
+
+static int host_job_set_interval(sunkd_job *j, uint64_t interval_usec, uint64_t splay_usec) {
+        return sched_job_set_interval(j, interval_usec, splay_usec);
+}
+
+static int method_trampoline(sunkd_call *call, json_object *params, void *userdata) {
+        MethodBinding *b = userdata;
+        return b->fn(call, params, b->module->state);
+}
+
+static int host_methods_add(sunkd_ctx *c, const sunkd_method *methods, size_t n) {
+        Module *mod = MOD(c);
+        MethodBinding *b;
+        int r;
+
+        if (mod->bindings)
+                return -EBUSY; /* one table per module, registered in init */
+        b = calloc(n ?: 1, sizeof(*b));
+        if (!b)
+                return -ENOMEM;
+        mod->bindings = b;
+        for (size_t i = 0; i < n; i++) {
+                b[i] = (MethodBinding){ .module = mod, .fn = methods[i].fn };
+                r = ipc_add_method(mod->manager->ipc, methods[i].name, methods[i].flags, method_trampoline, &b[i],
+                                   &mod->allow, mod);
+                if (r < 0)
+                        return r;
+                mod->n_bindings++;
+        }
+        return 0;
+}
+
+static int host_reply(sunkd_call *call, struct json_object *params) {
+        return ipc_reply(call, params);
+}
+
+static int host_reply_error(sunkd_call *call, const char *error, struct json_object *params) {
+        return ipc_reply_error(call, error, params);
+}
+
+static int host_metric_add(sunkd_ctx *c, const sunkd_metric_spec *spec, sunkd_metric **ret) {
+        return metrics_add(MOD(c)->manager->metrics, spec, ret);
+}
+
+static int host_spawn(sunkd_ctx *c, const sunkd_spawn_spec *spec, sunkd_spawn_cb cb, void *userdata) {
+        return spawn_start(MOD(c)->manager->spawns, spec, cb, userdata, MOD(c));
+}
+
+const sunkd_host_api host_api = {
+        .size = sizeof(sunkd_host_api),
+        .log = host_log,
+        .module_name = host_module_name,
+        .state_dir = host_state_dir,
+        .cfg_parse = host_cfg_parse,
+        .cfg_clear = host_cfg_clear,
+        .cfg_where = host_cfg_where,
+        .cfg_get = host_cfg_get,
+        .cfg_scalar = host_cfg_scalar,
+        .job_add = host_job_add,
+        .job_trigger = host_job_trigger,
+        .job_set_interval = host_job_set_interval,
+        .methods_add = host_methods_add,
+        .reply = host_reply,
+        .reply_error = host_reply_error,
+        .call_uid = ipc_call_uid,
+        .call_gid = ipc_call_gid,
+        .metric_add = host_metric_add,
+        .metric_set = metrics_set,
+        .metric_add_value = metrics_add_value,
+        .spawn = host_spawn,
+        .file_stage = fileio_stage,
+        .file_commit = fileio_commit,
+        .file_write_atomic = fileio_write_atomic,
+};

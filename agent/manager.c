@@ -1,0 +1,454 @@
+/* The Manager and the daemon's lifecycle.
+ *
+ * Start: loop, signals, workers, scheduler, metrics, socket, then modules in
+ * config order; READY=1 once every job flagged as a readiness gate has run
+ * once (so systemd does not start slurmd before the first user cache is
+ * written).  Reload (SIGHUP or Agent.Reload): the whole new file is parsed
+ * and every module checks its section before anything changes; a bad file
+ * is reported and the running config stays.  Stop (SIGTERM): lame duck —
+ * stop accepting, cancel jobs and children, wait up to shutdown_timeout for
+ * them, fini modules in reverse order, exit 0.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "log.h"
+#include "manager.h"
+#include "notify.h"
+#include "util/cleanup.h"
+#include "util/fileio.h"
+#include "util/macro.h"
+#include "util/time-util.h"
+
+static void manager_write_textfile(Manager *m) {
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        int r;
+
+        if (!m->config->metrics_textfile)
+                return;
+        r = metrics_render(m->metrics, &text, &len);
+        if (r >= 0)
+                r = fileio_write_atomic(m->config->metrics_textfile, text, len, 0644, (uid_t) -1, (gid_t) -1);
+        if (r < 0)
+                log_warning_errno(r, "Failed to write metrics to '%s', ignoring: %m", m->config->metrics_textfile);
+}
+
+static bool manager_gates_open(Manager *m) {
+        for (size_t i = 0; i < sched_n_jobs(m->sched); i++) {
+                Job *j = sched_job_at(m->sched, i);
+                if (sched_job_runs(j) == 0 && sched_job_is_gate(j))
+                        return false;
+        }
+        return true;
+}
+
+static void manager_maybe_ready(Manager *m) {
+        if (m->ready || m->stopping || !manager_gates_open(m))
+                return;
+        m->ready = true;
+        (void) notify_ready(&m->notify_fd, "Ready.");
+        log_info("Ready: %zu module(s), socket '%s'.", m->n_modules, m->config->socket);
+}
+
+static void on_job_done(void *userdata, Job *j, int result) {
+        Manager *m = userdata;
+        const char *name = sched_job_name(j);
+
+        (void) metrics_add_value(m->m_job_runs, 1, (const char *[]){ name, result >= 0 ? "success" : "failure" });
+        (void) metrics_set(m->m_job_duration, (double) sched_job_last_duration(j) / USEC_PER_SEC, (const char *[]){ name });
+        if (result >= 0)
+                (void) metrics_set(m->m_job_last_success, (double) now_usec(CLOCK_REALTIME) / USEC_PER_SEC,
+                                   (const char *[]){ name });
+        manager_write_textfile(m);
+        manager_maybe_ready(m);
+}
+
+static int on_signal_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        _cleanup_free_ char *error = NULL;
+        (void) manager_reload(userdata, &error);
+        return 0;
+}
+
+static int on_signal_stop(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        log_info("Received %s, shutting down.", strsignal((int) si->ssi_signo));
+        manager_begin_shutdown(userdata);
+        return 0;
+}
+
+static int add_core_metrics(Manager *m) {
+        static const sunkd_metric_spec specs[] = {
+                { sizeof(sunkd_metric_spec), "job_runs_total", "Completed job runs by result.", SUNKD_METRIC_COUNTER, { "job", "result" } },
+                { sizeof(sunkd_metric_spec), "job_last_duration_seconds", "Duration of the last run of a job.", SUNKD_METRIC_GAUGE, { "job" } },
+                { sizeof(sunkd_metric_spec), "job_last_success_timestamp_seconds", "Wall-clock time of the last successful run.", SUNKD_METRIC_GAUGE, { "job" } },
+                { sizeof(sunkd_metric_spec), "build_info", "sunkd version and module ABI.", SUNKD_METRIC_GAUGE, { "version", "abi" } },
+                { sizeof(sunkd_metric_spec), "module_up", "1 if the module initialised, 0 if it failed.", SUNKD_METRIC_GAUGE, { "module" } },
+        };
+        MetricFamily **dst[] = { &m->m_job_runs, &m->m_job_duration, &m->m_job_last_success, &m->m_info, &m->m_modules };
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(specs); i++) {
+                r = metrics_add(m->metrics, &specs[i], dst[i]);
+                if (r < 0)
+                        return r;
+        }
+        return metrics_set(m->m_info, 1, (const char *[]){ PACKAGE_VERSION, "1." STRINGIFY(SUNKD_MODULE_ABI_MINOR) });
+}
+
+int manager_new(Config *config, const char *config_path, int notify_fd, Manager **ret) {
+        Manager *m;
+        int r;
+
+        m = calloc(1, sizeof(*m));
+        if (!m)
+                return -ENOMEM;
+        m->config = config;
+        m->notify_fd = notify_fd;
+        m->start_usec = now_usec(CLOCK_REALTIME);
+        m->config_path = strdup(config_path);
+        if (!m->config_path) {
+                manager_free(m);
+                return -ENOMEM;
+        }
+        IpcLimits limits = IPC_LIMITS_DEFAULT;
+        limits.max_connections = (unsigned) config->max_connections;
+        limits.max_request = config->max_request;
+        limits.idle_timeout_usec = config->idle_timeout_usec;
+
+        if ((r = sd_event_default(&m->event)) < 0 ||
+            (r = sd_event_add_signal(m->event, NULL, SIGTERM, on_signal_stop, m)) < 0 ||
+            (r = sd_event_add_signal(m->event, NULL, SIGINT, on_signal_stop, m)) < 0 ||
+            (r = sd_event_add_signal(m->event, NULL, SIGHUP, on_signal_reload, m)) < 0 ||
+            (r = sd_event_set_watchdog(m->event, true)) < 0 ||
+            (r = work_pool_new(m->event, (unsigned) config->workers, &m->pool)) < 0 ||
+            (r = sched_new(m->event, m->pool, &m->sched)) < 0 ||
+            (r = spawn_set_new(m->event, &m->spawns)) < 0 || (r = metrics_new(&m->metrics)) < 0 ||
+            (r = add_core_metrics(m)) < 0 || (r = ipc_new(m->event, &limits, &m->ipc)) < 0) {
+                log_error_errno(r, "Failed to set up the event loop: %m");
+                manager_free(m);
+                return r;
+        }
+        sched_set_done_hook(m->sched, on_job_done, m);
+        *ret = m;
+        return 0;
+}
+
+Manager *manager_free(Manager *m) {
+        if (!m)
+                return NULL;
+        /* Reverse of init order, as the modules were started. */
+        for (size_t i = m->n_modules; i > 0; i--)
+                module_free(m->modules[i - 1]);
+        free(m->modules);
+        m->ipc = ipc_free(m->ipc);
+        m->spawns = spawn_set_free(m->spawns);
+        m->sched = sched_free(m->sched);
+        m->pool = work_pool_free(m->pool);
+        m->metrics = metrics_free(m->metrics);
+        sd_event_source_disable_unref(m->shutdown_timer);
+        sd_event_source_disable_unref(m->shutdown_check);
+        sd_event_unref(m->event);
+        config_free(m->config);
+        if (m->notify_fd >= 0)
+                close(m->notify_fd);
+        free(m->config_path);
+        free(m);
+        return NULL;
+}
+
+static int manager_listen(Manager *m) {
+        gid_t gid = (gid_t) -1;
+        int n, r;
+
+        n = sd_listen_fds(true);
+        if (n > 1)
+                return log_error_errno(-EINVAL, "Expected at most one socket from the service manager, got %d.", n);
+        if (n == 1) {
+                r = ipc_adopt(m->ipc, SD_LISTEN_FDS_START);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to use the socket passed by the service manager: %m");
+                return 0;
+        }
+        if (m->config->socket_group) {
+                struct group *g = getgrnam(m->config->socket_group);
+                if (!g)
+                        return log_error_errno(-ENOENT, "socket_group: no such group '%s'.", m->config->socket_group);
+                gid = g->gr_gid;
+        }
+        r = ipc_listen(m->ipc, m->config->socket, m->config->socket_mode, gid);
+        if (r < 0)
+                return log_error_errno(r, "Failed to listen on '%s': %m", m->config->socket);
+        return 0;
+}
+
+static int manager_add_module(Manager *m, Module *mod) {
+        Module **l = realloc(m->modules, (m->n_modules + 1) * sizeof(Module *));
+
+        if (!l)
+                return -ENOMEM;
+        m->modules = l;
+        m->modules[m->n_modules++] = mod;
+        return 0;
+}
+
+static void manager_module_metric(Manager *m, Module *mod) {
+        (void) metrics_set(m->m_modules, mod->mstate == MODULE_RUNNING ? 1 : 0, (const char *[]){ mod->name });
+}
+
+static int manager_start_module(Manager *m, const ConfModule *cm) {
+        Module *mod = NULL;
+        int r;
+
+        r = module_new(m, cm, &mod);
+        if (mod) {
+                int k = manager_add_module(m, mod);
+                if (k < 0) {
+                        module_free(mod);
+                        return log_oom();
+                }
+                if (r >= 0)
+                        r = module_init(mod, cm);
+                manager_module_metric(m, mod);
+        }
+        if (r < 0 && cm->required)
+                return log_error_errno(-ENOEXEC, "Required module '%s' failed, exiting.", cm->name);
+        return 0;
+}
+
+static int manager_ensure_state_dir(Manager *m) {
+        if (mkdir(m->config->state_dir, 0755) < 0 && errno != EEXIST)
+                return log_error_errno(errno, "Failed to create state directory '%s': %m", m->config->state_dir);
+        return 0;
+}
+
+int manager_start(Manager *m) {
+        int r;
+
+        log_set_max_level(m->config->log_level);
+        r = manager_ensure_state_dir(m);
+        if (r < 0)
+                return r;
+        r = manager_add_agent_methods(m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to register the agent's methods: %m");
+        r = manager_listen(m);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < m->config->n_modules; i++) {
+                const ConfModule *cm = &m->config->modules[i];
+                if (!cm->enabled) {
+                        log_info("Module '%s' is disabled.", cm->name);
+                        continue;
+                }
+                r = manager_start_module(m, cm);
+                if (r < 0)
+                        return r;
+        }
+        manager_write_textfile(m);
+        manager_maybe_ready(m);
+        if (!m->ready)
+                (void) notify_status("Waiting for the first run of readiness jobs...");
+        return 0;
+}
+
+int manager_run(Manager *m) {
+        int r = sd_event_loop(m->event);
+
+        if (r < 0)
+                return log_error_errno(r, "Event loop failed: %m"), 1;
+        return r;
+}
+
+static void manager_check_stopped(Manager *m) {
+        if (sched_n_running(m->sched, NULL) > 0 || spawn_n_running(m->spawns, NULL) > 0)
+                return;
+        (void) sd_event_exit(m->event, 0);
+}
+
+static int on_shutdown_check(sd_event_source *s, void *userdata) {
+        manager_check_stopped(userdata);
+        return 0;
+}
+
+static int on_shutdown_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        log_warning("Shutdown deadline reached with %u job(s) and %u child process(es) still running; exiting anyway.",
+                    sched_n_running(m->sched, NULL), spawn_n_running(m->spawns, NULL));
+        (void) sd_event_exit(m->event, 0);
+        return 0;
+}
+
+void manager_begin_shutdown(Manager *m) {
+        if (m->stopping)
+                return;
+        m->stopping = true;
+        (void) notify_stopping();
+        ipc_stop_accepting(m->ipc);
+        sched_stop_owner(m->sched, NULL);
+        spawn_kill_owner(m->spawns, NULL);
+        (void) sd_event_add_time_relative(m->event, &m->shutdown_timer, CLOCK_MONOTONIC,
+                                          m->config->shutdown_timeout_usec, 0, on_shutdown_deadline, m);
+        (void) sd_event_add_post(m->event, &m->shutdown_check, on_shutdown_check, m);
+        manager_check_stopped(m);
+}
+
+/* Whether everything may be freed: no worker still runs module code. */
+bool manager_quiescent(Manager *m) {
+        return work_pool_busy(m->pool) == 0;
+}
+
+static Module *manager_find_module(Manager *m, const char *name) {
+        for (size_t i = 0; i < m->n_modules; i++)
+                if (streq(m->modules[i]->name, name))
+                        return m->modules[i];
+        return NULL;
+}
+
+/* Validate every enabled module section of @c; new modules are opened into
+ * @ret_new (dlopen only, not initialised). */
+static int manager_check_config(Manager *m, Config *c, Module ***ret_new, size_t *ret_n_new) {
+        Module **fresh = NULL;
+        size_t n = 0;
+        int r = 0;
+
+        for (size_t i = 0; i < c->n_modules; i++) {
+                const ConfModule *cm = &c->modules[i];
+                Module *mod;
+
+                if (!cm->enabled)
+                        continue;
+                mod = manager_find_module(m, cm->name);
+                if (!mod) {
+                        Module **l;
+                        mod = NULL;
+                        r = module_new(m, cm, &mod);
+                        if (r < 0) {
+                                module_free(mod);
+                                break;
+                        }
+                        l = realloc(fresh, (n + 1) * sizeof(Module *));
+                        if (!l) {
+                                module_free(mod);
+                                r = log_oom();
+                                break;
+                        }
+                        fresh = l;
+                        fresh[n++] = mod;
+                }
+                r = module_check(mod, cm);
+                if (r < 0)
+                        break;
+        }
+        if (r < 0) {
+                for (size_t i = 0; i < n; i++)
+                        module_free(fresh[i]);
+                free(fresh);
+                return r;
+        }
+        *ret_new = fresh;
+        *ret_n_new = n;
+        return 0;
+}
+
+int manager_check_modules(Manager *m) {
+        Module **fresh = NULL;
+        size_t n = 0;
+        int r;
+
+        r = manager_check_config(m, m->config, &fresh, &n);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++)
+                module_free(fresh[i]);
+        free(fresh);
+        return 0;
+}
+
+/* Move the running modules into the order and set of @c. */
+static void manager_apply_modules(Manager *m, Config *c, Module **fresh, size_t n_fresh) {
+        Module **old = m->modules;
+        size_t n_old = m->n_modules;
+
+        m->modules = NULL;
+        m->n_modules = 0;
+        for (size_t i = 0; i < c->n_modules; i++) {
+                const ConfModule *cm = &c->modules[i];
+                Module *mod = NULL;
+
+                if (!cm->enabled)
+                        continue;
+                for (size_t k = 0; k < n_old && !mod; k++)
+                        if (old[k] && streq(old[k]->name, cm->name)) {
+                                mod = old[k];
+                                old[k] = NULL;
+                                (void) module_reload(mod, cm);
+                        }
+                for (size_t k = 0; k < n_fresh && !mod; k++)
+                        if (fresh[k] && streq(fresh[k]->name, cm->name)) {
+                                mod = fresh[k];
+                                fresh[k] = NULL;
+                                (void) module_init(mod, cm);
+                        }
+                if (mod && manager_add_module(m, mod) < 0) {
+                        module_free(mod);
+                        continue;
+                }
+                if (mod)
+                        manager_module_metric(m, mod);
+        }
+        for (size_t k = n_old; k > 0; k--)
+                if (old[k - 1]) {
+                        log_info("Module '%s' removed from the configuration, stopping it.", old[k - 1]->name);
+                        module_free(old[k - 1]);
+                }
+        free(old);
+}
+
+int manager_reload(Manager *m, char **ret_error) {
+        _cleanup_free_ char *error = NULL;
+        Module **fresh = NULL;
+        Config *c = NULL, *old;
+        size_t n_fresh = 0;
+        int r;
+
+        if (m->stopping)
+                return -ESHUTDOWN;
+        (void) notify_reloading();
+        log_info("Reloading configuration from '%s'.", m->config_path);
+        r = config_load(m->config_path, &c, &error);
+        if (r < 0) {
+                log_error_errno(r, "Failed to reload, keeping the running configuration: %s", error ?: "invalid");
+                goto out;
+        }
+        r = manager_check_config(m, c, &fresh, &n_fresh);
+        if (r < 0) {
+                log_error_errno(r, "New configuration refused by a module, keeping the running one.");
+                if (asprintf(&error, "module configuration refused (see the log)") < 0)
+                        error = NULL;
+                config_free(c);
+                goto out;
+        }
+        if (!streq(c->socket, m->config->socket))
+                log_notice("socket: a new path takes effect at restart.");
+        log_set_max_level(c->log_level);
+        old = m->config;
+        m->config = c;
+        manager_apply_modules(m, c, fresh, n_fresh);
+        free(fresh);
+        config_free(old);
+        m->n_reloads++;
+        log_info("Configuration reloaded.");
+out:
+        (void) notify_reloaded(r < 0 ? "Reload failed; running the previous configuration." : "Ready.");
+        if (ret_error)
+                *ret_error = TAKE_PTR(error);
+        return r;
+}

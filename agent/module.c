@@ -1,0 +1,309 @@
+/* The module loader and each module's lifecycle.
+ *
+ * dlopen(RTLD_NOW | RTLD_LOCAL): unresolved symbols fail here, at load, with
+ * dlerror() in the message, not at the first call in the middle of a job;
+ * and nothing a module links leaks into another.  The only symbol looked up
+ * is sunkd_module_v1; a module built against another major ABI does not
+ * have it and is refused with both versions named.  Minor versions may be
+ * older than ours (the host copes with shorter structs through `size`) but
+ * not newer.
+ *
+ * Libraries are never dlclose'd: libcurl and OpenSSL keep process-wide state
+ * and threads that make unloading unsafe; reload happens in place.
+ *
+ * A module's methods are bound through a MethodBinding so the handler gets
+ * the module's current state even after a fini+init reload replaced it.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "conf-keys.h"
+#include "manager.h"
+#include "module.h"
+#include "util/cleanup.h"
+#include "util/json-util.h"
+#include "util/macro.h"
+
+static const char *const module_state_names[_MODULE_STATE_MAX] = {
+        [MODULE_LOADED] = "loaded",
+        [MODULE_RUNNING] = "running",
+        [MODULE_FAILED] = "failed",
+};
+
+const char *module_state_to_string(ModuleState s) {
+        return s < _MODULE_STATE_MAX ? module_state_names[s] : NULL;
+}
+
+static int fail(char **ret_error, int r, const char *fmt, ...) _printf_(3, 4);
+static int fail(char **ret_error, int r, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        if (vasprintf(ret_error, fmt, ap) < 0)
+                *ret_error = NULL;
+        va_end(ap);
+        return r;
+}
+
+/* The directory modules come from decides what runs as root. */
+static int check_module_path(const char *path, char **ret_error) {
+        _cleanup_free_ char *dir = strdup(path);
+        struct stat st;
+        char *slash;
+
+        if (!dir)
+                return -ENOMEM;
+        slash = strrchr(dir, '/');
+        if (slash)
+                *slash = '\0';
+        if (stat(isempty(dir) ? "/" : dir, &st) < 0)
+                return fail(ret_error, negative_errno(), "module directory '%s': %s", dir, strerror(errno));
+        if (st.st_mode & (S_IWGRP | S_IWOTH))
+                return fail(ret_error, -EPERM, "refusing module directory '%s': group- or world-writable", dir);
+        if (stat(path, &st) < 0)
+                return fail(ret_error, negative_errno(), "module '%s': %s", path, strerror(errno));
+        if (st.st_mode & (S_IWGRP | S_IWOTH))
+                return fail(ret_error, -EPERM, "refusing module '%s': group- or world-writable", path);
+        return 0;
+}
+
+int module_open(const char *dir, const char *name, void **ret_dl, const sunkd_module **ret_def,
+                char **ret_error) {
+        _cleanup_free_ char *path = NULL;
+        const sunkd_module *def;
+        void *dl;
+        int r;
+
+        if (asprintf(&path, "%s/%s.so", dir, name) < 0)
+                return -ENOMEM;
+        r = check_module_path(path, ret_error);
+        if (r < 0)
+                return r;
+
+        dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (!dl)
+                return fail(ret_error, -ELIBBAD,
+                            "cannot load module '%s': %s (a missing dependency is the usual cause; check ldd)",
+                            path, dlerror());
+        def = dlsym(dl, "sunkd_module_v1");
+        if (!def)
+                return fail(ret_error, -ELIBBAD,
+                            "'%s' is not a sunkd module for ABI %d.x: no symbol sunkd_module_v1 (%s); built for "
+                            "another ABI major version?", path, SUNKD_MODULE_ABI_MAJOR, dlerror());
+        if (def->abi_major != SUNKD_MODULE_ABI_MAJOR || def->abi_minor > SUNKD_MODULE_ABI_MINOR)
+                return fail(ret_error, -EPROTO, "module '%s' was built for ABI %u.%u, this sunkd speaks ABI %d.%d",
+                            path, def->abi_major, def->abi_minor, SUNKD_MODULE_ABI_MAJOR, SUNKD_MODULE_ABI_MINOR);
+        if (def->size < offsetof(sunkd_module, status) || !def->init || !def->fini || isempty(def->name))
+                return fail(ret_error, -EPROTO, "module '%s' has an incomplete definition (size %u, ABI %u.%u)",
+                            path, def->size, def->abi_major, def->abi_minor);
+        if (!streq(def->name, name))
+                return fail(ret_error, -EPROTO, "module '%s' calls itself '%s'", path, def->name);
+
+        *ret_dl = dl;
+        *ret_def = def;
+        return 0;
+}
+
+int module_new(Manager *m, const ConfModule *cm, Module **ret) {
+        _cleanup_free_ char *error = NULL;
+        Module *mod;
+        int r;
+
+        mod = calloc(1, sizeof(*mod));
+        if (!mod)
+                return -ENOMEM;
+        mod->ctx.api = &host_api;
+        mod->manager = m;
+        mod->name = strdup(cm->name);
+        if (!mod->name || asprintf(&mod->state_dir, "%s/%s", m->config->state_dir, cm->name) < 0) {
+                module_free(mod);
+                return -ENOMEM;
+        }
+        mod->log.module = mod->name;
+
+        r = module_open(m->config->module_dir, cm->name, &mod->dl, &mod->def, &error);
+        if (r < 0) {
+                log_error_errno(r, "%s", error ?: "Failed to load module");
+                /* Handed back anyway, FAILED, so status can show why. */
+                mod->mstate = MODULE_FAILED;
+                mod->error = r;
+                mod->error_message = TAKE_PTR(error);
+                *ret = mod;
+                return r;
+        }
+        if (!streq_ptr(mod->def->version, PACKAGE_VERSION))
+                log_ctx_full_errno(&mod->log, LOG_WARNING, 0, "Module version '%s' differs from sunkd %s.",
+                                   mod->def->version ?: "(none)", PACKAGE_VERSION);
+        *ret = mod;
+        return 0;
+}
+
+static void allow_clear(IpcAllow *a) {
+        free(a->uids);
+        free(a->gids);
+        *a = (IpcAllow){};
+}
+
+/* Names are resolved once, at init: later lookups would run NSS on the loop. */
+static int allow_resolve(Module *mod, char **names) {
+        IpcAllow a = {};
+        size_t n = 0;
+
+        for (char **p = names; p && *p; p++)
+                n++;
+        a.uids = calloc(n ?: 1, sizeof(uid_t));
+        a.gids = calloc(n ?: 1, sizeof(gid_t));
+        if (!a.uids || !a.gids) {
+                allow_clear(&a);
+                return -ENOMEM;
+        }
+        for (char **p = names; p && *p; p++) {
+                if ((*p)[0] == '@') {
+                        struct group *g = getgrnam(*p + 1);
+                        if (!g) {
+                                allow_clear(&a);
+                                return log_ctx_full_errno(&mod->log, LOG_ERR, ENOENT, "allow: no such group '%s'.", *p + 1);
+                        }
+                        a.gids[a.n_gids++] = g->gr_gid;
+                } else {
+                        struct passwd *pw = getpwnam(*p);
+                        if (!pw) {
+                                allow_clear(&a);
+                                return log_ctx_full_errno(&mod->log, LOG_ERR, ENOENT, "allow: no such user '%s'.", *p);
+                        }
+                        a.uids[a.n_uids++] = pw->pw_uid;
+                }
+        }
+        allow_clear(&mod->allow);
+        mod->allow = a;
+        return 0;
+}
+
+static void module_set_failed(Module *mod, int r, const char *what) {
+        mod->mstate = MODULE_FAILED;
+        mod->error = r;
+        free(mod->error_message);
+        if (asprintf(&mod->error_message, "%s: %s", what, strerror(-r)) < 0)
+                mod->error_message = NULL;
+}
+
+int module_init(Module *mod, const ConfModule *cm) {
+        int r;
+
+        if (!mod->def)
+                return mod->error;
+        mod->required = cm->required;
+        if (mkdir(mod->state_dir, 0700) < 0 && errno != EEXIST) {
+                r = log_ctx_full_errno(&mod->log, LOG_ERR, errno, "Failed to create state directory '%s': %m",
+                                       mod->state_dir);
+                module_set_failed(mod, r, "state directory");
+                return r;
+        }
+        r = allow_resolve(mod, cm->allow);
+        if (r < 0) {
+                module_set_failed(mod, r, "allow list");
+                return r;
+        }
+        mod->state = NULL;
+        r = mod->def->init(&mod->ctx, cm->cfg, &mod->state);
+        if (r < 0) {
+                log_ctx_full_errno(&mod->log, LOG_ERR, r, "Module failed to initialise: %m");
+                /* Undo whatever init registered before failing. */
+                module_fini(mod);
+                module_set_failed(mod, r, "init failed");
+                return r;
+        }
+        mod->mstate = MODULE_RUNNING;
+        mod->error = 0;
+        mod->error_message = mfree(mod->error_message);
+        log_ctx_full_errno(&mod->log, LOG_INFO, 0, "Module initialised.");
+        return 0;
+}
+
+int module_check(Module *mod, const ConfModule *cm) {
+        if (!mod->def)
+                return mod->error;
+        if (!mod->def->check || mod->def->size < offsetof(sunkd_module, check) + sizeof(mod->def->check))
+                return 0;
+        return mod->def->check(&mod->ctx, cm->cfg);
+}
+
+int module_reload(Module *mod, const ConfModule *cm) {
+        int r;
+
+        if (!mod->def)
+                return mod->error;
+        if (mod->mstate != MODULE_RUNNING || !mod->def->reload) {
+                module_fini(mod);
+                return module_init(mod, cm);
+        }
+        r = allow_resolve(mod, cm->allow);
+        if (r < 0)
+                return r;
+        mod->required = cm->required;
+        r = mod->def->reload(mod->state, cm->cfg);
+        if (r < 0)
+                return log_ctx_full_errno(&mod->log, LOG_ERR, r, "Module failed to apply the new configuration: %m");
+        return 0;
+}
+
+void module_fini(Module *mod) {
+        Manager *m = mod->manager;
+
+        ipc_remove_methods(m->ipc, mod);
+        free(mod->bindings);
+        mod->bindings = NULL;
+        mod->n_bindings = 0;
+        spawn_kill_owner(m->spawns, mod);
+        sched_stop_owner(m->sched, mod);
+        sched_remove_owner(m->sched, mod);
+        if (mod->state)
+                mod->def->fini(mod->state);
+        mod->state = NULL;
+        mod->mstate = MODULE_LOADED;
+}
+
+Module *module_free(Module *mod) {
+        if (!mod)
+                return NULL;
+        if (mod->def)
+                module_fini(mod);
+        allow_clear(&mod->allow);
+        free(mod->error_message);
+        free(mod->state_dir);
+        free(mod->path);
+        free(mod->name);
+        free(mod);
+        return NULL;
+}
+
+int module_status_json(Module *mod, json_object **ret) {
+        _cleanup_json_ json_object *o = json_object_new_object();
+        int r;
+
+        if (!o)
+                return -ENOMEM;
+        json_object_object_add(o, "name", json_object_new_string(mod->name));
+        json_object_object_add(o, "state", json_object_new_string(module_state_to_string(mod->mstate)));
+        json_object_object_add(o, "version", json_object_new_string(mod->def && mod->def->version ? mod->def->version : ""));
+        if (mod->error_message)
+                json_object_object_add(o, "error", json_object_new_string(mod->error_message));
+        if (mod->mstate == MODULE_RUNNING && mod->def->status) {
+                _cleanup_json_ json_object *s = json_object_new_object();
+                if (!s)
+                        return -ENOMEM;
+                r = mod->def->status(mod->state, s);
+                if (r < 0)
+                        log_ctx_full_errno(&mod->log, LOG_WARNING, r, "Failed to collect status, ignoring: %m");
+                else
+                        json_object_object_add(o, "status", TAKE_PTR(s));
+        }
+        *ret = TAKE_PTR(o);
+        return 0;
+}

@@ -1,0 +1,61 @@
+/* Loaded modules: the dlopen side and the per-module context. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "conf.h"
+#include "ipc.h"
+#include "log.h"
+#include "sunkd/module.h"
+
+typedef struct Manager Manager;
+
+typedef enum ModuleState {
+        MODULE_LOADED,  /* dlopen'ed and checked, not initialised */
+        MODULE_RUNNING, /* init succeeded */
+        MODULE_FAILED,  /* init failed; the others run on */
+        _MODULE_STATE_MAX,
+} ModuleState;
+
+typedef struct Module {
+        sunkd_ctx ctx; /* first, so the host API finds the Module from it */
+        Manager *manager;
+        char *name;
+        char *path;
+        char *state_dir;
+        const sunkd_module *def;
+        void *dl;
+        void *state;
+        ModuleState mstate;
+        bool required;
+        int error;
+        char *error_message;
+        IpcAllow allow;
+        LogContext log;
+        struct MethodBinding *bindings;
+        size_t n_bindings;
+} Module;
+
+/**
+ * module_open() - dlopen <@dir>/<@name>.so and check its ABI.
+ * Return: 0, or negative errno with a message naming the file, both ABI
+ * versions or dlerror() in *ret_error.
+ */
+int module_open(const char *dir, const char *name, void **ret_dl, const sunkd_module **ret_def,
+                char **ret_error);
+
+/** module_new() - load @cm's module.  When loading fails the Module is still
+ * returned, FAILED with the reason, along with the negative errno. */
+int module_new(Manager *m, const ConfModule *cm, Module **ret);
+/** module_init() - init with @cm's section; on failure the module is FAILED. */
+int module_init(Module *mod, const ConfModule *cm);
+int module_check(Module *mod, const ConfModule *cm);
+int module_reload(Module *mod, const ConfModule *cm);
+/** module_fini() - stop jobs and methods and call fini; back to LOADED. */
+void module_fini(Module *mod);
+/** module_free() - fini if needed; the library stays loaded (never dlclose). */
+Module *module_free(Module *mod);
+int module_status_json(Module *mod, json_object **ret);
+const char *module_state_to_string(ModuleState s);
+
+extern const sunkd_host_api host_api;

@@ -1,0 +1,531 @@
+/* Jobs on sd-event timers.
+ *
+ * Each job owns exactly one CLOCK_BOOTTIME timer source, created once and
+ * re-armed (never reallocated): while the job waits it points at the next
+ * run, while the job runs it points at the timeout.  The work itself goes to
+ * the worker pool; `done` comes back on the loop and owns the result.
+ *
+ * Timing:  first run at now + U(0, splay) so a fleet booted together spreads
+ * its SCIM fetches; later runs at interval +/- jitter; after n consecutive
+ * failures at U[d/2, d] with d = min(max, min * 2^(n-1)) ("equal jitter"), and
+ * the first success returns to the interval.  Triggers coalesce: an idle job
+ * runs now, a running one gets a single rerun flag.
+ *
+ * A timed-out run cannot be killed (it is a thread), so it is told through
+ * its cancel flag and the job stays RUNNING until the work returns; `done`
+ * then sees -ETIMEDOUT.  Work must poll sunkd_cancelled().
+ *
+ * Log damping (collectd's c_complain): the first failure is a warning,
+ * repeats are debug with a count, and recovery is a notice.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sched.h"
+#include "util/cleanup.h"
+#include "util/json-util.h"
+#include "util/macro.h"
+#include "util/rand-util.h"
+#include "util/time-util.h"
+
+typedef struct JobWait JobWait;
+struct JobWait {
+        JobWaitFn fn;
+        void *userdata;
+        unsigned target_run;
+        JobWait *next;
+};
+
+struct sunkd_job {
+        Sched *sched;
+        sunkd_job_spec spec;
+        char *name;
+        void **statep;
+        const void *owner;
+        LogContext log;
+        sd_event_source *timer;
+        JobState jstate;
+        bool rerun, timed_out, stopping;
+        sunkd_cancel cancel;
+        void *input, *result;
+        int work_r;
+        unsigned n_started, n_completed, n_failed, consecutive_failures;
+        int last_result;
+        uint64_t last_start_realtime, last_start_boottime, last_duration_usec, next_boottime;
+        uint64_t last_success_realtime;
+        JobWait *waits;
+};
+
+struct Sched {
+        sd_event *event;
+        WorkPool *pool;
+        Job **jobs;
+        size_t n_jobs;
+        SchedDoneHook done_hook;
+        void *done_hook_userdata;
+};
+
+#define BACKOFF_MIN_DEFAULT (5 * USEC_PER_SEC)
+#define TRIGGER_ONLY_BACKOFF_MAX (3600 * USEC_PER_SEC)
+
+static const char *const job_state_names[_JOB_STATE_MAX] = {
+        [JOB_IDLE] = "idle",
+        [JOB_ARMED] = "scheduled",
+        [JOB_RUNNING] = "running",
+};
+
+const char *job_state_to_string(JobState s) {
+        return s < _JOB_STATE_MAX ? job_state_names[s] : NULL;
+}
+
+uint64_t sched_splay_delay(uint64_t splay_usec) {
+        return random_range(0, splay_usec);
+}
+
+uint64_t sched_interval_delay(uint64_t interval_usec, uint32_t jitter_pct) {
+        uint64_t j = interval_usec / 100 * MIN(jitter_pct, 100u);
+        return random_range(interval_usec - j, interval_usec + j);
+}
+
+uint64_t sched_backoff_bound(uint64_t min_usec, uint64_t max_usec, unsigned n_failures) {
+        uint64_t d = min_usec;
+
+        for (unsigned i = 1; i < n_failures && d < max_usec; i++)
+                d = d > UINT64_MAX / 2 ? UINT64_MAX : d * 2;
+        return MIN(d, max_usec);
+}
+
+uint64_t sched_backoff_delay(uint64_t min_usec, uint64_t max_usec, unsigned n_failures) {
+        uint64_t d = sched_backoff_bound(min_usec, max_usec, n_failures);
+        return random_range(d / 2, d);
+}
+
+int sched_new(sd_event *event, WorkPool *pool, Sched **ret) {
+        Sched *s = calloc(1, sizeof(*s));
+
+        if (!s)
+                return -ENOMEM;
+        s->event = sd_event_ref(event);
+        s->pool = pool;
+        *ret = s;
+        return 0;
+}
+
+static void job_fire_waits(Job *j, int result, bool all) {
+        JobWait **p = &j->waits;
+
+        while (*p) {
+                JobWait *w = *p;
+                if (all || w->target_run <= j->n_completed) {
+                        *p = w->next;
+                        w->fn(w->userdata, j, result);
+                        free(w);
+                } else
+                        p = &w->next;
+        }
+}
+
+static Job *job_free(Job *j) {
+        if (!j)
+                return NULL;
+        job_fire_waits(j, -ECANCELED, true);
+        sd_event_source_disable_unref(j->timer);
+        free(j->name);
+        free(j);
+        return NULL;
+}
+
+Sched *sched_free(Sched *s) {
+        if (!s)
+                return NULL;
+        for (size_t i = 0; i < s->n_jobs; i++)
+                job_free(s->jobs[i]);
+        free(s->jobs);
+        sd_event_unref(s->event);
+        free(s);
+        return NULL;
+}
+
+void sched_set_done_hook(Sched *s, SchedDoneHook hook, void *userdata) {
+        s->done_hook = hook;
+        s->done_hook_userdata = userdata;
+}
+
+static int job_arm(Job *j, uint64_t delay_usec) {
+        uint64_t now = now_usec(CLOCK_BOOTTIME), accuracy;
+        int r;
+
+        /* Let sd-event batch wake-ups, but never by more than a second. */
+        accuracy = MIN(MAX(j->spec.interval_usec / 20, USEC_PER_MSEC), USEC_PER_SEC);
+        if (delay_usec < 10 * USEC_PER_SEC)
+                accuracy = USEC_PER_MSEC;
+        j->next_boottime = now + delay_usec;
+        r = sd_event_source_set_time(j->timer, j->next_boottime);
+        if (r >= 0)
+                r = sd_event_source_set_time_accuracy(j->timer, accuracy);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(j->timer, SD_EVENT_ONESHOT);
+        if (r < 0)
+                return log_ctx_full_errno(&j->log, LOG_ERR, r, "Failed to arm timer of job '%s': %m", j->name);
+        if (j->jstate != JOB_RUNNING)
+                j->jstate = JOB_ARMED;
+        return 0;
+}
+
+static void job_disarm(Job *j) {
+        (void) sd_event_source_set_enabled(j->timer, SD_EVENT_OFF);
+        if (j->jstate == JOB_ARMED)
+                j->jstate = JOB_IDLE;
+}
+
+static bool job_periodic(const Job *j) {
+        return !(j->spec.flags & SUNKD_JOB_TRIGGER_ONLY) && j->spec.interval_usec > 0;
+}
+
+static void job_log_result(Job *j, int result) {
+        if (result >= 0) {
+                if (j->consecutive_failures > 0)
+                        log_ctx_full_errno(&j->log, LOG_NOTICE, 0, "Job '%s' recovered after %u failed runs.",
+                                           j->name, j->consecutive_failures);
+                else
+                        log_ctx_full_errno(&j->log, LOG_DEBUG, 0, "Job '%s' succeeded in %" PRIu64 " ms.",
+                                           j->name, j->last_duration_usec / USEC_PER_MSEC);
+                return;
+        }
+        if (j->consecutive_failures == 1)
+                log_ctx_full_errno(&j->log, LOG_WARNING, result, "Job '%s' failed: %m", j->name);
+        else
+                log_ctx_full_errno(&j->log, LOG_DEBUG, result, "Job '%s' failed again (%u in a row): %m",
+                                   j->name, j->consecutive_failures);
+}
+
+static uint64_t job_next_delay(Job *j, int result) {
+        if (result < 0 && !j->rerun) {
+                uint64_t min = j->spec.backoff_min_usec ?: BACKOFF_MIN_DEFAULT;
+                uint64_t max = j->spec.backoff_max_usec ?: (job_periodic(j) ? j->spec.interval_usec : TRIGGER_ONLY_BACKOFF_MAX);
+                return sched_backoff_delay(min, MAX(max, min), j->consecutive_failures);
+        }
+        if (j->rerun)
+                return 0;
+        return sched_interval_delay(j->spec.interval_usec, j->spec.jitter_pct);
+}
+
+static void job_completed(Job *j, int r) {
+        Sched *s = j->sched;
+        int result;
+
+        j->last_duration_usec = now_usec(CLOCK_BOOTTIME) - j->last_start_boottime;
+        if (j->timed_out)
+                r = -ETIMEDOUT;
+        else if (j->stopping && r >= 0 && sunkd_cancelled(&j->cancel))
+                r = -ECANCELED;
+        result = j->spec.done ? j->spec.done(*j->statep, r, TAKE_PTR(j->input), TAKE_PTR(j->result)) : r;
+        if (result > 0)
+                result = 0;
+
+        j->jstate = JOB_IDLE;
+        j->n_completed++;
+        j->last_result = result;
+        if (result < 0) {
+                j->n_failed++;
+                j->consecutive_failures++;
+        }
+        job_log_result(j, result);
+        if (result >= 0) {
+                j->consecutive_failures = 0;
+                j->last_success_realtime = now_usec(CLOCK_REALTIME);
+        }
+
+        if (!j->stopping) {
+                bool retry = result < 0 && (job_periodic(j) || j->rerun);
+                if (j->rerun || job_periodic(j) || retry)
+                        (void) job_arm(j, job_next_delay(j, result));
+                j->rerun = false;
+        }
+        job_fire_waits(j, result, false);
+        if (s->done_hook)
+                s->done_hook(s->done_hook_userdata, j, result);
+}
+
+static void job_work_run(void *userdata) {
+        Job *j = userdata;
+
+        j->result = NULL;
+        j->work_r = j->spec.work(*j->statep, j->input, &j->cancel, &j->result);
+}
+
+static void job_work_done(void *userdata) {
+        Job *j = userdata;
+
+        (void) sd_event_source_set_enabled(j->timer, SD_EVENT_OFF);
+        job_completed(j, j->work_r);
+}
+
+static void job_start(Job *j) {
+        int r = 0;
+
+        j->jstate = JOB_RUNNING;
+        j->timed_out = false;
+        __atomic_store_n(&j->cancel.requested, 0, __ATOMIC_RELAXED);
+        j->n_started++;
+        j->last_start_boottime = now_usec(CLOCK_BOOTTIME);
+        j->last_start_realtime = now_usec(CLOCK_REALTIME);
+        j->input = NULL;
+        log_ctx_full_errno(&j->log, LOG_DEBUG, 0, "Starting job '%s'.", j->name);
+
+        if (j->spec.prepare)
+                r = j->spec.prepare(*j->statep, &j->input);
+        if (r >= 0 && !j->spec.work) {
+                job_completed(j, r);
+                return;
+        }
+        if (r >= 0)
+                r = work_submit(j->sched->pool, job_work_run, job_work_done, j);
+        if (r < 0) {
+                job_completed(j, r);
+                return;
+        }
+        if (j->spec.timeout_usec > 0)
+                (void) job_arm(j, j->spec.timeout_usec);
+}
+
+static int on_job_timer(sd_event_source *source, uint64_t usec, void *userdata) {
+        Job *j = userdata;
+
+        if (j->jstate == JOB_RUNNING) {
+                j->timed_out = true;
+                __atomic_store_n(&j->cancel.requested, 1, __ATOMIC_RELAXED);
+                log_ctx_full_errno(&j->log, LOG_WARNING, ETIMEDOUT,
+                                   "Job '%s' exceeded its timeout of %" PRIu64 " s, cancelling it.", j->name,
+                                   j->spec.timeout_usec / USEC_PER_SEC);
+                return 0;
+        }
+        job_start(j);
+        return 0;
+}
+
+int sched_job_add(Sched *s, const sunkd_job_spec *spec, void **statep, const void *owner,
+                  const char *module, Job **ret) {
+        _cleanup_free_ Job *j = NULL;
+        Job **jobs;
+        int r;
+
+        if (!spec || spec->size < offsetof(sunkd_job_spec, done) + sizeof(spec->done) || isempty(spec->name))
+                return -EINVAL;
+        if (!spec->work && !spec->prepare)
+                return -EINVAL;
+        if (sched_find(s, spec->name))
+                return -EEXIST;
+
+        j = calloc(1, sizeof(*j));
+        if (!j)
+                return -ENOMEM;
+        j->spec = *spec;
+        j->name = strdup(spec->name);
+        if (!j->name)
+                return -ENOMEM;
+        j->spec.name = j->name;
+        j->sched = s;
+        j->statep = statep;
+        j->owner = owner;
+        j->log = (LogContext){ .module = module, .job = j->name };
+
+        r = sd_event_add_time(s->event, &j->timer, CLOCK_BOOTTIME, UINT64_MAX, 0, on_job_timer, j);
+        if (r < 0) {
+                free(j->name);
+                return r;
+        }
+        (void) sd_event_source_set_description(j->timer, j->name);
+        (void) sd_event_source_set_enabled(j->timer, SD_EVENT_OFF);
+
+        jobs = realloc(s->jobs, (s->n_jobs + 1) * sizeof(Job *));
+        if (!jobs) {
+                sd_event_source_disable_unref(j->timer);
+                free(j->name);
+                return -ENOMEM;
+        }
+        s->jobs = jobs;
+        s->jobs[s->n_jobs++] = j;
+
+        if (job_periodic(j))
+                (void) job_arm(j, sched_splay_delay(spec->splay_usec));
+        if (ret)
+                *ret = j;
+        j = NULL;
+        return 0;
+}
+
+int sched_job_trigger(Job *j, const char *reason) {
+        if (j->stopping)
+                return -ESHUTDOWN;
+        log_ctx_full_errno(&j->log, LOG_INFO, 0, "Job '%s' triggered%s%s.", j->name, reason ? " by " : "",
+                           reason ?: "");
+        if (j->jstate == JOB_RUNNING) {
+                j->rerun = true;
+                return 0;
+        }
+        return job_arm(j, 0);
+}
+
+int sched_job_wait(Job *j, JobWaitFn fn, void *userdata) {
+        JobWait *w = calloc(1, sizeof(*w));
+
+        if (!w)
+                return -ENOMEM;
+        *w = (JobWait){ .fn = fn, .userdata = userdata, .target_run = j->n_started + 1, .next = j->waits };
+        j->waits = w;
+        return 0;
+}
+
+void sched_job_unwait(Job *j, void *userdata) {
+        JobWait **p = &j->waits;
+
+        while (*p) {
+                JobWait *w = *p;
+                if (w->userdata == userdata) {
+                        *p = w->next;
+                        free(w);
+                } else
+                        p = &w->next;
+        }
+}
+
+int sched_job_set_interval(Job *j, uint64_t interval_usec, uint64_t splay_usec) {
+        bool was_periodic = job_periodic(j);
+
+        j->spec.interval_usec = interval_usec;
+        j->spec.splay_usec = splay_usec;
+        if (j->jstate == JOB_RUNNING || j->stopping)
+                return 0;
+        if (!job_periodic(j)) {
+                job_disarm(j);
+                return 0;
+        }
+        /* A shorter interval takes effect now; an unchanged one keeps its slot. */
+        if (!was_periodic || j->jstate != JOB_ARMED ||
+            j->next_boottime > now_usec(CLOCK_BOOTTIME) + interval_usec)
+                return job_arm(j, was_periodic ? sched_interval_delay(interval_usec, j->spec.jitter_pct) :
+                                                 sched_splay_delay(splay_usec));
+        return 0;
+}
+
+Job *sched_find(Sched *s, const char *name) {
+        for (size_t i = 0; i < s->n_jobs; i++)
+                if (streq(s->jobs[i]->name, name))
+                        return s->jobs[i];
+        return NULL;
+}
+
+size_t sched_n_jobs(Sched *s) {
+        return s->n_jobs;
+}
+
+Job *sched_job_at(Sched *s, size_t i) {
+        return i < s->n_jobs ? s->jobs[i] : NULL;
+}
+
+const char *sched_job_name(Job *j) {
+        return j->name;
+}
+
+JobState sched_job_state(Job *j) {
+        return j->jstate;
+}
+
+unsigned sched_job_runs(Job *j) {
+        return j->n_completed;
+}
+
+const void *sched_job_owner(Job *j) {
+        return j->owner;
+}
+
+bool sched_job_is_gate(Job *j) {
+        return j->spec.flags & SUNKD_JOB_READY_GATE;
+}
+
+uint64_t sched_job_last_duration(Job *j) {
+        return j->last_duration_usec;
+}
+
+void sched_stop_owner(Sched *s, const void *owner) {
+        for (size_t i = 0; i < s->n_jobs; i++) {
+                Job *j = s->jobs[i];
+                if (owner && j->owner != owner)
+                        continue;
+                j->stopping = true;
+                j->rerun = false;
+                if (j->jstate == JOB_RUNNING)
+                        __atomic_store_n(&j->cancel.requested, 1, __ATOMIC_RELAXED);
+                else
+                        job_disarm(j);
+        }
+}
+
+unsigned sched_n_running(Sched *s, const void *owner) {
+        unsigned n = 0;
+
+        for (size_t i = 0; i < s->n_jobs; i++)
+                if ((!owner || s->jobs[i]->owner == owner) && s->jobs[i]->jstate == JOB_RUNNING)
+                        n++;
+        return n;
+}
+
+void sched_remove_owner(Sched *s, const void *owner) {
+        size_t k = 0;
+
+        for (size_t i = 0; i < s->n_jobs; i++) {
+                if (s->jobs[i]->owner == owner && s->jobs[i]->jstate != JOB_RUNNING)
+                        job_free(s->jobs[i]);
+                else
+                        s->jobs[k++] = s->jobs[i];
+        }
+        s->n_jobs = k;
+}
+
+static int json_add(json_object *o, const char *key, json_object *v) {
+        if (!v)
+                return -ENOMEM;
+        return json_object_object_add(o, key, v) < 0 ? -ENOMEM : 0;
+}
+
+int sched_job_to_json(Job *j, json_object **ret) {
+        _cleanup_(json_object_putp) json_object *o = json_object_new_object();
+        uint64_t now_bt = now_usec(CLOCK_BOOTTIME), now_rt = now_usec(CLOCK_REALTIME);
+        int r = 0;
+
+        if (!o)
+                return -ENOMEM;
+        r |= json_add(o, "name", json_object_new_string(j->name));
+        r |= json_add(o, "state", json_object_new_string(job_state_to_string(j->jstate)));
+        r |= json_add(o, "interval_usec", json_object_new_int64((int64_t) j->spec.interval_usec));
+        r |= json_add(o, "runs", json_object_new_int64(j->n_completed));
+        r |= json_add(o, "failures", json_object_new_int64(j->n_failed));
+        r |= json_add(o, "consecutive_failures", json_object_new_int64(j->consecutive_failures));
+        if (j->n_started > 0)
+                r |= json_add(o, "last_start_usec", json_object_new_int64((int64_t) j->last_start_realtime));
+        if (j->n_completed > 0) {
+                r |= json_add(o, "last_duration_usec", json_object_new_int64((int64_t) j->last_duration_usec));
+                r |= json_add(o, "last_result", json_object_new_string(j->last_result >= 0 ? "success" : "failure"));
+                if (j->last_result < 0) {
+                        r |= json_add(o, "last_errno", json_object_new_int(-j->last_result));
+                        r |= json_add(o, "last_error", json_object_new_string(strerror(-j->last_result)));
+                }
+        }
+        if (j->last_success_realtime)
+                r |= json_add(o, "last_success_usec", json_object_new_int64((int64_t) j->last_success_realtime));
+        if (j->jstate == JOB_ARMED && j->next_boottime >= now_bt)
+                r |= json_add(o, "next_run_usec", json_object_new_int64((int64_t) (now_rt + (j->next_boottime - now_bt))));
+        if (j->jstate == JOB_RUNNING) {
+                r |= json_add(o, "running_usec", json_object_new_int64((int64_t) (now_bt - j->last_start_boottime)));
+                if (j->timed_out)
+                        r |= json_add(o, "timed_out", json_object_new_boolean(true));
+        }
+        if (r < 0)
+                return -ENOMEM;
+        *ret = TAKE_PTR(o);
+        return 0;
+}

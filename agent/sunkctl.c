@@ -1,0 +1,326 @@
+/* sunkctl: ask a running sunkd.
+ *
+ * A thin client over the control socket: each verb is one Varlink call, its
+ * reply printed as an aligned table (or raw JSON with --json).  Exit codes:
+ * 0 success, 1 the call or the job failed, 2 usage, 3 sunkd not reachable.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "util/cleanup.h"
+#include "util/json-util.h"
+#include "util/macro.h"
+#include "util/time-util.h"
+
+#define SOCKET_DEFAULT "/run/sunkd/io.sunkd"
+#define REPLY_MAX (16 * 1024 * 1024)
+
+enum { EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_UNREACHABLE = 3 };
+
+typedef struct Ctl {
+        const char *socket;
+        bool json;
+        uint64_t timeout_usec;
+        int fd;
+} Ctl;
+
+typedef int (*VerbFn)(Ctl *c, int argc, char **argv);
+
+static const char *jstr(json_object *o, const char *key) {
+        json_object *v;
+        return json_object_object_get_ex(o, key, &v) ? json_object_get_string(v) : NULL;
+}
+
+static int64_t jint(json_object *o, const char *key, int64_t def) {
+        json_object *v;
+        return json_object_object_get_ex(o, key, &v) ? json_object_get_int64(v) : def;
+}
+
+static const char *fmt_ago(char *buf, size_t len, int64_t when_usec) {
+        char d[FORMAT_DURATION_MAX];
+        int64_t now = (int64_t) now_usec(CLOCK_REALTIME);
+
+        if (when_usec <= 0)
+                return "-";
+        if (when_usec <= now)
+                snprintf(buf, len, "%s ago", format_duration(d, sizeof(d), (uint64_t) (now - when_usec) / USEC_PER_SEC * USEC_PER_SEC));
+        else
+                snprintf(buf, len, "in %s", format_duration(d, sizeof(d), (uint64_t) (when_usec - now) / USEC_PER_SEC * USEC_PER_SEC));
+        return buf;
+}
+
+static const char *fmt_dur(char *buf, size_t len, int64_t usec) {
+        if (usec < 0)
+                return "-";
+        /* Milliseconds are enough for a human. */
+        return format_duration(buf, len, (uint64_t) usec / USEC_PER_MSEC * USEC_PER_MSEC);
+}
+
+/* One call; prints the error and returns an exit code, or 0 with *ret. */
+static int call(Ctl *c, const char *method, json_object *params, json_object **ret) {
+        _cleanup_free_ char *error = NULL;
+        json_object *reply = NULL;
+        int r;
+
+        if (c->fd < 0) {
+                r = client_connect(c->socket, c->timeout_usec, &c->fd);
+                if (r < 0) {
+                        fprintf(stderr, "sunkctl: cannot connect to %s: %s: is sunkd running?\n", c->socket, strerror(-r));
+                        return EXIT_UNREACHABLE;
+                }
+        }
+        r = client_call(c->fd, method, params, c->timeout_usec, REPLY_MAX, &reply, &error);
+        if (r < 0) {
+                fprintf(stderr, "sunkctl: %s: %s\n", method, strerror(-r));
+                return EXIT_FAILED;
+        }
+        if (error) {
+                json_object *p = NULL;
+                json_object_object_get_ex(reply, "parameters", &p);
+                fprintf(stderr, "sunkctl: %s failed: %s%s%s\n", method, error, p ? " " : "",
+                        p ? json_object_to_json_string_ext(p, JSON_C_TO_STRING_PLAIN) : "");
+                json_object_put(reply);
+                return EXIT_FAILED;
+        }
+        *ret = reply;
+        return 0;
+}
+
+static json_object *params_of(json_object *reply) {
+        json_object *p = NULL;
+        json_object_object_get_ex(reply, "parameters", &p);
+        return p;
+}
+
+static int print_json(json_object *reply) {
+        json_object *p = params_of(reply);
+        printf("%s\n", p ? json_object_to_json_string_ext(p, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED)
+                         : "{}");
+        return 0;
+}
+
+static int verb_status(Ctl *c, int argc, char **argv) {
+        _cleanup_json_ json_object *reply = NULL;
+        char d[FORMAT_DURATION_MAX];
+        json_object *p, *mods;
+        int r;
+
+        r = call(c, "io.sunkd.Agent.Status", NULL, &reply);
+        if (r)
+                return r;
+        if (c->json)
+                return print_json(reply);
+        p = params_of(reply);
+        printf("sunkd %s, pid %" PRId64 ", up %s, %s\n", jstr(p, "version") ?: "?", jint(p, "pid", 0),
+               format_duration(d, sizeof(d), (uint64_t) jint(p, "uptime_usec", 0) / USEC_PER_SEC * USEC_PER_SEC),
+               json_object_get_boolean(json_object_object_get(p, "ready")) ? "ready" : "starting");
+        printf("config:  %s\nsocket:  %s\n\n", jstr(p, "config") ?: "-", jstr(p, "socket") ?: "-");
+        printf("%-14s %-9s %-9s %s\n", "MODULE", "STATE", "VERSION", "DETAIL");
+        if (json_object_object_get_ex(p, "modules", &mods))
+                for (size_t i = 0; i < json_object_array_length(mods); i++) {
+                        json_object *m = json_object_array_get_idx(mods, i), *st;
+                        const char *detail = jstr(m, "error");
+                        if (!detail && json_object_object_get_ex(m, "status", &st))
+                                detail = json_object_to_json_string_ext(st, JSON_C_TO_STRING_PLAIN);
+                        printf("%-14s %-9s %-9s %s\n", jstr(m, "name"), jstr(m, "state"), jstr(m, "version") ?: "-",
+                               detail ?: "");
+                }
+        return 0;
+}
+
+static int verb_jobs(Ctl *c, int argc, char **argv) {
+        _cleanup_json_ json_object *reply = NULL;
+        json_object *jobs;
+        int r;
+
+        r = call(c, "io.sunkd.Agent.Jobs", NULL, &reply);
+        if (r)
+                return r;
+        if (c->json)
+                return print_json(reply);
+        printf("%-24s %-10s %-10s %-12s %-9s %-8s %-12s %s\n", "JOB", "MODULE", "STATE", "LAST RUN", "DURATION",
+               "RESULT", "NEXT RUN", "RUNS/FAILED");
+        if (!json_object_object_get_ex(params_of(reply), "jobs", &jobs))
+                return 0;
+        for (size_t i = 0; i < json_object_array_length(jobs); i++) {
+                json_object *j = json_object_array_get_idx(jobs, i);
+                char last[64], next[64], dur[FORMAT_DURATION_MAX];
+                printf("%-24s %-10s %-10s %-12s %-9s %-8s %-12s %" PRId64 "/%" PRId64 "\n", jstr(j, "name"),
+                       jstr(j, "module") ?: "-", jstr(j, "state"), fmt_ago(last, sizeof(last), jint(j, "last_start_usec", 0)),
+                       fmt_dur(dur, sizeof(dur), jint(j, "last_duration_usec", -1)), jstr(j, "last_result") ?: "-",
+                       fmt_ago(next, sizeof(next), jint(j, "next_run_usec", 0)), jint(j, "runs", 0), jint(j, "failures", 0));
+        }
+        return 0;
+}
+
+static int verb_run(Ctl *c, int argc, char **argv) {
+        _cleanup_json_ json_object *reply = NULL, *params = NULL;
+        char dur[FORMAT_DURATION_MAX];
+        const char *result;
+        json_object *p;
+        int r;
+
+        if (argc != 2) {
+                fprintf(stderr, "sunkctl: usage: sunkctl run JOB\n");
+                return EXIT_USAGE;
+        }
+        params = json_object_new_object();
+        if (!params)
+                return EXIT_FAILED;
+        json_object_object_add(params, "job", json_object_new_string(argv[1]));
+        json_object_object_add(params, "wait", json_object_new_boolean(true));
+        /* The job may legitimately take minutes: wait for it, not the socket timeout. */
+        c->timeout_usec = 0;
+        r = call(c, "io.sunkd.Agent.Trigger", params, &reply);
+        if (r)
+                return r;
+        p = params_of(reply);
+        result = jstr(p, "result") ?: "unknown";
+        if (c->json)
+                print_json(reply);
+        else if (streq(result, "success"))
+                printf("%s: success in %s\n", argv[1], fmt_dur(dur, sizeof(dur), jint(p, "last_duration_usec", 0)));
+        else
+                printf("%s: failure after %s: %s\n", argv[1], fmt_dur(dur, sizeof(dur), jint(p, "last_duration_usec", 0)),
+                       jstr(p, "error") ?: "unknown error");
+        return streq(result, "success") ? 0 : EXIT_FAILED;
+}
+
+static int verb_reload(Ctl *c, int argc, char **argv) {
+        _cleanup_json_ json_object *reply = NULL;
+        int r = call(c, "io.sunkd.Agent.Reload", NULL, &reply);
+
+        if (r)
+                return r;
+        if (c->json)
+                return print_json(reply);
+        printf("Configuration reloaded.\n");
+        return 0;
+}
+
+static int verb_metrics(Ctl *c, int argc, char **argv) {
+        _cleanup_json_ json_object *reply = NULL;
+        int r = call(c, "io.sunkd.Agent.Metrics", NULL, &reply);
+
+        if (r)
+                return r;
+        if (c->json)
+                return print_json(reply);
+        fputs(jstr(params_of(reply), "text") ?: "", stdout);
+        return 0;
+}
+
+static int verb_version(Ctl *c, int argc, char **argv) {
+        _cleanup_json_ json_object *reply = NULL;
+        json_object *p;
+        int r;
+
+        if (!c->json)
+                printf("sunkctl %s\n", PACKAGE_VERSION);
+        r = call(c, "io.sunkd.Agent.Version", NULL, &reply);
+        if (r)
+                return r;
+        if (c->json)
+                return print_json(reply);
+        p = params_of(reply);
+        printf("sunkd %s (module ABI %" PRId64 ".%" PRId64 ")\n", jstr(p, "version") ?: "?", jint(p, "abi_major", 0),
+               jint(p, "abi_minor", 0));
+        return 0;
+}
+
+static int verb_ping(Ctl *c, int argc, char **argv) {
+        _cleanup_json_ json_object *reply = NULL;
+        int r = call(c, "io.sunkd.Agent.Ping", NULL, &reply);
+
+        if (r)
+                return r;
+        if (!c->json)
+                printf("pong\n");
+        else
+                print_json(reply);
+        return 0;
+}
+
+static const struct {
+        const char *name;
+        VerbFn fn;
+        const char *help;
+} verbs[] = {
+        { "status", verb_status, "show the daemon and its modules" },
+        { "jobs", verb_jobs, "list jobs with their last and next runs" },
+        { "run", verb_run, "JOB: run a job now, wait, exit non-zero if it failed" },
+        { "reload", verb_reload, "re-read the configuration (root)" },
+        { "metrics", verb_metrics, "print the metrics in Prometheus text format" },
+        { "version", verb_version, "show client and daemon versions" },
+        { "ping", verb_ping, "check that sunkd answers" },
+};
+
+static void help(void) {
+        printf("Usage: sunkctl [OPTIONS] COMMAND [ARGS]\n\nAsk the sunkd node agent.\n\nCommands:\n");
+        for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
+                printf("  %-9s %s\n", verbs[i].name, verbs[i].help);
+        printf("\nOptions:\n"
+               "  -s, --socket=PATH   sunkd's socket (default %s)\n"
+               "      --json          print replies as JSON\n"
+               "  -t, --timeout=SECS  give up after this long (default 30; run waits for the job)\n"
+               "  -h, --help          show this help\n"
+               "      --version       show the version\n\n"
+               "Exit status: 0 success, 1 failure, 2 usage, 3 sunkd not reachable.\n", SOCKET_DEFAULT);
+}
+
+int main(int argc, char **argv) {
+        enum { ARG_JSON = 0x100, ARG_VERSION };
+        static const struct option options[] = {
+                { "socket", required_argument, NULL, 's' }, { "json", no_argument, NULL, ARG_JSON },
+                { "timeout", required_argument, NULL, 't' }, { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, ARG_VERSION }, {}
+        };
+        Ctl c = { .socket = getenv("SUNKD_SOCKET") ?: SOCKET_DEFAULT, .timeout_usec = 30 * USEC_PER_SEC, .fd = -1 };
+        int opt, r;
+
+        while ((opt = getopt_long(argc, argv, "+s:t:h", options, NULL)) >= 0) {
+                switch (opt) {
+                case 's':
+                        c.socket = optarg;
+                        break;
+                case 't':
+                        if (parse_duration(optarg, &c.timeout_usec) < 0) {
+                                fprintf(stderr, "sunkctl: --timeout: '%s' is not a duration\n", optarg);
+                                return EXIT_USAGE;
+                        }
+                        break;
+                case ARG_JSON:
+                        c.json = true;
+                        break;
+                case 'h':
+                        help();
+                        return 0;
+                case ARG_VERSION:
+                        printf("sunkctl %s\n", PACKAGE_VERSION);
+                        return 0;
+                default:
+                        fprintf(stderr, "Try 'sunkctl --help'.\n");
+                        return EXIT_USAGE;
+                }
+        }
+        if (optind >= argc) {
+                help();
+                return EXIT_USAGE;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
+                if (streq(verbs[i].name, argv[optind])) {
+                        r = verbs[i].fn(&c, argc - optind, argv + optind);
+                        if (c.fd >= 0)
+                                close(c.fd);
+                        return r;
+                }
+        fprintf(stderr, "sunkctl: unknown command '%s'. Try 'sunkctl --help'.\n", argv[optind]);
+        return EXIT_USAGE;
+}

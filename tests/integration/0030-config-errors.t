@@ -1,0 +1,50 @@
+#!/bin/bash
+# Bad configuration files: exit 2 with file:line:column and the key.
+. "$SUNKD_SRCDIR/tests/lib/tap.sh"
+. "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
+sunkd_setup
+
+check() { # check DESC REGEX CONFIG
+        sunkd_config "$3"
+        out=$("$SUNKD" -c "$T/sunkd.yaml" --check-config 2>&1); rc=$?
+        is "$rc" 2 "$1: --check-config exits 2"
+        like "$out" "$2" "$1: message"
+        "$SUNKD" -c "$T/sunkd.yaml" > /dev/null 2>&1; rc=$?
+        is "$rc" 2 "$1: sunkd refuses to start with 2"
+}
+
+C="$T/sunkd.yaml"
+check "unknown key" "$C:4:1: key 'colour': unknown key" "colour: blue"
+check "tab indentation" "$C:5:[0-9]+: .*tab" "modules:
+	testmod: {}"
+check "wrong type" "$C:4:1: key 'max_connections': 'many' is not an integer" "max_connections: many"
+check "negative duration" "$C:4:1: key 'idle_timeout': '-1s' is negative" "idle_timeout: -1s"
+check "bad duration" "$C:4:1: key 'shutdown_timeout': '10 parsecs' is not a duration" "shutdown_timeout: 10 parsecs"
+check "missing module" "cannot load module '$MODDIR/nosuch.so'" "modules:
+  nosuch: {}"
+check "module key" "$C:6:5: key 'bogus': unknown key" "modules:
+  testmod:
+    bogus: 1"
+check "module value" "$C:6:5: key 'interval': 'often' is not a duration" "modules:
+  testmod:
+    interval: often"
+check "duplicate key" "$C:5:1: key 'log_level': duplicate key" "log_level: info
+log_level: debug"
+check "bad log level" "key 'log_level': 'chatty' is not one of" "log_level: chatty"
+
+sunkd_config "modules: {}"
+chmod 666 "$C"
+out=$("$SUNKD" -c "$C" --check-config 2>&1); rc=$?
+is "$rc" 2 "world-writable config refused"
+like "$out" "refusing a group- or world-writable config file" "and the reason is given"
+chmod 644 "$C"
+
+head -c 2000000 /dev/zero | tr '\0' '#' > "$C"
+out=$("$SUNKD" -c "$C" --check-config 2>&1); rc=$?
+is "$rc" 2 "oversized config refused"
+like "$out" "file too large" "and says so"
+
+printf 'a: \xff\xfe\n' > "$C"
+"$SUNKD" -c "$C" --check-config > /dev/null 2>&1; is "$?" 2 "non-UTF-8 config refused"
+
+done_testing

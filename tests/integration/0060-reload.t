@@ -1,0 +1,54 @@
+#!/bin/bash
+# SIGHUP and Agent.Reload: a bad file never replaces a good one.
+. "$SUNKD_SRCDIR/tests/lib/tap.sh"
+. "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
+sunkd_setup
+sunkd_config "modules:
+  testmod:
+    interval: 1h"
+sunkd_start
+interval() { ctl --json jobs | python3 -c 'import json,sys; print([x for x in json.load(sys.stdin)["jobs"] if x["name"]=="testmod.ok"][0]["interval_usec"])'; }
+is "$(interval)" 3600000000 "initial interval"
+
+cp "$T/sunkd.yaml" "$T/good.yaml"
+sunkd_config "modules:
+  testmod:
+    interval: [not, a, duration]"
+kill -HUP "$SUNKD_PID"
+sleep 0.5
+like "$(cat "$T/sunkd.log")" "key 'interval': expected a duration" "the bad file is reported with its location"
+like "$(cat "$T/sunkd.log")" "keeping the running one|keeping the running configuration" "and the running config stays"
+is "$(interval)" 3600000000 "interval unchanged after a bad SIGHUP"
+is "$(ctl ping)" "pong" "still serving"
+
+sunkd_config "log_level: info
+bogus_top: 1
+modules:
+  testmod: {}"
+kill -HUP "$SUNKD_PID"; sleep 0.5
+like "$(cat "$T/sunkd.log")" "key 'bogus_top': unknown key" "unknown top-level key on reload reported"
+
+err=$(ctl reload 2>&1); rc=$?
+is "$rc" 1 "sunkctl reload of a bad file exits 1"
+like "$err" "io.sunkd.ReloadFailed" "with ReloadFailed"
+
+sunkd_config "modules:
+  testmod:
+    interval: 10m"
+kill -HUP "$SUNKD_PID"; sleep 0.5
+is "$(interval)" 600000000 "a good SIGHUP applies the new interval"
+is "$(ctl --json status | python3 -c 'import json,sys; print(json.load(sys.stdin)["reloads"])')" 1 "one successful reload counted"
+
+sunkd_config "modules: {}"
+is "$(ctl reload)" "Configuration reloaded." "removing a module by reload"
+unlike "$(ctl status)" "^testmod" "module stopped after it left the config"
+
+sunkd_config "modules:
+  testmod:
+    interval: 5m"
+ctl reload >/dev/null
+like "$(ctl status)" "^testmod +running" "module added back by reload"
+
+sunkd_stop
+is "$SUNKD_EXIT" 0 "clean exit"
+done_testing

@@ -1,0 +1,32 @@
+#!/bin/bash
+# Hostile clients: each gets an error and is closed; everyone else is served.
+. "$SUNKD_SRCDIR/tests/lib/tap.sh"
+. "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
+sunkd_setup
+sunkd_config "idle_timeout: 1s
+modules:
+  testmod:
+    interval: 1h"
+sunkd_start
+raw() { python3 "$SUNKD_SRCDIR/tests/lib/varlink-raw.py" "$SOCK" "$@"; }
+
+is "$(raw raw '{"method":"io.sunkd.Agent.Ping"}\x00')" "ok closed=False" "a good call is answered and the connection kept"
+is "$(raw raw '{"method":"io.sunkd.Nope.Nothing"}\x00')" "org.varlink.service.MethodNotFound closed=False" "unknown method"
+is "$(raw raw 'not json\x00')" "io.sunkd.InvalidMessage closed=True" "garbage: error, then closed"
+is "$(raw raw '[1,2]\x00')" "io.sunkd.InvalidMessage closed=True" "a non-object message"
+is "$(raw raw '{"method":"io.sunkd.Agent.Ping","method":"io.sunkd.Agent.Reload"}\x00')" "io.sunkd.InvalidMessage closed=True" "duplicate keys"
+is "$(raw raw '{"method":"io.sunkd.Agent.Ping","parameters":{"a":"\xff\xfe"}}\x00')" "io.sunkd.InvalidMessage closed=True" "non-UTF-8"
+is "$(raw raw '{"method":42}\x00')" "io.sunkd.InvalidMessage closed=True" "method not a string"
+is "$(raw oversize 70000)" "io.sunkd.InvalidMessage closed=True" "a request over 64 KiB"
+is "$(raw deep 1000)" "io.sunkd.InvalidMessage closed=True" "deep nesting"
+is "$(raw truncated)" "closed" "a truncated message then EOF: closed without a reply"
+like "$(raw silent)" "^closed after 1\.[0-9]s" "a client that sends nothing is closed after the idle timeout"
+is "$(raw pipelined)" "ping=True version=$("$SUNKD" --version | awk '{print $2}')" "pipelined requests answered in order"
+out=$(raw many 500)
+like "$out" "^connected=500 answered=25[0-9] refused=24[0-9]" "500 clients at once: up to the limit served, the rest closed"
+is "$(ctl ping)" "pong" "still serving after all of that"
+like "$(raw raw '{"method":"io.sunkd.Test.Echo","parameters":{"x":[1,{"y":"z"}]}}\x00')" "ok closed=False" "module method echo"
+sunkd_stop
+is "$SUNKD_EXIT" 0 "clean exit"
+unlike "$(cat "$T/sunkd.log")" "AddressSanitizer|runtime error" "no sanitizer reports"
+done_testing

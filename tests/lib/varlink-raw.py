@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Raw socket probes for sunkd's Varlink endpoint (integration tests).
+
+Usage: varlink-raw.py SOCKET MODE [ARG]
+Prints one line describing what the daemon did, for the shell test to check.
+"""
+import json
+import socket
+import sys
+import time
+
+
+def connect(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(10)
+    s.connect(path)
+    return s
+
+
+def read_reply(s):
+    buf = b""
+    while not buf.endswith(b"\0"):
+        try:
+            chunk = s.recv(65536)
+        except socket.timeout:
+            return "timeout"
+        except ConnectionResetError:
+            return "reset"
+        if not chunk:
+            return "closed" if not buf else "partial"
+        buf += chunk
+    return json.loads(buf[:-1].decode())
+
+
+def closed_after(s):
+    try:
+        data = s.recv(1)
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    except socket.timeout:
+        return False
+    return data == b""
+
+
+def call(path, payload):
+    s = connect(path)
+    s.sendall(payload)
+    reply = read_reply(s)
+    if isinstance(reply, dict):
+        closed = closed_after(s)
+        return "%s closed=%s" % (reply.get("error", "ok"), closed)
+    return reply
+
+
+def main():
+    path, mode = sys.argv[1], sys.argv[2]
+    arg = sys.argv[3] if len(sys.argv) > 3 else None
+    if mode == "raw":
+        print(call(path, arg.encode().decode("unicode_escape").encode("latin-1")))
+    elif mode == "oversize":
+        n = int(arg)
+        body = b'{"method":"io.sunkd.Agent.Ping","parameters":{"pad":"' + b"x" * n + b'"}}\0'
+        print(call(path, body))
+    elif mode == "deep":
+        n = int(arg)
+        body = b'{"method":"io.sunkd.Agent.Ping","parameters":{"a":' + b"[" * n + b"]" * n + b"}}\0"
+        print(call(path, body))
+    elif mode == "truncated":
+        s = connect(path)
+        s.sendall(b'{"method":"io.sunkd.Agent.Pi')
+        s.shutdown(socket.SHUT_WR)
+        print(read_reply(s))
+    elif mode == "silent":
+        s = connect(path)
+        t = time.monotonic()
+        r = read_reply(s)
+        print("%s after %.1fs" % (r, time.monotonic() - t))
+    elif mode == "pipelined":
+        s = connect(path)
+        s.sendall(b'{"method":"io.sunkd.Agent.Ping"}\0{"method":"io.sunkd.Agent.Version"}\0')
+        a = read_reply(s)
+        b = read_reply(s)
+        print("ping=%s version=%s" % ("error" not in a, b.get("parameters", {}).get("version")))
+    elif mode == "many":
+        n = int(arg)
+        socks = []
+        for _ in range(n):
+            try:
+                socks.append(connect(path))
+            except OSError:
+                break
+        for s in socks:
+            try:
+                s.sendall(b'{"method":"io.sunkd.Agent.Ping"}\0')
+            except OSError:
+                pass
+        answered = refused = 0
+        for s in socks:
+            r = read_reply(s)
+            if isinstance(r, dict) and "error" not in r:
+                answered += 1
+            else:
+                refused += 1
+            s.close()
+        print("connected=%d answered=%d refused=%d" % (len(socks), answered, refused))
+    elif mode == "call":
+        method, params = arg, sys.argv[4] if len(sys.argv) > 4 else "{}"
+        msg = json.dumps({"method": method, "parameters": json.loads(params)}).encode() + b"\0"
+        s = connect(path)
+        s.sendall(msg)
+        print(json.dumps(read_reply(s), sort_keys=True))
+    else:
+        sys.exit("unknown mode " + mode)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,327 @@
+/* testmod: a module that exercises every part of the ABI for the tests.
+ *
+ * Jobs: testmod.ok (succeeds after `work` time), testmod.fail (always
+ * -EIO), testmod.hang (runs until cancelled; has a short timeout),
+ * testmod.flaky (fails `flaky_failures` times, then succeeds),
+ * testmod.block (blocks its worker for `block` without looking at the cancel
+ * flag: the loop must stay responsive).  Methods: Echo (any uid), Root
+ * (root), Allowed (the `allow:` list), Later (replied by the next run of
+ * testmod.ok), Spawn (runs a child and returns its output).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <json-c/json.h>
+
+#include "sunkd/module.h"
+
+#define USEC_PER_MSEC UINT64_C(1000)
+
+typedef struct Conf {
+        uint64_t interval;
+        uint64_t splay;
+        uint64_t work;
+        uint64_t hang_timeout;
+        uint64_t block;
+        int64_t flaky_failures;
+        bool init_fail;
+        bool ready_gate;
+        bool periodic_fail;
+        char *spawn_command;
+} Conf;
+
+static const sunkd_cfg_key conf_keys[] = {
+        { "interval", SUNKD_CFG_DURATION, offsetof(Conf, interval), 0, 0, 0 },
+        { "splay", SUNKD_CFG_DURATION, offsetof(Conf, splay), 0, 0, 0 },
+        { "work", SUNKD_CFG_DURATION, offsetof(Conf, work), 0, 0, 0 },
+        { "hang_timeout", SUNKD_CFG_DURATION, offsetof(Conf, hang_timeout), 0, 0, 0 },
+        { "block", SUNKD_CFG_DURATION, offsetof(Conf, block), 0, 0, 0 },
+        { "flaky_failures", SUNKD_CFG_INT, offsetof(Conf, flaky_failures), 0, 0, 1000 },
+        { "init_fail", SUNKD_CFG_BOOL, offsetof(Conf, init_fail), 0, 0, 0 },
+        { "ready_gate", SUNKD_CFG_BOOL, offsetof(Conf, ready_gate), 0, 0, 0 },
+        { "periodic_fail", SUNKD_CFG_BOOL, offsetof(Conf, periodic_fail), 0, 0, 0 },
+        { "spawn_command", SUNKD_CFG_PATH, offsetof(Conf, spawn_command), 0, 0, 0 },
+};
+
+typedef struct PendingCall PendingCall;
+struct PendingCall {
+        sunkd_call *call;
+        PendingCall *next;
+};
+
+typedef struct State {
+        sunkd_ctx *ctx;
+        Conf conf;
+        sunkd_job *ok_job;
+        int64_t flaky_runs;
+        PendingCall *later;
+        sunkd_metric *runs;
+} State;
+
+static void sleep_usec(uint64_t usec) {
+        struct timespec ts = { .tv_sec = (time_t) (usec / 1000000), .tv_nsec = (long) (usec % 1000000) * 1000 };
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                ;
+}
+
+static int conf_load(sunkd_ctx *c, const sunkd_cfg *cfg, Conf *conf) {
+        char *error = NULL;
+        int r;
+
+        *conf = (Conf){ .interval = 60 * 1000000ULL, .hang_timeout = 1000000ULL };
+        r = c->api->cfg_parse(cfg, conf_keys, sizeof(conf_keys) / sizeof(conf_keys[0]), conf, &error);
+        if (r < 0) {
+                sunkd_log_error_errno(c, r, "%s", error ?: "invalid configuration");
+                free(error);
+                c->api->cfg_clear(conf_keys, sizeof(conf_keys) / sizeof(conf_keys[0]), conf);
+        }
+        return r;
+}
+
+static void count_run(State *s, const char *job) {
+        s->ctx->api->metric_add_value(s->runs, 1, (const char *[]){ job });
+}
+
+static int work_ok(void *state, void *input, const sunkd_cancel *cancel, void **ret) {
+        State *s = state;
+        sleep_usec(s->conf.work);
+        return 0;
+}
+
+static int done_ok(void *state, int r, void *input, void *result) {
+        State *s = state;
+
+        count_run(s, "ok");
+        while (s->later) {
+                PendingCall *p = s->later;
+                s->later = p->next;
+                json_object *o = json_object_new_object();
+                json_object_object_add(o, "run", json_object_new_string("done"));
+                s->ctx->api->reply(p->call, o);
+                free(p);
+        }
+        return r;
+}
+
+static int work_fail(void *state, void *input, const sunkd_cancel *cancel, void **ret) {
+        return -EIO;
+}
+
+static int done_count(void *state, int r, void *input, void *result) {
+        count_run(state, "other");
+        return r;
+}
+
+static int work_hang(void *state, void *input, const sunkd_cancel *cancel, void **ret) {
+        for (int i = 0; i < 60000 && !sunkd_cancelled(cancel); i++)
+                sleep_usec(USEC_PER_MSEC);
+        return sunkd_cancelled(cancel) ? -ECANCELED : 0;
+}
+
+static int prepare_flaky(void *state, void **ret_input) {
+        State *s = state;
+        /* Decided on the loop: the worker must not touch mutable state. */
+        *ret_input = (void *) (intptr_t) (s->flaky_runs++ < s->conf.flaky_failures ? -EAGAIN : 0);
+        return 0;
+}
+
+static int work_flaky(void *state, void *input, const sunkd_cancel *cancel, void **ret) {
+        return (int) (intptr_t) input;
+}
+
+static int work_block(void *state, void *input, const sunkd_cancel *cancel, void **ret) {
+        State *s = state;
+        sleep_usec(s->conf.block);
+        return 0;
+}
+
+static int method_echo(sunkd_call *call, struct json_object *params, void *state) {
+        State *s = state;
+        return s->ctx->api->reply(call, json_object_get(params));
+}
+
+static int method_whoami(sunkd_call *call, struct json_object *params, void *state) {
+        State *s = state;
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "uid", json_object_new_int64(s->ctx->api->call_uid(call)));
+        return s->ctx->api->reply(call, o);
+}
+
+static int method_later(sunkd_call *call, struct json_object *params, void *state) {
+        State *s = state;
+        PendingCall *p = calloc(1, sizeof(*p));
+
+        if (!p)
+                return -ENOMEM;
+        p->call = call;
+        p->next = s->later;
+        s->later = p;
+        s->ctx->api->job_trigger(s->ok_job, "Later");
+        return SUNKD_CALL_PENDING;
+}
+
+typedef struct SpawnCall {
+        State *state;
+        sunkd_call *call;
+} SpawnCall;
+
+static void on_spawned(void *userdata, int r, const sunkd_spawn_result *res) {
+        SpawnCall *sc = userdata;
+        const sunkd_host_api *api = sc->state->ctx->api;
+        json_object *o;
+
+        if (r < 0) {
+                api->reply_error(sc->call, "io.sunkd.Test.SpawnFailed", NULL);
+                free(sc);
+                return;
+        }
+        o = json_object_new_object();
+        json_object_object_add(o, "exit_code", json_object_new_int(res->exit_code));
+        json_object_object_add(o, "signal", json_object_new_int(res->signal));
+        json_object_object_add(o, "timed_out", json_object_new_boolean(res->timed_out));
+        json_object_object_add(o, "truncated", json_object_new_boolean(res->output_truncated));
+        json_object_object_add(o, "output", json_object_new_string_len(res->output, (int) res->output_len));
+        api->reply(sc->call, o);
+        free(sc);
+}
+
+static int method_spawn(sunkd_call *call, struct json_object *params, void *state) {
+        State *s = state;
+        json_object *v;
+        const char *arg = json_object_object_get_ex(params, "arg", &v) ? json_object_get_string(v) : "";
+        uint64_t timeout = json_object_object_get_ex(params, "timeout_ms", &v) ? (uint64_t) json_object_get_int64(v) * 1000 : 0;
+        size_t max = json_object_object_get_ex(params, "output_max", &v) ? (size_t) json_object_get_int64(v) : 0;
+        const char *argv[] = { s->conf.spawn_command ?: "/bin/sh", "-c", arg, NULL };
+        sunkd_spawn_spec spec = {
+                .size = sizeof(spec), .argv = argv, .timeout_usec = timeout, .output_max = max,
+                .uid = (uid_t) -1, .gid = (gid_t) -1,
+        };
+        SpawnCall *sc = calloc(1, sizeof(*sc));
+        int r;
+
+        if (!sc)
+                return -ENOMEM;
+        *sc = (SpawnCall){ .state = s, .call = call };
+        r = s->ctx->api->spawn(s->ctx, &spec, on_spawned, sc);
+        if (r < 0) {
+                free(sc);
+                return r;
+        }
+        return SUNKD_CALL_PENDING;
+}
+
+static const sunkd_method methods[] = {
+        { "io.sunkd.Test.Echo", SUNKD_METHOD_ANY_UID, method_echo },
+        { "io.sunkd.Test.Root", SUNKD_METHOD_ROOT, method_whoami },
+        { "io.sunkd.Test.Allowed", SUNKD_METHOD_ALLOW, method_whoami },
+        { "io.sunkd.Test.Later", SUNKD_METHOD_ANY_UID, method_later },
+        { "io.sunkd.Test.Spawn", SUNKD_METHOD_ROOT, method_spawn },
+};
+
+static void state_free(State *s) {
+        if (!s)
+                return;
+        while (s->later) {
+                PendingCall *p = s->later;
+                s->later = p->next;
+                s->ctx->api->reply_error(p->call, "io.sunkd.Test.Stopped", NULL);
+                free(p);
+        }
+        s->ctx->api->cfg_clear(conf_keys, sizeof(conf_keys) / sizeof(conf_keys[0]), &s->conf);
+        free(s);
+}
+
+static int add_jobs(State *s) {
+        const sunkd_host_api *api = s->ctx->api;
+        sunkd_job_spec specs[] = {
+                { .name = "testmod.ok", .interval_usec = s->conf.interval, .splay_usec = s->conf.splay,
+                  .flags = s->conf.ready_gate ? SUNKD_JOB_READY_GATE : 0, .work = work_ok, .done = done_ok },
+                { .name = "testmod.fail", .interval_usec = s->conf.interval,
+                  .flags = s->conf.periodic_fail ? 0 : SUNKD_JOB_TRIGGER_ONLY, .backoff_min_usec = 100 * USEC_PER_MSEC,
+                  .backoff_max_usec = 800 * USEC_PER_MSEC, .work = work_fail, .done = done_count },
+                { .name = "testmod.hang", .flags = SUNKD_JOB_TRIGGER_ONLY, .timeout_usec = s->conf.hang_timeout,
+                  .work = work_hang, .done = done_count },
+                { .name = "testmod.flaky", .flags = SUNKD_JOB_TRIGGER_ONLY, .prepare = prepare_flaky,
+                  .work = work_flaky, .done = done_count },
+                { .name = "testmod.block", .flags = SUNKD_JOB_TRIGGER_ONLY, .work = work_block, .done = done_count },
+        };
+        int r;
+
+        for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+                specs[i].size = sizeof(sunkd_job_spec);
+                r = api->job_add(s->ctx, &specs[i], i == 0 ? &s->ok_job : NULL);
+                if (r < 0)
+                        return sunkd_log_error_errno(s->ctx, r, "Failed to add job '%s': %m", specs[i].name);
+        }
+        return 0;
+}
+
+static int testmod_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
+        static const sunkd_metric_spec runs = { sizeof(sunkd_metric_spec), "testmod_runs_total", "Test runs.",
+                                                SUNKD_METRIC_COUNTER, { "job" } };
+        State *s;
+        int r;
+
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        s->ctx = c;
+        r = conf_load(c, cfg, &s->conf);
+        if (r < 0) {
+                free(s);
+                return r;
+        }
+        if (s->conf.init_fail) {
+                state_free(s);
+                return sunkd_log_error_errno(c, -EIO, "init_fail is set, failing as asked.");
+        }
+        r = c->api->metric_add(c, &runs, &s->runs);
+        if (r >= 0)
+                r = add_jobs(s);
+        if (r >= 0)
+                r = c->api->methods_add(c, methods, sizeof(methods) / sizeof(methods[0]));
+        if (r < 0) {
+                state_free(s);
+                return r;
+        }
+        *ret_state = s;
+        return 0;
+}
+
+static int testmod_check(sunkd_ctx *c, const sunkd_cfg *cfg) {
+        Conf conf;
+        int r = conf_load(c, cfg, &conf);
+
+        if (r >= 0)
+                c->api->cfg_clear(conf_keys, sizeof(conf_keys) / sizeof(conf_keys[0]), &conf);
+        return r;
+}
+
+static int testmod_reload(void *state, const sunkd_cfg *cfg) {
+        State *s = state;
+        Conf conf;
+        int r;
+
+        r = conf_load(s->ctx, cfg, &conf);
+        if (r < 0)
+                return r;
+        s->ctx->api->cfg_clear(conf_keys, sizeof(conf_keys) / sizeof(conf_keys[0]), &s->conf);
+        s->conf = conf;
+        return s->ctx->api->job_set_interval(s->ok_job, conf.interval, conf.splay);
+}
+
+static void testmod_fini(void *state) {
+        state_free(state);
+}
+
+static int testmod_status(void *state, struct json_object *out) {
+        State *s = state;
+        json_object_object_add(out, "flaky_runs", json_object_new_int64(s->flaky_runs));
+        return 0;
+}
+
+SUNKD_MODULE_DEFINE(.name = "testmod", .version = PACKAGE_VERSION, .init = testmod_init, .check = testmod_check,
+                    .reload = testmod_reload, .fini = testmod_fini, .status = testmod_status);

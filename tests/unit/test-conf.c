@@ -1,0 +1,241 @@
+/* sunkd.yaml parsing: values, defaults and, above all, where errors are. */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf-keys.h"
+#include "conf.h"
+#include "util/macro.h"
+#include "util/strv.h"
+
+static int parse(const char *yaml, Config **ret, char **ret_error) {
+        *ret_error = NULL;
+        return config_parse("sunkd.yaml", yaml, strlen(yaml), ret, ret_error);
+}
+
+/* Parses @yaml expecting failure with @error exactly. */
+static void expect_error(const char *yaml, const char *error) {
+        Config *c = NULL;
+        char *e = NULL;
+        int r = parse(yaml, &c, &e);
+
+        ck_assert_msg(r < 0, "expected failure for:\n%s", yaml);
+        ck_assert_ptr_null(c);
+        ck_assert_ptr_nonnull(e);
+        ck_assert_msg(strcmp(e, error) == 0, "got error '%s', expected '%s'", e, error);
+        free(e);
+}
+
+START_TEST(test_full) {
+        const char *yaml = "socket: /tmp/x/io.sunkd\n"
+                           "socket_mode: \"0660\"\n"
+                           "state_dir: /var/lib/sunkd\n"
+                           "module_dir: /usr/lib/sunkd\n"
+                           "log_level: debug\n"
+                           "metrics_textfile: /var/lib/node_exporter/sunkd.prom\n"
+                           "idle_timeout: 5s\n"
+                           "max_request_size: 32K\n"
+                           "modules:\n"
+                           "  nsscache:\n"
+                           "    interval: 15m\n"
+                           "    required: true\n"
+                           "  gres:\n"
+                           "    enabled: false\n"
+                           "  authkeys:\n"
+                           "    allow: [sshd, \"@wheel\"]\n";
+        Config *c = NULL;
+        char *e = NULL;
+
+        ck_assert_int_eq(parse(yaml, &c, &e), 0);
+        ck_assert_str_eq(c->socket, "/tmp/x/io.sunkd");
+        ck_assert_uint_eq(c->socket_mode, 0660);
+        ck_assert_int_eq(c->log_level, LOG_DEBUG);
+        ck_assert_uint_eq(c->idle_timeout_usec, 5 * USEC_PER_SEC);
+        ck_assert_uint_eq(c->max_request, 32768);
+        ck_assert_uint_eq(c->n_modules, 3);
+        ck_assert_str_eq(c->modules[0].name, "nsscache");
+        ck_assert(c->modules[0].enabled);
+        ck_assert(c->modules[0].required);
+        ck_assert(!c->modules[1].enabled);
+        ck_assert_uint_eq(strv_length(c->modules[2].allow), 2);
+        ck_assert_str_eq(c->modules[2].allow[1], "@wheel");
+        ck_assert_ptr_nonnull(conf_node_get(c->modules[0].cfg, "interval"));
+        config_free(c);
+}
+END_TEST
+
+START_TEST(test_defaults) {
+        Config *c = NULL;
+        char *e = NULL;
+
+        ck_assert_int_eq(parse("", &c, &e), 0);
+        ck_assert_str_eq(c->socket, "/run/sunkd/io.sunkd");
+        ck_assert_uint_eq(c->socket_mode, 0666);
+        ck_assert_int_eq(c->max_connections, 256);
+        ck_assert_uint_eq(c->max_request, 65536);
+        ck_assert_uint_eq(c->n_modules, 0);
+        config_free(c);
+}
+END_TEST
+
+START_TEST(test_errors_located) {
+        expect_error("socket: /run/x\nbogus: 1\n", "sunkd.yaml:2:1: key 'bogus': unknown key");
+        expect_error("idle_timeout: -5s\n", "sunkd.yaml:1:1: key 'idle_timeout': '-5s' is negative");
+        expect_error("idle_timeout: soon\n",
+                     "sunkd.yaml:1:1: key 'idle_timeout': 'soon' is not a duration (use e.g. 30s, 15m, 1h)");
+        expect_error("max_connections: lots\n", "sunkd.yaml:1:1: key 'max_connections': 'lots' is not an integer");
+        expect_error("max_connections: 0\n",
+                     "sunkd.yaml:1:1: key 'max_connections': 0 is out of range [1, 65536]");
+        expect_error("socket: relative/path\n",
+                     "sunkd.yaml:1:1: key 'socket': 'relative/path' is not an absolute path without '..'");
+        expect_error("socket: /run/../etc/x\n",
+                     "sunkd.yaml:1:1: key 'socket': '/run/../etc/x' is not an absolute path without '..'");
+        expect_error("socket: [a, b]\n", "sunkd.yaml:1:1: key 'socket': expected an absolute path");
+        expect_error("log_level: loud\n",
+                     "sunkd.yaml:1:1: key 'log_level': 'loud' is not one of err, warning, notice, info, debug");
+        expect_error("socket_mode: \"0999\"\n", "sunkd.yaml:1:1: key 'socket_mode': '0999' is not an octal mode like 0660");
+        expect_error("modules:\n  nsscache:\n    enabled: maybe\n",
+                     "sunkd.yaml:3:5: key 'enabled': 'maybe' is not a boolean (true or false)");
+        expect_error("modules:\n  nsscache: 5\n", "sunkd.yaml:2:3: key 'nsscache': a module section must be a mapping");
+        expect_error("modules:\n  ../evil:\n    enabled: true\n", "sunkd.yaml:2:3: key '../evil': not a valid module name");
+        expect_error("socket: /a\nsocket: /b\n", "sunkd.yaml:2:1: key 'socket': duplicate key");
+        expect_error("- a\n- b\n", "sunkd.yaml:1:1: the top level must be a mapping of keys");
+        expect_error("a: &x 1\nb: *x\n", "sunkd.yaml:2:4: aliases are not supported");
+        expect_error("a: 1\n---\nb: 2\n", "sunkd.yaml:2:1: only one YAML document is allowed");
+}
+END_TEST
+
+START_TEST(test_yaml_syntax) {
+        Config *c = NULL;
+        char *e = NULL;
+
+        /* A tab used as indentation is a YAML error with a position. */
+        ck_assert_int_lt(parse("modules:\n\tnsscache: {}\n", &c, &e), 0);
+        ck_assert_ptr_nonnull(e);
+        ck_assert_msg(strncmp(e, "sunkd.yaml:2:", 13) == 0, "error '%s' lacks the position", e);
+        free(e);
+        ck_assert_int_lt(parse("a: [1, 2\n", &c, &e), 0);
+        ck_assert_msg(strncmp(e, "sunkd.yaml:", 11) == 0, "error '%s' lacks the file", e);
+        free(e);
+        ck_assert_int_lt(parse("a: \"\\x00\"\n", &c, &e), 0);
+        free(e);
+}
+END_TEST
+
+START_TEST(test_hostile) {
+        Config *c = NULL;
+        char *e = NULL;
+        size_t n = 200 * 2 + 16;
+        char *deep = malloc(n);
+
+        /* Deep nesting stops at the depth limit. */
+        size_t k = 0;
+        k += (size_t) sprintf(deep, "a: ");
+        for (int i = 0; i < 200; i++)
+                deep[k++] = '[';
+        for (int i = 0; i < 200; i++)
+                deep[k++] = ']';
+        deep[k] = '\0';
+        ck_assert_int_lt(parse(deep, &c, &e), 0);
+        ck_assert_ptr_nonnull(strstr(e, "nested deeper than"));
+        free(e);
+        free(deep);
+
+        /* An oversized file is refused before parsing. */
+        size_t big = CONF_FILE_MAX + 1;
+        char *huge = malloc(big + 1);
+        memset(huge, '#', big);
+        huge[big] = '\0';
+        ck_assert_int_eq(config_parse("big.yaml", huge, big, &c, &e), -EFBIG);
+        free(e);
+        free(huge);
+
+        /* Non-UTF-8 input is a reader error. */
+        ck_assert_int_lt(parse("a: \xff\xfe\n", &c, &e), 0);
+        free(e);
+}
+END_TEST
+
+typedef struct ModConf {
+        char *url;
+        int64_t count;
+        bool flag;
+        uint64_t interval;
+        uint64_t size;
+        char **list;
+        const ConfNode *sub;
+} ModConf;
+
+static const sunkd_cfg_key mod_keys[] = {
+        { "url", SUNKD_CFG_STRING, offsetof(ModConf, url), SUNKD_CFG_REQUIRED, 0, 0 },
+        { "count", SUNKD_CFG_INT, offsetof(ModConf, count), 0, 1, 10 },
+        { "flag", SUNKD_CFG_BOOL, offsetof(ModConf, flag), 0, 0, 0 },
+        { "interval", SUNKD_CFG_DURATION, offsetof(ModConf, interval), 0, 0, 0 },
+        { "size", SUNKD_CFG_SIZE, offsetof(ModConf, size), 0, 0, 1024 },
+        { "list", SUNKD_CFG_LIST, offsetof(ModConf, list), 0, 0, 0 },
+        { "sub", SUNKD_CFG_MAP, offsetof(ModConf, sub), 0, 0, 0 },
+};
+
+static int parse_mod(const char *yaml, ModConf *mc, char **e) {
+        ConfTree *t = NULL;
+        int r;
+
+        *e = NULL;
+        r = conf_tree_parse("m.yaml", yaml, strlen(yaml), &t, e);
+        ck_assert_int_eq(r, 0);
+        *mc = (ModConf){};
+        r = conf_keys_parse(t->root, mod_keys, ELEMENTSOF(mod_keys), mc, e);
+        if (r >= 0)
+                ck_assert(mc->sub == NULL || mc->sub->type == CONF_MAP);
+        conf_keys_clear(mod_keys, ELEMENTSOF(mod_keys), mc);
+        conf_tree_free(t);
+        return r;
+}
+
+START_TEST(test_key_table) {
+        ModConf mc;
+        char *e;
+
+        ck_assert_int_eq(parse_mod("url: x\ncount: 3\nflag: yes\ninterval: 1m\nsize: 1K\nlist: [a, b]\nsub: {k: v}\n"
+                                   "enabled: true\nrequired: false\n", &mc, &e), 0);
+        ck_assert_int_eq(parse_mod("count: 3\n", &mc, &e), -EINVAL);
+        ck_assert_str_eq(e, "m.yaml:1:1: key 'url': required but missing");
+        free(e);
+        ck_assert_int_eq(parse_mod("url: x\ncount: 11\n", &mc, &e), -EINVAL);
+        ck_assert_str_eq(e, "m.yaml:2:1: key 'count': 11 is out of range [1, 10]");
+        free(e);
+        ck_assert_int_eq(parse_mod("url: x\nsize: 2K\n", &mc, &e), -EINVAL);
+        ck_assert_str_eq(e, "m.yaml:2:1: key 'size': '2K' is larger than allowed");
+        free(e);
+        ck_assert_int_eq(parse_mod("url: x\nlist: [a, [b]]\n", &mc, &e), -EINVAL);
+        ck_assert_str_eq(e, "m.yaml:2:11: list item is not a string");
+        free(e);
+        ck_assert_int_eq(parse_mod("url: x\nsub: 1\n", &mc, &e), -EINVAL);
+        ck_assert_str_eq(e, "m.yaml:2:1: key 'sub': expected a mapping");
+        free(e);
+        ck_assert_int_eq(parse_mod("url:\n", &mc, &e), -EINVAL);
+        ck_assert_str_eq(e, "m.yaml:1:1: key 'url': a value is required");
+        free(e);
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("conf");
+        TCase *tc = tcase_create("conf");
+        SRunner *sr;
+        int failed;
+
+        tcase_add_test(tc, test_full);
+        tcase_add_test(tc, test_defaults);
+        tcase_add_test(tc, test_errors_located);
+        tcase_add_test(tc, test_yaml_syntax);
+        tcase_add_test(tc, test_hostile);
+        tcase_add_test(tc, test_key_table);
+        suite_add_tcase(s, tc);
+        sr = srunner_create(s);
+        srunner_run_all(sr, CK_ENV);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,253 @@
+/* The scheduler: timing math, then real sd-event runs with worker threads. */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "sched.h"
+#include "util/macro.h"
+#include "util/time-util.h"
+
+#define MS USEC_PER_MSEC
+
+START_TEST(test_math) {
+        for (int i = 0; i < 2000; i++) {
+                ck_assert_uint_le(sched_splay_delay(300 * MS), 300 * MS);
+                uint64_t d = sched_interval_delay(1000 * MS, 10);
+                ck_assert_uint_ge(d, 900 * MS);
+                ck_assert_uint_le(d, 1100 * MS);
+        }
+        ck_assert_uint_eq(sched_splay_delay(0), 0);
+        ck_assert_uint_eq(sched_interval_delay(1000, 0), 1000);
+
+        static const uint64_t expect[] = { 100, 200, 400, 800, 800, 800 };
+        for (unsigned n = 1; n <= ELEMENTSOF(expect); n++) {
+                ck_assert_uint_eq(sched_backoff_bound(100 * MS, 800 * MS, n), expect[n - 1] * MS);
+                for (int i = 0; i < 200; i++) {
+                        uint64_t d = sched_backoff_delay(100 * MS, 800 * MS, n);
+                        ck_assert_uint_ge(d, expect[n - 1] * MS / 2);
+                        ck_assert_uint_le(d, expect[n - 1] * MS);
+                }
+        }
+        /* No overflow for absurd failure counts. */
+        ck_assert_uint_eq(sched_backoff_bound(UINT64_MAX / 4, UINT64_MAX - 1, 1000), UINT64_MAX - 1);
+}
+END_TEST
+
+typedef struct Harness {
+        sd_event *event;
+        WorkPool *pool;
+        Sched *sched;
+        void *state;
+        uint64_t t0;
+        uint64_t starts[32];
+        unsigned n_starts;
+        int results[32];
+        unsigned n_done;
+        uint64_t work_usec;
+        int work_result;
+        int waited_result;
+        bool waited;
+} Harness;
+
+static Harness *H;
+
+static void harness_setup(void) {
+        H = calloc(1, sizeof(*H));
+        ck_assert_int_ge(sd_event_new(&H->event), 0);
+        ck_assert_int_eq(work_pool_new(H->event, 2, &H->pool), 0);
+        ck_assert_int_eq(sched_new(H->event, H->pool, &H->sched), 0);
+        H->state = H;
+        H->t0 = now_usec(CLOCK_BOOTTIME);
+}
+
+static void harness_teardown(void) {
+        for (int i = 0; i < 200 && work_pool_busy(H->pool); i++)
+                sd_event_run(H->event, 10 * MS);
+        sched_free(H->sched);
+        work_pool_free(H->pool);
+        sd_event_unref(H->event);
+        free(H);
+}
+
+static void run_until(bool (*cond)(void), uint64_t max_usec) {
+        uint64_t end = now_usec(CLOCK_BOOTTIME) + max_usec;
+        while (!cond() && now_usec(CLOCK_BOOTTIME) < end)
+                ck_assert_int_ge(sd_event_run(H->event, 10 * MS), 0);
+}
+
+static void sleep_usec(uint64_t usec) {
+        struct timespec ts = { .tv_sec = (time_t) (usec / USEC_PER_SEC), .tv_nsec = (long) (usec % USEC_PER_SEC) * 1000 };
+        nanosleep(&ts, NULL);
+}
+
+static int prepare_record(void *state, void **ret_input) {
+        Harness *h = state;
+        if (h->n_starts < ELEMENTSOF(h->starts))
+                h->starts[h->n_starts++] = now_usec(CLOCK_BOOTTIME) - h->t0;
+        return 0;
+}
+
+static int work_sleep(void *state, void *input, const sunkd_cancel *cancel, void **ret) {
+        Harness *h = state;
+        sleep_usec(h->work_usec);
+        return h->work_result;
+}
+
+static int work_until_cancelled(void *state, void *input, const sunkd_cancel *cancel, void **ret) {
+        for (int i = 0; i < 5000 && !sunkd_cancelled(cancel); i++)
+                sleep_usec(MS);
+        return 0;
+}
+
+static int done_record(void *state, int r, void *input, void *result) {
+        Harness *h = state;
+        if (h->n_done < ELEMENTSOF(h->results))
+                h->results[h->n_done] = r;
+        h->n_done++;
+        return r;
+}
+
+static Job *add_job(sunkd_job_spec spec) {
+        Job *j = NULL;
+        spec.size = sizeof(spec);
+        spec.prepare = spec.prepare ?: prepare_record;
+        spec.done = done_record;
+        ck_assert_int_eq(sched_job_add(H->sched, &spec, &H->state, H, "test", &j), 0);
+        return j;
+}
+
+static bool done_1(void) { return H->n_done >= 1; }
+static bool done_2(void) { return H->n_done >= 2; }
+static bool done_5(void) { return H->n_done >= 5; }
+static unsigned want_done;
+static bool done_want(void) { return H->n_done >= want_done; }
+
+START_TEST(test_splay_real) {
+        add_job((sunkd_job_spec){ .name = "t.splay", .interval_usec = 3600 * USEC_PER_SEC, .splay_usec = 300 * MS,
+                                  .work = work_sleep });
+        run_until(done_1, 2 * USEC_PER_SEC);
+        ck_assert_uint_eq(H->n_done, 1);
+        ck_assert_uint_le(H->starts[0], 300 * MS + 100 * MS);
+        ck_assert_int_eq(H->results[0], 0);
+}
+END_TEST
+
+START_TEST(test_backoff_real) {
+        H->work_result = -EIO;
+        add_job((sunkd_job_spec){ .name = "t.backoff", .interval_usec = 3600 * USEC_PER_SEC, .splay_usec = 0,
+                                  .backoff_min_usec = 80 * MS, .backoff_max_usec = 320 * MS, .work = work_sleep });
+        run_until(done_5, 5 * USEC_PER_SEC);
+        ck_assert_uint_ge(H->n_done, 5);
+        static const uint64_t bound[] = { 80, 160, 320, 320 };
+        for (unsigned i = 0; i < 4; i++) {
+                uint64_t gap = H->starts[i + 1] - H->starts[i];
+                ck_assert_msg(gap >= bound[i] * MS / 2 && gap <= bound[i] * MS + 60 * MS,
+                              "gap %u is %llu us, expected within [%llu, %llu] ms", i, (unsigned long long) gap,
+                              (unsigned long long) bound[i] / 2, (unsigned long long) bound[i]);
+                ck_assert_int_eq(H->results[i], -EIO);
+        }
+}
+END_TEST
+
+START_TEST(test_backoff_resets) {
+        Job *j;
+        H->work_result = -EIO;
+        j = add_job((sunkd_job_spec){ .name = "t.reset", .interval_usec = 400 * MS, .backoff_min_usec = 20 * MS,
+                                      .backoff_max_usec = 40 * MS, .work = work_sleep });
+        run_until(done_2, 3 * USEC_PER_SEC);
+        H->work_result = 0;
+        unsigned before = H->n_done;
+        want_done = before + 2;
+        run_until(done_want, 3 * USEC_PER_SEC);
+        /* After the success the next gap is the interval again, not a backoff. */
+        uint64_t gap = H->starts[before + 1] - H->starts[before];
+        ck_assert_uint_ge(gap, 390 * MS);
+        (void) j;
+}
+END_TEST
+
+START_TEST(test_coalesce) {
+        Job *j;
+        H->work_usec = 200 * MS;
+        j = add_job((sunkd_job_spec){ .name = "t.coalesce", .flags = SUNKD_JOB_TRIGGER_ONLY, .work = work_sleep });
+        ck_assert_int_eq(sched_job_trigger(j, "test"), 0);
+        run_until(done_1, 50 * MS);
+        ck_assert_int_eq(sched_job_state(j), JOB_RUNNING);
+        for (int i = 0; i < 5; i++)
+                ck_assert_int_eq(sched_job_trigger(j, "test"), 0);
+        run_until(done_5, 1500 * MS);
+        /* Five triggers while running collapse into a single rerun. */
+        ck_assert_uint_eq(H->n_done, 2);
+        ck_assert_int_eq(sched_job_state(j), JOB_IDLE);
+}
+END_TEST
+
+START_TEST(test_timeout) {
+        Job *j = add_job((sunkd_job_spec){ .name = "t.timeout", .flags = SUNKD_JOB_TRIGGER_ONLY, .timeout_usec = 100 * MS,
+                                           .work = work_until_cancelled });
+        uint64_t t = now_usec(CLOCK_BOOTTIME);
+        ck_assert_int_eq(sched_job_trigger(j, NULL), 0);
+        run_until(done_1, 3 * USEC_PER_SEC);
+        ck_assert_uint_eq(H->n_done, 1);
+        ck_assert_int_eq(H->results[0], -ETIMEDOUT);
+        ck_assert_uint_lt(now_usec(CLOCK_BOOTTIME) - t, 1 * USEC_PER_SEC);
+}
+END_TEST
+
+static void on_wait(void *userdata, Job *j, int result) {
+        Harness *h = userdata;
+        h->waited = true;
+        h->waited_result = result;
+}
+
+START_TEST(test_wait_and_stop) {
+        Job *j;
+        H->work_result = -ENOENT;
+        j = add_job((sunkd_job_spec){ .name = "t.wait", .flags = SUNKD_JOB_TRIGGER_ONLY, .work = work_sleep });
+        ck_assert_int_eq(sched_job_trigger(j, NULL), 0);
+        ck_assert_int_eq(sched_job_wait(j, on_wait, H), 0);
+        run_until(done_1, USEC_PER_SEC);
+        ck_assert(H->waited);
+        ck_assert_int_eq(H->waited_result, -ENOENT);
+        ck_assert_ptr_eq(sched_find(H->sched, "t.wait"), j);
+        ck_assert_int_eq(sched_job_add(H->sched, &(sunkd_job_spec){ .size = sizeof(sunkd_job_spec), .name = "t.wait",
+                                                                   .work = work_sleep }, &H->state, H, "test", NULL), -EEXIST);
+
+        Job *h = add_job((sunkd_job_spec){ .name = "t.hang", .flags = SUNKD_JOB_TRIGGER_ONLY, .work = work_until_cancelled });
+        ck_assert_int_eq(sched_job_trigger(h, NULL), 0);
+        run_until(done_2, 50 * MS);
+        ck_assert_uint_eq(sched_n_running(H->sched, H), 1);
+        sched_stop_owner(H->sched, H);
+        ck_assert_int_eq(sched_job_trigger(h, NULL), -ESHUTDOWN);
+        run_until(done_2, 2 * USEC_PER_SEC);
+        ck_assert_int_eq(H->results[1], -ECANCELED);
+        ck_assert_uint_eq(sched_n_running(H->sched, NULL), 0);
+        sched_remove_owner(H->sched, H);
+        ck_assert_uint_eq(sched_n_jobs(H->sched), 0);
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("sched");
+        TCase *math = tcase_create("math"), *real = tcase_create("real");
+        SRunner *sr;
+        int failed;
+
+        tcase_add_test(math, test_math);
+        tcase_add_checked_fixture(real, harness_setup, harness_teardown);
+        tcase_set_timeout(real, 30);
+        tcase_add_test(real, test_splay_real);
+        tcase_add_test(real, test_backoff_real);
+        tcase_add_test(real, test_backoff_resets);
+        tcase_add_test(real, test_coalesce);
+        tcase_add_test(real, test_timeout);
+        tcase_add_test(real, test_wait_and_stop);
+        suite_add_tcase(s, math);
+        suite_add_tcase(s, real);
+        sr = srunner_create(s);
+        srunner_run_all(sr, CK_ENV);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
