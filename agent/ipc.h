@@ -21,6 +21,7 @@
 
 typedef struct Ipc Ipc;
 
+/* A zero field takes its default. */
 typedef struct IpcLimits {
         size_t max_request;          /* bytes, NUL included; default 64 KiB */
         size_t max_reply;            /* bytes; default 1 MiB */
@@ -69,9 +70,16 @@ int ipc_add_method(Ipc *ipc, const char *name, unsigned flags, IpcMethodFn fn, v
 void ipc_remove_methods(Ipc *ipc, const void *owner);
 
 /* Replies; each takes ownership of @params (may be NULL = {}).  A call is
- * answered exactly once; a second reply is -EALREADY.  Replying to a call
- * whose peer went away frees the call and returns 0. */
+ * answered exactly once; a second reply from inside the handler is
+ * -EALREADY (a reply to a pending call frees the handle: do not touch it
+ * afterwards).  Replying to a call whose peer went away frees the call and
+ * returns 0.  A oneway call is answered like any other; nothing is sent. */
 int ipc_reply(sunkd_call *call, json_object *params);
 int ipc_reply_error(sunkd_call *call, const char *error, json_object *params);
 uid_t ipc_call_uid(sunkd_call *call);
 gid_t ipc_call_gid(sunkd_call *call);
+pid_t ipc_call_pid(sunkd_call *call);
+/* The method name; valid until the call is answered. */
+const char *ipc_call_method(sunkd_call *call);
+/* True once the peer has gone away; a reply would only free the call. */
+bool ipc_call_is_orphaned(sunkd_call *call);

@@ -54,9 +54,26 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-core.la
 %canon_reldir%_libsunkd_core_la_LIBADD = %reldir%/libsunkd-util.la $(SYSTEMD_LIBS) $(JSONC_LIBS) \
 	$(YAML_LIBS) $(PTHREAD_LIBS) $(LIBS) -lm
 
+# The socket client: json-c and libsunkd-util only, no libsystemd, so the
+# helpers sshd and slurmd run stay small.
+noinst_LTLIBRARIES += %reldir%/libsunkd-client.la
+%canon_reldir%_libsunkd_client_la_SOURCES = \
+	%reldir%/client.c \
+	%reldir%/client.h \
+	%reldir%/varlink.c \
+	%reldir%/varlink.h \
+	# End of libsunkd_client_la_SOURCES
+%canon_reldir%_libsunkd_client_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+%canon_reldir%_libsunkd_client_la_LIBADD = %reldir%/libsunkd-util.la $(JSONC_LIBS)
+
 sbin_PROGRAMS += %reldir%/sunkd
 %canon_reldir%_sunkd_SOURCES = %reldir%/main.c
 %canon_reldir%_sunkd_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) $(JSONC_CFLAGS)
 %canon_reldir%_sunkd_LDADD = %reldir%/libsunkd-core.la
+
+bin_PROGRAMS += %reldir%/sunkctl
+%canon_reldir%_sunkctl_SOURCES = %reldir%/sunkctl.c
+%canon_reldir%_sunkctl_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+%canon_reldir%_sunkctl_LDADD = %reldir%/libsunkd-client.la
 
 # End of agent/local.mk

@@ -77,26 +77,23 @@ static int call(Ctl *c, const char *method, json_object *params, json_object **r
                 }
         }
         r = client_call(c->fd, method, params, c->timeout_usec, REPLY_MAX, &reply, &error);
-        if (r < 0) {
-                fprintf(stderr, "sunkctl: %s: %s\n", method, strerror(-r));
+        if (r == -EREMOTEIO) {
+                fprintf(stderr, "sunkctl: %s failed: %s%s%s\n", method, error ?: "unknown error", reply ? " " : "",
+                        reply ? json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN) : "");
+                json_object_put(reply);
                 return EXIT_FAILED;
         }
-        if (error) {
-                json_object *p = NULL;
-                json_object_object_get_ex(reply, "parameters", &p);
-                fprintf(stderr, "sunkctl: %s failed: %s%s%s\n", method, error, p ? " " : "",
-                        p ? json_object_to_json_string_ext(p, JSON_C_TO_STRING_PLAIN) : "");
-                json_object_put(reply);
+        if (r < 0) {
+                fprintf(stderr, "sunkctl: %s: %s\n", method, strerror(-r));
                 return EXIT_FAILED;
         }
         *ret = reply;
         return 0;
 }
 
+/* client_call() hands back the reply's parameters. */
 static json_object *params_of(json_object *reply) {
-        json_object *p = NULL;
-        json_object_object_get_ex(reply, "parameters", &p);
-        return p;
+        return reply;
 }
 
 static int print_json(json_object *reply) {

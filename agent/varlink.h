@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <json-c/json.h>
@@ -29,3 +30,9 @@ int varlink_parse_call(json_object *msg, const char **ret_method, json_object **
 
 /** varlink_format() - serialise @msg with the trailing NUL; *ret_len counts it. */
 int varlink_format(json_object *msg, char **ret, size_t *ret_len);
+
+/**
+ * varlink_method_name_is_valid() - "<interface>.<Method>": 1..255 bytes of
+ * [A-Za-z0-9_-] in dot-separated, non-empty parts, at least two of them.
+ */
+bool varlink_method_name_is_valid(const char *s, size_t len);
