@@ -1,6 +1,8 @@
 /* sunkd.yaml parsing: values, defaults and, above all, where errors are. */
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
+#include <syslog.h>
 #include <stdlib.h>
 #include <string.h>
 
