@@ -469,7 +469,7 @@ static const char *parse_error_reason(int r) {
                 { EILSEQ, "not valid UTF-8, or contains a NUL" },
                 { ELOOP, "nested too deeply" },
                 { ENOTUNIQ, "duplicate key" },
-                { EBADMSG, "not a JSON object" },
+                { EBADMSG, "not a well-formed JSON object" },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(reasons); i++)
