@@ -435,7 +435,8 @@ int varlink_parse_call(json_object *msg, const char **ret_method, json_object **
 
         if (!json_object_object_get_ex(msg, "method", &method))
                 return -EBADMSG;
-        if (!varlink_method_name_is_valid(json_object_get_string(method), (size_t) json_object_get_string_len(method)))
+        if (!varlink_method_name_is_valid(json_object_get_string(method),
+                                          (size_t) json_object_get_string_len(method)))
                 return -EBADMSG;
 
         if (!json_object_object_get_ex(msg, "parameters", &params)) {

@@ -78,8 +78,8 @@ static int m_later(sunkd_call *call, json_object *params, void *userdata) {
 
         ck_assert_ptr_null(s->pending);
         s->pending = call;
-        ck_assert_int_eq(sd_event_add_time_relative(s->event, &s->later, CLOCK_MONOTONIC, 50 * MSEC, 0, on_later,
-                                                    s),
+        ck_assert_int_eq(sd_event_add_time_relative(s->event, &s->later, CLOCK_MONOTONIC, 50 * MSEC, 0,
+                                                    on_later, s),
                          0);
         sd_event_source_set_floating(s->later, true);
         sd_event_source_unref(s->later);
@@ -300,7 +300,8 @@ static json_object *call_raw(Server *s, Raw *c, const char *msg) {
 
 static void assert_reply(json_object *o) {
         ck_assert_ptr_nonnull(o);
-        ck_assert_msg(!json_object_object_get_ex(o, "error", NULL), "error reply: %s", json_object_to_json_string(o));
+        ck_assert_msg(!json_object_object_get_ex(o, "error", NULL), "error reply: %s",
+                      json_object_to_json_string(o));
         ck_assert(json_object_is_type(json_object_object_get(o, "parameters"), json_type_object));
 }
 
@@ -308,7 +309,8 @@ static void assert_error(json_object *o, const char *name) {
         json_object *e;
 
         ck_assert_ptr_nonnull(o);
-        ck_assert_msg(json_object_object_get_ex(o, "error", &e), "not an error: %s", json_object_to_json_string(o));
+        ck_assert_msg(json_object_object_get_ex(o, "error", &e), "not an error: %s",
+                      json_object_to_json_string(o));
         ck_assert_str_eq(json_object_get_string(e), name);
         ck_assert(json_object_is_type(json_object_object_get(o, "parameters"), json_type_object));
 }
@@ -612,6 +614,8 @@ START_TEST(test_oversize) {
 }
 END_TEST
 
+#define BAD_TEXT "not valid UTF-8, or contains a NUL"
+
 START_TEST(test_bad_messages) {
         static const struct {
                 const char *frame;
@@ -619,8 +623,8 @@ START_TEST(test_bad_messages) {
         } cases[] = {
                 { "{\"method\":\"a.B\",\"method\":\"a.C\"}", "duplicate key" },
                 { "{\"method\":\"a.B\",\"parameters\":{\"x\":1,\"y\":{\"z\":1,\"z\":1}}}", "duplicate key" },
-                { "{\"method\":\"a.B\",\"parameters\":{\"s\":\"\xc0\x80\"}}", "not valid UTF-8, or contains a NUL" },
-                { "{\"method\":\"a.B\",\"parameters\":{\"s\":\"\\u0000\"}}", "not valid UTF-8, or contains a NUL" },
+                { "{\"method\":\"a.B\",\"parameters\":{\"s\":\"\xc0\x80\"}}", BAD_TEXT },
+                { "{\"method\":\"a.B\",\"parameters\":{\"s\":\"\\u0000\"}}", BAD_TEXT },
                 { "[{\"method\":\"a.B\"}]", "not a well-formed JSON object" },
                 { "{\"method\":\"a.B\"} {}", "not a well-formed JSON object" },
                 { "{\"method\":\"a.B\"", "not a well-formed JSON object" },
@@ -643,8 +647,8 @@ START_TEST(test_bad_messages) {
                 json_object_put(o);
                 o = call_raw(&s, &c, cases[i].frame);
                 assert_error(o, "io.sunkd.InvalidMessage");
-                ck_assert_msg(streq(json_object_get_string(param(o, "reason")), cases[i].reason), "case %zu: %s",
-                              i, json_object_get_string(param(o, "reason")));
+                ck_assert_msg(streq(json_object_get_string(param(o, "reason")), cases[i].reason),
+                              "case %zu: %s", i, json_object_get_string(param(o, "reason")));
                 json_object_put(o);
                 assert_eof(&s, &c);
                 raw_close(&c);
@@ -763,7 +767,8 @@ static void many_clients(Server *s, unsigned n) {
         for (unsigned i = 0; i < n; i++)
                 raw_connect(s, &c[i]);
         for (unsigned i = 0; i < n; i++) {
-                snprintf(msg, sizeof(msg), "{\"method\":\"io.sunkd.Test.Echo\",\"parameters\":{\"i\":%u}}", i);
+                snprintf(msg, sizeof(msg), "{\"method\":\"io.sunkd.Test.Echo\",\"parameters\":{\"i\":%u}}",
+                         i);
                 raw_send_str(s, &c[i], msg);
         }
         for (unsigned i = 0; i < n; i++) {
@@ -930,26 +935,25 @@ START_TEST(test_handler_errors) {
 }
 END_TEST
 
+static int add(Ipc *ipc, const char *name, unsigned flags, IpcMethodFn fn) {
+        return ipc_add_method(ipc, name, flags, fn, NULL, NULL, NULL);
+}
+
 START_TEST(test_methods_table) {
         Server s;
 
         server_start(&s, NULL);
-        ck_assert_int_eq(ipc_add_method(s.ipc, "io.sunkd.Test.Echo", SUNKD_METHOD_ROOT, m_echo, NULL, NULL, NULL),
-                         -EEXIST);
-        ck_assert_int_eq(ipc_add_method(s.ipc, "io.sunkd.Test.New", 0, m_echo, NULL, NULL, NULL), -EINVAL);
-        ck_assert_int_eq(ipc_add_method(s.ipc, "io.sunkd.Test.New", SUNKD_METHOD_ROOT | SUNKD_METHOD_ANY_UID,
-                                        m_echo, NULL, NULL, NULL),
+        ck_assert_int_eq(add(s.ipc, "io.sunkd.Test.Echo", SUNKD_METHOD_ROOT, m_echo), -EEXIST);
+        ck_assert_int_eq(add(s.ipc, "io.sunkd.Test.New", 0, m_echo), -EINVAL);
+        ck_assert_int_eq(add(s.ipc, "io.sunkd.Test.New", SUNKD_METHOD_ROOT | SUNKD_METHOD_ANY_UID, m_echo),
                          -EINVAL);
-        ck_assert_int_eq(ipc_add_method(s.ipc, "io.sunkd.Test.New", SUNKD_METHOD_ROOT | 0x100, m_echo, NULL, NULL,
-                                        NULL),
-                         -EINVAL);
-        ck_assert_int_eq(ipc_add_method(s.ipc, "NoDot", SUNKD_METHOD_ROOT, m_echo, NULL, NULL, NULL), -EINVAL);
-        ck_assert_int_eq(ipc_add_method(s.ipc, "io.sunkd.Test.New", SUNKD_METHOD_ROOT, NULL, NULL, NULL, NULL),
-                         -EINVAL);
+        ck_assert_int_eq(add(s.ipc, "io.sunkd.Test.New", SUNKD_METHOD_ROOT | 0x100, m_echo), -EINVAL);
+        ck_assert_int_eq(add(s.ipc, "NoDot", SUNKD_METHOD_ROOT, m_echo), -EINVAL);
+        ck_assert_int_eq(add(s.ipc, "io.sunkd.Test.New", SUNKD_METHOD_ROOT, NULL), -EINVAL);
         /* Registration order does not matter to the lookup. */
-        ck_assert_int_eq(ipc_add_method(s.ipc, "aaa.First", SUNKD_METHOD_ANY_UID, m_echo, NULL, NULL, NULL), 0);
-        ck_assert_int_eq(ipc_add_method(s.ipc, "zzz.Last", SUNKD_METHOD_ANY_UID, m_echo, NULL, NULL, NULL), 0);
-        ck_assert_int_eq(ipc_add_method(s.ipc, "mmm.Middle", SUNKD_METHOD_ANY_UID, m_echo, NULL, NULL, NULL), 0);
+        ck_assert_int_eq(add(s.ipc, "aaa.First", SUNKD_METHOD_ANY_UID, m_echo), 0);
+        ck_assert_int_eq(add(s.ipc, "zzz.Last", SUNKD_METHOD_ANY_UID, m_echo), 0);
+        ck_assert_int_eq(add(s.ipc, "mmm.Middle", SUNKD_METHOD_ANY_UID, m_echo), 0);
 
         Raw c;
         raw_connect(&s, &c);
@@ -980,7 +984,8 @@ static int child_client(Server *s, const void *arg) {
         json_object_object_add(params, "k", json_object_new_string("v"));
         r = client_call(fd, "io.sunkd.Test.Echo", params, 5 * SEC, 0, &reply, &name);
         json_object_put(params);
-        if (r != 0 || name || !reply || !streq(json_object_get_string(json_object_object_get(reply, "k")), "v"))
+        if (r != 0 || name || !reply ||
+            !streq(json_object_get_string(json_object_object_get(reply, "k")), "v"))
                 return 2;
         json_object_put(reply);
 

@@ -205,7 +205,8 @@ END_TEST
 
 START_TEST(test_partial_frames) {
         /* Every proper prefix of a message is a broken frame, never a message. */
-        const char *msg = "{\"method\":\"io.sunkd.Agent.Status\",\"parameters\":{\"x\":[1,2.5,\"\\u00e9\",true,"
+        const char *msg = "{\"method\":\"io.sunkd.Agent.Status\",\"parameters\":"
+                          "{\"x\":[1,2.5,\"\\u00e9\",true,"
                           "null,{\"y\":false}]},\"oneway\":true}";
 
         for (size_t n = 0; n < strlen(msg); n++) {
@@ -346,7 +347,8 @@ START_TEST(test_random) {
                 size_t n = (size_t) rand() % sizeof(b);
 
                 for (size_t j = 0; j < n; j++)
-                        b[j] = i % 2 ? (char) (rand() & 0xff) : alphabet[(size_t) rand() % (sizeof(alphabet) - 1)];
+                        b[j] = i % 2 ? (char) (rand() & 0xff)
+                                     : alphabet[(size_t) rand() % (sizeof(alphabet) - 1)];
                 check_any(b, n);
         }
         /* Mutations of valid messages: flips, deletions, duplications. */
