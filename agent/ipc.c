@@ -469,7 +469,7 @@ static const char *parse_error_reason(int r) {
                 { EILSEQ, "not valid UTF-8, or contains a NUL" },
                 { ELOOP, "nested too deeply" },
                 { ENOTUNIQ, "duplicate key" },
-                { EBADMSG, "not a JSON object" },
+                { EBADMSG, "not a well-formed JSON object" },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(reasons); i++)
@@ -582,8 +582,8 @@ static int conn_read(IpcConnection *c) {
         if (n < 0) {
                 if (errno == EAGAIN || errno == EINTR)
                         return 0;
-                return log_debug_errno(errno, "Failed to read from uid=%u pid=%u: %m", (unsigned) c->ucred.uid,
-                                       (unsigned) c->ucred.pid);
+                return log_debug_errno(errno, "Failed to read from uid=%u pid=%u: %m",
+                                       (unsigned) c->ucred.uid, (unsigned) c->ucred.pid);
         }
         if (n == 0)
                 c->eof = true;
@@ -634,8 +634,8 @@ static int conn_write(IpcConnection *c) {
         if (n < 0) {
                 if (errno == EAGAIN || errno == EINTR)
                         return 0;
-                return log_debug_errno(errno, "Failed to write to uid=%u pid=%u: %m", (unsigned) c->ucred.uid,
-                                       (unsigned) c->ucred.pid);
+                return log_debug_errno(errno, "Failed to write to uid=%u pid=%u: %m",
+                                       (unsigned) c->ucred.uid, (unsigned) c->ucred.pid);
         }
         c->out_done += (size_t) n;
         if (c->out_done == c->out_len) {
@@ -843,8 +843,8 @@ static void ipc_refuse(Ipc *ipc, int fd) {
         if (!ratelimit_pass(&ipc->refuse_rl, 1, &suppressed))
                 return;
         (void) getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &u, &len);
-        log_warning("Refusing connection from uid=%u pid=%u: %u connections open, the limit%s",
-                    (unsigned) u.uid, (unsigned) u.pid, ipc->n_connections,
+        log_warning("Refusing connection from uid=%u pid=%u: limit of %u connections reached%s",
+                    (unsigned) u.uid, (unsigned) u.pid, ipc->limits.max_connections,
                     suppressed > 0 ? " (more refusals suppressed)" : "");
 }
 
@@ -1062,7 +1062,8 @@ Ipc *ipc_free(Ipc *ipc) {
         while (ipc->connections)
                 conn_free(ipc->connections);
         ipc_stop_accepting(ipc);
-        if (ipc->path && stat(ipc->path, &st) >= 0 && st.st_dev == ipc->path_dev && st.st_ino == ipc->path_ino)
+        if (ipc->path && stat(ipc->path, &st) >= 0 && st.st_dev == ipc->path_dev &&
+            st.st_ino == ipc->path_ino)
                 (void) unlink(ipc->path);
         free(ipc->path);
         for (size_t i = 0; i < ipc->n_methods; i++)

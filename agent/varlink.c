@@ -346,7 +346,9 @@ int varlink_parse(const char *buf, size_t len, size_t max_size, unsigned max_dep
         if (!utf8_is_valid(buf, len))
                 return -EILSEQ;
 
-        tok = json_tokener_new_ex((int) MIN(max_depth, (unsigned) INT_MAX));
+        /* json-c counts a scalar inside an array as one more level; the walk
+         * below enforces the exact container depth. */
+        tok = json_tokener_new_ex((int) MIN(max_depth, (unsigned) INT_MAX - 1) + 1);
         if (!tok)
                 return -ENOMEM;
         json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
@@ -433,7 +435,8 @@ int varlink_parse_call(json_object *msg, const char **ret_method, json_object **
 
         if (!json_object_object_get_ex(msg, "method", &method))
                 return -EBADMSG;
-        if (!varlink_method_name_is_valid(json_object_get_string(method), (size_t) json_object_get_string_len(method)))
+        if (!varlink_method_name_is_valid(json_object_get_string(method),
+                                          (size_t) json_object_get_string_len(method)))
                 return -EBADMSG;
 
         if (!json_object_object_get_ex(msg, "parameters", &params)) {

@@ -79,6 +79,29 @@ bench: all $(check_PROGRAMS) $(check_LTLIBRARIES) $(BENCHES)
 	@for b in $(BENCHES); do echo "== $$b"; ./$$b || exit 1; done
 	@SUNKD_BUILDDIR='$(abs_top_builddir)' SUNKD_SRCDIR='$(abs_top_srcdir)' $(SHELL) $(top_srcdir)/tests/bench/bench-agent.sh
 
+# The control socket: codec, server, client.
+check_PROGRAMS += %reldir%/unit/test-varlink
+%canon_reldir%_unit_test_varlink_SOURCES = %reldir%/unit/test-varlink.c
+%canon_reldir%_unit_test_varlink_CFLAGS = $(CHECK_TEST_CFLAGS)
+%canon_reldir%_unit_test_varlink_LDADD = agent/libsunkd-client.la $(CHECK_TEST_LIBS) $(JSONC_LIBS)
+TESTS += %reldir%/unit/test-varlink
+
+check_PROGRAMS += %reldir%/unit/test-ipc
+%canon_reldir%_unit_test_ipc_SOURCES = %reldir%/unit/test-ipc.c
+%canon_reldir%_unit_test_ipc_CFLAGS = $(CHECK_TEST_CFLAGS)
+%canon_reldir%_unit_test_ipc_LDADD = agent/libsunkd-core.la agent/libsunkd-client.la $(CHECK_TEST_LIBS) \
+	$(SYSTEMD_LIBS) $(JSONC_LIBS)
+TESTS += %reldir%/unit/test-ipc
+
+# Fuzz targets.  Under `make check` each is linked with the replay main and
+# runs its seed corpus through the .t wrapper next to it.
+check_PROGRAMS += %reldir%/fuzz/fuzz-varlink-msg
+%canon_reldir%_fuzz_fuzz_varlink_msg_SOURCES = %reldir%/fuzz/fuzz-varlink-msg.c %reldir%/fuzz/fuzz-replay.c
+%canon_reldir%_fuzz_fuzz_varlink_msg_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+%canon_reldir%_fuzz_fuzz_varlink_msg_LDADD = agent/libsunkd-client.la $(JSONC_LIBS)
+TESTS += %reldir%/fuzz/varlink-msg.t
+EXTRA_DIST += %reldir%/fuzz/varlink-msg.t %reldir%/fuzz/corpus/varlink-msg
+
 # End of tests/local.mk
 
 .PHONY: demo
