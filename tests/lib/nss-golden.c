@@ -51,6 +51,13 @@ static const User extra_users[] = {
           { "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFrank frank@x", NULL } },
 };
 
+/* Variant 2 repeats a name at the end: libnss-cache's index resolves it to
+ * this later line, its linear scan to the first one, so a test can tell
+ * whether lookups went through the index. */
+static const User duplicate_user[] = {
+        { "sunkt-dave", 9998, 50100, "Dave Again", "/bin/bash", -1, -1, -1, -1, { NULL } },
+};
+
 static const Group groups[] = {
         { "sunkt-users", 50100, { "sunkt-carol", "sunkt-alice", "sunkt-dave", NULL } },
         { "sunkt-solo", 50101, { "sunkt-bob", NULL } },
@@ -62,7 +69,7 @@ static int add_user(NssMaps *m, const User *u, unsigned variant) {
         size_t i = m->n_passwd;
         char *gecos = NULL, *dir = NULL;
 
-        if (variant == 0)
+        if (variant != 1)
                 gecos = strdup(u->gecos);
         else if (asprintf(&gecos, "%s (second variant, longer)", u->gecos) < 0)
                 gecos = NULL;
@@ -89,7 +96,8 @@ static int add_user(NssMaps *m, const User *u, unsigned variant) {
 }
 
 int nss_golden_build(unsigned variant, NssMaps *ret) {
-        size_t n_users = ELEMENTSOF(users) + (variant ? ELEMENTSOF(extra_users) : 0);
+        size_t n_users = ELEMENTSOF(users) + (variant == 1 ? ELEMENTSOF(extra_users) : 0) +
+                         (variant == 2 ? ELEMENTSOF(duplicate_user) : 0);
         NssMaps m = {};
         int r = 0;
 
@@ -102,8 +110,10 @@ int nss_golden_build(unsigned variant, NssMaps *ret) {
 
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(users); i++)
                 r = add_user(&m, users + i, variant);
-        for (size_t i = 0; r >= 0 && variant && i < ELEMENTSOF(extra_users); i++)
+        for (size_t i = 0; r >= 0 && variant == 1 && i < ELEMENTSOF(extra_users); i++)
                 r = add_user(&m, extra_users + i, variant);
+        for (size_t i = 0; r >= 0 && variant == 2 && i < ELEMENTSOF(duplicate_user); i++)
+                r = add_user(&m, duplicate_user + i, 0);
 
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(groups); i++) {
                 m.group[i] = (NssGroup) {

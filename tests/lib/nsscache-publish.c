@@ -2,7 +2,7 @@
  *
  *   nsscache-publish [-d DIR] [-t TIMESTAMP_DIR] [-f] [-n COUNT] VARIANT
  *
- * Publishes variant VARIANT (0 or 1, see nss-golden.h) into DIR (default
+ * Publishes variant VARIANT (0, 1 or 2, see nss-golden.h) into DIR (default
  * /etc, where libnss-cache reads).  With -n COUNT it publishes COUNT times,
  * alternating between the two variants starting with VARIANT, which is what
  * the concurrency test runs against live readers.  Exit 0 on success, 1 with
@@ -18,7 +18,7 @@
 #include "nss-golden.h"
 
 int main(int argc, char *argv[]) {
-        NssMaps maps[2] = {};
+        NssMaps maps[3] = {};
         CacheOptions opts;
         unsigned long count = 1, variant;
         int c, r;
@@ -46,9 +46,9 @@ int main(int argc, char *argv[]) {
                 fprintf(stderr, "usage: %s [-d DIR] [-t TIMESTAMP_DIR] [-f] [-n COUNT] VARIANT\n", argv[0]);
                 return 2;
         }
-        variant = strtoul(argv[optind], NULL, 10) % 2;
+        variant = strtoul(argv[optind], NULL, 10) % 3;
 
-        for (unsigned v = 0; v < 2; v++)
+        for (unsigned v = 0; v < 3; v++)
                 if (nss_golden_build(v, maps + v) < 0) {
                         fprintf(stderr, "out of memory\n");
                         return 1;
@@ -59,12 +59,15 @@ int main(int argc, char *argv[]) {
                 _cleanup_free_ char *err = NULL;
                 CacheReport rep;
 
-                r = cache_publish(&opts, maps + ((variant + i) % 2), &rep, &err);
+                /* with -n, alternate between variant and its partner (0 <-> 1) */
+                unsigned long v = i % 2 == 0 ? variant : variant == 1 ? 0 : 1;
+
+                r = cache_publish(&opts, maps + v, &rep, &err);
                 if (r < 0)
                         fprintf(stderr, "publish %lu failed: %s (%d)\n", i, err ?: "", r);
         }
 
-        for (unsigned v = 0; v < 2; v++)
+        for (unsigned v = 0; v < 3; v++)
                 nss_maps_done(maps + v);
         return r < 0 ? 1 : 0;
 }
