@@ -50,12 +50,14 @@ for f in $CACHE_FILES nsswitch.conf; do
 done
 
 restore() {
+        # Temp files first, had a publish been killed: the glob also matches
+        # passwd.cache.ixname and the like, which are restored just below.
+        for f in $CACHE_FILES; do
+                rm -f "/etc/$f".??????
+        done
         for f in $CACHE_FILES nsswitch.conf; do
                 rm -f "/etc/$f"
                 [ -e "$TMP/backup/$f" ] && cp -a "$TMP/backup/$f" "/etc/$f"
-        done
-        for f in $CACHE_FILES; do
-                rm -f "/etc/$f".??????  # temp files, had a publish been killed
         done
         rm -rf "$TMP"
 }
@@ -67,10 +69,14 @@ sed -e '/^passwd:/{/cache/!s/$/ cache/}' -e '/^group:/{/cache/!s/$/ cache/}' \
         "$TMP/backup/nsswitch.conf" >/etc/nsswitch.conf || bail_out "cannot edit /etc/nsswitch.conf"
 grep -q '^passwd:.*cache' /etc/nsswitch.conf || bail_out "nsswitch.conf has no passwd line"
 
-echo "1..20"
+echo "1..22"
 
 if out=$("$HELPER" -t "$TMP/ts" 0 2>&1); then ok "publish golden set into /etc"; else not_ok "publish golden set into /etc" "$out"; fi
 
+expect "shadow.cache copies /etc/shadow's mode and owner, as nsscache does" \
+        "$(stat -c '%a %U %G' /etc/shadow)" 0 stat -c '%a %U %G' /etc/shadow.cache
+expect "no temp file left in /etc" "" 0 sh -c "ls /etc | grep -E '^(passwd|group|shadow|sshkey)\.cache' |
+        grep -vxE '(passwd|group|shadow|sshkey)\.cache(\.ix(name|uid|gid))?'; true"
 expect "passwd by name (UTF-8 gecos)" \
         "sunkt-alice:x:50001:50100:Alice Ünïcödé:/mnt/home/sunkt-alice:/bin/zsh" 0 getent -s cache passwd sunkt-alice
 expect "passwd by name after a UTF-8 line (byte offsets)" \
@@ -138,5 +144,5 @@ fi
 expect "lookups still work after the churn" \
         "sunkt-alice:x:50001:50100:Alice Ünïcödé:/mnt/home/sunkt-alice:/bin/zsh" 0 getent -s cache passwd sunkt-alice
 
-[ "$n" = 20 ] || echo "# ran $n tests, planned 20"
+[ "$n" = 22 ] || echo "# ran $n tests, planned 22"
 exit $((failed > 0))
