@@ -296,8 +296,9 @@ static int render_sshkey(FILE *f, const NssMaps *m, size_t *n, char **ret_error)
                 fprintf(f, "%s:", e->name);
                 r = cache_format_pylist(f, e->keys);
                 if (r == -EILSEQ) {
-                        if (ret_error && asprintf(ret_error, "sshkey entry %zu: '%s': a key is not valid UTF-8",
-                                                  i, e->name) < 0)
+                        if (ret_error &&
+                            asprintf(ret_error, "sshkey entry %zu: '%s': a key is not valid UTF-8", i,
+                                     e->name) < 0)
                                 return -ENOMEM;
                         return r;
                 }

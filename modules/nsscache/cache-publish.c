@@ -369,7 +369,8 @@ static int mkdir_parents(const char *dir) {
         return 0;
 }
 
-static int write_timestamp(const char *dir, NssMapType t, const char *kind, time_t when, bool only_if_missing) {
+static int write_timestamp(const char *dir, NssMapType t, const char *kind, time_t when,
+                           bool only_if_missing) {
         _cleanup_free_ char *path = NULL;
         char line[sizeof("YYYY-MM-DDThh:mm:ssZ\n") + 16];
         struct tm tm;

@@ -70,7 +70,8 @@ START_TEST(test_render_golden) {
 
         ck_assert_int_eq(nss_golden_build(0, &m), 0);
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
-                _cleanup_free_ char *buf = NULL, *err = NULL, *gp = golden_path(golden_data[t]), *want = NULL;
+                _cleanup_free_ char *buf = NULL, *err = NULL, *want = NULL;
+                _cleanup_free_ char *gp = golden_path(golden_data[t]);
                 size_t len, n, want_len;
                 const CacheIndexSpec *specs;
                 size_t n_specs;
@@ -133,7 +134,8 @@ START_TEST(test_pyrepr) {
                 { "cjk \xe4\xb8\xad", "'cjk \xe4\xb8\xad'" },
         };
         static const char *const bad[] = {
-                "\xff", "a\xc0\xaf", "\xed\xa0\x80", "\xe2\x82", "\xf4\x90\x80\x80", "\x80", "\xf8\x88\x80\x80\x80",
+                "\xff", "a\xc0\xaf", "\xed\xa0\x80", "\xe2\x82", "\xf4\x90\x80\x80", "\x80",
+                "\xf8\x88\x80\x80\x80",
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -180,15 +182,23 @@ START_TEST(test_render_hostile) {
                 int r;
                 const char *msg;
         } cases[] = {
-                { NSS_MAP_PASSWD, { .name = "a:b", .gecos = "" }, {}, NULL, -EINVAL, "passwd entry 0: 'a:b': field name contains ':'" },
-                { NSS_MAP_PASSWD, { .name = "ok", .gecos = "two\nlines" }, {}, NULL, -EINVAL, "passwd entry 0: 'ok': field gecos contains a newline" },
-                { NSS_MAP_PASSWD, { .name = "ok", .shell = "/bin/sh:x" }, {}, NULL, -EINVAL, "passwd entry 0: 'ok': field shell contains ':'" },
+                { NSS_MAP_PASSWD, { .name = "a:b", .gecos = "" }, {}, NULL,
+                  -EINVAL, "passwd entry 0: 'a:b': field name contains ':'" },
+                { NSS_MAP_PASSWD, { .name = "ok", .gecos = "two\nlines" }, {}, NULL,
+                  -EINVAL, "passwd entry 0: 'ok': field gecos contains a newline" },
+                { NSS_MAP_PASSWD, { .name = "ok", .shell = "/bin/sh:x" }, {}, NULL,
+                  -EINVAL, "passwd entry 0: 'ok': field shell contains ':'" },
                 { NSS_MAP_PASSWD, { .name = "" }, {}, NULL, -EINVAL, "passwd entry 0: field name is empty" },
-                { NSS_MAP_PASSWD, { .name = NULL }, {}, NULL, -EINVAL, "passwd entry 0: field name is empty" },
-                { NSS_MAP_GROUP, {}, { .name = "g", .members = (char *[]) { "a", "b,c", NULL } }, NULL, -EINVAL, "group entry 0: 'g': field members contains ','" },
-                { NSS_MAP_GROUP, {}, { .name = "g", .members = (char *[]) { "", NULL } }, NULL, -EINVAL, "group entry 0: field members is empty" },
-                { NSS_MAP_GROUP, {}, { .name = "g\n" }, NULL, -EINVAL, "group entry 0: 'g\n': field name contains a newline" },
-                { NSS_MAP_SSHKEY, {}, {}, "ssh-ed25519 AAAA \xff", -EILSEQ, "sshkey entry 0: 'u': a key is not valid UTF-8" },
+                { NSS_MAP_PASSWD, { .name = NULL }, {}, NULL,
+                  -EINVAL, "passwd entry 0: field name is empty" },
+                { NSS_MAP_GROUP, {}, { .name = "g", .members = (char *[]) { "a", "b,c", NULL } }, NULL,
+                  -EINVAL, "group entry 0: 'g': field members contains ','" },
+                { NSS_MAP_GROUP, {}, { .name = "g", .members = (char *[]) { "", NULL } }, NULL,
+                  -EINVAL, "group entry 0: field members is empty" },
+                { NSS_MAP_GROUP, {}, { .name = "g\n" }, NULL,
+                  -EINVAL, "group entry 0: 'g\n': field name contains a newline" },
+                { NSS_MAP_SSHKEY, {}, {}, "ssh-ed25519 AAAA \xff",
+                  -EILSEQ, "sshkey entry 0: 'u': a key is not valid UTF-8" },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -212,7 +222,8 @@ END_TEST
 START_TEST(test_render_defaults) {
         NssPasswd pw = { .name = "u", .uid = 4294967294u, .gid = 0 };
         NssGroup gr = { .name = "g", .gid = 7 };
-        NssShadow sp = { .name = "u", .lstchg = 0, .min = -1, .max = 5, .warn = -7, .inact = 1, .expire = 0, .flag = 3 };
+        NssShadow sp = { .name = "u", .lstchg = 0, .min = -1, .max = 5, .warn = -7, .inact = 1,
+                         .expire = 0, .flag = 3 };
         NssSshkey sk = { .name = "nokeys" };
         NssMaps m;
         static const char *const want[_NSS_MAP_MAX] = {
@@ -256,7 +267,8 @@ END_TEST
 
 /* ---- index ---- */
 
-static void check_index_consistent(const char *data, size_t len, const char *ix, size_t ix_len, unsigned field) {
+static void check_index_consistent(const char *data, size_t len, const char *ix, size_t ix_len,
+                                   unsigned field) {
         size_t width;
         const char *prev = NULL;
 
@@ -556,7 +568,8 @@ START_TEST(test_publish_unchanged) {
                 while (!streq(before[j].name, all_files[i]))
                         j++;
                 ck_assert_uint_eq(st.st_ino, before[j].ino);
-                ck_assert(st.st_mtim.tv_sec == before[j].mtime.tv_sec && st.st_mtim.tv_nsec == before[j].mtime.tv_nsec);
+                ck_assert(st.st_mtim.tv_sec == before[j].mtime.tv_sec &&
+                          st.st_mtim.tv_nsec == before[j].mtime.tv_nsec);
         }
         /* update moves on, modify stays */
         ck_assert_int_ge(asprintf(&up, "%s/timestamp-passwd-update", e.ts), 0);
@@ -781,7 +794,8 @@ START_TEST(test_publish_rendering_error) {
         free(m.passwd[3].gecos);
         m.passwd[3].gecos = bad;
         e.opts.force = true; /* force skips guards, never validation */
-        expect_failure_unchanged(&e, &m, -EINVAL, "passwd entry 3: 'sunkt-dave': field gecos contains ':'", NULL);
+        expect_failure_unchanged(&e, &m, -EINVAL, "passwd entry 3: 'sunkt-dave': field gecos contains ':'",
+                                 NULL);
         nss_maps_done(&m);
         env_done(&e);
 }
@@ -818,7 +832,8 @@ START_TEST(test_publish_perms_and_subset) {
         for (size_t i = 0; i < ELEMENTSOF(want); i++) {
                 _cleanup_free_ char *p = env_file(&e, want[i].name);
                 ck_assert_int_eq(stat(p, &st), 0);
-                ck_assert_msg((st.st_mode & 07777) == want[i].mode, "%s: mode %o", want[i].name, st.st_mode & 07777);
+                ck_assert_msg((st.st_mode & 07777) == want[i].mode, "%s: mode %o", want[i].name,
+                              st.st_mode & 07777);
                 if (strncmp(want[i].name, "shadow", 6) == 0)
                         ck_assert_uint_eq(st.st_gid, 42);
         }
