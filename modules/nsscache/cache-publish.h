@@ -1,0 +1,82 @@
+/* Publishing rendered maps where libnss-cache and sshd read them.  Non-logging. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "nss-maps.h"
+
+/* cache_publish() refused a map by a guard; *ret_error says which and why. */
+#define CACHE_PUBLISH_REFUSED (-ECANCELED)
+
+typedef struct CachePerms {
+        mode_t mode; /* 0: as nsscache: copy /etc/MAP's mode, else 0644 (sshkey 0444) */
+        uid_t uid;   /* (uid_t)-1: as nsscache: /etc/MAP's owner if it exists, else leave */
+        gid_t gid;
+} CachePerms;
+
+typedef struct CacheOptions {
+        const char *dir;           /* where MAP.SUFFIX goes: "/etc" for libnss-cache */
+        const char *suffix;        /* files_cache_filename_suffix; "" or NULL: none */
+        bool enabled[_NSS_MAP_MAX];
+        const char *timestamp_dir; /* timestamp-MAP-{update,modify}; NULL: none */
+        const char *compat_dir;    /* where nsscache copies modes from; NULL: "/etc" */
+        size_t min_entries[_NSS_MAP_MAX]; /* refuse fewer entries (0: only "empty") */
+        unsigned max_shrink_pct;   /* refuse losing more than this % of entries; >=100: off */
+        bool force;                /* this run only: skip the guards */
+        CachePerms perms[_NSS_MAP_MAX];
+        time_t now;                /* for the timestamp files; 0: time(NULL) */
+} CacheOptions;
+
+typedef struct CacheMapReport {
+        bool enabled;
+        bool changed;          /* new files were put in place */
+        bool had_old;          /* a data file existed before */
+        size_t entries;        /* lines in the new data */
+        size_t old_entries;    /* lines in the data file found */
+        size_t bytes;
+} CacheMapReport;
+
+typedef struct CacheReport {
+        CacheMapReport map[_NSS_MAP_MAX];
+        size_t n_changed;
+        int timestamp_error;   /* first failure writing a timestamp file (not fatal), or 0 */
+} CacheReport;
+
+/** cache_options_init() - defaults: dir "/etc", suffix "cache", all four maps,
+ * no timestamp dir, max_shrink_pct 50, nsscache's permissions. */
+void cache_options_init(CacheOptions *opts);
+
+/**
+ * cache_publish() - render, check and atomically install the enabled maps.
+ * @opts:       where and how; see CacheOptions
+ * @maps:       the validated maps of one refresh
+ * @ret_report: what happened per map (may be NULL)
+ * @ret_error:  a malloc'ed reason on failure (may be NULL)
+ *
+ * All maps and indexes are rendered in memory and every guard is checked
+ * before anything is written.  A map whose data and indexes are
+ * byte-identical to what is on disk (with the same mode and owner) is left
+ * alone.  The changed maps are staged next to their targets and fsync'ed;
+ * only if all staging succeeded are they put in place, per map: the old
+ * indexes are removed, the data is renamed over, then the new indexes.  On
+ * success, timestamp-MAP-update is written for every enabled map and
+ * timestamp-MAP-modify for each changed one (or where it is missing).
+ *
+ * Return: 0 (the report says what changed); CACHE_PUBLISH_REFUSED when a
+ * guard refused (nothing written); -EINVAL/-EILSEQ for entries that cannot
+ * be rendered (nothing written); another negative errno if staging failed
+ * (nothing changed) or, rarely, if a rename failed after others succeeded.
+ */
+int cache_publish(const CacheOptions *opts, const NssMaps *maps, CacheReport *ret_report, char **ret_error);
+
+/**
+ * cache_publish_count_entries() - lines in an existing cache file (0 if absent).
+ * Return: 0, or negative errno other than -ENOENT.
+ */
+int cache_publish_count_entries(const char *path, size_t *ret);
+
+/** cache_publish_path() - DIR/MAP[.SUFFIX] as nsscache names it, malloc'ed; NULL on OOM. */
+char *cache_publish_path(const CacheOptions *opts, NssMapType t);
