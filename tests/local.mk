@@ -12,4 +12,10 @@ AM_TESTS_ENVIRONMENT = \
 CHECK_TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(SYSTEMD_CFLAGS) $(JSONC_CFLAGS) $(YAML_CFLAGS)
 CHECK_TEST_LIBS = $(CHECK_LIBS)
 
+check_PROGRAMS += tests/unit/test-nsscache-conf
+TESTS += tests/unit/test-nsscache-conf
+tests_unit_test_nsscache_conf_SOURCES = tests/unit/test-nsscache-conf.c
+tests_unit_test_nsscache_conf_CFLAGS = $(CHECK_TEST_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir)
+tests_unit_test_nsscache_conf_LDADD = modules/nsscache/libnsscache-scim.la $(CHECK_TEST_LIBS)
+
 # End of tests/local.mk
