@@ -9,6 +9,8 @@ noinst_LTLIBRARIES += %reldir%/libnsscache-scim.la
 	%reldir%/nsscache-conf.h \
 	%reldir%/scim-map.c \
 	%reldir%/scim-map.h \
+	%reldir%/scim-fetch.c \
+	%reldir%/scim-fetch.h \
 	# End of libnsscache_scim_la_SOURCES
 %canon_reldir%_libnsscache_scim_la_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS)
 %canon_reldir%_libnsscache_scim_la_LIBADD = agent/libsunkd-util.la $(CURL_LIBS) $(JSONC_LIBS)
