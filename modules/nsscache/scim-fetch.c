@@ -356,6 +356,8 @@ int scim_fetch_all(ScimFetch *f, ScimEndpoint e, const sunkd_cancel *cancel, sci
                 _cleanup_free_ char *url = NULL, *what = NULL;
                 _cleanup_free_ char *perr = NULL;
                 ScimPage p = { 0 };
+                size_t n;
+                int64_t total;
 
                 if (page >= SCIM_PAGES_MAX) {
                         set_error(ret_error, "%s: more than %d pages", names[e], SCIM_PAGES_MAX);
@@ -393,15 +395,17 @@ int scim_fetch_all(ScimFetch *f, ScimEndpoint e, const sunkd_cancel *cancel, sci
                         r = -E2BIG;
                         break;
                 }
+                n = p.n_resources;
+                total = p.total_results;
                 r = fn(userdata, &p);
                 scim_map_page_done(&p);
                 if (r < 0) {
                         set_error(ret_error, "%s: %s", what, strerror(-r));
                         break;
                 }
-                if (p.n_resources == 0 || received >= (uint64_t) p.total_results)
+                if (n == 0 || received >= (uint64_t) total)
                         break;
-                start_index += (int64_t) p.n_resources;
+                start_index += (int64_t) n;
                 if (sunkd_cancelled(cancel)) {
                         set_error(ret_error, "%s: cancelled", names[e]);
                         r = -ECANCELED;
