@@ -32,4 +32,12 @@ EXTRA_DIST += tests/lib/scim-server.py
 TESTS += tests/integration/0200-nsscache-scim-fetch.t
 EXTRA_DIST += tests/integration/0200-nsscache-scim-fetch.t
 
+# Fuzz targets replay their corpus under make check.
+check_PROGRAMS += tests/fuzz/fuzz-scim-json
+TESTS += tests/fuzz/fuzz-scim-json
+tests_fuzz_fuzz_scim_json_SOURCES = tests/fuzz/fuzz-scim-json.c tests/fuzz/fuzz-replay-scim.c
+tests_fuzz_fuzz_scim_json_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir)
+tests_fuzz_fuzz_scim_json_LDADD = modules/nsscache/libnsscache-scim.la
+EXTRA_DIST += tests/fuzz/corpus/scim-json
+
 # End of tests/local.mk
