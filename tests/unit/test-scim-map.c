@@ -343,8 +343,11 @@ START_TEST(test_page_parse) {
         ck_assert_ptr_null(p.resources);
         ck_assert_int_eq(p.start_index, -1);
         scim_map_page_done(&p);
-        ck_assert_int_eq(scim_map_page_parse("{\"totalResults\":3,\"startIndex\":2,\"itemsPerPage\":1,"
-                                             "\"Resources\":[{}]}\n", 70, &p, &err), 0);
+        {
+                const char *b = "{\"totalResults\":3,\"startIndex\":2,\"itemsPerPage\":1,"
+                                "\"Resources\":[{}]}\n";
+                ck_assert_int_eq(scim_map_page_parse(b, strlen(b), &p, &err), 0);
+        }
         ck_assert_int_eq(p.total_results, 3);
         ck_assert_int_eq(p.start_index, 2);
         ck_assert_int_eq(p.items_per_page, 1);
