@@ -125,6 +125,34 @@ check_PROGRAMS += %reldir%/lib/nsscache-publish
 TESTS += %reldir%/integration/0210-nsscache-libnss-cache.t
 EXTRA_DIST += %reldir%/integration/0210-nsscache-libnss-cache.t %reldir%/data/nsscache/golden
 
+check_PROGRAMS += tests/unit/test-nsscache-conf
+TESTS += tests/unit/test-nsscache-conf
+tests_unit_test_nsscache_conf_SOURCES = tests/unit/test-nsscache-conf.c
+tests_unit_test_nsscache_conf_CFLAGS = $(CHECK_TEST_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir)
+tests_unit_test_nsscache_conf_LDADD = modules/nsscache/libnsscache-scim.la $(CHECK_TEST_LIBS)
+
+check_PROGRAMS += tests/unit/test-scim-map
+TESTS += tests/unit/test-scim-map
+tests_unit_test_scim_map_SOURCES = tests/unit/test-scim-map.c
+tests_unit_test_scim_map_CFLAGS = $(CHECK_TEST_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir)
+tests_unit_test_scim_map_LDADD = modules/nsscache/libnsscache-scim.la $(CHECK_TEST_LIBS)
+
+check_PROGRAMS += tests/lib/scim-dump
+tests_lib_scim_dump_SOURCES = tests/lib/scim-dump.c
+tests_lib_scim_dump_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir)
+tests_lib_scim_dump_LDADD = modules/nsscache/libnsscache-scim.la $(CURL_LIBS)
+EXTRA_DIST += tests/lib/scim-server.py
+TESTS += tests/integration/0200-nsscache-scim-fetch.t
+EXTRA_DIST += tests/integration/0200-nsscache-scim-fetch.t
+
+# Fuzz targets replay their corpus under make check.
+check_PROGRAMS += tests/fuzz/fuzz-scim-json
+TESTS += tests/fuzz/fuzz-scim-json
+tests_fuzz_fuzz_scim_json_SOURCES = tests/fuzz/fuzz-scim-json.c tests/fuzz/fuzz-replay-scim.c
+tests_fuzz_fuzz_scim_json_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir)
+tests_fuzz_fuzz_scim_json_LDADD = modules/nsscache/libnsscache-scim.la
+EXTRA_DIST += tests/fuzz/corpus/scim-json
+
 # End of tests/local.mk
 
 .PHONY: demo

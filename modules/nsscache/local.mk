@@ -17,4 +17,17 @@ noinst_LTLIBRARIES += %reldir%/libnsscache-cache.la
 	# End of libnsscache_cache_la_SOURCES
 EXTRA_DIST += %reldir%/gen-pyprintable.py
 
+# The SCIM side: config, fetch, mapping; a library the unit tests link.
+noinst_LTLIBRARIES += %reldir%/libnsscache-scim.la
+%canon_reldir%_libnsscache_scim_la_SOURCES = \
+	%reldir%/nsscache-conf.c \
+	%reldir%/nsscache-conf.h \
+	%reldir%/scim-map.c \
+	%reldir%/scim-map.h \
+	%reldir%/scim-fetch.c \
+	%reldir%/scim-fetch.h \
+	# End of libnsscache_scim_la_SOURCES
+%canon_reldir%_libnsscache_scim_la_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS)
+%canon_reldir%_libnsscache_scim_la_LIBADD = %reldir%/libnsscache-cache.la agent/libsunkd-util.la $(CURL_LIBS) $(JSONC_LIBS)
+
 # End of modules/nsscache/local.mk

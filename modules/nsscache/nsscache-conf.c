@@ -1,0 +1,1093 @@
+/* nsscache.conf and the YAML section, into one ScimConfig.
+ *
+ * Sites already run nsscache with a SCIM source, so sunkd reads their
+ * nsscache.conf unchanged and means the same thing by it: Python's
+ * ConfigParser with BasicInterpolation ("%%" is "%", "%(key)s" is another
+ * key of the same section or [DEFAULT]), option names folded to lower case,
+ * duplicate sections or options refused, values with matching surrounding
+ * quotes stripped (nsscache's FixValue), and for each map the [DEFAULT]
+ * value overridden by the map's own section.  What nsscache would silently
+ * ignore (a typo, a key of another source, an unknown section) is an error
+ * here, because a misspelt scim_path_uid would otherwise publish wrong ids.
+ *
+ * The file is parsed in two passes: first into (section, key, value, line)
+ * entries, so interpolation and the DEFAULT-before-section order do not
+ * depend on where lines sit; then each entry is applied through one key
+ * table.  Keys that only make sense once per run (the URL, the token, the
+ * maps) must sit in [DEFAULT]: sunkd fetches Users once for passwd, shadow
+ * and sshkey, so they cannot differ per map.
+ *
+ * The YAML side uses the host's cfg_parse with the same field offsets, into
+ * a scratch config, and then moves only the keys the section really names
+ * over the INI/default values, so "YAML overrides nsscache.conf" holds key
+ * by key.  Nothing here logs.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+#include "nsscache-conf.h"
+#include "util/cleanup.h"
+#include "util/fileio.h"
+#include "util/macro.h"
+#include "util/strv.h"
+
+#define INI_ENTRIES_MAX 512
+#define INI_INTERPOLATION_DEPTH 10
+#define SCIM_VALUE_MAX 4096
+
+typedef enum IniType {
+        INI_STRING,
+        INI_PATH,
+        INI_SECRET,
+        INI_LIST,
+        INI_INT,
+        INI_SHADOW, /* integer or empty (-1) */
+        INI_BOOL,
+        INI_DURATION, /* plain numbers are seconds, as in nsscache */
+} IniType;
+
+typedef enum IniScope {
+        SCOPE_DEFAULT, /* [DEFAULT] only, into ScimConfig */
+        SCOPE_MAP,     /* [DEFAULT] or a map section, into ScimMapConf */
+        SCOPE_FIXED,   /* anywhere, value must equal `fixed` */
+} IniScope;
+
+typedef struct IniKey {
+        const char *key;
+        IniType type;
+        IniScope scope;
+        size_t offset;
+        int64_t min, max;
+        const char *fixed;
+} IniKey;
+
+#define G(k, t, f) { k, t, SCOPE_DEFAULT, offsetof(ScimConfig, f), 0, 0, NULL }
+#define GI(k, f, lo, hi) { k, INI_INT, SCOPE_DEFAULT, offsetof(ScimConfig, f), lo, hi, NULL }
+#define M(k, t, f) { k, t, SCOPE_MAP, offsetof(ScimMapConf, f), 0, 0, NULL }
+#define F(k, f, v) { k, INI_STRING, SCOPE_FIXED, offsetof(ScimConfig, f), 0, 0, v }
+
+static const IniKey ini_keys[] = {
+        F("source", source, "scim"),
+        F("cache", cache, "files"),
+        G("maps", INI_LIST, maps),
+        G("files_dir", INI_PATH, files_dir),
+        G("files_cache_filename_suffix", INI_STRING, files_cache_filename_suffix),
+        G("timestamp_dir", INI_PATH, timestamp_dir),
+        G("lockfile", INI_PATH, lockfile),
+        G("scim_base_url", INI_STRING, base_url),
+        G("scim_users_endpoint", INI_STRING, users_endpoint),
+        G("scim_groups_endpoint", INI_STRING, groups_endpoint),
+        G("scim_users_parameters", INI_STRING, users_parameters),
+        G("scim_groups_parameters", INI_STRING, groups_parameters),
+        G("scim_auth_token", INI_SECRET, auth_token),
+        G("scim_timeout", INI_DURATION, timeout_usec),
+        G("scim_verify_ssl", INI_BOOL, tls_verify),
+        GI("scim_retry_max", retry_max, 0, 10),
+        G("scim_retry_delay", INI_DURATION, retry_delay_usec),
+        M("scim_path_username", INI_STRING, path_username),
+        M("scim_path_uid", INI_STRING, path_uid),
+        M("scim_path_gid", INI_STRING, path_gid),
+        M("scim_path_gecos", INI_STRING, path_gecos),
+        M("scim_path_home_directory", INI_STRING, path_home_directory),
+        M("scim_path_login_shell", INI_STRING, path_login_shell),
+        M("scim_path_ssh_keys", INI_STRING, path_ssh_keys),
+        M("scim_path_groupname", INI_STRING, path_groupname),
+        M("scim_default_shell", INI_PATH, default_shell),
+        M("scim_override_home_directory", INI_STRING, override_home_directory),
+        M("scim_shadow_default_lstchg", INI_SHADOW, shadow_lstchg),
+        M("scim_shadow_default_min", INI_SHADOW, shadow_min),
+        M("scim_shadow_default_max", INI_SHADOW, shadow_max),
+        M("scim_shadow_default_warn", INI_SHADOW, shadow_warn),
+        M("scim_shadow_default_inact", INI_SHADOW, shadow_inact),
+        M("scim_shadow_default_expire", INI_SHADOW, shadow_expire),
+        M("scim_shadow_default_flag", INI_SHADOW, shadow_flag),
+};
+
+#undef G
+#undef GI
+#undef M
+#undef F
+
+/* The YAML section: the same fields, through the host's types.  The map
+ * sub-sections are parsed into a scratch struct around the config. */
+typedef struct YamlConf {
+        ScimConfig c;
+        const sunkd_cfg *maps_cfg[_NSS_MAP_MAX + 1]; /* last one is DEFAULT */
+} YamlConf;
+
+#define Y(k, t, f) { k, t, offsetof(YamlConf, c.f), 0, 0, 0 }
+#define YI(k, f, lo, hi) { k, SUNKD_CFG_INT, offsetof(YamlConf, c.f), 0, lo, hi }
+#define YM(k, i) { k, SUNKD_CFG_MAP, offsetof(YamlConf, maps_cfg[i]), 0, 0, 0 }
+
+const sunkd_cfg_key nsscache_conf_yaml_keys[] = {
+        Y("nsscache_conf", SUNKD_CFG_PATH, nsscache_conf),
+        Y("source", SUNKD_CFG_STRING, source),
+        Y("cache", SUNKD_CFG_STRING, cache),
+        Y("maps", SUNKD_CFG_LIST, maps),
+        Y("files_dir", SUNKD_CFG_PATH, files_dir),
+        Y("files_cache_filename_suffix", SUNKD_CFG_STRING, files_cache_filename_suffix),
+        Y("timestamp_dir", SUNKD_CFG_PATH, timestamp_dir),
+        Y("scim_base_url", SUNKD_CFG_STRING, base_url),
+        Y("scim_users_endpoint", SUNKD_CFG_STRING, users_endpoint),
+        Y("scim_groups_endpoint", SUNKD_CFG_STRING, groups_endpoint),
+        Y("scim_users_parameters", SUNKD_CFG_STRING, users_parameters),
+        Y("scim_groups_parameters", SUNKD_CFG_STRING, groups_parameters),
+        Y("scim_auth_token", SUNKD_CFG_STRING, auth_token),
+        YI("scim_retry_max", retry_max, 0, 10),
+        Y("scim_retry_delay", SUNKD_CFG_DURATION, retry_delay_usec),
+        Y("token_file", SUNKD_CFG_PATH, token_file),
+        Y("ca_file", SUNKD_CFG_PATH, ca_file),
+        Y("tls_verify", SUNKD_CFG_BOOL, tls_verify),
+        Y("timeout", SUNKD_CFG_DURATION, timeout_usec),
+        YI("page_size", page_size, 1, 10000),
+        YI("min_uid", min_uid, 1, INT32_MAX),
+        YI("min_gid", min_gid, 1, INT32_MAX),
+        YI("min_entries", min_entries, 0, INT32_MAX),
+        YI("max_shrink_pct", max_shrink_pct, 0, 100),
+        Y("interval", SUNKD_CFG_DURATION, interval_usec),
+        Y("splay", SUNKD_CFG_DURATION, splay_usec),
+        YM("passwd", NSS_MAP_PASSWD),
+        YM("shadow", NSS_MAP_SHADOW),
+        YM("group", NSS_MAP_GROUP),
+        YM("sshkey", NSS_MAP_SSHKEY),
+        YM("DEFAULT", _NSS_MAP_MAX),
+};
+const size_t nsscache_conf_n_yaml_keys = ELEMENTSOF(nsscache_conf_yaml_keys);
+
+#define YP(k, t, f) { k, t, offsetof(ScimMapConf, f), 0, 0, 0 }
+#define YS(k, f) { k, SUNKD_CFG_INT, offsetof(ScimMapConf, f), 0, -1, INT32_MAX }
+
+const sunkd_cfg_key nsscache_conf_yaml_map_keys[] = {
+        YP("scim_path_username", SUNKD_CFG_STRING, path_username),
+        YP("scim_path_uid", SUNKD_CFG_STRING, path_uid),
+        YP("scim_path_gid", SUNKD_CFG_STRING, path_gid),
+        YP("scim_path_gecos", SUNKD_CFG_STRING, path_gecos),
+        YP("scim_path_home_directory", SUNKD_CFG_STRING, path_home_directory),
+        YP("scim_path_login_shell", SUNKD_CFG_STRING, path_login_shell),
+        YP("scim_path_ssh_keys", SUNKD_CFG_STRING, path_ssh_keys),
+        YP("scim_path_groupname", SUNKD_CFG_STRING, path_groupname),
+        YP("scim_default_shell", SUNKD_CFG_PATH, default_shell),
+        YP("scim_override_home_directory", SUNKD_CFG_STRING, override_home_directory),
+        YS("scim_shadow_default_lstchg", shadow_lstchg),
+        YS("scim_shadow_default_min", shadow_min),
+        YS("scim_shadow_default_max", shadow_max),
+        YS("scim_shadow_default_warn", shadow_warn),
+        YS("scim_shadow_default_inact", shadow_inact),
+        YS("scim_shadow_default_expire", shadow_expire),
+        YS("scim_shadow_default_flag", shadow_flag),
+};
+const size_t nsscache_conf_n_yaml_map_keys = ELEMENTSOF(nsscache_conf_yaml_map_keys);
+
+#undef Y
+#undef YI
+#undef YM
+#undef YP
+#undef YS
+
+static _printf_(2, 3) int set_error(char **ret_error, const char *fmt, ...) {
+        va_list ap;
+
+        if (ret_error) {
+                free(*ret_error);
+                *ret_error = NULL;
+                va_start(ap, fmt);
+                if (vasprintf(ret_error, fmt, ap) < 0)
+                        *ret_error = NULL;
+                va_end(ap);
+        }
+        return -EINVAL;
+}
+
+static void map_conf_done(ScimMapConf *m) {
+        free(m->path_username);
+        free(m->path_uid);
+        free(m->path_gid);
+        free(m->path_gecos);
+        free(m->path_home_directory);
+        free(m->path_login_shell);
+        free(m->path_ssh_keys);
+        free(m->path_groupname);
+        free(m->default_shell);
+        free(m->override_home_directory);
+        memset(m, 0, sizeof(*m));
+}
+
+static void map_conf_init(ScimMapConf *m) {
+        *m = (ScimMapConf) {
+                .shadow_lstchg = -1, .shadow_min = -1, .shadow_max = -1, .shadow_warn = -1,
+                .shadow_inact = -1, .shadow_expire = -1, .shadow_flag = -1,
+        };
+}
+
+ScimConfig *nsscache_conf_free(ScimConfig *c) {
+        if (!c)
+                return NULL;
+        free(c->source);
+        free(c->cache);
+        strv_free(c->maps);
+        free(c->files_dir);
+        free(c->files_cache_filename_suffix);
+        free(c->timestamp_dir);
+        free(c->lockfile);
+        free(c->base_url);
+        free(c->users_endpoint);
+        free(c->groups_endpoint);
+        free(c->users_parameters);
+        free(c->groups_parameters);
+        erase_and_free(c->auth_token);
+        free(c->nsscache_conf);
+        free(c->token_file);
+        free(c->ca_file);
+        for (size_t i = 0; i < _NSS_MAP_MAX; i++)
+                map_conf_done(&c->map[i]);
+        free(c);
+        return NULL;
+}
+
+static int strdup_to(char **dst, const char *s) {
+        char *t = strdup(s);
+
+        if (!t)
+                return -ENOMEM;
+        free(*dst);
+        *dst = t;
+        return 0;
+}
+
+int nsscache_conf_new(ScimConfig **ret) {
+        _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
+        static const char *const default_maps[] = { "passwd", "shadow", "group", "sshkey" };
+
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        for (size_t i = 0; i < _NSS_MAP_MAX; i++)
+                map_conf_init(&c->map[i]);
+        if (strdup_to(&c->source, "scim") < 0 || strdup_to(&c->cache, "files") < 0 ||
+            strdup_to(&c->files_dir, "/etc") < 0 ||
+            strdup_to(&c->files_cache_filename_suffix, "cache") < 0 ||
+            strdup_to(&c->timestamp_dir, "/var/lib/nsscache") < 0 ||
+            strdup_to(&c->users_endpoint, "Users") < 0 ||
+            strdup_to(&c->groups_endpoint, "Groups") < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < ELEMENTSOF(default_maps); i++)
+                if (strv_extend(&c->maps, default_maps[i]) < 0)
+                        return -ENOMEM;
+        c->tls_verify = true;
+        c->timeout_usec = SCIM_TIMEOUT_DEFAULT_USEC;
+        c->retry_max = SCIM_RETRY_MAX_DEFAULT;
+        c->retry_delay_usec = SCIM_RETRY_DELAY_DEFAULT_USEC;
+        c->page_size = SCIM_PAGE_SIZE_DEFAULT;
+        c->min_uid = SCIM_MIN_ID_DEFAULT;
+        c->min_gid = SCIM_MIN_ID_DEFAULT;
+        c->max_shrink_pct = SCIM_MAX_SHRINK_PCT_DEFAULT;
+        c->interval_usec = 15 * 60 * SUNKD_USEC_PER_SEC;
+        c->splay_usec = 60 * SUNKD_USEC_PER_SEC;
+        *ret = TAKE_PTR(c);
+        return 0;
+}
+
+/* ---- value parsing --------------------------------------------------- */
+
+static bool has_control(const char *s) {
+        for (; *s; s++)
+                if ((unsigned char) *s < 0x20 || *s == 0x7f)
+                        return true;
+        return false;
+}
+
+static int parse_int(const char *s, int64_t min, int64_t max, int64_t *ret) {
+        int64_t v = 0;
+        bool neg = false;
+
+        if (*s == '-') {
+                neg = true;
+                s++;
+        }
+        if (!*s)
+                return -EINVAL;
+        for (; *s; s++) {
+                if (*s < '0' || *s > '9')
+                        return -EINVAL;
+                if (v > (INT64_MAX - (*s - '0')) / 10)
+                        return -ERANGE;
+                v = v * 10 + (*s - '0');
+        }
+        if (neg)
+                v = -v;
+        if (v < min || v > max)
+                return -ERANGE;
+        *ret = v;
+        return 0;
+}
+
+static int parse_bool(const char *s, bool *ret) {
+        static const char *const yes[] = { "1", "yes", "true", "on" };
+        static const char *const no[] = { "0", "no", "false", "off" };
+
+        for (size_t i = 0; i < ELEMENTSOF(yes); i++) {
+                if (strcasecmp(s, yes[i]) == 0) {
+                        *ret = true;
+                        return 0;
+                }
+                if (strcasecmp(s, no[i]) == 0) {
+                        *ret = false;
+                        return 0;
+                }
+        }
+        return -EINVAL;
+}
+
+/* "60" (seconds, nsscache's scim_timeout), "2.5", "500ms", "30s", "15m", "1h", "1d". */
+static int parse_duration(const char *s, uint64_t *ret) {
+        static const struct {
+                const char *suffix;
+                uint64_t usec;
+        } units[] = {
+                { "", SUNKD_USEC_PER_SEC },     { "s", SUNKD_USEC_PER_SEC },
+                { "ms", SUNKD_USEC_PER_MSEC },  { "m", 60 * SUNKD_USEC_PER_SEC },
+                { "h", 3600 * SUNKD_USEC_PER_SEC }, { "d", 86400 * SUNKD_USEC_PER_SEC },
+        };
+        uint64_t whole = 0, frac = 0, frac_div = 1;
+        const char *p = s;
+
+        if (*p < '0' || *p > '9')
+                return -EINVAL;
+        for (; *p >= '0' && *p <= '9'; p++) {
+                if (whole > 1000000000)
+                        return -ERANGE;
+                whole = whole * 10 + (uint64_t) (*p - '0');
+        }
+        if (*p == '.') {
+                p++;
+                if (*p < '0' || *p > '9')
+                        return -EINVAL;
+                for (; *p >= '0' && *p <= '9'; p++)
+                        if (frac_div < 1000000) {
+                                frac = frac * 10 + (uint64_t) (*p - '0');
+                                frac_div *= 10;
+                        }
+        }
+        for (size_t i = 0; i < ELEMENTSOF(units); i++)
+                if (streq(p, units[i].suffix)) {
+                        *ret = whole * units[i].usec + frac * units[i].usec / frac_div;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+static bool path_is_safe_absolute(const char *p) {
+        const char *s;
+
+        if (!p || p[0] != '/')
+                return false;
+        for (s = p; (s = strstr(s, "..")); s += 2)
+                if ((s == p || s[-1] == '/') && (s[2] == '/' || s[2] == 0))
+                        return false;
+        return true;
+}
+
+static int split_list(const char *s, char ***ret) {
+        _cleanup_strv_free_ char **l = NULL;
+        const char *p = s;
+
+        while (*p) {
+                const char *e = strchr(p, ',');
+                size_t n = e ? (size_t) (e - p) : strlen(p);
+                const char *b = p, *f = p + n;
+                int r;
+
+                while (b < f && isspace((unsigned char) *b))
+                        b++;
+                while (f > b && isspace((unsigned char) f[-1]))
+                        f--;
+                if (f > b) {
+                        r = strv_push(&l, strndup(b, (size_t) (f - b)));
+                        if (r < 0)
+                                return r;
+                }
+                if (!e)
+                        break;
+                p = e + 1;
+        }
+        if (!l && !(l = calloc(1, sizeof(char *))))
+                return -ENOMEM;
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
+/* ---- the INI reader --------------------------------------------------- */
+
+typedef struct IniEntry {
+        char *section; /* "DEFAULT" or a map name */
+        char *key;     /* lower case */
+        char *value;   /* raw, before interpolation */
+        unsigned line;
+} IniEntry;
+
+typedef struct IniFile {
+        IniEntry *entries;
+        size_t n;
+        const char *fname;
+} IniFile;
+
+static void ini_file_done(IniFile *f) {
+        for (size_t i = 0; i < f->n; i++) {
+                free(f->entries[i].section);
+                free(f->entries[i].key);
+                if (f->entries[i].value) {
+                        explicit_bzero(f->entries[i].value, strlen(f->entries[i].value));
+                        free(f->entries[i].value);
+                }
+        }
+        free(f->entries);
+        f->entries = NULL;
+        f->n = 0;
+}
+
+static const IniEntry *ini_lookup(const IniFile *f, const char *section, const char *key) {
+        for (size_t i = 0; i < f->n; i++)
+                if (streq(f->entries[i].section, section) && streq(f->entries[i].key, key))
+                        return &f->entries[i];
+        if (!streq(section, "DEFAULT"))
+                return ini_lookup(f, "DEFAULT", key);
+        return NULL;
+}
+
+static bool section_known(const char *s) {
+        return streq(s, "DEFAULT") || (int) nss_map_from_string(s) >= 0;
+}
+
+static char *strip(char *s) {
+        char *e;
+
+        while (*s == ' ' || *s == '\t')
+                s++;
+        e = s + strlen(s);
+        while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+                *--e = 0;
+        return s;
+}
+
+static int ini_read(IniFile *f, const char *text, size_t len, char **ret_error) {
+        _cleanup_free_ char *buf = NULL, *section = NULL;
+        char *p, *next;
+        unsigned line = 0, seen = 0;
+        int r;
+
+        if (memchr(text, 0, len))
+                return set_error(ret_error, "%s: NUL byte in file", f->fname);
+        buf = strndup(text, len);
+        if (!buf)
+                return -ENOMEM;
+        p = buf;
+        if (strncmp(p, "\xef\xbb\xbf", 3) == 0)
+                p += 3;
+
+        for (; p; p = next) {
+                char *s, *d, *key, *value;
+
+                line++;
+                next = strchr(p, '\n');
+                if (next)
+                        *next++ = 0;
+                s = strip(p);
+                if (!*s || *s == '#' || *s == ';')
+                        continue;
+                if (p[0] == ' ' || p[0] == '\t')
+                        return set_error(ret_error, "%s:%u: continuation lines are not supported",
+                                         f->fname, line);
+                if (*s == '[') {
+                        char *e = strchr(s, ']');
+
+                        if (!e || e == s + 1 || !isempty(strip(e + 1)))
+                                return set_error(ret_error, "%s:%u: malformed section header",
+                                                 f->fname, line);
+                        *e = 0;
+                        if (!section_known(s + 1))
+                                return set_error(ret_error,
+                                                 "%s:%u: section '%s': unknown section (expected "
+                                                 "DEFAULT, passwd, shadow, group or sshkey)",
+                                                 f->fname, line, s + 1);
+                        /* As ConfigParser: [DEFAULT] may reopen, other sections may not. */
+                        if (!streq(s + 1, "DEFAULT")) {
+                                unsigned bit = 1u << nss_map_from_string(s + 1);
+                                if (seen & bit)
+                                        return set_error(ret_error,
+                                                         "%s:%u: section '%s': duplicate section",
+                                                         f->fname, line, s + 1);
+                                seen |= bit;
+                        }
+                        r = strdup_to(&section, s + 1);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                d = strpbrk(s, "=:");
+                if (!d)
+                        return set_error(ret_error, "%s:%u: expected 'key = value'", f->fname,
+                                         line);
+                *d = 0;
+                key = strip(s);
+                value = strip(d + 1);
+                if (!*key)
+                        return set_error(ret_error, "%s:%u: empty key", f->fname, line);
+                if (!section)
+                        return set_error(ret_error, "%s:%u: key '%s': outside of any section",
+                                         f->fname, line, key);
+                for (char *k = key; *k; k++)
+                        *k = (char) tolower((unsigned char) *k);
+                for (size_t i = 0; i < f->n; i++)
+                        if (streq(f->entries[i].section, section) && streq(f->entries[i].key, key))
+                                return set_error(ret_error,
+                                                 "%s:%u: key '%s': duplicate key in section [%s]",
+                                                 f->fname, line, key, section);
+                if (f->n >= INI_ENTRIES_MAX)
+                        return set_error(ret_error, "%s:%u: too many keys", f->fname, line);
+                if (!(f->n % 16)) {
+                        IniEntry *n = reallocarray(f->entries, f->n + 16, sizeof(IniEntry));
+                        if (!n)
+                                return -ENOMEM;
+                        f->entries = n;
+                }
+                f->entries[f->n] = (IniEntry) {
+                        .section = strdup(section),
+                        .key = strdup(key),
+                        .value = strdup(value),
+                        .line = line,
+                };
+                f->n++;
+                if (!f->entries[f->n - 1].section || !f->entries[f->n - 1].key ||
+                    !f->entries[f->n - 1].value)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/* ConfigParser's BasicInterpolation, then nsscache's quote stripping. */
+static int ini_interpolate(const IniFile *f, const IniEntry *e, const char *value, unsigned depth,
+                           char **out, size_t *out_len, char **ret_error) {
+        const char *p = value;
+
+        if (depth > INI_INTERPOLATION_DEPTH)
+                return set_error(ret_error, "%s:%u: key '%s': interpolation nested too deeply",
+                                 f->fname, e->line, e->key);
+        while (*p) {
+                const char *pct = strchr(p, '%');
+                size_t n = pct ? (size_t) (pct - p) : strlen(p);
+                char *t;
+                int r;
+
+                if (*out_len + n >= SCIM_VALUE_MAX)
+                        return set_error(ret_error, "%s:%u: key '%s': value too long", f->fname,
+                                         e->line, e->key);
+                t = realloc(*out, *out_len + n + 2);
+                if (!t)
+                        return -ENOMEM;
+                *out = t;
+                memcpy(*out + *out_len, p, n);
+                *out_len += n;
+                (*out)[*out_len] = 0;
+                if (!pct)
+                        break;
+                if (pct[1] == '%') {
+                        (*out)[(*out_len)++] = '%';
+                        (*out)[*out_len] = 0;
+                        p = pct + 2;
+                } else if (pct[1] == '(') {
+                        const char *close = strstr(pct + 2, ")s");
+                        _cleanup_free_ char *name = NULL;
+                        const IniEntry *ref;
+
+                        if (!close)
+                                return set_error(ret_error,
+                                                 "%s:%u: key '%s': bad interpolation syntax",
+                                                 f->fname, e->line, e->key);
+                        name = strndup(pct + 2, (size_t) (close - pct - 2));
+                        if (!name)
+                                return -ENOMEM;
+                        for (char *k = name; *k; k++)
+                                *k = (char) tolower((unsigned char) *k);
+                        ref = ini_lookup(f, e->section, name);
+                        if (!ref)
+                                return set_error(ret_error,
+                                                 "%s:%u: key '%s': interpolation references "
+                                                 "unknown key '%s'",
+                                                 f->fname, e->line, e->key, name);
+                        r = ini_interpolate(f, e, ref->value, depth + 1, out, out_len, ret_error);
+                        if (r < 0)
+                                return r;
+                        p = close + 2;
+                } else
+                        return set_error(ret_error,
+                                         "%s:%u: key '%s': '%%' must be followed by '%%' or "
+                                         "'(' (write %%%% for a literal percent sign)",
+                                         f->fname, e->line, e->key);
+        }
+        return 0;
+}
+
+static const IniKey *ini_key_find(const char *key) {
+        for (size_t i = 0; i < ELEMENTSOF(ini_keys); i++)
+                if (streq(ini_keys[i].key, key))
+                        return &ini_keys[i];
+        return NULL;
+}
+
+static int ini_store(const IniKey *k, void *base, const char *v, const char *where, char **ret_error) {
+        void *dst = (uint8_t *) base + k->offset;
+        int64_t i;
+        int r;
+
+        if (has_control(v))
+                return set_error(ret_error, "%s: key '%s': control character in value", where,
+                                 k->key);
+        switch (k->type) {
+        case INI_PATH:
+                if (!path_is_safe_absolute(v))
+                        return set_error(ret_error,
+                                         "%s: key '%s': must be an absolute path without '..'",
+                                         where, k->key);
+                __attribute__((fallthrough));
+        case INI_STRING:
+                return strdup_to(dst, v);
+        case INI_SECRET: {
+                char *t = strdup(v);
+                if (!t)
+                        return -ENOMEM;
+                erase_and_free(*(char **) dst);
+                *(char **) dst = t;
+                return 0;
+        }
+        case INI_LIST: {
+                char **l = NULL;
+                r = split_list(v, &l);
+                if (r < 0)
+                        return r;
+                strv_free(*(char ***) dst);
+                *(char ***) dst = l;
+                return 0;
+        }
+        case INI_INT:
+                r = parse_int(v, k->min, k->max, &i);
+                if (r < 0)
+                        return set_error(ret_error, "%s: key '%s': expected an integer in [%" PRId64
+                                         ", %" PRId64 "]", where, k->key, k->min, k->max);
+                *(int64_t *) dst = i;
+                return 0;
+        case INI_SHADOW:
+                if (!*v) {
+                        *(int64_t *) dst = -1;
+                        return 0;
+                }
+                r = parse_int(v, 0, INT32_MAX, &i);
+                if (r < 0)
+                        return set_error(ret_error,
+                                         "%s: key '%s': expected empty or a number of days", where,
+                                         k->key);
+                *(int64_t *) dst = i;
+                return 0;
+        case INI_BOOL:
+                if (parse_bool(v, dst) < 0)
+                        return set_error(ret_error, "%s: key '%s': expected a boolean", where,
+                                         k->key);
+                return 0;
+        case INI_DURATION:
+                if (parse_duration(v, dst) < 0)
+                        return set_error(ret_error,
+                                         "%s: key '%s': expected seconds or a duration like 30s",
+                                         where, k->key);
+                return 0;
+        }
+        return -EINVAL;
+}
+
+static int ini_apply_entry(ScimConfig *c, const IniFile *f, const IniEntry *e, char **ret_error) {
+        _cleanup_free_ char *where = NULL;
+        const IniKey *k;
+        char *v = NULL;
+        size_t n = 0, len;
+        bool is_default = streq(e->section, "DEFAULT");
+        int r;
+
+        if (asprintf(&where, "%s:%u", f->fname, e->line) < 0)
+                return -ENOMEM;
+        k = ini_key_find(e->key);
+        if (!k)
+                return set_error(ret_error, "%s: key '%s': unknown or unsupported key", where,
+                                 e->key);
+        if (k->scope == SCOPE_DEFAULT && !is_default)
+                return set_error(ret_error,
+                                 "%s: key '%s': must be set in [DEFAULT] (Users are fetched once "
+                                 "for all maps)", where, e->key);
+
+        r = ini_interpolate(f, e, e->value, 0, &v, &n, ret_error);
+        if (r >= 0 && !v)
+                v = strdup("");
+        if (r >= 0 && !v)
+                r = -ENOMEM;
+        if (r < 0) {
+                if (v)
+                        erase_and_free(v);
+                return r;
+        }
+        len = strlen(v);
+        if (len >= 2 && ((v[0] == '"' && v[len - 1] == '"') || (v[0] == '\'' && v[len - 1] == '\''))) {
+                memmove(v, v + 1, len - 2);
+                explicit_bzero(v + len - 2, 2);
+        }
+
+        if (k->scope == SCOPE_FIXED) {
+                if (!streq(v, k->fixed))
+                        r = set_error(ret_error, "%s: key '%s': only '%s' is supported, not '%s'",
+                                      where, e->key, k->fixed, v);
+                else
+                        r = ini_store(k, c, v, where, ret_error);
+        } else if (k->scope == SCOPE_DEFAULT)
+                r = ini_store(k, c, v, where, ret_error);
+        else if (is_default) {
+                for (size_t i = 0; i < _NSS_MAP_MAX && r >= 0; i++)
+                        r = ini_store(k, &c->map[i], v, where, ret_error);
+        } else
+                r = ini_store(k, &c->map[nss_map_from_string(e->section)], v, where, ret_error);
+        erase_and_free(v);
+        return r;
+}
+
+int nsscache_conf_parse_ini(ScimConfig *c, const char *text, size_t len, const char *fname,
+                            char **ret_error) {
+        _cleanup_(ini_file_done) IniFile f = { .fname = fname ?: "nsscache.conf" };
+        int r;
+
+        r = ini_read(&f, text, len, ret_error);
+        if (r < 0)
+                return r;
+        /* [DEFAULT] first, then the map sections override it. */
+        for (int pass = 0; pass < 2; pass++)
+                for (size_t i = 0; i < f.n; i++) {
+                        if (streq(f.entries[i].section, "DEFAULT") != (pass == 0))
+                                continue;
+                        r = ini_apply_entry(c, &f, &f.entries[i], ret_error);
+                        if (r < 0)
+                                return r;
+                }
+        return 0;
+}
+
+int nsscache_conf_load_ini(ScimConfig *c, const char *path, char **ret_error) {
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+        int r;
+
+        r = fileio_read(path, SCIM_CONF_FILE_MAX, &text, &len);
+        if (r == -EFBIG)
+                return set_error(ret_error, "%s: larger than %d bytes", path, SCIM_CONF_FILE_MAX);
+        if (r < 0) {
+                if (ret_error && asprintf(ret_error, "%s: %s", path, strerror(-r)) < 0)
+                        *ret_error = NULL;
+                return r;
+        }
+        r = nsscache_conf_parse_ini(c, text, len, path, ret_error);
+        explicit_bzero(text, len);
+        return r;
+}
+
+/* ---- YAML --------------------------------------------------------------- */
+
+static void yaml_move(const sunkd_cfg_key *k, void *dst_base, void *src_base) {
+        void *dst = (uint8_t *) dst_base + k->offset, *src = (uint8_t *) src_base + k->offset;
+
+        switch (k->type) {
+        case SUNKD_CFG_STRING:
+        case SUNKD_CFG_PATH:
+                free(*(char **) dst);
+                *(char **) dst = TAKE_PTR(*(char **) src);
+                break;
+        case SUNKD_CFG_LIST:
+                strv_free(*(char ***) dst);
+                *(char ***) dst = TAKE_PTR(*(char ***) src);
+                break;
+        case SUNKD_CFG_INT:
+                *(int64_t *) dst = *(int64_t *) src;
+                break;
+        case SUNKD_CFG_BOOL:
+                *(bool *) dst = *(bool *) src;
+                break;
+        case SUNKD_CFG_DURATION:
+        case SUNKD_CFG_SIZE:
+                *(uint64_t *) dst = *(uint64_t *) src;
+                break;
+        case SUNKD_CFG_MAP:
+                break;
+        }
+}
+
+static int yaml_apply_map(ScimMapConf *dst, const sunkd_host_api *api, const sunkd_cfg *node,
+                          char **ret_error) {
+        ScimMapConf tmp;
+        int r;
+
+        map_conf_init(&tmp);
+        r = api->cfg_parse(node, nsscache_conf_yaml_map_keys, nsscache_conf_n_yaml_map_keys, &tmp,
+                           ret_error);
+        if (r >= 0)
+                for (size_t i = 0; i < nsscache_conf_n_yaml_map_keys; i++)
+                        if (api->cfg_get(node, nsscache_conf_yaml_map_keys[i].key))
+                                yaml_move(&nsscache_conf_yaml_map_keys[i], dst, &tmp);
+        map_conf_done(&tmp);
+        return r;
+}
+
+int nsscache_conf_apply_cfg(ScimConfig *c, const sunkd_host_api *api, const sunkd_cfg *cfg,
+                            char **ret_error) {
+        YamlConf *y;
+        int r;
+
+        y = calloc(1, sizeof(*y));
+        if (!y)
+                return -ENOMEM;
+        for (size_t i = 0; i < _NSS_MAP_MAX; i++)
+                map_conf_init(&y->c.map[i]);
+        r = api->cfg_parse(cfg, nsscache_conf_yaml_keys, nsscache_conf_n_yaml_keys, y, ret_error);
+        if (r < 0)
+                goto out;
+        if (y->c.nsscache_conf) {
+                r = nsscache_conf_load_ini(c, y->c.nsscache_conf, ret_error);
+                if (r < 0)
+                        goto out;
+        }
+        for (size_t i = 0; i < nsscache_conf_n_yaml_keys; i++)
+                if (api->cfg_get(cfg, nsscache_conf_yaml_keys[i].key)) {
+                        if (streq(nsscache_conf_yaml_keys[i].key, "scim_auth_token")) {
+                                erase_and_free(c->auth_token);
+                                c->auth_token = TAKE_PTR(y->c.auth_token);
+                        } else
+                                yaml_move(&nsscache_conf_yaml_keys[i], c, &y->c);
+                }
+        /* DEFAULT first, then each map's own section. */
+        if (y->maps_cfg[_NSS_MAP_MAX])
+                for (size_t m = 0; m < _NSS_MAP_MAX && r >= 0; m++)
+                        r = yaml_apply_map(&c->map[m], api, y->maps_cfg[_NSS_MAP_MAX], ret_error);
+        for (size_t m = 0; m < _NSS_MAP_MAX && r >= 0; m++)
+                if (y->maps_cfg[m])
+                        r = yaml_apply_map(&c->map[m], api, y->maps_cfg[m], ret_error);
+        if (r >= 0)
+                r = nsscache_conf_finalize(c, ret_error);
+out:
+        erase_and_free(y->c.auth_token);
+        y->c.auth_token = NULL;
+        for (size_t i = 0; i < _NSS_MAP_MAX; i++)
+                map_conf_done(&y->c.map[i]);
+        api->cfg_clear(nsscache_conf_yaml_keys, nsscache_conf_n_yaml_keys, y);
+        free(y);
+        return r;
+}
+
+/* ---- finalize ------------------------------------------------------------ */
+
+static bool url_host_is_loopback(const char *url) {
+        static const char *const loopback[] = { "127.0.0.1", "localhost", "[::1]" };
+        const char *h = url + strlen("http://");
+
+        for (size_t i = 0; i < ELEMENTSOF(loopback); i++) {
+                size_t n = strlen(loopback[i]);
+                if (strncmp(h, loopback[i], n) == 0 && strchr(":/", h[n]) && h[n])
+                        return true;
+                if (strncmp(h, loopback[i], n) == 0 && !h[n])
+                        return true;
+        }
+        return false;
+}
+
+static bool params_name_reserved(const char *params) {
+        static const char *const reserved[] = { "count", "startindex" };
+        _cleanup_free_ char *copy = NULL;
+        char *save = NULL;
+
+        if (!params || !(copy = strdup(params)))
+                return false;
+        for (char *t = strtok_r(copy, "&", &save); t; t = strtok_r(NULL, "&", &save)) {
+                size_t n = strcspn(t, "=");
+                for (size_t i = 0; i < ELEMENTSOF(reserved); i++)
+                        if (strlen(reserved[i]) == n && strncasecmp(t, reserved[i], n) == 0)
+                                return true;
+        }
+        return false;
+}
+
+int nsscache_conf_finalize(ScimConfig *c, char **ret_error) {
+        static const struct {
+                NssMapType map;
+                size_t offset;
+                const char *key;
+        } required[] = {
+                { NSS_MAP_PASSWD, offsetof(ScimMapConf, path_uid), "scim_path_uid" },
+                { NSS_MAP_GROUP, offsetof(ScimMapConf, path_gid), "scim_path_gid" },
+                { NSS_MAP_SSHKEY, offsetof(ScimMapConf, path_ssh_keys), "scim_path_ssh_keys" },
+        };
+        static const char *const endpoint_keys[] = { "scim_users_endpoint", "scim_groups_endpoint" };
+        const char *endpoints[] = { c->users_endpoint, c->groups_endpoint };
+        const char *params[] = { c->users_parameters, c->groups_parameters };
+
+        if (!streq_ptr(c->source, "scim"))
+                return set_error(ret_error, "key 'source': only 'scim' is supported");
+        if (!streq_ptr(c->cache, "files"))
+                return set_error(ret_error, "key 'cache': only 'files' is supported");
+        if (isempty(c->base_url))
+                return set_error(ret_error, "key 'scim_base_url': required");
+        if (has_control(c->base_url) || strchr(c->base_url, ' ') || strchr(c->base_url, '?') ||
+            strchr(c->base_url, '#'))
+                return set_error(ret_error,
+                                 "key 'scim_base_url': must be a URL without spaces, query or "
+                                 "fragment");
+        if (strncmp(c->base_url, "https://", 8) != 0) {
+                if (strncmp(c->base_url, "http://", 7) != 0)
+                        return set_error(ret_error, "key 'scim_base_url': must be https://");
+                if (!url_host_is_loopback(c->base_url))
+                        return set_error(ret_error,
+                                         "key 'scim_base_url': plain http:// is only accepted "
+                                         "for 127.0.0.1, [::1] or localhost (the bearer token "
+                                         "would travel in clear text)");
+        }
+        for (size_t i = 0; i < ELEMENTSOF(endpoints); i++) {
+                if (isempty(endpoints[i]) || has_control(endpoints[i]) ||
+                    strpbrk(endpoints[i], " ?#"))
+                        return set_error(ret_error, "key '%s': must be a non-empty path segment",
+                                         endpoint_keys[i]);
+                if (params[i] && has_control(params[i]))
+                        return set_error(ret_error, "scim parameters: control character in value");
+                if (params_name_reserved(params[i]))
+                        return set_error(ret_error,
+                                         "key 'scim_%s_parameters': must not set count or "
+                                         "startIndex (pagination is sunkd's)",
+                                         i == 0 ? "users" : "groups");
+        }
+        if (!c->maps || !c->maps[0])
+                return set_error(ret_error, "key 'maps': no maps configured");
+        memset(c->map_enabled, 0, sizeof(c->map_enabled));
+        for (char **m = c->maps; *m; m++) {
+                NssMapType t = nss_map_from_string(*m);
+                if ((int) t < 0)
+                        return set_error(ret_error,
+                                         "key 'maps': map '%s' is not supported (passwd, shadow, "
+                                         "group, sshkey)", *m);
+                c->map_enabled[t] = true;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(required); i++)
+                if (c->map_enabled[required[i].map] &&
+                    isempty(*(char **) ((uint8_t *) &c->map[required[i].map] + required[i].offset)))
+                        return set_error(ret_error, "[%s] key '%s': required for the %s map",
+                                         nss_map_to_string(required[i].map), required[i].key,
+                                         nss_map_to_string(required[i].map));
+        /* shadow and sshkey entries are only emitted for users passwd accepted */
+        if ((c->map_enabled[NSS_MAP_SHADOW] || c->map_enabled[NSS_MAP_SSHKEY]) &&
+            isempty(c->map[NSS_MAP_PASSWD].path_uid))
+                return set_error(ret_error,
+                                 "[passwd] key 'scim_path_uid': required (shadow and sshkey "
+                                 "entries are only made for users with a valid uid)");
+        for (size_t i = 0; i < _NSS_MAP_MAX; i++) {
+                const char *o = c->map[i].override_home_directory;
+                if (o && *o && (o[0] != '/' || has_control(o)))
+                        return set_error(ret_error,
+                                         "[%s] key 'scim_override_home_directory': must be "
+                                         "absolute", nss_map_to_string((NssMapType) i));
+        }
+        if (c->page_size < 1 || c->page_size > 10000)
+                return set_error(ret_error, "key 'page_size': must be in [1, 10000]");
+        if (c->min_uid < 1 || c->min_gid < 1)
+                return set_error(ret_error, "keys 'min_uid', 'min_gid': must be at least 1");
+        if (c->timeout_usec < SUNKD_USEC_PER_MSEC * 100)
+                return set_error(ret_error, "key 'timeout': must be at least 100ms");
+        return 0;
+}
+
+/* ---- token --------------------------------------------------------------- */
+
+static int token_clean(char *t, size_t len, char **ret, char **ret_error, const char *what) {
+        size_t b = 0, e = len;
+
+        while (b < e && isspace((unsigned char) t[b]))
+                b++;
+        while (e > b && isspace((unsigned char) t[e - 1]))
+                e--;
+        if (e == b) {
+                if (ret_error && asprintf(ret_error, "%s: token is empty", what) < 0)
+                        *ret_error = NULL;
+                return -ENOKEY;
+        }
+        for (size_t i = b; i < e; i++)
+                if ((unsigned char) t[i] < 0x20 || t[i] == 0x7f)
+                        return set_error(ret_error, "%s: control character in token", what);
+        *ret = strndup(t + b, e - b);
+        return *ret ? 0 : -ENOMEM;
+}
+
+int nsscache_conf_load_token(const ScimConfig *c, char **ret_token, char **ret_error) {
+        const char *env;
+        int r;
+
+        if (c->token_file) {
+                _cleanup_close_ int fd = -1;
+                struct stat st;
+                char *buf;
+                ssize_t n;
+
+                fd = open(c->token_file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+                if (fd < 0) {
+                        r = -errno;
+                        if (ret_error && asprintf(ret_error, "token_file '%s': %s", c->token_file,
+                                                  strerror(-r)) < 0)
+                                *ret_error = NULL;
+                        return r;
+                }
+                if (fstat(fd, &st) < 0)
+                        return -errno;
+                if (!S_ISREG(st.st_mode) || (st.st_mode & 077) ||
+                    (st.st_uid != geteuid() && st.st_uid != 0)) {
+                        if (ret_error &&
+                            asprintf(ret_error,
+                                     "token_file '%s': refused: must be a regular file owned by "
+                                     "root or uid %u with mode 0600 or stricter (is %04o)",
+                                     c->token_file, (unsigned) geteuid(),
+                                     (unsigned) (st.st_mode & 07777)) < 0)
+                                *ret_error = NULL;
+                        return -EPERM;
+                }
+                if (st.st_size > SCIM_TOKEN_MAX)
+                        return set_error(ret_error, "token_file '%s': larger than %d bytes",
+                                         c->token_file, SCIM_TOKEN_MAX);
+                buf = calloc(1, SCIM_TOKEN_MAX + 1);
+                if (!buf)
+                        return -ENOMEM;
+                n = read(fd, buf, SCIM_TOKEN_MAX + 1);
+                if (n < 0)
+                        r = -errno;
+                else if (n > SCIM_TOKEN_MAX)
+                        r = set_error(ret_error, "token_file '%s': larger than %d bytes",
+                                      c->token_file, SCIM_TOKEN_MAX);
+                else
+                        r = token_clean(buf, (size_t) n, ret_token, ret_error, c->token_file);
+                explicit_bzero(buf, SCIM_TOKEN_MAX + 1);
+                free(buf);
+                return r;
+        }
+        env = secure_getenv(SCIM_AUTH_TOKEN_ENV);
+        if (env && *env)
+                return token_clean((char *) env, strlen(env), ret_token, ret_error,
+                                   SCIM_AUTH_TOKEN_ENV);
+        if (c->auth_token && *c->auth_token)
+                return token_clean(c->auth_token, strlen(c->auth_token), ret_token, ret_error,
+                                   "scim_auth_token");
+        if (ret_error && asprintf(ret_error, "no SCIM token: set token_file, %s or scim_auth_token",
+                                  SCIM_AUTH_TOKEN_ENV) < 0)
+                *ret_error = NULL;
+        return -ENOKEY;
+}

@@ -1,0 +1,139 @@
+/* nsscache module configuration: nsscache.conf (INI) and the sunkd.yaml section.
+ *
+ * Both sources fill one ScimConfig.  The INI side reads a file exactly the way
+ * nsscache's ConfigParser does ([DEFAULT] first, then the map's own section
+ * overrides; "%%" is a literal percent, "%(key)s" interpolates; surrounding
+ * quotes are stripped), but refuses keys and sections it does not implement.
+ * The YAML side goes through the host's key tables and overrides what the
+ * INI file set.  Non-logging: errors come back as "file:line: key 'x': reason".
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nss-maps.h"
+#include "sunkd/module.h"
+
+#define SCIM_PAGE_SIZE_DEFAULT 100
+#define SCIM_MIN_ID_DEFAULT 1000
+#define SCIM_MAX_SHRINK_PCT_DEFAULT 50
+#define SCIM_TIMEOUT_DEFAULT_USEC (60 * SUNKD_USEC_PER_SEC)
+#define SCIM_RETRY_MAX_DEFAULT 3
+#define SCIM_RETRY_DELAY_DEFAULT_USEC (1 * SUNKD_USEC_PER_SEC)
+#define SCIM_DEFAULT_SHELL "/bin/bash"
+#define SCIM_CONF_FILE_MAX (1024 * 1024)
+#define SCIM_TOKEN_MAX (16 * 1024)
+#define SCIM_AUTH_TOKEN_ENV "NSSCACHE_SCIM_AUTH_TOKEN"
+
+/* Settings nsscache keeps per map (scim_path_*, shells, home, shadow fields). */
+typedef struct ScimMapConf {
+        char *path_username;
+        char *path_uid;
+        char *path_gid;
+        char *path_gecos;
+        char *path_home_directory;
+        char *path_login_shell;
+        char *path_ssh_keys;
+        char *path_groupname;
+        char *default_shell;
+        char *override_home_directory; /* "%u" is the user name */
+        /* shadow(5) numeric fields, -1 = empty */
+        int64_t shadow_lstchg, shadow_min, shadow_max, shadow_warn, shadow_inact, shadow_expire,
+                shadow_flag;
+} ScimMapConf;
+
+typedef struct ScimConfig {
+        /* nsscache [DEFAULT] */
+        char *source; /* must be "scim" */
+        char *cache;  /* must be "files" */
+        char **maps;
+        char *files_dir;
+        char *files_cache_filename_suffix;
+        char *timestamp_dir;
+        char *lockfile; /* accepted for compatibility, unused */
+        char *base_url;
+        char *users_endpoint;
+        char *groups_endpoint;
+        char *users_parameters;
+        char *groups_parameters;
+        char *auth_token; /* secret: wiped on free */
+        int64_t retry_max;
+        uint64_t retry_delay_usec;
+
+        /* sunkd's own */
+        char *nsscache_conf;
+        char *token_file;
+        char *ca_file;
+        bool tls_verify;
+        uint64_t timeout_usec;
+        int64_t page_size;
+        int64_t min_uid;
+        int64_t min_gid;
+        int64_t min_entries;
+        int64_t max_shrink_pct;
+        uint64_t interval_usec;
+        uint64_t splay_usec;
+
+        /* Filled by nsscache_conf_finalize(). */
+        bool map_enabled[_NSS_MAP_MAX];
+        ScimMapConf map[_NSS_MAP_MAX];
+} ScimConfig;
+
+/** nsscache_conf_new() - a config holding every default.  Return: 0 or -ENOMEM. */
+int nsscache_conf_new(ScimConfig **ret);
+ScimConfig *nsscache_conf_free(ScimConfig *c);
+static inline void nsscache_conf_freep(ScimConfig **c) {
+        if (*c)
+                *c = nsscache_conf_free(*c);
+}
+
+/**
+ * nsscache_conf_parse_ini() - apply nsscache.conf text to @c.
+ * @fname: used only in error messages.
+ * Return: 0; -EINVAL with "fname:line: key 'x': reason" in *ret_error for
+ * syntax errors, unknown or misplaced keys, unknown sections, bad values.
+ */
+int nsscache_conf_parse_ini(ScimConfig *c, const char *text, size_t len, const char *fname,
+                            char **ret_error);
+/** nsscache_conf_load_ini() - read @path (at most SCIM_CONF_FILE_MAX) and parse it. */
+int nsscache_conf_load_ini(ScimConfig *c, const char *path, char **ret_error);
+
+/**
+ * nsscache_conf_apply_cfg() - apply the module's sunkd.yaml section.
+ * If it names `nsscache_conf`, that file is read first and every key the
+ * YAML section sets then overrides it.  The per-map settings live in
+ * sub-sections `passwd:`, `shadow:`, `group:`, `sshkey:` (and a `DEFAULT:`
+ * sub-section for all maps) with the INI key names.
+ * Calls nsscache_conf_finalize().
+ */
+int nsscache_conf_apply_cfg(ScimConfig *c, const sunkd_host_api *api, const sunkd_cfg *cfg,
+                            char **ret_error);
+
+/**
+ * nsscache_conf_finalize() - check cross-key rules and fill map_enabled.
+ * source must be scim, cache files; scim_base_url is required and plain
+ * http is accepted only for loopback hosts; passwd needs scim_path_uid,
+ * group scim_path_gid, sshkey scim_path_ssh_keys; parameters may not carry
+ * count or startIndex (the fetcher owns those).
+ */
+int nsscache_conf_finalize(ScimConfig *c, char **ret_error);
+
+/**
+ * nsscache_conf_load_token() - the bearer token for this run.
+ * token_file (re-read every call; refused unless owned by the caller's
+ * euid or root and not group/world accessible) wins over the
+ * NSSCACHE_SCIM_AUTH_TOKEN environment variable, which wins over
+ * scim_auth_token.  Surrounding whitespace is dropped; control characters
+ * are refused.  The caller wipes it with erase_and_free().
+ * Return: 0, -ENOKEY if no token is configured, -EPERM for a bad file mode,
+ * other negative errno; *ret_error says why.
+ */
+int nsscache_conf_load_token(const ScimConfig *c, char **ret_token, char **ret_error);
+
+/* The key tables, for the module's documentation and the fuzz target. */
+extern const sunkd_cfg_key nsscache_conf_yaml_keys[];
+extern const size_t nsscache_conf_n_yaml_keys;
+extern const sunkd_cfg_key nsscache_conf_yaml_map_keys[];
+extern const size_t nsscache_conf_n_yaml_map_keys;

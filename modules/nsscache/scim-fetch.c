@@ -1,0 +1,459 @@
+/* SCIM pagination over one reused libcurl handle.
+ *
+ * Why it is shaped this way: a 100k-user directory is 1000 pages at the
+ * default count=100, so the connection (and its TLS session) is kept for the
+ * whole run, bodies are asked for compressed, and HTTP/2 is used where the
+ * server offers it.  Servers differ in how they honour `count`: some cap it,
+ * some ignore it.  So `count` is always sent, but startIndex advances by the
+ * number of Resources that actually came back, and the loop ends at
+ * totalResults or at the first empty page.  A server that answers a
+ * different startIndex than asked is refused rather than risk a silent gap.
+ *
+ * Failure policy: transport errors, timeouts, 429 and 5xx are transient and
+ * retried a bounded number of times with exponential backoff; 4xx are not
+ * (a 401 will not fix itself and retrying only hammers the server); a body
+ * that does not parse fails the run at once.  Every page is bounded
+ * (SCIM_PAGE_BODY_MAX), as are the page and resource counts.  The cancel
+ * flag is polled from curl's progress callback and during backoff, so a
+ * timed-out job stops within a fraction of a second.
+ *
+ * The bearer token is copied into the header list only; the list's strings
+ * are wiped before they are freed, and curl's verbose output stays off.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <curl/curl.h>
+#include <json-c/json.h>
+
+#include "scim-fetch.h"
+#include "util/cleanup.h"
+#include "util/macro.h"
+
+struct ScimFetch {
+        const ScimConfig *conf;
+        CURL *curl;
+        struct curl_slist *headers;
+        char *body;
+        size_t body_len, body_cap;
+        bool body_too_big;
+        const sunkd_cancel *cancel;
+        ScimFetchStats stats;
+};
+
+static _printf_(2, 3) void set_error(char **ret_error, const char *fmt, ...) {
+        va_list ap;
+
+        if (!ret_error)
+                return;
+        free(*ret_error);
+        va_start(ap, fmt);
+        if (vasprintf(ret_error, fmt, ap) < 0)
+                *ret_error = NULL;
+        va_end(ap);
+}
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * SUNKD_USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
+}
+
+static size_t write_cb(char *data, size_t size, size_t nmemb, void *userdata) {
+        ScimFetch *f = userdata;
+        size_t n = size * nmemb;
+
+        if (n > SCIM_PAGE_BODY_MAX - f->body_len) {
+                f->body_too_big = true;
+                return 0;
+        }
+        if (f->body_len + n + 1 > f->body_cap) {
+                size_t cap = MAX(f->body_cap * 2, f->body_len + n + 1);
+                char *b;
+
+                cap = MIN(cap, (size_t) SCIM_PAGE_BODY_MAX + 1);
+                b = realloc(f->body, cap);
+                if (!b)
+                        return 0;
+                f->body = b;
+                f->body_cap = cap;
+        }
+        memcpy(f->body + f->body_len, data, n);
+        f->body_len += n;
+        f->body[f->body_len] = 0;
+        return n;
+}
+
+static int xferinfo_cb(void *userdata, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow) {
+        ScimFetch *f = userdata;
+
+        return sunkd_cancelled(f->cancel) ? 1 : 0;
+}
+
+static void headers_wipe_free(struct curl_slist *l) {
+        for (struct curl_slist *i = l; i; i = i->next)
+                explicit_bzero(i->data, strlen(i->data));
+        curl_slist_free_all(l);
+}
+
+ScimFetch *scim_fetch_free(ScimFetch *f) {
+        if (!f)
+                return NULL;
+        if (f->curl)
+                curl_easy_cleanup(f->curl);
+        headers_wipe_free(f->headers);
+        free(f->body);
+        free(f);
+        return NULL;
+}
+
+int scim_fetch_new(const ScimConfig *c, const char *token, ScimFetch **ret) {
+        _cleanup_(scim_fetch_freep) ScimFetch *f = NULL;
+        _cleanup_erase_ char *auth = NULL;
+        struct curl_slist *l;
+        CURLcode cr = CURLE_OK;
+
+        f = calloc(1, sizeof(*f));
+        if (!f)
+                return -ENOMEM;
+        f->conf = c;
+        f->curl = curl_easy_init();
+        if (!f->curl)
+                return -ENOMEM;
+        if (asprintf(&auth, "Authorization: Bearer %s", token) < 0)
+                return -ENOMEM;
+        l = curl_slist_append(NULL, auth);
+        if (!l)
+                return -ENOMEM;
+        f->headers = l;
+        if (!(l = curl_slist_append(f->headers, "Accept: application/scim+json, application/json")))
+                return -ENOMEM;
+        f->headers = l;
+
+#define SET(opt, val)                                                                            \
+        do {                                                                                     \
+                if (cr == CURLE_OK)                                                              \
+                        cr = curl_easy_setopt(f->curl, opt, val);                                \
+        } while (0)
+        SET(CURLOPT_HTTPHEADER, f->headers);
+        SET(CURLOPT_ACCEPT_ENCODING, "");
+        SET(CURLOPT_NOSIGNAL, 1L);
+        SET(CURLOPT_FOLLOWLOCATION, 0L);
+        SET(CURLOPT_PROTOCOLS_STR, "https,http");
+        SET(CURLOPT_USERAGENT, "sunkd-nsscache/" PACKAGE_VERSION);
+        SET(CURLOPT_TIMEOUT_MS, (long) (c->timeout_usec / SUNKD_USEC_PER_MSEC));
+        SET(CURLOPT_CONNECTTIMEOUT_MS,
+            (long) (MIN(c->timeout_usec, 10 * SUNKD_USEC_PER_SEC) / SUNKD_USEC_PER_MSEC));
+        SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t) SCIM_PAGE_BODY_MAX);
+        SET(CURLOPT_WRITEFUNCTION, write_cb);
+        SET(CURLOPT_WRITEDATA, f);
+        SET(CURLOPT_NOPROGRESS, 0L);
+        SET(CURLOPT_XFERINFOFUNCTION, xferinfo_cb);
+        SET(CURLOPT_XFERINFODATA, f);
+        SET(CURLOPT_SSL_VERIFYPEER, c->tls_verify ? 1L : 0L);
+        SET(CURLOPT_SSL_VERIFYHOST, c->tls_verify ? 2L : 0L);
+        if (c->ca_file)
+                SET(CURLOPT_CAINFO, c->ca_file);
+        SET(CURLOPT_TCP_KEEPALIVE, 1L);
+        SET(CURLOPT_VERBOSE, 0L);
+        if (cr != CURLE_OK)
+                return -EINVAL;
+        /* HTTP/2 over TLS when libcurl has it; plain HTTP/1.1 otherwise. */
+        if (curl_version_info(CURLVERSION_NOW)->features & CURL_VERSION_HTTP2)
+                (void) curl_easy_setopt(f->curl, CURLOPT_HTTP_VERSION, (long) CURL_HTTP_VERSION_2TLS);
+#undef SET
+        *ret = TAKE_PTR(f);
+        return 0;
+}
+
+const ScimFetchStats *scim_fetch_stats(const ScimFetch *f) {
+        return &f->stats;
+}
+
+static int append_encoded(FILE *out, CURL *curl, const char *s, size_t n) {
+        char *e = curl_easy_escape(curl, s, (int) n);
+
+        if (!e)
+                return -ENOMEM;
+        fputs(e, out);
+        curl_free(e);
+        return 0;
+}
+
+int scim_fetch_url(const ScimConfig *c, ScimEndpoint e, char **ret) {
+        const char *endpoint = e == SCIM_ENDPOINT_USERS ? c->users_endpoint : c->groups_endpoint;
+        const char *params = e == SCIM_ENDPOINT_USERS ? c->users_parameters : c->groups_parameters;
+        _cleanup_free_ char *url = NULL;
+        size_t len = 0, blen = strlen(c->base_url);
+        bool first = true;
+        CURL *curl;
+        FILE *out;
+        int r = 0;
+
+        curl = curl_easy_init();
+        if (!curl)
+                return -ENOMEM;
+        out = open_memstream(&url, &len);
+        if (!out) {
+                curl_easy_cleanup(curl);
+                return -ENOMEM;
+        }
+        while (blen > 0 && c->base_url[blen - 1] == '/')
+                blen--;
+        fwrite(c->base_url, 1, blen, out);
+        fputc('/', out);
+        fputs(endpoint, out);
+        for (const char *p = params ?: ""; *p && r >= 0;) {
+                size_t n = strcspn(p, "&");
+                const char *eq = memchr(p, '=', n);
+
+                if (n > 0) {
+                        fputc(first ? '?' : '&', out);
+                        first = false;
+                        r = append_encoded(out, curl, p, eq ? (size_t) (eq - p) : n);
+                        fputc('=', out);
+                        if (eq && r >= 0)
+                                r = append_encoded(out, curl, eq + 1, n - (size_t) (eq - p) - 1);
+                }
+                p += n;
+                if (*p == '&')
+                        p++;
+        }
+        curl_easy_cleanup(curl);
+        if (fclose(out) != 0 || r < 0)
+                return r < 0 ? r : -ENOMEM;
+        *ret = TAKE_PTR(url);
+        return 0;
+}
+
+static bool curl_transient(CURLcode cr) {
+        static const CURLcode transient[] = {
+                CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_CONNECT, CURLE_OPERATION_TIMEDOUT,
+                CURLE_SEND_ERROR,           CURLE_RECV_ERROR,      CURLE_GOT_NOTHING,
+                CURLE_PARTIAL_FILE,         CURLE_HTTP2,           CURLE_HTTP2_STREAM,
+                CURLE_SSL_CONNECT_ERROR,
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(transient); i++)
+                if (cr == transient[i])
+                        return true;
+        return false;
+}
+
+static int curl_to_errno(CURLcode cr) {
+        static const struct {
+                CURLcode code;
+                int err;
+        } table[] = {
+                { CURLE_OPERATION_TIMEDOUT, -ETIMEDOUT },
+                { CURLE_COULDNT_CONNECT, -ECONNREFUSED },
+                { CURLE_COULDNT_RESOLVE_HOST, -EHOSTUNREACH },
+                { CURLE_ABORTED_BY_CALLBACK, -ECANCELED },
+                { CURLE_FILESIZE_EXCEEDED, -EFBIG },
+                { CURLE_OUT_OF_MEMORY, -ENOMEM },
+                { CURLE_PEER_FAILED_VERIFICATION, -EPERM },
+                { CURLE_SSL_CACERT_BADFILE, -EPERM },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(table); i++)
+                if (table[i].code == cr)
+                        return table[i].err;
+        return -EIO;
+}
+
+/* Sleeps @usec in slices so that cancellation is noticed quickly. */
+static int backoff_sleep(const sunkd_cancel *cancel, uint64_t usec) {
+        uint64_t end = now_usec() + usec;
+
+        for (;;) {
+                uint64_t now = now_usec(), slice;
+                struct timespec ts;
+
+                if (sunkd_cancelled(cancel))
+                        return -ECANCELED;
+                if (now >= end)
+                        return 0;
+                slice = MIN(end - now, 50 * SUNKD_USEC_PER_MSEC);
+                ts = (struct timespec) { .tv_sec = (time_t) (slice / SUNKD_USEC_PER_SEC),
+                                         .tv_nsec = (long) (slice % SUNKD_USEC_PER_SEC) * 1000 };
+                nanosleep(&ts, NULL);
+        }
+}
+
+/* One GET with retries.  On success the body is in f->body. */
+static int get_page(ScimFetch *f, const char *url, const char *what, char **ret_error) {
+        uint64_t delay = f->conf->retry_delay_usec;
+        int r = -EIO;
+
+        for (int64_t attempt = 0; attempt <= f->conf->retry_max; attempt++) {
+                long status = 0;
+                CURLcode cr;
+
+                if (attempt > 0) {
+                        f->stats.retries++;
+                        r = backoff_sleep(f->cancel, delay);
+                        if (r < 0) {
+                                set_error(ret_error, "%s: cancelled", what);
+                                return r;
+                        }
+                        delay = MIN(delay * 2, SCIM_RETRY_DELAY_MAX_USEC);
+                }
+                f->body_len = 0;
+                f->body_too_big = false;
+                if (curl_easy_setopt(f->curl, CURLOPT_URL, url) != CURLE_OK)
+                        return -ENOMEM;
+                f->stats.requests++;
+                cr = curl_easy_perform(f->curl);
+                f->stats.bytes += f->body_len;
+                if (cr != CURLE_OK) {
+                        if (f->body_too_big || cr == CURLE_FILESIZE_EXCEEDED) {
+                                set_error(ret_error, "%s: response body larger than %u bytes",
+                                          what, SCIM_PAGE_BODY_MAX);
+                                return -EFBIG;
+                        }
+                        r = curl_to_errno(cr);
+                        set_error(ret_error, "%s: %s", what, curl_easy_strerror(cr));
+                        if (r == -ECANCELED || !curl_transient(cr))
+                                return r;
+                        continue;
+                }
+                (void) curl_easy_getinfo(f->curl, CURLINFO_RESPONSE_CODE, &status);
+                if (status == 200)
+                        return 0;
+                if (status == 401 || status == 403) {
+                        set_error(ret_error, "%s: authentication failed (HTTP %ld): check the token",
+                                  what, status);
+                        return -EACCES;
+                }
+                set_error(ret_error, "%s: HTTP %ld", what, status);
+                r = -EPROTO;
+                if (status != 429 && (status < 500 || status > 599))
+                        return r;
+        }
+        return r;
+}
+
+int scim_fetch_all(ScimFetch *f, ScimEndpoint e, const sunkd_cancel *cancel, scim_fetch_page_fn fn,
+                   void *userdata, char **ret_error) {
+        static const char *const names[_SCIM_ENDPOINT_MAX] = { "Users", "Groups" };
+        _cleanup_free_ char *base = NULL;
+        uint64_t start = now_usec(), received = 0;
+        int64_t start_index = 1;
+        int r;
+
+        f->cancel = cancel;
+        r = scim_fetch_url(f->conf, e, &base);
+        if (r < 0)
+                return r;
+        for (uint64_t page = 0;; page++) {
+                _cleanup_free_ char *url = NULL, *what = NULL;
+                _cleanup_free_ char *perr = NULL;
+                ScimPage p = { 0 };
+                size_t n;
+                int64_t total;
+
+                if (page >= SCIM_PAGES_MAX) {
+                        set_error(ret_error, "%s: more than %d pages", names[e], SCIM_PAGES_MAX);
+                        r = -E2BIG;
+                        break;
+                }
+                if (asprintf(&url, "%s%cstartIndex=%" PRId64 "&count=%" PRId64, base,
+                             strchr(base, '?') ? '&' : '?', start_index, f->conf->page_size) < 0 ||
+                    asprintf(&what, "%s page at startIndex=%" PRId64, names[e], start_index) < 0) {
+                        r = -ENOMEM;
+                        break;
+                }
+                r = get_page(f, url, what, ret_error);
+                if (r < 0)
+                        break;
+                r = scim_map_page_parse(f->body ?: "", f->body_len, &p, &perr);
+                if (r < 0) {
+                        set_error(ret_error, "%s: %s", what, perr ?: "unparsable");
+                        break;
+                }
+                if (p.start_index >= 0 && p.start_index != start_index) {
+                        set_error(ret_error, "%s: server answered startIndex=%" PRId64, what,
+                                  p.start_index);
+                        scim_map_page_done(&p);
+                        r = -EBADMSG;
+                        break;
+                }
+                f->stats.pages++;
+                f->stats.resources += p.n_resources;
+                received += p.n_resources;
+                if (received > SCIM_RESOURCES_MAX) {
+                        set_error(ret_error, "%s: more than %d resources", names[e],
+                                  SCIM_RESOURCES_MAX);
+                        scim_map_page_done(&p);
+                        r = -E2BIG;
+                        break;
+                }
+                n = p.n_resources;
+                total = p.total_results;
+                r = fn(userdata, &p);
+                scim_map_page_done(&p);
+                if (r < 0) {
+                        set_error(ret_error, "%s: %s", what, strerror(-r));
+                        break;
+                }
+                if (n == 0 || received >= (uint64_t) total)
+                        break;
+                start_index += (int64_t) n;
+                if (sunkd_cancelled(cancel)) {
+                        set_error(ret_error, "%s: cancelled", names[e]);
+                        r = -ECANCELED;
+                        break;
+                }
+        }
+        f->stats.duration_usec += now_usec() - start;
+        /* the body may hold directory data: do not keep it around */
+        if (f->body)
+                explicit_bzero(f->body, f->body_cap);
+        f->body_len = 0;
+        return r;
+}
+
+static int users_page(void *userdata, const ScimPage *p) {
+        return scim_map_add_users(userdata, p->resources);
+}
+
+static int groups_page(void *userdata, const ScimPage *p) {
+        return scim_map_add_groups(userdata, p->resources);
+}
+
+int scim_fetch_run(const ScimConfig *c, const sunkd_cancel *cancel, ScimMapper **ret_mapper,
+                   ScimFetchStats *ret_stats, char **ret_error) {
+        _cleanup_(scim_fetch_freep) ScimFetch *f = NULL;
+        _cleanup_(scim_map_freep) ScimMapper *m = NULL;
+        _cleanup_erase_ char *token = NULL;
+        int r;
+
+        r = nsscache_conf_load_token(c, &token, ret_error);
+        if (r < 0)
+                return r;
+        r = scim_fetch_new(c, token, &f);
+        if (r < 0)
+                return r;
+        erase_and_free(TAKE_PTR(token));
+        r = scim_map_new(c, &m);
+        if (r < 0)
+                return r;
+        if (c->map_enabled[NSS_MAP_PASSWD] || c->map_enabled[NSS_MAP_SHADOW] ||
+            c->map_enabled[NSS_MAP_SSHKEY])
+                r = scim_fetch_all(f, SCIM_ENDPOINT_USERS, cancel, users_page, m, ret_error);
+        if (r >= 0 && c->map_enabled[NSS_MAP_GROUP])
+                r = scim_fetch_all(f, SCIM_ENDPOINT_GROUPS, cancel, groups_page, m, ret_error);
+        if (ret_stats)
+                *ret_stats = f->stats;
+        if (r < 0)
+                return r;
+        *ret_mapper = TAKE_PTR(m);
+        return 0;
+}

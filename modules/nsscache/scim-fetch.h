@@ -1,0 +1,82 @@
+/* Fetching SCIM Users and Groups with libcurl, page by page.
+ *
+ * One ScimFetch holds one curl easy handle for a run, so every page reuses
+ * the same connection.  Each page is parsed as it arrives and handed to a
+ * callback; nothing but the current page's body is buffered.  Runs on a
+ * worker thread; never logs; the token is never put anywhere but the
+ * Authorization header and is wiped when the handle is freed.
+ * The host must have called curl_global_init() once.
+ */
+#pragma once
+
+#include <stdint.h>
+
+#include "nsscache-conf.h"
+#include "scim-map.h"
+#include "sunkd/module.h"
+
+#define SCIM_PAGE_BODY_MAX (64u * 1024 * 1024)
+#define SCIM_PAGES_MAX 100000
+#define SCIM_RESOURCES_MAX 5000000
+#define SCIM_RETRY_DELAY_MAX_USEC (30 * SUNKD_USEC_PER_SEC)
+
+typedef enum ScimEndpoint {
+        SCIM_ENDPOINT_USERS,
+        SCIM_ENDPOINT_GROUPS,
+        _SCIM_ENDPOINT_MAX,
+} ScimEndpoint;
+
+typedef struct ScimFetchStats {
+        uint64_t requests;  /* HTTP requests sent, retries included */
+        uint64_t retries;
+        uint64_t pages;     /* pages accepted */
+        uint64_t resources; /* Resources received */
+        uint64_t bytes;     /* decoded body bytes */
+        uint64_t duration_usec;
+} ScimFetchStats;
+
+typedef struct ScimFetch ScimFetch;
+
+/* Called for every page; a negative return stops the fetch with that error. */
+typedef int (*scim_fetch_page_fn)(void *userdata, const ScimPage *page);
+
+/** scim_fetch_new() - a handle for @c (borrowed, must outlive it) and @token (copied). */
+int scim_fetch_new(const ScimConfig *c, const char *token, ScimFetch **ret);
+ScimFetch *scim_fetch_free(ScimFetch *f);
+static inline void scim_fetch_freep(ScimFetch **f) {
+        if (*f)
+                *f = scim_fetch_free(*f);
+}
+
+/**
+ * scim_fetch_url() - "<base>/<endpoint>?<encoded parameters>" without the
+ * pagination parameters.  Each k=v of scim_*_parameters is split at the
+ * first '=' and both halves are percent-encoded.
+ */
+int scim_fetch_url(const ScimConfig *c, ScimEndpoint e, char **ret);
+
+/**
+ * scim_fetch_all() - fetch every page of @e and call @fn for each.
+ * count=page_size is always sent; startIndex starts at 1 and advances by the
+ * number of Resources actually received; the fetch ends at totalResults or
+ * at an empty page.  Connection errors, timeouts, 429 and 5xx are retried
+ * (scim_retry_max times, backoff scim_retry_delay * 2^n); other HTTP errors
+ * and unparsable pages fail at once.
+ * Return: 0; -EACCES (401/403), -ETIMEDOUT, -ECONNREFUSED, -EHOSTUNREACH,
+ * -EBADMSG (bad page), -EFBIG (page body over the cap), -E2BIG (too many
+ * pages or resources), -EPROTO (other HTTP status), -ECANCELED; *ret_error
+ * says what happened (it never contains the token).
+ */
+int scim_fetch_all(ScimFetch *f, ScimEndpoint e, const sunkd_cancel *cancel, scim_fetch_page_fn fn,
+                   void *userdata, char **ret_error);
+
+const ScimFetchStats *scim_fetch_stats(const ScimFetch *f);
+
+/**
+ * scim_fetch_run() - one whole refresh: token, Users once (for passwd,
+ * shadow and sshkey), Groups once (for group), mapped as pages arrive.
+ * On success *ret_mapper holds the maps (scim_map_take()) and the rejects.
+ * *ret_stats (optional) is filled on success and failure.
+ */
+int scim_fetch_run(const ScimConfig *c, const sunkd_cancel *cancel, ScimMapper **ret_mapper,
+                   ScimFetchStats *ret_stats, char **ret_error);

@@ -1,0 +1,112 @@
+/* SCIM 2.0 ListResponse pages to validated NssMaps.
+ *
+ * scim_map_page_parse() turns one HTTP body into a ListResponse view
+ * (bounded nesting depth, strict JSON).  A ScimMapper then takes the
+ * Resources of each page as it arrives, so memory holds one page of JSON
+ * plus the maps, never the whole directory as JSON.  Every entry that is
+ * dropped leaves a reject record; the caller decides how loudly to log.
+ * Non-logging.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nss-maps.h"
+#include "nsscache-conf.h"
+
+struct json_object;
+
+#define SCIM_JSON_DEPTH_MAX 32
+#define SCIM_NAME_MAX 32
+#define SCIM_FIELD_MAX 4096
+#define SCIM_GECOS_MAX 255
+#define SCIM_SSHKEY_MAX (16 * 1024)
+#define SCIM_SSHKEYS_PER_USER_MAX 100
+#define SCIM_MEMBERS_MAX 1000000
+#define SCIM_ID_MAX INT32_MAX
+#define SCIM_REJECT_RECORDS_MAX 256
+
+typedef enum ScimRejectReason {
+        SCIM_REJECT_NOT_OBJECT,    /* a Resources element that is not an object */
+        SCIM_REJECT_NO_NAME,       /* name attribute missing or null */
+        SCIM_REJECT_BAD_NAME,      /* not a POSIX portable name, or not a string */
+        SCIM_REJECT_NO_ID,         /* uid (or group gid) missing */
+        SCIM_REJECT_BAD_ID,        /* not an integer or decimal string */
+        SCIM_REJECT_ID_RANGE,      /* 0, below min_uid/min_gid or above 2^31-1 */
+        SCIM_REJECT_BAD_HOME,      /* not absolute, "..", forbidden character, too long */
+        SCIM_REJECT_BAD_SHELL,     /* not absolute, forbidden character, too long */
+        SCIM_REJECT_DUP_NAME,      /* name already taken by an earlier entry */
+        SCIM_REJECT_DUP_ID,        /* uid/gid already taken by an earlier entry */
+        SCIM_REJECT_BAD_MEMBER,    /* one group member dropped */
+        SCIM_REJECT_BAD_SSHKEY,    /* one key dropped */
+        SCIM_REJECT_NAME_MISMATCH, /* shadow/sshkey name differs from the passwd name */
+        SCIM_REJECT_TOO_MANY,      /* members or keys beyond the cap dropped */
+        _SCIM_REJECT_MAX,
+} ScimRejectReason;
+
+typedef struct ScimReject {
+        ScimRejectReason reason;
+        NssMapType map;
+        char *name; /* printable, truncated copy for logs; may be NULL */
+        int64_t id; /* -1 if unknown */
+} ScimReject;
+
+typedef struct ScimRejects {
+        uint64_t count[_SCIM_REJECT_MAX];
+        uint64_t total;
+        ScimReject *records; /* the first SCIM_REJECT_RECORDS_MAX */
+        size_t n_records;
+} ScimRejects;
+
+const char *scim_reject_reason_to_string(ScimRejectReason r);
+
+/* One parsed ListResponse page. */
+typedef struct ScimPage {
+        struct json_object *root;
+        struct json_object *resources; /* borrowed from root; NULL if absent */
+        size_t n_resources;
+        int64_t total_results;
+        int64_t start_index;    /* -1 if absent */
+        int64_t items_per_page; /* -1 if absent */
+} ScimPage;
+
+/**
+ * scim_map_page_parse() - parse one ListResponse body.
+ * Return: 0; -EBADMSG with a reason in *ret_error for invalid JSON (incl.
+ * nesting deeper than SCIM_JSON_DEPTH_MAX, trailing data), a non-object, a
+ * missing or negative totalResults, or Resources that is not an array.
+ */
+int scim_map_page_parse(const char *buf, size_t len, ScimPage *ret, char **ret_error);
+void scim_map_page_done(ScimPage *p);
+
+typedef struct ScimMapper ScimMapper;
+
+int scim_map_new(const ScimConfig *c, ScimMapper **ret);
+ScimMapper *scim_map_free(ScimMapper *m);
+static inline void scim_map_freep(ScimMapper **m) {
+        if (*m)
+                *m = scim_map_free(*m);
+}
+
+/**
+ * scim_map_add_users() / scim_map_add_groups() - map one page of Resources.
+ * @resources: a JSON array (elements of other types become rejects).
+ * Users feed passwd, shadow and sshkey (whichever are enabled); shadow and
+ * sshkey entries exist only for users passwd validation accepted.
+ * Return: 0, or -ENOMEM.  Bad entries are never errors: they are rejects.
+ */
+int scim_map_add_users(ScimMapper *m, struct json_object *resources);
+int scim_map_add_groups(ScimMapper *m, struct json_object *resources);
+
+/** scim_map_take() - move the maps out (the mapper keeps empty maps). */
+void scim_map_take(ScimMapper *m, NssMaps *ret);
+const ScimRejects *scim_map_rejects(const ScimMapper *m);
+
+/**
+ * scim_map_extract() - follow a slash-separated path ("urn:...:User/attr")
+ * through nested objects.  Return: the value (borrowed) or NULL if a step is
+ * missing, null or not an object.
+ */
+struct json_object *scim_map_extract(struct json_object *o, const char *path);

@@ -1,0 +1,64 @@
+/* Fuzz target: one SCIM ListResponse body through the page parser and the
+ * mapper, as Users and as Groups, with the seed's attribute layout. */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "modules/nsscache/scim-map.h"
+#include "util/cleanup.h"
+
+#define CW "urn:coreweave:params:scim:schemas:extension:coreweave:2.0:CoreWeaveUser"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static const char conf_text[] =
+        "[DEFAULT]\n"
+        "scim_base_url=https://scim.example/v2\n"
+        "[group]\n"
+        "scim_path_gid=sunkPosixGroupId\n"
+        "scim_path_groupname=sunkPosixGroupName\n"
+        "scim_path_username=members/sunkPosixUsername\n"
+        "[passwd]\n"
+        "scim_override_home_directory=/mnt/home/%%u\n"
+        "scim_path_gid=" CW "/sunkPosixGroupId\n"
+        "scim_path_login_shell=" CW "/sunkLoginShell\n"
+        "scim_path_uid=" CW "/sunkPosixUserId\n"
+        "scim_path_username=" CW "/sunkPosixUsername\n"
+        "[shadow]\n"
+        "scim_path_username=" CW "/sunkPosixUsername\n"
+        "[sshkey]\n"
+        "scim_path_ssh_keys=" CW "/sunkSshKeys\n"
+        "scim_path_username=" CW "/sunkPosixUsername\n";
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+        _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
+        _cleanup_(scim_map_freep) ScimMapper *m = NULL;
+        _cleanup_free_ char *err = NULL;
+        ScimPage p = { 0 };
+        NssMaps maps = { 0 };
+
+        if (nsscache_conf_new(&c) < 0 ||
+            nsscache_conf_parse_ini(c, conf_text, strlen(conf_text), "fuzz", &err) < 0 ||
+            nsscache_conf_finalize(c, &err) < 0)
+                __builtin_trap();
+        if (scim_map_new(c, &m) < 0)
+                return 0;
+        if (scim_map_page_parse((const char *) data, size, &p, &err) < 0)
+                return 0;
+        (void) scim_map_add_users(m, p.resources);
+        (void) scim_map_add_groups(m, p.resources);
+        scim_map_page_done(&p);
+        scim_map_take(m, &maps);
+        nss_maps_done(&maps);
+
+        /* the same bytes as an nsscache.conf */
+        {
+                _cleanup_(nsscache_conf_freep) ScimConfig *c2 = NULL;
+                _cleanup_free_ char *e2 = NULL;
+
+                if (nsscache_conf_new(&c2) >= 0 &&
+                    nsscache_conf_parse_ini(c2, (const char *) data, size, "fuzz", &e2) >= 0)
+                        (void) nsscache_conf_finalize(c2, &e2);
+        }
+        return 0;
+}

@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+"""SCIM 2.0 fixture server for sunkd tests (python3 stdlib only).
+
+Serves <prefix>/Users and <prefix>/Groups as ListResponse pages from a JSON
+data set ({"Users": [...], "Groups": [...]}) or a generated one, on
+127.0.0.1.  Requires "Authorization: Bearer <token>".  Every request line
+(path and query) is appended to --log so tests can count requests.
+
+Fault modes (--fault): 500 (the first --fault-count requests fail), 401,
+slow (every response waits --delay seconds), truncate (the --fault-page-th
+request gets a truncated JSON body), garbage (same, a non-JSON body), empty
+(same, an empty 200 body), shrink (only the first --shrink users and
+groups), refused (write a port nobody listens on and exit).
+"""
+import argparse
+import json
+import os
+import socket
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+CW = "urn:coreweave:params:scim:schemas:extension:coreweave:2.0:CoreWeaveUser"
+LIST = "urn:ietf:params:scim:api:messages:2.0:ListResponse"
+USER = "urn:ietf:params:scim:schemas:core:2.0:User"
+GROUP = "urn:ietf:params:scim:schemas:core:2.0:Group"
+
+
+def generate(n):
+    users, groups = [], []
+    for i in range(n):
+        name = "user%06d" % i
+        users.append({
+            "schemas": [USER, CW],
+            "id": "u-%d" % i,
+            "userName": "%s@example.com" % name,
+            "name": {"givenName": "User", "familyName": str(i)},
+            "active": True,
+            CW: {
+                "sunkPosixUsername": name,
+                "sunkPosixUserId": 100000 + i,
+                "sunkPosixGroupId": 200000 + i // 10,
+                "sunkPreferredHomeDirectory": "/home/" + name,
+                "sunkLoginShell": "/bin/bash",
+                "sunkSshKeys": ["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI%032d %s@example" % (i, name)],
+            },
+        })
+    for g in range((n + 9) // 10):
+        groups.append({
+            "schemas": [GROUP],
+            "id": "g-%d" % g,
+            "displayName": "Group %d" % g,
+            "sunkPosixGroupName": "group%05d" % g,
+            "sunkPosixGroupId": 200000 + g,
+            "members": [{"value": "u-%d" % i, "sunkPosixUsername": "user%06d" % i}
+                        for i in range(g * 10, min(n, g * 10 + 10))],
+        })
+    return {"Users": users, "Groups": groups}
+
+
+class Resources:
+    """Resources rendered to JSON text lazily, once each."""
+
+    def __init__(self, items):
+        self.items = items
+        self.text = [None] * len(items)
+        self.lock = threading.Lock()
+
+    def __len__(self):
+        return len(self.items)
+
+    def render(self, lo, hi):
+        out = []
+        for i in range(lo, hi):
+            t = self.text[i]
+            if t is None:
+                t = json.dumps(self.items[i], separators=(",", ":"))
+                self.text[i] = t
+            out.append(t)
+        return out
+
+
+class State:
+    def __init__(self, args, data):
+        self.args = args
+        self.data = {k: Resources(v) for k, v in data.items()}
+        self.lock = threading.Lock()
+        self.requests = 0
+        self.log = open(args.log, "a", buffering=1) if args.log else None
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "scim-fixture/1"
+
+    def log_message(self, fmt, *a):
+        pass
+
+    def send(self, status, body, ctype="application/scim+json"):
+        if isinstance(body, str):
+            body = body.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def error(self, status, detail):
+        self.send(status, json.dumps({
+            "schemas": ["urn:ietf:params:scim:api:messages:2.0:Error"],
+            "status": str(status), "detail": detail}))
+
+    def do_GET(self):
+        st = self.server.state
+        a = st.args
+        with st.lock:
+            st.requests += 1
+            nreq = st.requests
+            if st.log:
+                st.log.write("GET %s\n" % self.path)
+        if a.fault == "slow":
+            time.sleep(a.delay)
+        if self.headers.get("Authorization") != "Bearer " + a.token or a.fault == "401":
+            return self.error(401, "unauthorized")
+        if a.fault == "500" and nreq <= a.fault_count:
+            return self.error(500, "injected failure")
+        u = urlsplit(self.path)
+        if not u.path.startswith(a.prefix + "/"):
+            return self.error(404, "not found")
+        kind = u.path[len(a.prefix) + 1:]
+        if kind not in st.data:
+            return self.error(404, "not found")
+        q = parse_qs(u.query, keep_blank_values=True)
+        try:
+            start = max(1, int(q.get("startIndex", ["1"])[0]))
+            count = int(q["count"][0]) if "count" in q and not a.ignore_count else a.page_size
+        except ValueError:
+            return self.error(400, "invalid startIndex or count")
+        count = max(0, min(count, a.page_size))
+        res = st.data[kind]
+        total = len(res)
+        if a.fault == "shrink":
+            total = min(total, a.shrink)
+        lo = min(start - 1, total)
+        hi = min(lo + count, total)
+        items = res.render(lo, hi)
+        body = ('{"schemas":["%s"],"totalResults":%d,"startIndex":%d,"itemsPerPage":%d,'
+                '"Resources":[%s]}' % (LIST, total, start, len(items), ",".join(items)))
+        if nreq == a.fault_page:
+            if a.fault == "truncate":
+                body = body[: max(1, len(body) // 2)]
+            elif a.fault == "garbage":
+                body = "<html>502 Bad Gateway</html>"
+            elif a.fault == "empty":
+                body = ""
+        self.send(200, body)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--data")
+    p.add_argument("--generate", type=int, default=0)
+    p.add_argument("--token", default="test-token")
+    p.add_argument("--prefix", default="/scim/v2")
+    p.add_argument("--port-file", required=True)
+    p.add_argument("--log")
+    p.add_argument("--page-size", type=int, default=1000)
+    p.add_argument("--ignore-count", action="store_true")
+    p.add_argument("--fault", default="none",
+                   choices=["none", "500", "401", "slow", "truncate", "garbage", "empty",
+                            "shrink", "refused"])
+    p.add_argument("--fault-count", type=int, default=1)
+    p.add_argument("--fault-page", type=int, default=0)
+    p.add_argument("--delay", type=float, default=5.0)
+    p.add_argument("--shrink", type=int, default=0)
+    a = p.parse_args()
+
+    def write_port(port):
+        tmp = a.port_file + ".tmp"
+        with open(tmp, "w") as f:
+            f.write("%d\n" % port)
+        os.rename(tmp, a.port_file)
+
+    if a.fault == "refused":
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        write_port(port)
+        return 0
+
+    if a.data:
+        with open(a.data) as f:
+            data = json.load(f)
+    else:
+        data = generate(a.generate)
+    data = {"Users": data.get("Users", []), "Groups": data.get("Groups", [])}
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv.daemon_threads = True
+    srv.state = State(a, data)
+    write_port(srv.server_address[1])
+    try:
+        srv.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,305 @@
+/* nsscache.conf parsing: the seed file, precedence, escapes, and every way
+ * the parser refuses input. */
+#include <check.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "modules/nsscache/nsscache-conf.h"
+#include "util/cleanup.h"
+
+#define CW "urn:coreweave:params:scim:schemas:extension:coreweave:2.0:CoreWeaveUser"
+
+static const char seed[] =
+        "[DEFAULT]\n"
+        "cache=files\n"
+        "files_cache_filename_suffix=cache\n"
+        "files_dir=/etc/nsscache\n"
+        "maps=passwd,shadow,group,sshkey\n"
+        "scim_base_url=https://platform.example/api/organizations/org/scim/v2\n"
+        "scim_groups_endpoint=Groups\n"
+        "scim_groups_parameters=excludeInactiveUsers=true\n"
+        "scim_users_endpoint=Users\n"
+        "scim_users_parameters=attributes=" CW "\n"
+        "source=scim\n"
+        "timestamp_dir=/var/lib/nsscache\n"
+        "[group]\n"
+        "scim_path_gid=sunkPosixGroupId\n"
+        "scim_path_groupname=sunkPosixGroupName\n"
+        "scim_path_username=members/sunkPosixUsername\n"
+        "[passwd]\n"
+        "scim_default_shell=/bin/bash\n"
+        "scim_override_home_directory=/mnt/home/%%u\n"
+        "scim_path_gid=" CW "/sunkPosixGroupId\n"
+        "scim_path_home_directory=" CW "/sunkPreferredHomeDirectory\n"
+        "scim_path_login_shell=" CW "/sunkLoginShell\n"
+        "scim_path_uid=" CW "/sunkPosixUserId\n"
+        "scim_path_username=" CW "/sunkPosixUsername\n"
+        "[shadow]\n"
+        "scim_path_username=" CW "/sunkPosixUsername\n"
+        "[sshkey]\n"
+        "scim_path_ssh_keys=" CW "/sunkSshKeys\n"
+        "scim_path_username=" CW "/sunkPosixUsername\n";
+
+static int parse(const char *text, ScimConfig **ret, char **ret_error) {
+        ScimConfig *c = NULL;
+        int r;
+
+        ck_assert_int_eq(nsscache_conf_new(&c), 0);
+        r = nsscache_conf_parse_ini(c, text, strlen(text), "test.conf", ret_error);
+        if (r >= 0)
+                r = nsscache_conf_finalize(c, ret_error);
+        if (r < 0)
+                c = nsscache_conf_free(c);
+        *ret = c;
+        return r;
+}
+
+START_TEST(test_seed) {
+        _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
+        _cleanup_free_ char *err = NULL;
+
+        ck_assert_msg(parse(seed, &c, &err) == 0, "%s", err);
+        ck_assert_str_eq(c->base_url, "https://platform.example/api/organizations/org/scim/v2");
+        ck_assert_str_eq(c->users_parameters, "attributes=" CW);
+        ck_assert_str_eq(c->groups_parameters, "excludeInactiveUsers=true");
+        ck_assert_str_eq(c->files_dir, "/etc/nsscache");
+        ck_assert_str_eq(c->files_cache_filename_suffix, "cache");
+        ck_assert_str_eq(c->map[NSS_MAP_PASSWD].override_home_directory, "/mnt/home/%u");
+        ck_assert_str_eq(c->map[NSS_MAP_PASSWD].path_uid, CW "/sunkPosixUserId");
+        ck_assert_str_eq(c->map[NSS_MAP_GROUP].path_username, "members/sunkPosixUsername");
+        ck_assert_str_eq(c->map[NSS_MAP_GROUP].path_groupname, "sunkPosixGroupName");
+        ck_assert_str_eq(c->map[NSS_MAP_SSHKEY].path_ssh_keys, CW "/sunkSshKeys");
+        ck_assert_ptr_null(c->map[NSS_MAP_SHADOW].path_uid);
+        for (int i = 0; i < _NSS_MAP_MAX; i++)
+                ck_assert(c->map_enabled[i]);
+        ck_assert(c->tls_verify);
+        ck_assert_int_eq(c->page_size, 100);
+        ck_assert_int_eq(c->min_uid, 1000);
+        ck_assert_int_eq(c->max_shrink_pct, 50);
+}
+END_TEST
+
+START_TEST(test_precedence_and_escapes) {
+        _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
+        _cleanup_free_ char *err = NULL;
+        const char *t = "; comment\n"
+                        "[DEFAULT]\n"
+                        "  # indented comment\n"
+                        "SOURCE : \"scim\"\n"
+                        "maps = passwd , group\n"
+                        "base = https://h.example\n"
+                        "scim_base_url = %(base)s/scim/v2\n"
+                        "scim_path_gid = 'gidAttr'\r\n"
+                        "scim_path_uid = uidAttr\n"
+                        "scim_default_shell = /bin/sh\n"
+                        "scim_timeout = 2.5\n"
+                        "scim_verify_ssl = False\n"
+                        "scim_shadow_default_max = 99999\n"
+                        "[group]\n"
+                        "scim_path_gid = groupGid\n"
+                        "[passwd]\n"
+                        "scim_override_home_directory = /home/100%%/%%u\n";
+
+        /* "base" is not a known key: interpolation sources are keys too. */
+        ck_assert_int_eq(parse(t, &c, &err), -EINVAL);
+        ck_assert_msg(strstr(err, "test.conf:6: key 'base'"), "%s", err);
+        free(err);
+        err = NULL;
+
+        t = "[DEFAULT]\n"
+            "SOURCE : \"scim\"\n"
+            "maps = passwd , group\n"
+            "scim_users_endpoint = Users\n"
+            "scim_base_url = https://h.example/%(scim_users_endpoint)s/v2\n"
+            "scim_path_gid = 'gidAttr'\r\n"
+            "scim_path_uid = uidAttr\n"
+            "scim_default_shell = /bin/sh\n"
+            "scim_timeout = 2.5\n"
+            "scim_verify_ssl = False\n"
+            "scim_shadow_default_max = 99999\n"
+            "[group]\n"
+            "scim_path_gid = groupGid\n"
+            "[passwd]\n"
+            "scim_override_home_directory = /home/100%%/%%u\n";
+        ck_assert_msg(parse(t, &c, &err) == 0, "%s", err);
+        ck_assert_str_eq(c->base_url, "https://h.example/Users/v2");
+        ck_assert_str_eq(c->map[NSS_MAP_PASSWD].path_gid, "gidAttr");
+        ck_assert_str_eq(c->map[NSS_MAP_GROUP].path_gid, "groupGid");
+        ck_assert_str_eq(c->map[NSS_MAP_SHADOW].default_shell, "/bin/sh");
+        ck_assert_str_eq(c->map[NSS_MAP_PASSWD].override_home_directory, "/home/100%/%u");
+        ck_assert_int_eq(c->timeout_usec, 2500000);
+        ck_assert(!c->tls_verify);
+        ck_assert_int_eq(c->map[NSS_MAP_SHADOW].shadow_max, 99999);
+        ck_assert_int_eq(c->map[NSS_MAP_SHADOW].shadow_min, -1);
+        ck_assert(c->map_enabled[NSS_MAP_PASSWD] && c->map_enabled[NSS_MAP_GROUP]);
+        ck_assert(!c->map_enabled[NSS_MAP_SHADOW] && !c->map_enabled[NSS_MAP_SSHKEY]);
+}
+END_TEST
+
+static const struct {
+        const char *text;
+        const char *error;
+} bad[] = {
+        { "[DEFAULT]\nscim_base_url=https://x\nscim_path_uid=a\nscim_path_gid=b\nscim_path_ssh_keys=c\nbogus=1\n",
+          "test.conf:6: key 'bogus': unknown" },
+        { "[DEFAULT]\nsource=ldap\n", "test.conf:2: key 'source': only 'scim'" },
+        { "[DEFAULT]\ncache=nssdb\n", "test.conf:2: key 'cache': only 'files'" },
+        { "[passwd]\nscim_base_url=https://x\n", "test.conf:2: key 'scim_base_url': must be set in [DEFAULT]" },
+        { "[automount]\n", "test.conf:1: section 'automount': unknown section" },
+        { "[passwd]\n[group]\n[passwd]\n", "test.conf:3: section 'passwd': duplicate" },
+        { "[DEFAULT]\nmaps=passwd\nMAPS=group\n", "test.conf:3: key 'maps': duplicate" },
+        { "maps=passwd\n", "test.conf:1: key 'maps': outside of any section" },
+        { "[DEFAULT]\njunk line\n", "test.conf:2: expected 'key = value'" },
+        { "[DEFAULT]\nmaps=passwd\n  ,group\n", "test.conf:3: continuation" },
+        { "[DEFAULT\n", "test.conf:1: malformed section header" },
+        { "[passwd]\nscim_override_home_directory=/mnt/home/%u\n",
+          "test.conf:2: key 'scim_override_home_directory': '%' must be followed" },
+        { "[passwd]\nscim_path_uid=%(nothere)s\n", "interpolation references unknown key 'nothere'" },
+        { "[passwd]\nscim_path_uid=%(scim_path_uid)s\n", "nested too deeply" },
+        { "[DEFAULT]\nscim_timeout=soon\n", "test.conf:2: key 'scim_timeout': expected seconds" },
+        { "[DEFAULT]\nscim_verify_ssl=maybe\n", "key 'scim_verify_ssl': expected a boolean" },
+        { "[DEFAULT]\nscim_retry_max=99\n", "key 'scim_retry_max': expected an integer" },
+        { "[DEFAULT]\nfiles_dir=relative/dir\n", "key 'files_dir': must be an absolute path" },
+        { "[DEFAULT]\nfiles_dir=/etc/../root\n", "key 'files_dir': must be an absolute path" },
+        { "[shadow]\nscim_shadow_default_max=-5\n", "key 'scim_shadow_default_max'" },
+        { "[DEFAULT]\nscim_path_uid=a\n", "key 'scim_base_url': required" },
+        { "[DEFAULT]\nscim_base_url=http://scim.example/v2\nscim_path_uid=a\nscim_path_gid=a\nscim_path_ssh_keys=a\n",
+          "plain http:// is only accepted" },
+        { "[DEFAULT]\nscim_base_url=ftp://x\n", "must be https://" },
+        { "[DEFAULT]\nscim_base_url=https://x\nmaps=passwd\n", "[passwd] key 'scim_path_uid': required" },
+        { "[DEFAULT]\nscim_base_url=https://x\nmaps=group\n", "[group] key 'scim_path_gid': required" },
+        { "[DEFAULT]\nscim_base_url=https://x\nmaps=netgroup\n", "map 'netgroup' is not supported" },
+        { "[DEFAULT]\nscim_base_url=https://x\nmaps=\n", "no maps configured" },
+        { "[DEFAULT]\nscim_base_url=https://x\nmaps=group\nscim_path_gid=g\nscim_groups_parameters=a=b&count=5\n",
+          "must not set count or startIndex" },
+        { "[DEFAULT]\nscim_base_url=https://x\nmaps=group\nscim_path_gid=g\nscim_groups_endpoint=a b\n",
+          "key 'scim_groups_endpoint'" },
+};
+
+START_TEST(test_bad) {
+        _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
+        _cleanup_free_ char *err = NULL;
+
+        ck_assert_int_lt(parse(bad[_i].text, &c, &err), 0);
+        ck_assert_ptr_nonnull(err);
+        ck_assert_msg(strstr(err, bad[_i].error), "case %d: got '%s', want '%s'", _i, err,
+                      bad[_i].error);
+}
+END_TEST
+
+START_TEST(test_hostile) {
+        _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
+        _cleanup_free_ char *err = NULL, *big = NULL;
+        const char nul[] = "[DEFAULT]\nmaps=pa\0sswd\n";
+        size_t n = 2 * 1024 * 1024;
+
+        ck_assert_int_eq(nsscache_conf_new(&c), 0);
+        ck_assert_int_eq(nsscache_conf_parse_ini(c, nul, sizeof(nul) - 1, "t", &err), -EINVAL);
+        ck_assert(strstr(err, "NUL"));
+        free(err);
+        err = NULL;
+
+        /* a huge value: refused by the value cap, no crash */
+        big = malloc(n + 64);
+        strcpy(big, "[DEFAULT]\nscim_base_url=");
+        memset(big + strlen(big), 'a', n);
+        big[24 + n] = 0;
+        ck_assert_int_eq(nsscache_conf_parse_ini(c, big, strlen(big), "t", &err), -EINVAL);
+        ck_assert_msg(strstr(err, "too long"), "%s", err);
+        free(err);
+        err = NULL;
+
+        /* many keys */
+        {
+                _cleanup_free_ char *t = NULL;
+                size_t len = 0;
+                FILE *f = open_memstream(&t, &len);
+                fputs("[DEFAULT]\n", f);
+                for (int i = 0; i < 1000; i++)
+                        fprintf(f, "k%d=v\n", i);
+                fclose(f);
+                ck_assert_int_eq(nsscache_conf_parse_ini(c, t, len, "t", &err), -EINVAL);
+                ck_assert_msg(strstr(err, "too many keys"), "%s", err);
+        }
+}
+END_TEST
+
+START_TEST(test_token) {
+        _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
+        _cleanup_free_ char *err = NULL;
+        _cleanup_erase_ char *tok = NULL;
+        char path[] = "/tmp/test-nsscache-token-XXXXXX";
+        int fd;
+
+        ck_assert_int_eq(nsscache_conf_new(&c), 0);
+        unsetenv(SCIM_AUTH_TOKEN_ENV);
+        ck_assert_int_eq(nsscache_conf_load_token(c, &tok, &err), -ENOKEY);
+        free(err);
+        err = NULL;
+
+        c->auth_token = strdup("from-conf");
+        ck_assert_int_eq(nsscache_conf_load_token(c, &tok, &err), 0);
+        ck_assert_str_eq(tok, "from-conf");
+        erase_and_free(TAKE_PTR(tok));
+
+        setenv(SCIM_AUTH_TOKEN_ENV, " from-env\n", 1);
+        ck_assert_int_eq(nsscache_conf_load_token(c, &tok, &err), 0);
+        ck_assert_str_eq(tok, "from-env");
+        erase_and_free(TAKE_PTR(tok));
+
+        fd = mkstemp(path);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, "from-file\n", 10), 10);
+        close(fd);
+        c->token_file = strdup(path);
+        ck_assert_int_eq(chmod(path, 0600), 0);
+        ck_assert_int_eq(nsscache_conf_load_token(c, &tok, &err), 0);
+        ck_assert_str_eq(tok, "from-file");
+        erase_and_free(TAKE_PTR(tok));
+
+        ck_assert_int_eq(chmod(path, 0640), 0);
+        ck_assert_int_eq(nsscache_conf_load_token(c, &tok, &err), -EPERM);
+        ck_assert(strstr(err, "refused"));
+        free(err);
+        err = NULL;
+        ck_assert_int_eq(chmod(path, 0604), 0);
+        ck_assert_int_eq(nsscache_conf_load_token(c, &tok, &err), -EPERM);
+        free(err);
+        err = NULL;
+
+        /* header injection */
+        ck_assert_int_eq(chmod(path, 0600), 0);
+        fd = open(path, O_WRONLY | O_TRUNC);
+        ck_assert_int_eq(write(fd, "abc\r\nX-Evil: 1\n", 15), 15);
+        close(fd);
+        ck_assert_int_eq(nsscache_conf_load_token(c, &tok, &err), -EINVAL);
+        unlink(path);
+        unsetenv(SCIM_AUTH_TOKEN_ENV);
+}
+END_TEST
+
+static Suite *suite(void) {
+        Suite *s = suite_create("nsscache-conf");
+        TCase *tc = tcase_create("core");
+
+        tcase_add_test(tc, test_seed);
+        tcase_add_test(tc, test_precedence_and_escapes);
+        tcase_add_loop_test(tc, test_bad, 0, sizeof(bad) / sizeof(bad[0]));
+        tcase_add_test(tc, test_hostile);
+        tcase_add_test(tc, test_token);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void) {
+        SRunner *sr = srunner_create(suite());
+        int failed;
+
+        srunner_run_all(sr, CK_ENV);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

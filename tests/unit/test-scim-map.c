@@ -1,0 +1,427 @@
+/* SCIM pages to maps: the seed's attribute layout, every reject reason,
+ * and hostile pages (wrong types, huge strings, deep nesting). */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "modules/nsscache/scim-map.h"
+#include "util/cleanup.h"
+
+#define CW "urn:coreweave:params:scim:schemas:extension:coreweave:2.0:CoreWeaveUser"
+
+static const char conf_text[] =
+        "[DEFAULT]\n"
+        "maps=passwd,shadow,group,sshkey\n"
+        "scim_base_url=https://scim.example/v2\n"
+        "[group]\n"
+        "scim_path_gid=sunkPosixGroupId\n"
+        "scim_path_groupname=sunkPosixGroupName\n"
+        "scim_path_username=members/sunkPosixUsername\n"
+        "[passwd]\n"
+        "scim_default_shell=/bin/bash\n"
+        "scim_path_gid=" CW "/sunkPosixGroupId\n"
+        "scim_path_home_directory=" CW "/sunkPreferredHomeDirectory\n"
+        "scim_path_login_shell=" CW "/sunkLoginShell\n"
+        "scim_path_uid=" CW "/sunkPosixUserId\n"
+        "scim_path_username=" CW "/sunkPosixUsername\n"
+        "[shadow]\n"
+        "scim_path_username=" CW "/sunkPosixUsername\n"
+        "[sshkey]\n"
+        "scim_path_ssh_keys=" CW "/sunkSshKeys\n"
+        "scim_path_username=" CW "/sunkPosixUsername\n";
+
+static ScimConfig *conf(const char *extra_passwd) {
+        ScimConfig *c = NULL;
+        _cleanup_free_ char *err = NULL, *t = NULL;
+
+        ck_assert_int_eq(nsscache_conf_new(&c), 0);
+        ck_assert_int_ge(asprintf(&t, "%s%s", conf_text, extra_passwd ?: ""), 0);
+        ck_assert_msg(nsscache_conf_parse_ini(c, t, strlen(t), "t", &err) == 0, "%s", err);
+        ck_assert_msg(nsscache_conf_finalize(c, &err) == 0, "%s", err);
+        return c;
+}
+
+static char *page_of(const char *resources) {
+        char *s = NULL;
+        ck_assert_int_ge(asprintf(&s,
+                                  "{\"schemas\":[\"urn:ietf:params:scim:api:messages:2.0:ListResponse\"],"
+                                  "\"totalResults\":1000,\"startIndex\":1,\"itemsPerPage\":100,"
+                                  "\"Resources\":[%s]}", resources), 0);
+        return s;
+}
+
+static char *user(const char *name, const char *uid, const char *extra) {
+        char *s = NULL;
+        ck_assert_int_ge(asprintf(&s,
+                                  "{\"userName\":\"ignored@example.com\",\"" CW "\":{"
+                                  "\"sunkPosixUsername\":%s,\"sunkPosixUserId\":%s%s}}",
+                                  name, uid, extra ?: ""), 0);
+        return s;
+}
+
+/* Maps one users page (and optionally a groups page) with config @c. */
+static void run(ScimConfig *c, const char *users, const char *groups, NssMaps *maps,
+                ScimRejects *rej) {
+        _cleanup_(scim_map_freep) ScimMapper *m = NULL;
+        _cleanup_free_ char *err = NULL;
+        ScimPage p = { 0 };
+
+        ck_assert_int_eq(scim_map_new(c, &m), 0);
+        if (users) {
+                _cleanup_free_ char *b = page_of(users);
+                ck_assert_msg(scim_map_page_parse(b, strlen(b), &p, &err) == 0, "%s", err);
+                ck_assert_int_eq(scim_map_add_users(m, p.resources), 0);
+                scim_map_page_done(&p);
+        }
+        if (groups) {
+                _cleanup_free_ char *b = page_of(groups);
+                ck_assert_msg(scim_map_page_parse(b, strlen(b), &p, &err) == 0, "%s", err);
+                ck_assert_int_eq(scim_map_add_groups(m, p.resources), 0);
+                scim_map_page_done(&p);
+        }
+        scim_map_take(m, maps);
+        *rej = *scim_map_rejects(m);
+        /* records are owned by the mapper; keep counts only */
+        rej->records = NULL;
+        rej->n_records = 0;
+}
+
+START_TEST(test_seed_layout) {
+        _cleanup_(nsscache_conf_freep) ScimConfig *c = conf("[DEFAULT]\nscim_override_home_directory=/mnt/home/%%u\n");
+        NssMaps maps = { 0 };
+        ScimRejects rej;
+        _cleanup_free_ char *u1 = user("\"alice\"", "5001",
+                                       ",\"sunkPosixGroupId\":\"6000\",\"sunkLoginShell\":\"/bin/zsh\","
+                                       "\"sunkPreferredHomeDirectory\":\"/home/alice\","
+                                       "\"sunkSshKeys\":[\"ssh-ed25519 AAAAC3 alice@x\",\"  \",\" ssh-rsa AAAAB3 a2 \\n\"]");
+        _cleanup_free_ char *u2 = user("\"bob\"", "\"5002\"", NULL);
+        _cleanup_free_ char *users = NULL;
+
+        ck_assert_int_ge(asprintf(&users, "%s,%s", u1, u2), 0);
+        run(c, users,
+            "{\"displayName\":\"Research Team\",\"sunkPosixGroupName\":\"research\",\"sunkPosixGroupId\":6000,"
+            "\"members\":[{\"value\":\"1\",\"sunkPosixUsername\":\"alice\"},{\"sunkPosixUsername\":\"bob\"},"
+            "{\"sunkPosixUsername\":\"alice\"}]}",
+            &maps, &rej);
+        ck_assert_int_eq(rej.total, 0);
+        ck_assert_int_eq(maps.n_passwd, 2);
+        ck_assert_str_eq(maps.passwd[0].name, "alice");
+        ck_assert_int_eq(maps.passwd[0].uid, 5001);
+        ck_assert_int_eq(maps.passwd[0].gid, 6000);
+        ck_assert_str_eq(maps.passwd[0].dir, "/mnt/home/alice");
+        ck_assert_str_eq(maps.passwd[0].shell, "/bin/zsh");
+        ck_assert_str_eq(maps.passwd[0].passwd, "x");
+        ck_assert_int_eq(maps.passwd[1].uid, 5002);
+        ck_assert_int_eq(maps.passwd[1].gid, 5002);
+        ck_assert_str_eq(maps.passwd[1].shell, "/bin/bash");
+        ck_assert_int_eq(maps.n_shadow, 2);
+        ck_assert_str_eq(maps.shadow[1].name, "bob");
+        ck_assert_str_eq(maps.shadow[1].passwd, "*");
+        ck_assert_int_eq(maps.shadow[1].max, -1);
+        ck_assert_int_eq(maps.n_sshkey, 1);
+        ck_assert_str_eq(maps.sshkey[0].keys[0], "ssh-ed25519 AAAAC3 alice@x");
+        ck_assert_str_eq(maps.sshkey[0].keys[1], "ssh-rsa AAAAB3 a2");
+        ck_assert_ptr_null(maps.sshkey[0].keys[2]);
+        ck_assert_int_eq(maps.n_group, 1);
+        ck_assert_str_eq(maps.group[0].name, "research");
+        ck_assert_int_eq(maps.group[0].gid, 6000);
+        ck_assert_str_eq(maps.group[0].members[0], "alice");
+        ck_assert_str_eq(maps.group[0].members[1], "bob");
+        ck_assert_ptr_null(maps.group[0].members[2]);
+        nss_maps_done(&maps);
+}
+END_TEST
+
+START_TEST(test_home_fallback_and_gecos) {
+        _cleanup_(nsscache_conf_freep) ScimConfig *c = conf(NULL);
+        NssMaps maps = { 0 };
+        ScimRejects rej;
+        _cleanup_free_ char *u1 = NULL, *u2 = NULL, *users = NULL;
+
+        u1 = user("\"carol\"", "5003", ",\"sunkPreferredHomeDirectory\":\"/home/carol\"}"
+                  ",\"name\":{\"formatted\":\"Carol: Doe, Jr.\\n\"},\"x\":{\"y\":1");
+        u2 = user("\"dave\"", "5004", "},\"name\":{\"givenName\":\"Dave\",\"familyName\":\"Roe\"},\"x\":{");
+        ck_assert_int_ge(asprintf(&users, "%s,%s", u1, u2), 0);
+        run(c, users, NULL, &maps, &rej);
+        ck_assert_int_eq(rej.total, 0);
+        ck_assert_int_eq(maps.n_passwd, 2);
+        ck_assert_str_eq(maps.passwd[0].dir, "/home/carol");
+        ck_assert_str_eq(maps.passwd[0].gecos, "Carol  Doe  Jr. ");
+        ck_assert_str_eq(maps.passwd[1].dir, "/home/dave");
+        ck_assert_str_eq(maps.passwd[1].gecos, "Dave Roe");
+        nss_maps_done(&maps);
+}
+END_TEST
+
+static const struct {
+        const char *resource;
+        ScimRejectReason reason;
+} user_rejects[] = {
+        { "42", SCIM_REJECT_NOT_OBJECT },
+        { "[]", SCIM_REJECT_NOT_OBJECT },
+        { "{\"" CW "\":{\"sunkPosixUserId\":5000}}", SCIM_REJECT_NO_NAME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":null,\"sunkPosixUserId\":5000}}", SCIM_REJECT_NO_NAME },
+        { "{\"" CW "\":\"flat\"}", SCIM_REJECT_NO_NAME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":7,\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"-rf\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"a:b\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"a b\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"a\\nb\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"a\\u0000b\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"abcdefghijklmnopqrstuvwxyz0123456\",\"sunkPosixUserId\":5000}}",
+          SCIM_REJECT_BAD_NAME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"j\\u00f6rg\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\"}}", SCIM_REJECT_NO_ID },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":\"12a\"}}", SCIM_REJECT_BAD_ID },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":\"-5000\"}}", SCIM_REJECT_BAD_ID },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":\"+5000\"}}", SCIM_REJECT_BAD_ID },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":\" 5000\"}}", SCIM_REJECT_BAD_ID },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":5000.0}}", SCIM_REJECT_BAD_ID },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":true}}", SCIM_REJECT_BAD_ID },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":[5000]}}", SCIM_REJECT_BAD_ID },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":\"\"}}", SCIM_REJECT_BAD_ID },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":0}}", SCIM_REJECT_ID_RANGE },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":\"0\"}}", SCIM_REJECT_ID_RANGE },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":-1}}", SCIM_REJECT_ID_RANGE },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":999}}", SCIM_REJECT_ID_RANGE },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":2147483648}}", SCIM_REJECT_ID_RANGE },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":99999999999999999999999}}",
+          SCIM_REJECT_ID_RANGE },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":5000,\"sunkPosixGroupId\":0}}",
+          SCIM_REJECT_ID_RANGE },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":5000,\"sunkPosixGroupId\":\"x\"}}",
+          SCIM_REJECT_BAD_ID },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":5000,\"sunkPreferredHomeDirectory\":\"home/u\"}}",
+          SCIM_REJECT_BAD_HOME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":5000,\"sunkPreferredHomeDirectory\":\"/home/../root\"}}",
+          SCIM_REJECT_BAD_HOME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":5000,\"sunkPreferredHomeDirectory\":\"/home/u:x\"}}",
+          SCIM_REJECT_BAD_HOME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":5000,\"sunkPreferredHomeDirectory\":\"/home/u\\n\"}}",
+          SCIM_REJECT_BAD_HOME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":5000,\"sunkPreferredHomeDirectory\":{\"a\":1}}}",
+          SCIM_REJECT_BAD_HOME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":5000,\"sunkLoginShell\":\"bash\"}}",
+          SCIM_REJECT_BAD_SHELL },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":5000,\"sunkLoginShell\":\"/bin/sh,x\"}}",
+          SCIM_REJECT_BAD_SHELL },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":5000,\"sunkLoginShell\":5}}",
+          SCIM_REJECT_BAD_SHELL },
+};
+
+START_TEST(test_user_reject) {
+        _cleanup_(nsscache_conf_freep) ScimConfig *c = conf(NULL);
+        NssMaps maps = { 0 };
+        ScimRejects rej;
+
+        run(c, user_rejects[_i].resource, NULL, &maps, &rej);
+        ck_assert_msg(rej.count[user_rejects[_i].reason] == 1 && rej.total == 1,
+                      "case %d: want %s, got total %" PRIu64, _i,
+                      scim_reject_reason_to_string(user_rejects[_i].reason), rej.total);
+        ck_assert_int_eq(maps.n_passwd + maps.n_shadow + maps.n_sshkey, 0);
+        nss_maps_done(&maps);
+}
+END_TEST
+
+START_TEST(test_duplicates) {
+        _cleanup_(nsscache_conf_freep) ScimConfig *c = conf(NULL);
+        NssMaps maps = { 0 };
+        ScimRejects rej;
+        _cleanup_free_ char *a = user("\"a\"", "5000", ",\"sunkSshKeys\":\"ssh-ed25519 AAAA a\"");
+        _cleanup_free_ char *b = user("\"a\"", "5001", ",\"sunkSshKeys\":\"ssh-ed25519 AAAA evil\"");
+        _cleanup_free_ char *d = user("\"d\"", "5000", NULL);
+        _cleanup_free_ char *users = NULL;
+
+        ck_assert_int_ge(asprintf(&users, "%s,%s,%s", a, b, d), 0);
+        run(c, users,
+            "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":7000},"
+            "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":7001},"
+            "{\"sunkPosixGroupName\":\"h\",\"sunkPosixGroupId\":7000},"
+            "{\"sunkPosixGroupName\":\"i\",\"sunkPosixGroupId\":7002,\"members\":"
+            "[{\"sunkPosixUsername\":\"ok\"},{\"sunkPosixUsername\":\"bad:name\"},\"str\",7,{\"other\":1}]},"
+            "{\"sunkPosixGroupName\":\"j\",\"sunkPosixGroupId\":999},"
+            "{\"sunkPosixGroupName\":\"k k\",\"sunkPosixGroupId\":7005},"
+            "{\"sunkPosixGroupId\":7006},"
+            "{\"sunkPosixGroupName\":\"l\"},"
+            "{\"sunkPosixGroupName\":\"m\",\"sunkPosixGroupId\":7007,\"members\":{\"x\":1}}",
+            &maps, &rej);
+        ck_assert_int_eq(maps.n_passwd, 1);
+        ck_assert_int_eq(maps.n_sshkey, 1);
+        ck_assert_str_eq(maps.sshkey[0].keys[0], "ssh-ed25519 AAAA a");
+        ck_assert_int_eq(rej.count[SCIM_REJECT_DUP_NAME], 2);
+        ck_assert_int_eq(rej.count[SCIM_REJECT_DUP_ID], 2);
+        ck_assert_int_eq(rej.count[SCIM_REJECT_BAD_MEMBER], 5);
+        ck_assert_int_eq(rej.count[SCIM_REJECT_ID_RANGE], 1);
+        ck_assert_int_eq(rej.count[SCIM_REJECT_BAD_NAME], 1);
+        ck_assert_int_eq(rej.count[SCIM_REJECT_NO_NAME], 1);
+        ck_assert_int_eq(rej.count[SCIM_REJECT_NO_ID], 1);
+        ck_assert_int_eq(maps.n_group, 3);
+        ck_assert_str_eq(maps.group[1].name, "i");
+        ck_assert_str_eq(maps.group[1].members[0], "ok");
+        ck_assert_ptr_null(maps.group[1].members[1]);
+        ck_assert_str_eq(maps.group[2].name, "m");
+        ck_assert_ptr_null(maps.group[2].members[0]);
+        nss_maps_done(&maps);
+}
+END_TEST
+
+START_TEST(test_sshkeys_and_mismatch) {
+        _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
+        _cleanup_free_ char *err = NULL, *t = NULL, *users = NULL, *big = NULL, *u = NULL;
+        NssMaps maps = { 0 };
+        ScimRejects rej;
+
+        /* sshkey names users through userName: it differs for "x" */
+        ck_assert_int_eq(nsscache_conf_new(&c), 0);
+        ck_assert_int_ge(asprintf(&t, "%s[DEFAULT]\n", conf_text), 0);
+        ck_assert_int_eq(nsscache_conf_parse_ini(c, conf_text, strlen(conf_text), "t", &err), 0);
+        free(c->map[NSS_MAP_SSHKEY].path_username);
+        c->map[NSS_MAP_SSHKEY].path_username = strdup("userName");
+        ck_assert_int_eq(nsscache_conf_finalize(c, &err), 0);
+
+        big = malloc(SCIM_SSHKEY_MAX + 16);
+        memset(big, 'A', SCIM_SSHKEY_MAX + 8);
+        big[SCIM_SSHKEY_MAX + 8] = 0;
+        u = user("\"y\"", "5001", "},\"userName\":\"y\",\"x\":{\"sunkSshKeys\":1");
+        ck_assert_int_ge(asprintf(&users,
+                                  "{\"userName\":\"root\",\"" CW "\":{\"sunkPosixUsername\":\"x\","
+                                  "\"sunkPosixUserId\":5000,\"sunkSshKeys\":[\"ssh-ed25519 AAAA\"]}},"
+                                  "{\"userName\":\"z\",\"" CW "\":{\"sunkPosixUsername\":\"z\","
+                                  "\"sunkPosixUserId\":5002,\"sunkSshKeys\":[\"ok 1\",\"bad,comma\","
+                                  "\"bad\\u0001ctl\",7,\"%s\",\"ok 2\"]}},%s",
+                                  big, u), 0);
+        run(c, users, NULL, &maps, &rej);
+        ck_assert_int_eq(maps.n_passwd, 3);
+        ck_assert_int_eq(rej.count[SCIM_REJECT_NAME_MISMATCH], 1);
+        ck_assert_int_eq(rej.count[SCIM_REJECT_BAD_SSHKEY], 4);
+        ck_assert_int_eq(maps.n_sshkey, 1);
+        ck_assert_str_eq(maps.sshkey[0].name, "z");
+        ck_assert_str_eq(maps.sshkey[0].keys[0], "ok 1");
+        ck_assert_str_eq(maps.sshkey[0].keys[1], "ok 2");
+        nss_maps_done(&maps);
+}
+END_TEST
+
+START_TEST(test_page_parse) {
+        static const struct {
+                const char *body;
+                const char *error;
+        } bad[] = {
+                { "", "truncated" },
+                { "{\"totalResults\":1,\"Resources\":[{\"a\":", "truncated" },
+                { "garbage", "invalid JSON" },
+                { "[1,2]", "not a JSON object" },
+                { "{}", "totalResults" },
+                { "{\"totalResults\":\"5\"}", "totalResults" },
+                { "{\"totalResults\":-1}", "totalResults" },
+                { "{\"totalResults\":1,\"Resources\":{}}", "Resources is not an array" },
+                { "{\"totalResults\":1} x", "invalid JSON" },
+                { "{\"totalResults\":1,}", "invalid JSON" },
+        };
+        _cleanup_free_ char *err = NULL, *deep = NULL;
+        ScimPage p = { 0 };
+        size_t depth = 10000;
+
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                ck_assert_msg(scim_map_page_parse(bad[i].body, strlen(bad[i].body), &p, &err) ==
+                              -EBADMSG, "case %zu accepted", i);
+                ck_assert_msg(strstr(err, bad[i].error), "case %zu: %s", i, err);
+        }
+
+        deep = malloc(2 * depth + 64);
+        strcpy(deep, "{\"totalResults\":1,\"Resources\":");
+        for (size_t i = 0; i < depth; i++)
+                strcat(deep + strlen(deep) - 0, "[");
+        ck_assert_int_eq(scim_map_page_parse(deep, strlen(deep), &p, &err), -EBADMSG);
+        ck_assert_msg(strstr(err, "invalid JSON"), "%s", err);
+
+        ck_assert_int_eq(scim_map_page_parse("{\"totalResults\":0} \r\n", 21, &p, &err), 0);
+        ck_assert_ptr_null(p.resources);
+        ck_assert_int_eq(p.start_index, -1);
+        scim_map_page_done(&p);
+        {
+                const char *b = "{\"totalResults\":3,\"startIndex\":2,\"itemsPerPage\":1,"
+                                "\"Resources\":[{}]}\n";
+                ck_assert_int_eq(scim_map_page_parse(b, strlen(b), &p, &err), 0);
+        }
+        ck_assert_int_eq(p.total_results, 3);
+        ck_assert_int_eq(p.start_index, 2);
+        ck_assert_int_eq(p.items_per_page, 1);
+        ck_assert_int_eq(p.n_resources, 1);
+        scim_map_page_done(&p);
+}
+END_TEST
+
+START_TEST(test_huge_strings) {
+        _cleanup_(nsscache_conf_freep) ScimConfig *c = conf(NULL);
+        _cleanup_free_ char *name = NULL, *home = NULL, *users = NULL, *u1 = NULL, *u2 = NULL;
+        size_t n = 4 * 1024 * 1024;
+        NssMaps maps = { 0 };
+        ScimRejects rej;
+
+        name = malloc(n + 3);
+        name[0] = '"';
+        memset(name + 1, 'a', n);
+        strcpy(name + n + 1, "\"");
+        home = malloc(n + 64);
+        strcpy(home, ",\"sunkPreferredHomeDirectory\":\"/");
+        memset(home + strlen(home), 'h', n);
+        strcpy(home + strlen(",\"sunkPreferredHomeDirectory\":\"/") + n, "\"");
+        u1 = user(name, "5000", NULL);
+        u2 = user("\"ok\"", "5001", home);
+        ck_assert_int_ge(asprintf(&users, "%s,%s", u1, u2), 0);
+        run(c, users, NULL, &maps, &rej);
+        ck_assert_int_eq(rej.count[SCIM_REJECT_BAD_NAME], 1);
+        ck_assert_int_eq(rej.count[SCIM_REJECT_BAD_HOME], 1);
+        ck_assert_int_eq(maps.n_passwd, 0);
+        nss_maps_done(&maps);
+}
+END_TEST
+
+START_TEST(test_reject_records_capped) {
+        _cleanup_(nsscache_conf_freep) ScimConfig *c = conf(NULL);
+        _cleanup_(scim_map_freep) ScimMapper *m = NULL;
+        json_object *arr = json_object_new_array();
+
+        for (int i = 0; i < 1000; i++)
+                json_object_array_add(arr, json_object_new_int(i));
+        ck_assert_int_eq(scim_map_new(c, &m), 0);
+        ck_assert_int_eq(scim_map_add_users(m, arr), 0);
+        ck_assert_int_eq(scim_map_rejects(m)->count[SCIM_REJECT_NOT_OBJECT], 1000);
+        ck_assert_int_eq(scim_map_rejects(m)->n_records, SCIM_REJECT_RECORDS_MAX);
+        json_object_put(arr);
+        for (int r = 0; r < _SCIM_REJECT_MAX; r++)
+                ck_assert_ptr_nonnull(scim_reject_reason_to_string((ScimRejectReason) r));
+        ck_assert_ptr_null(scim_reject_reason_to_string(_SCIM_REJECT_MAX));
+}
+END_TEST
+
+static Suite *suite(void) {
+        Suite *s = suite_create("scim-map");
+        TCase *tc = tcase_create("core");
+
+        tcase_add_test(tc, test_seed_layout);
+        tcase_add_test(tc, test_home_fallback_and_gecos);
+        tcase_add_loop_test(tc, test_user_reject, 0, sizeof(user_rejects) / sizeof(user_rejects[0]));
+        tcase_add_test(tc, test_duplicates);
+        tcase_add_test(tc, test_sshkeys_and_mismatch);
+        tcase_add_test(tc, test_page_parse);
+        tcase_add_test(tc, test_huge_strings);
+        tcase_add_test(tc, test_reject_records_capped);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void) {
+        SRunner *sr = srunner_create(suite());
+        int failed;
+
+        srunner_run_all(sr, CK_ENV);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
