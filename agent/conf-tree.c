@@ -20,6 +20,8 @@
 
 typedef struct Parser {
         yaml_parser_t yaml;
+        const char *data;
+        size_t len;
         const char *file;
         size_t n_nodes;
         char *error;
@@ -68,6 +70,11 @@ static int parser_fail(Parser *p, const yaml_mark_t *m, const char *fmt, ...) {
 static int parser_next(Parser *p, yaml_event_t *ev) {
         if (!yaml_parser_parse(&p->yaml, ev)) {
                 const char *what = p->yaml.problem ?: "syntax error";
+                size_t at = p->yaml.problem_mark.index;
+
+                /* libyaml's message for a tab says nothing about tabs. */
+                if (at < p->len && p->data[at] == '\t')
+                        return parser_fail(p, &p->yaml.problem_mark, "a tab character: YAML indentation must use spaces");
                 if (p->yaml.context)
                         return parser_fail(p, &p->yaml.problem_mark, "%s %s", what, p->yaml.context);
                 return parser_fail(p, &p->yaml.problem_mark, "%s", what);
@@ -294,6 +301,8 @@ int conf_tree_parse(const char *file, const char *data, size_t len, ConfTree **r
         if (!yaml_parser_initialize(&p.yaml))
                 return -ENOMEM;
         p.file = t->file;
+        p.data = data;
+        p.len = len;
         yaml_parser_set_input_string(&p.yaml, (const unsigned char *) data, len);
         r = parse_document(&p, &t->root);
         yaml_parser_delete(&p.yaml);

@@ -32,7 +32,7 @@ static const sunkd_cfg_key top_keys[] = {
         { "idle_timeout", SUNKD_CFG_DURATION, offsetof(Config, idle_timeout_usec), 0, 1000, 0 },
         { "shutdown_timeout", SUNKD_CFG_DURATION, offsetof(Config, shutdown_timeout_usec), 0, 0, 0 },
         { "workers", SUNKD_CFG_INT, offsetof(Config, workers), 0, 1, 64 },
-        { "modules", SUNKD_CFG_MAP, 0, 0, 0, 0 }, /* handled by parse_modules() */
+        { "modules", SUNKD_CFG_MAP, offsetof(Config, modules_node), 0, 0, 0 }, /* then parse_modules() */
 };
 
 static const sunkd_cfg_key module_keys[] = {

@@ -35,6 +35,7 @@ typedef struct Config {
         uint64_t idle_timeout_usec;
         uint64_t shutdown_timeout_usec;
         int64_t workers;
+        const ConfNode *modules_node; /* borrowed from tree */
         ConfModule *modules;
         size_t n_modules;
 } Config;

@@ -68,8 +68,8 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-client.la
 
 sbin_PROGRAMS += %reldir%/sunkd
 %canon_reldir%_sunkd_SOURCES = %reldir%/main.c
-%canon_reldir%_sunkd_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) $(JSONC_CFLAGS)
-%canon_reldir%_sunkd_LDADD = %reldir%/libsunkd-core.la
+%canon_reldir%_sunkd_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) $(JSONC_CFLAGS) $(CURL_CFLAGS)
+%canon_reldir%_sunkd_LDADD = %reldir%/libsunkd-core.la $(CURL_LIBS)
 
 bin_PROGRAMS += %reldir%/sunkctl
 %canon_reldir%_sunkctl_SOURCES = %reldir%/sunkctl.c

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <curl/curl.h>
+
 #include "conf.h"
 #include "log.h"
 #include "manager.h"
@@ -123,8 +125,10 @@ static int run(const Args *a) {
         if (r < 0)
                 return EXIT_RUNTIME;
 
-        if (a->check_config) {
-                r = manager_check_modules(m);
+        /* The same checks as --check-config: a module that cannot be loaded or
+         * whose section is wrong is a configuration error, not a runtime one. */
+        r = manager_check_modules(m);
+        if (r < 0 || a->check_config) {
                 manager_free(m);
                 if (r < 0)
                         return EXIT_CONFIG;
@@ -134,7 +138,7 @@ static int run(const Args *a) {
 
         r = manager_start(m);
         if (r < 0) {
-                code = r == -EADDRINUSE ? EXIT_UNAVAILABLE : r == -ENOEXEC || r == -ENOENT ? EXIT_CONFIG : EXIT_RUNTIME;
+                code = r == -EADDRINUSE ? EXIT_UNAVAILABLE : r == -ENOENT ? EXIT_CONFIG : EXIT_RUNTIME;
                 manager_free(m);
                 return code;
         }
@@ -156,5 +160,13 @@ int main(int argc, char **argv) {
         if (r <= 0)
                 return r < 0 ? EXIT_CONFIG : 0;
         block_signals();
-        return run(&a);
+        /* Process-wide and not thread-safe: done once, before any worker or
+         * module exists (modules must not call it themselves). */
+        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+                log_error("Failed to initialise libcurl.");
+                return EXIT_RUNTIME;
+        }
+        r = run(&a);
+        curl_global_cleanup();
+        return r;
 }

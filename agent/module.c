@@ -67,7 +67,7 @@ static int check_module_path(const char *path, char **ret_error) {
         if (st.st_mode & (S_IWGRP | S_IWOTH))
                 return fail(ret_error, -EPERM, "refusing module directory '%s': group- or world-writable", dir);
         if (stat(path, &st) < 0)
-                return fail(ret_error, negative_errno(), "module '%s': %s", path, strerror(errno));
+                return fail(ret_error, negative_errno(), "cannot load module '%s': %s", path, strerror(errno));
         if (st.st_mode & (S_IWGRP | S_IWOTH))
                 return fail(ret_error, -EPERM, "refusing module '%s': group- or world-writable", path);
         return 0;

@@ -49,7 +49,9 @@ static const char *fmt_ago(char *buf, size_t len, int64_t when_usec) {
 
         if (when_usec <= 0)
                 return "-";
-        if (when_usec <= now)
+        if (llabs(when_usec - now) < (int64_t) USEC_PER_SEC)
+                snprintf(buf, len, "just now");
+        else if (when_usec <= now)
                 snprintf(buf, len, "%s ago", format_duration(d, sizeof(d), (uint64_t) (now - when_usec) / USEC_PER_SEC * USEC_PER_SEC));
         else
                 snprintf(buf, len, "in %s", format_duration(d, sizeof(d), (uint64_t) (when_usec - now) / USEC_PER_SEC * USEC_PER_SEC));
@@ -59,6 +61,8 @@ static const char *fmt_ago(char *buf, size_t len, int64_t when_usec) {
 static const char *fmt_dur(char *buf, size_t len, int64_t usec) {
         if (usec < 0)
                 return "-";
+        if (usec < (int64_t) USEC_PER_MSEC)
+                return "<1ms";
         /* Milliseconds are enough for a human. */
         return format_duration(buf, len, (uint64_t) usec / USEC_PER_MSEC * USEC_PER_MSEC);
 }
@@ -116,6 +120,7 @@ static int verb_status(Ctl *c, int argc, char **argv) {
                 return print_json(reply);
         p = params_of(reply);
         printf("sunkd %s, pid %" PRId64 ", up %s, %s\n", jstr(p, "version") ?: "?", jint(p, "pid", 0),
+               jint(p, "uptime_usec", 0) < (int64_t) USEC_PER_SEC ? "<1s" :
                format_duration(d, sizeof(d), (uint64_t) jint(p, "uptime_usec", 0) / USEC_PER_SEC * USEC_PER_SEC),
                json_object_get_boolean(json_object_object_get(p, "ready")) ? "ready" : "starting");
         printf("config:  %s\nsocket:  %s\n\n", jstr(p, "config") ?: "-", jstr(p, "socket") ?: "-");

@@ -58,11 +58,6 @@
 
 #define MAX_INDEXES 2
 
-static void *mfree(void *p) {
-        free(p);
-        return NULL;
-}
-
 typedef struct IndexWork {
         char *path;
         char *data; /* NULL when the map is empty: no index file at all */

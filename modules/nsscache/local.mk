@@ -30,4 +30,10 @@ noinst_LTLIBRARIES += %reldir%/libnsscache-scim.la
 %canon_reldir%_libnsscache_scim_la_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS)
 %canon_reldir%_libnsscache_scim_la_LIBADD = %reldir%/libnsscache-cache.la agent/libsunkd-util.la $(CURL_LIBS) $(JSONC_LIBS)
 
+pkglib_LTLIBRARIES += %reldir%/nsscache.la
+%canon_reldir%_nsscache_la_SOURCES = %reldir%/nsscache.c
+%canon_reldir%_nsscache_la_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS)
+%canon_reldir%_nsscache_la_LDFLAGS = $(MODULE_LINK_FLAGS)
+%canon_reldir%_nsscache_la_LIBADD = %reldir%/libnsscache-scim.la $(CURL_LIBS) $(JSONC_LIBS)
+
 # End of modules/nsscache/local.mk

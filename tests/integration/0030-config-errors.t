@@ -9,7 +9,7 @@ check() { # check DESC REGEX CONFIG
         out=$("$SUNKD" -c "$T/sunkd.yaml" --check-config 2>&1); rc=$?
         is "$rc" 2 "$1: --check-config exits 2"
         like "$out" "$2" "$1: message"
-        "$SUNKD" -c "$T/sunkd.yaml" > /dev/null 2>&1; rc=$?
+        timeout 10 "$SUNKD" -c "$T/sunkd.yaml" > /dev/null 2>&1; rc=$?
         is "$rc" 2 "$1: sunkd refuses to start with 2"
 }
 

@@ -31,15 +31,20 @@ is "$rc" 2 "world-writable module directory refused"
 like "$out" "refusing module directory '$MODDIR': group- or world-writable" "and named"
 chmod 755 "$MODDIR"
 
-# Failures at run time: the others keep running.
+# A module that cannot be loaded is a configuration error at start too.
 sunkd_config "modules:
-  badabi: {}
+  badabi: {}"
+timeout 10 "$SUNKD" -c "$T/sunkd.yaml" 2> "$T/badabi.log"; rc=$?
+is "$rc" 2 "sunkd refuses to start with a module it cannot load"
+like "$(cat "$T/badabi.log")" "built for ABI 2\.0" "and says why"
+
+# An init failure at run time: the module is shown failed, the daemon runs.
+sunkd_config "modules:
   testmod:
     init_fail: true"
 sunkd_start
-is "$(ctl ping)" "pong" "sunkd runs although modules failed"
+is "$(ctl ping)" "pong" "sunkd runs although a module failed"
 out=$(ctl status)
-like "$out" "^badabi +failed .*built for ABI 2\.0" "a module that failed to load is shown failed"
 like "$out" "^testmod +failed .*init failed" "a module whose init failed is shown failed"
 is "$(ctl --json jobs | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["jobs"]))')" 0 "failed init left no jobs"
 out=$(ctl metrics)

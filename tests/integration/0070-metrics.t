@@ -12,12 +12,12 @@ ctl run testmod.ok >/dev/null
 ctl run testmod.fail >/dev/null
 
 validate() {
-        python3 - "$1" <<'PY'
+        python3 - "$1" 2>&1 <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
 assert text.endswith("\n"), "no final newline"
 typed, helped = {}, set()
-name_re = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\])*")(,[a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\])*")*\})? (-?[0-9.e+]+|NaN|[+-]Inf)$')
+name_re = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\])*")(,[a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\])*")*\})? (-?[0-9]+(\.[0-9]+)?(e[+-]?[0-9]+)?|NaN|[+-]Inf)$')
 for line in text.splitlines():
     if line.startswith("# HELP "):
         helped.add(line.split()[2]); continue

@@ -19,7 +19,7 @@ is "$(raw raw '{"method":"io.sunkd.Agent.Ping","parameters":{"a":"\xff\xfe"}}\x0
 is "$(raw raw '{"method":42}\x00')" "io.sunkd.InvalidMessage closed=True" "method not a string"
 is "$(raw oversize 70000)" "io.sunkd.InvalidMessage closed=True" "a request over 64 KiB"
 is "$(raw deep 1000)" "io.sunkd.InvalidMessage closed=True" "deep nesting"
-is "$(raw truncated)" "closed" "a truncated message then EOF: closed without a reply"
+is "$(raw truncated)" "io.sunkd.InvalidMessage truncated message closed=True" "a truncated message then EOF: an error, then closed"
 like "$(raw silent)" "^closed after 1\.[0-9]s" "a client that sends nothing is closed after the idle timeout"
 is "$(raw pipelined)" "ping=True version=$("$SUNKD" --version | awk '{print $2}')" "pipelined requests answered in order"
 out=$(raw many 500)

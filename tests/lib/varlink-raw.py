@@ -33,6 +33,8 @@ def read_reply(s):
 
 
 def closed_after(s):
+    # Shorter than any idle timeout the tests configure.
+    s.settimeout(0.5)
     try:
         data = s.recv(1)
     except (ConnectionResetError, BrokenPipeError):
@@ -69,7 +71,10 @@ def main():
         s = connect(path)
         s.sendall(b'{"method":"io.sunkd.Agent.Pi')
         s.shutdown(socket.SHUT_WR)
-        print(read_reply(s))
+        r = read_reply(s)
+        if isinstance(r, dict):
+            r = "%s %s closed=%s" % (r.get("error"), r.get("parameters", {}).get("reason"), closed_after(s))
+        print(r)
     elif mode == "silent":
         s = connect(path)
         t = time.monotonic()

@@ -1,0 +1,435 @@
+/* nsscache: users, groups and SSH keys from SCIM 2.0 into libnss-cache maps.
+ *
+ * One job, nsscache.refresh.  `prepare` (on the loop) takes a reference to
+ * the current config and decides whether this run is forced; `work` (on a
+ * worker thread) reads the token, fetches Users once and Groups once, maps
+ * and validates them, and publishes all enabled maps or none; `done` (on
+ * the loop) records the outcome in status and metrics and logs rejects.
+ * The config is reference-counted so a reload during a run swaps the config
+ * for the next run without pulling it from under the running one.
+ *
+ * Forcing one run past the guards (empty map, min_entries, max_shrink_pct):
+ * create the file <state_dir>/nsscache/force-next-run, then
+ * `sunkctl run nsscache.refresh`.  The file is removed after the run that
+ * used it succeeded.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "cache-publish.h"
+#include "nsscache-conf.h"
+#include "scim-fetch.h"
+#include "scim-map.h"
+#include "sunkd/module.h"
+#include "util/cleanup.h"
+
+#define FORCE_FILE "force-next-run"
+#define REJECTS_LOGGED_MAX 10
+#define REFRESH_TIMEOUT_MIN_USEC (10 * 60 * SUNKD_USEC_PER_SEC)
+
+typedef struct ConfRef {
+        ScimConfig *conf;
+        unsigned n_ref;
+} ConfRef;
+
+typedef struct Input {
+        ConfRef *ref;
+        bool force;
+} Input;
+
+typedef struct Result {
+        ScimFetchStats stats;
+        ScimRejects rejects; /* counts only; records are logged from `records` */
+        ScimReject records[REJECTS_LOGGED_MAX];
+        size_t n_records;
+        CacheReport report;
+        bool published;
+        char *error;
+} Result;
+
+typedef struct Metrics {
+        sunkd_metric *entries, *rejected, *requests, *bytes, *duration, *last_success, *changed;
+} Metrics;
+
+typedef struct State {
+        sunkd_ctx *ctx;
+        ConfRef *conf;
+        sunkd_job *job;
+        Metrics m;
+        char *force_path;
+        /* What status shows. */
+        uint64_t last_success_usec;
+        uint64_t last_run_usec;
+        int last_result;
+        char *last_error;
+        size_t entries[_NSS_MAP_MAX];
+        uint64_t rejects[_SCIM_REJECT_MAX];
+        ScimFetchStats last_stats;
+        uint64_t runs;
+} State;
+
+static ConfRef *conf_ref_unref(ConfRef *r) {
+        if (r && --r->n_ref == 0) {
+                nsscache_conf_free(r->conf);
+                free(r);
+        }
+        return NULL;
+}
+
+static int conf_ref_new(ScimConfig *conf, ConfRef **ret) {
+        ConfRef *r = calloc(1, sizeof(*r));
+
+        if (!r)
+                return -ENOMEM;
+        r->conf = conf;
+        r->n_ref = 1;
+        *ret = r;
+        return 0;
+}
+
+static uint64_t realtime_usec(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t) ts.tv_sec * SUNKD_USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
+}
+
+/* Parses the section; on failure logs the located error and returns it. */
+static int load_conf(sunkd_ctx *c, const sunkd_cfg *cfg, ScimConfig **ret) {
+        _cleanup_free_ char *error = NULL;
+        ScimConfig *conf = NULL;
+        int r;
+
+        r = nsscache_conf_new(&conf);
+        if (r < 0)
+                return sunkd_log_error_errno(c, r, "Failed to allocate the configuration: %m");
+        r = nsscache_conf_apply_cfg(conf, c->api, cfg, &error);
+        if (r < 0) {
+                nsscache_conf_free(conf);
+                return sunkd_log_error_errno(c, r, "%s", error ?: "invalid configuration");
+        }
+        *ret = conf;
+        return 0;
+}
+
+static void fill_options(const ScimConfig *c, bool force, CacheOptions *o) {
+        cache_options_init(o);
+        o->dir = c->files_dir;
+        o->suffix = c->files_cache_filename_suffix;
+        o->timestamp_dir = c->timestamp_dir;
+        o->max_shrink_pct = (unsigned) c->max_shrink_pct;
+        o->force = force;
+        for (int t = 0; t < _NSS_MAP_MAX; t++) {
+                o->enabled[t] = c->map_enabled[t];
+                o->min_entries[t] = (size_t) c->min_entries;
+        }
+}
+
+static int refresh_prepare(void *state, void **ret_input) {
+        State *s = state;
+        Input *in = calloc(1, sizeof(*in));
+
+        if (!in)
+                return -ENOMEM;
+        in->ref = s->conf;
+        in->ref->n_ref++;
+        in->force = access(s->force_path, F_OK) == 0;
+        *ret_input = in;
+        return 0;
+}
+
+static void copy_rejects(Result *res, const ScimRejects *rj) {
+        memcpy(res->rejects.count, rj->count, sizeof(rj->count));
+        res->rejects.total = rj->total;
+        for (size_t i = 0; i < rj->n_records && res->n_records < REJECTS_LOGGED_MAX; i++) {
+                res->records[res->n_records] = rj->records[i];
+                res->records[res->n_records].name = rj->records[i].name ? strdup(rj->records[i].name) : NULL;
+                res->n_records++;
+        }
+}
+
+static int refresh_work(void *state, void *input, const sunkd_cancel *cancel, void **ret_result) {
+        Input *in = input;
+        const ScimConfig *c = in->ref->conf;
+        ScimMapper *mapper = NULL;
+        NssMaps maps = {};
+        CacheOptions opts;
+        Result *res;
+        int r;
+
+        res = calloc(1, sizeof(*res));
+        if (!res)
+                return -ENOMEM;
+        *ret_result = res;
+
+        r = scim_fetch_run(c, cancel, &mapper, &res->stats, &res->error);
+        if (r < 0)
+                return r;
+        copy_rejects(res, scim_map_rejects(mapper));
+        scim_map_take(mapper, &maps);
+        scim_map_free(mapper);
+        if (sunkd_cancelled(cancel)) {
+                nss_maps_done(&maps);
+                return -ECANCELED;
+        }
+
+        fill_options(c, in->force, &opts);
+        r = cache_publish(&opts, &maps, &res->report, &res->error);
+        nss_maps_done(&maps);
+        if (r >= 0)
+                res->published = true;
+        return r;
+}
+
+static void result_free(Result *res) {
+        if (!res)
+                return;
+        for (size_t i = 0; i < res->n_records; i++)
+                free(res->records[i].name);
+        free(res->error);
+        free(res);
+}
+
+static void log_rejects(State *s, const Result *res) {
+        for (size_t i = 0; i < res->n_records; i++) {
+                const ScimReject *rj = &res->records[i];
+                if (rj->id >= 0)
+                        sunkd_log_warning(s->ctx, "Rejected %s entry '%s' (id %lld): %s.", nss_map_to_string(rj->map) ?: "?",
+                                          rj->name ?: "(no name)", (long long) rj->id,
+                                          scim_reject_reason_to_string(rj->reason));
+                else
+                        sunkd_log_warning(s->ctx, "Rejected %s entry '%s': %s.", nss_map_to_string(rj->map) ?: "?",
+                                          rj->name ?: "(no name)", scim_reject_reason_to_string(rj->reason));
+        }
+        if (res->rejects.total > res->n_records)
+                sunkd_log_warning(s->ctx, "... and %llu more rejected entries (see sunkctl status).",
+                                  (unsigned long long) (res->rejects.total - res->n_records));
+}
+
+static void update_metrics(State *s, const Result *res) {
+        const sunkd_host_api *api = s->ctx->api;
+
+        (void) api->metric_add_value(s->m.requests, (double) res->stats.requests, NULL);
+        (void) api->metric_add_value(s->m.bytes, (double) res->stats.bytes, NULL);
+        (void) api->metric_set(s->m.duration, (double) res->stats.duration_usec / 1e6, NULL);
+        for (int i = 0; i < _SCIM_REJECT_MAX; i++)
+                if (res->rejects.count[i] > 0)
+                        (void) api->metric_add_value(s->m.rejected, (double) res->rejects.count[i],
+                                                     (const char *[]){ scim_reject_reason_to_string(i) });
+        if (!res->published)
+                return;
+        (void) api->metric_set(s->m.last_success, (double) realtime_usec() / 1e6, NULL);
+        for (int t = 0; t < _NSS_MAP_MAX; t++) {
+                if (!res->report.map[t].enabled)
+                        continue;
+                (void) api->metric_set(s->m.entries, (double) res->report.map[t].entries,
+                                       (const char *[]){ nss_map_to_string(t) });
+                if (res->report.map[t].changed)
+                        (void) api->metric_add_value(s->m.changed, 1, (const char *[]){ nss_map_to_string(t) });
+        }
+}
+
+static void record_outcome(State *s, int r, const Input *in, const Result *res) {
+        s->runs++;
+        s->last_run_usec = realtime_usec();
+        s->last_result = r;
+        free(s->last_error);
+        s->last_error = res && res->error ? strdup(res->error) : r < 0 ? strdup(strerror(-r)) : NULL;
+        if (!res)
+                return;
+        s->last_stats = res->stats;
+        memcpy(s->rejects, res->rejects.count, sizeof(s->rejects));
+        if (!res->published)
+                return;
+        s->last_success_usec = s->last_run_usec;
+        for (int t = 0; t < _NSS_MAP_MAX; t++)
+                s->entries[t] = res->report.map[t].entries;
+        if (in->force && unlink(s->force_path) == 0)
+                sunkd_log_notice(s->ctx, "Forced run done; removed '%s'.", s->force_path);
+}
+
+static int refresh_done(void *state, int r, void *input, void *result) {
+        State *s = state;
+        Input *in = input;
+        Result *res = result;
+
+        if (res)
+                log_rejects(s, res);
+        if (r >= 0 && res && res->published) {
+                size_t changed = res->report.n_changed;
+                sunkd_log_info(s->ctx, "Refreshed: %zu users, %zu groups, %zu with ssh keys; %zu map(s) changed, "
+                               "%llu requests in %llu ms.",
+                               res->report.map[NSS_MAP_PASSWD].entries, res->report.map[NSS_MAP_GROUP].entries,
+                               res->report.map[NSS_MAP_SSHKEY].entries, changed,
+                               (unsigned long long) res->stats.requests,
+                               (unsigned long long) res->stats.duration_usec / 1000);
+                if (res->report.timestamp_error < 0)
+                        sunkd_log_warning_errno(s->ctx, res->report.timestamp_error,
+                                                "Failed to write the timestamp files, ignoring: %m");
+        } else if (r == CACHE_PUBLISH_REFUSED)
+                sunkd_log_error(s->ctx, "Refusing to publish: %s. The existing caches are unchanged; to accept "
+                                "this once, create '%s' and run 'sunkctl run nsscache.refresh'.",
+                                res && res->error ? res->error : "guard", s->force_path);
+        else if (r < 0)
+                sunkd_log_error_errno(s->ctx, r, "Refresh failed, the existing caches are unchanged: %s",
+                                      res && res->error ? res->error : strerror(-r));
+        if (res)
+                update_metrics(s, res);
+        record_outcome(s, r, in, res);
+        result_free(res);
+        if (in)
+                conf_ref_unref(in->ref);
+        free(in);
+        return r;
+}
+
+static int add_metrics(State *s) {
+        const sunkd_host_api *api = s->ctx->api;
+        const struct {
+                sunkd_metric_spec spec;
+                sunkd_metric **dst;
+        } defs[] = {
+                { { sizeof(sunkd_metric_spec), "nsscache_entries", "Entries in each published map.", SUNKD_METRIC_GAUGE, { "map" } }, &s->m.entries },
+                { { sizeof(sunkd_metric_spec), "nsscache_rejected_total", "SCIM entries rejected by validation, by reason.", SUNKD_METRIC_COUNTER, { "reason" } }, &s->m.rejected },
+                { { sizeof(sunkd_metric_spec), "nsscache_requests_total", "HTTP requests sent to the SCIM server.", SUNKD_METRIC_COUNTER, { NULL } }, &s->m.requests },
+                { { sizeof(sunkd_metric_spec), "nsscache_bytes_total", "Response body bytes received from the SCIM server.", SUNKD_METRIC_COUNTER, { NULL } }, &s->m.bytes },
+                { { sizeof(sunkd_metric_spec), "nsscache_fetch_duration_seconds", "Duration of the last fetch.", SUNKD_METRIC_GAUGE, { NULL } }, &s->m.duration },
+                { { sizeof(sunkd_metric_spec), "nsscache_last_success_timestamp_seconds", "When the maps were last published.", SUNKD_METRIC_GAUGE, { NULL } }, &s->m.last_success },
+                { { sizeof(sunkd_metric_spec), "nsscache_map_changes_total", "Times a map's content changed.", SUNKD_METRIC_COUNTER, { "map" } }, &s->m.changed },
+        };
+        int r;
+
+        for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++) {
+                r = api->metric_add(s->ctx, &defs[i].spec, defs[i].dst);
+                if (r < 0)
+                        return sunkd_log_error_errno(s->ctx, r, "Failed to register metric '%s': %m", defs[i].spec.name);
+        }
+        return 0;
+}
+
+static uint64_t job_timeout(const ScimConfig *c) {
+        uint64_t t = c->timeout_usec * 10;
+        return t > REFRESH_TIMEOUT_MIN_USEC ? t : REFRESH_TIMEOUT_MIN_USEC;
+}
+
+static void state_free(State *s) {
+        if (!s)
+                return;
+        conf_ref_unref(s->conf);
+        free(s->force_path);
+        free(s->last_error);
+        free(s);
+}
+
+static int nsscache_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
+        ScimConfig *conf = NULL;
+        State *s;
+        int r;
+
+        r = load_conf(c, cfg, &conf);
+        if (r < 0)
+                return r;
+        s = calloc(1, sizeof(*s));
+        if (!s || conf_ref_new(conf, &s->conf) < 0 ||
+            asprintf(&s->force_path, "%s/%s", c->api->state_dir(c), FORCE_FILE) < 0) {
+                if (s && !s->conf)
+                        nsscache_conf_free(conf);
+                state_free(s);
+                return -ENOMEM;
+        }
+        s->ctx = c;
+
+        sunkd_job_spec spec = {
+                .size = sizeof(spec),
+                .name = "nsscache.refresh",
+                .interval_usec = conf->interval_usec,
+                .splay_usec = conf->splay_usec,
+                .jitter_pct = 5,
+                .backoff_min_usec = 10 * SUNKD_USEC_PER_SEC,
+                .backoff_max_usec = conf->interval_usec,
+                .timeout_usec = job_timeout(conf),
+                .flags = SUNKD_JOB_READY_GATE,
+                .prepare = refresh_prepare,
+                .work = refresh_work,
+                .done = refresh_done,
+        };
+        r = add_metrics(s);
+        if (r >= 0)
+                r = c->api->job_add(c, &spec, &s->job);
+        if (r < 0) {
+                state_free(s);
+                return sunkd_log_error_errno(c, r, "Failed to set up the refresh job: %m");
+        }
+        sunkd_log_info(c, "Refreshing from '%s' every %llu s into '%s'.", conf->base_url,
+                       (unsigned long long) (conf->interval_usec / SUNKD_USEC_PER_SEC), conf->files_dir);
+        *ret_state = s;
+        return 0;
+}
+
+static int nsscache_check(sunkd_ctx *c, const sunkd_cfg *cfg) {
+        ScimConfig *conf = NULL;
+        int r = load_conf(c, cfg, &conf);
+
+        nsscache_conf_free(conf);
+        return r;
+}
+
+static int nsscache_reload(void *state, const sunkd_cfg *cfg) {
+        State *s = state;
+        ScimConfig *conf = NULL;
+        ConfRef *ref;
+        int r;
+
+        r = load_conf(s->ctx, cfg, &conf);
+        if (r < 0)
+                return r;
+        if (conf_ref_new(conf, &ref) < 0) {
+                nsscache_conf_free(conf);
+                return -ENOMEM;
+        }
+        conf_ref_unref(s->conf);
+        s->conf = ref;
+        return s->ctx->api->job_set_interval(s->job, conf->interval_usec, conf->splay_usec);
+}
+
+static void nsscache_fini(void *state) {
+        state_free(state);
+}
+
+static int nsscache_status(void *state, struct json_object *out) {
+        State *s = state;
+        json_object *entries = json_object_new_object(), *rejects = json_object_new_object();
+
+        if (!entries || !rejects) {
+                json_object_put(entries);
+                json_object_put(rejects);
+                return -ENOMEM;
+        }
+        json_object_object_add(out, "source", json_object_new_string(s->conf->conf->base_url ?: ""));
+        json_object_object_add(out, "runs", json_object_new_int64((int64_t) s->runs));
+        if (s->last_success_usec)
+                json_object_object_add(out, "last_success_usec", json_object_new_int64((int64_t) s->last_success_usec));
+        if (s->runs)
+                json_object_object_add(out, "last_result", json_object_new_string(s->last_result >= 0 ? "success" : "failure"));
+        if (s->last_error)
+                json_object_object_add(out, "last_error", json_object_new_string(s->last_error));
+        for (int t = 0; t < _NSS_MAP_MAX; t++)
+                if (s->conf->conf->map_enabled[t])
+                        json_object_object_add(entries, nss_map_to_string(t), json_object_new_int64((int64_t) s->entries[t]));
+        json_object_object_add(out, "entries", entries);
+        for (int i = 0; i < _SCIM_REJECT_MAX; i++)
+                if (s->rejects[i])
+                        json_object_object_add(rejects, scim_reject_reason_to_string(i), json_object_new_int64((int64_t) s->rejects[i]));
+        json_object_object_add(out, "rejected", rejects);
+        json_object_object_add(out, "requests", json_object_new_int64((int64_t) s->last_stats.requests));
+        json_object_object_add(out, "bytes", json_object_new_int64((int64_t) s->last_stats.bytes));
+        json_object_object_add(out, "duration_usec", json_object_new_int64((int64_t) s->last_stats.duration_usec));
+        return 0;
+}
+
+SUNKD_MODULE_DEFINE(.name = "nsscache", .version = PACKAGE_VERSION, .init = nsscache_init, .check = nsscache_check,
+                    .reload = nsscache_reload, .fini = nsscache_fini, .status = nsscache_status);
