@@ -22,8 +22,13 @@ is "$(raw deep 1000)" "io.sunkd.InvalidMessage closed=True" "deep nesting"
 is "$(raw truncated)" "io.sunkd.InvalidMessage truncated message closed=True" "a truncated message then EOF: an error, then closed"
 like "$(raw silent)" "^closed after 1\.[0-9]s" "a client that sends nothing is closed after the idle timeout"
 is "$(raw pipelined)" "ping=True version=$("$SUNKD" --version | awk '{print $2}')" "pipelined requests answered in order"
+# Beyond max_connections (256) a client is closed at once; idle clients free
+# their slots after idle_timeout, so how many more get in depends on timing.
 out=$(raw many 500)
-like "$out" "^connected=500 answered=25[0-9] refused=24[0-9]" "500 clients at once: up to the limit served, the rest closed"
+read -r c a f <<< "$(echo "$out" | sed 's/[a-z]*=//g')"
+is "$c" 500 "500 clients connect at once"
+ok "at least max_connections of them are answered ($out)" test "$a" -ge 256
+is "$((a + f))" 500 "every other one is closed cleanly, none left hanging"
 is "$(ctl ping)" "pong" "still serving after all of that"
 like "$(raw raw '{"method":"io.sunkd.Test.Echo","parameters":{"x":[1,{"y":"z"}]}}\x00')" "ok closed=False" "module method echo"
 sunkd_stop

@@ -9,6 +9,7 @@
 : "${SUNKD_BUILDDIR:?SUNKD_BUILDDIR must be set (run through make check)}"
 : "${SUNKD_SRCDIR:?SUNKD_SRCDIR must be set (run through make check)}"
 
+SUNKD_SRCDIR=$(cd "$SUNKD_SRCDIR" && pwd -P)
 SUNKD="$SUNKD_BUILDDIR/agent/sunkd"
 SUNKCTL="$SUNKD_BUILDDIR/agent/sunkctl"
 TESTMOD_DIR="$SUNKD_BUILDDIR/tests/modules/.libs"

@@ -1,0 +1,110 @@
+#!/bin/bash
+# The nsscache module in a running sunkd: the seed's nsscache.conf unchanged
+# but for the URL and directories, against the SCIM fixture on loopback.
+. "$SUNKD_SRCDIR/tests/lib/tap.sh"
+. "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
+. "$SUNKD_SRCDIR/tests/lib/scim.sh"
+sunkd_setup
+cp "$SUNKD_BUILDDIR/modules/nsscache/.libs/nsscache.so" "$MODDIR/" || bail_out "nsscache.so not built"
+trap 'scim_stop; sunkd_cleanup' EXIT
+DATA="$SUNKD_SRCDIR/etc/demo/scim-data.json"
+scim_start "$DATA"
+scim_token
+mkdir -p "$T/cache" "$T/ts"
+
+write_config() {
+        sunkd_config "modules:
+  nsscache:
+    nsscache_conf: $SUNKD_SRCDIR/etc/nsscache.conf.example
+    scim_base_url: $SCIM_URL
+    files_dir: $T/cache
+    timestamp_dir: $T/ts
+    token_file: $T/token
+    interval: 1h
+    splay: 0s
+    $1"
+}
+write_config ""
+out=$("$SUNKD" -c "$T/sunkd.yaml" --check-config 2>&1); rc=$?
+is "$rc" 0 "the seed's nsscache.conf is accepted through nsscache_conf:"
+
+sunkd_start
+ok "first refresh completes" wait_runs nsscache.refresh 1 100
+out=$(ctl run nsscache.refresh); rc=$?
+is "$rc" 0 "sunkctl run nsscache.refresh succeeds"
+is "$(grep -c '/Users' "$SCIM_LOG")" 2 "Users fetched once per run"
+is "$(grep -c '/Groups' "$SCIM_LOG")" 2 "Groups fetched once per run"
+like "$(head -1 "$SCIM_LOG")" "count=100" "count is always sent"
+
+is "$(cat "$T/cache/passwd.cache")" "ada:x:20001:30001:Ada Lovelace:/mnt/home/ada:/bin/bash
+grace:x:20002:30001:Grace Hopper:/mnt/home/grace:/bin/zsh
+linus:x:20003:30002:Linus Pauling:/mnt/home/linus:/bin/bash" "passwd.cache (home overridden as in the seed, uid 0 rejected)"
+like "$(cat "$T/cache/group.cache")" "^research:x:30001:ada,grace" "group.cache with members"
+like "$(cat "$T/cache/sshkey.cache")" "^ada:\['ssh-ed25519 .* ada@laptop', 'ssh-ed25519 .* ada@desktop'\]" "sshkey.cache as a Python list"
+unlike "$(cat "$T/cache/"*.cache)" "mallory" "the uid-0 entry is nowhere"
+ok "index files written" test -s "$T/cache/passwd.cache.ixname" -a -s "$T/cache/passwd.cache.ixuid" -a -s "$T/cache/group.cache.ixgid"
+ok "timestamp files written" test -s "$T/ts/timestamp-passwd-update"
+like "$(cat "$T/sunkd.log")" "Rejected passwd entry 'mallory' \(id 0\): " "the rejected entry is logged with its reason"
+
+json=$(ctl --json status)
+is "$(echo "$json" | python3 -c 'import json,sys; s=[m for m in json.load(sys.stdin)["modules"] if m["name"]=="nsscache"][0]["status"]; print(s["entries"]["passwd"], s["entries"]["group"], sum(s["rejected"].values()) > 0, s["last_result"])')" \
+   "3 3 True success" "status shows entries, rejects and the last result"
+m=$(ctl metrics)
+like "$m" 'sunkd_nsscache_entries\{map="passwd"\} 3' "entries metric"
+like "$m" 'sunkd_nsscache_rejected_total\{reason="[a-z_-]+"\} [1-9]' "rejects metric by reason"
+like "$m" 'sunkd_nsscache_requests_total [1-9]' "requests metric"
+
+# Unchanged content is not rewritten.
+ino=$(stat -c %i "$T/cache/passwd.cache")
+ctl run nsscache.refresh >/dev/null
+is "$(stat -c %i "$T/cache/passwd.cache")" "$ino" "an unchanged map keeps its inode"
+
+# Failures leave the caches byte-identical.
+sha() { cat "$T"/cache/*.cache* | sha256sum; }
+before=$(sha)
+scim_stop
+out=$(ctl run nsscache.refresh); rc=$?
+is "$rc" 1 "refresh fails when the SCIM server is down"
+is "$(sha)" "$before" "caches untouched after a connection failure"
+
+scim_start "$DATA" --fault truncate --fault-page 1
+write_config ""; kill -HUP "$SUNKD_PID"; sleep 0.5
+out=$(ctl run nsscache.refresh); rc=$?
+is "$rc" 1 "a truncated page fails the run"
+is "$(grep -c '/Users' "$SCIM_LOG")" 1 "and is not refetched"
+is "$(sha)" "$before" "caches untouched after a bad page"
+scim_stop
+
+scim_start "$DATA" --fault 401
+write_config ""; kill -HUP "$SUNKD_PID"; sleep 0.5
+ctl run nsscache.refresh >/dev/null; rc=$?
+is "$rc" 1 "a 401 fails the run"
+like "$(cat "$T/sunkd.log")" "401" "and the log names it"
+is "$(sha)" "$before" "caches untouched after a 401"
+scim_stop
+
+# A shrink beyond max_shrink_pct is refused until forced.
+scim_start "$DATA" --fault shrink --shrink 1
+write_config ""; kill -HUP "$SUNKD_PID"; sleep 0.5
+out=$(ctl run nsscache.refresh); rc=$?
+is "$rc" 1 "a shrink from 3 users to 1 is refused"
+like "$(cat "$T/sunkd.log")" "Refusing to publish: .*passwd.*would shrink" "the refusal says why and how to force"
+is "$(sha)" "$before" "caches untouched after the refusal"
+touch "$T/state/nsscache/force-next-run"
+out=$(ctl run nsscache.refresh); rc=$?
+is "$rc" 0 "a forced run publishes the shrink"
+is "$(wc -l < "$T/cache/passwd.cache")" 1 "one user left"
+ok "the force file is consumed" test ! -e "$T/state/nsscache/force-next-run"
+scim_stop
+
+chmod 644 "$T/token"
+scim_start "$DATA"
+write_config ""; kill -HUP "$SUNKD_PID"; sleep 0.5
+ctl run nsscache.refresh >/dev/null; rc=$?
+is "$rc" 1 "a world-readable token file is refused"
+like "$(cat "$T/sunkd.log")" "token" "and the log says which file"
+chmod 600 "$T/token"
+
+sunkd_stop
+is "$SUNKD_EXIT" 0 "clean exit"
+done_testing

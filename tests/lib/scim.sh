@@ -1,0 +1,29 @@
+# Start the SCIM fixture server on loopback (sourced after tap.sh).
+#
+# scim_start DATA.json [ARGS]   serve DATA; $SCIM_URL, $SCIM_PID, $SCIM_LOG set
+# scim_stop
+# scim_token                    write $T/token (0600) with the fixture's token
+
+scim_start() {
+        local data=$1; shift
+        command -v python3 >/dev/null || bail_out "python3 is needed for the SCIM fixture"
+        rm -f "$T/scim.port"
+        SCIM_LOG="$T/scim-requests.log"
+        : > "$SCIM_LOG"
+        python3 "$SUNKD_SRCDIR/tests/lib/scim-server.py" --data "$data" --port-file "$T/scim.port" \
+                --log "$SCIM_LOG" --token test-token "$@" 2> "$T/scim.err" &
+        SCIM_PID=$!
+        wait_for_file "$T/scim.port" 100 || { cat "$T/scim.err" | sed 's/^/# /'; bail_out "SCIM fixture did not start"; }
+        sleep 0.1
+        SCIM_URL="http://127.0.0.1:$(cat "$T/scim.port")/scim/v2"
+}
+
+scim_stop() {
+        [ -n "${SCIM_PID:-}" ] && kill "$SCIM_PID" 2>/dev/null && wait "$SCIM_PID" 2>/dev/null
+        SCIM_PID=
+}
+
+scim_token() {
+        printf 'test-token\n' > "$T/token"
+        chmod 600 "$T/token"
+}
