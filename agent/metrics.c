@@ -216,7 +216,7 @@ static void put_value(FILE *out, double v) {
         else if (v == (double) (long long) v && fabs(v) < 1e15)
                 fprintf(out, "%lld", (long long) v);
         else
-                fprintf(out, "%.17g", v);
+                fprintf(out, "%.10g", v);
 }
 
 int metrics_render(Metrics *m, char **ret, size_t *ret_len) {

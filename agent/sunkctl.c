@@ -124,16 +124,27 @@ static int verb_status(Ctl *c, int argc, char **argv) {
                format_duration(d, sizeof(d), (uint64_t) jint(p, "uptime_usec", 0) / USEC_PER_SEC * USEC_PER_SEC),
                json_object_get_boolean(json_object_object_get(p, "ready")) ? "ready" : "starting");
         printf("config:  %s\nsocket:  %s\n\n", jstr(p, "config") ?: "-", jstr(p, "socket") ?: "-");
-        printf("%-14s %-9s %-9s %s\n", "MODULE", "STATE", "VERSION", "DETAIL");
-        if (json_object_object_get_ex(p, "modules", &mods))
-                for (size_t i = 0; i < json_object_array_length(mods); i++) {
-                        json_object *m = json_object_array_get_idx(mods, i), *st;
-                        const char *detail = jstr(m, "error");
-                        if (!detail && json_object_object_get_ex(m, "status", &st))
-                                detail = json_object_to_json_string_ext(st, JSON_C_TO_STRING_PLAIN);
-                        printf("%-14s %-9s %-9s %s\n", jstr(m, "name"), jstr(m, "state"), jstr(m, "version") ?: "-",
-                               detail ?: "");
+        printf("%-14s %-9s %-9s %s\n", "MODULE", "STATE", "VERSION", "ERROR");
+        if (!json_object_object_get_ex(p, "modules", &mods))
+                return 0;
+        for (size_t i = 0; i < json_object_array_length(mods); i++) {
+                json_object *m = json_object_array_get_idx(mods, i);
+                printf("%-14s %-9s %-9s %s\n", jstr(m, "name"), jstr(m, "state"), jstr(m, "version") ?: "-",
+                       jstr(m, "error") ?: "");
+        }
+        /* Then each module's own status, one "key: value" per line. */
+        for (size_t i = 0; i < json_object_array_length(mods); i++) {
+                json_object *m = json_object_array_get_idx(mods, i), *st;
+                if (!json_object_object_get_ex(m, "status", &st) || json_object_object_length(st) == 0)
+                        continue;
+                printf("\n%s:\n", jstr(m, "name"));
+                json_object_object_foreach(st, key, val) {
+                        if (json_object_is_type(val, json_type_string))
+                                printf("  %-18s %s\n", key, json_object_get_string(val));
+                        else
+                                printf("  %-18s %s\n", key, json_object_to_json_string_ext(val, JSON_C_TO_STRING_PLAIN));
                 }
+        }
         return 0;
 }
 

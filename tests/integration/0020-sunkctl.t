@@ -14,7 +14,8 @@ out=$(ctl status); rc=$?
 is "$rc" 0 "status exits 0"
 like "$out" "^sunkd [0-9.]+, pid $SUNKD_PID, up .*, ready" "status headline"
 like "$out" "socket:  $SOCK" "status shows the socket"
-like "$out" "^MODULE +STATE +VERSION +DETAIL" "status module table header"
+like "$out" "^MODULE +STATE +VERSION +ERROR" "status module table header"
+like "$out" "^  flaky_runs +0" "module status shown as key: value lines"
 like "$out" "^testmod +running " "testmod shown running"
 
 json=$(ctl --json status)
