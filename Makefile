@@ -5,7 +5,7 @@
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
-CONFIGURE_FLAGS ?= --enable-werror
+CONFIGURE_FLAGS ?= --enable-werror --prefix=/usr --sysconfdir=/etc --localstatedir=/var
 DEMO_SECONDS ?= 0
 
 # Build dependencies, then what the tests run for real (libnss-cache through
