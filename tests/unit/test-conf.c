@@ -10,6 +10,7 @@
 #include "conf.h"
 #include "util/macro.h"
 #include "util/strv.h"
+#include "../lib/check-run.h"
 
 static int parse(const char *yaml, Config **ret, char **ret_error) {
         *ret_error = NULL;
@@ -225,8 +226,6 @@ END_TEST
 int main(void) {
         Suite *s = suite_create("conf");
         TCase *tc = tcase_create("conf");
-        SRunner *sr;
-        int failed;
 
         tcase_add_test(tc, test_full);
         tcase_add_test(tc, test_defaults);
@@ -235,9 +234,5 @@ int main(void) {
         tcase_add_test(tc, test_hostile);
         tcase_add_test(tc, test_key_table);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_ENV);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+        return check_run(s);
 }

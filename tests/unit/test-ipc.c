@@ -28,6 +28,7 @@
 #include "util/macro.h"
 #include "util/time-util.h"
 #include "varlink.h"
+#include "../lib/check-run.h"
 
 #define SEC USEC_PER_SEC
 #define MSEC USEC_PER_MSEC
@@ -1204,14 +1205,8 @@ static Suite *ipc_suite(void) {
 }
 
 int main(void) {
-        SRunner *sr = srunner_create(ipc_suite());
-        int failed;
-
         if (getenv("SUNKD_TEST_DEBUG"))
                 log_set_max_level(LOG_DEBUG);
 
-        srunner_run_all(sr, CK_ENV);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(ipc_suite());
 }

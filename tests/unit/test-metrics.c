@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "metrics.h"
+#include "../lib/check-run.h"
 
 START_TEST(test_render) {
         Metrics *m;
@@ -65,15 +66,9 @@ END_TEST
 int main(void) {
         Suite *s = suite_create("metrics");
         TCase *tc = tcase_create("metrics");
-        SRunner *sr;
-        int failed;
 
         tcase_add_test(tc, test_render);
         tcase_add_test(tc, test_bad_names);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_ENV);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+        return check_run(s);
 }

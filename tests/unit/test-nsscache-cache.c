@@ -26,6 +26,7 @@
 #include "../../modules/nsscache/cache-index.h"
 #include "../../modules/nsscache/cache-publish.h"
 #include "../lib/nss-golden.h"
+#include "../lib/check-run.h"
 
 static char *golden_path(const char *name) {
         const char *src = getenv("SUNKD_SRCDIR");
@@ -903,11 +904,5 @@ static Suite *suite(void) {
 }
 
 int main(void) {
-        SRunner *sr = srunner_create(suite());
-        int failed;
-
-        srunner_run_all(sr, CK_ENV);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(suite());
 }

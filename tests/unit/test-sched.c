@@ -7,6 +7,7 @@
 #include "sched.h"
 #include "util/macro.h"
 #include "util/time-util.h"
+#include "../lib/check-run.h"
 
 #define MS USEC_PER_MSEC
 
@@ -231,8 +232,6 @@ END_TEST
 int main(void) {
         Suite *s = suite_create("sched");
         TCase *math = tcase_create("math"), *real = tcase_create("real");
-        SRunner *sr;
-        int failed;
 
         tcase_add_test(math, test_math);
         tcase_add_checked_fixture(real, harness_setup, harness_teardown);
@@ -245,9 +244,5 @@ int main(void) {
         tcase_add_test(real, test_wait_and_stop);
         suite_add_tcase(s, math);
         suite_add_tcase(s, real);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_ENV);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+        return check_run(s);
 }

@@ -9,6 +9,7 @@
 
 #include "modules/nsscache/scim-map.h"
 #include "util/cleanup.h"
+#include "../lib/check-run.h"
 
 #define CW "urn:coreweave:params:scim:schemas:extension:coreweave:2.0:CoreWeaveUser"
 
@@ -417,11 +418,5 @@ static Suite *suite(void) {
 }
 
 int main(void) {
-        SRunner *sr = srunner_create(suite());
-        int failed;
-
-        srunner_run_all(sr, CK_ENV);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+        return check_run(suite());
 }

@@ -10,6 +10,7 @@
 #include "spawn.h"
 #include "util/macro.h"
 #include "util/time-util.h"
+#include "../lib/check-run.h"
 
 typedef struct Result {
         bool done;
@@ -144,8 +145,6 @@ END_TEST
 int main(void) {
         Suite *s = suite_create("spawn");
         TCase *tc = tcase_create("spawn");
-        SRunner *sr;
-        int failed;
 
         tcase_set_timeout(tc, 30);
         tcase_add_test(tc, test_capture);
@@ -155,9 +154,5 @@ int main(void) {
         tcase_add_test(tc, test_drop_privileges);
         tcase_add_test(tc, test_bad_spec);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_ENV);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+        return check_run(s);
 }

@@ -5,6 +5,7 @@
 
 #include "util/macro.h"
 #include "util/time-util.h"
+#include "../lib/check-run.h"
 
 START_TEST(test_duration_ok) {
         static const struct {
@@ -77,17 +78,11 @@ END_TEST
 int main(void) {
         Suite *s = suite_create("time-util");
         TCase *tc = tcase_create("parse");
-        SRunner *sr;
-        int failed;
 
         tcase_add_test(tc, test_duration_ok);
         tcase_add_test(tc, test_duration_bad);
         tcase_add_test(tc, test_size);
         tcase_add_test(tc, test_format);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_ENV);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+        return check_run(s);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "varlink.h"
+#include "../lib/check-run.h"
 
 #define MAX 65535
 #define DEPTH 16
@@ -394,11 +395,5 @@ static Suite *varlink_suite(void) {
 }
 
 int main(void) {
-        SRunner *sr = srunner_create(varlink_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_ENV);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(varlink_suite());
 }
