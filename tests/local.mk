@@ -103,7 +103,14 @@ check_PROGRAMS += %reldir%/fuzz/fuzz-varlink-msg
 %canon_reldir%_fuzz_fuzz_varlink_msg_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 %canon_reldir%_fuzz_fuzz_varlink_msg_LDADD = agent/libsunkd-client.la $(JSONC_LIBS)
 TESTS += %reldir%/fuzz/varlink-msg.t
-EXTRA_DIST += %reldir%/fuzz/varlink-msg.t %reldir%/fuzz/corpus/varlink-msg
+EXTRA_DIST += %reldir%/fuzz/varlink-msg.t %reldir%/fuzz/corpus/varlink-msg %reldir%/fuzz/replay.sh
+
+check_PROGRAMS += %reldir%/fuzz/fuzz-conf-yaml
+%canon_reldir%_fuzz_fuzz_conf_yaml_SOURCES = %reldir%/fuzz/fuzz-conf-yaml.c %reldir%/fuzz/fuzz-replay.c
+%canon_reldir%_fuzz_fuzz_conf_yaml_CFLAGS = $(CHECK_TEST_CFLAGS)
+%canon_reldir%_fuzz_fuzz_conf_yaml_LDADD = agent/libsunkd-core.la
+TESTS += %reldir%/fuzz/conf-yaml.t
+EXTRA_DIST += %reldir%/fuzz/conf-yaml.t %reldir%/fuzz/corpus/conf-yaml
 
 # nsscache cache writer: Check tests, the golden data set, and the publish
 # helper the libnss-cache integration test drives.
@@ -150,11 +157,11 @@ EXTRA_DIST += tests/integration/0200-nsscache-scim-fetch.t
 
 # Fuzz targets replay their corpus under make check.
 check_PROGRAMS += tests/fuzz/fuzz-scim-json
-TESTS += tests/fuzz/fuzz-scim-json
-tests_fuzz_fuzz_scim_json_SOURCES = tests/fuzz/fuzz-scim-json.c tests/fuzz/fuzz-replay-scim.c
+TESTS += tests/fuzz/scim-json.t
+tests_fuzz_fuzz_scim_json_SOURCES = tests/fuzz/fuzz-scim-json.c tests/fuzz/fuzz-replay.c
 tests_fuzz_fuzz_scim_json_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir)
 tests_fuzz_fuzz_scim_json_LDADD = modules/nsscache/libnsscache-scim.la
-EXTRA_DIST += tests/fuzz/corpus/scim-json
+EXTRA_DIST += tests/fuzz/corpus/scim-json tests/fuzz/scim-json.t
 
 # End of tests/local.mk
 
