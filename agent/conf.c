@@ -15,7 +15,6 @@
 #include "conf.h"
 #include "log.h"
 #include "util/cleanup.h"
-#include "util/fileio.h"
 #include "util/macro.h"
 #include "util/strv.h"
 
@@ -149,18 +148,18 @@ static int parse_derived(Config *c, char **ret_error) {
         return 0;
 }
 
-int config_parse(const char *file, const char *data, size_t len, Config **ret, char **ret_error) {
+/* Takes @tree over, success or not. */
+static int config_from_tree(ConfTree *tree, Config **ret, char **ret_error) {
         _cleanup_(config_freep) Config *c = NULL;
-        const ConfNode *mods;
         int r;
 
         c = calloc(1, sizeof(*c));
-        if (!c)
+        if (!c) {
+                conf_tree_free(tree);
                 return -ENOMEM;
+        }
+        c->tree = tree;
         r = set_defaults(c);
-        if (r < 0)
-                return r;
-        r = conf_tree_parse(file, data, len, &c->tree, ret_error);
         if (r < 0)
                 return r;
         r = conf_keys_parse(c->tree->root, top_keys, ELEMENTSOF(top_keys), c, ret_error);
@@ -169,9 +168,8 @@ int config_parse(const char *file, const char *data, size_t len, Config **ret, c
         r = parse_derived(c, ret_error);
         if (r < 0)
                 return r;
-        mods = conf_node_get(c->tree->root, "modules");
-        if (mods) {
-                r = parse_modules(c, mods, ret_error);
+        if (c->modules_node) {
+                r = parse_modules(c, c->modules_node, ret_error);
                 if (r < 0)
                         return r;
         }
@@ -179,12 +177,26 @@ int config_parse(const char *file, const char *data, size_t len, Config **ret, c
         return 0;
 }
 
+int config_parse(const char *file, const char *data, size_t len, Config **ret, char **ret_error) {
+        ConfTree *tree = NULL;
+        int r;
+
+        r = conf_tree_parse(file, data, len, &tree, ret_error);
+        if (r < 0)
+                return r;
+        return config_from_tree(tree, ret, ret_error);
+}
+
 /* A config others can write is a way to run code as root (module_dir). */
 static int config_check_perms(const char *path, char **ret_error) {
         struct stat st;
 
-        if (stat(path, &st) < 0)
-                return negative_errno();
+        if (stat(path, &st) < 0) {
+                int r = negative_errno();
+                if (asprintf(ret_error, "%s: %s", path, strerror(-r)) < 0)
+                        *ret_error = NULL;
+                return r;
+        }
         if (st.st_mode & (S_IWGRP | S_IWOTH)) {
                 if (asprintf(ret_error, "%s: refusing a group- or world-writable config file (mode %04o)",
                              path, (unsigned) (st.st_mode & 07777)) < 0)
@@ -195,20 +207,16 @@ static int config_check_perms(const char *path, char **ret_error) {
 }
 
 int config_load(const char *path, Config **ret, char **ret_error) {
-        _cleanup_free_ char *data = NULL;
-        size_t len;
+        ConfTree *tree = NULL;
         int r;
 
-        r = fileio_read(path, CONF_FILE_MAX, &data, &len);
-        if (r < 0) {
-                if (asprintf(ret_error, "%s: %s", path, r == -EFBIG ? "file too large" : strerror(-r)) < 0)
-                        *ret_error = NULL;
-                return r;
-        }
         r = config_check_perms(path, ret_error);
         if (r < 0)
                 return r;
-        return config_parse(path, data, len, ret, ret_error);
+        r = conf_tree_load(path, &tree, ret_error);
+        if (r < 0)
+                return r;
+        return config_from_tree(tree, ret, ret_error);
 }
 
 const ConfModule *config_find_module(const Config *c, const char *name) {
