@@ -271,6 +271,13 @@ static int prepare_map(const CacheOptions *opts, const NssMaps *maps, NssMapType
         return 0;
 }
 
+/* passwd and shadow hold one entry per user: empty or short means the source
+ * failed.  A group or sshkey map may be legitimately empty (no groups yet, no
+ * user with a key), so it is refused empty only when it had entries before. */
+static bool user_map(NssMapType t) {
+        return t == NSS_MAP_PASSWD || t == NSS_MAP_SHADOW;
+}
+
 static int check_guards(const CacheOptions *opts, const MapWork *w, char **err) {
         const char *name = nss_map_to_string(w->type);
         int r = 0;
@@ -278,9 +285,9 @@ static int check_guards(const CacheOptions *opts, const MapWork *w, char **err) 
         if (!w->changed || opts->force)
                 return 0;
 
-        if (w->entries == 0)
+        if (w->entries == 0 && (user_map(w->type) || w->old_entries > 0))
                 r = append_error(err, "%s: the new map is empty", name) ?: 1;
-        else if (w->entries < opts->min_entries[w->type])
+        else if (user_map(w->type) && w->entries < opts->min_entries[w->type])
                 r = append_error(err, "%s: %zu entries, fewer than the minimum of %zu", name, w->entries,
                                  opts->min_entries[w->type]) ?: 1;
         else if (opts->max_shrink_pct < 100 && w->old_entries > w->entries &&

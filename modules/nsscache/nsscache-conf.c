@@ -830,6 +830,9 @@ static void yaml_move(const sunkd_cfg_key *k, void *dst_base, void *src_base) {
         }
 }
 
+static int conf_check_located(ScimConfig *c, const sunkd_host_api *api, const sunkd_cfg *cfg,
+                              char **ret_error);
+
 static int yaml_apply_map(ScimMapConf *dst, const sunkd_host_api *api, const sunkd_cfg *node,
                           char **ret_error) {
         ScimMapConf tmp;
@@ -880,7 +883,7 @@ int nsscache_conf_apply_cfg(ScimConfig *c, const sunkd_host_api *api, const sunk
                 if (y->maps_cfg[m])
                         r = yaml_apply_map(&c->map[m], api, y->maps_cfg[m], ret_error);
         if (r >= 0)
-                r = nsscache_conf_finalize(c, ret_error);
+                r = conf_check_located(c, api, cfg, ret_error);
 out:
         erase_and_free(y->c.auth_token);
         y->c.auth_token = NULL;
@@ -923,7 +926,37 @@ static bool params_name_reserved(const char *params) {
         return false;
 }
 
-int nsscache_conf_finalize(ScimConfig *c, char **ret_error) {
+/* Which key a cross-key check failed on, so the caller can say where that
+ * key was written (a YAML line, or the nsscache.conf it came from). */
+typedef struct ConfFault {
+        int map; /* NssMapType of a per-map key, -1 for a top-level one */
+        const char *key;
+} ConfFault;
+
+static _printf_(5, 6) int fault(ConfFault *f, int map, const char *key, char **ret_error,
+                                const char *fmt, ...) {
+        va_list ap;
+
+        f->map = map;
+        f->key = key;
+        if (ret_error) {
+                free(*ret_error);
+                *ret_error = NULL;
+                va_start(ap, fmt);
+                if (vasprintf(ret_error, fmt, ap) < 0)
+                        *ret_error = NULL;
+                va_end(ap);
+        }
+        return -EINVAL;
+}
+
+static bool path_is_etc(const char *dir) {
+        _cleanup_free_ char *real = realpath(dir, NULL);
+
+        return streq(real ?: dir, "/etc") || streq(dir, "/etc/");
+}
+
+static int conf_check(ScimConfig *c, ConfFault *f, char **ret_error) {
         static const struct {
                 NssMapType map;
                 size_t offset;
@@ -936,23 +969,24 @@ int nsscache_conf_finalize(ScimConfig *c, char **ret_error) {
         static const char *const endpoint_keys[] = { "scim_users_endpoint", "scim_groups_endpoint" };
         const char *endpoints[] = { c->users_endpoint, c->groups_endpoint };
         const char *params[] = { c->users_parameters, c->groups_parameters };
+        static const char *const param_keys[] = { "scim_users_parameters", "scim_groups_parameters" };
 
         if (!streq_ptr(c->source, "scim"))
-                return set_error(ret_error, "key 'source': only 'scim' is supported");
+                return fault(f, -1, "source", ret_error, "key 'source': only 'scim' is supported");
         if (!streq_ptr(c->cache, "files"))
-                return set_error(ret_error, "key 'cache': only 'files' is supported");
+                return fault(f, -1, "cache", ret_error, "key 'cache': only 'files' is supported");
         if (isempty(c->base_url))
-                return set_error(ret_error, "key 'scim_base_url': required");
+                return fault(f, -1, "scim_base_url", ret_error, "key 'scim_base_url': required");
         if (has_control(c->base_url) || strchr(c->base_url, ' ') || strchr(c->base_url, '?') ||
             strchr(c->base_url, '#'))
-                return set_error(ret_error,
+                return fault(f, -1, "scim_base_url", ret_error,
                                  "key 'scim_base_url': must be a URL without spaces, query or "
                                  "fragment");
         if (strncmp(c->base_url, "https://", 8) != 0) {
                 if (strncmp(c->base_url, "http://", 7) != 0)
-                        return set_error(ret_error, "key 'scim_base_url': must be https://");
+                        return fault(f, -1, "scim_base_url", ret_error, "key 'scim_base_url': must be https://");
                 if (!url_host_is_loopback(c->base_url))
-                        return set_error(ret_error,
+                        return fault(f, -1, "scim_base_url", ret_error,
                                          "key 'scim_base_url': plain http:// is only accepted "
                                          "for 127.0.0.1, [::1] or localhost (the bearer token "
                                          "would travel in clear text)");
@@ -960,23 +994,22 @@ int nsscache_conf_finalize(ScimConfig *c, char **ret_error) {
         for (size_t i = 0; i < ELEMENTSOF(endpoints); i++) {
                 if (isempty(endpoints[i]) || has_control(endpoints[i]) ||
                     strpbrk(endpoints[i], " ?#"))
-                        return set_error(ret_error, "key '%s': must be a non-empty path segment",
+                        return fault(f, -1, endpoint_keys[i], ret_error, "key '%s': must be a non-empty path segment",
                                          endpoint_keys[i]);
                 if (params[i] && has_control(params[i]))
-                        return set_error(ret_error, "scim parameters: control character in value");
+                        return fault(f, -1, param_keys[i], ret_error, "key '%s': control character in value", param_keys[i]);
                 if (params_name_reserved(params[i]))
-                        return set_error(ret_error,
-                                         "key 'scim_%s_parameters': must not set count or "
-                                         "startIndex (pagination is sunkd's)",
-                                         i == 0 ? "users" : "groups");
+                        return fault(f, -1, param_keys[i], ret_error,
+                                     "key '%s': must not set count or startIndex (pagination "
+                                     "is sunkd's)", param_keys[i]);
         }
         if (!c->maps || !c->maps[0])
-                return set_error(ret_error, "key 'maps': no maps configured");
+                return fault(f, -1, "maps", ret_error, "key 'maps': no maps configured");
         memset(c->map_enabled, 0, sizeof(c->map_enabled));
         for (char **m = c->maps; *m; m++) {
                 NssMapType t = nss_map_from_string(*m);
                 if ((int) t < 0)
-                        return set_error(ret_error,
+                        return fault(f, -1, "maps", ret_error,
                                          "key 'maps': map '%s' is not supported (passwd, shadow, "
                                          "group, sshkey)", *m);
                 c->map_enabled[t] = true;
@@ -984,29 +1017,43 @@ int nsscache_conf_finalize(ScimConfig *c, char **ret_error) {
         for (size_t i = 0; i < ELEMENTSOF(required); i++)
                 if (c->map_enabled[required[i].map] &&
                     isempty(*(char **) ((uint8_t *) &c->map[required[i].map] + required[i].offset)))
-                        return set_error(ret_error, "[%s] key '%s': required for the %s map",
+                        return fault(f, (int) required[i].map, required[i].key, ret_error,
+                                     "[%s] key '%s': required for the %s map",
                                          nss_map_to_string(required[i].map), required[i].key,
                                          nss_map_to_string(required[i].map));
         /* shadow and sshkey entries are only emitted for users passwd accepted */
         if ((c->map_enabled[NSS_MAP_SHADOW] || c->map_enabled[NSS_MAP_SSHKEY]) &&
             isempty(c->map[NSS_MAP_PASSWD].path_uid))
-                return set_error(ret_error,
+                return fault(f, NSS_MAP_PASSWD, "scim_path_uid", ret_error,
                                  "[passwd] key 'scim_path_uid': required (shadow and sshkey "
                                  "entries are only made for users with a valid uid)");
         for (size_t i = 0; i < _NSS_MAP_MAX; i++) {
                 const char *o = c->map[i].override_home_directory;
                 if (o && *o && (o[0] != '/' || has_control(o)))
-                        return set_error(ret_error,
+                        return fault(f, (int) i, "scim_override_home_directory", ret_error,
                                          "[%s] key 'scim_override_home_directory': must be "
                                          "absolute", nss_map_to_string((NssMapType) i));
         }
+        if (isempty(c->files_cache_filename_suffix) && c->files_dir &&
+            path_is_etc(c->files_dir))
+                return fault(f, -1, "files_cache_filename_suffix", ret_error,
+                             "key 'files_cache_filename_suffix': must not be empty when "
+                             "files_dir is /etc (the caches would replace /etc/passwd and "
+                             "/etc/group)");
         if (c->page_size < 1 || c->page_size > 10000)
-                return set_error(ret_error, "key 'page_size': must be in [1, 10000]");
+                return fault(f, -1, "page_size", ret_error, "key 'page_size': must be in [1, 10000]");
         if (c->min_uid < 1 || c->min_gid < 1)
-                return set_error(ret_error, "keys 'min_uid', 'min_gid': must be at least 1");
+                return fault(f, -1, c->min_uid < 1 ? "min_uid" : "min_gid", ret_error,
+                             "key '%s': must be at least 1", c->min_uid < 1 ? "min_uid" : "min_gid");
         if (c->timeout_usec < SUNKD_USEC_PER_MSEC * 100)
-                return set_error(ret_error, "key 'timeout': must be at least 100ms");
+                return fault(f, -1, "timeout", ret_error, "key 'timeout': must be at least 100ms");
         return 0;
+}
+
+int nsscache_conf_finalize(ScimConfig *c, char **ret_error) {
+        ConfFault f = { -1, NULL };
+
+        return conf_check(c, &f, ret_error);
 }
 
 /* ---- token --------------------------------------------------------------- */
@@ -1040,7 +1087,10 @@ int nsscache_conf_load_token(const ScimConfig *c, char **ret_token, char **ret_e
                 char *buf;
                 ssize_t n;
 
-                fd = open(c->token_file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+                /* Symlinks are followed: a Kubernetes Secret volume is a chain of
+                 * them (token -> ..data/token).  The checks below apply to the file
+                 * actually opened; O_NONBLOCK keeps a FIFO from hanging the run. */
+                fd = open(c->token_file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
                 if (fd < 0) {
                         r = -errno;
                         if (ret_error && asprintf(ret_error, "token_file '%s': %s", c->token_file,
@@ -1090,4 +1140,34 @@ int nsscache_conf_load_token(const ScimConfig *c, char **ret_token, char **ret_e
                                   SCIM_AUTH_TOKEN_ENV) < 0)
                 *ret_error = NULL;
         return -ENOKEY;
+}
+
+/* Prefixes a cross-key error with where the key was written: its YAML
+ * position, else the nsscache.conf it was read from, else the section. */
+static int conf_check_located(ScimConfig *c, const sunkd_host_api *api, const sunkd_cfg *cfg,
+                              char **ret_error) {
+        _cleanup_free_ char *where = NULL;
+        ConfFault f = { -1, NULL };
+        const sunkd_cfg *node = cfg, *k = NULL;
+        char *msg;
+        int r;
+
+        r = conf_check(c, &f, ret_error);
+        if (r >= 0 || !ret_error || !*ret_error)
+                return r;
+        if (f.map >= 0)
+                node = api->cfg_get(cfg, nss_map_to_string((NssMapType) f.map));
+        if (node && f.key)
+                k = api->cfg_get(node, f.key);
+        if (!k && f.map >= 0 && (node = api->cfg_get(cfg, "DEFAULT")))
+                k = api->cfg_get(node, f.key);
+        if (!k && c->nsscache_conf)
+                where = strdup(c->nsscache_conf);
+        else if (api->cfg_where(k ?: cfg, &where) < 0)
+                where = NULL;
+        if (where && asprintf(&msg, "%s: %s", where, *ret_error) >= 0) {
+                free(*ret_error);
+                *ret_error = msg;
+        }
+        return r;
 }

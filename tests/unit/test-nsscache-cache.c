@@ -669,6 +669,37 @@ START_TEST(test_publish_guards) {
 }
 END_TEST
 
+/* A fresh node in a cluster with users but no groups and no SSH keys yet:
+ * empty group and sshkey maps are fine when there was nothing before. */
+START_TEST(test_publish_fresh_empty_optional_maps) {
+        Env e;
+        NssMaps m;
+        CacheReport rep;
+        size_t ng, nk;
+
+        env_init(&e);
+        ck_assert_int_eq(nss_golden_build(1, &m), 0);
+        ng = m.n_group;
+        nk = m.n_sshkey;
+        m.n_group = m.n_sshkey = 0;
+        e.opts.min_entries[NSS_MAP_PASSWD] = e.opts.min_entries[NSS_MAP_SHADOW] = 1;
+        e.opts.min_entries[NSS_MAP_GROUP] = e.opts.min_entries[NSS_MAP_SSHKEY] = 1;
+        publish_ok(&e, &m, &rep);
+        ck_assert_uint_eq(rep.map[NSS_MAP_GROUP].entries, 0);
+        ck_assert_uint_eq(rep.map[NSS_MAP_SSHKEY].entries, 0);
+
+        /* once they had entries, emptying them is refused again */
+        m.n_group = ng;
+        m.n_sshkey = nk;
+        publish_ok(&e, &m, &rep);
+        m.n_sshkey = 0;
+        expect_refused(&e, &m, "sshkey: the new map is empty");
+        m.n_sshkey = nk;
+        nss_maps_done(&m);
+        env_done(&e);
+}
+END_TEST
+
 START_TEST(test_publish_forced) {
         Env e;
         NssMaps m;
@@ -893,6 +924,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_publish_golden);
         tcase_add_test(tc, test_publish_unchanged);
         tcase_add_test(tc, test_publish_guards);
+        tcase_add_test(tc, test_publish_fresh_empty_optional_maps);
         tcase_add_test(tc, test_publish_forced);
         tcase_add_test(tc, test_publish_target_is_directory);
         tcase_add_test(tc, test_publish_staging_fails);

@@ -178,6 +178,12 @@ static const struct {
           "must not set count or startIndex" },
         { "[DEFAULT]\nscim_base_url=https://x\nmaps=group\nscim_path_gid=g\nscim_groups_endpoint=a b\n",
           "key 'scim_groups_endpoint'" },
+        { "[DEFAULT]\nscim_base_url=https://x\nmaps=group\nscim_path_gid=g\nfiles_dir=/etc\n"
+          "files_cache_filename_suffix=\n",
+          "key 'files_cache_filename_suffix': must not be empty when files_dir is /etc" },
+        { "[DEFAULT]\nscim_base_url=https://x\nmaps=group\nscim_path_gid=g\nfiles_dir=/etc\n"
+          "files_cache_filename_suffix=''\n",
+          "key 'files_cache_filename_suffix': must not be empty" },
 };
 
 START_TEST(test_bad) {
@@ -270,6 +276,49 @@ START_TEST(test_token) {
         ck_assert_int_eq(nsscache_conf_load_token(c, &tok, &err), -EPERM);
         free(err);
         err = NULL;
+
+        /* a Kubernetes Secret volume: token -> ..data/token -> ..2026_x/token */
+        {
+                char dir[] = "/tmp/test-nsscache-secret-XXXXXX";
+                _cleanup_free_ char *ts = NULL, *data = NULL, *link = NULL, *real = NULL;
+
+                ck_assert_ptr_nonnull(mkdtemp(dir));
+                ck_assert_int_ge(asprintf(&ts, "%s/..2026_11_23", dir), 0);
+                ck_assert_int_ge(asprintf(&data, "%s/..data", dir), 0);
+                ck_assert_int_ge(asprintf(&link, "%s/token", dir), 0);
+                ck_assert_int_ge(asprintf(&real, "%s/token", ts), 0);
+                ck_assert_int_eq(mkdir(ts, 0755), 0);
+                fd = open(real, O_WRONLY | O_CREAT | O_EXCL, 0400);
+                ck_assert_int_ge(fd, 0);
+                ck_assert_int_eq(write(fd, "from-secret\n", 12), 12);
+                close(fd);
+                ck_assert_int_eq(symlink("..2026_11_23", data), 0);
+                ck_assert_int_eq(symlink("..data/token", link), 0);
+                free(c->token_file);
+                c->token_file = strdup(link);
+                ck_assert_msg(nsscache_conf_load_token(c, &tok, &err) == 0, "%s", err);
+                ck_assert_str_eq(tok, "from-secret");
+                erase_and_free(TAKE_PTR(tok));
+                /* the mode that counts is the target's (defaultMode 0644 is refused) */
+                ck_assert_int_eq(chmod(real, 0644), 0);
+                ck_assert_int_eq(nsscache_conf_load_token(c, &tok, &err), -EPERM);
+                ck_assert_msg(strstr(err, "refused"), "%s", err);
+                free(err);
+                err = NULL;
+                /* a FIFO is refused at once instead of blocking the run */
+                ck_assert_int_eq(unlink(real), 0);
+                ck_assert_int_eq(mkfifo(real, 0600), 0);
+                ck_assert_int_eq(nsscache_conf_load_token(c, &tok, &err), -EPERM);
+                free(err);
+                err = NULL;
+                unlink(real);
+                unlink(link);
+                unlink(data);
+                rmdir(ts);
+                rmdir(dir);
+                free(c->token_file);
+                c->token_file = strdup(path);
+        }
 
         /* header injection */
         ck_assert_int_eq(chmod(path, 0600), 0);
