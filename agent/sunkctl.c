@@ -180,10 +180,6 @@ static int verb_run(Ctl *c, int argc, char **argv) {
         json_object *p;
         int r;
 
-        if (argc != 2) {
-                fprintf(stderr, "sunkctl: usage: sunkctl run JOB\n");
-                return EXIT_USAGE;
-        }
         params = json_object_new_object();
         if (!params)
                 return EXIT_FAILED;
@@ -264,21 +260,23 @@ static int verb_ping(Ctl *c, int argc, char **argv) {
 static const struct {
         const char *name;
         VerbFn fn;
+        const char *args; /* one word per argument the verb takes */
+        int n_args;
         const char *help;
 } verbs[] = {
-        { "status", verb_status, "show the daemon and its modules" },
-        { "jobs", verb_jobs, "list jobs with their last and next runs" },
-        { "run", verb_run, "JOB: run a job now, wait, exit non-zero if it failed" },
-        { "reload", verb_reload, "re-read the configuration (root)" },
-        { "metrics", verb_metrics, "print the metrics in Prometheus text format" },
-        { "version", verb_version, "show client and daemon versions" },
-        { "ping", verb_ping, "check that sunkd answers" },
+        { "status", verb_status, "", 0, "show the daemon and its modules" },
+        { "jobs", verb_jobs, "", 0, "list jobs with their last and next runs" },
+        { "run", verb_run, "JOB", 1, "run a job now, wait, exit non-zero if it failed" },
+        { "reload", verb_reload, "", 0, "re-read the configuration (root)" },
+        { "metrics", verb_metrics, "", 0, "print the metrics in Prometheus text format" },
+        { "version", verb_version, "", 0, "show client and daemon versions" },
+        { "ping", verb_ping, "", 0, "check that sunkd answers" },
 };
 
 static void help(void) {
         printf("Usage: sunkctl [OPTIONS] COMMAND [ARGS]\n\nAsk the sunkd node agent.\n\nCommands:\n");
         for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
-                printf("  %-9s %s\n", verbs[i].name, verbs[i].help);
+                printf("  %-7s %-5s %s\n", verbs[i].name, verbs[i].args, verbs[i].help);
         printf("\nOptions:\n"
                "  -s, --socket=PATH   sunkd's socket (default %s)\n"
                "      --json          print replies as JSON\n"
@@ -298,7 +296,8 @@ int main(int argc, char **argv) {
         Ctl c = { .socket = getenv("SUNKD_SOCKET") ?: SOCKET_DEFAULT, .timeout_usec = 30 * USEC_PER_SEC, .fd = -1 };
         int opt, r;
 
-        while ((opt = getopt_long(argc, argv, "+s:t:h", options, NULL)) >= 0) {
+        /* Options may follow the command too ("sunkctl status --json"). */
+        while ((opt = getopt_long(argc, argv, "s:t:h", options, NULL)) >= 0) {
                 switch (opt) {
                 case 's':
                         c.socket = optarg;
@@ -329,6 +328,11 @@ int main(int argc, char **argv) {
         }
         for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
                 if (streq(verbs[i].name, argv[optind])) {
+                        if (argc - optind - 1 != verbs[i].n_args) {
+                                fprintf(stderr, "sunkctl: usage: sunkctl [OPTIONS] %s%s%s\n",
+                                        verbs[i].name, verbs[i].n_args ? " " : "", verbs[i].args);
+                                return EXIT_USAGE;
+                        }
                         r = verbs[i].fn(&c, argc - optind, argv + optind);
                         if (c.fd >= 0)
                                 close(c.fd);

@@ -41,6 +41,15 @@ like "$err" "io.sunkd.NoSuchJob" "and names the error"
 ctl run >/dev/null 2>&1; is "$?" 2 "run without a job is a usage error"
 json=$(ctl --json run testmod.ok)
 like "$json" '"result": "success"' "run --json"
+json=$(ctl run testmod.ok --json)
+like "$json" '"result": "success"' "options may follow the command"
+json=$(ctl status --json)
+like "$json" '"ready": true' "status --json after the verb"
+err=$(ctl status extra 2>&1); rc=$?
+is "$rc" 2 "an extra argument is a usage error"
+like "$err" "usage: sunkctl \[OPTIONS\] status$" "and shows the verb's usage"
+err=$(ctl run a b 2>&1); rc=$?
+is "$rc" 2 "run with two jobs is a usage error"
 
 out=$(ctl metrics)
 like "$out" "# TYPE sunkd_job_runs_total counter" "metrics has TYPE lines"
