@@ -1,6 +1,8 @@
 # agent/: the daemon core, its utilities and the command-line clients.
 
-nobase_include_HEADERS += %reldir%/include/sunkd/module.h
+# Installed as <sunkd/module.h> for modules built outside this tree.
+sunkdincludedir = $(includedir)/sunkd
+sunkdinclude_HEADERS = %reldir%/include/sunkd/module.h
 
 # Utilities that clients and modules' tests link too; non-logging.
 noinst_LTLIBRARIES += %reldir%/libsunkd-util.la

@@ -100,7 +100,7 @@ int module_open(const char *dir, const char *name, void **ret_dl, const sunkd_mo
                 return fail(ret_error, -EPROTO, "module '%s' was built for ABI %u.%u, this sunkd speaks ABI %d.%d",
                             path, def->abi_major, def->abi_minor, SUNKD_MODULE_ABI_MAJOR, SUNKD_MODULE_ABI_MINOR);
         if (def->size < offsetof(sunkd_module, status) || !def->init || !def->fini || isempty(def->name))
-                return fail(ret_error, -EPROTO, "module '%s' has an incomplete definition (size %u, ABI %u.%u)",
+                return fail(ret_error, -EPROTO, "module '%s' has an incomplete definition (size %u, ABI %u.%u): name, init and fini are required",
                             path, def->size, def->abi_major, def->abi_minor);
         if (!streq(def->name, name))
                 return fail(ret_error, -EPROTO, "module '%s' calls itself '%s'", path, def->name);

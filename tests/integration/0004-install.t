@@ -1,0 +1,67 @@
+#!/bin/bash
+# make install DESTDIR=...: what lands where, and a module built outside the
+# tree against the installed <sunkd/module.h> is loaded by the installed daemon.
+. "$SUNKD_SRCDIR/tests/lib/tap.sh"
+. "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
+sunkd_setup
+
+D="$T/root"
+make -s -C "$SUNKD_BUILDDIR" install DESTDIR="$D" > "$T/install.log" 2>&1 \
+        || { sed 's/^/# /' "$T/install.log"; bail_out "make install failed"; }
+
+prefix=$(sed -n 's/^prefix = //p' "$SUNKD_BUILDDIR/Makefile")
+libdir=$(sed -n 's/^libdir = //p' "$SUNKD_BUILDDIR/Makefile" | sed "s|\${exec_prefix}|$prefix|")
+for f in "$prefix/sbin/sunkd" "$prefix/bin/sunkctl" "$prefix/include/sunkd/module.h" \
+         "$libdir/sunkd/nsscache.so"; do
+        ok "installed $f" test -f "$D$f"
+done
+ok "sunkd is executable" test -x "$D$prefix/sbin/sunkd"
+ok "sunkctl is executable" test -x "$D$prefix/bin/sunkctl"
+is "$(find "$D" -name '*.la' -o -name '*.a' | wc -l)" 0 "no libtool archives or static libraries installed"
+
+# A third-party module: only the installed header, no agent sources.
+mkdir -p "$T/extmod"
+cat > "$T/extmod/hello.c" <<'C'
+#include <errno.h>
+#include <sunkd/module.h>
+
+static int hello_work(void *state, void *input, const sunkd_cancel *cancel, void **ret_result) {
+        (void) state; (void) input; (void) cancel; (void) ret_result;
+        return 0;
+}
+
+static int hello_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
+        static const sunkd_job_spec spec = {
+                .size = sizeof(sunkd_job_spec), .name = "hello.tick",
+                .interval_usec = 3600 * UINT64_C(1000000), .work = hello_work,
+        };
+        (void) cfg;
+        *ret_state = NULL;
+        return c->api->job_add(c, &spec, NULL);
+}
+
+static void hello_fini(void *state) {
+        (void) state;
+}
+
+SUNKD_MODULE_DEFINE(.name = "hello", .version = "1.0", .init = hello_init, .fini = hello_fini);
+C
+gcc -std=gnu11 -Wall -Wextra -Werror -fPIC -shared -I"$D$prefix/include" \
+        -o "$T/extmod/hello.so" "$T/extmod/hello.c" -Wl,-z,defs > "$T/cc.log" 2>&1
+rc=$?
+sed 's/^/# /' "$T/cc.log"
+is "$rc" 0 "a module builds against the installed header alone"
+
+cp "$D$libdir/sunkd/nsscache.so" "$T/extmod/"
+sunkd_config "modules:
+  hello: {}"
+sed -i "s|^module_dir: .*|module_dir: $T/extmod|" "$T/sunkd.yaml"
+SUNKD="$D$prefix/sbin/sunkd"
+SUNKCTL="$D$prefix/bin/sunkctl"
+sunkd_start
+wait_runs hello.tick 1 || diag "hello.tick did not run"
+like "$(ctl jobs)" "^hello\.tick +hello .* success" "the installed daemon runs the external module's job"
+like "$(ctl status)" "^hello +running +1\.0" "and shows the module"
+sunkd_stop
+is "$SUNKD_EXIT" 0 "clean exit"
+done_testing
