@@ -99,7 +99,7 @@ static void on_triggered_job_done(void *userdata, Job *j, int result) {
         json_object_object_add(o, "result", json_object_new_string(result >= 0 ? "success" : "failure"));
         if (result < 0) {
                 json_object_object_add(o, "errno", json_object_new_int(-result));
-                json_object_object_add(o, "error", json_object_new_string(strerror(-result)));
+                json_object_object_add(o, "error", json_object_new_string(sched_job_error(j) ?: strerror(-result)));
         }
         (void) ipc_reply(call, o);
 }

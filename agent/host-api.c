@@ -82,6 +82,10 @@ static int host_job_set_interval(sunkd_job *j, uint64_t interval_usec, uint64_t 
         return sched_job_set_interval(j, interval_usec, splay_usec);
 }
 
+static int host_job_set_message(sunkd_job *j, const char *message) {
+        return sched_job_set_message(j, message);
+}
+
 static int method_trampoline(sunkd_call *call, json_object *params, void *userdata) {
         MethodBinding *b = userdata;
         return b->fn(call, params, b->module->state);
@@ -138,6 +142,7 @@ const sunkd_host_api host_api = {
         .job_add = host_job_add,
         .job_trigger = host_job_trigger,
         .job_set_interval = host_job_set_interval,
+        .job_set_message = host_job_set_message,
         .methods_add = host_methods_add,
         .reply = host_reply,
         .reply_error = host_reply_error,

@@ -54,6 +54,7 @@ struct sunkd_job {
         int work_r;
         unsigned n_started, n_completed, n_failed, consecutive_failures;
         int last_result;
+        char *message; /* the last run's explanation, from its done() */
         uint64_t last_start_realtime, last_start_boottime, last_duration_usec, next_boottime;
         uint64_t last_success_realtime;
         JobWait *waits;
@@ -70,6 +71,7 @@ struct Sched {
 
 #define BACKOFF_MIN_DEFAULT (5 * USEC_PER_SEC)
 #define TRIGGER_ONLY_BACKOFF_MAX (3600 * USEC_PER_SEC)
+#define JOB_MESSAGE_MAX 1024
 
 static const char *const job_state_names[_JOB_STATE_MAX] = {
         [JOB_IDLE] = "idle",
@@ -133,6 +135,7 @@ static Job *job_free(Job *j) {
                 return NULL;
         job_fire_waits(j, -ECANCELED, true);
         sd_event_source_disable_unref(j->timer);
+        free(j->message);
         free(j->name);
         free(j);
         return NULL;
@@ -196,10 +199,11 @@ static void job_log_result(Job *j, int result) {
                 return;
         }
         if (j->consecutive_failures == 1)
-                log_ctx_full_errno(&j->log, LOG_WARNING, result, "Job '%s' failed: %m", j->name);
+                log_ctx_full_errno(&j->log, LOG_WARNING, result, "Job '%s' failed: %s", j->name,
+                                   j->message ?: strerror(-result));
         else
-                log_ctx_full_errno(&j->log, LOG_DEBUG, result, "Job '%s' failed again (%u in a row): %m",
-                                   j->name, j->consecutive_failures);
+                log_ctx_full_errno(&j->log, LOG_DEBUG, result, "Job '%s' failed again (%u in a row): %s",
+                                   j->name, j->consecutive_failures, j->message ?: strerror(-result));
 }
 
 static uint64_t job_next_delay(Job *j, int result) {
@@ -274,6 +278,7 @@ static void job_start(Job *j) {
         j->last_start_boottime = now_usec(CLOCK_BOOTTIME);
         j->last_start_realtime = now_usec(CLOCK_REALTIME);
         j->input = NULL;
+        j->message = mfree(j->message);
         log_ctx_full_errno(&j->log, LOG_DEBUG, 0, "Starting job '%s'.", j->name);
 
         if (j->spec.prepare)
@@ -492,6 +497,22 @@ static int json_add(json_object *o, const char *key, json_object *v) {
         return json_object_object_add(o, key, v) < 0 ? -ENOMEM : 0;
 }
 
+int sched_job_set_message(Job *j, const char *message) {
+        char *m = NULL;
+
+        if (message && !(m = strndup(message, JOB_MESSAGE_MAX)))
+                return -ENOMEM;
+        free(j->message);
+        j->message = m;
+        return 0;
+}
+
+const char *sched_job_error(Job *j) {
+        if (j->last_result >= 0)
+                return NULL;
+        return j->message ?: strerror(-j->last_result);
+}
+
 int sched_job_to_json(Job *j, json_object **ret) {
         _cleanup_(json_object_putp) json_object *o = json_object_new_object();
         uint64_t now_bt = now_usec(CLOCK_BOOTTIME), now_rt = now_usec(CLOCK_REALTIME);
@@ -512,8 +533,9 @@ int sched_job_to_json(Job *j, json_object **ret) {
                 r |= json_add(o, "last_result", json_object_new_string(j->last_result >= 0 ? "success" : "failure"));
                 if (j->last_result < 0) {
                         r |= json_add(o, "last_errno", json_object_new_int(-j->last_result));
-                        r |= json_add(o, "last_error", json_object_new_string(strerror(-j->last_result)));
-                }
+                        r |= json_add(o, "last_error", json_object_new_string(sched_job_error(j)));
+                } else if (j->message)
+                        r |= json_add(o, "last_message", json_object_new_string(j->message));
         }
         if (j->last_success_realtime)
                 r |= json_add(o, "last_success_usec", json_object_new_int64((int64_t) j->last_success_realtime));

@@ -65,6 +65,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0110-socket-bad-input.t \
 	tests/integration/0220-nsscache-daemon.t \
 	tests/integration/0230-nsscache-getent.t \
+	tests/integration/0240-nsscache-tls.t \
 	tests/integration/0301-readiness.t \
 	# End of INTEGRATION_TESTS
 TESTS += $(INTEGRATION_TESTS)

@@ -112,6 +112,9 @@ static int load_conf(sunkd_ctx *c, const sunkd_cfg *cfg, ScimConfig **ret) {
                 nsscache_conf_free(conf);
                 return sunkd_log_error_errno(c, r, "%s", error ?: "invalid configuration");
         }
+        if (!conf->tls_verify)
+                sunkd_log_warning(c, "TLS certificate verification is disabled (tls_verify: false): the SCIM "
+                                  "server is not authenticated and the bearer token goes to whoever answers.");
         *ret = conf;
         return 0;
 }
@@ -277,6 +280,8 @@ static int refresh_done(void *state, int r, void *input, void *result) {
         else if (r < 0)
                 sunkd_log_error_errno(s->ctx, r, "Refresh failed, the existing caches are unchanged: %s",
                                       res && res->error ? res->error : strerror(-r));
+        if (res && res->error && r < 0)
+                (void) s->ctx->api->job_set_message(s->job, res->error);
         if (res)
                 update_metrics(s, res);
         record_outcome(s, r, in, res);

@@ -26,6 +26,9 @@ out1=$(ctl run testmod.flaky); rc1=$?
 out2=$(ctl run testmod.flaky); rc2=$?
 out3=$(ctl run testmod.flaky); rc3=$?
 is "$rc1 $rc2 $rc3" "1 1 0" "flaky job fails twice then succeeds"
+like "$out1" "^testmod\.flaky: failure after .*: flaky failure 1 of 2$" "the first failure's message"
+like "$out2" "^testmod\.flaky: failure after .*: flaky failure 2 of 2$" "a module's own message replaces the errno text"
+like "$out3" "^testmod\.flaky: success in " "and is gone after a success"
 json=$(ctl --json jobs)
 is "$(echo "$json" | python3 -c 'import json,sys; j=[x for x in json.load(sys.stdin)["jobs"] if x["name"]=="testmod.flaky"][0]; print(j["runs"], j["failures"], j["consecutive_failures"])')" \
    "3 2 0" "success resets the consecutive failures"

@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -175,6 +176,8 @@ def main():
     p.add_argument("--fault-page", type=int, default=0)
     p.add_argument("--delay", type=float, default=5.0)
     p.add_argument("--shrink", type=int, default=0)
+    p.add_argument("--tls-cert", help="serve https with this certificate chain (PEM)")
+    p.add_argument("--tls-key", help="the certificate's private key (PEM)")
     a = p.parse_args()
 
     def write_port(port):
@@ -200,6 +203,10 @@ def main():
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     srv.daemon_threads = True
     srv.state = State(a, data)
+    if a.tls_cert:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(a.tls_cert, a.tls_key)
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     write_port(srv.server_address[1])
     try:
         srv.serve_forever()

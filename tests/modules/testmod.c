@@ -9,6 +9,7 @@
  * testmod.ok), Spawn (runs a child and returns its output).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -54,7 +55,7 @@ struct PendingCall {
 typedef struct State {
         sunkd_ctx *ctx;
         Conf conf;
-        sunkd_job *ok_job;
+        sunkd_job *ok_job, *flaky_job;
         int64_t flaky_runs;
         PendingCall *later;
         sunkd_metric *runs;
@@ -129,6 +130,20 @@ static int prepare_flaky(void *state, void **ret_input) {
 
 static int work_flaky(void *state, void *input, const sunkd_cancel *cancel, void **ret) {
         return (int) (intptr_t) input;
+}
+
+/* Explains each failure in its own words (ABI 1.1 job_set_message). */
+static int done_flaky(void *state, int r, void *input, void *result) {
+        State *s = state;
+        char msg[64];
+
+        count_run(state, "other");
+        if (r < 0) {
+                snprintf(msg, sizeof(msg), "flaky failure %lld of %lld", (long long) s->flaky_runs,
+                         (long long) s->conf.flaky_failures);
+                (void) s->ctx->api->job_set_message(s->flaky_job, msg);
+        }
+        return r;
 }
 
 static int work_block(void *state, void *input, const sunkd_cancel *cancel, void **ret) {
@@ -245,14 +260,14 @@ static int add_jobs(State *s) {
                 { .name = "testmod.hang", .flags = SUNKD_JOB_TRIGGER_ONLY, .timeout_usec = s->conf.hang_timeout,
                   .work = work_hang, .done = done_count },
                 { .name = "testmod.flaky", .flags = SUNKD_JOB_TRIGGER_ONLY, .prepare = prepare_flaky,
-                  .work = work_flaky, .done = done_count },
+                  .work = work_flaky, .done = done_flaky },
                 { .name = "testmod.block", .flags = SUNKD_JOB_TRIGGER_ONLY, .work = work_block, .done = done_count },
         };
         int r;
 
         for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
                 specs[i].size = sizeof(sunkd_job_spec);
-                r = api->job_add(s->ctx, &specs[i], i == 0 ? &s->ok_job : NULL);
+                r = api->job_add(s->ctx, &specs[i], i == 0 ? &s->ok_job : i == 3 ? &s->flaky_job : NULL);
                 if (r < 0)
                         return sunkd_log_error_errno(s->ctx, r, "Failed to add job '%s': %m", specs[i].name);
         }

@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 #define SUNKD_MODULE_ABI_MAJOR 1
-#define SUNKD_MODULE_ABI_MINOR 0
+#define SUNKD_MODULE_ABI_MINOR 1
 
 #define SUNKD_USEC_PER_SEC  UINT64_C(1000000)
 #define SUNKD_USEC_PER_MSEC UINT64_C(1000)
@@ -259,6 +259,11 @@ typedef struct sunkd_host_api {
         int (*file_commit)(const char *tmp, const char *path);
         int (*file_write_atomic)(const char *path, const void *data, size_t len, mode_t mode,
                                  uid_t uid, gid_t gid);
+
+        /* ABI 1.1.  From a job's done (or prepare): one line explaining the
+         * run's result, shown by `sunkctl run` and `sunkctl jobs --json` instead
+         * of the bare errno text.  Copied; cleared when the next run starts. */
+        int (*job_set_message)(sunkd_job *j, const char *message);
 } sunkd_host_api;
 
 struct sunkd_ctx {
