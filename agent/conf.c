@@ -62,6 +62,7 @@ static int set_defaults(Config *c) {
         if (!c->socket || !c->state_dir || !c->module_dir)
                 return -ENOMEM;
         c->socket_mode = 0666;
+        c->socket_gid = (gid_t) -1;
         c->log_level = LOG_INFO;
         c->max_connections = 256;
         c->max_request = 64 * 1024;
@@ -134,6 +135,16 @@ static int parse_derived(Config *c, char **ret_error) {
                         return -EINVAL;
                 }
                 c->socket_mode = (mode_t) m;
+        }
+        if (c->socket_group) {
+                /* Resolved here so --check-config catches a group that does not exist. */
+                struct group *g = getgrnam(c->socket_group);
+                if (!g) {
+                        *ret_error = conf_node_error(conf_node_get(root, "socket_group"), "no such group '%s'",
+                                                     c->socket_group);
+                        return -EINVAL;
+                }
+                c->socket_gid = g->gr_gid;
         }
         if (c->log_level_str) {
                 int l = log_level_from_string(c->log_level_str);

@@ -25,6 +25,7 @@ typedef struct Config {
         char *socket_mode_str;
         mode_t socket_mode;
         char *socket_group;
+        gid_t socket_gid; /* socket_group resolved; (gid_t)-1: leave */
         char *state_dir;
         char *module_dir;
         char *log_level_str;

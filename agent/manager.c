@@ -164,7 +164,6 @@ Manager *manager_free(Manager *m) {
 }
 
 static int manager_listen(Manager *m) {
-        gid_t gid = (gid_t) -1;
         int n, r;
 
         n = sd_listen_fds(true);
@@ -176,13 +175,7 @@ static int manager_listen(Manager *m) {
                         return log_error_errno(r, "Failed to use the socket passed by the service manager: %m");
                 return 0;
         }
-        if (m->config->socket_group) {
-                struct group *g = getgrnam(m->config->socket_group);
-                if (!g)
-                        return log_error_errno(-ENOENT, "socket_group: no such group '%s'.", m->config->socket_group);
-                gid = g->gr_gid;
-        }
-        r = ipc_listen(m->ipc, m->config->socket, m->config->socket_mode, gid);
+        r = ipc_listen(m->ipc, m->config->socket, m->config->socket_mode, m->config->socket_gid);
         if (r < 0)
                 return log_error_errno(r, "Failed to listen on '%s': %m", m->config->socket);
         return 0;

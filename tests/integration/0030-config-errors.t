@@ -31,6 +31,9 @@ check "module value" "$C:6:5: key 'interval': 'often' is not a duration" "module
 check "duplicate key" "$C:5:1: key 'log_level': duplicate key" "log_level: info
 log_level: debug"
 check "bad log level" "key 'log_level': 'chatty' is not one of" "log_level: chatty"
+check "unknown socket group" "$C:4:1: key 'socket_group': no such group 'sunkd-nosuch-group'" \
+        "socket_group: sunkd-nosuch-group"
+check "bad socket mode" "$C:4:1: key 'socket_mode': '0999' is not an octal mode" "socket_mode: \"0999\""
 
 sunkd_config "modules: {}"
 chmod 666 "$C"
