@@ -233,6 +233,7 @@ ScimConfig *nsscache_conf_free(ScimConfig *c) {
         free(c->source);
         free(c->cache);
         strv_free(c->maps);
+        strv_free(c->ini_origins);
         free(c->files_dir);
         free(c->files_cache_filename_suffix);
         free(c->timestamp_dir);
@@ -710,6 +711,29 @@ static int ini_store(const IniKey *k, void *base, const char *v, const char *whe
         return -EINVAL;
 }
 
+static int ini_note_origin(ScimConfig *c, const char *section, const char *key, const char *where) {
+        _cleanup_free_ char *o = NULL;
+
+        if (asprintf(&o, "%s/%s=%s", section, key, where) < 0)
+                return -ENOMEM;
+        return strv_push(&c->ini_origins, TAKE_PTR(o));
+}
+
+/* "file:line" where nsscache.conf set @key for @section (or in [DEFAULT]). */
+static const char *ini_origin(const ScimConfig *c, const char *section, const char *key) {
+        const char *sections[] = { section, "DEFAULT" };
+        size_t kl = strlen(key);
+
+        for (size_t i = 0; i < ELEMENTSOF(sections); i++) {
+                size_t sl = strlen(sections[i]);
+                for (char **o = c->ini_origins; o && *o; o++)
+                        if (strncmp(*o, sections[i], sl) == 0 && (*o)[sl] == '/' &&
+                            strncmp(*o + sl + 1, key, kl) == 0 && (*o)[sl + 1 + kl] == '=')
+                                return *o + sl + 2 + kl;
+        }
+        return NULL;
+}
+
 static int ini_apply_entry(ScimConfig *c, const IniFile *f, const IniEntry *e, char **ret_error) {
         _cleanup_free_ char *where = NULL;
         const IniKey *k;
@@ -759,6 +783,8 @@ static int ini_apply_entry(ScimConfig *c, const IniFile *f, const IniEntry *e, c
         } else
                 r = ini_store(k, &c->map[nss_map_from_string(e->section)], v, where, ret_error);
         erase_and_free(v);
+        if (r >= 0)
+                r = ini_note_origin(c, e->section, k->key, where);
         return r;
 }
 
@@ -1161,9 +1187,11 @@ static int conf_check_located(ScimConfig *c, const sunkd_host_api *api, const su
                 k = api->cfg_get(node, f.key);
         if (!k && f.map >= 0 && (node = api->cfg_get(cfg, "DEFAULT")))
                 k = api->cfg_get(node, f.key);
-        if (!k && c->nsscache_conf)
-                where = strdup(c->nsscache_conf);
-        else if (api->cfg_where(k ?: cfg, &where) < 0)
+        if (!k && c->nsscache_conf) {
+                const char *o = ini_origin(c, f.map >= 0 ? nss_map_to_string((NssMapType) f.map) : "DEFAULT",
+                                           f.key ?: "");
+                where = strdup(o ?: c->nsscache_conf);
+        } else if (api->cfg_where(k ?: cfg, &where) < 0)
                 where = NULL;
         if (where && asprintf(&msg, "%s: %s", where, *ret_error) >= 0) {
                 free(*ret_error);

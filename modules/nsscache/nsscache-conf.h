@@ -76,6 +76,10 @@ typedef struct ScimConfig {
         uint64_t interval_usec;
         uint64_t splay_usec;
 
+        /* "section/key=file:line" for each key read from nsscache.conf, so a
+         * cross-key error can point at the line. */
+        char **ini_origins;
+
         /* Filled by nsscache_conf_finalize(). */
         bool map_enabled[_NSS_MAP_MAX];
         ScimMapConf map[_NSS_MAP_MAX];

@@ -28,6 +28,28 @@ write_config ""
 out=$("$SUNKD" -c "$T/sunkd.yaml" --check-config 2>&1); rc=$?
 is "$rc" 0 "the seed's nsscache.conf is accepted through nsscache_conf:"
 
+# Cross-key errors point at the line that set the key, in YAML or in nsscache.conf.
+sunkd_config "modules:
+  nsscache:
+    nsscache_conf: $SUNKD_SRCDIR/etc/nsscache.conf.example
+    files_dir: $T/cache
+    scim_base_url: http://scim.example/v2"
+out=$("$SUNKD" -c "$T/sunkd.yaml" --check-config 2>&1); rc=$?
+is "$rc" 2 "plain http to another host is a config error"
+like "$out" "$T/sunkd.yaml:8:5: key 'scim_base_url': plain http:// is only accepted" "located in sunkd.yaml"
+sed 's|^files_dir=.*|files_dir=/etc|; s|^files_cache_filename_suffix=.*|files_cache_filename_suffix=|' \
+        "$SUNKD_SRCDIR/etc/nsscache.conf.example" > "$T/nsscache.conf"
+line=$(grep -n '^files_cache_filename_suffix=' "$T/nsscache.conf" | cut -d: -f1)
+sunkd_config "modules:
+  nsscache:
+    nsscache_conf: $T/nsscache.conf
+    scim_base_url: $SCIM_URL"
+out=$("$SUNKD" -c "$T/sunkd.yaml" --check-config 2>&1); rc=$?
+is "$rc" 2 "an empty suffix in /etc is refused"
+like "$out" "$T/nsscache.conf:$line: key 'files_cache_filename_suffix': must not be empty when files_dir is /etc" \
+        "located in nsscache.conf"
+write_config ""
+
 sunkd_start
 ok "first refresh completes" wait_runs nsscache.refresh 1 100
 out=$(ctl run nsscache.refresh); rc=$?
