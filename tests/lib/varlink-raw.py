@@ -17,9 +17,14 @@ def connect(path):
     return s
 
 
+_pending = {}
+
+
 def read_reply(s):
-    buf = b""
-    while not buf.endswith(b"\0"):
+    """One NUL-terminated reply; bytes of the next one stay buffered for the
+    next call (the daemon may answer pipelined requests in one write)."""
+    buf = _pending.pop(s.fileno(), b"")
+    while b"\0" not in buf:
         try:
             chunk = s.recv(65536)
         except socket.timeout:
@@ -29,7 +34,10 @@ def read_reply(s):
         if not chunk:
             return "closed" if not buf else "partial"
         buf += chunk
-    return json.loads(buf[:-1].decode())
+    msg, _, rest = buf.partition(b"\0")
+    if rest:
+        _pending[s.fileno()] = rest
+    return json.loads(msg.decode())
 
 
 def closed_after(s):
