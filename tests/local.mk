@@ -153,7 +153,7 @@ check_PROGRAMS += tests/lib/scim-dump
 tests_lib_scim_dump_SOURCES = tests/lib/scim-dump.c
 tests_lib_scim_dump_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir)
 tests_lib_scim_dump_LDADD = modules/nsscache/libnsscache-scim.la $(CURL_LIBS)
-EXTRA_DIST += tests/lib/scim-server.py
+EXTRA_DIST += tests/lib/scim-server.py tests/lib/nsscache-seed.h
 TESTS += tests/integration/0200-nsscache-scim-fetch.t
 EXTRA_DIST += tests/integration/0200-nsscache-scim-fetch.t
 

@@ -6,29 +6,19 @@
 
 #include "modules/nsscache/scim-map.h"
 #include "util/cleanup.h"
+#include "../lib/nsscache-seed.h"
 
-#define CW "urn:coreweave:params:scim:schemas:extension:coreweave:2.0:CoreWeaveUser"
+#define CW SEED_CW
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char conf_text[] =
         "[DEFAULT]\n"
         "scim_base_url=https://scim.example/v2\n"
-        "[group]\n"
-        "scim_path_gid=sunkPosixGroupId\n"
-        "scim_path_groupname=sunkPosixGroupName\n"
-        "scim_path_username=members/sunkPosixUsername\n"
+        SEED_OTHER_MAPS
         "[passwd]\n"
         "scim_override_home_directory=/mnt/home/%%u\n"
-        "scim_path_gid=" CW "/sunkPosixGroupId\n"
-        "scim_path_login_shell=" CW "/sunkLoginShell\n"
-        "scim_path_uid=" CW "/sunkPosixUserId\n"
-        "scim_path_username=" CW "/sunkPosixUsername\n"
-        "[shadow]\n"
-        "scim_path_username=" CW "/sunkPosixUsername\n"
-        "[sshkey]\n"
-        "scim_path_ssh_keys=" CW "/sunkSshKeys\n"
-        "scim_path_username=" CW "/sunkPosixUsername\n";
+        SEED_PASSWD_PATHS;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;

@@ -10,29 +10,19 @@
 #include "modules/nsscache/scim-map.h"
 #include "util/cleanup.h"
 #include "../lib/check-run.h"
+#include "../lib/nsscache-seed.h"
 
-#define CW "urn:coreweave:params:scim:schemas:extension:coreweave:2.0:CoreWeaveUser"
+#define CW SEED_CW
 
 static const char conf_text[] =
         "[DEFAULT]\n"
         "maps=passwd,shadow,group,sshkey\n"
         "scim_base_url=https://scim.example/v2\n"
-        "[group]\n"
-        "scim_path_gid=sunkPosixGroupId\n"
-        "scim_path_groupname=sunkPosixGroupName\n"
-        "scim_path_username=members/sunkPosixUsername\n"
+        SEED_OTHER_MAPS
         "[passwd]\n"
         "scim_default_shell=/bin/bash\n"
-        "scim_path_gid=" CW "/sunkPosixGroupId\n"
         "scim_path_home_directory=" CW "/sunkPreferredHomeDirectory\n"
-        "scim_path_login_shell=" CW "/sunkLoginShell\n"
-        "scim_path_uid=" CW "/sunkPosixUserId\n"
-        "scim_path_username=" CW "/sunkPosixUsername\n"
-        "[shadow]\n"
-        "scim_path_username=" CW "/sunkPosixUsername\n"
-        "[sshkey]\n"
-        "scim_path_ssh_keys=" CW "/sunkSshKeys\n"
-        "scim_path_username=" CW "/sunkPosixUsername\n";
+        SEED_PASSWD_PATHS;
 
 static ScimConfig *conf(const char *extra_passwd) {
         ScimConfig *c = NULL;
