@@ -53,6 +53,7 @@ tests_unit_test_spawn_LDADD = $(CHECK_TEST_LIBS)
 # Integration tests (TAP shell) against the real daemon.
 INTEGRATION_TESTS = \
 	tests/integration/0001-cli.t \
+	tests/integration/0002-docs.t \
 	tests/integration/0003-etc-examples.t \
 	tests/integration/0010-lifecycle.t \
 	tests/integration/0020-sunkctl.t \
