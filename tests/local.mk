@@ -68,6 +68,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0230-nsscache-getent.t \
 	tests/integration/0301-readiness.t \
 	tests/integration/0302-s6.t \
+	tests/integration/0303-systemd-unit.t \
 	# End of INTEGRATION_TESTS
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib/tap.sh tests/lib/sunkd.sh tests/lib/summary tests/lib/scim.sh \
