@@ -1,5 +1,19 @@
-# etc/
+# etc/: example configuration.
 
 EXTRA_DIST += %reldir%/nsscache.conf.example
+
+# sunkd.yaml is written for the usual paths (/etc, /usr/lib/sunkd,
+# /var/lib/sunkd); the installed copy names the configured ones.  It is
+# installed as an example, never over an operator's sunkd.yaml.
+sunkdconfdir = $(sysconfdir)/sunkd
+sunkdconf_DATA = %reldir%/sunkd.yaml.example
+EXTRA_DIST += %reldir%/sunkd.yaml
+CLEANFILES += %reldir%/sunkd.yaml.example
+
+%reldir%/sunkd.yaml.example: $(top_srcdir)/%reldir%/sunkd.yaml Makefile
+	$(AM_V_GEN)$(MKDIR_P) $(@D) && $(SED) -e 's|/etc/sunkd/|$(sysconfdir)/sunkd/|g' \
+		-e 's|/etc/nsscache\.conf|$(sysconfdir)/nsscache.conf|g' \
+		-e 's|/var/lib/sunkd|$(localstatedir)/lib/sunkd|g' -e 's|/usr/lib/sunkd|$(pkglibdir)|g' \
+		< $(top_srcdir)/%reldir%/sunkd.yaml > $@.tmp && mv $@.tmp $@
 
 # End of etc/local.mk

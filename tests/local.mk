@@ -54,6 +54,8 @@ tests_unit_test_spawn_LDADD = $(CHECK_TEST_LIBS)
 INTEGRATION_TESTS = \
 	tests/integration/0001-cli.t \
 	tests/integration/0004-install.t \
+	tests/integration/0002-docs.t \
+	tests/integration/0003-etc-examples.t \
 	tests/integration/0010-lifecycle.t \
 	tests/integration/0020-sunkctl.t \
 	tests/integration/0030-config-errors.t \
@@ -67,6 +69,8 @@ INTEGRATION_TESTS = \
 	tests/integration/0230-nsscache-getent.t \
 	tests/integration/0240-nsscache-tls.t \
 	tests/integration/0301-readiness.t \
+	tests/integration/0302-s6.t \
+	tests/integration/0303-systemd-unit.t \
 	# End of INTEGRATION_TESTS
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib/tap.sh tests/lib/sunkd.sh tests/lib/summary tests/lib/scim.sh \

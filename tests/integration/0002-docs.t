@@ -1,0 +1,119 @@
+#!/bin/bash
+# The man pages: they render without warnings, and they document what the
+# programs and the code actually accept: every option and command that
+# `sunkd --help` and `sunkctl --help` print, every top-level and module key
+# of agent/conf.c, and every key of the nsscache module's tables.
+. "$SUNKD_SRCDIR/tests/lib/tap.sh"
+. "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
+
+command -v groff >/dev/null || bail_out "groff not found: install the Debian package groff-base (make deps)"
+command -v man >/dev/null || bail_out "man not found: install the Debian package man-db (make deps)"
+
+MAN="$SUNKD_BUILDDIR/man"
+PAGES="sunkd.8 sunkctl.1 sunkd.yaml.5"
+for p in $PAGES; do
+        [ -f "$MAN/$p" ] || bail_out "man/$p not built in $SUNKD_BUILDDIR"
+done
+
+for p in $PAGES; do
+        err=$(groff -man -ww -z "$MAN/$p" 2>&1)
+        is "$err" "" "$p: groff -man -ww reports nothing"
+        err=$(LC_ALL=C.UTF-8 MAN_DISABLE_SECCOMP=1 man --warnings -E UTF-8 -l "$MAN/$p" 2>&1 >/dev/null)
+        is "$err" "" "$p: man --warnings reports nothing"
+        unlike "$(cat "$MAN/$p")" "@[a-zA-Z_]+@" "$p: every path placeholder is filled in"
+done
+
+# Plain text, one paragraph per line and no hyphenation, so that names stay
+# whole; a tag of a .TP list starts in column 8.
+render() {
+        groff -man -Tascii -rLL=300n -rHY=0 -P-cbou "$MAN/$1" 2>/dev/null
+}
+SUNKD8=$(render sunkd.8)
+SUNKCTL1=$(render sunkctl.1)
+YAML5=$(render sunkd.yaml.5)
+
+# has_tag TEXT NAME: NAME (an extended regex) begins a tag line.
+has_tag() {
+        printf '%s\n' "$1" | grep -q -E "^ {7}$2([ ,=(]|\$)"
+}
+# section TEXT NAME: the lines of one section.
+section() {
+        printf '%s\n' "$1" | sed -n "/^$2\$/,/^[A-Z][A-Z -]*\$/p"
+}
+
+# sunkd: every option of --help is a tag in OPTIONS.
+opts=$("$SUNKD" --help | sed -n -E 's/^ +(-[a-zA-Z], )?(--[a-z][a-z-]*).*/\1\2/p')
+[ -n "$opts" ] || bail_out "no options found in sunkd --help"
+for o in $(printf '%s\n' "$opts" | tr ' ' '~'); do
+        o=${o//\~/ }
+        ok "sunkd.8 documents option '$o'" has_tag "$(section "$SUNKD8" OPTIONS)" "$o"
+done
+for s in SIGHUP SIGTERM SIGINT; do
+        ok "sunkd.8 documents $s" has_tag "$(section "$SUNKD8" SIGNALS)" "($s|SIGTERM, $s)"
+done
+for c in 0 1 2 3; do
+        ok "sunkd.8 documents exit status $c" has_tag "$(section "$SUNKD8" 'EXIT STATUS')" "$c"
+        ok "sunkctl.1 documents exit status $c" has_tag "$(section "$SUNKCTL1" 'EXIT STATUS')" "$c"
+done
+for e in NOTIFY_SOCKET WATCHDOG_USEC LISTEN_FDS JOURNAL_STREAM NSSCACHE_SCIM_AUTH_TOKEN; do
+        like "$(section "$SUNKD8" ENVIRONMENT)" "^ {7}([A-Z_]+, )?$e" "sunkd.8 documents \$$e"
+done
+like "$(section "$SUNKD8" READINESS)" "--notify-fd" "sunkd.8 explains readiness with --notify-fd"
+
+# sunkctl: every command and option of --help.
+help=$("$SUNKCTL" --help)
+verbs=$(printf '%s\n' "$help" | sed -n '/^Commands:/,/^$/p' | sed -n -E 's/^  ([a-z]+) .*/\1/p')
+[ -n "$verbs" ] || bail_out "no commands found in sunkctl --help"
+for v in $verbs; do
+        ok "sunkctl.1 documents command '$v'" has_tag "$(section "$SUNKCTL1" COMMANDS)" "$v"
+done
+opts=$(printf '%s\n' "$help" | sed -n '/^Options:/,/^$/p' | sed -n -E 's/^ +(-[a-zA-Z], )?(--[a-z][a-z-]*).*/\1\2/p')
+[ -n "$opts" ] || bail_out "no options found in sunkctl --help"
+for o in $(printf '%s\n' "$opts" | tr ' ' '~'); do
+        o=${o//\~/ }
+        ok "sunkctl.1 documents option '$o'" has_tag "$(section "$SUNKCTL1" OPTIONS)" "$o"
+done
+like "$(section "$SUNKCTL1" ENVIRONMENT)" "^ {7}SUNKD_SOCKET" "sunkctl.1 documents \$SUNKD_SOCKET"
+
+# sunkd.yaml: the keys of the code's tables.  table FILE NAME: the quoted
+# first fields of the rows of the C array NAME.
+table() {
+        sed -n "/^\(static \)\{0,1\}const sunkd_cfg_key $2\[\] = {/,/^};/p" "$SUNKD_SRCDIR/$1" |
+                sed -n -E 's/^ *(\{ |[A-Z]+\()"([A-Za-z_]+)".*/\2/p'
+}
+top=$(table agent/conf.c top_keys)
+mod=$(table agent/conf.c module_keys)
+[ -n "$top" ] && [ -n "$mod" ] || bail_out "no key tables found in agent/conf.c"
+for k in $top; do
+        ok "sunkd.yaml.5 documents top-level key '$k'" has_tag "$(section "$YAML5" 'TOP-LEVEL KEYS')" "$k"
+done
+for k in $mod; do
+        ok "sunkd.yaml.5 documents module key '$k'" has_tag "$(section "$YAML5" 'MODULE SECTIONS')" "$k"
+done
+
+yaml=$(table modules/nsscache/nsscache-conf.c nsscache_conf_yaml_keys)
+# The rows of type MAP are the per-map sub-sections (passwd:, DEFAULT: ...).
+subs=$(sed -n -E 's/^ *YM\("([A-Za-z_]+)".*/\1/p' "$SUNKD_SRCDIR/modules/nsscache/nsscache-conf.c")
+maps=$(table modules/nsscache/nsscache-conf.c nsscache_conf_yaml_map_keys)
+ini=$(sed -n '/^static const IniKey ini_keys\[\] = {/,/^};/p' "$SUNKD_SRCDIR/modules/nsscache/nsscache-conf.c" |
+        sed -n -E 's/^ *[A-Z]+\("([a-z_]+)".*/\1/p')
+[ -n "$yaml" ] && [ -n "$maps" ] && [ -n "$ini" ] || bail_out "no key tables found in modules/nsscache/nsscache-conf.c"
+nss=$(section "$YAML5" 'THE NSSCACHE MODULE')
+[ -n "$subs" ] || bail_out "no per-map sub-sections found in modules/nsscache/nsscache-conf.c"
+for k in $yaml $maps; do
+        if printf '%s\n' $subs | grep -q -x "$k"; then
+                like "$nss" "(^|[^A-Za-z_])$k:" "sunkd.yaml.5 documents the nsscache sub-section '$k:'"
+        else
+                ok "sunkd.yaml.5 documents nsscache key '$k'" has_tag "$nss" "([a-z_]+, )*$k"
+        fi
+done
+conf=$(section "$YAML5" 'THE NSSCACHE.CONF FILE')
+for k in $ini; do
+        if printf '%s\n' $yaml $maps | grep -q -x "$k"; then
+                continue
+        fi
+        like "$conf" "(^|[^a-z_])${k}([^a-z_]|\$)" "sunkd.yaml.5 documents nsscache.conf key '$k'"
+done
+like "$YAML5" "force-next-run" "sunkd.yaml.5 explains force-next-run"
+
+done_testing

@@ -1,0 +1,74 @@
+#!/bin/bash
+# The shipped examples are valid: etc/sunkd.yaml as it is, with every
+# "#key: value" line uncommented, and in the native nsscache mode; the
+# installed sunkd.yaml.example; and etc/nsscache.conf.example through
+# nsscache_conf.  Only module_dir and the nsscache.conf path are changed.
+. "$SUNKD_SRCDIR/tests/lib/tap.sh"
+. "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
+sunkd_setup
+cp "$SUNKD_BUILDDIR/modules/nsscache/.libs/nsscache.so" "$MODDIR/" || bail_out "nsscache.so not built"
+
+EXAMPLE="$SUNKD_SRCDIR/etc/sunkd.yaml"
+INSTALLED="$SUNKD_BUILDDIR/etc/sunkd.yaml.example"
+NSSCACHE_CONF="$SUNKD_SRCDIR/etc/nsscache.conf.example"
+[ -f "$INSTALLED" ] || bail_out "etc/sunkd.yaml.example not built in $SUNKD_BUILDDIR"
+
+# adapt FILE OUT: this build's modules and the example nsscache.conf.
+adapt() {
+        sed -E -e "s|^#?module_dir: .*|module_dir: $MODDIR|" \
+                -e "s|^( *)nsscache_conf: .*|\1nsscache_conf: $NSSCACHE_CONF|" "$1" > "$2"
+        chmod 644 "$2"
+}
+
+# uncomment FILE: every "#key: value" line (a default or an alternative).
+uncomment() {
+        sed -E 's/^( *)#( *[A-Za-z_][A-Za-z0-9_]*:( |$))/\1\2/' "$1"
+}
+
+check() {
+        local out rc
+        out=$("$SUNKD" --check-config -c "$1" 2>&1); rc=$?
+        [ $rc -eq 0 ] || printf '%s\n' "$out" | sed 's/^/# /'
+        return $rc
+}
+
+adapt "$EXAMPLE" "$T/as-is.yaml"
+ok "etc/sunkd.yaml passes --check-config (nsscache_conf mode)" check "$T/as-is.yaml"
+like "$(grep -E '^ *nsscache_conf:' "$T/as-is.yaml")" "nsscache_conf: $NSSCACHE_CONF" "it reads nsscache.conf"
+
+adapt "$INSTALLED" "$T/installed.yaml"
+ok "the installed sunkd.yaml.example passes --check-config" check "$T/installed.yaml"
+
+uncomment "$EXAMPLE" > "$T/all.in"
+adapt "$T/all.in" "$T/all.yaml"
+n=$(diff "$EXAMPLE" "$T/all.in" | grep -c '^>')
+ok "there are settings to uncomment ($n lines)" test "$n" -ge 40
+ok "with every #key line uncommented it still passes" check "$T/all.yaml"
+
+grep -v -E '^ *nsscache_conf:' "$T/all.yaml" > "$T/native.yaml"
+chmod 644 "$T/native.yaml"
+like "$(cat "$T/native.yaml")" "^    scim_base_url: https://" "the native mode names the SCIM server"
+ok "the native nsscache mode alone passes --check-config" check "$T/native.yaml"
+
+# Every top-level key the code accepts is in the example.
+keys=$(sed -n '/^static const sunkd_cfg_key top_keys\[\] = {/,/^};/p' "$SUNKD_SRCDIR/agent/conf.c" |
+        sed -n -E 's/^ *\{ "([a-z_]+)",.*/\1/p')
+[ -n "$keys" ] || bail_out "no top-level keys found in agent/conf.c"
+for k in $keys; do
+        like "$(cat "$T/all.yaml")" "^$k:" "top-level key '$k' from agent/conf.c is in etc/sunkd.yaml"
+done
+
+# nsscache.conf.example alone, through nsscache_conf.
+sunkd_config "modules:
+  nsscache:
+    nsscache_conf: $NSSCACHE_CONF"
+ok "etc/nsscache.conf.example passes --check-config through nsscache_conf" check "$T/sunkd.yaml"
+
+# The checks are real: a broken copy is refused.
+sed -e 's/^#log_level: info/log_level: chatty/' "$T/as-is.yaml" > "$T/bad.yaml"
+chmod 644 "$T/bad.yaml"
+out=$("$SUNKD" --check-config -c "$T/bad.yaml" 2>&1); rc=$?
+is "$rc" 2 "a bad value in a copy of the example is refused"
+like "$out" "bad.yaml:[0-9]+:[0-9]+: key 'log_level'" "with its place"
+
+done_testing
