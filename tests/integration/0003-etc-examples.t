@@ -2,7 +2,9 @@
 # The shipped examples are valid: etc/sunkd.yaml as it is, with every
 # "#key: value" line uncommented, and in the native nsscache mode; the
 # installed sunkd.yaml.example; and etc/nsscache.conf.example through
-# nsscache_conf.  Only module_dir and the nsscache.conf path are changed.
+# nsscache_conf.  Only module_dir, the nsscache.conf path and the socket's
+# group (which must exist: the example names the cluster's slurm group) are
+# changed.
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 sunkd_setup
@@ -13,9 +15,11 @@ INSTALLED="$SUNKD_BUILDDIR/etc/sunkd.yaml.example"
 NSSCACHE_CONF="$SUNKD_SRCDIR/etc/nsscache.conf.example"
 [ -f "$INSTALLED" ] || bail_out "etc/sunkd.yaml.example not built in $SUNKD_BUILDDIR"
 
-# adapt FILE OUT: this build's modules and the example nsscache.conf.
+# adapt FILE OUT: this build's modules, the example nsscache.conf, a group
+# this machine has.
 adapt() {
         sed -E -e "s|^#?module_dir: .*|module_dir: $MODDIR|" \
+                -e "s|^socket_group: .*|socket_group: $(id -gn 0)|" \
                 -e "s|^( *)nsscache_conf: .*|\1nsscache_conf: $NSSCACHE_CONF|" "$1" > "$2"
         chmod 644 "$2"
 }
