@@ -9,14 +9,30 @@ D="$T/root"
 make -s -C "$SUNKD_BUILDDIR" install DESTDIR="$D" > "$T/install.log" 2>&1 \
         || { sed 's/^/# /' "$T/install.log"; bail_out "make install failed"; }
 
-prefix=$(sed -n 's/^prefix = //p' "$SUNKD_BUILDDIR/Makefile")
-libdir=$(sed -n 's/^libdir = //p' "$SUNKD_BUILDDIR/Makefile" | sed "s|\${exec_prefix}|$prefix|")
+# The configured directories, expanded as make would.
+mkvar() {
+        local v
+        v=$(sed -n "s/^$1 = //p" "$SUNKD_BUILDDIR/Makefile")
+        while [[ $v == *'${'* ]]; do
+                v=$(prefix=$prefix exec_prefix=$exec_prefix datarootdir=$datarootdir eval echo "$v")
+        done
+        echo "$v"
+}
+prefix=$(mkvar prefix); exec_prefix=$(mkvar exec_prefix); datarootdir=$(mkvar datarootdir)
+libdir=$(mkvar libdir); sysconfdir=$(mkvar sysconfdir); mandir=$(mkvar mandir); datadir=$(mkvar datadir)
+unitdir=$(mkvar systemdsystemunitdir)
+[ -n "$prefix" ] && [ -n "$unitdir" ] || bail_out "cannot read the configured directories"
 for f in "$prefix/sbin/sunkd" "$prefix/bin/sunkctl" "$prefix/include/sunkd/module.h" \
-         "$libdir/sunkd/nsscache.so"; do
+         "$libdir/sunkd/nsscache.so" "$sysconfdir/sunkd/sunkd.yaml.example" \
+         "$mandir/man8/sunkd.8" "$mandir/man1/sunkctl.1" "$mandir/man5/sunkd.yaml.5" \
+         "$unitdir/sunkd.service" "$datadir/sunkd/s6/sunkd/run" "$datadir/sunkd/s6/sunkd/type"; do
         ok "installed $f" test -f "$D$f"
 done
 ok "sunkd is executable" test -x "$D$prefix/sbin/sunkd"
 ok "sunkctl is executable" test -x "$D$prefix/bin/sunkctl"
+ok "the s6 run script is executable" test -x "$D$datadir/sunkd/s6/sunkd/run"
+ok "an operator's sunkd.yaml is never installed over" test ! -e "$D$sysconfdir/sunkd/sunkd.yaml"
+like "$(grep ExecStart= "$D$unitdir/sunkd.service")" "ExecStart=$prefix/sbin/sunkd " "the unit starts the installed daemon"
 is "$(find "$D" -name '*.la' -o -name '*.a' | wc -l)" 0 "no libtool archives or static libraries installed"
 
 # A third-party module: only the installed header, no agent sources.
