@@ -188,7 +188,9 @@ int conf_keys_parse(const ConfNode *map, const sunkd_cfg_key *keys, size_t n_key
                 const sunkd_cfg_key *k = find_key(keys, n_keys, n->key);
 
                 if (!k) {
-                        if (strv_contains((char *const *) conf_host_keys, n->key))
+                        /* enabled/required/allow belong to the module section
+                                 * itself, not to its sub-sections. */
+                        if (map->module_section && strv_contains((char *const *) conf_host_keys, n->key))
                                 continue;
                         return fail(n, ret_error, "unknown key");
                 }

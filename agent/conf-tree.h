@@ -28,6 +28,7 @@ struct sunkd_cfg {
         unsigned key_line, key_column;
         char *value;      /* CONF_SCALAR */
         bool plain;       /* unquoted scalar: "null", "~" and "" mean absent */
+        bool module_section; /* a section under modules:, where the host keys live */
         ConfNode **children;
         size_t n_children;
 };

@@ -73,7 +73,7 @@ static int set_defaults(Config *c) {
 }
 
 /* Only the host's keys are looked at here; the rest waits for the module. */
-static int parse_module(const ConfNode *n, ConfModule *m, char **ret_error) {
+static int parse_module(ConfNode *n, ConfModule *m, char **ret_error) {
         m->enabled = true;
         if (n->type != CONF_MAP) {
                 *ret_error = conf_node_error(n, "a module section must be a mapping");
@@ -83,6 +83,7 @@ static int parse_module(const ConfNode *n, ConfModule *m, char **ret_error) {
                 *ret_error = conf_node_error(n, "not a valid module name");
                 return -EINVAL;
         }
+        n->module_section = true;
         for (size_t i = 0; i < ELEMENTSOF(module_keys); i++) {
                 const ConfNode *v = conf_node_get(n, module_keys[i].key);
                 ConfNode fake;

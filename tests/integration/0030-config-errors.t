@@ -33,6 +33,10 @@ log_level: debug"
 check "bad log level" "key 'log_level': 'chatty' is not one of" "log_level: chatty"
 check "unknown socket group" "$C:4:1: key 'socket_group': no such group 'sunkd-nosuch-group'" \
         "socket_group: sunkd-nosuch-group"
+check "a module key at the top level" "$C:4:1: key 'enabled': unknown key" "enabled: banana"
+check "module host keys are still checked" "$C:6:5: key 'required': 'maybe' is not a boolean" "modules:
+  testmod:
+    required: maybe"
 check "bad socket mode" "$C:4:1: key 'socket_mode': '0999' is not an octal mode" "socket_mode: \"0999\""
 
 sunkd_config "modules: {}"

@@ -48,6 +48,15 @@ out=$("$SUNKD" -c "$T/sunkd.yaml" --check-config 2>&1); rc=$?
 is "$rc" 2 "an empty suffix in /etc is refused"
 like "$out" "$T/nsscache.conf:$line: key 'files_cache_filename_suffix': must not be empty when files_dir is /etc" \
         "located in nsscache.conf"
+sunkd_config "modules:
+  nsscache:
+    nsscache_conf: $SUNKD_SRCDIR/etc/nsscache.conf.example
+    scim_base_url: $SCIM_URL
+    passwd:
+      required: maybe"
+out=$("$SUNKD" -c "$T/sunkd.yaml" --check-config 2>&1); rc=$?
+is "$rc" 2 "a host key inside a map sub-section is refused"
+like "$out" "$T/sunkd.yaml:[0-9]+:[0-9]+: key 'required': unknown key" "as an unknown key"
 write_config ""
 
 sunkd_start

@@ -180,13 +180,16 @@ static const sunkd_cfg_key mod_keys[] = {
         { "sub", SUNKD_CFG_MAP, offsetof(ModConf, sub), 0, 0, 0 },
 };
 
-static int parse_mod(const char *yaml, ModConf *mc, char **e) {
+/* Parses @yaml as a module's section (where the host keys are skipped) or,
+ * with @sub, as a mapping inside it (where they are unknown). */
+static int parse_keys(const char *yaml, bool sub, ModConf *mc, char **e) {
         ConfTree *t = NULL;
         int r;
 
         *e = NULL;
         r = conf_tree_parse("m.yaml", yaml, strlen(yaml), &t, e);
         ck_assert_int_eq(r, 0);
+        t->root->module_section = !sub;
         *mc = (ModConf){};
         r = conf_keys_parse(t->root, mod_keys, ELEMENTSOF(mod_keys), mc, e);
         if (r >= 0)
@@ -196,12 +199,19 @@ static int parse_mod(const char *yaml, ModConf *mc, char **e) {
         return r;
 }
 
+static int parse_mod(const char *yaml, ModConf *mc, char **e) {
+        return parse_keys(yaml, false, mc, e);
+}
+
 START_TEST(test_key_table) {
         ModConf mc;
         char *e;
 
         ck_assert_int_eq(parse_mod("url: x\ncount: 3\nflag: yes\ninterval: 1m\nsize: 1K\nlist: [a, b]\nsub: {k: v}\n"
                                    "enabled: true\nrequired: false\n", &mc, &e), 0);
+        ck_assert_int_eq(parse_keys("url: x\nenabled: true\n", true, &mc, &e), -EINVAL);
+        ck_assert_str_eq(e, "m.yaml:2:1: key 'enabled': unknown key");
+        free(e);
         ck_assert_int_eq(parse_mod("count: 3\n", &mc, &e), -EINVAL);
         ck_assert_str_eq(e, "m.yaml:1:1: key 'url': required but missing");
         free(e);
