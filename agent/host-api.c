@@ -86,6 +86,10 @@ static int host_job_set_message(sunkd_job *j, const char *message) {
         return sched_job_set_message(j, message);
 }
 
+static int host_job_update(sunkd_job *j, const sunkd_job_spec *spec) {
+        return sched_job_update(j, spec);
+}
+
 static int method_trampoline(sunkd_call *call, json_object *params, void *userdata) {
         MethodBinding *b = userdata;
         return b->fn(call, params, b->module->state);
@@ -143,6 +147,7 @@ const sunkd_host_api host_api = {
         .job_trigger = host_job_trigger,
         .job_set_interval = host_job_set_interval,
         .job_set_message = host_job_set_message,
+        .job_update = host_job_update,
         .methods_add = host_methods_add,
         .reply = host_reply,
         .reply_error = host_reply_error,

@@ -417,6 +417,20 @@ int sched_job_set_interval(Job *j, uint64_t interval_usec, uint64_t splay_usec) 
         return 0;
 }
 
+int sched_job_update(Job *j, const sunkd_job_spec *spec) {
+        if (!spec || spec->size < offsetof(sunkd_job_spec, done) + sizeof(spec->done))
+                return -EINVAL;
+        /* Only the timing may change: the rest is what the job is. */
+        if (!streq_ptr(spec->name, j->name) || spec->flags != j->spec.flags || spec->prepare != j->spec.prepare ||
+            spec->work != j->spec.work || spec->done != j->spec.done)
+                return -EINVAL;
+        j->spec.jitter_pct = spec->jitter_pct;
+        j->spec.backoff_min_usec = spec->backoff_min_usec;
+        j->spec.backoff_max_usec = spec->backoff_max_usec;
+        j->spec.timeout_usec = spec->timeout_usec;
+        return sched_job_set_interval(j, spec->interval_usec, spec->splay_usec);
+}
+
 Job *sched_find(Sched *s, const char *name) {
         for (size_t i = 0; i < s->n_jobs; i++)
                 if (streq(s->jobs[i]->name, name))

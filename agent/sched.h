@@ -46,6 +46,8 @@ int sched_job_wait(Job *j, JobWaitFn fn, void *userdata);
 /** sched_job_unwait() - forget the waits registered with @userdata. */
 void sched_job_unwait(Job *j, void *userdata);
 int sched_job_set_interval(Job *j, uint64_t interval_usec, uint64_t splay_usec);
+/** sched_job_update() - new timing from @spec (same name, flags and callbacks). */
+int sched_job_update(Job *j, const sunkd_job_spec *spec);
 /** sched_job_set_message() - explain the current or last run (copied, capped). */
 int sched_job_set_message(Job *j, const char *message);
 /** sched_job_error() - the last run's error text: its message, else strerror; NULL on success. */

@@ -1071,6 +1071,10 @@ static int conf_check(ScimConfig *c, ConfFault *f, char **ret_error) {
         if (c->min_uid < 1 || c->min_gid < 1)
                 return fault(f, -1, c->min_uid < 1 ? "min_uid" : "min_gid", ret_error,
                              "key '%s': must be at least 1", c->min_uid < 1 ? "min_uid" : "min_gid");
+        /* The refresh is what makes sunkd ready: it must run on its own. */
+        if (c->interval_usec < SUNKD_USEC_PER_SEC)
+                return fault(f, -1, "interval", ret_error,
+                             "key 'interval': must be at least 1s (the caches are refreshed periodically)");
         if (c->timeout_usec < SUNKD_USEC_PER_MSEC * 100)
                 return fault(f, -1, "timeout", ret_error, "key 'timeout': must be at least 100ms");
         return 0;

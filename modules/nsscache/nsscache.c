@@ -330,6 +330,24 @@ static void state_free(State *s) {
         free(s);
 }
 
+/* The refresh job's timing follows the config: built the same way at init and reload. */
+static sunkd_job_spec refresh_spec(const ScimConfig *conf) {
+        return (sunkd_job_spec){
+                .size = sizeof(sunkd_job_spec),
+                .name = "nsscache.refresh",
+                .interval_usec = conf->interval_usec,
+                .splay_usec = conf->splay_usec,
+                .jitter_pct = 5,
+                .backoff_min_usec = 10 * SUNKD_USEC_PER_SEC,
+                .backoff_max_usec = conf->interval_usec,
+                .timeout_usec = job_timeout(conf),
+                .flags = SUNKD_JOB_READY_GATE,
+                .prepare = refresh_prepare,
+                .work = refresh_work,
+                .done = refresh_done,
+        };
+}
+
 static int nsscache_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
         ScimConfig *conf = NULL;
         State *s;
@@ -348,20 +366,7 @@ static int nsscache_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
         }
         s->ctx = c;
 
-        sunkd_job_spec spec = {
-                .size = sizeof(spec),
-                .name = "nsscache.refresh",
-                .interval_usec = conf->interval_usec,
-                .splay_usec = conf->splay_usec,
-                .jitter_pct = 5,
-                .backoff_min_usec = 10 * SUNKD_USEC_PER_SEC,
-                .backoff_max_usec = conf->interval_usec,
-                .timeout_usec = job_timeout(conf),
-                .flags = SUNKD_JOB_READY_GATE,
-                .prepare = refresh_prepare,
-                .work = refresh_work,
-                .done = refresh_done,
-        };
+        sunkd_job_spec spec = refresh_spec(conf);
         r = add_metrics(s);
         if (r >= 0)
                 r = c->api->job_add(c, &spec, &s->job);
@@ -398,7 +403,8 @@ static int nsscache_reload(void *state, const sunkd_cfg *cfg) {
         }
         conf_ref_unref(s->conf);
         s->conf = ref;
-        return s->ctx->api->job_set_interval(s->job, conf->interval_usec, conf->splay_usec);
+        sunkd_job_spec spec = refresh_spec(conf);
+        return s->ctx->api->job_update(s->job, &spec);
 }
 
 static void nsscache_fini(void *state) {

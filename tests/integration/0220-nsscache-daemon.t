@@ -57,6 +57,11 @@ sunkd_config "modules:
 out=$("$SUNKD" -c "$T/sunkd.yaml" --check-config 2>&1); rc=$?
 is "$rc" 2 "a host key inside a map sub-section is refused"
 like "$out" "$T/sunkd.yaml:[0-9]+:[0-9]+: key 'required': unknown key" "as an unknown key"
+write_config "interval: 0s"
+sed -i '/^    interval: 1h$/d' "$T/sunkd.yaml"
+out=$("$SUNKD" -c "$T/sunkd.yaml" --check-config 2>&1); rc=$?
+is "$rc" 2 "interval: 0s is refused (the refresh would never run and sunkd never be ready)"
+like "$out" "$T/sunkd.yaml:[0-9]+:[0-9]+: key 'interval': must be at least 1s" "located"
 write_config ""
 
 sunkd_start

@@ -196,6 +196,36 @@ START_TEST(test_timeout) {
 }
 END_TEST
 
+/* A reload's new timing: the next run gets the new timeout; what the job is
+ * (name, flags, callbacks) cannot change. */
+START_TEST(test_update) {
+        sunkd_job_spec spec = { .size = sizeof(spec), .name = "t.update", .flags = SUNKD_JOB_TRIGGER_ONLY,
+                                .timeout_usec = 5 * USEC_PER_SEC, .prepare = prepare_record,
+                                .work = work_until_cancelled, .done = done_record };
+        Job *j = NULL;
+        uint64_t t;
+
+        ck_assert_int_eq(sched_job_add(H->sched, &spec, &H->state, H, "test", &j), 0);
+        spec.timeout_usec = 100 * MS;
+        ck_assert_int_eq(sched_job_update(j, &spec), 0);
+        t = now_usec(CLOCK_BOOTTIME);
+        ck_assert_int_eq(sched_job_trigger(j, NULL), 0);
+        run_until(done_1, 3 * USEC_PER_SEC);
+        ck_assert_uint_eq(H->n_done, 1);
+        ck_assert_int_eq(H->results[0], -ETIMEDOUT);
+        ck_assert_uint_lt(now_usec(CLOCK_BOOTTIME) - t, 1 * USEC_PER_SEC);
+
+        spec.name = "t.other";
+        ck_assert_int_eq(sched_job_update(j, &spec), -EINVAL);
+        spec.name = "t.update";
+        spec.work = work_sleep;
+        ck_assert_int_eq(sched_job_update(j, &spec), -EINVAL);
+        spec.work = work_until_cancelled;
+        spec.flags = 0;
+        ck_assert_int_eq(sched_job_update(j, &spec), -EINVAL);
+}
+END_TEST
+
 static void on_wait(void *userdata, Job *j, int result) {
         Harness *h = userdata;
         h->waited = true;
@@ -241,6 +271,7 @@ int main(void) {
         tcase_add_test(real, test_backoff_resets);
         tcase_add_test(real, test_coalesce);
         tcase_add_test(real, test_timeout);
+        tcase_add_test(real, test_update);
         tcase_add_test(real, test_wait_and_stop);
         suite_add_tcase(s, math);
         suite_add_tcase(s, real);

@@ -264,6 +264,11 @@ typedef struct sunkd_host_api {
          * run's result, shown by `sunkctl run` and `sunkctl jobs --json` instead
          * of the bare errno text.  Copied; cleared when the next run starts. */
         int (*job_set_message)(sunkd_job *j, const char *message);
+        /* ABI 1.1.  From reload: take a job's new timing (interval, splay,
+         * jitter, backoff, timeout) from @spec; name, flags and callbacks must
+         * be the ones it was added with (-EINVAL otherwise).  A running job
+         * keeps its current deadline; the next run uses the new one. */
+        int (*job_update)(sunkd_job *j, const sunkd_job_spec *spec);
 } sunkd_host_api;
 
 struct sunkd_ctx {
