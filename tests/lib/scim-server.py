@@ -94,6 +94,9 @@ class State:
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "scim-fixture/1"
+    # Headers and body go out in separate writes: without TCP_NODELAY the
+    # tail of every keep-alive response waits for the client's delayed ACK.
+    disable_nagle_algorithm = True
 
     def log_message(self, fmt, *a):
         pass
