@@ -21,8 +21,8 @@
  * name, so a record that fails passwd validation (uid 0, say) can never
  * place an ssh key under a name that resolves to another account.
  *
- * Names and ids are de-duplicated through json-c objects used as hash
- * sets: 100k users map in linear time.  Nothing here logs.
+ * Names and ids are de-duplicated through compact hash sets (dupset.h):
+ * 100k users map in linear time and a few MB.  Nothing here logs.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -32,6 +32,7 @@
 
 #include <json-c/json.h>
 
+#include "dupset.h"
 #include "scim-map.h"
 #include "util/cleanup.h"
 #include "util/macro.h"
@@ -65,8 +66,8 @@ struct ScimMapper {
         NssMaps maps;
         size_t cap[_NSS_MAP_MAX];
         ScimRejects rejects;
-        /* hash sets: name -> NULL, decimal id -> NULL */
-        json_object *user_names, *uids, *group_names, *gids;
+        DupSet *user_names, *uids, *group_names, *gids;
+        DupSet *members; /* of the group being mapped */
 };
 
 /* ---- pages ----------------------------------------------------------------- */
@@ -159,11 +160,9 @@ int scim_map_new(const ScimConfig *c, ScimMapper **ret) {
         if (!m)
                 return -ENOMEM;
         m->conf = c;
-        m->user_names = json_object_new_object();
-        m->uids = json_object_new_object();
-        m->group_names = json_object_new_object();
-        m->gids = json_object_new_object();
-        if (!m->user_names || !m->uids || !m->group_names || !m->gids) {
+        if (dupset_new(&m->user_names) < 0 || dupset_new(&m->uids) < 0 ||
+            dupset_new(&m->group_names) < 0 || dupset_new(&m->gids) < 0 ||
+            dupset_new(&m->members) < 0) {
                 scim_map_free(m);
                 return -ENOMEM;
         }
@@ -178,10 +177,11 @@ ScimMapper *scim_map_free(ScimMapper *m) {
         for (size_t i = 0; i < m->rejects.n_records; i++)
                 free(m->rejects.records[i].name);
         free(m->rejects.records);
-        json_object_put(m->user_names);
-        json_object_put(m->uids);
-        json_object_put(m->group_names);
-        json_object_put(m->gids);
+        dupset_free(m->user_names);
+        dupset_free(m->uids);
+        dupset_free(m->group_names);
+        dupset_free(m->gids);
+        dupset_free(m->members);
         free(m);
         return NULL;
 }
@@ -252,6 +252,26 @@ static int grow(void **array, size_t *cap, size_t n, size_t size) {
         return 0;
 }
 
+/* One step of a path: a key of @o, copied out only when it is long. */
+static json_object *extract_step(json_object *o, const char *step, size_t n) {
+        _cleanup_free_ char *heap = NULL;
+        char buf[256];
+        const char *key = buf;
+        json_object *v;
+
+        if (n < sizeof(buf)) {
+                memcpy(buf, step, n);
+                buf[n] = 0;
+        } else {
+                key = heap = strndup(step, n);
+                if (!heap)
+                        return NULL;
+        }
+        if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
+                return NULL;
+        return v;
+}
+
 json_object *scim_map_extract(json_object *o, const char *path) {
         const char *p = path;
 
@@ -260,15 +280,12 @@ json_object *scim_map_extract(json_object *o, const char *path) {
         for (;;) {
                 const char *e = strchr(p, '/');
                 size_t n = e ? (size_t) (e - p) : strlen(p);
-                _cleanup_free_ char *key = NULL;
                 json_object *v;
 
                 if (!json_object_is_type(o, json_type_object))
                         return NULL;
-                key = strndup(p, n);
-                if (!key)
-                        return NULL;
-                if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
+                v = extract_step(o, p, n);
+                if (!v)
                         return NULL;
                 if (!e)
                         return v;
@@ -348,16 +365,14 @@ static const ScimRejectReason id_reject[] = {
         [ID_RANGE] = SCIM_REJECT_ID_RANGE,
 };
 
-static int set_add(json_object *set, const char *key) {
-        return json_object_object_add_ex(set, key, NULL, JSON_C_OBJECT_ADD_KEY_IS_NEW) < 0 ? -ENOMEM : 0;
+/* Names reaching the sets are valid, so at most SCIM_NAME_MAX bytes. */
+static int set_add(DupSet *set, const char *name) {
+        int r = dupset_add(set, name, strlen(name));
+        return r < 0 ? r : 0;
 }
 
-static bool set_has(json_object *set, const char *key) {
-        return json_object_object_get_ex(set, key, NULL);
-}
-
-static int id_key(int64_t id, char buf[static DECIMAL_STR_MAX(int64_t)]) {
-        return snprintf(buf, DECIMAL_STR_MAX(int64_t), "%" PRId64, id);
+static bool set_has(DupSet *set, const char *name) {
+        return dupset_contains(set, name, strlen(name));
 }
 
 /* gecos is cosmetic: forbidden characters become spaces, long values are cut
@@ -526,7 +541,6 @@ static int map_user(ScimMapper *m, json_object *user) {
         _cleanup_free_ char *dir = NULL, *gecos = NULL;
         const char *name, *shell = NULL, *s;
         json_object *jname, *v;
-        char key[DECIMAL_STR_MAX(int64_t)];
         int64_t uid = -1, gid = -1;
         IdResult ir;
         bool bad, ok;
@@ -583,10 +597,9 @@ static int map_user(ScimMapper *m, json_object *user) {
 
         if (set_has(m->user_names, name))
                 return reject(m, SCIM_REJECT_DUP_NAME, NSS_MAP_PASSWD, jname, uid);
-        id_key(uid, key);
-        if (set_has(m->uids, key))
+        if (dupset_contains_id(m->uids, (uint32_t) uid))
                 return reject(m, SCIM_REJECT_DUP_ID, NSS_MAP_PASSWD, jname, uid);
-        if (set_add(m->user_names, name) < 0 || set_add(m->uids, key) < 0)
+        if (set_add(m->user_names, name) < 0 || dupset_add_id(m->uids, (uint32_t) uid) < 0)
                 return -ENOMEM;
 
         if (c->map_enabled[NSS_MAP_PASSWD]) {
@@ -668,7 +681,7 @@ int scim_map_add_users(ScimMapper *m, json_object *resources) {
         return 0;
 }
 
-static int add_member(ScimMapper *m, char ***members, size_t *n, json_object *set,
+static int add_member(ScimMapper *m, char ***members, size_t *n, DupSet *set,
                       json_object *jgroup, json_object *v) {
         const char *s;
 
@@ -691,7 +704,7 @@ static int group_members(ScimMapper *m, json_object *group, json_object *jgroup,
         const char *slash = strchr(path, '/');
         _cleanup_free_ char *array_key = NULL;
         _cleanup_strv_free_ char **members = NULL;
-        json_object *arr, *set;
+        json_object *arr;
         size_t n = 0, len;
         int r = 0;
 
@@ -708,22 +721,19 @@ static int group_members(ScimMapper *m, json_object *group, json_object *jgroup,
                 *ret = TAKE_PTR(members);
                 return r;
         }
-        set = json_object_new_object();
-        if (!set)
-                return -ENOMEM;
+        dupset_clear(m->members);
         len = json_object_array_length(arr);
         for (size_t i = 0; i < len && r >= 0; i++) {
                 json_object *e = json_object_array_get_idx(arr, i);
 
                 if (json_object_is_type(e, json_type_object))
-                        r = add_member(m, &members, &n, set, jgroup,
+                        r = add_member(m, &members, &n, m->members, jgroup,
                                        scim_map_extract(e, slash ? slash + 1 : path));
                 else if (!slash && json_object_is_type(e, json_type_string))
-                        r = add_member(m, &members, &n, set, jgroup, e);
+                        r = add_member(m, &members, &n, m->members, jgroup, e);
                 else
                         r = reject(m, SCIM_REJECT_BAD_MEMBER, NSS_MAP_GROUP, jgroup, -1);
         }
-        json_object_put(set);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(members);
@@ -733,7 +743,6 @@ static int group_members(ScimMapper *m, json_object *group, json_object *jgroup,
 static int map_group(ScimMapper *m, json_object *group) {
         const ScimMapConf *gc = &m->conf->map[NSS_MAP_GROUP];
         _cleanup_strv_free_ char **members = NULL;
-        char key[DECIMAL_STR_MAX(int64_t)];
         json_object *jname;
         const char *name;
         int64_t gid = -1;
@@ -754,13 +763,12 @@ static int map_group(ScimMapper *m, json_object *group) {
                 return reject(m, id_reject[ir], NSS_MAP_GROUP, jname, ir == ID_RANGE ? gid : -1);
         if (set_has(m->group_names, name))
                 return reject(m, SCIM_REJECT_DUP_NAME, NSS_MAP_GROUP, jname, gid);
-        id_key(gid, key);
-        if (set_has(m->gids, key))
+        if (dupset_contains_id(m->gids, (uint32_t) gid))
                 return reject(m, SCIM_REJECT_DUP_ID, NSS_MAP_GROUP, jname, gid);
         r = group_members(m, group, jname, &members);
         if (r < 0)
                 return r;
-        if (set_add(m->group_names, name) < 0 || set_add(m->gids, key) < 0)
+        if (set_add(m->group_names, name) < 0 || dupset_add_id(m->gids, (uint32_t) gid) < 0)
                 return -ENOMEM;
         r = grow((void **) &m->maps.group, &m->cap[NSS_MAP_GROUP], m->maps.n_group,
                  sizeof(NssGroup));
