@@ -11,6 +11,8 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-util.la
 	%reldir%/util/fileio.h \
 	%reldir%/util/rand-util.c \
 	%reldir%/util/rand-util.h \
+	%reldir%/util/strbuf.c \
+	%reldir%/util/strbuf.h \
 	%reldir%/util/strv.c \
 	%reldir%/util/strv.h \
 	%reldir%/util/time-util.c \
