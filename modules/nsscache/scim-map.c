@@ -38,6 +38,8 @@
 #include "util/macro.h"
 #include "util/strv.h"
 
+#define MEMBERS_CAP_MIN 16
+
 static const char *const reject_table[_SCIM_REJECT_MAX] = {
         [SCIM_REJECT_NOT_OBJECT] = "not-an-object",
         [SCIM_REJECT_NO_NAME] = "missing-name",
@@ -63,8 +65,10 @@ const char *scim_reject_reason_to_string(ScimRejectReason r) {
 
 struct ScimMapper {
         const ScimConfig *conf;
+        bool formatted;                 /* entries go to `text`, not to `maps` */
         NssMaps maps;
         size_t cap[_NSS_MAP_MAX];
+        CacheFormatted text[_NSS_MAP_MAX];
         ScimRejects rejects;
         DupSet *user_names, *uids, *group_names, *gids;
         DupSet *members; /* of the group being mapped */
@@ -153,13 +157,16 @@ int scim_map_page_parse(const char *buf, size_t len, ScimPage *ret, char **ret_e
 
 /* ---- mapper ---------------------------------------------------------------- */
 
-int scim_map_new(const ScimConfig *c, ScimMapper **ret) {
+static int mapper_new(const ScimConfig *c, bool formatted, ScimMapper **ret) {
         ScimMapper *m;
 
         m = calloc(1, sizeof(*m));
         if (!m)
                 return -ENOMEM;
         m->conf = c;
+        m->formatted = formatted;
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                cache_formatted_init(m->text + t, t);
         if (dupset_new(&m->user_names) < 0 || dupset_new(&m->uids) < 0 ||
             dupset_new(&m->group_names) < 0 || dupset_new(&m->gids) < 0 ||
             dupset_new(&m->members) < 0) {
@@ -170,10 +177,20 @@ int scim_map_new(const ScimConfig *c, ScimMapper **ret) {
         return 0;
 }
 
+int scim_map_new(const ScimConfig *c, ScimMapper **ret) {
+        return mapper_new(c, false, ret);
+}
+
+int scim_map_new_formatted(const ScimConfig *c, ScimMapper **ret) {
+        return mapper_new(c, true, ret);
+}
+
 ScimMapper *scim_map_free(ScimMapper *m) {
         if (!m)
                 return NULL;
         nss_maps_done(&m->maps);
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                cache_formatted_done(m->text + t);
         for (size_t i = 0; i < m->rejects.n_records; i++)
                 free(m->rejects.records[i].name);
         free(m->rejects.records);
@@ -190,6 +207,13 @@ void scim_map_take(ScimMapper *m, NssMaps *ret) {
         *ret = m->maps;
         memset(&m->maps, 0, sizeof(m->maps));
         memset(m->cap, 0, sizeof(m->cap));
+}
+
+void scim_map_take_formatted(ScimMapper *m, CacheFormatted ret[static _NSS_MAP_MAX]) {
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
+                ret[t] = m->text[t];
+                cache_formatted_init(m->text + t, t);
+        }
 }
 
 const ScimRejects *scim_map_rejects(const ScimMapper *m) {
@@ -271,6 +295,91 @@ static json_object *extract_step(json_object *o, const char *step, size_t n) {
                 return NULL;
         return v;
 }
+
+/* ---- entries: copied into NssMaps, or rendered at once ---------------------- */
+
+static int copy_passwd(ScimMapper *m, const void *entry) {
+        const NssPasswd *e = entry;
+        NssPasswd *p;
+        int r;
+
+        r = grow((void **) &m->maps.passwd, &m->cap[NSS_MAP_PASSWD], m->maps.n_passwd, sizeof(NssPasswd));
+        if (r < 0)
+                return r;
+        p = m->maps.passwd + m->maps.n_passwd++;
+        *p = (NssPasswd) {
+                .name = strdup(e->name),
+                .passwd = strdup(e->passwd),
+                .uid = e->uid,
+                .gid = e->gid,
+                .gecos = strdup(e->gecos),
+                .dir = strdup(e->dir),
+                .shell = strdup(e->shell),
+        };
+        return p->name && p->passwd && p->gecos && p->dir && p->shell ? 0 : -ENOMEM;
+}
+
+static int copy_shadow(ScimMapper *m, const void *entry) {
+        const NssShadow *e = entry;
+        NssShadow *p;
+        int r;
+
+        r = grow((void **) &m->maps.shadow, &m->cap[NSS_MAP_SHADOW], m->maps.n_shadow, sizeof(NssShadow));
+        if (r < 0)
+                return r;
+        p = m->maps.shadow + m->maps.n_shadow++;
+        *p = *e;
+        p->name = strdup(e->name);
+        p->passwd = strdup(e->passwd);
+        return p->name && p->passwd ? 0 : -ENOMEM;
+}
+
+static int copy_group(ScimMapper *m, const void *entry) {
+        const NssGroup *e = entry;
+        NssGroup *p;
+        int r;
+
+        r = grow((void **) &m->maps.group, &m->cap[NSS_MAP_GROUP], m->maps.n_group, sizeof(NssGroup));
+        if (r < 0)
+                return r;
+        p = m->maps.group + m->maps.n_group++;
+        *p = (NssGroup) {
+                .name = strdup(e->name),
+                .passwd = strdup(e->passwd),
+                .gid = e->gid,
+                .members = strv_copy(e->members),
+        };
+        return p->name && p->passwd && p->members ? 0 : -ENOMEM;
+}
+
+static int copy_sshkey(ScimMapper *m, const void *entry) {
+        const NssSshkey *e = entry;
+        NssSshkey *p;
+        int r;
+
+        r = grow((void **) &m->maps.sshkey, &m->cap[NSS_MAP_SSHKEY], m->maps.n_sshkey, sizeof(NssSshkey));
+        if (r < 0)
+                return r;
+        p = m->maps.sshkey + m->maps.n_sshkey++;
+        *p = (NssSshkey) { .name = strdup(e->name), .keys = strv_copy(e->keys) };
+        return p->name && p->keys ? 0 : -ENOMEM;
+}
+
+static int (*const copy_entry[_NSS_MAP_MAX])(ScimMapper *m, const void *entry) = {
+        [NSS_MAP_PASSWD] = copy_passwd,
+        [NSS_MAP_SHADOW] = copy_shadow,
+        [NSS_MAP_GROUP] = copy_group,
+        [NSS_MAP_SSHKEY] = copy_sshkey,
+};
+
+/* Hands on one accepted entry whose strings are borrowed. */
+static int emit(ScimMapper *m, NssMapType t, const void *entry) {
+        if (m->formatted)
+                return cache_formatted_add(m->text + t, entry);
+        return copy_entry[t](m, entry);
+}
+
+/* ---- attributes ------------------------------------------------------------- */
 
 json_object *scim_map_extract(json_object *o, const char *path) {
         const char *p = path;
@@ -509,16 +618,7 @@ static int add_sshkeys(ScimMapper *m, json_object *user, const char *name, json_
         }
         if (!keys)
                 return 0;
-        r = grow((void **) &m->maps.sshkey, &m->cap[NSS_MAP_SSHKEY], m->maps.n_sshkey,
-                 sizeof(NssSshkey));
-        if (r < 0)
-                return r;
-        m->maps.sshkey[m->maps.n_sshkey] = (NssSshkey) { .name = strdup(name), .keys = keys };
-        if (!m->maps.sshkey[m->maps.n_sshkey].name)
-                return -ENOMEM;
-        TAKE_PTR(keys);
-        m->maps.n_sshkey++;
-        return 0;
+        return emit(m, NSS_MAP_SSHKEY, &(NssSshkey) { .name = (char *) name, .keys = keys });
 }
 
 /* shadow and sshkey may name the user through their own path; it must agree. */
@@ -606,23 +706,17 @@ static int map_user(ScimMapper *m, json_object *user) {
                 gecos = gecos_from(user, pc->path_gecos);
                 if (!gecos)
                         return -ENOMEM;
-                r = grow((void **) &m->maps.passwd, &m->cap[NSS_MAP_PASSWD], m->maps.n_passwd,
-                         sizeof(NssPasswd));
-                if (r < 0)
-                        return r;
-                m->maps.passwd[m->maps.n_passwd++] = (NssPasswd) {
-                        .name = strdup(name),
-                        .passwd = strdup("x"),
+                r = emit(m, NSS_MAP_PASSWD, &(NssPasswd) {
+                        .name = (char *) name,
+                        .passwd = (char *) "x",
                         .uid = (uint32_t) uid,
                         .gid = (uint32_t) gid,
-                        .gecos = TAKE_PTR(gecos),
-                        .dir = TAKE_PTR(dir),
-                        .shell = strdup(shell),
-                };
-                if (!m->maps.passwd[m->maps.n_passwd - 1].name ||
-                    !m->maps.passwd[m->maps.n_passwd - 1].passwd ||
-                    !m->maps.passwd[m->maps.n_passwd - 1].shell)
-                        return -ENOMEM;
+                        .gecos = gecos,
+                        .dir = dir,
+                        .shell = (char *) shell,
+                });
+                if (r < 0)
+                        return r;
         }
 
         if (c->map_enabled[NSS_MAP_SHADOW]) {
@@ -632,13 +726,9 @@ static int map_user(ScimMapper *m, json_object *user) {
                 if (r < 0)
                         return r;
                 if (ok) {
-                        r = grow((void **) &m->maps.shadow, &m->cap[NSS_MAP_SHADOW],
-                                 m->maps.n_shadow, sizeof(NssShadow));
-                        if (r < 0)
-                                return r;
-                        m->maps.shadow[m->maps.n_shadow++] = (NssShadow) {
-                                .name = strdup(name),
-                                .passwd = strdup("*"),
+                        r = emit(m, NSS_MAP_SHADOW, &(NssShadow) {
+                                .name = (char *) name,
+                                .passwd = (char *) "*",
                                 .lstchg = sc->shadow_lstchg,
                                 .min = sc->shadow_min,
                                 .max = sc->shadow_max,
@@ -646,10 +736,9 @@ static int map_user(ScimMapper *m, json_object *user) {
                                 .inact = sc->shadow_inact,
                                 .expire = sc->shadow_expire,
                                 .flag = sc->shadow_flag,
-                        };
-                        if (!m->maps.shadow[m->maps.n_shadow - 1].name ||
-                            !m->maps.shadow[m->maps.n_shadow - 1].passwd)
-                                return -ENOMEM;
+                        });
+                        if (r < 0)
+                                return r;
                 }
         }
 
@@ -681,6 +770,35 @@ int scim_map_add_users(ScimMapper *m, json_object *resources) {
         return 0;
 }
 
+/* Slots allocated for a member vector of @n slots (NULL included): it grows
+ * by doubling, so a group of a million members is not quadratic. */
+static size_t members_cap(size_t n) {
+        size_t c = MEMBERS_CAP_MIN;
+
+        while (c < n)
+                c *= 2;
+        return c;
+}
+
+static int push_member(char ***members, size_t *n, const char *s) {
+        char *d = strdup(s);
+
+        if (!d)
+                return -ENOMEM;
+        if (members_cap(*n + 2) != members_cap(*n + 1)) {
+                char **v = reallocarray(*members, members_cap(*n + 2), sizeof(char *));
+
+                if (!v) {
+                        free(d);
+                        return -ENOMEM;
+                }
+                *members = v;
+        }
+        (*members)[(*n)++] = d;
+        (*members)[*n] = NULL;
+        return 0;
+}
+
 static int add_member(ScimMapper *m, char ***members, size_t *n, DupSet *set,
                       json_object *jgroup, json_object *v) {
         const char *s;
@@ -695,8 +813,7 @@ static int add_member(ScimMapper *m, char ***members, size_t *n, DupSet *set,
                 return reject(m, SCIM_REJECT_TOO_MANY, NSS_MAP_GROUP, jgroup, -1);
         if (set_add(set, s) < 0)
                 return -ENOMEM;
-        (*n)++;
-        return strv_extend(members, s);
+        return push_member(members, n, s);
 }
 
 static int group_members(ScimMapper *m, json_object *group, json_object *jgroup, char ***ret) {
@@ -711,7 +828,7 @@ static int group_members(ScimMapper *m, json_object *group, json_object *jgroup,
         array_key = slash ? strndup(path, (size_t) (slash - path)) : strdup("members");
         if (!array_key)
                 return -ENOMEM;
-        members = calloc(1, sizeof(char *));
+        members = calloc(members_cap(1), sizeof(char *));
         if (!members)
                 return -ENOMEM;
         arr = scim_map_extract(group, array_key);
@@ -770,20 +887,12 @@ static int map_group(ScimMapper *m, json_object *group) {
                 return r;
         if (set_add(m->group_names, name) < 0 || dupset_add_id(m->gids, (uint32_t) gid) < 0)
                 return -ENOMEM;
-        r = grow((void **) &m->maps.group, &m->cap[NSS_MAP_GROUP], m->maps.n_group,
-                 sizeof(NssGroup));
-        if (r < 0)
-                return r;
-        m->maps.group[m->maps.n_group] = (NssGroup) {
-                .name = strdup(name),
-                .passwd = strdup("x"),
+        return emit(m, NSS_MAP_GROUP, &(NssGroup) {
+                .name = (char *) name,
+                .passwd = (char *) "x",
                 .gid = (uint32_t) gid,
-                .members = TAKE_PTR(members),
-        };
-        m->maps.n_group++;
-        if (!m->maps.group[m->maps.n_group - 1].name || !m->maps.group[m->maps.n_group - 1].passwd)
-                return -ENOMEM;
-        return 0;
+                .members = members,
+        });
 }
 
 int scim_map_add_groups(ScimMapper *m, json_object *resources) {

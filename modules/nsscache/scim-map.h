@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cache-format.h"
 #include "nss-maps.h"
 #include "nsscache-conf.h"
 
@@ -83,7 +84,11 @@ void scim_map_page_done(ScimPage *p);
 
 typedef struct ScimMapper ScimMapper;
 
+/* A mapper that collects NssMaps (scim_map_take()). */
 int scim_map_new(const ScimConfig *c, ScimMapper **ret);
+/* A mapper that renders each accepted entry at once (scim_map_take_formatted()),
+ * so a refresh holds the map text but never every entry's strings. */
+int scim_map_new_formatted(const ScimConfig *c, ScimMapper **ret);
 ScimMapper *scim_map_free(ScimMapper *m);
 static inline void scim_map_freep(ScimMapper **m) {
         if (*m)
@@ -102,6 +107,8 @@ int scim_map_add_groups(ScimMapper *m, struct json_object *resources);
 
 /** scim_map_take() - move the maps out (the mapper keeps empty maps). */
 void scim_map_take(ScimMapper *m, NssMaps *ret);
+/** scim_map_take_formatted() - move the rendered maps out, one per NssMapType. */
+void scim_map_take_formatted(ScimMapper *m, CacheFormatted ret[static _NSS_MAP_MAX]);
 const ScimRejects *scim_map_rejects(const ScimMapper *m);
 
 /**

@@ -2,8 +2,9 @@
  *
  * Usage: bench-nsscache -k TOKEN_FILE -d FILES_DIR -u BASE_URL NSSCACHE_CONF
  *
- * Runs what the module's refresh job runs on its worker thread (fetch and
- * map, then render, index and publish) once, into FILES_DIR, and prints
+ * Runs what the module's refresh job runs on its worker thread
+ * (nsscache_refresh_run(): fetch, map and render, then index and publish)
+ * once, into FILES_DIR, and prints
  *   wall_ms=N cpu_ms=N peak_rss_kb=N base_rss_kb=N requests=N passwd=N group=N
  * where base_rss_kb is the resident size before the refresh and
  * peak_rss_kb the high-water mark after it.  Exit 1 on failure.
@@ -17,10 +18,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "modules/nsscache/cache-publish.h"
-#include "modules/nsscache/nsscache-conf.h"
-#include "modules/nsscache/scim-fetch.h"
-#include "modules/nsscache/scim-map.h"
+#include "modules/nsscache/nsscache-refresh.h"
 #include "util/cleanup.h"
 
 static uint64_t now_usec(clockid_t clock) {
@@ -69,42 +67,13 @@ static int load_conf(const char *path, const char *token_file, const char *dir, 
         return 0;
 }
 
-static void fill_options(const ScimConfig *c, CacheOptions *o) {
-        cache_options_init(o);
-        o->dir = c->files_dir;
-        o->suffix = c->files_cache_filename_suffix;
-        o->timestamp_dir = c->timestamp_dir;
-        o->max_shrink_pct = (unsigned) c->max_shrink_pct;
-        for (int t = 0; t < _NSS_MAP_MAX; t++) {
-                o->enabled[t] = c->map_enabled[t];
-                o->min_entries[t] = (size_t) c->min_entries;
-        }
-}
-
-/* The body of the module's refresh_work(). */
-static int refresh(const ScimConfig *c, ScimFetchStats *stats, CacheReport *report, char **err) {
-        _cleanup_(scim_map_freep) ScimMapper *m = NULL;
-        NssMaps maps = {};
-        CacheOptions opts;
-        int r;
-
-        r = scim_fetch_run(c, NULL, &m, stats, err);
-        if (r < 0)
-                return r;
-        scim_map_take(m, &maps);
-        m = scim_map_free(m);
-        fill_options(c, &opts);
-        r = cache_publish(&opts, &maps, report, err);
-        nss_maps_done(&maps);
-        return r;
-}
-
 int main(int argc, char *argv[]) {
         _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
         _cleanup_free_ char *err = NULL;
         const char *token = NULL, *dir = NULL, *url = NULL;
         ScimFetchStats stats = {};
         CacheReport report = {};
+        CacheOptions opts;
         uint64_t wall, cpu, base;
         int r, opt;
 
@@ -134,7 +103,8 @@ int main(int argc, char *argv[]) {
         base = proc_status_kb("VmRSS");
         wall = now_usec(CLOCK_MONOTONIC);
         cpu = now_usec(CLOCK_PROCESS_CPUTIME_ID);
-        r = refresh(c, &stats, &report, &err);
+        nsscache_refresh_options(c, false, &opts);
+        r = nsscache_refresh_run(c, &opts, NULL, NULL, NULL, &stats, &report, &err);
         wall = now_usec(CLOCK_MONOTONIC) - wall;
         cpu = now_usec(CLOCK_PROCESS_CPUTIME_ID) - cpu;
         curl_global_cleanup();
