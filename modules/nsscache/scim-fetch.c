@@ -29,7 +29,6 @@
 #include <time.h>
 
 #include <curl/curl.h>
-#include <json-c/json.h>
 
 #include "scim-fetch.h"
 #include "util/cleanup.h"
