@@ -88,6 +88,9 @@ class State:
     def __init__(self, args, data):
         self.args = args
         self.data = {k: Resources(v) for k, v in data.items()}
+        if args.prerender:
+            for res in self.data.values():
+                res.render(0, len(res))
         self.lock = threading.Lock()
         self.requests = 0
         self.log = open(args.log, "a", buffering=1) if args.log else None
@@ -172,6 +175,7 @@ def main():
     p.add_argument("--port-file", required=True)
     p.add_argument("--log")
     p.add_argument("--page-size", type=int, default=1000)
+    p.add_argument("--prerender", action="store_true")
     p.add_argument("--ignore-count", action="store_true")
     p.add_argument("--fault", default="none",
                    choices=["none", "500", "401", "slow", "truncate", "garbage", "empty",
@@ -180,7 +184,6 @@ def main():
     p.add_argument("--fault-page", type=int, default=0)
     p.add_argument("--delay", type=float, default=5.0)
     p.add_argument("--shrink", type=int, default=0)
-    p.add_argument("--prerender", action="store_true")
     a = p.parse_args()
 
     def write_port(port):
@@ -206,9 +209,6 @@ def main():
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     srv.daemon_threads = True
     srv.state = State(a, data)
-    if a.prerender:
-        for res in srv.state.data.values():
-            res.render(0, len(res))
     write_port(srv.server_address[1])
     try:
         srv.serve_forever()
