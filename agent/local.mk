@@ -13,6 +13,8 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-util.la
 	%reldir%/util/fileio.h \
 	%reldir%/util/rand-util.c \
 	%reldir%/util/rand-util.h \
+	%reldir%/util/strbuf.c \
+	%reldir%/util/strbuf.h \
 	%reldir%/util/strv.c \
 	%reldir%/util/strv.h \
 	%reldir%/util/time-util.c \
@@ -52,7 +54,7 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-core.la
 	%reldir%/work.c \
 	%reldir%/work.h \
 	# End of libsunkd_core_la_SOURCES
-%canon_reldir%_libsunkd_core_la_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) $(JSONC_CFLAGS) $(YAML_CFLAGS)
+%canon_reldir%_libsunkd_core_la_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) $(JSONC_CFLAGS) $(YAML_CFLAGS) $(CURL_CFLAGS)
 %canon_reldir%_libsunkd_core_la_LIBADD = %reldir%/libsunkd-util.la $(SYSTEMD_LIBS) $(JSONC_LIBS) \
 	$(YAML_LIBS) $(PTHREAD_LIBS) $(LIBS) -lm
 
@@ -70,8 +72,8 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-client.la
 
 sbin_PROGRAMS += %reldir%/sunkd
 %canon_reldir%_sunkd_SOURCES = %reldir%/main.c
-%canon_reldir%_sunkd_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) $(JSONC_CFLAGS) $(CURL_CFLAGS)
-%canon_reldir%_sunkd_LDADD = %reldir%/libsunkd-core.la $(CURL_LIBS)
+%canon_reldir%_sunkd_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) $(JSONC_CFLAGS)
+%canon_reldir%_sunkd_LDADD = %reldir%/libsunkd-core.la
 
 bin_PROGRAMS += %reldir%/sunkctl
 %canon_reldir%_sunkctl_SOURCES = %reldir%/sunkctl.c

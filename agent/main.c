@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <curl/curl.h>
-
 #include "conf.h"
 #include "log.h"
 #include "manager.h"
@@ -160,13 +158,6 @@ int main(int argc, char **argv) {
         if (r <= 0)
                 return r < 0 ? EXIT_CONFIG : 0;
         block_signals();
-        /* Process-wide and not thread-safe: done once, before any worker or
-         * module exists (modules must not call it themselves). */
-        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-                log_error("Failed to initialise libcurl.");
-                return EXIT_RUNTIME;
-        }
-        r = run(&a);
-        curl_global_cleanup();
-        return r;
+        /* libcurl is initialised by the module loader, if a module uses it. */
+        return run(&a);
 }

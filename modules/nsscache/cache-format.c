@@ -32,6 +32,7 @@
  * entry for a user without keys).
  */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -40,6 +41,7 @@
 
 #include "util/cleanup.h"
 #include "util/macro.h"
+#include "util/strbuf.h"
 
 #include "cache-format-unicode.h"
 #include "cache-format.h"
@@ -93,7 +95,46 @@ static bool py_printable(uint32_t cp) {
         return true;
 }
 
-int cache_format_pyrepr(FILE *f, const char *s) {
+/* Bytes that repr() copies as they are: printable ASCII but the quote and backslash. */
+static size_t plain_run(const unsigned char *p, char quote) {
+        size_t n = 0;
+
+        while (p[n] >= ' ' && p[n] < 0x7F && p[n] != (unsigned char) quote && p[n] != '\\')
+                n++;
+        return n;
+}
+
+static void put_hex(StrBuf *b, const char *prefix, uint32_t cp, int digits) {
+        static const char hex[] = "0123456789abcdef";
+        char buf[8];
+
+        strbuf_puts(b, prefix);
+        for (int i = digits - 1; i >= 0; i--, cp >>= 4)
+                buf[i] = hex[cp & 0xF];
+        strbuf_append(b, buf, (size_t) digits);
+}
+
+/* One code point that is not in a plain run. */
+static void repr_char(StrBuf *b, const unsigned char *p, int k, uint32_t cp) {
+        if (cp == '\t')
+                strbuf_append(b, "\\t", 2);
+        else if (cp == '\n')
+                strbuf_append(b, "\\n", 2);
+        else if (cp == '\r')
+                strbuf_append(b, "\\r", 2);
+        else if (cp < ' ' || cp == 0x7F)
+                put_hex(b, "\\x", cp, 2);
+        else if (cp < 0x80 || py_printable(cp))
+                strbuf_append(b, p, (size_t) k);
+        else if (cp <= 0xFF)
+                put_hex(b, "\\x", cp, 2);
+        else if (cp <= 0xFFFF)
+                put_hex(b, "\\u", cp, 4);
+        else
+                put_hex(b, "\\U", cp, 8);
+}
+
+static int pyrepr(StrBuf *b, const char *s) {
         const unsigned char *p = (const unsigned char *) s;
         char quote = '\'';
 
@@ -108,48 +149,63 @@ int cache_format_pyrepr(FILE *f, const char *s) {
         if (strchr(s, '\'') && !strchr(s, '"'))
                 quote = '"';
 
-        fputc(quote, f);
+        strbuf_putc(b, quote);
         while (*p) {
+                size_t n = plain_run(p, quote);
                 uint32_t cp;
-                int k = utf8_next(p, &cp);
+                int k;
 
-                if (cp == (uint32_t) quote || cp == '\\')
-                        fprintf(f, "\\%c", (char) cp);
-                else if (cp == '\t')
-                        fputs("\\t", f);
-                else if (cp == '\n')
-                        fputs("\\n", f);
-                else if (cp == '\r')
-                        fputs("\\r", f);
-                else if (cp < ' ' || cp == 0x7F)
-                        fprintf(f, "\\x%02" PRIx32, cp);
-                else if (cp < 0x80 || py_printable(cp))
-                        fwrite(p, 1, (size_t) k, f);
-                else if (cp <= 0xFF)
-                        fprintf(f, "\\x%02" PRIx32, cp);
-                else if (cp <= 0xFFFF)
-                        fprintf(f, "\\u%04" PRIx32, cp);
-                else
-                        fprintf(f, "\\U%08" PRIx32, cp);
+                strbuf_append(b, p, n);
+                p += n;
+                if (!*p)
+                        break;
+                k = utf8_next(p, &cp);
+                if (cp == (uint32_t) quote || cp == '\\') {
+                        strbuf_putc(b, '\\');
+                        strbuf_putc(b, (char) cp);
+                } else
+                        repr_char(b, p, k, cp);
                 p += k;
         }
-        fputc(quote, f);
-        return ferror(f) ? -EIO : 0;
+        strbuf_putc(b, quote);
+        return 0;
 }
 
-int cache_format_pylist(FILE *f, char *const *l) {
+static int pylist(StrBuf *b, char *const *l) {
         int r;
 
-        fputc('[', f);
+        strbuf_putc(b, '[');
         for (size_t i = 0; l && l[i]; i++) {
                 if (i > 0)
-                        fputs(", ", f);
-                r = cache_format_pyrepr(f, l[i]);
+                        strbuf_append(b, ", ", 2);
+                r = pyrepr(b, l[i]);
                 if (r < 0)
                         return r;
         }
-        fputc(']', f);
-        return ferror(f) ? -EIO : 0;
+        strbuf_putc(b, ']');
+        return 0;
+}
+
+/* The stdio face of pyrepr()/pylist(), for callers that write to a FILE. */
+static int write_out(FILE *f, StrBuf *b, int r) {
+        if (r >= 0 && b->oom)
+                r = -ENOMEM;
+        if (r >= 0 && b->len > 0 && fwrite(b->data, 1, b->len, f) != b->len)
+                r = -EIO;
+        strbuf_done(b);
+        return r >= 0 && ferror(f) ? -EIO : r;
+}
+
+int cache_format_pyrepr(FILE *f, const char *s) {
+        StrBuf b = {};
+
+        return write_out(f, &b, pyrepr(&b, s));
+}
+
+int cache_format_pylist(FILE *f, char *const *l) {
+        StrBuf b = {};
+
+        return write_out(f, &b, pylist(&b, l));
 }
 
 typedef struct Field {
@@ -195,157 +251,203 @@ static const char *or_default(const char *s, const char *def) {
         return s ? s : def;
 }
 
-static int render_passwd(FILE *f, const NssMaps *m, size_t *n, char **ret_error) {
-        for (size_t i = 0; i < m->n_passwd; i++) {
-                const NssPasswd *e = m->passwd + i;
-                const Field fields[] = {
-                        { "name", e->name, ":\n", true },
-                        { "passwd", or_default(e->passwd, "x"), ":\n", false },
-                        { "gecos", e->gecos, ":\n", false },
-                        { "dir", e->dir, ":\n", false },
-                        { "shell", e->shell, ":\n", false },
-                };
-                int r = check_fields(fields, ELEMENTSOF(fields), NSS_MAP_PASSWD, i, ret_error);
-                if (r < 0)
-                        return r;
-
-                fprintf(f, "%s:%s:%" PRIu32 ":%" PRIu32 ":%s:%s:%s\n", e->name,
-                        or_default(e->passwd, "x"), e->uid, e->gid, or_default(e->gecos, ""),
-                        or_default(e->dir, ""), or_default(e->shell, ""));
-                (*n)++;
+/* Appends "field:" for each string, the last one without the colon. */
+static void put_fields(StrBuf *b, const char *const *v, size_t n) {
+        for (size_t j = 0; j < n; j++) {
+                if (j > 0)
+                        strbuf_putc(b, ':');
+                strbuf_puts(b, v[j]);
         }
+}
+
+static int render_passwd(StrBuf *b, const void *entry, size_t i, bool *ret_line, char **ret_error) {
+        const NssPasswd *e = entry;
+        const Field fields[] = {
+                { "name", e->name, ":\n", true },
+                { "passwd", or_default(e->passwd, "x"), ":\n", false },
+                { "gecos", e->gecos, ":\n", false },
+                { "dir", e->dir, ":\n", false },
+                { "shell", e->shell, ":\n", false },
+        };
+        int r = check_fields(fields, ELEMENTSOF(fields), NSS_MAP_PASSWD, i, ret_error);
+
+        if (r < 0)
+                return r;
+        put_fields(b, (const char *[]) { e->name, or_default(e->passwd, "x") }, 2);
+        strbuf_putc(b, ':');
+        strbuf_put_u64(b, e->uid);
+        strbuf_putc(b, ':');
+        strbuf_put_u64(b, e->gid);
+        strbuf_putc(b, ':');
+        put_fields(b, (const char *[]) { or_default(e->gecos, ""), or_default(e->dir, ""), or_default(e->shell, "") },
+                   3);
+        strbuf_putc(b, '\n');
+        *ret_line = true;
         return 0;
 }
 
 /* Python's `x or ''`: 0 and None (our -1, or any negative) print nothing. */
-static void shadow_num(FILE *f, int64_t v) {
-        fputc(':', f);
+static void shadow_num(StrBuf *b, int64_t v) {
+        strbuf_putc(b, ':');
         if (v > 0)
-                fprintf(f, "%" PRIi64, v);
+                strbuf_put_i64(b, v);
 }
 
-static int render_shadow(FILE *f, const NssMaps *m, size_t *n, char **ret_error) {
-        for (size_t i = 0; i < m->n_shadow; i++) {
-                const NssShadow *e = m->shadow + i;
-                const Field fields[] = {
-                        { "name", e->name, ":\n", true },
-                        { "passwd", or_default(e->passwd, "!!"), ":\n", false },
-                };
-                int r = check_fields(fields, ELEMENTSOF(fields), NSS_MAP_SHADOW, i, ret_error);
-                if (r < 0)
-                        return r;
+static int render_shadow(StrBuf *b, const void *entry, size_t i, bool *ret_line, char **ret_error) {
+        const NssShadow *e = entry;
+        const Field fields[] = {
+                { "name", e->name, ":\n", true },
+                { "passwd", or_default(e->passwd, "!!"), ":\n", false },
+        };
+        const int64_t nums[] = { e->lstchg, e->min, e->max, e->warn, e->inact, e->expire, e->flag };
+        int r = check_fields(fields, ELEMENTSOF(fields), NSS_MAP_SHADOW, i, ret_error);
 
-                fprintf(f, "%s:%s", e->name, or_default(e->passwd, "!!"));
-                shadow_num(f, e->lstchg);
-                shadow_num(f, e->min);
-                shadow_num(f, e->max);
-                shadow_num(f, e->warn);
-                shadow_num(f, e->inact);
-                shadow_num(f, e->expire);
-                shadow_num(f, e->flag);
-                fputc('\n', f);
-                (*n)++;
-        }
+        if (r < 0)
+                return r;
+        put_fields(b, (const char *[]) { e->name, or_default(e->passwd, "!!") }, 2);
+        for (size_t j = 0; j < ELEMENTSOF(nums); j++)
+                shadow_num(b, nums[j]);
+        strbuf_putc(b, '\n');
+        *ret_line = true;
         return 0;
 }
 
-static int render_group(FILE *f, const NssMaps *m, size_t *n, char **ret_error) {
-        for (size_t i = 0; i < m->n_group; i++) {
-                const NssGroup *e = m->group + i;
-                const Field fields[] = {
-                        { "name", e->name, ":\n", true },
-                        { "passwd", or_default(e->passwd, "x"), ":\n", false },
+static int render_group(StrBuf *b, const void *entry, size_t i, bool *ret_line, char **ret_error) {
+        const NssGroup *e = entry;
+        const Field fields[] = {
+                { "name", e->name, ":\n", true },
+                { "passwd", or_default(e->passwd, "x"), ":\n", false },
+        };
+        int r = check_fields(fields, ELEMENTSOF(fields), NSS_MAP_GROUP, i, ret_error);
+
+        if (r < 0)
+                return r;
+        for (size_t j = 0; e->members && e->members[j]; j++) {
+                const Field mf[] = {
+                        { "name", e->name, "", true },
+                        { "members", e->members[j], ":,\n", true },
                 };
-                int r = check_fields(fields, ELEMENTSOF(fields), NSS_MAP_GROUP, i, ret_error);
+                r = check_fields(mf, ELEMENTSOF(mf), NSS_MAP_GROUP, i, ret_error);
                 if (r < 0)
                         return r;
-                for (size_t j = 0; e->members && e->members[j]; j++) {
-                        const Field mf[] = {
-                                { "name", e->name, "", true },
-                                { "members", e->members[j], ":,\n", true },
-                        };
-                        r = check_fields(mf, ELEMENTSOF(mf), NSS_MAP_GROUP, i, ret_error);
-                        if (r < 0)
-                                return r;
-                }
-
-                fprintf(f, "%s:%s:%" PRIu32 ":", e->name, or_default(e->passwd, "x"), e->gid);
-                for (size_t j = 0; e->members && e->members[j]; j++) {
-                        if (j > 0)
-                                fputc(',', f);
-                        fputs(e->members[j], f);
-                }
-                fputc('\n', f);
-                (*n)++;
         }
+
+        put_fields(b, (const char *[]) { e->name, or_default(e->passwd, "x") }, 2);
+        strbuf_putc(b, ':');
+        strbuf_put_u64(b, e->gid);
+        strbuf_putc(b, ':');
+        for (size_t j = 0; e->members && e->members[j]; j++) {
+                if (j > 0)
+                        strbuf_putc(b, ',');
+                strbuf_puts(b, e->members[j]);
+        }
+        strbuf_putc(b, '\n');
+        *ret_line = true;
         return 0;
 }
 
-static int render_sshkey(FILE *f, const NssMaps *m, size_t *n, char **ret_error) {
-        for (size_t i = 0; i < m->n_sshkey; i++) {
-                const NssSshkey *e = m->sshkey + i;
-                const Field fields[] = {
-                        { "name", e->name, ":\n", true },
-                };
-                int r = check_fields(fields, ELEMENTSOF(fields), NSS_MAP_SSHKEY, i, ret_error);
-                if (r < 0)
-                        return r;
-                if (!e->keys || !e->keys[0])
-                        continue;
+static int render_sshkey(StrBuf *b, const void *entry, size_t i, bool *ret_line, char **ret_error) {
+        const NssSshkey *e = entry;
+        const Field fields[] = {
+                { "name", e->name, ":\n", true },
+        };
+        int r = check_fields(fields, ELEMENTSOF(fields), NSS_MAP_SSHKEY, i, ret_error);
 
-                fprintf(f, "%s:", e->name);
-                r = cache_format_pylist(f, e->keys);
-                if (r == -EILSEQ) {
-                        if (ret_error &&
-                            asprintf(ret_error, "sshkey entry %zu: '%s': a key is not valid UTF-8", i,
-                                     e->name) < 0)
-                                return -ENOMEM;
-                        return r;
-                }
-                if (r < 0)
-                        return r;
-                fputc('\n', f);
-                (*n)++;
+        if (r < 0)
+                return r;
+        if (!e->keys || !e->keys[0])
+                return 0;
+
+        strbuf_puts(b, e->name);
+        strbuf_putc(b, ':');
+        r = pylist(b, e->keys);
+        if (r == -EILSEQ) {
+                if (ret_error &&
+                    asprintf(ret_error, "sshkey entry %zu: '%s': a key is not valid UTF-8", i, e->name) < 0)
+                        return -ENOMEM;
+                return r;
         }
+        if (r < 0)
+                return r;
+        strbuf_putc(b, '\n');
+        *ret_line = true;
         return 0;
 }
 
-typedef int (*RenderFn)(FILE *f, const NssMaps *m, size_t *n, char **ret_error);
+typedef int (*RenderFn)(StrBuf *b, const void *entry, size_t i, bool *ret_line, char **ret_error);
 
-static const RenderFn renderers[_NSS_MAP_MAX] = {
-        [NSS_MAP_PASSWD] = render_passwd,
-        [NSS_MAP_SHADOW] = render_shadow,
-        [NSS_MAP_GROUP] = render_group,
-        [NSS_MAP_SSHKEY] = render_sshkey,
+static const struct {
+        RenderFn render;
+        size_t array, count, size; /* where NssMaps keeps this map's entries */
+} renderers[_NSS_MAP_MAX] = {
+        [NSS_MAP_PASSWD] = { render_passwd, offsetof(NssMaps, passwd), offsetof(NssMaps, n_passwd), sizeof(NssPasswd) },
+        [NSS_MAP_SHADOW] = { render_shadow, offsetof(NssMaps, shadow), offsetof(NssMaps, n_shadow), sizeof(NssShadow) },
+        [NSS_MAP_GROUP] = { render_group, offsetof(NssMaps, group), offsetof(NssMaps, n_group), sizeof(NssGroup) },
+        [NSS_MAP_SSHKEY] = { render_sshkey, offsetof(NssMaps, sshkey), offsetof(NssMaps, n_sshkey), sizeof(NssSshkey) },
 };
+
+/* One entry; a failed entry leaves no partial line behind. */
+static int render_entry(StrBuf *b, NssMapType t, const void *entry, size_t i, size_t *lines,
+                        char **ret_error) {
+        size_t mark = b->len;
+        bool line = false;
+        int r;
+
+        r = renderers[t].render(b, entry, i, &line, ret_error);
+        if (r < 0) {
+                strbuf_truncate(b, mark);
+                return r;
+        }
+        if (line)
+                (*lines)++;
+        return b->oom ? -ENOMEM : 0;
+}
 
 int cache_format_render(const NssMaps *m, NssMapType t, char **ret_buf, size_t *ret_len,
                         size_t *ret_entries, char **ret_error) {
-        /* buf before f: cleanup runs in reverse, and fclose() still writes to buf. */
-        _cleanup_free_ char *buf = NULL;
-        _cleanup_fclose_ FILE *f = NULL;
-        size_t len = 0, n = 0;
+        StrBuf b = {};
+        const char *entries;
+        size_t n, lines = 0;
         int r;
 
         if (!m || (int) t < 0 || t >= _NSS_MAP_MAX || !ret_buf || !ret_len)
                 return -EINVAL;
-
-        f = open_memstream(&buf, &len);
-        if (!f)
+        entries = *(char *const *) ((const char *) m + renderers[t].array);
+        n = *(const size_t *) ((const char *) m + renderers[t].count);
+        for (size_t i = 0; i < n; i++) {
+                r = render_entry(&b, t, entries + i * renderers[t].size, i, &lines, ret_error);
+                if (r < 0) {
+                        strbuf_done(&b);
+                        return r;
+                }
+        }
+        *ret_buf = strbuf_steal(&b, ret_len);
+        if (!*ret_buf)
                 return -ENOMEM;
-
-        r = renderers[t](f, m, &n, ret_error);
-        if (r < 0)
-                return r;
-        /* open_memstream reports allocation failures only through the stream's error state. */
-        if (ferror(f) || fflush(f) != 0)
-                return -ENOMEM;
-        if (fclose(TAKE_PTR(f)) != 0)
-                return -ENOMEM;
-
-        *ret_buf = TAKE_PTR(buf);
-        *ret_len = len;
         if (ret_entries)
-                *ret_entries = n;
+                *ret_entries = lines;
         return 0;
+}
+
+void cache_formatted_init(CacheFormatted *f, NssMapType t) {
+        *f = (CacheFormatted) { .type = t };
+}
+
+int cache_formatted_add(CacheFormatted *f, const void *entry) {
+        int r;
+
+        if (f->error != 0)
+                return 0;
+        r = render_entry(&f->buf, f->type, entry, f->offered++, &f->entries, &f->error_text);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                f->error = r;
+        return 0;
+}
+
+void cache_formatted_done(CacheFormatted *f) {
+        strbuf_done(&f->buf);
+        free(f->error_text);
+        *f = (CacheFormatted) { .type = f->type };
 }

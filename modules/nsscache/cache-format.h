@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "nss-maps.h"
+#include "util/strbuf.h"
 
 /**
  * cache_format_render() - render map @t of @m, byte for byte as nsscache would.
@@ -37,3 +38,28 @@ int cache_format_pyrepr(FILE *f, const char *s);
  * Return: as cache_format_pyrepr().
  */
 int cache_format_pylist(FILE *f, char *const *l);
+
+/* One map rendered entry by entry, by a caller that never holds the whole
+ * NssMaps: the bytes, line count and error are exactly what
+ * cache_format_render() gives for the same entries in the same order. */
+typedef struct CacheFormatted {
+        NssMapType type;
+        StrBuf buf;         /* the map's bytes so far */
+        size_t entries;     /* lines written */
+        size_t offered;     /* entries offered, the N of "MAP entry N" */
+        int error;          /* 0, or -EINVAL/-EILSEQ of the first entry that failed */
+        char *error_text;   /* its message */
+} CacheFormatted;
+
+void cache_formatted_init(CacheFormatted *f, NssMapType t);
+
+/**
+ * cache_formatted_add() - render one entry (an NssPasswd, NssShadow,
+ * NssGroup or NssSshkey, as f->type says) at the end of @f.
+ * An entry that cannot be rendered sets f->error and f->error_text, and
+ * every later entry is ignored: the map is refused when it is published.
+ * Return: 0, or -ENOMEM.
+ */
+int cache_formatted_add(CacheFormatted *f, const void *entry);
+
+void cache_formatted_done(CacheFormatted *f); /* frees, keeps the type */

@@ -68,7 +68,7 @@ typedef struct IndexWork {
 typedef struct MapWork {
         NssMapType type;
         char *path;
-        char *data;
+        const char *data; /* borrowed from the CacheFormatted */
         size_t len, entries;
         IndexWork index[MAX_INDEXES];
         size_t n_index;
@@ -88,7 +88,6 @@ static void unlink_tmp(char **tmp) {
 static void map_work_done(MapWork *w) {
         unlink_tmp(&w->tmp);
         free(w->path);
-        free(w->data);
         for (size_t i = 0; i < w->n_index; i++) {
                 unlink_tmp(&w->index[i].tmp);
                 free(w->index[i].path);
@@ -228,7 +227,7 @@ int cache_publish_count_entries(const char *path, size_t *ret) {
         return r < 0 ? r : 0;
 }
 
-static int prepare_map(const CacheOptions *opts, const NssMaps *maps, NssMapType t, MapWork *w,
+static int prepare_map(const CacheOptions *opts, const CacheFormatted *f, NssMapType t, MapWork *w,
                        char **ret_error) {
         const CacheIndexSpec *specs;
         bool exists;
@@ -239,9 +238,18 @@ static int prepare_map(const CacheOptions *opts, const NssMaps *maps, NssMapType
         if (!w->path)
                 return -ENOMEM;
 
-        r = cache_format_render(maps, t, &w->data, &w->len, &w->entries, ret_error);
-        if (r < 0)
-                return r;
+        if (f->type != t)
+                return -EINVAL;
+        if (f->error < 0) {
+                if (ret_error && f->error_text && !(*ret_error = strdup(f->error_text)))
+                        return -ENOMEM;
+                return f->error;
+        }
+        if (f->buf.oom)
+                return -ENOMEM;
+        w->data = f->buf.data ?: "";
+        w->len = f->buf.len;
+        w->entries = f->entries;
 
         resolve_perms(opts, t, &w->data_perms, &w->index_perms);
 
@@ -425,7 +433,40 @@ static void report_fill(CacheReport *rep, const CacheOptions *opts, const MapWor
         }
 }
 
+/* Renders every enabled map, stopping at the first that cannot be rendered:
+ * it keeps its error for prepare_map() to report in map order. */
+static int format_maps(const CacheOptions *opts, const NssMaps *maps, CacheFormatted f[static _NSS_MAP_MAX]) {
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
+                cache_formatted_init(f + t, t);
+                if (!opts->enabled[t])
+                        continue;
+                f[t].error = cache_format_render(maps, t, &f[t].buf.data, &f[t].buf.len, &f[t].entries,
+                                                 &f[t].error_text);
+                if (f[t].error == -ENOMEM)
+                        return -ENOMEM;
+                if (f[t].error < 0)
+                        break;
+                f[t].buf.cap = f[t].buf.len + 1;
+        }
+        return 0;
+}
+
 int cache_publish(const CacheOptions *opts, const NssMaps *maps, CacheReport *ret_report, char **ret_error) {
+        CacheFormatted f[_NSS_MAP_MAX] = {};
+        int r;
+
+        if (!opts || !maps || isempty(opts->dir))
+                return -EINVAL;
+        r = format_maps(opts, maps, f);
+        if (r >= 0)
+                r = cache_publish_formatted(opts, f, ret_report, ret_error);
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                cache_formatted_done(f + t);
+        return r;
+}
+
+int cache_publish_formatted(const CacheOptions *opts, const CacheFormatted maps[static _NSS_MAP_MAX],
+                            CacheReport *ret_report, char **ret_error) {
         _cleanup_free_ char *err = NULL;
         CacheReport rep = {};
         MapWork work[_NSS_MAP_MAX] = {};
@@ -437,7 +478,7 @@ int cache_publish(const CacheOptions *opts, const NssMaps *maps, CacheReport *re
         for (size_t t = 0; t < _NSS_MAP_MAX; t++) {
                 if (!opts->enabled[t])
                         continue;
-                r = prepare_map(opts, maps, t, work + t, &err);
+                r = prepare_map(opts, maps + t, t, work + t, &err);
                 if (r < 0)
                         goto out;
         }

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "cache-format.h"
 #include "nss-maps.h"
 
 /* cache_publish() refused a map by a guard; *ret_error says which and why. */
@@ -71,6 +72,15 @@ void cache_options_init(CacheOptions *opts);
  * (nothing changed) or, rarely, if a rename failed after others succeeded.
  */
 int cache_publish(const CacheOptions *opts, const NssMaps *maps, CacheReport *ret_report, char **ret_error);
+
+/**
+ * cache_publish_formatted() - cache_publish() for maps already rendered
+ * entry by entry; @maps[t] (of type t) is read for every enabled map t.
+ * A map that recorded a rendering error fails the publish with that error,
+ * as cache_publish() would have for the same entries.
+ */
+int cache_publish_formatted(const CacheOptions *opts, const CacheFormatted maps[static _NSS_MAP_MAX],
+                            CacheReport *ret_report, char **ret_error);
 
 /**
  * cache_publish_count_entries() - lines in an existing cache file (0 if absent).

@@ -22,6 +22,12 @@ noinst_LTLIBRARIES += %reldir%/libnsscache-scim.la
 %canon_reldir%_libnsscache_scim_la_SOURCES = \
 	%reldir%/nsscache-conf.c \
 	%reldir%/nsscache-conf.h \
+	%reldir%/nsscache-refresh.c \
+	%reldir%/nsscache-refresh.h \
+	%reldir%/dupset.c \
+	%reldir%/dupset.h \
+	%reldir%/scim-json.c \
+	%reldir%/scim-json.h \
 	%reldir%/scim-map.c \
 	%reldir%/scim-map.h \
 	%reldir%/scim-fetch.c \

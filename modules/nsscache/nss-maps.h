@@ -1,8 +1,10 @@
-/* The four maps one refresh produces, in memory, validated.
+/* The four maps of a refresh, in memory, validated.
  *
- * A refresh builds an NssMaps from one fetch of Users and one of Groups; the
- * cache writer renders and publishes all of it or none of it.  Entries own
- * their strings.  Numeric shadow fields use -1 for "empty", as in shadow(5).
+ * An NssMaps holds the entries of one fetch of Users and one of Groups; the
+ * cache writer renders and publishes all of it or none of it.  (The refresh
+ * job itself renders each entry as it is mapped and never holds them all:
+ * see CacheFormatted; the entry types are the same.)  Entries own their
+ * strings.  Numeric shadow fields use -1 for "empty", as in shadow(5).
  */
 #pragma once
 

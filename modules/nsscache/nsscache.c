@@ -14,6 +14,7 @@
  * used it succeeded.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,6 +24,7 @@
 
 #include "cache-publish.h"
 #include "nsscache-conf.h"
+#include "nsscache-refresh.h"
 #include "scim-fetch.h"
 #include "scim-map.h"
 #include "sunkd/module.h"
@@ -119,19 +121,6 @@ static int load_conf(sunkd_ctx *c, const sunkd_cfg *cfg, ScimConfig **ret) {
         return 0;
 }
 
-static void fill_options(const ScimConfig *c, bool force, CacheOptions *o) {
-        cache_options_init(o);
-        o->dir = c->files_dir;
-        o->suffix = c->files_cache_filename_suffix;
-        o->timestamp_dir = c->timestamp_dir;
-        o->max_shrink_pct = (unsigned) c->max_shrink_pct;
-        o->force = force;
-        for (int t = 0; t < _NSS_MAP_MAX; t++) {
-                o->enabled[t] = c->map_enabled[t];
-                o->min_entries[t] = (size_t) c->min_entries;
-        }
-}
-
 static int refresh_prepare(void *state, void **ret_input) {
         State *s = state;
         Input *in = calloc(1, sizeof(*in));
@@ -145,7 +134,9 @@ static int refresh_prepare(void *state, void **ret_input) {
         return 0;
 }
 
-static void copy_rejects(Result *res, const ScimRejects *rj) {
+static void copy_rejects(void *userdata, const ScimRejects *rj) {
+        Result *res = userdata;
+
         memcpy(res->rejects.count, rj->count, sizeof(rj->count));
         res->rejects.total = rj->total;
         for (size_t i = 0; i < rj->n_records && res->n_records < REJECTS_LOGGED_MAX; i++) {
@@ -158,8 +149,6 @@ static void copy_rejects(Result *res, const ScimRejects *rj) {
 static int refresh_work(void *state, void *input, const sunkd_cancel *cancel, void **ret_result) {
         Input *in = input;
         const ScimConfig *c = in->ref->conf;
-        ScimMapper *mapper = NULL;
-        NssMaps maps = {};
         CacheOptions opts;
         Result *res;
         int r;
@@ -169,20 +158,11 @@ static int refresh_work(void *state, void *input, const sunkd_cancel *cancel, vo
                 return -ENOMEM;
         *ret_result = res;
 
-        r = scim_fetch_run(c, cancel, &mapper, &res->stats, &res->error);
-        if (r < 0)
-                return r;
-        copy_rejects(res, scim_map_rejects(mapper));
-        scim_map_take(mapper, &maps);
-        scim_map_free(mapper);
-        if (sunkd_cancelled(cancel)) {
-                nss_maps_done(&maps);
-                return -ECANCELED;
-        }
-
-        fill_options(c, in->force, &opts);
-        r = cache_publish(&opts, &maps, &res->report, &res->error);
-        nss_maps_done(&maps);
+        nsscache_refresh_options(c, in->force, &opts);
+        r = nsscache_refresh_run(c, &opts, cancel, copy_rejects, res, &res->stats, &res->report,
+                                 &res->error);
+        /* The run's pages and maps are freed: give the heap back to the system. */
+        (void) malloc_trim(0);
         if (r >= 0)
                 res->published = true;
         return r;

@@ -29,7 +29,6 @@
 #include <time.h>
 
 #include <curl/curl.h>
-#include <json-c/json.h>
 
 #include "scim-fetch.h"
 #include "util/cleanup.h"
@@ -373,7 +372,7 @@ int scim_fetch_all(ScimFetch *f, ScimEndpoint e, const sunkd_cancel *cancel, sci
                 r = get_page(f, url, what, ret_error);
                 if (r < 0)
                         break;
-                r = scim_map_page_parse(f->body ?: "", f->body_len, &p, &perr);
+                r = scim_map_page_read(f->body ?: "", f->body_len, &p, &perr);
                 if (r < 0) {
                         set_error(ret_error, "%s: %s", what, perr ?: "unparsable");
                         break;
@@ -421,17 +420,16 @@ int scim_fetch_all(ScimFetch *f, ScimEndpoint e, const sunkd_cancel *cancel, sci
 }
 
 static int users_page(void *userdata, const ScimPage *p) {
-        return scim_map_add_users(userdata, p->resources);
+        return scim_map_add_user_items(userdata, p->items);
 }
 
 static int groups_page(void *userdata, const ScimPage *p) {
-        return scim_map_add_groups(userdata, p->resources);
+        return scim_map_add_group_items(userdata, p->items);
 }
 
-int scim_fetch_run(const ScimConfig *c, const sunkd_cancel *cancel, ScimMapper **ret_mapper,
+int scim_fetch_run(const ScimConfig *c, ScimMapper *m, const sunkd_cancel *cancel,
                    ScimFetchStats *ret_stats, char **ret_error) {
         _cleanup_(scim_fetch_freep) ScimFetch *f = NULL;
-        _cleanup_(scim_map_freep) ScimMapper *m = NULL;
         _cleanup_erase_ char *token = NULL;
         int r;
 
@@ -442,9 +440,6 @@ int scim_fetch_run(const ScimConfig *c, const sunkd_cancel *cancel, ScimMapper *
         if (r < 0)
                 return r;
         erase_and_free(TAKE_PTR(token));
-        r = scim_map_new(c, &m);
-        if (r < 0)
-                return r;
         if (c->map_enabled[NSS_MAP_PASSWD] || c->map_enabled[NSS_MAP_SHADOW] ||
             c->map_enabled[NSS_MAP_SSHKEY])
                 r = scim_fetch_all(f, SCIM_ENDPOINT_USERS, cancel, users_page, m, ret_error);
@@ -452,8 +447,5 @@ int scim_fetch_run(const ScimConfig *c, const sunkd_cancel *cancel, ScimMapper *
                 r = scim_fetch_all(f, SCIM_ENDPOINT_GROUPS, cancel, groups_page, m, ret_error);
         if (ret_stats)
                 *ret_stats = f->stats;
-        if (r < 0)
-                return r;
-        *ret_mapper = TAKE_PTR(m);
-        return 0;
+        return r < 0 ? r : 0;
 }

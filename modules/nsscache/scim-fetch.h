@@ -74,9 +74,9 @@ const ScimFetchStats *scim_fetch_stats(const ScimFetch *f);
 
 /**
  * scim_fetch_run() - one whole refresh: token, Users once (for passwd,
- * shadow and sshkey), Groups once (for group), mapped as pages arrive.
- * On success *ret_mapper holds the maps (scim_map_take()) and the rejects.
+ * shadow and sshkey), Groups once (for group), mapped into @m as pages
+ * arrive.  On success @m holds the maps and the rejects.
  * *ret_stats (optional) is filled on success and failure.
  */
-int scim_fetch_run(const ScimConfig *c, const sunkd_cancel *cancel, ScimMapper **ret_mapper,
+int scim_fetch_run(const ScimConfig *c, ScimMapper *m, const sunkd_cancel *cancel,
                    ScimFetchStats *ret_stats, char **ret_error);

@@ -21,8 +21,9 @@
  * name, so a record that fails passwd validation (uid 0, say) can never
  * place an ssh key under a name that resolves to another account.
  *
- * Names and ids are de-duplicated through json-c objects used as hash
- * sets: 100k users map in linear time.  Nothing here logs.
+ * Entries are read from the page tree of scim-json.h, whichever parser
+ * built it.  Names and ids are de-duplicated through compact hash sets
+ * (dupset.h): 100k users map in linear time and a few MB.  Nothing here logs.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -32,10 +33,15 @@
 
 #include <json-c/json.h>
 
+#include "dupset.h"
+#include "scim-json.h"
 #include "scim-map.h"
 #include "util/cleanup.h"
 #include "util/macro.h"
+#include "util/strbuf.h"
 #include "util/strv.h"
+
+#define MEMBERS_CAP_MIN 16
 
 static const char *const reject_table[_SCIM_REJECT_MAX] = {
         [SCIM_REJECT_NOT_OBJECT] = "not-an-object",
@@ -62,11 +68,13 @@ const char *scim_reject_reason_to_string(ScimRejectReason r) {
 
 struct ScimMapper {
         const ScimConfig *conf;
+        bool formatted;                 /* entries go to `text`, not to `maps` */
         NssMaps maps;
         size_t cap[_NSS_MAP_MAX];
+        CacheFormatted text[_NSS_MAP_MAX];
         ScimRejects rejects;
-        /* hash sets: name -> NULL, decimal id -> NULL */
-        json_object *user_names, *uids, *group_names, *gids;
+        DupSet *user_names, *uids, *group_names, *gids;
+        DupSet *members; /* of the group being mapped */
 };
 
 /* ---- pages ----------------------------------------------------------------- */
@@ -75,6 +83,7 @@ void scim_map_page_done(ScimPage *p) {
         if (!p)
                 return;
         json_object_put(p->root);
+        scim_json_free(p->doc);
         *p = (ScimPage) { .start_index = -1, .items_per_page = -1 };
 }
 
@@ -150,20 +159,95 @@ int scim_map_page_parse(const char *buf, size_t len, ScimPage *ret, char **ret_e
         return 0;
 }
 
+static bool doc_count(const ScimJson *root, const char *key, int64_t *ret) {
+        const ScimJson *v = scim_json_get(root, key, strlen(key));
+
+        if (!v || v->type != SCIM_JSON_INT)
+                return false;
+        *ret = v->i;
+        return true;
+}
+
+/* The page from the fast tree, when it is a well-formed ListResponse:
+ * every other case goes to json-c, which words the error. */
+static int page_from_doc(ScimJsonDoc *doc, ScimPage *ret) {
+        const ScimJson *root = scim_json_root(doc), *res;
+        ScimPage p = { .start_index = -1, .items_per_page = -1 };
+
+        if (!scim_json_is(root, SCIM_JSON_OBJECT) || !doc_count(root, "totalResults", &p.total_results) ||
+            p.total_results < 0)
+                return -EAGAIN;
+        (void) doc_count(root, "startIndex", &p.start_index);
+        (void) doc_count(root, "itemsPerPage", &p.items_per_page);
+        res = scim_json_get(root, "Resources", strlen("Resources"));
+        if (res && !scim_json_is(res, SCIM_JSON_NULL)) {
+                if (!scim_json_is(res, SCIM_JSON_ARRAY))
+                        return -EAGAIN;
+                p.items = res;
+                p.n_resources = res->n;
+        }
+        p.doc = doc;
+        *ret = p;
+        return 0;
+}
+
+/* json-c read the page: keep its Resources as a tree, drop json-c's. */
+static int page_convert(ScimPage *p) {
+        ScimJsonDoc *doc;
+        int r;
+
+        if (!p->resources)
+                return 0;
+        r = scim_json_from_jsonc(p->resources, &doc);
+        if (r < 0)
+                return r;
+        p->doc = doc;
+        p->items = scim_json_root(doc);
+        p->resources = NULL;
+        json_object_put(p->root);
+        p->root = NULL;
+        return 0;
+}
+
+int scim_map_page_read(const char *buf, size_t len, ScimPage *ret, char **ret_error) {
+        _cleanup_(scim_json_freep) ScimJsonDoc *doc = NULL;
+        ScimPage p = {};
+        int r;
+
+        r = scim_json_parse(buf, len, &doc);
+        if (r >= 0 && page_from_doc(doc, ret) >= 0) {
+                TAKE_PTR(doc);
+                return 0;
+        }
+        if (r < 0 && r != -EAGAIN)
+                return r;
+        r = scim_map_page_parse(buf, len, &p, ret_error);
+        if (r < 0)
+                return r;
+        r = page_convert(&p);
+        if (r < 0) {
+                scim_map_page_done(&p);
+                return r;
+        }
+        *ret = p;
+        return 0;
+}
+
 /* ---- mapper ---------------------------------------------------------------- */
 
-int scim_map_new(const ScimConfig *c, ScimMapper **ret) {
+static int mapper_new(const ScimConfig *c, bool formatted, ScimMapper **ret) {
         ScimMapper *m;
 
         m = calloc(1, sizeof(*m));
         if (!m)
                 return -ENOMEM;
         m->conf = c;
-        m->user_names = json_object_new_object();
-        m->uids = json_object_new_object();
-        m->group_names = json_object_new_object();
-        m->gids = json_object_new_object();
-        if (!m->user_names || !m->uids || !m->group_names || !m->gids) {
+        m->formatted = formatted;
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                cache_formatted_init(m->text + t, t);
+        if (dupset_new(&m->user_names) < 0 || dupset_new(&m->uids) < 0 ||
+            dupset_new(&m->group_names) < 0 || dupset_new(&m->gids) < 0 ||
+            dupset_new(&m->members) < 0) {
                 scim_map_free(m);
                 return -ENOMEM;
         }
@@ -171,17 +255,28 @@ int scim_map_new(const ScimConfig *c, ScimMapper **ret) {
         return 0;
 }
 
+int scim_map_new(const ScimConfig *c, ScimMapper **ret) {
+        return mapper_new(c, false, ret);
+}
+
+int scim_map_new_formatted(const ScimConfig *c, ScimMapper **ret) {
+        return mapper_new(c, true, ret);
+}
+
 ScimMapper *scim_map_free(ScimMapper *m) {
         if (!m)
                 return NULL;
         nss_maps_done(&m->maps);
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                cache_formatted_done(m->text + t);
         for (size_t i = 0; i < m->rejects.n_records; i++)
                 free(m->rejects.records[i].name);
         free(m->rejects.records);
-        json_object_put(m->user_names);
-        json_object_put(m->uids);
-        json_object_put(m->group_names);
-        json_object_put(m->gids);
+        dupset_free(m->user_names);
+        dupset_free(m->uids);
+        dupset_free(m->group_names);
+        dupset_free(m->gids);
+        dupset_free(m->members);
         free(m);
         return NULL;
 }
@@ -192,19 +287,47 @@ void scim_map_take(ScimMapper *m, NssMaps *ret) {
         memset(m->cap, 0, sizeof(m->cap));
 }
 
+void scim_map_take_formatted(ScimMapper *m, CacheFormatted ret[static _NSS_MAP_MAX]) {
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
+                ret[t] = m->text[t];
+                cache_formatted_init(m->text + t, t);
+        }
+}
+
 const ScimRejects *scim_map_rejects(const ScimMapper *m) {
         return &m->rejects;
 }
 
+/* The json-c accessors the mapper was written against, on the page tree. */
+static const char *string_of(const ScimJson *v) {
+        return v->s;
+}
+
+static size_t string_len(const ScimJson *v) {
+        return v->n;
+}
+
+static int64_t int_of(const ScimJson *v) {
+        return v->i;
+}
+
+static size_t array_length(const ScimJson *v) {
+        return scim_json_is(v, SCIM_JSON_ARRAY) ? v->n : 0;
+}
+
+static const ScimJson *array_item(const ScimJson *v, size_t i) {
+        return v->items + i;
+}
+
 /* A printable, bounded copy of untrusted text, for log lines. */
-static char *printable_copy(json_object *v) {
+static char *printable_copy(const ScimJson *v) {
         const char *s;
         char *t;
         size_t n;
 
-        if (!v || !json_object_is_type(v, json_type_string))
+        if (!v || !scim_json_is(v, SCIM_JSON_STRING))
                 return NULL;
-        s = json_object_get_string(v);
+        s = string_of(v);
         n = MIN(strlen(s), (size_t) 64);
         t = strndup(s, n);
         if (!t)
@@ -215,7 +338,7 @@ static char *printable_copy(json_object *v) {
         return t;
 }
 
-static int reject(ScimMapper *m, ScimRejectReason reason, NssMapType map, json_object *name,
+static int reject(ScimMapper *m, ScimRejectReason reason, NssMapType map, const ScimJson *name,
                   int64_t id) {
         ScimRejects *r = &m->rejects;
 
@@ -252,7 +375,92 @@ static int grow(void **array, size_t *cap, size_t n, size_t size) {
         return 0;
 }
 
-json_object *scim_map_extract(json_object *o, const char *path) {
+/* ---- entries: copied into NssMaps, or rendered at once ---------------------- */
+
+static int copy_passwd(ScimMapper *m, const void *entry) {
+        const NssPasswd *e = entry;
+        NssPasswd *p;
+        int r;
+
+        r = grow((void **) &m->maps.passwd, &m->cap[NSS_MAP_PASSWD], m->maps.n_passwd, sizeof(NssPasswd));
+        if (r < 0)
+                return r;
+        p = m->maps.passwd + m->maps.n_passwd++;
+        *p = (NssPasswd) {
+                .name = strdup(e->name),
+                .passwd = strdup(e->passwd),
+                .uid = e->uid,
+                .gid = e->gid,
+                .gecos = strdup(e->gecos),
+                .dir = strdup(e->dir),
+                .shell = strdup(e->shell),
+        };
+        return p->name && p->passwd && p->gecos && p->dir && p->shell ? 0 : -ENOMEM;
+}
+
+static int copy_shadow(ScimMapper *m, const void *entry) {
+        const NssShadow *e = entry;
+        NssShadow *p;
+        int r;
+
+        r = grow((void **) &m->maps.shadow, &m->cap[NSS_MAP_SHADOW], m->maps.n_shadow, sizeof(NssShadow));
+        if (r < 0)
+                return r;
+        p = m->maps.shadow + m->maps.n_shadow++;
+        *p = *e;
+        p->name = strdup(e->name);
+        p->passwd = strdup(e->passwd);
+        return p->name && p->passwd ? 0 : -ENOMEM;
+}
+
+static int copy_group(ScimMapper *m, const void *entry) {
+        const NssGroup *e = entry;
+        NssGroup *p;
+        int r;
+
+        r = grow((void **) &m->maps.group, &m->cap[NSS_MAP_GROUP], m->maps.n_group, sizeof(NssGroup));
+        if (r < 0)
+                return r;
+        p = m->maps.group + m->maps.n_group++;
+        *p = (NssGroup) {
+                .name = strdup(e->name),
+                .passwd = strdup(e->passwd),
+                .gid = e->gid,
+                .members = strv_copy(e->members),
+        };
+        return p->name && p->passwd && p->members ? 0 : -ENOMEM;
+}
+
+static int copy_sshkey(ScimMapper *m, const void *entry) {
+        const NssSshkey *e = entry;
+        NssSshkey *p;
+        int r;
+
+        r = grow((void **) &m->maps.sshkey, &m->cap[NSS_MAP_SSHKEY], m->maps.n_sshkey, sizeof(NssSshkey));
+        if (r < 0)
+                return r;
+        p = m->maps.sshkey + m->maps.n_sshkey++;
+        *p = (NssSshkey) { .name = strdup(e->name), .keys = strv_copy(e->keys) };
+        return p->name && p->keys ? 0 : -ENOMEM;
+}
+
+static int (*const copy_entry[_NSS_MAP_MAX])(ScimMapper *m, const void *entry) = {
+        [NSS_MAP_PASSWD] = copy_passwd,
+        [NSS_MAP_SHADOW] = copy_shadow,
+        [NSS_MAP_GROUP] = copy_group,
+        [NSS_MAP_SSHKEY] = copy_sshkey,
+};
+
+/* Hands on one accepted entry whose strings are borrowed. */
+static int emit(ScimMapper *m, NssMapType t, const void *entry) {
+        if (m->formatted)
+                return cache_formatted_add(m->text + t, entry);
+        return copy_entry[t](m, entry);
+}
+
+/* ---- attributes ------------------------------------------------------------- */
+
+const ScimJson *scim_map_extract(const ScimJson *o, const char *path) {
         const char *p = path;
 
         if (!path || !*path)
@@ -260,15 +468,12 @@ json_object *scim_map_extract(json_object *o, const char *path) {
         for (;;) {
                 const char *e = strchr(p, '/');
                 size_t n = e ? (size_t) (e - p) : strlen(p);
-                _cleanup_free_ char *key = NULL;
-                json_object *v;
+                const ScimJson *v;
 
-                if (!json_object_is_type(o, json_type_object))
+                if (!scim_json_is(o, SCIM_JSON_OBJECT))
                         return NULL;
-                key = strndup(p, n);
-                if (!key)
-                        return NULL;
-                if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
+                v = scim_json_get(o, p, n);
+                if (!v || scim_json_is(v, SCIM_JSON_NULL))
                         return NULL;
                 if (!e)
                         return v;
@@ -290,10 +495,10 @@ static bool name_valid(const char *s) {
 }
 
 /* No ':' ',' or control characters (newline, NUL: json-c strings may carry NUL). */
-static bool field_clean(json_object *v, const char *s) {
+static bool field_clean(const ScimJson *v, const char *s) {
         size_t n = strlen(s);
 
-        if ((size_t) json_object_get_string_len(v) != n)
+        if ((size_t) string_len(v) != n)
                 return false;
         for (size_t i = 0; i < n; i++)
                 if (s[i] == ':' || s[i] == ',' || (unsigned char) s[i] < 0x20 || s[i] == 0x7f)
@@ -315,19 +520,19 @@ static bool path_valid(const char *s, bool forbid_dotdot) {
 
 typedef enum IdResult { ID_OK, ID_MISSING, ID_BAD, ID_RANGE } IdResult;
 
-static IdResult parse_id(json_object *v, int64_t min, int64_t *ret) {
+static IdResult parse_id(const ScimJson *v, int64_t min, int64_t *ret) {
         int64_t id = 0;
 
         if (!v)
                 return ID_MISSING;
-        if (json_object_is_type(v, json_type_int)) {
-                id = json_object_get_int64(v);
+        if (scim_json_is(v, SCIM_JSON_INT)) {
+                id = int_of(v);
                 /* json-c clamps larger literals to INT64_MAX: out of range either way */
-        } else if (json_object_is_type(v, json_type_string)) {
-                const char *s = json_object_get_string(v);
+        } else if (scim_json_is(v, SCIM_JSON_STRING)) {
+                const char *s = string_of(v);
                 size_t n = strlen(s);
 
-                if (n == 0 || n > 12 || (size_t) json_object_get_string_len(v) != n)
+                if (n == 0 || n > 12 || (size_t) string_len(v) != n)
                         return ID_BAD;
                 for (size_t i = 0; i < n; i++) {
                         if (s[i] < '0' || s[i] > '9')
@@ -348,22 +553,20 @@ static const ScimRejectReason id_reject[] = {
         [ID_RANGE] = SCIM_REJECT_ID_RANGE,
 };
 
-static int set_add(json_object *set, const char *key) {
-        return json_object_object_add_ex(set, key, NULL, JSON_C_OBJECT_ADD_KEY_IS_NEW) < 0 ? -ENOMEM : 0;
+/* Names reaching the sets are valid, so at most SCIM_NAME_MAX bytes. */
+static int set_add(DupSet *set, const char *name) {
+        int r = dupset_add(set, name, strlen(name));
+        return r < 0 ? r : 0;
 }
 
-static bool set_has(json_object *set, const char *key) {
-        return json_object_object_get_ex(set, key, NULL);
-}
-
-static int id_key(int64_t id, char buf[static DECIMAL_STR_MAX(int64_t)]) {
-        return snprintf(buf, DECIMAL_STR_MAX(int64_t), "%" PRId64, id);
+static bool set_has(DupSet *set, const char *name) {
+        return dupset_contains(set, name, strlen(name));
 }
 
 /* gecos is cosmetic: forbidden characters become spaces, long values are cut
  * at a UTF-8 boundary instead of rejecting the account. */
-static char *gecos_from(json_object *user, const char *path) {
-        json_object *v = NULL, *name;
+static char *gecos_from(const ScimJson *user, const char *path) {
+        const ScimJson *v = NULL, *name;
         _cleanup_free_ char *joined = NULL;
         const char *s = NULL;
         size_t n;
@@ -374,13 +577,13 @@ static char *gecos_from(json_object *user, const char *path) {
         else {
                 name = scim_map_extract(user, "name");
                 v = scim_map_extract(name, "formatted");
-                if (!v || !json_object_is_type(v, json_type_string)) {
-                        json_object *g = scim_map_extract(name, "givenName"),
+                if (!v || !scim_json_is(v, SCIM_JSON_STRING)) {
+                        const ScimJson *g = scim_map_extract(name, "givenName"),
                                     *f = scim_map_extract(name, "familyName");
-                        if (g && f && json_object_is_type(g, json_type_string) &&
-                            json_object_is_type(f, json_type_string)) {
-                                if (asprintf(&joined, "%s %s", json_object_get_string(g),
-                                             json_object_get_string(f)) < 0)
+                        if (g && f && scim_json_is(g, SCIM_JSON_STRING) &&
+                            scim_json_is(f, SCIM_JSON_STRING)) {
+                                if (asprintf(&joined, "%s %s", string_of(g),
+                                             string_of(f)) < 0)
                                         return NULL;
                                 s = joined;
                         } else
@@ -388,7 +591,7 @@ static char *gecos_from(json_object *user, const char *path) {
                 }
         }
         if (!s)
-                s = v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+                s = v && scim_json_is(v, SCIM_JSON_STRING) ? string_of(v) : "";
         n = strlen(s);
         if (n > SCIM_GECOS_MAX) {
                 n = SCIM_GECOS_MAX;
@@ -405,64 +608,63 @@ static char *gecos_from(json_object *user, const char *path) {
 }
 
 static char *home_from_override(const char *tmpl, const char *name) {
-        _cleanup_free_ char *out = NULL;
-        size_t len = 0;
-        FILE *f;
+        StrBuf b = {};
 
-        f = open_memstream(&out, &len);
-        if (!f)
-                return NULL;
         for (const char *p = tmpl; *p; p++) {
-                if (p[0] == '%' && p[1] == 'u') {
-                        fputs(name, f);
+                size_t n = strcspn(p, "%");
+
+                strbuf_append(&b, p, n);
+                p += n;
+                if (!*p)
+                        break;
+                if (p[1] == 'u') {
+                        strbuf_puts(&b, name);
                         p++;
                 } else
-                        fputc(*p, f);
+                        strbuf_putc(&b, '%');
         }
-        if (fclose(f) != 0)
-                return NULL;
-        return TAKE_PTR(out);
+        return strbuf_steal(&b, NULL);
 }
 
 /* A string attribute: NULL when missing; *bad when present with the wrong type. */
-static const char *string_at(json_object *o, const char *path, json_object **ret_v, bool *bad) {
-        json_object *v = scim_map_extract(o, path);
+static const char *string_at(const ScimJson *o, const char *path, const ScimJson **ret_v, bool *bad) {
+        const ScimJson *v = scim_map_extract(o, path);
 
         *ret_v = v;
         *bad = false;
         if (!v)
                 return NULL;
-        if (!json_object_is_type(v, json_type_string)) {
+        if (!scim_json_is(v, SCIM_JSON_STRING)) {
                 *bad = true;
                 return NULL;
         }
-        return json_object_get_string(v);
+        return string_of(v);
 }
 
-static int add_sshkeys(ScimMapper *m, json_object *user, const char *name, json_object *jname) {
+static int add_sshkeys(ScimMapper *m, const ScimJson *user, const char *name, const ScimJson *jname) {
         const ScimMapConf *mc = &m->conf->map[NSS_MAP_SSHKEY];
-        json_object *v = scim_map_extract(user, mc->path_ssh_keys);
+        const ScimJson *v = scim_map_extract(user, mc->path_ssh_keys);
         _cleanup_strv_free_ char **keys = NULL;
         size_t n, count = 0;
         int r;
 
         if (!v)
                 return 0;
-        n = json_object_is_type(v, json_type_array) ? json_object_array_length(v) : 1;
+        n = scim_json_is(v, SCIM_JSON_ARRAY) ? array_length(v) : 1;
         for (size_t i = 0; i < n; i++) {
-                json_object *k = json_object_is_type(v, json_type_array) ?
-                        json_object_array_get_idx(v, i) : v;
+                const ScimJson *k = scim_json_is(v, SCIM_JSON_ARRAY) ?
+                        array_item(v, i) : v;
                 const char *s, *b, *e;
                 bool ok = true;
 
-                if (!k || !json_object_is_type(k, json_type_string)) {
+                if (!k || !scim_json_is(k, SCIM_JSON_STRING)) {
                         r = reject(m, SCIM_REJECT_BAD_SSHKEY, NSS_MAP_SSHKEY, jname, -1);
                         if (r < 0)
                                 return r;
                         continue;
                 }
-                s = json_object_get_string(k);
-                if ((size_t) json_object_get_string_len(k) != strlen(s))
+                s = string_of(k);
+                if ((size_t) string_len(k) != strlen(s))
                         ok = false;
                 for (b = s; *b == ' ' || *b == '\t' || *b == '\n' || *b == '\r'; b++)
                         ;
@@ -494,23 +696,14 @@ static int add_sshkeys(ScimMapper *m, json_object *user, const char *name, json_
         }
         if (!keys)
                 return 0;
-        r = grow((void **) &m->maps.sshkey, &m->cap[NSS_MAP_SSHKEY], m->maps.n_sshkey,
-                 sizeof(NssSshkey));
-        if (r < 0)
-                return r;
-        m->maps.sshkey[m->maps.n_sshkey] = (NssSshkey) { .name = strdup(name), .keys = keys };
-        if (!m->maps.sshkey[m->maps.n_sshkey].name)
-                return -ENOMEM;
-        TAKE_PTR(keys);
-        m->maps.n_sshkey++;
-        return 0;
+        return emit(m, NSS_MAP_SSHKEY, &(NssSshkey) { .name = (char *) name, .keys = keys });
 }
 
 /* shadow and sshkey may name the user through their own path; it must agree. */
-static int derived_name_ok(ScimMapper *m, NssMapType t, json_object *user, const char *name,
-                           json_object *jname, bool *ok) {
+static int derived_name_ok(ScimMapper *m, NssMapType t, const ScimJson *user, const char *name,
+                           const ScimJson *jname, bool *ok) {
         const char *path = m->conf->map[t].path_username ?: "userName";
-        json_object *v;
+        const ScimJson *v;
         bool bad;
         const char *s = string_at(user, path, &v, &bad);
 
@@ -520,26 +713,25 @@ static int derived_name_ok(ScimMapper *m, NssMapType t, json_object *user, const
         return 0;
 }
 
-static int map_user(ScimMapper *m, json_object *user) {
+static int map_user(ScimMapper *m, const ScimJson *user) {
         const ScimConfig *c = m->conf;
         const ScimMapConf *pc = &c->map[NSS_MAP_PASSWD];
         _cleanup_free_ char *dir = NULL, *gecos = NULL;
         const char *name, *shell = NULL, *s;
-        json_object *jname, *v;
-        char key[DECIMAL_STR_MAX(int64_t)];
+        const ScimJson *jname, *v;
         int64_t uid = -1, gid = -1;
         IdResult ir;
         bool bad, ok;
         int r;
 
-        if (!json_object_is_type(user, json_type_object))
+        if (!scim_json_is(user, SCIM_JSON_OBJECT))
                 return reject(m, SCIM_REJECT_NOT_OBJECT, NSS_MAP_PASSWD, NULL, -1);
 
         name = string_at(user, pc->path_username ?: "userName", &jname, &bad);
         if (!name)
                 return reject(m, bad ? SCIM_REJECT_BAD_NAME : SCIM_REJECT_NO_NAME, NSS_MAP_PASSWD,
                               NULL, -1);
-        if (!name_valid(name) || (size_t) json_object_get_string_len(jname) != strlen(name))
+        if (!name_valid(name) || (size_t) string_len(jname) != strlen(name))
                 return reject(m, SCIM_REJECT_BAD_NAME, NSS_MAP_PASSWD, jname, -1);
 
         ir = parse_id(scim_map_extract(user, pc->path_uid), c->min_uid, &uid);
@@ -583,33 +775,26 @@ static int map_user(ScimMapper *m, json_object *user) {
 
         if (set_has(m->user_names, name))
                 return reject(m, SCIM_REJECT_DUP_NAME, NSS_MAP_PASSWD, jname, uid);
-        id_key(uid, key);
-        if (set_has(m->uids, key))
+        if (dupset_contains_id(m->uids, (uint32_t) uid))
                 return reject(m, SCIM_REJECT_DUP_ID, NSS_MAP_PASSWD, jname, uid);
-        if (set_add(m->user_names, name) < 0 || set_add(m->uids, key) < 0)
+        if (set_add(m->user_names, name) < 0 || dupset_add_id(m->uids, (uint32_t) uid) < 0)
                 return -ENOMEM;
 
         if (c->map_enabled[NSS_MAP_PASSWD]) {
                 gecos = gecos_from(user, pc->path_gecos);
                 if (!gecos)
                         return -ENOMEM;
-                r = grow((void **) &m->maps.passwd, &m->cap[NSS_MAP_PASSWD], m->maps.n_passwd,
-                         sizeof(NssPasswd));
-                if (r < 0)
-                        return r;
-                m->maps.passwd[m->maps.n_passwd++] = (NssPasswd) {
-                        .name = strdup(name),
-                        .passwd = strdup("x"),
+                r = emit(m, NSS_MAP_PASSWD, &(NssPasswd) {
+                        .name = (char *) name,
+                        .passwd = (char *) "x",
                         .uid = (uint32_t) uid,
                         .gid = (uint32_t) gid,
-                        .gecos = TAKE_PTR(gecos),
-                        .dir = TAKE_PTR(dir),
-                        .shell = strdup(shell),
-                };
-                if (!m->maps.passwd[m->maps.n_passwd - 1].name ||
-                    !m->maps.passwd[m->maps.n_passwd - 1].passwd ||
-                    !m->maps.passwd[m->maps.n_passwd - 1].shell)
-                        return -ENOMEM;
+                        .gecos = gecos,
+                        .dir = dir,
+                        .shell = (char *) shell,
+                });
+                if (r < 0)
+                        return r;
         }
 
         if (c->map_enabled[NSS_MAP_SHADOW]) {
@@ -619,13 +804,9 @@ static int map_user(ScimMapper *m, json_object *user) {
                 if (r < 0)
                         return r;
                 if (ok) {
-                        r = grow((void **) &m->maps.shadow, &m->cap[NSS_MAP_SHADOW],
-                                 m->maps.n_shadow, sizeof(NssShadow));
-                        if (r < 0)
-                                return r;
-                        m->maps.shadow[m->maps.n_shadow++] = (NssShadow) {
-                                .name = strdup(name),
-                                .passwd = strdup("*"),
+                        r = emit(m, NSS_MAP_SHADOW, &(NssShadow) {
+                                .name = (char *) name,
+                                .passwd = (char *) "*",
                                 .lstchg = sc->shadow_lstchg,
                                 .min = sc->shadow_min,
                                 .max = sc->shadow_max,
@@ -633,10 +814,9 @@ static int map_user(ScimMapper *m, json_object *user) {
                                 .inact = sc->shadow_inact,
                                 .expire = sc->shadow_expire,
                                 .flag = sc->shadow_flag,
-                        };
-                        if (!m->maps.shadow[m->maps.n_shadow - 1].name ||
-                            !m->maps.shadow[m->maps.n_shadow - 1].passwd)
-                                return -ENOMEM;
+                        });
+                        if (r < 0)
+                                return r;
                 }
         }
 
@@ -653,28 +833,57 @@ static int map_user(ScimMapper *m, json_object *user) {
         return 0;
 }
 
-int scim_map_add_users(ScimMapper *m, json_object *resources) {
+int scim_map_add_user_items(ScimMapper *m, const ScimJson *resources) {
         size_t n;
         int r;
 
         if (!resources)
                 return 0;
-        n = json_object_array_length(resources);
+        n = array_length(resources);
         for (size_t i = 0; i < n; i++) {
-                r = map_user(m, json_object_array_get_idx(resources, i));
+                r = map_user(m, array_item(resources, i));
                 if (r < 0)
                         return r;
         }
         return 0;
 }
 
-static int add_member(ScimMapper *m, char ***members, size_t *n, json_object *set,
-                      json_object *jgroup, json_object *v) {
+/* Slots allocated for a member vector of @n slots (NULL included): it grows
+ * by doubling, so a group of a million members is not quadratic. */
+static size_t members_cap(size_t n) {
+        size_t c = MEMBERS_CAP_MIN;
+
+        while (c < n)
+                c *= 2;
+        return c;
+}
+
+static int push_member(char ***members, size_t *n, const char *s) {
+        char *d = strdup(s);
+
+        if (!d)
+                return -ENOMEM;
+        if (members_cap(*n + 2) != members_cap(*n + 1)) {
+                char **v = reallocarray(*members, members_cap(*n + 2), sizeof(char *));
+
+                if (!v) {
+                        free(d);
+                        return -ENOMEM;
+                }
+                *members = v;
+        }
+        (*members)[(*n)++] = d;
+        (*members)[*n] = NULL;
+        return 0;
+}
+
+static int add_member(ScimMapper *m, char ***members, size_t *n, DupSet *set,
+                      const ScimJson *jgroup, const ScimJson *v) {
         const char *s;
 
-        if (!v || !json_object_is_type(v, json_type_string) ||
-            !name_valid(s = json_object_get_string(v)) ||
-            (size_t) json_object_get_string_len(v) != strlen(s))
+        if (!v || !scim_json_is(v, SCIM_JSON_STRING) ||
+            !name_valid(s = string_of(v)) ||
+            (size_t) string_len(v) != strlen(s))
                 return reject(m, SCIM_REJECT_BAD_MEMBER, NSS_MAP_GROUP, v ?: jgroup, -1);
         if (set_has(set, s))
                 return 0;
@@ -682,113 +891,120 @@ static int add_member(ScimMapper *m, char ***members, size_t *n, json_object *se
                 return reject(m, SCIM_REJECT_TOO_MANY, NSS_MAP_GROUP, jgroup, -1);
         if (set_add(set, s) < 0)
                 return -ENOMEM;
-        (*n)++;
-        return strv_extend(members, s);
+        return push_member(members, n, s);
 }
 
-static int group_members(ScimMapper *m, json_object *group, json_object *jgroup, char ***ret) {
+static int group_members(ScimMapper *m, const ScimJson *group, const ScimJson *jgroup, char ***ret) {
         const char *path = m->conf->map[NSS_MAP_GROUP].path_username ?: "userName";
         const char *slash = strchr(path, '/');
         _cleanup_free_ char *array_key = NULL;
         _cleanup_strv_free_ char **members = NULL;
-        json_object *arr, *set;
+        const ScimJson *arr;
         size_t n = 0, len;
         int r = 0;
 
         array_key = slash ? strndup(path, (size_t) (slash - path)) : strdup("members");
         if (!array_key)
                 return -ENOMEM;
-        members = calloc(1, sizeof(char *));
+        members = calloc(members_cap(1), sizeof(char *));
         if (!members)
                 return -ENOMEM;
         arr = scim_map_extract(group, array_key);
-        if (arr && !json_object_is_type(arr, json_type_array))
+        if (arr && !scim_json_is(arr, SCIM_JSON_ARRAY))
                 r = reject(m, SCIM_REJECT_BAD_MEMBER, NSS_MAP_GROUP, jgroup, -1);
-        if (!arr || !json_object_is_type(arr, json_type_array)) {
+        if (!arr || !scim_json_is(arr, SCIM_JSON_ARRAY)) {
                 *ret = TAKE_PTR(members);
                 return r;
         }
-        set = json_object_new_object();
-        if (!set)
-                return -ENOMEM;
-        len = json_object_array_length(arr);
+        dupset_clear(m->members);
+        len = array_length(arr);
         for (size_t i = 0; i < len && r >= 0; i++) {
-                json_object *e = json_object_array_get_idx(arr, i);
+                const ScimJson *e = array_item(arr, i);
 
-                if (json_object_is_type(e, json_type_object))
-                        r = add_member(m, &members, &n, set, jgroup,
+                if (scim_json_is(e, SCIM_JSON_OBJECT))
+                        r = add_member(m, &members, &n, m->members, jgroup,
                                        scim_map_extract(e, slash ? slash + 1 : path));
-                else if (!slash && json_object_is_type(e, json_type_string))
-                        r = add_member(m, &members, &n, set, jgroup, e);
+                else if (!slash && scim_json_is(e, SCIM_JSON_STRING))
+                        r = add_member(m, &members, &n, m->members, jgroup, e);
                 else
                         r = reject(m, SCIM_REJECT_BAD_MEMBER, NSS_MAP_GROUP, jgroup, -1);
         }
-        json_object_put(set);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(members);
         return 0;
 }
 
-static int map_group(ScimMapper *m, json_object *group) {
+static int map_group(ScimMapper *m, const ScimJson *group) {
         const ScimMapConf *gc = &m->conf->map[NSS_MAP_GROUP];
         _cleanup_strv_free_ char **members = NULL;
-        char key[DECIMAL_STR_MAX(int64_t)];
-        json_object *jname;
+        const ScimJson *jname;
         const char *name;
         int64_t gid = -1;
         IdResult ir;
         bool bad;
         int r;
 
-        if (!json_object_is_type(group, json_type_object))
+        if (!scim_json_is(group, SCIM_JSON_OBJECT))
                 return reject(m, SCIM_REJECT_NOT_OBJECT, NSS_MAP_GROUP, NULL, -1);
         name = string_at(group, gc->path_groupname ?: "displayName", &jname, &bad);
         if (!name)
                 return reject(m, bad ? SCIM_REJECT_BAD_NAME : SCIM_REJECT_NO_NAME, NSS_MAP_GROUP,
                               NULL, -1);
-        if (!name_valid(name) || (size_t) json_object_get_string_len(jname) != strlen(name))
+        if (!name_valid(name) || (size_t) string_len(jname) != strlen(name))
                 return reject(m, SCIM_REJECT_BAD_NAME, NSS_MAP_GROUP, jname, -1);
         ir = parse_id(scim_map_extract(group, gc->path_gid), m->conf->min_gid, &gid);
         if (ir != ID_OK)
                 return reject(m, id_reject[ir], NSS_MAP_GROUP, jname, ir == ID_RANGE ? gid : -1);
         if (set_has(m->group_names, name))
                 return reject(m, SCIM_REJECT_DUP_NAME, NSS_MAP_GROUP, jname, gid);
-        id_key(gid, key);
-        if (set_has(m->gids, key))
+        if (dupset_contains_id(m->gids, (uint32_t) gid))
                 return reject(m, SCIM_REJECT_DUP_ID, NSS_MAP_GROUP, jname, gid);
         r = group_members(m, group, jname, &members);
         if (r < 0)
                 return r;
-        if (set_add(m->group_names, name) < 0 || set_add(m->gids, key) < 0)
+        if (set_add(m->group_names, name) < 0 || dupset_add_id(m->gids, (uint32_t) gid) < 0)
                 return -ENOMEM;
-        r = grow((void **) &m->maps.group, &m->cap[NSS_MAP_GROUP], m->maps.n_group,
-                 sizeof(NssGroup));
-        if (r < 0)
-                return r;
-        m->maps.group[m->maps.n_group] = (NssGroup) {
-                .name = strdup(name),
-                .passwd = strdup("x"),
+        return emit(m, NSS_MAP_GROUP, &(NssGroup) {
+                .name = (char *) name,
+                .passwd = (char *) "x",
                 .gid = (uint32_t) gid,
-                .members = TAKE_PTR(members),
-        };
-        m->maps.n_group++;
-        if (!m->maps.group[m->maps.n_group - 1].name || !m->maps.group[m->maps.n_group - 1].passwd)
-                return -ENOMEM;
-        return 0;
+                .members = members,
+        });
 }
 
-int scim_map_add_groups(ScimMapper *m, json_object *resources) {
+int scim_map_add_group_items(ScimMapper *m, const ScimJson *resources) {
         size_t n;
         int r;
 
         if (!resources || !m->conf->map_enabled[NSS_MAP_GROUP])
                 return 0;
-        n = json_object_array_length(resources);
+        n = array_length(resources);
         for (size_t i = 0; i < n; i++) {
-                r = map_group(m, json_object_array_get_idx(resources, i));
+                r = map_group(m, array_item(resources, i));
                 if (r < 0)
                         return r;
         }
         return 0;
+}
+
+/* json-c arrays, as tests and tools hold them: mapped through the same tree. */
+static int add_jsonc(ScimMapper *m, json_object *resources, int (*add)(ScimMapper *m, const ScimJson *r)) {
+        _cleanup_(scim_json_freep) ScimJsonDoc *doc = NULL;
+        int r;
+
+        if (!resources)
+                return 0;
+        r = scim_json_from_jsonc(resources, &doc);
+        if (r < 0)
+                return r;
+        return add(m, scim_json_root(doc));
+}
+
+int scim_map_add_users(ScimMapper *m, json_object *resources) {
+        return add_jsonc(m, resources, scim_map_add_user_items);
+}
+
+int scim_map_add_groups(ScimMapper *m, json_object *resources) {
+        return add_jsonc(m, resources, scim_map_add_group_items);
 }

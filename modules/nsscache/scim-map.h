@@ -1,7 +1,8 @@
 /* SCIM 2.0 ListResponse pages to validated NssMaps.
  *
  * scim_map_page_parse() turns one HTTP body into a ListResponse view
- * (bounded nesting depth, strict JSON).  A ScimMapper then takes the
+ * (bounded nesting depth, strict JSON); scim_map_page_read() does the same
+ * into the lighter page tree of scim-json.h.  A ScimMapper then takes the
  * Resources of each page as it arrives, so memory holds one page of JSON
  * plus the maps, never the whole directory as JSON.  Every entry that is
  * dropped leaves a reject record; the caller decides how loudly to log.
@@ -13,8 +14,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cache-format.h"
 #include "nss-maps.h"
 #include "nsscache-conf.h"
+#include "scim-json.h"
 
 struct json_object;
 
@@ -62,10 +65,13 @@ typedef struct ScimRejects {
 
 const char *scim_reject_reason_to_string(ScimRejectReason r);
 
-/* One parsed ListResponse page. */
+/* One parsed ListResponse page: json-c's tree (scim_map_page_parse()) or
+ * the page tree (scim_map_page_read()). */
 typedef struct ScimPage {
         struct json_object *root;
         struct json_object *resources; /* borrowed from root; NULL if absent */
+        ScimJsonDoc *doc;
+        const ScimJson *items;         /* Resources in doc; NULL if absent */
         size_t n_resources;
         int64_t total_results;
         int64_t start_index;    /* -1 if absent */
@@ -79,11 +85,22 @@ typedef struct ScimPage {
  * missing or negative totalResults, or Resources that is not an array.
  */
 int scim_map_page_parse(const char *buf, size_t len, ScimPage *ret, char **ret_error);
+
+/**
+ * scim_map_page_read() - scim_map_page_parse(), giving the page tree
+ * (doc, items) instead of json-c's: the same pages are accepted with the
+ * same content, and the same errors returned.  What the fetcher uses.
+ */
+int scim_map_page_read(const char *buf, size_t len, ScimPage *ret, char **ret_error);
 void scim_map_page_done(ScimPage *p);
 
 typedef struct ScimMapper ScimMapper;
 
+/* A mapper that collects NssMaps (scim_map_take()). */
 int scim_map_new(const ScimConfig *c, ScimMapper **ret);
+/* A mapper that renders each accepted entry at once (scim_map_take_formatted()),
+ * so a refresh holds the map text but never every entry's strings. */
+int scim_map_new_formatted(const ScimConfig *c, ScimMapper **ret);
 ScimMapper *scim_map_free(ScimMapper *m);
 static inline void scim_map_freep(ScimMapper **m) {
         if (*m)
@@ -99,9 +116,14 @@ static inline void scim_map_freep(ScimMapper **m) {
  */
 int scim_map_add_users(ScimMapper *m, struct json_object *resources);
 int scim_map_add_groups(ScimMapper *m, struct json_object *resources);
+/* The same for a page tree's Resources (ScimPage.items). */
+int scim_map_add_user_items(ScimMapper *m, const ScimJson *resources);
+int scim_map_add_group_items(ScimMapper *m, const ScimJson *resources);
 
 /** scim_map_take() - move the maps out (the mapper keeps empty maps). */
 void scim_map_take(ScimMapper *m, NssMaps *ret);
+/** scim_map_take_formatted() - move the rendered maps out, one per NssMapType. */
+void scim_map_take_formatted(ScimMapper *m, CacheFormatted ret[static _NSS_MAP_MAX]);
 const ScimRejects *scim_map_rejects(const ScimMapper *m);
 
 /**
@@ -109,4 +131,4 @@ const ScimRejects *scim_map_rejects(const ScimMapper *m);
  * through nested objects.  Return: the value (borrowed) or NULL if a step is
  * missing, null or not an object.
  */
-struct json_object *scim_map_extract(struct json_object *o, const char *path);
+const ScimJson *scim_map_extract(const ScimJson *o, const char *path);

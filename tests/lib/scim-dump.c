@@ -106,7 +106,9 @@ int main(int argc, char *argv[]) {
         }
 
         curl_global_init(CURL_GLOBAL_DEFAULT);
-        r = scim_fetch_run(c, NULL, &m, &stats, &err);
+        if (scim_map_new(c, &m) < 0)
+                return 1;
+        r = scim_fetch_run(c, m, NULL, &stats, &err);
         printf("stats requests=%" PRIu64 " retries=%" PRIu64 " pages=%" PRIu64 " resources=%" PRIu64
                " bytes=%" PRIu64 "\n",
                stats.requests, stats.retries, stats.pages, stats.resources, stats.bytes);

@@ -9,6 +9,7 @@
 
 #include "modules/nsscache/scim-map.h"
 #include "util/cleanup.h"
+#include "util/macro.h"
 #include "../lib/check-run.h"
 #include "../lib/nsscache-seed.h"
 
@@ -391,6 +392,81 @@ START_TEST(test_reject_records_capped) {
 }
 END_TEST
 
+/* Maps @users and @groups with a collecting mapper and a rendering one. */
+static void map_both(ScimConfig *c, const char *users, const char *groups, NssMaps *maps,
+                     CacheFormatted text[static _NSS_MAP_MAX]) {
+        _cleanup_(scim_map_freep) ScimMapper *a = NULL, *b = NULL;
+        _cleanup_free_ char *err = NULL, *ub = page_of(users), *gb = page_of(groups);
+        ScimPage p = { 0 };
+
+        ck_assert_int_eq(scim_map_new(c, &a), 0);
+        ck_assert_int_eq(scim_map_new_formatted(c, &b), 0);
+        ck_assert_msg(scim_map_page_parse(ub, strlen(ub), &p, &err) == 0, "%s", err);
+        ck_assert_int_eq(scim_map_add_users(a, p.resources), 0);
+        ck_assert_int_eq(scim_map_add_users(b, p.resources), 0);
+        scim_map_page_done(&p);
+        ck_assert_msg(scim_map_page_parse(gb, strlen(gb), &p, &err) == 0, "%s", err);
+        ck_assert_int_eq(scim_map_add_groups(a, p.resources), 0);
+        ck_assert_int_eq(scim_map_add_groups(b, p.resources), 0);
+        scim_map_page_done(&p);
+        ck_assert_int_eq(scim_map_rejects(a)->total, scim_map_rejects(b)->total);
+        scim_map_take(a, maps);
+        scim_map_take_formatted(b, text);
+}
+
+/* Rendering as entries are accepted gives what rendering the collected maps
+ * gives: the same bytes, lines and, for an entry that cannot be rendered,
+ * the same error. */
+START_TEST(test_formatted_matches_maps) {
+        _cleanup_(nsscache_conf_freep) ScimConfig *c = conf(NULL);
+        static const char *const keys[] = {
+                "[\"ssh-ed25519 AAAA it's\",\"ssh-rsa AAAA \\\"q\\\" \\\\ \\u00e9\\u200b\"]",
+                "[\"ssh-ed25519 AAAA bad \xff\"]",
+        };
+
+        for (size_t k = 0; k < ELEMENTSOF(keys); k++) {
+                _cleanup_free_ char *extra = NULL, *u1 = NULL, *u2 = NULL, *u3 = NULL, *users = NULL;
+                CacheFormatted text[_NSS_MAP_MAX];
+                NssMaps maps = { 0 };
+
+                ck_assert_int_ge(asprintf(&extra, ",\"sunkSshKeys\":%s,\"sunkLoginShell\":\"/bin/zsh\"", keys[k]), 0);
+                u1 = user("\"alice\"", "5001", extra);
+                u2 = user("\"alice\"", "5002", NULL);
+                u3 = user("\"b\\u00f6b\"", "5003", NULL);
+                ck_assert_int_ge(asprintf(&users, "%s,%s,%s,{\"userName\":\"carol\",\"name\":{\"givenName\":"
+                                          "\"Car\\u00f6l\",\"familyName\":\"X:Y\"},\"" CW "\":{\"sunkPosixUsername\":"
+                                          "\"carol\",\"sunkPosixUserId\":5004}}", u1, u2, u3), 0);
+                map_both(c, users,
+                         "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":7000,\"members\":"
+                         "[{\"sunkPosixUsername\":\"alice\"},{\"sunkPosixUsername\":\"carol\"},"
+                         "{\"sunkPosixUsername\":\"alice\"}]},{\"sunkPosixGroupName\":\"h\",\"sunkPosixGroupId\":7001}",
+                         &maps, text);
+                for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
+                        _cleanup_free_ char *buf = NULL, *err = NULL;
+                        size_t len = 0, n = 0;
+                        int r = cache_format_render(&maps, t, &buf, &len, &n, &err);
+
+                        ck_assert_int_eq(text[t].error, r);
+                        if (r < 0) {
+                                ck_assert_str_eq(text[t].error_text, err);
+                                continue;
+                        }
+                        ck_assert_uint_eq(text[t].entries, n);
+                        ck_assert_uint_eq(text[t].buf.len, len);
+                        ck_assert_mem_eq(text[t].buf.data ?: "", buf, len);
+                }
+                ck_assert_int_eq(text[NSS_MAP_SSHKEY].error, k == 0 ? 0 : -EILSEQ);
+                ck_assert_uint_eq(text[NSS_MAP_SSHKEY].entries, k == 0 ? 1 : 0);
+                ck_assert_uint_eq(text[NSS_MAP_GROUP].entries, 2);
+                ck_assert_uint_eq(maps.n_passwd, 2); /* the second alice and b\u00f6b are rejected */
+                ck_assert_uint_eq(maps.n_group, 2);
+                for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                        cache_formatted_done(text + t);
+                nss_maps_done(&maps);
+        }
+}
+END_TEST
+
 static Suite *suite(void) {
         Suite *s = suite_create("scim-map");
         TCase *tc = tcase_create("core");
@@ -403,6 +479,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_page_parse);
         tcase_add_test(tc, test_huge_strings);
         tcase_add_test(tc, test_reject_records_capped);
+        tcase_add_test(tc, test_formatted_matches_maps);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -1,0 +1,217 @@
+/* Open addressing with linear probing over offsets into one key buffer.
+ *
+ * A slot holds 0 (empty) or 1 + the offset of its key, stored as one length
+ * byte and the key's bytes.  The table is kept at most half full; growing
+ * rehashes from the key buffer.  Keys are never removed one by one, only
+ * all at once by dupset_clear().
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/cleanup.h"
+#include "util/rand-util.h"
+
+#include "dupset.h"
+
+#define SLOTS_MIN 64
+#define SLOTS_KEEP_ON_CLEAR 4096
+#define KEYS_KEEP_ON_CLEAR (64 * 1024)
+
+struct DupSet {
+        uint32_t *slots;
+        size_t n_slots; /* a power of two */
+        size_t n;
+        unsigned char *keys;
+        size_t keys_len, keys_cap;
+        uint64_t k0, k1;
+};
+
+static uint64_t rotl(uint64_t x, int b) {
+        return (x << b) | (x >> (64 - b));
+}
+
+static void sipround(uint64_t v[4]) {
+        v[0] += v[1];
+        v[1] = rotl(v[1], 13) ^ v[0];
+        v[0] = rotl(v[0], 32);
+        v[2] += v[3];
+        v[3] = rotl(v[3], 16) ^ v[2];
+        v[0] += v[3];
+        v[3] = rotl(v[3], 21) ^ v[0];
+        v[2] += v[1];
+        v[1] = rotl(v[1], 17) ^ v[2];
+        v[2] = rotl(v[2], 32);
+}
+
+/* SipHash-1-3 of @len bytes at @p. */
+static uint64_t siphash13(uint64_t k0, uint64_t k1, const unsigned char *p, size_t len) {
+        uint64_t v[4] = { k0 ^ 0x736f6d6570736575ULL, k1 ^ 0x646f72616e646f6dULL,
+                          k0 ^ 0x6c7967656e657261ULL, k1 ^ 0x7465646279746573ULL };
+        uint64_t b = (uint64_t) len << 56, m;
+        size_t i = 0;
+
+        for (; i + 8 <= len; i += 8) {
+                memcpy(&m, p + i, 8);
+                v[3] ^= m;
+                sipround(v);
+                v[0] ^= m;
+        }
+        for (size_t j = 0; i + j < len; j++)
+                b |= (uint64_t) p[i + j] << (8 * j);
+        v[3] ^= b;
+        sipround(v);
+        v[0] ^= b;
+        v[2] ^= 0xff;
+        sipround(v);
+        sipround(v);
+        sipround(v);
+        return v[0] ^ v[1] ^ v[2] ^ v[3];
+}
+
+int dupset_new(DupSet **ret) {
+        _cleanup_free_ DupSet *s = calloc(1, sizeof(DupSet));
+
+        if (!s)
+                return -ENOMEM;
+        s->slots = calloc(SLOTS_MIN, sizeof(uint32_t));
+        if (!s->slots)
+                return -ENOMEM;
+        s->n_slots = SLOTS_MIN;
+        s->k0 = random_u64();
+        s->k1 = random_u64();
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+DupSet *dupset_free(DupSet *s) {
+        if (!s)
+                return NULL;
+        free(s->slots);
+        free(s->keys);
+        free(s);
+        return NULL;
+}
+
+size_t dupset_size(const DupSet *s) {
+        return s->n;
+}
+
+static uint64_t key_hash(const DupSet *s, const void *key, size_t len) {
+        return siphash13(s->k0, s->k1, key, len);
+}
+
+static bool slot_matches(const DupSet *s, uint32_t slot, const void *key, size_t len) {
+        const unsigned char *k = s->keys + slot - 1;
+
+        return k[0] == len && memcmp(k + 1, key, len) == 0;
+}
+
+/* The slot holding @key, or the empty slot where it would go. */
+static size_t find_slot(const DupSet *s, const void *key, size_t len) {
+        size_t mask = s->n_slots - 1, i = (size_t) key_hash(s, key, len) & mask;
+
+        while (s->slots[i] != 0 && !slot_matches(s, s->slots[i], key, len))
+                i = (i + 1) & mask;
+        return i;
+}
+
+static int grow_slots(DupSet *s) {
+        size_t n_slots = s->n_slots * 2, mask = n_slots - 1;
+        uint32_t *slots = calloc(n_slots, sizeof(uint32_t));
+
+        if (!slots)
+                return -ENOMEM;
+        for (size_t j = 0; j < s->n_slots; j++) {
+                uint32_t slot = s->slots[j];
+                const unsigned char *k;
+                size_t i;
+
+                if (slot == 0)
+                        continue;
+                k = s->keys + slot - 1;
+                i = (size_t) key_hash(s, k + 1, k[0]) & mask;
+                while (slots[i] != 0)
+                        i = (i + 1) & mask;
+                slots[i] = slot;
+        }
+        free(s->slots);
+        s->slots = slots;
+        s->n_slots = n_slots;
+        return 0;
+}
+
+static int append_key(DupSet *s, const void *key, size_t len, uint32_t *ret_slot) {
+        if (s->keys_len + 1 + len >= UINT32_MAX)
+                return -ENOMEM;
+        if (s->keys_len + 1 + len > s->keys_cap) {
+                size_t cap = s->keys_cap ? s->keys_cap * 2 : 4096;
+                unsigned char *k;
+
+                while (cap < s->keys_len + 1 + len)
+                        cap *= 2;
+                k = realloc(s->keys, cap);
+                if (!k)
+                        return -ENOMEM;
+                s->keys = k;
+                s->keys_cap = cap;
+        }
+        s->keys[s->keys_len] = (unsigned char) len;
+        memcpy(s->keys + s->keys_len + 1, key, len);
+        *ret_slot = (uint32_t) s->keys_len + 1;
+        s->keys_len += 1 + len;
+        return 0;
+}
+
+int dupset_add(DupSet *s, const void *key, size_t len) {
+        uint32_t slot;
+        size_t i;
+        int r;
+
+        if (len > DUPSET_KEY_MAX)
+                return -EINVAL;
+        i = find_slot(s, key, len);
+        if (s->slots[i] != 0)
+                return 0;
+        r = append_key(s, key, len, &slot);
+        if (r < 0)
+                return r;
+        s->slots[i] = slot;
+        s->n++;
+        if (s->n * 2 > s->n_slots) {
+                r = grow_slots(s);
+                if (r < 0)
+                        return r;
+        }
+        return 1;
+}
+
+bool dupset_contains(const DupSet *s, const void *key, size_t len) {
+        return len <= DUPSET_KEY_MAX && s->slots[find_slot(s, key, len)] != 0;
+}
+
+int dupset_add_id(DupSet *s, uint32_t id) {
+        return dupset_add(s, &id, sizeof(id));
+}
+
+bool dupset_contains_id(const DupSet *s, uint32_t id) {
+        return dupset_contains(s, &id, sizeof(id));
+}
+
+void dupset_clear(DupSet *s) {
+        uint32_t *slots;
+
+        s->n = 0;
+        s->keys_len = 0;
+        if (s->keys_cap > KEYS_KEEP_ON_CLEAR) {
+                s->keys = mfree(s->keys);
+                s->keys_cap = 0;
+        }
+        if (s->n_slots > SLOTS_KEEP_ON_CLEAR && (slots = calloc(SLOTS_MIN, sizeof(uint32_t)))) {
+                free(s->slots);
+                s->slots = slots;
+                s->n_slots = SLOTS_MIN;
+                return;
+        }
+        memset(s->slots, 0, s->n_slots * sizeof(uint32_t));
+}

@@ -1,0 +1,49 @@
+/* Fetch, map and render as pages arrive, then publish all maps or none. */
+#include <errno.h>
+
+#include "nsscache-refresh.h"
+#include "util/cleanup.h"
+
+void nsscache_refresh_options(const ScimConfig *c, bool force, CacheOptions *o) {
+        cache_options_init(o);
+        o->dir = c->files_dir;
+        o->suffix = c->files_cache_filename_suffix;
+        o->timestamp_dir = c->timestamp_dir;
+        o->max_shrink_pct = (unsigned) c->max_shrink_pct;
+        o->force = force;
+        for (int t = 0; t < _NSS_MAP_MAX; t++) {
+                o->enabled[t] = c->map_enabled[t];
+                o->min_entries[t] = (size_t) c->min_entries;
+        }
+}
+
+static void formatted_done(CacheFormatted text[static _NSS_MAP_MAX]) {
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                cache_formatted_done(text + t);
+}
+
+int nsscache_refresh_run(const ScimConfig *c, const CacheOptions *opts, const sunkd_cancel *cancel,
+                         nsscache_rejects_fn on_rejects, void *userdata, ScimFetchStats *ret_stats,
+                         CacheReport *ret_report, char **ret_error) {
+        _cleanup_(scim_map_freep) ScimMapper *m = NULL;
+        CacheFormatted text[_NSS_MAP_MAX];
+        int r;
+
+        r = scim_map_new_formatted(c, &m);
+        if (r < 0)
+                return r;
+        r = scim_fetch_run(c, m, cancel, ret_stats, ret_error);
+        if (r < 0)
+                return r;
+        if (on_rejects)
+                on_rejects(userdata, scim_map_rejects(m));
+        scim_map_take_formatted(m, text);
+        m = scim_map_free(m);
+        if (sunkd_cancelled(cancel)) {
+                formatted_done(text);
+                return -ECANCELED;
+        }
+        r = cache_publish_formatted(opts, text, ret_report, ret_error);
+        formatted_done(text);
+        return r;
+}

@@ -1,0 +1,29 @@
+/* One refresh, start to end: what the nsscache.refresh job runs on its
+ * worker thread, and what bench-nsscache measures.  Non-logging. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "cache-publish.h"
+#include "nsscache-conf.h"
+#include "scim-fetch.h"
+#include "scim-map.h"
+
+/** nsscache_refresh_options() - the cache writer's options for config @c. */
+void nsscache_refresh_options(const ScimConfig *c, bool force, CacheOptions *ret);
+
+typedef void (*nsscache_rejects_fn)(void *userdata, const ScimRejects *rejects);
+
+/**
+ * nsscache_refresh_run() - fetch and map with @c, then publish with @opts.
+ * Each entry is rendered as it is accepted, so the run holds one page of
+ * JSON and the text of the maps, not every entry's strings.
+ * @on_rejects (optional) sees the rejects once the fetch has succeeded.
+ * *ret_stats is filled on success and failure; *ret_report and *ret_error
+ * as cache_publish() fills them.
+ * Return: 0, or what scim_fetch_run() or cache_publish_formatted() returned,
+ * or -ECANCELED.
+ */
+int nsscache_refresh_run(const ScimConfig *c, const CacheOptions *opts, const sunkd_cancel *cancel,
+                         nsscache_rejects_fn on_rejects, void *userdata, ScimFetchStats *ret_stats,
+                         CacheReport *ret_report, char **ret_error);

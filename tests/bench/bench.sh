@@ -1,0 +1,246 @@
+#!/bin/bash
+# make bench: every figure next to a reference measured in the same run.
+#
+#   agent idle       sunkd with testmod (job interval 1h) and, at the same time,
+#                    sunkd without modules: RSS and context switches (wake-ups)
+#                    of all their threads over BENCH_IDLE_SECONDS (10)
+#   ping             bench-ping, 2 threads, a new connection per query, for
+#                    BENCH_PING_SECONDS (3): sunkd, then bench-echo
+#   ping, job busy   1 thread while testmod.block holds a worker for 2 s,
+#                    then the same with no job running
+#   nsscache         for each of BENCH_NSSCACHE_SIZES users (1000 10000 100000;
+#                    one group per 10 users, page size 100) served by the SCIM
+#                    fixture: bench-nsscache (fetch, map, render, publish; the
+#                    median of 3 runs by wall time), then curl sending the
+#                    same requests over one connection (median of 3)
+#
+# Needs root for the busy-job figure (triggering a job is root-only).
+set -u
+
+: "${SUNKD_BUILDDIR:?run through make bench}"
+: "${SUNKD_SRCDIR:?run through make bench}"
+B=$SUNKD_BUILDDIR
+S=$SUNKD_SRCDIR
+SUNKD="$B/agent/sunkd"
+SUNKCTL="$B/agent/sunkctl"
+TOOLS="$B/tests/bench"
+IDLE_SECONDS=${BENCH_IDLE_SECONDS:-10}
+PING_SECONDS=${BENCH_PING_SECONDS:-3}
+SIZES=${BENCH_NSSCACHE_SIZES:-"1000 10000 100000"}
+TOKEN=bench-token
+
+T=$(mktemp -d /tmp/sunkd-bench.XXXXXX) || exit 1
+chmod 755 "$T"
+PIDS=()
+ROWS=()
+
+cleanup() {
+        for p in "${PIDS[@]}"; do
+                kill "$p" 2>/dev/null
+        done
+        wait 2>/dev/null
+        rm -rf "$T"
+}
+trap cleanup EXIT
+
+# stop PID: end one process this script started
+stop() {
+        local p keep=()
+        kill "$1" 2>/dev/null
+        wait "$1" 2>/dev/null
+        for p in "${PIDS[@]}"; do
+                [ "$p" = "$1" ] || keep+=("$p")
+        done
+        PIDS=("${keep[@]}")
+}
+
+die() {
+        echo "bench: $*" >&2
+        exit 1
+}
+
+# row BENCHMARK RESULT REFERENCE GOAL
+row() {
+        ROWS+=("$(printf '%-42s %-20s %-36s %s' "$1" "$2" "$3" "$4")")
+        echo "${ROWS[-1]}"
+}
+
+# val KEY "k=v k=v ...": the value of KEY
+val() {
+        sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p" <<< "$2"
+}
+
+wait_for() {
+        local i=0
+        while [ ! -e "$1" ] && [ $i -lt "${2:-100}" ]; do
+                sleep 0.1
+                i=$((i + 1))
+        done
+        [ -e "$1" ]
+}
+
+mb() {
+        awk -v k="$1" 'BEGIN { printf "%.1f MB", k / 1024 }'
+}
+
+secs() {
+        awk -v ms="$1" 'BEGIN { printf "%.3f s", ms / 1000 }'
+}
+
+# start_sunkd NAME MODULES: a sunkd in $T/NAME; sets PID and SOCK
+start_sunkd() {
+        local d="$T/$1"
+        mkdir -p "$d/state" "$d/modules"
+        chmod 755 "$d" "$d/modules"
+        cp "$B/tests/modules/.libs/testmod.so" "$d/modules/" || die "testmod.so not built"
+        {
+                echo "socket: $d/io.sunkd"
+                echo "state_dir: $d/state"
+                echo "module_dir: $d/modules"
+                printf '%s\n' "$2"
+        } > "$d/sunkd.yaml"
+        chmod 644 "$d/sunkd.yaml"
+        "$SUNKD" -c "$d/sunkd.yaml" 2> "$d/sunkd.log" &
+        PID=$!
+        PIDS+=("$PID")
+        SOCK="$d/io.sunkd"
+        wait_for "$SOCK" || { cat "$d/sunkd.log" >&2; die "sunkd did not start"; }
+}
+
+# Context switches of every thread of $1, voluntary and not.
+ctxt_switches() {
+        cat /proc/"$1"/task/*/status 2>/dev/null |
+                awk '/^(non)?voluntary_ctxt_switches:/ { n += $2 } END { print n + 0 }'
+}
+
+rss_kb() {
+        awk '/^VmRSS:/ { print $2 }' /proc/"$1"/status
+}
+
+bench_idle() {
+        local mod bare m0 b0 m1 b1
+        start_sunkd idle "modules:
+  testmod:
+    interval: 1h"
+        mod=$PID
+        "$SUNKCTL" -s "$SOCK" run testmod.ok > /dev/null || die "testmod.ok failed"
+        start_sunkd bare ""
+        bare=$PID
+        sleep 1
+        m0=$(ctxt_switches $mod)
+        b0=$(ctxt_switches $bare)
+        sleep "$IDLE_SECONDS"
+        m1=$(ctxt_switches $mod)
+        b1=$(ctxt_switches $bare)
+        row "agent idle: RSS, testmod loaded" "$(mb "$(rss_kb $mod)")" \
+            "$(mb "$(rss_kb $bare)") (sunkd, no modules)" "<= 10 MB"
+        row "agent idle: wake-ups in ${IDLE_SECONDS} s" "$((m1 - m0))" \
+            "$((b1 - b0)) (sunkd, no modules)" "0"
+        stop $mod
+        stop $bare
+}
+
+bench_ping() {
+        local out ref echo echo_sock="$T/echo.sock"
+        start_sunkd ping "modules:
+  testmod:
+    interval: 1h
+    block: 2s"
+        out=$("$TOOLS/bench-ping" -t 2 -d "$PING_SECONDS" "$SOCK") || die "bench-ping failed"
+        "$TOOLS/bench-echo" "$echo_sock" &
+        echo=$!
+        PIDS+=($echo)
+        wait_for "$echo_sock" || die "bench-echo did not start"
+        ref=$("$TOOLS/bench-ping" -t 2 -d "$PING_SECONDS" "$echo_sock") || die "bench-ping failed"
+        stop $echo
+        [ "$(val errors "$out")" = 0 ] || die "ping errors: $out"
+        row "ping, new connection each, 2 clients" "$(val qps "$out")/s" \
+            "$(val qps "$ref")/s (echo server)" ">= 20000/s"
+        row "ping latency p50 / p99" "$(val p50_us "$out") / $(val p99_us "$out") us" \
+            "$(val p50_us "$ref") / $(val p99_us "$ref") us (echo server)" ""
+}
+
+# Runs on the sunkd bench_ping started (testmod with block: 2s).
+bench_busy() {
+        local idle busy ctl t0 t1
+        if [ "$(id -u)" != 0 ]; then
+                row "ping p99 while a job blocks 2 s" "n/a (needs root)" "" "<= 5 ms"
+                return
+        fi
+        idle=$("$TOOLS/bench-ping" -t 1 -d 1.5 "$SOCK") || die "bench-ping failed"
+        t0=$(date +%s%N)
+        "$SUNKCTL" -s "$SOCK" run testmod.block > /dev/null &
+        ctl=$!
+        sleep 0.2
+        busy=$("$TOOLS/bench-ping" -t 1 -d 1.5 "$SOCK") || die "bench-ping failed"
+        wait $ctl || die "testmod.block failed"
+        t1=$(date +%s%N)
+        [ $(((t1 - t0) / 1000000)) -ge 1900 ] || die "testmod.block did not block"
+        row "ping p99 while a job blocks 2 s" "$(awk -v u="$(val p99_us "$busy")" 'BEGIN { printf "%.2f ms", u / 1000 }')" \
+            "$(awk -v u="$(val p99_us "$idle")" 'BEGIN { printf "%.2f ms", u / 1000 }') (no job running)" "<= 5 ms"
+}
+
+# median3 FILE KEY: the line of FILE with the median value of KEY
+median3() {
+        sed -n "s/.*\\b$2=\\([0-9.]*\\).*/\\1 &/p" "$1" | sort -n | sed -n '2s/^[^ ]* //p'
+}
+
+# curl_replay LOG PORT: seconds curl takes for the requests in LOG, one connection
+curl_replay() {
+        sed -n "s|^GET \\(.*\\)|url = \"http://127.0.0.1:$2\\1\"\\noutput = \"/dev/null\"|p" "$1" > "$T/curl.cfg"
+        curl -s -K "$T/curl.cfg" -H "Authorization: Bearer $TOKEN" -w '%{http_code} %{time_total}\n' |
+                awk '$1 != 200 { bad = 1 } { t += $2 } END { if (bad) exit 1; printf "time_ms=%.1f\n", t * 1000 }'
+}
+
+bench_nsscache_size() {
+        local n=$1 port log="$T/scim-$1.log" out ref scim goal_t="" goal_m="" label
+        rm -f "$T/scim.port"
+        python3 "$S/tests/lib/scim-server.py" --generate "$n" --prerender --port-file "$T/scim.port" \
+                --log "$log" --token "$TOKEN" 2> "$T/scim.err" &
+        scim=$!
+        PIDS+=($scim)
+        wait_for "$T/scim.port" 600 || { cat "$T/scim.err" >&2; die "SCIM fixture did not start"; }
+        port=$(cat "$T/scim.port")
+        : > "$T/nss.out"
+        for i in 1 2 3; do
+                rm -rf "$T/cache"
+                mkdir -p "$T/cache"
+                : > "$log"
+                "$TOOLS/bench-nsscache" -k "$T/token" -d "$T/cache" -u "http://127.0.0.1:$port/scim/v2" \
+                        "$S/etc/nsscache.conf.example" >> "$T/nss.out" || die "bench-nsscache failed"
+        done
+        : > "$T/curl.out"
+        for i in 1 2 3; do
+                curl_replay "$log" "$port" >> "$T/curl.out" || die "curl replay failed"
+        done
+        stop $scim
+        out=$(median3 "$T/nss.out" wall_ms)
+        ref=$(median3 "$T/curl.out" time_ms)
+        [ "$(val passwd "$out")" = "$n" ] || die "expected $n users: $out"
+        label=$((n / 1000))k
+        [ "$n" = 100000 ] && goal_t="<= 0.9 s" && goal_m="<= 60 MB"
+        row "nsscache $label users: wall / CPU" "$(secs "$(val wall_ms "$out")") / $(secs "$(val cpu_ms "$out")")" \
+            "$(secs "$(val time_ms "$ref")") (curl, same requests)" "$goal_t"
+        row "nsscache $label users: peak RSS, requests" "$(mb "$(val peak_rss_kb "$out")"), $(val requests "$out")" \
+            "$(mb "$(val base_rss_kb "$out")") (RSS before the run)" "$goal_m"
+}
+
+bench_nsscache() {
+        printf '%s\n' "$TOKEN" > "$T/token"
+        chmod 600 "$T/token"
+        for n in $SIZES; do
+                bench_nsscache_size "$n"
+        done
+}
+
+[ -x "$SUNKD" ] && [ -x "$TOOLS/bench-ping" ] || die "build first (make)"
+command -v python3 > /dev/null || die "python3 is needed for the SCIM fixture"
+command -v curl > /dev/null || die "curl is needed for the reference"
+row "benchmark" "result" "reference (same run)" "goal"
+bench_idle
+bench_ping
+bench_busy
+bench_nsscache
+echo
+echo "Summary"
+printf '%s\n' "${ROWS[@]}"
