@@ -165,12 +165,6 @@ tests_unit_test_scim_map_SOURCES = tests/unit/test-scim-map.c
 tests_unit_test_scim_map_CFLAGS = $(CHECK_TEST_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir)
 tests_unit_test_scim_map_LDADD = modules/nsscache/libnsscache-scim.la $(CHECK_TEST_LIBS)
 
-check_PROGRAMS += tests/unit/test-scim-json
-TESTS += tests/unit/test-scim-json
-tests_unit_test_scim_json_SOURCES = tests/unit/test-scim-json.c
-tests_unit_test_scim_json_CFLAGS = $(CHECK_TEST_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir)
-tests_unit_test_scim_json_LDADD = modules/nsscache/libnsscache-scim.la $(CHECK_TEST_LIBS) $(JSONC_LIBS)
-
 check_PROGRAMS += tests/unit/test-dupset
 TESTS += tests/unit/test-dupset
 tests_unit_test_dupset_SOURCES = tests/unit/test-dupset.c

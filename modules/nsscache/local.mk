@@ -26,8 +26,6 @@ noinst_LTLIBRARIES += %reldir%/libnsscache-scim.la
 	%reldir%/nsscache-refresh.h \
 	%reldir%/dupset.c \
 	%reldir%/dupset.h \
-	%reldir%/scim-json.c \
-	%reldir%/scim-json.h \
 	%reldir%/scim-map.c \
 	%reldir%/scim-map.h \
 	%reldir%/scim-fetch.c \

@@ -372,7 +372,7 @@ int scim_fetch_all(ScimFetch *f, ScimEndpoint e, const sunkd_cancel *cancel, sci
                 r = get_page(f, url, what, ret_error);
                 if (r < 0)
                         break;
-                r = scim_map_page_read(f->body ?: "", f->body_len, &p, &perr);
+                r = scim_map_page_parse(f->body ?: "", f->body_len, &p, &perr);
                 if (r < 0) {
                         set_error(ret_error, "%s: %s", what, perr ?: "unparsable");
                         break;
@@ -420,11 +420,11 @@ int scim_fetch_all(ScimFetch *f, ScimEndpoint e, const sunkd_cancel *cancel, sci
 }
 
 static int users_page(void *userdata, const ScimPage *p) {
-        return scim_map_add_user_items(userdata, p->items);
+        return scim_map_add_users(userdata, p->resources);
 }
 
 static int groups_page(void *userdata, const ScimPage *p) {
-        return scim_map_add_group_items(userdata, p->items);
+        return scim_map_add_groups(userdata, p->resources);
 }
 
 int scim_fetch_run(const ScimConfig *c, ScimMapper *m, const sunkd_cancel *cancel,

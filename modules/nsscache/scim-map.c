@@ -21,9 +21,8 @@
  * name, so a record that fails passwd validation (uid 0, say) can never
  * place an ssh key under a name that resolves to another account.
  *
- * Entries are read from the page tree of scim-json.h, whichever parser
- * built it.  Names and ids are de-duplicated through compact hash sets
- * (dupset.h): 100k users map in linear time and a few MB.  Nothing here logs.
+ * Names and ids are de-duplicated through compact hash sets (dupset.h):
+ * 100k users map in linear time and a few MB.  Nothing here logs.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -34,11 +33,9 @@
 #include <json-c/json.h>
 
 #include "dupset.h"
-#include "scim-json.h"
 #include "scim-map.h"
 #include "util/cleanup.h"
 #include "util/macro.h"
-#include "util/strbuf.h"
 #include "util/strv.h"
 
 #define MEMBERS_CAP_MIN 16
@@ -83,7 +80,6 @@ void scim_map_page_done(ScimPage *p) {
         if (!p)
                 return;
         json_object_put(p->root);
-        scim_json_free(p->doc);
         *p = (ScimPage) { .start_index = -1, .items_per_page = -1 };
 }
 
@@ -159,80 +155,6 @@ int scim_map_page_parse(const char *buf, size_t len, ScimPage *ret, char **ret_e
         return 0;
 }
 
-static bool doc_count(const ScimJson *root, const char *key, int64_t *ret) {
-        const ScimJson *v = scim_json_get(root, key, strlen(key));
-
-        if (!v || v->type != SCIM_JSON_INT)
-                return false;
-        *ret = v->i;
-        return true;
-}
-
-/* The page from the fast tree, when it is a well-formed ListResponse:
- * every other case goes to json-c, which words the error. */
-static int page_from_doc(ScimJsonDoc *doc, ScimPage *ret) {
-        const ScimJson *root = scim_json_root(doc), *res;
-        ScimPage p = { .start_index = -1, .items_per_page = -1 };
-
-        if (!scim_json_is(root, SCIM_JSON_OBJECT) || !doc_count(root, "totalResults", &p.total_results) ||
-            p.total_results < 0)
-                return -EAGAIN;
-        (void) doc_count(root, "startIndex", &p.start_index);
-        (void) doc_count(root, "itemsPerPage", &p.items_per_page);
-        res = scim_json_get(root, "Resources", strlen("Resources"));
-        if (res && !scim_json_is(res, SCIM_JSON_NULL)) {
-                if (!scim_json_is(res, SCIM_JSON_ARRAY))
-                        return -EAGAIN;
-                p.items = res;
-                p.n_resources = res->n;
-        }
-        p.doc = doc;
-        *ret = p;
-        return 0;
-}
-
-/* json-c read the page: keep its Resources as a tree, drop json-c's. */
-static int page_convert(ScimPage *p) {
-        ScimJsonDoc *doc;
-        int r;
-
-        if (!p->resources)
-                return 0;
-        r = scim_json_from_jsonc(p->resources, &doc);
-        if (r < 0)
-                return r;
-        p->doc = doc;
-        p->items = scim_json_root(doc);
-        p->resources = NULL;
-        json_object_put(p->root);
-        p->root = NULL;
-        return 0;
-}
-
-int scim_map_page_read(const char *buf, size_t len, ScimPage *ret, char **ret_error) {
-        _cleanup_(scim_json_freep) ScimJsonDoc *doc = NULL;
-        ScimPage p = {};
-        int r;
-
-        r = scim_json_parse(buf, len, &doc);
-        if (r >= 0 && page_from_doc(doc, ret) >= 0) {
-                TAKE_PTR(doc);
-                return 0;
-        }
-        if (r < 0 && r != -EAGAIN)
-                return r;
-        r = scim_map_page_parse(buf, len, &p, ret_error);
-        if (r < 0)
-                return r;
-        r = page_convert(&p);
-        if (r < 0) {
-                scim_map_page_done(&p);
-                return r;
-        }
-        *ret = p;
-        return 0;
-}
-
 /* ---- mapper ---------------------------------------------------------------- */
 
 static int mapper_new(const ScimConfig *c, bool formatted, ScimMapper **ret) {
@@ -298,36 +220,15 @@ const ScimRejects *scim_map_rejects(const ScimMapper *m) {
         return &m->rejects;
 }
 
-/* The json-c accessors the mapper was written against, on the page tree. */
-static const char *string_of(const ScimJson *v) {
-        return v->s;
-}
-
-static size_t string_len(const ScimJson *v) {
-        return v->n;
-}
-
-static int64_t int_of(const ScimJson *v) {
-        return v->i;
-}
-
-static size_t array_length(const ScimJson *v) {
-        return scim_json_is(v, SCIM_JSON_ARRAY) ? v->n : 0;
-}
-
-static const ScimJson *array_item(const ScimJson *v, size_t i) {
-        return v->items + i;
-}
-
 /* A printable, bounded copy of untrusted text, for log lines. */
-static char *printable_copy(const ScimJson *v) {
+static char *printable_copy(json_object *v) {
         const char *s;
         char *t;
         size_t n;
 
-        if (!v || !scim_json_is(v, SCIM_JSON_STRING))
+        if (!v || !json_object_is_type(v, json_type_string))
                 return NULL;
-        s = string_of(v);
+        s = json_object_get_string(v);
         n = MIN(strlen(s), (size_t) 64);
         t = strndup(s, n);
         if (!t)
@@ -338,7 +239,7 @@ static char *printable_copy(const ScimJson *v) {
         return t;
 }
 
-static int reject(ScimMapper *m, ScimRejectReason reason, NssMapType map, const ScimJson *name,
+static int reject(ScimMapper *m, ScimRejectReason reason, NssMapType map, json_object *name,
                   int64_t id) {
         ScimRejects *r = &m->rejects;
 
@@ -373,6 +274,26 @@ static int grow(void **array, size_t *cap, size_t n, size_t size) {
         *array = a;
         *cap = c;
         return 0;
+}
+
+/* One step of a path: a key of @o, copied out only when it is long. */
+static json_object *extract_step(json_object *o, const char *step, size_t n) {
+        _cleanup_free_ char *heap = NULL;
+        char buf[256];
+        const char *key = buf;
+        json_object *v;
+
+        if (n < sizeof(buf)) {
+                memcpy(buf, step, n);
+                buf[n] = 0;
+        } else {
+                key = heap = strndup(step, n);
+                if (!heap)
+                        return NULL;
+        }
+        if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
+                return NULL;
+        return v;
 }
 
 /* ---- entries: copied into NssMaps, or rendered at once ---------------------- */
@@ -460,7 +381,7 @@ static int emit(ScimMapper *m, NssMapType t, const void *entry) {
 
 /* ---- attributes ------------------------------------------------------------- */
 
-const ScimJson *scim_map_extract(const ScimJson *o, const char *path) {
+json_object *scim_map_extract(json_object *o, const char *path) {
         const char *p = path;
 
         if (!path || !*path)
@@ -468,12 +389,12 @@ const ScimJson *scim_map_extract(const ScimJson *o, const char *path) {
         for (;;) {
                 const char *e = strchr(p, '/');
                 size_t n = e ? (size_t) (e - p) : strlen(p);
-                const ScimJson *v;
+                json_object *v;
 
-                if (!scim_json_is(o, SCIM_JSON_OBJECT))
+                if (!json_object_is_type(o, json_type_object))
                         return NULL;
-                v = scim_json_get(o, p, n);
-                if (!v || scim_json_is(v, SCIM_JSON_NULL))
+                v = extract_step(o, p, n);
+                if (!v)
                         return NULL;
                 if (!e)
                         return v;
@@ -495,10 +416,10 @@ static bool name_valid(const char *s) {
 }
 
 /* No ':' ',' or control characters (newline, NUL: json-c strings may carry NUL). */
-static bool field_clean(const ScimJson *v, const char *s) {
+static bool field_clean(json_object *v, const char *s) {
         size_t n = strlen(s);
 
-        if ((size_t) string_len(v) != n)
+        if ((size_t) json_object_get_string_len(v) != n)
                 return false;
         for (size_t i = 0; i < n; i++)
                 if (s[i] == ':' || s[i] == ',' || (unsigned char) s[i] < 0x20 || s[i] == 0x7f)
@@ -520,19 +441,19 @@ static bool path_valid(const char *s, bool forbid_dotdot) {
 
 typedef enum IdResult { ID_OK, ID_MISSING, ID_BAD, ID_RANGE } IdResult;
 
-static IdResult parse_id(const ScimJson *v, int64_t min, int64_t *ret) {
+static IdResult parse_id(json_object *v, int64_t min, int64_t *ret) {
         int64_t id = 0;
 
         if (!v)
                 return ID_MISSING;
-        if (scim_json_is(v, SCIM_JSON_INT)) {
-                id = int_of(v);
+        if (json_object_is_type(v, json_type_int)) {
+                id = json_object_get_int64(v);
                 /* json-c clamps larger literals to INT64_MAX: out of range either way */
-        } else if (scim_json_is(v, SCIM_JSON_STRING)) {
-                const char *s = string_of(v);
+        } else if (json_object_is_type(v, json_type_string)) {
+                const char *s = json_object_get_string(v);
                 size_t n = strlen(s);
 
-                if (n == 0 || n > 12 || (size_t) string_len(v) != n)
+                if (n == 0 || n > 12 || (size_t) json_object_get_string_len(v) != n)
                         return ID_BAD;
                 for (size_t i = 0; i < n; i++) {
                         if (s[i] < '0' || s[i] > '9')
@@ -565,8 +486,8 @@ static bool set_has(DupSet *set, const char *name) {
 
 /* gecos is cosmetic: forbidden characters become spaces, long values are cut
  * at a UTF-8 boundary instead of rejecting the account. */
-static char *gecos_from(const ScimJson *user, const char *path) {
-        const ScimJson *v = NULL, *name;
+static char *gecos_from(json_object *user, const char *path) {
+        json_object *v = NULL, *name;
         _cleanup_free_ char *joined = NULL;
         const char *s = NULL;
         size_t n;
@@ -577,13 +498,13 @@ static char *gecos_from(const ScimJson *user, const char *path) {
         else {
                 name = scim_map_extract(user, "name");
                 v = scim_map_extract(name, "formatted");
-                if (!v || !scim_json_is(v, SCIM_JSON_STRING)) {
-                        const ScimJson *g = scim_map_extract(name, "givenName"),
+                if (!v || !json_object_is_type(v, json_type_string)) {
+                        json_object *g = scim_map_extract(name, "givenName"),
                                     *f = scim_map_extract(name, "familyName");
-                        if (g && f && scim_json_is(g, SCIM_JSON_STRING) &&
-                            scim_json_is(f, SCIM_JSON_STRING)) {
-                                if (asprintf(&joined, "%s %s", string_of(g),
-                                             string_of(f)) < 0)
+                        if (g && f && json_object_is_type(g, json_type_string) &&
+                            json_object_is_type(f, json_type_string)) {
+                                if (asprintf(&joined, "%s %s", json_object_get_string(g),
+                                             json_object_get_string(f)) < 0)
                                         return NULL;
                                 s = joined;
                         } else
@@ -591,7 +512,7 @@ static char *gecos_from(const ScimJson *user, const char *path) {
                 }
         }
         if (!s)
-                s = v && scim_json_is(v, SCIM_JSON_STRING) ? string_of(v) : "";
+                s = v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
         n = strlen(s);
         if (n > SCIM_GECOS_MAX) {
                 n = SCIM_GECOS_MAX;
@@ -608,63 +529,64 @@ static char *gecos_from(const ScimJson *user, const char *path) {
 }
 
 static char *home_from_override(const char *tmpl, const char *name) {
-        StrBuf b = {};
+        _cleanup_free_ char *out = NULL;
+        size_t len = 0;
+        FILE *f;
 
+        f = open_memstream(&out, &len);
+        if (!f)
+                return NULL;
         for (const char *p = tmpl; *p; p++) {
-                size_t n = strcspn(p, "%");
-
-                strbuf_append(&b, p, n);
-                p += n;
-                if (!*p)
-                        break;
-                if (p[1] == 'u') {
-                        strbuf_puts(&b, name);
+                if (p[0] == '%' && p[1] == 'u') {
+                        fputs(name, f);
                         p++;
                 } else
-                        strbuf_putc(&b, '%');
+                        fputc(*p, f);
         }
-        return strbuf_steal(&b, NULL);
+        if (fclose(f) != 0)
+                return NULL;
+        return TAKE_PTR(out);
 }
 
 /* A string attribute: NULL when missing; *bad when present with the wrong type. */
-static const char *string_at(const ScimJson *o, const char *path, const ScimJson **ret_v, bool *bad) {
-        const ScimJson *v = scim_map_extract(o, path);
+static const char *string_at(json_object *o, const char *path, json_object **ret_v, bool *bad) {
+        json_object *v = scim_map_extract(o, path);
 
         *ret_v = v;
         *bad = false;
         if (!v)
                 return NULL;
-        if (!scim_json_is(v, SCIM_JSON_STRING)) {
+        if (!json_object_is_type(v, json_type_string)) {
                 *bad = true;
                 return NULL;
         }
-        return string_of(v);
+        return json_object_get_string(v);
 }
 
-static int add_sshkeys(ScimMapper *m, const ScimJson *user, const char *name, const ScimJson *jname) {
+static int add_sshkeys(ScimMapper *m, json_object *user, const char *name, json_object *jname) {
         const ScimMapConf *mc = &m->conf->map[NSS_MAP_SSHKEY];
-        const ScimJson *v = scim_map_extract(user, mc->path_ssh_keys);
+        json_object *v = scim_map_extract(user, mc->path_ssh_keys);
         _cleanup_strv_free_ char **keys = NULL;
         size_t n, count = 0;
         int r;
 
         if (!v)
                 return 0;
-        n = scim_json_is(v, SCIM_JSON_ARRAY) ? array_length(v) : 1;
+        n = json_object_is_type(v, json_type_array) ? json_object_array_length(v) : 1;
         for (size_t i = 0; i < n; i++) {
-                const ScimJson *k = scim_json_is(v, SCIM_JSON_ARRAY) ?
-                        array_item(v, i) : v;
+                json_object *k = json_object_is_type(v, json_type_array) ?
+                        json_object_array_get_idx(v, i) : v;
                 const char *s, *b, *e;
                 bool ok = true;
 
-                if (!k || !scim_json_is(k, SCIM_JSON_STRING)) {
+                if (!k || !json_object_is_type(k, json_type_string)) {
                         r = reject(m, SCIM_REJECT_BAD_SSHKEY, NSS_MAP_SSHKEY, jname, -1);
                         if (r < 0)
                                 return r;
                         continue;
                 }
-                s = string_of(k);
-                if ((size_t) string_len(k) != strlen(s))
+                s = json_object_get_string(k);
+                if ((size_t) json_object_get_string_len(k) != strlen(s))
                         ok = false;
                 for (b = s; *b == ' ' || *b == '\t' || *b == '\n' || *b == '\r'; b++)
                         ;
@@ -700,10 +622,10 @@ static int add_sshkeys(ScimMapper *m, const ScimJson *user, const char *name, co
 }
 
 /* shadow and sshkey may name the user through their own path; it must agree. */
-static int derived_name_ok(ScimMapper *m, NssMapType t, const ScimJson *user, const char *name,
-                           const ScimJson *jname, bool *ok) {
+static int derived_name_ok(ScimMapper *m, NssMapType t, json_object *user, const char *name,
+                           json_object *jname, bool *ok) {
         const char *path = m->conf->map[t].path_username ?: "userName";
-        const ScimJson *v;
+        json_object *v;
         bool bad;
         const char *s = string_at(user, path, &v, &bad);
 
@@ -713,25 +635,25 @@ static int derived_name_ok(ScimMapper *m, NssMapType t, const ScimJson *user, co
         return 0;
 }
 
-static int map_user(ScimMapper *m, const ScimJson *user) {
+static int map_user(ScimMapper *m, json_object *user) {
         const ScimConfig *c = m->conf;
         const ScimMapConf *pc = &c->map[NSS_MAP_PASSWD];
         _cleanup_free_ char *dir = NULL, *gecos = NULL;
         const char *name, *shell = NULL, *s;
-        const ScimJson *jname, *v;
+        json_object *jname, *v;
         int64_t uid = -1, gid = -1;
         IdResult ir;
         bool bad, ok;
         int r;
 
-        if (!scim_json_is(user, SCIM_JSON_OBJECT))
+        if (!json_object_is_type(user, json_type_object))
                 return reject(m, SCIM_REJECT_NOT_OBJECT, NSS_MAP_PASSWD, NULL, -1);
 
         name = string_at(user, pc->path_username ?: "userName", &jname, &bad);
         if (!name)
                 return reject(m, bad ? SCIM_REJECT_BAD_NAME : SCIM_REJECT_NO_NAME, NSS_MAP_PASSWD,
                               NULL, -1);
-        if (!name_valid(name) || (size_t) string_len(jname) != strlen(name))
+        if (!name_valid(name) || (size_t) json_object_get_string_len(jname) != strlen(name))
                 return reject(m, SCIM_REJECT_BAD_NAME, NSS_MAP_PASSWD, jname, -1);
 
         ir = parse_id(scim_map_extract(user, pc->path_uid), c->min_uid, &uid);
@@ -833,15 +755,15 @@ static int map_user(ScimMapper *m, const ScimJson *user) {
         return 0;
 }
 
-int scim_map_add_user_items(ScimMapper *m, const ScimJson *resources) {
+int scim_map_add_users(ScimMapper *m, json_object *resources) {
         size_t n;
         int r;
 
         if (!resources)
                 return 0;
-        n = array_length(resources);
+        n = json_object_array_length(resources);
         for (size_t i = 0; i < n; i++) {
-                r = map_user(m, array_item(resources, i));
+                r = map_user(m, json_object_array_get_idx(resources, i));
                 if (r < 0)
                         return r;
         }
@@ -878,12 +800,12 @@ static int push_member(char ***members, size_t *n, const char *s) {
 }
 
 static int add_member(ScimMapper *m, char ***members, size_t *n, DupSet *set,
-                      const ScimJson *jgroup, const ScimJson *v) {
+                      json_object *jgroup, json_object *v) {
         const char *s;
 
-        if (!v || !scim_json_is(v, SCIM_JSON_STRING) ||
-            !name_valid(s = string_of(v)) ||
-            (size_t) string_len(v) != strlen(s))
+        if (!v || !json_object_is_type(v, json_type_string) ||
+            !name_valid(s = json_object_get_string(v)) ||
+            (size_t) json_object_get_string_len(v) != strlen(s))
                 return reject(m, SCIM_REJECT_BAD_MEMBER, NSS_MAP_GROUP, v ?: jgroup, -1);
         if (set_has(set, s))
                 return 0;
@@ -894,12 +816,12 @@ static int add_member(ScimMapper *m, char ***members, size_t *n, DupSet *set,
         return push_member(members, n, s);
 }
 
-static int group_members(ScimMapper *m, const ScimJson *group, const ScimJson *jgroup, char ***ret) {
+static int group_members(ScimMapper *m, json_object *group, json_object *jgroup, char ***ret) {
         const char *path = m->conf->map[NSS_MAP_GROUP].path_username ?: "userName";
         const char *slash = strchr(path, '/');
         _cleanup_free_ char *array_key = NULL;
         _cleanup_strv_free_ char **members = NULL;
-        const ScimJson *arr;
+        json_object *arr;
         size_t n = 0, len;
         int r = 0;
 
@@ -910,21 +832,21 @@ static int group_members(ScimMapper *m, const ScimJson *group, const ScimJson *j
         if (!members)
                 return -ENOMEM;
         arr = scim_map_extract(group, array_key);
-        if (arr && !scim_json_is(arr, SCIM_JSON_ARRAY))
+        if (arr && !json_object_is_type(arr, json_type_array))
                 r = reject(m, SCIM_REJECT_BAD_MEMBER, NSS_MAP_GROUP, jgroup, -1);
-        if (!arr || !scim_json_is(arr, SCIM_JSON_ARRAY)) {
+        if (!arr || !json_object_is_type(arr, json_type_array)) {
                 *ret = TAKE_PTR(members);
                 return r;
         }
         dupset_clear(m->members);
-        len = array_length(arr);
+        len = json_object_array_length(arr);
         for (size_t i = 0; i < len && r >= 0; i++) {
-                const ScimJson *e = array_item(arr, i);
+                json_object *e = json_object_array_get_idx(arr, i);
 
-                if (scim_json_is(e, SCIM_JSON_OBJECT))
+                if (json_object_is_type(e, json_type_object))
                         r = add_member(m, &members, &n, m->members, jgroup,
                                        scim_map_extract(e, slash ? slash + 1 : path));
-                else if (!slash && scim_json_is(e, SCIM_JSON_STRING))
+                else if (!slash && json_object_is_type(e, json_type_string))
                         r = add_member(m, &members, &n, m->members, jgroup, e);
                 else
                         r = reject(m, SCIM_REJECT_BAD_MEMBER, NSS_MAP_GROUP, jgroup, -1);
@@ -935,23 +857,23 @@ static int group_members(ScimMapper *m, const ScimJson *group, const ScimJson *j
         return 0;
 }
 
-static int map_group(ScimMapper *m, const ScimJson *group) {
+static int map_group(ScimMapper *m, json_object *group) {
         const ScimMapConf *gc = &m->conf->map[NSS_MAP_GROUP];
         _cleanup_strv_free_ char **members = NULL;
-        const ScimJson *jname;
+        json_object *jname;
         const char *name;
         int64_t gid = -1;
         IdResult ir;
         bool bad;
         int r;
 
-        if (!scim_json_is(group, SCIM_JSON_OBJECT))
+        if (!json_object_is_type(group, json_type_object))
                 return reject(m, SCIM_REJECT_NOT_OBJECT, NSS_MAP_GROUP, NULL, -1);
         name = string_at(group, gc->path_groupname ?: "displayName", &jname, &bad);
         if (!name)
                 return reject(m, bad ? SCIM_REJECT_BAD_NAME : SCIM_REJECT_NO_NAME, NSS_MAP_GROUP,
                               NULL, -1);
-        if (!name_valid(name) || (size_t) string_len(jname) != strlen(name))
+        if (!name_valid(name) || (size_t) json_object_get_string_len(jname) != strlen(name))
                 return reject(m, SCIM_REJECT_BAD_NAME, NSS_MAP_GROUP, jname, -1);
         ir = parse_id(scim_map_extract(group, gc->path_gid), m->conf->min_gid, &gid);
         if (ir != ID_OK)
@@ -973,38 +895,17 @@ static int map_group(ScimMapper *m, const ScimJson *group) {
         });
 }
 
-int scim_map_add_group_items(ScimMapper *m, const ScimJson *resources) {
+int scim_map_add_groups(ScimMapper *m, json_object *resources) {
         size_t n;
         int r;
 
         if (!resources || !m->conf->map_enabled[NSS_MAP_GROUP])
                 return 0;
-        n = array_length(resources);
+        n = json_object_array_length(resources);
         for (size_t i = 0; i < n; i++) {
-                r = map_group(m, array_item(resources, i));
+                r = map_group(m, json_object_array_get_idx(resources, i));
                 if (r < 0)
                         return r;
         }
         return 0;
-}
-
-/* json-c arrays, as tests and tools hold them: mapped through the same tree. */
-static int add_jsonc(ScimMapper *m, json_object *resources, int (*add)(ScimMapper *m, const ScimJson *r)) {
-        _cleanup_(scim_json_freep) ScimJsonDoc *doc = NULL;
-        int r;
-
-        if (!resources)
-                return 0;
-        r = scim_json_from_jsonc(resources, &doc);
-        if (r < 0)
-                return r;
-        return add(m, scim_json_root(doc));
-}
-
-int scim_map_add_users(ScimMapper *m, json_object *resources) {
-        return add_jsonc(m, resources, scim_map_add_user_items);
-}
-
-int scim_map_add_groups(ScimMapper *m, json_object *resources) {
-        return add_jsonc(m, resources, scim_map_add_group_items);
 }

@@ -1,8 +1,7 @@
 /* SCIM 2.0 ListResponse pages to validated NssMaps.
  *
  * scim_map_page_parse() turns one HTTP body into a ListResponse view
- * (bounded nesting depth, strict JSON); scim_map_page_read() does the same
- * into the lighter page tree of scim-json.h.  A ScimMapper then takes the
+ * (bounded nesting depth, strict JSON).  A ScimMapper then takes the
  * Resources of each page as it arrives, so memory holds one page of JSON
  * plus the maps, never the whole directory as JSON.  Every entry that is
  * dropped leaves a reject record; the caller decides how loudly to log.
@@ -17,7 +16,6 @@
 #include "cache-format.h"
 #include "nss-maps.h"
 #include "nsscache-conf.h"
-#include "scim-json.h"
 
 struct json_object;
 
@@ -65,13 +63,10 @@ typedef struct ScimRejects {
 
 const char *scim_reject_reason_to_string(ScimRejectReason r);
 
-/* One parsed ListResponse page: json-c's tree (scim_map_page_parse()) or
- * the page tree (scim_map_page_read()). */
+/* One parsed ListResponse page. */
 typedef struct ScimPage {
         struct json_object *root;
         struct json_object *resources; /* borrowed from root; NULL if absent */
-        ScimJsonDoc *doc;
-        const ScimJson *items;         /* Resources in doc; NULL if absent */
         size_t n_resources;
         int64_t total_results;
         int64_t start_index;    /* -1 if absent */
@@ -85,13 +80,6 @@ typedef struct ScimPage {
  * missing or negative totalResults, or Resources that is not an array.
  */
 int scim_map_page_parse(const char *buf, size_t len, ScimPage *ret, char **ret_error);
-
-/**
- * scim_map_page_read() - scim_map_page_parse(), giving the page tree
- * (doc, items) instead of json-c's: the same pages are accepted with the
- * same content, and the same errors returned.  What the fetcher uses.
- */
-int scim_map_page_read(const char *buf, size_t len, ScimPage *ret, char **ret_error);
 void scim_map_page_done(ScimPage *p);
 
 typedef struct ScimMapper ScimMapper;
@@ -116,9 +104,6 @@ static inline void scim_map_freep(ScimMapper **m) {
  */
 int scim_map_add_users(ScimMapper *m, struct json_object *resources);
 int scim_map_add_groups(ScimMapper *m, struct json_object *resources);
-/* The same for a page tree's Resources (ScimPage.items). */
-int scim_map_add_user_items(ScimMapper *m, const ScimJson *resources);
-int scim_map_add_group_items(ScimMapper *m, const ScimJson *resources);
 
 /** scim_map_take() - move the maps out (the mapper keeps empty maps). */
 void scim_map_take(ScimMapper *m, NssMaps *ret);
@@ -131,4 +116,4 @@ const ScimRejects *scim_map_rejects(const ScimMapper *m);
  * through nested objects.  Return: the value (borrowed) or NULL if a step is
  * missing, null or not an object.
  */
-const ScimJson *scim_map_extract(const ScimJson *o, const char *path);
+struct json_object *scim_map_extract(struct json_object *o, const char *path);
