@@ -8,6 +8,9 @@
  * number of Resources that actually came back, and the loop ends at
  * totalResults or at the first empty page.  A server that answers a
  * different startIndex than asked is refused rather than risk a silent gap.
+ * The request for the next page goes out as soon as the current one is
+ * parsed (its startIndex is known then) and before it is mapped, so the
+ * server's time and ours overlap: one connection, one request in flight.
  *
  * Failure policy: transport errors, timeouts, 429 and 5xx are transient and
  * retried a bounded number of times with exponential backoff; 4xx are not
@@ -36,7 +39,9 @@
 
 struct ScimFetch {
         const ScimConfig *conf;
+        CURLM *multi; /* drives the one easy handle, so a request can be in flight while a page is mapped */
         CURL *curl;
+        bool in_flight;
         struct curl_slist *headers;
         char *body;
         size_t body_len, body_cap;
@@ -105,8 +110,12 @@ static void headers_wipe_free(struct curl_slist *l) {
 ScimFetch *scim_fetch_free(ScimFetch *f) {
         if (!f)
                 return NULL;
+        if (f->in_flight)
+                (void) curl_multi_remove_handle(f->multi, f->curl);
         if (f->curl)
                 curl_easy_cleanup(f->curl);
+        if (f->multi)
+                curl_multi_cleanup(f->multi);
         headers_wipe_free(f->headers);
         free(f->body);
         free(f);
@@ -124,7 +133,8 @@ int scim_fetch_new(const ScimConfig *c, const char *token, ScimFetch **ret) {
                 return -ENOMEM;
         f->conf = c;
         f->curl = curl_easy_init();
-        if (!f->curl)
+        f->multi = curl_multi_init();
+        if (!f->curl || !f->multi)
                 return -ENOMEM;
         if (asprintf(&auth, "Authorization: Bearer %s", token) < 0)
                 return -ENOMEM;
@@ -286,7 +296,65 @@ static int backoff_sleep(const sunkd_cancel *cancel, uint64_t usec) {
         }
 }
 
-/* One GET with retries.  On success the body is in f->body. */
+/* Sends the GET for @url and returns without waiting for the answer. */
+static int page_begin(ScimFetch *f, const char *url) {
+        int running;
+
+        f->body_len = 0;
+        f->body_too_big = false;
+        if (curl_easy_setopt(f->curl, CURLOPT_URL, url) != CURLE_OK ||
+            curl_multi_add_handle(f->multi, f->curl) != CURLM_OK)
+                return -ENOMEM;
+        f->in_flight = true;
+        f->stats.requests++;
+        /* Connect and send now, so the server works while the caller maps. */
+        if (curl_multi_perform(f->multi, &running) != CURLM_OK)
+                return -EIO;
+        return 0;
+}
+
+/* Forgets a request still in flight (the run ended early). */
+static void page_abort(ScimFetch *f) {
+        if (f->in_flight)
+                (void) curl_multi_remove_handle(f->multi, f->curl);
+        f->in_flight = false;
+}
+
+/* Waits for the request page_begin() sent; the transfer's own result. */
+static CURLcode page_wait(ScimFetch *f) {
+        CURLcode cr = CURLE_OK;
+        bool done = false;
+
+        while (!done) {
+                CURLMsg *msg;
+                int running, left;
+
+                if (curl_multi_perform(f->multi, &running) != CURLM_OK) {
+                        cr = CURLE_OUT_OF_MEMORY;
+                        break;
+                }
+                while ((msg = curl_multi_info_read(f->multi, &left)))
+                        if (msg->msg == CURLMSG_DONE && msg->easy_handle == f->curl) {
+                                cr = msg->data.result;
+                                done = true;
+                        }
+                if (!done && running == 0) {
+                        cr = CURLE_GOT_NOTHING;
+                        break;
+                }
+                /* curl's own timeouts bound this; the short poll keeps cancel prompt */
+                if (!done && curl_multi_poll(f->multi, NULL, 0, 100, NULL) != CURLM_OK) {
+                        cr = CURLE_OUT_OF_MEMORY;
+                        break;
+                }
+        }
+        page_abort(f);
+        f->stats.bytes += f->body_len;
+        return cr;
+}
+
+/* Finishes the GET page_begin() sent, retrying transient failures.  On
+ * success the body is in f->body. */
 static int get_page(ScimFetch *f, const char *url, const char *what, char **ret_error) {
         uint64_t delay = f->conf->retry_delay_usec;
         int r = -EIO;
@@ -303,14 +371,11 @@ static int get_page(ScimFetch *f, const char *url, const char *what, char **ret_
                                 return r;
                         }
                         delay = MIN(delay * 2, SCIM_RETRY_DELAY_MAX_USEC);
+                        r = page_begin(f, url);
+                        if (r < 0)
+                                return r;
                 }
-                f->body_len = 0;
-                f->body_too_big = false;
-                if (curl_easy_setopt(f->curl, CURLOPT_URL, url) != CURLE_OK)
-                        return -ENOMEM;
-                f->stats.requests++;
-                cr = curl_easy_perform(f->curl);
-                f->stats.bytes += f->body_len;
+                cr = page_wait(f);
                 if (cr != CURLE_OK) {
                         if (f->body_too_big || cr == CURLE_FILESIZE_EXCEEDED) {
                                 set_error(ret_error, "%s: response body larger than %u bytes",
@@ -339,36 +404,56 @@ static int get_page(ScimFetch *f, const char *url, const char *what, char **ret_
         return r;
 }
 
+/* The URL and the name used in errors for the page at @start_index. */
+static int page_names(const ScimFetch *f, const char *base, const char *endpoint, int64_t start_index,
+                      char **ret_url, char **ret_what) {
+        free(*ret_url);
+        free(*ret_what);
+        *ret_url = *ret_what = NULL;
+        if (asprintf(ret_url, "%s%cstartIndex=%" PRId64 "&count=%" PRId64, base,
+                     strchr(base, '?') ? '&' : '?', start_index, f->conf->page_size) < 0 ||
+            asprintf(ret_what, "%s page at startIndex=%" PRId64, endpoint, start_index) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* The page answers what was asked and the run stays within its bounds. */
+static int page_check(ScimFetch *f, const ScimPage *p, int64_t start_index, uint64_t *received,
+                      const char *what, const char *endpoint, char **ret_error) {
+        if (p->start_index >= 0 && p->start_index != start_index) {
+                set_error(ret_error, "%s: server answered startIndex=%" PRId64, what, p->start_index);
+                return -EBADMSG;
+        }
+        f->stats.pages++;
+        f->stats.resources += p->n_resources;
+        *received += p->n_resources;
+        if (*received > SCIM_RESOURCES_MAX) {
+                set_error(ret_error, "%s: more than %d resources", endpoint, SCIM_RESOURCES_MAX);
+                return -E2BIG;
+        }
+        return 0;
+}
+
 int scim_fetch_all(ScimFetch *f, ScimEndpoint e, const sunkd_cancel *cancel, scim_fetch_page_fn fn,
                    void *userdata, char **ret_error) {
         static const char *const names[_SCIM_ENDPOINT_MAX] = { "Users", "Groups" };
-        _cleanup_free_ char *base = NULL;
+        _cleanup_free_ char *base = NULL, *url = NULL, *what = NULL, *next_url = NULL, *next_what = NULL;
         uint64_t start = now_usec(), received = 0;
         int64_t start_index = 1;
         int r;
 
         f->cancel = cancel;
         r = scim_fetch_url(f->conf, e, &base);
-        if (r < 0)
-                return r;
-        for (uint64_t page = 0;; page++) {
-                _cleanup_free_ char *url = NULL, *what = NULL;
+        if (r >= 0)
+                r = page_names(f, base, names[e], start_index, &url, &what);
+        if (r >= 0)
+                r = page_begin(f, url);
+        for (uint64_t page = 0; r >= 0; page++) {
                 _cleanup_free_ char *perr = NULL;
                 ScimPage p = { 0 };
                 size_t n;
-                int64_t total;
+                bool last;
 
-                if (page >= SCIM_PAGES_MAX) {
-                        set_error(ret_error, "%s: more than %d pages", names[e], SCIM_PAGES_MAX);
-                        r = -E2BIG;
-                        break;
-                }
-                if (asprintf(&url, "%s%cstartIndex=%" PRId64 "&count=%" PRId64, base,
-                             strchr(base, '?') ? '&' : '?', start_index, f->conf->page_size) < 0 ||
-                    asprintf(&what, "%s page at startIndex=%" PRId64, names[e], start_index) < 0) {
-                        r = -ENOMEM;
-                        break;
-                }
                 r = get_page(f, url, what, ret_error);
                 if (r < 0)
                         break;
@@ -377,40 +462,44 @@ int scim_fetch_all(ScimFetch *f, ScimEndpoint e, const sunkd_cancel *cancel, sci
                         set_error(ret_error, "%s: %s", what, perr ?: "unparsable");
                         break;
                 }
-                if (p.start_index >= 0 && p.start_index != start_index) {
-                        set_error(ret_error, "%s: server answered startIndex=%" PRId64, what,
-                                  p.start_index);
+                r = page_check(f, &p, start_index, &received, what, names[e], ret_error);
+                if (r < 0) {
                         scim_map_page_done(&p);
-                        r = -EBADMSG;
-                        break;
-                }
-                f->stats.pages++;
-                f->stats.resources += p.n_resources;
-                received += p.n_resources;
-                if (received > SCIM_RESOURCES_MAX) {
-                        set_error(ret_error, "%s: more than %d resources", names[e],
-                                  SCIM_RESOURCES_MAX);
-                        scim_map_page_done(&p);
-                        r = -E2BIG;
                         break;
                 }
                 n = p.n_resources;
-                total = p.total_results;
-                r = fn(userdata, &p);
-                scim_map_page_done(&p);
-                if (r < 0) {
-                        set_error(ret_error, "%s: %s", what, strerror(-r));
-                        break;
+                last = n == 0 || received >= (uint64_t) p.total_results;
+                if (!last && page + 1 >= SCIM_PAGES_MAX) {
+                        set_error(ret_error, "%s: more than %d pages", names[e], SCIM_PAGES_MAX);
+                        r = -E2BIG;
                 }
-                if (n == 0 || received >= (uint64_t) total)
+                /* Ask for the next page before mapping this one: the server
+                 * prepares it while the page is mapped.  The tree owns copies
+                 * of its strings, so the body buffer is free for the answer. */
+                if (r >= 0 && !last) {
+                        start_index += (int64_t) n;
+                        r = page_names(f, base, names[e], start_index, &next_url, &next_what);
+                        if (r >= 0)
+                                r = page_begin(f, next_url);
+                }
+                if (r >= 0) {
+                        r = fn(userdata, &p);
+                        if (r < 0)
+                                set_error(ret_error, "%s: %s", what, strerror(-r));
+                }
+                scim_map_page_done(&p);
+                if (r < 0 || last)
                         break;
-                start_index += (int64_t) n;
                 if (sunkd_cancelled(cancel)) {
                         set_error(ret_error, "%s: cancelled", names[e]);
                         r = -ECANCELED;
-                        break;
                 }
+                free(url);
+                free(what);
+                url = TAKE_PTR(next_url);
+                what = TAKE_PTR(next_what);
         }
+        page_abort(f);
         f->stats.duration_usec += now_usec() - start;
         /* the body may hold directory data: do not keep it around */
         if (f->body)

@@ -36,6 +36,7 @@
 #include "scim-map.h"
 #include "util/cleanup.h"
 #include "util/macro.h"
+#include "util/strbuf.h"
 #include "util/strv.h"
 
 #define MEMBERS_CAP_MIN 16
@@ -529,23 +530,16 @@ static char *gecos_from(json_object *user, const char *path) {
 }
 
 static char *home_from_override(const char *tmpl, const char *name) {
-        _cleanup_free_ char *out = NULL;
-        size_t len = 0;
-        FILE *f;
+        StrBuf b = {};
 
-        f = open_memstream(&out, &len);
-        if (!f)
-                return NULL;
         for (const char *p = tmpl; *p; p++) {
                 if (p[0] == '%' && p[1] == 'u') {
-                        fputs(name, f);
+                        strbuf_puts(&b, name);
                         p++;
                 } else
-                        fputc(*p, f);
+                        strbuf_putc(&b, *p);
         }
-        if (fclose(f) != 0)
-                return NULL;
-        return TAKE_PTR(out);
+        return strbuf_steal(&b, NULL);
 }
 
 /* A string attribute: NULL when missing; *bad when present with the wrong type. */
