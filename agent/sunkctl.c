@@ -107,6 +107,28 @@ static int print_json(json_object *reply) {
         return 0;
 }
 
+static bool has_suffix(const char *s, const char *suffix) {
+        size_t n = strlen(s), k = strlen(suffix);
+        return n >= k && streq(s + n - k, suffix);
+}
+
+/* One "key: value" line of a module's status.  By the convention in
+ * sunkd/module.h, *_duration_usec is a duration and any other *_usec a
+ * wall-clock time; both are shown for humans. */
+static void print_status_value(const char *key, json_object *val) {
+        char buf[64];
+        const char *text;
+
+        if (json_object_is_type(val, json_type_int) && has_suffix(key, "_usec"))
+                text = has_suffix(key, "duration_usec") ? fmt_dur(buf, sizeof(buf), json_object_get_int64(val)) :
+                                                          fmt_ago(buf, sizeof(buf), json_object_get_int64(val));
+        else if (json_object_is_type(val, json_type_string))
+                text = json_object_get_string(val);
+        else
+                text = json_object_to_json_string_ext(val, JSON_C_TO_STRING_PLAIN);
+        printf("  %-18s %s\n", key, text);
+}
+
 static int verb_status(Ctl *c, int argc, char **argv) {
         _cleanup_json_ json_object *reply = NULL;
         char d[FORMAT_DURATION_MAX];
@@ -138,12 +160,8 @@ static int verb_status(Ctl *c, int argc, char **argv) {
                 if (!json_object_object_get_ex(m, "status", &st) || json_object_object_length(st) == 0)
                         continue;
                 printf("\n%s:\n", jstr(m, "name"));
-                json_object_object_foreach(st, key, val) {
-                        if (json_object_is_type(val, json_type_string))
-                                printf("  %-18s %s\n", key, json_object_get_string(val));
-                        else
-                                printf("  %-18s %s\n", key, json_object_to_json_string_ext(val, JSON_C_TO_STRING_PLAIN));
-                }
+                json_object_object_foreach(st, key, val)
+                        print_status_value(key, val);
         }
         return 0;
 }

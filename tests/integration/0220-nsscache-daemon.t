@@ -85,6 +85,9 @@ like "$(cat "$T/sunkd.log")" "Rejected passwd entry 'mallory' \(id 0\): " "the r
 json=$(ctl --json status)
 is "$(echo "$json" | python3 -c 'import json,sys; s=[m for m in json.load(sys.stdin)["modules"] if m["name"]=="nsscache"][0]["status"]; print(s["entries"]["passwd"], s["entries"]["group"], sum(s["rejected"].values()) > 0, s["last_result"])')" \
    "3 3 True success" "status shows entries, rejects and the last result"
+out=$(ctl status)
+like "$out" "^  last_success_usec +(just now|[0-9]+s ago)$" "times in the status are shown for humans"
+like "$out" "^  duration_usec +([0-9]+ms|<1ms|[0-9.]+s)$" "and durations too"
 m=$(ctl metrics)
 like "$m" 'sunkd_nsscache_entries\{map="passwd"\} 3' "entries metric"
 like "$m" 'sunkd_nsscache_rejected_total\{reason="[a-z_-]+"\} [1-9]' "rejects metric by reason"

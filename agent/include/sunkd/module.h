@@ -287,7 +287,10 @@ struct sunkd_ctx {
  *          calls fini() and init() instead.
  * @fini:   undo everything; must accept a half-built state.  The host has
  *          stopped the module's jobs before calling it.
- * @status: optional; add fields to `out` for `sunkctl status`.
+ * @status: optional; add fields to `out` for `sunkctl status`.  Integer keys
+ *          ending in `_duration_usec` are durations and other `_usec` keys
+ *          CLOCK_REALTIME times, both in microseconds; sunkctl shows them
+ *          as "1.2s" and "5m ago".
  */
 typedef struct sunkd_module {
         uint32_t abi_major;
