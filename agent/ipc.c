@@ -1009,6 +1009,18 @@ int ipc_listen(Ipc *ipc, const char *path, mode_t mode, gid_t gid) {
         return 0;
 }
 
+/* Removes the socket we bound, unless another instance has replaced it. */
+static void ipc_unlink_path(Ipc *ipc) {
+        struct stat st;
+
+        if (ipc->path && stat(ipc->path, &st) >= 0 && st.st_dev == ipc->path_dev &&
+            st.st_ino == ipc->path_ino)
+                (void) unlink(ipc->path);
+        ipc->path = mfree(ipc->path);
+}
+
+/* Also removes the path at once: a client that comes now is told sunkd is
+ * not running, even if a stuck job keeps the process alive a while. */
 void ipc_stop_accepting(Ipc *ipc) {
         if (!ipc)
                 return;
@@ -1017,6 +1029,7 @@ void ipc_stop_accepting(Ipc *ipc) {
         if (ipc->listen_fd >= 0)
                 close(ipc->listen_fd);
         ipc->listen_fd = -1;
+        ipc_unlink_path(ipc);
 }
 
 unsigned ipc_n_connections(Ipc *ipc) {
@@ -1054,18 +1067,12 @@ int ipc_new(sd_event *event, const IpcLimits *limits, Ipc **ret) {
 }
 
 Ipc *ipc_free(Ipc *ipc) {
-        struct stat st;
-
         if (!ipc)
                 return NULL;
 
         while (ipc->connections)
                 conn_free(ipc->connections);
         ipc_stop_accepting(ipc);
-        if (ipc->path && stat(ipc->path, &st) >= 0 && st.st_dev == ipc->path_dev &&
-            st.st_ino == ipc->path_ino)
-                (void) unlink(ipc->path);
-        free(ipc->path);
         for (size_t i = 0; i < ipc->n_methods; i++)
                 free(ipc->methods[i].name);
         free(ipc->methods);

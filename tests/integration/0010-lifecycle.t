@@ -35,4 +35,23 @@ like "$(cat "$T/second.log")" "in use|already" "and says the socket is in use"
 is "$(ctl ping)" "pong" "the first one still answers"
 sunkd_stop
 
+# A job that ignores cancellation keeps the process until the shutdown
+# deadline, but the socket goes at once: clients are told sunkd is stopping.
+sunkd_config "shutdown_timeout: 3s
+modules:
+  testmod:
+    interval: 1h
+    block: 10s"
+sunkd_start
+python3 "$SUNKD_SRCDIR/tests/lib/varlink-raw.py" "$SOCK" call io.sunkd.Agent.Trigger '{"job":"testmod.block"}' >/dev/null
+sleep 0.3
+kill -TERM "$SUNKD_PID"
+wait_for_gone() { local i=0; while [ -e "$1" ] && [ $i -lt 20 ]; do sleep 0.05; i=$((i + 1)); done; [ ! -e "$1" ]; }
+ok "the socket is removed as soon as shutdown begins" wait_for_gone "$SOCK"
+ok "while the stuck job still holds the process" kill -0 "$SUNKD_PID"
+ctl ping >/dev/null 2>&1; is "$?" 3 "a client now gets 'not running' (exit 3)"
+wait "$SUNKD_PID"; rc=$?; SUNKD_PID=
+is "$rc" 0 "the deadline ends it with exit 0"
+like "$(cat "$T/sunkd.log")" "Shutdown deadline reached" "and says why"
+
 done_testing

@@ -1117,11 +1117,23 @@ START_TEST(test_listen) {
         json_object *o = call_raw(&s, &c, "{\"method\":\"io.sunkd.Test.Echo\"}");
         assert_reply(o);
         json_object_put(o);
-        ck_assert_int_eq(client_connect(s.path, SEC, &fd), -ECONNREFUSED);
+        /* ...and the path is gone at once: a new client is told nobody is there. */
+        ck_assert_int_eq(client_connect(s.path, SEC, &fd), -ENOENT);
         raw_close(&c);
         pump_until_connections(&s, 0);
 
-        /* A stale socket is replaced, with the mode and group asked for. */
+        /* A stale socket (left by a process that died) is replaced, with the
+         * mode and group asked for. */
+        {
+                struct sockaddr_un sun = { .sun_family = AF_UNIX };
+                int dead = socket(AF_UNIX, SOCK_STREAM, 0);
+
+                ck_assert_int_ge(dead, 0);
+                strcpy(sun.sun_path, s.path);
+                ck_assert_int_eq(bind(dead, (struct sockaddr *) &sun, sizeof(sun)), 0);
+                close(dead);
+                ck_assert_int_eq(client_connect(s.path, SEC, &fd), -ECONNREFUSED);
+        }
         ck_assert_int_eq(ipc_listen(other, s.path, 0660, 4242), 0);
         ck_assert_int_eq(stat(s.path, &st), 0);
         ck_assert_int_eq(st.st_mode & 07777, 0660);
