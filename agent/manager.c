@@ -407,6 +407,26 @@ static void manager_apply_modules(Manager *m, Config *c, Module **fresh, size_t 
         free(old);
 }
 
+/* Settings bound into the socket or the worker pool when sunkd started. */
+static void manager_note_restart_only(const Config *old, const Config *new) {
+        const struct {
+                const char *key;
+                bool changed;
+        } keys[] = {
+                { "socket", !streq(old->socket, new->socket) },
+                { "socket_mode", old->socket_mode != new->socket_mode },
+                { "socket_group", old->socket_gid != new->socket_gid },
+                { "max_connections", old->max_connections != new->max_connections },
+                { "max_request_size", old->max_request != new->max_request },
+                { "idle_timeout", old->idle_timeout_usec != new->idle_timeout_usec },
+                { "workers", old->workers != new->workers },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++)
+                if (keys[i].changed)
+                        log_notice("%s: the new value takes effect at restart.", keys[i].key);
+}
+
 int manager_reload(Manager *m, char **ret_error) {
         _cleanup_free_ char *error = NULL;
         Module **fresh = NULL;
@@ -431,8 +451,7 @@ int manager_reload(Manager *m, char **ret_error) {
                 config_free(c);
                 goto out;
         }
-        if (!streq(c->socket, m->config->socket))
-                log_notice("socket: a new path takes effect at restart.");
+        manager_note_restart_only(m->config, c);
         log_set_max_level(c->log_level);
         old = m->config;
         m->config = c;

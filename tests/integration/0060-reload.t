@@ -39,6 +39,16 @@ kill -HUP "$SUNKD_PID"; sleep 0.5
 is "$(interval)" 600000000 "a good SIGHUP applies the new interval"
 is "$(ctl --json status | python3 -c 'import json,sys; print(json.load(sys.stdin)["reloads"])')" 1 "one successful reload counted"
 
+sunkd_config "max_connections: 17
+idle_timeout: 7s
+modules:
+  testmod:
+    interval: 10m"
+ctl reload >/dev/null
+like "$(cat "$T/sunkd.log")" "max_connections: the new value takes effect at restart" "a restart-only setting says so"
+like "$(cat "$T/sunkd.log")" "idle_timeout: the new value takes effect at restart" "each one"
+unlike "$(cat "$T/sunkd.log")" "workers: the new value" "unchanged ones are not mentioned"
+
 sunkd_config "modules: {}"
 is "$(ctl reload)" "Configuration reloaded." "removing a module by reload"
 unlike "$(ctl status)" "^testmod" "module stopped after it left the config"
