@@ -20,7 +20,7 @@ DEB_PACKAGES = build-essential autoconf automake libtool autoconf-archive pkg-co
 GEN = configure build-aux/ltmain.sh
 AM_INPUTS = configure.ac Makefile.am $(wildcard */local.mk */*/local.mk)
 
-.PHONY: all deps demo check check-asan bench install clean distclean deb rpm
+.PHONY: all deps demo check check-asan bench install clean distclean
 
 all: $(BUILD)/config.status
 	$(MAKE) -C $(BUILD) -j$(JOBS)
@@ -56,9 +56,6 @@ bench: all
 
 install: all
 	$(MAKE) -C $(BUILD) install
-
-deb rpm: all
-	$(MAKE) -C $(BUILD) $@
 
 clean:
 	-$(MAKE) -C $(BUILD) clean
