@@ -320,6 +320,24 @@ static json_object *param(json_object *o, const char *key) {
         return json_object_object_get(json_object_object_get(o, "parameters"), key);
 }
 
+/* The next message on @c is a reply whose parameter @key is the integer @want. */
+static void expect_reply_int(Server *s, Raw *c, const char *key, int want) {
+        json_object *o = raw_recv(s, c, 5 * SEC);
+
+        assert_reply(o);
+        ck_assert_int_eq(json_object_get_int(param(o, key)), want);
+        json_object_put(o);
+}
+
+/* The next message on @c is a reply whose parameter @key is true. */
+static void expect_reply_true(Server *s, Raw *c, const char *key) {
+        json_object *o = raw_recv(s, c, 5 * SEC);
+
+        assert_reply(o);
+        ck_assert(json_object_get_boolean(param(o, key)));
+        json_object_put(o);
+}
+
 static void assert_eof(Server *s, Raw *c) {
         json_object *o = raw_recv(s, c, 5 * SEC);
 
@@ -440,26 +458,14 @@ START_TEST(test_pending_and_pipelined) {
         /* Five requests in one write, answered one by one and in order, the
          * pending one included. */
         ck_assert(raw_send(&s, &c, batch, sizeof(batch)));
-        o = raw_recv(&s, &c, 5 * SEC);
-        assert_reply(o);
-        ck_assert_int_eq(json_object_get_int(param(o, "i")), 1);
-        json_object_put(o);
-        o = raw_recv(&s, &c, 5 * SEC);
-        assert_reply(o);
-        ck_assert(json_object_get_boolean(param(o, "late")));
-        json_object_put(o);
-        o = raw_recv(&s, &c, 5 * SEC);
-        assert_reply(o);
-        ck_assert_int_eq(json_object_get_int(param(o, "i")), 2);
-        json_object_put(o);
+        expect_reply_int(&s, &c, "i", 1);
+        expect_reply_true(&s, &c, "late");
+        expect_reply_int(&s, &c, "i", 2);
         o = raw_recv(&s, &c, 5 * SEC);
         assert_error(o, "org.varlink.service.MethodNotFound");
         ck_assert_str_eq(json_object_get_string(param(o, "method")), "io.sunkd.Test.Nope");
         json_object_put(o);
-        o = raw_recv(&s, &c, 5 * SEC);
-        assert_reply(o);
-        ck_assert_int_eq(json_object_get_int(param(o, "i")), 3);
-        json_object_put(o);
+        expect_reply_int(&s, &c, "i", 3);
         ck_assert_ptr_null(s.pending);
 
         raw_close(&c);
@@ -864,10 +870,7 @@ START_TEST(test_oneway) {
         assert_reply(o);
         ck_assert_ptr_null(param(o, "last"));
         json_object_put(o);
-        o = raw_recv(&s, &c, 5 * SEC);
-        assert_reply(o);
-        ck_assert(json_object_get_boolean(param(o, "last")));
-        json_object_put(o);
+        expect_reply_true(&s, &c, "last");
         ck_assert_uint_eq(s.n_count, 2);
 
         /* Oneway and gone at once: the call still runs. */
