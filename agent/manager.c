@@ -102,6 +102,21 @@ static int add_core_metrics(Manager *m) {
         return metrics_set(m->m_info, 1, (const char *[]){ PACKAGE_VERSION, "1." STRINGIFY(SUNKD_MODULE_ABI_MINOR) });
 }
 
+/* Made absolute against the working directory but not resolved: a
+ * Kubernetes ConfigMap file is a symlink whose target changes on update,
+ * and a reload must follow the link again. */
+static char *absolute_path(const char *path) {
+        _cleanup_free_ char *cwd = NULL;
+        char *p;
+
+        if (path[0] == '/')
+                return strdup(path);
+        cwd = get_current_dir_name();
+        if (!cwd || asprintf(&p, "%s/%s", cwd, path) < 0)
+                return NULL;
+        return p;
+}
+
 int manager_new(Config *config, const char *config_path, int notify_fd, Manager **ret) {
         Manager *m;
         int r;
@@ -112,7 +127,7 @@ int manager_new(Config *config, const char *config_path, int notify_fd, Manager 
         m->config = config;
         m->notify_fd = notify_fd;
         m->start_usec = now_usec(CLOCK_REALTIME);
-        m->config_path = strdup(config_path);
+        m->config_path = absolute_path(config_path);
         if (!m->config_path) {
                 manager_free(m);
                 return -ENOMEM;

@@ -61,4 +61,29 @@ like "$(ctl status)" "^testmod +running" "module added back by reload"
 
 sunkd_stop
 is "$SUNKD_EXIT" 0 "clean exit"
+
+# A Kubernetes ConfigMap mount: sunkd.yaml -> ..data/sunkd.yaml, and an
+# update swaps ..data to a new directory.  Started with a relative path, the
+# reload must follow the link again, not the directory it pointed to.
+K="$T/cm"
+mkdir -p "$K/..v1" "$K/..v2"
+sunkd_config "modules:
+  testmod:
+    interval: 1h"
+cp "$T/sunkd.yaml" "$K/..v1/sunkd.yaml"
+sed 's/interval: 1h/interval: 20m/' "$T/sunkd.yaml" > "$K/..v2/sunkd.yaml"
+chmod 644 "$K"/..v*/sunkd.yaml
+ln -s ..v1 "$K/..data"
+ln -s ..data/sunkd.yaml "$K/sunkd.yaml"
+(cd "$K" && exec "$SUNKD" -c sunkd.yaml 2> "$T/sunkd.log") &
+SUNKD_PID=$!
+wait_for_file "$SOCK" 100 || bail_out "sunkd did not start from the ConfigMap-style path"
+like "$(ctl status)" "^config: +$K/sunkd.yaml$" "status shows the config path made absolute, links kept"
+is "$(interval)" 3600000000 "the first version is in force"
+ln -sfn ..v2 "$K/..data.tmp" && mv -T "$K/..data.tmp" "$K/..data"
+rm -rf "$K/..v1"
+is "$(ctl reload)" "Configuration reloaded." "reload after the ConfigMap update"
+is "$(interval)" 1200000000 "the updated version is in force"
+sunkd_stop
+is "$SUNKD_EXIT" 0 "clean exit"
 done_testing
