@@ -67,6 +67,24 @@ static const char *fmt_dur(char *buf, size_t len, int64_t usec) {
         return format_duration(buf, len, (uint64_t) usec / USEC_PER_MSEC * USEC_PER_MSEC);
 }
 
+/* What a person should read for the errors everyone meets. */
+static const char *error_hint(const char *error) {
+        static const struct {
+                const char *error;
+                const char *hint;
+        } hints[] = {
+                { "io.sunkd.PermissionDenied", "permission denied: run as root, or be in the module's allow: list" },
+                { "io.sunkd.NoSuchJob", "no such job (sunkctl jobs lists them)" },
+                { "org.varlink.service.MethodNotFound", "this sunkd does not know that method (is the module enabled?)" },
+                { "io.sunkd.ReloadFailed", "the new configuration was refused; the running one stays (see sunkd's log)" },
+        };
+
+        for (size_t i = 0; error && i < ELEMENTSOF(hints); i++)
+                if (streq(error, hints[i].error))
+                        return hints[i].hint;
+        return NULL;
+}
+
 /* One call; prints the error and returns an exit code, or 0 with *ret. */
 static int call(Ctl *c, const char *method, json_object *params, json_object **ret) {
         _cleanup_free_ char *error = NULL;
@@ -82,8 +100,12 @@ static int call(Ctl *c, const char *method, json_object *params, json_object **r
         }
         r = client_call(c->fd, method, params, c->timeout_usec, REPLY_MAX, &reply, &error);
         if (r == -EREMOTEIO) {
-                fprintf(stderr, "sunkctl: %s failed: %s%s%s\n", method, error ?: "unknown error", reply ? " " : "",
-                        reply ? json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN) : "");
+                const char *hint = error_hint(error);
+                if (hint)
+                        fprintf(stderr, "sunkctl: %s (%s)\n", hint, error);
+                else
+                        fprintf(stderr, "sunkctl: %s failed: %s%s%s\n", method, error ?: "unknown error",
+                                reply ? " " : "", reply ? json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN) : "");
                 json_object_put(reply);
                 return EXIT_FAILED;
         }

@@ -38,6 +38,7 @@ like "$out" "^testmod\.fail: failure after .*: Input/output error" "run prints t
 err=$(ctl run nosuch 2>&1); rc=$?
 is "$rc" 1 "run of an unknown job exits 1"
 like "$err" "io.sunkd.NoSuchJob" "and names the error"
+like "$err" "^sunkctl: no such job \(sunkctl jobs lists them\)" "in words"
 ctl run >/dev/null 2>&1; is "$?" 2 "run without a job is a usage error"
 json=$(ctl --json run testmod.ok)
 like "$json" '"result": "success"' "run --json"

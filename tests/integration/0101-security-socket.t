@@ -32,6 +32,7 @@ like "$(nobody_call nobody io.sunkd.Test.Allowed)" '"error": "io.sunkd.Permissio
 err=$(as nobody "$SUNKCTL" -s "$SOCK" run testmod.ok 2>&1); rc=$?
 is "$rc" 1 "sunkctl run as non-root fails"
 like "$err" "PermissionDenied" "with PermissionDenied"
+like "$err" "^sunkctl: permission denied: run as root, or be in the module's allow: list" "and says what to do"
 like "$(cat "$T/sunkd.log")" "Refused io.sunkd.Agent.Reload to uid=65534" "refusals are logged with the caller"
 sunkd_stop
 done_testing
