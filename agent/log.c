@@ -11,10 +11,12 @@
  * they are set once at startup and on reload, from the loop thread only.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define SD_JOURNAL_SUPPRESS_LOCATION
@@ -82,17 +84,45 @@ static void log_to_stderr(int level, const LogContext *ctx, const char *msg) {
         free(line);
 }
 
+static __attribute__((format(printf, 3, 4))) bool add_field(char **fields, size_t *n, const char *fmt, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&fields[*n], fmt, ap);
+        va_end(ap);
+        if (r < 0) {
+                fields[*n] = NULL;
+                return false;
+        }
+        (*n)++;
+        return true;
+}
+
+/* Fields that do not apply (no job, no error) are left out rather than sent
+ * empty, so "journalctl SUNKD_JOB=x" and "ERRNO=" mean what they say. */
 static void log_to_journal(int level, int error, const LogContext *ctx, const char *file, int line,
                            const char *func, const char *msg) {
-        char f_line[32], f_errno[32];
+        const char *module = ctx && ctx->module ? ctx->module : NULL;
+        char *fields[8];
+        struct iovec iov[8];
+        size_t n = 0;
+        bool ok;
 
-        snprintf(f_line, sizeof(f_line), "CODE_LINE=%d", line);
-        snprintf(f_errno, sizeof(f_errno), "ERRNO=%d", error);
-        sd_journal_send("MESSAGE=%s%s%s", ctx && ctx->module ? ctx->module : "",
-                        ctx && ctx->module ? ": " : "", msg, "PRIORITY=%d", level, "CODE_FILE=%s", file,
-                        "%s", f_line, "CODE_FUNC=%s", func, "SUNKD_MODULE=%s",
-                        ctx && ctx->module ? ctx->module : "core", "SUNKD_JOB=%s",
-                        ctx && ctx->job ? ctx->job : "", "%s", error ? f_errno : "ERRNO=0", NULL);
+        ok = add_field(fields, &n, "MESSAGE=%s%s%s", module ?: "", module ? ": " : "", msg) &&
+             add_field(fields, &n, "PRIORITY=%d", level) && add_field(fields, &n, "CODE_FILE=%s", file) &&
+             add_field(fields, &n, "CODE_LINE=%d", line) && add_field(fields, &n, "CODE_FUNC=%s", func) &&
+             add_field(fields, &n, "SUNKD_MODULE=%s", module ?: "core") &&
+             (!ctx || !ctx->job || add_field(fields, &n, "SUNKD_JOB=%s", ctx->job)) &&
+             (!error || add_field(fields, &n, "ERRNO=%d", error));
+        if (ok) {
+                for (size_t i = 0; i < n; i++)
+                        iov[i] = (struct iovec){ .iov_base = fields[i], .iov_len = strlen(fields[i]) };
+                (void) sd_journal_sendv(iov, (int) n);
+        } else
+                log_to_stderr(level, ctx, msg);
+        for (size_t i = 0; i < n; i++)
+                free(fields[i]);
 }
 
 int log_internalv(int level, int error, const LogContext *ctx, const char *file, int line,

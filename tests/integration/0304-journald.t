@@ -1,0 +1,69 @@
+#!/bin/bash
+# Under systemd, stderr is a journal stream named by $JOURNAL_STREAM: sunkd
+# then sends structured entries to the real systemd-journald (started here
+# when none runs), which journalctl reads back by SUNKD_MODULE= and SUNKD_JOB=.
+. "$SUNKD_SRCDIR/tests/lib/tap.sh"
+. "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
+sunkd_setup
+JOURNALD=/lib/systemd/systemd-journald
+for c in "$JOURNALD" systemd-cat journalctl; do
+        command -v "$c" >/dev/null || bail_out "$c is needed (Debian package systemd)"
+done
+[ "$(id -u)" = 0 ] || bail_out "starting systemd-journald needs root"
+
+# A journal answers when systemd-cat can connect (a socket file may be stale).
+journal_up() {
+        local i=0
+        while ! systemd-cat -t sunkd-probe true 2>/dev/null; do
+                [ $i -ge "${1:-0}" ] && return 1
+                sleep 0.1
+                i=$((i + 1))
+        done
+}
+JD_PID=
+if ! journal_up 0; then
+        "$JOURNALD" > "$T/journald.log" 2>&1 &
+        JD_PID=$!
+        journal_up 100 || { sed 's/^/# /' "$T/journald.log"; bail_out "systemd-journald did not start"; }
+fi
+trap '[ -n "$JD_PID" ] && kill "$JD_PID" 2>/dev/null; sunkd_cleanup' EXIT
+
+sunkd_config "modules:
+  testmod:
+    interval: 1h
+    splay: 0s"
+# What systemd does for a service: stderr connected to the journal's stream
+# socket, and JOURNAL_STREAM naming that socket's device and inode.
+systemd-cat -t sunkd-test sh -c 'JOURNAL_STREAM=$(stat -L -c %d:%i /proc/self/fd/2) exec "$0" -c "$1"' \
+        "$SUNKD" "$T/sunkd.yaml" &
+SUNKD_PID=$!
+PID=$SUNKD_PID
+wait_for_file "$SOCK" 100 || bail_out "sunkd did not start under systemd-cat"
+ctl run testmod.ok >/dev/null
+ctl run testmod.fail >/dev/null
+sunkd_stop
+is "$SUNKD_EXIT" 0 "sunkd ran with its stderr on the journal"
+journalctl --sync 2>/dev/null || sleep 1
+
+# This run's entries only (the journal may hold earlier ones).
+j() { journalctl --no-pager "_PID=$PID" "$@"; }
+last_fields() { # last_fields FIELD... -- MATCHES: the named fields of the last match, "-" if absent
+        local want=()
+        while [ "$1" != "--" ]; do want+=("$1"); shift; done
+        shift
+        j -o json "$@" | python3 -c '
+import json, sys
+lines = sys.stdin.read().splitlines()
+e = json.loads(lines[-1]) if lines else {}
+print(" ".join(str(e.get(k, "-")) for k in sys.argv[1:]))' "${want[@]}"
+}
+is "$(last_fields PRIORITY ERRNO MESSAGE -- SUNKD_MODULE=testmod SUNKD_JOB=testmod.fail)" \
+   "4 5 testmod: Job 'testmod.fail' failed: Input/output error" \
+   "a job's failure: SUNKD_MODULE, SUNKD_JOB, PRIORITY=warning, ERRNO"
+is "$(last_fields SUNKD_MODULE SUNKD_JOB ERRNO -- MESSAGE=Stopped.)" "core - -" \
+   "the core logs as SUNKD_MODULE=core, without the fields that do not apply"
+is "$(j -o json SUNKD_MODULE=testmod | wc -l)" "$(j -o json SUNKD_MODULE=testmod | grep -c '"CODE_FUNC"')" \
+   "every entry names its source function"
+is "$(j -o json _TRANSPORT=stdout | wc -l)" 0 "nothing came through as plain stderr text"
+ok "and there were entries at all" test "$(j -o json | wc -l)" -ge 5
+done_testing
