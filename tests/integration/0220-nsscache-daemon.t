@@ -101,10 +101,16 @@ is "$(stat -c %i "$T/cache/passwd.cache")" "$ino" "an unchanged map keeps its in
 # Failures leave the caches byte-identical.
 sha() { cat "$T"/cache/*.cache* | sha256sum; }
 before=$(sha)
+# "Down" is a port held without listening: a stopped server's port could be
+# taken by another test's fixture meanwhile.
 scim_stop
-out=$(ctl run nsscache.refresh); rc=$?
+scim_start "$DATA" --fault refused
+write_config ""; kill -HUP "$SUNKD_PID"; sleep 0.5
+out=$(ctl run nsscache.refresh 2>&1); rc=$?
 is "$rc" 1 "refresh fails when the SCIM server is down"
+like "$out" "Connection refused|connect" "with a connection error"
 is "$(sha)" "$before" "caches untouched after a connection failure"
+scim_stop
 
 scim_start "$DATA" --fault truncate --fault-page 1
 write_config ""; kill -HUP "$SUNKD_PID"; sleep 0.5

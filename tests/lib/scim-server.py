@@ -10,7 +10,7 @@ Fault modes (--fault): 500 (the first --fault-count requests fail), 401,
 slow (every response waits --delay seconds), truncate (the --fault-page-th
 request gets a truncated JSON body), garbage (same, a non-JSON body), empty
 (same, an empty 200 body), shrink (only the first --shrink users and
-groups), refused (write a port nobody listens on and exit).  --prerender
+groups), refused (hold a port that is bound but never listens).  --prerender
 renders every resource before the port file appears, so that the first
 fetch is as fast as the next (the benchmark times it).
 """
@@ -196,11 +196,16 @@ def main():
         os.rename(tmp, a.port_file)
 
     if a.fault == "refused":
+        # Bound but never listening: every connection is refused, and no other
+        # process can take the port while this one holds it.
         s = socket.socket()
         s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-        s.close()
-        write_port(port)
+        write_port(s.getsockname()[1])
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
         return 0
 
     if a.data:
