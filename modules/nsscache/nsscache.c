@@ -29,6 +29,7 @@
 #include "scim-map.h"
 #include "sunkd/module.h"
 #include "util/cleanup.h"
+#include "util/strv.h"
 
 #define FORCE_FILE "force-next-run"
 #define REJECTS_LOGGED_MAX 10
@@ -73,6 +74,7 @@ typedef struct State {
         uint64_t rejects[_SCIM_REJECT_MAX];
         ScimFetchStats last_stats;
         uint64_t runs;
+        char **logged_rejects; /* the last run's rejects, already logged */
 } State;
 
 static ConfRef *conf_ref_unref(ConfRef *r) {
@@ -177,20 +179,47 @@ static void result_free(Result *res) {
         free(res);
 }
 
+static void log_reject(State *s, const ScimReject *rj) {
+        const char *map = nss_map_to_string(rj->map) ?: "?";
+
+        if (rj->id >= 0)
+                sunkd_log_warning(s->ctx, "Rejected %s entry '%s' (id %lld): %s.", map, rj->name ?: "(no name)",
+                                  (long long) rj->id, scim_reject_reason_to_string(rj->reason));
+        else
+                sunkd_log_warning(s->ctx, "Rejected %s entry '%s': %s.", map, rj->name ?: "(no name)",
+                                  scim_reject_reason_to_string(rj->reason));
+}
+
+/* Each rejected entry is logged once: a directory with a bad entry would
+ * otherwise repeat the same warning every interval.  An entry rejected
+ * again in the next run stays quiet; one that is fixed and breaks again is
+ * logged again. */
 static void log_rejects(State *s, const Result *res) {
+        _cleanup_strv_free_ char **seen = NULL;
+        size_t repeated = 0;
+
         for (size_t i = 0; i < res->n_records; i++) {
                 const ScimReject *rj = &res->records[i];
-                if (rj->id >= 0)
-                        sunkd_log_warning(s->ctx, "Rejected %s entry '%s' (id %lld): %s.", nss_map_to_string(rj->map) ?: "?",
-                                          rj->name ?: "(no name)", (long long) rj->id,
-                                          scim_reject_reason_to_string(rj->reason));
+                char *key = NULL;
+
+                if (asprintf(&key, "%d/%s/%lld/%d", (int) rj->map, rj->name ?: "", (long long) rj->id,
+                             (int) rj->reason) < 0 || strv_push(&seen, key) < 0) {
+                        log_reject(s, rj);
+                        continue;
+                }
+                if (strv_contains(s->logged_rejects, key))
+                        repeated++;
                 else
-                        sunkd_log_warning(s->ctx, "Rejected %s entry '%s': %s.", nss_map_to_string(rj->map) ?: "?",
-                                          rj->name ?: "(no name)", scim_reject_reason_to_string(rj->reason));
+                        log_reject(s, rj);
         }
+        if (repeated > 0)
+                sunkd_log_info(s->ctx, "%zu entries rejected as in the previous run (logged then; see sunkctl status).",
+                               repeated);
         if (res->rejects.total > res->n_records)
                 sunkd_log_warning(s->ctx, "... and %llu more rejected entries (see sunkctl status).",
                                   (unsigned long long) (res->rejects.total - res->n_records));
+        strv_free(s->logged_rejects);
+        s->logged_rejects = TAKE_PTR(seen);
 }
 
 static void update_metrics(State *s, const Result *res) {
@@ -307,6 +336,7 @@ static void state_free(State *s) {
         conf_ref_unref(s->conf);
         free(s->force_path);
         free(s->last_error);
+        strv_free(s->logged_rejects);
         free(s);
 }
 

@@ -97,6 +97,9 @@ like "$m" 'sunkd_nsscache_requests_total [1-9]' "requests metric"
 ino=$(stat -c %i "$T/cache/passwd.cache")
 ctl run nsscache.refresh >/dev/null
 is "$(stat -c %i "$T/cache/passwd.cache")" "$ino" "an unchanged map keeps its inode"
+# Three runs so far with the same bad entry: it was logged once.
+is "$(grep -c "Rejected passwd entry 'mallory'" "$T/sunkd.log")" 1 "a rejected entry is logged once, not every run"
+like "$(cat "$T/sunkd.log")" "entries rejected as in the previous run" "later runs say so in one line"
 
 # Failures leave the caches byte-identical.
 sha() { cat "$T"/cache/*.cache* | sha256sum; }
