@@ -312,13 +312,18 @@ static int on_job_timer(sd_event_source *source, uint64_t usec, void *userdata) 
         return 0;
 }
 
+/* Every field up to `done` is ABI 1.0; a module's spec is at least that. */
+static bool spec_size_ok(const sunkd_job_spec *spec) {
+        return spec && spec->size >= offsetof(sunkd_job_spec, done) + sizeof(spec->done);
+}
+
 int sched_job_add(Sched *s, const sunkd_job_spec *spec, void **statep, const void *owner,
                   const char *module, Job **ret) {
         _cleanup_free_ Job *j = NULL;
         Job **jobs;
         int r;
 
-        if (!spec || spec->size < offsetof(sunkd_job_spec, done) + sizeof(spec->done) || isempty(spec->name))
+        if (!spec_size_ok(spec) || isempty(spec->name))
                 return -EINVAL;
         if (!spec->work && !spec->prepare)
                 return -EINVAL;
@@ -418,7 +423,7 @@ int sched_job_set_interval(Job *j, uint64_t interval_usec, uint64_t splay_usec) 
 }
 
 int sched_job_update(Job *j, const sunkd_job_spec *spec) {
-        if (!spec || spec->size < offsetof(sunkd_job_spec, done) + sizeof(spec->done))
+        if (!spec_size_ok(spec))
                 return -EINVAL;
         /* Only the timing may change: the rest is what the job is. */
         if (!streq_ptr(spec->name, j->name) || spec->flags != j->spec.flags || spec->prepare != j->spec.prepare ||

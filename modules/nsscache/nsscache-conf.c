@@ -192,18 +192,23 @@ const size_t nsscache_conf_n_yaml_map_keys = ELEMENTSOF(nsscache_conf_yaml_map_k
 #undef YP
 #undef YS
 
-static _printf_(2, 3) int set_error(char **ret_error, const char *fmt, ...) {
-        va_list ap;
-
+static _printf_(2, 0) int set_errorv(char **ret_error, const char *fmt, va_list ap) {
         if (ret_error) {
                 free(*ret_error);
-                *ret_error = NULL;
-                va_start(ap, fmt);
                 if (vasprintf(ret_error, fmt, ap) < 0)
                         *ret_error = NULL;
-                va_end(ap);
         }
         return -EINVAL;
+}
+
+static _printf_(2, 3) int set_error(char **ret_error, const char *fmt, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = set_errorv(ret_error, fmt, ap);
+        va_end(ap);
+        return r;
 }
 
 static void map_conf_done(ScimMapConf *m) {
@@ -962,18 +967,14 @@ typedef struct ConfFault {
 static _printf_(5, 6) int fault(ConfFault *f, int map, const char *key, char **ret_error,
                                 const char *fmt, ...) {
         va_list ap;
+        int r;
 
         f->map = map;
         f->key = key;
-        if (ret_error) {
-                free(*ret_error);
-                *ret_error = NULL;
-                va_start(ap, fmt);
-                if (vasprintf(ret_error, fmt, ap) < 0)
-                        *ret_error = NULL;
-                va_end(ap);
-        }
-        return -EINVAL;
+        va_start(ap, fmt);
+        r = set_errorv(ret_error, fmt, ap);
+        va_end(ap);
+        return r;
 }
 
 static bool path_is_etc(const char *dir) {

@@ -21,8 +21,8 @@ set -u
 : "${SUNKD_SRCDIR:?run through make bench}"
 B=$SUNKD_BUILDDIR
 S=$SUNKD_SRCDIR
-SUNKD="$B/agent/sunkd"
-SUNKCTL="$B/agent/sunkctl"
+# sunkd.sh: the paths of this build's programs, and wait_for_file.
+. "$S/tests/lib/sunkd.sh"
 TOOLS="$B/tests/bench"
 IDLE_SECONDS=${BENCH_IDLE_SECONDS:-10}
 PING_SECONDS=${BENCH_PING_SECONDS:-3}
@@ -70,15 +70,6 @@ val() {
         sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p" <<< "$2"
 }
 
-wait_for() {
-        local i=0
-        while [ ! -e "$1" ] && [ $i -lt "${2:-100}" ]; do
-                sleep 0.1
-                i=$((i + 1))
-        done
-        [ -e "$1" ]
-}
-
 mb() {
         awk -v k="$1" 'BEGIN { printf "%.1f MB", k / 1024 }'
 }
@@ -104,7 +95,7 @@ start_sunkd() {
         PID=$!
         PIDS+=("$PID")
         SOCK="$d/io.sunkd"
-        wait_for "$SOCK" || { cat "$d/sunkd.log" >&2; die "sunkd did not start"; }
+        wait_for_file "$SOCK" || { cat "$d/sunkd.log" >&2; die "sunkd did not start"; }
 }
 
 # Context switches of every thread of $1, voluntary and not.
@@ -150,7 +141,7 @@ bench_ping() {
         "$TOOLS/bench-echo" "$echo_sock" &
         echo=$!
         PIDS+=($echo)
-        wait_for "$echo_sock" || die "bench-echo did not start"
+        wait_for_file "$echo_sock" || die "bench-echo did not start"
         ref=$("$TOOLS/bench-ping" -t 2 -d "$PING_SECONDS" "$echo_sock") || die "bench-ping failed"
         stop $echo
         [ "$(val errors "$out")" = 0 ] || die "ping errors: $out"
@@ -199,7 +190,7 @@ bench_nsscache_size() {
                 --log "$log" --token "$TOKEN" 2> "$T/scim.err" &
         scim=$!
         PIDS+=($scim)
-        wait_for "$T/scim.port" 600 || { cat "$T/scim.err" >&2; die "SCIM fixture did not start"; }
+        wait_for_file "$T/scim.port" 600 || { cat "$T/scim.err" >&2; die "SCIM fixture did not start"; }
         port=$(cat "$T/scim.port")
         : > "$T/nss.out"
         for i in 1 2 3; do
