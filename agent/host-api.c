@@ -13,7 +13,7 @@
 #include "conf-keys.h"
 #include "manager.h"
 #include "metrics.h"
-#include "module.h"
+#include "module-loader.h"
 #include "sched.h"
 #include "spawn.h"
 #include "util/fileio.h"

@@ -41,8 +41,8 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-core.la
 	%reldir%/manager.h \
 	%reldir%/metrics.c \
 	%reldir%/metrics.h \
-	%reldir%/module.c \
-	%reldir%/module.h \
+	%reldir%/module-loader.c \
+	%reldir%/module-loader.h \
 	%reldir%/notify.c \
 	%reldir%/notify.h \
 	%reldir%/sched.c \

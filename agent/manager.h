@@ -8,7 +8,7 @@
 #include "conf.h"
 #include "ipc.h"
 #include "metrics.h"
-#include "module.h"
+#include "module-loader.h"
 #include "sched.h"
 #include "spawn.h"
 #include "work.h"
@@ -32,7 +32,7 @@ typedef struct Manager {
         uint64_t start_usec;
         unsigned n_reloads;
         MetricFamily *m_job_runs, *m_job_duration, *m_job_last_success, *m_info, *m_modules;
-        void (*libcurl_cleanup)(void); /* set once a module brought libcurl in (module.c) */
+        void (*libcurl_cleanup)(void); /* set once a module brought libcurl in (module-loader.c) */
 } Manager;
 
 /** manager_new() - take @config (owned from now on) and set up the loop. */

@@ -35,7 +35,7 @@
 
 #include "conf-keys.h"
 #include "manager.h"
-#include "module.h"
+#include "module-loader.h"
 #include "util/cleanup.h"
 #include "util/json-util.h"
 #include "util/macro.h"
