@@ -71,6 +71,9 @@ static const char *host_cfg_scalar(const sunkd_cfg *cfg) {
 
 static int host_job_add(sunkd_ctx *c, const sunkd_job_spec *spec, sunkd_job **ret) {
         Module *mod = MOD(c);
+
+        if (mod->mstate != MODULE_RUNNING)
+                return -ESHUTDOWN;
         return sched_job_add(mod->manager->sched, spec, &mod->state, mod, mod->name, ret);
 }
 
@@ -90,8 +93,16 @@ static int host_job_update(sunkd_job *j, const sunkd_job_spec *spec) {
         return sched_job_update(j, spec);
 }
 
+static int host_job_complete(sunkd_job *j, int r) {
+        return sched_job_complete(j, r);
+}
+
 static int method_trampoline(sunkd_call *call, json_object *params, void *userdata) {
         MethodBinding *b = userdata;
+
+        /* A stopping module starts nothing new. */
+        if (b->module->mstate != MODULE_RUNNING)
+                return ipc_reply_error(call, "io.sunkd.Unavailable", NULL);
         return b->fn(call, params, b->module->state);
 }
 
@@ -130,6 +141,8 @@ static int host_metric_add(sunkd_ctx *c, const sunkd_metric_spec *spec, sunkd_me
 }
 
 static int host_spawn(sunkd_ctx *c, const sunkd_spawn_spec *spec, sunkd_spawn_cb cb, void *userdata) {
+        if (MOD(c)->mstate != MODULE_RUNNING)
+                return -ESHUTDOWN;
         return spawn_start(MOD(c)->manager->spawns, spec, cb, userdata, MOD(c));
 }
 
@@ -148,6 +161,7 @@ const sunkd_host_api host_api = {
         .job_set_interval = host_job_set_interval,
         .job_set_message = host_job_set_message,
         .job_update = host_job_update,
+        .job_complete = host_job_complete,
         .methods_add = host_methods_add,
         .reply = host_reply,
         .reply_error = host_reply_error,

@@ -25,6 +25,7 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-util.la
 # The daemon's core, as a library so unit tests link exactly what runs.
 noinst_LTLIBRARIES += %reldir%/libsunkd-core.la
 %canon_reldir%_libsunkd_core_la_SOURCES = \
+	%reldir%/abi-copy.h \
 	%reldir%/agent-methods.c \
 	%reldir%/conf-keys.c \
 	%reldir%/conf-keys.h \
@@ -35,6 +36,8 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-core.la
 	%reldir%/host-api.c \
 	%reldir%/ipc.c \
 	%reldir%/ipc.h \
+	%reldir%/job-child.c \
+	%reldir%/job-child.h \
 	%reldir%/log.c \
 	%reldir%/log.h \
 	%reldir%/manager.c \

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "conf.h"
 #include "log.h"
@@ -142,10 +143,14 @@ static int run(const Args *a) {
         }
         code = manager_run(m);
         log_info("Stopped.");
-        /* A job that ignored cancellation still runs module code: leave the
-         * process to exit rather than free what that thread uses. */
-        if (manager_quiescent(m))
-                manager_free(m);
+        /* A job that ignored cancellation still runs module code: end the
+         * process here, without freeing (or exit handlers touching) what
+         * that thread uses. */
+        if (!manager_quiescent(m)) {
+                fflush(NULL);
+                _exit(code);
+        }
+        manager_free(m);
         return code;
 }
 

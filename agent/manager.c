@@ -27,18 +27,52 @@
 #include "util/macro.h"
 #include "util/time-util.h"
 
+static void manager_check_stopped(Manager *m);
+
+/* The textfile is written with two fsyncs: by a worker, never on the loop.
+ * One write at a time; a change meanwhile writes once more afterwards. */
+static void textfile_run(void *userdata) {
+        Manager *m = userdata;
+
+        m->textfile_r = fileio_write_atomic(m->config->metrics_textfile, m->textfile_text, m->textfile_len, 0644,
+                                            (uid_t) -1, (gid_t) -1);
+}
+
+static void manager_write_textfile(Manager *m);
+
+static void textfile_done(void *userdata) {
+        Manager *m = userdata;
+
+        m->textfile_busy = false;
+        m->textfile_text = mfree(m->textfile_text);
+        if (m->textfile_r < 0)
+                log_warning_errno(m->textfile_r, "Failed to write metrics to '%s', ignoring: %m",
+                                  m->config->metrics_textfile);
+        if (m->textfile_dirty && !m->stopping)
+                manager_write_textfile(m);
+        else if (m->stopping)
+                manager_check_stopped(m);
+}
+
 static void manager_write_textfile(Manager *m) {
-        _cleanup_free_ char *text = NULL;
-        size_t len;
         int r;
 
         if (!m->config->metrics_textfile)
                 return;
-        r = metrics_render(m->metrics, &text, &len);
+        if (m->textfile_busy) {
+                m->textfile_dirty = true;
+                return;
+        }
+        m->textfile_dirty = false;
+        r = metrics_render(m->metrics, &m->textfile_text, &m->textfile_len);
         if (r >= 0)
-                r = fileio_write_atomic(m->config->metrics_textfile, text, len, 0644, (uid_t) -1, (gid_t) -1);
-        if (r < 0)
+                r = work_submit(m->pool, textfile_run, textfile_done, m);
+        if (r < 0) {
+                m->textfile_text = mfree(m->textfile_text);
                 log_warning_errno(r, "Failed to write metrics to '%s', ignoring: %m", m->config->metrics_textfile);
+                return;
+        }
+        m->textfile_busy = true;
 }
 
 static bool manager_gates_open(Manager *m) {
@@ -151,6 +185,8 @@ int manager_new(Config *config, const char *config_path, int notify_fd, Manager 
                 return r;
         }
         sched_set_done_hook(m->sched, on_job_done, m);
+        /* No module's stuck work can hold every worker. */
+        sched_set_max_workers_per_owner(m->sched, MAX(1u, (unsigned) config->workers / 2));
         *ret = m;
         return 0;
 }
@@ -162,13 +198,17 @@ Manager *manager_free(Manager *m) {
         for (size_t i = m->n_modules; i > 0; i--)
                 module_free(m->modules[i - 1]);
         free(m->modules);
+        for (size_t i = 0; i < m->n_retired; i++)
+                module_free(m->retired[i]);
+        free(m->retired);
+        sd_event_source_disable_unref(m->stopping_watch);
+        free(m->textfile_text);
         m->ipc = ipc_free(m->ipc);
         m->spawns = spawn_set_free(m->spawns);
         m->sched = sched_free(m->sched);
         m->pool = work_pool_free(m->pool);
         m->metrics = metrics_free(m->metrics);
         sd_event_source_disable_unref(m->shutdown_timer);
-        sd_event_source_disable_unref(m->shutdown_check);
         sd_event_unref(m->event);
         config_free(m->config);
         if (m->notify_fd >= 0)
@@ -276,15 +316,45 @@ int manager_run(Manager *m) {
         return r;
 }
 
+static bool manager_any_stopping(Manager *m) {
+        for (size_t i = 0; i < m->n_modules; i++)
+                if (m->modules[i]->mstate == MODULE_STOPPING)
+                        return true;
+        return m->n_retired > 0;
+}
+
 static void manager_check_stopped(Manager *m) {
-        if (sched_n_running(m->sched, NULL) > 0 || spawn_n_running(m->spawns, NULL) > 0)
+        if (!m->stopping || manager_any_stopping(m) || m->textfile_busy)
                 return;
         (void) sd_event_exit(m->event, 0);
 }
 
-static int on_shutdown_check(sd_event_source *s, void *userdata) {
-        manager_check_stopped(userdata);
+/* After every event while a module is stopping: its last run or child may
+ * just have ended.  Cheaper and surer than a hook in every subsystem. */
+static int on_stopping_watch(sd_event_source *s, void *userdata) {
+        Manager *m = userdata;
+        size_t i;
+
+        for (i = 0; i < m->n_modules; i++)
+                module_stop_poll(m->modules[i]);
+        /* A finished retired module frees itself and leaves the list. */
+        for (i = m->n_retired; i > 0; i--)
+                module_stop_poll(m->retired[i - 1]);
+        if (!manager_any_stopping(m))
+                (void) sd_event_source_set_enabled(s, SD_EVENT_OFF);
+        manager_check_stopped(m);
         return 0;
+}
+
+void manager_watch_stopping(Manager *m) {
+        if (!m->stopping_watch) {
+                if (sd_event_add_post(m->event, &m->stopping_watch, on_stopping_watch, m) < 0) {
+                        log_oom();
+                        return;
+                }
+                (void) sd_event_source_set_description(m->stopping_watch, "module-stopping");
+        }
+        (void) sd_event_source_set_enabled(m->stopping_watch, SD_EVENT_ON);
 }
 
 static int on_shutdown_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -292,6 +362,8 @@ static int on_shutdown_deadline(sd_event_source *s, uint64_t usec, void *userdat
 
         log_warning("Shutdown deadline reached with %u job(s) and %u child process(es) still running; exiting anyway.",
                     sched_n_running(m->sched, NULL), spawn_n_running(m->spawns, NULL));
+        /* Module code may still run on a worker: nothing it uses is freed. */
+        m->abandoned = true;
         (void) sd_event_exit(m->event, 0);
         return 0;
 }
@@ -302,23 +374,40 @@ void manager_begin_shutdown(Manager *m) {
         m->stopping = true;
         (void) notify_stopping();
         ipc_stop_accepting(m->ipc);
-        sched_stop_owner(m->sched, NULL);
-        spawn_kill_owner(m->spawns, NULL);
         (void) sd_event_add_time_relative(m->event, &m->shutdown_timer, CLOCK_MONOTONIC,
                                           m->config->shutdown_timeout_usec, 0, on_shutdown_deadline, m);
-        (void) sd_event_add_post(m->event, &m->shutdown_check, on_shutdown_check, m);
+        /* In reverse order of start, as their dependencies came up. */
+        for (size_t i = m->n_modules; i > 0; i--)
+                module_stop(m->modules[i - 1], NULL, NULL);
+        manager_watch_stopping(m);
         manager_check_stopped(m);
 }
 
 /* Whether everything may be freed: no worker still runs module code. */
 bool manager_quiescent(Manager *m) {
-        return work_pool_busy(m->pool) == 0;
+        return !m->abandoned && work_pool_busy(m->pool) == 0;
 }
 
 static Module *manager_find_module(Manager *m, const char *name) {
         for (size_t i = 0; i < m->n_modules; i++)
                 if (streq(m->modules[i]->name, name))
                         return m->modules[i];
+        for (size_t i = 0; i < m->n_retired; i++)
+                if (streq(m->retired[i]->name, name))
+                        return m->retired[i];
+        return NULL;
+}
+
+/* Back into the configuration before its stop ended: it restarts then. */
+static Module *manager_unretire(Manager *m, const char *name) {
+        for (size_t i = 0; i < m->n_retired; i++) {
+                Module *mod = m->retired[i];
+                if (!streq(mod->name, name))
+                        continue;
+                memmove(m->retired + i, m->retired + i + 1, (m->n_retired - i - 1) * sizeof(Module *));
+                m->n_retired--;
+                return mod;
+        }
         return NULL;
 }
 
@@ -382,6 +471,34 @@ int manager_check_modules(Manager *m) {
         return 0;
 }
 
+static void on_retired_stopped(Module *mod, void *userdata) {
+        Manager *m = userdata;
+
+        for (size_t i = 0; i < m->n_retired; i++)
+                if (m->retired[i] == mod) {
+                        memmove(m->retired + i, m->retired + i + 1, (m->n_retired - i - 1) * sizeof(Module *));
+                        m->n_retired--;
+                        break;
+                }
+        log_info("Module '%s' stopped and unloaded.", mod->name);
+        module_free(mod);
+}
+
+/* A module leaves the configuration: it stops in the background and is
+ * freed when its last run has ended, never before. */
+static void manager_retire_module(Manager *m, Module *mod) {
+        Module **l = realloc(m->retired, (m->n_retired + 1) * sizeof(Module *));
+
+        if (!l) {
+                log_oom();
+                return; /* leaked rather than freed under a running job */
+        }
+        m->retired = l;
+        m->retired[m->n_retired++] = mod;
+        (void) metrics_set(m->m_modules, 0, (const char *[]){ mod->name });
+        module_stop(mod, on_retired_stopped, m);
+}
+
 /* Move the running modules into the order and set of @c. */
 static void manager_apply_modules(Manager *m, Config *c, Module **fresh, size_t n_fresh) {
         Module **old = m->modules;
@@ -401,6 +518,8 @@ static void manager_apply_modules(Manager *m, Config *c, Module **fresh, size_t 
                                 old[k] = NULL;
                                 (void) module_reload(mod, cm);
                         }
+                if (!mod && (mod = manager_unretire(m, cm->name)))
+                        (void) module_reload(mod, cm);
                 for (size_t k = 0; k < n_fresh && !mod; k++)
                         if (fresh[k] && streq(fresh[k]->name, cm->name)) {
                                 mod = fresh[k];
@@ -417,7 +536,7 @@ static void manager_apply_modules(Manager *m, Config *c, Module **fresh, size_t 
         for (size_t k = n_old; k > 0; k--)
                 if (old[k - 1]) {
                         log_info("Module '%s' removed from the configuration, stopping it.", old[k - 1]->name);
-                        module_free(old[k - 1]);
+                        manager_retire_module(m, old[k - 1]);
                 }
         free(old);
 }

@@ -19,6 +19,9 @@ typedef struct Manager {
         Config *config;
         Module **modules;
         size_t n_modules;
+        Module **retired; /* removed from the configuration, still stopping */
+        size_t n_retired;
+        sd_event_source *stopping_watch; /* polls stopping modules after each event */
         WorkPool *pool;
         Sched *sched;
         Ipc *ipc;
@@ -27,8 +30,12 @@ typedef struct Manager {
         int notify_fd;
         bool ready;
         bool stopping;
+        bool abandoned; /* the shutdown deadline passed with module code still running */
+        bool textfile_busy, textfile_dirty;
+        char *textfile_text; /* rendered on the loop, written by a worker */
+        size_t textfile_len;
+        int textfile_r;
         sd_event_source *shutdown_timer;
-        sd_event_source *shutdown_check;
         uint64_t start_usec;
         unsigned n_reloads;
         MetricFamily *m_job_runs, *m_job_duration, *m_job_last_success, *m_info, *m_modules;
@@ -49,6 +56,9 @@ int manager_reload(Manager *m, char **ret_error);
 void manager_begin_shutdown(Manager *m);
 /** manager_quiescent() - no worker runs module code, so all may be freed. */
 bool manager_quiescent(Manager *m);
+/** manager_watch_stopping() - a module began stopping: finish it (and any
+ * other) once its last run or child has ended. */
+void manager_watch_stopping(Manager *m);
 /** manager_check_modules() - dlopen and check every enabled module's section. */
 int manager_check_modules(Manager *m);
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi-copy.h"
 #include "metrics.h"
 #include "util/cleanup.h"
 #include "util/macro.h"
@@ -96,11 +97,14 @@ static bool same_shape(const MetricFamily *f, const sunkd_metric_spec *spec) {
         return true;
 }
 
-int metrics_add(Metrics *m, const sunkd_metric_spec *spec, MetricFamily **ret) {
+int metrics_add(Metrics *m, const sunkd_metric_spec *module_spec, MetricFamily **ret) {
         _cleanup_(family_freep) MetricFamily *f = NULL;
         _cleanup_free_ char *name = NULL;
+        sunkd_metric_spec copy;
+        const sunkd_metric_spec *spec = &copy;
 
-        if (!spec || spec->size < sizeof(sunkd_metric_spec) || !valid_name(spec->name) ||
+        if (abi_copy(&copy, sizeof(copy), module_spec, module_spec ? module_spec->size : 0,
+                     ABI_END_OF(sunkd_metric_spec, labels)) < 0 || !valid_name(spec->name) ||
             (spec->type != SUNKD_METRIC_COUNTER && spec->type != SUNKD_METRIC_GAUGE))
                 return -EINVAL;
         if (asprintf(&name, "sunkd_%s", spec->name) < 0)

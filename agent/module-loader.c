@@ -33,6 +33,7 @@
 
 #include <curl/curl.h>
 
+#include "abi-copy.h"
 #include "conf-keys.h"
 #include "manager.h"
 #include "module-loader.h"
@@ -45,6 +46,7 @@
 static const char *const module_state_names[_MODULE_STATE_MAX] = {
         [MODULE_LOADED] = "loaded",
         [MODULE_RUNNING] = "running",
+        [MODULE_STOPPING] = "stopping",
         [MODULE_FAILED] = "failed",
 };
 
@@ -111,7 +113,7 @@ int module_open(const char *dir, const char *name, void **ret_dl, const sunkd_mo
         if (def->abi_major != SUNKD_MODULE_ABI_MAJOR || def->abi_minor > SUNKD_MODULE_ABI_MINOR)
                 return fail(ret_error, -EPROTO, "module '%s' was built for ABI %u.%u, this sunkd speaks ABI %d.%d",
                             path, def->abi_major, def->abi_minor, SUNKD_MODULE_ABI_MAJOR, SUNKD_MODULE_ABI_MINOR);
-        if (def->size < offsetof(sunkd_module, status) || !def->init || !def->fini || isempty(def->name))
+        if (def->size < ABI_END_OF(sunkd_module, status) || !def->init || !def->fini || isempty(def->name))
                 return fail(ret_error, -EPROTO, "module '%s' has an incomplete definition (size %u, ABI %u.%u): name, init and fini are required",
                             path, def->size, def->abi_major, def->abi_minor);
         if (!streq(def->name, name))
@@ -170,6 +172,10 @@ int module_new(Manager *m, const ConfModule *cm, Module **ret) {
                 *ret = mod;
                 return r;
         }
+        /* Read only through the copy: an older module's definition is shorter. */
+        (void) abi_copy(&mod->def_copy, sizeof(mod->def_copy), mod->def, mod->def->size,
+                        ABI_END_OF(sunkd_module, status));
+        mod->def = &mod->def_copy;
         if (!streq_ptr(mod->def->version, PACKAGE_VERSION))
                 log_ctx_full_errno(&mod->log, LOG_WARNING, 0, "Module version '%s' differs from sunkd %s.",
                                    mod->def->version ?: "(none)", PACKAGE_VERSION);
@@ -218,6 +224,12 @@ static int allow_resolve(Module *mod, char **names) {
         return 0;
 }
 
+static void module_set_failed(Module *mod, int r, const char *what);
+
+static void on_failed_init_stopped(Module *mod, void *userdata) {
+        module_set_failed(mod, mod->error, "init failed");
+}
+
 static void module_set_failed(Module *mod, int r, const char *what) {
         mod->mstate = MODULE_FAILED;
         mod->error = r;
@@ -244,15 +256,15 @@ int module_init(Module *mod, const ConfModule *cm) {
                 return r;
         }
         mod->state = NULL;
+        mod->mstate = MODULE_RUNNING;
         r = mod->def->init(&mod->ctx, cm->cfg, &mod->state);
         if (r < 0) {
                 log_ctx_full_errno(&mod->log, LOG_ERR, r, "Module failed to initialise: %m");
-                /* Undo whatever init registered before failing. */
-                module_fini(mod);
-                module_set_failed(mod, r, "init failed");
+                /* Undo whatever init registered before failing, like any stop. */
+                mod->error = r;
+                module_stop(mod, on_failed_init_stopped, NULL);
                 return r;
         }
-        mod->mstate = MODULE_RUNNING;
         mod->error = 0;
         mod->error_message = mfree(mod->error_message);
         log_ctx_full_errno(&mod->log, LOG_INFO, 0, "Module initialised.");
@@ -267,14 +279,29 @@ int module_check(Module *mod, const ConfModule *cm) {
         return mod->def->check(&mod->ctx, cm->cfg);
 }
 
+/* Init again with the configuration current when the stop ended: another
+ * reload may have come meanwhile. */
+static void on_restart_stopped(Module *mod, void *userdata) {
+        const ConfModule *cm = config_find_module(mod->manager->config, mod->name);
+
+        if (cm && cm->enabled)
+                (void) module_init(mod, cm);
+}
+
 int module_reload(Module *mod, const ConfModule *cm) {
         int r;
 
         if (!mod->def)
                 return mod->error;
+        if (mod->mstate == MODULE_STOPPING) {
+                /* Already on its way down; it comes back with the newest config. */
+                module_stop(mod, on_restart_stopped, NULL);
+                return 0;
+        }
         if (mod->mstate != MODULE_RUNNING || !mod->def->reload) {
-                module_fini(mod);
-                return module_init(mod, cm);
+                log_ctx_full_errno(&mod->log, LOG_INFO, 0, "Restarting the module to apply the new configuration.");
+                module_stop(mod, on_restart_stopped, NULL);
+                return mod->mstate == MODULE_FAILED ? mod->error : 0;
         }
         r = allow_resolve(mod, cm->allow);
         if (r < 0)
@@ -286,27 +313,71 @@ int module_reload(Module *mod, const ConfModule *cm) {
         return 0;
 }
 
-void module_fini(Module *mod) {
+/* Nothing of the module runs any more: take back what the host holds for
+ * it, then let it free its state. */
+static void module_finish(Module *mod) {
         Manager *m = mod->manager;
+        ModuleStoppedFn fn = TAKE_PTR(mod->stopped_fn);
 
-        ipc_remove_methods(m->ipc, mod);
-        free(mod->bindings);
-        mod->bindings = NULL;
-        mod->n_bindings = 0;
-        spawn_kill_owner(m->spawns, mod);
-        sched_stop_owner(m->sched, mod);
         sched_remove_owner(m->sched, mod);
         if (mod->state)
                 mod->def->fini(mod->state);
         mod->state = NULL;
+        /* fini may answer its own pending calls; the rest get Unavailable here. */
+        ipc_remove_methods(m->ipc, mod);
+        mod->bindings = mfree(mod->bindings);
+        mod->n_bindings = 0;
         mod->mstate = MODULE_LOADED;
+        log_ctx_full_errno(&mod->log, LOG_DEBUG, 0, "Module stopped.");
+        if (fn)
+                fn(mod, mod->stopped_userdata);
+}
+
+static bool module_busy(Module *mod) {
+        Manager *m = mod->manager;
+        return sched_n_running(m->sched, mod) > 0 || spawn_n_running(m->spawns, mod) > 0;
+}
+
+void module_stop_poll(Module *mod) {
+        if (mod->mstate == MODULE_STOPPING && !module_busy(mod))
+                module_finish(mod);
+}
+
+void module_stop(Module *mod, ModuleStoppedFn fn, void *userdata) {
+        Manager *m = mod->manager;
+
+        mod->stopped_fn = fn;
+        mod->stopped_userdata = userdata;
+        if (mod->mstate == MODULE_STOPPING)
+                return;
+        if (mod->mstate != MODULE_RUNNING) {
+                /* Nothing was registered: LOADED, FAILED or never loaded. */
+                mod->stopped_fn = NULL;
+                if (fn)
+                        fn(mod, userdata);
+                return;
+        }
+        mod->mstate = MODULE_STOPPING;
+        sched_stop_owner(m->sched, mod);
+        spawn_kill_owner(m->spawns, mod);
+        if (module_busy(mod))
+                log_ctx_full_errno(&mod->log, LOG_INFO, 0,
+                                   "Stopping: waiting for %u run(s) and %u child process(es) to end.",
+                                   sched_n_running(m->sched, mod), spawn_n_running(m->spawns, mod));
+        manager_watch_stopping(m);
+        module_stop_poll(mod);
 }
 
 Module *module_free(Module *mod) {
         if (!mod)
                 return NULL;
-        if (mod->def)
-                module_fini(mod);
+        /* Only at exit, with the loop and the workers idle: what is still
+         * "running" can no longer call back. */
+        if (mod->mstate == MODULE_RUNNING || mod->mstate == MODULE_STOPPING) {
+                module_stop(mod, NULL, NULL);
+                if (mod->mstate == MODULE_STOPPING)
+                        module_finish(mod);
+        }
         allow_clear(&mod->allow);
         free(mod->error_message);
         free(mod->state_dir);

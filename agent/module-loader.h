@@ -11,19 +11,25 @@
 typedef struct Manager Manager;
 
 typedef enum ModuleState {
-        MODULE_LOADED,  /* dlopen'ed and checked, not initialised */
-        MODULE_RUNNING, /* init succeeded */
-        MODULE_FAILED,  /* init failed; the others run on */
+        MODULE_LOADED,   /* dlopen'ed and checked, not initialised */
+        MODULE_RUNNING,  /* init succeeded */
+        MODULE_STOPPING, /* waiting for its runs and children to end before fini */
+        MODULE_FAILED,   /* init failed; the others run on */
         _MODULE_STATE_MAX,
 } ModuleState;
 
-typedef struct Module {
+typedef struct Module Module;
+/* Called once the module is back to LOADED (fini done), on the loop. */
+typedef void (*ModuleStoppedFn)(Module *mod, void *userdata);
+
+struct Module {
         sunkd_ctx ctx; /* first, so the host API finds the Module from it */
         Manager *manager;
         char *name;
         char *path;
         char *state_dir;
-        const sunkd_module *def;
+        const sunkd_module *def; /* &def_copy once loaded */
+        sunkd_module def_copy;   /* the module's definition in this host's layout */
         void *dl;
         void *state;
         ModuleState mstate;
@@ -34,7 +40,9 @@ typedef struct Module {
         LogContext log;
         struct MethodBinding *bindings;
         size_t n_bindings;
-} Module;
+        ModuleStoppedFn stopped_fn;
+        void *stopped_userdata;
+};
 
 /**
  * module_open() - dlopen <@dir>/<@name>.so and check its ABI.
@@ -50,10 +58,22 @@ int module_new(Manager *m, const ConfModule *cm, Module **ret);
 /** module_init() - init with @cm's section; on failure the module is FAILED. */
 int module_init(Module *mod, const ConfModule *cm);
 int module_check(Module *mod, const ConfModule *cm);
+/** module_reload() - apply @cm in place, or, for a module without a reload
+ * hook, stop it and init it again with the configuration then current. */
 int module_reload(Module *mod, const ConfModule *cm);
-/** module_fini() - stop jobs and methods and call fini; back to LOADED. */
-void module_fini(Module *mod);
-/** module_free() - fini if needed; the library stays loaded (never dlclose). */
+/**
+ * module_stop() - begin stopping: timers off, running work cancelled,
+ * children killed, new calls answered io.sunkd.Unavailable.  Once no run
+ * and no child of the module is left, its remaining calls are answered
+ * Unavailable, its methods and jobs removed and fini called; then @fn.
+ * That may happen before this returns.  Stopping a stopping module only
+ * replaces @fn.
+ */
+void module_stop(Module *mod, ModuleStoppedFn fn, void *userdata);
+/** module_stop_poll() - finish a stop whose last run or child has ended. */
+void module_stop_poll(Module *mod);
+/** module_free() - the module must not be RUNNING or STOPPING; the library
+ * stays loaded (never dlclose). */
 Module *module_free(Module *mod);
 int module_status_json(Module *mod, json_object **ret);
 const char *module_state_to_string(ModuleState s);

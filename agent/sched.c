@@ -24,6 +24,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "abi-copy.h"
+#include "job-child.h"
 #include "sched.h"
 #include "util/cleanup.h"
 #include "util/json-util.h"
@@ -49,6 +51,9 @@ struct sunkd_job {
         sd_event_source *timer;
         JobState jstate;
         bool rerun, timed_out, stopping;
+        bool deferred;     /* due, but its owner has its share of workers busy */
+        bool uses_worker;  /* the current run holds a worker thread */
+        JobChild *child;   /* the current run's process, SUNKD_JOB_CHILD */
         sunkd_cancel cancel;
         void *input, *result;
         int work_r;
@@ -67,6 +72,7 @@ struct Sched {
         size_t n_jobs;
         SchedDoneHook done_hook;
         void *done_hook_userdata;
+        unsigned max_workers_per_owner; /* 0 = no cap */
 };
 
 #define BACKOFF_MIN_DEFAULT (5 * USEC_PER_SEC)
@@ -134,6 +140,7 @@ static Job *job_free(Job *j) {
         if (!j)
                 return NULL;
         job_fire_waits(j, -ECANCELED, true);
+        job_child_free(j->child);
         sd_event_source_disable_unref(j->timer);
         free(j->message);
         free(j->name);
@@ -150,6 +157,10 @@ Sched *sched_free(Sched *s) {
         sd_event_unref(s->event);
         free(s);
         return NULL;
+}
+
+void sched_set_max_workers_per_owner(Sched *s, unsigned n) {
+        s->max_workers_per_owner = n;
 }
 
 void sched_set_done_hook(Sched *s, SchedDoneHook hook, void *userdata) {
@@ -217,9 +228,47 @@ static uint64_t job_next_delay(Job *j, int result) {
         return sched_interval_delay(j->spec.interval_usec, j->spec.jitter_pct);
 }
 
+static void job_start(Job *j);
+
+static unsigned owner_workers(Sched *s, const void *owner) {
+        unsigned n = 0;
+
+        for (size_t i = 0; i < s->n_jobs; i++)
+                if (s->jobs[i]->owner == owner && s->jobs[i]->uses_worker)
+                        n++;
+        return n;
+}
+
+static bool job_needs_worker(const Job *j) {
+        return j->spec.work && !(j->spec.flags & (SUNKD_JOB_CHILD | SUNKD_JOB_ASYNC));
+}
+
+static bool owner_at_cap(Sched *s, const void *owner) {
+        return s->max_workers_per_owner > 0 && owner_workers(s, owner) >= s->max_workers_per_owner;
+}
+
+/* A worker of @owner's came free: start its longest-waiting deferred job. */
+static void sched_start_deferred(Sched *s, const void *owner) {
+        Job *next = NULL;
+
+        for (size_t i = 0; i < s->n_jobs; i++) {
+                Job *j = s->jobs[i];
+                if (j->owner == owner && j->deferred && (!next || j->next_boottime < next->next_boottime))
+                        next = j;
+        }
+        if (next && !owner_at_cap(s, owner)) {
+                next->deferred = false;
+                job_start(next);
+        }
+}
+
 static void job_completed(Job *j, int r) {
         Sched *s = j->sched;
+        bool released = j->uses_worker;
         int result;
+
+        j->uses_worker = false;
+        j->child = job_child_free(j->child);
 
         j->last_duration_usec = now_usec(CLOCK_BOOTTIME) - j->last_start_boottime;
         if (j->timed_out)
@@ -250,6 +299,8 @@ static void job_completed(Job *j, int r) {
                 j->rerun = false;
         }
         job_fire_waits(j, result, false);
+        if (released)
+                sched_start_deferred(s, j->owner);
         if (s->done_hook)
                 s->done_hook(s->done_hook_userdata, j, result);
 }
@@ -268,8 +319,51 @@ static void job_work_done(void *userdata) {
         job_completed(j, j->work_r);
 }
 
+static int job_child_work(void *userdata, json_object **ret_result) {
+        Job *j = userdata;
+        void *result = NULL;
+        int r;
+
+        r = j->spec.work(*j->statep, j->input, &j->cancel, &result);
+        *ret_result = result;
+        return r;
+}
+
+static void job_child_done(void *userdata, int r, json_object *result, const char *why) {
+        Job *j = userdata;
+
+        (void) sd_event_source_set_enabled(j->timer, SD_EVENT_OFF);
+        j->result = result;
+        if (why && !j->timed_out && !j->stopping)
+                (void) sched_job_set_message(j, why);
+        job_completed(j, r);
+}
+
+static int job_dispatch(Job *j) {
+        int r;
+
+        if (j->spec.flags & SUNKD_JOB_CHILD)
+                return job_child_start(j->sched->event, job_child_work, j, j->spec.child_uid, j->spec.child_gid,
+                                       job_child_done, j, &j->child);
+        r = work_submit(j->sched->pool, job_work_run, job_work_done, j);
+        if (r >= 0)
+                j->uses_worker = true;
+        return r;
+}
+
 static void job_start(Job *j) {
+        unsigned started;
         int r = 0;
+
+        if (job_needs_worker(j) && owner_at_cap(j->sched, j->owner)) {
+                if (!j->deferred)
+                        log_ctx_full_errno(&j->log, LOG_NOTICE, 0,
+                                           "Job '%s' is due, but its module already has %u runs on workers; it waits for one of them.",
+                                           j->name, j->sched->max_workers_per_owner);
+                j->deferred = true;
+                job_disarm(j);
+                return;
+        }
 
         j->jstate = JOB_RUNNING;
         j->timed_out = false;
@@ -281,14 +375,23 @@ static void job_start(Job *j) {
         j->message = mfree(j->message);
         log_ctx_full_errno(&j->log, LOG_DEBUG, 0, "Starting job '%s'.", j->name);
 
+        started = j->n_completed;
         if (j->spec.prepare)
                 r = j->spec.prepare(*j->statep, &j->input);
+        if (j->spec.flags & SUNKD_JOB_ASYNC) {
+                /* prepare started the run; job_complete() ends it, maybe already. */
+                if (r < 0 && j->n_completed == started)
+                        job_completed(j, r);
+                if (j->n_completed == started && j->spec.timeout_usec > 0)
+                        (void) job_arm(j, j->spec.timeout_usec);
+                return;
+        }
         if (r >= 0 && !j->spec.work) {
                 job_completed(j, r);
                 return;
         }
         if (r >= 0)
-                r = work_submit(j->sched->pool, job_work_run, job_work_done, j);
+                r = job_dispatch(j);
         if (r < 0) {
                 job_completed(j, r);
                 return;
@@ -297,35 +400,50 @@ static void job_start(Job *j) {
                 (void) job_arm(j, j->spec.timeout_usec);
 }
 
+/* Raise the flag for thread work, kill a child, ask an async job to end. */
+static void job_cancel(Job *j) {
+        __atomic_store_n(&j->cancel.requested, 1, __ATOMIC_RELAXED);
+        job_child_kill(j->child);
+        if ((j->spec.flags & SUNKD_JOB_ASYNC) && j->spec.cancel)
+                j->spec.cancel(*j->statep, j->input);
+}
+
 static int on_job_timer(sd_event_source *source, uint64_t usec, void *userdata) {
         Job *j = userdata;
 
         if (j->jstate == JOB_RUNNING) {
                 j->timed_out = true;
-                __atomic_store_n(&j->cancel.requested, 1, __ATOMIC_RELAXED);
                 log_ctx_full_errno(&j->log, LOG_WARNING, ETIMEDOUT,
-                                   "Job '%s' exceeded its timeout of %" PRIu64 " s, cancelling it.", j->name,
-                                   j->spec.timeout_usec / USEC_PER_SEC);
+                                   "Job '%s' exceeded its timeout of %" PRIu64 " s, %s it.", j->name,
+                                   j->spec.timeout_usec / USEC_PER_SEC, j->child ? "killing" : "cancelling");
+                job_cancel(j);
                 return 0;
         }
         job_start(j);
         return 0;
 }
 
-/* Every field up to `done` is ABI 1.0; a module's spec is at least that. */
-static bool spec_size_ok(const sunkd_job_spec *spec) {
-        return spec && spec->size >= offsetof(sunkd_job_spec, done) + sizeof(spec->done);
+/* A module's spec in this host's layout; every field up to `done` is ABI 1.0. */
+static int spec_copy(sunkd_job_spec *dst, const sunkd_job_spec *spec) {
+        return abi_copy(dst, sizeof(*dst), spec, spec ? spec->size : 0, ABI_END_OF(sunkd_job_spec, done));
 }
 
-int sched_job_add(Sched *s, const sunkd_job_spec *spec, void **statep, const void *owner,
+int sched_job_add(Sched *s, const sunkd_job_spec *module_spec, void **statep, const void *owner,
                   const char *module, Job **ret) {
         _cleanup_free_ Job *j = NULL;
+        sunkd_job_spec copy;
         Job **jobs;
         int r;
 
-        if (!spec_size_ok(spec) || isempty(spec->name))
+        if (spec_copy(&copy, module_spec) < 0 || isempty(copy.name))
                 return -EINVAL;
+        const sunkd_job_spec *spec = &copy;
         if (!spec->work && !spec->prepare)
+                return -EINVAL;
+        /* An async run is started by prepare and has no work; a child run has work. */
+        if ((spec->flags & SUNKD_JOB_ASYNC) && (spec->work || !spec->prepare || (spec->flags & SUNKD_JOB_CHILD)))
+                return -EINVAL;
+        if ((spec->flags & SUNKD_JOB_CHILD) && !spec->work)
                 return -EINVAL;
         if (sched_find(s, spec->name))
                 return -EEXIST;
@@ -365,6 +483,16 @@ int sched_job_add(Sched *s, const sunkd_job_spec *spec, void **statep, const voi
         if (ret)
                 *ret = j;
         j = NULL;
+        return 0;
+}
+
+int sched_job_complete(Job *j, int r) {
+        if (!(j->spec.flags & SUNKD_JOB_ASYNC))
+                return -EINVAL;
+        if (j->jstate != JOB_RUNNING)
+                return -ESTALE;
+        (void) sd_event_source_set_enabled(j->timer, SD_EVENT_OFF);
+        job_completed(j, r);
         return 0;
 }
 
@@ -422,12 +550,16 @@ int sched_job_set_interval(Job *j, uint64_t interval_usec, uint64_t splay_usec) 
         return 0;
 }
 
-int sched_job_update(Job *j, const sunkd_job_spec *spec) {
-        if (!spec_size_ok(spec))
+int sched_job_update(Job *j, const sunkd_job_spec *module_spec) {
+        sunkd_job_spec copy;
+        const sunkd_job_spec *spec = &copy;
+
+        if (spec_copy(&copy, module_spec) < 0)
                 return -EINVAL;
         /* Only the timing may change: the rest is what the job is. */
         if (!streq_ptr(spec->name, j->name) || spec->flags != j->spec.flags || spec->prepare != j->spec.prepare ||
-            spec->work != j->spec.work || spec->done != j->spec.done)
+            spec->work != j->spec.work || spec->done != j->spec.done || spec->cancel != j->spec.cancel ||
+            spec->child_uid != j->spec.child_uid || spec->child_gid != j->spec.child_gid)
                 return -EINVAL;
         j->spec.jitter_pct = spec->jitter_pct;
         j->spec.backoff_min_usec = spec->backoff_min_usec;
@@ -482,8 +614,9 @@ void sched_stop_owner(Sched *s, const void *owner) {
                         continue;
                 j->stopping = true;
                 j->rerun = false;
+                j->deferred = false;
                 if (j->jstate == JOB_RUNNING)
-                        __atomic_store_n(&j->cancel.requested, 1, __ATOMIC_RELAXED);
+                        job_cancel(j);
                 else
                         job_disarm(j);
         }
@@ -540,7 +673,7 @@ int sched_job_to_json(Job *j, json_object **ret) {
         if (!o)
                 return -ENOMEM;
         r |= json_add(o, "name", json_object_new_string(j->name));
-        r |= json_add(o, "state", json_object_new_string(job_state_to_string(j->jstate)));
+        r |= json_add(o, "state", json_object_new_string(j->deferred ? "waiting" : job_state_to_string(j->jstate)));
         r |= json_add(o, "interval_usec", json_object_new_int64((int64_t) j->spec.interval_usec));
         r |= json_add(o, "runs", json_object_new_int64(j->n_completed));
         r |= json_add(o, "failures", json_object_new_int64(j->n_failed));

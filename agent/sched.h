@@ -29,6 +29,11 @@ typedef void (*JobWaitFn)(void *userdata, Job *j, int result);
 int sched_new(sd_event *event, WorkPool *pool, Sched **ret);
 Sched *sched_free(Sched *s);
 void sched_set_done_hook(Sched *s, SchedDoneHook hook, void *userdata);
+/** sched_set_max_workers_per_owner() - cap the worker threads one owner's
+ * runs may hold at once (0 = no cap); a due job beyond it waits. */
+void sched_set_max_workers_per_owner(Sched *s, unsigned n);
+/** sched_job_complete() - end the running run of a SUNKD_JOB_ASYNC job. */
+int sched_job_complete(Job *j, int r);
 
 /**
  * sched_job_add() - register a job and arm its first run at now + U(0, splay).

@@ -303,7 +303,13 @@ int spawn_start(SpawnSet *s, const sunkd_spawn_spec *spec, sunkd_spawn_cb cb, vo
 void spawn_kill_owner(SpawnSet *s, const void *owner) {
         for (Spawn *p = s->children; p; p = p->next)
                 if ((!owner || p->owner == owner) && !p->exited)
+                {
+                        /* Before its setsid() the group does not exist yet, but
+                         * then the child has no children either: the signal
+                         * waits in its blocked mask until exec resets it. */
                         (void) kill(-p->pid, SIGTERM);
+                        (void) kill(p->pid, SIGTERM);
+                }
 }
 
 unsigned spawn_n_running(SpawnSet *s, const void *owner) {

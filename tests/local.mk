@@ -23,6 +23,18 @@ tests_modules_badabi_la_SOURCES = tests/modules/badabi.c
 tests_modules_badabi_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 tests_modules_notmodule_la_SOURCES = tests/modules/notmodule.c
 tests_modules_notmodule_la_LDFLAGS = $(TEST_MODULE_FLAGS)
+# A module without a reload hook, and one built against the frozen ABI 1.0 header.
+check_LTLIBRARIES += tests/modules/noreload.la tests/modules/abi10.la
+tests_modules_noreload_la_SOURCES = tests/modules/noreload.c
+tests_modules_noreload_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+tests_modules_noreload_la_LDFLAGS = $(TEST_MODULE_FLAGS) -export-symbols-regex '^sunkd_module_v1$$'
+tests_modules_noreload_la_LIBADD = $(JSONC_LIBS)
+tests_modules_abi10_la_SOURCES = tests/modules/abi10.c
+tests_modules_abi10_la_CPPFLAGS = -I$(top_srcdir)/tests/modules/abi-1.0 $(AM_CPPFLAGS)
+tests_modules_abi10_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+tests_modules_abi10_la_LDFLAGS = $(TEST_MODULE_FLAGS) -export-symbols-regex '^sunkd_module_v1$$'
+tests_modules_abi10_la_LIBADD = $(JSONC_LIBS)
+EXTRA_DIST += tests/modules/abi-1.0/sunkd/module.h
 
 # Unit tests (Check).
 UNIT_TESTS = \
@@ -31,6 +43,7 @@ UNIT_TESTS = \
 	tests/unit/test-sched \
 	tests/unit/test-metrics \
 	tests/unit/test-spawn \
+	tests/unit/test-lifecycle \
 	# End of UNIT_TESTS
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
@@ -46,6 +59,9 @@ tests_unit_test_sched_LDADD = $(CHECK_TEST_LIBS)
 tests_unit_test_metrics_SOURCES = tests/unit/test-metrics.c
 tests_unit_test_metrics_CFLAGS = $(CHECK_TEST_CFLAGS)
 tests_unit_test_metrics_LDADD = $(CHECK_TEST_LIBS)
+tests_unit_test_lifecycle_SOURCES = tests/unit/test-lifecycle.c
+tests_unit_test_lifecycle_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_test_lifecycle_LDADD = $(CHECK_TEST_LIBS)
 tests_unit_test_spawn_SOURCES = tests/unit/test-spawn.c
 tests_unit_test_spawn_CFLAGS = $(CHECK_TEST_CFLAGS)
 tests_unit_test_spawn_LDADD = $(CHECK_TEST_LIBS)

@@ -4,7 +4,12 @@
  * -EIO), testmod.hang (runs until cancelled; has a short timeout),
  * testmod.flaky (fails `flaky_failures` times, then succeeds),
  * testmod.block (blocks its worker for `block` without looking at the cancel
- * flag: the loop must stay responsive).  Methods: Echo (any uid), Root
+ * flag: the loop must stay responsive), testmod.gated (runs, ignoring
+ * cancellation, until `gate_file` exists), testmod.child (ABI 1.2
+ * SUNKD_JOB_CHILD: reports its pid, uid and groups; as `child_uid` if set),
+ * testmod.childhang (a child that never returns; killed at hang_timeout),
+ * testmod.async (ABI 1.2 SUNKD_JOB_ASYNC: spawns `async_command` and ends
+ * with its exit status).  Methods: Echo (any uid), Root
  * (root), Allowed (the `allow:` list), Later (replied by the next run of
  * testmod.ok), Spawn (runs a child and returns its output).
  */
@@ -13,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -31,6 +37,9 @@ typedef struct Conf {
         bool ready_gate;
         bool periodic_fail;
         char *spawn_command;
+        char *gate_file;
+        char *async_command;
+        int64_t child_uid;
 } Conf;
 
 static const sunkd_cfg_key conf_keys[] = {
@@ -44,6 +53,9 @@ static const sunkd_cfg_key conf_keys[] = {
         { "ready_gate", SUNKD_CFG_BOOL, offsetof(Conf, ready_gate), 0, 0, 0 },
         { "periodic_fail", SUNKD_CFG_BOOL, offsetof(Conf, periodic_fail), 0, 0, 0 },
         { "spawn_command", SUNKD_CFG_PATH, offsetof(Conf, spawn_command), 0, 0, 0 },
+        { "gate_file", SUNKD_CFG_PATH, offsetof(Conf, gate_file), 0, 0, 0 },
+        { "async_command", SUNKD_CFG_STRING, offsetof(Conf, async_command), 0, 0, 0 },
+        { "child_uid", SUNKD_CFG_INT, offsetof(Conf, child_uid), 0, 0, 65535 },
 };
 
 typedef struct PendingCall PendingCall;
@@ -55,7 +67,9 @@ struct PendingCall {
 typedef struct State {
         sunkd_ctx *ctx;
         Conf conf;
-        sunkd_job *ok_job, *flaky_job;
+        sunkd_job *ok_job, *flaky_job, *async_job;
+        int64_t gated_runs, async_cancels;
+        char *child_result;
         int64_t flaky_runs;
         PendingCall *later;
         sunkd_metric *runs;
@@ -152,6 +166,88 @@ static int work_block(void *state, void *input, const sunkd_cancel *cancel, void
         return 0;
 }
 
+/* Ignores cancellation on purpose: a stop must wait for it. */
+static int work_gated(void *state, void *input, const sunkd_cancel *cancel, void **ret) {
+        const char *gate = input;
+        char started[4096];
+
+        snprintf(started, sizeof(started), "%s.started", gate);
+        fclose(fopen(started, "w"));
+        while (access(gate, F_OK) < 0)
+                sleep_usec(USEC_PER_MSEC);
+        return 0;
+}
+
+static int prepare_gated(void *state, void **ret_input) {
+        State *s = state;
+
+        if (!s->conf.gate_file)
+                return -EINVAL;
+        *ret_input = strdup(s->conf.gate_file);
+        return *ret_input ? 0 : -ENOMEM;
+}
+
+static int done_gated(void *state, int r, void *input, void *result) {
+        State *s = state;
+
+        free(input);
+        s->gated_runs++;
+        count_run(s, "gated");
+        return r;
+}
+
+/* In a forked child: what it is, as JSON for done. */
+static int work_child(void *state, void *input, const sunkd_cancel *cancel, void **ret) {
+        json_object *o = json_object_new_object();
+        gid_t groups[64];
+        int n = getgroups(64, groups);
+
+        json_object_object_add(o, "pid", json_object_new_int64(getpid()));
+        json_object_object_add(o, "uid", json_object_new_int64(getuid()));
+        json_object_object_add(o, "gid", json_object_new_int64(getgid()));
+        json_object_object_add(o, "groups", json_object_new_int(n));
+        *ret = o;
+        return 0;
+}
+
+static int done_child(void *state, int r, void *input, void *result) {
+        State *s = state;
+
+        free(s->child_result);
+        s->child_result = result ? strdup(json_object_to_json_string_ext(result, JSON_C_TO_STRING_PLAIN)) : NULL;
+        json_object_put(result);
+        count_run(s, "child");
+        return r;
+}
+
+static int work_childhang(void *state, void *input, const sunkd_cancel *cancel, void **ret) {
+        for (;;)
+                pause();
+        return 0;
+}
+
+static void on_async_spawned(void *userdata, int r, const sunkd_spawn_result *res) {
+        State *s = userdata;
+
+        /* -ESTALE after a cancel already ended the run: nothing to do. */
+        (void) s->ctx->api->job_complete(s->async_job, r < 0 ? r : res->exit_code == 0 && !res->signal ? 0 : -EIO);
+}
+
+static int prepare_async(void *state, void **ret_input) {
+        State *s = state;
+        const char *argv[] = { "/bin/sh", "-c", s->conf.async_command ?: "exit 0", NULL };
+        sunkd_spawn_spec spec = { .size = sizeof(spec), .argv = argv, .uid = (uid_t) -1, .gid = (gid_t) -1 };
+
+        return s->ctx->api->spawn(s->ctx, &spec, on_async_spawned, s);
+}
+
+static void cancel_async(void *state, void *input) {
+        State *s = state;
+
+        s->async_cancels++;
+        (void) s->ctx->api->job_complete(s->async_job, -ECANCELED);
+}
+
 static int method_echo(sunkd_call *call, struct json_object *params, void *state) {
         State *s = state;
         return s->ctx->api->reply(call, json_object_get(params));
@@ -246,6 +342,7 @@ static void state_free(State *s) {
                 free(p);
         }
         s->ctx->api->cfg_clear(conf_keys, sizeof(conf_keys) / sizeof(conf_keys[0]), &s->conf);
+        free(s->child_result);
         free(s);
 }
 
@@ -262,12 +359,22 @@ static int add_jobs(State *s) {
                 { .name = "testmod.flaky", .flags = SUNKD_JOB_TRIGGER_ONLY, .prepare = prepare_flaky,
                   .work = work_flaky, .done = done_flaky },
                 { .name = "testmod.block", .flags = SUNKD_JOB_TRIGGER_ONLY, .work = work_block, .done = done_count },
+                { .name = "testmod.gated", .flags = SUNKD_JOB_TRIGGER_ONLY, .prepare = prepare_gated,
+                  .work = work_gated, .done = done_gated },
+                { .name = "testmod.child", .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_CHILD, .work = work_child,
+                  .done = done_child, .child_uid = (uid_t) s->conf.child_uid, .child_gid = (gid_t) s->conf.child_uid },
+                { .name = "testmod.childhang", .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_CHILD,
+                  .timeout_usec = s->conf.hang_timeout, .work = work_childhang, .done = done_count },
+                { .name = "testmod.async", .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_ASYNC,
+                  .timeout_usec = s->conf.hang_timeout, .prepare = prepare_async, .done = done_count,
+                  .cancel = cancel_async },
         };
+        sunkd_job **handles[] = { [0] = &s->ok_job, [3] = &s->flaky_job, [8] = &s->async_job };
         int r;
 
         for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
                 specs[i].size = sizeof(sunkd_job_spec);
-                r = api->job_add(s->ctx, &specs[i], i == 0 ? &s->ok_job : i == 3 ? &s->flaky_job : NULL);
+                r = api->job_add(s->ctx, &specs[i], i < sizeof(handles) / sizeof(handles[0]) ? handles[i] : NULL);
                 if (r < 0)
                         return sunkd_log_error_errno(s->ctx, r, "Failed to add job '%s': %m", specs[i].name);
         }
@@ -335,6 +442,10 @@ static void testmod_fini(void *state) {
 static int testmod_status(void *state, struct json_object *out) {
         State *s = state;
         json_object_object_add(out, "flaky_runs", json_object_new_int64(s->flaky_runs));
+        json_object_object_add(out, "gated_runs", json_object_new_int64(s->gated_runs));
+        json_object_object_add(out, "async_cancels", json_object_new_int64(s->async_cancels));
+        if (s->child_result)
+                json_object_object_add(out, "child_result", json_object_new_string(s->child_result));
         return 0;
 }
 

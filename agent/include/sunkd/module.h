@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 #define SUNKD_MODULE_ABI_MAJOR 1
-#define SUNKD_MODULE_ABI_MINOR 1
+#define SUNKD_MODULE_ABI_MINOR 2
 
 #define SUNKD_USEC_PER_SEC  UINT64_C(1000000)
 #define SUNKD_USEC_PER_MSEC UINT64_C(1000)
@@ -74,6 +74,20 @@ enum {
         SUNKD_JOB_READY_GATE = 1u << 0,
         /* No periodic runs: the job runs only when triggered. */
         SUNKD_JOB_TRIGGER_ONLY = 1u << 1,
+        /* ABI 1.2.  No `work`: `prepare` starts the run (spawns, say) and the
+         * run ends when the module calls job_complete().  At the timeout, or
+         * when the module is stopped, the host calls the spec's `cancel`. */
+        SUNKD_JOB_ASYNC = 1u << 2,
+        /* ABI 1.2.  `work` runs in a forked child instead of a thread, as
+         * child_uid/child_gid when child_uid is not 0, and is killed
+         * (SIGKILL to its process group) at the timeout or when the module
+         * stops.  `work` must set *ret_result to a `struct json_object *` or
+         * leave it NULL; it reaches `done` as its `result` (done puts it).
+         * For work a thread cannot be trusted to return from: a check stuck
+         * in statfs() on a dead NFS mount, a hung driver call.  The child is
+         * a fork of a threaded process: use nothing a worker thread may hold
+         * a lock in (libcurl, say) in such work. */
+        SUNKD_JOB_CHILD = 1u << 3,
 };
 
 /**
@@ -95,6 +109,15 @@ enum {
  *               with r = work's return, -ETIMEDOUT or -ECANCELED; it owns
  *               (and frees) input and result.  Its return value is the
  *               run's result shown in status: 0 or negative errno.
+ * @cancel:      ABI 1.2, SUNKD_JOB_ASYNC only, optional: on the loop when the
+ *               run times out or the module stops; end the run soon (kill
+ *               its children) and call job_complete().
+ * @child_uid, @child_gid: ABI 1.2, SUNKD_JOB_CHILD only: run `work` as
+ *               this uid/gid (no supplementary groups); 0 = as sunkd.
+ *
+ * Each module gets at most half of the host's workers (at least one) for
+ * its thread jobs at a time; a due job beyond that waits for one of its
+ * module's runs to end, so one module's stuck work cannot starve the rest.
  */
 typedef struct sunkd_job_spec {
         size_t size;
@@ -109,6 +132,9 @@ typedef struct sunkd_job_spec {
         int (*prepare)(void *state, void **ret_input);
         int (*work)(void *state, void *input, const sunkd_cancel *cancel, void **ret_result);
         int (*done)(void *state, int r, void *input, void *result);
+        void (*cancel)(void *state, void *input);
+        uid_t child_uid;
+        gid_t child_gid;
 } sunkd_job_spec;
 
 /* ---- Socket methods --------------------------------------------------- */
@@ -269,6 +295,11 @@ typedef struct sunkd_host_api {
          * be the ones it was added with (-EINVAL otherwise).  A running job
          * keeps its current deadline; the next run uses the new one. */
         int (*job_update)(sunkd_job *j, const sunkd_job_spec *spec);
+
+        /* ABI 1.2: asynchronous jobs.  End the current run of a
+         * SUNKD_JOB_ASYNC job with result @r; its `done` runs before this
+         * returns.  -ESTALE when the job is not running (already completed). */
+        int (*job_complete)(sunkd_job *j, int r);
 } sunkd_host_api;
 
 struct sunkd_ctx {

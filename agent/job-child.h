@@ -1,0 +1,37 @@
+/* A job's work run in a forked child: killable, optionally unprivileged.
+ *
+ * A thread cannot be stopped: work stuck in statfs() on a dead NFS mount or
+ * in a hung driver call holds its worker forever.  A child process can be
+ * killed at the job's timeout, and it can run with a dropped uid.  The work
+ * hands back a JSON result, which crosses a pipe as text.
+ */
+#pragma once
+
+#include <sys/types.h>
+
+#include <json-c/json.h>
+#include <systemd/sd-event.h>
+
+typedef struct JobChild JobChild;
+
+/* In the child.  Returns 0 or negative errno; *ret_result may be set either way. */
+typedef int (*JobChildWorkFn)(void *userdata, json_object **ret_result);
+/* On the loop, once: @r is the work's return, or negative errno when the
+ * child died or said nothing; @result is owned by the callee (may be NULL). */
+typedef void (*JobChildDoneFn)(void *userdata, int r, json_object *result, const char *why);
+
+/* The largest result accepted from a child. */
+#define JOB_CHILD_RESULT_MAX (1024 * 1024)
+
+/**
+ * job_child_start() - fork and run @work(@work_userdata) in the child, as
+ * @uid/@gid unless @uid is 0 (then as the daemon).  @done runs on the loop
+ * when the child has exited and its result is read.
+ */
+int job_child_start(sd_event *event, JobChildWorkFn work, void *work_userdata, uid_t uid, gid_t gid,
+                    JobChildDoneFn done, void *userdata, JobChild **ret);
+/** job_child_kill() - SIGKILL the child's process group; @done still runs. */
+void job_child_kill(JobChild *c);
+/** job_child_free() - kill if still running; @done is not called. */
+JobChild *job_child_free(JobChild *c);
+pid_t job_child_pid(JobChild *c);
