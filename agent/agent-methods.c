@@ -135,15 +135,20 @@ static int method_trigger(sunkd_call *call, json_object *params, void *userdata)
         return SUNKD_CALL_PENDING;
 }
 
-static int method_reload(sunkd_call *call, json_object *params, void *userdata) {
-        _cleanup_free_ char *error = NULL;
-        int r;
+static void on_reloaded(void *userdata, int r, const char *error) {
+        sunkd_call *call = userdata;
 
-        r = manager_reload(userdata, &error);
         if (r < 0)
-                return ipc_reply_error(call, "io.sunkd.ReloadFailed",
+                (void) ipc_reply_error(call, "io.sunkd.ReloadFailed",
                                        json_object_new_string_object("reason", error ?: strerror(-r)));
-        return ipc_reply(call, NULL);
+        else
+                (void) ipc_reply(call, NULL);
+}
+
+static int method_reload(sunkd_call *call, json_object *params, void *userdata) {
+        int r = manager_reload(userdata, on_reloaded, call);
+
+        return r < 0 ? r : SUNKD_CALL_PENDING;
 }
 
 static int method_metrics(sunkd_call *call, json_object *params, void *userdata) {

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <grp.h>
+#include <pwd.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,8 @@ Config *config_free(Config *c) {
         for (size_t i = 0; i < c->n_modules; i++) {
                 free(c->modules[i].name);
                 strv_free(c->modules[i].allow);
+                free(c->modules[i].allow_uids);
+                free(c->modules[i].allow_gids);
         }
         free(c->modules);
         conf_tree_free(c->tree);
@@ -69,6 +72,36 @@ static int set_defaults(Config *c) {
         c->idle_timeout_usec = 30 * USEC_PER_SEC;
         c->shutdown_timeout_usec = 10 * USEC_PER_SEC;
         c->workers = 4;
+        return 0;
+}
+
+/* Resolved with the file, so --check-config names a user or group that
+ * does not exist, and the daemon never runs NSS on its loop. */
+static int resolve_allow(const ConfNode *n, ConfModule *m, char **ret_error) {
+        const ConfNode *where = conf_node_get(n, "allow");
+        size_t k = strv_length(m->allow);
+
+        m->allow_uids = calloc(k ?: 1, sizeof(uid_t));
+        m->allow_gids = calloc(k ?: 1, sizeof(gid_t));
+        if (!m->allow_uids || !m->allow_gids)
+                return -ENOMEM;
+        for (char **p = m->allow; p && *p; p++) {
+                if ((*p)[0] == '@') {
+                        struct group *g = getgrnam(*p + 1);
+                        if (!g) {
+                                *ret_error = conf_node_error(where, "no such group '%s'", *p + 1);
+                                return -EINVAL;
+                        }
+                        m->allow_gids[m->n_allow_gids++] = g->gr_gid;
+                } else {
+                        struct passwd *pw = getpwnam(*p);
+                        if (!pw) {
+                                *ret_error = conf_node_error(where, "no such user '%s'", *p);
+                                return -EINVAL;
+                        }
+                        m->allow_uids[m->n_allow_uids++] = pw->pw_uid;
+                }
+        }
         return 0;
 }
 
@@ -100,7 +133,9 @@ static int parse_module(ConfNode *n, ConfModule *m, char **ret_error) {
         }
         m->name = strdup(n->key);
         m->cfg = n;
-        return m->name ? 0 : -ENOMEM;
+        if (!m->name)
+                return -ENOMEM;
+        return m->enabled ? resolve_allow(n, m, ret_error) : 0;
 }
 
 static int parse_modules(Config *c, const ConfNode *mods, char **ret_error) {

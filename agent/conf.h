@@ -16,6 +16,10 @@ typedef struct ConfModule {
         bool enabled;
         bool required;
         char **allow;        /* users and @groups for SUNKD_METHOD_ALLOW methods */
+        uid_t *allow_uids;   /* ... resolved when the file is loaded */
+        size_t n_allow_uids;
+        gid_t *allow_gids;
+        size_t n_allow_gids;
         const ConfNode *cfg; /* borrowed from Config.tree */
 } ConfModule;
 
@@ -42,7 +46,9 @@ typedef struct Config {
 } Config;
 
 /**
- * config_load() - read and validate @path.  Module sections are checked for
+ * config_load() - read and validate @path.  Names (socket_group, allow
+ * lists) are resolved through NSS here, which may go to the network: the
+ * daemon calls this off the loop.  Module sections are checked for
  * shape (a mapping, enabled/required booleans) here; their own keys are the
  * modules' business.  Return: 0, or -EINVAL/-errno with *ret_error.
  */

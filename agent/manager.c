@@ -29,6 +29,13 @@
 
 static void manager_check_stopped(Manager *m);
 
+struct ReloadWait {
+        ManagerReloadFn fn;
+        void *userdata;
+        ReloadWait *next;
+};
+
+
 /* The textfile is written with two fsyncs: by a worker, never on the loop.
  * One write at a time; a change meanwhile writes once more afterwards. */
 static void textfile_run(void *userdata) {
@@ -106,8 +113,7 @@ static void on_job_done(void *userdata, Job *j, int result) {
 }
 
 static int on_signal_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
-        _cleanup_free_ char *error = NULL;
-        (void) manager_reload(userdata, &error);
+        (void) manager_reload(userdata, NULL, NULL);
         return 0;
 }
 
@@ -203,6 +209,10 @@ Manager *manager_free(Manager *m) {
         free(m->retired);
         sd_event_source_disable_unref(m->stopping_watch);
         free(m->textfile_text);
+        for (ReloadWait *w; (w = m->reload_next);) {
+                m->reload_next = w->next;
+                free(w);
+        }
         m->ipc = ipc_free(m->ipc);
         m->spawns = spawn_set_free(m->spawns);
         m->sched = sched_free(m->sched);
@@ -324,7 +334,7 @@ static bool manager_any_stopping(Manager *m) {
 }
 
 static void manager_check_stopped(Manager *m) {
-        if (!m->stopping || manager_any_stopping(m) || m->textfile_busy)
+        if (!m->stopping || manager_any_stopping(m) || m->textfile_busy || m->reload_busy)
                 return;
         (void) sd_event_exit(m->event, 0);
 }
@@ -561,29 +571,20 @@ static void manager_note_restart_only(const Config *old, const Config *new) {
                         log_notice("%s: the new value takes effect at restart.", keys[i].key);
 }
 
-int manager_reload(Manager *m, char **ret_error) {
-        _cleanup_free_ char *error = NULL;
+/* Check and apply @c (taken) on the loop. */
+static int manager_reload_apply(Manager *m, Config *c, char **error) {
         Module **fresh = NULL;
-        Config *c = NULL, *old;
         size_t n_fresh = 0;
+        Config *old;
         int r;
 
-        if (m->stopping)
-                return -ESHUTDOWN;
-        (void) notify_reloading();
-        log_info("Reloading configuration from '%s'.", m->config_path);
-        r = config_load(m->config_path, &c, &error);
-        if (r < 0) {
-                log_error_errno(r, "Failed to reload, keeping the running configuration: %s", error ?: "invalid");
-                goto out;
-        }
         r = manager_check_config(m, c, &fresh, &n_fresh);
         if (r < 0) {
                 log_error_errno(r, "New configuration refused by a module, keeping the running one.");
-                if (asprintf(&error, "module configuration refused (see the log)") < 0)
-                        error = NULL;
+                if (asprintf(error, "module configuration refused (see the log)") < 0)
+                        *error = NULL;
                 config_free(c);
-                goto out;
+                return r;
         }
         manager_note_restart_only(m->config, c);
         log_set_max_level(c->log_level);
@@ -594,9 +595,75 @@ int manager_reload(Manager *m, char **ret_error) {
         config_free(old);
         m->n_reloads++;
         log_info("Configuration reloaded.");
-out:
+        return 0;
+}
+
+static void reload_run(void *userdata) {
+        Manager *m = userdata;
+
+        m->reload_r = config_load(m->config_path, &m->reload_config, &m->reload_error);
+}
+
+static void reload_start(Manager *m);
+
+static void reload_done(void *userdata) {
+        Manager *m = userdata;
+        _cleanup_free_ char *error = TAKE_PTR(m->reload_error);
+        Config *c = TAKE_PTR(m->reload_config);
+        ReloadWait *waits = TAKE_PTR(m->reload_waits);
+        int r = m->reload_r;
+
+        m->reload_busy = false;
+        if (m->stopping) {
+                config_free(c);
+                r = -ESHUTDOWN;
+        } else if (r < 0)
+                log_error_errno(r, "Failed to reload, keeping the running configuration: %s", error ?: "invalid");
+        else
+                r = manager_reload_apply(m, c, &error);
         (void) notify_reloaded(r < 0 ? "Reload failed; running the previous configuration." : "Ready.");
-        if (ret_error)
-                *ret_error = TAKE_PTR(error);
-        return r;
+        for (ReloadWait *w; (w = waits);) {
+                waits = w->next;
+                if (w->fn)
+                        w->fn(w->userdata, r, error);
+                free(w);
+        }
+        if (m->reload_again && !m->stopping)
+                reload_start(m);
+        manager_check_stopped(m);
+}
+
+static void reload_start(Manager *m) {
+        int r;
+
+        m->reload_again = false;
+        m->reload_waits = TAKE_PTR(m->reload_next);
+        (void) notify_reloading();
+        log_info("Reloading configuration from '%s'.", m->config_path);
+        r = work_submit(m->pool, reload_run, reload_done, m);
+        if (r < 0) {
+                m->reload_r = r;
+                m->reload_error = strdup("cannot start reading the file");
+                m->reload_busy = true;
+                reload_done(m);
+                return;
+        }
+        m->reload_busy = true;
+}
+
+int manager_reload(Manager *m, ManagerReloadFn fn, void *userdata) {
+        ReloadWait *w;
+
+        if (m->stopping)
+                return -ESHUTDOWN;
+        w = calloc(1, sizeof(*w));
+        if (!w)
+                return -ENOMEM;
+        *w = (ReloadWait){ .fn = fn, .userdata = userdata, .next = m->reload_next };
+        m->reload_next = w;
+        if (m->reload_busy)
+                m->reload_again = true;
+        else
+                reload_start(m);
+        return 0;
 }

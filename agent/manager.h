@@ -13,6 +13,10 @@
 #include "spawn.h"
 #include "work.h"
 
+/* When a reload has been applied or refused: r < 0 with @error (may be NULL). */
+typedef void (*ManagerReloadFn)(void *userdata, int r, const char *error);
+typedef struct ReloadWait ReloadWait;
+
 typedef struct Manager {
         sd_event *event;
         char *config_path;
@@ -38,6 +42,11 @@ typedef struct Manager {
         sd_event_source *shutdown_timer;
         uint64_t start_usec;
         unsigned n_reloads;
+        bool reload_busy, reload_again; /* the file is being read by a worker */
+        ReloadWait *reload_waits, *reload_next;
+        Config *reload_config;
+        char *reload_error;
+        int reload_r;
         MetricFamily *m_job_runs, *m_job_duration, *m_job_last_success, *m_info, *m_modules;
         void (*libcurl_cleanup)(void); /* set once a module brought libcurl in (module-loader.c) */
 } Manager;
@@ -50,9 +59,13 @@ Manager *manager_free(Manager *m);
 int manager_start(Manager *m);
 /** manager_run() - run the loop until shutdown; returns the exit code. */
 int manager_run(Manager *m);
-/** manager_reload() - re-read the config file; keep the old one if invalid.
- * On failure *ret_error says why. */
-int manager_reload(Manager *m, char **ret_error);
+/**
+ * manager_reload() - re-read the config file on a worker (parsing it runs
+ * NSS for the names in it), then check and apply it on the loop; an invalid
+ * file leaves the running one.  @fn (may be NULL) runs when that is done.
+ * A request while a reload runs is served by one more reload after it.
+ */
+int manager_reload(Manager *m, ManagerReloadFn fn, void *userdata);
 void manager_begin_shutdown(Manager *m);
 /** manager_quiescent() - no worker runs module code, so all may be freed. */
 bool manager_quiescent(Manager *m);

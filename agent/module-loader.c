@@ -24,8 +24,6 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
-#include <grp.h>
-#include <pwd.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,36 +187,22 @@ static void allow_clear(IpcAllow *a) {
         *a = (IpcAllow){};
 }
 
-/* Names are resolved once, at init: later lookups would run NSS on the loop. */
-static int allow_resolve(Module *mod, char **names) {
+/* A copy of what the configuration resolved (off the loop, with the file). */
+static int allow_resolve(Module *mod, const ConfModule *cm) {
         IpcAllow a = {};
-        size_t n = 0;
 
-        for (char **p = names; p && *p; p++)
-                n++;
-        a.uids = calloc(n ?: 1, sizeof(uid_t));
-        a.gids = calloc(n ?: 1, sizeof(gid_t));
+        a.uids = calloc(cm->n_allow_uids ?: 1, sizeof(uid_t));
+        a.gids = calloc(cm->n_allow_gids ?: 1, sizeof(gid_t));
         if (!a.uids || !a.gids) {
                 allow_clear(&a);
                 return -ENOMEM;
         }
-        for (char **p = names; p && *p; p++) {
-                if ((*p)[0] == '@') {
-                        struct group *g = getgrnam(*p + 1);
-                        if (!g) {
-                                allow_clear(&a);
-                                return log_ctx_full_errno(&mod->log, LOG_ERR, ENOENT, "allow: no such group '%s'.", *p + 1);
-                        }
-                        a.gids[a.n_gids++] = g->gr_gid;
-                } else {
-                        struct passwd *pw = getpwnam(*p);
-                        if (!pw) {
-                                allow_clear(&a);
-                                return log_ctx_full_errno(&mod->log, LOG_ERR, ENOENT, "allow: no such user '%s'.", *p);
-                        }
-                        a.uids[a.n_uids++] = pw->pw_uid;
-                }
-        }
+        if (cm->n_allow_uids)
+                memcpy(a.uids, cm->allow_uids, cm->n_allow_uids * sizeof(uid_t));
+        if (cm->n_allow_gids)
+                memcpy(a.gids, cm->allow_gids, cm->n_allow_gids * sizeof(gid_t));
+        a.n_uids = cm->n_allow_uids;
+        a.n_gids = cm->n_allow_gids;
         allow_clear(&mod->allow);
         mod->allow = a;
         return 0;
@@ -250,7 +234,7 @@ int module_init(Module *mod, const ConfModule *cm) {
                 module_set_failed(mod, r, "state directory");
                 return r;
         }
-        r = allow_resolve(mod, cm->allow);
+        r = allow_resolve(mod, cm);
         if (r < 0) {
                 module_set_failed(mod, r, "allow list");
                 return r;
@@ -303,7 +287,7 @@ int module_reload(Module *mod, const ConfModule *cm) {
                 module_stop(mod, on_restart_stopped, NULL);
                 return mod->mstate == MODULE_FAILED ? mod->error : 0;
         }
-        r = allow_resolve(mod, cm->allow);
+        r = allow_resolve(mod, cm);
         if (r < 0)
                 return r;
         mod->required = cm->required;

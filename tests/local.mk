@@ -76,6 +76,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0020-sunkctl.t \
 	tests/integration/0030-config-errors.t \
 	tests/integration/0040-modules.t \
+	tests/integration/0045-module-jobs.t \
 	tests/integration/0050-jobs.t \
 	tests/integration/0060-reload.t \
 	tests/integration/0070-metrics.t \

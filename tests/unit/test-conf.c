@@ -46,7 +46,7 @@ START_TEST(test_full) {
                            "  gres:\n"
                            "    enabled: false\n"
                            "  authkeys:\n"
-                           "    allow: [sshd, \"@wheel\"]\n";
+                           "    allow: [root, \"@root\"]\n";
         Config *c = NULL;
         char *e = NULL;
 
@@ -62,8 +62,31 @@ START_TEST(test_full) {
         ck_assert(c->modules[0].required);
         ck_assert(!c->modules[1].enabled);
         ck_assert_uint_eq(strv_length(c->modules[2].allow), 2);
-        ck_assert_str_eq(c->modules[2].allow[1], "@wheel");
+        ck_assert_str_eq(c->modules[2].allow[1], "@root");
+        /* Resolved with the file, not later on the loop. */
+        ck_assert_uint_eq(c->modules[2].n_allow_uids, 1);
+        ck_assert_uint_eq(c->modules[2].allow_uids[0], 0);
+        ck_assert_uint_eq(c->modules[2].n_allow_gids, 1);
+        ck_assert_uint_eq(c->modules[2].allow_gids[0], 0);
         ck_assert_ptr_nonnull(conf_node_get(c->modules[0].cfg, "interval"));
+        config_free(c);
+}
+END_TEST
+
+START_TEST(test_allow_unknown) {
+        Config *c = NULL;
+        char *e = NULL;
+
+        ck_assert_int_eq(parse("modules:\n  m:\n    allow: [no-such-user-sunkd]\n", &c, &e), -EINVAL);
+        ck_assert_msg(strstr(e, ":3:") && strstr(e, "no such user 'no-such-user-sunkd'"), "%s", e);
+        free(e);
+        e = NULL;
+        ck_assert_int_eq(parse("modules:\n  m:\n    allow: [\"@no-such-group-sunkd\"]\n", &c, &e), -EINVAL);
+        ck_assert_msg(strstr(e, "no such group 'no-such-group-sunkd'"), "%s", e);
+        free(e);
+        e = NULL;
+        /* A disabled module's list is not looked up. */
+        ck_assert_int_eq(parse("modules:\n  m:\n    enabled: false\n    allow: [no-such-user-sunkd]\n", &c, &e), 0);
         config_free(c);
 }
 END_TEST
@@ -239,6 +262,7 @@ int main(void) {
 
         tcase_add_test(tc, test_full);
         tcase_add_test(tc, test_defaults);
+        tcase_add_test(tc, test_allow_unknown);
         tcase_add_test(tc, test_errors_located);
         tcase_add_test(tc, test_yaml_syntax);
         tcase_add_test(tc, test_hostile);

@@ -107,12 +107,30 @@ static void trigger(const char *job) {
         ck_assert_int_ge(sched_job_trigger(j, "test"), 0);
 }
 
+typedef struct Reloaded {
+        bool done;
+        int r;
+} Reloaded;
+
+static void on_reloaded(void *userdata, int r, const char *error) {
+        Reloaded *rl = userdata;
+
+        rl->done = true;
+        rl->r = r;
+}
+
+static bool reloaded(void *arg) {
+        return ((Reloaded *) arg)->done;
+}
+
+/* The file is read by a worker; the loop runs meanwhile. */
 static void reload(const char *modules) {
-        char *error = NULL;
+        Reloaded rl = {};
 
         write_config(modules);
-        ck_assert_int_ge(manager_reload(M, &error), 0);
-        free(error);
+        ck_assert_int_ge(manager_reload(M, on_reloaded, &rl), 0);
+        run_until(reloaded, &rl);
+        ck_assert_int_ge(rl.r, 0);
 }
 
 /* A call on a new connection; the reply is read by call_wait. */
