@@ -57,7 +57,7 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-core.la
 	%reldir%/work.c \
 	%reldir%/work.h \
 	# End of libsunkd_core_la_SOURCES
-%canon_reldir%_libsunkd_core_la_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) $(JSONC_CFLAGS) $(YAML_CFLAGS) $(CURL_CFLAGS)
+%canon_reldir%_libsunkd_core_la_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) $(JSONC_CFLAGS) $(YAML_CFLAGS)
 %canon_reldir%_libsunkd_core_la_LIBADD = %reldir%/libsunkd-util.la $(SYSTEMD_LIBS) $(JSONC_LIBS) \
 	$(YAML_LIBS) $(PTHREAD_LIBS) $(LIBS) -lm
 

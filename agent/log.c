@@ -24,6 +24,7 @@
 
 #include "log.h"
 
+/* Set on the loop at reload, read by workers as they log. */
 static int max_level = LOG_INFO;
 static bool use_journal = false;
 
@@ -43,11 +44,11 @@ void log_open(void) {
 }
 
 void log_set_max_level(int level) {
-        max_level = level;
+        __atomic_store_n(&max_level, level, __ATOMIC_RELAXED);
 }
 
 int log_get_max_level(void) {
-        return max_level;
+        return __atomic_load_n(&max_level, __ATOMIC_RELAXED);
 }
 
 int log_level_from_string(const char *s) {
@@ -131,7 +132,7 @@ int log_internalv(int level, int error, const LogContext *ctx, const char *file,
 
         if (error < 0)
                 error = -error;
-        if (level > max_level)
+        if (level > log_get_max_level())
                 return -error;
 
         /* %m prints the error we were handed, not whatever errno is now. */

@@ -163,6 +163,5 @@ int main(int argc, char **argv) {
         if (r <= 0)
                 return r < 0 ? EXIT_CONFIG : 0;
         block_signals();
-        /* libcurl is initialised by the module loader, if a module uses it. */
         return run(&a);
 }

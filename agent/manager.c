@@ -224,8 +224,6 @@ Manager *manager_free(Manager *m) {
         if (m->notify_fd >= 0)
                 close(m->notify_fd);
         free(m->config_path);
-        if (m->libcurl_cleanup)
-                m->libcurl_cleanup();
         free(m);
         return NULL;
 }

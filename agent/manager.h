@@ -48,7 +48,6 @@ typedef struct Manager {
         char *reload_error;
         int reload_r;
         MetricFamily *m_job_runs, *m_job_duration, *m_job_last_success, *m_info, *m_modules;
-        void (*libcurl_cleanup)(void); /* set once a module brought libcurl in (module-loader.c) */
 } Manager;
 
 /** manager_new() - take @config (owned from now on) and set up the loop. */

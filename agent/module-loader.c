@@ -11,14 +11,6 @@
  * Libraries are never dlclose'd: libcurl and OpenSSL keep process-wide state
  * and threads that make unloading unsafe; reload happens in place.
  *
- * libcurl needs curl_global_init() once, on one thread, before any use, and
- * modules may not call it.  sunkd does not link libcurl: that would map
- * libcurl, OpenSSL and some thirty more libraries into every sunkd, most of
- * its resident size, whether a module uses them or not.  Instead, after each
- * dlopen the loader asks whether the module brought libcurl into the process
- * and, the first time it did, initialises it here, on the loop, before the
- * module's first call; manager_free() undoes it.
- *
  * A module's methods are bound through a MethodBinding so the handler gets
  * the module's current state even after a fini+init reload replaced it.
  */
@@ -29,8 +21,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <curl/curl.h>
-
 #include "abi-copy.h"
 #include "conf-keys.h"
 #include "manager.h"
@@ -38,8 +28,6 @@
 #include "util/cleanup.h"
 #include "util/json-util.h"
 #include "util/macro.h"
-
-#define LIBCURL_SONAME "libcurl.so.4"
 
 static const char *const module_state_names[_MODULE_STATE_MAX] = {
         [MODULE_LOADED] = "loaded",
@@ -122,25 +110,6 @@ int module_open(const char *dir, const char *name, void **ret_dl, const sunkd_mo
         return 0;
 }
 
-/* Initialises libcurl if a module loaded it and nothing has yet. */
-static int init_libcurl(Manager *m, char **ret_error) {
-        __typeof__(curl_global_init) *global_init;
-        void *curl;
-
-        if (m->libcurl_cleanup)
-                return 0;
-        curl = dlopen(LIBCURL_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-        if (!curl)
-                return 0;
-        global_init = (__typeof__(curl_global_init) *) dlsym(curl, "curl_global_init");
-        m->libcurl_cleanup = (__typeof__(curl_global_cleanup) *) dlsym(curl, "curl_global_cleanup");
-        if (!global_init || !m->libcurl_cleanup || global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-                m->libcurl_cleanup = NULL;
-                return fail(ret_error, -ELIBBAD, "failed to initialise %s", LIBCURL_SONAME);
-        }
-        return 0;
-}
-
 int module_new(Manager *m, const ConfModule *cm, Module **ret) {
         _cleanup_free_ char *error = NULL;
         Module *mod;
@@ -159,8 +128,6 @@ int module_new(Manager *m, const ConfModule *cm, Module **ret) {
         mod->log.module = mod->name;
 
         r = module_open(m->config->module_dir, cm->name, &mod->dl, &mod->def, &error);
-        if (r >= 0)
-                r = init_libcurl(m, &error);
         if (r < 0) {
                 log_error_errno(r, "%s", error ?: "Failed to load module");
                 /* Handed back anyway, FAILED, so status can show why. */

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <curl/curl.h>
 #include <json-c/json.h>
 
 #include "cache-publish.h"
@@ -358,7 +359,7 @@ static sunkd_job_spec refresh_spec(const ScimConfig *conf) {
         };
 }
 
-static int nsscache_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
+static int nsscache_setup(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
         ScimConfig *conf = NULL;
         State *s;
         int r;
@@ -390,6 +391,19 @@ static int nsscache_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
         return 0;
 }
 
+/* libcurl is this module's to initialise: curl_global_init() is thread-safe
+ * since 7.84 and counts its callers, so the core never needs to know. */
+static int nsscache_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
+        int r;
+
+        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+                return sunkd_log_error_errno(c, -ELIBBAD, "Failed to initialise libcurl.");
+        r = nsscache_setup(c, cfg, ret_state);
+        if (r < 0)
+                curl_global_cleanup();
+        return r;
+}
+
 static int nsscache_check(sunkd_ctx *c, const sunkd_cfg *cfg) {
         ScimConfig *conf = NULL;
         int r = load_conf(c, cfg, &conf);
@@ -419,6 +433,7 @@ static int nsscache_reload(void *state, const sunkd_cfg *cfg) {
 
 static void nsscache_fini(void *state) {
         state_free(state);
+        curl_global_cleanup();
 }
 
 static int nsscache_status(void *state, struct json_object *out) {
