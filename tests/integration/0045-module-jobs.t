@@ -41,6 +41,22 @@ is "$(pgrep -P "$SUNKD_PID" | wc -l)" 0 "and the child was killed"
 
 ok "an async run ends when the module completes it" ctl run testmod.async
 
+sunkd_config "workers: 2
+modules:
+  testmod:
+    interval: 1h
+    splay: 1h
+    hang_timeout: 1s
+    child_uid: 65534
+    gate_file: $T/gate
+    async_command: exec sleep 1000
+  abi10: {}"
+ok "reload" ctl reload
+out=$(ctl run testmod.async 2>&1); rc=$?
+ok "an async run past its timeout fails" test "$rc" -ne 0
+like "$out" "timed out|Timer expired" "as timed out"
+is "$(status_field testmod async_cancels)" 1 "after the module was asked to cancel it"
+
 # Half of two workers: testmod's second thread job waits, abi10 still runs.
 ctl run testmod.gated >/dev/null 2>&1 &
 gated=$!

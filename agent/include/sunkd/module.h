@@ -8,6 +8,12 @@
  * in `sunkd_ctx` and the host runs it.  Nothing is exported from the sunkd
  * executable; modules link with -Wl,-z,defs.
  *
+ * Lifecycle: LOADED -> RUNNING (init) -> STOPPING -> LOADED (fini).  A stop
+ * (removed by a reload, a reload of a module without `reload`, shutdown)
+ * turns timers off, cancels running work, signals children and waits for
+ * their callbacks before fini; nothing the host holds points into the
+ * module's state after fini.
+ *
  * Compatibility rules:
  *   - SUNKD_MODULE_ABI_MAJOR changes on any incompatible change; the symbol
  *     name changes with it.
@@ -316,8 +322,13 @@ struct sunkd_ctx {
  *          before a reload is applied, so a bad file never replaces a good one.
  * @reload: apply a new, already-checked config in place.  NULL means the host
  *          calls fini() and init() instead.
- * @fini:   undo everything; must accept a half-built state.  The host has
- *          stopped the module's jobs before calling it.
+ * @fini:   undo everything; must accept a half-built state.  Called only once
+ *          the module has stopped: no run of its jobs is in progress and no
+ *          child of its is left (every `done` and spawn callback has run),
+ *          and new calls to its methods are refused meanwhile.  fini may
+ *          still answer its own pending calls; the host answers whatever is
+ *          left `io.sunkd.Unavailable` after it returns.  While stopping,
+ *          job_add and spawn fail with -ESHUTDOWN.
  * @status: optional; add fields to `out` for `sunkctl status`.  Integer keys
  *          ending in `_duration_usec` are durations and other `_usec` keys
  *          CLOCK_REALTIME times, both in microseconds; sunkctl shows them
