@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 #define SUNKD_MODULE_ABI_MAJOR 1
-#define SUNKD_MODULE_ABI_MINOR 1
+#define SUNKD_MODULE_ABI_MINOR 2
 
 #define SUNKD_USEC_PER_SEC  UINT64_C(1000000)
 #define SUNKD_USEC_PER_MSEC UINT64_C(1000)
@@ -48,6 +48,7 @@ typedef struct sunkd_job sunkd_job;       /* host-owned handle of a job */
 typedef struct sunkd_call sunkd_call;     /* one in-flight socket method call */
 typedef struct sunkd_cfg sunkd_cfg;       /* a node of the parsed sunkd.yaml */
 typedef struct sunkd_metric sunkd_metric; /* host-owned metric family */
+typedef struct sunkd_child sunkd_child;   /* host-owned handle of a running child */
 
 /* Log levels are syslog's. */
 enum {
@@ -176,21 +177,32 @@ typedef struct sunkd_metric_spec {
 
 /* ---- Child processes -------------------------------------------------- */
 
+/* A module built for an older minor hands a shorter spec: the fields after
+ * its @size read as zero.  The 1.0 layout ends with @input_len. */
 typedef struct sunkd_spawn_spec {
         size_t size;
         const char *const *argv; /* argv[0] is an absolute path */
         const char *const *envp; /* the whole environment; NULL = empty */
-        uint64_t timeout_usec;   /* SIGTERM to the process group, SIGKILL 5s later */
+        uint64_t timeout_usec;   /* SIGTERM to the process group, SIGKILL after the grace */
         size_t output_max;       /* stdout+stderr captured up to this; rest dropped */
         uid_t uid;               /* drop to uid/gid unless uid == (uid_t)-1 */
         gid_t gid;
         const char *cwd;         /* NULL = "/" */
         const char *input;       /* written to stdin, then closed; NULL = /dev/null */
         size_t input_len;
+        /* ABI 1.2.  Between SIGTERM (timeout or child_kill) and SIGKILL;
+         * 0 = 5 s. */
+        uint64_t kill_grace_usec;
+        /* ABI 1.2.  Supplementary groups of the child, set before the gid and
+         * uid; only with a uid drop (-EINVAL otherwise), at most NGROUPS_MAX.
+         * A uid drop without them clears the supplementary groups: root's are
+         * never inherited. */
+        const gid_t *groups;
+        size_t n_groups;
 } sunkd_spawn_spec;
 
 typedef struct sunkd_spawn_result {
-        pid_t pid;
+        pid_t pid;          /* of the child, already reaped */
         int exit_code;      /* valid when signal == 0 */
         int signal;         /* the terminating signal, or 0 */
         bool timed_out;
@@ -269,6 +281,18 @@ typedef struct sunkd_host_api {
          * be the ones it was added with (-EINVAL otherwise).  A running job
          * keeps its current deadline; the next run uses the new one. */
         int (*job_update)(sunkd_job *j, const sunkd_job_spec *spec);
+
+        /* ABI 1.2: killable children */
+        /* spawn, handing back the child in *ret (may be NULL).  The handle is
+         * valid until @cb has run, and only on the loop; @cb runs exactly once,
+         * also after child_kill. */
+        int (*spawn_start)(sunkd_ctx *c, const sunkd_spawn_spec *spec, sunkd_spawn_cb cb, void *userdata,
+                           sunkd_child **ret);
+        /* SIGTERM to the child's process group (its own children included),
+         * SIGKILL after the spec's kill_grace_usec.  @cb still runs, with the
+         * signal the child died of.  Calling it again, or after a timeout has
+         * fired, changes nothing. */
+        int (*child_kill)(sunkd_child *child);
 } sunkd_host_api;
 
 struct sunkd_ctx {
