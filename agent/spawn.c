@@ -21,6 +21,10 @@
  * child resets each disposition before it unblocks them, so no handler of
  * the parent ever runs on the shared memory.
  *
+ * The price: the loop waits until the child has exec'd, a few syscalls and
+ * the kernel's half of execve().  A cwd or a program on a hung network
+ * filesystem would stall it there, so both belong on local disk.
+ *
  * CLONE_VFORK also settles the kill race: when spawn_start() returns, the
  * child has called setsid() already (or died), so a signal to its group
  * cannot be lost.  Where clone degrades to fork (valgrind does that) and

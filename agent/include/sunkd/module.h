@@ -184,10 +184,12 @@ typedef struct sunkd_spawn_spec {
         const char *const *argv; /* argv[0] is an absolute path */
         const char *const *envp; /* the whole environment; NULL = empty */
         uint64_t timeout_usec;   /* SIGTERM to the process group, SIGKILL after the grace */
-        size_t output_max;       /* stdout+stderr captured up to this; rest dropped */
-        uid_t uid;               /* drop to uid/gid unless uid == (uid_t)-1 */
-        gid_t gid;
-        const char *cwd;         /* NULL = "/" */
+        size_t output_max;       /* stdout+stderr captured up to this (0 = 64 KiB, at
+                                    most 256 MiB); the rest is dropped */
+        uid_t uid;               /* drop to uid/gid unless uid == (uid_t)-1; */
+        gid_t gid;               /* a drop needs a gid too, not (gid_t)-1 */
+        const char *cwd;         /* NULL = "/"; local disk, like argv[0]: the loop
+                                    waits until the child has exec'd */
         const char *input;       /* written to stdin, then closed; NULL = /dev/null */
         size_t input_len;
         /* ABI 1.2.  Between SIGTERM (timeout or child_kill) and SIGKILL;
