@@ -442,13 +442,40 @@ static int spawn_new(const sunkd_spawn_spec *spec, sunkd_spawn_cb cb, void *user
         return 0;
 }
 
+DEFINE_TRIVIAL_CLEANUP_FUNC(Spawn *, spawn_free);
+
+/* Where close_range() is missing, the child closes fds up to this. */
+static int fd_limit(void) {
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur > INT_MAX)
+                return 65536;
+        return (int) rl.rlim_cur;
+}
+
+/* stdin for the child in *ret_in, the pipe's write end in *ret_out; the
+ * read end goes to @p. */
+static int spawn_fds(Spawn *p, const sunkd_spawn_spec *spec, int *ret_in, int *ret_out) {
+        _cleanup_close_ int in_fd = -1, out_fd = -1;
+        int pipefd[2];
+
+        in_fd = fd_above_stdio(make_input(spec));
+        if (in_fd < 0 || pipe2(pipefd, O_CLOEXEC) < 0)
+                return negative_errno();
+        p->out_fd = fd_above_stdio(pipefd[0]);
+        out_fd = fd_above_stdio(pipefd[1]);
+        if (p->out_fd < 0 || out_fd < 0)
+                return negative_errno();
+        *ret_in = TAKE_FD(in_fd);
+        *ret_out = TAKE_FD(out_fd);
+        return 0;
+}
+
 int spawn_start(SpawnSet *s, const sunkd_spawn_spec *spec_in, sunkd_spawn_cb cb, void *userdata,
                 const void *owner, sunkd_child **ret) {
-        _cleanup_close_ int in_fd = -1, out_w = -1;
+        _cleanup_close_ int in_fd = -1, out_fd = -1;
+        _cleanup_(spawn_freep) Spawn *p = NULL;
         sunkd_spawn_spec spec;
-        struct rlimit nofile;
-        int pipefd[2];
-        Spawn *p;
         int r;
 
         r = copy_sized(&spec, sizeof(spec), spec_in, SPAWN_SPEC_SIZE_1_0);
@@ -457,34 +484,20 @@ int spawn_start(SpawnSet *s, const sunkd_spawn_spec *spec_in, sunkd_spawn_cb cb,
         r = spawn_new(&spec, cb, userdata, owner, &p);
         if (r < 0)
                 return r;
-        in_fd = fd_above_stdio(make_input(&spec));
-        if (in_fd < 0 || pipe2(pipefd, O_CLOEXEC) < 0) {
-                r = negative_errno();
-                spawn_free(p);
+        r = spawn_fds(p, &spec, &in_fd, &out_fd);
+        if (r < 0)
                 return r;
-        }
-        p->out_fd = fd_above_stdio(pipefd[0]);
-        out_w = fd_above_stdio(pipefd[1]);
-        if (p->out_fd < 0 || out_w < 0) {
-                r = negative_errno();
-                spawn_free(p);
-                return r;
-        }
         ChildExec a = {
                 .spec = &spec,
                 .envp = spec.envp ?: (const char *const[]){ NULL },
                 .in_fd = in_fd,
-                .out_fd = out_w,
-                .fd_limit = getrlimit(RLIMIT_NOFILE, &nofile) >= 0 && nofile.rlim_cur < INT_MAX
-                                    ? (int) nofile.rlim_cur
-                                    : 65536,
+                .out_fd = out_fd,
+                .fd_limit = fd_limit(),
         };
         p->start_usec = now_usec(CLOCK_MONOTONIC);
         r = spawn_clone(s, &a, &p->pid);
-        if (r < 0) {
-                spawn_free(p);
+        if (r < 0)
                 return r;
-        }
         (void) fcntl(p->out_fd, F_SETFL, O_NONBLOCK);
 
         p->set = s;
@@ -497,11 +510,11 @@ int spawn_start(SpawnSet *s, const sunkd_spawn_spec *spec_in, sunkd_spawn_cb cb,
         if (r < 0) {
                 (void) spawn_signal(p, SIGKILL);
                 (void) waitpid(p->pid, NULL, 0);
-                spawn_free(p);
                 return r;
         }
         if (ret)
                 *ret = p;
+        p = NULL; /* the set's now */
         return 0;
 }
 
