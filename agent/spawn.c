@@ -14,10 +14,10 @@
  * size, and the calling thread sleeps until the child has exec'd or died.
  * Sharing the memory sets the rules for the child.  It reads only what the
  * parent prepared before the clone (argv, envp, groups, fds, all in
- * ChildExec) and writes only its own stack.  It calls only functions that
- * are plain system calls: glibc's setresuid() and friends would try to
- * change the credentials of every thread of the parent, so the ids are set
- * through raw syscalls.  Every signal is blocked across the clone and the
+ * ChildExec) and writes only its own stack.  It calls nothing but glibc's
+ * thin wrappers of system calls (and sigemptyset()): glibc's setresuid()
+ * and friends would try to change the credentials of every thread of the
+ * parent, so the ids are set through raw syscalls.  Every signal is blocked across the clone and the
  * child resets each disposition before it unblocks them, so no handler of
  * the parent ever runs on the shared memory.
  *

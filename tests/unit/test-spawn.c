@@ -246,10 +246,12 @@ START_TEST(test_kill_takes_grandchildren) {
         FILE *f;
         int pid, n = 0, status;
 
-        /* Orphaned grandchildren come to us, so their end can be read. */
+        /* The subshell leaves its two sleeps orphaned in the child's group:
+         * they come to us, so nobody else reaps them and their end is ours
+         * to read. */
         ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
         loop_init(&l);
-        cmd_init(&c, &l, "sleep 60 & echo $! > pids; sleep 60 & echo $! >> pids; touch ready; wait; exit 7");
+        cmd_init(&c, &l, "(sleep 60 & echo $! > pids; sleep 60 & echo $! >> pids); touch ready; sleep 60; exit 7");
         ck_assert_int_eq(spawn_start(l.set, &c.spec, on_done, &x, NULL, &child), 0);
         loop_wait_file(&l, "ready");
         ck_assert_int_eq(spawn_kill(child), 0);
