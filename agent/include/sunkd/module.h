@@ -177,7 +177,8 @@ typedef struct sunkd_metric_spec {
 
 /* ---- Child processes -------------------------------------------------- */
 
-/* A module built for an older minor hands a shorter spec: the fields after
+/* The spec and all it points to are read during the spawn call only.  A
+ * module built for an older minor hands a shorter spec: the fields after
  * its @size read as zero.  The 1.0 layout ends with @input_len. */
 typedef struct sunkd_spawn_spec {
         size_t size;
