@@ -143,7 +143,14 @@ static int host_metric_add(sunkd_ctx *c, const sunkd_metric_spec *spec, sunkd_me
 static int host_spawn(sunkd_ctx *c, const sunkd_spawn_spec *spec, sunkd_spawn_cb cb, void *userdata) {
         if (MOD(c)->mstate != MODULE_RUNNING)
                 return -ESHUTDOWN;
-        return spawn_start(MOD(c)->manager->spawns, spec, cb, userdata, MOD(c));
+        return spawn_start(MOD(c)->manager->spawns, spec, cb, userdata, MOD(c), NULL);
+}
+
+static int host_spawn_start(sunkd_ctx *c, const sunkd_spawn_spec *spec, sunkd_spawn_cb cb, void *userdata,
+                            sunkd_child **ret) {
+        if (MOD(c)->mstate != MODULE_RUNNING)
+                return -ESHUTDOWN;
+        return spawn_start(MOD(c)->manager->spawns, spec, cb, userdata, MOD(c), ret);
 }
 
 const sunkd_host_api host_api = {
@@ -174,4 +181,7 @@ const sunkd_host_api host_api = {
         .file_stage = fileio_stage,
         .file_commit = fileio_commit,
         .file_write_atomic = fileio_write_atomic,
+        /* ABI 1.2: killable children */
+        .spawn_start = host_spawn_start,
+        .child_kill = spawn_kill,
 };

@@ -1,27 +1,53 @@
-/* fork+exec with the hygiene OpenSSH's subprocess() taught us.
+/* Child processes, with the hygiene OpenSSH's subprocess() taught us.
  *
  * The child gets a new session (so a timeout can kill the whole process
  * group: a prolog script's own children included), an unblocked signal mask
  * and default dispositions (the parent blocks everything for sd-event), only
  * fds 0-2 (closefrom), stdin from a memfd holding the input (writing a pipe
  * from the loop could block), stdout and stderr on one pipe, and dropped
- * privileges before exec when asked.  Between fork and exec it calls only
- * async-signal-safe functions: the parent has worker threads.
+ * privileges before exec when asked: supplementary groups (cleared unless
+ * given, never root's), then gid, then uid.
+ *
+ * The child is started with clone(CLONE_VM | CLONE_VFORK) on a stack of its
+ * own, not with fork(): it shares the daemon's memory instead of copying its
+ * page tables, which costs a fork in proportion to the daemon's resident
+ * size, and the calling thread sleeps until the child has exec'd or died.
+ * Sharing the memory sets the rules for the child.  It reads only what the
+ * parent prepared before the clone (argv, envp, groups, fds, all in
+ * ChildExec) and writes only its own stack.  It calls nothing but glibc's
+ * thin wrappers of system calls (and sigemptyset()): glibc's setresuid()
+ * and friends would try to change the credentials of every thread of the
+ * parent, so the ids are set through raw syscalls.  Every signal is blocked across the clone and the
+ * child resets each disposition before it unblocks them, so no handler of
+ * the parent ever runs on the shared memory.
+ *
+ * The price: the loop waits until the child has exec'd, a few syscalls and
+ * the kernel's half of execve().  A cwd or a program on a hung network
+ * filesystem would stall it there, so both belong on local disk.
+ *
+ * CLONE_VFORK also settles the kill race: when spawn_start() returns, the
+ * child has called setsid() already (or died), so a signal to its group
+ * cannot be lost.  Where clone degrades to fork (valgrind does that) and
+ * the group does not exist yet, the signal goes to the pid itself: before
+ * exec the child has no children of its own.
  *
  * The parent reads the pipe on the loop, keeps up to output_max bytes and
  * drops the rest (a runaway script cannot grow our memory), and reaps the
- * child through an sd-event child source.  A timeout sends SIGTERM to the
- * group and SIGKILL five seconds later.  When the child has exited, what
- * is left in the pipe is drained without waiting for EOF: a grandchild that
- * kept the pipe open must not hold the result back.
+ * child through an sd-event child source.  A timeout or a kill sends SIGTERM
+ * to the group and SIGKILL after the spec's grace.  When the child has
+ * exited, what is left in the pipe is drained without waiting for EOF: a
+ * grandchild that kept the pipe open must not hold the result back.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
+#include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,9 +59,27 @@
 
 #define KILL_GRACE_USEC (5 * USEC_PER_SEC)
 #define OUTPUT_MAX_DEFAULT (64 * 1024)
+#define OUTPUT_MAX_LIMIT (256 * 1024 * 1024)
+/* Far beyond any sensible timeout, and far from overflowing now + it. */
+#define DURATION_LIMIT_USEC (UINT64_C(100) * 365 * 24 * 3600 * USEC_PER_SEC)
+/* The child's stack: it runs a few short functions before exec. */
+#define CHILD_STACK_SIZE (64 * 1024)
+/* The 1.0 spec ends with input_len; 1.2 appended kill_grace_usec and groups. */
+#define SPAWN_SPEC_SIZE_1_0 (offsetof(sunkd_spawn_spec, input_len) + sizeof(size_t))
 
-typedef struct Spawn Spawn;
-struct Spawn {
+/* 32-bit x86 and arm keep the 16-bit ids under the plain names. */
+#ifdef SYS_setresuid32
+#define SYS_SETRESUID SYS_setresuid32
+#define SYS_SETRESGID SYS_setresgid32
+#define SYS_SETGROUPS SYS_setgroups32
+#else
+#define SYS_SETRESUID SYS_setresuid
+#define SYS_SETRESGID SYS_setresgid
+#define SYS_SETGROUPS SYS_setgroups
+#endif
+
+typedef struct sunkd_child Spawn;
+struct sunkd_child {
         SpawnSet *set;
         const void *owner;
         pid_t pid;
@@ -43,7 +87,8 @@ struct Spawn {
         int out_fd;
         char *output;
         size_t output_len, output_max;
-        bool truncated, timed_out, killed, exited;
+        bool truncated, timed_out, terminating, exited;
+        uint64_t grace_usec;
         siginfo_t si;
         uint64_t start_usec;
         sunkd_spawn_cb cb;
@@ -54,7 +99,18 @@ struct Spawn {
 struct SpawnSet {
         sd_event *event;
         Spawn *children;
+        void *stack; /* CHILD_STACK_SIZE plus a guard page below it */
+        void (*idle_fn)(void *userdata);
+        void *idle_userdata;
 };
+
+/* What the child reads, prepared by the parent before the clone. */
+typedef struct ChildExec {
+        const sunkd_spawn_spec *spec;
+        const char *const *envp;
+        int in_fd, out_fd;
+        int fd_limit; /* for closing fds where close_range() is missing */
+} ChildExec;
 
 static Spawn *spawn_free(Spawn *p) {
         if (!p)
@@ -78,10 +134,20 @@ static Spawn *spawn_free(Spawn *p) {
 }
 
 int spawn_set_new(sd_event *event, SpawnSet **ret) {
+        size_t page = (size_t) sysconf(_SC_PAGESIZE);
         SpawnSet *s = calloc(1, sizeof(*s));
 
         if (!s)
                 return -ENOMEM;
+        s->stack = mmap(NULL, page + CHILD_STACK_SIZE, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
+        if (s->stack == MAP_FAILED || mprotect(s->stack, page, PROT_NONE) < 0) {
+                int r = negative_errno();
+                if (s->stack != MAP_FAILED)
+                        (void) munmap(s->stack, page + CHILD_STACK_SIZE);
+                free(s);
+                return r;
+        }
         s->event = sd_event_ref(event);
         *ret = s;
         return 0;
@@ -96,9 +162,15 @@ SpawnSet *spawn_set_free(SpawnSet *s) {
                         (void) kill(-p->pid, SIGKILL);
                 spawn_free(p);
         }
+        (void) munmap(s->stack, (size_t) sysconf(_SC_PAGESIZE) + CHILD_STACK_SIZE);
         sd_event_unref(s->event);
         free(s);
         return NULL;
+}
+
+void spawn_set_idle_hook(SpawnSet *s, void (*fn)(void *userdata), void *userdata) {
+        s->idle_fn = fn;
+        s->idle_userdata = userdata;
 }
 
 static void read_output(Spawn *p) {
@@ -127,25 +199,27 @@ static void read_output(Spawn *p) {
 }
 
 static void spawn_finish(Spawn *p) {
+        SpawnSet *s = p->set;
         sunkd_spawn_result res = {
                 .pid = p->pid,
                 .timed_out = p->timed_out,
-                .output = p->output,
-                .output_len = p->output_len,
-                .output_truncated = p->truncated,
                 .duration_usec = now_usec(CLOCK_MONOTONIC) - p->start_usec,
         };
 
         if (p->out_fd >= 0)
                 read_output(p);
-        res.output_len = p->output_len;
         p->output[p->output_len] = '\0';
+        res.output = p->output;
+        res.output_len = p->output_len;
+        res.output_truncated = p->truncated;
         if (p->si.si_code == CLD_EXITED)
                 res.exit_code = p->si.si_status;
         else
                 res.signal = p->si.si_status;
         p->cb(p->userdata, 0, &res);
         spawn_free(p);
+        if (s->idle_fn)
+                s->idle_fn(s->idle_userdata);
 }
 
 static int on_output(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -162,43 +236,107 @@ static int on_child_exit(sd_event_source *s, const siginfo_t *si, void *userdata
         return 0;
 }
 
-static int on_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+/* The group: the child's own children too.  See the top of the file for
+ * when there is no group yet. */
+static int spawn_signal(Spawn *p, int sig) {
+        if (kill(-p->pid, sig) >= 0)
+                return 0;
+        if (errno != ESRCH)
+                return negative_errno();
+        return RET_NERRNO(kill(p->pid, sig));
+}
+
+static int on_timer(sd_event_source *s, uint64_t usec, void *userdata);
+
+static int spawn_arm_timer(Spawn *p, uint64_t usec) {
+        int r;
+
+        if (!p->timer)
+                return sd_event_add_time_relative(p->set->event, &p->timer, CLOCK_MONOTONIC, usec, 0,
+                                                  on_timer, p);
+        r = sd_event_source_set_time_relative(p->timer, usec);
+        if (r < 0)
+                return r;
+        return sd_event_source_set_enabled(p->timer, SD_EVENT_ONESHOT);
+}
+
+int spawn_kill(Spawn *p) {
+        int r;
+
+        if (p->exited || p->terminating)
+                return 0;
+        p->terminating = true;
+        /* Without the escalation armed, SIGTERM could be the last word. */
+        r = spawn_arm_timer(p, p->grace_usec);
+        return spawn_signal(p, r < 0 ? SIGKILL : SIGTERM);
+}
+
+static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Spawn *p = userdata;
 
-        if (!p->timed_out) {
-                p->timed_out = true;
-                (void) kill(-p->pid, SIGTERM);
-                return sd_event_source_set_time_relative(s, KILL_GRACE_USEC) < 0 ? 0 :
-                       sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        if (p->terminating) {
+                (void) spawn_signal(p, SIGKILL);
+                return 0;
         }
-        p->killed = true;
-        (void) kill(-p->pid, SIGKILL);
+        p->timed_out = true;
+        (void) spawn_kill(p);
         return 0;
 }
 
-_Noreturn static void child_exec(const sunkd_spawn_spec *spec, int in_fd, int out_fd) {
-        sigset_t all;
+static void child_close_from(int from, int limit) {
+#ifdef SYS_close_range
+        if (syscall(SYS_close_range, (unsigned) from, ~0U, 0U) >= 0)
+                return;
+#endif
+        for (int fd = from; fd < limit; fd++)
+                (void) close(fd);
+}
 
-        sigemptyset(&all);
-        sigprocmask(SIG_SETMASK, &all, NULL);
+static int child_drop_privileges(const sunkd_spawn_spec *spec) {
+        if (syscall(SYS_SETGROUPS, (long) spec->n_groups, spec->groups) < 0 ||
+            syscall(SYS_SETRESGID, (long) spec->gid, (long) spec->gid, (long) spec->gid) < 0 ||
+            syscall(SYS_SETRESUID, (long) spec->uid, (long) spec->uid, (long) spec->uid) < 0)
+                return -1;
+        return 0;
+}
+
+/* Runs on the shared memory: see the top of the file before adding a call. */
+static int child_exec(void *userdata) {
+        const ChildExec *a = userdata;
+        const sunkd_spawn_spec *spec = a->spec;
+        struct sigaction dfl = { .sa_handler = SIG_DFL };
+        sigset_t none;
+
         for (int sig = 1; sig < _NSIG; sig++)
-                (void) signal(sig, SIG_DFL);
+                (void) sigaction(sig, &dfl, NULL);
+        sigemptyset(&none);
+        (void) sigprocmask(SIG_SETMASK, &none, NULL);
         if (setsid() < 0)
                 _exit(126);
-        if (dup2(in_fd, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 ||
-            dup2(out_fd, STDERR_FILENO) < 0)
+        if (dup2(a->in_fd, STDIN_FILENO) < 0 || dup2(a->out_fd, STDOUT_FILENO) < 0 ||
+            dup2(a->out_fd, STDERR_FILENO) < 0)
                 _exit(126);
-        closefrom(3);
-        if (spec->uid != (uid_t) -1) {
-                if (setgroups(0, NULL) < 0 || setresgid(spec->gid, spec->gid, spec->gid) < 0 ||
-                    setresuid(spec->uid, spec->uid, spec->uid) < 0)
-                        _exit(126);
-        }
+        child_close_from(3, a->fd_limit);
+        if (spec->uid != (uid_t) -1 && child_drop_privileges(spec) < 0)
+                _exit(126);
         if (chdir(spec->cwd ?: "/") < 0)
                 _exit(126);
-        execve(spec->argv[0], (char *const *) spec->argv,
-               (char *const *) (spec->envp ?: (const char *const[]){ NULL }));
+        execve(spec->argv[0], (char *const *) spec->argv, (char *const *) a->envp);
         _exit(127);
+}
+
+/* The child dup2()s its fds onto 0-2: one already sitting there would keep
+ * O_CLOEXEC or be overwritten by the other. */
+static int fd_above_stdio(int fd) {
+        int moved, saved;
+
+        if (fd < 0 || fd > STDERR_FILENO)
+                return fd;
+        moved = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+        saved = errno;
+        close(fd);
+        errno = saved;
+        return moved;
 }
 
 static int make_input(const sunkd_spawn_spec *spec) {
@@ -219,6 +357,23 @@ static int make_input(const sunkd_spawn_spec *spec) {
         return TAKE_FD(fd);
 }
 
+static int spawn_clone(SpawnSet *s, const ChildExec *a, pid_t *ret) {
+        sigset_t all, saved;
+        pid_t pid;
+        int r;
+
+        sigfillset(&all);
+        r = -pthread_sigmask(SIG_SETMASK, &all, &saved);
+        if (r < 0)
+                return r;
+        pid = clone(child_exec, (char *) s->stack + sysconf(_SC_PAGESIZE) + CHILD_STACK_SIZE,
+                    CLONE_VM | CLONE_VFORK | SIGCHLD, (void *) a);
+        r = pid < 0 ? negative_errno() : 0;
+        (void) pthread_sigmask(SIG_SETMASK, &saved, NULL);
+        *ret = pid;
+        return r;
+}
+
 static int spawn_watch(Spawn *p, const sunkd_spawn_spec *spec) {
         sd_event *e = p->set->event;
         int r;
@@ -231,27 +386,45 @@ static int spawn_watch(Spawn *p, const sunkd_spawn_spec *spec) {
                 return r;
         /* Output first, exit last: the exit handler must see all output. */
         (void) sd_event_source_set_priority(p->io_source, SD_EVENT_PRIORITY_NORMAL - 1);
-        if (spec->timeout_usec > 0) {
-                r = sd_event_add_time_relative(e, &p->timer, CLOCK_MONOTONIC, spec->timeout_usec, 0,
-                                               on_timeout, p);
-                if (r < 0)
-                        return r;
-        }
+        if (spec->timeout_usec > 0)
+                return spawn_arm_timer(p, spec->timeout_usec);
         return 0;
 }
 
-int spawn_start(SpawnSet *s, const sunkd_spawn_spec *spec, sunkd_spawn_cb cb, void *userdata,
-                const void *owner) {
-        _cleanup_close_ int in_fd = -1;
-        int pipefd[2];
-        Spawn *p;
-        int r;
+/* Copies a struct a module handed in, whatever minor it was built for: an
+ * older module's shorter struct reads as zero past its size, a newer one's
+ * extra fields are not looked at.  @min is the size of the first layout.
+ * A local copy until the host has one shared helper for every sized struct. */
+static int copy_sized(void *dst, size_t dst_size, const void *src, size_t min) {
+        size_t n;
 
-        if (!spec || spec->size < sizeof(sunkd_spawn_spec) || !spec->argv || !spec->argv[0] ||
-            spec->argv[0][0] != '/' || !cb)
+        if (!src)
                 return -EINVAL;
+        n = *(const size_t *) src;
+        if (n < min)
+                return -EINVAL;
+        memset(dst, 0, dst_size);
+        memcpy(dst, src, MIN(n, dst_size));
+        return 0;
+}
 
-        p = calloc(1, sizeof(*p));
+static bool spawn_spec_valid(const sunkd_spawn_spec *spec) {
+        if (!spec->argv || !spec->argv[0] || spec->argv[0][0] != '/')
+                return false;
+        if (spec->timeout_usec > DURATION_LIMIT_USEC || spec->kill_grace_usec > DURATION_LIMIT_USEC ||
+            spec->output_max > OUTPUT_MAX_LIMIT)
+                return false;
+        if (spec->uid == (uid_t) -1)
+                return spec->n_groups == 0;
+        /* A "drop" that keeps gid 0 is not one. */
+        return spec->gid != (gid_t) -1 && spec->n_groups <= NGROUPS_MAX &&
+               (spec->groups || spec->n_groups == 0);
+}
+
+static int spawn_new(const sunkd_spawn_spec *spec, sunkd_spawn_cb cb, void *userdata, const void *owner,
+                     Spawn **ret) {
+        Spawn *p = calloc(1, sizeof(*p));
+
         if (!p)
                 return -ENOMEM;
         p->out_fd = -1;
@@ -261,27 +434,70 @@ int spawn_start(SpawnSet *s, const sunkd_spawn_spec *spec, sunkd_spawn_cb cb, vo
                 free(p);
                 return -ENOMEM;
         }
-        in_fd = make_input(spec);
-        if (in_fd < 0 || pipe2(pipefd, O_CLOEXEC) < 0) {
-                r = negative_errno();
-                spawn_free(p);
-                return r;
-        }
-        p->out_fd = pipefd[0];
+        p->grace_usec = spec->kill_grace_usec ?: KILL_GRACE_USEC;
         p->cb = cb;
         p->userdata = userdata;
         p->owner = owner;
-        p->start_usec = now_usec(CLOCK_MONOTONIC);
+        *ret = p;
+        return 0;
+}
 
-        p->pid = fork();
-        if (p->pid == 0)
-                child_exec(spec, in_fd, pipefd[1]);
-        r = p->pid < 0 ? negative_errno() : 0;
-        close(pipefd[1]);
-        if (r < 0) {
-                spawn_free(p);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Spawn *, spawn_free);
+
+/* Where close_range() is missing, the child closes fds up to this. */
+static int fd_limit(void) {
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur > INT_MAX)
+                return 65536;
+        return (int) rl.rlim_cur;
+}
+
+/* stdin for the child in *ret_in, the pipe's write end in *ret_out; the
+ * read end goes to @p. */
+static int spawn_fds(Spawn *p, const sunkd_spawn_spec *spec, int *ret_in, int *ret_out) {
+        _cleanup_close_ int in_fd = -1, out_fd = -1;
+        int pipefd[2];
+
+        in_fd = fd_above_stdio(make_input(spec));
+        if (in_fd < 0 || pipe2(pipefd, O_CLOEXEC) < 0)
+                return negative_errno();
+        p->out_fd = fd_above_stdio(pipefd[0]);
+        out_fd = fd_above_stdio(pipefd[1]);
+        if (p->out_fd < 0 || out_fd < 0)
+                return negative_errno();
+        *ret_in = TAKE_FD(in_fd);
+        *ret_out = TAKE_FD(out_fd);
+        return 0;
+}
+
+int spawn_start(SpawnSet *s, const sunkd_spawn_spec *spec_in, sunkd_spawn_cb cb, void *userdata,
+                const void *owner, sunkd_child **ret) {
+        _cleanup_close_ int in_fd = -1, out_fd = -1;
+        _cleanup_(spawn_freep) Spawn *p = NULL;
+        sunkd_spawn_spec spec;
+        int r;
+
+        r = copy_sized(&spec, sizeof(spec), spec_in, SPAWN_SPEC_SIZE_1_0);
+        if (r < 0 || !cb || !spawn_spec_valid(&spec))
+                return -EINVAL;
+        r = spawn_new(&spec, cb, userdata, owner, &p);
+        if (r < 0)
                 return r;
-        }
+        r = spawn_fds(p, &spec, &in_fd, &out_fd);
+        if (r < 0)
+                return r;
+        ChildExec a = {
+                .spec = &spec,
+                .envp = spec.envp ?: (const char *const[]){ NULL },
+                .in_fd = in_fd,
+                .out_fd = out_fd,
+                .fd_limit = fd_limit(),
+        };
+        p->start_usec = now_usec(CLOCK_MONOTONIC);
+        r = spawn_clone(s, &a, &p->pid);
+        if (r < 0)
+                return r;
         (void) fcntl(p->out_fd, F_SETFL, O_NONBLOCK);
 
         p->set = s;
@@ -290,26 +506,26 @@ int spawn_start(SpawnSet *s, const sunkd_spawn_spec *spec, sunkd_spawn_cb cb, vo
                 s->children->prev = p;
         s->children = p;
 
-        r = spawn_watch(p, spec);
+        r = spawn_watch(p, &spec);
         if (r < 0) {
-                (void) kill(-p->pid, SIGKILL);
+                (void) spawn_signal(p, SIGKILL);
                 (void) waitpid(p->pid, NULL, 0);
-                spawn_free(p);
                 return r;
         }
+        if (ret)
+                *ret = p;
+        p = NULL; /* the set's now */
         return 0;
 }
 
-void spawn_kill_owner(SpawnSet *s, const void *owner) {
+void spawn_stop_owner(SpawnSet *s, const void *owner) {
         for (Spawn *p = s->children; p; p = p->next)
-                if ((!owner || p->owner == owner) && !p->exited)
-                {
-                        /* Before its setsid() the group does not exist yet, but
-                         * then the child has no children either: the signal
-                         * waits in its blocked mask until exec resets it. */
-                        (void) kill(-p->pid, SIGTERM);
-                        (void) kill(p->pid, SIGTERM);
-                }
+                if (!owner || p->owner == owner)
+                        (void) spawn_kill(p);
+}
+
+void spawn_kill_owner(SpawnSet *s, const void *owner) {
+        spawn_stop_owner(s, owner);
 }
 
 unsigned spawn_n_running(SpawnSet *s, const void *owner) {

@@ -12,12 +12,27 @@ int spawn_set_new(sd_event *event, SpawnSet **ret);
 SpawnSet *spawn_set_free(SpawnSet *s);
 
 /**
- * spawn_start() - fork and exec @spec->argv in a new session.  @cb runs on
- * the loop once the child has exited (or failed to start) and its output is
- * read.  @owner groups children for spawn_kill_owner().
+ * spawn_start() - start @spec->argv in a new session, without copying the
+ * daemon's memory.  @cb runs on the loop once the child has exited and its
+ * output is read.  @owner groups children for spawn_stop_owner().  The handle
+ * in *@ret (may be NULL) is valid until @cb has run.  A spec shorter than
+ * today's (an older module's) reads as zero past its size.
  */
 int spawn_start(SpawnSet *s, const sunkd_spawn_spec *spec, sunkd_spawn_cb cb, void *userdata,
-                const void *owner);
-/** spawn_kill_owner() - SIGTERM the process groups of @owner's children. */
+                const void *owner, sunkd_child **ret);
+/**
+ * spawn_kill() - SIGTERM the child's process group, SIGKILL it after the
+ * spec's grace.  Idempotent; the callback runs as usual.
+ */
+int spawn_kill(sunkd_child *child);
+/** spawn_stop_owner() - spawn_kill() every child of @owner (NULL: all). */
+void spawn_stop_owner(SpawnSet *s, const void *owner);
+/** spawn_kill_owner() - the older name of spawn_stop_owner(). */
 void spawn_kill_owner(SpawnSet *s, const void *owner);
+/**
+ * spawn_set_idle_hook() - @fn runs on the loop after each child's callback
+ * has returned and the child is gone from the set, so spawn_n_running() can
+ * tell when an owner has none left.
+ */
+void spawn_set_idle_hook(SpawnSet *s, void (*fn)(void *userdata), void *userdata);
 unsigned spawn_n_running(SpawnSet *s, const void *owner);

@@ -13,6 +13,10 @@
 #                    fixture: bench-nsscache (fetch, map, render, publish; the
 #                    median of 3 runs by wall time), then curl sending the
 #                    same requests over one connection (median of 3)
+#   spawn            bench-spawn: /bin/true through the SpawnSet until its
+#                    callback, BENCH_SPAWN_RUNS (300) times, alternating with
+#                    plain fork+exec+waitpid in the same process; once small
+#                    and once with 100 MB of heap resident
 #
 # Needs root for the busy-job figure (triggering a job is root-only).
 set -u
@@ -27,6 +31,7 @@ TOOLS="$B/tests/bench"
 IDLE_SECONDS=${BENCH_IDLE_SECONDS:-10}
 PING_SECONDS=${BENCH_PING_SECONDS:-3}
 SIZES=${BENCH_NSSCACHE_SIZES:-"1000 10000 100000"}
+SPAWN_RUNS=${BENCH_SPAWN_RUNS:-300}
 TOKEN=bench-token
 
 T=$(mktemp -d /tmp/sunkd-bench.XXXXXX) || exit 1
@@ -224,6 +229,20 @@ bench_nsscache() {
         done
 }
 
+# spawn_row LABEL "k=v ...": p50 / p99 through the SpawnSet and by fork+exec
+spawn_row() {
+        row "$1" "$(val spawn_p50_us "$2") / $(val spawn_p99_us "$2") us" \
+            "$(val fork_p50_us "$2") / $(val fork_p99_us "$2") us (fork+exec)" "$3"
+}
+
+bench_spawn() {
+        local small big
+        small=$("$TOOLS/bench-spawn" -n "$SPAWN_RUNS") || die "bench-spawn failed"
+        big=$("$TOOLS/bench-spawn" -n "$SPAWN_RUNS" -m 100) || die "bench-spawn -m 100 failed"
+        spawn_row "spawn /bin/true p50 / p99, $(mb "$(val rss_kb "$small")") RSS" "$small" ""
+        spawn_row "spawn /bin/true p50 / p99, $(mb "$(val rss_kb "$big")") RSS" "$big" "as with small RSS"
+}
+
 [ -x "$SUNKD" ] && [ -x "$TOOLS/bench-ping" ] || die "build first (make)"
 command -v python3 > /dev/null || die "python3 is needed for the SCIM fixture"
 command -v curl > /dev/null || die "curl is needed for the reference"
@@ -232,6 +251,7 @@ bench_idle
 bench_ping
 bench_busy
 bench_nsscache
+bench_spawn
 echo
 echo "Summary"
 printf '%s\n' "${ROWS[@]}"

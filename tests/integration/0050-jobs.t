@@ -60,6 +60,16 @@ out=$(python3 "$SUNKD_SRCDIR/tests/lib/varlink-raw.py" "$SOCK" call io.sunkd.Tes
 is "$out" '{"parameters": {"exit_code": 4, "output": "hi\n", "signal": 0, "timed_out": false, "truncated": false}}' "spawn captures output and exit code"
 out=$(python3 "$SUNKD_SRCDIR/tests/lib/varlink-raw.py" "$SOCK" call io.sunkd.Test.Spawn '{"arg":"sleep 30","timeout_ms":200}')
 like "$out" '"signal": 15, "timed_out": true' "spawn timeout kills the child"
+out=$(python3 "$SUNKD_SRCDIR/tests/lib/varlink-raw.py" "$SOCK" call io.sunkd.Test.Spawn '{"arg":"sleep 30; exit 3","kill":true}')
+like "$out" '"signal": 15, "timed_out": false' "child_kill right after spawn_start ends the child"
+out=$(python3 "$SUNKD_SRCDIR/tests/lib/varlink-raw.py" "$SOCK" call io.sunkd.Test.Spawn '{"arg":"id -G","uid":65534,"groups":[5678,1234]}')
+like "$out" '"exit_code": 0, "output": "65534 1234 5678\\n"' "a child dropped to nobody gets the supplementary groups it is given"
+out=$(python3 "$SUNKD_SRCDIR/tests/lib/varlink-raw.py" "$SOCK" call io.sunkd.Test.Spawn '{"arg":"id -G","uid":65534}')
+like "$out" '"exit_code": 0, "output": "65534\\n"' "a child dropped to nobody keeps none of root's groups"
+out=$(python3 "$SUNKD_SRCDIR/tests/lib/varlink-raw.py" "$SOCK" call io.sunkd.Test.Spawn '{"arg":"echo old","v1_0":true}')
+like "$out" '"exit_code": 0, "output": "old\\n"' "a spec of the 1.0 size still spawns"
+out=$(python3 "$SUNKD_SRCDIR/tests/lib/varlink-raw.py" "$SOCK" call io.sunkd.Test.Spawn '{"arg":"id -G","groups":[1234]}')
+like "$out" '"error": "io.sunkd' "groups without a uid drop are refused"
 
 sunkd_stop
 is "$SUNKD_EXIT" 0 "clean exit while jobs were scheduled"

@@ -299,28 +299,53 @@ static void on_spawned(void *userdata, int r, const sunkd_spawn_result *res) {
         free(sc);
 }
 
+/* Supplementary groups from the "groups" array, at most 8. */
+static size_t spawn_groups(struct json_object *params, gid_t *groups, size_t max) {
+        json_object *v;
+        size_t n = 0;
+
+        if (!json_object_object_get_ex(params, "groups", &v) || !json_object_is_type(v, json_type_array))
+                return 0;
+        for (; n < json_object_array_length(v) && n < max; n++)
+                groups[n] = (gid_t) json_object_get_int64(json_object_array_get_idx(v, n));
+        return n;
+}
+
+/* Params: arg (the sh -c script), timeout_ms, output_max; with ABI 1.2 also
+ * kill (child_kill right after the start), grace_ms, uid (also the gid),
+ * groups, and v1_0 (hand the host a spec of the 1.0 size). */
 static int method_spawn(sunkd_call *call, struct json_object *params, void *state) {
         State *s = state;
         json_object *v;
         const char *arg = json_object_object_get_ex(params, "arg", &v) ? json_object_get_string(v) : "";
         uint64_t timeout = json_object_object_get_ex(params, "timeout_ms", &v) ? (uint64_t) json_object_get_int64(v) * 1000 : 0;
         size_t max = json_object_object_get_ex(params, "output_max", &v) ? (size_t) json_object_get_int64(v) : 0;
+        bool kill = json_object_object_get_ex(params, "kill", &v) && json_object_get_boolean(v);
+        bool v1_0 = json_object_object_get_ex(params, "v1_0", &v) && json_object_get_boolean(v);
+        uid_t uid = json_object_object_get_ex(params, "uid", &v) ? (uid_t) json_object_get_int64(v) : (uid_t) -1;
+        gid_t groups[8];
         const char *argv[] = { s->conf.spawn_command ?: "/bin/sh", "-c", arg, NULL };
         sunkd_spawn_spec spec = {
-                .size = sizeof(spec), .argv = argv, .timeout_usec = timeout, .output_max = max,
-                .uid = (uid_t) -1, .gid = (gid_t) -1,
+                .size = v1_0 ? offsetof(sunkd_spawn_spec, input_len) + sizeof(size_t) : sizeof(spec),
+                .argv = argv, .timeout_usec = timeout, .output_max = max, .uid = uid, .gid = (gid_t) uid,
+                .kill_grace_usec = json_object_object_get_ex(params, "grace_ms", &v) ? (uint64_t) json_object_get_int64(v) * 1000 : 0,
+                .groups = groups, .n_groups = spawn_groups(params, groups, sizeof(groups) / sizeof(groups[0])),
         };
         SpawnCall *sc = calloc(1, sizeof(*sc));
+        sunkd_child *child;
         int r;
 
         if (!sc)
                 return -ENOMEM;
         *sc = (SpawnCall){ .state = s, .call = call };
-        r = s->ctx->api->spawn(s->ctx, &spec, on_spawned, sc);
+        r = kill ? s->ctx->api->spawn_start(s->ctx, &spec, on_spawned, sc, &child)
+                 : s->ctx->api->spawn(s->ctx, &spec, on_spawned, sc);
         if (r < 0) {
                 free(sc);
                 return r;
         }
+        if (kill)
+                (void) s->ctx->api->child_kill(child);
         return SUNKD_CALL_PENDING;
 }
 

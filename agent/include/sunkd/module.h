@@ -54,6 +54,7 @@ typedef struct sunkd_job sunkd_job;       /* host-owned handle of a job */
 typedef struct sunkd_call sunkd_call;     /* one in-flight socket method call */
 typedef struct sunkd_cfg sunkd_cfg;       /* a node of the parsed sunkd.yaml */
 typedef struct sunkd_metric sunkd_metric; /* host-owned metric family */
+typedef struct sunkd_child sunkd_child;   /* host-owned handle of a running child */
 
 /* Log levels are syslog's. */
 enum {
@@ -208,21 +209,35 @@ typedef struct sunkd_metric_spec {
 
 /* ---- Child processes -------------------------------------------------- */
 
+/* The spec and all it points to are read during the spawn call only.  A
+ * module built for an older minor hands a shorter spec: the fields after
+ * its @size read as zero.  The 1.0 layout ends with @input_len. */
 typedef struct sunkd_spawn_spec {
         size_t size;
         const char *const *argv; /* argv[0] is an absolute path */
         const char *const *envp; /* the whole environment; NULL = empty */
-        uint64_t timeout_usec;   /* SIGTERM to the process group, SIGKILL 5s later */
-        size_t output_max;       /* stdout+stderr captured up to this; rest dropped */
-        uid_t uid;               /* drop to uid/gid unless uid == (uid_t)-1 */
-        gid_t gid;
-        const char *cwd;         /* NULL = "/" */
+        uint64_t timeout_usec;   /* SIGTERM to the process group, SIGKILL after the grace */
+        size_t output_max;       /* stdout+stderr captured up to this (0 = 64 KiB, at
+                                    most 256 MiB); the rest is dropped */
+        uid_t uid;               /* drop to uid/gid unless uid == (uid_t)-1; */
+        gid_t gid;               /* a drop needs a gid too, not (gid_t)-1 */
+        const char *cwd;         /* NULL = "/"; local disk, like argv[0]: the loop
+                                    waits until the child has exec'd */
         const char *input;       /* written to stdin, then closed; NULL = /dev/null */
         size_t input_len;
+        /* ABI 1.2.  Between SIGTERM (timeout or child_kill) and SIGKILL;
+         * 0 = 5 s. */
+        uint64_t kill_grace_usec;
+        /* ABI 1.2.  Supplementary groups of the child, set before the gid and
+         * uid; only with a uid drop (-EINVAL otherwise), at most NGROUPS_MAX.
+         * A uid drop without them clears the supplementary groups: root's are
+         * never inherited. */
+        const gid_t *groups;
+        size_t n_groups;
 } sunkd_spawn_spec;
 
 typedef struct sunkd_spawn_result {
-        pid_t pid;
+        pid_t pid;          /* of the child, already reaped */
         int exit_code;      /* valid when signal == 0 */
         int signal;         /* the terminating signal, or 0 */
         bool timed_out;
@@ -306,6 +321,18 @@ typedef struct sunkd_host_api {
          * SUNKD_JOB_ASYNC job with result @r; its `done` runs before this
          * returns.  -ESTALE when the job is not running (already completed). */
         int (*job_complete)(sunkd_job *j, int r);
+
+        /* ABI 1.2: killable children */
+        /* spawn, handing back the child in *ret (may be NULL).  The handle is
+         * valid until @cb has run, and only on the loop; @cb runs exactly once,
+         * also after child_kill. */
+        int (*spawn_start)(sunkd_ctx *c, const sunkd_spawn_spec *spec, sunkd_spawn_cb cb, void *userdata,
+                           sunkd_child **ret);
+        /* SIGTERM to the child's process group (its own children included),
+         * SIGKILL after the spec's kill_grace_usec.  @cb still runs, with the
+         * signal the child died of.  Calling it again, or after a timeout has
+         * fired, changes nothing. */
+        int (*child_kill)(sunkd_child *child);
 } sunkd_host_api;
 
 struct sunkd_ctx {
