@@ -52,6 +52,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "abi-copy.h"
 #include "spawn.h"
 #include "util/cleanup.h"
 #include "util/macro.h"
@@ -65,7 +66,7 @@
 /* The child's stack: it runs a few short functions before exec. */
 #define CHILD_STACK_SIZE (64 * 1024)
 /* The 1.0 spec ends with input_len; 1.2 appended kill_grace_usec and groups. */
-#define SPAWN_SPEC_SIZE_1_0 (offsetof(sunkd_spawn_spec, input_len) + sizeof(size_t))
+#define SPAWN_SPEC_SIZE_1_0 ABI_END_OF(sunkd_spawn_spec, input_len)
 
 /* 32-bit x86 and arm keep the 16-bit ids under the plain names. */
 #ifdef SYS_setresuid32
@@ -391,23 +392,6 @@ static int spawn_watch(Spawn *p, const sunkd_spawn_spec *spec) {
         return 0;
 }
 
-/* Copies a struct a module handed in, whatever minor it was built for: an
- * older module's shorter struct reads as zero past its size, a newer one's
- * extra fields are not looked at.  @min is the size of the first layout.
- * A local copy until the host has one shared helper for every sized struct. */
-static int copy_sized(void *dst, size_t dst_size, const void *src, size_t min) {
-        size_t n;
-
-        if (!src)
-                return -EINVAL;
-        n = *(const size_t *) src;
-        if (n < min)
-                return -EINVAL;
-        memset(dst, 0, dst_size);
-        memcpy(dst, src, MIN(n, dst_size));
-        return 0;
-}
-
 static bool spawn_spec_valid(const sunkd_spawn_spec *spec) {
         if (!spec->argv || !spec->argv[0] || spec->argv[0][0] != '/')
                 return false;
@@ -478,7 +462,7 @@ int spawn_start(SpawnSet *s, const sunkd_spawn_spec *spec_in, sunkd_spawn_cb cb,
         sunkd_spawn_spec spec;
         int r;
 
-        r = copy_sized(&spec, sizeof(spec), spec_in, SPAWN_SPEC_SIZE_1_0);
+        r = abi_copy(&spec, sizeof(spec), spec_in, spec_in ? spec_in->size : 0, SPAWN_SPEC_SIZE_1_0);
         if (r < 0 || !cb || !spawn_spec_valid(&spec))
                 return -EINVAL;
         r = spawn_new(&spec, cb, userdata, owner, &p);
