@@ -14,7 +14,8 @@ for m in json.load(sys.stdin)['modules']:
         print(m.get('status', {}).get('$2', ''))"
 }
 
-sunkd_config "workers: 2
+jobs_config() {
+        sunkd_config "workers: 2
 modules:
   testmod:
     interval: 1h
@@ -22,8 +23,10 @@ modules:
     hang_timeout: 1s
     child_uid: 65534
     gate_file: $T/gate
-    async_command: exit 0
+    async_command: $1
   abi10: {}"
+}
+jobs_config "exit 0"
 sunkd_start
 
 ok "a child job runs" ctl run testmod.child
@@ -41,16 +44,7 @@ is "$(pgrep -P "$SUNKD_PID" | wc -l)" 0 "and the child was killed"
 
 ok "an async run ends when the module completes it" ctl run testmod.async
 
-sunkd_config "workers: 2
-modules:
-  testmod:
-    interval: 1h
-    splay: 1h
-    hang_timeout: 1s
-    child_uid: 65534
-    gate_file: $T/gate
-    async_command: exec sleep 1000
-  abi10: {}"
+jobs_config "exec sleep 1000"
 ok "reload" ctl reload
 out=$(ctl run testmod.async 2>&1); rc=$?
 ok "an async run past its timeout fails" test "$rc" -ne 0
