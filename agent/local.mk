@@ -32,6 +32,8 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-core.la
 	%reldir%/conf-tree.h \
 	%reldir%/conf.c \
 	%reldir%/conf.h \
+	%reldir%/facts.c \
+	%reldir%/facts.h \
 	%reldir%/host-api.c \
 	%reldir%/ipc.c \
 	%reldir%/ipc.h \
@@ -51,6 +53,8 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-core.la
 	%reldir%/spawn.h \
 	%reldir%/varlink.c \
 	%reldir%/varlink.h \
+	%reldir%/watch.c \
+	%reldir%/watch.h \
 	%reldir%/work.c \
 	%reldir%/work.h \
 	# End of libsunkd_core_la_SOURCES
