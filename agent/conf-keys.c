@@ -119,13 +119,16 @@ static int set_string(const ConfNode *n, const sunkd_cfg_key *k, void *dst, char
 
 /* Drops trailing newlines (files end with one, YAML block scalars too) and
  * refuses what would not survive as a C string. */
-static int secret_finish(const ConfNode *n, char *buf, size_t len, const char *what, char **ret_error) {
+static int secret_finish(const ConfNode *n, char *buf, size_t len, size_t max, const char *what,
+                         char **ret_error) {
         while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
                 buf[--len] = '\0';
         if (len == 0)
                 return fail(n, ret_error, "%s is empty", what);
         if (memchr(buf, '\0', len))
                 return fail(n, ret_error, "%s contains a NUL byte", what);
+        if (len > max)
+                return fail(n, ret_error, "%s is longer than %zu bytes", what, max);
         return 0;
 }
 
@@ -138,25 +141,25 @@ static int secret_read_file(const ConfNode *n, const char *path, size_t max, cha
         _cleanup_erase_ char *buf = NULL;
         _cleanup_free_ char *what = NULL;
         struct stat st;
-        size_t len = 0, size;
+        size_t len = 0, size, file_max = max + 2; /* room for a final "\r\n" */
         int r;
 
         if (!path_is_safe(path))
                 return fail(n, ret_error, "'file:%s': the path must be absolute, without '..'", path);
-        if (asprintf(&what, "file '%s'", path) < 0)
+        if (asprintf(&what, "file '%s':", path) < 0)
                 return -ENOMEM;
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0)
-                return fail(n, ret_error, "%s: %s", what, strerror(errno));
+                return fail(n, ret_error, "%s %s", what, strerror(errno));
         if (fstat(fd, &st) < 0)
-                return fail(n, ret_error, "%s: %s", what, strerror(errno));
+                return fail(n, ret_error, "%s %s", what, strerror(errno));
         if (!S_ISREG(st.st_mode) || (st.st_mode & 077) || (st.st_uid != geteuid() && st.st_uid != 0))
                 return fail(n, ret_error,
-                            "%s: refused: must be a regular file owned by root or uid %u with mode 0600 "
+                            "%s refused: must be a regular file owned by root or uid %u with mode 0600 "
                             "or stricter (is %04o)",
                             what, (unsigned) geteuid(), (unsigned) (st.st_mode & 07777));
-        if ((uint64_t) st.st_size > max)
-                return fail(n, ret_error, "%s: larger than %zu bytes", what, max);
+        if ((uint64_t) st.st_size > file_max)
+                return fail(n, ret_error, "%s is longer than %zu bytes", what, max);
         /* One byte more than allowed, and one for the NUL: a file that grew
          * since fstat() is caught by the read. */
         size = (size_t) st.st_size + 2;
@@ -168,14 +171,14 @@ static int secret_read_file(const ConfNode *n, const char *path, size_t max, cha
                 if (k < 0 && errno == EINTR)
                         continue;
                 if (k < 0)
-                        return fail(n, ret_error, "%s: %s", what, strerror(errno));
+                        return fail(n, ret_error, "%s %s", what, strerror(errno));
                 if (k == 0)
                         break;
                 len += (size_t) k;
         }
-        if (len > max || len > (size_t) st.st_size)
-                return fail(n, ret_error, "%s: changed while being read", what);
-        r = secret_finish(n, buf, len, what, ret_error);
+        if (len > (size_t) st.st_size)
+                return fail(n, ret_error, "%s changed while being read", what);
+        r = secret_finish(n, buf, len, max, what, ret_error);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(buf);
@@ -193,11 +196,9 @@ static int set_secret(const ConfNode *n, const sunkd_cfg_key *k, void *dst, char
 
         if (startswith_file(n->value))
                 r = secret_read_file(n, n->value + strlen(CONF_SECRET_FILE_PREFIX), max, &s, ret_error);
-        else if (strlen(n->value) > max)
-                r = fail(n, ret_error, "the value is longer than %zu bytes", max);
         else {
                 s = strdup(n->value);
-                r = s ? secret_finish(n, s, strlen(s), "the value", ret_error) : -ENOMEM;
+                r = s ? secret_finish(n, s, strlen(s), max, "the value", ret_error) : -ENOMEM;
         }
         if (r < 0)
                 return r;

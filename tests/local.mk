@@ -31,6 +31,8 @@ UNIT_TESTS = \
 	tests/unit/test-sched \
 	tests/unit/test-metrics \
 	tests/unit/test-spawn \
+	tests/unit/test-watch \
+	tests/unit/test-facts \
 	# End of UNIT_TESTS
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
@@ -49,6 +51,12 @@ tests_unit_test_metrics_LDADD = $(CHECK_TEST_LIBS)
 tests_unit_test_spawn_SOURCES = tests/unit/test-spawn.c
 tests_unit_test_spawn_CFLAGS = $(CHECK_TEST_CFLAGS)
 tests_unit_test_spawn_LDADD = $(CHECK_TEST_LIBS)
+tests_unit_test_watch_SOURCES = tests/unit/test-watch.c
+tests_unit_test_watch_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_test_watch_LDADD = $(CHECK_TEST_LIBS)
+tests_unit_test_facts_SOURCES = tests/unit/test-facts.c
+tests_unit_test_facts_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_test_facts_LDADD = $(CHECK_TEST_LIBS)
 
 # Integration tests (TAP shell) against the real daemon.
 INTEGRATION_TESTS = \
@@ -60,6 +68,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0020-sunkctl.t \
 	tests/integration/0030-config-errors.t \
 	tests/integration/0040-modules.t \
+	tests/integration/0045-watch-facts.t \
 	tests/integration/0050-jobs.t \
 	tests/integration/0060-reload.t \
 	tests/integration/0070-metrics.t \
