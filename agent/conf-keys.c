@@ -17,6 +17,7 @@
 
 #include "conf-keys.h"
 #include "util/cleanup.h"
+#include "util/errloc.h"
 #include "util/macro.h"
 #include "util/strv.h"
 #include "util/time-util.h"
@@ -307,14 +308,10 @@ int conf_keys_parse(const ConfNode *map, const sunkd_cfg_key *keys, size_t n_key
         }
 
         for (size_t i = 0; i < n_keys; i++)
-                if ((keys[i].flags & SUNKD_CFG_REQUIRED) && !conf_node_get(map, keys[i].key)) {
-                        if (ret_error && asprintf(ret_error, "%s:%u:%u: key '%s': required but missing",
-                                                  map->file, map->key ? map->key_line : map->line,
-                                                  map->key ? map->key_column : map->column,
-                                                  keys[i].key) < 0)
-                                *ret_error = NULL;
-                        return -EINVAL;
-                }
+                if ((keys[i].flags & SUNKD_CFG_REQUIRED) && !conf_node_get(map, keys[i].key))
+                        return errloc_set(ret_error, map->file, map->key ? map->key_line : map->line,
+                                          map->key ? map->key_column : map->column, keys[i].key,
+                                          "required but missing");
         return 0;
 }
 

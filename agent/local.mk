@@ -9,6 +9,8 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-util.la
 %canon_reldir%_libsunkd_util_la_SOURCES = \
 	%reldir%/util/cleanup.h \
 	%reldir%/util/macro.h \
+	%reldir%/util/errloc.c \
+	%reldir%/util/errloc.h \
 	%reldir%/util/fileio.c \
 	%reldir%/util/fileio.h \
 	%reldir%/util/rand-util.c \

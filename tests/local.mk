@@ -33,6 +33,7 @@ UNIT_TESTS = \
 	tests/unit/test-spawn \
 	tests/unit/test-watch \
 	tests/unit/test-facts \
+	tests/unit/test-errloc \
 	# End of UNIT_TESTS
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
@@ -57,6 +58,9 @@ tests_unit_test_watch_LDADD = $(CHECK_TEST_LIBS)
 tests_unit_test_facts_SOURCES = tests/unit/test-facts.c
 tests_unit_test_facts_CFLAGS = $(CHECK_TEST_CFLAGS)
 tests_unit_test_facts_LDADD = $(CHECK_TEST_LIBS)
+tests_unit_test_errloc_SOURCES = tests/unit/test-errloc.c
+tests_unit_test_errloc_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_test_errloc_LDADD = $(CHECK_TEST_LIBS)
 
 # Integration tests (TAP shell) against the real daemon.
 INTEGRATION_TESTS = \
