@@ -35,7 +35,7 @@ static ConfNode *conf_node_free(ConfNode *n) {
                 conf_node_free(n->children[i]);
         free(n->children);
         free(n->key);
-        free(n->value);
+        erase_and_free(n->value); /* it may be an inline secret */
         free(n);
         return NULL;
 }
@@ -324,7 +324,9 @@ int conf_tree_load(const char *path, ConfTree **ret, char **ret_error) {
                         *ret_error = NULL;
                 return r;
         }
-        return conf_tree_parse(path, data, len, ret, ret_error);
+        r = conf_tree_parse(path, data, len, ret, ret_error);
+        explicit_bzero(data, len); /* inline secrets */
+        return r;
 }
 
 const ConfNode *conf_node_get(const ConfNode *map, const char *key) {

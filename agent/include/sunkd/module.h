@@ -146,9 +146,10 @@ typedef enum sunkd_cfg_type {
         SUNKD_CFG_MAP,      /* const sunkd_cfg *, borrowed, valid during init/reload */
         /* ABI 1.2.  char *: an inline string, or "file:/abs/path" whose
          * contents are read at parse time (a regular file, symlinks followed,
-         * owned by root or sunkd's uid, no group/other permission bits; at
-         * most max bytes when max > 0, else 64K; trailing newlines dropped).
-         * Never in error messages; wiped before free by cfg_clear. */
+         * owned by root or sunkd's uid, no group/other permission bits).
+         * Trailing newlines are dropped; empty values and NUL bytes refused;
+         * at most max bytes when max > 0 (up to 1M), else 64K.  Never in
+         * error messages; wiped before free by cfg_clear. */
         SUNKD_CFG_SECRET,
 } sunkd_cfg_type;
 
