@@ -360,8 +360,9 @@ int watch_set_new(sd_event *event, WatchSet **ret) {
         }
         r = sd_event_add_io(event, &s->io, s->fd, EPOLLIN, on_inotify, s);
         if (r >= 0)
+                /* Accuracy 0 would mean sd-event's default of 250ms. */
                 r = sd_event_add_time_relative(event, &s->timer, CLOCK_MONOTONIC, WATCH_DEBOUNCE_USEC,
-                                               0, on_timer, s);
+                                               SUNKD_USEC_PER_MSEC, on_timer, s);
         if (r >= 0)
                 r = sd_event_source_set_enabled(s->timer, SD_EVENT_OFF);
         if (r < 0) {
