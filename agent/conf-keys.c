@@ -8,12 +8,16 @@
  * tree lives (during init/check/reload).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "conf-keys.h"
 #include "util/cleanup.h"
+#include "util/errloc.h"
 #include "util/macro.h"
 #include "util/strv.h"
 #include "util/time-util.h"
@@ -25,6 +29,7 @@ static const char *const type_names[] = {
         [SUNKD_CFG_BOOL] = "a boolean",    [SUNKD_CFG_DURATION] = "a duration (e.g. 30s, 15m, 1h)",
         [SUNKD_CFG_SIZE] = "a size (e.g. 64K, 1M)", [SUNKD_CFG_PATH] = "an absolute path",
         [SUNKD_CFG_LIST] = "a list of strings", [SUNKD_CFG_MAP] = "a mapping",
+        [SUNKD_CFG_SECRET] = "a string or file:/path",
 };
 
 int conf_parse_bool(const char *s, bool *ret) {
@@ -95,17 +100,111 @@ static int set_units(const ConfNode *n, const sunkd_cfg_key *k, void *dst, char 
         return 0;
 }
 
+static bool path_is_safe(const char *p) {
+        size_t len = strlen(p);
+        return p[0] == '/' && !strstr(p, "/../") && !(len >= 3 && streq(p + len - 3, "/.."));
+}
+
 static int set_string(const ConfNode *n, const sunkd_cfg_key *k, void *dst, char **ret_error) {
         char *s;
 
-        if (k->type == SUNKD_CFG_PATH && (n->value[0] != '/' || strstr(n->value, "/../") ||
-                                          (strlen(n->value) >= 3 && streq(n->value + strlen(n->value) - 3, "/.."))))
+        if (k->type == SUNKD_CFG_PATH && !path_is_safe(n->value))
                 return fail(n, ret_error, "'%s' is not an absolute path without '..'", n->value);
         s = strdup(n->value);
         if (!s)
                 return -ENOMEM;
         free(*(char **) dst);
         *(char **) dst = s;
+        return 0;
+}
+
+/* Drops trailing newlines (files end with one, YAML block scalars too) and
+ * refuses what would not survive as a C string. */
+static int secret_finish(const ConfNode *n, char *buf, size_t len, size_t max, const char *what,
+                         char **ret_error) {
+        while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
+                buf[--len] = '\0';
+        if (len == 0)
+                return fail(n, ret_error, "%s is empty", what);
+        if (memchr(buf, '\0', len))
+                return fail(n, ret_error, "%s contains a NUL byte", what);
+        if (len > max)
+                return fail(n, ret_error, "%s is longer than %zu bytes", what, max);
+        return 0;
+}
+
+/* Same rules as the nsscache token_file: the file actually opened (symlinks
+ * followed, as in a Kubernetes Secret volume) must be a regular file owned
+ * by root or by us, readable by nobody else.  O_NONBLOCK keeps a FIFO from
+ * hanging the parse.  The buffer is wiped on every path out. */
+static int secret_read_file(const ConfNode *n, const char *path, size_t max, char **ret, char **ret_error) {
+        _cleanup_close_ int fd = -1;
+        _cleanup_erase_ char *buf = NULL;
+        _cleanup_free_ char *what = NULL;
+        struct stat st;
+        size_t len = 0, size, file_max = max + 2; /* room for a final "\r\n" */
+        int r;
+
+        if (!path_is_safe(path))
+                return fail(n, ret_error, "'file:%s': the path must be absolute, without '..'", path);
+        if (asprintf(&what, "file '%s':", path) < 0)
+                return -ENOMEM;
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return fail(n, ret_error, "%s %s", what, strerror(errno));
+        if (fstat(fd, &st) < 0)
+                return fail(n, ret_error, "%s %s", what, strerror(errno));
+        if (!S_ISREG(st.st_mode) || (st.st_mode & 077) || (st.st_uid != geteuid() && st.st_uid != 0))
+                return fail(n, ret_error,
+                            "%s refused: must be a regular file owned by root or uid %u with mode 0600 "
+                            "or stricter (is %04o)",
+                            what, (unsigned) geteuid(), (unsigned) (st.st_mode & 07777));
+        if ((uint64_t) st.st_size > file_max)
+                return fail(n, ret_error, "%s is longer than %zu bytes", what, max);
+        /* One byte more than allowed, and one for the NUL: a file that grew
+         * since fstat() is caught by the read. */
+        size = (size_t) st.st_size + 2;
+        buf = calloc(1, size);
+        if (!buf)
+                return -ENOMEM;
+        while (len < size - 1) {
+                ssize_t k = read(fd, buf + len, size - 1 - len);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return fail(n, ret_error, "%s %s", what, strerror(errno));
+                if (k == 0)
+                        break;
+                len += (size_t) k;
+        }
+        if (len > (size_t) st.st_size)
+                return fail(n, ret_error, "%s changed while being read", what);
+        r = secret_finish(n, buf, len, max, what, ret_error);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+static bool startswith_file(const char *s) {
+        return strncmp(s, CONF_SECRET_FILE_PREFIX, strlen(CONF_SECRET_FILE_PREFIX)) == 0;
+}
+
+static int set_secret(const ConfNode *n, const sunkd_cfg_key *k, void *dst, char **ret_error) {
+        size_t max = k->max > 0 ? (size_t) MIN((uint64_t) k->max, CONF_SECRET_LIMIT) : CONF_SECRET_MAX;
+        _cleanup_erase_ char *s = NULL;
+        int r;
+
+        if (startswith_file(n->value))
+                r = secret_read_file(n, n->value + strlen(CONF_SECRET_FILE_PREFIX), max, &s, ret_error);
+        else {
+                s = strdup(n->value);
+                r = s ? secret_finish(n, s, strlen(s), max, "the value", ret_error) : -ENOMEM;
+        }
+        if (r < 0)
+                return r;
+        erase_and_free(*(char **) dst);
+        *(char **) dst = TAKE_PTR(s);
         return 0;
 }
 
@@ -152,6 +251,8 @@ static int set_value(const ConfNode *n, const sunkd_cfg_key *k, void *out, char 
         case SUNKD_CFG_STRING:
         case SUNKD_CFG_PATH:
                 return set_string(n, k, dst, ret_error);
+        case SUNKD_CFG_SECRET:
+                return set_secret(n, k, dst, ret_error);
         case SUNKD_CFG_INT:
                 return set_int(n, k, dst, ret_error);
         case SUNKD_CFG_DURATION:
@@ -207,14 +308,10 @@ int conf_keys_parse(const ConfNode *map, const sunkd_cfg_key *keys, size_t n_key
         }
 
         for (size_t i = 0; i < n_keys; i++)
-                if ((keys[i].flags & SUNKD_CFG_REQUIRED) && !conf_node_get(map, keys[i].key)) {
-                        if (ret_error && asprintf(ret_error, "%s:%u:%u: key '%s': required but missing",
-                                                  map->file, map->key ? map->key_line : map->line,
-                                                  map->key ? map->key_column : map->column,
-                                                  keys[i].key) < 0)
-                                *ret_error = NULL;
-                        return -EINVAL;
-                }
+                if ((keys[i].flags & SUNKD_CFG_REQUIRED) && !conf_node_get(map, keys[i].key))
+                        return errloc_set(ret_error, map->file, map->key ? map->key_line : map->line,
+                                          map->key ? map->key_column : map->column, keys[i].key,
+                                          "required but missing");
         return 0;
 }
 
@@ -222,7 +319,10 @@ void conf_keys_clear(const sunkd_cfg_key *keys, size_t n_keys, void *out) {
         for (size_t i = 0; i < n_keys; i++) {
                 void *dst = (char *) out + keys[i].offset;
 
-                if (keys[i].type == SUNKD_CFG_STRING || keys[i].type == SUNKD_CFG_PATH) {
+                if (keys[i].type == SUNKD_CFG_SECRET) {
+                        erase_and_free(*(char **) dst);
+                        *(char **) dst = NULL;
+                } else if (keys[i].type == SUNKD_CFG_STRING || keys[i].type == SUNKD_CFG_PATH) {
                         free(*(char **) dst);
                         *(char **) dst = NULL;
                 } else if (keys[i].type == SUNKD_CFG_LIST)

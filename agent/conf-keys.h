@@ -7,6 +7,12 @@
 #include "conf-tree.h"
 #include "sunkd/module.h"
 
+/* SUNKD_CFG_SECRET: "file:/path" reads the secret from a file; the default
+ * and the highest allowed size of a secret. */
+#define CONF_SECRET_FILE_PREFIX "file:"
+#define CONF_SECRET_MAX (64 * 1024)
+#define CONF_SECRET_LIMIT (1024 * 1024)
+
 /* Keys every module section may carry; the host reads them itself. */
 extern const char *const conf_host_keys[];
 

@@ -15,6 +15,7 @@
 
 #include "conf-tree.h"
 #include "util/cleanup.h"
+#include "util/errloc.h"
 #include "util/fileio.h"
 #include "util/macro.h"
 
@@ -34,7 +35,7 @@ static ConfNode *conf_node_free(ConfNode *n) {
                 conf_node_free(n->children[i]);
         free(n->children);
         free(n->key);
-        free(n->value);
+        erase_and_free(n->value); /* it may be an inline secret */
         free(n);
         return NULL;
 }
@@ -52,18 +53,13 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(ConfTree *, conf_tree_free);
 
 static int parser_fail(Parser *p, const yaml_mark_t *m, const char *fmt, ...) _printf_(3, 4);
 static int parser_fail(Parser *p, const yaml_mark_t *m, const char *fmt, ...) {
-        _cleanup_free_ char *msg = NULL;
         va_list ap;
 
         if (p->error)
                 return -EINVAL;
         va_start(ap, fmt);
-        if (vasprintf(&msg, fmt, ap) < 0)
-                msg = NULL;
+        p->error = errloc_formatv(p->file, (unsigned) m->line + 1, (unsigned) m->column + 1, NULL, fmt, ap);
         va_end(ap);
-        if (asprintf(&p->error, "%s:%zu:%zu: %s", p->file, m->line + 1, m->column + 1,
-                     msg ?: "out of memory") < 0)
-                p->error = NULL;
         return -EINVAL;
 }
 
@@ -328,7 +324,9 @@ int conf_tree_load(const char *path, ConfTree **ret, char **ret_error) {
                         *ret_error = NULL;
                 return r;
         }
-        return conf_tree_parse(path, data, len, ret, ret_error);
+        r = conf_tree_parse(path, data, len, ret, ret_error);
+        explicit_bzero(data, len); /* inline secrets */
+        return r;
 }
 
 const ConfNode *conf_node_get(const ConfNode *map, const char *key) {
@@ -341,19 +339,12 @@ const ConfNode *conf_node_get(const ConfNode *map, const char *key) {
 }
 
 char *conf_node_error(const ConfNode *n, const char *fmt, ...) {
-        _cleanup_free_ char *msg = NULL;
-        char *s = NULL;
         va_list ap;
-        int k;
+        char *s;
 
         va_start(ap, fmt);
-        k = vasprintf(&msg, fmt, ap);
+        s = n->key ? errloc_formatv(n->file, n->key_line, n->key_column, n->key, fmt, ap) :
+                     errloc_formatv(n->file, n->line, n->column, NULL, fmt, ap);
         va_end(ap);
-        if (k < 0)
-                return NULL;
-        if (n->key)
-                k = asprintf(&s, "%s:%u:%u: key '%s': %s", n->file, n->key_line, n->key_column, n->key, msg);
-        else
-                k = asprintf(&s, "%s:%u:%u: %s", n->file, n->line, n->column, msg);
-        return k < 0 ? NULL : s;
+        return s;
 }

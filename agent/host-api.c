@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "conf-keys.h"
+#include "facts.h"
 #include "manager.h"
 #include "metrics.h"
 #include "module-loader.h"
@@ -18,6 +19,7 @@
 #include "spawn.h"
 #include "util/fileio.h"
 #include "util/macro.h"
+#include "watch.h"
 
 typedef struct MethodBinding {
         Module *module;
@@ -153,6 +155,33 @@ static int host_spawn_start(sunkd_ctx *c, const sunkd_spawn_spec *spec, sunkd_sp
         return spawn_start(MOD(c)->manager->spawns, spec, cb, userdata, MOD(c), ret);
 }
 
+/* ABI 1.2: file watches and facts */
+
+static int host_watch_add(sunkd_ctx *c, const char *path, void (*cb)(void *userdata, const char *path),
+                          void *userdata, sunkd_watch **ret) {
+        return watch_add(MOD(c)->manager->watches, path, cb, userdata, MOD(c), ret);
+}
+
+static int host_fact_publish(sunkd_ctx *c, const char *name, struct json_object *value) {
+        return fact_publish(MOD(c)->manager->facts, MOD(c), MOD(c)->name, name, value);
+}
+
+static struct json_object *host_fact_get(sunkd_ctx *c, const char *name) {
+        return fact_get(MOD(c)->manager->facts, name);
+}
+
+static int host_fact_subscribe(sunkd_ctx *c, const char *name,
+                               void (*cb)(void *userdata, const char *name, struct json_object *value),
+                               void *userdata) {
+        return fact_subscribe(MOD(c)->manager->facts, MOD(c), name, cb, userdata);
+}
+
+static int host_fact_unsubscribe(sunkd_ctx *c, const char *name,
+                                 void (*cb)(void *userdata, const char *name, struct json_object *value),
+                                 void *userdata) {
+        return fact_unsubscribe(MOD(c)->manager->facts, MOD(c), name, cb, userdata);
+}
+
 const sunkd_host_api host_api = {
         .size = sizeof(sunkd_host_api),
         .log = host_log,
@@ -184,4 +213,11 @@ const sunkd_host_api host_api = {
         /* ABI 1.2: killable children */
         .spawn_start = host_spawn_start,
         .child_kill = spawn_kill,
+        /* ABI 1.2: file watches and facts */
+        .watch_add = host_watch_add,
+        .watch_remove = watch_remove,
+        .fact_publish = host_fact_publish,
+        .fact_get = host_fact_get,
+        .fact_subscribe = host_fact_subscribe,
+        .fact_unsubscribe = host_fact_unsubscribe,
 };

@@ -9,6 +9,8 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-util.la
 %canon_reldir%_libsunkd_util_la_SOURCES = \
 	%reldir%/util/cleanup.h \
 	%reldir%/util/macro.h \
+	%reldir%/util/errloc.c \
+	%reldir%/util/errloc.h \
 	%reldir%/util/fileio.c \
 	%reldir%/util/fileio.h \
 	%reldir%/util/rand-util.c \
@@ -33,6 +35,8 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-core.la
 	%reldir%/conf-tree.h \
 	%reldir%/conf.c \
 	%reldir%/conf.h \
+	%reldir%/facts.c \
+	%reldir%/facts.h \
 	%reldir%/host-api.c \
 	%reldir%/ipc.c \
 	%reldir%/ipc.h \
@@ -54,6 +58,8 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-core.la
 	%reldir%/spawn.h \
 	%reldir%/varlink.c \
 	%reldir%/varlink.h \
+	%reldir%/watch.c \
+	%reldir%/watch.h \
 	%reldir%/work.c \
 	%reldir%/work.h \
 	# End of libsunkd_core_la_SOURCES

@@ -185,7 +185,8 @@ int manager_new(Config *config, const char *config_path, int notify_fd, Manager 
             (r = work_pool_new(m->event, (unsigned) config->workers, &m->pool)) < 0 ||
             (r = sched_new(m->event, m->pool, &m->sched)) < 0 ||
             (r = spawn_set_new(m->event, &m->spawns)) < 0 || (r = metrics_new(&m->metrics)) < 0 ||
-            (r = add_core_metrics(m)) < 0 || (r = ipc_new(m->event, &limits, &m->ipc)) < 0) {
+            (r = add_core_metrics(m)) < 0 || (r = ipc_new(m->event, &limits, &m->ipc)) < 0 ||
+            (r = watch_set_new(m->event, &m->watches)) < 0 || (r = fact_store_new(m->event, &m->facts)) < 0) {
                 log_error_errno(r, "Failed to set up the event loop: %m");
                 manager_free(m);
                 return r;
@@ -213,6 +214,8 @@ Manager *manager_free(Manager *m) {
                 m->reload_next = w->next;
                 free(w);
         }
+        m->watches = watch_set_free(m->watches);
+        m->facts = fact_store_free(m->facts);
         m->ipc = ipc_free(m->ipc);
         m->spawns = spawn_set_free(m->spawns);
         m->sched = sched_free(m->sched);

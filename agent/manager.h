@@ -6,11 +6,13 @@
 #include <systemd/sd-event.h>
 
 #include "conf.h"
+#include "facts.h"
 #include "ipc.h"
 #include "metrics.h"
 #include "module-loader.h"
 #include "sched.h"
 #include "spawn.h"
+#include "watch.h"
 #include "work.h"
 
 /* When a reload has been applied or refused: r < 0 with @error (may be NULL). */
@@ -31,6 +33,8 @@ typedef struct Manager {
         Ipc *ipc;
         Metrics *metrics;
         SpawnSet *spawns;
+        WatchSet *watches;
+        FactStore *facts;
         int notify_fd;
         bool ready;
         bool stopping;

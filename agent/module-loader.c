@@ -274,6 +274,9 @@ static void module_finish(Module *mod) {
         if (mod->state)
                 mod->def->fini(mod->state);
         mod->state = NULL;
+        /* What fini left behind goes now, before anything can call into freed state. */
+        watch_remove_owner(m->watches, mod);
+        fact_remove_owner(m->facts, mod);
         /* fini may answer its own pending calls; the rest get Unavailable here. */
         ipc_remove_methods(m->ipc, mod);
         mod->bindings = mfree(mod->bindings);

@@ -44,6 +44,9 @@ UNIT_TESTS = \
 	tests/unit/test-metrics \
 	tests/unit/test-spawn \
 	tests/unit/test-lifecycle \
+	tests/unit/test-watch \
+	tests/unit/test-facts \
+	tests/unit/test-errloc \
 	# End of UNIT_TESTS
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
@@ -65,6 +68,15 @@ tests_unit_test_lifecycle_LDADD = $(CHECK_TEST_LIBS)
 tests_unit_test_spawn_SOURCES = tests/unit/test-spawn.c
 tests_unit_test_spawn_CFLAGS = $(CHECK_TEST_CFLAGS)
 tests_unit_test_spawn_LDADD = $(CHECK_TEST_LIBS)
+tests_unit_test_watch_SOURCES = tests/unit/test-watch.c
+tests_unit_test_watch_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_test_watch_LDADD = $(CHECK_TEST_LIBS)
+tests_unit_test_facts_SOURCES = tests/unit/test-facts.c
+tests_unit_test_facts_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_test_facts_LDADD = $(CHECK_TEST_LIBS)
+tests_unit_test_errloc_SOURCES = tests/unit/test-errloc.c
+tests_unit_test_errloc_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_test_errloc_LDADD = $(CHECK_TEST_LIBS)
 
 # Integration tests (TAP shell) against the real daemon.
 INTEGRATION_TESTS = \
@@ -77,6 +89,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0030-config-errors.t \
 	tests/integration/0040-modules.t \
 	tests/integration/0045-module-jobs.t \
+	tests/integration/0046-watch-facts.t \
 	tests/integration/0050-jobs.t \
 	tests/integration/0060-reload.t \
 	tests/integration/0070-metrics.t \

@@ -55,9 +55,27 @@ static const Unit *match_unit(const Unit *units, size_t n, const char *s, size_t
         return best;
 }
 
-/* Parses "<number><unit>..." sums; a bare number takes @default_factor. */
+/* Digits after a decimal point as frac / 10^k, keeping the first six
+ * (microseconds of a second); later digits must be digits but are dropped. */
+static int parse_fraction(const char **s, uint64_t *ret_frac, uint64_t *ret_div) {
+        uint64_t frac = 0, div = 1;
+
+        if (!isdigit((unsigned char) **s))
+                return -EINVAL;
+        for (; isdigit((unsigned char) **s); (*s)++)
+                if (div < 1000000) {
+                        frac = frac * 10 + (uint64_t) (**s - '0');
+                        div *= 10;
+                }
+        *ret_frac = frac;
+        *ret_div = div;
+        return 0;
+}
+
+/* Parses "<number><unit>..." sums; a bare number takes @default_factor.
+ * With @fraction each number may have a decimal part ("2.5", "1.5h"). */
 static int parse_units(const char *s, const Unit *units, size_t n, uint64_t default_factor, bool multi,
-                       uint64_t *ret) {
+                       bool fraction, uint64_t *ret) {
         uint64_t total = 0;
         bool any = false;
 
@@ -69,7 +87,7 @@ static int parse_units(const char *s, const Unit *units, size_t n, uint64_t defa
                 return -EINVAL;
 
         while (*s) {
-                uint64_t v = 0, factor;
+                uint64_t v = 0, factor, frac = 0, frac_div = 1;
                 const Unit *u;
                 size_t ulen;
 
@@ -79,6 +97,11 @@ static int parse_units(const char *s, const Unit *units, size_t n, uint64_t defa
                         if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, (uint64_t) (*s - '0'), &v))
                                 return -ERANGE;
                         s++;
+                }
+                if (fraction && *s == '.') {
+                        s++;
+                        if (parse_fraction(&s, &frac, &frac_div) < 0)
+                                return -EINVAL;
                 }
                 while (*s == ' ')
                         s++;
@@ -92,6 +115,9 @@ static int parse_units(const char *s, const Unit *units, size_t n, uint64_t defa
                         return -EINVAL;
                 if (__builtin_mul_overflow(v, factor, &v) || __builtin_add_overflow(total, v, &total))
                         return -ERANGE;
+                /* frac < frac_div <= 10^6 and factor < 2^43 (a week in usec): no overflow. */
+                if (__builtin_add_overflow(total, frac * factor / frac_div, &total))
+                        return -ERANGE;
                 any = true;
                 while (*s == ' ')
                         s++;
@@ -103,11 +129,15 @@ static int parse_units(const char *s, const Unit *units, size_t n, uint64_t defa
 }
 
 int parse_duration(const char *s, uint64_t *ret) {
-        return parse_units(s, duration_units, ELEMENTSOF(duration_units), USEC_PER_SEC, true, ret);
+        return parse_units(s, duration_units, ELEMENTSOF(duration_units), USEC_PER_SEC, true, false, ret);
+}
+
+int parse_duration_fraction(const char *s, uint64_t *ret) {
+        return parse_units(s, duration_units, ELEMENTSOF(duration_units), USEC_PER_SEC, true, true, ret);
 }
 
 int parse_size(const char *s, uint64_t *ret) {
-        return parse_units(s, size_units, ELEMENTSOF(size_units), 1, false, ret);
+        return parse_units(s, size_units, ELEMENTSOF(size_units), 1, false, false, ret);
 }
 
 char *format_duration(char *buf, size_t len, uint64_t usec) {

@@ -11,6 +11,13 @@
  * -EINVAL / -ERANGE.  Return: 0 and microseconds in *ret.
  */
 int parse_duration(const char *s, uint64_t *ret);
+/**
+ * parse_duration_fraction() - parse_duration() where each number may carry a
+ * decimal fraction: "2.5" (seconds), "0.5ms", "1.5h", "1h 0.5m".  Digits past
+ * the sixth after the point are accepted and ignored.  For files written for
+ * other tools (nsscache.conf's timeouts are float seconds).
+ */
+int parse_duration_fraction(const char *s, uint64_t *ret);
 
 /** parse_size() - "64K", "1M", "2G", "512" (bytes; K = 1024). */
 int parse_size(const char *s, uint64_t *ret);

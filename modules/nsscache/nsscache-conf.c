@@ -839,6 +839,7 @@ static void yaml_move(const sunkd_cfg_key *k, void *dst_base, void *src_base) {
         switch (k->type) {
         case SUNKD_CFG_STRING:
         case SUNKD_CFG_PATH:
+        case SUNKD_CFG_SECRET:
                 free(*(char **) dst);
                 *(char **) dst = TAKE_PTR(*(char **) src);
                 break;

@@ -12,6 +12,11 @@
  * with its exit status).  Methods: Echo (any uid), Root
  * (root), Allowed (the `allow:` list), Later (replied by the next run of
  * testmod.ok), Spawn (runs a child and returns its output).
+ *
+ * ABI 1.2: `watch_path` is watched and Watched reports how many callbacks
+ * came (and the length of `secret`, a SUNKD_CFG_SECRET, never the value);
+ * Publish publishes a fact, Fact reads one and what the subscription to
+ * testmod.echo has seen.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -40,6 +45,8 @@ typedef struct Conf {
         char *gate_file;
         char *async_command;
         int64_t child_uid;
+        char *watch_path;
+        char *secret;
 } Conf;
 
 static const sunkd_cfg_key conf_keys[] = {
@@ -56,6 +63,8 @@ static const sunkd_cfg_key conf_keys[] = {
         { "gate_file", SUNKD_CFG_PATH, offsetof(Conf, gate_file), 0, 0, 0 },
         { "async_command", SUNKD_CFG_STRING, offsetof(Conf, async_command), 0, 0, 0 },
         { "child_uid", SUNKD_CFG_INT, offsetof(Conf, child_uid), 0, 0, 65535 },
+        { "watch_path", SUNKD_CFG_PATH, offsetof(Conf, watch_path), 0, 0, 0 },
+        { "secret", SUNKD_CFG_SECRET, offsetof(Conf, secret), 0, 0, 4096 },
 };
 
 typedef struct PendingCall PendingCall;
@@ -73,6 +82,10 @@ typedef struct State {
         int64_t flaky_runs;
         PendingCall *later;
         sunkd_metric *runs;
+        sunkd_watch *watch;
+        int64_t watch_changes;
+        int64_t fact_changes;
+        json_object *fact_last;
 } State;
 
 static void sleep_usec(uint64_t usec) {
@@ -349,12 +362,75 @@ static int method_spawn(sunkd_call *call, struct json_object *params, void *stat
         return SUNKD_CALL_PENDING;
 }
 
+/* ---- ABI 1.2: file watches and facts ---- */
+
+static void on_watch(void *userdata, const char *path) {
+        State *s = userdata;
+
+        s->watch_changes++;
+        sunkd_log_info(s->ctx, "'%s' changed (%lld).", path, (long long) s->watch_changes);
+}
+
+static int watch_apply(State *s) {
+        s->ctx->api->watch_remove(s->watch);
+        s->watch = NULL;
+        if (!s->conf.watch_path)
+                return 0;
+        return s->ctx->api->watch_add(s->ctx, s->conf.watch_path, on_watch, s, &s->watch);
+}
+
+static int method_watched(sunkd_call *call, struct json_object *params, void *state) {
+        State *s = state;
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "changes", json_object_new_int64(s->watch_changes));
+        json_object_object_add(o, "secret_length",
+                               json_object_new_int64(s->conf.secret ? (int64_t) strlen(s->conf.secret) : -1));
+        return s->ctx->api->reply(call, o);
+}
+
+static void on_fact(void *userdata, const char *name, struct json_object *value) {
+        State *s = userdata;
+
+        s->fact_changes++;
+        json_object_put(s->fact_last);
+        s->fact_last = json_object_get(value);
+}
+
+static int method_publish(sunkd_call *call, struct json_object *params, void *state) {
+        State *s = state;
+        json_object *name, *value = NULL, *o;
+        int r;
+
+        if (!json_object_object_get_ex(params, "name", &name))
+                return -EINVAL;
+        (void) json_object_object_get_ex(params, "value", &value);
+        r = s->ctx->api->fact_publish(s->ctx, json_object_get_string(name), json_object_get(value));
+        o = json_object_new_object();
+        json_object_object_add(o, "r", json_object_new_int(r));
+        return s->ctx->api->reply(call, o);
+}
+
+static int method_fact(sunkd_call *call, struct json_object *params, void *state) {
+        State *s = state;
+        json_object *name, *o = json_object_new_object();
+
+        if (json_object_object_get_ex(params, "name", &name))
+                json_object_object_add(o, "value", s->ctx->api->fact_get(s->ctx, json_object_get_string(name)));
+        json_object_object_add(o, "seen", json_object_new_int64(s->fact_changes));
+        json_object_object_add(o, "last", json_object_get(s->fact_last));
+        return s->ctx->api->reply(call, o);
+}
+
 static const sunkd_method methods[] = {
         { "io.sunkd.Test.Echo", SUNKD_METHOD_ANY_UID, method_echo },
         { "io.sunkd.Test.Root", SUNKD_METHOD_ROOT, method_whoami },
         { "io.sunkd.Test.Allowed", SUNKD_METHOD_ALLOW, method_whoami },
         { "io.sunkd.Test.Later", SUNKD_METHOD_ANY_UID, method_later },
         { "io.sunkd.Test.Spawn", SUNKD_METHOD_ROOT, method_spawn },
+        { "io.sunkd.Test.Watched", SUNKD_METHOD_ANY_UID, method_watched },
+        { "io.sunkd.Test.Publish", SUNKD_METHOD_ROOT, method_publish },
+        { "io.sunkd.Test.Fact", SUNKD_METHOD_ANY_UID, method_fact },
 };
 
 static void state_free(State *s) {
@@ -366,6 +442,9 @@ static void state_free(State *s) {
                 s->ctx->api->reply_error(p->call, "io.sunkd.Test.Stopped", NULL);
                 free(p);
         }
+        s->ctx->api->watch_remove(s->watch);
+        (void) s->ctx->api->fact_unsubscribe(s->ctx, "testmod.echo", on_fact, s);
+        json_object_put(s->fact_last);
         s->ctx->api->cfg_clear(conf_keys, sizeof(conf_keys) / sizeof(conf_keys[0]), &s->conf);
         free(s->child_result);
         free(s);
@@ -430,6 +509,13 @@ static int testmod_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
                 r = add_jobs(s);
         if (r >= 0)
                 r = c->api->methods_add(c, methods, sizeof(methods) / sizeof(methods[0]));
+        if (r >= 0) {
+                r = watch_apply(s);
+                if (r < 0)
+                        sunkd_log_error_errno(c, r, "Failed to watch '%s': %m", s->conf.watch_path);
+        }
+        if (r >= 0)
+                r = c->api->fact_subscribe(c, "testmod.echo", on_fact, s);
         if (r < 0) {
                 state_free(s);
                 return r;
@@ -457,6 +543,9 @@ static int testmod_reload(void *state, const sunkd_cfg *cfg) {
                 return r;
         s->ctx->api->cfg_clear(conf_keys, sizeof(conf_keys) / sizeof(conf_keys[0]), &s->conf);
         s->conf = conf;
+        r = watch_apply(s);
+        if (r < 0)
+                return sunkd_log_error_errno(s->ctx, r, "Failed to watch '%s': %m", s->conf.watch_path);
         return s->ctx->api->job_set_interval(s->ok_job, conf.interval, conf.splay);
 }
 

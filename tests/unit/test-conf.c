@@ -5,9 +5,12 @@
 #include <syslog.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "conf-keys.h"
 #include "conf.h"
+#include "util/cleanup.h"
 #include "util/macro.h"
 #include "util/strv.h"
 #include "../lib/check-run.h"
@@ -256,6 +259,183 @@ START_TEST(test_key_table) {
 }
 END_TEST
 
+typedef struct SecretConf {
+        char *token;
+        char *small;
+} SecretConf;
+
+static const sunkd_cfg_key secret_keys[] = {
+        { "token", SUNKD_CFG_SECRET, offsetof(SecretConf, token), 0, 0, 0 },
+        { "small", SUNKD_CFG_SECRET, offsetof(SecretConf, small), 0, 0, 8 },
+};
+
+static char secret_dir[] = "/tmp/test-conf-secret-XXXXXX";
+
+/* Writes @len bytes of @data to <secret_dir>/@name with @mode; returns the path. */
+static char *secret_file(const char *name, const char *data, size_t len, mode_t mode) {
+        char *path;
+        FILE *f;
+
+        ck_assert_int_ge(asprintf(&path, "%s/%s", secret_dir, name), 0);
+        f = fopen(path, "we");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_uint_eq(fwrite(data, 1, len, f), len);
+        ck_assert_int_eq(fclose(f), 0);
+        ck_assert_int_eq(chmod(path, mode), 0);
+        return path;
+}
+
+/* Parses "<key>: <value>" through secret_keys; the error, if any, in *e. */
+static int parse_secret(const char *key, const char *value, SecretConf *sc, char **e) {
+        _cleanup_free_ char *yaml = NULL;
+        ConfTree *t = NULL;
+        int r;
+
+        *e = NULL;
+        ck_assert_int_ge(asprintf(&yaml, "%s: %s\n", key, value), 0);
+        ck_assert_msg(conf_tree_parse("s.yaml", yaml, strlen(yaml), &t, e) == 0, "%s: %s", yaml, *e);
+        *sc = (SecretConf){};
+        r = conf_keys_parse(t->root, secret_keys, ELEMENTSOF(secret_keys), sc, e);
+        conf_tree_free(t);
+        return r;
+}
+
+/* Fails @value with an error that starts with @prefix and never shows @secret. */
+static void expect_secret_error(const char *key, const char *value, const char *prefix, const char *secret) {
+        SecretConf sc;
+        char *e;
+
+        ck_assert_int_lt(parse_secret(key, value, &sc, &e), 0);
+        ck_assert_ptr_nonnull(e);
+        ck_assert_msg(strncmp(e, prefix, strlen(prefix)) == 0, "got '%s', expected '%s...'", e, prefix);
+        if (secret)
+                ck_assert_msg(!strstr(e, secret), "'%s' shows the secret", e);
+        ck_assert_ptr_null(sc.token);
+        ck_assert_ptr_null(sc.small);
+        free(e);
+}
+
+static char *expect_secret(const char *key, const char *value) {
+        SecretConf sc;
+        char *e, *v;
+
+        ck_assert_msg(parse_secret(key, value, &sc, &e) == 0, "'%s' failed: %s", value, e);
+        v = strdup(streq(key, "token") ? sc.token : sc.small);
+        conf_keys_clear(secret_keys, ELEMENTSOF(secret_keys), &sc);
+        ck_assert_ptr_null(sc.token);
+        return v;
+}
+
+START_TEST(test_secret) {
+        _cleanup_free_ char *good = NULL, *crlf = NULL, *group = NULL, *other = NULL, *empty = NULL,
+                            *nul = NULL, *link = NULL, *big = NULL, *eight = NULL, *nine = NULL, *v = NULL,
+                            *where = NULL;
+        char *huge;
+
+        ck_assert_ptr_nonnull(mkdtemp(secret_dir));
+        good = secret_file("good", "s3cr3t-good\n", 12, 0600);
+        crlf = secret_file("crlf", "s3cr3t-crlf\r\n\n", 14, 0400);
+        group = secret_file("group", "s3cr3t-group\n", 13, 0640);
+        other = secret_file("other", "s3cr3t-other", 12, 0604);
+        empty = secret_file("empty", "\n", 1, 0600);
+        nul = secret_file("nul", "s3cr3t\0tail", 11, 0600);
+        eight = secret_file("eight", "12345678\n", 9, 0600);
+        nine = secret_file("nine", "s3cr3t-99", 9, 0600);
+        huge = calloc(1, CONF_SECRET_MAX + 2);
+        memset(huge, 'h', CONF_SECRET_MAX + 1);
+        big = secret_file("big", huge, CONF_SECRET_MAX + 1, 0600);
+        free(huge);
+        ck_assert_int_ge(asprintf(&link, "%s/link", secret_dir), 0);
+        /* A Kubernetes Secret volume: the key is a relative symlink into ..data. */
+        ck_assert_int_eq(symlink("good", link), 0);
+
+        /* Inline, from files, through a symlink; newlines dropped. */
+        v = expect_secret("token", "inline-s3cret");
+        ck_assert_str_eq(v, "inline-s3cret");
+        free(v);
+        ck_assert_int_ge(asprintf(&where, "file:%s", good), 0);
+        v = expect_secret("token", where);
+        ck_assert_str_eq(v, "s3cr3t-good");
+        free(v);
+        free(where);
+        ck_assert_int_ge(asprintf(&where, "\"file:%s\"", crlf), 0);
+        v = expect_secret("token", where);
+        ck_assert_str_eq(v, "s3cr3t-crlf");
+        free(v);
+        free(where);
+        ck_assert_int_ge(asprintf(&where, "file:%s", link), 0);
+        v = expect_secret("token", where);
+        ck_assert_str_eq(v, "s3cr3t-good");
+        free(v);
+        free(where);
+        ck_assert_int_ge(asprintf(&where, "file:%s", eight), 0);
+        v = expect_secret("small", where);
+        ck_assert_str_eq(v, "12345678");
+        free(v);
+        free(where);
+        v = expect_secret("token", "|\n  block-s3cret\n");
+        ck_assert_str_eq(v, "block-s3cret");
+        free(v);
+        v = NULL;
+
+        /* Refused files: the message names key and file, never the contents. */
+        static const struct {
+                const char *name, *reason;
+        } refused[] = {
+                { "group", "refused: must be a regular file owned by root or uid" },
+                { "other", "refused: must be a regular file owned by root or uid" },
+                { "empty", "is empty" },
+                { "nul", "contains a NUL byte" },
+                { "big", "is longer than 65536 bytes" },
+                { "missing", "No such file or directory" },
+                { "", "refused: must be a regular file" }, /* the directory itself */
+        };
+        for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
+                _cleanup_free_ char *value = NULL, *prefix = NULL;
+                ck_assert_int_ge(asprintf(&value, "file:%s/%s", secret_dir, refused[i].name), 0);
+                ck_assert_int_ge(asprintf(&prefix, "s.yaml:1:1: key 'token': file '%s/%s': %s", secret_dir,
+                                          refused[i].name, refused[i].reason), 0);
+                expect_secret_error("token", value, prefix, "s3cr3t");
+        }
+        ck_assert_int_ge(asprintf(&where, "file:%s", nine), 0);
+        expect_secret_error("small", where, "s.yaml:1:1: key 'small': file '", "s3cr3t");
+        ck_assert_int_ge(asprintf(&v, "file:%s", nine), 0);
+        {
+                SecretConf sc;
+                char *e;
+                ck_assert_int_lt(parse_secret("small", v, &sc, &e), 0);
+                ck_assert_msg(strstr(e, "': is longer than 8 bytes"), "%s", e);
+                free(e);
+        }
+        free(v);
+        v = NULL;
+        free(where);
+        where = NULL;
+        expect_secret_error("small", "s3cr3t-inline-too-long",
+                            "s.yaml:1:1: key 'small': the value is longer than 8 bytes", "s3cr3t");
+        expect_secret_error("token", "\"\"", "s.yaml:1:1: key 'token': the value is empty", NULL);
+        /* A NUL byte in YAML is refused by the reader already. */
+        expect_secret_error("token", "[s3cr3t]", "s.yaml:1:1: key 'token': expected a string or file:/path",
+                            "s3cr3t");
+        expect_secret_error("token", "file:relative/s3cr3t",
+                            "s.yaml:1:1: key 'token': 'file:relative/s3cr3t': the path must be absolute", NULL);
+        expect_secret_error("token", "file:/etc/../etc/passwd", "s.yaml:1:1: key 'token': 'file:/etc/../etc/passwd'",
+                            NULL);
+        expect_secret_error("token", "\"file:\"", "s.yaml:1:1: key 'token': 'file:': the path must be absolute", NULL);
+        expect_secret_error("token", "file:/dev/null", "s.yaml:1:1: key 'token': file '/dev/null': refused", NULL);
+        /* A FIFO must not hang the parse. */
+        ck_assert_int_ge(asprintf(&where, "%s/fifo", secret_dir), 0);
+        ck_assert_int_eq(mkfifo(where, 0600), 0);
+        _cleanup_free_ char *fifo = NULL;
+        ck_assert_int_ge(asprintf(&fifo, "file:%s", where), 0);
+        expect_secret_error("token", fifo, "s.yaml:1:1: key 'token': file '", NULL);
+
+        _cleanup_free_ char *cmd = NULL;
+        ck_assert_int_ge(asprintf(&cmd, "rm -rf '%s'", secret_dir), 0);
+        ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("conf");
         TCase *tc = tcase_create("conf");
@@ -267,6 +447,7 @@ int main(void) {
         tcase_add_test(tc, test_yaml_syntax);
         tcase_add_test(tc, test_hostile);
         tcase_add_test(tc, test_key_table);
+        tcase_add_test(tc, test_secret);
         suite_add_tcase(s, tc);
         return check_run(s);
 }

@@ -46,6 +46,43 @@ START_TEST(test_duration_bad) {
 }
 END_TEST
 
+START_TEST(test_duration_fraction) {
+        static const struct {
+                const char *s;
+                uint64_t usec;
+        } ok[] = {
+                { "2.5", 2500 * USEC_PER_MSEC },
+                { "60", 60 * USEC_PER_SEC },
+                { "0.5ms", 500 },
+                { "1.5h", 5400 * USEC_PER_SEC },
+                { "1h 0.5m", 3630 * USEC_PER_SEC },
+                { "0.000001s", 1 },
+                { "0.0000019s", 1 },
+                { "1.25d", 108000 * USEC_PER_SEC },
+                { "30s", 30 * USEC_PER_SEC },
+        };
+        static const char *const bad[] = { "", ".5", "1.", "1..5", "1.2.3", "1.5x", "-1.5", "1.5 garbage",
+                                           "1,5", "1.e3", "nan", "0x1.8" };
+        uint64_t v;
+
+        for (size_t i = 0; i < ELEMENTSOF(ok); i++) {
+                v = 1;
+                ck_assert_msg(parse_duration_fraction(ok[i].s, &v) == 0, "'%s' should parse", ok[i].s);
+                ck_assert_msg(v == ok[i].usec, "'%s' gave %llu", ok[i].s, (unsigned long long) v);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                v = 7;
+                ck_assert_msg(parse_duration_fraction(bad[i], &v) < 0, "'%s' should not parse", bad[i]);
+                ck_assert_uint_eq(v, 7);
+        }
+        ck_assert_int_eq(parse_duration_fraction("99999999999999999999.5", &v), -ERANGE);
+        ck_assert_int_eq(parse_duration_fraction("18446744073709.9w", &v), -ERANGE);
+        ck_assert_int_eq(parse_duration_fraction(NULL, &v), -EINVAL);
+        /* The plain parser still refuses fractions. */
+        ck_assert_int_eq(parse_duration("2.5", &v), -EINVAL);
+}
+END_TEST
+
 START_TEST(test_size) {
         uint64_t v;
         ck_assert_int_eq(parse_size("64K", &v), 0);
@@ -81,6 +118,7 @@ int main(void) {
 
         tcase_add_test(tc, test_duration_ok);
         tcase_add_test(tc, test_duration_bad);
+        tcase_add_test(tc, test_duration_fraction);
         tcase_add_test(tc, test_size);
         tcase_add_test(tc, test_format);
         suite_add_tcase(s, tc);

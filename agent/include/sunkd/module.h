@@ -55,6 +55,7 @@ typedef struct sunkd_call sunkd_call;     /* one in-flight socket method call */
 typedef struct sunkd_cfg sunkd_cfg;       /* a node of the parsed sunkd.yaml */
 typedef struct sunkd_metric sunkd_metric; /* host-owned metric family */
 typedef struct sunkd_child sunkd_child;   /* host-owned handle of a running child */
+typedef struct sunkd_watch sunkd_watch;   /* host-owned file watch (ABI 1.2) */
 
 /* Log levels are syslog's. */
 enum {
@@ -176,6 +177,13 @@ typedef enum sunkd_cfg_type {
         SUNKD_CFG_PATH,     /* char *, absolute and without ".." */
         SUNKD_CFG_LIST,     /* char **, NULL-terminated, from a sequence of scalars */
         SUNKD_CFG_MAP,      /* const sunkd_cfg *, borrowed, valid during init/reload */
+        /* ABI 1.2.  char *: an inline string, or "file:/abs/path" whose
+         * contents are read at parse time (a regular file, symlinks followed,
+         * owned by root or sunkd's uid, no group/other permission bits).
+         * Trailing newlines are dropped; empty values and NUL bytes refused;
+         * at most max bytes when max > 0 (up to 1M), else 64K.  Never in
+         * error messages; wiped before free by cfg_clear. */
+        SUNKD_CFG_SECRET,
 } sunkd_cfg_type;
 
 enum {
@@ -333,6 +341,41 @@ typedef struct sunkd_host_api {
          * signal the child died of.  Calling it again, or after a timeout has
          * fired, changes nothing. */
         int (*child_kill)(sunkd_child *child);
+        /* ABI 1.2: file watches and facts */
+        /* Call cb(userdata, path) on the loop after the absolute @path may
+         * have changed: written and closed, renamed over, deleted, created,
+         * chmod'ed, or a symlink on the way to it re-pointed (Kubernetes
+         * Secret and ConfigMap volumes).  A missing file, or directory on the
+         * way, is waited for.  Bursts give one call about 50ms after the first
+         * event; the callback re-reads the file.  *ret may be NULL. */
+        int (*watch_add)(sunkd_ctx *c, const char *path, void (*cb)(void *userdata, const char *path),
+                         void *userdata, sunkd_watch **ret);
+        /* Safe from inside the watch's own callback; NULL is a no-op.  Watches
+         * still there when the module stops are removed by the host. */
+        void (*watch_remove)(sunkd_watch *w);
+        /* Facts: immutable JSON values named "<module>.<fact>" ([A-Za-z0-9_-]
+         * segments joined by '.', at most 127 bytes) that a module publishes
+         * under its own name and any module reads.  fact_publish takes @value
+         * (also on failure; NULL withdraws the fact) and replaces an earlier
+         * one; the value must not be changed afterwards.  -EPERM for another
+         * module's name, -EFBIG over 64K serialised, -E2BIG over 256 facts. */
+        int (*fact_publish)(sunkd_ctx *c, const char *name, struct json_object *value);
+        /* A new reference the caller puts, or NULL.  Do not modify it. */
+        struct json_object *(*fact_get)(sunkd_ctx *c, const char *name);
+        /* cb(userdata, name, value) on the loop after each change of @name,
+         * never from inside fact_publish, with the value current then
+         * (borrowed for the call; changes in one loop iteration are seen
+         * once), and once soon after subscribing if the fact exists.  value
+         * is NULL when the fact was withdrawn or its module stopped.  A
+         * module's subscriptions end when it stops; -EEXIST for a repeated
+         * (name, cb, userdata). */
+        int (*fact_subscribe)(sunkd_ctx *c, const char *name,
+                              void (*cb)(void *userdata, const char *name, struct json_object *value),
+                              void *userdata);
+        /* Undo fact_subscribe with the same arguments; -ENOENT if none. */
+        int (*fact_unsubscribe)(sunkd_ctx *c, const char *name,
+                                void (*cb)(void *userdata, const char *name, struct json_object *value),
+                                void *userdata);
 } sunkd_host_api;
 
 struct sunkd_ctx {

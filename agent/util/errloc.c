@@ -1,0 +1,47 @@
+/* Located error messages. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "util/cleanup.h"
+#include "util/errloc.h"
+
+char *errloc_formatv(const char *file, unsigned line, unsigned column, const char *key, const char *fmt,
+                     va_list ap) {
+        _cleanup_free_ char *msg = NULL;
+        char pos[2 * DECIMAL_STR_MAX(unsigned) + 3] = "";
+        char *s;
+
+        if (vasprintf(&msg, fmt, ap) < 0)
+                return NULL;
+        if (line > 0 && column > 0)
+                snprintf(pos, sizeof(pos), ":%u:%u", line, column);
+        else if (line > 0)
+                snprintf(pos, sizeof(pos), ":%u", line);
+        if (asprintf(&s, "%s%s: %s%s%s%s", file ?: "<input>", pos, key ? "key '" : "", key ?: "",
+                     key ? "': " : "", msg) < 0)
+                return NULL;
+        return s;
+}
+
+char *errloc_format(const char *file, unsigned line, unsigned column, const char *key, const char *fmt, ...) {
+        va_list ap;
+        char *s;
+
+        va_start(ap, fmt);
+        s = errloc_formatv(file, line, column, key, fmt, ap);
+        va_end(ap);
+        return s;
+}
+
+int errloc_set(char **ret_error, const char *file, unsigned line, unsigned column, const char *key,
+               const char *fmt, ...) {
+        va_list ap;
+
+        if (!ret_error)
+                return -EINVAL;
+        va_start(ap, fmt);
+        *ret_error = errloc_formatv(file, line, column, key, fmt, ap);
+        va_end(ap);
+        return -EINVAL;
+}
