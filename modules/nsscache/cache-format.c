@@ -135,6 +135,12 @@ static void repr_char(StrBuf *b, const unsigned char *p, int k, uint32_t cp) {
                 put_hex(b, "\\U", cp, 8);
 }
 
+int cache_format_utf8_len(const char *s) {
+        uint32_t cp;
+
+        return utf8_next((const unsigned char *) s, &cp);
+}
+
 bool cache_format_utf8_valid(const char *s) {
         for (const unsigned char *q = (const unsigned char *) s; *q;) {
                 uint32_t cp;

@@ -74,6 +74,9 @@ int cache_formatted_try_add(CacheFormatted *f, const void *entry);
 /** cache_format_check() - whether an entry of map @t would render.  Return: as above. */
 int cache_format_check(NssMapType t, const void *entry);
 
+/** cache_format_utf8_len() - bytes of the UTF-8 sequence at @s (1 for ASCII), or -EILSEQ. */
+int cache_format_utf8_len(const char *s);
+
 /** cache_format_utf8_valid() - whether @s is valid UTF-8 (no overlongs, surrogates, > U+10FFFF). */
 bool cache_format_utf8_valid(const char *s);
 
