@@ -654,7 +654,7 @@ static int colon_file_read(ScimMapper *m, const char *path, DupSet *names, DupSe
                 const char *c1 = memchr(line, ':', (size_t) k), *c2;
                 size_t len = c1 ? (size_t) (c1 - line) : 0;
 
-                if (len == 0 || len > SCIM_NAME_MAX || strchr("#+-", line[0]))
+                if (len == 0 || strchr("#+-", line[0]))
                         continue;
                 c2 = memchr(c1 + 1, ':', (size_t) k - len - 1);
                 r = fn(m, names, ids, line, len, c2 ? colon_id(c2 + 1) : -1);
@@ -664,9 +664,11 @@ static int colon_file_read(ScimMapper *m, const char *path, DupSet *names, DupSe
         return ferror(f) ? -EIO : 0;
 }
 
+/* A name longer than any valid one cannot collide, but its id still can. */
 static int local_line(ScimMapper *m, DupSet *names, DupSet *ids, const char *name, size_t len, int64_t id) {
         (void) m;
-        if (dupset_add(names, name, len) < 0 || (id >= 0 && dupset_add_id(ids, (uint32_t) id) < 0))
+        if ((len <= SCIM_NAME_MAX && dupset_add(names, name, len) < 0) ||
+            (id >= 0 && dupset_add_id(ids, (uint32_t) id) < 0))
                 return -ENOMEM;
         return 0;
 }
@@ -685,7 +687,7 @@ static int published_line(ScimMapper *m, DupSet *set, DupSet *unused, const char
 
         (void) m;
         (void) unused;
-        if (id < 0)
+        if (id < 0 || len > SCIM_NAME_MAX)
                 return 0;
         return dupset_add(set, key, published_key(key, name, len, (uint32_t) id)) < 0 ? -ENOMEM : 0;
 }

@@ -564,9 +564,10 @@ START_TEST(test_local_accounts) {
         local_passwd = tmp_file("passwd", "# comment\nroot:x:0:0:root:/root:/bin/bash\n"
                                           "ubuntu:x:1000:1000::/home/ubuntu:/bin/bash\n"
                                           "+nis\nops:x:5100:5100::/home/ops:/bin/sh\nbroken-no-id\n"
+                                          "a-local-name-longer-than-32-bytes:x:5200:5200::/:/bin/sh\n"
                                           "odd:x:12a:1::/:/bin/sh");
         local_group = tmp_file("group", "root:x:0:\nubuntu:x:1000:\ngpu:x:7000:ops\n");
-        users = join_free(7, user("\"ubuntu\"", "9000", NULL), user("\"x1\"", "1000", NULL),
+        users = join_free(8, user("\"x4\"", "5200", NULL), user("\"ubuntu\"", "9000", NULL), user("\"x1\"", "1000", NULL),
                           user("\"ops\"", "9001", NULL), user("\"x2\"", "5100", NULL),
                           user("\"x3\"", "9002", ",\"sunkPosixGroupId\":7000"),
                           user("\"odd\"", "9003", NULL), user("\"fine\"", "9004", NULL));
@@ -582,9 +583,9 @@ START_TEST(test_local_accounts) {
             "{\"sunkPosixUsername\":\"systemd-timesync\"}]}",
             &maps, &rej);
         local_passwd = local_group = NULL;
-        /* ubuntu, uid 1000, ops, uid 5100, primary gid 7000, odd; 6 groups; 4 members */
-        ck_assert_int_eq(rej.count[SCIM_REJECT_LOCAL_ACCOUNT], 6 + 6 + 4);
-        ck_assert_int_eq(rej.total, 16);
+        /* uid 5200, ubuntu, uid 1000, ops, uid 5100, primary gid 7000, odd; 6 groups; 4 members */
+        ck_assert_int_eq(rej.count[SCIM_REJECT_LOCAL_ACCOUNT], 7 + 6 + 4);
+        ck_assert_int_eq(rej.total, 17);
         ck_assert_int_eq(maps.n_passwd, 1);
         ck_assert_str_eq(maps.passwd[0].name, "fine");
         ck_assert_int_eq(maps.n_shadow, 1);
