@@ -144,7 +144,13 @@ int cache_format_utf8_len(const char *s) {
 bool cache_format_utf8_valid(const char *s) {
         for (const unsigned char *q = (const unsigned char *) s; *q;) {
                 uint32_t cp;
-                int k = utf8_next(q, &cp);
+                int k;
+
+                if (*q < 0x80) {
+                        q++;
+                        continue;
+                }
+                k = utf8_next(q, &cp);
                 if (k < 0)
                         return false;
                 q += k;

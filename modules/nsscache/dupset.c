@@ -174,8 +174,9 @@ static unsigned char *slot_value(const DupSet *s, uint32_t slot) {
         return k + 1 + k[0];
 }
 
-/* Adds @key with @value; an existing key keeps its value unless @replace. */
-static int put(DupSet *s, const void *key, size_t len, uint32_t value, bool replace) {
+/* Adds @key with @value; an existing key keeps its value unless @replace,
+ * and the value it had goes to *ret_old (if not NULL). */
+static int put(DupSet *s, const void *key, size_t len, uint32_t value, bool replace, uint32_t *ret_old) {
         uint32_t slot;
         size_t i;
         int r;
@@ -184,6 +185,8 @@ static int put(DupSet *s, const void *key, size_t len, uint32_t value, bool repl
                 return -EINVAL;
         i = find_slot(s, key, len);
         if (s->slots[i] != 0) {
+                if (ret_old)
+                        memcpy(ret_old, slot_value(s, s->slots[i]), VALUE_SIZE);
                 if (replace)
                         memcpy(slot_value(s, s->slots[i]), &value, VALUE_SIZE);
                 return 0;
@@ -202,11 +205,15 @@ static int put(DupSet *s, const void *key, size_t len, uint32_t value, bool repl
 }
 
 int dupset_add(DupSet *s, const void *key, size_t len) {
-        return put(s, key, len, 0, false);
+        return put(s, key, len, 0, false, NULL);
 }
 
 int dupset_put(DupSet *s, const void *key, size_t len, uint32_t value) {
-        return put(s, key, len, value, true);
+        return put(s, key, len, value, true, NULL);
+}
+
+int dupset_get_or_add(DupSet *s, const void *key, size_t len, uint32_t value, uint32_t *ret_value) {
+        return put(s, key, len, value, false, ret_value);
 }
 
 bool dupset_contains(const DupSet *s, const void *key, size_t len) {
@@ -239,6 +246,10 @@ int dupset_put_id(DupSet *s, uint32_t id, uint32_t value) {
 
 bool dupset_get_id(const DupSet *s, uint32_t id, uint32_t *ret_value) {
         return dupset_get(s, &id, sizeof(id), ret_value);
+}
+
+int dupset_get_or_add_id(DupSet *s, uint32_t id, uint32_t value, uint32_t *ret_value) {
+        return dupset_get_or_add(s, &id, sizeof(id), value, ret_value);
 }
 
 void dupset_clear(DupSet *s) {

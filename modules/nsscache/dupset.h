@@ -42,11 +42,18 @@ int dupset_put(DupSet *s, const void *key, size_t len, uint32_t value);
 /** dupset_get() - the value of @key (0 for keys added by dupset_add()); false if absent. */
 bool dupset_get(const DupSet *s, const void *key, size_t len, uint32_t *ret_value);
 
+/**
+ * dupset_get_or_add() - one lookup for "is it there, and if not, add it".
+ * Return: 1 added with @value; 0 present, its value in *ret_value; -EINVAL, -ENOMEM.
+ */
+int dupset_get_or_add(DupSet *s, const void *key, size_t len, uint32_t value, uint32_t *ret_value);
+
 /** dupset_add_id() / dupset_contains_id(): the same for a 32-bit id. */
 int dupset_add_id(DupSet *s, uint32_t id);
 bool dupset_contains_id(const DupSet *s, uint32_t id);
 int dupset_put_id(DupSet *s, uint32_t id, uint32_t value);
 bool dupset_get_id(const DupSet *s, uint32_t id, uint32_t *ret_value);
+int dupset_get_or_add_id(DupSet *s, uint32_t id, uint32_t value, uint32_t *ret_value);
 
 /** dupset_clear() - empty @s; a large table is given back rather than wiped. */
 void dupset_clear(DupSet *s);

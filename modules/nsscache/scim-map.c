@@ -88,10 +88,12 @@ typedef struct Span {
  * its index in `claims`. */
 typedef struct Claim {
         uint32_t id;
-        bool incumbent; /* the same name and id are in the published map */
-        bool removed;   /* displaced by a later entry: cut out when taken */
+        bool removed; /* displaced by a later entry: cut out when taken */
         Span span[_NSS_MAP_MAX];
 } Claim;
+
+/* The value of a name or id whose claimant was rejected: free again. */
+#define CLAIM_NONE UINT32_MAX
 
 struct ScimMapper {
         const ScimConfig *conf;
@@ -711,30 +713,13 @@ int scim_map_load_published(ScimMapper *m, const char *passwd, const char *group
 static bool published(const ScimMapper *m, bool group, const char *name, uint32_t id) {
         char key[SCIM_NAME_MAX + 5];
 
+        if (dupset_size(group ? m->published_groups : m->published_users) == 0)
+                return false;
         return dupset_contains(group ? m->published_groups : m->published_users, key,
                                published_key(key, name, strlen(name), id));
 }
 
 /* ---- claims: who gets a name and an id ------------------------------------- */
-
-static int claim_new(ScimMapper *m, bool group, const char *name, uint32_t id, bool incumbent,
-                     uint32_t *ret) {
-        DupSet *names = group ? m->group_names : m->user_names, *ids = group ? m->gids : m->uids;
-        uint32_t i;
-        int r;
-
-        if (m->n_claims >= UINT32_MAX)
-                return -ENOMEM;
-        r = grow((void **) &m->claims, &m->cap_claims, m->n_claims, sizeof(Claim));
-        if (r < 0)
-                return r;
-        i = (uint32_t) m->n_claims++;
-        m->claims[i] = (Claim) { .id = id, .incumbent = incumbent };
-        if (dupset_put(names, name, strlen(name), i) < 0 || dupset_put_id(ids, id, i) < 0)
-                return -ENOMEM;
-        *ret = i;
-        return 0;
-}
 
 /* The name of an accepted entry, from the first map it went to. */
 static const char *claim_name(const ScimMapper *m, const Claim *c, char buf[static SCIM_NAME_MAX + 1]) {
@@ -770,36 +755,80 @@ static int displace(ScimMapper *m, bool group, uint32_t i, ScimRejectReason reas
         return reject_name(m, reason, group ? NSS_MAP_GROUP : NSS_MAP_PASSWD, claim_name(m, c, buf), c->id);
 }
 
+/* Whether claim @c is the published entry of its name and id. */
+static bool claim_published(const ScimMapper *m, bool group, const Claim *c) {
+        char buf[SCIM_NAME_MAX + 1];
+        const char *name = claim_name(m, c, buf);
+
+        return name && published(m, group, name, c->id);
+}
+
+/* Sets the keys a lookup found (rather than added) to @value. */
+static int claim_keys(DupSet *names, DupSet *ids, const char *name, uint32_t id, int rn, int ri, uint32_t value) {
+        if ((rn == 0 && dupset_put(names, name, strlen(name), value) < 0) ||
+            (ri == 0 && dupset_put_id(ids, id, value) < 0))
+                return -ENOMEM;
+        return 0;
+}
+
 /**
  * claim() - may a new entry have @name and @id?
  * Yes if nobody claimed either.  If someone did, the entry published with
  * this very name and id wins: a newcomer that is it displaces the earlier
  * claimants, a newcomer that is not is rejected.  Between entries of which
  * none is published, all are rejected.  *ret_claim is set when the answer
- * is yes; the rejects are recorded here.
+ * is yes; the rejects are recorded here.  One lookup per key when nobody
+ * claimed it before: the common case costs two.
  */
 static int claim(ScimMapper *m, bool group, json_object *jname, const char *name, uint32_t id,
                  bool *ret_ok, uint32_t *ret_claim) {
         DupSet *names = group ? m->group_names : m->user_names, *ids = group ? m->gids : m->uids;
         NssMapType map = group ? NSS_MAP_GROUP : NSS_MAP_PASSWD;
-        uint32_t ni, ii;
-        bool has_n = dupset_get(names, name, strlen(name), &ni), has_i = dupset_get_id(ids, id, &ii);
-        bool inc = published(m, group, name, id);
-        int r;
+        uint32_t next, ni = CLAIM_NONE, ii = CLAIM_NONE;
+        ScimRejectReason lost = _SCIM_REJECT_MAX;
+        int rn, ri, r;
 
         *ret_ok = false;
-        if (has_n && m->claims[ni].incumbent)
-                return reject(m, SCIM_REJECT_DUP_NAME, map, jname, id);
-        if (has_i && m->claims[ii].incumbent)
-                return reject(m, SCIM_REJECT_DUP_ID, map, jname, id);
-        if (has_n && (r = displace(m, group, ni, SCIM_REJECT_DUP_NAME)) < 0)
+        if (m->n_claims >= CLAIM_NONE)
+                return -ENOMEM;
+        r = grow((void **) &m->claims, &m->cap_claims, m->n_claims, sizeof(Claim));
+        if (r < 0)
                 return r;
-        if (has_i && (r = displace(m, group, ii, SCIM_REJECT_DUP_ID)) < 0)
+        next = (uint32_t) m->n_claims;
+        rn = dupset_get_or_add(names, name, strlen(name), next, &ni);
+        if (rn < 0)
+                return rn;
+        ri = dupset_get_or_add_id(ids, id, next, &ii);
+        if (ri < 0)
+                return ri;
+
+        if (ni != CLAIM_NONE || ii != CLAIM_NONE) {
+                bool inc = published(m, group, name, id);
+
+                if (ni != CLAIM_NONE && claim_published(m, group, m->claims + ni))
+                        lost = SCIM_REJECT_DUP_NAME;
+                else if (ii != CLAIM_NONE && claim_published(m, group, m->claims + ii))
+                        lost = SCIM_REJECT_DUP_ID;
+                else {
+                        if ((ni != CLAIM_NONE && (r = displace(m, group, ni, SCIM_REJECT_DUP_NAME)) < 0) ||
+                            (ii != CLAIM_NONE && (r = displace(m, group, ii, SCIM_REJECT_DUP_ID)) < 0))
+                                return r;
+                        if (!inc)
+                                lost = ni != CLAIM_NONE ? SCIM_REJECT_DUP_NAME : SCIM_REJECT_DUP_ID;
+                }
+        }
+        if (lost != _SCIM_REJECT_MAX) {
+                /* keys this entry added are free again; those it found keep their claimant */
+                r = claim_keys(names, ids, name, id, rn == 1 ? 0 : 1, ri == 1 ? 0 : 1, CLAIM_NONE);
+                return r < 0 ? r : reject(m, lost, map, jname, id);
+        }
+        r = claim_keys(names, ids, name, id, rn, ri, next);
+        if (r < 0)
                 return r;
-        if (!inc && (has_n || has_i))
-                return reject(m, has_n ? SCIM_REJECT_DUP_NAME : SCIM_REJECT_DUP_ID, map, jname, id);
+        m->claims[m->n_claims++] = (Claim) { .id = id };
         *ret_ok = true;
-        return claim_new(m, group, name, id, inc, ret_claim);
+        *ret_claim = next;
+        return 0;
 }
 
 /* No ':' ',' or control characters (newline, NUL: json-c strings may carry
@@ -912,7 +941,7 @@ static char *gecos_from(json_object *user, const char *path) {
         if (!t)
                 return NULL;
         for (size_t i = 0; i < n;) {
-                int k = cache_format_utf8_len(t + i);
+                int k = (unsigned char) t[i] < 0x80 ? 1 : cache_format_utf8_len(t + i);
 
                 if (k < 0) { /* a stray byte: '?' as a decoder's replacement would be */
                         t[i++] = '?';
@@ -959,12 +988,17 @@ static const char *string_at(json_object *o, const char *path, json_object **ret
 static bool sshkey_valid(const char *b, const char *e) {
         if ((size_t) (e - b) > SCIM_SSHKEY_MAX)
                 return false;
-        for (const char *p = b; p < e; p++)
-                if ((unsigned char) *p < 0x20 || *p == 0x7f)
-                        return false;
         for (const char *p = b; p < e;) {
-                int k = cache_format_utf8_len(p);
+                unsigned char c = (unsigned char) *p;
+                int k;
 
+                if (c < 0x20 || c == 0x7f)
+                        return false;
+                if (c < 0x80) {
+                        p++;
+                        continue;
+                }
+                k = cache_format_utf8_len(p);
                 if (k < 0 || p + k > e)
                         return false;
                 p += k;

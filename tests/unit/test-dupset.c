@@ -89,6 +89,13 @@ START_TEST(test_values) {
         ck_assert(dupset_get(s, "alice", 5, &v));
         ck_assert_uint_eq(v, 42);
         ck_assert(!dupset_get(s, "alic", 4, &v));
+        ck_assert_int_eq(dupset_get_or_add(s, "alice", 5, 7, &v), 0);
+        ck_assert_uint_eq(v, 42);
+        ck_assert_int_eq(dupset_get_or_add(s, "bob", 3, 7, &v), 1);
+        ck_assert(dupset_get(s, "bob", 3, &v));
+        ck_assert_uint_eq(v, 7);
+        ck_assert_int_eq(dupset_get_or_add_id(s, 7, 9, &v), 0);
+        ck_assert_uint_eq(v, 2);
         ck_assert_int_eq(dupset_put(s, "x", DUPSET_KEY_MAX + 1, 1), -EINVAL);
         ck_assert(!dupset_get(s, "x", DUPSET_KEY_MAX + 1, &v));
 }
