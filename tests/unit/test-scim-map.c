@@ -11,6 +11,7 @@
 #include "modules/nsscache/scim-map.h"
 #include "util/cleanup.h"
 #include "util/macro.h"
+#include "util/strv.h"
 #include "../lib/check-run.h"
 #include "../lib/nsscache-seed.h"
 
@@ -283,6 +284,53 @@ START_TEST(test_user_reject) {
                       "case %d: want %s, got total %" PRIu64, _i,
                       scim_reject_reason_to_string(user_rejects[_i].reason), rej.total);
         ck_assert_int_eq(maps.n_passwd + maps.n_shadow + maps.n_sshkey, 0);
+        nss_maps_done(&maps);
+}
+END_TEST
+
+static const struct {
+        const char *resource;
+        ScimRejectReason reason;
+        size_t members; /* of the group when it is published anyway */
+} group_rejects[] = {
+        { "7", SCIM_REJECT_NOT_OBJECT, 0 },
+        { "{\"sunkPosixGroupName\":7,\"sunkPosixGroupId\":7000}", SCIM_REJECT_BAD_NAME, 0 },
+        { "{\"sunkPosixGroupName\":[\"g\"],\"sunkPosixGroupId\":7000}", SCIM_REJECT_BAD_NAME, 0 },
+        { "{\"sunkPosixGroupName\":\"g\\u0000x\",\"sunkPosixGroupId\":7000}", SCIM_REJECT_BAD_NAME, 0 },
+        { "{\"sunkPosixGroupName\":\"g\\nx\",\"sunkPosixGroupId\":7000}", SCIM_REJECT_BAD_NAME, 0 },
+        { "{\"sunkPosixGroupName\":\"..\",\"sunkPosixGroupId\":7000}", SCIM_REJECT_BAD_NAME, 0 },
+        { "{\"sunkPosixGroupName\":\"g\xe9\",\"sunkPosixGroupId\":7000}", SCIM_REJECT_BAD_NAME, 0 },
+        { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":{}}", SCIM_REJECT_BAD_ID, 0 },
+        { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":1e9}", SCIM_REJECT_BAD_ID, 0 },
+        { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":65535}", SCIM_REJECT_LOCAL_ACCOUNT, 0 },
+        { "{\"sunkPosixGroupName\":\"systemd-journal\",\"sunkPosixGroupId\":7000}", SCIM_REJECT_LOCAL_ACCOUNT, 0 },
+        { "{\"sunkPosixGroupName\":\"docker\",\"sunkPosixGroupId\":7000}", SCIM_REJECT_LOCAL_ACCOUNT, 0 },
+        /* a bad member costs that member only */
+        { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":7000,\"members\":\"ok\"}", SCIM_REJECT_BAD_MEMBER, 0 },
+        { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":7000,\"members\":[{\"sunkPosixUsername\":\"ok\"},"
+          "{\"sunkPosixUsername\":\"n\\u0000ul\"}]}", SCIM_REJECT_BAD_MEMBER, 1 },
+        { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":7000,\"members\":[{\"sunkPosixUsername\":\"ok\"},"
+          "{\"sunkPosixUsername\":[\"x\"]}]}", SCIM_REJECT_BAD_MEMBER, 1 },
+        { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":7000,\"members\":[{\"sunkPosixUsername\":\"ok\"},"
+          "{\"sunkPosixUsername\":\"a,b\"}]}", SCIM_REJECT_BAD_MEMBER, 1 },
+        { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":7000,\"members\":[{\"sunkPosixUsername\":\"ok\"},"
+          "{\"sunkPosixUsername\":\"_apt\"}]}", SCIM_REJECT_LOCAL_ACCOUNT, 1 },
+};
+
+START_TEST(test_group_reject) {
+        _cleanup_(nsscache_conf_freep) ScimConfig *c = conf(NULL);
+        NssMaps maps = { 0 };
+        ScimRejects rej;
+
+        run(c, NULL, group_rejects[_i].resource, &maps, &rej);
+        ck_assert_msg(rej.count[group_rejects[_i].reason] == 1 && rej.total == 1,
+                      "case %d: want %s, got total %" PRIu64, _i,
+                      scim_reject_reason_to_string(group_rejects[_i].reason), rej.total);
+        if (group_rejects[_i].reason == SCIM_REJECT_BAD_MEMBER || group_rejects[_i].members > 0) {
+                ck_assert_int_eq(maps.n_group, 1);
+                ck_assert_uint_eq(strv_length(maps.group[0].members), group_rejects[_i].members);
+        } else
+                ck_assert_int_eq(maps.n_group, 0);
         nss_maps_done(&maps);
 }
 END_TEST
@@ -735,6 +783,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_seed_layout);
         tcase_add_test(tc, test_home_fallback_and_gecos);
         tcase_add_loop_test(tc, test_user_reject, 0, sizeof(user_rejects) / sizeof(user_rejects[0]));
+        tcase_add_loop_test(tc, test_group_reject, 0, ELEMENTSOF(group_rejects));
         tcase_add_test(tc, test_duplicates);
         tcase_add_test(tc, test_sshkeys_and_mismatch);
         tcase_add_test(tc, test_page_parse);
