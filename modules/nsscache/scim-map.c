@@ -622,8 +622,7 @@ static bool name_reserved(const DupSet *local, const char *name) {
         return dupset_contains(local, name, strlen(name));
 }
 
-typedef int (*ColonLineFn)(ScimMapper *m, DupSet *names, DupSet *ids, const char *name, size_t len,
-                           int64_t id);
+typedef int (*ColonLineFn)(DupSet *names, DupSet *ids, const char *name, size_t len, int64_t id);
 
 /* The id field of a passwd or group line: -1 unless a plain uint32. */
 static int64_t colon_id(const char *p) {
@@ -640,7 +639,7 @@ static int64_t colon_id(const char *p) {
 /* Feeds name and third field of each line of a passwd- or group-format file
  * to @fn.  Comments, NIS "+"/"-" lines and lines without a name are skipped.
  * A missing file is empty. */
-static int colon_file_read(ScimMapper *m, const char *path, DupSet *names, DupSet *ids, ColonLineFn fn) {
+static int colon_file_read(const char *path, DupSet *names, DupSet *ids, ColonLineFn fn) {
         _cleanup_fclose_ FILE *f = NULL;
         _cleanup_free_ char *line = NULL;
         size_t cap = 0;
@@ -659,7 +658,7 @@ static int colon_file_read(ScimMapper *m, const char *path, DupSet *names, DupSe
                 if (len == 0 || strchr("#+-", line[0]))
                         continue;
                 c2 = memchr(c1 + 1, ':', (size_t) k - len - 1);
-                r = fn(m, names, ids, line, len, c2 ? colon_id(c2 + 1) : -1);
+                r = fn(names, ids, line, len, c2 ? colon_id(c2 + 1) : -1);
                 if (r < 0)
                         return r;
         }
@@ -667,8 +666,7 @@ static int colon_file_read(ScimMapper *m, const char *path, DupSet *names, DupSe
 }
 
 /* A name longer than any valid one cannot collide, but its id still can. */
-static int local_line(ScimMapper *m, DupSet *names, DupSet *ids, const char *name, size_t len, int64_t id) {
-        (void) m;
+static int local_line(DupSet *names, DupSet *ids, const char *name, size_t len, int64_t id) {
         if ((len <= SCIM_NAME_MAX && dupset_add(names, name, len) < 0) ||
             (id >= 0 && dupset_add_id(ids, (uint32_t) id) < 0))
                 return -ENOMEM;
@@ -683,11 +681,9 @@ static size_t published_key(char buf[static SCIM_NAME_MAX + 5], const char *name
         return len + 1 + sizeof(id);
 }
 
-static int published_line(ScimMapper *m, DupSet *set, DupSet *unused, const char *name, size_t len,
-                          int64_t id) {
+static int published_line(DupSet *set, DupSet *unused, const char *name, size_t len, int64_t id) {
         char key[SCIM_NAME_MAX + 5];
 
-        (void) m;
         (void) unused;
         if (id < 0 || len > SCIM_NAME_MAX)
                 return 0;
@@ -695,19 +691,19 @@ static int published_line(ScimMapper *m, DupSet *set, DupSet *unused, const char
 }
 
 int scim_map_load_local(ScimMapper *m, const char *passwd, const char *group) {
-        int r = colon_file_read(m, passwd, m->local_user_names, m->local_uids, local_line);
+        int r = colon_file_read(passwd, m->local_user_names, m->local_uids, local_line);
 
         if (r < 0)
                 return r;
-        return colon_file_read(m, group, m->local_group_names, m->local_gids, local_line);
+        return colon_file_read(group, m->local_group_names, m->local_gids, local_line);
 }
 
 int scim_map_load_published(ScimMapper *m, const char *passwd, const char *group) {
-        int r = colon_file_read(m, passwd, m->published_users, NULL, published_line);
+        int r = colon_file_read(passwd, m->published_users, NULL, published_line);
 
         if (r < 0)
                 return r;
-        return colon_file_read(m, group, m->published_groups, NULL, published_line);
+        return colon_file_read(group, m->published_groups, NULL, published_line);
 }
 
 static bool published(const ScimMapper *m, bool group, const char *name, uint32_t id) {
