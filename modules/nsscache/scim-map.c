@@ -759,14 +759,6 @@ static bool claim_published(const ScimMapper *m, bool group, const Claim *c) {
         return name && published(m, group, name, c->id);
 }
 
-/* Sets the keys a lookup found (rather than added) to @value. */
-static int claim_keys(DupSet *names, DupSet *ids, const char *name, uint32_t id, int rn, int ri, uint32_t value) {
-        if ((rn == 0 && dupset_put(names, name, strlen(name), value) < 0) ||
-            (ri == 0 && dupset_put_id(ids, id, value) < 0))
-                return -ENOMEM;
-        return 0;
-}
-
 /**
  * claim() - may a new entry have @name and @id?
  * Yes if nobody claimed either.  If someone did, the entry published with
@@ -815,12 +807,15 @@ static int claim(ScimMapper *m, bool group, json_object *jname, const char *name
         }
         if (lost != _SCIM_REJECT_MAX) {
                 /* keys this entry added are free again; those it found keep their claimant */
-                r = claim_keys(names, ids, name, id, rn == 1 ? 0 : 1, ri == 1 ? 0 : 1, CLAIM_NONE);
-                return r < 0 ? r : reject(m, lost, map, jname, id);
+                if ((rn == 1 && dupset_put(names, name, strlen(name), CLAIM_NONE) < 0) ||
+                    (ri == 1 && dupset_put_id(ids, id, CLAIM_NONE) < 0))
+                        return -ENOMEM;
+                return reject(m, lost, map, jname, id);
         }
-        r = claim_keys(names, ids, name, id, rn, ri, next);
-        if (r < 0)
-                return r;
+        /* keys it found (free, or held by an entry displaced just now) are its own now */
+        if ((rn == 0 && dupset_put(names, name, strlen(name), next) < 0) ||
+            (ri == 0 && dupset_put_id(ids, id, next) < 0))
+                return -ENOMEM;
         m->claims[m->n_claims++] = (Claim) { .id = id };
         *ret_ok = true;
         *ret_claim = next;

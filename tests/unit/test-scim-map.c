@@ -670,11 +670,13 @@ START_TEST(test_takeover) {
         published_passwd = tmp_file("passwd.cache", "alice:x:5000:5000::/home/alice:/bin/bash\n"
                                                     "bob:x:5001:5001::/home/bob:/bin/bash\n");
         published_group = tmp_file("group.cache", "research:x:7000:alice\n");
-        users = join_free(8, user("\"alice\"", "6666", ",\"sunkSshKeys\":[\"ssh-ed25519 AAAA evil\"]"),
+        users = join_free(10, user("\"alice\"", "6666", ",\"sunkSshKeys\":[\"ssh-ed25519 AAAA evil\"]"),
                           user("\"mallory\"", "5001", ",\"sunkSshKeys\":[\"ssh-ed25519 AAAA evil\"]"),
                           user("\"alice\"", "5000", ",\"sunkSshKeys\":[\"ssh-ed25519 AAAA alice\"]"),
                           user("\"bob\"", "5001", ",\"sunkSshKeys\":[\"ssh-ed25519 AAAA bob\"]"),
                           user("\"alice\"", "5000", ",\"sunkSshKeys\":[\"ssh-ed25519 AAAA again\"]"),
+                          /* rejected: the uid it brought is free again for frank */
+                          user("\"alice\"", "6001", NULL), user("\"frank\"", "6001", NULL),
                           user("\"carol\"", "5002", NULL), user("\"carol\"", "5003", NULL),
                           user("\"dave\"", "5002", NULL));
         run(c, users,
@@ -685,19 +687,22 @@ START_TEST(test_takeover) {
             "{\"sunkPosixGroupName\":\"new\",\"sunkPosixGroupId\":7002}",
             &maps, &rej);
         published_passwd = published_group = NULL;
-        ck_assert_int_eq(maps.n_passwd, 2);
+        ck_assert_int_eq(maps.n_passwd, 3);
         ck_assert_str_eq(maps.passwd[0].name, "alice");
         ck_assert_int_eq(maps.passwd[0].uid, 5000);
         ck_assert_str_eq(maps.passwd[1].name, "bob");
         ck_assert_int_eq(maps.passwd[1].uid, 5001);
-        ck_assert_int_eq(maps.n_shadow, 2);
-        ck_assert_int_eq(maps.n_sshkey, 2);
+        ck_assert_str_eq(maps.passwd[2].name, "frank");
+        ck_assert_int_eq(maps.passwd[2].uid, 6001);
+        ck_assert_int_eq(maps.n_shadow, 3);
+        ck_assert_int_eq(maps.n_sshkey, 3);
         ck_assert_str_eq(maps.sshkey[0].name, "alice");
         ck_assert_str_eq(maps.sshkey[0].keys[0], "ssh-ed25519 AAAA alice");
         ck_assert_ptr_null(maps.sshkey[0].keys[1]);
         ck_assert_str_eq(maps.sshkey[1].keys[0], "ssh-ed25519 AAAA bob");
-        /* alice 6666 and mallory displaced, the second alice 5000, both carols and dave rejected */
-        ck_assert_int_eq(rej.count[SCIM_REJECT_DUP_NAME] + rej.count[SCIM_REJECT_DUP_ID], 6 + 4);
+        /* alice 6666 and mallory displaced, alice 5000 again and alice 6001, both carols and dave
+         * rejected; groups: research 7666 and evil displaced, both "new" rejected */
+        ck_assert_int_eq(rej.count[SCIM_REJECT_DUP_NAME] + rej.count[SCIM_REJECT_DUP_ID], 7 + 4);
         ck_assert_int_eq(maps.n_group, 1);
         ck_assert_str_eq(maps.group[0].name, "research");
         ck_assert_int_eq(maps.group[0].gid, 7000);
