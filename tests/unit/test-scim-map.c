@@ -77,19 +77,35 @@ static char *join_free(size_t n, ...) {
 /* Files the next run() loads: the node's own accounts, the published maps. */
 static const char *local_passwd, *local_group, *published_passwd, *published_group;
 
-/* A file with @text in a fresh temporary directory; the path is static. */
-static const char *tmp_file(const char *name, const char *text) {
-        static char dir[] = "/tmp/test-scim-map.XXXXXX";
-        static char paths[8][64];
-        static size_t n;
-        char *path = paths[n++ % ELEMENTSOF(paths)];
+/* A temporary directory for one test's files, removed by tmp_dir_done(). */
+typedef struct TmpDir {
+        char path[64];
+        char files[4][96];
+        size_t n;
+} TmpDir;
+
+static void tmp_dir_init(TmpDir *d) {
+        *d = (TmpDir) { .path = "/tmp/test-scim-map-XXXXXX" };
+        ck_assert_msg(mkdtemp(d->path), "mkdtemp: %m");
+}
+
+static void tmp_dir_done(TmpDir *d) {
+        _cleanup_free_ char *cmd = NULL;
+
+        ck_assert_int_ge(asprintf(&cmd, "rm -rf '%s'", d->path), 0);
+        ck_assert_int_eq(system(cmd), 0);
+}
+
+/* @d/@name with @text; the path lives as long as @d. */
+static const char *tmp_file(TmpDir *d, const char *name, const char *text) {
+        char *path = d->files[d->n++];
         FILE *f;
 
-        if (dir[strlen(dir) - 1] == 'X')
-                ck_assert_ptr_nonnull(mkdtemp(dir));
-        snprintf(path, sizeof(paths[0]), "%s/%s", dir, name);
+        ck_assert_uint_le(d->n, ELEMENTSOF(d->files));
+        ck_assert_uint_lt(strlen(d->path) + 1 + strlen(name), sizeof(d->files[0]));
+        stpcpy(stpcpy(stpcpy(path, d->path), "/"), name);
         f = fopen(path, "we");
-        ck_assert_ptr_nonnull(f);
+        ck_assert_msg(f, "%s: %m", path);
         fputs(text, f);
         ck_assert_int_eq(fclose(f), 0);
         return path;
@@ -608,13 +624,15 @@ START_TEST(test_local_accounts) {
         _cleanup_free_ char *users = NULL;
         NssMaps maps = { 0 };
         ScimRejects rej;
+        TmpDir d;
 
-        local_passwd = tmp_file("passwd", "# comment\nroot:x:0:0:root:/root:/bin/bash\n"
+        tmp_dir_init(&d);
+        local_passwd = tmp_file(&d, "passwd", "# comment\nroot:x:0:0:root:/root:/bin/bash\n"
                                           "ubuntu:x:1000:1000::/home/ubuntu:/bin/bash\n"
                                           "+nis\nops:x:5100:5100::/home/ops:/bin/sh\nbroken-no-id\n"
                                           "a-local-name-longer-than-32-bytes:x:5200:5200::/:/bin/sh\n"
                                           "odd:x:12a:1::/:/bin/sh");
-        local_group = tmp_file("group", "root:x:0:\nubuntu:x:1000:\ngpu:x:7000:ops\n");
+        local_group = tmp_file(&d, "group", "root:x:0:\nubuntu:x:1000:\ngpu:x:7000:ops\n");
         users = join_free(8, user("\"x4\"", "5200", NULL), user("\"ubuntu\"", "9000", NULL), user("\"x1\"", "1000", NULL),
                           user("\"ops\"", "9001", NULL), user("\"x2\"", "5100", NULL),
                           user("\"x3\"", "9002", ",\"sunkPosixGroupId\":7000"),
@@ -631,6 +649,7 @@ START_TEST(test_local_accounts) {
             "{\"sunkPosixUsername\":\"systemd-timesync\"}]}",
             &maps, &rej);
         local_passwd = local_group = NULL;
+        tmp_dir_done(&d);
         /* uid 5200, ubuntu, uid 1000, ops, uid 5100, primary gid 7000, odd; 6 groups; 4 members */
         ck_assert_int_eq(rej.count[SCIM_REJECT_LOCAL_ACCOUNT], 7 + 6 + 4);
         ck_assert_int_eq(rej.total, 17);
@@ -666,10 +685,12 @@ START_TEST(test_takeover) {
         _cleanup_free_ char *users = NULL;
         NssMaps maps = { 0 };
         ScimRejects rej;
+        TmpDir d;
 
-        published_passwd = tmp_file("passwd.cache", "alice:x:5000:5000::/home/alice:/bin/bash\n"
+        tmp_dir_init(&d);
+        published_passwd = tmp_file(&d, "passwd.cache", "alice:x:5000:5000::/home/alice:/bin/bash\n"
                                                     "bob:x:5001:5001::/home/bob:/bin/bash\n");
-        published_group = tmp_file("group.cache", "research:x:7000:alice\n");
+        published_group = tmp_file(&d, "group.cache", "research:x:7000:alice\n");
         users = join_free(10, user("\"alice\"", "6666", ",\"sunkSshKeys\":[\"ssh-ed25519 AAAA evil\"]"),
                           user("\"mallory\"", "5001", ",\"sunkSshKeys\":[\"ssh-ed25519 AAAA evil\"]"),
                           user("\"alice\"", "5000", ",\"sunkSshKeys\":[\"ssh-ed25519 AAAA alice\"]"),
@@ -687,6 +708,7 @@ START_TEST(test_takeover) {
             "{\"sunkPosixGroupName\":\"new\",\"sunkPosixGroupId\":7002}",
             &maps, &rej);
         published_passwd = published_group = NULL;
+        tmp_dir_done(&d);
         ck_assert_int_eq(maps.n_passwd, 3);
         ck_assert_str_eq(maps.passwd[0].name, "alice");
         ck_assert_int_eq(maps.passwd[0].uid, 5000);
