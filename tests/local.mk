@@ -98,6 +98,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0220-nsscache-daemon.t \
 	tests/integration/0230-nsscache-getent.t \
 	tests/integration/0240-nsscache-tls.t \
+	tests/integration/0250-nsscache-identity.t \
 	tests/integration/0301-readiness.t \
 	tests/integration/0302-s6.t \
 	tests/integration/0303-systemd-unit.t \

@@ -28,8 +28,9 @@
  * Unlike nsscache, fields that would corrupt the line format (':' or '\n'
  * anywhere, ',' in a member) are refused, not written: a broken line would
  * shift every later entry for libnss-cache and glibc's parsers alike.  An
- * sshkey entry with no keys writes no line (nsscache's SCIM source makes no
- * entry for a user without keys).
+ * sshkey entry with no keys is written as "name:" (nsscache's SCIM source
+ * "always create[s] an entry, even if no keys" with sshkey "", and
+ * '%s:%s' % (name, '') is that line); its index lists the name too.
  */
 #include <inttypes.h>
 #include <stddef.h>
@@ -134,18 +135,36 @@ static void repr_char(StrBuf *b, const unsigned char *p, int k, uint32_t cp) {
                 put_hex(b, "\\U", cp, 8);
 }
 
+int cache_format_utf8_len(const char *s) {
+        uint32_t cp;
+
+        return utf8_next((const unsigned char *) s, &cp);
+}
+
+bool cache_format_utf8_valid(const char *s) {
+        for (const unsigned char *q = (const unsigned char *) s; *q;) {
+                uint32_t cp;
+                int k;
+
+                if (*q < 0x80) {
+                        q++;
+                        continue;
+                }
+                k = utf8_next(q, &cp);
+                if (k < 0)
+                        return false;
+                q += k;
+        }
+        return true;
+}
+
 static int pyrepr(StrBuf *b, const char *s) {
         const unsigned char *p = (const unsigned char *) s;
         char quote = '\'';
 
         /* Validate first: a half-written repr must not reach the buffer. */
-        for (const unsigned char *q = p; *q;) {
-                uint32_t cp;
-                int k = utf8_next(q, &cp);
-                if (k < 0)
-                        return k;
-                q += k;
-        }
+        if (!cache_format_utf8_valid(s))
+                return -EILSEQ;
         if (strchr(s, '\'') && !strchr(s, '"'))
                 quote = '"';
 
@@ -355,11 +374,13 @@ static int render_sshkey(StrBuf *b, const void *entry, size_t i, bool *ret_line,
 
         if (r < 0)
                 return r;
-        if (!e->keys || !e->keys[0])
-                return 0;
-
         strbuf_puts(b, e->name);
         strbuf_putc(b, ':');
+        if (!e->keys || !e->keys[0]) {
+                strbuf_putc(b, '\n');
+                *ret_line = true;
+                return 0;
+        }
         r = pylist(b, e->keys);
         if (r == -EILSEQ) {
                 if (ret_error &&
@@ -444,6 +465,31 @@ int cache_formatted_add(CacheFormatted *f, const void *entry) {
         if (r < 0)
                 f->error = r;
         return 0;
+}
+
+int cache_formatted_try_add(CacheFormatted *f, const void *entry) {
+        _cleanup_free_ char *error = NULL;
+        int r;
+
+        if (f->error != 0)
+                return 0;
+        r = render_entry(&f->buf, f->type, entry, f->offered, &f->entries, &error);
+        if (r >= 0)
+                f->offered++;
+        return r;
+}
+
+int cache_format_check(NssMapType t, const void *entry) {
+        _cleanup_free_ char *error = NULL;
+        StrBuf b = {};
+        size_t lines = 0;
+        int r;
+
+        if ((int) t < 0 || t >= _NSS_MAP_MAX)
+                return -EINVAL;
+        r = render_entry(&b, t, entry, 0, &lines, &error);
+        strbuf_done(&b);
+        return r;
 }
 
 void cache_formatted_done(CacheFormatted *f) {

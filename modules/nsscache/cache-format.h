@@ -1,6 +1,7 @@
 /* Rendering NssMaps as nsscache's `files` cache writes them.  Non-logging. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -13,7 +14,7 @@
  * @t:           which map
  * @ret_buf:     the bytes, malloc'ed and NUL-terminated (the NUL is not counted)
  * @ret_len:     their length
- * @ret_entries: number of lines written (an sshkey entry without keys writes none)
+ * @ret_entries: number of lines written (one per entry; an sshkey entry without keys is "name:")
  * @ret_error:   on -EINVAL/-EILSEQ, "MAP entry N 'NAME': field F: reason" (malloc'ed)
  *
  * Fields that would break the colon/newline format (a ':' or '\n' in a
@@ -61,5 +62,22 @@ void cache_formatted_init(CacheFormatted *f, NssMapType t);
  * Return: 0, or -ENOMEM.
  */
 int cache_formatted_add(CacheFormatted *f, const void *entry);
+
+/**
+ * cache_formatted_try_add() - cache_formatted_add() for an entry that may be
+ * refused on its own: one that cannot be rendered leaves @f as it was (no
+ * error recorded, so later entries still go in) and its error is returned.
+ * Return: 0, -EINVAL, -EILSEQ or -ENOMEM.
+ */
+int cache_formatted_try_add(CacheFormatted *f, const void *entry);
+
+/** cache_format_check() - whether an entry of map @t would render.  Return: as above. */
+int cache_format_check(NssMapType t, const void *entry);
+
+/** cache_format_utf8_len() - bytes of the UTF-8 sequence at @s (1 for ASCII), or -EILSEQ. */
+int cache_format_utf8_len(const char *s);
+
+/** cache_format_utf8_valid() - whether @s is valid UTF-8 (no overlongs, surrogates, > U+10FFFF). */
+bool cache_format_utf8_valid(const char *s);
 
 void cache_formatted_done(CacheFormatted *f); /* frees, keeps the type */

@@ -1,7 +1,7 @@
 /* Open addressing with linear probing over offsets into one key buffer.
  *
  * A slot holds 0 (empty) or 1 + the offset of its key, stored as one length
- * byte and the key's bytes.  The table is kept at most half full; growing
+ * byte, the key's bytes and a 4-byte value (unaligned, so copied).  The table is kept at most half full; growing
  * rehashes from the key buffer.  Keys are never removed one by one, only
  * all at once by dupset_clear().
  */
@@ -141,14 +141,18 @@ static int grow_slots(DupSet *s) {
         return 0;
 }
 
-static int append_key(DupSet *s, const void *key, size_t len, uint32_t *ret_slot) {
-        if (s->keys_len + 1 + len >= UINT32_MAX)
+#define VALUE_SIZE sizeof(uint32_t)
+
+static int append_key(DupSet *s, const void *key, size_t len, uint32_t value, uint32_t *ret_slot) {
+        size_t need = s->keys_len + 1 + len + VALUE_SIZE;
+
+        if (need >= UINT32_MAX)
                 return -ENOMEM;
-        if (s->keys_len + 1 + len > s->keys_cap) {
+        if (need > s->keys_cap) {
                 size_t cap = s->keys_cap ? s->keys_cap * 2 : 4096;
                 unsigned char *k;
 
-                while (cap < s->keys_len + 1 + len)
+                while (cap < need)
                         cap *= 2;
                 k = realloc(s->keys, cap);
                 if (!k)
@@ -158,12 +162,21 @@ static int append_key(DupSet *s, const void *key, size_t len, uint32_t *ret_slot
         }
         s->keys[s->keys_len] = (unsigned char) len;
         memcpy(s->keys + s->keys_len + 1, key, len);
+        memcpy(s->keys + s->keys_len + 1 + len, &value, VALUE_SIZE);
         *ret_slot = (uint32_t) s->keys_len + 1;
-        s->keys_len += 1 + len;
+        s->keys_len = need;
         return 0;
 }
 
-int dupset_add(DupSet *s, const void *key, size_t len) {
+static unsigned char *slot_value(const DupSet *s, uint32_t slot) {
+        unsigned char *k = s->keys + slot - 1;
+
+        return k + 1 + k[0];
+}
+
+/* Adds @key with @value; an existing key keeps its value unless @replace,
+ * and the value it had goes to *ret_old (if not NULL). */
+static int put(DupSet *s, const void *key, size_t len, uint32_t value, bool replace, uint32_t *ret_old) {
         uint32_t slot;
         size_t i;
         int r;
@@ -171,9 +184,14 @@ int dupset_add(DupSet *s, const void *key, size_t len) {
         if (len > DUPSET_KEY_MAX)
                 return -EINVAL;
         i = find_slot(s, key, len);
-        if (s->slots[i] != 0)
+        if (s->slots[i] != 0) {
+                if (ret_old)
+                        memcpy(ret_old, slot_value(s, s->slots[i]), VALUE_SIZE);
+                if (replace)
+                        memcpy(slot_value(s, s->slots[i]), &value, VALUE_SIZE);
                 return 0;
-        r = append_key(s, key, len, &slot);
+        }
+        r = append_key(s, key, len, value, &slot);
         if (r < 0)
                 return r;
         s->slots[i] = slot;
@@ -186,8 +204,32 @@ int dupset_add(DupSet *s, const void *key, size_t len) {
         return 1;
 }
 
+int dupset_add(DupSet *s, const void *key, size_t len) {
+        return put(s, key, len, 0, false, NULL);
+}
+
+int dupset_put(DupSet *s, const void *key, size_t len, uint32_t value) {
+        return put(s, key, len, value, true, NULL);
+}
+
+int dupset_get_or_add(DupSet *s, const void *key, size_t len, uint32_t value, uint32_t *ret_value) {
+        return put(s, key, len, value, false, ret_value);
+}
+
 bool dupset_contains(const DupSet *s, const void *key, size_t len) {
         return len <= DUPSET_KEY_MAX && s->slots[find_slot(s, key, len)] != 0;
+}
+
+bool dupset_get(const DupSet *s, const void *key, size_t len, uint32_t *ret_value) {
+        uint32_t slot;
+
+        if (len > DUPSET_KEY_MAX)
+                return false;
+        slot = s->slots[find_slot(s, key, len)];
+        if (slot == 0)
+                return false;
+        memcpy(ret_value, slot_value(s, slot), VALUE_SIZE);
+        return true;
 }
 
 int dupset_add_id(DupSet *s, uint32_t id) {
@@ -196,6 +238,18 @@ int dupset_add_id(DupSet *s, uint32_t id) {
 
 bool dupset_contains_id(const DupSet *s, uint32_t id) {
         return dupset_contains(s, &id, sizeof(id));
+}
+
+int dupset_put_id(DupSet *s, uint32_t id, uint32_t value) {
+        return dupset_put(s, &id, sizeof(id), value);
+}
+
+bool dupset_get_id(const DupSet *s, uint32_t id, uint32_t *ret_value) {
+        return dupset_get(s, &id, sizeof(id), ret_value);
+}
+
+int dupset_get_or_add_id(DupSet *s, uint32_t id, uint32_t value, uint32_t *ret_value) {
+        return dupset_get_or_add(s, &id, sizeof(id), value, ret_value);
 }
 
 void dupset_clear(DupSet *s) {

@@ -152,6 +152,8 @@ const sunkd_cfg_key nsscache_conf_yaml_keys[] = {
         YI("min_gid", min_gid, 1, INT32_MAX),
         YI("min_entries", min_entries, 0, INT32_MAX),
         YI("max_shrink_pct", max_shrink_pct, 0, 100),
+        Y("local_passwd", SUNKD_CFG_PATH, local_passwd),
+        Y("local_group", SUNKD_CFG_PATH, local_group),
         Y("interval", SUNKD_CFG_DURATION, interval_usec),
         Y("splay", SUNKD_CFG_DURATION, splay_usec),
         YM("passwd", NSS_MAP_PASSWD),
@@ -252,6 +254,8 @@ ScimConfig *nsscache_conf_free(ScimConfig *c) {
         free(c->nsscache_conf);
         free(c->token_file);
         free(c->ca_file);
+        free(c->local_passwd);
+        free(c->local_group);
         for (size_t i = 0; i < _NSS_MAP_MAX; i++)
                 map_conf_done(&c->map[i]);
         free(c);
@@ -282,7 +286,8 @@ int nsscache_conf_new(ScimConfig **ret) {
             strdup_to(&c->files_cache_filename_suffix, "cache") < 0 ||
             strdup_to(&c->timestamp_dir, "/var/lib/nsscache") < 0 ||
             strdup_to(&c->users_endpoint, "Users") < 0 ||
-            strdup_to(&c->groups_endpoint, "Groups") < 0)
+            strdup_to(&c->groups_endpoint, "Groups") < 0 ||
+            strdup_to(&c->local_passwd, "/etc/passwd") < 0 || strdup_to(&c->local_group, "/etc/group") < 0)
                 return -ENOMEM;
         for (size_t i = 0; i < ELEMENTSOF(default_maps); i++)
                 if (strv_extend(&c->maps, default_maps[i]) < 0)

@@ -73,6 +73,8 @@ typedef struct ScimConfig {
         int64_t min_gid;
         int64_t min_entries;
         int64_t max_shrink_pct;
+        char *local_passwd; /* the node's own accounts, never published from SCIM */
+        char *local_group;
         uint64_t interval_usec;
         uint64_t splay_usec;
 

@@ -1,5 +1,8 @@
 /* Fetch, map and render as pages arrive, then publish all maps or none. */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "nsscache-refresh.h"
 #include "util/cleanup.h"
@@ -22,6 +25,29 @@ static void formatted_done(CacheFormatted text[static _NSS_MAP_MAX]) {
                 cache_formatted_done(text + t);
 }
 
+/* The node's own accounts and the maps published now, read at the start of
+ * every run: a run never publishes what it could not check against them. */
+static int load_host_files(const ScimConfig *c, const CacheOptions *opts, ScimMapper *m, char **ret_error) {
+        _cleanup_free_ char *passwd = cache_publish_path(opts, NSS_MAP_PASSWD),
+                            *group = cache_publish_path(opts, NSS_MAP_GROUP);
+        int r;
+
+        if (!passwd || !group)
+                return -ENOMEM;
+        r = scim_map_load_local(m, c->local_passwd, c->local_group);
+        if (r < 0) {
+                if (ret_error && asprintf(ret_error, "reading the local accounts (%s, %s): %s", c->local_passwd,
+                                          c->local_group, strerror(-r)) < 0)
+                        *ret_error = NULL;
+                return r;
+        }
+        r = scim_map_load_published(m, passwd, group);
+        if (r < 0 && ret_error && asprintf(ret_error, "reading the published maps (%s, %s): %s", passwd, group,
+                                           strerror(-r)) < 0)
+                *ret_error = NULL;
+        return r;
+}
+
 int nsscache_refresh_run(const ScimConfig *c, const CacheOptions *opts, const sunkd_cancel *cancel,
                          nsscache_rejects_fn on_rejects, void *userdata, ScimFetchStats *ret_stats,
                          CacheReport *ret_report, char **ret_error) {
@@ -32,12 +58,17 @@ int nsscache_refresh_run(const ScimConfig *c, const CacheOptions *opts, const su
         r = scim_map_new_formatted(c, &m);
         if (r < 0)
                 return r;
+        r = load_host_files(c, opts, m, ret_error);
+        if (r < 0)
+                return r;
         r = scim_fetch_run(c, m, cancel, ret_stats, ret_error);
+        if (r < 0)
+                return r;
+        r = scim_map_take_formatted(m, text);
         if (r < 0)
                 return r;
         if (on_rejects)
                 on_rejects(userdata, scim_map_rejects(m));
-        scim_map_take_formatted(m, text);
         m = scim_map_free(m);
         if (sunkd_cancelled(cancel)) {
                 formatted_done(text);

@@ -274,7 +274,7 @@ static int refresh_done(void *state, int r, void *input, void *result) {
                 log_rejects(s, res);
         if (r >= 0 && res && res->published) {
                 size_t changed = res->report.n_changed;
-                sunkd_log_info(s->ctx, "Refreshed: %zu users, %zu groups, %zu with ssh keys; %zu map(s) changed, "
+                sunkd_log_info(s->ctx, "Refreshed: %zu users, %zu groups, %zu sshkey entries; %zu map(s) changed, "
                                "%llu requests in %llu ms.",
                                res->report.map[NSS_MAP_PASSWD].entries, res->report.map[NSS_MAP_GROUP].entries,
                                res->report.map[NSS_MAP_SSHKEY].entries, changed,

@@ -4,9 +4,20 @@
  * every value is treated as hostile: a name that is not a POSIX portable
  * name, an id that is 0 or inside the system range, a home directory with
  * "..", or any ':' ',' newline or NUL that would split a line of a cache
- * file, drops that entry and leaves a reject record.  The first entry to
- * claim a name or an id wins and later claimants are rejected, so one bad
- * record cannot take over an existing account.
+ * file, drops that entry and leaves a reject record.  One bad value never
+ * fails a run: it costs its entry (or its key, or its member) and nothing
+ * else.
+ *
+ * Nobody gets an account that is not theirs:
+ *  - names and ids of the node's own accounts (its passwd and group files,
+ *    read at the start of every run) and a built-in list of system names
+ *    and ids are never published (local-account);
+ *  - when two entries claim one name or id, the one already published with
+ *    that same name and id (the caches on disk at the start of the run)
+ *    keeps them, wherever it comes in the directory's order; when neither
+ *    is, both are rejected, since the directory cannot say which is right.
+ *    An entry accepted earlier in the run and displaced later is cut out of
+ *    the rendered maps when they are taken (scim_map_take*()).
  *
  * Attribute paths are nsscache's: '/' separates steps and a step is a key of
  * the current object, so a URN step such as
@@ -56,6 +67,8 @@ static const char *const reject_table[_SCIM_REJECT_MAX] = {
         [SCIM_REJECT_BAD_SSHKEY] = "invalid-sshkey",
         [SCIM_REJECT_NAME_MISMATCH] = "name-mismatch",
         [SCIM_REJECT_TOO_MANY] = "too-many-values",
+        [SCIM_REJECT_LOCAL_ACCOUNT] = "local-account",
+        [SCIM_REJECT_BAD_ENTRY] = "invalid-entry",
 };
 
 const char *scim_reject_reason_to_string(ScimRejectReason r) {
@@ -63,6 +76,24 @@ const char *scim_reject_reason_to_string(ScimRejectReason r) {
                 return NULL;
         return reject_table[r];
 }
+
+/* Where one accepted entry went in one map: a byte range of the rendered
+ * text, or (collecting) an array index with len 1.  len 0: nothing there. */
+typedef struct Span {
+        uint64_t pos;
+        uint32_t len;
+} Span;
+
+/* One accepted user or group; user_names/uids (group_names/gids) map to
+ * its index in `claims`. */
+typedef struct Claim {
+        uint32_t id;
+        bool removed; /* displaced by a later entry: cut out when taken */
+        Span span[_NSS_MAP_MAX];
+} Claim;
+
+/* The value of a name or id whose claimant was rejected: free again. */
+#define CLAIM_NONE UINT32_MAX
 
 struct ScimMapper {
         const ScimConfig *conf;
@@ -73,7 +104,31 @@ struct ScimMapper {
         ScimRejects rejects;
         DupSet *user_names, *uids, *group_names, *gids;
         DupSet *members; /* of the group being mapped */
+        /* The node's own accounts and the built-in reserved names and ids. */
+        DupSet *local_user_names, *local_uids, *local_group_names, *local_gids;
+        /* name + NUL + id of each entry in the published passwd / group map */
+        DupSet *published_users, *published_groups;
+        Claim *claims;
+        size_t n_claims, cap_claims;
+        size_t n_removed;
 };
+
+/* System accounts and groups that a directory may never hand out, even on a
+ * node whose own files lack them (a minimal image, a group added later). */
+static const char *const reserved_names[] = {
+        "root", "daemon", "bin", "sys", "sync", "games", "man", "lp", "mail", "news", "uucp",
+        "proxy", "www-data", "backup", "list", "irc", "gnats", "nobody", "nogroup", "sshd",
+        "messagebus", "sudo", "adm", "wheel", "docker", "shadow", "disk", "kmem", "tty",
+        "dialout", "cdrom", "floppy", "tape", "audio", "video", "plugdev", "netdev", "staff",
+        "users", "utmp", "operator", "src", "voice", "fax", "sasl", "input", "kvm", "render",
+        "sgx", "crontab", "ssh", "polkitd", "syslog", "admin", "lxd", "tss", "uuidd",
+        "dnsmasq", "avahi", "halt", "shutdown", "ftp", "dbus", "rpc", "rpcuser", "nfsnobody",
+        "munge", "slurm", "slurmrestd", "chrony", "ntp", "postfix",
+};
+/* "systemd-*" and Debian's "_apt"-style package accounts */
+static const char *const reserved_prefixes[] = { "systemd-", "_" };
+/* root, and nobody/nogroup with the 16-bit -1 that some tools still treat as "no id" */
+static const uint32_t reserved_ids[] = { 0, 65534, 65535 };
 
 /* ---- pages ----------------------------------------------------------------- */
 
@@ -158,6 +213,21 @@ int scim_map_page_parse(const char *buf, size_t len, ScimPage *ret, char **ret_e
 
 /* ---- mapper ---------------------------------------------------------------- */
 
+static int add_reserved(ScimMapper *m) {
+        for (size_t i = 0; i < ELEMENTSOF(reserved_names); i++) {
+                size_t n = strlen(reserved_names[i]);
+
+                if (dupset_add(m->local_user_names, reserved_names[i], n) < 0 ||
+                    dupset_add(m->local_group_names, reserved_names[i], n) < 0)
+                        return -ENOMEM;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(reserved_ids); i++)
+                if (dupset_add_id(m->local_uids, reserved_ids[i]) < 0 ||
+                    dupset_add_id(m->local_gids, reserved_ids[i]) < 0)
+                        return -ENOMEM;
+        return 0;
+}
+
 static int mapper_new(const ScimConfig *c, bool formatted, ScimMapper **ret) {
         ScimMapper *m;
 
@@ -170,7 +240,10 @@ static int mapper_new(const ScimConfig *c, bool formatted, ScimMapper **ret) {
                 cache_formatted_init(m->text + t, t);
         if (dupset_new(&m->user_names) < 0 || dupset_new(&m->uids) < 0 ||
             dupset_new(&m->group_names) < 0 || dupset_new(&m->gids) < 0 ||
-            dupset_new(&m->members) < 0) {
+            dupset_new(&m->members) < 0 || dupset_new(&m->local_user_names) < 0 ||
+            dupset_new(&m->local_uids) < 0 || dupset_new(&m->local_group_names) < 0 ||
+            dupset_new(&m->local_gids) < 0 || dupset_new(&m->published_users) < 0 ||
+            dupset_new(&m->published_groups) < 0 || add_reserved(m) < 0) {
                 scim_map_free(m);
                 return -ENOMEM;
         }
@@ -200,49 +273,137 @@ ScimMapper *scim_map_free(ScimMapper *m) {
         dupset_free(m->group_names);
         dupset_free(m->gids);
         dupset_free(m->members);
+        dupset_free(m->local_user_names);
+        dupset_free(m->local_uids);
+        dupset_free(m->local_group_names);
+        dupset_free(m->local_gids);
+        dupset_free(m->published_users);
+        dupset_free(m->published_groups);
+        free(m->claims);
         free(m);
         return NULL;
 }
 
-void scim_map_take(ScimMapper *m, NssMaps *ret) {
+/* Where NssMaps keeps each map's entries. */
+static const struct {
+        size_t array, count, size;
+} layout[_NSS_MAP_MAX] = {
+        [NSS_MAP_PASSWD] = { offsetof(NssMaps, passwd), offsetof(NssMaps, n_passwd), sizeof(NssPasswd) },
+        [NSS_MAP_SHADOW] = { offsetof(NssMaps, shadow), offsetof(NssMaps, n_shadow), sizeof(NssShadow) },
+        [NSS_MAP_GROUP] = { offsetof(NssMaps, group), offsetof(NssMaps, n_group), sizeof(NssGroup) },
+        [NSS_MAP_SSHKEY] = { offsetof(NssMaps, sshkey), offsetof(NssMaps, n_sshkey), sizeof(NssSshkey) },
+};
+
+static int span_cmp(const void *a, const void *b) {
+        const Span *x = a, *y = b;
+
+        return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* The spans of map @t that displaced entries left, in order. */
+static int removed_spans(const ScimMapper *m, NssMapType t, Span **ret, size_t *ret_n) {
+        Span *v;
+        size_t n = 0;
+
+        v = calloc(m->n_removed, sizeof(Span));
+        if (!v)
+                return -ENOMEM;
+        for (size_t i = 0; i < m->n_claims; i++)
+                if (m->claims[i].removed && m->claims[i].span[t].len > 0)
+                        v[n++] = m->claims[i].span[t];
+        qsort(v, n, sizeof(Span), span_cmp);
+        *ret = v;
+        *ret_n = n;
+        return 0;
+}
+
+/* Moves the displaced entries of map @t out of the arrays, into @trash. */
+static int cut_entries(ScimMapper *m, NssMapType t, NssMaps *trash) {
+        _cleanup_free_ Span *v = NULL;
+        char *a = *(char **) ((char *) &m->maps + layout[t].array), *bin;
+        size_t *n = (size_t *) ((char *) &m->maps + layout[t].count), size = layout[t].size;
+        size_t n_cut, kept = 0, k = 0;
+        int r;
+
+        r = removed_spans(m, t, &v, &n_cut);
+        if (r < 0 || n_cut == 0)
+                return r;
+        bin = calloc(n_cut, size);
+        if (!bin)
+                return -ENOMEM;
+        for (size_t i = 0; i < *n; i++) {
+                if (k < n_cut && v[k].pos == i)
+                        memcpy(bin + size * k++, a + size * i, size);
+                else
+                        memmove(a + size * kept++, a + size * i, size);
+        }
+        *n = kept;
+        *(char **) ((char *) trash + layout[t].array) = bin;
+        *(size_t *) ((char *) trash + layout[t].count) = n_cut;
+        return 0;
+}
+
+/* Removes the lines of displaced entries from the rendered map @t. */
+static int cut_lines(ScimMapper *m, NssMapType t) {
+        _cleanup_free_ Span *v = NULL;
+        StrBuf *b = &m->text[t].buf;
+        size_t n_cut, out = 0, in = 0;
+        int r;
+
+        r = removed_spans(m, t, &v, &n_cut);
+        if (r < 0 || n_cut == 0)
+                return r;
+        for (size_t k = 0; k < n_cut; k++) {
+                memmove(b->data + out, b->data + in, v[k].pos - in);
+                out += v[k].pos - in;
+                in = v[k].pos + v[k].len;
+        }
+        memmove(b->data + out, b->data + in, b->len - in);
+        strbuf_truncate(b, out + b->len - in);
+        m->text[t].entries -= n_cut;
+        return 0;
+}
+
+int scim_map_take(ScimMapper *m, NssMaps *ret) {
+        NssMaps trash = {};
+        int r = 0;
+
+        for (NssMapType t = 0; t < _NSS_MAP_MAX && r >= 0 && m->n_removed > 0; t++)
+                r = cut_entries(m, t, &trash);
+        nss_maps_done(&trash);
+        if (r < 0)
+                return r;
         *ret = m->maps;
         memset(&m->maps, 0, sizeof(m->maps));
         memset(m->cap, 0, sizeof(m->cap));
+        return 0;
 }
 
-void scim_map_take_formatted(ScimMapper *m, CacheFormatted ret[static _NSS_MAP_MAX]) {
+int scim_map_take_formatted(ScimMapper *m, CacheFormatted ret[static _NSS_MAP_MAX]) {
+        int r;
+
+        for (NssMapType t = 0; t < _NSS_MAP_MAX && m->n_removed > 0; t++) {
+                r = cut_lines(m, t);
+                if (r < 0)
+                        return r;
+        }
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
                 ret[t] = m->text[t];
                 cache_formatted_init(m->text + t, t);
         }
+        return 0;
 }
 
 const ScimRejects *scim_map_rejects(const ScimMapper *m) {
         return &m->rejects;
 }
 
-/* A printable, bounded copy of untrusted text, for log lines. */
-static char *printable_copy(json_object *v) {
-        const char *s;
-        char *t;
-        size_t n;
-
-        if (!v || !json_object_is_type(v, json_type_string))
-                return NULL;
-        s = json_object_get_string(v);
-        n = MIN(strlen(s), (size_t) 64);
-        t = strndup(s, n);
-        if (!t)
-                return NULL;
-        for (size_t i = 0; i < n; i++)
-                if ((unsigned char) t[i] < 0x20 || (unsigned char) t[i] >= 0x7f)
-                        t[i] = '?';
-        return t;
-}
-
-static int reject(ScimMapper *m, ScimRejectReason reason, NssMapType map, json_object *name,
-                  int64_t id) {
+/* Counts a reject and keeps a record with a printable, bounded copy of
+ * @name (untrusted text, for log lines). */
+static int reject_name(ScimMapper *m, ScimRejectReason reason, NssMapType map, const char *name,
+                       int64_t id) {
         ScimRejects *r = &m->rejects;
+        char *copy = NULL;
 
         r->count[reason]++;
         r->total++;
@@ -253,13 +414,23 @@ static int reject(ScimMapper *m, ScimRejectReason reason, NssMapType map, json_o
                 if (!r->records)
                         return -ENOMEM;
         }
-        r->records[r->n_records++] = (ScimReject) {
-                .reason = reason,
-                .map = map,
-                .name = printable_copy(name),
-                .id = id,
-        };
+        if (name) {
+                copy = strndup(name, 64);
+                if (!copy)
+                        return -ENOMEM;
+                for (char *p = copy; *p; p++)
+                        if ((unsigned char) *p < 0x20 || (unsigned char) *p >= 0x7f)
+                                *p = '?';
+        }
+        r->records[r->n_records++] = (ScimReject) { .reason = reason, .map = map, .name = copy, .id = id };
         return 0;
+}
+
+static int reject(ScimMapper *m, ScimRejectReason reason, NssMapType map, json_object *name,
+                  int64_t id) {
+        return reject_name(m, reason, map,
+                           name && json_object_is_type(name, json_type_string) ? json_object_get_string(name) : NULL,
+                           id);
 }
 
 static int grow(void **array, size_t *cap, size_t n, size_t size) {
@@ -373,11 +544,30 @@ static int (*const copy_entry[_NSS_MAP_MAX])(ScimMapper *m, const void *entry) =
         [NSS_MAP_SSHKEY] = copy_sshkey,
 };
 
-/* Hands on one accepted entry whose strings are borrowed. */
-static int emit(ScimMapper *m, NssMapType t, const void *entry) {
-        if (m->formatted)
-                return cache_formatted_add(m->text + t, entry);
-        return copy_entry[t](m, entry);
+/* Hands on one accepted entry whose strings are borrowed, and says where it
+ * went.  Return: 0, -ENOMEM, or -EINVAL/-EILSEQ for an entry the cache
+ * format cannot hold (nothing is added: the caller rejects that entry). */
+static int emit(ScimMapper *m, NssMapType t, const void *entry, Span *ret_span) {
+        size_t mark;
+        int r;
+
+        if (m->formatted) {
+                mark = m->text[t].buf.len;
+                r = cache_formatted_try_add(m->text + t, entry);
+                if (r < 0)
+                        return r;
+                *ret_span = (Span) { mark, (uint32_t) (m->text[t].buf.len - mark) };
+                return 0;
+        }
+        r = cache_format_check(t, entry);
+        if (r < 0)
+                return r;
+        mark = nss_maps_count(&m->maps, t);
+        r = copy_entry[t](m, entry);
+        if (r < 0)
+                return r;
+        *ret_span = (Span) { mark, 1 };
+        return 0;
 }
 
 /* ---- attributes ------------------------------------------------------------- */
@@ -404,19 +594,236 @@ json_object *scim_map_extract(json_object *o, const char *path) {
         }
 }
 
+/* A name every tool takes as it is: POSIX portable filename characters, not
+ * starting with '-' (an option), not only dots ("." and ".." as a home or a
+ * path component) and not only digits (chown, id and friends take those as
+ * an id).  Non-ASCII names are refused: useradd, sshd's AllowUsers patterns
+ * and many scripts do not handle them alike. */
 static bool name_valid(const char *s) {
-        size_t n = strlen(s);
+        size_t n = strlen(s), dots = 0, digits = 0;
 
         if (n == 0 || n > SCIM_NAME_MAX || s[0] == '-')
                 return false;
-        for (size_t i = 0; i < n; i++)
-                if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-",
-                            s[i]))
+        for (size_t i = 0; i < n; i++) {
+                if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-", s[i]))
                         return false;
-        return true;
+                dots += s[i] == '.';
+                digits += s[i] >= '0' && s[i] <= '9';
+        }
+        return dots < n && digits < n;
 }
 
-/* No ':' ',' or control characters (newline, NUL: json-c strings may carry NUL). */
+/* ---- the node's own accounts and the published maps ----------------------- */
+
+static bool name_reserved(const DupSet *local, const char *name) {
+        for (size_t i = 0; i < ELEMENTSOF(reserved_prefixes); i++)
+                if (strncmp(name, reserved_prefixes[i], strlen(reserved_prefixes[i])) == 0)
+                        return true;
+        return dupset_contains(local, name, strlen(name));
+}
+
+typedef int (*ColonLineFn)(DupSet *names, DupSet *ids, const char *name, size_t len, int64_t id);
+
+/* The id field of a passwd or group line: -1 unless a plain uint32. */
+static int64_t colon_id(const char *p) {
+        int64_t id = 0;
+        size_t n = 0;
+
+        for (; p[n] >= '0' && p[n] <= '9' && n < 11; n++)
+                id = id * 10 + (p[n] - '0');
+        if (n == 0 || (p[n] != ':' && p[n] != '\n' && p[n] != 0) || id > UINT32_MAX)
+                return -1;
+        return id;
+}
+
+/* Feeds name and third field of each line of a passwd- or group-format file
+ * to @fn.  Comments, NIS "+"/"-" lines and lines without a name are skipped.
+ * A missing file is empty. */
+static int colon_file_read(const char *path, DupSet *names, DupSet *ids, ColonLineFn fn) {
+        _cleanup_fclose_ FILE *f = NULL;
+        _cleanup_free_ char *line = NULL;
+        size_t cap = 0;
+        ssize_t k;
+        int r;
+
+        if (isempty(path))
+                return 0;
+        f = fopen(path, "re");
+        if (!f)
+                return errno == ENOENT ? 0 : -errno;
+        while ((k = getline(&line, &cap, f)) >= 0) {
+                const char *c1 = memchr(line, ':', (size_t) k), *c2;
+                size_t len = c1 ? (size_t) (c1 - line) : 0;
+
+                if (len == 0 || strchr("#+-", line[0]))
+                        continue;
+                c2 = memchr(c1 + 1, ':', (size_t) k - len - 1);
+                r = fn(names, ids, line, len, c2 ? colon_id(c2 + 1) : -1);
+                if (r < 0)
+                        return r;
+        }
+        return ferror(f) ? -EIO : 0;
+}
+
+/* A name longer than any valid one cannot collide, but its id still can. */
+static int local_line(DupSet *names, DupSet *ids, const char *name, size_t len, int64_t id) {
+        if ((len <= SCIM_NAME_MAX && dupset_add(names, name, len) < 0) ||
+            (id >= 0 && dupset_add_id(ids, (uint32_t) id) < 0))
+                return -ENOMEM;
+        return 0;
+}
+
+/* name, NUL, id: the key of a published entry. */
+static size_t published_key(char buf[static SCIM_NAME_MAX + 5], const char *name, size_t len, uint32_t id) {
+        memcpy(buf, name, len);
+        buf[len] = 0;
+        memcpy(buf + len + 1, &id, sizeof(id));
+        return len + 1 + sizeof(id);
+}
+
+static int published_line(DupSet *set, DupSet *unused, const char *name, size_t len, int64_t id) {
+        char key[SCIM_NAME_MAX + 5];
+
+        (void) unused;
+        if (id < 0 || len > SCIM_NAME_MAX)
+                return 0;
+        return dupset_add(set, key, published_key(key, name, len, (uint32_t) id)) < 0 ? -ENOMEM : 0;
+}
+
+int scim_map_load_local(ScimMapper *m, const char *passwd, const char *group) {
+        int r = colon_file_read(passwd, m->local_user_names, m->local_uids, local_line);
+
+        if (r < 0)
+                return r;
+        return colon_file_read(group, m->local_group_names, m->local_gids, local_line);
+}
+
+int scim_map_load_published(ScimMapper *m, const char *passwd, const char *group) {
+        int r = colon_file_read(passwd, m->published_users, NULL, published_line);
+
+        if (r < 0)
+                return r;
+        return colon_file_read(group, m->published_groups, NULL, published_line);
+}
+
+static bool published(const ScimMapper *m, bool group, const char *name, uint32_t id) {
+        char key[SCIM_NAME_MAX + 5];
+
+        if (dupset_size(group ? m->published_groups : m->published_users) == 0)
+                return false;
+        return dupset_contains(group ? m->published_groups : m->published_users, key,
+                               published_key(key, name, strlen(name), id));
+}
+
+/* ---- claims: who gets a name and an id ------------------------------------- */
+
+/* The name of an accepted entry, from the first map it went to. */
+static const char *claim_name(const ScimMapper *m, const Claim *c, char buf[static SCIM_NAME_MAX + 1]) {
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
+                const char *line, *colon;
+
+                if (c->span[t].len == 0)
+                        continue;
+                if (!m->formatted)
+                        /* every entry type starts with its name */
+                        return *(char *const *) (*(char *const *) ((const char *) &m->maps + layout[t].array) +
+                                                 layout[t].size * c->span[t].pos);
+                line = m->text[t].buf.data + c->span[t].pos;
+                colon = memchr(line, ':', MIN((size_t) c->span[t].len, (size_t) SCIM_NAME_MAX + 1));
+                if (!colon)
+                        break;
+                memcpy(buf, line, (size_t) (colon - line));
+                buf[colon - line] = 0;
+                return buf;
+        }
+        return NULL;
+}
+
+/* An entry accepted earlier loses its name and id to a later one. */
+static int displace(ScimMapper *m, bool group, uint32_t i, ScimRejectReason reason) {
+        Claim *c = m->claims + i;
+        char buf[SCIM_NAME_MAX + 1];
+
+        if (c->removed)
+                return 0;
+        c->removed = true;
+        m->n_removed++;
+        return reject_name(m, reason, group ? NSS_MAP_GROUP : NSS_MAP_PASSWD, claim_name(m, c, buf), c->id);
+}
+
+/* Whether claim @c is the published entry of its name and id. */
+static bool claim_published(const ScimMapper *m, bool group, const Claim *c) {
+        char buf[SCIM_NAME_MAX + 1];
+        const char *name = claim_name(m, c, buf);
+
+        return name && published(m, group, name, c->id);
+}
+
+/**
+ * claim() - may a new entry have @name and @id?
+ * Yes if nobody claimed either.  If someone did, the entry published with
+ * this very name and id wins: a newcomer that is it displaces the earlier
+ * claimants, a newcomer that is not is rejected.  Between entries of which
+ * none is published, all are rejected.  *ret_claim is set when the answer
+ * is yes; the rejects are recorded here.  One lookup per key when nobody
+ * claimed it before: the common case costs two.
+ */
+static int claim(ScimMapper *m, bool group, json_object *jname, const char *name, uint32_t id,
+                 bool *ret_ok, uint32_t *ret_claim) {
+        DupSet *names = group ? m->group_names : m->user_names, *ids = group ? m->gids : m->uids;
+        NssMapType map = group ? NSS_MAP_GROUP : NSS_MAP_PASSWD;
+        uint32_t next, ni = CLAIM_NONE, ii = CLAIM_NONE;
+        ScimRejectReason lost = _SCIM_REJECT_MAX;
+        int rn, ri, r;
+
+        *ret_ok = false;
+        if (m->n_claims >= CLAIM_NONE)
+                return -ENOMEM;
+        r = grow((void **) &m->claims, &m->cap_claims, m->n_claims, sizeof(Claim));
+        if (r < 0)
+                return r;
+        next = (uint32_t) m->n_claims;
+        rn = dupset_get_or_add(names, name, strlen(name), next, &ni);
+        if (rn < 0)
+                return rn;
+        ri = dupset_get_or_add_id(ids, id, next, &ii);
+        if (ri < 0)
+                return ri;
+
+        if (ni != CLAIM_NONE || ii != CLAIM_NONE) {
+                bool inc = published(m, group, name, id);
+
+                if (ni != CLAIM_NONE && claim_published(m, group, m->claims + ni))
+                        lost = SCIM_REJECT_DUP_NAME;
+                else if (ii != CLAIM_NONE && claim_published(m, group, m->claims + ii))
+                        lost = SCIM_REJECT_DUP_ID;
+                else {
+                        if ((ni != CLAIM_NONE && (r = displace(m, group, ni, SCIM_REJECT_DUP_NAME)) < 0) ||
+                            (ii != CLAIM_NONE && (r = displace(m, group, ii, SCIM_REJECT_DUP_ID)) < 0))
+                                return r;
+                        if (!inc)
+                                lost = ni != CLAIM_NONE ? SCIM_REJECT_DUP_NAME : SCIM_REJECT_DUP_ID;
+                }
+        }
+        if (lost != _SCIM_REJECT_MAX) {
+                /* keys this entry added are free again; those it found keep their claimant */
+                if ((rn == 1 && dupset_put(names, name, strlen(name), CLAIM_NONE) < 0) ||
+                    (ri == 1 && dupset_put_id(ids, id, CLAIM_NONE) < 0))
+                        return -ENOMEM;
+                return reject(m, lost, map, jname, id);
+        }
+        /* keys it found (free, or held by an entry displaced just now) are its own now */
+        if ((rn == 0 && dupset_put(names, name, strlen(name), next) < 0) ||
+            (ri == 0 && dupset_put_id(ids, id, next) < 0))
+                return -ENOMEM;
+        m->claims[m->n_claims++] = (Claim) { .id = id };
+        *ret_ok = true;
+        *ret_claim = next;
+        return 0;
+}
+
+/* No ':' ',' or control characters (newline, NUL: json-c strings may carry
+ * NUL), and valid UTF-8: a path is used as it is, never repaired. */
 static bool field_clean(json_object *v, const char *s) {
         size_t n = strlen(s);
 
@@ -425,7 +832,7 @@ static bool field_clean(json_object *v, const char *s) {
         for (size_t i = 0; i < n; i++)
                 if (s[i] == ':' || s[i] == ',' || (unsigned char) s[i] < 0x20 || s[i] == 0x7f)
                         return false;
-        return true;
+        return cache_format_utf8_valid(s);
 }
 
 static bool path_valid(const char *s, bool forbid_dotdot) {
@@ -485,8 +892,9 @@ static bool set_has(DupSet *set, const char *name) {
         return dupset_contains(set, name, strlen(name));
 }
 
-/* gecos is cosmetic: forbidden characters become spaces, long values are cut
- * at a UTF-8 boundary instead of rejecting the account. */
+/* gecos is cosmetic: forbidden characters become spaces, bytes that are not
+ * UTF-8 become '?', long values are cut at a UTF-8 boundary, instead of
+ * rejecting the account. */
 static char *gecos_from(json_object *user, const char *path) {
         json_object *v = NULL, *name;
         _cleanup_free_ char *joined = NULL;
@@ -523,9 +931,17 @@ static char *gecos_from(json_object *user, const char *path) {
         t = strndup(s, n);
         if (!t)
                 return NULL;
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n;) {
+                int k = (unsigned char) t[i] < 0x80 ? 1 : cache_format_utf8_len(t + i);
+
+                if (k < 0) { /* a stray byte: '?' as a decoder's replacement would be */
+                        t[i++] = '?';
+                        continue;
+                }
                 if (t[i] == ':' || t[i] == ',' || (unsigned char) t[i] < 0x20 || t[i] == 0x7f)
                         t[i] = ' ';
+                i += (size_t) k;
+        }
         return t;
 }
 
@@ -557,21 +973,42 @@ static const char *string_at(json_object *o, const char *path, json_object **ret
         return json_object_get_string(v);
 }
 
-static int add_sshkeys(ScimMapper *m, json_object *user, const char *name, json_object *jname) {
-        const ScimMapConf *mc = &m->conf->map[NSS_MAP_SSHKEY];
-        json_object *v = scim_map_extract(user, mc->path_ssh_keys);
+/* One authorized_keys line: no control characters (a newline would add a
+ * line to authorized_keys), valid UTF-8, bounded.  Commas are fine: options
+ * such as from="10.0.0.0/8,192.168.0.0/16" carry them. */
+static bool sshkey_valid(const char *b, const char *e) {
+        if ((size_t) (e - b) > SCIM_SSHKEY_MAX)
+                return false;
+        for (const char *p = b; p < e;) {
+                unsigned char c = (unsigned char) *p;
+                int k;
+
+                if (c < 0x20 || c == 0x7f)
+                        return false;
+                if (c < 0x80) {
+                        p++;
+                        continue;
+                }
+                k = cache_format_utf8_len(p);
+                if (k < 0 || p + k > e)
+                        return false;
+                p += k;
+        }
+        return true;
+}
+
+/* The user's keys, each trimmed; a key that is not a string or not valid is
+ * dropped and counted, the others kept. */
+static int collect_sshkeys(ScimMapper *m, json_object *user, json_object *jname, char ***ret) {
+        json_object *v = scim_map_extract(user, m->conf->map[NSS_MAP_SSHKEY].path_ssh_keys);
         _cleanup_strv_free_ char **keys = NULL;
-        size_t n, count = 0;
+        bool array = json_object_is_type(v, json_type_array);
+        size_t n = !v ? 0 : array ? json_object_array_length(v) : 1, count = 0;
         int r;
 
-        if (!v)
-                return 0;
-        n = json_object_is_type(v, json_type_array) ? json_object_array_length(v) : 1;
         for (size_t i = 0; i < n; i++) {
-                json_object *k = json_object_is_type(v, json_type_array) ?
-                        json_object_array_get_idx(v, i) : v;
+                json_object *k = array ? json_object_array_get_idx(v, i) : v;
                 const char *s, *b, *e;
-                bool ok = true;
 
                 if (!k || !json_object_is_type(k, json_type_string)) {
                         r = reject(m, SCIM_REJECT_BAD_SSHKEY, NSS_MAP_SSHKEY, jname, -1);
@@ -580,25 +1017,18 @@ static int add_sshkeys(ScimMapper *m, json_object *user, const char *name, json_
                         continue;
                 }
                 s = json_object_get_string(k);
-                if ((size_t) json_object_get_string_len(k) != strlen(s))
-                        ok = false;
                 for (b = s; *b == ' ' || *b == '\t' || *b == '\n' || *b == '\r'; b++)
                         ;
                 for (e = b + strlen(b); e > b && strchr(" \t\r\n", e[-1]); e--)
                         ;
-                if (e == b && ok)
-                        continue;
-                if ((size_t) (e - b) > SCIM_SSHKEY_MAX)
-                        ok = false;
-                for (const char *p = b; ok && p < e; p++)
-                        if ((unsigned char) *p < 0x20 || *p == 0x7f || *p == ',')
-                                ok = false;
-                if (!ok) {
+                if ((size_t) json_object_get_string_len(k) != strlen(s) || !sshkey_valid(b, e)) {
                         r = reject(m, SCIM_REJECT_BAD_SSHKEY, NSS_MAP_SSHKEY, jname, -1);
                         if (r < 0)
                                 return r;
                         continue;
                 }
+                if (e == b)
+                        continue;
                 if (count >= SCIM_SSHKEYS_PER_USER_MAX) {
                         r = reject(m, SCIM_REJECT_TOO_MANY, NSS_MAP_SSHKEY, jname, -1);
                         if (r < 0)
@@ -610,9 +1040,29 @@ static int add_sshkeys(ScimMapper *m, json_object *user, const char *name, json_
                         return r;
                 count++;
         }
-        if (!keys)
-                return 0;
-        return emit(m, NSS_MAP_SSHKEY, &(NssSshkey) { .name = (char *) name, .keys = keys });
+        *ret = TAKE_PTR(keys);
+        return 0;
+}
+
+/* Emits one entry of map @t for claim @i; an entry the format cannot hold is
+ * rejected on its own. */
+static int emit_for(ScimMapper *m, NssMapType t, const void *entry, uint32_t i, json_object *jname) {
+        int r = emit(m, t, entry, &m->claims[i].span[t]);
+
+        if (r == -EINVAL || r == -EILSEQ)
+                return reject(m, SCIM_REJECT_BAD_ENTRY, t, jname, m->claims[i].id);
+        return r;
+}
+
+/* As nsscache's SCIM source, every user gets an sshkey entry, "name:" when
+ * it has no keys. */
+static int add_sshkeys(ScimMapper *m, json_object *user, const char *name, json_object *jname, uint32_t i) {
+        _cleanup_strv_free_ char **keys = NULL;
+        int r = collect_sshkeys(m, user, jname, &keys);
+
+        if (r < 0)
+                return r;
+        return emit_for(m, NSS_MAP_SSHKEY, &(NssSshkey) { .name = (char *) name, .keys = keys }, i, jname);
 }
 
 /* shadow and sshkey may name the user through their own path; it must agree. */
@@ -629,14 +1079,128 @@ static int derived_name_ok(ScimMapper *m, NssMapType t, json_object *user, const
         return 0;
 }
 
-static int map_user(ScimMapper *m, json_object *user) {
+#define ENTERPRISE_USER "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
+
+/* A path attribute from the configured path, else the enterprise extension:
+ * NULL when both are missing or empty (nsscache falls back then too);
+ * *bad when one is not a string or not clean. */
+static const char *path_attr(json_object *user, const char *path, const char *enterprise, bool *bad) {
+        const char *paths[] = { path, enterprise };
+        json_object *v;
+
+        *bad = false;
+        for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
+                const char *s = paths[i] ? string_at(user, paths[i], &v, bad) : NULL;
+
+                if (*bad || (s && *s && !field_clean(v, s))) {
+                        *bad = true;
+                        return NULL;
+                }
+                if (s && *s)
+                        return s;
+        }
+        return NULL;
+}
+
+/* The home directory: the override, the attribute, or /home/NAME. */
+static int user_home(ScimMapper *m, json_object *user, const char *name, char **ret) {
+        const ScimMapConf *pc = &m->conf->map[NSS_MAP_PASSWD];
+        _cleanup_free_ char *dir = NULL;
+        const char *s;
+        bool bad;
+
+        if (!isempty(pc->override_home_directory))
+                dir = home_from_override(pc->override_home_directory, name);
+        else {
+                s = path_attr(user, pc->path_home_directory, ENTERPRISE_USER "/homeDirectory", &bad);
+                if (bad)
+                        return -EINVAL;
+                if (s)
+                        dir = strdup(s);
+                else if (asprintf(&dir, "/home/%s", name) < 0)
+                        dir = NULL;
+        }
+        if (!dir)
+                return -ENOMEM;
+        if (!path_valid(dir, true) || strpbrk(dir, ":,\n"))
+                return -EINVAL;
+        *ret = TAKE_PTR(dir);
+        return 0;
+}
+
+/* The login shell: the attribute, the enterprise loginShell, or the default. */
+static int user_shell(ScimMapper *m, json_object *user, const char **ret) {
+        const ScimMapConf *pc = &m->conf->map[NSS_MAP_PASSWD];
+        bool bad;
+        const char *s = path_attr(user, pc->path_login_shell, ENTERPRISE_USER "/loginShell", &bad);
+
+        if (bad || (s && !path_valid(s, true)))
+                return -EINVAL;
+        *ret = s ?: pc->default_shell ?: SCIM_DEFAULT_SHELL;
+        return 0;
+}
+
+/* Parses uid and gid; a missing gid is the uid (the user's private group). */
+static int user_ids(ScimMapper *m, json_object *user, json_object *jname, int64_t *uid, int64_t *gid,
+                    bool *ok) {
+        const ScimMapConf *pc = &m->conf->map[NSS_MAP_PASSWD];
+        json_object *v = pc->path_gid ? scim_map_extract(user, pc->path_gid) : NULL;
+        IdResult ir = parse_id(scim_map_extract(user, pc->path_uid), m->conf->min_uid, uid);
+
+        *ok = false;
+        if (ir != ID_OK)
+                return reject(m, id_reject[ir], NSS_MAP_PASSWD, jname, ir == ID_RANGE ? *uid : -1);
+        *gid = *uid;
+        if (v) {
+                ir = parse_id(v, m->conf->min_gid, gid);
+                if (ir != ID_OK)
+                        return reject(m, id_reject[ir], NSS_MAP_PASSWD, jname, ir == ID_RANGE ? *gid : -1);
+        }
+        *ok = true;
+        return 0;
+}
+
+/* shadow and sshkey entries, for a user passwd accepted. */
+static int user_derived(ScimMapper *m, json_object *user, const char *name, json_object *jname, uint32_t i) {
         const ScimConfig *c = m->conf;
-        const ScimMapConf *pc = &c->map[NSS_MAP_PASSWD];
+        const ScimMapConf *sc = &c->map[NSS_MAP_SHADOW];
+        bool ok;
+        int r;
+
+        if (c->map_enabled[NSS_MAP_SHADOW]) {
+                r = derived_name_ok(m, NSS_MAP_SHADOW, user, name, jname, &ok);
+                if (r >= 0 && ok)
+                        r = emit_for(m, NSS_MAP_SHADOW, &(NssShadow) {
+                                .name = (char *) name,
+                                .passwd = (char *) "*",
+                                .lstchg = sc->shadow_lstchg,
+                                .min = sc->shadow_min,
+                                .max = sc->shadow_max,
+                                .warn = sc->shadow_warn,
+                                .inact = sc->shadow_inact,
+                                .expire = sc->shadow_expire,
+                                .flag = sc->shadow_flag,
+                        }, i, jname);
+                if (r < 0)
+                        return r;
+        }
+        if (c->map_enabled[NSS_MAP_SSHKEY]) {
+                r = derived_name_ok(m, NSS_MAP_SSHKEY, user, name, jname, &ok);
+                if (r >= 0 && ok)
+                        r = add_sshkeys(m, user, name, jname, i);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int map_user(ScimMapper *m, json_object *user) {
+        const ScimMapConf *pc = &m->conf->map[NSS_MAP_PASSWD];
         _cleanup_free_ char *dir = NULL, *gecos = NULL;
-        const char *name, *shell = NULL, *s;
-        json_object *jname, *v;
+        const char *name, *shell;
+        json_object *jname;
         int64_t uid = -1, gid = -1;
-        IdResult ir;
+        uint32_t i;
         bool bad, ok;
         int r;
 
@@ -649,58 +1213,31 @@ static int map_user(ScimMapper *m, json_object *user) {
                               NULL, -1);
         if (!name_valid(name) || (size_t) json_object_get_string_len(jname) != strlen(name))
                 return reject(m, SCIM_REJECT_BAD_NAME, NSS_MAP_PASSWD, jname, -1);
+        r = user_ids(m, user, jname, &uid, &gid, &ok);
+        if (r < 0 || !ok)
+                return r;
+        /* The primary group counts too: a gid of a local group would hand out its files. */
+        if (name_reserved(m->local_user_names, name) || dupset_contains_id(m->local_uids, (uint32_t) uid) ||
+            dupset_contains_id(m->local_gids, (uint32_t) gid))
+                return reject(m, SCIM_REJECT_LOCAL_ACCOUNT, NSS_MAP_PASSWD, jname, uid);
 
-        ir = parse_id(scim_map_extract(user, pc->path_uid), c->min_uid, &uid);
-        if (ir != ID_OK)
-                return reject(m, id_reject[ir], NSS_MAP_PASSWD, jname, ir == ID_RANGE ? uid : -1);
-        v = pc->path_gid ? scim_map_extract(user, pc->path_gid) : NULL;
-        if (!v)
-                gid = uid; /* nsscache: no gid means the user's private group */
-        else {
-                ir = parse_id(v, c->min_gid, &gid);
-                if (ir != ID_OK)
-                        return reject(m, id_reject[ir], NSS_MAP_PASSWD, jname,
-                                      ir == ID_RANGE ? gid : -1);
-        }
-
-        if (!isempty(pc->override_home_directory)) {
-                dir = home_from_override(pc->override_home_directory, name);
-                if (!dir)
-                        return -ENOMEM;
-        } else {
-                s = pc->path_home_directory ? string_at(user, pc->path_home_directory, &v, &bad) : NULL;
-                if (!s && !bad)
-                        s = string_at(user, "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User/homeDirectory",
-                                      &v, &bad);
-                if (bad || (s && !field_clean(v, s)))
-                        return reject(m, SCIM_REJECT_BAD_HOME, NSS_MAP_PASSWD, jname, uid);
-                if (s)
-                        dir = strdup(s);
-                else if (asprintf(&dir, "/home/%s", name) < 0)
-                        dir = NULL;
-                if (!dir)
-                        return -ENOMEM;
-        }
-        if (!path_valid(dir, true) || strpbrk(dir, ":,\n"))
+        r = user_home(m, user, name, &dir);
+        if (r == -EINVAL)
                 return reject(m, SCIM_REJECT_BAD_HOME, NSS_MAP_PASSWD, jname, uid);
-
-        s = pc->path_login_shell ? string_at(user, pc->path_login_shell, &v, &bad) : NULL;
-        if (bad || (s && (!field_clean(v, s) || !path_valid(s, true))))
+        if (r < 0)
+                return r;
+        r = user_shell(m, user, &shell);
+        if (r < 0)
                 return reject(m, SCIM_REJECT_BAD_SHELL, NSS_MAP_PASSWD, jname, uid);
-        shell = s && *s ? s : (pc->default_shell ?: SCIM_DEFAULT_SHELL);
-
-        if (set_has(m->user_names, name))
-                return reject(m, SCIM_REJECT_DUP_NAME, NSS_MAP_PASSWD, jname, uid);
-        if (dupset_contains_id(m->uids, (uint32_t) uid))
-                return reject(m, SCIM_REJECT_DUP_ID, NSS_MAP_PASSWD, jname, uid);
-        if (set_add(m->user_names, name) < 0 || dupset_add_id(m->uids, (uint32_t) uid) < 0)
+        gecos = gecos_from(user, pc->path_gecos);
+        if (!gecos)
                 return -ENOMEM;
 
-        if (c->map_enabled[NSS_MAP_PASSWD]) {
-                gecos = gecos_from(user, pc->path_gecos);
-                if (!gecos)
-                        return -ENOMEM;
-                r = emit(m, NSS_MAP_PASSWD, &(NssPasswd) {
+        r = claim(m, false, jname, name, (uint32_t) uid, &ok, &i);
+        if (r < 0 || !ok)
+                return r;
+        if (m->conf->map_enabled[NSS_MAP_PASSWD]) {
+                r = emit_for(m, NSS_MAP_PASSWD, &(NssPasswd) {
                         .name = (char *) name,
                         .passwd = (char *) "x",
                         .uid = (uint32_t) uid,
@@ -708,45 +1245,17 @@ static int map_user(ScimMapper *m, json_object *user) {
                         .gecos = gecos,
                         .dir = dir,
                         .shell = (char *) shell,
-                });
+                }, i, jname);
                 if (r < 0)
                         return r;
-        }
-
-        if (c->map_enabled[NSS_MAP_SHADOW]) {
-                const ScimMapConf *sc = &c->map[NSS_MAP_SHADOW];
-
-                r = derived_name_ok(m, NSS_MAP_SHADOW, user, name, jname, &ok);
-                if (r < 0)
-                        return r;
-                if (ok) {
-                        r = emit(m, NSS_MAP_SHADOW, &(NssShadow) {
-                                .name = (char *) name,
-                                .passwd = (char *) "*",
-                                .lstchg = sc->shadow_lstchg,
-                                .min = sc->shadow_min,
-                                .max = sc->shadow_max,
-                                .warn = sc->shadow_warn,
-                                .inact = sc->shadow_inact,
-                                .expire = sc->shadow_expire,
-                                .flag = sc->shadow_flag,
-                        });
-                        if (r < 0)
-                                return r;
+                if (m->claims[i].span[NSS_MAP_PASSWD].len == 0) {
+                        /* refused by the format: the name and uid stay taken, nothing else is published */
+                        m->claims[i].removed = true;
+                        m->n_removed++;
+                        return 0;
                 }
         }
-
-        if (c->map_enabled[NSS_MAP_SSHKEY]) {
-                r = derived_name_ok(m, NSS_MAP_SSHKEY, user, name, jname, &ok);
-                if (r < 0)
-                        return r;
-                if (ok) {
-                        r = add_sshkeys(m, user, name, jname);
-                        if (r < 0)
-                                return r;
-                }
-        }
-        return 0;
+        return user_derived(m, user, name, jname, i);
 }
 
 int scim_map_add_users(ScimMapper *m, json_object *resources) {
@@ -801,6 +1310,9 @@ static int add_member(ScimMapper *m, char ***members, size_t *n, DupSet *set,
             !name_valid(s = json_object_get_string(v)) ||
             (size_t) json_object_get_string_len(v) != strlen(s))
                 return reject(m, SCIM_REJECT_BAD_MEMBER, NSS_MAP_GROUP, v ?: jgroup, -1);
+        /* a SCIM group may not pull a system account into itself */
+        if (name_reserved(m->local_user_names, s))
+                return reject(m, SCIM_REJECT_LOCAL_ACCOUNT, NSS_MAP_GROUP, v, -1);
         if (set_has(set, s))
                 return 0;
         if (*n >= SCIM_MEMBERS_MAX)
@@ -858,7 +1370,8 @@ static int map_group(ScimMapper *m, json_object *group) {
         const char *name;
         int64_t gid = -1;
         IdResult ir;
-        bool bad;
+        uint32_t i;
+        bool bad, ok;
         int r;
 
         if (!json_object_is_type(group, json_type_object))
@@ -872,21 +1385,25 @@ static int map_group(ScimMapper *m, json_object *group) {
         ir = parse_id(scim_map_extract(group, gc->path_gid), m->conf->min_gid, &gid);
         if (ir != ID_OK)
                 return reject(m, id_reject[ir], NSS_MAP_GROUP, jname, ir == ID_RANGE ? gid : -1);
-        if (set_has(m->group_names, name))
-                return reject(m, SCIM_REJECT_DUP_NAME, NSS_MAP_GROUP, jname, gid);
-        if (dupset_contains_id(m->gids, (uint32_t) gid))
-                return reject(m, SCIM_REJECT_DUP_ID, NSS_MAP_GROUP, jname, gid);
+        if (name_reserved(m->local_group_names, name) || dupset_contains_id(m->local_gids, (uint32_t) gid))
+                return reject(m, SCIM_REJECT_LOCAL_ACCOUNT, NSS_MAP_GROUP, jname, gid);
         r = group_members(m, group, jname, &members);
         if (r < 0)
                 return r;
-        if (set_add(m->group_names, name) < 0 || dupset_add_id(m->gids, (uint32_t) gid) < 0)
-                return -ENOMEM;
-        return emit(m, NSS_MAP_GROUP, &(NssGroup) {
+        r = claim(m, true, jname, name, (uint32_t) gid, &ok, &i);
+        if (r < 0 || !ok)
+                return r;
+        r = emit_for(m, NSS_MAP_GROUP, &(NssGroup) {
                 .name = (char *) name,
                 .passwd = (char *) "x",
                 .gid = (uint32_t) gid,
                 .members = members,
-        });
+        }, i, jname);
+        if (r >= 0 && m->claims[i].span[NSS_MAP_GROUP].len == 0) {
+                m->claims[i].removed = true;
+                m->n_removed++;
+        }
+        return r;
 }
 
 int scim_map_add_groups(ScimMapper *m, json_object *resources) {

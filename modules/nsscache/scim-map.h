@@ -38,12 +38,14 @@ typedef enum ScimRejectReason {
         SCIM_REJECT_ID_RANGE,      /* 0, below min_uid/min_gid or above 2^31-1 */
         SCIM_REJECT_BAD_HOME,      /* not absolute, "..", forbidden character, too long */
         SCIM_REJECT_BAD_SHELL,     /* not absolute, forbidden character, too long */
-        SCIM_REJECT_DUP_NAME,      /* name already taken by an earlier entry */
-        SCIM_REJECT_DUP_ID,        /* uid/gid already taken by an earlier entry */
+        SCIM_REJECT_DUP_NAME,      /* name claimed by another entry (see scim_map_load_published()) */
+        SCIM_REJECT_DUP_ID,        /* uid/gid claimed by another entry */
         SCIM_REJECT_BAD_MEMBER,    /* one group member dropped */
         SCIM_REJECT_BAD_SSHKEY,    /* one key dropped */
         SCIM_REJECT_NAME_MISMATCH, /* shadow/sshkey name differs from the passwd name */
         SCIM_REJECT_TOO_MANY,      /* members or keys beyond the cap dropped */
+        SCIM_REJECT_LOCAL_ACCOUNT, /* name or id of the node's own accounts or a reserved one */
+        SCIM_REJECT_BAD_ENTRY,     /* an entry the cache format cannot hold */
         _SCIM_REJECT_MAX,
 } ScimRejectReason;
 
@@ -105,10 +107,32 @@ static inline void scim_map_freep(ScimMapper **m) {
 int scim_map_add_users(ScimMapper *m, struct json_object *resources);
 int scim_map_add_groups(ScimMapper *m, struct json_object *resources);
 
-/** scim_map_take() - move the maps out (the mapper keeps empty maps). */
-void scim_map_take(ScimMapper *m, NssMaps *ret);
-/** scim_map_take_formatted() - move the rendered maps out, one per NssMapType. */
-void scim_map_take_formatted(ScimMapper *m, CacheFormatted ret[static _NSS_MAP_MAX]);
+/**
+ * scim_map_load_local() - the node's own accounts: no SCIM user may have a
+ * name or uid of @passwd (or a gid of @group as its primary group), no SCIM
+ * group a name or gid of @group, and no SCIM group may list a user of
+ * @passwd as a member.  A built-in list of system names ("root", "sshd",
+ * "sudo", "docker", "systemd-*", "_*", ...) and the ids 0, 65534 and 65535
+ * are refused in any case.  Call before adding entries, off the event loop.
+ * A missing file counts as empty; NULL or "" skips it.
+ * Return: 0, or a negative errno from reading.
+ */
+int scim_map_load_local(ScimMapper *m, const char *passwd, const char *group);
+
+/**
+ * scim_map_load_published() - the passwd and group maps now published: an
+ * entry with a name and id found together there keeps them against every
+ * other entry claiming either, wherever it comes in the directory's order.
+ * Two entries claiming a name or an id of which neither is published are
+ * both rejected.  Missing files (the first run) are empty.
+ * Return: 0, or a negative errno from reading.
+ */
+int scim_map_load_published(ScimMapper *m, const char *passwd, const char *group);
+
+/** scim_map_take() - move the maps out (the mapper keeps empty maps).  Return: 0 or -ENOMEM. */
+int scim_map_take(ScimMapper *m, NssMaps *ret);
+/** scim_map_take_formatted() - move the rendered maps out, one per NssMapType.  Return: 0 or -ENOMEM. */
+int scim_map_take_formatted(ScimMapper *m, CacheFormatted ret[static _NSS_MAP_MAX]);
 const ScimRejects *scim_map_rejects(const ScimMapper *m);
 
 /**

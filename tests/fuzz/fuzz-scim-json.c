@@ -20,6 +20,31 @@ static const char conf_text[] =
         "scim_override_home_directory=/mnt/home/%%u\n"
         SEED_PASSWD_PATHS;
 
+/* The rendering mapper, displaced entries cut out, gives byte for byte what
+ * rendering the collecting mapper's maps gives. */
+static void formatted_agrees(const ScimConfig *c, struct json_object *resources, ScimMapper *collected) {
+        _cleanup_(scim_map_freep) ScimMapper *f = NULL;
+        CacheFormatted text[_NSS_MAP_MAX];
+        NssMaps maps = { 0 };
+
+        if (scim_map_new_formatted(c, &f) < 0 || scim_map_add_users(f, resources) < 0 ||
+            scim_map_add_groups(f, resources) < 0 || scim_map_take_formatted(f, text) < 0)
+                return;
+        if (scim_map_take(collected, &maps) >= 0)
+                for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
+                        _cleanup_free_ char *buf = NULL, *err = NULL;
+                        size_t len = 0, n = 0;
+
+                        if (cache_format_render(&maps, t, &buf, &len, &n, &err) < 0 || text[t].error != 0 ||
+                            text[t].buf.len != len || text[t].entries != n ||
+                            (len > 0 && memcmp(text[t].buf.data, buf, len) != 0))
+                                __builtin_trap();
+                }
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                cache_formatted_done(text + t);
+        nss_maps_done(&maps);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
         _cleanup_(scim_map_freep) ScimMapper *m = NULL;
@@ -37,8 +62,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 return 0;
         (void) scim_map_add_users(m, p.resources);
         (void) scim_map_add_groups(m, p.resources);
+        formatted_agrees(c, p.resources, m);
         scim_map_page_done(&p);
-        scim_map_take(m, &maps);
         nss_maps_done(&maps);
 
         /* the same bytes as an nsscache.conf */

@@ -158,16 +158,19 @@ cat >"$T/hostile.json" <<'JSON'
    {"sunkPosixUsername": "mallory", "sunkPosixUserId": "5000"}},
  {"urn:coreweave:params:scim:schemas:extension:coreweave:2.0:CoreWeaveUser":
    {"sunkPosixUsername": "eve:x", "sunkPosixUserId": 5001}},
- "not an object"
+ "not an object",
+ {"urn:coreweave:params:scim:schemas:extension:coreweave:2.0:CoreWeaveUser":
+   {"sunkPosixUsername": "bob", "sunkPosixUserId": 5002, "sunkSshKeys": ["ssh-ed25519 AAAA bob"]}}
 ],
 "Groups": [{"sunkPosixGroupName": "wheel2", "sunkPosixGroupId": 5000,
             "members": [{"sunkPosixUsername": "alice"}, {"sunkPosixUsername": "bad name"}]}]}
 JSON
 start_server hostile --data "$T/hostile.json"
 dump
-check "hostile: run succeeds with the valid entries" has "count passwd=1 shadow=1 group=1 sshkey=1 rejects=5"
+check "hostile: run succeeds with the valid entries" has "count passwd=1 shadow=1 group=1 sshkey=1 rejects=6"
 check "hostile: uid 0 rejected" has "reject passwd id-out-of-range root 0"
 check "hostile: duplicate uid rejected" has "reject passwd duplicate-id mallory 5000"
+check "hostile: neither claimant of a contested uid is published" has "reject passwd duplicate-id alice 5000"
 check "hostile: bad name rejected" has "reject passwd invalid-name eve:x -1"
 check "hostile: non-object rejected" has "reject passwd not-an-object - -1"
 check "hostile: bad member dropped" has "reject group invalid-member bad name -1"

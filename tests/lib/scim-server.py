@@ -13,10 +13,15 @@ request gets a truncated JSON body), garbage (same, a non-JSON body), empty
 groups), refused (hold a port that is bound but never listens).  --prerender
 renders every resource before the port file appears, so that the first
 fetch is as fast as the next (the benchmark times it).
+
+Hostile directories: --raw-bytes replaces each "<RAW-XX>" (XX two hex
+digits) in a response body by that byte, so a data set can carry bytes that
+are not UTF-8 (JSON text cannot).
 """
 import argparse
 import json
 import os
+import re
 import socket
 import ssl
 import sys
@@ -29,6 +34,11 @@ CW = "urn:coreweave:params:scim:schemas:extension:coreweave:2.0:CoreWeaveUser"
 LIST = "urn:ietf:params:scim:api:messages:2.0:ListResponse"
 USER = "urn:ietf:params:scim:schemas:core:2.0:User"
 GROUP = "urn:ietf:params:scim:schemas:core:2.0:Group"
+
+
+def raw_bytes(body):
+    """The body with each <RAW-XX> marker made the byte 0xXX."""
+    return re.sub(rb"<RAW-([0-9A-Fa-f]{2})>", lambda m: bytes([int(m.group(1), 16)]), body.encode())
 
 
 def generate(n):
@@ -164,6 +174,8 @@ class Handler(BaseHTTPRequestHandler):
                 body = "<html>502 Bad Gateway</html>"
             elif a.fault == "empty":
                 body = ""
+        if a.raw_bytes:
+            body = raw_bytes(body)
         self.send(200, body)
 
 
@@ -178,6 +190,8 @@ def main():
     p.add_argument("--page-size", type=int, default=1000)
     p.add_argument("--prerender", action="store_true")
     p.add_argument("--ignore-count", action="store_true")
+    p.add_argument("--raw-bytes", action="store_true",
+                   help="turn <RAW-XX> markers in bodies into raw bytes")
     p.add_argument("--fault", default="none",
                    choices=["none", "500", "401", "slow", "truncate", "garbage", "empty",
                             "shrink", "refused"])

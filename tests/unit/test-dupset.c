@@ -1,5 +1,6 @@
 /* The duplicate-check set: names and ids, growth, clearing. */
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -67,6 +68,39 @@ START_TEST(test_growth_and_clear) {
 }
 END_TEST
 
+/* Values survive growth; dupset_add() never changes one, dupset_put() does. */
+START_TEST(test_values) {
+        _cleanup_(dupset_freep) DupSet *s = NULL;
+        uint32_t v = 0;
+
+        ck_assert_int_eq(dupset_new(&s), 0);
+        for (uint32_t i = 0; i < 5000; i++)
+                ck_assert_int_eq(dupset_put_id(s, i * 7, i + 1), 1);
+        for (uint32_t i = 0; i < 5000; i++) {
+                ck_assert(dupset_get_id(s, i * 7, &v));
+                ck_assert_uint_eq(v, i + 1);
+        }
+        ck_assert(!dupset_get_id(s, 1, &v));
+        ck_assert_int_eq(dupset_add(s, "alice", 5), 1);
+        ck_assert(dupset_get(s, "alice", 5, &v));
+        ck_assert_uint_eq(v, 0);
+        ck_assert_int_eq(dupset_put(s, "alice", 5, 42), 0);
+        ck_assert_int_eq(dupset_add(s, "alice", 5), 0);
+        ck_assert(dupset_get(s, "alice", 5, &v));
+        ck_assert_uint_eq(v, 42);
+        ck_assert(!dupset_get(s, "alic", 4, &v));
+        ck_assert_int_eq(dupset_get_or_add(s, "alice", 5, 7, &v), 0);
+        ck_assert_uint_eq(v, 42);
+        ck_assert_int_eq(dupset_get_or_add(s, "bob", 3, 7, &v), 1);
+        ck_assert(dupset_get(s, "bob", 3, &v));
+        ck_assert_uint_eq(v, 7);
+        ck_assert_int_eq(dupset_get_or_add_id(s, 7, 9, &v), 0);
+        ck_assert_uint_eq(v, 2);
+        ck_assert_int_eq(dupset_put(s, "x", DUPSET_KEY_MAX + 1, 1), -EINVAL);
+        ck_assert(!dupset_get(s, "x", DUPSET_KEY_MAX + 1, &v));
+}
+END_TEST
+
 static Suite *suite(void) {
         Suite *s = suite_create("dupset");
         TCase *tc = tcase_create("core");
@@ -74,6 +108,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_names);
         tcase_add_test(tc, test_ids_are_not_names);
         tcase_add_test(tc, test_growth_and_clear);
+        tcase_add_test(tc, test_values);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -1,6 +1,7 @@
 /* SCIM pages to maps: the seed's attribute layout, every reject reason,
  * and hostile pages (wrong types, huge strings, deep nesting). */
 #include <check.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "modules/nsscache/scim-map.h"
 #include "util/cleanup.h"
 #include "util/macro.h"
+#include "util/strv.h"
 #include "../lib/check-run.h"
 #include "../lib/nsscache-seed.h"
 
@@ -54,6 +56,61 @@ static char *user(const char *name, const char *uid, const char *extra) {
         return s;
 }
 
+/* @n resources (malloc'ed, freed here) joined with commas. */
+static char *join_free(size_t n, ...) {
+        char *s = strdup(""), *t;
+        va_list ap;
+
+        va_start(ap, n);
+        for (size_t i = 0; i < n; i++) {
+                char *r = va_arg(ap, char *);
+
+                ck_assert_int_ge(asprintf(&t, "%s%s%s", s, i ? "," : "", r), 0);
+                free(s);
+                free(r);
+                s = t;
+        }
+        va_end(ap);
+        return s;
+}
+
+/* Files the next run() loads: the node's own accounts, the published maps. */
+static const char *local_passwd, *local_group, *published_passwd, *published_group;
+
+/* A temporary directory for one test's files, removed by tmp_dir_done(). */
+typedef struct TmpDir {
+        char path[64];
+        char files[4][96];
+        size_t n;
+} TmpDir;
+
+static void tmp_dir_init(TmpDir *d) {
+        *d = (TmpDir) { .path = "/tmp/test-scim-map-XXXXXX" };
+        ck_assert_msg(mkdtemp(d->path), "mkdtemp: %m");
+}
+
+static void tmp_dir_done(TmpDir *d) {
+        _cleanup_free_ char *cmd = NULL;
+
+        ck_assert_int_ge(asprintf(&cmd, "rm -rf '%s'", d->path), 0);
+        ck_assert_int_eq(system(cmd), 0);
+}
+
+/* @d/@name with @text; the path lives as long as @d. */
+static const char *tmp_file(TmpDir *d, const char *name, const char *text) {
+        char *path = d->files[d->n++];
+        FILE *f;
+
+        ck_assert_uint_le(d->n, ELEMENTSOF(d->files));
+        ck_assert_uint_lt(strlen(d->path) + 1 + strlen(name), sizeof(d->files[0]));
+        stpcpy(stpcpy(stpcpy(path, d->path), "/"), name);
+        f = fopen(path, "we");
+        ck_assert_msg(f, "%s: %m", path);
+        fputs(text, f);
+        ck_assert_int_eq(fclose(f), 0);
+        return path;
+}
+
 /* Maps one users page (and optionally a groups page) with config @c. */
 static void run(ScimConfig *c, const char *users, const char *groups, NssMaps *maps,
                 ScimRejects *rej) {
@@ -62,6 +119,8 @@ static void run(ScimConfig *c, const char *users, const char *groups, NssMaps *m
         ScimPage p = { 0 };
 
         ck_assert_int_eq(scim_map_new(c, &m), 0);
+        ck_assert_int_eq(scim_map_load_local(m, local_passwd, local_group), 0);
+        ck_assert_int_eq(scim_map_load_published(m, published_passwd, published_group), 0);
         if (users) {
                 _cleanup_free_ char *b = page_of(users);
                 ck_assert_msg(scim_map_page_parse(b, strlen(b), &p, &err) == 0, "%s", err);
@@ -113,10 +172,13 @@ START_TEST(test_seed_layout) {
         ck_assert_str_eq(maps.shadow[1].name, "bob");
         ck_assert_str_eq(maps.shadow[1].passwd, "*");
         ck_assert_int_eq(maps.shadow[1].max, -1);
-        ck_assert_int_eq(maps.n_sshkey, 1);
+        ck_assert_int_eq(maps.n_sshkey, 2);
         ck_assert_str_eq(maps.sshkey[0].keys[0], "ssh-ed25519 AAAAC3 alice@x");
         ck_assert_str_eq(maps.sshkey[0].keys[1], "ssh-rsa AAAAB3 a2");
         ck_assert_ptr_null(maps.sshkey[0].keys[2]);
+        /* bob has no keys: an entry all the same, as nsscache makes one */
+        ck_assert_str_eq(maps.sshkey[1].name, "bob");
+        ck_assert_ptr_null(maps.sshkey[1].keys[0]);
         ck_assert_int_eq(maps.n_group, 1);
         ck_assert_str_eq(maps.group[0].name, "research");
         ck_assert_int_eq(maps.group[0].gid, 6000);
@@ -167,6 +229,22 @@ static const struct {
         { "{\"" CW "\":{\"sunkPosixUsername\":\"abcdefghijklmnopqrstuvwxyz0123456\",\"sunkPosixUserId\":5000}}",
           SCIM_REJECT_BAD_NAME },
         { "{\"" CW "\":{\"sunkPosixUsername\":\"j\\u00f6rg\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\".\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"..\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"...\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"5000\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"a/b\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"a\xff" "b\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"root\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_LOCAL_ACCOUNT },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"sshd\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_LOCAL_ACCOUNT },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"daemon\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_LOCAL_ACCOUNT },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"systemd-network\",\"sunkPosixUserId\":5000}}",
+          SCIM_REJECT_LOCAL_ACCOUNT },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"_apt\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_LOCAL_ACCOUNT },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"docker\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_LOCAL_ACCOUNT },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":65534}}", SCIM_REJECT_LOCAL_ACCOUNT },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":5000,\"sunkPosixGroupId\":65534}}",
+          SCIM_REJECT_LOCAL_ACCOUNT },
         { "{\"" CW "\":{\"sunkPosixUsername\":\"u\"}}", SCIM_REJECT_NO_ID },
         { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":\"12a\"}}", SCIM_REJECT_BAD_ID },
         { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":\"-5000\"}}", SCIM_REJECT_BAD_ID },
@@ -203,6 +281,13 @@ static const struct {
           SCIM_REJECT_BAD_SHELL },
         { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":5000,\"sunkLoginShell\":5}}",
           SCIM_REJECT_BAD_SHELL },
+        /* a path is used as it is: bytes that are not UTF-8 are refused, not repaired */
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":5000,\"sunkPreferredHomeDirectory\":\"/home/\xe9\"}}",
+          SCIM_REJECT_BAD_HOME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":5000,\"sunkLoginShell\":\"/bin/\xc0\xafsh\"}}",
+          SCIM_REJECT_BAD_SHELL },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":5000,\"sunkLoginShell\":[\"/bin/sh\"]}}",
+          SCIM_REJECT_BAD_SHELL },
 };
 
 START_TEST(test_user_reject) {
@@ -215,6 +300,53 @@ START_TEST(test_user_reject) {
                       "case %d: want %s, got total %" PRIu64, _i,
                       scim_reject_reason_to_string(user_rejects[_i].reason), rej.total);
         ck_assert_int_eq(maps.n_passwd + maps.n_shadow + maps.n_sshkey, 0);
+        nss_maps_done(&maps);
+}
+END_TEST
+
+static const struct {
+        const char *resource;
+        ScimRejectReason reason;
+        size_t members; /* of the group when it is published anyway */
+} group_rejects[] = {
+        { "7", SCIM_REJECT_NOT_OBJECT, 0 },
+        { "{\"sunkPosixGroupName\":7,\"sunkPosixGroupId\":7000}", SCIM_REJECT_BAD_NAME, 0 },
+        { "{\"sunkPosixGroupName\":[\"g\"],\"sunkPosixGroupId\":7000}", SCIM_REJECT_BAD_NAME, 0 },
+        { "{\"sunkPosixGroupName\":\"g\\u0000x\",\"sunkPosixGroupId\":7000}", SCIM_REJECT_BAD_NAME, 0 },
+        { "{\"sunkPosixGroupName\":\"g\\nx\",\"sunkPosixGroupId\":7000}", SCIM_REJECT_BAD_NAME, 0 },
+        { "{\"sunkPosixGroupName\":\"..\",\"sunkPosixGroupId\":7000}", SCIM_REJECT_BAD_NAME, 0 },
+        { "{\"sunkPosixGroupName\":\"g\xe9\",\"sunkPosixGroupId\":7000}", SCIM_REJECT_BAD_NAME, 0 },
+        { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":{}}", SCIM_REJECT_BAD_ID, 0 },
+        { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":1e9}", SCIM_REJECT_BAD_ID, 0 },
+        { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":65535}", SCIM_REJECT_LOCAL_ACCOUNT, 0 },
+        { "{\"sunkPosixGroupName\":\"systemd-journal\",\"sunkPosixGroupId\":7000}", SCIM_REJECT_LOCAL_ACCOUNT, 0 },
+        { "{\"sunkPosixGroupName\":\"docker\",\"sunkPosixGroupId\":7000}", SCIM_REJECT_LOCAL_ACCOUNT, 0 },
+        /* a bad member costs that member only */
+        { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":7000,\"members\":\"ok\"}", SCIM_REJECT_BAD_MEMBER, 0 },
+        { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":7000,\"members\":[{\"sunkPosixUsername\":\"ok\"},"
+          "{\"sunkPosixUsername\":\"n\\u0000ul\"}]}", SCIM_REJECT_BAD_MEMBER, 1 },
+        { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":7000,\"members\":[{\"sunkPosixUsername\":\"ok\"},"
+          "{\"sunkPosixUsername\":[\"x\"]}]}", SCIM_REJECT_BAD_MEMBER, 1 },
+        { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":7000,\"members\":[{\"sunkPosixUsername\":\"ok\"},"
+          "{\"sunkPosixUsername\":\"a,b\"}]}", SCIM_REJECT_BAD_MEMBER, 1 },
+        { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":7000,\"members\":[{\"sunkPosixUsername\":\"ok\"},"
+          "{\"sunkPosixUsername\":\"_apt\"}]}", SCIM_REJECT_LOCAL_ACCOUNT, 1 },
+};
+
+START_TEST(test_group_reject) {
+        _cleanup_(nsscache_conf_freep) ScimConfig *c = conf(NULL);
+        NssMaps maps = { 0 };
+        ScimRejects rej;
+
+        run(c, NULL, group_rejects[_i].resource, &maps, &rej);
+        ck_assert_msg(rej.count[group_rejects[_i].reason] == 1 && rej.total == 1,
+                      "case %d: want %s, got total %" PRIu64, _i,
+                      scim_reject_reason_to_string(group_rejects[_i].reason), rej.total);
+        if (group_rejects[_i].reason == SCIM_REJECT_BAD_MEMBER || group_rejects[_i].members > 0) {
+                ck_assert_int_eq(maps.n_group, 1);
+                ck_assert_uint_eq(strv_length(maps.group[0].members), group_rejects[_i].members);
+        } else
+                ck_assert_int_eq(maps.n_group, 0);
         nss_maps_done(&maps);
 }
 END_TEST
@@ -241,22 +373,24 @@ START_TEST(test_duplicates) {
             "{\"sunkPosixGroupName\":\"l\"},"
             "{\"sunkPosixGroupName\":\"m\",\"sunkPosixGroupId\":7007,\"members\":{\"x\":1}}",
             &maps, &rej);
-        ck_assert_int_eq(maps.n_passwd, 1);
-        ck_assert_int_eq(maps.n_sshkey, 1);
-        ck_assert_str_eq(maps.sshkey[0].keys[0], "ssh-ed25519 AAAA a");
-        ck_assert_int_eq(rej.count[SCIM_REJECT_DUP_NAME], 2);
+        /* Nothing is published: neither "a" is the incumbent, so both lose the
+         * name, and "d" claims the uid of the first "a". */
+        ck_assert_int_eq(maps.n_passwd, 0);
+        ck_assert_int_eq(maps.n_shadow, 0);
+        ck_assert_int_eq(maps.n_sshkey, 0);
+        ck_assert_int_eq(rej.count[SCIM_REJECT_DUP_NAME], 4);
         ck_assert_int_eq(rej.count[SCIM_REJECT_DUP_ID], 2);
         ck_assert_int_eq(rej.count[SCIM_REJECT_BAD_MEMBER], 5);
         ck_assert_int_eq(rej.count[SCIM_REJECT_ID_RANGE], 1);
         ck_assert_int_eq(rej.count[SCIM_REJECT_BAD_NAME], 1);
         ck_assert_int_eq(rej.count[SCIM_REJECT_NO_NAME], 1);
         ck_assert_int_eq(rej.count[SCIM_REJECT_NO_ID], 1);
-        ck_assert_int_eq(maps.n_group, 3);
-        ck_assert_str_eq(maps.group[1].name, "i");
-        ck_assert_str_eq(maps.group[1].members[0], "ok");
-        ck_assert_ptr_null(maps.group[1].members[1]);
-        ck_assert_str_eq(maps.group[2].name, "m");
-        ck_assert_ptr_null(maps.group[2].members[0]);
+        ck_assert_int_eq(maps.n_group, 2);
+        ck_assert_str_eq(maps.group[0].name, "i");
+        ck_assert_str_eq(maps.group[0].members[0], "ok");
+        ck_assert_ptr_null(maps.group[0].members[1]);
+        ck_assert_str_eq(maps.group[1].name, "m");
+        ck_assert_ptr_null(maps.group[1].members[0]);
         nss_maps_done(&maps);
 }
 END_TEST
@@ -289,11 +423,15 @@ START_TEST(test_sshkeys_and_mismatch) {
         run(c, users, NULL, &maps, &rej);
         ck_assert_int_eq(maps.n_passwd, 3);
         ck_assert_int_eq(rej.count[SCIM_REJECT_NAME_MISMATCH], 1);
-        ck_assert_int_eq(rej.count[SCIM_REJECT_BAD_SSHKEY], 4);
-        ck_assert_int_eq(maps.n_sshkey, 1);
+        ck_assert_int_eq(rej.count[SCIM_REJECT_BAD_SSHKEY], 3);
+        ck_assert_int_eq(maps.n_sshkey, 2);
         ck_assert_str_eq(maps.sshkey[0].name, "z");
         ck_assert_str_eq(maps.sshkey[0].keys[0], "ok 1");
-        ck_assert_str_eq(maps.sshkey[0].keys[1], "ok 2");
+        ck_assert_str_eq(maps.sshkey[0].keys[1], "bad,comma"); /* commas are fine in a key line */
+        ck_assert_str_eq(maps.sshkey[0].keys[2], "ok 2");
+        ck_assert_ptr_null(maps.sshkey[0].keys[3]);
+        ck_assert_str_eq(maps.sshkey[1].name, "y");
+        ck_assert_ptr_null(maps.sshkey[1].keys[0]);
         nss_maps_done(&maps);
 }
 END_TEST
@@ -425,17 +563,18 @@ START_TEST(test_formatted_matches_maps) {
         };
 
         for (size_t k = 0; k < ELEMENTSOF(keys); k++) {
-                _cleanup_free_ char *extra = NULL, *u1 = NULL, *u2 = NULL, *u3 = NULL, *users = NULL;
+                _cleanup_free_ char *extra = NULL, *u0 = NULL, *u1 = NULL, *u2 = NULL, *u3 = NULL, *users = NULL;
                 CacheFormatted text[_NSS_MAP_MAX];
                 NssMaps maps = { 0 };
 
                 ck_assert_int_ge(asprintf(&extra, ",\"sunkSshKeys\":%s,\"sunkLoginShell\":\"/bin/zsh\"", keys[k]), 0);
+                u0 = user("\"dave\"", "5000", extra);
                 u1 = user("\"alice\"", "5001", extra);
                 u2 = user("\"alice\"", "5002", NULL);
                 u3 = user("\"b\\u00f6b\"", "5003", NULL);
-                ck_assert_int_ge(asprintf(&users, "%s,%s,%s,{\"userName\":\"carol\",\"name\":{\"givenName\":"
+                ck_assert_int_ge(asprintf(&users, "%s,%s,%s,%s,{\"userName\":\"carol\",\"name\":{\"givenName\":"
                                           "\"Car\\u00f6l\",\"familyName\":\"X:Y\"},\"" CW "\":{\"sunkPosixUsername\":"
-                                          "\"carol\",\"sunkPosixUserId\":5004}}", u1, u2, u3), 0);
+                                          "\"carol\",\"sunkPosixUserId\":5004}}", u0, u1, u2, u3), 0);
                 map_both(c, users,
                          "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":7000,\"members\":"
                          "[{\"sunkPosixUsername\":\"alice\"},{\"sunkPosixUsername\":\"carol\"},"
@@ -455,15 +594,212 @@ START_TEST(test_formatted_matches_maps) {
                         ck_assert_uint_eq(text[t].buf.len, len);
                         ck_assert_mem_eq(text[t].buf.data ?: "", buf, len);
                 }
-                ck_assert_int_eq(text[NSS_MAP_SSHKEY].error, k == 0 ? 0 : -EILSEQ);
-                ck_assert_uint_eq(text[NSS_MAP_SSHKEY].entries, k == 0 ? 1 : 0);
+                /* a key that is not UTF-8 is dropped alone: the map is still written */
+                ck_assert_int_eq(text[NSS_MAP_SSHKEY].error, 0);
+                ck_assert_uint_eq(text[NSS_MAP_SSHKEY].entries, 2);
+                ck_assert_str_eq(maps.sshkey[0].name, "dave");
+                if (k == 0)
+                        ck_assert_str_eq(maps.sshkey[0].keys[1], "ssh-rsa AAAA \"q\" \\ \u00e9\u200b");
+                else
+                        ck_assert_ptr_null(maps.sshkey[0].keys[0]);
                 ck_assert_uint_eq(text[NSS_MAP_GROUP].entries, 2);
-                ck_assert_uint_eq(maps.n_passwd, 2); /* the second alice and b\u00f6b are rejected */
+                /* both alices lose (neither is published; their lines are cut out), b\u00f6b is rejected */
+                ck_assert_uint_eq(maps.n_passwd, 2);
+                ck_assert_str_eq(maps.passwd[0].name, "dave");
+                ck_assert_str_eq(maps.passwd[1].name, "carol");
+                ck_assert_uint_eq(text[NSS_MAP_PASSWD].entries, 2);
                 ck_assert_uint_eq(maps.n_group, 2);
                 for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
                         cache_formatted_done(text + t);
                 nss_maps_done(&maps);
         }
+}
+END_TEST
+
+/* The node's own accounts: names and ids from its passwd and group files,
+ * read when the run starts, are never handed to a SCIM entry; a SCIM group
+ * never lists a local account as a member. */
+START_TEST(test_local_accounts) {
+        _cleanup_(nsscache_conf_freep) ScimConfig *c = conf(NULL);
+        _cleanup_free_ char *users = NULL;
+        NssMaps maps = { 0 };
+        ScimRejects rej;
+        TmpDir d;
+
+        tmp_dir_init(&d);
+        local_passwd = tmp_file(&d, "passwd", "# comment\nroot:x:0:0:root:/root:/bin/bash\n"
+                                          "ubuntu:x:1000:1000::/home/ubuntu:/bin/bash\n"
+                                          "+nis\nops:x:5100:5100::/home/ops:/bin/sh\nbroken-no-id\n"
+                                          "a-local-name-longer-than-32-bytes:x:5200:5200::/:/bin/sh\n"
+                                          "odd:x:12a:1::/:/bin/sh");
+        local_group = tmp_file(&d, "group", "root:x:0:\nubuntu:x:1000:\ngpu:x:7000:ops\n");
+        users = join_free(8, user("\"x4\"", "5200", NULL), user("\"ubuntu\"", "9000", NULL), user("\"x1\"", "1000", NULL),
+                          user("\"ops\"", "9001", NULL), user("\"x2\"", "5100", NULL),
+                          user("\"x3\"", "9002", ",\"sunkPosixGroupId\":7000"),
+                          user("\"odd\"", "9003", NULL), user("\"fine\"", "9004", NULL));
+        run(c, users,
+            "{\"sunkPosixGroupName\":\"gpu\",\"sunkPosixGroupId\":7100},"
+            "{\"sunkPosixGroupName\":\"g1\",\"sunkPosixGroupId\":7000},"
+            "{\"sunkPosixGroupName\":\"sudo\",\"sunkPosixGroupId\":7101},"
+            "{\"sunkPosixGroupName\":\"wheel\",\"sunkPosixGroupId\":7102},"
+            "{\"sunkPosixGroupName\":\"nogroup\",\"sunkPosixGroupId\":7103},"
+            "{\"sunkPosixGroupName\":\"g2\",\"sunkPosixGroupId\":65534},"
+            "{\"sunkPosixGroupName\":\"team\",\"sunkPosixGroupId\":7200,\"members\":[{\"sunkPosixUsername\":\"fine\"},"
+            "{\"sunkPosixUsername\":\"root\"},{\"sunkPosixUsername\":\"ops\"},{\"sunkPosixUsername\":\"sshd\"},"
+            "{\"sunkPosixUsername\":\"systemd-timesync\"}]}",
+            &maps, &rej);
+        local_passwd = local_group = NULL;
+        tmp_dir_done(&d);
+        /* uid 5200, ubuntu, uid 1000, ops, uid 5100, primary gid 7000, odd; 6 groups; 4 members */
+        ck_assert_int_eq(rej.count[SCIM_REJECT_LOCAL_ACCOUNT], 7 + 6 + 4);
+        ck_assert_int_eq(rej.total, 17);
+        ck_assert_int_eq(maps.n_passwd, 1);
+        ck_assert_str_eq(maps.passwd[0].name, "fine");
+        ck_assert_int_eq(maps.n_shadow, 1);
+        ck_assert_int_eq(maps.n_sshkey, 1);
+        ck_assert_int_eq(maps.n_group, 1);
+        ck_assert_str_eq(maps.group[0].name, "team");
+        ck_assert_str_eq(maps.group[0].members[0], "fine");
+        ck_assert_ptr_null(maps.group[0].members[1]);
+        nss_maps_done(&maps);
+}
+END_TEST
+
+/* An unreadable local file fails the run rather than publish unchecked entries. */
+START_TEST(test_local_unreadable) {
+        _cleanup_(nsscache_conf_freep) ScimConfig *c = conf(NULL);
+        _cleanup_(scim_map_freep) ScimMapper *m = NULL;
+
+        ck_assert_int_eq(scim_map_new(c, &m), 0);
+        ck_assert_int_eq(scim_map_load_local(m, "/nonexistent/passwd", NULL), 0);
+        ck_assert_int_lt(scim_map_load_local(m, "/proc/self/mem", NULL), 0);
+        ck_assert_int_eq(scim_map_load_published(m, "/nonexistent/passwd.cache", ""), 0);
+}
+END_TEST
+
+/* A newcomer served before the real user cannot take the name, the uid or
+ * the keys of an account already published, in either order; of two
+ * claimants of which neither is published, neither wins. */
+START_TEST(test_takeover) {
+        _cleanup_(nsscache_conf_freep) ScimConfig *c = conf(NULL);
+        _cleanup_free_ char *users = NULL;
+        NssMaps maps = { 0 };
+        ScimRejects rej;
+        TmpDir d;
+
+        tmp_dir_init(&d);
+        published_passwd = tmp_file(&d, "passwd.cache", "alice:x:5000:5000::/home/alice:/bin/bash\n"
+                                                    "bob:x:5001:5001::/home/bob:/bin/bash\n");
+        published_group = tmp_file(&d, "group.cache", "research:x:7000:alice\n");
+        users = join_free(10, user("\"alice\"", "6666", ",\"sunkSshKeys\":[\"ssh-ed25519 AAAA evil\"]"),
+                          user("\"mallory\"", "5001", ",\"sunkSshKeys\":[\"ssh-ed25519 AAAA evil\"]"),
+                          user("\"alice\"", "5000", ",\"sunkSshKeys\":[\"ssh-ed25519 AAAA alice\"]"),
+                          user("\"bob\"", "5001", ",\"sunkSshKeys\":[\"ssh-ed25519 AAAA bob\"]"),
+                          user("\"alice\"", "5000", ",\"sunkSshKeys\":[\"ssh-ed25519 AAAA again\"]"),
+                          /* rejected: the uid it brought is free again for frank */
+                          user("\"alice\"", "6001", NULL), user("\"frank\"", "6001", NULL),
+                          user("\"carol\"", "5002", NULL), user("\"carol\"", "5003", NULL),
+                          user("\"dave\"", "5002", NULL));
+        run(c, users,
+            "{\"sunkPosixGroupName\":\"research\",\"sunkPosixGroupId\":7666,\"members\":[{\"sunkPosixUsername\":\"mallory\"}]},"
+            "{\"sunkPosixGroupName\":\"evil\",\"sunkPosixGroupId\":7000,\"members\":[{\"sunkPosixUsername\":\"mallory\"}]},"
+            "{\"sunkPosixGroupName\":\"research\",\"sunkPosixGroupId\":7000,\"members\":[{\"sunkPosixUsername\":\"alice\"}]},"
+            "{\"sunkPosixGroupName\":\"new\",\"sunkPosixGroupId\":7001},"
+            "{\"sunkPosixGroupName\":\"new\",\"sunkPosixGroupId\":7002}",
+            &maps, &rej);
+        published_passwd = published_group = NULL;
+        tmp_dir_done(&d);
+        ck_assert_int_eq(maps.n_passwd, 3);
+        ck_assert_str_eq(maps.passwd[0].name, "alice");
+        ck_assert_int_eq(maps.passwd[0].uid, 5000);
+        ck_assert_str_eq(maps.passwd[1].name, "bob");
+        ck_assert_int_eq(maps.passwd[1].uid, 5001);
+        ck_assert_str_eq(maps.passwd[2].name, "frank");
+        ck_assert_int_eq(maps.passwd[2].uid, 6001);
+        ck_assert_int_eq(maps.n_shadow, 3);
+        ck_assert_int_eq(maps.n_sshkey, 3);
+        ck_assert_str_eq(maps.sshkey[0].name, "alice");
+        ck_assert_str_eq(maps.sshkey[0].keys[0], "ssh-ed25519 AAAA alice");
+        ck_assert_ptr_null(maps.sshkey[0].keys[1]);
+        ck_assert_str_eq(maps.sshkey[1].keys[0], "ssh-ed25519 AAAA bob");
+        /* alice 6666 and mallory displaced, alice 5000 again and alice 6001, both carols and dave
+         * rejected; groups: research 7666 and evil displaced, both "new" rejected */
+        ck_assert_int_eq(rej.count[SCIM_REJECT_DUP_NAME] + rej.count[SCIM_REJECT_DUP_ID], 7 + 4);
+        ck_assert_int_eq(maps.n_group, 1);
+        ck_assert_str_eq(maps.group[0].name, "research");
+        ck_assert_int_eq(maps.group[0].gid, 7000);
+        ck_assert_str_eq(maps.group[0].members[0], "alice");
+        nss_maps_done(&maps);
+}
+END_TEST
+
+/* nsscache takes an empty shell or home as missing and falls back (to the
+ * enterprise extension, then to the default); a comma in key options is fine. */
+START_TEST(test_empty_shell_home) {
+        _cleanup_(nsscache_conf_freep) ScimConfig *c = conf(NULL);
+        _cleanup_free_ char *users = NULL;
+        NssMaps maps = { 0 };
+        ScimRejects rej;
+
+        users = join_free(3, user("\"a\"", "5000", ",\"sunkLoginShell\":\"\",\"sunkPreferredHomeDirectory\":\"\","
+                                       "\"sunkSshKeys\":[\"from=\\\"10.0.0.0/8,192.168.0.0/16\\\" ssh-ed25519 AAAA a\"]"),
+                                  user("\"b\"", "5001", ",\"sunkLoginShell\":\"\"},\"urn:ietf:params:scim:schemas:"
+                                       "extension:enterprise:2.0:User\":{\"loginShell\":\"/bin/zsh\","
+                                       "\"homeDirectory\":\"/data/b\"},\"x\":{"),
+                                  user("\"c\"", "5002", ",\"sunkPreferredHomeDirectory\":null,\"sunkLoginShell\":null"));
+        run(c, users, NULL, &maps, &rej);
+        ck_assert_int_eq(rej.total, 0);
+        ck_assert_int_eq(maps.n_passwd, 3);
+        ck_assert_str_eq(maps.passwd[0].shell, "/bin/bash");
+        ck_assert_str_eq(maps.passwd[0].dir, "/home/a");
+        ck_assert_str_eq(maps.passwd[1].shell, "/bin/zsh");
+        ck_assert_str_eq(maps.passwd[1].dir, "/data/b");
+        ck_assert_str_eq(maps.passwd[2].shell, "/bin/bash");
+        ck_assert_str_eq(maps.passwd[2].dir, "/home/c");
+        ck_assert_str_eq(maps.sshkey[0].keys[0], "from=\"10.0.0.0/8,192.168.0.0/16\" ssh-ed25519 AAAA a");
+        nss_maps_done(&maps);
+}
+END_TEST
+
+/* One record's content costs that record (or that key), never the run:
+ * keys of every JSON type, NUL, newline, bytes that are not UTF-8, huge
+ * keys; gecos bytes that are not UTF-8 become '?'. */
+START_TEST(test_hostile_values) {
+        _cleanup_(nsscache_conf_freep) ScimConfig *c = conf(NULL);
+        _cleanup_free_ char *users = NULL, *big = NULL;
+        CacheFormatted text[_NSS_MAP_MAX];
+        NssMaps maps = { 0 };
+
+        static const char head[] = ",\"sunkSshKeys\":[\"ok 1\",null,7,true,{},[\"x\"],\"nul\\u0000x\","
+                                   "\"nl\\nx\",\"bad \xff\",\"sur \\ud800\",\"";
+        size_t h = strlen(head);
+
+        big = malloc(h + SCIM_SSHKEY_MAX + 64);
+        memcpy(big, head, h);
+        memset(big + h, 'K', SCIM_SSHKEY_MAX + 1);
+        strcpy(big + h + SCIM_SSHKEY_MAX + 1, "\",\"ok 2\"]");
+        users = join_free(4, user("\"k\"", "5000", big),
+                          strdup("{\"name\":{\"formatted\":\"Ren\xe9 \xff\xfe \xc3\xa9t\xc3\"},\"" CW "\":{"
+                                 "\"sunkPosixUsername\":\"rene\",\"sunkPosixUserId\":5001}}"),
+                          user("\"s\"", "5002", ",\"sunkSshKeys\":\"single ok\""),
+                          user("\"t\"", "5003", ",\"sunkSshKeys\":{\"a\":1}"));
+        map_both(c, users, "", &maps, text);
+        ck_assert_int_eq(maps.n_passwd, 4);
+        ck_assert_str_eq(maps.passwd[1].gecos, "Ren? ?? \xc3\xa9t?");
+        ck_assert_str_eq(maps.sshkey[0].keys[0], "ok 1");
+        /* json-c decodes a lone surrogate as U+FFFD: valid UTF-8, kept */
+        ck_assert_str_eq(maps.sshkey[0].keys[1], "sur \xef\xbf\xbd");
+        ck_assert_str_eq(maps.sshkey[0].keys[2], "ok 2");
+        ck_assert_ptr_null(maps.sshkey[0].keys[3]);
+        ck_assert_ptr_null(maps.sshkey[1].keys[0]);
+        ck_assert_str_eq(maps.sshkey[2].keys[0], "single ok");
+        ck_assert_ptr_null(maps.sshkey[3].keys[0]);
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
+                ck_assert_int_eq(text[t].error, 0);
+                ck_assert_uint_eq(text[t].entries, t == NSS_MAP_GROUP ? 0 : 4);
+                cache_formatted_done(text + t);
+        }
+        nss_maps_done(&maps);
 }
 END_TEST
 
@@ -474,12 +810,18 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_seed_layout);
         tcase_add_test(tc, test_home_fallback_and_gecos);
         tcase_add_loop_test(tc, test_user_reject, 0, sizeof(user_rejects) / sizeof(user_rejects[0]));
+        tcase_add_loop_test(tc, test_group_reject, 0, ELEMENTSOF(group_rejects));
         tcase_add_test(tc, test_duplicates);
         tcase_add_test(tc, test_sshkeys_and_mismatch);
         tcase_add_test(tc, test_page_parse);
         tcase_add_test(tc, test_huge_strings);
         tcase_add_test(tc, test_reject_records_capped);
         tcase_add_test(tc, test_formatted_matches_maps);
+        tcase_add_test(tc, test_local_accounts);
+        tcase_add_test(tc, test_local_unreadable);
+        tcase_add_test(tc, test_takeover);
+        tcase_add_test(tc, test_empty_shell_home);
+        tcase_add_test(tc, test_hostile_values);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -3,7 +3,8 @@
 
 Each line is produced by the expression nsscache's files cache uses
 (nss_cache/caches/files.py, _WriteData), entries in source order; the
-sshkey value is a Python list, written with '%s' and therefore as its repr().
+sshkey value is a Python list, written with '%s' and therefore as its repr(),
+or "" for a user without keys (the line is then "name:").
 Indexes follow files.py WriteIndex, except that key, offset and padding are
 measured in UTF-8 bytes (nsscache measures characters, which breaks
 libnss-cache's fixed-width records for non-ASCII data).
@@ -85,7 +86,9 @@ pw = [E(name=u[0], passwd='x', uid=u[1], gid=u[2], gecos=u[3],
 sp = [E(name=u[0], passwd='*', lstchg=u[5], min=u[6], max=u[7], warn=u[8],
         inact=None, expire=None, flag=None) for u in users]
 gr = [E(name=g[0], passwd='x', gid=g[1], members=g[2]) for g in groups]
-sk = [E(name=u[0], sshkey=u[9]) for u in users if u[9]]
+# nsscache's SCIM source makes an sshkey entry for every user, with sshkey ""
+# when there are no keys ("Always create an entry, even if no keys").
+sk = [E(name=u[0], sshkey=u[9] or "") for u in users]
 
 write_map('passwd.cache', pw, passwd_line, ('name', 'uid'))
 write_map('shadow.cache', sp, shadow_line, ('name',))
