@@ -4,15 +4,22 @@
  * -EIO), testmod.hang (runs until cancelled; has a short timeout),
  * testmod.flaky (fails `flaky_failures` times, then succeeds),
  * testmod.block (blocks its worker for `block` without looking at the cancel
- * flag: the loop must stay responsive).  Methods: Echo (any uid), Root
+ * flag: the loop must stay responsive), testmod.gate (run N creates
+ * `gate_dir`/running.N, then waits until `gate_dir`/release.N exists or it is
+ * cancelled: tests see a run in progress and end it when they choose).
+ * With both ready_gate and gate_dir, testmod.ok also waits for
+ * `gate_dir`/release.ok, so readiness comes when the test lets it.
+ * Methods: Echo (any uid), Root
  * (root), Allowed (the `allow:` list), Later (replied by the next run of
  * testmod.ok), Spawn (runs a child and returns its output).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -31,6 +38,7 @@ typedef struct Conf {
         bool ready_gate;
         bool periodic_fail;
         char *spawn_command;
+        char *gate_dir;
 } Conf;
 
 static const sunkd_cfg_key conf_keys[] = {
@@ -44,6 +52,7 @@ static const sunkd_cfg_key conf_keys[] = {
         { "ready_gate", SUNKD_CFG_BOOL, offsetof(Conf, ready_gate), 0, 0, 0 },
         { "periodic_fail", SUNKD_CFG_BOOL, offsetof(Conf, periodic_fail), 0, 0, 0 },
         { "spawn_command", SUNKD_CFG_PATH, offsetof(Conf, spawn_command), 0, 0, 0 },
+        { "gate_dir", SUNKD_CFG_PATH, offsetof(Conf, gate_dir), 0, 0, 0 },
 };
 
 typedef struct PendingCall PendingCall;
@@ -56,7 +65,9 @@ typedef struct State {
         sunkd_ctx *ctx;
         Conf conf;
         sunkd_job *ok_job, *flaky_job;
+        char *ok_release; /* set once at init: a reload cannot free it under the worker */
         int64_t flaky_runs;
+        int64_t gate_runs;
         PendingCall *later;
         sunkd_metric *runs;
 } State;
@@ -88,6 +99,8 @@ static void count_run(State *s, const char *job) {
 static int work_ok(void *state, void *input, const sunkd_cancel *cancel, void **ret) {
         State *s = state;
         sleep_usec(s->conf.work);
+        while (s->ok_release && access(s->ok_release, F_OK) < 0 && !sunkd_cancelled(cancel))
+                sleep_usec(USEC_PER_MSEC);
         return 0;
 }
 
@@ -150,6 +163,57 @@ static int work_block(void *state, void *input, const sunkd_cancel *cancel, void
         State *s = state;
         sleep_usec(s->conf.block);
         return 0;
+}
+
+typedef struct GateRun {
+        char *running, *release;
+} GateRun;
+
+static void gate_run_free(GateRun *g) {
+        if (!g)
+                return;
+        free(g->running);
+        free(g->release);
+        free(g);
+}
+
+/* The paths are made on the loop: the worker only reads its input. */
+static int prepare_gate(void *state, void **ret_input) {
+        State *s = state;
+        GateRun *g;
+        long long n;
+
+        if (!s->conf.gate_dir)
+                return -EINVAL;
+        g = calloc(1, sizeof(*g));
+        if (!g)
+                return -ENOMEM;
+        n = (long long) ++s->gate_runs;
+        if (asprintf(&g->running, "%s/running.%lld", s->conf.gate_dir, n) < 0 ||
+            asprintf(&g->release, "%s/release.%lld", s->conf.gate_dir, n) < 0) {
+                gate_run_free(g);
+                return -ENOMEM;
+        }
+        *ret_input = g;
+        return 0;
+}
+
+static int work_gate(void *state, void *input, const sunkd_cancel *cancel, void **ret) {
+        GateRun *g = input;
+        int fd = open(g->running, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+
+        if (fd < 0)
+                return -errno;
+        close(fd);
+        while (access(g->release, F_OK) < 0 && !sunkd_cancelled(cancel))
+                sleep_usec(USEC_PER_MSEC);
+        return sunkd_cancelled(cancel) ? -ECANCELED : 0;
+}
+
+static int done_gate(void *state, int r, void *input, void *result) {
+        gate_run_free(input);
+        count_run(state, "other");
+        return r;
 }
 
 static int method_echo(sunkd_call *call, struct json_object *params, void *state) {
@@ -246,6 +310,7 @@ static void state_free(State *s) {
                 free(p);
         }
         s->ctx->api->cfg_clear(conf_keys, sizeof(conf_keys) / sizeof(conf_keys[0]), &s->conf);
+        free(s->ok_release);
         free(s);
 }
 
@@ -262,6 +327,8 @@ static int add_jobs(State *s) {
                 { .name = "testmod.flaky", .flags = SUNKD_JOB_TRIGGER_ONLY, .prepare = prepare_flaky,
                   .work = work_flaky, .done = done_flaky },
                 { .name = "testmod.block", .flags = SUNKD_JOB_TRIGGER_ONLY, .work = work_block, .done = done_count },
+                { .name = "testmod.gate", .flags = SUNKD_JOB_TRIGGER_ONLY, .prepare = prepare_gate,
+                  .work = work_gate, .done = done_gate },
         };
         int r;
 
@@ -292,6 +359,12 @@ static int testmod_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
         if (s->conf.init_fail) {
                 state_free(s);
                 return sunkd_log_error_errno(c, -EIO, "init_fail is set, failing as asked.");
+        }
+        if (s->conf.ready_gate && s->conf.gate_dir &&
+            asprintf(&s->ok_release, "%s/release.ok", s->conf.gate_dir) < 0) {
+                s->ok_release = NULL;
+                state_free(s);
+                return -ENOMEM;
         }
         r = c->api->metric_add(c, &runs, &s->runs);
         if (r >= 0)
