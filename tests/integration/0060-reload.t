@@ -77,7 +77,7 @@ ln -s ..v1 "$K/..data"
 ln -s ..data/sunkd.yaml "$K/sunkd.yaml"
 (cd "$K" && exec "$SUNKD" -c sunkd.yaml 2> "$T/sunkd.log") &
 SUNKD_PID=$!
-wait_for_file "$SOCK" 100 || bail_out "sunkd did not start from the ConfigMap-style path"
+wait_for_file "$SOCK" || bail_out "sunkd did not start from the ConfigMap-style path"
 like "$(ctl status)" "^config: +$K/sunkd.yaml$" "status shows the config path made absolute, links kept"
 is "$(interval)" 3600000000 "the first version is in force"
 ln -sfn ..v2 "$K/..data.tmp" && mv -T "$K/..data.tmp" "$K/..data"

@@ -65,7 +65,7 @@ like "$out" "$T/sunkd.yaml:[0-9]+:[0-9]+: key 'interval': must be at least 1s" "
 write_config ""
 
 sunkd_start
-ok "first refresh completes" wait_runs nsscache.refresh 1 100
+ok "first refresh completes" wait_runs nsscache.refresh 1
 out=$(ctl run nsscache.refresh); rc=$?
 is "$rc" 0 "sunkctl run nsscache.refresh succeeds"
 is "$(grep -c '/Users' "$SCIM_LOG")" 2 "Users fetched once per run"

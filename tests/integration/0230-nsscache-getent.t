@@ -23,7 +23,7 @@ sunkd_config "modules:
     interval: 1h
     splay: 0s"
 sunkd_start
-ok "first refresh done" wait_runs nsscache.refresh 1 100
+ok "first refresh done" wait_runs nsscache.refresh 1
 
 is "$(getent -s cache passwd ada)" "ada:x:20001:30001:Ada Lovelace:/mnt/home/ada:/bin/bash" "getent passwd by name"
 is "$(getent -s cache passwd 20002)" "grace:x:20002:30001:Grace Hopper:/mnt/home/grace:/bin/zsh" "getent passwd by uid"
