@@ -58,7 +58,7 @@ tests_unit_test_time_util_CFLAGS = $(CHECK_TEST_CFLAGS)
 tests_unit_test_time_util_LDADD = $(CHECK_TEST_LIBS)
 tests_unit_test_sched_SOURCES = tests/unit/test-sched.c
 tests_unit_test_sched_CFLAGS = $(CHECK_TEST_CFLAGS)
-tests_unit_test_sched_LDADD = $(CHECK_TEST_LIBS)
+tests_unit_test_sched_LDADD = $(CHECK_TEST_LIBS) $(JSONC_LIBS)
 tests_unit_test_metrics_SOURCES = tests/unit/test-metrics.c
 tests_unit_test_metrics_CFLAGS = $(CHECK_TEST_CFLAGS)
 tests_unit_test_metrics_LDADD = $(CHECK_TEST_LIBS)
@@ -95,6 +95,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0070-metrics.t \
 	tests/integration/0101-security-socket.t \
 	tests/integration/0110-socket-bad-input.t \
+	tests/integration/0205-nsscache-golden.t \
 	tests/integration/0220-nsscache-daemon.t \
 	tests/integration/0230-nsscache-getent.t \
 	tests/integration/0240-nsscache-tls.t \
@@ -106,7 +107,7 @@ INTEGRATION_TESTS = \
 	# End of INTEGRATION_TESTS
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib/tap.sh tests/lib/sunkd.sh tests/lib/summary tests/lib/scim.sh \
-	tests/lib/etc-cache.sh tests/lib/varlink-raw.py tests/lib/notify-listen.py
+	tests/lib/etc-cache.sh tests/lib/varlink-raw.py tests/lib/notify-listen.py tests/lib/nss-index-check.py
 check_SCRIPTS += tests/demo.sh
 
 tests/demo.sh: $(top_srcdir)/tests/demo.sh.in Makefile

@@ -44,10 +44,10 @@ modules:
     block: 10s"
 sunkd_start
 python3 "$SUNKD_SRCDIR/tests/lib/varlink-raw.py" "$SOCK" call io.sunkd.Agent.Trigger '{"job":"testmod.block"}' >/dev/null
-sleep 0.3
+block_running() { [ "$(job_field testmod.block state)" = running ]; }
+wait_until 300 block_running || diag "testmod.block did not start"
 kill -TERM "$SUNKD_PID"
-wait_for_gone() { local i=0; while [ -e "$1" ] && [ $i -lt 20 ]; do sleep 0.05; i=$((i + 1)); done; [ ! -e "$1" ]; }
-ok "the socket is removed as soon as shutdown begins" wait_for_gone "$SOCK"
+ok "the socket is removed as soon as shutdown begins" wait_until 300 test ! -e "$SOCK"
 ok "while the stuck job still holds the process" kill -0 "$SUNKD_PID"
 ctl ping >/dev/null 2>&1; is "$?" 3 "a client now gets 'not running' (exit 3)"
 wait "$SUNKD_PID"; rc=$?; SUNKD_PID=

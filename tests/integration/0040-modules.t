@@ -64,7 +64,7 @@ sunkd_config "modules:
   testmod:
     enabled: false"
 sunkd_start
-unlike "$(ctl status)" "^testmod" "enabled: false skips the module"
+status_without "^testmod" "enabled: false skips the module"
 sunkd_stop
 
 done_testing

@@ -14,10 +14,9 @@ cp "$T/sunkd.yaml" "$T/good.yaml"
 sunkd_config "modules:
   testmod:
     interval: [not, a, duration]"
-kill -HUP "$SUNKD_PID"
-sleep 0.5
-like "$(cat "$T/sunkd.log")" "key 'interval': expected a duration" "the bad file is reported with its location"
-like "$(cat "$T/sunkd.log")" "keeping the running one|keeping the running configuration" "and the running config stays"
+sunkd_hup
+like "$(log_since)" "key 'interval': expected a duration" "the bad file is reported with its location"
+like "$(log_since)" "keeping the running one|keeping the running configuration" "and the running config stays"
 is "$(interval)" 3600000000 "interval unchanged after a bad SIGHUP"
 is "$(ctl ping)" "pong" "still serving"
 
@@ -25,8 +24,8 @@ sunkd_config "log_level: info
 bogus_top: 1
 modules:
   testmod: {}"
-kill -HUP "$SUNKD_PID"; sleep 0.5
-like "$(cat "$T/sunkd.log")" "key 'bogus_top': unknown key" "unknown top-level key on reload reported"
+sunkd_hup
+like "$(log_since)" "key 'bogus_top': unknown key" "unknown top-level key on reload reported"
 
 err=$(ctl reload 2>&1); rc=$?
 is "$rc" 1 "sunkctl reload of a bad file exits 1"
@@ -35,7 +34,7 @@ like "$err" "io.sunkd.ReloadFailed" "with ReloadFailed"
 sunkd_config "modules:
   testmod:
     interval: 10m"
-kill -HUP "$SUNKD_PID"; sleep 0.5
+sunkd_hup
 is "$(interval)" 600000000 "a good SIGHUP applies the new interval"
 is "$(ctl --json status | python3 -c 'import json,sys; print(json.load(sys.stdin)["reloads"])')" 1 "one successful reload counted"
 
@@ -44,14 +43,15 @@ idle_timeout: 7s
 modules:
   testmod:
     interval: 10m"
+log_mark
 ctl reload >/dev/null
-like "$(cat "$T/sunkd.log")" "max_connections: the new value takes effect at restart" "a restart-only setting says so"
-like "$(cat "$T/sunkd.log")" "idle_timeout: the new value takes effect at restart" "each one"
+like "$(log_since)" "max_connections: the new value takes effect at restart" "a restart-only setting says so"
+like "$(log_since)" "idle_timeout: the new value takes effect at restart" "each one"
 unlike "$(cat "$T/sunkd.log")" "workers: the new value" "unchanged ones are not mentioned"
 
 sunkd_config "modules: {}"
 is "$(ctl reload)" "Configuration reloaded." "removing a module by reload"
-unlike "$(ctl status)" "^testmod" "module stopped after it left the config"
+status_without "^testmod" "module stopped after it left the config"
 
 sunkd_config "modules:
   testmod:
@@ -77,7 +77,7 @@ ln -s ..v1 "$K/..data"
 ln -s ..data/sunkd.yaml "$K/sunkd.yaml"
 (cd "$K" && exec "$SUNKD" -c sunkd.yaml 2> "$T/sunkd.log") &
 SUNKD_PID=$!
-wait_for_file "$SOCK" 100 || bail_out "sunkd did not start from the ConfigMap-style path"
+wait_for_file "$SOCK" || bail_out "sunkd did not start from the ConfigMap-style path"
 like "$(ctl status)" "^config: +$K/sunkd.yaml$" "status shows the config path made absolute, links kept"
 is "$(interval)" 3600000000 "the first version is in force"
 ln -sfn ..v2 "$K/..data.tmp" && mv -T "$K/..data.tmp" "$K/..data"

@@ -34,7 +34,7 @@ PY
 }
 ctl metrics > "$T/ctl.prom"
 like "$(validate "$T/ctl.prom")" "^valid [0-9]+" "sunkctl metrics is valid exposition"
-ok "textfile written" wait_for_file "$T/sunkd.prom" 50
+ok "textfile written" wait_for_file "$T/sunkd.prom"
 like "$(validate "$T/sunkd.prom")" "^valid [0-9]+" "the textfile is valid exposition"
 like "$(cat "$T/sunkd.prom")" 'sunkd_job_runs_total\{job="testmod.fail",result="failure"\} 1' "textfile counts the failure"
 is "$(stat -c %a "$T/sunkd.prom")" 644 "textfile readable by node_exporter"

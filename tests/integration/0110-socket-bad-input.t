@@ -20,15 +20,18 @@ is "$(raw raw '{"method":42}\x00')" "io.sunkd.InvalidMessage closed=True" "metho
 is "$(raw oversize 70000)" "io.sunkd.InvalidMessage closed=True" "a request over 64 KiB"
 is "$(raw deep 1000)" "io.sunkd.InvalidMessage closed=True" "deep nesting"
 is "$(raw truncated)" "io.sunkd.InvalidMessage truncated message closed=True" "a truncated message then EOF: an error, then closed"
-like "$(raw silent)" "^closed after 1\.[0-9]s" "a client that sends nothing is closed after the idle timeout"
+# Nothing but the idle timer closes a silent client, and not before 1 s; how
+# much later depends on the machine's load.
+like "$(raw silent)" "^closed after ([1-9][0-9]*)\.[0-9]s" "a client that sends nothing is closed after the idle timeout"
 is "$(raw pipelined)" "ping=True version=$("$SUNKD" --version | awk '{print $2}')" "pipelined requests answered in order"
 # Beyond max_connections (256) a client is closed at once; idle clients free
 # their slots after idle_timeout, so how many more get in depends on timing.
 out=$(raw many 500)
-read -r c a f <<< "$(echo "$out" | sed 's/[a-z]*=//g')"
+read -r c a f h <<< "$(echo "$out" | sed 's/[a-z]*=//g')"
 is "$c" 500 "500 clients connect at once"
 ok "at least max_connections of them are answered ($out)" test "$a" -ge 256
-is "$((a + f))" 500 "every other one is closed cleanly, none left hanging"
+# A client still waiting after 30 s counts as hanging, not as refused.
+is "$((a + f)) $h" "500 0" "every other one is closed cleanly, none left hanging"
 is "$(ctl ping)" "pong" "still serving after all of that"
 like "$(raw raw '{"method":"io.sunkd.Test.Echo","parameters":{"x":[1,{"y":"z"}]}}\x00')" "ok closed=False" "module method echo"
 sunkd_stop

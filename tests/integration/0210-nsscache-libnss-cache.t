@@ -11,6 +11,7 @@
 set -u
 
 SUNKD_BUILDDIR=${SUNKD_BUILDDIR:?}
+SUNKD_SRCDIR=${SUNKD_SRCDIR:?}
 HELPER="$SUNKD_BUILDDIR/tests/lib/nsscache-publish"
 LOCK=/run/lock/sunkd-etc-nss-cache.lock
 CACHE_FILES="passwd.cache passwd.cache.ixname passwd.cache.ixuid group.cache group.cache.ixname
@@ -69,7 +70,17 @@ sed -e '/^passwd:/{/cache/!s/$/ cache/}' -e '/^group:/{/cache/!s/$/ cache/}' \
         "$TMP/backup/nsswitch.conf" >/etc/nsswitch.conf || bail_out "cannot edit /etc/nsswitch.conf"
 grep -q '^passwd:.*cache' /etc/nsswitch.conf || bail_out "nsswitch.conf has no passwd line"
 
-echo "1..22"
+# Every index record names the byte offset of its own entry's line.
+indexes_point_at_lines() {
+        local r=0
+        python3 "$SUNKD_SRCDIR/tests/lib/nss-index-check.py" /etc/passwd.cache ixname:0 ixuid:2 || r=1
+        python3 "$SUNKD_SRCDIR/tests/lib/nss-index-check.py" /etc/group.cache ixname:0 ixgid:2 || r=1
+        python3 "$SUNKD_SRCDIR/tests/lib/nss-index-check.py" /etc/shadow.cache ixname:0 || r=1
+        python3 "$SUNKD_SRCDIR/tests/lib/nss-index-check.py" /etc/sshkey.cache ixname:0 || r=1
+        return $r
+}
+
+echo "1..24"
 
 if out=$("$HELPER" -t "$TMP/ts" 0 2>&1); then ok "publish golden set into /etc"; else not_ok "publish golden set into /etc" "$out"; fi
 
@@ -79,7 +90,8 @@ expect "no temp file left in /etc" "" 0 sh -c "ls /etc | grep -E '^(passwd|group
         grep -vxE '(passwd|group|shadow|sshkey)\.cache(\.ix(name|uid|gid))?'; true"
 expect "passwd by name (UTF-8 gecos)" \
         "sunkt-alice:x:50001:50100:Alice Ünïcödé:/mnt/home/sunkt-alice:/bin/zsh" 0 getent -s cache passwd sunkt-alice
-expect "passwd by name after a UTF-8 line (byte offsets)" \
+expect "index offsets are in bytes: each record points at its own line" "" 0 indexes_point_at_lines
+expect "passwd by name after a UTF-8 line" \
         "sunkt-dave:x:9999:50100:Dave O'Neil:/mnt/home/sunkt-dave:/bin/bash" 0 getent -s cache passwd sunkt-dave
 expect "passwd by UTF-8 name" \
         "sunkt-zoë:x:50005:50103:Zoë:/mnt/home/sunkt-zoë:/bin/sh" 0 getent -s cache passwd sunkt-zoë
@@ -101,8 +113,11 @@ expect "enumeration sees every entry once" "5" 0 sh -c 'getent -s cache passwd |
 
 # Variant 2 repeats sunkt-dave at the end with uid 9998.  The index points at
 # that later line while a linear scan would find the first one, so this shows
-# the index (with byte offsets past UTF-8 text) is what libnss-cache used.
+# the index is what libnss-cache used.  (After a seek libnss-cache skips a
+# line it cannot parse, so an offset a little short would find the entry too:
+# the offsets themselves are checked byte for byte.)
 if out=$("$HELPER" -t "$TMP/ts" 2 2>&1); then ok "publish set with a repeated name"; else not_ok "publish set with a repeated name" "$out"; fi
+expect "its index offsets point at their lines too" "" 0 indexes_point_at_lines
 expect "lookup by name went through the index" \
         "sunkt-dave:x:9998:50100:Dave Again:/mnt/home/sunkt-dave:/bin/bash" 0 getent -s cache passwd sunkt-dave
 expect "lookup by uid went through the index" \
@@ -144,5 +159,5 @@ fi
 expect "lookups still work after the churn" \
         "sunkt-alice:x:50001:50100:Alice Ünïcödé:/mnt/home/sunkt-alice:/bin/zsh" 0 getent -s cache passwd sunkt-alice
 
-[ "$n" = 22 ] || echo "# ran $n tests, planned 22"
+[ "$n" = 24 ] || echo "# ran $n tests, planned 24"
 exit $((failed > 0))

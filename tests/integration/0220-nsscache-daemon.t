@@ -65,7 +65,7 @@ like "$out" "$T/sunkd.yaml:[0-9]+:[0-9]+: key 'interval': must be at least 1s" "
 write_config ""
 
 sunkd_start
-ok "first refresh completes" wait_runs nsscache.refresh 1 100
+ok "first refresh completes" wait_runs nsscache.refresh 1
 out=$(ctl run nsscache.refresh); rc=$?
 is "$rc" 0 "sunkctl run nsscache.refresh succeeds"
 is "$(grep -c '/Users' "$SCIM_LOG")" 2 "Users fetched once per run"
@@ -95,11 +95,12 @@ like "$m" 'sunkd_nsscache_requests_total [1-9]' "requests metric"
 
 # Unchanged content is not rewritten.
 ino=$(stat -c %i "$T/cache/passwd.cache")
+log_mark
 ctl run nsscache.refresh >/dev/null
 is "$(stat -c %i "$T/cache/passwd.cache")" "$ino" "an unchanged map keeps its inode"
 # Three runs so far with the same bad entry: it was logged once.
 is "$(grep -c "Rejected passwd entry 'mallory'" "$T/sunkd.log")" 1 "a rejected entry is logged once, not every run"
-like "$(cat "$T/sunkd.log")" "entries rejected as in the previous run" "later runs say so in one line"
+like "$(log_since)" "entries rejected as in the previous run" "later runs say so in one line"
 
 # Failures leave the caches byte-identical.
 sha() { cat "$T"/cache/*.cache* | sha256sum; }
@@ -108,7 +109,7 @@ before=$(sha)
 # taken by another test's fixture meanwhile.
 scim_stop
 scim_start "$DATA" --fault refused
-write_config ""; kill -HUP "$SUNKD_PID"; sleep 0.5
+write_config ""; sunkd_hup
 out=$(ctl run nsscache.refresh 2>&1); rc=$?
 is "$rc" 1 "refresh fails when the SCIM server is down"
 like "$out" "Connection refused|connect" "with a connection error"
@@ -116,7 +117,7 @@ is "$(sha)" "$before" "caches untouched after a connection failure"
 scim_stop
 
 scim_start "$DATA" --fault truncate --fault-page 1
-write_config ""; kill -HUP "$SUNKD_PID"; sleep 0.5
+write_config ""; sunkd_hup
 out=$(ctl run nsscache.refresh); rc=$?
 is "$rc" 1 "a truncated page fails the run"
 is "$(grep -c '/Users' "$SCIM_LOG")" 1 "and is not refetched"
@@ -124,19 +125,19 @@ is "$(sha)" "$before" "caches untouched after a bad page"
 scim_stop
 
 scim_start "$DATA" --fault 401
-write_config ""; kill -HUP "$SUNKD_PID"; sleep 0.5
+write_config ""; sunkd_hup
 ctl run nsscache.refresh >/dev/null; rc=$?
 is "$rc" 1 "a 401 fails the run"
-like "$(cat "$T/sunkd.log")" "401" "and the log names it"
+like "$(log_since)" "401" "and the log names it"
 is "$(sha)" "$before" "caches untouched after a 401"
 scim_stop
 
 # A shrink beyond max_shrink_pct is refused until forced.
 scim_start "$DATA" --fault shrink --shrink 1
-write_config ""; kill -HUP "$SUNKD_PID"; sleep 0.5
+write_config ""; sunkd_hup
 out=$(ctl run nsscache.refresh); rc=$?
 is "$rc" 1 "a shrink from 3 users to 1 is refused"
-like "$(cat "$T/sunkd.log")" "Refusing to publish: .*passwd.*would shrink" "the refusal says why and how to force"
+like "$(log_since)" "Refusing to publish: .*passwd.*would shrink" "the refusal says why and how to force"
 is "$(sha)" "$before" "caches untouched after the refusal"
 touch "$T/state/nsscache/force-next-run"
 out=$(ctl run nsscache.refresh); rc=$?
@@ -147,10 +148,10 @@ scim_stop
 
 chmod 644 "$T/token"
 scim_start "$DATA"
-write_config ""; kill -HUP "$SUNKD_PID"; sleep 0.5
+write_config ""; sunkd_hup
 ctl run nsscache.refresh >/dev/null; rc=$?
 is "$rc" 1 "a world-readable token file is refused"
-like "$(cat "$T/sunkd.log")" "token" "and the log says which file"
+like "$(log_since)" "token_file '$T/token': refused" "and the log says which file"
 chmod 600 "$T/token"
 
 sunkd_stop

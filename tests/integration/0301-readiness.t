@@ -3,38 +3,53 @@
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 sunkd_setup
+GATE="$T/gate"
+mkdir -p "$GATE"
+# testmod.ok is the readiness gate, and its first run lasts until release.ok.
 sunkd_config "modules:
   testmod:
     interval: 1h
     splay: 0s
-    work: 800ms
-    ready_gate: true"
+    ready_gate: true
+    gate_dir: $GATE"
+gate_running() { [ "$(job_field testmod.ok state)" = running ]; }
+notify_has() { grep -E -q -- "$1" "$T/notify.log" 2>/dev/null; }
 
 python3 "$SUNKD_SRCDIR/tests/lib/notify-listen.py" "$T/notify.sock" "$T/notify.log" &
 LISTENER=$!
-wait_for_file "$T/notify.sock" 50 || bail_out "notify listener did not start"
+wait_for_file "$T/notify.sock" || bail_out "notify listener did not start"
 NOTIFY_SOCKET="$T/notify.sock" sunkd_start
-sleep 0.3
-ok "READY=1 is not sent before the gate job's first run" test ! -s "$T/notify.log" -o -z "$(grep READY=1 "$T/notify.log")"
-wait_for_ready() { for i in $(seq 50); do grep -q READY=1 "$T/notify.log" 2>/dev/null && return 0; sleep 0.1; done; return 1; }
-ok "READY=1 arrives after the first run" wait_for_ready
-is "$(ctl --json jobs | python3 -c 'import json,sys; print([x for x in json.load(sys.stdin)["jobs"] if x["name"]=="testmod.ok"][0]["runs"])')" 1 "the gate job ran once"
-kill -HUP "$SUNKD_PID"; sleep 0.5
-like "$(cat "$T/notify.log")" "RELOADING=1 .*MONOTONIC_USEC=[0-9]+" "reload is bracketed with RELOADING=1"
+ok "at start sunkd says it waits for the readiness jobs" wait_until 300 notify_has "STATUS=Waiting for the first run"
+ok "the gate job's first run is under way" wait_until 300 gate_running
+# Readiness is notified and logged on the loop, which has just answered that
+# the gate job still runs: had it been declared, both would show it by now.
+unlike "$(cat "$T/notify.log")" "READY=1" "READY=1 is not sent before the gate job's first run"
+unlike "$(cat "$T/sunkd.log")" "Ready:" "nor logged"
+touch "$GATE/release.ok"
+ok "READY=1 arrives after the first run" wait_until 300 notify_has READY=1
+is "$(job_field testmod.ok runs)" 1 "the gate job ran once"
+log_mark
+kill -HUP "$SUNKD_PID"
+wait_log "Configuration reloaded\."
+ok "reload is bracketed with RELOADING=1" wait_until 300 notify_has "RELOADING=1 .*MONOTONIC_USEC=[0-9]+"
 sunkd_stop
-like "$(cat "$T/notify.log")" "STOPPING=1" "STOPPING=1 on SIGTERM"
+ok "STOPPING=1 on SIGTERM" wait_until 300 notify_has "STOPPING=1"
 kill "$LISTENER"
 
-# s6: a newline on the notification fd, then the fd is closed.
-exec 4>&-
-rm -f "$T/fifo"; mkfifo "$T/fifo"
-"$SUNKD" -c "$T/sunkd.yaml" --notify-fd=3 3> "$T/fifo" 2> "$T/s6.log" &
+# s6: a newline on the notification fd, then the fd is closed.  The fd is a
+# plain file, so what sunkd wrote is there the moment it returns.
+rm -f "$GATE/release.ok" "$SOCK"
+: > "$T/s6.notify"
+"$SUNKD" -c "$T/sunkd.yaml" --notify-fd=3 3> "$T/s6.notify" 2> "$T/sunkd.log" &
 SUNKD_PID=$!
-start=$(date +%s%N)
-line=$(timeout 10 cat "$T/fifo" | od -An -c | tr -d ' ')
-elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
-is "$line" '\n' "a single newline is written to the notification fd, which is then closed"
-ok "only after the gate job ran (${elapsed} ms)" test "$elapsed" -ge 600
+wait_for_file "$SOCK" || bail_out "sunkd did not create its socket"
+ok "the gate job's first run is under way" wait_until 300 gate_running
+is "$(stat -c %s "$T/s6.notify")" 0 "nothing is written to the notification fd before the gate job ran"
+touch "$GATE/release.ok"
+ok "then a line is written" wait_until 300 test -s "$T/s6.notify"
+is "$(od -An -c "$T/s6.notify" | tr -d ' ')" '\n' "a single newline"
+is "$(ctl ping)" pong "still serving"
+nok "and the fd is closed" test "/proc/$SUNKD_PID/fd/3" -ef "$T/s6.notify"
 sunkd_stop
 is "$SUNKD_EXIT" 0 "clean exit"
 done_testing

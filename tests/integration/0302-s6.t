@@ -42,20 +42,27 @@ ok "finish is executable" test -x "$SV/finish"
 like "$(cat "$SV/run")" "^exec $SUNKD --config=$T/sunkd.yaml --notify-fd 3\$" \
         "run execs sunkd with --notify-fd matching notification-fd (adapted to this build)"
 
+# testmod.ok is the readiness gate, and its first run lasts until release.ok.
+GATE="$T/gate"
+mkdir -p "$GATE"
 sunkd_config "modules:
   testmod:
     interval: 1h
     splay: 0s
-    work: 800ms
-    ready_gate: true"
+    ready_gate: true
+    gate_dir: $GATE"
+gate_running() { [ "$(job_field testmod.ok state)" = running ]; }
 
 s6-svscan "$SCAN" > "$T/svscan.log" 2>&1 &
 SVSCAN_PID=$!
-wait_for_file "$SV/supervise/status" 100 || bail_out "s6-svscan did not start s6-supervise"
+wait_for_file "$SV/supervise/status" || bail_out "s6-svscan did not start s6-supervise"
+wait_for_file "$SOCK" || bail_out "the supervised sunkd did not create its socket"
 
-ok "s6-svwait -U sees sunkd ready" s6-svwait -U -t 20000 "$SV"
-runs=$(ctl --json jobs | python3 -c 'import json,sys; print([j for j in json.load(sys.stdin)["jobs"] if j["name"]=="testmod.ok"][0]["runs"])')
-ok "readiness came after the gate job's first run (runs=$runs)" test "${runs:-0}" -ge 1
+ok "the gate job's first run is under way" wait_until 300 gate_running
+is "$(s6-svstat -o up,ready "$SV")" "true false" "s6-svstat: up, not ready while the gate job runs"
+touch "$GATE/release.ok"
+ok "s6-svwait -U sees sunkd ready" s6-svwait -U -t 60000 "$SV"
+is "$(job_field testmod.ok runs)" 1 "readiness came after the gate job's first run"
 is "$(s6-svstat -o up,ready "$SV")" "true true" "s6-svstat: up and ready"
 
 out=$(ctl status); rc=$?
@@ -69,14 +76,9 @@ is "$(ctl --json status | python3 -c 'import json,sys; print(json.load(sys.stdin
 sed -i 's/interval: 1h/interval: 2h/' "$T/sunkd.yaml"
 s6-svc -h "$SV"
 reloaded() {
-        for _ in $(seq 50); do
-                ctl --json status | python3 -c 'import json,sys; sys.exit(json.load(sys.stdin)["reloads"] < 1)' &&
-                        return 0
-                sleep 0.1
-        done
-        return 1
+        ctl --json status | python3 -c 'import json,sys; sys.exit(json.load(sys.stdin)["reloads"] < 1)'
 }
-ok "s6-svc -h makes sunkd reload" reloaded
+ok "s6-svc -h makes sunkd reload" wait_until 300 reloaded
 is "$(ctl --json jobs | python3 -c 'import json,sys; print([j for j in json.load(sys.stdin)["jobs"] if j["name"]=="testmod.ok"][0]["interval_usec"])')" \
         7200000000 "the new interval is in force"
 is "$(s6-svstat -o pid "$SV")" "$pid" "same process after the reload"
@@ -84,22 +86,17 @@ like "$(cat "$T/svscan.log")" "Configuration reloaded" "the reload is logged on 
 
 # Stop.
 s6-svc -d "$SV"
-ok "s6-svc -d stops it" s6-svwait -D -t 20000 "$SV"
+ok "s6-svc -d stops it" s6-svwait -D -t 60000 "$SV"
 is "$(s6-svstat -o up,exitcode "$SV")" "false 0" "exit status 0"
 ok "the socket is removed" test ! -e "$SOCK"
 
 # A configuration error: exit status 2, and finish keeps the service down.
 printf 'bogus_key: 1\n' >> "$T/sunkd.yaml"
 s6-svc -u "$SV"
-down_with_2() {
-        for _ in $(seq 100); do
-                [ "$(s6-svstat -o up,wantedup,exitcode "$SV")" = "false false 2" ] && return 0
-                sleep 0.1
-        done
-        return 1
-}
-ok "a configuration error leaves the service down, wanted down, exit status 2" down_with_2
-sleep 2
+down_with_2() { [ "$(s6-svstat -o up,wantedup,exitcode "$SV")" = "false false 2" ]; }
+ok "a configuration error leaves the service down, wanted down, exit status 2" wait_until 300 down_with_2
+# Wanted down, s6-supervise starts it again only on s6-svc -u: that state,
+# not a while of watching, is what keeps it from being restarted.
 is "$(s6-svstat -o up,wantedup "$SV")" "false false" "and it is not restarted"
 is "$(grep -c "key 'bogus_key': unknown key" "$T/svscan.log")" 1 "sunkd ran once and named the bad key"
 like "$(cat "$T/svscan.log")" "configuration error, not restarting" "finish says why it stays down"
@@ -107,10 +104,10 @@ like "$(cat "$T/svscan.log")" "configuration error, not restarting" "finish says
 # Fixed: s6-svc -u brings it back.
 sed -i '/^bogus_key:/d' "$T/sunkd.yaml"
 s6-svc -u "$SV"
-ok "after the fix s6-svc -u brings it up and ready" s6-svwait -U -t 20000 "$SV"
+ok "after the fix s6-svc -u brings it up and ready" s6-svwait -U -t 60000 "$SV"
 ok "sunkctl answers again" ctl ping
 s6-svc -d "$SV"
-ok "and it stops again" s6-svwait -D -t 20000 "$SV"
+ok "and it stops again" s6-svwait -D -t 60000 "$SV"
 is "$(s6-svstat -o exitcode "$SV")" 0 "exit status 0"
 
 done_testing

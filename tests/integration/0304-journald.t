@@ -38,7 +38,7 @@ systemd-cat -t sunkd-test sh -c 'JOURNAL_STREAM=$(stat -L -c %d:%i /proc/self/fd
         "$SUNKD" "$T/sunkd.yaml" &
 SUNKD_PID=$!
 PID=$SUNKD_PID
-wait_for_file "$SOCK" 100 || bail_out "sunkd did not start under systemd-cat"
+wait_for_file "$SOCK" || bail_out "sunkd did not start under systemd-cat"
 ctl run testmod.ok >/dev/null
 ctl run testmod.fail >/dev/null
 sunkd_stop

@@ -5,6 +5,15 @@
 # sunkd_start [ARGS]     start sunkd in the background, wait for its socket
 # sunkd_stop             SIGTERM and wait; $SUNKD_EXIT holds the exit code
 # ctl ARGS               sunkctl against this instance
+# sunkd_hup              SIGHUP, then wait until the log shows the reload's verdict
+# log_mark / log_since   what sunkd logged after the mark (checks see only that)
+# wait_log REGEX         wait until a line logged since the mark matches
+# wait_until N CMD...    poll CMD every 0.1 s, at most N times, until it succeeds
+# job_field JOB FIELD    one field of `ctl --json jobs` for JOB
+# status_without RE DESC a TAP check: the daemon answers status, no line matches RE
+#
+# Waits are bounded by a count of polls, not a deadline, and the bounds are
+# generous: a loaded machine makes them slower, never wrong.
 
 : "${SUNKD_BUILDDIR:?SUNKD_BUILDDIR must be set (run through make check)}"
 : "${SUNKD_SRCDIR:?SUNKD_SRCDIR must be set (run through make check)}"
@@ -45,20 +54,26 @@ sunkd_config() {
         chmod 644 "$T/sunkd.yaml"
 }
 
-# Waits up to $2 tenths of a second for the file $1 to exist.
-wait_for_file() {
-        local i=0
-        while [ ! -e "$1" ] && [ $i -lt "${2:-100}" ]; do
-                sleep 0.1
+# Polls CMD... every tenth of a second, at most $1 times, until it succeeds.
+wait_until() {
+        local n="$1" i=0
+        shift
+        until "$@"; do
                 i=$((i + 1))
+                [ $i -ge "$n" ] && return 1
+                sleep 0.1
         done
-        [ -e "$1" ]
+}
+
+# Waits (at most $2 polls, 30 s unloaded) for the file $1 to exist.
+wait_for_file() {
+        wait_until "${2:-300}" test -e "$1"
 }
 
 sunkd_start() {
         "$SUNKD" -c "$T/sunkd.yaml" "$@" 2> "$T/sunkd.log" &
         SUNKD_PID=$!
-        if ! wait_for_file "$SOCK" 100; then
+        if ! wait_for_file "$SOCK" 300; then
                 cat "$T/sunkd.log" | sed 's/^/# /'
                 bail_out "sunkd did not create its socket"
         fi
@@ -75,14 +90,63 @@ ctl() {
         "$SUNKCTL" -s "$SOCK" "$@"
 }
 
+# Prints field $2 of job $1 from `ctl --json jobs` (empty if either is absent).
+job_field() {
+        ctl --json jobs | python3 -c "
+import json, sys
+j = [j for j in json.load(sys.stdin)['jobs'] if j['name'] == sys.argv[1]]
+print(j[0].get(sys.argv[2], '') if j else '')" "$1" "$2"
+}
+
+job_runs_at_least() {
+        local n
+        n=$(job_field "$1" runs)
+        [ -n "$n" ] && [ "$n" -ge "$2" ]
+}
+
 # Waits until `ctl jobs --json` shows job $1 with at least $2 runs.
 wait_runs() {
-        local i=0
-        while [ $i -lt "${3:-100}" ]; do
-                n=$(ctl --json jobs | python3 -c "import json,sys; print(next((j['runs'] for j in json.load(sys.stdin)['jobs'] if j['name']=='$1'), 0))")
-                [ "$n" -ge "$2" ] && return 0
-                sleep 0.1
-                i=$((i + 1))
-        done
-        return 1
+        wait_until "${3:-300}" job_runs_at_least "$1" "$2"
+}
+
+# log_mark remembers how much sunkd has logged; log_since prints what came
+# after, so a check cannot match a line an earlier step produced.
+log_mark() {
+        LOG_MARK=$(stat -c %s "${1:-$T/sunkd.log}") || bail_out "no log to mark"
+        LOG_MARKED="${1:-$T/sunkd.log}"
+}
+
+log_since() {
+        tail -c +$((${LOG_MARK:?log_mark first} + 1)) "$LOG_MARKED"
+}
+
+log_since_has() {
+        log_since | grep -E -q -- "$1"
+}
+
+# Waits (at most $2 polls) until a line logged since log_mark matches $1.
+wait_log() {
+        wait_until "${2:-300}" log_since_has "$1"
+}
+
+# SIGHUP, then wait for the verdict: the reload is over, applied or refused.
+# Afterwards log_since shows what the reload logged.
+sunkd_hup() {
+        log_mark
+        kill -HUP "$SUNKD_PID"
+        wait_log "Configuration reloaded\.|keeping the running" ||
+                diag "no reload verdict in the log after SIGHUP"
+}
+
+# A TAP check that the daemon answers `status` and no line matches $1: a
+# dead daemon prints nothing, which must not pass as "not listed".
+status_without() {
+        local out rc
+        out=$(ctl status 2>&1); rc=$?
+        if [ $rc -ne 0 ] || ! printf '%s\n' "$out" | grep -q '^config:'; then
+                _tap_result 1 "$2"
+                diag "sunkctl status failed (exit $rc): $out"
+                return
+        fi
+        unlike "$out" "$1" "$2"
 }

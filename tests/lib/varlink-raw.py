@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Raw socket probes for sunkd's Varlink endpoint (integration tests).
 
-Usage: varlink-raw.py SOCKET MODE [ARG]
+Usage: varlink-raw.py SOCKET MODE [ARG...]
 Prints one line describing what the daemon did, for the shell test to check.
 """
 import json
@@ -12,7 +12,8 @@ import time
 
 def connect(path):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(10)
+    # Long enough for a loaded machine; a reply this late is a hang.
+    s.settimeout(30)
     s.connect(path)
     return s
 
@@ -107,21 +108,40 @@ def main():
                 s.sendall(b'{"method":"io.sunkd.Agent.Ping"}\0')
             except OSError:
                 pass
-        answered = refused = 0
+        # "refused" is a clean refusal (an error reply, or the connection
+        # closed or reset); a client left waiting is "hanging", never refused.
+        answered = refused = hanging = 0
         for s in socks:
             r = read_reply(s)
             if isinstance(r, dict) and "error" not in r:
                 answered += 1
-            else:
+            elif r in ("closed", "reset") or isinstance(r, dict):
                 refused += 1
+            else:
+                hanging += 1
             s.close()
-        print("connected=%d answered=%d refused=%d" % (len(socks), answered, refused))
+        print("connected=%d answered=%d refused=%d hanging=%d" % (len(socks), answered, refused, hanging))
     elif mode == "call":
         method, params = arg, sys.argv[4] if len(sys.argv) > 4 else "{}"
         msg = json.dumps({"method": method, "parameters": json.loads(params)}).encode() + b"\0"
         s = connect(path)
         s.sendall(msg)
         print(json.dumps(read_reply(s), sort_keys=True))
+    elif mode == "repeat":
+        # N calls, one after another on one connection, from one process.
+        n, method = int(arg), sys.argv[4]
+        params = sys.argv[5] if len(sys.argv) > 5 else "{}"
+        msg = json.dumps({"method": method, "parameters": json.loads(params)}).encode() + b"\0"
+        s = connect(path)
+        answered = errors = 0
+        for _ in range(n):
+            s.sendall(msg)
+            r = read_reply(s)
+            if isinstance(r, dict) and "error" not in r:
+                answered += 1
+            else:
+                errors += 1
+        print("answered=%d errors=%d" % (answered, errors))
     else:
         sys.exit("unknown mode " + mode)
 

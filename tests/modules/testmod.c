@@ -9,7 +9,12 @@
  * SUNKD_JOB_CHILD: reports its pid, uid and groups; as `child_uid` if set),
  * testmod.childhang (a child that never returns; killed at hang_timeout),
  * testmod.async (ABI 1.2 SUNKD_JOB_ASYNC: spawns `async_command` and ends
- * with its exit status).  Methods: Echo (any uid), Root
+ * with its exit status), testmod.gate (run N creates
+ * `gate_dir`/running.N, then waits until `gate_dir`/release.N exists or it is
+ * cancelled: tests see a run in progress and end it when they choose).
+ * With both ready_gate and gate_dir, testmod.ok also waits for
+ * `gate_dir`/release.ok, so readiness comes when the test lets it.
+ * Methods: Echo (any uid), Root
  * (root), Allowed (the `allow:` list), Later (replied by the next run of
  * testmod.ok), Spawn (runs a child and returns its output).
  *
@@ -19,6 +24,7 @@
  * testmod.echo has seen.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +53,7 @@ typedef struct Conf {
         int64_t child_uid;
         char *watch_path;
         char *secret;
+        char *gate_dir;
 } Conf;
 
 static const sunkd_cfg_key conf_keys[] = {
@@ -65,6 +72,7 @@ static const sunkd_cfg_key conf_keys[] = {
         { "child_uid", SUNKD_CFG_INT, offsetof(Conf, child_uid), 0, 0, 65535 },
         { "watch_path", SUNKD_CFG_PATH, offsetof(Conf, watch_path), 0, 0, 0 },
         { "secret", SUNKD_CFG_SECRET, offsetof(Conf, secret), 0, 0, 4096 },
+        { "gate_dir", SUNKD_CFG_PATH, offsetof(Conf, gate_dir), 0, 0, 0 },
 };
 
 typedef struct PendingCall PendingCall;
@@ -79,7 +87,9 @@ typedef struct State {
         sunkd_job *ok_job, *flaky_job, *async_job;
         int64_t gated_runs, async_cancels;
         char *child_result;
+        char *ok_release; /* set once at init: a reload cannot free it under the worker */
         int64_t flaky_runs;
+        int64_t gate_runs;
         PendingCall *later;
         sunkd_metric *runs;
         sunkd_watch *watch;
@@ -115,6 +125,8 @@ static void count_run(State *s, const char *job) {
 static int work_ok(void *state, void *input, const sunkd_cancel *cancel, void **ret) {
         State *s = state;
         sleep_usec(s->conf.work);
+        while (s->ok_release && access(s->ok_release, F_OK) < 0 && !sunkd_cancelled(cancel))
+                sleep_usec(USEC_PER_MSEC);
         return 0;
 }
 
@@ -259,6 +271,57 @@ static void cancel_async(void *state, void *input) {
 
         s->async_cancels++;
         (void) s->ctx->api->job_complete(s->async_job, -ECANCELED);
+}
+
+typedef struct GateRun {
+        char *running, *release;
+} GateRun;
+
+static void gate_run_free(GateRun *g) {
+        if (!g)
+                return;
+        free(g->running);
+        free(g->release);
+        free(g);
+}
+
+/* The paths are made on the loop: the worker only reads its input. */
+static int prepare_gate(void *state, void **ret_input) {
+        State *s = state;
+        GateRun *g;
+        long long n;
+
+        if (!s->conf.gate_dir)
+                return -EINVAL;
+        g = calloc(1, sizeof(*g));
+        if (!g)
+                return -ENOMEM;
+        n = (long long) ++s->gate_runs;
+        if (asprintf(&g->running, "%s/running.%lld", s->conf.gate_dir, n) < 0 ||
+            asprintf(&g->release, "%s/release.%lld", s->conf.gate_dir, n) < 0) {
+                gate_run_free(g);
+                return -ENOMEM;
+        }
+        *ret_input = g;
+        return 0;
+}
+
+static int work_gate(void *state, void *input, const sunkd_cancel *cancel, void **ret) {
+        GateRun *g = input;
+        int fd = open(g->running, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+
+        if (fd < 0)
+                return -errno;
+        close(fd);
+        while (access(g->release, F_OK) < 0 && !sunkd_cancelled(cancel))
+                sleep_usec(USEC_PER_MSEC);
+        return sunkd_cancelled(cancel) ? -ECANCELED : 0;
+}
+
+static int done_gate(void *state, int r, void *input, void *result) {
+        gate_run_free(input);
+        count_run(state, "other");
+        return r;
 }
 
 static int method_echo(sunkd_call *call, struct json_object *params, void *state) {
@@ -447,6 +510,7 @@ static void state_free(State *s) {
         json_object_put(s->fact_last);
         s->ctx->api->cfg_clear(conf_keys, sizeof(conf_keys) / sizeof(conf_keys[0]), &s->conf);
         free(s->child_result);
+        free(s->ok_release);
         free(s);
 }
 
@@ -472,6 +536,8 @@ static int add_jobs(State *s) {
                 { .name = "testmod.async", .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_ASYNC,
                   .timeout_usec = s->conf.hang_timeout, .prepare = prepare_async, .done = done_count,
                   .cancel = cancel_async },
+                { .name = "testmod.gate", .flags = SUNKD_JOB_TRIGGER_ONLY, .prepare = prepare_gate,
+                  .work = work_gate, .done = done_gate },
         };
         sunkd_job **handles[] = { [0] = &s->ok_job, [3] = &s->flaky_job, [8] = &s->async_job };
         int r;
@@ -503,6 +569,12 @@ static int testmod_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
         if (s->conf.init_fail) {
                 state_free(s);
                 return sunkd_log_error_errno(c, -EIO, "init_fail is set, failing as asked.");
+        }
+        if (s->conf.ready_gate && s->conf.gate_dir &&
+            asprintf(&s->ok_release, "%s/release.ok", s->conf.gate_dir) < 0) {
+                s->ok_release = NULL;
+                state_free(s);
+                return -ENOMEM;
         }
         r = c->api->metric_add(c, &runs, &s->runs);
         if (r >= 0)
