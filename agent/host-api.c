@@ -146,8 +146,6 @@ const sunkd_host_api host_api = {
         .job_add = host_job_add,
         .job_trigger = host_job_trigger,
         .job_set_interval = host_job_set_interval,
-        .job_set_message = host_job_set_message,
-        .job_update = host_job_update,
         .methods_add = host_methods_add,
         .reply = host_reply,
         .reply_error = host_reply_error,
@@ -160,4 +158,9 @@ const sunkd_host_api host_api = {
         .file_stage = fileio_stage,
         .file_commit = fileio_commit,
         .file_write_atomic = fileio_write_atomic,
+        .job_set_message = host_job_set_message,
+        .job_update = host_job_update,
+        /* ABI 1.2: calls that outlive their caller */
+        .call_on_gone = ipc_call_on_gone,
+        .call_pid = ipc_call_pid,
 };

@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 #define SUNKD_MODULE_ABI_MAJOR 1
-#define SUNKD_MODULE_ABI_MINOR 1
+#define SUNKD_MODULE_ABI_MINOR 2
 
 #define SUNKD_USEC_PER_SEC  UINT64_C(1000000)
 #define SUNKD_USEC_PER_MSEC UINT64_C(1000)
@@ -123,7 +123,10 @@ enum {
 
 /* The handler returns 0 once it has replied, SUNKD_CALL_PENDING to keep the
  * call and reply later (the handle stays valid until then, even if the peer
- * hangs up), or a negative errno for a generic error reply. */
+ * hangs up), or a negative errno for a generic error reply.  Once the host
+ * starts stopping the module (fini), it answers the module's pending calls
+ * itself (io.sunkd.Unavailable) and frees them: from fini on, a module must
+ * not touch any pending call handle. */
 #define SUNKD_CALL_PENDING 1
 
 typedef struct sunkd_method {
@@ -269,6 +272,17 @@ typedef struct sunkd_host_api {
          * be the ones it was added with (-EINVAL otherwise).  A running job
          * keeps its current deadline; the next run uses the new one. */
         int (*job_update)(sunkd_job *j, const sunkd_job_spec *spec);
+
+        /* ABI 1.2: calls that outlive their caller */
+        /* @cb runs on the loop once the peer of the pending @call has hung up
+         * (at once, from the loop, if it already has), so the module can stop
+         * work nobody waits for.  The handle stays valid until the module
+         * replies; that reply only frees it.  @cb NULL removes it; -EINVAL
+         * for an answered call. */
+        int (*call_on_gone)(sunkd_call *call, void (*cb)(sunkd_call *call, void *userdata),
+                            void *userdata);
+        /* The caller's pid as the kernel saw it at connect (SO_PEERCRED). */
+        pid_t (*call_pid)(sunkd_call *call);
 } sunkd_host_api;
 
 struct sunkd_ctx {
