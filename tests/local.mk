@@ -64,6 +64,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0060-reload.t \
 	tests/integration/0070-metrics.t \
 	tests/integration/0101-security-socket.t \
+	tests/integration/0102-socket-per-uid.t \
 	tests/integration/0110-socket-bad-input.t \
 	tests/integration/0220-nsscache-daemon.t \
 	tests/integration/0230-nsscache-getent.t \
@@ -75,7 +76,8 @@ INTEGRATION_TESTS = \
 	# End of INTEGRATION_TESTS
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib/tap.sh tests/lib/sunkd.sh tests/lib/summary tests/lib/scim.sh \
-	tests/lib/etc-cache.sh tests/lib/varlink-raw.py tests/lib/notify-listen.py
+	tests/lib/etc-cache.sh tests/lib/varlink-raw.py tests/lib/notify-listen.py \
+	tests/lib/socket-hog.py
 check_SCRIPTS += tests/demo.sh
 
 tests/demo.sh: $(top_srcdir)/tests/demo.sh.in Makefile
