@@ -144,7 +144,7 @@ static int parse_reserved(Config *c, char **ret_error) {
                 c->reserved_connections = c->max_connections / 4;
                 return 0;
         }
-        *ret_error = conf_node_error(n, "reserved_connections (%" PRIi64 ") must be less than max_connections (%" PRIi64 ")",
+        *ret_error = conf_node_error(n, "%" PRIi64 " must be less than max_connections (%" PRIi64 ")",
                                      c->reserved_connections, c->max_connections);
         return -EINVAL;
 }
