@@ -1268,6 +1268,10 @@ static int ipc_on_accept(sd_event_source *s, int fd, uint32_t revents, void *use
                 r = conn_new(ipc, cfd);
                 if (r < 0 && r != -EUSERS && ratelimit_pass(&ipc->refuse_rl, 1, &suppressed))
                         log_warning_errno(r, "Failed to set up a connection: %m");
+                /* A client usually writes its request right after connecting:
+                 * serve it now rather than after another epoll_wait(). */
+                if (r >= 0)
+                        (void) conn_on_io(ipc->connections->io, cfd, EPOLLIN, ipc->connections);
         }
         return 0;
 }
