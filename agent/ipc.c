@@ -9,8 +9,11 @@
  *          pipelines requests leaves them in the kernel until its current
  *          call is answered and the answer is on its way, so one connection
  *          holds at most one request buffer (max_request) and one reply.
- *   idle   a one-shot timer re-armed on every read and write and switched
- *          off while a call is pending (then it is our turn, not the peer's).
+ *   idle   a one-shot timer: idle_timeout after the last read or write,
+ *          but no later than request_timeout after the first byte of a
+ *          request still incomplete, so a trickle cannot keep a
+ *          connection; off while a call is pending (then it is our turn,
+ *          not the peer's).
  *   defer  "look at this connection again soon": used when a reply arrives
  *          from outside the connection's own callbacks (a pending call
  *          answered from a timer or a job), so a reply never recurses into

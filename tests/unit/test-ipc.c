@@ -1272,13 +1272,13 @@ START_TEST(test_per_uid_limits) {
 
         server_start(&s, &limits);
         ck_assert_int_eq(run_child(&s, child_hog, &n), 0);
-        /* The orphaned call is answered: the uid may call again. */
-        while (!s.pending)
-                pump(&s, 10 * MSEC);
+        /* Once the server has seen the child's connections go, the orphaned
+         * call is answered and the uid may call again. */
+        pump_until_connections(&s, 0);
+        ck_assert_ptr_nonnull(s.pending);
         ck_assert(ipc_call_is_orphaned(s.pending));
         ck_assert_int_eq(ipc_reply(s.pending, NULL), 0);
         s.pending = NULL;
-        pump_until_connections(&s, 0);
         ck_assert_int_eq(run_child(&s, child_echo_as, &nobody), 0);
 
         /* Root is exempt from the cap. */
@@ -1312,14 +1312,20 @@ START_TEST(test_reserved_slots) {
         raw_connect(&s, &c[1]);
         pump_until_connections(&s, 2);
         ck_assert_int_eq(run_child(&s, child_echo_as, &nobody), 0);
+        pump_until_connections(&s, 2); /* the child's connection is gone */
         ck_assert_int_eq(run_child(&s, child_echo_as, &listed_refused), 0);
+        pump_until_connections(&s, 2); /* the child's connection is gone */
         ck_assert_int_eq(ipc_set_privileged(s.ipc, allows, ELEMENTSOF(allows)), 0);
         ck_assert_int_eq(run_child(&s, child_echo_as, &listed), 0);
+        pump_until_connections(&s, 2); /* the child's connection is gone */
         ck_assert_int_eq(run_child(&s, child_echo_as, &by_group), 0);
+        pump_until_connections(&s, 2); /* the child's connection is gone */
         ck_assert_int_eq(run_child(&s, child_echo_as, &nobody), 0);
+        pump_until_connections(&s, 2); /* the child's connection is gone */
         /* Replaced, not merged. */
         ck_assert_int_eq(ipc_set_privileged(s.ipc, NULL, 0), 0);
         ck_assert_int_eq(run_child(&s, child_echo_as, &listed_refused), 0);
+        pump_until_connections(&s, 2); /* the child's connection is gone */
         ck_assert_int_eq(ipc_set_privileged(s.ipc, NULL, 1), -EINVAL);
         /* Root takes the reserved slots, up to max_connections. */
         raw_connect(&s, &c[2]);
@@ -1328,10 +1334,12 @@ START_TEST(test_reserved_slots) {
         raw_close(&c[0]);
         pump_until_connections(&s, 3);
         ck_assert_int_eq(run_child(&s, child_echo_as, &nobody), 0);
+        pump_until_connections(&s, 3); /* the child's connection is gone */
         raw_close(&c[1]);
         raw_close(&c[2]);
         pump_until_connections(&s, 1);
         ck_assert_int_eq(run_child(&s, child_echo_as, &nobody_ok), 0);
+        pump_until_connections(&s, 1); /* the child's connection is gone */
         raw_close(&c[3]);
         pump_until_connections(&s, 0);
         server_stop(&s);
