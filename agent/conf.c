@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <pwd.h>
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,10 @@ static const sunkd_cfg_key top_keys[] = {
         { "max_connections", SUNKD_CFG_INT, offsetof(Config, max_connections), 0, 1, 65536 },
         { "max_request_size", SUNKD_CFG_SIZE, offsetof(Config, max_request), 0, 256, 16 << 20 },
         { "idle_timeout", SUNKD_CFG_DURATION, offsetof(Config, idle_timeout_usec), 0, 1000, 0 },
+        { "max_connections_per_uid", SUNKD_CFG_INT, offsetof(Config, max_connections_per_uid), 0, 1, 65536 },
+        { "max_calls_per_uid", SUNKD_CFG_INT, offsetof(Config, max_calls_per_uid), 0, 1, 65536 },
+        { "reserved_connections", SUNKD_CFG_INT, offsetof(Config, reserved_connections), 0, 1, 65535 },
+        { "request_timeout", SUNKD_CFG_DURATION, offsetof(Config, request_timeout_usec), 0, 1000, 0 },
         { "shutdown_timeout", SUNKD_CFG_DURATION, offsetof(Config, shutdown_timeout_usec), 0, 0, 0 },
         { "workers", SUNKD_CFG_INT, offsetof(Config, workers), 0, 1, 64 },
         { "modules", SUNKD_CFG_MAP, offsetof(Config, modules_node), 0, 0, 0 }, /* then parse_modules() */
@@ -70,6 +75,10 @@ static int set_defaults(Config *c) {
         c->max_connections = 256;
         c->max_request = 64 * 1024;
         c->idle_timeout_usec = 30 * USEC_PER_SEC;
+        c->max_connections_per_uid = 32;
+        c->max_calls_per_uid = 16;
+        c->reserved_connections = 16;
+        c->request_timeout_usec = 10 * USEC_PER_SEC;
         c->shutdown_timeout_usec = 10 * USEC_PER_SEC;
         c->workers = 4;
         return 0;
@@ -159,6 +168,22 @@ static int parse_modules(Config *c, const ConfNode *mods, char **ret_error) {
         return 0;
 }
 
+/* The reserved slots must leave some for everybody else; the default
+ * shrinks to a quarter of a small max_connections instead of failing. */
+static int parse_reserved(Config *c, char **ret_error) {
+        const ConfNode *n = conf_node_get(c->tree->root, "reserved_connections");
+
+        if (c->reserved_connections < c->max_connections)
+                return 0;
+        if (!n) {
+                c->reserved_connections = c->max_connections / 4;
+                return 0;
+        }
+        *ret_error = conf_node_error(n, "%" PRIi64 " must be less than max_connections (%" PRIi64 ")",
+                                     c->reserved_connections, c->max_connections);
+        return -EINVAL;
+}
+
 static int parse_derived(Config *c, char **ret_error) {
         const ConfNode *root = c->tree->root;
 
@@ -192,7 +217,7 @@ static int parse_derived(Config *c, char **ret_error) {
                 }
                 c->log_level = l;
         }
-        return 0;
+        return parse_reserved(c, ret_error);
 }
 
 /* Takes @tree over, success or not. */

@@ -38,6 +38,10 @@ typedef struct Config {
         int64_t max_connections;
         uint64_t max_request;
         uint64_t idle_timeout_usec;
+        int64_t max_connections_per_uid;
+        int64_t max_calls_per_uid;
+        int64_t reserved_connections;
+        uint64_t request_timeout_usec;
         uint64_t shutdown_timeout_usec;
         int64_t workers;
         const ConfNode *modules_node; /* borrowed from tree */

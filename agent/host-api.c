@@ -102,9 +102,6 @@ static int host_job_complete(sunkd_job *j, int r) {
 static int method_trampoline(sunkd_call *call, json_object *params, void *userdata) {
         MethodBinding *b = userdata;
 
-        /* A stopping module starts nothing new. */
-        if (b->module->mstate != MODULE_RUNNING)
-                return ipc_reply_error(call, "io.sunkd.Unavailable", NULL);
         return b->fn(call, params, b->module->state);
 }
 
@@ -220,4 +217,7 @@ const sunkd_host_api host_api = {
         .fact_get = host_fact_get,
         .fact_subscribe = host_fact_subscribe,
         .fact_unsubscribe = host_fact_unsubscribe,
+        /* ABI 1.2: calls that outlive their caller */
+        .call_on_gone = ipc_call_on_gone,
+        .call_pid = ipc_call_pid,
 };

@@ -9,8 +9,11 @@
  *          pipelines requests leaves them in the kernel until its current
  *          call is answered and the answer is on its way, so one connection
  *          holds at most one request buffer (max_request) and one reply.
- *   idle   a one-shot timer re-armed on every read and write and switched
- *          off while a call is pending (then it is our turn, not the peer's).
+ *   idle   a one-shot timer: idle_timeout after the last read or write,
+ *          but no later than request_timeout after the first byte of a
+ *          request still incomplete, so a trickle cannot keep a
+ *          connection; off while a call is pending (then it is our turn,
+ *          not the peer's).
  *   defer  "look at this connection again soon": used when a reply arrives
  *          from outside the connection's own callbacks (a pending call
  *          answered from a timer or a job), so a reply never recurses into
@@ -34,6 +37,7 @@
  * affects another connection.  Refusals and limits are logged at warning,
  * rate-limited, with the peer's uid and pid; everything else at debug.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -76,11 +80,25 @@ typedef struct IpcMethod {
 
 typedef struct IpcConnection IpcConnection;
 
+/* What one peer uid holds; present while it holds anything. */
+typedef struct IpcUid {
+        uid_t uid;
+        unsigned n_connections;
+        unsigned n_calls;   /* unanswered, orphaned ones included */
+        unsigned n_refused; /* since the first refusal, which was logged */
+} IpcUid;
+
 struct sunkd_call {
+        Ipc *ipc;                  /* NULL after ipc_free() */
+        sunkd_call *prev, *next;   /* in ipc->calls */
         IpcConnection *connection; /* NULL once the peer is gone */
         json_object *message;      /* owns method and parameters */
         const char *method;
+        const void *owner;
         struct ucred ucred;
+        void (*gone_cb)(sunkd_call *call, void *userdata);
+        void *gone_userdata;
+        bool gone_pending; /* gone_cb is due */
         bool oneway;
         bool replied;
         bool dispatching;
@@ -94,8 +112,12 @@ struct IpcConnection {
         sd_event_source *idle;
         sd_event_source *defer;
         struct ucred ucred;
-        gid_t *groups;
+        gid_t *groups; /* read when a policy first needs them */
         size_t n_groups;
+        bool groups_loaded;
+        uint64_t active_usec;  /* the last read, write or reply */
+        uint64_t request_usec; /* when the partial request in `in` began; 0: none */
+        uint64_t armed_usec;   /* what the idle timer is set to */
 
         /* Input: bytes [in_start, in_len) are unconsumed, [in_start, in_scanned) hold no NUL. */
         char *in;
@@ -126,10 +148,18 @@ struct Ipc {
 
         IpcConnection *connections;
         unsigned n_connections;
+        IpcUid *uids;
+        size_t n_uids;
+        sunkd_call *calls; /* every call not yet freed */
+        sd_event_source *gone_defer;
+        IpcAllow privileged; /* owned copy */
+        const void **suspended;
+        size_t n_suspended;
 
         Ratelimit refuse_rl; /* connection limit and accept errors */
         Ratelimit deny_rl;   /* policy refusals */
         Ratelimit reply_rl;  /* replies we could not send as they were */
+        Ratelimit busy_rl;   /* per-uid call limit */
 };
 
 static void json_putp(json_object **o) {
@@ -152,6 +182,106 @@ static bool ratelimit_pass(Ratelimit *rl, unsigned burst, unsigned *ret_suppress
         *ret_suppressed = rl->suppressed;
         rl->suppressed = 0;
         return true;
+}
+
+/* ---- Per-uid accounting ------------------------------------------------- */
+
+/* A linear scan: there are at most max_connections entries holding
+ * connections, and in practice a handful of distinct uids. */
+static IpcUid *ipc_uid_find(Ipc *ipc, uid_t uid) {
+        for (size_t i = 0; i < ipc->n_uids; i++)
+                if (ipc->uids[i].uid == uid)
+                        return &ipc->uids[i];
+        return NULL;
+}
+
+static IpcUid *ipc_uid_get(Ipc *ipc, uid_t uid) {
+        IpcUid *u = ipc_uid_find(ipc, uid);
+
+        if (u)
+                return u;
+        u = reallocarray(ipc->uids, ipc->n_uids + 1, sizeof(IpcUid));
+        if (!u)
+                return NULL;
+        ipc->uids = u;
+        u = &ipc->uids[ipc->n_uids++];
+        *u = (IpcUid){ .uid = uid };
+        return u;
+}
+
+/* Drops the entry once it holds nothing; a refusal episode ends with it. */
+static void ipc_uid_release(Ipc *ipc, IpcUid *u) {
+        if (u->n_connections > 0 || u->n_calls > 0)
+                return;
+        if (u->n_refused > 0)
+                log_info("uid=%u holds no connection to the socket any more; %u of its connections were refused",
+                         (unsigned) u->uid, u->n_refused);
+        *u = ipc->uids[--ipc->n_uids];
+}
+
+static void ipc_uid_put_connection(Ipc *ipc, uid_t uid) {
+        IpcUid *u = ipc_uid_find(ipc, uid);
+
+        if (!u)
+                return;
+        assert(u->n_connections > 0);
+        u->n_connections--;
+        ipc_uid_release(ipc, u);
+}
+
+static void ipc_uid_put_call(Ipc *ipc, uid_t uid) {
+        IpcUid *u = ipc_uid_find(ipc, uid);
+
+        if (!u)
+                return;
+        assert(u->n_calls > 0);
+        u->n_calls--;
+        ipc_uid_release(ipc, u);
+}
+
+static int allow_merge(IpcAllow *into, const IpcAllow *a) {
+        uid_t *u;
+        gid_t *g;
+
+        u = reallocarray(into->uids, into->n_uids + a->n_uids ?: 1, sizeof(uid_t));
+        if (!u)
+                return -ENOMEM;
+        into->uids = u;
+        g = reallocarray(into->gids, into->n_gids + a->n_gids ?: 1, sizeof(gid_t));
+        if (!g)
+                return -ENOMEM;
+        into->gids = g;
+        memcpy(u + into->n_uids, a->uids, a->n_uids * sizeof(uid_t));
+        into->n_uids += a->n_uids;
+        memcpy(g + into->n_gids, a->gids, a->n_gids * sizeof(gid_t));
+        into->n_gids += a->n_gids;
+        return 0;
+}
+
+static void allow_clear(IpcAllow *a) {
+        free(a->uids);
+        free(a->gids);
+        *a = (IpcAllow){ 0 };
+}
+
+int ipc_set_privileged(Ipc *ipc, const IpcAllow *const *allows, size_t n) {
+        IpcAllow p = { 0 };
+        int r;
+
+        if (!ipc || (n > 0 && !allows))
+                return -EINVAL;
+        for (size_t i = 0; i < n; i++) {
+                if (!allows[i])
+                        continue;
+                r = allow_merge(&p, allows[i]);
+                if (r < 0) {
+                        allow_clear(&p);
+                        return r;
+                }
+        }
+        allow_clear(&ipc->privileged);
+        ipc->privileged = p;
+        return 0;
 }
 
 /* ---- Methods ------------------------------------------------------------ */
@@ -218,11 +348,62 @@ int ipc_add_method(Ipc *ipc, const char *name, unsigned flags, IpcMethodFn fn, v
         return 0;
 }
 
+static bool ipc_owner_suspended(Ipc *ipc, const void *owner) {
+        for (size_t i = 0; i < ipc->n_suspended; i++)
+                if (ipc->suspended[i] == owner)
+                        return true;
+        return false;
+}
+
+void ipc_suspend_owner(Ipc *ipc, const void *owner) {
+        const void **s;
+
+        if (!ipc || ipc_owner_suspended(ipc, owner))
+                return;
+        s = reallocarray(ipc->suspended, ipc->n_suspended + 1, sizeof(void *));
+        if (!s) {
+                /* Without the entry the calls are still dispatched, and still
+                 * answered at ipc_remove_methods(): degraded, not broken. */
+                log_oom();
+                return;
+        }
+        ipc->suspended = s;
+        s[ipc->n_suspended++] = owner;
+}
+
+static void ipc_unsuspend_owner(Ipc *ipc, const void *owner) {
+        for (size_t i = 0; i < ipc->n_suspended; i++)
+                if (ipc->suspended[i] == owner) {
+                        ipc->suspended[i] = ipc->suspended[--ipc->n_suspended];
+                        return;
+                }
+}
+
+static int ipc_reply_internal(sunkd_call *call, const char *error, json_object *params);
+
+/* Answers every unanswered call of @owner, so no client waits for a module
+ * that is going away. */
+static void ipc_abandon_calls(Ipc *ipc, const void *owner) {
+        sunkd_call *next;
+
+        for (sunkd_call *call = ipc->calls; call; call = next) {
+                next = call->next; /* a reply frees the call, nothing else */
+                if (call->owner != owner)
+                        continue;
+                call->gone_cb = NULL;
+                call->gone_pending = false;
+                if (!call->replied)
+                        (void) ipc_reply_internal(call, "io.sunkd.Unavailable", NULL);
+        }
+}
+
 void ipc_remove_methods(Ipc *ipc, const void *owner) {
         size_t j = 0;
 
         if (!ipc)
                 return;
+        ipc_abandon_calls(ipc, owner);
+        ipc_unsuspend_owner(ipc, owner);
         for (size_t i = 0; i < ipc->n_methods; i++) {
                 if (ipc->methods[i].owner == owner) {
                         free(ipc->methods[i].name);
@@ -240,33 +421,111 @@ static bool id_in(uint32_t id, const uint32_t *ids, size_t n) {
         return false;
 }
 
-static bool ipc_peer_allowed(const IpcConnection *c, const IpcMethod *m) {
-        const IpcAllow *a = m->allow;
+static bool allow_matches(const IpcAllow *a, const struct ucred *u, const gid_t *groups, size_t n_groups) {
+        if (id_in(u->uid, a->uids, a->n_uids))
+                return true;
+        if (id_in(u->gid, a->gids, a->n_gids))
+                return true;
+        for (size_t i = 0; i < n_groups; i++)
+                if (id_in(groups[i], a->gids, a->n_gids))
+                        return true;
+        return false;
+}
 
+static int conn_read_groups(IpcConnection *c);
+
+/* Most callers are root or call any-uid methods: their groups are never
+ * read.  A failure to read them leaves none, which can only deny. */
+static bool conn_matches(IpcConnection *c, const IpcAllow *a) {
+        if (allow_matches(a, &c->ucred, NULL, 0))
+                return true;
+        if (a->n_gids == 0)
+                return false;
+        if (!c->groups_loaded) {
+                c->groups_loaded = true;
+                if (conn_read_groups(c) < 0)
+                        c->n_groups = 0;
+        }
+        return allow_matches(a, &c->ucred, c->groups, c->n_groups);
+}
+
+static bool ipc_peer_allowed(IpcConnection *c, const IpcMethod *m) {
         if (c->ucred.uid == 0)
                 return true;
         if (m->flags & SUNKD_METHOD_ANY_UID)
                 return true;
-        if (!(m->flags & SUNKD_METHOD_ALLOW) || !a)
+        if (!(m->flags & SUNKD_METHOD_ALLOW) || !m->allow)
                 return false;
-        if (id_in(c->ucred.uid, a->uids, a->n_uids))
-                return true;
-        if (id_in(c->ucred.gid, a->gids, a->n_gids))
-                return true;
-        for (size_t i = 0; i < c->n_groups; i++)
-                if (id_in(c->groups[i], a->gids, a->n_gids))
-                        return true;
-        return false;
+        return conn_matches(c, m->allow);
 }
 
 /* ---- Calls -------------------------------------------------------------- */
 
 static sunkd_call *call_free(sunkd_call *call) {
+        Ipc *ipc;
+
         if (!call)
                 return NULL;
+        ipc = call->ipc;
+        if (ipc) {
+                if (call->prev)
+                        call->prev->next = call->next;
+                else
+                        ipc->calls = call->next;
+                if (call->next)
+                        call->next->prev = call->prev;
+                ipc_uid_put_call(ipc, call->ucred.uid);
+        }
         json_object_put(call->message);
         free(call);
         return NULL;
+}
+
+static void call_link(Ipc *ipc, sunkd_call *call) {
+        call->ipc = ipc;
+        call->next = ipc->calls;
+        if (call->next)
+                call->next->prev = call;
+        ipc->calls = call;
+}
+
+/* The peer is gone: the owner's callback runs from the loop, not from
+ * under whatever freed the connection. */
+static void call_orphan(sunkd_call *call) {
+        call->connection = NULL;
+        if (call->gone_cb && call->ipc) {
+                call->gone_pending = true;
+                (void) sd_event_source_set_enabled(call->ipc->gone_defer, SD_EVENT_ONESHOT);
+        }
+}
+
+static int ipc_on_gone(sd_event_source *s, void *userdata) {
+        Ipc *ipc = userdata;
+        sunkd_call *call;
+
+        /* Rescan after each callback: it may answer (free) any call. */
+        do {
+                for (call = ipc->calls; call && !call->gone_pending; call = call->next)
+                        ;
+                if (call) {
+                        call->gone_pending = false;
+                        call->gone_cb(call, call->gone_userdata);
+                }
+        } while (call);
+        return 0;
+}
+
+int ipc_call_on_gone(sunkd_call *call, void (*cb)(sunkd_call *call, void *userdata), void *userdata) {
+        if (!call || call->replied)
+                return -EINVAL;
+        call->gone_cb = cb;
+        call->gone_userdata = userdata;
+        call->gone_pending = false;
+        if (cb && !call->connection && call->ipc) {
+                call->gone_pending = true;
+                (void) sd_event_source_set_enabled(call->ipc->gone_defer, SD_EVENT_ONESHOT);
+        }
+        return 0;
 }
 
 uid_t ipc_call_uid(sunkd_call *call) {
@@ -416,7 +675,7 @@ static IpcConnection *conn_free(IpcConnection *c) {
 
         log_debug("Closing connection of uid=%u pid=%u", (unsigned) c->ucred.uid, (unsigned) c->ucred.pid);
         if (c->call) {
-                c->call->connection = NULL;
+                call_orphan(c->call);
                 c->call = NULL;
         }
         sd_event_source_disable_unref(c->io);
@@ -435,13 +694,51 @@ static IpcConnection *conn_free(IpcConnection *c) {
         if (c->next)
                 c->next->prev = c->prev;
         c->ipc->n_connections--;
+        ipc_uid_put_connection(c->ipc, c->ucred.uid);
         free(c);
         return NULL;
 }
 
+static uint64_t usec_add(uint64_t a, uint64_t b) {
+        return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static uint64_t ipc_now(Ipc *ipc) {
+        uint64_t t;
+
+        if (sd_event_now(ipc->event, CLOCK_MONOTONIC, &t) < 0)
+                t = now_usec(CLOCK_MONOTONIC);
+        return t;
+}
+
 static void conn_touch(IpcConnection *c) {
-        if (sd_event_source_set_time_relative(c->idle, c->ipc->limits.idle_timeout_usec) >= 0)
-                (void) sd_event_source_set_enabled(c->idle, SD_EVENT_ONESHOT);
+        c->active_usec = ipc_now(c->ipc);
+}
+
+/* Off while a call is pending (our turn); otherwise the idle timeout from the
+ * last activity, and no later than request_timeout after the first byte of
+ * a partial request, so trickling bytes does not keep a connection. */
+static void conn_arm_timer(IpcConnection *c) {
+        const IpcLimits *l = &c->ipc->limits;
+        uint64_t when;
+
+        if (c->call) {
+                (void) sd_event_source_set_enabled(c->idle, SD_EVENT_OFF);
+                c->armed_usec = 0;
+                return;
+        }
+        when = usec_add(c->active_usec, l->idle_timeout_usec);
+        if (c->in_len > c->in_start) {
+                if (c->request_usec == 0)
+                        c->request_usec = ipc_now(c->ipc);
+                when = MIN(when, usec_add(c->request_usec, l->request_timeout_usec));
+        } else
+                c->request_usec = 0;
+        if (when == c->armed_usec)
+                return;
+        if (sd_event_source_set_time(c->idle, when) >= 0 &&
+            sd_event_source_set_enabled(c->idle, SD_EVENT_ONESHOT) >= 0)
+                c->armed_usec = when;
 }
 
 static void conn_kick(IpcConnection *c) {
@@ -456,6 +753,7 @@ static void conn_update_events(IpcConnection *c) {
         if (!c->call && c->out_len == 0 && !c->eof && !c->closing)
                 events |= EPOLLIN;
         (void) sd_event_source_set_io_events(c->io, events);
+        conn_arm_timer(c);
 }
 
 /* ---- Connections: input ------------------------------------------------- */
@@ -478,7 +776,22 @@ static const char *parse_error_reason(int r) {
         return "invalid message";
 }
 
-static int ipc_reply_internal(sunkd_call *call, const char *error, json_object *params);
+/* The per-uid call limit; root is exempt. */
+static bool conn_may_call(IpcConnection *c) {
+        Ipc *ipc = c->ipc;
+        IpcUid *u;
+        unsigned suppressed;
+
+        if (c->ucred.uid == 0)
+                return true;
+        u = ipc_uid_find(ipc, c->ucred.uid);
+        if (!u || u->n_calls < ipc->limits.max_calls_per_uid)
+                return true;
+        if (ratelimit_pass(&ipc->busy_rl, 1, &suppressed))
+                log_warning("uid=%u has %u calls unanswered, the limit per uid: refusing more%s",
+                            (unsigned) c->ucred.uid, u->n_calls, suppressed > 0 ? " (similar messages suppressed)" : "");
+        return false;
+}
 
 static int conn_dispatch(IpcConnection *c, const char *frame, size_t len) {
         Ipc *ipc = c->ipc;
@@ -488,6 +801,7 @@ static int conn_dispatch(IpcConnection *c, const char *frame, size_t len) {
         const IpcMethod *m;
         unsigned suppressed;
         sunkd_call *call;
+        IpcUid *u;
         bool oneway;
         int r;
 
@@ -524,18 +838,29 @@ static int conn_dispatch(IpcConnection *c, const char *frame, size_t len) {
                                     suppressed > 0 ? " (similar messages suppressed)" : "");
                 return oneway ? 0 : conn_send(c, method, "io.sunkd.PermissionDenied", NULL);
         }
+        if (ipc->n_suspended > 0 && ipc_owner_suspended(ipc, m->owner))
+                return oneway ? 0 : conn_send(c, method, "io.sunkd.Unavailable", NULL);
+        if (!conn_may_call(c))
+                return oneway ? 0 : conn_send(c, method, "io.sunkd.TooManyCalls", NULL);
 
+        u = ipc_uid_get(ipc, c->ucred.uid);
+        if (!u)
+                return -ENOMEM;
         call = calloc(1, sizeof(sunkd_call));
         if (!call)
                 return -ENOMEM;
+        u->n_calls++;
+        call_link(ipc, call);
         call->connection = c;
         call->message = TAKE_PTR(msg);
         call->method = method;
+        call->owner = m->owner;
         call->ucred = c->ucred;
         call->oneway = oneway;
         call->dispatching = true;
         c->call = call;
         (void) sd_event_source_set_enabled(c->idle, SD_EVENT_OFF);
+        c->armed_usec = 0;
 
         log_debug("Calling %s for uid=%u pid=%u", method, (unsigned) c->ucred.uid, (unsigned) c->ucred.pid);
         /* The handler may add or remove methods: m is not used past this line. */
@@ -618,6 +943,7 @@ static int conn_process(IpcConnection *c) {
                 len = (size_t) (nul - frame);
                 c->in_start += len + 1;
                 c->in_scanned = c->in_start;
+                c->request_usec = 0; /* what follows is the next request */
                 r = conn_dispatch(c, frame, len);
                 if (r < 0)
                         return r;
@@ -658,6 +984,21 @@ static void conn_settle(IpcConnection *c, int r) {
         conn_update_events(c);
 }
 
+/* Answer what is buffered and send the replies straight away: a reply that
+ * fits in the socket never waits for EPOLLOUT, which saves a loop iteration
+ * and two epoll_ctl() calls per call. */
+static int conn_run(IpcConnection *c) {
+        for (;;) {
+                int r = conn_process(c);
+
+                if (r < 0 || c->dead || c->out_len == 0)
+                        return r;
+                r = conn_write(c);
+                if (r < 0 || c->out_len > 0)
+                        return r;
+        }
+}
+
 static int conn_on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         IpcConnection *c = userdata;
         int r = 0;
@@ -670,7 +1011,7 @@ static int conn_on_io(sd_event_source *s, int fd, uint32_t revents, void *userda
         if (r >= 0 && (revents & (EPOLLHUP | EPOLLERR)) && !(revents & EPOLLIN))
                 c->dead = true;
         if (r >= 0 && !c->dead)
-                r = conn_process(c);
+                r = conn_run(c);
         conn_settle(c, r);
         return 0;
 }
@@ -678,7 +1019,7 @@ static int conn_on_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 static int conn_on_defer(sd_event_source *s, void *userdata) {
         IpcConnection *c = userdata;
 
-        conn_settle(c, conn_process(c));
+        conn_settle(c, conn_run(c));
         return 0;
 }
 
@@ -713,9 +1054,54 @@ static int conn_read_groups(IpcConnection *c) {
         }
 }
 
+static bool ipc_is_privileged(Ipc *ipc, IpcConnection *c) {
+        return c->ucred.uid == 0 || conn_matches(c, &ipc->privileged);
+}
+
+/* A uid's refusals are logged at the first, then counted until it holds
+ * nothing; a uid holding nothing is refused only at the global limits,
+ * which are rate-limited instead. */
+static void ipc_refuse_uid(Ipc *ipc, const IpcConnection *c, const char *why) {
+        IpcUid *u = ipc_uid_find(ipc, c->ucred.uid);
+        unsigned suppressed;
+
+        if (u) {
+                if (u->n_refused++ == 0)
+                        log_warning("Refusing connections from uid=%u (pid=%u, %u open): %s", (unsigned) c->ucred.uid,
+                                    (unsigned) c->ucred.pid, u->n_connections, why);
+                return;
+        }
+        if (ratelimit_pass(&ipc->refuse_rl, 1, &suppressed))
+                log_warning("Refusing connection from uid=%u pid=%u: %s%s", (unsigned) c->ucred.uid,
+                            (unsigned) c->ucred.pid, why, suppressed > 0 ? " (more refusals suppressed)" : "");
+}
+
+/* Whether @c may take a slot: the last reserved_connections slots are for
+ * root and privileged uids, and a uid other than root holds at most
+ * max_connections_per_uid. */
+static bool ipc_admit(Ipc *ipc, IpcConnection *c) {
+        const IpcLimits *l = &ipc->limits;
+        IpcUid *u;
+
+        if (c->ucred.uid == 0)
+                return true;
+        if (ipc->n_connections + l->reserved_connections >= l->max_connections && !ipc_is_privileged(ipc, c)) {
+                ipc_refuse_uid(ipc, c, "the remaining slots are reserved for root and the modules' allow lists");
+                return false;
+        }
+        u = ipc_uid_find(ipc, c->ucred.uid);
+        if (u && u->n_connections >= l->max_connections_per_uid) {
+                ipc_refuse_uid(ipc, c, "limit of connections per uid reached");
+                return false;
+        }
+        return true;
+}
+
+/* Returns -EUSERS, logged by ipc_admit(), when the peer may not connect. */
 static int conn_new(Ipc *ipc, int fd) {
         socklen_t len = sizeof(struct ucred);
         IpcConnection *c;
+        IpcUid *u;
         uint64_t idle = ipc->limits.idle_timeout_usec;
         int r;
 
@@ -726,17 +1112,27 @@ static int conn_new(Ipc *ipc, int fd) {
         }
         c->ipc = ipc;
         c->fd = fd;
+        r = RET_NERRNO(getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->ucred, &len));
+        if (r >= 0 && !ipc_admit(ipc, c))
+                r = -EUSERS;
+        u = r >= 0 ? ipc_uid_get(ipc, c->ucred.uid) : NULL;
+        if (r >= 0 && !u)
+                r = -ENOMEM;
+        if (r < 0) {
+                close(fd);
+                free(c->groups);
+                free(c);
+                return r;
+        }
+        u->n_connections++;
         c->next = ipc->connections;
         if (c->next)
                 c->next->prev = c;
         ipc->connections = c;
         ipc->n_connections++;
+        conn_touch(c);
 
-        r = RET_NERRNO(getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->ucred, &len));
-        if (r >= 0)
-                r = conn_read_groups(c);
-        if (r >= 0)
-                r = sd_event_add_io(ipc->event, &c->io, fd, EPOLLIN, conn_on_io, c);
+        r = sd_event_add_io(ipc->event, &c->io, fd, EPOLLIN, conn_on_io, c);
         if (r >= 0)
                 r = sd_event_add_time_relative(ipc->event, &c->idle, CLOCK_MONOTONIC, idle,
                                                MIN(idle / 20, USEC_PER_SEC), conn_on_idle, c);
@@ -749,8 +1145,8 @@ static int conn_new(Ipc *ipc, int fd) {
                 return r;
         }
 
-        log_debug("Connection from uid=%u gid=%u pid=%u (%zu groups), %u open", (unsigned) c->ucred.uid,
-                  (unsigned) c->ucred.gid, (unsigned) c->ucred.pid, c->n_groups, ipc->n_connections);
+        log_debug("Connection from uid=%u gid=%u pid=%u, %u open", (unsigned) c->ucred.uid,
+                  (unsigned) c->ucred.gid, (unsigned) c->ucred.pid, ipc->n_connections);
         return 0;
 }
 
@@ -873,8 +1269,12 @@ static int ipc_on_accept(sd_event_source *s, int fd, uint32_t revents, void *use
                         continue;
                 }
                 r = conn_new(ipc, cfd);
-                if (r < 0 && ratelimit_pass(&ipc->refuse_rl, 1, &suppressed))
+                if (r < 0 && r != -EUSERS && ratelimit_pass(&ipc->refuse_rl, 1, &suppressed))
                         log_warning_errno(r, "Failed to set up a connection: %m");
+                /* A client usually writes its request right after connecting:
+                 * serve it now rather than after another epoll_wait(). */
+                if (r >= 0)
+                        (void) conn_on_io(ipc->connections->io, cfd, EPOLLIN, ipc->connections);
         }
         return 0;
 }
@@ -1041,6 +1441,7 @@ unsigned ipc_n_connections(Ipc *ipc) {
 int ipc_new(sd_event *event, const IpcLimits *limits, Ipc **ret) {
         IpcLimits d = IPC_LIMITS_DEFAULT;
         Ipc *ipc;
+        int r;
 
         if (!event || !ret)
                 return -EINVAL;
@@ -1061,7 +1462,24 @@ int ipc_new(sd_event *event, const IpcLimits *limits, Ipc **ret) {
                 ipc->limits.idle_timeout_usec = d.idle_timeout_usec;
         if (ipc->limits.max_depth == 0)
                 ipc->limits.max_depth = d.max_depth;
+        if (ipc->limits.max_connections_per_uid == 0)
+                ipc->limits.max_connections_per_uid = d.max_connections_per_uid;
+        if (ipc->limits.max_calls_per_uid == 0)
+                ipc->limits.max_calls_per_uid = d.max_calls_per_uid;
+        if (ipc->limits.reserved_connections == 0)
+                ipc->limits.reserved_connections = d.reserved_connections;
+        if (ipc->limits.reserved_connections >= ipc->limits.max_connections)
+                ipc->limits.reserved_connections = ipc->limits.max_connections / 4;
+        if (ipc->limits.request_timeout_usec == 0)
+                ipc->limits.request_timeout_usec = d.request_timeout_usec;
 
+        r = sd_event_add_defer(event, &ipc->gone_defer, ipc_on_gone, ipc);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(ipc->gone_defer, SD_EVENT_OFF);
+        if (r < 0) {
+                ipc_free(ipc);
+                return r;
+        }
         *ret = ipc;
         return 0;
 }
@@ -1072,7 +1490,20 @@ Ipc *ipc_free(Ipc *ipc) {
 
         while (ipc->connections)
                 conn_free(ipc->connections);
+        /* Calls still unanswered outlive us; their replies just free them. */
+        while (ipc->calls) {
+                sunkd_call *call = ipc->calls;
+
+                ipc->calls = call->next;
+                *call = (sunkd_call){ .message = call->message, .method = call->method, .ucred = call->ucred,
+                                      .oneway = call->oneway, .replied = call->replied,
+                                      .dispatching = call->dispatching };
+        }
+        ipc->gone_defer = sd_event_source_disable_unref(ipc->gone_defer);
         ipc_stop_accepting(ipc);
+        free(ipc->uids);
+        allow_clear(&ipc->privileged);
+        free(ipc->suspended);
         for (size_t i = 0; i < ipc->n_methods; i++)
                 free(ipc->methods[i].name);
         free(ipc->methods);

@@ -28,6 +28,19 @@ typedef struct IpcLimits {
         unsigned max_connections;    /* default 256 */
         uint64_t idle_timeout_usec;  /* default 30 s */
         unsigned max_depth;          /* JSON nesting; default 16 */
+        /* Per peer uid, root exempt: connections open, and calls not yet
+         * answered (a pending call counts until answered, even after its
+         * caller hung up).  Defaults 32 and 16. */
+        unsigned max_connections_per_uid;
+        unsigned max_calls_per_uid;
+        /* The last slots of max_connections only root and privileged uids
+         * (ipc_set_privileged()) may take.  Default 16; at most a quarter of
+         * max_connections when it is as large as max_connections. */
+        unsigned reserved_connections;
+        /* A request must be complete this long after its first byte, however
+         * it trickles in; the idle timeout applies between requests.
+         * Default 10 s. */
+        uint64_t request_timeout_usec;
 } IpcLimits;
 
 #define IPC_LIMITS_DEFAULT                                                                       \
@@ -35,7 +48,11 @@ typedef struct IpcLimits {
                       .max_reply = 1024 * 1024,                                                  \
                       .max_connections = 256,                                                    \
                       .idle_timeout_usec = 30 * UINT64_C(1000000),                               \
-                      .max_depth = 16 })
+                      .max_depth = 16,                                                           \
+                      .max_connections_per_uid = 32,                                             \
+                      .max_calls_per_uid = 16,                                                   \
+                      .reserved_connections = 16,                                                \
+                      .request_timeout_usec = 10 * UINT64_C(1000000) })
 
 /* Who may call a SUNKD_METHOD_ALLOW method besides root. */
 typedef struct IpcAllow {
@@ -67,7 +84,23 @@ unsigned ipc_n_connections(Ipc *ipc);
  */
 int ipc_add_method(Ipc *ipc, const char *name, unsigned flags, IpcMethodFn fn, void *userdata,
                    const IpcAllow *allow, const void *owner);
+/**
+ * ipc_remove_methods() - unregister @owner's methods.  Every call of them
+ * still unanswered is answered io.sunkd.Unavailable and freed now (the
+ * owner must not touch its handles afterwards), its on-gone callback
+ * dropped; a suspension of @owner ends with it.
+ */
 void ipc_remove_methods(Ipc *ipc, const void *owner);
+/** ipc_suspend_owner() - from now on, calls of @owner's methods are answered
+ * io.sunkd.Unavailable without being dispatched; pending ones stay. */
+void ipc_suspend_owner(Ipc *ipc, const void *owner);
+
+/**
+ * ipc_set_privileged() - the uids and groups besides root that may take the
+ * reserved connection slots: the union of @allows (copied; NULL entries are
+ * skipped).  Replaces the previous set.
+ */
+int ipc_set_privileged(Ipc *ipc, const IpcAllow *const *allows, size_t n);
 
 /* Replies; each takes ownership of @params (may be NULL = {}).  A call is
  * answered exactly once; a second reply from inside the handler is
@@ -83,3 +116,10 @@ pid_t ipc_call_pid(sunkd_call *call);
 const char *ipc_call_method(sunkd_call *call);
 /* True once the peer has gone away; a reply would only free the call. */
 bool ipc_call_is_orphaned(sunkd_call *call);
+/**
+ * ipc_call_on_gone() - run @cb on the loop (never from inside this call)
+ * once the peer of the unanswered @call has hung up; at once if it already
+ * has.  The call stays valid until answered.  @cb NULL removes it.
+ * -EINVAL for NULL or an answered call.
+ */
+int ipc_call_on_gone(sunkd_call *call, void (*cb)(sunkd_call *call, void *userdata), void *userdata);

@@ -176,6 +176,10 @@ int manager_new(Config *config, const char *config_path, int notify_fd, Manager 
         limits.max_connections = (unsigned) config->max_connections;
         limits.max_request = config->max_request;
         limits.idle_timeout_usec = config->idle_timeout_usec;
+        limits.max_connections_per_uid = (unsigned) config->max_connections_per_uid;
+        limits.max_calls_per_uid = (unsigned) config->max_calls_per_uid;
+        limits.reserved_connections = (unsigned) config->reserved_connections;
+        limits.request_timeout_usec = config->request_timeout_usec;
 
         if ((r = sd_event_default(&m->event)) < 0 ||
             (r = sd_event_add_signal(m->event, NULL, SIGTERM, on_signal_stop, m)) < 0 ||
@@ -259,8 +263,23 @@ static int manager_add_module(Manager *m, Module *mod) {
         return 0;
 }
 
+/* The reserved socket slots follow the running modules' allow lists. */
+static void manager_update_privileged(Manager *m) {
+        _cleanup_free_ const IpcAllow **allows = calloc(m->n_modules ?: 1, sizeof(IpcAllow *));
+        int r = allows ? 0 : -ENOMEM;
+
+        for (size_t i = 0; allows && i < m->n_modules; i++)
+                allows[i] = &m->modules[i]->allow;
+        if (r >= 0)
+                r = ipc_set_privileged(m->ipc, allows, m->n_modules);
+        if (r < 0)
+                log_warning_errno(r, "Failed to update who may use the reserved socket slots: %m");
+}
+
 static void manager_module_metric(Manager *m, Module *mod) {
         (void) metrics_set(m->m_modules, mod->mstate == MODULE_RUNNING ? 1 : 0, (const char *[]){ mod->name });
+        /* Every module (re)initialisation passes here, the last after the module list is final. */
+        manager_update_privileged(m);
 }
 
 static int manager_start_module(Manager *m, const ConfModule *cm) {
@@ -564,6 +583,10 @@ static void manager_note_restart_only(const Config *old, const Config *new) {
                 { "max_connections", old->max_connections != new->max_connections },
                 { "max_request_size", old->max_request != new->max_request },
                 { "idle_timeout", old->idle_timeout_usec != new->idle_timeout_usec },
+                { "max_connections_per_uid", old->max_connections_per_uid != new->max_connections_per_uid },
+                { "max_calls_per_uid", old->max_calls_per_uid != new->max_calls_per_uid },
+                { "reserved_connections", old->reserved_connections != new->reserved_connections },
+                { "request_timeout", old->request_timeout_usec != new->request_timeout_usec },
                 { "workers", old->workers != new->workers },
         };
 

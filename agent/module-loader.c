@@ -312,6 +312,7 @@ void module_stop(Module *mod, ModuleStoppedFn fn, void *userdata) {
                 return;
         }
         mod->mstate = MODULE_STOPPING;
+        ipc_suspend_owner(m->ipc, mod);
         sched_stop_owner(m->sched, mod);
         spawn_kill_owner(m->spawns, mod);
         if (module_busy(mod))

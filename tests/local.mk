@@ -94,6 +94,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0060-reload.t \
 	tests/integration/0070-metrics.t \
 	tests/integration/0101-security-socket.t \
+	tests/integration/0102-socket-per-uid.t \
 	tests/integration/0110-socket-bad-input.t \
 	tests/integration/0205-nsscache-golden.t \
 	tests/integration/0220-nsscache-daemon.t \
@@ -107,7 +108,8 @@ INTEGRATION_TESTS = \
 	# End of INTEGRATION_TESTS
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib/tap.sh tests/lib/sunkd.sh tests/lib/summary tests/lib/scim.sh \
-	tests/lib/etc-cache.sh tests/lib/varlink-raw.py tests/lib/notify-listen.py tests/lib/nss-index-check.py
+	tests/lib/etc-cache.sh tests/lib/varlink-raw.py tests/lib/notify-listen.py tests/lib/nss-index-check.py \
+	tests/lib/socket-hog.py
 check_SCRIPTS += tests/demo.sh
 
 tests/demo.sh: $(top_srcdir)/tests/demo.sh.in Makefile

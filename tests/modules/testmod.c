@@ -96,6 +96,8 @@ typedef struct State {
         int64_t watch_changes;
         int64_t fact_changes;
         json_object *fact_last;
+        unsigned held;       /* io.sunkd.Test.Hold calls not yet answered */
+        int64_t gone_calls;  /* ... whose caller hung up first */
 } State;
 
 static void sleep_usec(uint64_t usec) {
@@ -334,7 +336,27 @@ static int method_whoami(sunkd_call *call, struct json_object *params, void *sta
         json_object *o = json_object_new_object();
 
         json_object_object_add(o, "uid", json_object_new_int64(s->ctx->api->call_uid(call)));
+        json_object_object_add(o, "pid", json_object_new_int64(s->ctx->api->call_pid(call)));
         return s->ctx->api->reply(call, o);
+}
+
+/* Answered only when its caller hangs up: the reply then just frees it. */
+static void on_hold_gone(sunkd_call *call, void *userdata) {
+        State *s = userdata;
+
+        s->gone_calls++;
+        s->held--;
+        s->ctx->api->reply(call, NULL);
+}
+
+static int method_hold(sunkd_call *call, struct json_object *params, void *state) {
+        State *s = state;
+        int r = s->ctx->api->call_on_gone(call, on_hold_gone, s);
+
+        if (r < 0)
+                return r;
+        s->held++;
+        return SUNKD_CALL_PENDING;
 }
 
 static int method_later(sunkd_call *call, struct json_object *params, void *state) {
@@ -494,6 +516,7 @@ static const sunkd_method methods[] = {
         { "io.sunkd.Test.Watched", SUNKD_METHOD_ANY_UID, method_watched },
         { "io.sunkd.Test.Publish", SUNKD_METHOD_ROOT, method_publish },
         { "io.sunkd.Test.Fact", SUNKD_METHOD_ANY_UID, method_fact },
+        { "io.sunkd.Test.Hold", SUNKD_METHOD_ANY_UID, method_hold },
 };
 
 static void state_free(State *s) {
@@ -502,7 +525,7 @@ static void state_free(State *s) {
         while (s->later) {
                 PendingCall *p = s->later;
                 s->later = p->next;
-                s->ctx->api->reply_error(p->call, "io.sunkd.Test.Stopped", NULL);
+                /* The host has answered p->call (io.sunkd.Unavailable) by now. */
                 free(p);
         }
         s->ctx->api->watch_remove(s->watch);
@@ -632,6 +655,8 @@ static int testmod_status(void *state, struct json_object *out) {
         json_object_object_add(out, "async_cancels", json_object_new_int64(s->async_cancels));
         if (s->child_result)
                 json_object_object_add(out, "child_result", json_object_new_string(s->child_result));
+        json_object_object_add(out, "held_calls", json_object_new_int64(s->held));
+        json_object_object_add(out, "gone_calls", json_object_new_int64(s->gone_calls));
         return 0;
 }
 

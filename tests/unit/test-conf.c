@@ -104,6 +104,18 @@ START_TEST(test_defaults) {
         ck_assert_int_eq(c->max_connections, 256);
         ck_assert_uint_eq(c->max_request, 65536);
         ck_assert_uint_eq(c->n_modules, 0);
+        ck_assert_int_eq(c->max_connections_per_uid, 32);
+        ck_assert_int_eq(c->max_calls_per_uid, 16);
+        ck_assert_int_eq(c->reserved_connections, 16);
+        ck_assert_uint_eq(c->request_timeout_usec, 10 * USEC_PER_SEC);
+        config_free(c);
+
+        /* The default reservation shrinks to fit a small max_connections. */
+        ck_assert_int_eq(parse("max_connections: 8\n", &c, &e), 0);
+        ck_assert_int_eq(c->reserved_connections, 2);
+        config_free(c);
+        ck_assert_int_eq(parse("max_connections: 1\n", &c, &e), 0);
+        ck_assert_int_eq(c->reserved_connections, 0);
         config_free(c);
 }
 END_TEST
@@ -116,6 +128,17 @@ START_TEST(test_errors_located) {
         expect_error("max_connections: lots\n", "sunkd.yaml:1:1: key 'max_connections': 'lots' is not an integer");
         expect_error("max_connections: 0\n",
                      "sunkd.yaml:1:1: key 'max_connections': 0 is out of range [1, 65536]");
+        expect_error("max_connections: 8\nreserved_connections: 8\n",
+                     "sunkd.yaml:2:1: key 'reserved_connections': 8 must be less than max_connections (8)");
+        expect_error("reserved_connections: 99999999999999999999\n",
+                     "sunkd.yaml:1:1: key 'reserved_connections': '99999999999999999999' is not an integer");
+        expect_error("max_connections_per_uid: 0\n",
+                     "sunkd.yaml:1:1: key 'max_connections_per_uid': 0 is out of range [1, 65536]");
+        expect_error("max_calls_per_uid: -1\n",
+                     "sunkd.yaml:1:1: key 'max_calls_per_uid': -1 is out of range [1, 65536]");
+        expect_error("request_timeout: soon\n",
+                     "sunkd.yaml:1:1: key 'request_timeout': 'soon' is not a duration (use e.g. 30s, 15m, 1h)");
+        expect_error("request_timeout: [1s]\n", "sunkd.yaml:1:1: key 'request_timeout': expected a duration (e.g. 30s, 15m, 1h)");
         expect_error("socket: relative/path\n",
                      "sunkd.yaml:1:1: key 'socket': 'relative/path' is not an absolute path without '..'");
         expect_error("socket: /run/../etc/x\n",

@@ -412,6 +412,73 @@ static int child_as(Server *s, const void *arg) {
         return child_call(s->path, id->method, id->error);
 }
 
+/* Connect as @id and call Echo: 0 when that is answered as id->error says
+ * (NULL: success), or when id->error is "refused" and the connection is
+ * closed without an answer. */
+static int child_echo_as(Server *s, const void *arg) {
+        const Identity *id = arg;
+        json_object *reply = NULL;
+        char *name = NULL;
+        int fd, r, ok;
+
+        if (setgroups(id->n_groups, id->groups) < 0 || setgid(id->gid) < 0 || setuid(id->uid) < 0)
+                return 99;
+        if (!id->error || !streq(id->error, "refused"))
+                return child_call(s->path, "io.sunkd.Test.Echo", id->error);
+        r = client_connect(s->path, 5 * SEC, &fd);
+        if (r < 0)
+                return 100;
+        r = client_call(fd, "io.sunkd.Test.Echo", NULL, 5 * SEC, 0, &reply, &name);
+        close(fd);
+        ok = r < 0 && r != -EREMOTEIO && r != -ETIMEDOUT;
+        json_object_put(reply);
+        free(name);
+        return ok ? 0 : 102;
+}
+
+/* As nobody: holds @arg connections open with an answered call on each, then
+ * expects the next one refused, then calls Hold and Echo on two of them. */
+static int child_hog(Server *s, const void *arg) {
+        unsigned n = *(const unsigned *) arg;
+        int fds[8], fd, r;
+        json_object *reply = NULL;
+        char *name = NULL;
+
+        if (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+                return 99;
+        for (unsigned i = 0; i < n; i++) {
+                if (client_connect(s->path, 5 * SEC, &fds[i]) < 0)
+                        return 100;
+                if (client_call(fds[i], "io.sunkd.Test.Echo", NULL, 5 * SEC, 0, &reply, &name) < 0)
+                        return 10 + (int) i;
+                json_object_put(reply);
+                reply = NULL;
+        }
+        /* Over the cap: closed without an answer. */
+        if (client_connect(s->path, 5 * SEC, &fd) < 0)
+                return 100;
+        r = client_call(fd, "io.sunkd.Test.Echo", NULL, 5 * SEC, 0, &reply, &name);
+        close(fd);
+        if (r >= 0 || r == -EREMOTEIO || r == -ETIMEDOUT)
+                return 30;
+        /* One call pending: the next is over max_calls_per_uid = 1. */
+        if (send(fds[0], "{\"method\":\"io.sunkd.Test.Hold\"}", 32, MSG_NOSIGNAL) != 32)
+                return 31;
+        r = client_call(fds[1], "io.sunkd.Test.Echo", NULL, 5 * SEC, 0, &reply, &name);
+        if (r != -EREMOTEIO || !name || !streq(name, "io.sunkd.TooManyCalls"))
+                return 32;
+        free(name);
+        json_object_put(reply);
+        name = NULL;
+        reply = NULL;
+        /* Its caller gone, the pending call still counts until answered. */
+        close(fds[0]);
+        r = client_call(fds[1], "io.sunkd.Test.Echo", NULL, 5 * SEC, 0, &reply, &name);
+        if (r != -EREMOTEIO || !name || !streq(name, "io.sunkd.TooManyCalls"))
+                return 33;
+        return 0;
+}
+
 /* ---- Tests -------------------------------------------------------------- */
 
 START_TEST(test_immediate) {
@@ -1194,6 +1261,240 @@ START_TEST(test_listen) {
 }
 END_TEST
 
+START_TEST(test_per_uid_limits) {
+        IpcLimits limits = { .max_connections = 16, .max_connections_per_uid = 2, .max_calls_per_uid = 1,
+                             .reserved_connections = 2 };
+        static const Identity nobody = { 65534, 65534, 0, { 0 }, NULL, NULL };
+        const unsigned n = 2;
+        Server s;
+        Raw c[4];
+        json_object *o;
+
+        server_start(&s, &limits);
+        ck_assert_int_eq(run_child(&s, child_hog, &n), 0);
+        /* Once the server has seen the child's connections go, the orphaned
+         * call is answered and the uid may call again. */
+        pump_until_connections(&s, 0);
+        ck_assert_ptr_nonnull(s.pending);
+        ck_assert(ipc_call_is_orphaned(s.pending));
+        ck_assert_int_eq(ipc_reply(s.pending, NULL), 0);
+        s.pending = NULL;
+        ck_assert_int_eq(run_child(&s, child_echo_as, &nobody), 0);
+
+        /* Root is exempt from the cap. */
+        for (int i = 0; i < 4; i++) {
+                raw_connect(&s, &c[i]);
+                o = call_raw(&s, &c[i], "{\"method\":\"io.sunkd.Test.Echo\"}");
+                assert_reply(o);
+                json_object_put(o);
+        }
+        for (int i = 0; i < 4; i++)
+                raw_close(&c[i]);
+        pump_until_connections(&s, 0);
+        server_stop(&s);
+}
+END_TEST
+
+START_TEST(test_reserved_slots) {
+        IpcLimits limits = { .max_connections = 4, .reserved_connections = 2 };
+        static const Identity nobody = { 65534, 65534, 0, { 0 }, NULL, "refused" };
+        static const Identity listed = { 4321, 65534, 0, { 0 }, NULL, NULL };
+        static const Identity listed_refused = { 4321, 65534, 0, { 0 }, NULL, "refused" };
+        static const Identity by_group = { 65534, 65534, 2, { 100, 4242 }, NULL, NULL };
+        static const Identity nobody_ok = { 65534, 65534, 0, { 0 }, NULL, NULL };
+        const IpcAllow *allows[] = { NULL, &allow };
+        Server s;
+        Raw c[4];
+
+        server_start(&s, &limits);
+        /* Two slots taken: the two left are reserved. */
+        raw_connect(&s, &c[0]);
+        raw_connect(&s, &c[1]);
+        pump_until_connections(&s, 2);
+        ck_assert_int_eq(run_child(&s, child_echo_as, &nobody), 0);
+        pump_until_connections(&s, 2); /* the child's connection is gone */
+        ck_assert_int_eq(run_child(&s, child_echo_as, &listed_refused), 0);
+        pump_until_connections(&s, 2); /* the child's connection is gone */
+        ck_assert_int_eq(ipc_set_privileged(s.ipc, allows, ELEMENTSOF(allows)), 0);
+        ck_assert_int_eq(run_child(&s, child_echo_as, &listed), 0);
+        pump_until_connections(&s, 2); /* the child's connection is gone */
+        ck_assert_int_eq(run_child(&s, child_echo_as, &by_group), 0);
+        pump_until_connections(&s, 2); /* the child's connection is gone */
+        ck_assert_int_eq(run_child(&s, child_echo_as, &nobody), 0);
+        pump_until_connections(&s, 2); /* the child's connection is gone */
+        /* Replaced, not merged. */
+        ck_assert_int_eq(ipc_set_privileged(s.ipc, NULL, 0), 0);
+        ck_assert_int_eq(run_child(&s, child_echo_as, &listed_refused), 0);
+        pump_until_connections(&s, 2); /* the child's connection is gone */
+        ck_assert_int_eq(ipc_set_privileged(s.ipc, NULL, 1), -EINVAL);
+        /* Root takes the reserved slots, up to max_connections. */
+        raw_connect(&s, &c[2]);
+        raw_connect(&s, &c[3]);
+        pump_until_connections(&s, 4);
+        raw_close(&c[0]);
+        pump_until_connections(&s, 3);
+        ck_assert_int_eq(run_child(&s, child_echo_as, &nobody), 0);
+        pump_until_connections(&s, 3); /* the child's connection is gone */
+        raw_close(&c[1]);
+        raw_close(&c[2]);
+        pump_until_connections(&s, 1);
+        ck_assert_int_eq(run_child(&s, child_echo_as, &nobody_ok), 0);
+        pump_until_connections(&s, 1); /* the child's connection is gone */
+        raw_close(&c[3]);
+        pump_until_connections(&s, 0);
+        server_stop(&s);
+}
+END_TEST
+
+START_TEST(test_request_deadline) {
+        IpcLimits limits = { .idle_timeout_usec = 10 * SEC, .request_timeout_usec = 300 * MSEC };
+        Server s;
+        Raw c, d;
+        uint64_t start;
+        json_object *o;
+
+        server_start(&s, &limits);
+        raw_connect(&s, &c);
+        raw_connect(&s, &d);
+        start = now_usec(CLOCK_MONOTONIC);
+        /* A byte every 50 ms does not extend the request's deadline. */
+        while (!c.eof) {
+                if (!raw_send(&s, &c, " ", 1))
+                        break;
+                uint64_t until = now_usec(CLOCK_MONOTONIC) + 50 * MSEC;
+                while (now_usec(CLOCK_MONOTONIC) < until)
+                        pump(&s, 10 * MSEC);
+                ck_assert_msg(now_usec(CLOCK_MONOTONIC) - start < 5 * SEC, "the trickle is never cut off");
+                if (ipc_n_connections(s.ipc) < 2)
+                        break;
+        }
+        ck_assert_uint_ge(now_usec(CLOCK_MONOTONIC) - start, 300 * MSEC);
+        pump_until_connections(&s, 1);
+        /* The quiet one is still open (idle timeout 10 s) and served. */
+        o = call_raw(&s, &d, "{\"method\":\"io.sunkd.Test.Echo\"}");
+        assert_reply(o);
+        json_object_put(o);
+        raw_close(&c);
+        raw_close(&d);
+        pump_until_connections(&s, 0);
+        server_stop(&s);
+}
+END_TEST
+
+static void on_gone_count(sunkd_call *call, void *userdata) {
+        Server *s = userdata;
+
+        s->n_count++;
+        ck_assert(ipc_call_is_orphaned(call));
+        ck_assert_int_eq(ipc_reply(call, NULL), 0);
+        if (s->pending == call)
+                s->pending = NULL;
+}
+
+START_TEST(test_call_on_gone) {
+        Server s;
+        Raw c;
+
+        server_start(&s, NULL);
+        ck_assert_int_eq(ipc_call_on_gone(NULL, on_gone_count, &s), -EINVAL);
+        raw_connect(&s, &c);
+        raw_send_str(&s, &c, "{\"method\":\"io.sunkd.Test.Hold\"}");
+        while (!s.pending)
+                pump(&s, 10 * MSEC);
+        ck_assert_int_eq(ipc_call_on_gone(s.pending, on_gone_count, &s), 0);
+        raw_close(&c);
+        while (s.n_count == 0)
+                pump(&s, 10 * MSEC);
+        ck_assert_uint_eq(s.n_count, 1);
+        ck_assert_ptr_null(s.pending);
+
+        /* Registered after the peer left: runs from the loop, not at once. */
+        raw_connect(&s, &c);
+        raw_send_str(&s, &c, "{\"method\":\"io.sunkd.Test.Hold\"}");
+        while (!s.pending)
+                pump(&s, 10 * MSEC);
+        raw_close(&c);
+        pump_until_connections(&s, 0);
+        ck_assert_int_eq(ipc_call_on_gone(s.pending, on_gone_count, &s), 0);
+        ck_assert_uint_eq(s.n_count, 1);
+        while (s.n_count == 1)
+                pump(&s, 10 * MSEC);
+        ck_assert_ptr_null(s.pending);
+
+        /* Removed, it does not run; an answered call takes none. */
+        raw_connect(&s, &c);
+        raw_send_str(&s, &c, "{\"method\":\"io.sunkd.Test.Hold\"}");
+        while (!s.pending)
+                pump(&s, 10 * MSEC);
+        ck_assert_int_eq(ipc_call_on_gone(s.pending, on_gone_count, &s), 0);
+        ck_assert_int_eq(ipc_call_on_gone(s.pending, NULL, NULL), 0);
+        raw_close(&c);
+        pump_until_connections(&s, 0);
+        pump(&s, 50 * MSEC);
+        ck_assert_uint_eq(s.n_count, 2);
+        ck_assert_int_eq(ipc_reply(s.pending, NULL), 0);
+        s.pending = NULL;
+        server_stop(&s);
+}
+END_TEST
+
+START_TEST(test_suspend_and_remove) {
+        Server s;
+        Raw held, c, gone;
+        json_object *o;
+        sunkd_call *orphan;
+
+        server_start(&s, NULL);
+        raw_connect(&s, &held);
+        raw_send_str(&s, &held, "{\"method\":\"io.sunkd.Test.Hold\"}");
+        while (!s.pending)
+                pump(&s, 10 * MSEC);
+
+        /* Suspended: new calls are answered at once, the pending one stays. */
+        ipc_suspend_owner(s.ipc, &s);
+        ipc_suspend_owner(s.ipc, &s);
+        raw_connect(&s, &c);
+        o = call_raw(&s, &c, "{\"method\":\"io.sunkd.Test.Count\"}");
+        assert_error(o, "io.sunkd.Unavailable");
+        json_object_put(o);
+        ck_assert_uint_eq(s.n_count, 0);
+        ck_assert(!ipc_call_is_orphaned(s.pending));
+
+        /* A second pending call whose peer is gone, with an on-gone callback
+         * that must not run once the methods are removed. */
+        orphan = s.pending;
+        s.pending = NULL;
+        ipc_remove_methods(s.ipc, NULL); /* another owner's: nothing happens */
+        ck_assert(!ipc_call_is_orphaned(orphan));
+        s.pending = orphan;
+
+        raw_connect(&s, &gone);
+        ck_assert_int_eq(ipc_call_on_gone(s.pending, on_gone_count, &s), 0);
+        ipc_remove_methods(s.ipc, &s);
+        s.pending = NULL; /* answered and freed by ipc_remove_methods() */
+        o = raw_recv(&s, &held, 5 * SEC);
+        assert_error(o, "io.sunkd.Unavailable");
+        json_object_put(o);
+        raw_close(&held);
+        pump_until_connections(&s, 2);
+        pump(&s, 50 * MSEC);
+        ck_assert_uint_eq(s.n_count, 0);
+
+        /* Gone, the methods are unknown; the suspension went with them. */
+        o = call_raw(&s, &c, "{\"method\":\"io.sunkd.Test.Echo\"}");
+        assert_error(o, "org.varlink.service.MethodNotFound");
+        json_object_put(o);
+        ck_assert_int_eq(ipc_add_method(s.ipc, "io.sunkd.Test.Echo", SUNKD_METHOD_ANY_UID, m_echo, &s, NULL, &s), 0);
+        o = call_raw(&s, &c, "{\"method\":\"io.sunkd.Test.Echo\"}");
+        assert_reply(o);
+        json_object_put(o);
+        raw_close(&c);
+        raw_close(&gone);
+        pump_until_connections(&s, 0);
+        server_stop(&s);
+}
+END_TEST
+
 static Suite *ipc_suite(void) {
         Suite *s = suite_create("ipc");
         TCase *tc = tcase_create("server");
@@ -1215,6 +1516,11 @@ static Suite *ipc_suite(void) {
         tcase_add_test(tc, test_methods_table);
         tcase_add_test(tc, test_client);
         tcase_add_test(tc, test_listen);
+        tcase_add_test(tc, test_per_uid_limits);
+        tcase_add_test(tc, test_reserved_slots);
+        tcase_add_test(tc, test_request_deadline);
+        tcase_add_test(tc, test_call_on_gone);
+        tcase_add_test(tc, test_suspend_and_remove);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -157,7 +157,10 @@ enum {
 
 /* The handler returns 0 once it has replied, SUNKD_CALL_PENDING to keep the
  * call and reply later (the handle stays valid until then, even if the peer
- * hangs up), or a negative errno for a generic error reply. */
+ * hangs up), or a negative errno for a generic error reply.  While the
+ * module stops, its runs' `done` and its children's callbacks may still
+ * answer its pending calls, and so may fini; once fini has returned, the
+ * host answers the rest itself (io.sunkd.Unavailable) and frees them. */
 #define SUNKD_CALL_PENDING 1
 
 typedef struct sunkd_method {
@@ -376,6 +379,16 @@ typedef struct sunkd_host_api {
         int (*fact_unsubscribe)(sunkd_ctx *c, const char *name,
                                 void (*cb)(void *userdata, const char *name, struct json_object *value),
                                 void *userdata);
+        /* ABI 1.2: calls that outlive their caller */
+        /* @cb runs on the loop once the peer of the pending @call has hung up
+         * (at once, from the loop, if it already has), so the module can stop
+         * work nobody waits for.  The handle stays valid until the module
+         * replies; that reply only frees it.  @cb NULL removes it; -EINVAL
+         * for an answered call. */
+        int (*call_on_gone)(sunkd_call *call, void (*cb)(sunkd_call *call, void *userdata),
+                            void *userdata);
+        /* The caller's pid as the kernel saw it at connect (SO_PEERCRED). */
+        pid_t (*call_pid)(sunkd_call *call);
 } sunkd_host_api;
 
 struct sunkd_ctx {
