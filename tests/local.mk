@@ -179,6 +179,8 @@ tests_lib_scim_dump_LDADD = modules/nsscache/libnsscache-scim.la $(CURL_LIBS)
 EXTRA_DIST += tests/lib/scim-server.py tests/lib/nsscache-seed.h
 TESTS += tests/integration/0200-nsscache-scim-fetch.t
 EXTRA_DIST += tests/integration/0200-nsscache-scim-fetch.t
+TESTS += tests/integration/0250-nsscache-server-abuse.t
+EXTRA_DIST += tests/integration/0250-nsscache-server-abuse.t
 
 # Fuzz targets replay their corpus under make check.
 check_PROGRAMS += tests/fuzz/fuzz-scim-json

@@ -164,6 +164,7 @@ const sunkd_cfg_key nsscache_conf_yaml_keys[] = {
         YI("min_gid", min_gid, 1, INT32_MAX),
         YI("min_entries", min_entries, 0, INT32_MAX),
         YI("max_shrink_pct", max_shrink_pct, 0, 100),
+        YI("max_total_results", max_total_results, 1, SCIM_MAX_TOTAL_RESULTS_MAX),
         Y("interval", SUNKD_CFG_DURATION, interval_usec),
         Y("splay", SUNKD_CFG_DURATION, splay_usec),
         YM("passwd", NSS_MAP_PASSWD),
@@ -304,6 +305,7 @@ int nsscache_conf_new(ScimConfig **ret) {
         c->retry_max = SCIM_RETRY_MAX_DEFAULT;
         c->retry_delay_usec = SCIM_RETRY_DELAY_DEFAULT_USEC;
         c->page_size = SCIM_PAGE_SIZE_DEFAULT;
+        c->max_total_results = SCIM_MAX_TOTAL_RESULTS_DEFAULT;
         c->min_uid = SCIM_MIN_ID_DEFAULT;
         c->min_gid = SCIM_MIN_ID_DEFAULT;
         c->max_shrink_pct = SCIM_MAX_SHRINK_PCT_DEFAULT;

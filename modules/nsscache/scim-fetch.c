@@ -20,6 +20,14 @@
  * flag is polled from curl's progress callback and during backoff, so a
  * timed-out job stops within a fraction of a second.
  *
+ * A server can also answer every request with the same page (it ignores
+ * startIndex and leaves it out) while claiming millions of results: that once
+ * drew 50,001 requests in one run.  So a run stops at the first page that
+ * brings no resource id it has not seen, refuses a first totalResults beyond
+ * max_total_results before asking again, and may send only as many requests
+ * as the first page's totalResults and size call for, plus a margin for
+ * entries added during the run.
+ *
  * The bearer token is copied into the header list only; the list's strings
  * are wiped before they are freed, and curl's verbose output stays off.
  */
@@ -32,7 +40,9 @@
 #include <time.h>
 
 #include <curl/curl.h>
+#include <json-c/json.h>
 
+#include "dupset.h"
 #include "scim-fetch.h"
 #include "util/cleanup.h"
 #include "util/macro.h"
@@ -417,18 +427,112 @@ static int page_names(const ScimFetch *f, const char *base, const char *endpoint
         return 0;
 }
 
+/* One endpoint's pagination state. */
+typedef struct FetchRun {
+        const char *endpoint;
+        DupSet *ids;          /* resource ids seen in this run */
+        uint64_t received;    /* Resources received, repeats included */
+        uint64_t pages_cap;   /* set from the first page */
+        int64_t first_total;
+        bool repeated;        /* the last page brought nothing new */
+} FetchRun;
+
+static const char *const note_table[] = {
+        "a page brought no resource not seen before (the server ignores startIndex?): stopped there",
+        "the server sent more resources than its first totalResults",
+        "the server sent fewer resources than its totalResults (entries dropped between pages?)",
+};
+
+const char *scim_fetch_note_to_string(ScimFetchNote n) {
+        for (size_t i = 0; i < ELEMENTSOF(note_table); i++)
+                if (n == 1u << i)
+                        return note_table[i];
+        return NULL;
+}
+
 /* The page answers what was asked and the run stays within its bounds. */
-static int page_check(ScimFetch *f, const ScimPage *p, int64_t start_index, uint64_t *received,
-                      const char *what, const char *endpoint, char **ret_error) {
+static int page_check(ScimFetch *f, const ScimPage *p, int64_t start_index, FetchRun *run,
+                      const char *what, char **ret_error) {
         if (p->start_index >= 0 && p->start_index != start_index) {
                 set_error(ret_error, "%s: server answered startIndex=%" PRId64, what, p->start_index);
                 return -EBADMSG;
         }
         f->stats.pages++;
         f->stats.resources += p->n_resources;
-        *received += p->n_resources;
-        if (*received > SCIM_RESOURCES_MAX) {
-                set_error(ret_error, "%s: more than %d resources", endpoint, SCIM_RESOURCES_MAX);
+        run->received += p->n_resources;
+        if (run->received > SCIM_RESOURCES_MAX) {
+                set_error(ret_error, "%s: more than %d resources", run->endpoint, SCIM_RESOURCES_MAX);
+                return -E2BIG;
+        }
+        return 0;
+}
+
+/* The run's page budget, from the first page: totalResults pages of the size
+ * the server really sends, plus 10% and two pages for growth meanwhile. */
+static int run_bound(ScimFetch *f, FetchRun *run, const ScimPage *p, char **ret_error) {
+        uint64_t per_page, need;
+
+        if (p->total_results > f->conf->max_total_results) {
+                set_error(ret_error,
+                          "%s: the server reports totalResults=%" PRId64
+                          ", more than max_total_results=%" PRId64,
+                          run->endpoint, p->total_results, f->conf->max_total_results);
+                return -E2BIG;
+        }
+        run->first_total = p->total_results;
+        per_page = MAX((uint64_t) 1, MIN((uint64_t) f->conf->page_size, (uint64_t) p->n_resources));
+        need = ((uint64_t) p->total_results + per_page - 1) / per_page;
+        run->pages_cap = MIN(need + need / 10 + 2, (uint64_t) SCIM_PAGES_MAX);
+        return 0;
+}
+
+/* How many Resources of @p carry an id this run has not seen.  One without a
+ * usable id counts as new: it cannot be told apart, and the page cap still
+ * bounds the run. */
+static int page_new_ids(FetchRun *run, const ScimPage *p, size_t *ret) {
+        size_t n_new = 0;
+
+        for (size_t i = 0; i < p->n_resources; i++) {
+                json_object *o = json_object_array_get_idx(p->resources, i), *id;
+                int r;
+
+                if (!json_object_object_get_ex(o, "id", &id) || !json_object_is_type(id, json_type_string) ||
+                    (size_t) json_object_get_string_len(id) > DUPSET_KEY_MAX) {
+                        n_new++;
+                        continue;
+                }
+                r = dupset_add(run->ids, json_object_get_string(id), (size_t) json_object_get_string_len(id));
+                if (r < 0)
+                        return r;
+                n_new += (size_t) r;
+        }
+        *ret = n_new;
+        return 0;
+}
+
+/* Whether @p ends the run, and what the server got wrong on the way. */
+static int page_is_last(ScimFetch *f, FetchRun *run, const ScimPage *p, uint64_t page, bool *ret,
+                        char **ret_error) {
+        size_t n_new;
+        int r;
+
+        r = page_new_ids(run, p, &n_new);
+        if (r < 0)
+                return r;
+        if (p->n_resources > 0 && n_new == 0) {
+                f->stats.notes |= SCIM_NOTE_REPEATED_PAGE;
+                run->repeated = true;
+                *ret = true;
+                return 0;
+        }
+        if (run->received > (uint64_t) run->first_total)
+                f->stats.notes |= SCIM_NOTE_TOTAL_EXCEEDED;
+        if (p->n_resources == 0 && run->received < (uint64_t) p->total_results)
+                f->stats.notes |= SCIM_NOTE_TOTAL_SHORT;
+        *ret = p->n_resources == 0 || run->received >= (uint64_t) p->total_results;
+        if (!*ret && page + 1 >= run->pages_cap) {
+                set_error(ret_error, "%s: more than %" PRIu64 " pages for totalResults=%" PRId64,
+                          run->endpoint, run->pages_cap, run->first_total);
                 return -E2BIG;
         }
         return 0;
@@ -438,12 +542,17 @@ int scim_fetch_all(ScimFetch *f, ScimEndpoint e, const sunkd_cancel *cancel, sci
                    void *userdata, char **ret_error) {
         static const char *const names[_SCIM_ENDPOINT_MAX] = { "Users", "Groups" };
         _cleanup_free_ char *base = NULL, *url = NULL, *what = NULL, *next_url = NULL, *next_what = NULL;
-        uint64_t start = now_usec(), received = 0;
+        _cleanup_(dupset_freep) DupSet *ids = NULL;
+        FetchRun run = { .endpoint = names[e] };
+        uint64_t start = now_usec();
         int64_t start_index = 1;
         int r;
 
         f->cancel = cancel;
-        r = scim_fetch_url(f->conf, e, &base);
+        r = dupset_new(&ids);
+        run.ids = ids;
+        if (r >= 0)
+                r = scim_fetch_url(f->conf, e, &base);
         if (r >= 0)
                 r = page_names(f, base, names[e], start_index, &url, &what);
         if (r >= 0)
@@ -451,8 +560,7 @@ int scim_fetch_all(ScimFetch *f, ScimEndpoint e, const sunkd_cancel *cancel, sci
         for (uint64_t page = 0; r >= 0; page++) {
                 _cleanup_free_ char *perr = NULL;
                 ScimPage p = { 0 };
-                size_t n;
-                bool last;
+                bool last = false;
 
                 r = get_page(f, url, what, ret_error);
                 if (r < 0)
@@ -462,27 +570,22 @@ int scim_fetch_all(ScimFetch *f, ScimEndpoint e, const sunkd_cancel *cancel, sci
                         set_error(ret_error, "%s: %s", what, perr ?: "unparsable");
                         break;
                 }
-                r = page_check(f, &p, start_index, &received, what, names[e], ret_error);
-                if (r < 0) {
-                        scim_map_page_done(&p);
-                        break;
-                }
-                n = p.n_resources;
-                last = n == 0 || received >= (uint64_t) p.total_results;
-                if (!last && page + 1 >= SCIM_PAGES_MAX) {
-                        set_error(ret_error, "%s: more than %d pages", names[e], SCIM_PAGES_MAX);
-                        r = -E2BIG;
-                }
+                r = page_check(f, &p, start_index, &run, what, ret_error);
+                if (r >= 0 && page == 0)
+                        r = run_bound(f, &run, &p, ret_error);
+                if (r >= 0)
+                        r = page_is_last(f, &run, &p, page, &last, ret_error);
                 /* Ask for the next page before mapping this one: the server
                  * prepares it while the page is mapped.  The tree owns copies
                  * of its strings, so the body buffer is free for the answer. */
                 if (r >= 0 && !last) {
-                        start_index += (int64_t) n;
+                        start_index += (int64_t) p.n_resources;
                         r = page_names(f, base, names[e], start_index, &next_url, &next_what);
                         if (r >= 0)
                                 r = page_begin(f, next_url);
                 }
-                if (r >= 0) {
+                /* a page of repeats is not mapped: every entry would be a duplicate */
+                if (r >= 0 && !run.repeated) {
                         r = fn(userdata, &p);
                         if (r < 0)
                                 set_error(ret_error, "%s: %s", what, strerror(-r));

@@ -26,6 +26,13 @@ typedef enum ScimEndpoint {
         _SCIM_ENDPOINT_MAX,
 } ScimEndpoint;
 
+/* Server misbehaviour a run survived; the caller logs each once per run. */
+typedef enum ScimFetchNote {
+        SCIM_NOTE_REPEATED_PAGE = 1u << 0, /* a page brought no id not seen before: stopped there */
+        SCIM_NOTE_TOTAL_EXCEEDED = 1u << 1, /* more Resources came than the first totalResults */
+        SCIM_NOTE_TOTAL_SHORT = 1u << 2,    /* fewer came than totalResults (entries dropped between pages) */
+} ScimFetchNote;
+
 typedef struct ScimFetchStats {
         uint64_t requests;  /* HTTP requests sent, retries included */
         uint64_t retries;
@@ -33,7 +40,11 @@ typedef struct ScimFetchStats {
         uint64_t resources; /* Resources received */
         uint64_t bytes;     /* decoded body bytes */
         uint64_t duration_usec;
+        unsigned notes; /* ScimFetchNote bits */
 } ScimFetchStats;
+
+/** scim_fetch_note_to_string() - a sentence for one ScimFetchNote bit, or NULL. */
+const char *scim_fetch_note_to_string(ScimFetchNote n);
 
 typedef struct ScimFetch ScimFetch;
 
@@ -58,8 +69,12 @@ int scim_fetch_url(const ScimConfig *c, ScimEndpoint e, char **ret);
 /**
  * scim_fetch_all() - fetch every page of @e and call @fn for each.
  * count=page_size is always sent; startIndex starts at 1 and advances by the
- * number of Resources actually received; the fetch ends at totalResults or
- * at an empty page.  Connection errors, timeouts, 429 and 5xx are retried
+ * number of Resources actually received; the fetch ends at totalResults, at
+ * an empty page, or at a page that brings no resource id not seen before
+ * (a server ignoring startIndex).  A first totalResults above
+ * max_total_results fails before the second request; the pages of a run are
+ * capped from the first page's totalResults and size (plus a margin for
+ * growth during the run) and by SCIM_PAGES_MAX.  Connection errors, timeouts, 429 and 5xx are retried
  * (scim_retry_max times, backoff scim_retry_delay * 2^n); other HTTP errors
  * and unparsable pages fail at once.
  * Return: 0; -EACCES (401/403), -ETIMEDOUT, -ECONNREFUSED, -EHOSTUNREACH,

@@ -10,7 +10,10 @@ Fault modes (--fault): 500 (the first --fault-count requests fail), 401,
 slow (every response waits --delay seconds), truncate (the --fault-page-th
 request gets a truncated JSON body), garbage (same, a non-JSON body), empty
 (same, an empty 200 body), shrink (only the first --shrink users and
-groups), refused (hold a port that is bound but never listens).  --prerender
+groups), refused (hold a port that is bound but never listens).
+Request-storm modes: storm (ignore startIndex, leave it out of the reply and
+claim --claim-total results), dwindle (honour startIndex, but every page
+after a kind's first holds one resource).  --prerender
 renders every resource before the port file appears, so that the first
 fetch is as fast as the next (the benchmark times it).
 """
@@ -97,6 +100,19 @@ class State:
         self.log = open(args.log, "a", buffering=1) if args.log else None
 
 
+def storm_page(a, res, start, count):
+    """A misbehaving server's page: (body, None), or (None, start) to go on."""
+    if a.fault == "storm":
+        items = res.render(0, min(count, len(res)))
+        return ('{"schemas":["%s"],"totalResults":%d,"itemsPerPage":%d,"Resources":[%s]}'
+                % (LIST, a.claim_total, len(items), ",".join(items))), None
+    if a.fault == "dwindle" and start > 1:
+        items = res.render(min(start - 1, len(res)), min(start, len(res)))
+        return ('{"schemas":["%s"],"totalResults":%d,"startIndex":%d,"itemsPerPage":1,'
+                '"Resources":[%s]}' % (LIST, len(res), start, ",".join(items))), None
+    return None, start
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "scim-fixture/1"
@@ -149,6 +165,9 @@ class Handler(BaseHTTPRequestHandler):
             return self.error(400, "invalid startIndex or count")
         count = max(0, min(count, a.page_size))
         res = st.data[kind]
+        body, start = storm_page(a, res, start, count)
+        if body is not None:
+            return self.send(200, body)
         total = len(res)
         if a.fault == "shrink":
             total = min(total, a.shrink)
@@ -180,7 +199,8 @@ def main():
     p.add_argument("--ignore-count", action="store_true")
     p.add_argument("--fault", default="none",
                    choices=["none", "500", "401", "slow", "truncate", "garbage", "empty",
-                            "shrink", "refused"])
+                            "shrink", "refused", "storm", "dwindle"])
+    p.add_argument("--claim-total", type=int, default=900000)
     p.add_argument("--fault-count", type=int, default=1)
     p.add_argument("--fault-page", type=int, default=0)
     p.add_argument("--delay", type=float, default=5.0)
