@@ -160,6 +160,12 @@ tests_unit_test_nsscache_conf_SOURCES = tests/unit/test-nsscache-conf.c
 tests_unit_test_nsscache_conf_CFLAGS = $(CHECK_TEST_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir)
 tests_unit_test_nsscache_conf_LDADD = modules/nsscache/libnsscache-scim.la $(CHECK_TEST_LIBS)
 
+check_PROGRAMS += tests/unit/test-scim-page-memory
+TESTS += tests/unit/test-scim-page-memory
+tests_unit_test_scim_page_memory_SOURCES = tests/unit/test-scim-page-memory.c
+tests_unit_test_scim_page_memory_CFLAGS = $(CHECK_TEST_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir)
+tests_unit_test_scim_page_memory_LDADD = modules/nsscache/libnsscache-scim.la $(CHECK_TEST_LIBS)
+
 check_PROGRAMS += tests/unit/test-scim-map
 TESTS += tests/unit/test-scim-map
 tests_unit_test_scim_map_SOURCES = tests/unit/test-scim-map.c
