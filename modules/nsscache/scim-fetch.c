@@ -363,10 +363,29 @@ static CURLcode page_wait(ScimFetch *f) {
         return cr;
 }
 
+/* The wait a 429 or 503 asks for (Retry-After, seconds or an HTTP-date,
+ * which curl turns into seconds), if longer than @delay.  A wait longer than
+ * a request may take fails the run instead: the job's own schedule retries
+ * later, and a cancel must not sit behind an hour-long sleep. */
+static int retry_after(ScimFetch *f, long status, const char *what, uint64_t *delay, char **ret_error) {
+        curl_off_t secs = 0;
+
+        if ((status != 429 && status != 503) ||
+            curl_easy_getinfo(f->curl, CURLINFO_RETRY_AFTER, &secs) != CURLE_OK || secs <= 0)
+                return 0;
+        if ((uint64_t) secs > f->conf->timeout_usec / SUNKD_USEC_PER_SEC) {
+                set_error(ret_error, "%s: HTTP %ld, the server asks to retry after %" CURL_FORMAT_CURL_OFF_T
+                          " s, longer than the timeout", what, status, secs);
+                return -EPROTO;
+        }
+        *delay = MAX(*delay, (uint64_t) secs * SUNKD_USEC_PER_SEC);
+        return 0;
+}
+
 /* Finishes the GET page_begin() sent, retrying transient failures.  On
  * success the body is in f->body. */
 static int get_page(ScimFetch *f, const char *url, const char *what, char **ret_error) {
-        uint64_t delay = f->conf->retry_delay_usec;
+        uint64_t delay = f->conf->retry_delay_usec, next_delay = 0;
         int r = -EIO;
 
         for (int64_t attempt = 0; attempt <= f->conf->retry_max; attempt++) {
@@ -375,12 +394,13 @@ static int get_page(ScimFetch *f, const char *url, const char *what, char **ret_
 
                 if (attempt > 0) {
                         f->stats.retries++;
-                        r = backoff_sleep(f->cancel, delay);
+                        r = backoff_sleep(f->cancel, MAX(delay, next_delay));
                         if (r < 0) {
                                 set_error(ret_error, "%s: cancelled", what);
                                 return r;
                         }
                         delay = MIN(delay * 2, SCIM_RETRY_DELAY_MAX_USEC);
+                        next_delay = 0;
                         r = page_begin(f, url);
                         if (r < 0)
                                 return r;
@@ -410,6 +430,10 @@ static int get_page(ScimFetch *f, const char *url, const char *what, char **ret_
                 r = -EPROTO;
                 if (status != 429 && (status < 500 || status > 599))
                         return r;
+                r = retry_after(f, status, what, &next_delay, ret_error);
+                if (r < 0)
+                        return r;
+                r = -EPROTO;
         }
         return r;
 }

@@ -82,5 +82,29 @@ dump --page-size 10
 check "dwindle: the run fails at the page budget" has_re "^error E2BIG Users: more than 13 pages for totalResults=100$"
 check "dwindle: 13 requests" [ "$(requests ' /scim/v2/Users?')" = 13 ]
 
+# 4: totalResults larger than what the server then returns: noted, the run succeeds.
+start_server overclaim --generate 25 --fault overclaim
+dump --page-size 10
+check "overclaim: succeeds" [ "$RC" = 0 ]
+check "overclaim: all users" has "count passwd=25 shadow=25 group=3 sshkey=25 rejects=0"
+check "overclaim: noted once" [ "$(grep -c '^note the server sent fewer resources than its totalResults' "$T/out")" = 1 ]
+
+# 5: Retry-After on 429 and 503, in seconds and as an HTTP-date, is waited
+# for (the backoff alone would retry after 50 ms); one beyond the timeout fails at once.
+elapsed_ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+start_server busy --generate 5 --fault busy --fault-count 1 --retry-after 2
+t0=$(date +%s%N); dump; ms=$(elapsed_ms "$t0")
+check "429 Retry-After: 2: succeeds after one retry" has_re "^stats requests=3 retries=1 "
+check "429 Retry-After: 2: waited at least 2 s ($ms ms)" [ "$ms" -ge 2000 ]
+start_server busydate --generate 5 --fault busy --busy-status 503 --fault-count 1 --retry-after date+3
+t0=$(date +%s%N); dump; ms=$(elapsed_ms "$t0")
+check "503 Retry-After: HTTP-date: succeeds after one retry" has_re "^stats requests=3 retries=1 "
+check "503 Retry-After: HTTP-date 3 s ahead: waited at least 1 s ($ms ms)" [ "$ms" -ge 1000 ]
+start_server busylong --generate 5 --fault busy --fault-count 1 --retry-after 3600
+dump
+check "Retry-After beyond the timeout: fails at once" \
+        has_re "^error EPROTO Users page at startIndex=1: HTTP 429, the server asks to retry after 3600 s, longer than the timeout$"
+check "Retry-After beyond the timeout: one request" [ "$(requests ' /scim/v2/')" = 1 ]
+
 echo "1..$n"
 exit $fail
