@@ -471,7 +471,7 @@ enum {
 
 static void prescan(const char *buf, size_t len, Prescan *ret) {
         static const char resources_key[] = "Resources";
-        size_t depth = 0, resources_depth = 0; /* depth of the Resources array's elements, 0: outside */
+        size_t depth = 0, resources_depth = 0; /* depth of a Resources array's elements, 0: outside */
         bool key_is_resources = false, in_scalar = false;
         Prescan s = { 0 };
 
@@ -495,12 +495,13 @@ static void prescan(const char *buf, size_t len, Prescan *ret) {
                         s.cost += ch == '{' ? COST_OBJECT : COST_ARRAY;
                         value_start = true;
                         depth++;
+                        /* every one counts: json-c keeps the last of duplicate keys */
                         if (ch == '[' && depth == 2 && key_is_resources && resources_depth == 0)
                                 resources_depth = 3;
                         in_scalar = false;
                 } else if (ch == '}' || ch == ']') {
-                        if (depth == resources_depth - 1)
-                                resources_depth = SIZE_MAX; /* done: later arrays do not count */
+                        if (resources_depth > 0 && depth == resources_depth - 1)
+                                resources_depth = 0;
                         depth -= depth > 0;
                         in_scalar = false;
                 } else if (ch == ',' || ch == ':' || strchr(" \t\r\n", ch))
@@ -510,7 +511,7 @@ static void prescan(const char *buf, size_t len, Prescan *ret) {
                         value_start = in_scalar = true;
                 }
                 /* an element of Resources starts at its depth, not as a key of an object in it */
-                if (value_start && resources_depth != SIZE_MAX && resources_depth > 0 &&
+                if (value_start && resources_depth > 0 &&
                     depth - (ch == '{' || ch == '[') == resources_depth - 1)
                         s.resources++;
         }

@@ -161,11 +161,17 @@ START_TEST(test_count_scope) {
                           "\"Resources\":[{\"a\":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19]},"
                           "\"Resources\",[]],\"y\":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19]}";
         const char bad[] = "{\"totalResults\":3,\"Resources\":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19]}";
+        const char dup[] = "{\"totalResults\":3,\"Resources\":[],\"Resources\":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19]}";
 
         ck_assert_msg(scim_fetch_page_parse(ok, strlen(ok), 1, &p, &err) == 0, "%s", err);
         ck_assert_int_eq(p.n_resources, 3);
         scim_map_page_done(&p);
         ck_assert_int_eq(scim_fetch_page_parse(bad, strlen(bad), 1, &p, &err), -EBADMSG);
+        ck_assert_msg(strstr(err, "19 Resources"), "%s", err);
+        free(err);
+        err = NULL;
+        /* a duplicate key cannot hide the array json-c keeps */
+        ck_assert_int_eq(scim_fetch_page_parse(dup, strlen(dup), 1, &p, &err), -EBADMSG);
         ck_assert_msg(strstr(err, "19 Resources"), "%s", err);
 }
 END_TEST
