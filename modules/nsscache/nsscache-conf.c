@@ -972,6 +972,14 @@ static const char *base_url_refusal(const char *url) {
 
         if (!u)
                 return "out of memory";
+        /* An https URL with a host curl cannot parse (the example's
+         * "<platform-host>") fails at fetch time, with a clear error, and
+         * carries no secret in clear text; userinfo is refused all the same. */
+        if (curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_BAD_HOSTNAME && strncasecmp(url, "https://", 8) == 0)
+                return memchr(url + 8, '@', strcspn(url + 8, "/"))
+                               ? "must not contain a user name or password (put the token in "
+                                 "scim_auth_token or token_file)"
+                               : NULL;
         if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
             curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
             curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK)

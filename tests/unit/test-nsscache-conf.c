@@ -369,6 +369,9 @@ static const struct {
         { "127.0.0.1/v2", "must be https://" },
         { "http://", "must be https://" },
         { "http://[::1/v2", "must be https://" },
+        { "http://<host>/v2", "must be https://" },
+        { "https://<platform-host>/api/scim/v2", NULL },
+        { "https://u@<platform-host>/api/scim/v2", "must not contain a user name" },
 };
 
 START_TEST(test_base_url) {
