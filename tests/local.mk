@@ -197,6 +197,12 @@ tests_unit_test_nsscache_conf_SOURCES = tests/unit/test-nsscache-conf.c
 tests_unit_test_nsscache_conf_CFLAGS = $(CHECK_TEST_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir)
 tests_unit_test_nsscache_conf_LDADD = modules/nsscache/libnsscache-scim.la $(CHECK_TEST_LIBS)
 
+check_PROGRAMS += tests/unit/test-scim-page-memory
+TESTS += tests/unit/test-scim-page-memory
+tests_unit_test_scim_page_memory_SOURCES = tests/unit/test-scim-page-memory.c
+tests_unit_test_scim_page_memory_CFLAGS = $(CHECK_TEST_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir)
+tests_unit_test_scim_page_memory_LDADD = modules/nsscache/libnsscache-scim.la $(CHECK_TEST_LIBS)
+
 check_PROGRAMS += tests/unit/test-scim-map
 TESTS += tests/unit/test-scim-map
 tests_unit_test_scim_map_SOURCES = tests/unit/test-scim-map.c
@@ -216,6 +222,8 @@ tests_lib_scim_dump_LDADD = modules/nsscache/libnsscache-scim.la $(CURL_LIBS)
 EXTRA_DIST += tests/lib/scim-server.py tests/lib/nsscache-seed.h
 TESTS += tests/integration/0200-nsscache-scim-fetch.t
 EXTRA_DIST += tests/integration/0200-nsscache-scim-fetch.t
+TESTS += tests/integration/0251-nsscache-server-abuse.t
+EXTRA_DIST += tests/integration/0251-nsscache-server-abuse.t
 
 # Fuzz targets replay their corpus under make check.
 check_PROGRAMS += tests/fuzz/fuzz-scim-json

@@ -32,12 +32,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <curl/curl.h>
 
 #include "nsscache-conf.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/macro.h"
 #include "util/strv.h"
+
+static inline void curl_url_cleanupp(CURLU **u) {
+        curl_url_cleanup(*u);
+}
+
+static inline void curl_freep(char **p) {
+        curl_free(*p);
+}
 
 #define INI_ENTRIES_MAX 512
 #define INI_INTERPOLATION_DEPTH 10
@@ -154,6 +166,7 @@ const sunkd_cfg_key nsscache_conf_yaml_keys[] = {
         YI("max_shrink_pct", max_shrink_pct, 0, 100),
         Y("local_passwd", SUNKD_CFG_PATH, local_passwd),
         Y("local_group", SUNKD_CFG_PATH, local_group),
+        YI("max_total_results", max_total_results, 1, SCIM_MAX_TOTAL_RESULTS_MAX),
         Y("interval", SUNKD_CFG_DURATION, interval_usec),
         Y("splay", SUNKD_CFG_DURATION, splay_usec),
         YM("passwd", NSS_MAP_PASSWD),
@@ -297,6 +310,7 @@ int nsscache_conf_new(ScimConfig **ret) {
         c->retry_max = SCIM_RETRY_MAX_DEFAULT;
         c->retry_delay_usec = SCIM_RETRY_DELAY_DEFAULT_USEC;
         c->page_size = SCIM_PAGE_SIZE_DEFAULT;
+        c->max_total_results = SCIM_MAX_TOTAL_RESULTS_DEFAULT;
         c->min_uid = SCIM_MIN_ID_DEFAULT;
         c->min_gid = SCIM_MIN_ID_DEFAULT;
         c->max_shrink_pct = SCIM_MAX_SHRINK_PCT_DEFAULT;
@@ -933,18 +947,64 @@ out:
 
 /* ---- finalize ------------------------------------------------------------ */
 
-static bool url_host_is_loopback(const char *url) {
-        static const char *const loopback[] = { "127.0.0.1", "localhost", "[::1]" };
-        const char *h = url + strlen("http://");
+/* Loopback as curl will connect to it: curl_url() has already turned
+ * 2130706433, 0x7f000001 and 127.1 into dotted quads.  "localhost." and other
+ * names with a trailing dot are not loopback: they may go to DNS. */
+static bool url_host_is_loopback(const char *host) {
+        struct in6_addr a6;
+        struct in_addr a4;
+        char buf[INET6_ADDRSTRLEN + 2];
+        size_t n = strlen(host);
 
-        for (size_t i = 0; i < ELEMENTSOF(loopback); i++) {
-                size_t n = strlen(loopback[i]);
-                if (strncmp(h, loopback[i], n) == 0 && strchr(":/", h[n]) && h[n])
-                        return true;
-                if (strncmp(h, loopback[i], n) == 0 && !h[n])
-                        return true;
+        if (strcasecmp(host, "localhost") == 0)
+                return true;
+        if (inet_pton(AF_INET, host, &a4) == 1)
+                return (ntohl(a4.s_addr) >> 24) == 127;
+        if (n < 3 || n - 2 >= sizeof(buf) || host[0] != '[' || host[n - 1] != ']')
+                return false;
+        memcpy(buf, host + 1, n - 2);
+        buf[n - 2] = 0;
+        return inet_pton(AF_INET6, buf, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
+}
+
+/* The URL as libcurl parses it, since that is what it will connect to: a
+ * string test is fooled by "http://127.0.0.1:x@evil/".  Userinfo is refused
+ * outright: credentials belong in the token, not in a URL that gets logged.
+ * Return: NULL if acceptable, else why not. */
+static const char *base_url_refusal(const char *url) {
+        static const CURLUPart userinfo[] = { CURLUPART_USER, CURLUPART_PASSWORD, CURLUPART_OPTIONS };
+        _cleanup_(curl_url_cleanupp) CURLU *u = curl_url();
+        _cleanup_(curl_freep) char *scheme = NULL, *host = NULL;
+
+        if (!u)
+                return "out of memory";
+        /* An https URL with a host curl cannot parse (the example's
+         * "<platform-host>") fails at fetch time, with a clear error, and
+         * carries no secret in clear text; userinfo is refused all the same. */
+        if (curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_BAD_HOSTNAME && strncasecmp(url, "https://", 8) == 0)
+                return memchr(url + 8, '@', strcspn(url + 8, "/"))
+                               ? "must not contain a user name or password (put the token in "
+                                 "scim_auth_token or token_file)"
+                               : NULL;
+        if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
+            curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+            curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK)
+                return "must be https:// (not a valid URL)";
+        for (size_t i = 0; i < ELEMENTSOF(userinfo); i++) {
+                _cleanup_(curl_freep) char *v = NULL;
+
+                if (curl_url_get(u, userinfo[i], &v, 0) == CURLUE_OK)
+                        return "must not contain a user name or password (put the token in "
+                               "scim_auth_token or token_file)";
         }
-        return false;
+        if (streq(scheme, "https"))
+                return NULL;
+        if (!streq(scheme, "http"))
+                return "must be https://";
+        if (!url_host_is_loopback(host))
+                return "plain http:// is only accepted for 127.0.0.0/8, [::1] or localhost (the "
+                       "bearer token would travel in clear text)";
+        return NULL;
 }
 
 static bool params_name_reserved(const char *params) {
@@ -1002,6 +1062,7 @@ static int conf_check(ScimConfig *c, ConfFault *f, char **ret_error) {
         static const char *const endpoint_keys[] = { "scim_users_endpoint", "scim_groups_endpoint" };
         const char *endpoints[] = { c->users_endpoint, c->groups_endpoint };
         const char *params[] = { c->users_parameters, c->groups_parameters };
+        const char *why;
         static const char *const param_keys[] = { "scim_users_parameters", "scim_groups_parameters" };
 
         if (!streq_ptr(c->source, "scim"))
@@ -1015,15 +1076,8 @@ static int conf_check(ScimConfig *c, ConfFault *f, char **ret_error) {
                 return fault(f, -1, "scim_base_url", ret_error,
                                  "key 'scim_base_url': must be a URL without spaces, query or "
                                  "fragment");
-        if (strncmp(c->base_url, "https://", 8) != 0) {
-                if (strncmp(c->base_url, "http://", 7) != 0)
-                        return fault(f, -1, "scim_base_url", ret_error, "key 'scim_base_url': must be https://");
-                if (!url_host_is_loopback(c->base_url))
-                        return fault(f, -1, "scim_base_url", ret_error,
-                                         "key 'scim_base_url': plain http:// is only accepted "
-                                         "for 127.0.0.1, [::1] or localhost (the bearer token "
-                                         "would travel in clear text)");
-        }
+        if ((why = base_url_refusal(c->base_url)))
+                return fault(f, -1, "scim_base_url", ret_error, "key 'scim_base_url': %s", why);
         for (size_t i = 0; i < ELEMENTSOF(endpoints); i++) {
                 if (isempty(endpoints[i]) || has_control(endpoints[i]) ||
                     strpbrk(endpoints[i], " ?#"))

@@ -19,6 +19,8 @@
 #define SCIM_PAGE_SIZE_DEFAULT 100
 #define SCIM_MIN_ID_DEFAULT 1000
 #define SCIM_MAX_SHRINK_PCT_DEFAULT 50
+#define SCIM_MAX_TOTAL_RESULTS_DEFAULT 1000000
+#define SCIM_MAX_TOTAL_RESULTS_MAX 5000000
 #define SCIM_TIMEOUT_DEFAULT_USEC (60 * SUNKD_USEC_PER_SEC)
 #define SCIM_RETRY_MAX_DEFAULT 3
 #define SCIM_RETRY_DELAY_DEFAULT_USEC (1 * SUNKD_USEC_PER_SEC)
@@ -75,6 +77,7 @@ typedef struct ScimConfig {
         int64_t max_shrink_pct;
         char *local_passwd; /* the node's own accounts, never published from SCIM */
         char *local_group;
+        int64_t max_total_results; /* a larger totalResults fails the run before page 2 */
         uint64_t interval_usec;
         uint64_t splay_usec;
 

@@ -272,6 +272,9 @@ static int refresh_done(void *state, int r, void *input, void *result) {
 
         if (res)
                 log_rejects(s, res);
+        for (unsigned bit = 1; res && bit; bit <<= 1)
+                if (res->stats.notes & bit)
+                        sunkd_log_warning(s->ctx, "SCIM server: %s.", scim_fetch_note_to_string(bit));
         if (r >= 0 && res && res->published) {
                 size_t changed = res->report.n_changed;
                 sunkd_log_info(s->ctx, "Refreshed: %zu users, %zu groups, %zu sshkey entries; %zu map(s) changed, "

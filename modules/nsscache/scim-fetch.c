@@ -20,6 +20,14 @@
  * flag is polled from curl's progress callback and during backoff, so a
  * timed-out job stops within a fraction of a second.
  *
+ * A server can also answer every request with the same page (it ignores
+ * startIndex and leaves it out) while claiming millions of results: that once
+ * drew 50,001 requests in one run.  So a run stops at the first page that
+ * brings no resource id it has not seen, refuses a first totalResults beyond
+ * max_total_results before asking again, and may send only as many requests
+ * as the first page's totalResults and size call for, plus a margin for
+ * entries added during the run.
+ *
  * The bearer token is copied into the header list only; the list's strings
  * are wiped before they are freed, and curl's verbose output stays off.
  */
@@ -32,7 +40,9 @@
 #include <time.h>
 
 #include <curl/curl.h>
+#include <json-c/json.h>
 
+#include "dupset.h"
 #include "scim-fetch.h"
 #include "util/cleanup.h"
 #include "util/macro.h"
@@ -353,10 +363,29 @@ static CURLcode page_wait(ScimFetch *f) {
         return cr;
 }
 
+/* The wait a 429 or 503 asks for (Retry-After, seconds or an HTTP-date,
+ * which curl turns into seconds), if longer than @delay.  A wait longer than
+ * a request may take fails the run instead: the job's own schedule retries
+ * later, and a cancel must not sit behind an hour-long sleep. */
+static int retry_after(ScimFetch *f, long status, const char *what, uint64_t *delay, char **ret_error) {
+        curl_off_t secs = 0;
+
+        if ((status != 429 && status != 503) ||
+            curl_easy_getinfo(f->curl, CURLINFO_RETRY_AFTER, &secs) != CURLE_OK || secs <= 0)
+                return 0;
+        if ((uint64_t) secs > f->conf->timeout_usec / SUNKD_USEC_PER_SEC) {
+                set_error(ret_error, "%s: HTTP %ld, the server asks to retry after %" CURL_FORMAT_CURL_OFF_T
+                          " s, longer than the timeout", what, status, secs);
+                return -EPROTO;
+        }
+        *delay = MAX(*delay, (uint64_t) secs * SUNKD_USEC_PER_SEC);
+        return 0;
+}
+
 /* Finishes the GET page_begin() sent, retrying transient failures.  On
  * success the body is in f->body. */
 static int get_page(ScimFetch *f, const char *url, const char *what, char **ret_error) {
-        uint64_t delay = f->conf->retry_delay_usec;
+        uint64_t delay = f->conf->retry_delay_usec, next_delay = 0;
         int r = -EIO;
 
         for (int64_t attempt = 0; attempt <= f->conf->retry_max; attempt++) {
@@ -365,12 +394,13 @@ static int get_page(ScimFetch *f, const char *url, const char *what, char **ret_
 
                 if (attempt > 0) {
                         f->stats.retries++;
-                        r = backoff_sleep(f->cancel, delay);
+                        r = backoff_sleep(f->cancel, MAX(delay, next_delay));
                         if (r < 0) {
                                 set_error(ret_error, "%s: cancelled", what);
                                 return r;
                         }
                         delay = MIN(delay * 2, SCIM_RETRY_DELAY_MAX_USEC);
+                        next_delay = 0;
                         r = page_begin(f, url);
                         if (r < 0)
                                 return r;
@@ -400,6 +430,10 @@ static int get_page(ScimFetch *f, const char *url, const char *what, char **ret_
                 r = -EPROTO;
                 if (status != 429 && (status < 500 || status > 599))
                         return r;
+                r = retry_after(f, status, what, &next_delay, ret_error);
+                if (r < 0)
+                        return r;
+                r = -EPROTO;
         }
         return r;
 }
@@ -417,18 +451,199 @@ static int page_names(const ScimFetch *f, const char *base, const char *endpoint
         return 0;
 }
 
+/* A one-pass scan of a JSON text that estimates what json-c will allocate
+ * for it and counts the elements of the top-level "Resources" array.  It
+ * does not validate: the parser does that afterwards, if the page is
+ * affordable.  Costs are per value on x86_64 with glibc malloc, rounded up
+ * from measurements of json-c 0.16 (an empty object is ~800 bytes, which is
+ * why three million "{}," once cost 2.3 GB). */
+typedef struct Prescan {
+        uint64_t cost;
+        uint64_t resources;
+} Prescan;
+
+enum {
+        COST_OBJECT = 800,
+        COST_ARRAY = 400,
+        COST_STRING = 112, /* plus its length */
+        COST_SCALAR = 96,  /* 48 for the value, up to 16 for its slot in a growing array, malloc's share */
+};
+
+static void prescan(const char *buf, size_t len, Prescan *ret) {
+        static const char resources_key[] = "Resources";
+        size_t depth = 0, resources_depth = 0; /* depth of a Resources array's elements, 0: outside */
+        bool key_is_resources = false, in_scalar = false;
+        Prescan s = { 0 };
+
+        for (size_t i = 0; i < len; i++) {
+                char ch = buf[i];
+                bool value_start = false;
+
+                if (ch == '"') {
+                        size_t start = ++i;
+
+                        while (i < len && buf[i] != '"')
+                                i += buf[i] == '\\' ? 2 : 1;
+                        s.cost += COST_STRING + (i - start);
+                        /* a key of the root object (the parser checks it is one) */
+                        if (depth == 1)
+                                key_is_resources = i - start == strlen(resources_key) &&
+                                                   memcmp(buf + start, resources_key, i - start) == 0;
+                        value_start = true;
+                        in_scalar = false;
+                } else if (ch == '{' || ch == '[') {
+                        s.cost += ch == '{' ? COST_OBJECT : COST_ARRAY;
+                        value_start = true;
+                        depth++;
+                        /* every one counts: json-c keeps the last of duplicate keys */
+                        if (ch == '[' && depth == 2 && key_is_resources && resources_depth == 0)
+                                resources_depth = 3;
+                        in_scalar = false;
+                } else if (ch == '}' || ch == ']') {
+                        if (resources_depth > 0 && depth == resources_depth - 1)
+                                resources_depth = 0;
+                        depth -= depth > 0;
+                        in_scalar = false;
+                } else if (ch == ',' || ch == ':' || strchr(" \t\r\n", ch))
+                        in_scalar = false;
+                else if (!in_scalar) {
+                        s.cost += COST_SCALAR;
+                        value_start = in_scalar = true;
+                }
+                /* an element of Resources starts at its depth, not as a key of an object in it */
+                if (value_start && resources_depth > 0 &&
+                    depth - (ch == '{' || ch == '[') == resources_depth - 1)
+                        s.resources++;
+        }
+        *ret = s;
+}
+
+int scim_fetch_page_parse(const char *buf, size_t len, int64_t page_size, ScimPage *ret, char **ret_error) {
+        uint64_t budget = MIN((uint64_t) SCIM_PAGE_PARSE_FACTOR * len + SCIM_PAGE_PARSE_SLACK,
+                              (uint64_t) SCIM_PAGE_PARSE_MAX);
+        uint64_t max = scim_fetch_page_resources_max(page_size);
+        Prescan s;
+
+        prescan(buf, len, &s);
+        if (s.resources > max) {
+                set_error(ret_error, "%" PRIu64 " Resources on a page that asked for %" PRId64
+                          " (at most %" PRIu64 " accepted)", s.resources, page_size, max);
+                return -EBADMSG;
+        }
+        if (s.cost > budget) {
+                set_error(ret_error, "page of %zu bytes would take about %" PRIu64
+                          " MiB to parse (at most %" PRIu64 " MiB)", len, s.cost >> 20, budget >> 20);
+                return -EBADMSG;
+        }
+        return scim_map_page_parse(buf, len, ret, ret_error);
+}
+
+/* One endpoint's pagination state. */
+typedef struct FetchRun {
+        const char *endpoint;
+        DupSet *ids;          /* resource ids seen in this run */
+        uint64_t received;    /* Resources received, repeats included */
+        uint64_t pages_cap;   /* set from the first page */
+        int64_t first_total;
+        bool repeated;        /* the last page brought nothing new */
+} FetchRun;
+
+static const char *const note_table[] = {
+        "a page brought no resource not seen before (the server ignores startIndex?): stopped there",
+        "the server sent more resources than its first totalResults",
+        "the server sent fewer resources than its totalResults (entries dropped between pages?)",
+};
+
+const char *scim_fetch_note_to_string(ScimFetchNote n) {
+        for (size_t i = 0; i < ELEMENTSOF(note_table); i++)
+                if (n == 1u << i)
+                        return note_table[i];
+        return NULL;
+}
+
 /* The page answers what was asked and the run stays within its bounds. */
-static int page_check(ScimFetch *f, const ScimPage *p, int64_t start_index, uint64_t *received,
-                      const char *what, const char *endpoint, char **ret_error) {
+static int page_check(ScimFetch *f, const ScimPage *p, int64_t start_index, FetchRun *run,
+                      const char *what, char **ret_error) {
         if (p->start_index >= 0 && p->start_index != start_index) {
                 set_error(ret_error, "%s: server answered startIndex=%" PRId64, what, p->start_index);
                 return -EBADMSG;
         }
         f->stats.pages++;
         f->stats.resources += p->n_resources;
-        *received += p->n_resources;
-        if (*received > SCIM_RESOURCES_MAX) {
-                set_error(ret_error, "%s: more than %d resources", endpoint, SCIM_RESOURCES_MAX);
+        run->received += p->n_resources;
+        if (run->received > SCIM_RESOURCES_MAX) {
+                set_error(ret_error, "%s: more than %d resources", run->endpoint, SCIM_RESOURCES_MAX);
+                return -E2BIG;
+        }
+        return 0;
+}
+
+/* The run's page budget, from the first page: totalResults pages of the size
+ * the server really sends, plus 10% and two pages for growth meanwhile. */
+static int run_bound(ScimFetch *f, FetchRun *run, const ScimPage *p, char **ret_error) {
+        uint64_t per_page, need;
+
+        if (p->total_results > f->conf->max_total_results) {
+                set_error(ret_error,
+                          "%s: the server reports totalResults=%" PRId64
+                          ", more than max_total_results=%" PRId64,
+                          run->endpoint, p->total_results, f->conf->max_total_results);
+                return -E2BIG;
+        }
+        run->first_total = p->total_results;
+        per_page = MAX((uint64_t) 1, MIN((uint64_t) f->conf->page_size, (uint64_t) p->n_resources));
+        need = ((uint64_t) p->total_results + per_page - 1) / per_page;
+        run->pages_cap = MIN(need + need / 10 + 2, (uint64_t) SCIM_PAGES_MAX);
+        return 0;
+}
+
+/* How many Resources of @p carry an id this run has not seen.  One without a
+ * usable id counts as new: it cannot be told apart, and the page cap still
+ * bounds the run. */
+static int page_new_ids(FetchRun *run, const ScimPage *p, size_t *ret) {
+        size_t n_new = 0;
+
+        for (size_t i = 0; i < p->n_resources; i++) {
+                json_object *o = json_object_array_get_idx(p->resources, i), *id;
+                int r;
+
+                if (!json_object_object_get_ex(o, "id", &id) || !json_object_is_type(id, json_type_string) ||
+                    (size_t) json_object_get_string_len(id) > DUPSET_KEY_MAX) {
+                        n_new++;
+                        continue;
+                }
+                r = dupset_add(run->ids, json_object_get_string(id), (size_t) json_object_get_string_len(id));
+                if (r < 0)
+                        return r;
+                n_new += (size_t) r;
+        }
+        *ret = n_new;
+        return 0;
+}
+
+/* Whether @p ends the run, and what the server got wrong on the way. */
+static int page_is_last(ScimFetch *f, FetchRun *run, const ScimPage *p, uint64_t page, bool *ret,
+                        char **ret_error) {
+        size_t n_new;
+        int r;
+
+        r = page_new_ids(run, p, &n_new);
+        if (r < 0)
+                return r;
+        if (p->n_resources > 0 && n_new == 0) {
+                f->stats.notes |= SCIM_NOTE_REPEATED_PAGE;
+                run->repeated = true;
+                *ret = true;
+                return 0;
+        }
+        if (run->received > (uint64_t) run->first_total)
+                f->stats.notes |= SCIM_NOTE_TOTAL_EXCEEDED;
+        if (p->n_resources == 0 && run->received < (uint64_t) p->total_results)
+                f->stats.notes |= SCIM_NOTE_TOTAL_SHORT;
+        *ret = p->n_resources == 0 || run->received >= (uint64_t) p->total_results;
+        if (!*ret && page + 1 >= run->pages_cap) {
+                set_error(ret_error, "%s: more than %" PRIu64 " pages for totalResults=%" PRId64,
+                          run->endpoint, run->pages_cap, run->first_total);
                 return -E2BIG;
         }
         return 0;
@@ -438,12 +653,17 @@ int scim_fetch_all(ScimFetch *f, ScimEndpoint e, const sunkd_cancel *cancel, sci
                    void *userdata, char **ret_error) {
         static const char *const names[_SCIM_ENDPOINT_MAX] = { "Users", "Groups" };
         _cleanup_free_ char *base = NULL, *url = NULL, *what = NULL, *next_url = NULL, *next_what = NULL;
-        uint64_t start = now_usec(), received = 0;
+        _cleanup_(dupset_freep) DupSet *ids = NULL;
+        FetchRun run = { .endpoint = names[e] };
+        uint64_t start = now_usec();
         int64_t start_index = 1;
         int r;
 
         f->cancel = cancel;
-        r = scim_fetch_url(f->conf, e, &base);
+        r = dupset_new(&ids);
+        run.ids = ids;
+        if (r >= 0)
+                r = scim_fetch_url(f->conf, e, &base);
         if (r >= 0)
                 r = page_names(f, base, names[e], start_index, &url, &what);
         if (r >= 0)
@@ -451,38 +671,32 @@ int scim_fetch_all(ScimFetch *f, ScimEndpoint e, const sunkd_cancel *cancel, sci
         for (uint64_t page = 0; r >= 0; page++) {
                 _cleanup_free_ char *perr = NULL;
                 ScimPage p = { 0 };
-                size_t n;
-                bool last;
+                bool last = false;
 
                 r = get_page(f, url, what, ret_error);
                 if (r < 0)
                         break;
-                r = scim_map_page_parse(f->body ?: "", f->body_len, &p, &perr);
+                r = scim_fetch_page_parse(f->body ?: "", f->body_len, f->conf->page_size, &p, &perr);
                 if (r < 0) {
                         set_error(ret_error, "%s: %s", what, perr ?: "unparsable");
                         break;
                 }
-                r = page_check(f, &p, start_index, &received, what, names[e], ret_error);
-                if (r < 0) {
-                        scim_map_page_done(&p);
-                        break;
-                }
-                n = p.n_resources;
-                last = n == 0 || received >= (uint64_t) p.total_results;
-                if (!last && page + 1 >= SCIM_PAGES_MAX) {
-                        set_error(ret_error, "%s: more than %d pages", names[e], SCIM_PAGES_MAX);
-                        r = -E2BIG;
-                }
+                r = page_check(f, &p, start_index, &run, what, ret_error);
+                if (r >= 0 && page == 0)
+                        r = run_bound(f, &run, &p, ret_error);
+                if (r >= 0)
+                        r = page_is_last(f, &run, &p, page, &last, ret_error);
                 /* Ask for the next page before mapping this one: the server
                  * prepares it while the page is mapped.  The tree owns copies
                  * of its strings, so the body buffer is free for the answer. */
                 if (r >= 0 && !last) {
-                        start_index += (int64_t) n;
+                        start_index += (int64_t) p.n_resources;
                         r = page_names(f, base, names[e], start_index, &next_url, &next_what);
                         if (r >= 0)
                                 r = page_begin(f, next_url);
                 }
-                if (r >= 0) {
+                /* a page of repeats is not mapped: every entry would be a duplicate */
+                if (r >= 0 && !run.repeated) {
                         r = fn(userdata, &p);
                         if (r < 0)
                                 set_error(ret_error, "%s: %s", what, strerror(-r));

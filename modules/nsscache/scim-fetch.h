@@ -26,6 +26,13 @@ typedef enum ScimEndpoint {
         _SCIM_ENDPOINT_MAX,
 } ScimEndpoint;
 
+/* Server misbehaviour a run survived; the caller logs each once per run. */
+typedef enum ScimFetchNote {
+        SCIM_NOTE_REPEATED_PAGE = 1u << 0, /* a page brought no id not seen before: stopped there */
+        SCIM_NOTE_TOTAL_EXCEEDED = 1u << 1, /* more Resources came than the first totalResults */
+        SCIM_NOTE_TOTAL_SHORT = 1u << 2,    /* fewer came than totalResults (entries dropped between pages) */
+} ScimFetchNote;
+
 typedef struct ScimFetchStats {
         uint64_t requests;  /* HTTP requests sent, retries included */
         uint64_t retries;
@@ -33,7 +40,11 @@ typedef struct ScimFetchStats {
         uint64_t resources; /* Resources received */
         uint64_t bytes;     /* decoded body bytes */
         uint64_t duration_usec;
+        unsigned notes; /* ScimFetchNote bits */
 } ScimFetchStats;
+
+/** scim_fetch_note_to_string() - a sentence for one ScimFetchNote bit, or NULL. */
+const char *scim_fetch_note_to_string(ScimFetchNote n);
 
 typedef struct ScimFetch ScimFetch;
 
@@ -58,8 +69,12 @@ int scim_fetch_url(const ScimConfig *c, ScimEndpoint e, char **ret);
 /**
  * scim_fetch_all() - fetch every page of @e and call @fn for each.
  * count=page_size is always sent; startIndex starts at 1 and advances by the
- * number of Resources actually received; the fetch ends at totalResults or
- * at an empty page.  Connection errors, timeouts, 429 and 5xx are retried
+ * number of Resources actually received; the fetch ends at totalResults, at
+ * an empty page, or at a page that brings no resource id not seen before
+ * (a server ignoring startIndex).  A first totalResults above
+ * max_total_results fails before the second request; the pages of a run are
+ * capped from the first page's totalResults and size (plus a margin for
+ * growth during the run) and by SCIM_PAGES_MAX.  Connection errors, timeouts, 429 and 5xx are retried
  * (scim_retry_max times, backoff scim_retry_delay * 2^n); other HTTP errors
  * and unparsable pages fail at once.
  * Return: 0; -EACCES (401/403), -ETIMEDOUT, -ECONNREFUSED, -EHOSTUNREACH,
@@ -71,6 +86,29 @@ int scim_fetch_all(ScimFetch *f, ScimEndpoint e, const sunkd_cancel *cancel, sci
                    void *userdata, char **ret_error);
 
 const ScimFetchStats *scim_fetch_stats(const ScimFetch *f);
+
+/* What parsing one page may cost: the json-c tree of a body of n bytes is
+ * refused beyond MIN(SCIM_PAGE_PARSE_FACTOR * n + SCIM_PAGE_PARSE_SLACK,
+ * SCIM_PAGE_PARSE_MAX) bytes (estimated before parsing).  A group's members
+ * ({"value":"u-1","display":"x"}) cost about 20 times their bytes in json-c,
+ * hence the factor; the cap holds for any page under SCIM_PAGE_BODY_MAX. */
+#define SCIM_PAGE_PARSE_FACTOR 32u
+#define SCIM_PAGE_PARSE_SLACK (16u * 1024 * 1024)
+#define SCIM_PAGE_PARSE_MAX (1024u * 1024 * 1024)
+
+/** scim_fetch_page_resources_max() - the most Resources a page asked for with count=@page_size may hold. */
+static inline uint64_t scim_fetch_page_resources_max(int64_t page_size) {
+        return 2 * (uint64_t) page_size + 16;
+}
+
+/**
+ * scim_fetch_page_parse() - scim_map_page_parse() behind a pre-scan that
+ * refuses, without building anything, a body whose parsed tree would exceed
+ * the budget above or whose Resources array holds more than
+ * scim_fetch_page_resources_max(@page_size) elements.
+ * Return: 0; -EBADMSG (*ret_error says why), -ENOMEM.
+ */
+int scim_fetch_page_parse(const char *buf, size_t len, int64_t page_size, ScimPage *ret, char **ret_error);
 
 /**
  * scim_fetch_run() - one whole refresh: token, Users once (for passwd,

@@ -1,9 +1,10 @@
 /* scim-dump: nsscache.conf -> SCIM fetch -> maps, printed for TAP tests.
  *
  * Usage: scim-dump [-o key=value]... [--page-size N] [--timeout-ms N]
- *                  [--token-file PATH] [--quiet] NSSCACHE_CONF
+ *                  [--max-total-results N] [--token-file PATH] [--quiet] NSSCACHE_CONF
  * Each -o is applied as a [DEFAULT] line after the file, the way a YAML
  * override would replace one key.  Prints "stats ..." and "count ..." lines,
+ * a "note ..." line for each server misbehaviour the run survived,
  * the entries (unless --quiet) and the rejects; on failure "error <ERRNO>
  * <message>" and exit status 1; config errors exit 2.
  */
@@ -42,6 +43,7 @@ static void print_maps(const NssMaps *m) {
 int main(int argc, char *argv[]) {
         static const struct option options[] = {
                 { "page-size", required_argument, NULL, 'p' },
+                { "max-total-results", required_argument, NULL, 'm' },
                 { "timeout-ms", required_argument, NULL, 't' },
                 { "token-file", required_argument, NULL, 'k' },
                 { "quiet", no_argument, NULL, 'q' },
@@ -54,7 +56,7 @@ int main(int argc, char *argv[]) {
         ScimFetchStats stats = { 0 };
         NssMaps maps = { 0 };
         bool quiet = false;
-        int64_t page_size = -1, timeout_ms = -1;
+        int64_t page_size = -1, timeout_ms = -1, max_total = -1;
         const char *token_file = NULL;
         int r, opt;
 
@@ -66,6 +68,9 @@ int main(int argc, char *argv[]) {
                         break;
                 case 'p':
                         page_size = strtoll(optarg, NULL, 10);
+                        break;
+                case 'm':
+                        max_total = strtoll(optarg, NULL, 10);
                         break;
                 case 't':
                         timeout_ms = strtoll(optarg, NULL, 10);
@@ -94,6 +99,8 @@ int main(int argc, char *argv[]) {
         }
         if (page_size > 0)
                 c->page_size = page_size;
+        if (max_total > 0)
+                c->max_total_results = max_total;
         if (timeout_ms > 0)
                 c->timeout_usec = (uint64_t) timeout_ms * 1000;
         if (token_file && !(c->token_file = strdup(token_file)))
@@ -109,6 +116,9 @@ int main(int argc, char *argv[]) {
         if (scim_map_new(c, &m) < 0)
                 return 1;
         r = scim_fetch_run(c, m, NULL, &stats, &err);
+        for (unsigned bit = 1; bit; bit <<= 1)
+                if (stats.notes & bit)
+                        printf("note %s\n", scim_fetch_note_to_string(bit));
         printf("stats requests=%" PRIu64 " retries=%" PRIu64 " pages=%" PRIu64 " resources=%" PRIu64
                " bytes=%" PRIu64 "\n",
                stats.requests, stats.retries, stats.pages, stats.resources, stats.bytes);

@@ -10,7 +10,13 @@ Fault modes (--fault): 500 (the first --fault-count requests fail), 401,
 slow (every response waits --delay seconds), truncate (the --fault-page-th
 request gets a truncated JSON body), garbage (same, a non-JSON body), empty
 (same, an empty 200 body), shrink (only the first --shrink users and
-groups), refused (hold a port that is bound but never listens).  --prerender
+groups), refused (hold a port that is bound but never listens).
+Request-storm modes: storm (ignore startIndex, leave it out of the reply and
+claim --claim-total results), dwindle (honour startIndex, but every page
+after a kind's first holds one resource).  busy: the first --fault-count
+requests get --busy-status (429) with "Retry-After: --retry-after"
+("date+N" sends the HTTP-date N seconds from now).  overclaim: every
+page claims 5 more results than there are.  --prerender
 renders every resource before the port file appears, so that the first
 fetch is as fast as the next (the benchmark times it).
 
@@ -107,6 +113,27 @@ class State:
         self.log = open(args.log, "a", buffering=1) if args.log else None
 
 
+def storm_page(a, res, start, count):
+    """A misbehaving server's page: (body, None), or (None, start) to go on."""
+    if a.fault == "storm":
+        items = res.render(0, min(count, len(res)))
+        return ('{"schemas":["%s"],"totalResults":%d,"itemsPerPage":%d,"Resources":[%s]}'
+                % (LIST, a.claim_total, len(items), ",".join(items))), None
+    if a.fault == "dwindle" and start > 1:
+        items = res.render(min(start - 1, len(res)), min(start, len(res)))
+        return ('{"schemas":["%s"],"totalResults":%d,"startIndex":%d,"itemsPerPage":1,'
+                '"Resources":[%s]}' % (LIST, len(res), start, ",".join(items))), None
+    return None, start
+
+
+def busy_retry_after(value):
+    """The Retry-After header value for the busy mode."""
+    if value.startswith("date+"):
+        from email.utils import formatdate
+        return formatdate(time.time() + float(value[5:]), usegmt=True)
+    return value
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "scim-fixture/1"
@@ -143,6 +170,14 @@ class Handler(BaseHTTPRequestHandler):
             time.sleep(a.delay)
         if self.headers.get("Authorization") != "Bearer " + a.token or a.fault == "401":
             return self.error(401, "unauthorized")
+        if a.fault == "busy" and nreq <= a.fault_count:
+            body = b'{"status":"%d"}' % a.busy_status
+            self.send_response(a.busy_status)
+            self.send_header("Retry-After", busy_retry_after(a.retry_after))
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return None
         if a.fault == "500" and nreq <= a.fault_count:
             return self.error(500, "injected failure")
         u = urlsplit(self.path)
@@ -159,14 +194,18 @@ class Handler(BaseHTTPRequestHandler):
             return self.error(400, "invalid startIndex or count")
         count = max(0, min(count, a.page_size))
         res = st.data[kind]
+        body, start = storm_page(a, res, start, count)
+        if body is not None:
+            return self.send(200, body)
         total = len(res)
         if a.fault == "shrink":
             total = min(total, a.shrink)
+        claimed = total + 5 if a.fault == "overclaim" else total
         lo = min(start - 1, total)
         hi = min(lo + count, total)
         items = res.render(lo, hi)
         body = ('{"schemas":["%s"],"totalResults":%d,"startIndex":%d,"itemsPerPage":%d,'
-                '"Resources":[%s]}' % (LIST, total, start, len(items), ",".join(items)))
+                '"Resources":[%s]}' % (LIST, claimed, start, len(items), ",".join(items)))
         if nreq == a.fault_page:
             if a.fault == "truncate":
                 body = body[: max(1, len(body) // 2)]
@@ -194,7 +233,10 @@ def main():
                    help="turn <RAW-XX> markers in bodies into raw bytes")
     p.add_argument("--fault", default="none",
                    choices=["none", "500", "401", "slow", "truncate", "garbage", "empty",
-                            "shrink", "refused"])
+                            "shrink", "refused", "storm", "dwindle", "busy", "overclaim"])
+    p.add_argument("--busy-status", type=int, default=429)
+    p.add_argument("--retry-after", default="1")
+    p.add_argument("--claim-total", type=int, default=900000)
     p.add_argument("--fault-count", type=int, default=1)
     p.add_argument("--fault-page", type=int, default=0)
     p.add_argument("--delay", type=float, default=5.0)

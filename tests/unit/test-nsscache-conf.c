@@ -331,6 +331,69 @@ START_TEST(test_token) {
 }
 END_TEST
 
+/* The plain-http rule is decided on the host libcurl will connect to. */
+static const struct {
+        const char *url;
+        const char *error; /* NULL: accepted */
+} urls[] = {
+        { "http://127.0.0.1:x@127.0.0.2/scim", "must not contain a user name" },
+        { "http://127.0.0.1@evil.example/scim", "must not contain a user name" },
+        { "https://user:pw@scim.example/v2", "must not contain a user name" },
+        { "http://@127.0.0.1/v2", "must not contain a user name" },
+        { "http://:@127.0.0.1/v2", "must not contain a user name" },
+        { "http://127.0.0.1\\@evil.example/v2", "must not contain a user name" },
+        { "http://[::1]/v2", NULL },
+        { "http://[::1]:8080/v2", NULL },
+        { "http://[0:0:0:0:0:0:0:1]/v2", NULL },
+        { "http://[::2]/v2", "plain http:// is only accepted" },
+        { "http://[fe80::1]/v2", "plain http:// is only accepted" },
+        { "http://2130706433/v2", NULL },
+        { "http://0x7f000001/v2", NULL },
+        { "http://127.1/v2", NULL },
+        { "http://127.0.0.2:99/v2", NULL },
+        { "http://3232235777/v2", "plain http:// is only accepted" }, /* 192.168.1.1 */
+        { "http://0x7f000001.evil.example/v2", "plain http:// is only accepted" },
+        { "http://127.0.0.1.evil.example/v2", "plain http:// is only accepted" },
+        { "http://localhost.evil.example/v2", "plain http:// is only accepted" },
+        { "http://localhost/v2", NULL },
+        { "HTTP://LOCALHOST:80/v2", NULL },
+        { "Http://127.0.0.1/v2", NULL },
+        { "http://localhost./v2", "plain http:// is only accepted" },
+        { "http://127.0.0.1./v2", "plain http:// is only accepted" },
+        { "http://scim.example/v2", "plain http:// is only accepted" },
+        { "HTTPS://SCIM.EXAMPLE/v2", NULL },
+        { "https://203.0.113.9:8443/scim/v2", NULL },
+        { "https://scim.example./v2", NULL },
+        { "ftp://127.0.0.1/v2", "must be https://" },
+        { "file:///etc/passwd", "must be https://" },
+        { "127.0.0.1/v2", "must be https://" },
+        { "http://", "must be https://" },
+        { "http://[::1/v2", "must be https://" },
+        { "http://<host>/v2", "must be https://" },
+        { "https://<platform-host>/api/scim/v2", NULL },
+        { "https://u@<platform-host>/api/scim/v2", "must not contain a user name" },
+};
+
+START_TEST(test_base_url) {
+        _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
+        _cleanup_free_ char *err = NULL, *text = NULL;
+        int r;
+
+        ck_assert_int_ge(asprintf(&text,
+                                  "[DEFAULT]\nmaps=group\nscim_path_gid=g\nscim_base_url=%s\n",
+                                  urls[_i].url),
+                         0);
+        r = parse(text, &c, &err);
+        if (!urls[_i].error) {
+                ck_assert_msg(r == 0, "%s: %s", urls[_i].url, err);
+                return;
+        }
+        ck_assert_msg(r == -EINVAL, "%s: accepted", urls[_i].url);
+        ck_assert_msg(strstr(err, urls[_i].error), "%s: got '%s', want '%s'", urls[_i].url, err,
+                      urls[_i].error);
+}
+END_TEST
+
 static Suite *suite(void) {
         Suite *s = suite_create("nsscache-conf");
         TCase *tc = tcase_create("core");
@@ -339,6 +402,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_precedence_and_escapes);
         tcase_add_loop_test(tc, test_bad, 0, sizeof(bad) / sizeof(bad[0]));
         tcase_add_test(tc, test_hostile);
+        tcase_add_loop_test(tc, test_base_url, 0, sizeof(urls) / sizeof(urls[0]));
         tcase_add_test(tc, test_token);
         suite_add_tcase(s, tc);
         return s;
