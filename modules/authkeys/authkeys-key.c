@@ -115,6 +115,10 @@ static AuthkeysReject check_bytes(const char *line, size_t len) {
 
                 if ((p[i] < ' ' && p[i] != '\t') || p[i] == 0x7F)
                         return AUTHKEYS_REJECT_CONTROL;
+                if (p[i] < 0x80) {
+                        i++;
+                        continue;
+                }
                 k = utf8_len(p + i, len - i);
                 if (k == 0)
                         return AUTHKEYS_REJECT_BAD_UTF8;
@@ -163,18 +167,20 @@ static bool options_parse(const char *s, size_t len, size_t i, size_t *ret_end) 
         }
 }
 
+/* Each byte's base64 value + 1; 0 for bytes outside the alphabet. */
+static const uint8_t b64_table[256] = {
+        ['A'] = 1,  ['B'] = 2,  ['C'] = 3,  ['D'] = 4,  ['E'] = 5,  ['F'] = 6,  ['G'] = 7,  ['H'] = 8,
+        ['I'] = 9,  ['J'] = 10, ['K'] = 11, ['L'] = 12, ['M'] = 13, ['N'] = 14, ['O'] = 15, ['P'] = 16,
+        ['Q'] = 17, ['R'] = 18, ['S'] = 19, ['T'] = 20, ['U'] = 21, ['V'] = 22, ['W'] = 23, ['X'] = 24,
+        ['Y'] = 25, ['Z'] = 26, ['a'] = 27, ['b'] = 28, ['c'] = 29, ['d'] = 30, ['e'] = 31, ['f'] = 32,
+        ['g'] = 33, ['h'] = 34, ['i'] = 35, ['j'] = 36, ['k'] = 37, ['l'] = 38, ['m'] = 39, ['n'] = 40,
+        ['o'] = 41, ['p'] = 42, ['q'] = 43, ['r'] = 44, ['s'] = 45, ['t'] = 46, ['u'] = 47, ['v'] = 48,
+        ['w'] = 49, ['x'] = 50, ['y'] = 51, ['z'] = 52, ['0'] = 53, ['1'] = 54, ['2'] = 55, ['3'] = 56,
+        ['4'] = 57, ['5'] = 58, ['6'] = 59, ['7'] = 60, ['8'] = 61, ['9'] = 62, ['+'] = 63, ['/'] = 64,
+};
+
 static int b64_value(char c) {
-        if (c >= 'A' && c <= 'Z')
-                return c - 'A';
-        if (c >= 'a' && c <= 'z')
-                return c - 'a' + 26;
-        if (c >= '0' && c <= '9')
-                return c - '0' + 52;
-        if (c == '+')
-                return 62;
-        if (c == '/')
-                return 63;
-        return -1;
+        return (int) b64_table[(unsigned char) c] - 1;
 }
 
 /* Strict base64 of @len bytes into @out (room for len / 4 * 3 bytes). */
@@ -187,7 +193,7 @@ static int b64_decode(const char *s, size_t len, uint8_t *out, size_t *ret_len) 
         while (pad < 2 && s[len - 1 - pad] == '=')
                 pad++;
         for (size_t i = 0; i < len - pad; i++)
-                if (b64_value(s[i]) < 0)
+                if (b64_table[(unsigned char) s[i]] == 0)
                         return -EINVAL;
         /* The bits past the last whole byte must be zero. */
         if ((pad == 1 && (b64_value(s[len - 2]) & 0x03)) || (pad == 2 && (b64_value(s[len - 3]) & 0x0F)))

@@ -54,6 +54,12 @@ typedef struct User {
         uint32_t first_key, n_keys;
 } User;
 
+/* The hash's low bits place a slot; its high bits spare most name comparisons. */
+typedef struct Slot {
+        uint32_t user; /* user number + 1; 0: free */
+        uint32_t hash;
+} Slot;
+
 typedef struct KeyRef {
         uint32_t off, len;
 } KeyRef;
@@ -64,7 +70,7 @@ struct AuthkeysMap {
         size_t n_users, cap_users;
         KeyRef *keys;
         size_t n_keys, cap_keys;
-        uint32_t *table; /* user number + 1; 0 is a free slot */
+        Slot *table;
         size_t table_size; /* a power of two, at least twice n_users */
         uint64_t k0, k1;
         AuthkeysMapStats stats;
@@ -161,36 +167,53 @@ static bool grow(void **p, size_t *cap, size_t need, size_t size) {
         return true;
 }
 
-/* The slot that holds @name, or the free slot where it would go. */
-static size_t table_slot(const AuthkeysMap *m, const char *name, size_t len) {
-        size_t mask = m->table_size - 1;
-        size_t i = siphash13(m->k0, m->k1, (const unsigned char *) name, len) & mask;
+static uint64_t name_hash(const AuthkeysMap *m, const char *name, size_t len) {
+        return siphash13(m->k0, m->k1, (const unsigned char *) name, len);
+}
+
+/* The slot that holds @name (hashed to @h), or the free slot where it would go. */
+static size_t table_slot(const AuthkeysMap *m, const char *name, size_t len, uint64_t h) {
+        size_t mask = m->table_size - 1, i = h & mask;
 
         for (;; i = (i + 1) & mask) {
-                uint32_t u = m->table[i];
+                const Slot *t = &m->table[i];
                 const User *e;
 
-                if (u == 0)
+                if (t->user == 0)
                         return i;
-                e = &m->users[u - 1];
+                if (t->hash != (uint32_t) (h >> 32))
+                        continue;
+                e = &m->users[t->user - 1];
                 if (e->name_len == len && memcmp(m->text.data + e->name_off, name, len) == 0)
                         return i;
         }
 }
 
 static int table_grow(AuthkeysMap *m) {
-        size_t size = m->table_size ? m->table_size * 2 : 1024;
-        _cleanup_free_ uint32_t *old = m->table;
+        size_t size = m->table_size ? m->table_size * 2 : 1024, mask = size - 1;
+        _cleanup_free_ Slot *old = m->table;
+        size_t old_size = m->table_size;
 
-        m->table = calloc(size, sizeof(uint32_t));
+        m->table = calloc(size, sizeof(Slot));
         if (!m->table) {
                 m->table = TAKE_PTR(old);
                 return -ENOMEM;
         }
         m->table_size = size;
-        for (size_t u = 0; u < m->n_users; u++) {
-                const User *e = &m->users[u];
-                m->table[table_slot(m, m->text.data + e->name_off, e->name_len)] = (uint32_t) u + 1;
+        /* Names are distinct: a rehash only needs a free slot, and the low hash bits are gone,
+         * so each name is hashed again. */
+        for (size_t j = 0; j < old_size; j++) {
+                const User *e;
+                uint64_t h;
+                size_t i;
+
+                if (old[j].user == 0)
+                        continue;
+                e = &m->users[old[j].user - 1];
+                h = name_hash(m, m->text.data + e->name_off, e->name_len);
+                for (i = h & mask; m->table[i].user != 0; i = (i + 1) & mask)
+                        ;
+                m->table[i] = old[j];
         }
         return 0;
 }
@@ -359,7 +382,7 @@ static bool name_valid(const char *s, size_t len) {
         return true;
 }
 
-static int add_user(Builder *b, const char *name, size_t name_len, User *u) {
+static int add_user(Builder *b, const char *name, size_t name_len, uint64_t h, User *u) {
         AuthkeysMap *m = b->map;
         size_t slot;
         int r;
@@ -378,9 +401,9 @@ static int add_user(Builder *b, const char *name, size_t name_len, User *u) {
         strbuf_append(&m->text, name, name_len);
         if (m->text.oom)
                 return -ENOMEM;
-        slot = table_slot(m, name, name_len);
+        slot = table_slot(m, name, name_len, h);
         m->users[m->n_users] = *u;
-        m->table[slot] = (uint32_t) ++m->n_users;
+        m->table[slot] = (Slot) { (uint32_t) ++m->n_users, (uint32_t) (h >> 32) };
         m->stats.users++;
         m->stats.keys += u->n_keys;
         return 0;
@@ -391,6 +414,7 @@ static int builder_line(Builder *b, const char *s, size_t len) {
         const char *colon, *rest;
         size_t rest_len, n = 0;
         User u = {};
+        uint64_t h;
         int r;
 
         m->stats.lines++;
@@ -413,7 +437,8 @@ static int builder_line(Builder *b, const char *s, size_t len) {
         }
         memcpy(b->name, s, (size_t) (colon - s));
         b->name[colon - s] = 0;
-        if (m->table_size > 0 && m->table[table_slot(m, s, (size_t) (colon - s))] != 0) {
+        h = name_hash(m, s, (size_t) (colon - s));
+        if (m->table_size > 0 && m->table[table_slot(m, s, (size_t) (colon - s), h)].user != 0) {
                 report(b, b->name, AUTHKEYS_LINE_DUPLICATE, AUTHKEYS_OK, 0);
                 return 0;
         }
@@ -439,7 +464,7 @@ static int builder_line(Builder *b, const char *s, size_t len) {
                 if (r < 0)
                         return r;
         }
-        return add_user(b, s, (size_t) (colon - s), &u);
+        return add_user(b, s, (size_t) (colon - s), h, &u);
 }
 
 /* @n more bytes of the file: whole lines are taken where they lie, a split one through carry. */
@@ -509,7 +534,9 @@ static void builder_done(Builder *b) {
         free(b->spans);
 }
 
-static int builder_init(Builder *b, const AuthkeysMapLimits *limits, AuthkeysDropFn drop, void *userdata) {
+/* @size_hint: the file's size if known, else 0; what the map keeps is never more than the file. */
+static int builder_init(Builder *b, const AuthkeysMapLimits *limits, AuthkeysDropFn drop, void *userdata,
+                        uint64_t size_hint) {
         *b = (Builder) {
                 .limits = limits ? *limits : authkeys_map_default_limits,
                 .drop = drop,
@@ -523,6 +550,9 @@ static int builder_init(Builder *b, const AuthkeysMapLimits *limits, AuthkeysDro
         b->scratch = malloc(b->limits.max_line);
         if (!b->map || !b->carry || !b->scratch)
                 return -ENOMEM;
+        /* One arena of the right size up front: growing it by copies costs more than the parsing. */
+        if (size_hint > 0 && size_hint <= b->limits.max_file_size && !strbuf_reserve(&b->map->text, size_hint))
+                return -ENOMEM;
         b->map->k0 = random_u64();
         b->map->k1 = random_u64();
         return 0;
@@ -530,10 +560,10 @@ static int builder_init(Builder *b, const AuthkeysMapLimits *limits, AuthkeysDro
 
 int authkeys_map_build_mem(const void *data, size_t len, const AuthkeysMapLimits *limits, AuthkeysDropFn drop,
                            void *userdata, AuthkeysMap **ret) {
-        _cleanup_(builder_done) Builder b;
+        _cleanup_(builder_done) Builder b = {};
         int r;
 
-        r = builder_init(&b, limits, drop, userdata);
+        r = builder_init(&b, limits, drop, userdata, len);
         if (r < 0)
                 return r;
         r = builder_feed(&b, data, len);
@@ -544,16 +574,16 @@ int authkeys_map_build_mem(const void *data, size_t len, const AuthkeysMapLimits
 
 int authkeys_map_build_fd(int fd, const AuthkeysMapLimits *limits, AuthkeysDropFn drop, void *userdata,
                           AuthkeysMap **ret) {
-        _cleanup_(builder_done) Builder b;
+        _cleanup_(builder_done) Builder b = {};
         _cleanup_free_ char *buf = NULL;
         struct stat st;
         int r;
 
-        r = builder_init(&b, limits, drop, userdata);
-        if (r < 0)
-                return r;
         if (fstat(fd, &st) < 0)
                 return -errno;
+        r = builder_init(&b, limits, drop, userdata, S_ISREG(st.st_mode) ? (uint64_t) st.st_size : 0);
+        if (r < 0)
+                return r;
         /* Refuse what is already too large before reading any of it. */
         if (S_ISREG(st.st_mode) && (uint64_t) st.st_size > b.limits.max_file_size)
                 return -EFBIG;
@@ -591,7 +621,7 @@ int authkeys_map_lookup(const AuthkeysMap *m, const char *user, size_t *ret_n) {
 
         if (len > AUTHKEYS_MAP_NAME_MAX || m->table_size == 0)
                 return -ENOENT;
-        u = m->table[table_slot(m, user, len)];
+        u = m->table[table_slot(m, user, len, name_hash(m, user, len))].user;
         if (u == 0)
                 return -ENOENT;
         *ret_n = m->users[u - 1].n_keys;
