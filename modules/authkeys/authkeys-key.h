@@ -41,8 +41,7 @@ const char *authkeys_reject_to_string(AuthkeysReject r);
 
 /* Where the parts of a valid line are, as offsets into it. */
 typedef struct AuthkeysKey {
-        size_t options_len;             /* 0: no options; else line[0, options_len) after leading blanks */
-        size_t options_off;
+        size_t options_off, options_len; /* options_len 0: none */
         size_t type_off, type_len;
         size_t blob_off, blob_len;      /* the base64 text */
         size_t comment_off, comment_len;
@@ -60,7 +59,9 @@ bool authkeys_type_known(const char *type, size_t len);
 
 /**
  * authkeys_key_digest() - SHA-256 of the decoded blob of a line that
- * authkeys_key_parse() accepted with @k.  Return: 0, or -EINVAL if it does not decode.
+ * authkeys_key_parse() accepted with @k.  For a -cert-v01 line that is the
+ * certificate's digest; ssh-keygen -l and sshd's %f give the digest of the
+ * plain key inside it instead.  Return: 0, or -EINVAL if it does not decode.
  */
 int authkeys_key_digest(const char *line, const AuthkeysKey *k, uint8_t ret[AUTHKEYS_DIGEST_SIZE]);
 
