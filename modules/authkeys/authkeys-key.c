@@ -207,13 +207,17 @@ static int b64_decode(const char *s, size_t len, uint8_t *out, size_t *ret_len) 
         return 0;
 }
 
+static uint32_t be32(const uint8_t *p) {
+        return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16 | (uint32_t) p[2] << 8 | p[3];
+}
+
 /* The blob starts with the type as an SSH string: uint32 length, bytes. */
 static bool blob_type_is(const uint8_t *blob, size_t n, const char *type, size_t type_len) {
         uint32_t l;
 
         if (n < 4)
                 return false;
-        l = (uint32_t) blob[0] << 24 | (uint32_t) blob[1] << 16 | (uint32_t) blob[2] << 8 | blob[3];
+        l = be32(blob);
         return l == type_len && n - 4 >= l && memcmp(blob + 4, type, type_len) == 0;
 }
 
@@ -262,22 +266,74 @@ AuthkeysReject authkeys_key_parse(const char *line, size_t len, AuthkeysKey *ret
         return AUTHKEYS_OK;
 }
 
-static int digest_of(const char *b64, size_t len, uint8_t ret[AUTHKEYS_DIGEST_SIZE], uint8_t *blob,
-                     size_t *ret_n) {
-        size_t n;
+/* A certificate's plain key: its type without the certificate suffix, and
+ * the key's fields, which follow the nonce (PROTOCOL.certkeys). */
+static const struct {
+        const char *cert, *plain;
+        unsigned fields;
+} cert_types[] = {
+        { "ssh-ed25519-cert-v01@openssh.com", "ssh-ed25519", 1 },
+        { "ecdsa-sha2-nistp256-cert-v01@openssh.com", "ecdsa-sha2-nistp256", 2 },
+        { "ecdsa-sha2-nistp384-cert-v01@openssh.com", "ecdsa-sha2-nistp384", 2 },
+        { "ecdsa-sha2-nistp521-cert-v01@openssh.com", "ecdsa-sha2-nistp521", 2 },
+        { "ssh-rsa-cert-v01@openssh.com", "ssh-rsa", 2 },
+        { "sk-ssh-ed25519-cert-v01@openssh.com", "sk-ssh-ed25519@openssh.com", 2 },
+        { "sk-ecdsa-sha2-nistp256-cert-v01@openssh.com", "sk-ecdsa-sha2-nistp256@openssh.com", 3 },
+};
 
-        if (len > AUTHKEYS_LINE_MAX || b64_decode(b64, len, blob, &n) < 0)
-                return -EINVAL;
+/* Steps over one SSH string (or mpint) at *off. */
+static bool skip_string(const uint8_t *b, size_t n, size_t *off) {
+        uint32_t l;
+
+        if (n - *off < 4)
+                return false;
+        l = be32(b + *off);
+        if (n - *off - 4 < l)
+                return false;
+        *off += 4 + (size_t) l;
+        return true;
+}
+
+/* What ssh-keygen -l hashes: the blob, or for a certificate the plain key in it. */
+static int blob_key_digest(const uint8_t *blob, size_t n, uint8_t ret[AUTHKEYS_DIGEST_SIZE]) {
+        uint8_t plain[BLOB_MAX];
+        size_t off = 0, start, pl, tl;
+
+        for (size_t i = 0; i < ELEMENTSOF(cert_types); i++) {
+                tl = strlen(cert_types[i].cert);
+                if (!blob_type_is(blob, n, cert_types[i].cert, tl))
+                        continue;
+                if (!skip_string(blob, n, &off) || !skip_string(blob, n, &off))
+                        return -EINVAL;
+                start = off;
+                for (unsigned f = 0; f < cert_types[i].fields; f++)
+                        if (!skip_string(blob, n, &off))
+                                return -EINVAL;
+                pl = strlen(cert_types[i].plain);
+                plain[0] = plain[1] = plain[2] = 0;
+                plain[3] = (uint8_t) pl;
+                memcpy(plain + 4, cert_types[i].plain, pl);
+                memcpy(plain + 4 + pl, blob + start, off - start); /* shorter than the blob it came from */
+                SHA256(plain, 4 + pl + off - start, ret);
+                return 0;
+        }
         SHA256(blob, n, ret);
-        *ret_n = n;
         return 0;
+}
+
+static int decode_key(const char *b64, size_t len, uint8_t *blob, size_t *ret_n) {
+        if (len > AUTHKEYS_LINE_MAX)
+                return -EINVAL;
+        return b64_decode(b64, len, blob, ret_n);
 }
 
 int authkeys_key_digest(const char *line, const AuthkeysKey *k, uint8_t ret[AUTHKEYS_DIGEST_SIZE]) {
         uint8_t blob[BLOB_MAX];
         size_t n;
 
-        return digest_of(line + k->blob_off, k->blob_len, ret, blob, &n);
+        if (decode_key(line + k->blob_off, k->blob_len, blob, &n) < 0)
+                return -EINVAL;
+        return blob_key_digest(blob, n, ret);
 }
 
 void authkeys_fingerprint_format(const uint8_t digest[AUTHKEYS_DIGEST_SIZE], char ret[AUTHKEYS_FINGERPRINT_MAX]) {
@@ -315,7 +371,7 @@ int authkeys_match_from_fingerprint(const char *fingerprint, AuthkeysMatch *ret)
 
 int authkeys_match_from_key(const char *type, const char *key, AuthkeysMatch *ret) {
         uint8_t blob[BLOB_MAX];
-        AuthkeysMatch m = {};
+        AuthkeysMatch m = { .whole_blob = true };
         size_t tl, n;
 
         if (!type || !key)
@@ -323,18 +379,25 @@ int authkeys_match_from_key(const char *type, const char *key, AuthkeysMatch *re
         tl = strlen(type);
         if (tl >= sizeof(m.type) || !authkeys_type_known(type, tl))
                 return -EINVAL;
-        if (digest_of(key, strnlen(key, AUTHKEYS_LINE_MAX + 1), m.digest, blob, &n) < 0 ||
-            !blob_type_is(blob, n, type, tl))
+        if (decode_key(key, strnlen(key, AUTHKEYS_LINE_MAX + 1), blob, &n) < 0 || !blob_type_is(blob, n, type, tl))
                 return -EINVAL;
+        SHA256(blob, n, m.digest);
         memcpy(m.type, type, tl + 1);
         *ret = m;
         return 0;
 }
 
 bool authkeys_key_matches(const char *line, const AuthkeysKey *k, const AuthkeysMatch *m) {
-        uint8_t d[AUTHKEYS_DIGEST_SIZE];
+        uint8_t blob[BLOB_MAX], d[AUTHKEYS_DIGEST_SIZE];
+        size_t n;
 
         if (m->type[0] && (strlen(m->type) != k->type_len || memcmp(m->type, line + k->type_off, k->type_len) != 0))
                 return false;
-        return authkeys_key_digest(line, k, d) == 0 && memcmp(d, m->digest, sizeof(d)) == 0;
+        if (decode_key(line + k->blob_off, k->blob_len, blob, &n) < 0)
+                return false;
+        if (m->whole_blob)
+                SHA256(blob, n, d);
+        else if (blob_key_digest(blob, n, d) < 0)
+                return false;
+        return memcmp(d, m->digest, sizeof(d)) == 0;
 }

@@ -59,9 +59,9 @@ bool authkeys_type_known(const char *type, size_t len);
 
 /**
  * authkeys_key_digest() - SHA-256 of the decoded blob of a line that
- * authkeys_key_parse() accepted with @k.  For a -cert-v01 line that is the
- * certificate's digest; ssh-keygen -l and sshd's %f give the digest of the
- * plain key inside it instead.  Return: 0, or -EINVAL if it does not decode.
+ * authkeys_key_parse() accepted with @k; for a -cert-v01 line, of the plain
+ * key inside the certificate, as ssh-keygen -l and sshd's %f hash it.
+ * Return: 0, or -EINVAL if it does not decode.
  */
 int authkeys_key_digest(const char *line, const AuthkeysKey *k, uint8_t ret[AUTHKEYS_DIGEST_SIZE]);
 
@@ -71,10 +71,13 @@ void authkeys_fingerprint_format(const uint8_t digest[AUTHKEYS_DIGEST_SIZE], cha
 /** authkeys_fingerprint_parse() - the reverse; strict.  Return: 0 or -EINVAL. */
 int authkeys_fingerprint_parse(const char *s, uint8_t ret[AUTHKEYS_DIGEST_SIZE]);
 
-/* What sshd asked for: a fingerprint (%f), or a type and key (%t %k). */
+/* What sshd asked for: a fingerprint (%f), or a type and key (%t %k).  A
+ * fingerprint names a key, so it also matches certificates for that key;
+ * a type and key match that exact blob only. */
 typedef struct AuthkeysMatch {
         uint8_t digest[AUTHKEYS_DIGEST_SIZE];
         char type[64];                  /* empty: any type (fingerprint form) */
+        bool whole_blob;                /* digest is of the whole blob (type and key form) */
 } AuthkeysMatch;
 
 /**

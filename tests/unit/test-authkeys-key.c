@@ -252,24 +252,46 @@ static char *keygen(size_t i, bool cert, char fp[128]) {
 }
 
 START_TEST(test_fingerprint_vs_ssh_keygen) {
+        _cleanup_free_ char *plain = NULL;
+        AuthkeysKey kp;
+
         for (size_t i = 0; i < ELEMENTSOF(keygens); i++)
                 for (int cert = 0; cert < 2; cert++) {
                         char want[128], got[AUTHKEYS_FINGERPRINT_MAX];
                         _cleanup_free_ char *line = keygen(i, cert, want);
                         uint8_t d[AUTHKEYS_DIGEST_SIZE], d2[AUTHKEYS_DIGEST_SIZE];
+                        AuthkeysMatch m;
                         AuthkeysKey k;
+                        char *type, *key;
 
                         ck_assert_msg(authkeys_key_parse(line, strlen(line), &k) == AUTHKEYS_OK, "%s", line);
                         ck_assert(strncmp(line + k.type_off, keygens[i].type, strlen(keygens[i].type)) == 0);
                         ck_assert_int_eq(k.type_len, strlen(keygens[i].type) + (cert ? strlen("-cert-v01@openssh.com") : 0));
-                        /* ssh-keygen prints a certificate's plain key's fingerprint; only plain keys compare. */
-                        if (cert)
-                                continue;
                         ck_assert_int_eq(authkeys_key_digest(line, &k, d), 0);
                         authkeys_fingerprint_format(d, got);
                         ck_assert_str_eq(got, want);
                         ck_assert_int_eq(authkeys_fingerprint_parse(got, d2), 0);
                         ck_assert(memcmp(d, d2, sizeof(d)) == 0);
+                        ck_assert_int_eq(authkeys_match_from_fingerprint(want, &m), 0);
+                        ck_assert(authkeys_key_matches(line, &k, &m));
+                        /* %t %k: the exact blob, certificate or plain key. */
+                        type = strndup(line + k.type_off, k.type_len);
+                        key = strndup(line + k.blob_off, k.blob_len);
+                        ck_assert_int_eq(authkeys_match_from_key(type, key, &m), 0);
+                        ck_assert(authkeys_key_matches(line, &k, &m));
+                        if (cert) {
+                                /* The plain key the certificate was made for (generated with it). */
+                                char cmd[256];
+                                snprintf(cmd, sizeof(cmd), "cat '%s/%s.pub'", tmpdir, keygens[i].name);
+                                free(plain);
+                                plain = run_line(cmd);
+                                ck_assert_int_eq(authkeys_key_parse(plain, strlen(plain), &kp), AUTHKEYS_OK);
+                                ck_assert(!authkeys_key_matches(plain, &kp, &m));
+                                ck_assert_int_eq(authkeys_match_from_fingerprint(want, &m), 0);
+                                ck_assert(authkeys_key_matches(plain, &kp, &m));
+                        }
+                        free(type);
+                        free(key);
                 }
 }
 END_TEST
