@@ -279,6 +279,7 @@ START_TEST(test_crlf_and_nul) {
 END_TEST
 
 START_TEST(test_binary_garbage) {
+        static const char grammar[] = ":['\"\\\n, a]x";
         _cleanup_free_ unsigned char *buf = malloc(1 << 20);
         uint64_t x = 88172645463325252ULL;
 
@@ -289,7 +290,7 @@ START_TEST(test_binary_garbage) {
                 for (size_t i = 0; i < (1 << 20); i++) {
                         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
                         /* Later rounds lean on the bytes the grammar cares about. */
-                        buf[i] = round == 0 ? (unsigned char) x : (unsigned char) ":['\"\\\n, a"[x % 11];
+                        buf[i] = round == 0 ? (unsigned char) x : (unsigned char) grammar[x % (sizeof(grammar) - 1)];
                 }
                 ck_assert_int_eq(authkeys_map_build_mem(buf, 1 << 20, NULL, NULL, NULL, &m), 0);
                 ck_assert_uint_eq(authkeys_map_stats(m)->keys, 0);
@@ -354,7 +355,8 @@ START_TEST(test_huge_line_streamed) {
         ck_assert_int_eq(pwrite(fd, tail, (size_t) tn, hn + big), tn); /* a hole of NUL bytes between */
         before = maxrss_kib();
         ck_assert_int_eq(authkeys_map_build_fd(fd, NULL, record, &drops, &m), 0);
-        ck_assert_int_lt(maxrss_kib() - before, 16 * 1024);
+        /* Generous for the sanitizers' shadow memory; holding the line would take 100 MB. */
+        ck_assert_int_lt(maxrss_kib() - before, 40 * 1024);
         assert_keys(m, "ada", k1);
         assert_keys(m, "bob", k1);
         ck_assert_ptr_null(keys_of(m, "huge"));
