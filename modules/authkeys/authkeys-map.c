@@ -25,7 +25,7 @@
 
 #include "authkeys-map.h"
 
-#define READ_CHUNK (64U * 1024U)
+#define READ_CHUNK (256U * 1024U)
 
 const AuthkeysMapLimits authkeys_map_default_limits = {
         .max_line = AUTHKEYS_MAP_LINE_MAX,
@@ -54,7 +54,8 @@ typedef struct User {
         uint32_t first_key, n_keys;
 } User;
 
-/* The hash's low bits place a slot; its high bits spare most name comparisons. */
+/* The name's hash places the slot and, kept there, spares most name
+ * comparisons and all hashing when the table grows. */
 typedef struct Slot {
         uint32_t user; /* user number + 1; 0: free */
         uint32_t hash;
@@ -76,9 +77,11 @@ struct AuthkeysMap {
         AuthkeysMapStats stats;
 };
 
-/* One decoded string of a list line, in the builder's scratch buffer. */
+/* One decoded string of a list line: in the line itself if it had no
+ * escapes, else in the builder's scratch buffer. */
 typedef struct Span {
-        size_t off, len;
+        const char *p;
+        size_t len;
 } Span;
 
 typedef struct Builder {
@@ -167,12 +170,14 @@ static bool grow(void **p, size_t *cap, size_t need, size_t size) {
         return true;
 }
 
-static uint64_t name_hash(const AuthkeysMap *m, const char *name, size_t len) {
-        return siphash13(m->k0, m->k1, (const unsigned char *) name, len);
+static uint32_t name_hash(const AuthkeysMap *m, const char *name, size_t len) {
+        uint64_t h = siphash13(m->k0, m->k1, (const unsigned char *) name, len);
+
+        return (uint32_t) (h ^ (h >> 32));
 }
 
 /* The slot that holds @name (hashed to @h), or the free slot where it would go. */
-static size_t table_slot(const AuthkeysMap *m, const char *name, size_t len, uint64_t h) {
+static size_t table_slot(const AuthkeysMap *m, const char *name, size_t len, uint32_t h) {
         size_t mask = m->table_size - 1, i = h & mask;
 
         for (;; i = (i + 1) & mask) {
@@ -181,7 +186,7 @@ static size_t table_slot(const AuthkeysMap *m, const char *name, size_t len, uin
 
                 if (t->user == 0)
                         return i;
-                if (t->hash != (uint32_t) (h >> 32))
+                if (t->hash != h)
                         continue;
                 e = &m->users[t->user - 1];
                 if (e->name_len == len && memcmp(m->text.data + e->name_off, name, len) == 0)
@@ -200,18 +205,13 @@ static int table_grow(AuthkeysMap *m) {
                 return -ENOMEM;
         }
         m->table_size = size;
-        /* Names are distinct: a rehash only needs a free slot, and the low hash bits are gone,
-         * so each name is hashed again. */
+        /* Names are distinct: a rehash only needs a free slot. */
         for (size_t j = 0; j < old_size; j++) {
-                const User *e;
-                uint64_t h;
                 size_t i;
 
                 if (old[j].user == 0)
                         continue;
-                e = &m->users[old[j].user - 1];
-                h = name_hash(m, m->text.data + e->name_off, e->name_len);
-                for (i = h & mask; m->table[i].user != 0; i = (i + 1) & mask)
+                for (i = old[j].hash & mask; m->table[i].user != 0; i = (i + 1) & mask)
                         ;
                 m->table[i] = old[j];
         }
@@ -305,18 +305,25 @@ static int unescape(const char *s, size_t len, size_t *i, char *out, size_t *o) 
         return -EINVAL;
 }
 
-/* One quoted string at s[*i] into the scratch buffer. */
+/* One quoted string at s[*i]; only one with escapes is copied, into the scratch buffer. */
 static int list_string(Builder *b, const char *s, size_t len, size_t *i, size_t *o, Span *ret) {
         char quote = s[*i];
+        size_t start = *o, j;
 
         if (quote != '\'' && quote != '"')
                 return -EINVAL;
-        ret->off = *o;
+        for (j = *i + 1; j < len && s[j] != quote && s[j] != '\\'; j++)
+                ;
+        if (j < len && s[j] == quote) {
+                *ret = (Span) { s + *i + 1, j - *i - 1 };
+                *i = j + 1;
+                return 0;
+        }
         for ((*i)++; *i < len;) {
                 char c = s[(*i)++];
 
                 if (c == quote) {
-                        ret->len = *o - ret->off;
+                        *ret = (Span) { b->scratch + start, *o - start };
                         return 0;
                 }
                 if (c != '\\')
@@ -382,7 +389,7 @@ static bool name_valid(const char *s, size_t len) {
         return true;
 }
 
-static int add_user(Builder *b, const char *name, size_t name_len, uint64_t h, User *u) {
+static int add_user(Builder *b, const char *name, size_t name_len, uint32_t h, User *u) {
         AuthkeysMap *m = b->map;
         size_t slot;
         int r;
@@ -403,7 +410,7 @@ static int add_user(Builder *b, const char *name, size_t name_len, uint64_t h, U
                 return -ENOMEM;
         slot = table_slot(m, name, name_len, h);
         m->users[m->n_users] = *u;
-        m->table[slot] = (Slot) { (uint32_t) ++m->n_users, (uint32_t) (h >> 32) };
+        m->table[slot] = (Slot) { (uint32_t) ++m->n_users, h };
         m->stats.users++;
         m->stats.keys += u->n_keys;
         return 0;
@@ -414,7 +421,7 @@ static int builder_line(Builder *b, const char *s, size_t len) {
         const char *colon, *rest;
         size_t rest_len, n = 0;
         User u = {};
-        uint64_t h;
+        uint32_t h;
         int r;
 
         m->stats.lines++;
@@ -455,7 +462,7 @@ static int builder_line(Builder *b, const char *s, size_t len) {
                 if (r < 0)
                         return r;
                 for (size_t i = 0; i < n; i++) {
-                        r = add_key(b, &u, b->scratch + b->spans[i].off, b->spans[i].len, i);
+                        r = add_key(b, &u, b->spans[i].p, b->spans[i].len, i);
                         if (r < 0)
                                 return r;
                 }
