@@ -15,7 +15,7 @@ DEMO_SECONDS ?= 0
 DEB_PACKAGES = build-essential autoconf automake libtool autoconf-archive pkg-config \
 	libsystemd-dev libcurl4-openssl-dev libjson-c-dev libyaml-dev libssl-dev check \
 	libmunge-dev libslurm-dev \
-	libnss-cache s6 python3 curl openssl procps util-linux groff-base man-db systemd
+	libnss-cache openssh-client s6 python3 curl openssl procps util-linux groff-base man-db systemd
 
 GEN = configure build-aux/ltmain.sh
 AM_INPUTS = configure.ac Makefile.am $(wildcard */local.mk */*/local.mk)

@@ -233,6 +233,28 @@ tests_fuzz_fuzz_scim_json_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) -
 tests_fuzz_fuzz_scim_json_LDADD = modules/nsscache/libnsscache-scim.la
 EXTRA_DIST += tests/fuzz/corpus/scim-json tests/fuzz/scim-json.t
 
+# authkeys: key validation, fingerprints, the sshkey map.
+check_PROGRAMS += tests/unit/test-authkeys-key tests/unit/test-authkeys-map
+TESTS += tests/unit/test-authkeys-key tests/unit/test-authkeys-map
+tests_unit_test_authkeys_key_SOURCES = tests/unit/test-authkeys-key.c
+tests_unit_test_authkeys_key_CFLAGS = $(CHECK_TEST_CFLAGS) -I$(top_srcdir)
+tests_unit_test_authkeys_key_LDADD = modules/authkeys/libauthkeys.la $(CHECK_LIBS)
+tests_unit_test_authkeys_map_SOURCES = tests/unit/test-authkeys-map.c
+tests_unit_test_authkeys_map_CFLAGS = $(CHECK_TEST_CFLAGS) -I$(top_srcdir)
+tests_unit_test_authkeys_map_LDADD = modules/nsscache/libnsscache-cache.la modules/authkeys/libauthkeys.la $(CHECK_LIBS)
+
+check_PROGRAMS += tests/fuzz/fuzz-authkeys-map
+TESTS += tests/fuzz/authkeys-map.t
+tests_fuzz_fuzz_authkeys_map_SOURCES = tests/fuzz/fuzz-authkeys-map.c tests/fuzz/fuzz-replay.c
+tests_fuzz_fuzz_authkeys_map_CFLAGS = $(AM_CFLAGS) -I$(top_srcdir)
+tests_fuzz_fuzz_authkeys_map_LDADD = modules/authkeys/libauthkeys.la
+EXTRA_DIST += tests/fuzz/corpus/authkeys-map tests/fuzz/authkeys-map.t
+
+BENCHES += tests/bench/bench-authkeys-map
+tests_bench_bench_authkeys_map_SOURCES = tests/bench/bench-authkeys-map.c
+tests_bench_bench_authkeys_map_CFLAGS = $(AM_CFLAGS) -I$(top_srcdir)
+tests_bench_bench_authkeys_map_LDADD = modules/authkeys/libauthkeys.la
+
 # End of tests/local.mk
 
 .PHONY: demo
