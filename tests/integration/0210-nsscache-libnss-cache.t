@@ -53,7 +53,7 @@ restore() {
         # Temp files first, had a publish been killed: the glob also matches
         # passwd.cache.ixname and the like, which are restored just below.
         for f in $CACHE_FILES; do
-                rm -f "/etc/$f".??????
+                rm -f "/etc/$f".?????? "/etc/.sunkd-$f".??????
         done
         for f in $CACHE_FILES nsswitch.conf; do
                 rm -f "/etc/$f"
