@@ -100,6 +100,34 @@ sunkd_stop
 chmod 700 "$T/state/nsscache"
 scim_stop
 
+# A publish killed between two maps' renames is finished when the module
+# starts, before its first refresh: no lookup sees maps from two runs.
+HELPER="$SUNKD_BUILDDIR/tests/lib/nsscache-publish"
+[ -x "$HELPER" ] || bail_out "$HELPER not built"
+mkdir -p "$T/ref2"
+"$HELPER" -d "$T/ref2" -g 2 1 || bail_out "reference publish"
+"$HELPER" -d "$T/cache" -s "$T/state/nsscache" -g 1 0 || bail_out "first publish"
+( "$HELPER" -d "$T/cache" -s "$T/state/nsscache" -g 2 -K rename-data:3 1 ) 2>/dev/null
+ok "(a publish was killed halfway)" test -e "$T/state/nsscache/publish-journal"
+nok "(leaving passwd and group from different runs)" cmp -s "$T/ref2/group.cache" "$T/cache/group.cache"
+scim_start "$DATA" --fault refused
+write_config
+sunkd_start
+ok "the module's first refresh ran" wait_runs nsscache.refresh 1 100
+log=$(cat "$T/sunkd.log")
+like "$log" "Finished the publish into '$T/cache' that was interrupted" "init finished the interrupted publish"
+like "$(grep -n . "$T/sunkd.log" | grep -E "Finished the publish|Refresh failed" | head -1)" "Finished the publish" \
+        "before the first refresh"
+diffs=
+for f in passwd.cache passwd.cache.ixname passwd.cache.ixuid shadow.cache shadow.cache.ixname group.cache \
+         group.cache.ixname group.cache.ixgid sshkey.cache sshkey.cache.ixname; do
+        cmp -s "$T/ref2/$f" "$T/cache/$f" || diffs="$diffs $f"
+done
+is "$diffs" "" "every map and index is from the interrupted run"
+ok "the journal is gone" test ! -e "$T/state/nsscache/publish-journal"
+sunkd_stop
+scim_stop
+
 # SIGTERM during a refresh: cancelled, not "refusing to publish".
 scim_start "$DATA" --fault slow --delay 30
 write_config
