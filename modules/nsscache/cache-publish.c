@@ -490,8 +490,9 @@ static int commit_maps(const CacheOptions *opts, MapWork *work, char **ret_error
                 (void) append_error(ret_error, "%s: cannot record the publish: %s", opts->dir, strerror(-r));
         if (r >= 0) {
                 r = journal_run(&j, path, ret_error);
-                /* Renamed, or left for the journal's next run: not ours to unlink now. */
-                for (size_t t = 0; t < _NSS_MAP_MAX; t++) {
+                /* Renamed, or left for the journal's next run: not ours to unlink now.
+                 * Without a journal, map_work_done() unlinks what is left. */
+                for (size_t t = 0; (path || r >= 0) && t < _NSS_MAP_MAX; t++) {
                         work[t].tmp = mfree(work[t].tmp);
                         for (size_t i = 0; i < work[t].n_index; i++)
                                 work[t].index[i].tmp = mfree(work[t].index[i].tmp);
