@@ -133,6 +133,8 @@ _printf_(2, 3) static int append_error(char **err, const char *fmt, ...) {
         va_list ap;
         int k;
 
+        if (!err)
+                return 0; /* the caller did not ask why */
         va_start(ap, fmt);
         k = vasprintf(&s, fmt, ap);
         va_end(ap);
