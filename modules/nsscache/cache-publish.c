@@ -472,7 +472,7 @@ static int journal_run(const CacheJournal *j, const char *path, char **ret_error
         return path ? journal_remove(path, ret_error) : 0;
 }
 
-static int commit_maps(const CacheOptions *opts, MapWork *work, char **ret_error) {
+static int commit_maps(const CacheOptions *opts, MapWork *work, bool *ret_pending, char **ret_error) {
         _cleanup_free_ char *path = NULL;
         CacheJournal j = {};
         int r;
@@ -492,6 +492,7 @@ static int commit_maps(const CacheOptions *opts, MapWork *work, char **ret_error
                 (void) append_error(ret_error, "%s: cannot record the publish: %s", opts->dir, strerror(-r));
         if (r >= 0) {
                 r = journal_run(&j, path, ret_error);
+                *ret_pending = r < 0 && path && access(path, F_OK) >= 0;
                 /* Renamed, or left for the journal's next run: not ours to unlink now.
                  * Without a journal, map_work_done() unlinks what is left. */
                 for (size_t t = 0; (path || r >= 0) && t < _NSS_MAP_MAX; t++) {
@@ -760,7 +761,7 @@ int cache_publish_formatted(const CacheOptions *opts, const CacheFormatted maps[
                 }
         }
 
-        r = commit_maps(opts, work, &err);
+        r = commit_maps(opts, work, &rep.journal_pending, &err);
         if (r < 0)
                 goto out;
         for (size_t t = 0; t < _NSS_MAP_MAX; t++)

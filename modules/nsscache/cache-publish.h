@@ -47,6 +47,7 @@ typedef struct CacheReport {
         int timestamp_error;   /* first failure writing a timestamp file (not fatal), or 0 */
         bool recovered;        /* an interrupted publish was finished first */
         unsigned stale_removed; /* temporary files of killed runs removed */
+        bool journal_pending;  /* failed halfway: the journal finishes it next time */
 } CacheReport;
 
 /** cache_options_init() - defaults: dir "/etc", suffix "cache", all four maps,

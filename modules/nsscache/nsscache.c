@@ -302,6 +302,9 @@ static int refresh_done(void *state, int r, void *input, void *result) {
                 sunkd_log_error(s->ctx, "Refusing to publish: %s. The existing caches are unchanged; to accept "
                                 "this once, create '%s' and run 'sunkctl run nsscache.refresh'.",
                                 res && res->error ? res->error : "guard", s->force_path);
+        else if (r < 0 && res && res->report.journal_pending)
+                sunkd_log_error_errno(s->ctx, r, "Refresh failed while putting the maps in place; the next run "
+                                      "or start finishes it from the journal: %s", res->error ?: strerror(-r));
         else if (r < 0)
                 sunkd_log_error_errno(s->ctx, r, "Refresh failed, the existing caches are unchanged: %s",
                                       res && res->error ? res->error : strerror(-r));

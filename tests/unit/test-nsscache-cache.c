@@ -1029,13 +1029,14 @@ START_TEST(test_journal_publish_failure_recovered) {
         ck_assert_int_eq(nss_golden_build(0, &m0), 0);
         ck_assert_int_eq(nss_golden_build(1, &m1), 0);
         publish_ok(&e, &m0, &rep);
-        ck_assert(!rep.recovered);
+        ck_assert(!rep.recovered && !rep.journal_pending);
 
         cache_publish_test_hook = fail_unlink_index;
         ck_assert_int_eq(cache_publish(&e.opts, &m1, &rep, &err), -EROFS);
         cache_publish_test_hook = NULL;
         ck_assert_ptr_nonnull(err);
         ck_assert_msg(strstr(err, "/passwd.cache.ixname: unlink-index failed: Read-only file system"), "%s", err);
+        ck_assert(rep.journal_pending);
         ck_assert_int_eq(access(jpath, F_OK), 0);
         ck_assert_int_eq(cache_journal_read(jpath, &j), 0);
 
