@@ -51,10 +51,10 @@ static int fail(char **ret_error, int r, const char *fmt, ...) {
         return r;
 }
 
-/* The directory modules come from decides what runs as root. */
+/* The directory modules come from decides what runs as root: it and the
+ * module must be root's and writable by root alone, as the main config. */
 static int check_module_path(const char *path, char **ret_error) {
         _cleanup_free_ char *dir = strdup(path);
-        struct stat st;
         char *slash;
 
         if (!dir)
@@ -62,14 +62,28 @@ static int check_module_path(const char *path, char **ret_error) {
         slash = strrchr(dir, '/');
         if (slash)
                 *slash = '\0';
-        if (stat(isempty(dir) ? "/" : dir, &st) < 0)
-                return fail(ret_error, negative_errno(), "module directory '%s': %s", dir, strerror(errno));
-        if (st.st_mode & (S_IWGRP | S_IWOTH))
-                return fail(ret_error, -EPERM, "refusing module directory '%s': group- or world-writable", dir);
-        if (stat(path, &st) < 0)
-                return fail(ret_error, negative_errno(), "cannot load module '%s': %s", path, strerror(errno));
-        if (st.st_mode & (S_IWGRP | S_IWOTH))
-                return fail(ret_error, -EPERM, "refusing module '%s': group- or world-writable", path);
+        const struct {
+                const char *what, *path, *stat_prefix;
+        } checks[] = {
+                { "module directory", isempty(dir) ? "/" : dir, "" },
+                { "module", path, "cannot load " },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(checks); i++) {
+                struct stat st;
+
+                if (stat(checks[i].path, &st) < 0)
+                        return fail(ret_error, negative_errno(), "%s%s '%s': %s", checks[i].stat_prefix,
+                                    checks[i].what, checks[i].path, strerror(errno));
+                if (st.st_mode & (S_IWGRP | S_IWOTH))
+                        return fail(ret_error, -EPERM, "refusing %s '%s': group- or world-writable (owner uid %u, mode %04o)",
+                                    checks[i].what, checks[i].path, (unsigned) st.st_uid,
+                                    (unsigned) (st.st_mode & 07777));
+                if (st.st_uid != 0 && st.st_uid != geteuid())
+                        return fail(ret_error, -EPERM, "refusing %s '%s': owned by uid %u, not root (mode %04o)",
+                                    checks[i].what, checks[i].path, (unsigned) st.st_uid,
+                                    (unsigned) (st.st_mode & 07777));
+        }
         return 0;
 }
 

@@ -190,6 +190,10 @@ check_PROGRAMS += %reldir%/lib/nsscache-publish
 
 TESTS += %reldir%/integration/0210-nsscache-libnss-cache.t
 EXTRA_DIST += %reldir%/integration/0210-nsscache-libnss-cache.t %reldir%/data/nsscache/golden
+TESTS += %reldir%/integration/0211-nsscache-publish-crash.t
+EXTRA_DIST += %reldir%/integration/0211-nsscache-publish-crash.t
+TESTS += %reldir%/integration/0212-nsscache-trust.t
+EXTRA_DIST += %reldir%/integration/0212-nsscache-trust.t
 
 check_PROGRAMS += tests/unit/test-nsscache-conf
 TESTS += tests/unit/test-nsscache-conf

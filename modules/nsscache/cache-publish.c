@@ -13,18 +13,25 @@
  *     return a bogus status.
  * So each map is replaced in this order: the old indexes are unlinked (every
  * reader from now on scans linearly), the data is renamed over, then the new
- * indexes are renamed in.  The indexes are staged after the data, so their
- * mtime is never older than the data's and the stale check passes.  What
- * remains is a reader that mapped the old index and opens the data only
- * after our rename; no ordering of two renames can close that window.
+ * indexes are renamed in.  What no order of renames can close is a reader
+ * that opened the old index and opens the data only after our rename: the
+ * stale check compares mtimes in whole seconds, so a republish within the
+ * same second passes it, and an offset past the end of the new data makes
+ * libnss-cache return a status glibc aborts on ("Illegal status in
+ * __nss_next").  Hence every staged file gets the same mtime, one second
+ * past the newest of the map's files it replaces if the clock has not yet
+ * moved past them: an old index is then always older than a newer data
+ * file, and such a reader scans linearly.
  *
  * A refresh publishes all enabled maps or none: every map and index is
  * rendered in memory and every guard (empty, below min_entries, shrinking by
  * more than max_shrink_pct) checked before the first byte is written; all
  * temp files are then staged (written, chmod/chown, fsync'ed) beside their
- * targets, and only if every one was staged are they renamed into place.
- * A failure while staging unlinks all temps: the old files stay
- * byte-identical.  A map whose bytes, indexes and permissions are unchanged
+ * targets as .sunkd-TARGET.XXXXXX, and only if every one was staged are they
+ * renamed into place, under a journal (cache-journal.c) that a crash leaves
+ * for the next start to finish.  A failure while staging unlinks all temps:
+ * the old files stay byte-identical.  Temps a killed run left behind (our
+ * own names, owned by root) are removed before each publish.  A map whose bytes, indexes and permissions are unchanged
  * is not rewritten, so its inode and mtime stay and readers' page cache
  * stays warm.
  *
@@ -39,6 +46,7 @@
  * 0444); indexes likewise, else 0644.  The shadow cache is thereby 0640
  * root:shadow on Debian.  Callers may set them explicitly instead.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -54,6 +62,7 @@
 
 #include "cache-format.h"
 #include "cache-index.h"
+#include "cache-journal.h"
 #include "cache-publish.h"
 
 #define MAX_INDEXES 2
@@ -76,6 +85,7 @@ typedef struct MapWork {
         char *tmp;
         bool changed, had_old;
         size_t old_entries;
+        time_t newest; /* the latest mtime among the map's files on disk */
 } MapWork;
 
 static void unlink_tmp(char **tmp) {
@@ -123,6 +133,8 @@ _printf_(2, 3) static int append_error(char **err, const char *fmt, ...) {
         va_list ap;
         int k;
 
+        if (!err)
+                return 0; /* the caller did not ask why */
         va_start(ap, fmt);
         k = vasprintf(&s, fmt, ap);
         va_end(ap);
@@ -164,7 +176,7 @@ static void resolve_perms(const CacheOptions *opts, NssMapType t, CachePerms *da
 /* Compare the file at @path with @data, counting its lines on the way.
  * Return: 1 identical (content and permissions), 0 different or absent. */
 static int compare_file(const char *path, const char *data, size_t len, const CachePerms *perms,
-                        bool *ret_exists, size_t *ret_lines) {
+                        bool *ret_exists, size_t *ret_lines, time_t *ret_mtime) {
         _cleanup_close_ int fd = -1;
         _cleanup_free_ char *buf = NULL;
         size_t pos = 0, lines = 0;
@@ -183,6 +195,8 @@ static int compare_file(const char *path, const char *data, size_t len, const Ca
         if (!S_ISREG(st.st_mode))
                 return S_ISDIR(st.st_mode) ? -EISDIR : -EEXIST;
         *ret_exists = true;
+        if (ret_mtime && st.st_mtime > *ret_mtime)
+                *ret_mtime = st.st_mtime;
 
         if ((st.st_mode & 07777) != perms->mode ||
             (perms->uid != (uid_t) -1 && (st.st_uid != perms->uid || st.st_gid != perms->gid)) ||
@@ -223,7 +237,7 @@ int cache_publish_count_entries(const char *path, size_t *ret) {
         bool exists;
         int r;
 
-        r = compare_file(path, "", 0, &none, &exists, ret);
+        r = compare_file(path, "", 0, &none, &exists, ret, NULL);
         return r < 0 ? r : 0;
 }
 
@@ -253,7 +267,7 @@ static int prepare_map(const CacheOptions *opts, const CacheFormatted *f, NssMap
 
         resolve_perms(opts, t, &w->data_perms, &w->index_perms);
 
-        r = compare_file(w->path, w->data, w->len, &w->data_perms, &w->had_old, &w->old_entries);
+        r = compare_file(w->path, w->data, w->len, &w->data_perms, &w->had_old, &w->old_entries, &w->newest);
         if (r < 0)
                 return append_error(ret_error, "%s: %s", w->path, strerror(-r)) < 0 ? -ENOMEM : r;
         w->changed = r == 0;
@@ -268,7 +282,7 @@ static int prepare_map(const CacheOptions *opts, const CacheFormatted *f, NssMap
                 if (r < 0)
                         return r;
 
-                r = compare_file(ix->path, ix->data ?: "", ix->len, &w->index_perms, &exists, NULL);
+                r = compare_file(ix->path, ix->data ?: "", ix->len, &w->index_perms, &exists, NULL, &w->newest);
                 if (r < 0)
                         return append_error(ret_error, "%s: %s", ix->path, strerror(-r)) < 0 ? -ENOMEM : r;
                 if (r == 0 && (exists || ix->data))
@@ -305,11 +319,82 @@ static int check_guards(const CacheOptions *opts, const MapWork *w, char **err) 
         return r;
 }
 
-static int stage_map(MapWork *w) {
+static void closedirp(DIR **d) {
+        if (*d)
+                (void) closedir(*d);
+}
+
+static int write_all(int fd, const char *p, size_t len) {
+        while (len > 0) {
+                ssize_t n = write(fd, p, len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                p += n;
+                len -= (size_t) n;
+        }
+        return 0;
+}
+
+/* @path's directory and name, split at the last '/'. */
+static int split_path(const char *path, char **ret_dir, const char **ret_name) {
+        const char *slash = strrchr(path, '/');
+
+        if (!slash)
+                return -EINVAL;
+        *ret_dir = strndup(path, (size_t) (slash - path));
+        if (!*ret_dir)
+                return -ENOMEM;
+        *ret_name = slash + 1;
+        return 0;
+}
+
+/* Writes @data to DIR/.sunkd-NAME.XXXXXX with @perms and @mtime, fsync'ed. */
+static int stage_file(const char *path, const char *data, size_t len, const CachePerms *perms, time_t mtime,
+                      char **ret_tmp) {
+        _cleanup_free_ char *dir = NULL, *tmp = NULL;
+        _cleanup_close_ int fd = -1;
+        const char *name;
         int r;
 
-        r = fileio_stage(w->path, w->data ?: "", w->len, w->data_perms.mode, w->data_perms.uid,
-                         w->data_perms.gid, &w->tmp);
+        r = split_path(path, &dir, &name);
+        if (r < 0)
+                return r;
+        if (asprintf(&tmp, "%s/" CACHE_JOURNAL_TMP_PREFIX "%s.XXXXXX", dir, name) < 0)
+                return -ENOMEM;
+        r = cache_journal_step("stage", path);
+        if (r < 0)
+                return r;
+        fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+
+        r = write_all(fd, data, len);
+        if (r >= 0)
+                r = RET_NERRNO(fchmod(fd, perms->mode));
+        if (r >= 0 && perms->uid != (uid_t) -1)
+                r = RET_NERRNO(fchown(fd, perms->uid, perms->gid));
+        if (r >= 0)
+                r = RET_NERRNO(futimens(fd, (const struct timespec[2]) {
+                                                    { .tv_nsec = UTIME_OMIT }, { .tv_sec = mtime } }));
+        if (r >= 0)
+                r = RET_NERRNO(fsync(fd));
+        if (r < 0) {
+                (void) unlink(tmp);
+                return r;
+        }
+        *ret_tmp = TAKE_PTR(tmp);
+        return 0;
+}
+
+/* Every file of the map gets one mtime, later than any it replaces (see the top). */
+static int stage_map(MapWork *w, time_t now) {
+        time_t mtime = w->newest > 0 ? MAX(now, w->newest + 1) : now;
+        int r;
+
+        r = stage_file(w->path, w->data ?: "", w->len, &w->data_perms, mtime, &w->tmp);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < w->n_index; i++) {
@@ -317,47 +402,190 @@ static int stage_map(MapWork *w) {
 
                 if (!ix->data)
                         continue;
-                r = fileio_stage(ix->path, ix->data, ix->len, w->index_perms.mode, w->index_perms.uid,
-                                 w->index_perms.gid, &ix->tmp);
+                r = stage_file(ix->path, ix->data, ix->len, &w->index_perms, mtime, &ix->tmp);
                 if (r < 0)
                         return r;
         }
         return 0;
 }
 
-static int commit_map(MapWork *w, char **ret_error) {
-        const char *failed;
+static int journal_add_path(CacheJournal *j, CacheJournalKind kind, const char *path) {
+        const char *slash = strrchr(path, '/');
+
+        return cache_journal_add(j, kind, slash ? slash + 1 : path);
+}
+
+/* The journal of the staged maps: the renames and unlinks cache_journal_apply() does. */
+static int journal_build(const CacheOptions *opts, const MapWork *work, CacheJournal *j) {
         int r;
 
-        for (size_t i = 0; i < w->n_index; i++)
-                if (unlink(w->index[i].path) < 0 && errno != ENOENT) {
-                        r = negative_errno();
-                        failed = w->index[i].path;
-                        goto fail;
-                }
+        j->dir = strdup(opts->dir);
+        if (!j->dir)
+                return -ENOMEM;
+        for (size_t t = 0; t < _NSS_MAP_MAX; t++) {
+                const MapWork *w = work + t;
 
-        r = fileio_commit(w->tmp, w->path);
-        w->tmp = mfree(w->tmp); /* renamed, or unlinked by fileio_commit */
-        if (r < 0) {
-                failed = w->path;
-                goto fail;
-        }
-        for (size_t i = 0; i < w->n_index; i++) {
-                IndexWork *ix = w->index + i;
-
-                if (!ix->tmp)
+                if (!opts->enabled[t] || !w->changed)
                         continue;
-                r = fileio_commit(ix->tmp, ix->path);
-                ix->tmp = mfree(ix->tmp);
-                if (r < 0) {
-                        failed = ix->path;
-                        goto fail;
-                }
+                r = journal_add_path(j, CACHE_JOURNAL_DATA, w->tmp);
+                for (size_t i = 0; r >= 0 && i < w->n_index; i++)
+                        r = w->index[i].tmp ? journal_add_path(j, CACHE_JOURNAL_INDEX, w->index[i].tmp)
+                                            : journal_add_path(j, CACHE_JOURNAL_DROP, w->index[i].path);
+                if (r < 0)
+                        return r;
         }
         return 0;
+}
 
-fail:
-        (void) append_error(ret_error, "%s: %s", failed, strerror(-r));
+static char *journal_path(const char *state_dir) {
+        char *p;
+
+        return asprintf(&p, "%s/" CACHE_JOURNAL_FILE, state_dir) < 0 ? NULL : p;
+}
+
+static int journal_remove(const char *path, char **ret_error) {
+        int r;
+
+        r = cache_journal_step("journal-remove", path);
+        if (r >= 0 && unlink(path) < 0 && errno != ENOENT)
+                r = negative_errno();
+        if (r >= 0)
+                r = fileio_fsync_dir(path);
+        if (r < 0)
+                (void) append_error(ret_error, "%s: cannot remove the journal: %s", path, strerror(-r));
+        return r;
+}
+
+/* Applies @j; a failed step is tried once more before giving up, as a
+ * rename can fail transiently.  The journal stays for the next run then. */
+static int journal_run(const CacheJournal *j, const char *path, char **ret_error) {
+        _cleanup_free_ char *first = NULL;
+        int r;
+
+        r = cache_journal_apply(j, &first);
+        if (r < 0)
+                r = cache_journal_apply(j, NULL);
+        if (r < 0) {
+                (void) append_error(ret_error, "%s", first ?: strerror(-r));
+                return r;
+        }
+        return path ? journal_remove(path, ret_error) : 0;
+}
+
+static int commit_maps(const CacheOptions *opts, MapWork *work, bool *ret_pending, char **ret_error) {
+        _cleanup_free_ char *path = NULL;
+        CacheJournal j = {};
+        int r;
+
+        r = journal_build(opts, work, &j);
+        if (r >= 0 && j.n == 0) {
+                cache_journal_done(&j);
+                return 0;
+        }
+        if (r >= 0 && opts->state_dir) {
+                path = journal_path(opts->state_dir);
+                r = path ? cache_journal_write(&j, path) : -ENOMEM;
+                if (r < 0)
+                        (void) append_error(ret_error, "%s: cannot write the journal: %s",
+                                            path ?: opts->state_dir, strerror(-r));
+        } else if (r < 0)
+                (void) append_error(ret_error, "%s: cannot record the publish: %s", opts->dir, strerror(-r));
+        if (r >= 0) {
+                r = journal_run(&j, path, ret_error);
+                *ret_pending = r < 0 && path && access(path, F_OK) >= 0;
+                /* Renamed, or left for the journal's next run: not ours to unlink now.
+                 * Without a journal, map_work_done() unlinks what is left. */
+                for (size_t t = 0; (path || r >= 0) && t < _NSS_MAP_MAX; t++) {
+                        work[t].tmp = mfree(work[t].tmp);
+                        for (size_t i = 0; i < work[t].n_index; i++)
+                                work[t].index[i].tmp = mfree(work[t].index[i].tmp);
+                }
+        }
+        cache_journal_done(&j);
+        return r;
+}
+
+int cache_publish_recover(const char *state_dir, bool *ret_finished, char **ret_error) {
+        _cleanup_free_ char *path = journal_path(state_dir);
+        CacheJournal j = {};
+        int r;
+
+        *ret_finished = false;
+        if (!path)
+                return -ENOMEM;
+        r = cache_journal_read(path, &j);
+        if (r == -ENOENT)
+                return 0;
+        if (r == -EBADMSG) {
+                /* Renaming the journal into place is atomic: a malformed one was never ours
+                 * complete.  Drop it; the staged files go as stale temps. */
+                (void) append_error(ret_error, "%s: malformed journal, discarded", path);
+                (void) journal_remove(path, ret_error);
+                return r;
+        }
+        if (r < 0)
+                return append_error(ret_error, "%s: %s", path, strerror(-r)) ?: r;
+        r = journal_run(&j, path, ret_error);
+        cache_journal_done(&j);
+        if (r >= 0)
+                *ret_finished = true;
+        return r;
+}
+
+/* Whether @name is NAME.XXXXXX staged for one of the files this publisher writes. */
+static bool stale_name(const CacheOptions *opts, const char *name) {
+        _cleanup_free_ char *target = NULL;
+
+        if (cache_journal_target(name, &target) < 0)
+                return false;
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
+                _cleanup_free_ char *path = cache_publish_path(opts, t);
+                const CacheIndexSpec *specs;
+                size_t n = cache_index_specs(t, &specs);
+                const char *base = path ? strrchr(path, '/') : NULL;
+                size_t bl;
+
+                if (!base)
+                        continue;
+                base++;
+                bl = strlen(base);
+                if (strncmp(target, base, bl) != 0)
+                        continue;
+                if (target[bl] == '\0')
+                        return true;
+                for (size_t i = 0; i < n; i++)
+                        if (streq(target + bl, specs[i].suffix))
+                                return true;
+        }
+        return false;
+}
+
+int cache_publish_clean_stale(const CacheOptions *opts, unsigned *ret_removed) {
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct dirent *de;
+        unsigned removed = 0;
+        int r = 0;
+
+        *ret_removed = 0;
+        d = opendir(opts->dir);
+        if (!d)
+                return errno == ENOENT ? 0 : negative_errno();
+        while ((de = readdir(d))) {
+                struct stat st;
+
+                if (!stale_name(opts, de->d_name))
+                        continue;
+                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+                    st.st_uid != 0)
+                        continue;
+                if (unlinkat(dirfd(d), de->d_name, 0) < 0) {
+                        if (r == 0 && errno != ENOENT)
+                                r = negative_errno();
+                        continue;
+                }
+                removed++;
+        }
+        *ret_removed = removed;
         return r;
 }
 
@@ -385,6 +613,7 @@ static int write_timestamp(const char *dir, NssMapType t, const char *kind, time
         char line[sizeof("YYYY-MM-DDThh:mm:ssZ\n") + 16];
         struct tm tm;
         size_t n;
+        int r;
 
         if (asprintf(&path, "%s/timestamp-%s-%s", dir, nss_map_to_string(t), kind) < 0)
                 return -ENOMEM;
@@ -395,6 +624,9 @@ static int write_timestamp(const char *dir, NssMapType t, const char *kind, time
         n = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%SZ\n", &tm);
         if (n == 0)
                 return -EOVERFLOW;
+        r = cache_journal_step("timestamp", path);
+        if (r < 0)
+                return r;
         return fileio_write_atomic(path, line, n, 0644, (uid_t) -1, (gid_t) -1);
 }
 
@@ -419,7 +651,6 @@ static int write_timestamps(const CacheOptions *opts, const MapWork *work) {
 }
 
 static void report_fill(CacheReport *rep, const CacheOptions *opts, const MapWork *work) {
-        *rep = (CacheReport) {};
         for (size_t t = 0; t < _NSS_MAP_MAX; t++) {
                 if (!opts->enabled[t])
                         continue;
@@ -465,15 +696,39 @@ int cache_publish(const CacheOptions *opts, const NssMaps *maps, CacheReport *re
         return r;
 }
 
+/* Finishes a publish a crash or failure left, then clears killed runs' temps. */
+static int publish_begin(const CacheOptions *opts, CacheReport *rep, char **ret_error) {
+        bool finished;
+        int r;
+
+        if (opts->state_dir) {
+                r = cache_publish_recover(opts->state_dir, &finished, ret_error);
+                if (r < 0 && r != -EBADMSG)
+                        return r;
+                rep->recovered = finished;
+        }
+        r = cache_publish_clean_stale(opts, &rep->stale_removed);
+        if (r < 0)
+                return append_error(ret_error, "%s: cannot remove stale temporary files: %s", opts->dir,
+                                    strerror(-r)) ?: r;
+        return 0;
+}
+
 int cache_publish_formatted(const CacheOptions *opts, const CacheFormatted maps[static _NSS_MAP_MAX],
                             CacheReport *ret_report, char **ret_error) {
         _cleanup_free_ char *err = NULL;
         CacheReport rep = {};
         MapWork work[_NSS_MAP_MAX] = {};
+        time_t now;
         int r;
 
         if (!opts || !maps || isempty(opts->dir))
                 return -EINVAL;
+        now = time(NULL); /* the files' mtime: the real clock, whatever opts->now says */
+
+        r = publish_begin(opts, &rep, &err);
+        if (r < 0)
+                goto out;
 
         for (size_t t = 0; t < _NSS_MAP_MAX; t++) {
                 if (!opts->enabled[t])
@@ -499,22 +754,21 @@ int cache_publish_formatted(const CacheOptions *opts, const CacheFormatted maps[
         for (size_t t = 0; t < _NSS_MAP_MAX; t++) {
                 if (!opts->enabled[t] || !work[t].changed)
                         continue;
-                r = stage_map(work + t);
+                r = stage_map(work + t, now);
                 if (r < 0) {
                         (void) append_error(&err, "%s: staging failed: %s", work[t].path, strerror(-r));
                         goto out; /* map_work_done() unlinks every temp */
                 }
         }
 
-        for (size_t t = 0; t < _NSS_MAP_MAX; t++) {
-                if (!opts->enabled[t] || !work[t].changed)
-                        continue;
-                r = commit_map(work + t, &err);
-                if (r < 0)
-                        goto out;
-                rep.map[t].changed = true;
-                rep.n_changed++;
-        }
+        r = commit_maps(opts, work, &rep.journal_pending, &err);
+        if (r < 0)
+                goto out;
+        for (size_t t = 0; t < _NSS_MAP_MAX; t++)
+                if (opts->enabled[t] && work[t].changed) {
+                        rep.map[t].changed = true;
+                        rep.n_changed++;
+                }
 
         if (opts->timestamp_dir)
                 rep.timestamp_error = write_timestamps(opts, work);

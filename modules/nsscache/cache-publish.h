@@ -29,6 +29,7 @@ typedef struct CacheOptions {
         bool force;                /* this run only: skip the guards */
         CachePerms perms[_NSS_MAP_MAX];
         time_t now;                /* for the timestamp files; 0: time(NULL) */
+        const char *state_dir;     /* where the publish journal goes; NULL: none (no crash safety) */
 } CacheOptions;
 
 typedef struct CacheMapReport {
@@ -44,6 +45,9 @@ typedef struct CacheReport {
         CacheMapReport map[_NSS_MAP_MAX];
         size_t n_changed;
         int timestamp_error;   /* first failure writing a timestamp file (not fatal), or 0 */
+        bool recovered;        /* an interrupted publish was finished first */
+        unsigned stale_removed; /* temporary files of killed runs removed */
+        bool journal_pending;  /* failed halfway: the journal finishes it next time */
 } CacheReport;
 
 /** cache_options_init() - defaults: dir "/etc", suffix "cache", all four maps,
@@ -60,16 +64,23 @@ void cache_options_init(CacheOptions *opts);
  * All maps and indexes are rendered in memory and every guard is checked
  * before anything is written.  A map whose data and indexes are
  * byte-identical to what is on disk (with the same mode and owner) is left
- * alone.  The changed maps are staged next to their targets and fsync'ed;
- * only if all staging succeeded are they put in place, per map: the old
- * indexes are removed, the data is renamed over, then the new indexes.  On
- * success, timestamp-MAP-update is written for every enabled map and
- * timestamp-MAP-modify for each changed one (or where it is missing).
+ * alone.  First a publish that a crash or failure interrupted is finished
+ * (cache_publish_recover(), with @opts->state_dir) and temporary files
+ * killed runs left are removed (cache_publish_clean_stale()).  The changed
+ * maps are staged next to their targets as .sunkd-NAME.XXXXXX and fsync'ed;
+ * only if all staging succeeded is the journal written to @opts->state_dir
+ * and are they put in place, per map: the old indexes are removed, the data
+ * is renamed over, then the new indexes.  On success, timestamp-MAP-update
+ * is written for every enabled map and timestamp-MAP-modify for each changed
+ * one (or where it is missing).
  *
  * Return: 0 (the report says what changed); CACHE_PUBLISH_REFUSED when a
  * guard refused (nothing written); -EINVAL/-EILSEQ for entries that cannot
- * be rendered (nothing written); another negative errno if staging failed
- * (nothing changed) or, rarely, if a rename failed after others succeeded.
+ * be rendered (nothing written); another negative errno if finishing an
+ * earlier publish failed (nothing written), staging or the journal failed
+ * (nothing changed) or, rarely, a rename failed twice after others
+ * succeeded: the journal then stays, and the next publish or start
+ * finishes it before anything else.
  */
 int cache_publish(const CacheOptions *opts, const NssMaps *maps, CacheReport *ret_report, char **ret_error);
 
@@ -87,6 +98,25 @@ int cache_publish_formatted(const CacheOptions *opts, const CacheFormatted maps[
  * Return: 0, or negative errno other than -ENOENT.
  */
 int cache_publish_count_entries(const char *path, size_t *ret);
+
+/**
+ * cache_publish_recover() - finish a publish that a crash interrupted.
+ * If @state_dir holds a journal, its renames are carried out (those already
+ * done are skipped) and it is removed.  A malformed journal is removed
+ * unapplied: the files it names stay as they are.
+ * Return: 0 (*ret_finished says whether there was one to finish), -EBADMSG
+ * for a malformed journal, or the failure, with the file in *ret_error.
+ */
+int cache_publish_recover(const char *state_dir, bool *ret_finished, char **ret_error);
+
+/**
+ * cache_publish_clean_stale() - remove temporary files killed runs left in
+ * @opts->dir: regular files owned by root whose name is
+ * .sunkd-TARGET.XXXXXX for a TARGET this publisher writes.  Call only when
+ * no journal is pending (cache_publish_recover() first).
+ * Return: 0 or the first error; *ret_removed counts the files removed.
+ */
+int cache_publish_clean_stale(const CacheOptions *opts, unsigned *ret_removed);
 
 /** cache_publish_path() - DIR/MAP[.SUFFIX] as nsscache names it, malloc'ed; NULL on OOM. */
 char *cache_publish_path(const CacheOptions *opts, NssMapType t);

@@ -38,6 +38,7 @@
 #include <curl/curl.h>
 
 #include "nsscache-conf.h"
+#include "trusted-path.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/macro.h"
@@ -837,6 +838,9 @@ int nsscache_conf_load_ini(ScimConfig *c, const char *path, char **ret_error) {
         size_t len = 0;
         int r;
 
+        r = trusted_path_check(path, "config file", ret_error);
+        if (r < 0)
+                return r;
         r = fileio_read(path, SCIM_CONF_FILE_MAX, &text, &len);
         if (r == -EFBIG)
                 return set_error(ret_error, "%s: larger than %d bytes", path, SCIM_CONF_FILE_MAX);

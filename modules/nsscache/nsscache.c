@@ -11,7 +11,13 @@
  * Forcing one run past the guards (empty map, min_entries, max_shrink_pct):
  * create the file <state_dir>/nsscache/force-next-run, then
  * `sunkctl run nsscache.refresh`.  The file is removed after the run that
- * used it succeeded.
+ * used it succeeded.  Whoever can write the state directory can therefore
+ * empty passwd: it must be root's (trusted_path_check()), as must be
+ * nsscache.conf.
+ *
+ * The state directory also holds the publish journal: init finishes a
+ * publish a crash interrupted before the first run, so READY never comes
+ * with maps from two runs.
  */
 #include <errno.h>
 #include <malloc.h>
@@ -29,6 +35,7 @@
 #include "scim-fetch.h"
 #include "scim-map.h"
 #include "sunkd/module.h"
+#include "trusted-path.h"
 #include "util/cleanup.h"
 #include "util/strv.h"
 
@@ -53,6 +60,7 @@ typedef struct Result {
         size_t n_records;
         CacheReport report;
         bool published;
+        bool cancelled;
         char *error;
 } Result;
 
@@ -65,6 +73,7 @@ typedef struct State {
         ConfRef *conf;
         sunkd_job *job;
         Metrics m;
+        const char *state_dir;
         char *force_path;
         /* What status shows. */
         uint64_t last_success_usec;
@@ -162,12 +171,14 @@ static int refresh_work(void *state, void *input, const sunkd_cancel *cancel, vo
         *ret_result = res;
 
         nsscache_refresh_options(c, in->force, &opts);
+        opts.state_dir = ((State *) state)->state_dir;
         r = nsscache_refresh_run(c, &opts, cancel, copy_rejects, res, &res->stats, &res->report,
                                  &res->error);
         /* The run's pages and maps are freed: give the heap back to the system. */
         (void) malloc_trim(0);
         if (r >= 0)
                 res->published = true;
+        res->cancelled = r == -ECANCELED && sunkd_cancelled(cancel);
         return r;
 }
 
@@ -283,13 +294,21 @@ static int refresh_done(void *state, int r, void *input, void *result) {
                                res->report.map[NSS_MAP_SSHKEY].entries, changed,
                                (unsigned long long) res->stats.requests,
                                (unsigned long long) res->stats.duration_usec / 1000);
+                if (res->report.stale_removed > 0)
+                        sunkd_log_notice(s->ctx, "Removed %u temporary file(s) an interrupted publish left in '%s'.",
+                                         res->report.stale_removed, s->conf->conf->files_dir);
                 if (res->report.timestamp_error < 0)
                         sunkd_log_warning_errno(s->ctx, res->report.timestamp_error,
                                                 "Failed to write the timestamp files, ignoring: %m");
-        } else if (r == CACHE_PUBLISH_REFUSED)
+        } else if (r == -ECANCELED && (!res || res->cancelled))
+                sunkd_log_notice(s->ctx, "Refresh cancelled; the existing caches are unchanged.");
+        else if (r == CACHE_PUBLISH_REFUSED)
                 sunkd_log_error(s->ctx, "Refusing to publish: %s. The existing caches are unchanged; to accept "
                                 "this once, create '%s' and run 'sunkctl run nsscache.refresh'.",
                                 res && res->error ? res->error : "guard", s->force_path);
+        else if (r < 0 && res && res->report.journal_pending)
+                sunkd_log_error_errno(s->ctx, r, "Refresh failed while putting the maps in place; the next run "
+                                      "or start finishes it from the journal: %s", res->error ?: strerror(-r));
         else if (r < 0)
                 sunkd_log_error_errno(s->ctx, r, "Refresh failed, the existing caches are unchanged: %s",
                                       res && res->error ? res->error : strerror(-r));
@@ -362,6 +381,28 @@ static sunkd_job_spec refresh_spec(const ScimConfig *conf) {
         };
 }
 
+/* Before the first run: the state directory must be root's, and a publish a
+ * crash interrupted is finished, so no lookup sees maps from two runs. */
+static int prepare_state_dir(sunkd_ctx *c, const ScimConfig *conf) {
+        _cleanup_free_ char *error = NULL;
+        const char *dir = c->api->state_dir(c);
+        bool finished;
+        int r;
+
+        r = trusted_path_check(dir, "state directory", &error);
+        if (r < 0)
+                return sunkd_log_error_errno(c, r, "%s", error ?: "untrusted state directory");
+        r = cache_publish_recover(dir, &finished, &error);
+        if (r == -EBADMSG)
+                sunkd_log_warning(c, "%s.", error ?: "malformed publish journal");
+        else if (r < 0)
+                return sunkd_log_error_errno(c, r, "Failed to finish the interrupted publish into '%s': %s",
+                                             conf->files_dir, error ?: strerror(-r));
+        else if (finished)
+                sunkd_log_notice(c, "Finished the publish into '%s' that was interrupted.", conf->files_dir);
+        return 0;
+}
+
 static int nsscache_setup(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
         ScimConfig *conf = NULL;
         State *s;
@@ -370,6 +411,11 @@ static int nsscache_setup(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) 
         r = load_conf(c, cfg, &conf);
         if (r < 0)
                 return r;
+        r = prepare_state_dir(c, conf);
+        if (r < 0) {
+                nsscache_conf_free(conf);
+                return r;
+        }
         s = calloc(1, sizeof(*s));
         if (!s || conf_ref_new(conf, &s->conf) < 0 ||
             asprintf(&s->force_path, "%s/%s", c->api->state_dir(c), FORCE_FILE) < 0) {
@@ -379,6 +425,7 @@ static int nsscache_setup(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) 
                 return -ENOMEM;
         }
         s->ctx = c;
+        s->state_dir = c->api->state_dir(c);
 
         sunkd_job_spec spec = refresh_spec(conf);
         r = add_metrics(s);

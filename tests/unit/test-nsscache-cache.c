@@ -24,6 +24,7 @@
 
 #include "../../modules/nsscache/cache-format.h"
 #include "../../modules/nsscache/cache-index.h"
+#include "../../modules/nsscache/cache-journal.h"
 #include "../../modules/nsscache/cache-publish.h"
 #include "../lib/nss-golden.h"
 #include "../lib/check-run.h"
@@ -398,7 +399,8 @@ static size_t snapshot(const char *dir, Snap **ret) {
                 _cleanup_free_ char *p = NULL;
                 struct stat st;
 
-                if (de->d_name[0] == '.')
+                /* Only . and ..: staged files are dot files (.sunkd-*) and must show. */
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
                         continue;
                 ck_assert_int_ge(asprintf(&p, "%s/%s", dir, de->d_name), 0);
                 ck_assert_int_eq(lstat(p, &st), 0);
@@ -901,6 +903,163 @@ START_TEST(test_count_entries) {
 }
 END_TEST
 
+/* ---- the publish journal ---------------------------------------------- */
+
+START_TEST(test_journal_names) {
+        static const char *const staged[] = { ".sunkd-passwd.cache.a1B2c3", ".sunkd-x.ABCDEF",
+                                              ".sunkd-group.cache.ixgid.000000" };
+        static const char *const not_staged[] = { "", ".sunkd-", ".sunkd-.abcdef", ".sunkd-passwd.cache",
+                                                  "passwd.cache.abcdef", ".sunkd-passwd.cache.abcdefg",
+                                                  ".sunkd-a/b.abcdef", "x.sunkd-passwd.cache.abcdef" };
+        static const char *const targets[] = { "passwd.cache", "x", "group.cache.ixgid" };
+
+        for (size_t i = 0; i < ELEMENTSOF(staged); i++) {
+                _cleanup_free_ char *t = NULL;
+
+                ck_assert_msg(cache_journal_is_staged(staged[i]), "%s", staged[i]);
+                ck_assert_int_eq(cache_journal_target(staged[i], &t), 0);
+                ck_assert_str_eq(t, targets[i]);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(not_staged); i++) {
+                char *t = NULL;
+
+                ck_assert_msg(!cache_journal_is_staged(not_staged[i]), "%s", not_staged[i]);
+                ck_assert_int_eq(cache_journal_target(not_staged[i], &t), -EINVAL);
+                ck_assert_ptr_null(t);
+        }
+}
+END_TEST
+
+START_TEST(test_journal_add_write_read) {
+        _cleanup_free_ char *path = NULL;
+        CacheJournal j = {}, back = {};
+        Env e;
+
+        env_init(&e);
+        path = env_file(&e, "journal");
+        j.dir = strdup("/etc/with space");
+        ck_assert_int_eq(cache_journal_add(&j, CACHE_JOURNAL_INDEX, ".sunkd-passwd.cache.ixname.abcdef"), -EINVAL);
+        ck_assert_int_eq(cache_journal_add(&j, CACHE_JOURNAL_DATA, "passwd.cache"), -EINVAL);
+        ck_assert_int_eq(cache_journal_add(&j, CACHE_JOURNAL_DATA, ".sunkd-../passwd.abcdef"), -EINVAL);
+        ck_assert_int_eq(cache_journal_add(&j, CACHE_JOURNAL_DATA, ".sunkd-pass\nwd.abcdef"), -EINVAL);
+        ck_assert_int_eq(cache_journal_add(&j, 7, ".sunkd-passwd.abcdef"), -EINVAL);
+        ck_assert_int_eq(cache_journal_write(&j, path), -EINVAL); /* nothing to do */
+        ck_assert_int_eq(cache_journal_add(&j, CACHE_JOURNAL_DATA, ".sunkd-passwd cache.abcdef"), 0);
+        ck_assert_int_eq(cache_journal_add(&j, CACHE_JOURNAL_INDEX, ".sunkd-passwd cache.ixname.abcdef"), 0);
+        ck_assert_int_eq(cache_journal_add(&j, CACHE_JOURNAL_DROP, "passwd cache.ixuid"), 0);
+        while (j.n < CACHE_JOURNAL_MAX)
+                ck_assert_int_eq(cache_journal_add(&j, CACHE_JOURNAL_DROP, "x"), 0);
+        ck_assert_int_eq(cache_journal_add(&j, CACHE_JOURNAL_DROP, "x"), -E2BIG);
+
+        ck_assert_int_eq(cache_journal_write(&j, path), 0);
+        ck_assert_int_eq(cache_journal_read(path, &back), 0);
+        ck_assert_str_eq(back.dir, j.dir);
+        ck_assert_uint_eq(back.n, j.n);
+        for (size_t i = 0; i < j.n; i++) {
+                ck_assert_int_eq(back.entry[i].kind, j.entry[i].kind);
+                ck_assert_str_eq(back.entry[i].name, j.entry[i].name);
+        }
+        cache_journal_done(&back);
+        cache_journal_done(&j);
+        ck_assert_int_eq(unlink(path), 0);
+        ck_assert_int_eq(cache_journal_read(path, &back), -ENOENT);
+        env_done(&e);
+}
+END_TEST
+
+START_TEST(test_journal_read_malformed) {
+        static const char *const bad[] = {
+                "",
+                "sunkd-publish-journal 1\n",
+                "sunkd-publish-journal 1\ndir /x\nend\n",
+                "sunkd-publish-journal 1\ndir x\ndata .sunkd-a.abcdef\nend\n",
+                "sunkd-publish-journal 1\ndir /x\ndata .sunkd-a.abcdef\n",
+                "sunkd-publish-journal 1\ndir /x\ndata .sunkd-a.abcdef\nend\nend\n",
+                "sunkd-publish-journal 1\ndir /x\nrename .sunkd-a.abcdef\nend\n",
+                "sunkd-publish-journal 1\ndir /x\ndata  .sunkd-a.abcdef\nend\n",
+                "sunkd-publish-journal 1\ndir /x\ndrop ..\nend\n",
+                "sunkd-publish-journal 1\ndir /x\ndata .sunkd-a.abcdef\0\nend\n",
+                "SUNKD-PUBLISH-JOURNAL 1\ndir /x\ndata .sunkd-a.abcdef\nend\n",
+        };
+        _cleanup_free_ char *path = NULL, *big = NULL;
+        CacheJournal j = {};
+        Env e;
+
+        env_init(&e);
+        path = env_file(&e, "journal");
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                /* the one with a NUL is written whole */
+                size_t len = i == 9 ? sizeof("sunkd-publish-journal 1\ndir /x\ndata .sunkd-a.abcdef\0\nend\n") - 1
+                                    : strlen(bad[i]);
+                ck_assert_int_eq(fileio_write_atomic(path, bad[i], len, 0600, (uid_t) -1, (gid_t) -1), 0);
+                ck_assert_msg(cache_journal_read(path, &j) == -EBADMSG, "accepted journal %zu", i);
+                ck_assert_ptr_null(j.dir);
+        }
+        big = malloc(1 << 20);
+        ck_assert_ptr_nonnull(big);
+        memset(big, 'a', 1 << 20);
+        ck_assert_int_eq(fileio_write_atomic(path, big, 1 << 20, 0600, (uid_t) -1, (gid_t) -1), 0);
+        ck_assert_int_eq(cache_journal_read(path, &j), -EFBIG);
+        env_done(&e);
+}
+END_TEST
+
+static int fail_unlink_index(const char *step, const char *path) {
+        (void) path;
+        return streq(step, "unlink-index") ? -EROFS : 0;
+}
+
+/* A step that fails for good leaves the journal; recovery then completes
+ * the publish, and applying the journal again changes nothing. */
+START_TEST(test_journal_publish_failure_recovered) {
+        _cleanup_free_ char *state = NULL, *jpath = NULL, *err = NULL, *err2 = NULL;
+        NssMaps m0, m1;
+        CacheReport rep;
+        CacheJournal j = {};
+        bool finished;
+        Env e;
+        Snap *s;
+        size_t n;
+
+        env_init(&e);
+        state = env_file(&e, "state");
+        ck_assert_int_eq(mkdir(state, 0700), 0);
+        ck_assert_int_ge(asprintf(&jpath, "%s/" CACHE_JOURNAL_FILE, state), 0);
+        e.opts.state_dir = state;
+        ck_assert_int_eq(nss_golden_build(0, &m0), 0);
+        ck_assert_int_eq(nss_golden_build(1, &m1), 0);
+        publish_ok(&e, &m0, &rep);
+        ck_assert(!rep.recovered && !rep.journal_pending);
+
+        cache_publish_test_hook = fail_unlink_index;
+        ck_assert_int_eq(cache_publish(&e.opts, &m1, &rep, &err), -EROFS);
+        cache_publish_test_hook = NULL;
+        ck_assert_ptr_nonnull(err);
+        ck_assert_msg(strstr(err, "/passwd.cache.ixname: unlink-index failed: Read-only file system"), "%s", err);
+        ck_assert(rep.journal_pending);
+        ck_assert_int_eq(access(jpath, F_OK), 0);
+        ck_assert_int_eq(cache_journal_read(jpath, &j), 0);
+
+        ck_assert_int_eq(cache_publish_recover(state, &finished, &err2), 0);
+        ck_assert(finished);
+        ck_assert_int_eq(access(jpath, F_OK), -1);
+        n = snapshot(e.dir, &s); /* the maps, the timestamp dir and the state dir; no temp */
+        ck_assert_uint_eq(n, ELEMENTSOF(all_files) + 2);
+        snap_free(s, n);
+        /* idempotent: the journal once more changes nothing */
+        ck_assert_int_eq(cache_journal_apply(&j, NULL), 0);
+        cache_journal_done(&j);
+        publish_ok(&e, &m1, &rep);
+        ck_assert_uint_eq(rep.n_changed, 0); /* the recovered maps are variant 1's */
+        ck_assert_int_eq(cache_publish_recover(state, &finished, NULL), 0);
+        ck_assert(!finished);
+
+        nss_maps_done(&m0);
+        nss_maps_done(&m1);
+        env_done(&e);
+}
+END_TEST
+
 static Suite *suite(void) {
         Suite *s = suite_create("nsscache-cache");
         TCase *tc = tcase_create("format");
@@ -931,6 +1090,13 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_publish_rendering_error);
         tcase_add_test(tc, test_publish_perms_and_subset);
         tcase_add_test(tc, test_count_entries);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("journal");
+        tcase_add_test(tc, test_journal_names);
+        tcase_add_test(tc, test_journal_add_write_read);
+        tcase_add_test(tc, test_journal_read_malformed);
+        tcase_add_test(tc, test_journal_publish_failure_recovered);
         suite_add_tcase(s, tc);
         return s;
 }
