@@ -226,3 +226,11 @@ EXTRA_DIST += tests/fuzz/corpus/scim-json tests/fuzz/scim-json.t
 .PHONY: demo
 demo: all tests/demo.sh
 	./tests/demo.sh
+
+# gres: gres.conf / Gres= rendering against golden files.
+check_PROGRAMS += tests/unit/test-gres
+TESTS += tests/unit/test-gres
+tests_unit_test_gres_SOURCES = tests/unit/test-gres.c
+tests_unit_test_gres_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_test_gres_LDADD = modules/gres/libgres.la agent/libsunkd-util.la $(CHECK_TEST_LIBS)
+EXTRA_DIST += tests/data/gres
