@@ -9,6 +9,8 @@ noinst_LTLIBRARIES += %reldir%/libgres.la
 	%reldir%/gres-gpu.h \
 	%reldir%/gres-conf.c \
 	%reldir%/gres-conf.h \
+	%reldir%/gres-proc.c \
+	%reldir%/gres-proc.h \
 	# End of libgres_la_SOURCES
 
 # End of modules/gres/local.mk

@@ -4,9 +4,12 @@
  * tests/data/gres/, written by hand from Slurm's gres.conf(5) syntax.
  */
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "util/cleanup.h"
 #include "util/fileio.h"
@@ -14,6 +17,7 @@
 #include "util/strv.h"
 
 #include "../../modules/gres/gres-conf.h"
+#include "../../modules/gres/gres-proc.h"
 #include "../lib/check-run.h"
 
 static char *golden(const char *name) {
@@ -184,6 +188,138 @@ START_TEST(test_links_to_switch) {
 }
 END_TEST
 
+/* ---- /proc fallback ---- */
+
+static char *data_path(const char *name) {
+        char *p;
+
+        ck_assert_int_ge(asprintf(&p, "%s/tests/data/gres/%s", getenv("SUNKD_SRCDIR"), name), 0);
+        return p;
+}
+
+/* Out of PCI order in readdir, an upper-case 8-digit domain, one GPU
+ * without its /dev node (left out). */
+START_TEST(test_proc_golden) {
+        _cleanup_free_ char *root = data_path("proc-node"), *conf = NULL, *gres = NULL;
+        _cleanup_free_ char *want = golden("proc-node.gres.conf");
+        GresGpu *g = NULL;
+        size_t n = 0;
+
+        ck_assert_int_eq(gres_proc_discover(root, &g, &n), 0);
+        ck_assert_uint_eq(n, 2);
+        ck_assert_str_eq(g[0].bus_id, "0000:18:00.0");
+        ck_assert_uint_eq(g[0].index, 0);
+        ck_assert_uint_eq(g[0].minor, 2);
+        ck_assert_str_eq(g[0].uuid, "GPU-18000000-0000-0000-0000-000000000000");
+        ck_assert_str_eq(g[1].bus_id, "0000:9a:00.0");
+        ck_assert_uint_eq(g[1].index, 1);
+        ck_assert_int_eq(gres_conf_render(g, n, NULL, 0, &conf), 0);
+        ck_assert_str_eq(conf, want);
+        ck_assert_int_eq(gres_conf_gres_value(g, n, NULL, 0, &gres), 0);
+        ck_assert_str_eq(gres, "gpu:nvidia_h100_80gb_hbm3:2");
+        gres_gpus_free(g, n);
+}
+END_TEST
+
+START_TEST(test_proc_no_driver) {
+        GresGpu *g = (GresGpu *) 1;
+        size_t n = 7;
+
+        ck_assert_int_eq(gres_proc_discover("/nonexistent-gres-root", &g, &n), 0);
+        ck_assert_ptr_null(g);
+        ck_assert_uint_eq(n, 0);
+}
+END_TEST
+
+static void write_file(const char *dir, const char *name, const char *data, size_t len) {
+        _cleanup_free_ char *p = NULL;
+        FILE *f;
+
+        ck_assert_int_ge(asprintf(&p, "%s/%s", dir, name), 0);
+        f = fopen(p, "w");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_uint_eq(fwrite(data, 1, len, f), len);
+        ck_assert_int_eq(fclose(f), 0);
+}
+
+/* One GPU under a fresh root whose information file is @info. */
+static int proc_one(const char *info, size_t len, GresGpu **g, size_t *n) {
+        char root[] = "/tmp/test-gres-XXXXXX";
+        _cleanup_free_ char *cmd = NULL, *gdir = NULL;
+        int r;
+
+        ck_assert_ptr_nonnull(mkdtemp(root));
+        ck_assert_int_ge(asprintf(&gdir, "%s/proc/driver/nvidia/gpus/0000:01:00.0", root), 0);
+        ck_assert_int_ge(asprintf(&cmd, "mkdir -p '%s' '%s/dev' && : > '%s/dev/nvidia0'", gdir, root, root), 0);
+        ck_assert_int_eq(system(cmd), 0);
+        write_file(gdir, "information", info, len);
+        r = gres_proc_discover(root, g, n);
+        free(cmd);
+        ck_assert_int_ge(asprintf(&cmd, "rm -rf '%s'", root), 0);
+        ck_assert_int_eq(system(cmd), 0);
+        return r;
+}
+
+START_TEST(test_proc_malformed) {
+        static const char *const bad[] = {
+                "",
+                "Model: X\nBus Location: 0000:01:00.0\n",                       /* no minor */
+                "Model: X\nDevice Minor: 0\n",                                  /* no bus */
+                "Bus Location: 0000:01:00.0\nDevice Minor: 0\n",                /* no model */
+                "Model: X\nBus Location: 0000:01:00.0\nDevice Minor: -1\n",
+                "Model: X\nBus Location: 0000:01:00.0\nDevice Minor: 256\n",
+                "Model: X\nBus Location: 0000:01:00.0\nDevice Minor: 99999999999999999999\n",
+                "Model: X\nBus Location: 0000:01:00.0\nDevice Minor: 0x1\n",
+                "Model: X\nBus Location: ../../etc\nDevice Minor: 0\n",
+                "Model: X\nBus Location: 10000:01:00.0\nDevice Minor: 0\n",
+                "Model: X\nBus Location: 0000:01:00.0/../x\nDevice Minor: 0\n",
+        };
+        GresGpu *g = NULL;
+        size_t n = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                ck_assert_msg(proc_one(bad[i], strlen(bad[i]), &g, &n) == -EBADMSG, "case %zu", i);
+        /* an embedded NUL */
+        ck_assert_int_eq(proc_one("Model: X\0\nBus Location: 0000:01:00.0\nDevice Minor: 0\n", 50, &g, &n),
+                         -EBADMSG);
+}
+END_TEST
+
+START_TEST(test_proc_oversized_and_hostile) {
+        static const char ok[] = "Model:\t NVIDIA A100 \r\nBus Location: 0000:01:00.0\nDevice Minor: 0\n";
+        _cleanup_free_ char *big = malloc(128 * 1024);
+        GresGpu *g = NULL;
+        size_t n = 0;
+
+        ck_assert_ptr_nonnull(big);
+        memset(big, 'x', 128 * 1024);
+        memcpy(big, ok, strlen(ok));
+        ck_assert_int_lt(proc_one(big, 128 * 1024, &g, &n), 0);
+        ck_assert_int_eq(proc_one(ok, strlen(ok), &g, &n), 0);
+        ck_assert_uint_eq(n, 1);
+        ck_assert_str_eq(g[0].name, "NVIDIA A100");
+        ck_assert_ptr_null(g[0].cpus);
+        ck_assert_ptr_null(g[0].uuid);
+        gres_gpus_free(g, n);
+}
+END_TEST
+
+START_TEST(test_bus_id_normalise) {
+        char out[16];
+
+        ck_assert_int_eq(gres_bus_id_normalise("00000000:1B:00.0", out), 0);
+        ck_assert_str_eq(out, "0000:1b:00.0");
+        ck_assert_int_eq(gres_bus_id_normalise("0001:db:1f.7", out), 0);
+        ck_assert_str_eq(out, "0001:db:1f.7");
+        ck_assert_int_eq(gres_bus_id_normalise("0000:1b:00.8", out), -EINVAL);
+        ck_assert_int_eq(gres_bus_id_normalise("0000:1b:20.0", out), -EINVAL);
+        ck_assert_int_eq(gres_bus_id_normalise("0000:1b:00.0 ", out), -EINVAL);
+        ck_assert_int_eq(gres_bus_id_normalise("1b:00.0", out), -EINVAL);
+        ck_assert_int_eq(gres_bus_id_normalise("000000000:1b:00.0", out), -EINVAL);
+        ck_assert_int_eq(gres_bus_id_normalise("", out), -EINVAL);
+}
+END_TEST
+
 static Suite *suite(void) {
         Suite *s = suite_create("gres");
         TCase *tc = tcase_create("conf");
@@ -195,6 +331,14 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_normalise);
         tcase_add_test(tc, test_hostile_and_long_names);
         tcase_add_test(tc, test_links_to_switch);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("proc");
+        tcase_add_test(tc, test_proc_golden);
+        tcase_add_test(tc, test_proc_no_driver);
+        tcase_add_test(tc, test_proc_malformed);
+        tcase_add_test(tc, test_proc_oversized_and_hostile);
+        tcase_add_test(tc, test_bus_id_normalise);
         suite_add_tcase(s, tc);
         return s;
 }
