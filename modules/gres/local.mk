@@ -11,6 +11,9 @@ noinst_LTLIBRARIES += %reldir%/libgres.la
 	%reldir%/gres-conf.h \
 	%reldir%/gres-proc.c \
 	%reldir%/gres-proc.h \
+	%reldir%/gres-nvml.c \
+	%reldir%/gres-nvml.h \
 	# End of libgres_la_SOURCES
+
 
 # End of modules/gres/local.mk

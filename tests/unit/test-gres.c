@@ -18,6 +18,7 @@
 
 #include "../../modules/gres/gres-conf.h"
 #include "../../modules/gres/gres-proc.h"
+#include "../../modules/gres/gres-nvml.h"
 #include "../lib/check-run.h"
 
 static char *golden(const char *name) {
@@ -320,6 +321,92 @@ START_TEST(test_bus_id_normalise) {
 }
 END_TEST
 
+/* ---- NVML through the fake libnvidia-ml ---- */
+
+static char *fake_nvml(const char *desc) {
+        _cleanup_free_ char *d = data_path(desc);
+        char *lib;
+
+        ck_assert_int_eq(setenv("FAKE_NVML_CONFIG", d, 1), 0);
+        ck_assert_int_ge(asprintf(&lib, "%s/tests/fake-nvml/.libs/libnvidia-ml.so", getenv("SUNKD_BUILDDIR")), 0);
+        return lib;
+}
+
+static void nvml_golden(const char *desc, const char *conf_name, size_t want_n, const char *want_gres) {
+        _cleanup_free_ char *lib = fake_nvml(desc), *conf = NULL, *gres = NULL, *err = NULL;
+        _cleanup_free_ char *want = golden(conf_name);
+        GresGpu *g = NULL;
+        size_t n = 0;
+
+        ck_assert_int_eq(gres_nvml_discover(lib, &g, &n, &err), 0);
+        ck_assert_ptr_null(err);
+        ck_assert_uint_eq(n, want_n);
+        ck_assert_int_eq(gres_conf_render(g, n, NULL, 0, &conf), 0);
+        ck_assert_str_eq(conf, want);
+        ck_assert_int_eq(gres_conf_gres_value(g, n, NULL, 0, &gres), 0);
+        ck_assert_str_eq(gres, want_gres);
+        gres_gpus_free(g, n);
+}
+
+START_TEST(test_nvml_h100) {
+        nvml_golden("nvml-h100-8.desc", "nvml-h100-8.gres.conf", 8, "gpu:nvidia_h100_80gb_hbm3:8");
+}
+END_TEST
+
+START_TEST(test_nvml_fields) {
+        _cleanup_free_ char *lib = fake_nvml("nvml-h100-8.desc");
+        GresGpu *g = NULL;
+        size_t n = 0;
+
+        ck_assert_int_eq(gres_nvml_discover(lib, &g, &n, NULL), 0);
+        ck_assert_uint_eq(n, 8);
+        ck_assert_uint_eq(g[5].index, 5);
+        ck_assert_uint_eq(g[5].minor, 0);
+        ck_assert_str_eq(g[5].bus_id, "0000:ab:00.0");
+        ck_assert_str_eq(g[5].uuid, "GPU-00000005-1111-2222-3333-444444444444");
+        ck_assert_uint_eq(g[5].memory, 85520809984ULL);
+        ck_assert_uint_eq(strv_length(g[5].peers), 14);
+        gres_gpus_free(g, n);
+}
+END_TEST
+
+START_TEST(test_nvml_mixed_no_nvlink) {
+        nvml_golden("nvml-mixed.desc", "nvml-mixed.gres.conf", 3,
+                    "gpu:nvidia_a100-sxm4-40gb:1,gpu:tesla_t4:1,gpu:quadro_rtx_4000:1");
+}
+END_TEST
+
+START_TEST(test_nvml_empty) {
+        _cleanup_free_ char *lib = fake_nvml("nvml-empty.desc");
+        GresGpu *g = NULL;
+        size_t n = 9;
+
+        ck_assert_int_eq(gres_nvml_discover(lib, &g, &n, NULL), 0);
+        ck_assert_uint_eq(n, 0);
+        gres_gpus_free(g, n);
+}
+END_TEST
+
+START_TEST(test_nvml_failures) {
+        _cleanup_free_ char *lost = fake_nvml("nvml-lost.desc"), *err = NULL;
+        GresGpu *g = NULL;
+        size_t n = 0;
+
+        ck_assert_int_eq(gres_nvml_discover(lost, &g, &n, &err), -EIO);
+        ck_assert_str_eq(err, "nvmlDeviceGetHandleByIndex_v2: Fake error (15)");
+        free(TAKE_PTR(err));
+        free(fake_nvml("nvml-init-fail.desc"));
+        ck_assert_int_eq(gres_nvml_discover(lost, &g, &n, &err), -EIO);
+        ck_assert_str_eq(err, "nvmlInit_v2: Fake error (9)");
+        free(TAKE_PTR(err));
+        ck_assert_int_eq(gres_nvml_discover("/nonexistent/libnvidia-ml.so.1", &g, &n, &err), -ENOENT);
+        ck_assert_ptr_null(err);
+        /* a library that is not NVML */
+        ck_assert_int_eq(gres_nvml_discover("libc.so.6", &g, &n, &err), -ENOSYS);
+        ck_assert_str_eq(err, "nvmlInit_v2: missing");
+}
+END_TEST
+
 static Suite *suite(void) {
         Suite *s = suite_create("gres");
         TCase *tc = tcase_create("conf");
@@ -339,6 +426,14 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_proc_malformed);
         tcase_add_test(tc, test_proc_oversized_and_hostile);
         tcase_add_test(tc, test_bus_id_normalise);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("nvml");
+        tcase_add_test(tc, test_nvml_h100);
+        tcase_add_test(tc, test_nvml_fields);
+        tcase_add_test(tc, test_nvml_mixed_no_nvlink);
+        tcase_add_test(tc, test_nvml_empty);
+        tcase_add_test(tc, test_nvml_failures);
         suite_add_tcase(s, tc);
         return s;
 }
