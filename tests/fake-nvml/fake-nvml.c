@@ -7,7 +7,9 @@
  * <nvlink> is "-" (no active link), "unsupported", or a comma-separated list
  * of remote bus ids, one per active link; <fail> is "-" or "handle" (the
  * device's handle lookup returns GPU_IS_LOST).  Devices are indexed in file
- * order.  "hang" blocks nvmlInit_v2 until the process is killed.
+ * order.  "hang" blocks nvmlInit_v2 until the process is killed, after
+ * writing one byte to the file descriptor in $FAKE_NVML_HANG_FD if set, so a
+ * test knows the call is inside NVML.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +79,15 @@ static void parse_gpu(char *line) {
         snprintf(d->fail, sizeof(d->fail), "%s", f[8]);
 }
 
+static void hang(void) {
+        const char *fd = getenv("FAKE_NVML_HANG_FD");
+
+        if (fd && write(atoi(fd), "h", 1) < 0)
+                abort();
+        for (;;)
+                pause();
+}
+
 EXPORT nvmlReturn_t nvmlInit_v2(void) {
         const char *path = getenv("FAKE_NVML_CONFIG");
         char line[1024];
@@ -92,8 +103,7 @@ EXPORT nvmlReturn_t nvmlInit_v2(void) {
                         return NVML_ERROR_DRIVER_NOT_LOADED;
                 }
                 if (strcmp(line, "init hang") == 0)
-                        for (;;)
-                                pause();
+                        hang();
                 if (strncmp(line, "gpu|", 4) == 0)
                         parse_gpu(line);
         }

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "util/cleanup.h"
@@ -407,6 +409,37 @@ START_TEST(test_nvml_failures) {
 }
 END_TEST
 
+/* NVML can block forever inside the driver: discovery does not return, which
+ * is why the module runs it off the event loop.  The fake signals from inside
+ * nvmlInit_v2, so the check does not depend on timing. */
+START_TEST(test_nvml_hang_blocks) {
+        _cleanup_free_ char *lib = fake_nvml("nvml-hang.desc");
+        char fdstr[16], c;
+        int p[2], status;
+        pid_t pid;
+
+        ck_assert_int_eq(pipe(p), 0);
+        snprintf(fdstr, sizeof(fdstr), "%d", p[1]);
+        ck_assert_int_eq(setenv("FAKE_NVML_HANG_FD", fdstr, 1), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                GresGpu *g = NULL;
+                size_t n = 0;
+
+                close(p[0]);
+                _exit(gres_nvml_discover(lib, &g, &n, NULL) == 0 ? 0 : 1);
+        }
+        close(p[1]);
+        ck_assert_int_eq(read(p[0], &c, 1), 1);
+        ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
+        ck_assert_int_eq(kill(pid, SIGKILL), 0);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+        close(p[0]);
+}
+END_TEST
+
 static Suite *suite(void) {
         Suite *s = suite_create("gres");
         TCase *tc = tcase_create("conf");
@@ -434,6 +467,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_nvml_mixed_no_nvlink);
         tcase_add_test(tc, test_nvml_empty);
         tcase_add_test(tc, test_nvml_failures);
+        tcase_add_test(tc, test_nvml_hang_blocks);
         suite_add_tcase(s, tc);
         return s;
 }
