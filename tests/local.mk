@@ -264,3 +264,16 @@ tests_bench_bench_authkeys_map_LDADD = modules/authkeys/libauthkeys.la
 .PHONY: demo
 demo: all tests/demo.sh
 	./tests/demo.sh
+
+# gres: gres.conf / Gres= rendering against golden files.
+check_PROGRAMS += tests/unit/test-gres
+TESTS += tests/unit/test-gres
+tests_unit_test_gres_SOURCES = tests/unit/test-gres.c
+tests_unit_test_gres_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_test_gres_LDADD = modules/gres/libgres.la agent/libsunkd-util.la $(CHECK_TEST_LIBS)
+EXTRA_DIST += tests/data/gres
+
+# A fake libnvidia-ml.so.1 for gres discovery, driven by $FAKE_NVML_CONFIG.
+check_LTLIBRARIES += tests/fake-nvml/libnvidia-ml.la
+tests_fake_nvml_libnvidia_ml_la_SOURCES = tests/fake-nvml/fake-nvml.c
+tests_fake_nvml_libnvidia_ml_la_LDFLAGS = $(TEST_MODULE_FLAGS) -Wl,-soname,libnvidia-ml.so.1

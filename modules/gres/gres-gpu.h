@@ -1,0 +1,20 @@
+/* One discovered GPU, as every discovery back-end (NVML, /proc) fills it in
+ * and gres-conf renders it.  Plain data: a GresGpu owns its strings. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct GresGpu {
+        unsigned index; /* NVML index: the order CUDA counts in without CUDA_DEVICE_ORDER */
+        unsigned minor; /* /dev/nvidia<minor>; may differ from index */
+        char *name;     /* as the driver reports it, e.g. "NVIDIA H100 80GB HBM3" */
+        char *uuid;
+        char *bus_id;   /* normalised "dddd:bb:dd.f", lower case */
+        uint64_t memory;
+        char *cpus;     /* CPU affinity as a range list, "0-47,96-143"; NULL if unknown */
+        char **peers;   /* bus ids at the far end of each active NVLink, one entry per link */
+} GresGpu;
+
+void gres_gpu_done(GresGpu *g);
+void gres_gpus_free(GresGpu *gpus, size_t n);

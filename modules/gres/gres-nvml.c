@@ -1,0 +1,214 @@
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/cleanup.h"
+#include "util/macro.h"
+#include "util/strbuf.h"
+#include "util/strv.h"
+
+#include "gres-nvml.h"
+#include "gres-proc.h"
+#include "nvml-api.h"
+
+typedef struct Nvml {
+        void *dl;
+        nvmlInit_v2_fn init;
+        nvmlShutdown_fn shutdown;
+        nvmlErrorString_fn error_string;
+        nvmlDeviceGetCount_v2_fn count;
+        nvmlDeviceGetHandleByIndex_v2_fn handle;
+        nvmlDeviceGetName_fn name;
+        nvmlDeviceGetUUID_fn uuid;
+        nvmlDeviceGetPciInfo_v3_fn pci;
+        nvmlDeviceGetMinorNumber_fn minor;
+        nvmlDeviceGetMemoryInfo_fn memory;
+        nvmlDeviceGetCpuAffinity_fn cpus;
+        nvmlDeviceGetNvLinkState_fn link_state;
+        nvmlDeviceGetNvLinkRemotePciInfo_v2_fn link_remote;
+        char **error;
+} Nvml;
+
+static const struct {
+        const char *name;
+        size_t offset;
+} nvml_symbols[] = {
+        { "nvmlInit_v2", offsetof(Nvml, init) },
+        { "nvmlShutdown", offsetof(Nvml, shutdown) },
+        { "nvmlErrorString", offsetof(Nvml, error_string) },
+        { "nvmlDeviceGetCount_v2", offsetof(Nvml, count) },
+        { "nvmlDeviceGetHandleByIndex_v2", offsetof(Nvml, handle) },
+        { "nvmlDeviceGetName", offsetof(Nvml, name) },
+        { "nvmlDeviceGetUUID", offsetof(Nvml, uuid) },
+        { "nvmlDeviceGetPciInfo_v3", offsetof(Nvml, pci) },
+        { "nvmlDeviceGetMinorNumber", offsetof(Nvml, minor) },
+        { "nvmlDeviceGetMemoryInfo", offsetof(Nvml, memory) },
+        { "nvmlDeviceGetCpuAffinity", offsetof(Nvml, cpus) },
+        { "nvmlDeviceGetNvLinkState", offsetof(Nvml, link_state) },
+        { "nvmlDeviceGetNvLinkRemotePciInfo_v2", offsetof(Nvml, link_remote) },
+};
+
+static int nvml_open(Nvml *n, const char *library) {
+        static const char *const names[] = { "libnvidia-ml.so.1", "libnvidia-ml.so" };
+
+        if (library)
+                n->dl = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+        for (size_t i = 0; !library && !n->dl && i < ELEMENTSOF(names); i++)
+                n->dl = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        if (!n->dl)
+                return -ENOENT;
+        for (size_t i = 0; i < ELEMENTSOF(nvml_symbols); i++) {
+                void *f = dlsym(n->dl, nvml_symbols[i].name);
+
+                if (!f) {
+                        if (n->error && asprintf(n->error, "%s: missing", nvml_symbols[i].name) < 0)
+                                *n->error = NULL;
+                        return -ENOSYS;
+                }
+                memcpy((char *) n + nvml_symbols[i].offset, &f, sizeof(f));
+        }
+        return 0;
+}
+
+/* Record the first failed call for the caller's log line. */
+static int nvml_fail(Nvml *n, const char *call, nvmlReturn_t rc) {
+        if (n->error && !*n->error &&
+            asprintf(n->error, "%s: %s (%d)", call, n->error_string(rc) ?: "?", rc) < 0)
+                *n->error = NULL;
+        return -EIO;
+}
+
+static char *cpus_from_mask(const unsigned long *mask, size_t words) {
+        const size_t bits = words * 8 * sizeof(unsigned long);
+        StrBuf b = {};
+
+        strbuf_reserve(&b, 1);
+        for (size_t i = 0; i < bits;) {
+                size_t j = i;
+
+                if (!(mask[i / (8 * sizeof(long))] & (1UL << (i % (8 * sizeof(long)))))) {
+                        i++;
+                        continue;
+                }
+                while (j + 1 < bits && (mask[(j + 1) / (8 * sizeof(long))] & (1UL << ((j + 1) % (8 * sizeof(long))))))
+                        j++;
+                if (b.len > 0)
+                        strbuf_putc(&b, ',');
+                strbuf_put_u64(&b, i);
+                if (j > i) {
+                        strbuf_putc(&b, '-');
+                        strbuf_put_u64(&b, j);
+                }
+                i = j + 1;
+        }
+        if (b.oom || b.len == 0) {
+                strbuf_done(&b);
+                return NULL;
+        }
+        return strbuf_steal(&b, NULL);
+}
+
+/* Remote ends of the active links; NOT_SUPPORTED is a GPU without NVLink. */
+static int gpu_links(Nvml *n, nvmlDevice_t dev, GresGpu *g) {
+        for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; link++) {
+                nvmlEnableState_t active = NVML_FEATURE_DISABLED;
+                nvmlPciInfo_t pci = {};
+                char bus[16];
+                nvmlReturn_t rc = n->link_state(dev, link, &active);
+
+                if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_INVALID_ARGUMENT)
+                        break;
+                if (rc != NVML_SUCCESS)
+                        return nvml_fail(n, "nvmlDeviceGetNvLinkState", rc);
+                if (active != NVML_FEATURE_ENABLED)
+                        continue;
+                rc = n->link_remote(dev, link, &pci);
+                if (rc != NVML_SUCCESS)
+                        return nvml_fail(n, "nvmlDeviceGetNvLinkRemotePciInfo_v2", rc);
+                pci.busId[sizeof(pci.busId) - 1] = 0;
+                if (gres_bus_id_normalise(pci.busId, bus) < 0)
+                        continue;
+                if (strv_extend(&g->peers, bus) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+static int gpu_read(Nvml *n, unsigned index, GresGpu *g) {
+        char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {}, uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = {}, bus[16];
+        unsigned long mask[1024 / (8 * sizeof(unsigned long))] = {};
+        nvmlPciInfo_t pci = {};
+        nvmlMemory_t mem = {};
+        nvmlDevice_t dev;
+        nvmlReturn_t rc;
+
+        g->index = index;
+        if ((rc = n->handle(index, &dev)) != NVML_SUCCESS)
+                return nvml_fail(n, "nvmlDeviceGetHandleByIndex_v2", rc);
+        if ((rc = n->name(dev, name, sizeof(name))) != NVML_SUCCESS)
+                return nvml_fail(n, "nvmlDeviceGetName", rc);
+        if ((rc = n->uuid(dev, uuid, sizeof(uuid))) != NVML_SUCCESS)
+                return nvml_fail(n, "nvmlDeviceGetUUID", rc);
+        if ((rc = n->pci(dev, &pci)) != NVML_SUCCESS)
+                return nvml_fail(n, "nvmlDeviceGetPciInfo_v3", rc);
+        if ((rc = n->minor(dev, &g->minor)) != NVML_SUCCESS)
+                return nvml_fail(n, "nvmlDeviceGetMinorNumber", rc);
+        if ((rc = n->memory(dev, &mem)) != NVML_SUCCESS)
+                return nvml_fail(n, "nvmlDeviceGetMemoryInfo", rc);
+        g->memory = mem.total;
+        /* Affinity is optional (not reported inside some VMs). */
+        if (n->cpus(dev, ELEMENTSOF(mask), mask) == NVML_SUCCESS)
+                g->cpus = cpus_from_mask(mask, ELEMENTSOF(mask));
+        name[sizeof(name) - 1] = uuid[sizeof(uuid) - 1] = pci.busId[sizeof(pci.busId) - 1] = 0;
+        if (gres_bus_id_normalise(pci.busId, bus) < 0)
+                return nvml_fail(n, "nvmlDeviceGetPciInfo_v3", NVML_ERROR_UNKNOWN);
+        g->name = strdup(name);
+        g->uuid = strdup(uuid);
+        g->bus_id = strdup(bus);
+        if (!g->name || !g->uuid || !g->bus_id)
+                return -ENOMEM;
+        return gpu_links(n, dev, g);
+}
+
+static int nvml_discover(Nvml *n, GresGpu **ret, size_t *ret_n) {
+        GresGpu *gpus;
+        unsigned count = 0;
+        nvmlReturn_t rc;
+        int r = 0;
+
+        if ((rc = n->count(&count)) != NVML_SUCCESS)
+                return nvml_fail(n, "nvmlDeviceGetCount_v2", rc);
+        gpus = calloc(count ?: 1, sizeof(*gpus));
+        if (!gpus)
+                return -ENOMEM;
+        for (unsigned i = 0; i < count && r == 0; i++)
+                r = gpu_read(n, i, &gpus[i]);
+        if (r < 0) {
+                gres_gpus_free(gpus, count);
+                return r;
+        }
+        *ret = gpus;
+        *ret_n = count;
+        return 0;
+}
+
+int gres_nvml_discover(const char *library, GresGpu **ret, size_t *ret_n, char **ret_error) {
+        Nvml n = { .error = ret_error };
+        nvmlReturn_t rc;
+        int r;
+
+        if (ret_error)
+                *ret_error = NULL;
+        r = nvml_open(&n, library);
+        if (r == 0) {
+                rc = n.init();
+                r = rc == NVML_SUCCESS ? nvml_discover(&n, ret, ret_n) : nvml_fail(&n, "nvmlInit_v2", rc);
+                if (rc == NVML_SUCCESS)
+                        n.shutdown();
+        }
+        if (n.dl)
+                dlclose(n.dl);
+        return r;
+}

@@ -1,0 +1,156 @@
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+#include "util/fileio.h"
+#include "util/macro.h"
+
+#include "gres-proc.h"
+
+#define INFO_MAX (64 * 1024)
+
+int gres_bus_id_normalise(const char *in, char out[static 16]) {
+        unsigned dom, bus, dev, fn;
+        int n = 0;
+
+        if (strlen(in) > 16 || sscanf(in, "%8x:%2x:%2x.%1x%n", &dom, &bus, &dev, &fn, &n) != 4 ||
+            in[n] != 0 || dom > 0xffff || dev > 0x1f || fn > 7)
+                return -EINVAL;
+        snprintf(out, 16, "%04x:%02x:%02x.%x", dom, bus, dev, fn);
+        return 0;
+}
+
+/* The value of "Key:   value" in the information file, or NULL. */
+static char *info_value(char *text, const char *key) {
+        size_t klen = strlen(key);
+
+        for (char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+                char *end = strchrnul(line, '\n'), *v;
+
+                if ((size_t) (end - line) <= klen || strncmp(line, key, klen) != 0 || line[klen] != ':')
+                        continue;
+                v = line + klen + 1;
+                v += strspn(v, " \t");
+                while (end > v && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+                        end--;
+                return strndup(v, end - v);
+        }
+        return NULL;
+}
+
+static int parse_minor(const char *s, unsigned *ret) {
+        char *end;
+        unsigned long v;
+
+        if (isempty(s) || s[0] < '0' || s[0] > '9')
+                return -EBADMSG;
+        errno = 0;
+        v = strtoul(s, &end, 10);
+        if (errno || *end || v > 255) /* the driver's character device has 256 minors at most */
+                return -EBADMSG;
+        *ret = v;
+        return 0;
+}
+
+/* local_cpulist as the kernel writes it ("0-47,96-143\n"); anything else is ignored. */
+static char *read_cpulist(const char *root, const char *bus) {
+        _cleanup_free_ char *p = NULL, *buf = NULL;
+        size_t len;
+
+        if (asprintf(&p, "%s/sys/bus/pci/devices/%s/local_cpulist", root, bus) < 0 ||
+            fileio_read(p, 4096, &buf, &len) < 0)
+                return NULL;
+        while (len > 0 && buf[len - 1] == '\n')
+                buf[--len] = 0;
+        if (len == 0 || strspn(buf, "0123456789,-") != len)
+                return NULL;
+        return TAKE_PTR(buf);
+}
+
+static int gpu_from_info(const char *root, const char *dir, GresGpu *g) {
+        _cleanup_free_ char *p = NULL, *text = NULL, *minor = NULL, *bus = NULL, *dev = NULL;
+        char norm[16];
+        size_t len;
+        int r;
+
+        if (asprintf(&p, "%s/proc/driver/nvidia/gpus/%s/information", root, dir) < 0)
+                return -ENOMEM;
+        r = fileio_read(p, INFO_MAX, &text, &len);
+        if (r < 0)
+                return r;
+        if (strlen(text) != len)
+                return -EBADMSG;
+        g->name = info_value(text, "Model");
+        g->uuid = info_value(text, "GPU UUID");
+        bus = info_value(text, "Bus Location");
+        minor = info_value(text, "Device Minor");
+        if (!g->name || !bus || !minor || parse_minor(minor, &g->minor) < 0 ||
+            gres_bus_id_normalise(bus, norm) < 0)
+                return -EBADMSG;
+        g->bus_id = strdup(norm);
+        if (!g->bus_id || asprintf(&dev, "%s/dev/nvidia%u", root, g->minor) < 0)
+                return -ENOMEM;
+        if (access(dev, F_OK) < 0)
+                return -ENODEV;
+        g->cpus = read_cpulist(root, norm);
+        return 0;
+}
+
+static int by_bus_id(const void *a, const void *b) {
+        return strcmp(((const GresGpu *) a)->bus_id, ((const GresGpu *) b)->bus_id);
+}
+
+int gres_proc_discover(const char *root, GresGpu **ret, size_t *ret_n) {
+        _cleanup_free_ char *p = NULL;
+        GresGpu *gpus = NULL;
+        size_t n = 0;
+        DIR *d;
+        int r = 0;
+
+        if (asprintf(&p, "%s/proc/driver/nvidia/gpus", root) < 0)
+                return -ENOMEM;
+        d = opendir(p);
+        if (!d) {
+                if (errno != ENOENT)
+                        return -errno;
+                *ret = NULL;
+                *ret_n = 0;
+                return 0;
+        }
+        for (struct dirent *de; r == 0 && (de = readdir(d));) {
+                GresGpu g = {}, *grown;
+
+                if (de->d_name[0] == '.')
+                        continue;
+                r = gpu_from_info(root, de->d_name, &g);
+                if (r == -ENODEV) {
+                        gres_gpu_done(&g);
+                        r = 0;
+                        continue;
+                }
+                grown = r == 0 ? reallocarray(gpus, n + 1, sizeof(*gpus)) : NULL;
+                if (!grown) {
+                        gres_gpu_done(&g);
+                        r = r ?: -ENOMEM;
+                        break;
+                }
+                gpus = grown;
+                gpus[n++] = g;
+        }
+        closedir(d);
+        if (r < 0) {
+                gres_gpus_free(gpus, n);
+                return r;
+        }
+        if (n > 0)
+                qsort(gpus, n, sizeof(*gpus), by_bus_id);
+        for (size_t i = 0; i < n; i++)
+                gpus[i].index = i;
+        *ret = gpus;
+        *ret_n = n;
+        return 0;
+}

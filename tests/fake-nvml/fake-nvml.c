@@ -1,0 +1,204 @@
+/* A stand-in for libnvidia-ml.so.1: the NVML entry points gres discovery
+ * resolves, answering from the description file named by $FAKE_NVML_CONFIG.
+ *
+ * Format, one directive a line ('#' starts a comment):
+ *   init ok|fail|hang
+ *   gpu|<busId>|<minor>|<name>|<uuid>|<memory bytes>|<cpu mask, hex, CPUs 0-63>|<nvlink>|<fail>
+ * <nvlink> is "-" (no active link), "unsupported", or a comma-separated list
+ * of remote bus ids, one per active link; <fail> is "-" or "handle" (the
+ * device's handle lookup returns GPU_IS_LOST).  Devices are indexed in file
+ * order.  "hang" blocks nvmlInit_v2 until the process is killed, after
+ * writing one byte to the file descriptor in $FAKE_NVML_HANG_FD if set, so a
+ * test knows the call is inside NVML.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../modules/gres/nvml-api.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define MAX_GPUS 16
+
+/* Declared from the module's pointer types, so the fake cannot drift from them. */
+#define DECLARE(f) __typeof__(*(f##_fn) 0) f
+DECLARE(nvmlInit_v2);
+DECLARE(nvmlShutdown);
+DECLARE(nvmlErrorString);
+DECLARE(nvmlDeviceGetCount_v2);
+DECLARE(nvmlDeviceGetHandleByIndex_v2);
+DECLARE(nvmlDeviceGetName);
+DECLARE(nvmlDeviceGetUUID);
+DECLARE(nvmlDeviceGetPciInfo_v3);
+DECLARE(nvmlDeviceGetMinorNumber);
+DECLARE(nvmlDeviceGetMemoryInfo);
+DECLARE(nvmlDeviceGetCpuAffinity);
+DECLARE(nvmlDeviceGetNvLinkState);
+DECLARE(nvmlDeviceGetNvLinkRemotePciInfo_v2);
+
+struct nvmlDevice_st {
+        char bus[32], name[96], uuid[96], nvlink[NVML_NVLINK_MAX_LINKS][32], fail[16];
+        unsigned minor, n_links;
+        unsigned long long memory;
+        unsigned long cpus;
+        int nvlink_unsupported;
+};
+
+static struct nvmlDevice_st devs[MAX_GPUS];
+static unsigned n_devs;
+static int initialised;
+
+static void parse_links(struct nvmlDevice_st *d, char *s) {
+        if (strcmp(s, "unsupported") == 0) {
+                d->nvlink_unsupported = 1;
+                return;
+        }
+        for (char *t = strtok(s, ","); t && d->n_links < NVML_NVLINK_MAX_LINKS; t = strtok(NULL, ","))
+                if (strcmp(t, "-") != 0)
+                        snprintf(d->nvlink[d->n_links++], 32, "%s", t);
+}
+
+static void parse_gpu(char *line) {
+        char *f[9] = {};
+        unsigned n = 0;
+        struct nvmlDevice_st *d;
+
+        for (char *p = line; p && n < 9; n++)
+                f[n] = strsep(&p, "|");
+        if (n < 9 || n_devs >= MAX_GPUS)
+                return;
+        d = &devs[n_devs++];
+        snprintf(d->bus, sizeof(d->bus), "%s", f[1]);
+        d->minor = strtoul(f[2], NULL, 10);
+        snprintf(d->name, sizeof(d->name), "%s", f[3]);
+        snprintf(d->uuid, sizeof(d->uuid), "%s", f[4]);
+        d->memory = strtoull(f[5], NULL, 10);
+        d->cpus = strtoul(f[6], NULL, 16);
+        parse_links(d, f[7]);
+        snprintf(d->fail, sizeof(d->fail), "%s", f[8]);
+}
+
+static void hang(void) {
+        const char *fd = getenv("FAKE_NVML_HANG_FD");
+
+        if (fd && write(atoi(fd), "h", 1) < 0)
+                abort();
+        for (;;)
+                pause();
+}
+
+EXPORT nvmlReturn_t nvmlInit_v2(void) {
+        const char *path = getenv("FAKE_NVML_CONFIG");
+        char line[1024];
+        FILE *f;
+
+        if (!path || !(f = fopen(path, "re")))
+                return NVML_ERROR_DRIVER_NOT_LOADED;
+        n_devs = 0;
+        while (fgets(line, sizeof(line), f)) {
+                line[strcspn(line, "\n")] = 0;
+                if (strcmp(line, "init fail") == 0) {
+                        fclose(f);
+                        return NVML_ERROR_DRIVER_NOT_LOADED;
+                }
+                if (strcmp(line, "init hang") == 0)
+                        hang();
+                if (strncmp(line, "gpu|", 4) == 0)
+                        parse_gpu(line);
+        }
+        fclose(f);
+        initialised = 1;
+        return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlShutdown(void) {
+        if (!initialised)
+                return NVML_ERROR_UNINITIALIZED;
+        initialised = 0;
+        return NVML_SUCCESS;
+}
+
+EXPORT const char *nvmlErrorString(nvmlReturn_t r) {
+        return r == NVML_SUCCESS ? "Success" : r == NVML_ERROR_NOT_SUPPORTED ? "Not Supported" : "Fake error";
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned *count) {
+        if (!initialised)
+                return NVML_ERROR_UNINITIALIZED;
+        *count = n_devs;
+        return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned index, nvmlDevice_t *dev) {
+        if (!initialised)
+                return NVML_ERROR_UNINITIALIZED;
+        if (index >= n_devs)
+                return NVML_ERROR_INVALID_ARGUMENT;
+        if (strcmp(devs[index].fail, "handle") == 0)
+                return NVML_ERROR_GPU_IS_LOST;
+        *dev = &devs[index];
+        return NVML_SUCCESS;
+}
+
+static nvmlReturn_t copy_str(const char *s, char *buf, unsigned len) {
+        if (strlen(s) >= len)
+                return NVML_ERROR_INSUFFICIENT_SIZE;
+        strcpy(buf, s);
+        return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *buf, unsigned len) {
+        return copy_str(d->name, buf, len);
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *buf, unsigned len) {
+        return copy_str(d->uuid, buf, len);
+}
+
+static void fill_pci(const char *bus, nvmlPciInfo_t *pci) {
+        memset(pci, 0, sizeof(*pci));
+        snprintf(pci->busId, sizeof(pci->busId), "%s", bus);
+        sscanf(bus, "%x:%x:%x", &pci->domain, &pci->bus, &pci->device);
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t *pci) {
+        fill_pci(d->bus, pci);
+        return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t d, unsigned *minor) {
+        *minor = d->minor;
+        return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m) {
+        *m = (nvmlMemory_t) { .total = d->memory, .free = d->memory };
+        return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetCpuAffinity(nvmlDevice_t d, unsigned size, unsigned long *set) {
+        if (size == 0)
+                return NVML_ERROR_INVALID_ARGUMENT;
+        memset(set, 0, size * sizeof(*set));
+        set[0] = d->cpus;
+        return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned link, nvmlEnableState_t *active) {
+        if (d->nvlink_unsupported)
+                return NVML_ERROR_NOT_SUPPORTED;
+        if (link >= NVML_NVLINK_MAX_LINKS)
+                return NVML_ERROR_INVALID_ARGUMENT;
+        *active = link < d->n_links ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+        return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t d, unsigned link, nvmlPciInfo_t *pci) {
+        if (d->nvlink_unsupported)
+                return NVML_ERROR_NOT_SUPPORTED;
+        if (link >= d->n_links)
+                return NVML_ERROR_INVALID_ARGUMENT;
+        fill_pci(d->nvlink[link], pci);
+        return NVML_SUCCESS;
+}

@@ -1,0 +1,477 @@
+/* Unit tests for the gres renderer: gres.conf lines and the Gres= value.
+ *
+ * Rendered output is compared byte for byte with the golden files under
+ * tests/data/gres/, written by hand from Slurm's gres.conf(5) syntax.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+#include "util/fileio.h"
+#include "util/macro.h"
+#include "util/strv.h"
+
+#include "../../modules/gres/gres-conf.h"
+#include "../../modules/gres/gres-proc.h"
+#include "../../modules/gres/gres-nvml.h"
+#include "../lib/check-run.h"
+
+static char *golden(const char *name) {
+        const char *src = getenv("SUNKD_SRCDIR");
+        _cleanup_free_ char *p = NULL;
+        char *buf;
+        size_t len;
+
+        ck_assert_ptr_nonnull(src);
+        ck_assert_int_ge(asprintf(&p, "%s/tests/data/gres/%s", src, name), 0);
+        ck_assert_msg(fileio_read(p, 1 << 20, &buf, &len) == 0, "cannot read %s", p);
+        return buf;
+}
+
+static void gpu_set(GresGpu *g, unsigned index, unsigned minor, const char *name, const char *bus,
+                    const char *cpus) {
+        *g = (GresGpu) { .index = index, .minor = minor };
+        g->name = strdup(name);
+        g->bus_id = strdup(bus);
+        g->cpus = cpus ? strdup(cpus) : NULL;
+        ck_assert(g->name && g->bus_id);
+}
+
+static void add_links(GresGpu *from, const GresGpu *to, unsigned count) {
+        for (unsigned i = 0; i < count; i++)
+                ck_assert_int_eq(strv_extend(&from->peers, to->bus_id), 0);
+}
+
+/* HGX H100: 8 GPUs over 2 NUMA nodes, listed here out of PCI order, with
+ * minors that differ from the indexes; GPU pairs joined by 2 or 3 links. */
+static const char *const h100_bus[8] = {
+        "0000:18:00.0", "0000:2a:00.0", "0000:3a:00.0", "0000:5d:00.0",
+        "0000:9a:00.0", "0000:ab:00.0", "0000:ba:00.0", "0000:db:00.0",
+};
+
+static GresGpu *h100_node(void) {
+        GresGpu *g = calloc(8, sizeof(GresGpu));
+        static const unsigned order[8] = { 4, 0, 7, 1, 5, 2, 6, 3 };
+
+        ck_assert_ptr_nonnull(g);
+        for (unsigned i = 0; i < 8; i++) {
+                unsigned k = order[i];
+
+                gpu_set(&g[i], k, (k + 2) % 8, "NVIDIA H100 80GB HBM3", h100_bus[k],
+                        k < 4 ? "0-47,96-143" : "48-95,144-191");
+        }
+        for (unsigned i = 0; i < 8; i++)
+                for (unsigned j = 0; j < 8; j++)
+                        if (i != j)
+                                add_links(&g[i], &g[j], 2 + ((g[i].index + g[j].index) % 2));
+        return g;
+}
+
+START_TEST(test_h100_golden) {
+        GresGpu *g = h100_node();
+        _cleanup_free_ char *conf = NULL, *gres = NULL, *want = golden("h100-8.gres.conf");
+
+        ck_assert_int_eq(gres_conf_render(g, 8, NULL, 0, &conf), 0);
+        ck_assert_str_eq(conf, want);
+        ck_assert_int_eq(gres_conf_gres_value(g, 8, NULL, 0, &gres), 0);
+        ck_assert_str_eq(gres, "gpu:nvidia_h100_80gb_hbm3:8");
+        gres_gpus_free(g, 8);
+}
+END_TEST
+
+START_TEST(test_h100_alias) {
+        GresGpu *g = h100_node();
+        static const GresTypeAlias alias[] = {
+                { "nvidia_a100-sxm4-40gb", "a100" },
+                { "nvidia_h100_80gb_hbm3", "h100" },
+        };
+        _cleanup_free_ char *conf = NULL, *gres = NULL, *want = golden("h100-8-alias.gres.conf");
+
+        ck_assert_int_eq(gres_conf_render(g, 8, alias, ELEMENTSOF(alias), &conf), 0);
+        ck_assert_str_eq(conf, want);
+        ck_assert_int_eq(gres_conf_gres_value(g, 8, alias, ELEMENTSOF(alias), &gres), 0);
+        ck_assert_str_eq(gres, "gpu:h100:8");
+        gres_gpus_free(g, 8);
+}
+END_TEST
+
+/* Two types interleaved in PCI order, no NVLink, one GPU without affinity. */
+START_TEST(test_mixed_golden) {
+        GresGpu *g = calloc(4, sizeof(GresGpu));
+        _cleanup_free_ char *conf = NULL, *gres = NULL, *want = golden("mixed.gres.conf");
+
+        ck_assert_ptr_nonnull(g);
+        gpu_set(&g[0], 0, 0, "NVIDIA A100-SXM4-40GB", "0000:07:00.0", "0-15");
+        gpu_set(&g[1], 1, 1, "Tesla T4", "0000:0b:00.0", "0-15");
+        gpu_set(&g[2], 2, 3, "NVIDIA A100-SXM4-40GB", "0000:48:00.0", NULL);
+        gpu_set(&g[3], 3, 2, "Quadro RTX 4000", "0000:88:00.0", "16-31");
+        ck_assert_int_eq(gres_conf_render(g, 4, NULL, 0, &conf), 0);
+        ck_assert_str_eq(conf, want);
+        ck_assert_int_eq(gres_conf_gres_value(g, 4, NULL, 0, &gres), 0);
+        ck_assert_str_eq(gres, "gpu:nvidia_a100-sxm4-40gb:2,gpu:tesla_t4:1,gpu:quadro_rtx_4000:1");
+        gres_gpus_free(g, 4);
+}
+END_TEST
+
+START_TEST(test_no_gpus) {
+        _cleanup_free_ char *conf = NULL, *gres = NULL;
+
+        ck_assert_int_eq(gres_conf_render(NULL, 0, NULL, 0, &conf), 0);
+        ck_assert_str_eq(conf, "");
+        ck_assert_int_eq(gres_conf_gres_value(NULL, 0, NULL, 0, &gres), 0);
+        ck_assert_str_eq(gres, "");
+}
+END_TEST
+
+START_TEST(test_normalise) {
+        static const struct {
+                const char *in, *out;
+        } cases[] = {
+                { "NVIDIA H100 80GB HBM3", "nvidia_h100_80gb_hbm3" },
+                { "NVIDIA A100-SXM4-40GB MIG 1g.5gb", "nvidia_a100-sxm4-40gb_mig_1g.5gb" },
+                { "Quadro RTX 4000", "quadro_rtx_4000" },
+                { "", "" },
+                /* hostile: a driver string must not add keys, lines or GRES entries */
+                { "X\nNodeName=evil File=/etc/shadow", "x_nodename_evil_file_/etc/shadow" },
+                { "a:b,c#d\te\x7f", "a_b_c_d_e_" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *t = gres_type_normalise(cases[i].in);
+
+                ck_assert_str_eq(t, cases[i].out);
+        }
+}
+END_TEST
+
+/* A hostile name reaches neither output as syntax; a 64 KiB name is kept whole. */
+START_TEST(test_hostile_and_long_names) {
+        GresGpu *g = calloc(2, sizeof(GresGpu));
+        _cleanup_free_ char *conf = NULL, *gres = NULL, *big = malloc(65537);
+
+        ck_assert_ptr_nonnull(g);
+        ck_assert_ptr_nonnull(big);
+        memset(big, 'A', 65536);
+        big[65536] = 0;
+        gpu_set(&g[0], 0, 0, "evil\nName=gpu File=/dev/sda", "0000:01:00.0", NULL);
+        gpu_set(&g[1], 1, 1, big, "0000:02:00.0", NULL);
+        ck_assert_int_eq(gres_conf_render(g, 2, NULL, 0, &conf), 0);
+        ck_assert_int_eq(gres_conf_gres_value(g, 2, NULL, 0, &gres), 0);
+        ck_assert_ptr_eq(strstr(conf, "\nName=gpu File=/dev/sda"), NULL);
+        ck_assert(strncmp(conf, "Name=gpu Type=evil_name_gpu_file_/dev/sda File=/dev/nvidia0\n", 60) == 0);
+        ck_assert_uint_eq(strlen(conf), 60 + strlen("Name=gpu Type= File=/dev/nvidia1\n") + 65536);
+        ck_assert_ptr_eq(strchr(gres, '\n'), NULL);
+        ck_assert_uint_eq(strv_length((char *[]) { gres, NULL }), 1);
+        ck_assert(strncmp(gres, "gpu:evil_name_gpu_file_/dev/sda:1,gpu:aaaa", 42) == 0);
+        gres_gpus_free(g, 2);
+}
+END_TEST
+
+/* A link to a device that is not one of the GPUs (an NVSwitch) counts for none. */
+START_TEST(test_links_to_switch) {
+        GresGpu *g = calloc(2, sizeof(GresGpu));
+        _cleanup_free_ char *conf = NULL;
+
+        ck_assert_ptr_nonnull(g);
+        gpu_set(&g[0], 0, 0, "GPU", "0000:01:00.0", NULL);
+        gpu_set(&g[1], 1, 1, "GPU", "0000:02:00.0", NULL);
+        ck_assert_int_eq(strv_extend(&g[0].peers, "0000:c0:00.0"), 0);
+        add_links(&g[1], &g[0], 4);
+        ck_assert_int_eq(gres_conf_render(g, 2, NULL, 0, &conf), 0);
+        ck_assert_str_eq(conf, "Name=gpu Type=gpu File=/dev/nvidia0 Links=-1,0\n"
+                               "Name=gpu Type=gpu File=/dev/nvidia1 Links=4,-1\n");
+        gres_gpus_free(g, 2);
+}
+END_TEST
+
+/* ---- /proc fallback ---- */
+
+static char *data_path(const char *name) {
+        char *p;
+
+        ck_assert_int_ge(asprintf(&p, "%s/tests/data/gres/%s", getenv("SUNKD_SRCDIR"), name), 0);
+        return p;
+}
+
+/* Out of PCI order in readdir, an upper-case 8-digit domain, one GPU
+ * without its /dev node (left out). */
+START_TEST(test_proc_golden) {
+        _cleanup_free_ char *root = data_path("proc-node"), *conf = NULL, *gres = NULL;
+        _cleanup_free_ char *want = golden("proc-node.gres.conf");
+        GresGpu *g = NULL;
+        size_t n = 0;
+
+        ck_assert_int_eq(gres_proc_discover(root, &g, &n), 0);
+        ck_assert_uint_eq(n, 2);
+        ck_assert_str_eq(g[0].bus_id, "0000:18:00.0");
+        ck_assert_uint_eq(g[0].index, 0);
+        ck_assert_uint_eq(g[0].minor, 2);
+        ck_assert_str_eq(g[0].uuid, "GPU-18000000-0000-0000-0000-000000000000");
+        ck_assert_str_eq(g[1].bus_id, "0000:9a:00.0");
+        ck_assert_uint_eq(g[1].index, 1);
+        ck_assert_int_eq(gres_conf_render(g, n, NULL, 0, &conf), 0);
+        ck_assert_str_eq(conf, want);
+        ck_assert_int_eq(gres_conf_gres_value(g, n, NULL, 0, &gres), 0);
+        ck_assert_str_eq(gres, "gpu:nvidia_h100_80gb_hbm3:2");
+        gres_gpus_free(g, n);
+}
+END_TEST
+
+START_TEST(test_proc_no_driver) {
+        GresGpu *g = (GresGpu *) 1;
+        size_t n = 7;
+
+        ck_assert_int_eq(gres_proc_discover("/nonexistent-gres-root", &g, &n), 0);
+        ck_assert_ptr_null(g);
+        ck_assert_uint_eq(n, 0);
+}
+END_TEST
+
+static void write_file(const char *dir, const char *name, const char *data, size_t len) {
+        _cleanup_free_ char *p = NULL;
+        FILE *f;
+
+        ck_assert_int_ge(asprintf(&p, "%s/%s", dir, name), 0);
+        f = fopen(p, "w");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_uint_eq(fwrite(data, 1, len, f), len);
+        ck_assert_int_eq(fclose(f), 0);
+}
+
+/* One GPU under a fresh root whose information file is @info. */
+static int proc_one(const char *info, size_t len, GresGpu **g, size_t *n) {
+        char root[] = "/tmp/test-gres-XXXXXX";
+        _cleanup_free_ char *cmd = NULL, *gdir = NULL;
+        int r;
+
+        ck_assert_ptr_nonnull(mkdtemp(root));
+        ck_assert_int_ge(asprintf(&gdir, "%s/proc/driver/nvidia/gpus/0000:01:00.0", root), 0);
+        ck_assert_int_ge(asprintf(&cmd, "mkdir -p '%s' '%s/dev' && : > '%s/dev/nvidia0'", gdir, root, root), 0);
+        ck_assert_int_eq(system(cmd), 0);
+        write_file(gdir, "information", info, len);
+        r = gres_proc_discover(root, g, n);
+        free(cmd);
+        ck_assert_int_ge(asprintf(&cmd, "rm -rf '%s'", root), 0);
+        ck_assert_int_eq(system(cmd), 0);
+        return r;
+}
+
+START_TEST(test_proc_malformed) {
+        static const char *const bad[] = {
+                "",
+                "Model: X\nBus Location: 0000:01:00.0\n",                       /* no minor */
+                "Model: X\nDevice Minor: 0\n",                                  /* no bus */
+                "Bus Location: 0000:01:00.0\nDevice Minor: 0\n",                /* no model */
+                "Model: X\nBus Location: 0000:01:00.0\nDevice Minor: -1\n",
+                "Model: X\nBus Location: 0000:01:00.0\nDevice Minor: 256\n",
+                "Model: X\nBus Location: 0000:01:00.0\nDevice Minor: 99999999999999999999\n",
+                "Model: X\nBus Location: 0000:01:00.0\nDevice Minor: 0x1\n",
+                "Model: X\nBus Location: ../../etc\nDevice Minor: 0\n",
+                "Model: X\nBus Location: 10000:01:00.0\nDevice Minor: 0\n",
+                "Model: X\nBus Location: 0000:01:00.0/../x\nDevice Minor: 0\n",
+        };
+        GresGpu *g = NULL;
+        size_t n = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                ck_assert_msg(proc_one(bad[i], strlen(bad[i]), &g, &n) == -EBADMSG, "case %zu", i);
+        /* an embedded NUL */
+        ck_assert_int_eq(proc_one("Model: X\0\nBus Location: 0000:01:00.0\nDevice Minor: 0\n", 50, &g, &n),
+                         -EBADMSG);
+}
+END_TEST
+
+START_TEST(test_proc_oversized_and_hostile) {
+        static const char ok[] = "Model:\t NVIDIA A100 \r\nBus Location: 0000:01:00.0\nDevice Minor: 0\n";
+        _cleanup_free_ char *big = malloc(128 * 1024);
+        GresGpu *g = NULL;
+        size_t n = 0;
+
+        ck_assert_ptr_nonnull(big);
+        memset(big, 'x', 128 * 1024);
+        memcpy(big, ok, strlen(ok));
+        ck_assert_int_lt(proc_one(big, 128 * 1024, &g, &n), 0);
+        ck_assert_int_eq(proc_one(ok, strlen(ok), &g, &n), 0);
+        ck_assert_uint_eq(n, 1);
+        ck_assert_str_eq(g[0].name, "NVIDIA A100");
+        ck_assert_ptr_null(g[0].cpus);
+        ck_assert_ptr_null(g[0].uuid);
+        gres_gpus_free(g, n);
+}
+END_TEST
+
+START_TEST(test_bus_id_normalise) {
+        char out[16];
+
+        ck_assert_int_eq(gres_bus_id_normalise("00000000:1B:00.0", out), 0);
+        ck_assert_str_eq(out, "0000:1b:00.0");
+        ck_assert_int_eq(gres_bus_id_normalise("0001:db:1f.7", out), 0);
+        ck_assert_str_eq(out, "0001:db:1f.7");
+        ck_assert_int_eq(gres_bus_id_normalise("0000:1b:00.8", out), -EINVAL);
+        ck_assert_int_eq(gres_bus_id_normalise("0000:1b:20.0", out), -EINVAL);
+        ck_assert_int_eq(gres_bus_id_normalise("0000:1b:00.0 ", out), -EINVAL);
+        ck_assert_int_eq(gres_bus_id_normalise("1b:00.0", out), -EINVAL);
+        ck_assert_int_eq(gres_bus_id_normalise("000000000:1b:00.0", out), -EINVAL);
+        ck_assert_int_eq(gres_bus_id_normalise("", out), -EINVAL);
+}
+END_TEST
+
+/* ---- NVML through the fake libnvidia-ml ---- */
+
+static char *fake_nvml(const char *desc) {
+        _cleanup_free_ char *d = data_path(desc);
+        char *lib;
+
+        ck_assert_int_eq(setenv("FAKE_NVML_CONFIG", d, 1), 0);
+        ck_assert_int_ge(asprintf(&lib, "%s/tests/fake-nvml/.libs/libnvidia-ml.so", getenv("SUNKD_BUILDDIR")), 0);
+        return lib;
+}
+
+static void nvml_golden(const char *desc, const char *conf_name, size_t want_n, const char *want_gres) {
+        _cleanup_free_ char *lib = fake_nvml(desc), *conf = NULL, *gres = NULL, *err = NULL;
+        _cleanup_free_ char *want = golden(conf_name);
+        GresGpu *g = NULL;
+        size_t n = 0;
+
+        ck_assert_int_eq(gres_nvml_discover(lib, &g, &n, &err), 0);
+        ck_assert_ptr_null(err);
+        ck_assert_uint_eq(n, want_n);
+        ck_assert_int_eq(gres_conf_render(g, n, NULL, 0, &conf), 0);
+        ck_assert_str_eq(conf, want);
+        ck_assert_int_eq(gres_conf_gres_value(g, n, NULL, 0, &gres), 0);
+        ck_assert_str_eq(gres, want_gres);
+        gres_gpus_free(g, n);
+}
+
+START_TEST(test_nvml_h100) {
+        nvml_golden("nvml-h100-8.desc", "nvml-h100-8.gres.conf", 8, "gpu:nvidia_h100_80gb_hbm3:8");
+}
+END_TEST
+
+START_TEST(test_nvml_fields) {
+        _cleanup_free_ char *lib = fake_nvml("nvml-h100-8.desc");
+        GresGpu *g = NULL;
+        size_t n = 0;
+
+        ck_assert_int_eq(gres_nvml_discover(lib, &g, &n, NULL), 0);
+        ck_assert_uint_eq(n, 8);
+        ck_assert_uint_eq(g[5].index, 5);
+        ck_assert_uint_eq(g[5].minor, 0);
+        ck_assert_str_eq(g[5].bus_id, "0000:ab:00.0");
+        ck_assert_str_eq(g[5].uuid, "GPU-00000005-1111-2222-3333-444444444444");
+        ck_assert_uint_eq(g[5].memory, 85520809984ULL);
+        ck_assert_uint_eq(strv_length(g[5].peers), 14);
+        gres_gpus_free(g, n);
+}
+END_TEST
+
+START_TEST(test_nvml_mixed_no_nvlink) {
+        nvml_golden("nvml-mixed.desc", "nvml-mixed.gres.conf", 3,
+                    "gpu:nvidia_a100-sxm4-40gb:1,gpu:tesla_t4:1,gpu:quadro_rtx_4000:1");
+}
+END_TEST
+
+START_TEST(test_nvml_empty) {
+        _cleanup_free_ char *lib = fake_nvml("nvml-empty.desc");
+        GresGpu *g = NULL;
+        size_t n = 9;
+
+        ck_assert_int_eq(gres_nvml_discover(lib, &g, &n, NULL), 0);
+        ck_assert_uint_eq(n, 0);
+        gres_gpus_free(g, n);
+}
+END_TEST
+
+START_TEST(test_nvml_failures) {
+        _cleanup_free_ char *lost = fake_nvml("nvml-lost.desc"), *err = NULL;
+        GresGpu *g = NULL;
+        size_t n = 0;
+
+        ck_assert_int_eq(gres_nvml_discover(lost, &g, &n, &err), -EIO);
+        ck_assert_str_eq(err, "nvmlDeviceGetHandleByIndex_v2: Fake error (15)");
+        free(TAKE_PTR(err));
+        free(fake_nvml("nvml-init-fail.desc"));
+        ck_assert_int_eq(gres_nvml_discover(lost, &g, &n, &err), -EIO);
+        ck_assert_str_eq(err, "nvmlInit_v2: Fake error (9)");
+        free(TAKE_PTR(err));
+        ck_assert_int_eq(gres_nvml_discover("/nonexistent/libnvidia-ml.so.1", &g, &n, &err), -ENOENT);
+        ck_assert_ptr_null(err);
+        /* a library that is not NVML */
+        ck_assert_int_eq(gres_nvml_discover("libc.so.6", &g, &n, &err), -ENOSYS);
+        ck_assert_str_eq(err, "nvmlInit_v2: missing");
+}
+END_TEST
+
+/* NVML can block forever inside the driver: discovery does not return, which
+ * is why the module runs it off the event loop.  The fake signals from inside
+ * nvmlInit_v2, so the check does not depend on timing. */
+START_TEST(test_nvml_hang_blocks) {
+        _cleanup_free_ char *lib = fake_nvml("nvml-hang.desc");
+        char fdstr[16], c;
+        int p[2], status;
+        pid_t pid;
+
+        ck_assert_int_eq(pipe(p), 0);
+        snprintf(fdstr, sizeof(fdstr), "%d", p[1]);
+        ck_assert_int_eq(setenv("FAKE_NVML_HANG_FD", fdstr, 1), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                GresGpu *g = NULL;
+                size_t n = 0;
+
+                close(p[0]);
+                _exit(gres_nvml_discover(lib, &g, &n, NULL) == 0 ? 0 : 1);
+        }
+        close(p[1]);
+        ck_assert_int_eq(read(p[0], &c, 1), 1);
+        ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
+        ck_assert_int_eq(kill(pid, SIGKILL), 0);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+        close(p[0]);
+}
+END_TEST
+
+static Suite *suite(void) {
+        Suite *s = suite_create("gres");
+        TCase *tc = tcase_create("conf");
+
+        tcase_add_test(tc, test_h100_golden);
+        tcase_add_test(tc, test_h100_alias);
+        tcase_add_test(tc, test_mixed_golden);
+        tcase_add_test(tc, test_no_gpus);
+        tcase_add_test(tc, test_normalise);
+        tcase_add_test(tc, test_hostile_and_long_names);
+        tcase_add_test(tc, test_links_to_switch);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("proc");
+        tcase_add_test(tc, test_proc_golden);
+        tcase_add_test(tc, test_proc_no_driver);
+        tcase_add_test(tc, test_proc_malformed);
+        tcase_add_test(tc, test_proc_oversized_and_hostile);
+        tcase_add_test(tc, test_bus_id_normalise);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("nvml");
+        tcase_add_test(tc, test_nvml_h100);
+        tcase_add_test(tc, test_nvml_fields);
+        tcase_add_test(tc, test_nvml_mixed_no_nvlink);
+        tcase_add_test(tc, test_nvml_empty);
+        tcase_add_test(tc, test_nvml_failures);
+        tcase_add_test(tc, test_nvml_hang_blocks);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void) {
+        return check_run(suite());
+}
