@@ -40,6 +40,7 @@
 #include "nsscache-conf.h"
 #include "trusted-path.h"
 #include "util/cleanup.h"
+#include "util/errloc.h"
 #include "util/fileio.h"
 #include "util/macro.h"
 #include "util/strv.h"
@@ -225,6 +226,20 @@ static _printf_(2, 3) int set_error(char **ret_error, const char *fmt, ...) {
         r = set_errorv(ret_error, fmt, ap);
         va_end(ap);
         return r;
+}
+
+/* errloc_formatv() into *ret_error, replacing an earlier message. */
+static _printf_(5, 6) int ini_error(char **ret_error, const char *file, unsigned line, const char *key,
+                                    const char *fmt, ...) {
+        va_list ap;
+
+        if (ret_error) {
+                free(*ret_error);
+                va_start(ap, fmt);
+                *ret_error = errloc_formatv(file, line, 0, key, fmt, ap);
+                va_end(ap);
+        }
+        return -EINVAL;
 }
 
 static void map_conf_done(ScimMapConf *m) {
@@ -510,7 +525,7 @@ static int ini_read(IniFile *f, const char *text, size_t len, char **ret_error) 
         int r;
 
         if (memchr(text, 0, len))
-                return set_error(ret_error, "%s: NUL byte in file", f->fname);
+                return ini_error(ret_error, f->fname, 0, NULL, "NUL byte in file");
         buf = strndup(text, len);
         if (!buf)
                 return -ENOMEM;
@@ -529,27 +544,25 @@ static int ini_read(IniFile *f, const char *text, size_t len, char **ret_error) 
                 if (!*s || *s == '#' || *s == ';')
                         continue;
                 if (p[0] == ' ' || p[0] == '\t')
-                        return set_error(ret_error, "%s:%u: continuation lines are not supported",
-                                         f->fname, line);
+                        return ini_error(ret_error, f->fname, line, NULL,
+                                         "continuation lines are not supported");
                 if (*s == '[') {
                         char *e = strchr(s, ']');
 
                         if (!e || e == s + 1 || !isempty(strip(e + 1)))
-                                return set_error(ret_error, "%s:%u: malformed section header",
-                                                 f->fname, line);
+                                return ini_error(ret_error, f->fname, line, NULL, "malformed section header");
                         *e = 0;
                         if (!section_known(s + 1))
-                                return set_error(ret_error,
-                                                 "%s:%u: section '%s': unknown section (expected "
+                                return ini_error(ret_error, f->fname, line, NULL,
+                                                 "section '%s': unknown section (expected "
                                                  "DEFAULT, passwd, shadow, group or sshkey)",
-                                                 f->fname, line, s + 1);
+                                                 s + 1);
                         /* As ConfigParser: [DEFAULT] may reopen, other sections may not. */
                         if (!streq(s + 1, "DEFAULT")) {
                                 unsigned bit = 1u << nss_map_from_string(s + 1);
                                 if (seen & bit)
-                                        return set_error(ret_error,
-                                                         "%s:%u: section '%s': duplicate section",
-                                                         f->fname, line, s + 1);
+                                        return ini_error(ret_error, f->fname, line, NULL,
+                                                         "section '%s': duplicate section", s + 1);
                                 seen |= bit;
                         }
                         r = strdup_to(&section, s + 1);
@@ -559,25 +572,22 @@ static int ini_read(IniFile *f, const char *text, size_t len, char **ret_error) 
                 }
                 d = strpbrk(s, "=:");
                 if (!d)
-                        return set_error(ret_error, "%s:%u: expected 'key = value'", f->fname,
-                                         line);
+                        return ini_error(ret_error, f->fname, line, NULL, "expected 'key = value'");
                 *d = 0;
                 key = strip(s);
                 value = strip(d + 1);
                 if (!*key)
-                        return set_error(ret_error, "%s:%u: empty key", f->fname, line);
+                        return ini_error(ret_error, f->fname, line, NULL, "empty key");
                 if (!section)
-                        return set_error(ret_error, "%s:%u: key '%s': outside of any section",
-                                         f->fname, line, key);
+                        return ini_error(ret_error, f->fname, line, key, "outside of any section");
                 for (char *k = key; *k; k++)
                         *k = (char) tolower((unsigned char) *k);
                 for (size_t i = 0; i < f->n; i++)
                         if (streq(f->entries[i].section, section) && streq(f->entries[i].key, key))
-                                return set_error(ret_error,
-                                                 "%s:%u: key '%s': duplicate key in section [%s]",
-                                                 f->fname, line, key, section);
+                                return ini_error(ret_error, f->fname, line, key,
+                                                 "duplicate key in section [%s]", section);
                 if (f->n >= INI_ENTRIES_MAX)
-                        return set_error(ret_error, "%s:%u: too many keys", f->fname, line);
+                        return ini_error(ret_error, f->fname, line, NULL, "too many keys");
                 if (!(f->n % 16)) {
                         IniEntry *n = reallocarray(f->entries, f->n + 16, sizeof(IniEntry));
                         if (!n)
@@ -604,8 +614,8 @@ static int ini_interpolate(const IniFile *f, const IniEntry *e, const char *valu
         const char *p = value;
 
         if (depth > INI_INTERPOLATION_DEPTH)
-                return set_error(ret_error, "%s:%u: key '%s': interpolation nested too deeply",
-                                 f->fname, e->line, e->key);
+                return ini_error(ret_error, f->fname, e->line, e->key,
+                                 "interpolation nested too deeply");
         while (*p) {
                 const char *pct = strchr(p, '%');
                 size_t n = pct ? (size_t) (pct - p) : strlen(p);
@@ -613,8 +623,7 @@ static int ini_interpolate(const IniFile *f, const IniEntry *e, const char *valu
                 int r;
 
                 if (*out_len + n >= SCIM_VALUE_MAX)
-                        return set_error(ret_error, "%s:%u: key '%s': value too long", f->fname,
-                                         e->line, e->key);
+                        return ini_error(ret_error, f->fname, e->line, e->key, "value too long");
                 t = realloc(*out, *out_len + n + 2);
                 if (!t)
                         return -ENOMEM;
@@ -634,9 +643,8 @@ static int ini_interpolate(const IniFile *f, const IniEntry *e, const char *valu
                         const IniEntry *ref;
 
                         if (!close)
-                                return set_error(ret_error,
-                                                 "%s:%u: key '%s': bad interpolation syntax",
-                                                 f->fname, e->line, e->key);
+                                return ini_error(ret_error, f->fname, e->line, e->key,
+                                                 "bad interpolation syntax");
                         name = strndup(pct + 2, (size_t) (close - pct - 2));
                         if (!name)
                                 return -ENOMEM;
@@ -644,19 +652,17 @@ static int ini_interpolate(const IniFile *f, const IniEntry *e, const char *valu
                                 *k = (char) tolower((unsigned char) *k);
                         ref = ini_lookup(f, e->section, name);
                         if (!ref)
-                                return set_error(ret_error,
-                                                 "%s:%u: key '%s': interpolation references "
-                                                 "unknown key '%s'",
-                                                 f->fname, e->line, e->key, name);
+                                return ini_error(ret_error, f->fname, e->line, e->key,
+                                                 "interpolation references unknown key '%s'",
+                                                 name);
                         r = ini_interpolate(f, e, ref->value, depth + 1, out, out_len, ret_error);
                         if (r < 0)
                                 return r;
                         p = close + 2;
                 } else
-                        return set_error(ret_error,
-                                         "%s:%u: key '%s': '%%' must be followed by '%%' or "
-                                         "'(' (write %%%% for a literal percent sign)",
-                                         f->fname, e->line, e->key);
+                        return ini_error(ret_error, f->fname, e->line, e->key,
+                                         "'%%' must be followed by '%%' or "
+                                         "'(' (write %%%% for a literal percent sign)");
         }
         return 0;
 }
