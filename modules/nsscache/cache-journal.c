@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/cleanup.h"
@@ -240,16 +241,36 @@ static int paths_fill(const CacheJournal *j, Paths *p) {
 }
 
 /* One map: entries [first, end) of @j, the first being its data. */
-static int apply_map(const CacheJournal *j, const Paths *p, size_t first, size_t end, char **ret_error) {
-        bool data_staged = access(p->staged[first], F_OK) >= 0;
+/* A lookup that opened an old index before we unlinked it reads the data
+ * file a few microseconds later: give such lookups this long to end before
+ * the data under them changes.  libnss-cache's mtime check catches a reader
+ * that looks at the data after the rename; this covers one that looked
+ * before and opens it after, which would otherwise seek past the end of a
+ * shorter new file into a status glibc aborts on. */
+#define INDEX_DRAIN_USEC (50 * 1000)
+
+/* Phase one: unlink the old indexes of a map whose data is staged.  Returns
+ * 1 when an index was there, so lookups may still be using it. */
+static int unlink_indexes(const Paths *p, size_t first, size_t end, char **ret_error) {
+        bool had = false;
         int r;
 
-        for (size_t i = first + 1; data_staged && i < end; i++) {
+        if (access(p->staged[first], F_OK) < 0)
+                return 0;
+        for (size_t i = first + 1; i < end; i++) {
+                had = had || access(p->target[i], F_OK) >= 0;
                 r = step_run(&(Step) { "unlink-index", NULL, p->target[i] }, ret_error);
                 if (r < 0)
                         return r;
         }
-        if (data_staged) {
+        return had;
+}
+
+/* Phase two: the data, then the new indexes. */
+static int rename_map(const CacheJournal *j, const Paths *p, size_t first, size_t end, char **ret_error) {
+        int r;
+
+        if (access(p->staged[first], F_OK) >= 0) {
                 r = step_run(&(Step) { "rename-data", p->staged[first], p->target[first] }, ret_error);
                 if (r < 0)
                         return r;
@@ -269,19 +290,29 @@ static int apply_map(const CacheJournal *j, const Paths *p, size_t first, size_t
         return 0;
 }
 
+static size_t map_end(const CacheJournal *j, size_t first) {
+        size_t end = first + 1;
+
+        while (end < j->n && j->entry[end].kind != CACHE_JOURNAL_DATA)
+                end++;
+        return end;
+}
+
 int cache_journal_apply(const CacheJournal *j, char **ret_error) {
         Paths p = {};
         int r;
 
-        r = paths_fill(j, &p);
-        for (size_t first = 0; r >= 0 && first < j->n;) {
-                size_t end = first + 1;
+        bool drain = false;
 
-                while (end < j->n && j->entry[end].kind != CACHE_JOURNAL_DATA)
-                        end++;
-                r = apply_map(j, &p, first, end, ret_error);
-                first = end;
+        r = paths_fill(j, &p);
+        for (size_t first = 0; r >= 0 && first < j->n; first = map_end(j, first)) {
+                r = unlink_indexes(&p, first, map_end(j, first), ret_error);
+                drain = drain || r > 0;
         }
+        if (r >= 0 && drain)
+                (void) nanosleep(&(struct timespec){ 0, INDEX_DRAIN_USEC * 1000 }, NULL);
+        for (size_t first = 0; r >= 0 && first < j->n; first = map_end(j, first))
+                r = rename_map(j, &p, first, map_end(j, first), ret_error);
         if (r >= 0 && j->n > 0) {
                 r = fileio_fsync_dir(p.target[0]);
                 if (r < 0 && ret_error && asprintf(ret_error, "%s: fsync failed: %s", j->dir, strerror(-r)) < 0)

@@ -21,7 +21,11 @@
  * __nss_next").  Hence every staged file gets the same mtime, one second
  * past the newest of the map's files it replaces if the clock has not yet
  * moved past them: an old index is then always older than a newer data
- * file, and such a reader scans linearly.
+ * file, and such a reader scans linearly.  A reader that opened the old
+ * index and looked at the data's mtime just before our rename is covered by
+ * the order of the journal's steps: every map's old indexes are unlinked
+ * first, lookups already inside one are given a short drain, and only then
+ * is any data renamed (cache-journal.c).
  *
  * A refresh publishes all enabled maps or none: every map and index is
  * rendered in memory and every guard (empty, below min_entries, shrinking by
