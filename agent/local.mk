@@ -15,6 +15,7 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-util.la
 	%reldir%/util/fileio.h \
 	%reldir%/util/rand-util.c \
 	%reldir%/util/rand-util.h \
+	%reldir%/util/siphash.h \
 	%reldir%/util/strbuf.c \
 	%reldir%/util/strbuf.h \
 	%reldir%/util/strv.c \

@@ -21,6 +21,7 @@
 #include "util/cleanup.h"
 #include "util/macro.h"
 #include "util/rand-util.h"
+#include "util/siphash.h"
 #include "util/strbuf.h"
 
 #include "authkeys-map.h"
@@ -98,48 +99,6 @@ typedef struct Builder {
         size_t cap_spans;
         char name[AUTHKEYS_MAP_NAME_MAX + 1];
 } Builder;
-
-static uint64_t rotl(uint64_t x, int b) {
-        return (x << b) | (x >> (64 - b));
-}
-
-static void sipround(uint64_t v[4]) {
-        v[0] += v[1];
-        v[1] = rotl(v[1], 13) ^ v[0];
-        v[0] = rotl(v[0], 32);
-        v[2] += v[3];
-        v[3] = rotl(v[3], 16) ^ v[2];
-        v[0] += v[3];
-        v[3] = rotl(v[3], 21) ^ v[0];
-        v[2] += v[1];
-        v[1] = rotl(v[1], 17) ^ v[2];
-        v[2] = rotl(v[2], 32);
-}
-
-/* SipHash-1-3 of @len bytes at @p. */
-static uint64_t siphash13(uint64_t k0, uint64_t k1, const unsigned char *p, size_t len) {
-        uint64_t v[4] = { k0 ^ 0x736f6d6570736575ULL, k1 ^ 0x646f72616e646f6dULL,
-                          k0 ^ 0x6c7967656e657261ULL, k1 ^ 0x7465646279746573ULL };
-        uint64_t b = (uint64_t) len << 56, m;
-        size_t i = 0;
-
-        for (; i + 8 <= len; i += 8) {
-                memcpy(&m, p + i, 8);
-                v[3] ^= m;
-                sipround(v);
-                v[0] ^= m;
-        }
-        for (size_t j = 0; i + j < len; j++)
-                b |= (uint64_t) p[i + j] << (8 * j);
-        v[3] ^= b;
-        sipround(v);
-        v[0] ^= b;
-        v[2] ^= 0xff;
-        sipround(v);
-        sipround(v);
-        sipround(v);
-        return v[0] ^ v[1] ^ v[2] ^ v[3];
-}
 
 AuthkeysMap *authkeys_map_free(AuthkeysMap *m) {
         if (!m)
