@@ -213,8 +213,8 @@ static int reply_check(json_object *reply) {
         return 0;
 }
 
-int client_call(int fd, const char *method, json_object *params, uint64_t timeout_usec, size_t max_reply,
-                json_object **ret_reply, char **ret_error_name) {
+static int call(int fd, const char *method, json_object *params, uint64_t timeout_usec, size_t max_reply,
+                bool last, json_object **ret_reply, char **ret_error_name) {
         _cleanup_(json_putp) json_object *msg = NULL, *reply = NULL;
         _cleanup_free_ char *out = NULL, *in = NULL;
         json_object *p = NULL, *e = NULL;
@@ -254,6 +254,10 @@ int client_call(int fd, const char *method, json_object *params, uint64_t timeou
         r = send_all(fd, out, out_len, deadline);
         if (r < 0)
                 return r;
+        /* Nothing more to say: sunkd sees the end with the call and answers
+         * and closes without another loop iteration. */
+        if (last && shutdown(fd, SHUT_WR) < 0)
+                return -errno;
         r = recv_frame(fd, max_reply, deadline, &in, &in_len);
         if (r < 0)
                 return r;
@@ -284,4 +288,14 @@ int client_call(int fd, const char *method, json_object *params, uint64_t timeou
         }
         *ret_reply = p;
         return 0;
+}
+
+int client_call(int fd, const char *method, json_object *params, uint64_t timeout_usec, size_t max_reply,
+                json_object **ret_reply, char **ret_error_name) {
+        return call(fd, method, params, timeout_usec, max_reply, false, ret_reply, ret_error_name);
+}
+
+int client_call_last(int fd, const char *method, json_object *params, uint64_t timeout_usec, size_t max_reply,
+                     json_object **ret_reply, char **ret_error_name) {
+        return call(fd, method, params, timeout_usec, max_reply, true, ret_reply, ret_error_name);
 }

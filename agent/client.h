@@ -36,3 +36,11 @@ int client_connect(const char *path, uint64_t timeout_usec, int *ret_fd);
  */
 int client_call(int fd, const char *method, json_object *params, uint64_t timeout_usec, size_t max_reply,
                 json_object **ret_reply, char **ret_error_name);
+
+/**
+ * client_call_last() - client_call() for the last call on @fd: the sending
+ * side is shut down after the call, which is what a one-shot client should
+ * do (sunkd then answers and closes at once).  @fd can only read afterwards.
+ */
+int client_call_last(int fd, const char *method, json_object *params, uint64_t timeout_usec, size_t max_reply,
+                     json_object **ret_reply, char **ret_error_name);

@@ -1,7 +1,11 @@
 /* The control socket server.
  *
- * Every connection is a small state machine driven by three sd-event
- * sources of its own, created at accept and re-armed, never re-created:
+ * Every connection is a small state machine driven by up to three sd-event
+ * sources of its own, each created the first time it is needed and then
+ * re-armed, never re-created.  A one-shot client (sunkctl, sunkd-authkeys)
+ * sends its call and shuts down its sending side: such a connection is
+ * read, answered and closed inside the accept callback and never costs an
+ * epoll registration, a timer or a second loop iteration.
  *
  *   io     the socket; EPOLLIN only while we want a request (no call in
  *          flight, no reply waiting to go out), EPOLLOUT only while a reply
@@ -718,14 +722,22 @@ static void conn_touch(IpcConnection *c) {
 /* Off while a call is pending (our turn); otherwise the idle timeout from the
  * last activity, and no later than request_timeout after the first byte of
  * a partial request, so trickling bytes does not keep a connection. */
-static void conn_arm_timer(IpcConnection *c) {
+static int conn_on_idle(sd_event_source *s, uint64_t usec, void *userdata);
+
+static void conn_disarm_timer(IpcConnection *c) {
+        if (c->idle)
+                (void) sd_event_source_set_enabled(c->idle, SD_EVENT_OFF);
+        c->armed_usec = 0;
+}
+
+static int conn_arm_timer(IpcConnection *c) {
         const IpcLimits *l = &c->ipc->limits;
         uint64_t when;
+        int r;
 
         if (c->call) {
-                (void) sd_event_source_set_enabled(c->idle, SD_EVENT_OFF);
-                c->armed_usec = 0;
-                return;
+                conn_disarm_timer(c);
+                return 0;
         }
         when = usec_add(c->active_usec, l->idle_timeout_usec);
         if (c->in_len > c->in_start) {
@@ -735,25 +747,58 @@ static void conn_arm_timer(IpcConnection *c) {
         } else
                 c->request_usec = 0;
         if (when == c->armed_usec)
-                return;
-        if (sd_event_source_set_time(c->idle, when) >= 0 &&
-            sd_event_source_set_enabled(c->idle, SD_EVENT_ONESHOT) >= 0)
-                c->armed_usec = when;
+                return 0;
+        if (!c->idle) {
+                r = sd_event_add_time(c->ipc->event, &c->idle, CLOCK_MONOTONIC, when,
+                                      MIN(l->idle_timeout_usec / 20, USEC_PER_SEC), conn_on_idle, c);
+                if (r < 0)
+                        return r;
+        } else {
+                r = sd_event_source_set_time(c->idle, when);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(c->idle, SD_EVENT_ONESHOT);
+                if (r < 0)
+                        return r;
+        }
+        c->armed_usec = when;
+        return 0;
 }
 
+static int conn_on_defer(sd_event_source *s, void *userdata);
+
+/* A reply from outside the connection's callbacks: look again from the loop.
+ * Without memory for the defer source, EPOLLOUT on a writable socket does
+ * the same one iteration later. */
 static void conn_kick(IpcConnection *c) {
-        (void) sd_event_source_set_enabled(c->defer, SD_EVENT_ONESHOT);
+        int r;
+
+        if (c->defer)
+                r = sd_event_source_set_enabled(c->defer, SD_EVENT_ONESHOT);
+        else
+                r = sd_event_add_defer(c->ipc->event, &c->defer, conn_on_defer, c);
+        if (r < 0 && c->io)
+                (void) sd_event_source_set_io_events(c->io, EPOLLOUT);
 }
 
-static void conn_update_events(IpcConnection *c) {
+static int conn_on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata);
+
+/* Registered only once the connection has to wait for something; a pending
+ * call keeps the registration with no events, for the hangup. */
+static int conn_update_events(IpcConnection *c) {
         uint32_t events = 0;
+        int r;
 
         if (c->out_done < c->out_len)
                 events |= EPOLLOUT;
         if (!c->call && c->out_len == 0 && !c->eof && !c->closing)
                 events |= EPOLLIN;
-        (void) sd_event_source_set_io_events(c->io, events);
-        conn_arm_timer(c);
+        if (!c->io)
+                r = sd_event_add_io(c->ipc->event, &c->io, c->fd, events, conn_on_io, c);
+        else
+                r = sd_event_source_set_io_events(c->io, events);
+        if (r < 0)
+                return r;
+        return conn_arm_timer(c);
 }
 
 /* ---- Connections: input ------------------------------------------------- */
@@ -859,8 +904,7 @@ static int conn_dispatch(IpcConnection *c, const char *frame, size_t len) {
         call->oneway = oneway;
         call->dispatching = true;
         c->call = call;
-        (void) sd_event_source_set_enabled(c->idle, SD_EVENT_OFF);
-        c->armed_usec = 0;
+        conn_disarm_timer(c);
 
         log_debug("Calling %s for uid=%u pid=%u", method, (unsigned) c->ucred.uid, (unsigned) c->ucred.pid);
         /* The handler may add or remove methods: m is not used past this line. */
@@ -977,11 +1021,14 @@ static int conn_write(IpcConnection *c) {
 static void conn_settle(IpcConnection *c, int r) {
         if (r == -ENOMEM)
                 log_oom();
-        if (r < 0 || c->dead || (c->closing && c->out_len == 0)) {
-                conn_free(c);
-                return;
+        if (r >= 0 && !c->dead && !(c->closing && c->out_len == 0)) {
+                r = conn_update_events(c);
+                if (r >= 0)
+                        return;
+                log_debug_errno(r, "Failed to watch the connection of uid=%u pid=%u: %m",
+                                (unsigned) c->ucred.uid, (unsigned) c->ucred.pid);
         }
-        conn_update_events(c);
+        conn_free(c);
 }
 
 /* Answer what is buffered and send the replies straight away: a reply that
@@ -1102,7 +1149,6 @@ static int conn_new(Ipc *ipc, int fd) {
         socklen_t len = sizeof(struct ucred);
         IpcConnection *c;
         IpcUid *u;
-        uint64_t idle = ipc->limits.idle_timeout_usec;
         int r;
 
         c = calloc(1, sizeof(IpcConnection));
@@ -1131,19 +1177,6 @@ static int conn_new(Ipc *ipc, int fd) {
         ipc->connections = c;
         ipc->n_connections++;
         conn_touch(c);
-
-        r = sd_event_add_io(ipc->event, &c->io, fd, EPOLLIN, conn_on_io, c);
-        if (r >= 0)
-                r = sd_event_add_time_relative(ipc->event, &c->idle, CLOCK_MONOTONIC, idle,
-                                               MIN(idle / 20, USEC_PER_SEC), conn_on_idle, c);
-        if (r >= 0)
-                r = sd_event_add_defer(ipc->event, &c->defer, conn_on_defer, c);
-        if (r >= 0)
-                r = sd_event_source_set_enabled(c->defer, SD_EVENT_OFF);
-        if (r < 0) {
-                conn_free(c);
-                return r;
-        }
 
         log_debug("Connection from uid=%u gid=%u pid=%u, %u open", (unsigned) c->ucred.uid,
                   (unsigned) c->ucred.gid, (unsigned) c->ucred.pid, ipc->n_connections);
@@ -1244,6 +1277,20 @@ static void ipc_refuse(Ipc *ipc, int fd) {
                     suppressed > 0 ? " (more refusals suppressed)" : "");
 }
 
+/* A client usually writes its request right after connecting: serve it now
+ * rather than after an epoll_wait().  When what came is a whole call, one
+ * more read learns whether the client also shut down its side (a one-shot
+ * client): then the connection is answered and closed here and now. */
+static void conn_start(IpcConnection *c) {
+        int r = conn_read(c);
+
+        if (r >= 0 && !c->eof && c->in_len > 0 && c->in[c->in_len - 1] == '\0')
+                r = conn_read(c);
+        if (r >= 0 && !c->dead)
+                r = conn_run(c);
+        conn_settle(c, r);
+}
+
 static int ipc_on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Ipc *ipc = userdata;
         unsigned suppressed;
@@ -1271,10 +1318,8 @@ static int ipc_on_accept(sd_event_source *s, int fd, uint32_t revents, void *use
                 r = conn_new(ipc, cfd);
                 if (r < 0 && r != -EUSERS && ratelimit_pass(&ipc->refuse_rl, 1, &suppressed))
                         log_warning_errno(r, "Failed to set up a connection: %m");
-                /* A client usually writes its request right after connecting:
-                 * serve it now rather than after another epoll_wait(). */
                 if (r >= 0)
-                        (void) conn_on_io(ipc->connections->io, cfd, EPOLLIN, ipc->connections);
+                        conn_start(ipc->connections);
         }
         return 0;
 }

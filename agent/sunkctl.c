@@ -98,7 +98,8 @@ static int call(Ctl *c, const char *method, json_object *params, json_object **r
                         return EXIT_UNREACHABLE;
                 }
         }
-        r = client_call(c->fd, method, params, c->timeout_usec, REPLY_MAX, &reply, &error);
+        /* Every verb makes one call. */
+        r = client_call_last(c->fd, method, params, c->timeout_usec, REPLY_MAX, &reply, &error);
         if (r == -EREMOTEIO) {
                 const char *hint = error_hint(error);
                 if (hint)

@@ -1,10 +1,12 @@
 /* bench-ping: Ping throughput and latency, one new connection per query.
  *
- * Usage: bench-ping [-t THREADS] [-d SECONDS] SOCKET
+ * Usage: bench-ping [-t THREADS] [-d SECONDS] [-k] SOCKET
  *
  * Each of THREADS threads (default 2) loops for SECONDS (default 3):
  * connect to SOCKET, send io.sunkd.Agent.Ping in Varlink framing (JSON and a
- * NUL), read up to the reply's NUL, close.  A query's latency runs from
+ * NUL), shut down the sending side as sunkd's own one-shot clients do (-k:
+ * keep it open, as a client that may send another call would), read up to
+ * the reply's NUL, close.  A query's latency runs from
  * socket() to the NUL.  Prints
  *   queries=N errors=N qps=N p50_us=N p99_us=N max_us=N
  * A reply that carries an "error" key counts as an error.  Exit 1 if no
@@ -28,6 +30,7 @@
 #define REPLY_MAX 4096
 
 static const char request[] = "{\"method\":\"io.sunkd.Agent.Ping\",\"parameters\":{}}";
+static bool keep_open;
 
 typedef struct Worker {
         pthread_t thread;
@@ -70,6 +73,8 @@ static int query(const char *path) {
                 return fd;
         if (send(fd, request, sizeof(request), MSG_NOSIGNAL) != (ssize_t) sizeof(request))
                 return -EIO;
+        if (!keep_open && shutdown(fd, SHUT_WR) < 0)
+                return -errno;
         for (;;) {
                 ssize_t k = read(fd, buf + got, sizeof(buf) - 1 - got);
 
@@ -163,10 +168,13 @@ int main(int argc, char *argv[]) {
         size_t n;
         int opt;
 
-        while ((opt = getopt(argc, argv, "t:d:")) >= 0)
+        while ((opt = getopt(argc, argv, "t:d:k")) >= 0)
                 switch (opt) {
                 case 't':
                         threads = (unsigned) strtoul(optarg, NULL, 10);
+                        break;
+                case 'k':
+                        keep_open = true;
                         break;
                 case 'd':
                         seconds = strtod(optarg, NULL);
@@ -175,7 +183,7 @@ int main(int argc, char *argv[]) {
                         return 2;
                 }
         if (optind + 1 != argc || threads < 1 || threads > THREADS_MAX || seconds <= 0) {
-                fprintf(stderr, "usage: bench-ping [-t THREADS] [-d SECONDS] SOCKET\n");
+                fprintf(stderr, "usage: bench-ping [-t THREADS] [-d SECONDS] [-k] SOCKET\n");
                 return 2;
         }
         start = now_usec();

@@ -5,7 +5,10 @@
 #                    sunkd without modules: RSS and context switches (wake-ups)
 #                    of all their threads over BENCH_IDLE_SECONDS (10)
 #   ping             bench-ping, 2 threads, a new connection per query, for
-#                    BENCH_PING_SECONDS (3): sunkd, then bench-echo
+#                    BENCH_PING_SECONDS (3): sunkd, then bench-echo; the client
+#                    shuts down its sending side after the call, as sunkctl and
+#                    sunkd-authkeys do; then both again with -k (the client
+#                    keeps its side open, as a generic Varlink client may)
 #   ping, job busy   1 thread while testmod.block holds a worker for 2 s,
 #                    then the same with no job running
 #   nsscache         for each of BENCH_NSSCACHE_SIZES users (1000 10000 100000;
@@ -79,6 +82,10 @@ mb() {
         awk -v k="$1" 'BEGIN { printf "%.1f MB", k / 1024 }'
 }
 
+ratio() {
+        awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'
+}
+
 secs() {
         awk -v ms="$1" 'BEGIN { printf "%.3f s", ms / 1000 }'
 }
@@ -137,7 +144,7 @@ bench_idle() {
 }
 
 bench_ping() {
-        local out ref echo echo_sock="$T/echo.sock"
+        local out ref open openref echo echo_sock="$T/echo.sock"
         start_sunkd ping "modules:
   testmod:
     interval: 1h
@@ -148,12 +155,16 @@ bench_ping() {
         PIDS+=($echo)
         wait_for_file "$echo_sock" || die "bench-echo did not start"
         ref=$("$TOOLS/bench-ping" -t 2 -d "$PING_SECONDS" "$echo_sock") || die "bench-ping failed"
+        open=$("$TOOLS/bench-ping" -k -t 2 -d "$PING_SECONDS" "$SOCK") || die "bench-ping -k failed"
+        openref=$("$TOOLS/bench-ping" -k -t 2 -d "$PING_SECONDS" "$echo_sock") || die "bench-ping -k failed"
         stop $echo
-        [ "$(val errors "$out")" = 0 ] || die "ping errors: $out"
+        [ "$(val errors "$out")" = 0 ] && [ "$(val errors "$open")" = 0 ] || die "ping errors: $out / $open"
         row "ping, new connection each, 2 clients" "$(val qps "$out")/s" \
-            "$(val qps "$ref")/s (echo server)" ">= 20000/s"
+            "$(val qps "$ref")/s (echo server), $(ratio "$(val qps "$out")" "$(val qps "$ref")")x" ">= 0.8x echo"
         row "ping latency p50 / p99" "$(val p50_us "$out") / $(val p99_us "$out") us" \
             "$(val p50_us "$ref") / $(val p99_us "$ref") us (echo server)" ""
+        row "ping, client keeps its side open" "$(val qps "$open")/s" \
+            "$(val qps "$openref")/s (echo server), $(ratio "$(val qps "$open")" "$(val qps "$openref")")x" ""
 }
 
 # Runs on the sunkd bench_ping started (testmod with block: 2s).

@@ -9,6 +9,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
@@ -158,6 +159,8 @@ static const struct {
         { "io.sunkd.Test.Big", SUNKD_METHOD_ANY_UID, m_big },
         { "io.sunkd.Test.Creds", SUNKD_METHOD_ANY_UID, m_creds },
 };
+
+static void on_gone_count(sunkd_call *call, void *userdata);
 
 /* ---- Server and raw clients -------------------------------------------- */
 
@@ -577,6 +580,69 @@ START_TEST(test_disconnect_while_pending) {
         snprintf(run, sizeof(run), "%s/run", s.dir);
         ck_assert_int_eq(rmdir(run), 0);
         ck_assert_int_eq(rmdir(s.dir), 0);
+}
+END_TEST
+
+/* A client that shuts down its sending side after its call (sunkctl,
+ * sunkd-authkeys) is answered and closed from the accept itself: one loop
+ * iteration, no registration left behind. */
+START_TEST(test_half_close) {
+        const char two[] = "{\"method\":\"io.sunkd.Test.Echo\",\"parameters\":{\"i\":1}}\0"
+                           "{\"method\":\"io.sunkd.Test.Echo\",\"parameters\":{\"i\":2}}";
+        Server s;
+        Raw c;
+        json_object *o;
+
+        server_start(&s, NULL);
+        raw_connect(&s, &c);
+        raw_send_str(&s, &c, "{\"method\":\"io.sunkd.Test.Echo\",\"parameters\":{\"i\":7}}");
+        ck_assert_int_eq(shutdown(c.fd, SHUT_WR), 0);
+        pump(&s, 5 * SEC);
+        ck_assert_uint_eq(ipc_n_connections(s.ipc), 0);
+        expect_reply_int(&s, &c, "i", 7);
+        assert_eof(&s, &c);
+        raw_close(&c);
+
+        /* Two calls, then the end: both answered, in order. */
+        raw_connect(&s, &c);
+        ck_assert(raw_send(&s, &c, two, sizeof(two)));
+        ck_assert_int_eq(shutdown(c.fd, SHUT_WR), 0);
+        expect_reply_int(&s, &c, "i", 1);
+        expect_reply_int(&s, &c, "i", 2);
+        assert_eof(&s, &c);
+        raw_close(&c);
+        pump_until_connections(&s, 0);
+
+        /* A pending call: a half-close is not a hangup; the reply still comes. */
+        raw_connect(&s, &c);
+        raw_send_str(&s, &c, "{\"method\":\"io.sunkd.Test.Hold\"}");
+        ck_assert_int_eq(shutdown(c.fd, SHUT_WR), 0);
+        while (!s.pending)
+                pump(&s, 10 * MSEC);
+        ck_assert_int_eq(ipc_call_on_gone(s.pending, on_gone_count, &s), 0);
+        pump(&s, 50 * MSEC);
+        ck_assert(!ipc_call_is_orphaned(s.pending));
+        ck_assert_uint_eq(s.n_count, 0);
+        ck_assert_int_eq(ipc_reply(s.pending, json_object_new_object()), 0);
+        s.pending = NULL;
+        o = raw_recv(&s, &c, 5 * SEC);
+        assert_reply(o);
+        json_object_put(o);
+        assert_eof(&s, &c);
+        raw_close(&c);
+        pump_until_connections(&s, 0);
+
+        /* Half a call, then the end. */
+        raw_connect(&s, &c);
+        ck_assert(raw_send(&s, &c, "{\"method\":", 10));
+        ck_assert_int_eq(shutdown(c.fd, SHUT_WR), 0);
+        o = raw_recv(&s, &c, 5 * SEC);
+        assert_error(o, "io.sunkd.InvalidMessage");
+        json_object_put(o);
+        assert_eof(&s, &c);
+        raw_close(&c);
+        pump_until_connections(&s, 0);
+        server_stop(&s);
 }
 END_TEST
 
@@ -1085,6 +1151,22 @@ static int child_client(Server *s, const void *arg) {
                 return 6;
         close(fd);
 
+        /* The last call half-closes: answered, then the end of the stream. */
+        if (client_connect(s->path, 5 * SEC, &fd) < 0)
+                return 9;
+        r = client_call_last(fd, "io.sunkd.Test.Echo", NULL, 5 * SEC, 0, &reply, &name);
+        if (r != 0 || name || !reply)
+                return 10;
+        json_object_put(reply);
+        {
+                struct pollfd pfd = { .fd = fd, .events = POLLIN };
+                char b;
+
+                if (poll(&pfd, 1, 5000) != 1 || read(fd, &b, 1) != 0)
+                        return 11;
+        }
+        close(fd);
+
         /* Bad arguments. */
         if (client_connect(s->path, 5 * SEC, &fd) < 0)
                 return 7;
@@ -1503,6 +1585,7 @@ static Suite *ipc_suite(void) {
         tcase_add_test(tc, test_immediate);
         tcase_add_test(tc, test_pending_and_pipelined);
         tcase_add_test(tc, test_disconnect_while_pending);
+        tcase_add_test(tc, test_half_close);
         tcase_add_test(tc, test_policy);
         tcase_add_test(tc, test_unknown_method);
         tcase_add_test(tc, test_oversize);
