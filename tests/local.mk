@@ -193,6 +193,8 @@ EXTRA_DIST += %reldir%/integration/0210-nsscache-libnss-cache.t %reldir%/data/ns
 TESTS += %reldir%/integration/0211-nsscache-publish-crash.t
 EXTRA_DIST += %reldir%/integration/0211-nsscache-publish-crash.t
 TESTS += %reldir%/integration/0212-nsscache-trust.t
+TESTS += %reldir%/integration/0213-nsscache-recover-at-start.t
+EXTRA_DIST += %reldir%/integration/0213-nsscache-recover-at-start.t
 EXTRA_DIST += %reldir%/integration/0212-nsscache-trust.t
 
 check_PROGRAMS += tests/unit/test-nsscache-conf

@@ -509,6 +509,16 @@ static int commit_maps(const CacheOptions *opts, MapWork *work, bool *ret_pendin
         return r;
 }
 
+int cache_publish_pending(const char *state_dir) {
+        _cleanup_free_ char *path = journal_path(state_dir);
+
+        if (!path)
+                return -ENOMEM;
+        if (access(path, F_OK) >= 0)
+                return 1;
+        return errno == ENOENT ? 0 : -errno;
+}
+
 int cache_publish_recover(const char *state_dir, bool *ret_finished, char **ret_error) {
         _cleanup_free_ char *path = journal_path(state_dir);
         CacheJournal j = {};

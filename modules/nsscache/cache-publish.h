@@ -100,6 +100,13 @@ int cache_publish_formatted(const CacheOptions *opts, const CacheFormatted maps[
 int cache_publish_count_entries(const char *path, size_t *ret);
 
 /**
+ * cache_publish_pending() - whether @state_dir holds the journal of an
+ * interrupted publish (one access(): cheap enough for the event loop).
+ * Return: 1, 0, or a negative errno.
+ */
+int cache_publish_pending(const char *state_dir);
+
+/**
  * cache_publish_recover() - finish a publish that a crash interrupted.
  * If @state_dir holds a journal, its renames are carried out (those already
  * done are skipped) and it is removed.  A malformed journal is removed

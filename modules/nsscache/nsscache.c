@@ -61,6 +61,9 @@ typedef struct Result {
         CacheReport report;
         bool published;
         bool cancelled;
+        bool recovered;       /* an interrupted publish was finished before the run */
+        int recover_result;   /* and how that went; its message in recover_error */
+        char *recover_error;
         char *error;
 } Result;
 
@@ -172,6 +175,8 @@ static int refresh_work(void *state, void *input, const sunkd_cancel *cancel, vo
 
         nsscache_refresh_options(c, in->force, &opts);
         opts.state_dir = ((State *) state)->state_dir;
+        /* First, so lookups see one run's maps even when this fetch fails. */
+        res->recover_result = cache_publish_recover(opts.state_dir, &res->recovered, &res->recover_error);
         r = nsscache_refresh_run(c, &opts, cancel, copy_rejects, res, &res->stats, &res->report,
                                  &res->error);
         /* The run's pages and maps are freed: give the heap back to the system. */
@@ -187,6 +192,7 @@ static void result_free(Result *res) {
                 return;
         for (size_t i = 0; i < res->n_records; i++)
                 free(res->records[i].name);
+        free(res->recover_error);
         free(res->error);
         free(res);
 }
@@ -276,11 +282,26 @@ static void record_outcome(State *s, int r, const Input *in, const Result *res) 
                 sunkd_log_notice(s->ctx, "Forced run done; removed '%s'.", s->force_path);
 }
 
+static void log_recovery(State *s, const Result *res) {
+        const char *dir = s->conf->conf->files_dir;
+
+        if (res->recover_result == -EBADMSG)
+                sunkd_log_warning(s->ctx, "%s.", res->recover_error ?: "malformed publish journal");
+        else if (res->recover_result < 0)
+                sunkd_log_error_errno(s->ctx, res->recover_result,
+                                      "Failed to finish the interrupted publish into '%s': %s", dir,
+                                      res->recover_error ?: strerror(-res->recover_result));
+        else if (res->recovered)
+                sunkd_log_notice(s->ctx, "Finished the publish into '%s' that was interrupted.", dir);
+}
+
 static int refresh_done(void *state, int r, void *input, void *result) {
         State *s = state;
         Input *in = input;
         Result *res = result;
 
+        if (res)
+                log_recovery(s, res);
         if (res)
                 log_rejects(s, res);
         for (unsigned bit = 1; res && bit; bit <<= 1)
@@ -381,40 +402,36 @@ static sunkd_job_spec refresh_spec(const ScimConfig *conf) {
         };
 }
 
-/* Before the first run: the state directory must be root's, and a publish a
- * crash interrupted is finished, so no lookup sees maps from two runs. */
-static int prepare_state_dir(sunkd_ctx *c, const ScimConfig *conf) {
+/* Before the first run the state directory must be root's.  Returns 1 when
+ * a crash interrupted a publish: finishing it renames and drains, so it is
+ * the refresh's work, on a worker, started at once rather than after the
+ * splay, so that lookups soon see one run's maps again. */
+static int prepare_state_dir(sunkd_ctx *c) {
         _cleanup_free_ char *error = NULL;
         const char *dir = c->api->state_dir(c);
-        bool finished;
         int r;
 
         r = trusted_path_check(dir, "state directory", &error);
         if (r < 0)
                 return sunkd_log_error_errno(c, r, "%s", error ?: "untrusted state directory");
-        r = cache_publish_recover(dir, &finished, &error);
-        if (r == -EBADMSG)
-                sunkd_log_warning(c, "%s.", error ?: "malformed publish journal");
-        else if (r < 0)
-                return sunkd_log_error_errno(c, r, "Failed to finish the interrupted publish into '%s': %s",
-                                             conf->files_dir, error ?: strerror(-r));
-        else if (finished)
-                sunkd_log_notice(c, "Finished the publish into '%s' that was interrupted.", conf->files_dir);
-        return 0;
+        r = cache_publish_pending(dir);
+        if (r < 0)
+                return sunkd_log_error_errno(c, r, "Failed to look for a publish journal in '%s': %m", dir);
+        return r;
 }
 
 static int nsscache_setup(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
         ScimConfig *conf = NULL;
         State *s;
-        int r;
+        int r, pending;
 
         r = load_conf(c, cfg, &conf);
         if (r < 0)
                 return r;
-        r = prepare_state_dir(c, conf);
-        if (r < 0) {
+        pending = prepare_state_dir(c);
+        if (pending < 0) {
                 nsscache_conf_free(conf);
-                return r;
+                return pending;
         }
         s = calloc(1, sizeof(*s));
         if (!s || conf_ref_new(conf, &s->conf) < 0 ||
@@ -437,6 +454,13 @@ static int nsscache_setup(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) 
         }
         sunkd_log_info(c, "Refreshing from '%s' every %llu s into '%s'.", conf->base_url,
                        (unsigned long long) (conf->interval_usec / SUNKD_USEC_PER_SEC), conf->files_dir);
+        if (pending > 0) {
+                sunkd_log_notice(c, "A publish into '%s' was interrupted; refreshing now to finish it.",
+                                 conf->files_dir);
+                r = c->api->job_trigger(s->job, "finish an interrupted publish");
+                if (r < 0)
+                        sunkd_log_warning_errno(c, r, "Failed to start the refresh now, it runs when due: %m");
+        }
         *ret_state = s;
         return 0;
 }
