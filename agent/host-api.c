@@ -39,6 +39,22 @@ static int host_log(sunkd_ctx *c, int level, int r, const char *fmt, ...) {
         return r;
 }
 
+static int host_log_fields(sunkd_ctx *c, int level, const char *const *fields, const char *fmt, ...) {
+        LogContext ctx = MOD(c)->log;
+        size_t n = 0;
+        va_list ap;
+        int r;
+
+        for (; fields && fields[n]; n++)
+                if (n >= LOG_FIELDS_MAX || !log_field_is_valid(fields[n]))
+                        return -EINVAL;
+        ctx.fields = fields;
+        va_start(ap, fmt);
+        r = log_internalv(level, 0, &ctx, "module", 0, MOD(c)->name, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
 static const char *host_module_name(sunkd_ctx *c) {
         return MOD(c)->name;
 }
@@ -220,4 +236,6 @@ const sunkd_host_api host_api = {
         /* ABI 1.2: calls that outlive their caller */
         .call_on_gone = ipc_call_on_gone,
         .call_pid = ipc_call_pid,
+        /* ABI 1.2: structured log fields */
+        .log_fields = host_log_fields,
 };

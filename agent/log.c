@@ -105,8 +105,8 @@ static __attribute__((format(printf, 3, 4))) bool add_field(char **fields, size_
 static void log_to_journal(int level, int error, const LogContext *ctx, const char *file, int line,
                            const char *func, const char *msg) {
         const char *module = ctx && ctx->module ? ctx->module : NULL;
-        char *fields[8];
-        struct iovec iov[8];
+        char *fields[8 + LOG_FIELDS_MAX];
+        struct iovec iov[8 + LOG_FIELDS_MAX];
         size_t n = 0;
         bool ok;
 
@@ -116,6 +116,8 @@ static void log_to_journal(int level, int error, const LogContext *ctx, const ch
              add_field(fields, &n, "SUNKD_MODULE=%s", module ?: "core") &&
              (!ctx || !ctx->job || add_field(fields, &n, "SUNKD_JOB=%s", ctx->job)) &&
              (!error || add_field(fields, &n, "ERRNO=%d", error));
+        for (size_t i = 0; ok && ctx && ctx->fields && ctx->fields[i] && i < LOG_FIELDS_MAX; i++)
+                ok = add_field(fields, &n, "%s", ctx->fields[i]);
         if (ok) {
                 for (size_t i = 0; i < n; i++)
                         iov[i] = (struct iovec){ .iov_base = fields[i], .iov_len = strlen(fields[i]) };
@@ -124,6 +126,19 @@ static void log_to_journal(int level, int error, const LogContext *ctx, const ch
                 log_to_stderr(level, ctx, msg);
         for (size_t i = 0; i < n; i++)
                 free(fields[i]);
+}
+
+bool log_field_is_valid(const char *field) {
+        const char *eq = field ? strchr(field, '=') : NULL;
+
+        if (!eq || strncmp(field, "SUNKD_", 6) != 0 || eq == field + 6)
+                return false;
+        for (const char *p = field + 6; p < eq; p++)
+                if (!((*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
+                        return false;
+        /* The core's own fields say who logged: a module cannot set them. */
+        return strncmp(field, "SUNKD_MODULE=", 13) != 0 && strncmp(field, "SUNKD_JOB=", 10) != 0 &&
+               !strchr(eq + 1, '\n');
 }
 
 int log_internalv(int level, int error, const LogContext *ctx, const char *file, int line,

@@ -15,7 +15,15 @@
 typedef struct LogContext {
         const char *module; /* SUNKD_MODULE=, shown as sunkd[module] */
         const char *job;    /* SUNKD_JOB= */
+        /* More journal fields, "SUNKD_<NAME>=value", NULL-terminated; the
+         * stderr line carries the message only. */
+        const char *const *fields;
 } LogContext;
+
+#define LOG_FIELDS_MAX 8
+
+/** log_field_is_valid() - "SUNKD_[A-Z0-9_]+=..." other than the core's own fields. */
+bool log_field_is_valid(const char *field);
 
 /** log_open() - choose the sink: journal if $JOURNAL_STREAM names our stderr. */
 void log_open(void);

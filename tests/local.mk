@@ -230,6 +230,8 @@ TESTS += tests/integration/0200-nsscache-scim-fetch.t
 EXTRA_DIST += tests/integration/0200-nsscache-scim-fetch.t
 TESTS += tests/integration/0251-nsscache-server-abuse.t
 EXTRA_DIST += tests/integration/0251-nsscache-server-abuse.t
+TESTS += tests/integration/0260-authkeys.t
+EXTRA_DIST += tests/integration/0260-authkeys.t
 
 # Fuzz targets replay their corpus under make check.
 check_PROGRAMS += tests/fuzz/fuzz-scim-json

@@ -401,3 +401,18 @@ bool authkeys_key_matches(const char *line, const AuthkeysKey *k, const Authkeys
                 return false;
         return memcmp(d, m->digest, sizeof(d)) == 0;
 }
+
+bool authkeys_user_name_valid(const char *name, size_t len) {
+        if (!name || len == 0 || len > AUTHKEYS_USER_MAX || name[0] == '-')
+                return false;
+        if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
+                return false;
+        for (size_t i = 0; i < len; i++) {
+                char c = name[i];
+
+                if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                      c == '_' || c == '-'))
+                        return false;
+        }
+        return true;
+}

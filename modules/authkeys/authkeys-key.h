@@ -90,3 +90,13 @@ int authkeys_match_from_key(const char *type, const char *key, AuthkeysMatch *re
 
 /** authkeys_key_matches() - whether the valid @line (parsed as @k) is the key @m names. */
 bool authkeys_key_matches(const char *line, const AuthkeysKey *k, const AuthkeysMatch *m);
+
+#define AUTHKEYS_USER_MAX 256
+
+/**
+ * authkeys_user_name_valid() - whether @len bytes at @name make a user name
+ * a key may be asked for: 1 to AUTHKEYS_USER_MAX letters, digits, '.', '_'
+ * and '-', not starting with '-' and not "." or "..".  sshd passes %u as it
+ * came from the network: anything else is refused before any lookup.
+ */
+bool authkeys_user_name_valid(const char *name, size_t len);

@@ -12,4 +12,17 @@ noinst_LTLIBRARIES += %reldir%/libauthkeys.la
 %canon_reldir%_libauthkeys_la_CFLAGS = $(AM_CFLAGS) $(CRYPTO_CFLAGS)
 %canon_reldir%_libauthkeys_la_LIBADD = agent/libsunkd-util.la $(CRYPTO_LIBS)
 
+pkglib_LTLIBRARIES += %reldir%/authkeys.la
+%canon_reldir%_authkeys_la_SOURCES = %reldir%/authkeys.c
+%canon_reldir%_authkeys_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) $(CRYPTO_CFLAGS)
+%canon_reldir%_authkeys_la_LDFLAGS = $(MODULE_LINK_FLAGS)
+%canon_reldir%_authkeys_la_LIBADD = %reldir%/libauthkeys.la $(JSONC_LIBS) $(CRYPTO_LIBS)
+
+# sshd's AuthorizedKeysCommand: the socket client and the key library only
+# (no libcurl, libyaml or libsystemd); exec'd once or twice per login.
+pkglibexec_PROGRAMS += %reldir%/sunkd-authkeys
+%canon_reldir%_sunkd_authkeys_SOURCES = %reldir%/sunkd-authkeys.c
+%canon_reldir%_sunkd_authkeys_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) -I$(srcdir)/agent
+%canon_reldir%_sunkd_authkeys_LDADD = agent/libsunkd-client.la %reldir%/libauthkeys.la $(JSONC_LIBS)
+
 # End of modules/authkeys/local.mk

@@ -282,6 +282,34 @@ static void record_outcome(State *s, int r, const Input *in, const Result *res) 
                 sunkd_log_notice(s->ctx, "Forced run done; removed '%s'.", s->force_path);
 }
 
+/* Other modules (authkeys) learn where the sshkey map is, and when it was
+ * last known good, from the fact nsscache.sshkey_cache: {"path": P} at
+ * start and after each reload, with "updated_usec" (CLOCK_REALTIME) after
+ * each successful run.  Withdrawn when the sshkey map is not enabled. */
+static void publish_sshkey_fact(State *s) {
+        const ScimConfig *conf = s->conf->conf;
+        _cleanup_free_ char *path = NULL;
+        CacheOptions opts;
+        json_object *v = NULL;
+        int r;
+
+        if (conf->map_enabled[NSS_MAP_SSHKEY]) {
+                nsscache_refresh_options(conf, false, &opts);
+                path = cache_publish_path(&opts, NSS_MAP_SSHKEY);
+                v = path ? json_object_new_object() : NULL;
+                if (!v || json_object_object_add(v, "path", json_object_new_string(path)) < 0 ||
+                    (s->last_success_usec &&
+                     json_object_object_add(v, "updated_usec", json_object_new_int64((int64_t) s->last_success_usec)) < 0)) {
+                        json_object_put(v);
+                        sunkd_log_error_errno(s->ctx, -ENOMEM, "Failed to publish the sshkey cache's path: %m");
+                        return;
+                }
+        }
+        r = s->ctx->api->fact_publish(s->ctx, "nsscache.sshkey_cache", v);
+        if (r < 0)
+                sunkd_log_warning_errno(s->ctx, r, "Failed to publish the sshkey cache's path: %m");
+}
+
 static void log_recovery(State *s, const Result *res) {
         const char *dir = s->conf->conf->files_dir;
 
@@ -338,6 +366,8 @@ static int refresh_done(void *state, int r, void *input, void *result) {
         if (res)
                 update_metrics(s, res);
         record_outcome(s, r, in, res);
+        if (r >= 0 && res && res->published)
+                publish_sshkey_fact(s);
         result_free(res);
         if (in)
                 conf_ref_unref(in->ref);
@@ -452,6 +482,7 @@ static int nsscache_setup(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) 
                 state_free(s);
                 return sunkd_log_error_errno(c, r, "Failed to set up the refresh job: %m");
         }
+        publish_sshkey_fact(s);
         sunkd_log_info(c, "Refreshing from '%s' every %llu s into '%s'.", conf->base_url,
                        (unsigned long long) (conf->interval_usec / SUNKD_USEC_PER_SEC), conf->files_dir);
         if (pending > 0) {
@@ -501,6 +532,7 @@ static int nsscache_reload(void *state, const sunkd_cfg *cfg) {
         }
         conf_ref_unref(s->conf);
         s->conf = ref;
+        publish_sshkey_fact(s);
         sunkd_job_spec spec = refresh_spec(conf);
         return s->ctx->api->job_update(s->job, &spec);
 }

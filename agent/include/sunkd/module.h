@@ -389,6 +389,15 @@ typedef struct sunkd_host_api {
                             void *userdata);
         /* The caller's pid as the kernel saw it at connect (SO_PEERCRED). */
         pid_t (*call_pid)(sunkd_call *call);
+        /* ABI 1.2: structured log fields */
+        /* log() with journal fields of the module's own besides the host's:
+         * @fields is NULL-terminated, at most 8 "SUNKD_<NAME>=value" strings
+         * ([A-Z0-9_] names, no newline in the value; SUNKD_MODULE and
+         * SUNKD_JOB are the host's).  On stderr only the message is written.
+         * -EINVAL, and nothing logged, for a field that breaks the rules.
+         * [any thread] */
+        int (*log_fields)(sunkd_ctx *c, int level, const char *const *fields, const char *fmt, ...)
+                __attribute__((format(printf, 4, 5)));
 } sunkd_host_api;
 
 struct sunkd_ctx {
