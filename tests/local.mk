@@ -232,6 +232,8 @@ TESTS += tests/integration/0251-nsscache-server-abuse.t
 EXTRA_DIST += tests/integration/0251-nsscache-server-abuse.t
 TESTS += tests/integration/0260-authkeys.t
 EXTRA_DIST += tests/integration/0260-authkeys.t
+TESTS += tests/integration/0262-authkeys-sshd.t
+EXTRA_DIST += tests/integration/0262-authkeys-sshd.t
 
 # Fuzz targets replay their corpus under make check.
 check_PROGRAMS += tests/fuzz/fuzz-scim-json
