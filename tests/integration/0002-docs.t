@@ -10,7 +10,7 @@ command -v groff >/dev/null || bail_out "groff not found: install the Debian pac
 command -v man >/dev/null || bail_out "man not found: install the Debian package man-db (make deps)"
 
 MAN="$SUNKD_BUILDDIR/man"
-PAGES="sunkd.8 sunkctl.1 sunkd.yaml.5"
+PAGES="sunkd.8 sunkctl.1 sunkd.yaml.5 sunkd-authkeys.8"
 for p in $PAGES; do
         [ -f "$MAN/$p" ] || bail_out "man/$p not built in $SUNKD_BUILDDIR"
 done
@@ -31,6 +31,7 @@ render() {
 SUNKD8=$(render sunkd.8)
 SUNKCTL1=$(render sunkctl.1)
 YAML5=$(render sunkd.yaml.5)
+AUTHKEYS8=$(render sunkd-authkeys.8)
 
 # has_tag TEXT NAME: NAME (an extended regex) begins a tag line.
 has_tag() {
@@ -115,5 +116,24 @@ for k in $ini; do
         like "$conf" "(^|[^a-z_])${k}([^a-z_]|\$)" "sunkd.yaml.5 documents nsscache.conf key '$k'"
 done
 like "$YAML5" "force-next-run" "sunkd.yaml.5 explains force-next-run"
+
+ak=$(table modules/authkeys/authkeys.c conf_keys)
+[ -n "$ak" ] || bail_out "no key table found in modules/authkeys/authkeys.c"
+for k in $ak; do
+        ok "sunkd.yaml.5 documents authkeys key '$k'" has_tag "$(section "$YAML5" 'THE AUTHKEYS MODULE')" "$k:"
+done
+
+# sunkd-authkeys: every option of --help, its exit codes and environment.
+AKBIN="$SUNKD_BUILDDIR/modules/authkeys/sunkd-authkeys"
+opts=$("$AKBIN" --help | sed -n -E 's/^ +(-[a-zA-Z], )?(--[a-z][a-z-]*).*/\1\2/p')
+[ -n "$opts" ] || bail_out "no options found in sunkd-authkeys --help"
+for o in $(printf '%s\n' "$opts" | tr ' ' '~'); do
+        o=${o//\~/ }
+        ok "sunkd-authkeys.8 documents option '$o'" has_tag "$(section "$AUTHKEYS8" OPTIONS)" "$o"
+done
+for c in 0 1 2; do
+        ok "sunkd-authkeys.8 documents exit status $c" has_tag "$(section "$AUTHKEYS8" 'EXIT STATUS')" "$c"
+done
+like "$(section "$AUTHKEYS8" ENVIRONMENT)" "^ {7}SUNKD_SOCKET" "sunkd-authkeys.8 documents \$SUNKD_SOCKET"
 
 done_testing

@@ -19,17 +19,20 @@ mkvar() {
         echo "$v"
 }
 prefix=$(mkvar prefix); exec_prefix=$(mkvar exec_prefix); datarootdir=$(mkvar datarootdir)
-libdir=$(mkvar libdir); sysconfdir=$(mkvar sysconfdir); mandir=$(mkvar mandir); datadir=$(mkvar datadir)
+libdir=$(mkvar libdir); libexecdir=$(mkvar libexecdir); sysconfdir=$(mkvar sysconfdir); mandir=$(mkvar mandir); datadir=$(mkvar datadir)
 unitdir=$(mkvar systemdsystemunitdir)
 [ -n "$prefix" ] && [ -n "$unitdir" ] || bail_out "cannot read the configured directories"
 for f in "$prefix/sbin/sunkd" "$prefix/bin/sunkctl" "$prefix/include/sunkd/module.h" \
-         "$libdir/sunkd/nsscache.so" "$sysconfdir/sunkd/sunkd.yaml.example" \
+         "$libdir/sunkd/nsscache.so" "$libdir/sunkd/authkeys.so" "$sysconfdir/sunkd/sunkd.yaml.example" \
+         "$libexecdir/sunkd/sunkd-authkeys" "$mandir/man8/sunkd-authkeys.8" \
          "$mandir/man8/sunkd.8" "$mandir/man1/sunkctl.1" "$mandir/man5/sunkd.yaml.5" \
          "$unitdir/sunkd.service" "$datadir/sunkd/s6/sunkd/run" "$datadir/sunkd/s6/sunkd/type"; do
         ok "installed $f" test -f "$D$f"
 done
 ok "sunkd is executable" test -x "$D$prefix/sbin/sunkd"
 ok "sunkctl is executable" test -x "$D$prefix/bin/sunkctl"
+is "$(stat -c %a "$D$libexecdir/sunkd/sunkd-authkeys")" 755 "sunkd-authkeys is mode 0755, as sshd wants it"
+is "$(stat -c %a "$D$libexecdir/sunkd")" 755 "in a directory only its owner writes"
 ok "the s6 run script is executable" test -x "$D$datadir/sunkd/s6/sunkd/run"
 ok "an operator's sunkd.yaml is never installed over" test ! -e "$D$sysconfdir/sunkd/sunkd.yaml"
 like "$(grep ExecStart= "$D$unitdir/sunkd.service")" "ExecStart=$prefix/sbin/sunkd " "the unit starts the installed daemon"
