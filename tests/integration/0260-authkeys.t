@@ -129,6 +129,25 @@ ln -s ..v2 "$S/..data_tmp" && mv -T "$S/..data_tmp" "$S/..data"
 wait_runs authkeys.load $((n + 1)) || bail_out "no load after the ..data swap"
 is "$(ask ada)" "$KB" "the ..data swap is picked up"
 
+# max_staleness: an old map is still served, and said to be stale.
+printf "ada:%s\n" "$K1" > "$C" && touch -d '3 hours ago' "$C"
+sunkd_config "modules:
+  authkeys:
+    sshkey_cache: $C
+    max_staleness: 2h"
+log_mark
+sunkd_hup
+wait_runs authkeys.load 1 || bail_out "no load after the reload"
+is "$(ask ada)" "$K1" "a stale map is still served"
+is "$(status stale)" "True" "status says it is stale"
+like "$(ctl metrics)" "sunkd_authkeys_stale 1" "the metric says so"
+ok "and the log, loudly" log_since_has "are STALE: last updated 1[0-9]{4} s ago"
+n=$(loads)
+touch "$C"
+wait_runs authkeys.load $((n + 1)) || bail_out "no load after touch"
+is "$(status stale)" "False" "a fresh file is not stale"
+ok "and the log says so" wait_log "are current again"
+
 # sunkd gone: the client reads the file itself, with the same rules.
 sunkd_stop
 is "$SUNKD_EXIT" 0 "sunkd stops cleanly"

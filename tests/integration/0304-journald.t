@@ -5,6 +5,11 @@
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 sunkd_setup
+cp "$SUNKD_BUILDDIR/modules/authkeys/.libs/authkeys.so" "$MODDIR/" || bail_out "authkeys.so not built"
+command -v ssh-keygen >/dev/null || bail_out "ssh-keygen (openssh-client) is needed"
+ssh-keygen -q -t ed25519 -N '' -C ada@test -f "$T/ada" || bail_out "ssh-keygen"
+printf 'ada:%s\n' "$(cat "$T/ada.pub")" > "$T/sshkey.cache"
+FP=$(ssh-keygen -lf "$T/ada.pub" | awk '{ print $2 }')
 JOURNALD=/lib/systemd/systemd-journald
 for c in "$JOURNALD" systemd-cat journalctl; do
         command -v "$c" >/dev/null || bail_out "$c is needed (Debian package systemd)"
@@ -31,7 +36,9 @@ trap '[ -n "$JD_PID" ] && kill "$JD_PID" 2>/dev/null; sunkd_cleanup' EXIT
 sunkd_config "modules:
   testmod:
     interval: 1h
-    splay: 0s"
+    splay: 0s
+  authkeys:
+    sshkey_cache: $T/sshkey.cache"
 # What systemd does for a service: stderr connected to the journal's stream
 # socket, and JOURNAL_STREAM naming that socket's device and inode.
 systemd-cat -t sunkd-test sh -c 'JOURNAL_STREAM=$(stat -L -c %d:%i /proc/self/fd/2) exec "$0" -c "$1"' \
@@ -41,6 +48,11 @@ PID=$SUNKD_PID
 wait_for_file "$SOCK" || bail_out "sunkd did not start under systemd-cat"
 ctl run testmod.ok >/dev/null
 ctl run testmod.fail >/dev/null
+wait_runs authkeys.load 1 || bail_out "the sshkey map was not loaded"
+"$SUNKD_BUILDDIR/modules/authkeys/sunkd-authkeys" -s "$SOCK" --no-fallback ada "$FP" > "$T/answer" &
+AK_PID=$!
+wait $AK_PID
+is "$(cat "$T/answer")" "$(cat "$T/ada.pub")" "sunkd-authkeys answered from the module"
 sunkd_stop
 is "$SUNKD_EXIT" 0 "sunkd ran with its stderr on the journal"
 journalctl --sync 2>/dev/null || sleep 1
@@ -65,5 +77,9 @@ is "$(last_fields SUNKD_MODULE SUNKD_JOB ERRNO -- MESSAGE=Stopped.)" "core - -" 
 is "$(j -o json SUNKD_MODULE=testmod | wc -l)" "$(j -o json SUNKD_MODULE=testmod | grep -c '"CODE_FUNC"')" \
    "every entry names its source function"
 is "$(j -o json _TRANSPORT=stdout | wc -l)" 0 "nothing came through as plain stderr text"
+is "$(last_fields SUNKD_USER SUNKD_FINGERPRINT SUNKD_PEER_PID -- SUNKD_MODULE=authkeys SUNKD_USER=ada)" \
+   "ada $FP $AK_PID" "an exact-key answer is audited: SUNKD_USER, SUNKD_FINGERPRINT, SUNKD_PEER_PID"
+key=$(awk '{ print $2 }' "$T/ada.pub")
+is "$(j -o json SUNKD_MODULE=authkeys | grep -c -F -- "$key")" 0 "the key itself is never in the journal"
 ok "and there were entries at all" test "$(j -o json | wc -l)" -ge 5
 done_testing

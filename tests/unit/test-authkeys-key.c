@@ -53,6 +53,26 @@ START_TEST(test_reject_names) {
 }
 END_TEST
 
+START_TEST(test_user_names) {
+        static const char *const good[] = { "ada", "a", "ada.lovelace", "ada_l", "ada-l", "A1", "1ada", "a..b",
+                                            "_ada", ".ada" };
+        static const char *const bad[] = { "", "-x", "-", ".", "..", "../x", "a/b", "a:b", "a b", "a\tb", "a\nb",
+                                           "ad\xc3\xa9", "ad\xe9", "a@b", "a$(id)", "a;b", "a*", "~ada" };
+        char big[AUTHKEYS_USER_MAX + 2];
+
+        for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+                ck_assert_msg(authkeys_user_name_valid(good[i], strlen(good[i])), "'%s' refused", good[i]);
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+                ck_assert_msg(!authkeys_user_name_valid(bad[i], strlen(bad[i])), "'%s' accepted", bad[i]);
+        /* A NUL inside the given length is not part of a name. */
+        ck_assert(!authkeys_user_name_valid("ada\0x", 5));
+        ck_assert(!authkeys_user_name_valid(NULL, 0));
+        memset(big, 'a', sizeof(big));
+        ck_assert(authkeys_user_name_valid(big, AUTHKEYS_USER_MAX));
+        ck_assert(!authkeys_user_name_valid(big, AUTHKEYS_USER_MAX + 1));
+}
+END_TEST
+
 START_TEST(test_valid_forms) {
         static const char *const types[] = {
                 "ssh-ed25519", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521", "ssh-rsa",
@@ -393,6 +413,7 @@ static Suite *suite(void) {
 
         tcase_add_test(tc, test_reject_names);
         tcase_add_test(tc, test_valid_forms);
+        tcase_add_test(tc, test_user_names);
         tcase_add_test(tc, test_reject_reasons);
         tcase_add_test(tc, test_options);
         tcase_add_test(tc, test_fingerprint_parse_strict);
