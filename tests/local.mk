@@ -260,7 +260,8 @@ tests_fuzz_fuzz_authkeys_map_CFLAGS = $(AM_CFLAGS) -I$(top_srcdir)
 tests_fuzz_fuzz_authkeys_map_LDADD = modules/authkeys/libauthkeys.la
 EXTRA_DIST += tests/fuzz/corpus/authkeys-map tests/fuzz/authkeys-map.t
 
-BENCHES += tests/bench/bench-authkeys-map
+BENCHES += tests/bench/bench-authkeys-map tests/bench/bench-exec
+tests_bench_bench_exec_SOURCES = tests/bench/bench-exec.c
 tests_bench_bench_authkeys_map_SOURCES = tests/bench/bench-authkeys-map.c
 tests_bench_bench_authkeys_map_CFLAGS = $(AM_CFLAGS) -I$(top_srcdir)
 tests_bench_bench_authkeys_map_LDADD = modules/authkeys/libauthkeys.la

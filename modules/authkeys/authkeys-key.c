@@ -10,12 +10,11 @@
 #include <errno.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-#include <openssl/sha.h>
 
 #include "util/macro.h"
 
 #include "authkeys-key.h"
+#include "authkeys-crypto.h"
 
 /* The longest blob a line can carry. */
 #define BLOB_MAX (AUTHKEYS_LINE_MAX / 4 * 3)
@@ -200,7 +199,7 @@ static int b64_decode(const char *s, size_t len, uint8_t *out, size_t *ret_len) 
                 return -EINVAL;
         if (len > (size_t) INT32_MAX)
                 return -EINVAL;
-        n = EVP_DecodeBlock(out, (const unsigned char *) s, (int) len);
+        n = authkeys_base64_decode(out, (const unsigned char *) s, (int) len);
         if (n < 0 || (size_t) n < pad)
                 return -EINVAL;
         *ret_len = (size_t) n - pad;
@@ -314,11 +313,9 @@ static int blob_key_digest(const uint8_t *blob, size_t n, uint8_t ret[AUTHKEYS_D
                 plain[3] = (uint8_t) pl;
                 memcpy(plain + 4, cert_types[i].plain, pl);
                 memcpy(plain + 4 + pl, blob + start, off - start); /* shorter than the blob it came from */
-                SHA256(plain, 4 + pl + off - start, ret);
-                return 0;
+                return authkeys_sha256(plain, 4 + pl + off - start, ret);
         }
-        SHA256(blob, n, ret);
-        return 0;
+        return authkeys_sha256(blob, n, ret);
 }
 
 static int decode_key(const char *b64, size_t len, uint8_t *blob, size_t *ret_n) {
@@ -339,7 +336,8 @@ int authkeys_key_digest(const char *line, const AuthkeysKey *k, uint8_t ret[AUTH
 void authkeys_fingerprint_format(const uint8_t digest[AUTHKEYS_DIGEST_SIZE], char ret[AUTHKEYS_FINGERPRINT_MAX]) {
         unsigned char b64[45];
 
-        EVP_EncodeBlock(b64, digest, AUTHKEYS_DIGEST_SIZE); /* 43 characters and one '=' */
+        if (authkeys_base64_encode(b64, digest, AUTHKEYS_DIGEST_SIZE) != 44) /* 43 characters and one '=' */
+                memset(b64, '?', sizeof(b64));
         memcpy(ret, "SHA256:", 7);
         memcpy(ret + 7, b64, 43);
         ret[50] = 0;
@@ -381,7 +379,8 @@ int authkeys_match_from_key(const char *type, const char *key, AuthkeysMatch *re
                 return -EINVAL;
         if (decode_key(key, strnlen(key, AUTHKEYS_LINE_MAX + 1), blob, &n) < 0 || !blob_type_is(blob, n, type, tl))
                 return -EINVAL;
-        SHA256(blob, n, m.digest);
+        if (authkeys_sha256(blob, n, m.digest) < 0)
+                return -ENOSYS;
         memcpy(m.type, type, tl + 1);
         *ret = m;
         return 0;
@@ -395,9 +394,10 @@ bool authkeys_key_matches(const char *line, const AuthkeysKey *k, const Authkeys
                 return false;
         if (decode_key(line + k->blob_off, k->blob_len, blob, &n) < 0)
                 return false;
-        if (m->whole_blob)
-                SHA256(blob, n, d);
-        else if (blob_key_digest(blob, n, d) < 0)
+        if (m->whole_blob) {
+                if (authkeys_sha256(blob, n, d) < 0)
+                        return false;
+        } else if (blob_key_digest(blob, n, d) < 0)
                 return false;
         return memcmp(d, m->digest, sizeof(d)) == 0;
 }

@@ -278,18 +278,12 @@ int main(int argc, char **argv) {
                 return r;
         if (!authkeys_user_name_valid(a.user, strlen(a.user)))
                 return EXIT_OK;
-        if (a.fingerprint) {
-                if (authkeys_match_from_fingerprint(a.fingerprint, &match) < 0) {
-                        syslog(LOG_WARNING, "ignoring an invalid fingerprint for user %s", a.user);
-                        return EXIT_OK;
-                }
-                mp = &match;
-        } else if (a.type) {
-                if (authkeys_match_from_key(a.type, a.key, &match) < 0) {
-                        syslog(LOG_WARNING, "ignoring an invalid key of type '%s' for user %s", a.type, a.user);
-                        return EXIT_OK;
-                }
-                mp = &match;
+        /* The form only: decoding needs libcrypto, which sunkd has loaded already. */
+        if ((a.fingerprint && (strncmp(a.fingerprint, "SHA256:", 7) != 0 ||
+                               strnlen(a.fingerprint, AUTHKEYS_FINGERPRINT_MAX) >= AUTHKEYS_FINGERPRINT_MAX)) ||
+            (a.type && (!authkeys_type_known(a.type, strlen(a.type)) || strnlen(a.key, AUTHKEYS_LINE_MAX + 1) > AUTHKEYS_LINE_MAX))) {
+                syslog(LOG_WARNING, "ignoring an invalid key or fingerprint for user %s", a.user);
+                return EXIT_OK;
         }
 
         r = ask_sunkd(&a);
@@ -297,6 +291,17 @@ int main(int argc, char **argv) {
                 return EXIT_ERROR;
         if (r < 0 && a.fallback) {
                 syslog(LOG_NOTICE, "reading %s for user %s: sunkd did not answer", a.cache, a.user);
+                if (a.fingerprint)
+                        r = authkeys_match_from_fingerprint(a.fingerprint, &match);
+                else if (a.type)
+                        r = authkeys_match_from_key(a.type, a.key, &match);
+                else
+                        r = 0;
+                if (r < 0) {
+                        syslog(LOG_WARNING, "ignoring an invalid key or fingerprint for user %s", a.user);
+                        return EXIT_OK;
+                }
+                mp = a.fingerprint || a.type ? &match : NULL;
                 r = read_cache(&a, mp);
         }
         if (fflush(stdout) != 0 && r >= 0)

@@ -1,7 +1,10 @@
 /* Builds the sshkey map from a cache of USERS users (default 100000) with
  * two ed25519 keys each, in nsscache's list form; prints the median build
- * time of RUNS (default 5) and the heap the map holds.
- * Usage: bench-authkeys-map [USERS [RUNS]] */
+ * time of RUNS (default 5) and the heap the map holds, as
+ *   users=N file_mb=N build_ms=N build_min_ms=N build_max_ms=N map_mb=N
+ * With -o FILE it only writes that cache to FILE (for make bench's daemon
+ * and client figures).
+ * Usage: bench-authkeys-map [-o FILE] [USERS [RUNS]] */
 #include <malloc.h>
 #include <openssl/evp.h>
 #include <stdio.h>
@@ -34,18 +37,7 @@ static int cmp(const void *a, const void *b) {
         return (x > y) - (x < y);
 }
 
-int main(int argc, char **argv) {
-        unsigned users = argc > 1 ? (unsigned) strtoul(argv[1], NULL, 10) : 100000;
-        int runs = argc > 2 ? atoi(argv[2]) : 5;
-        char path[] = "/tmp/bench-authkeys-XXXXXX";
-        double t[64];
-        size_t heap = 0;
-        int fd = mkstemp(path);
-        FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-        long size;
-
-        if (!f || runs < 1 || runs > 64)
-                return 1;
+static void write_cache(FILE *f, unsigned users) {
         for (unsigned u = 0; u < users; u++) {
                 fprintf(f, "user%u:[", u);
                 key(f, 2 * u);
@@ -53,6 +45,38 @@ int main(int argc, char **argv) {
                 key(f, 2 * u + 1);
                 fputs("]\n", f);
         }
+}
+
+int main(int argc, char **argv) {
+        const char *out = NULL;
+        unsigned users;
+        int runs;
+        char path[] = "/tmp/bench-authkeys-XXXXXX";
+        double t[64];
+        size_t heap = 0;
+        int fd;
+        FILE *f;
+        long size;
+
+        if (argc > 2 && strcmp(argv[1], "-o") == 0) {
+                out = argv[2];
+                argc -= 2;
+                argv += 2;
+        }
+        users = argc > 1 ? (unsigned) strtoul(argv[1], NULL, 10) : 100000;
+        runs = argc > 2 ? atoi(argv[2]) : 5;
+        if (out) {
+                f = fopen(out, "we");
+                if (!f)
+                        return 1;
+                write_cache(f, users);
+                return fclose(f) == 0 ? 0 : 1;
+        }
+        fd = mkstemp(path);
+        f = fd >= 0 ? fdopen(fd, "w") : NULL;
+        if (!f || runs < 1 || runs > 64)
+                return 1;
+        write_cache(f, users);
         fflush(f);
         size = ftell(f);
         for (int i = 0; i < runs; i++) {
@@ -73,7 +97,7 @@ int main(int argc, char **argv) {
         fclose(f);
         unlink(path);
         qsort(t, (size_t) runs, sizeof(double), cmp);
-        printf("authkeys map: %u users, 2 keys each, file %.1f MB: build median %.1f ms (min %.1f, max %.1f), map heap %.1f MB\n",
-               users, (double) size / 1e6, t[runs / 2], t[0], t[runs - 1], (double) heap / 1e6);
+        printf("users=%u file_mb=%.1f build_ms=%.1f build_min_ms=%.1f build_max_ms=%.1f map_mb=%.1f\n", users,
+               (double) size / 1e6, t[runs / 2], t[0], t[runs - 1], (double) heap / 1e6);
         return 0;
 }

@@ -1,6 +1,6 @@
 /* bench-ping: Ping throughput and latency, one new connection per query.
  *
- * Usage: bench-ping [-t THREADS] [-d SECONDS] [-k] SOCKET
+ * Usage: bench-ping [-t THREADS] [-d SECONDS] [-k] [-m METHOD [-P PARAMS]] SOCKET
  *
  * Each of THREADS threads (default 2) loops for SECONDS (default 3):
  * connect to SOCKET, send io.sunkd.Agent.Ping in Varlink framing (JSON and a
@@ -29,7 +29,9 @@
 #define THREADS_MAX 64
 #define REPLY_MAX 4096
 
-static const char request[] = "{\"method\":\"io.sunkd.Agent.Ping\",\"parameters\":{}}";
+/* -m and -P: another method and its parameters (a JSON object). */
+static char request[4096] = "{\"method\":\"io.sunkd.Agent.Ping\",\"parameters\":{}}";
+static size_t request_size = sizeof("{\"method\":\"io.sunkd.Agent.Ping\",\"parameters\":{}}");
 static bool keep_open;
 
 typedef struct Worker {
@@ -71,7 +73,7 @@ static int query(const char *path) {
 
         if (fd < 0)
                 return fd;
-        if (send(fd, request, sizeof(request), MSG_NOSIGNAL) != (ssize_t) sizeof(request))
+        if (send(fd, request, request_size, MSG_NOSIGNAL) != (ssize_t) request_size)
                 return -EIO;
         if (!keep_open && shutdown(fd, SHUT_WR) < 0)
                 return -errno;
@@ -166,9 +168,10 @@ int main(int argc, char *argv[]) {
         double seconds = 3;
         uint64_t start, elapsed, errors;
         size_t n;
+        const char *method = NULL, *params = "{}";
         int opt;
 
-        while ((opt = getopt(argc, argv, "t:d:k")) >= 0)
+        while ((opt = getopt(argc, argv, "t:d:km:P:")) >= 0)
                 switch (opt) {
                 case 't':
                         threads = (unsigned) strtoul(optarg, NULL, 10);
@@ -176,14 +179,27 @@ int main(int argc, char *argv[]) {
                 case 'k':
                         keep_open = true;
                         break;
+                case 'm':
+                        method = optarg;
+                        break;
+                case 'P':
+                        params = optarg;
+                        break;
                 case 'd':
                         seconds = strtod(optarg, NULL);
                         break;
                 default:
                         return 2;
                 }
+        if (method) {
+                int len = snprintf(request, sizeof(request), "{\"method\":\"%s\",\"parameters\":%s}", method, params);
+
+                if (len < 0 || (size_t) len >= sizeof(request))
+                        return 2;
+                request_size = (size_t) len + 1;
+        }
         if (optind + 1 != argc || threads < 1 || threads > THREADS_MAX || seconds <= 0) {
-                fprintf(stderr, "usage: bench-ping [-t THREADS] [-d SECONDS] [-k] SOCKET\n");
+                fprintf(stderr, "usage: bench-ping [-t THREADS] [-d SECONDS] [-k] [-m METHOD [-P PARAMS]] SOCKET\n");
                 return 2;
         }
         start = now_usec();

@@ -20,8 +20,18 @@
 #                    callback, BENCH_SPAWN_RUNS (300) times, alternating with
 #                    plain fork+exec+waitpid in the same process; once small
 #                    and once with 100 MB of heap resident
+#   authkeys         BENCH_AUTHKEYS_USERS (100000) users with two keys each:
+#                    the map's build time and memory (bench-authkeys-map, 5
+#                    builds); sunkd with the authkeys module serving them:
+#                    sunkd-authkeys run BENCH_AUTHKEYS_RUNS (2000) times
+#                    (bench-exec: fork, exec, answer) interleaved with
+#                    /bin/true (the floor) and with grep -m1 over the cache
+#                    (what a key command that scans the file costs); Get
+#                    queries per second, a new connection each (bench-ping,
+#                    2 threads); Get p99 while the map is rebuilt again and
+#                    again (the file touched every 0.2 s), next to idle
 #
-# Needs root for the busy-job figure (triggering a job is root-only).
+# Needs root for the busy-job and authkeys figures (root-only methods).
 set -u
 
 : "${SUNKD_BUILDDIR:?run through make bench}"
@@ -35,6 +45,8 @@ IDLE_SECONDS=${BENCH_IDLE_SECONDS:-10}
 PING_SECONDS=${BENCH_PING_SECONDS:-3}
 SIZES=${BENCH_NSSCACHE_SIZES:-"1000 10000 100000"}
 SPAWN_RUNS=${BENCH_SPAWN_RUNS:-300}
+AK_USERS=${BENCH_AUTHKEYS_USERS:-100000}
+AK_RUNS=${BENCH_AUTHKEYS_RUNS:-2000}
 TOKEN=bench-token
 
 T=$(mktemp -d /tmp/sunkd-bench.XXXXXX) || exit 1
@@ -95,7 +107,8 @@ start_sunkd() {
         local d="$T/$1"
         mkdir -p "$d/state" "$d/modules"
         chmod 755 "$d" "$d/modules"
-        cp "$B/tests/modules/.libs/testmod.so" "$d/modules/" || die "testmod.so not built"
+        cp "$B/tests/modules/.libs/testmod.so" "$B/modules/authkeys/.libs/authkeys.so" "$d/modules/" ||
+                die "the modules are not built"
         {
                 echo "socket: $d/io.sunkd"
                 echo "state_dir: $d/state"
@@ -240,6 +253,71 @@ bench_nsscache() {
         done
 }
 
+# loads: how often the authkeys map was built (runs of authkeys.load)
+loads() {
+        "$SUNKCTL" -s "$SOCK" --json jobs | python3 -c '
+import json, sys
+print(sum(j.get("runs", 0) for j in json.load(sys.stdin)["jobs"] if j["name"] == "authkeys.load"))'
+}
+
+bench_authkeys() {
+        local d="$T/ak" map exec q idle busy n0 n1 user toucher ak="$B/modules/authkeys/sunkd-authkeys"
+        if [ "$(id -u)" != 0 ]; then
+                row "authkeys" "n/a (needs root)" "" ""
+                return
+        fi
+        mkdir -p "$d"
+        "$TOOLS/bench-authkeys-map" -o "$d/sshkey.cache" "$AK_USERS" || die "cannot write the sshkey cache"
+        chmod 644 "$d/sshkey.cache"
+        map=$("$TOOLS/bench-authkeys-map" "$AK_USERS" 5) || die "bench-authkeys-map failed"
+        row "authkeys: map build, $AK_USERS users x 2 keys" "$(val build_ms "$map") ms" \
+            "$(val file_mb "$map") MB file" "<= 150 ms"
+        row "authkeys: the map's heap" "$(val map_mb "$map") MB" "" "<= 30 MB"
+
+        start_sunkd authkeys "modules:
+  authkeys:
+    sshkey_cache: $d/sshkey.cache"
+        user=user$((AK_USERS / 2))
+        for _ in $(seq 600); do
+                [ -n "$("$ak" -s "$SOCK" --no-fallback "$user" 2>/dev/null)" ] && break
+                sleep 0.1
+        done
+        [ -n "$("$ak" -s "$SOCK" --no-fallback "$user")" ] || die "the authkeys module did not load the map"
+        row "authkeys: sunkd RSS, map loaded" "$(mb "$(rss_kb "$PID")")" "" ""
+
+        exec=$("$TOOLS/bench-exec" -n "$AK_RUNS" -- "$ak" -s "$SOCK" --no-fallback "$user" -- /bin/true \
+                -- "$(command -v grep)" -m1 "^$user:" "$d/sshkey.cache") || die "bench-exec failed"
+        [ "$(sed -n 1p <<< "$exec" | sed -n 's/.*failures=\([0-9]*\).*/\1/p')" = 0 ] || die "sunkd-authkeys failed: $exec"
+        row "authkeys: sunkd-authkeys p50 / p99" \
+            "$(val p50_us "$(sed -n 1p <<< "$exec")") / $(val p99_us "$(sed -n 1p <<< "$exec")") us" \
+            "$(val p50_us "$(sed -n 2p <<< "$exec")") / $(val p99_us "$(sed -n 2p <<< "$exec")") us (/bin/true)" \
+            "p50 <= 1.5x /bin/true"
+        row "authkeys: grep -m1 over the cache p50 / p99" \
+            "$(val p50_us "$(sed -n 3p <<< "$exec")") / $(val p99_us "$(sed -n 3p <<< "$exec")") us" \
+            "a key command that scans the file" ""
+
+        q=$("$TOOLS/bench-ping" -t 2 -d "$PING_SECONDS" -m io.sunkd.AuthorizedKeys.Get -P "{\"user\":\"$user\"}" \
+                "$SOCK") || die "bench-ping failed"
+        [ "$(val errors "$q")" = 0 ] || die "Get errors: $q"
+        row "authkeys: Get, new connection each, 2 clients" "$(val qps "$q")/s" "" ">= 20000/s"
+
+        idle=$("$TOOLS/bench-ping" -t 1 -d 2 -m io.sunkd.AuthorizedKeys.Get -P "{\"user\":\"$user\"}" "$SOCK") ||
+                die "bench-ping failed"
+        n0=$(loads)
+        ( while :; do touch "$d/sshkey.cache"; sleep 0.2; done ) &
+        toucher=$!
+        PIDS+=("$toucher")
+        busy=$("$TOOLS/bench-ping" -t 1 -d 3 -m io.sunkd.AuthorizedKeys.Get -P "{\"user\":\"$user\"}" "$SOCK") ||
+                die "bench-ping failed"
+        stop "$toucher"
+        n1=$(loads)
+        [ "$(val errors "$busy")" = 0 ] || die "Get errors during reloads: $busy"
+        row "authkeys: Get p99 during $((n1 - n0)) map rebuilds" \
+            "$(awk -v u="$(val p99_us "$busy")" 'BEGIN { printf "%.2f ms", u / 1000 }')" \
+            "$(awk -v u="$(val p99_us "$idle")" 'BEGIN { printf "%.2f ms", u / 1000 }') (no rebuild)" "<= 5 ms"
+        stop "$PID"
+}
+
 # spawn_row LABEL "k=v ...": p50 / p99 through the SpawnSet and by fork+exec
 spawn_row() {
         row "$1" "$(val spawn_p50_us "$2") / $(val spawn_p99_us "$2") us" \
@@ -262,6 +340,7 @@ bench_idle
 bench_ping
 bench_busy
 bench_nsscache
+bench_authkeys
 bench_spawn
 echo
 echo "Summary"
