@@ -87,6 +87,14 @@ static const char *host_cfg_scalar(const sunkd_cfg *cfg) {
         return cfg && cfg->type == CONF_SCALAR ? cfg->value : NULL;
 }
 
+static const sunkd_cfg *host_cfg_child(const sunkd_cfg *cfg, size_t i, const char **ret_key) {
+        if (!cfg || cfg->type == CONF_SCALAR || i >= cfg->n_children)
+                return NULL;
+        if (ret_key)
+                *ret_key = cfg->children[i]->key;
+        return cfg->children[i];
+}
+
 static int host_job_add(sunkd_ctx *c, const sunkd_job_spec *spec, sunkd_job **ret) {
         Module *mod = MOD(c);
 
@@ -238,4 +246,5 @@ const sunkd_host_api host_api = {
         .call_pid = ipc_call_pid,
         /* ABI 1.2: structured log fields */
         .log_fields = host_log_fields,
+        .cfg_child = host_cfg_child,
 };

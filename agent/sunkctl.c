@@ -27,6 +27,7 @@ enum { EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_UNREACHABLE = 3 };
 typedef struct Ctl {
         const char *socket;
         bool json;
+        bool slurmd_conf, check; /* gres only */
         uint64_t timeout_usec;
         int fd;
 } Ctl;
@@ -298,6 +299,52 @@ static int verb_ping(Ctl *c, int argc, char **argv) {
         return 0;
 }
 
+static void gres_table(json_object *p) {
+        json_object *gpus = json_object_object_get(p, "gpus"), *check = json_object_object_get(p, "check");
+
+        printf("source: %s, Gres=%s\ncheck: %s%s%s\n\n", jstr(p, "source") ?: "?", jstr(p, "gres") ?: "",
+               jstr(check, "result") ?: "unknown", jstr(check, "message") ? ": " : "", jstr(check, "message") ?: "");
+        printf("%-5s %-5s %-28s %-12s %-8s %-12s %s\n", "INDEX", "MINOR", "TYPE", "BUS", "MEMORY", "CORES", "UUID");
+        for (size_t i = 0; gpus && i < json_object_array_length(gpus); i++) {
+                json_object *g = json_object_array_get_idx(gpus, i);
+                char mem[32];
+
+                snprintf(mem, sizeof(mem), "%.0fG", (double) jint(g, "memory", 0) / (1024.0 * 1024 * 1024));
+                printf("%-5" PRId64 " %-5" PRId64 " %-28s %-12s %-8s %-12s %s\n", jint(g, "index", 0), jint(g, "minor", 0),
+                       jstr(g, "type") ?: "-", jstr(g, "bus_id") ?: "-", mem, jstr(g, "cores") ?: "-",
+                       jstr(g, "uuid") ?: "-");
+        }
+}
+
+static int verb_gres(Ctl *c, int argc, char **argv) {
+        _cleanup_json_ json_object *reply = NULL;
+        json_object *p, *check;
+        const char *result;
+        int r;
+
+        if (c->slurmd_conf && c->check) {
+                fprintf(stderr, "sunkctl: gres: --slurmd-conf and --check do not go together\n");
+                return EXIT_USAGE;
+        }
+        r = call(c, "io.sunkd.Gres.List", NULL, &reply);
+        if (r)
+                return r;
+        p = params_of(reply);
+        check = json_object_object_get(p, "check");
+        result = jstr(check, "result") ?: "unknown";
+        if (c->json)
+                print_json(reply);
+        else if (c->slurmd_conf) {
+                /* What `slurmd -Z --conf "..."` takes; nothing for a node without GPUs. */
+                if (jstr(p, "gres") && *jstr(p, "gres"))
+                        printf("Gres=%s\n", jstr(p, "gres"));
+        } else if (c->check)
+                printf("%s: %s\n", result, jstr(check, "message") ?: "");
+        else
+                gres_table(p);
+        return c->check && !streq(result, "match") ? EXIT_FAILED : 0;
+}
+
 static const struct {
         const char *name;
         VerbFn fn;
@@ -312,6 +359,7 @@ static const struct {
         { "metrics", verb_metrics, "", 0, "print the metrics in Prometheus text format" },
         { "version", verb_version, "", 0, "show client and daemon versions" },
         { "ping", verb_ping, "", 0, "check that sunkd answers" },
+        { "gres", verb_gres, "", 0, "the GPUs found, as gres.conf and Gres= see them" },
 };
 
 static void help(void) {
@@ -322,17 +370,20 @@ static void help(void) {
                "  -s, --socket=PATH   sunkd's socket (default %s)\n"
                "      --json          print replies as JSON\n"
                "  -t, --timeout=SECS  give up after this long (default 30; run waits for the job)\n"
+               "      --slurmd-conf   gres: print the Gres= for slurmd -Z --conf\n"
+               "      --check         gres: compare with slurm.conf; exit 1 if they differ\n"
                "  -h, --help          show this help\n"
                "      --version       show the version\n\n"
                "Exit status: 0 success, 1 failure, 2 usage, 3 sunkd not reachable.\n", SOCKET_DEFAULT);
 }
 
 int main(int argc, char **argv) {
-        enum { ARG_JSON = 0x100, ARG_VERSION };
+        enum { ARG_JSON = 0x100, ARG_VERSION, ARG_SLURMD_CONF, ARG_CHECK };
         static const struct option options[] = {
                 { "socket", required_argument, NULL, 's' }, { "json", no_argument, NULL, ARG_JSON },
                 { "timeout", required_argument, NULL, 't' }, { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, ARG_VERSION }, {}
+                { "version", no_argument, NULL, ARG_VERSION }, { "slurmd-conf", no_argument, NULL, ARG_SLURMD_CONF },
+                { "check", no_argument, NULL, ARG_CHECK }, {}
         };
         Ctl c = { .socket = getenv("SUNKD_SOCKET") ?: SOCKET_DEFAULT, .timeout_usec = 30 * USEC_PER_SEC, .fd = -1 };
         int opt, r;
@@ -351,6 +402,12 @@ int main(int argc, char **argv) {
                         break;
                 case ARG_JSON:
                         c.json = true;
+                        break;
+                case ARG_SLURMD_CONF:
+                        c.slurmd_conf = true;
+                        break;
+                case ARG_CHECK:
+                        c.check = true;
                         break;
                 case 'h':
                         help();
@@ -372,6 +429,10 @@ int main(int argc, char **argv) {
                         if (argc - optind - 1 != verbs[i].n_args) {
                                 fprintf(stderr, "sunkctl: usage: sunkctl [OPTIONS] %s%s%s\n",
                                         verbs[i].name, verbs[i].n_args ? " " : "", verbs[i].args);
+                                return EXIT_USAGE;
+                        }
+                        if ((c.slurmd_conf || c.check) && verbs[i].fn != verb_gres) {
+                                fprintf(stderr, "sunkctl: --slurmd-conf and --check are for gres only\n");
                                 return EXIT_USAGE;
                         }
                         r = verbs[i].fn(&c, argc - optind, argv + optind);

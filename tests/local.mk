@@ -234,6 +234,8 @@ TESTS += tests/integration/0260-authkeys.t
 EXTRA_DIST += tests/integration/0260-authkeys.t
 TESTS += tests/integration/0262-authkeys-sshd.t
 EXTRA_DIST += tests/integration/0262-authkeys-sshd.t
+TESTS += tests/integration/0270-gres.t
+EXTRA_DIST += tests/integration/0270-gres.t
 
 # Fuzz targets replay their corpus under make check.
 check_PROGRAMS += tests/fuzz/fuzz-scim-json

@@ -13,7 +13,17 @@ noinst_LTLIBRARIES += %reldir%/libgres.la
 	%reldir%/gres-proc.h \
 	%reldir%/gres-nvml.c \
 	%reldir%/gres-nvml.h \
+	%reldir%/gres-check.c \
+	%reldir%/gres-check.h \
 	# End of libgres_la_SOURCES
+%canon_reldir%_libgres_la_CFLAGS = $(AM_CFLAGS) $(SLURM_CFLAGS)
+%canon_reldir%_libgres_la_LIBADD = $(SLURM_LIBS)
+
+pkglib_LTLIBRARIES += %reldir%/gres.la
+%canon_reldir%_gres_la_SOURCES = %reldir%/gres.c
+%canon_reldir%_gres_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+%canon_reldir%_gres_la_LDFLAGS = $(MODULE_LINK_FLAGS)
+%canon_reldir%_gres_la_LIBADD = %reldir%/libgres.la agent/libsunkd-util.la $(JSONC_LIBS) $(SLURM_LIBS) -ldl
 
 
 # End of modules/gres/local.mk

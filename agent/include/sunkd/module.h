@@ -398,6 +398,11 @@ typedef struct sunkd_host_api {
          * [any thread] */
         int (*log_fields)(sunkd_ctx *c, int level, const char *const *fields, const char *fmt, ...)
                 __attribute__((format(printf, 4, 5)));
+        /* ABI 1.2: walking a map or sequence node (a SUNKD_CFG_MAP value):
+         * its child @i in file order, and for a map the child's key in
+         * *ret_key (NULL for a sequence); NULL past the end or for a scalar.
+         * Use cfg_scalar() and cfg_where() on the child. */
+        const sunkd_cfg *(*cfg_child)(const sunkd_cfg *cfg, size_t i, const char **ret_key);
 } sunkd_host_api;
 
 struct sunkd_ctx {

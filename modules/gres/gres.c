@@ -1,0 +1,625 @@
+/* gres: the node's GPUs, as Slurm wants them described.
+ *
+ * One job, gres.discover, runs its work in a forked child (SUNKD_JOB_CHILD):
+ * NVML, loaded with dlopen(), may hang in the driver or crash, and a child
+ * can be killed at the timeout where a thread cannot.  The child discovers
+ * (NVML, else /proc and /sys), renders gres.conf and the Gres= value, writes
+ * gres_conf: when its content changed, reads this node's Gres= from
+ * slurm.conf, and hands all of it back as JSON.  `done`, on the loop, keeps
+ * it for io.sunkd.Gres.List, logs GPUs lost or added, compares with
+ * slurm.conf, and publishes the fact gres.gpus for the health module.
+ *
+ * With backend auto, an NVML that fails is logged and /proc is used; one
+ * that hangs past the timeout makes the next run (started at once) use /proc.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "gres-check.h"
+#include "gres-conf.h"
+#include "gres-nvml.h"
+#include "gres-proc.h"
+#include "sunkd/module.h"
+#include "util/cleanup.h"
+#include "util/fileio.h"
+
+#define ALIASES_MAX 64
+#define GRES_CONF_MAX (1024 * 1024)
+
+typedef struct Conf {
+        char *backend;
+        char *nvml_library;
+        char *root;
+        uint64_t interval_usec;
+        uint64_t timeout_usec;
+        char *gres_conf;
+        const sunkd_cfg *type_alias; /* borrowed during init only */
+        char *slurm_conf;
+        char *node_name;
+} Conf;
+
+static const sunkd_cfg_key conf_keys[] = {
+        { "backend", SUNKD_CFG_STRING, offsetof(Conf, backend), 0, 0, 0 },
+        { "nvml_library", SUNKD_CFG_PATH, offsetof(Conf, nvml_library), 0, 0, 0 },
+        { "root", SUNKD_CFG_PATH, offsetof(Conf, root), 0, 0, 0 },
+        { "interval", SUNKD_CFG_DURATION, offsetof(Conf, interval_usec), 0, 0, 0 },
+        { "timeout", SUNKD_CFG_DURATION, offsetof(Conf, timeout_usec), 0, 0, 0 },
+        { "gres_conf", SUNKD_CFG_PATH, offsetof(Conf, gres_conf), 0, 0, 0 },
+        { "type_alias", SUNKD_CFG_MAP, offsetof(Conf, type_alias), 0, 0, 0 },
+        { "slurm_conf", SUNKD_CFG_PATH, offsetof(Conf, slurm_conf), 0, 0, 0 },
+        { "node_name", SUNKD_CFG_STRING, offsetof(Conf, node_name), 0, 0, 0 },
+};
+#define N_KEYS (sizeof(conf_keys) / sizeof(conf_keys[0]))
+
+typedef enum Backend { BACKEND_AUTO, BACKEND_NVML, BACKEND_PROC } Backend;
+
+typedef struct Known {
+        char *type, *uuid, *bus_id;
+} Known;
+
+typedef struct State {
+        sunkd_ctx *ctx;
+        Conf conf;
+        Backend backend;
+        GresTypeAlias aliases[ALIASES_MAX];
+        size_t n_aliases;
+        sunkd_job *job;
+        bool use_proc;          /* NVML hung in the last run */
+        json_object *last;      /* the last discovery's result */
+        uint64_t last_usec;
+        Known *known;           /* the GPUs of the discovery that found the most */
+        size_t n_known;
+        int check;              /* 1 match, 0 mismatch, -1 unknown */
+        char *check_message;
+        uint64_t runs, failures, changes;
+        sunkd_metric *m_gpus, *m_memory, *m_failures, *m_changes, *m_check;
+} State;
+
+/* ---- The child ---------------------------------------------------------- */
+
+static uint64_t realtime_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t) ts.tv_sec * SUNKD_USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
+}
+
+static char *gpu_type(const State *s, const char *name) {
+        char *t = gres_type_normalise(name ?: "");
+
+        for (size_t i = 0; t && i < s->n_aliases; i++)
+                if (strcmp(t, s->aliases[i].from) == 0) {
+                        free(t);
+                        return strdup(s->aliases[i].to);
+                }
+        return t;
+}
+
+static json_object *gpu_json(const State *s, const GresGpu *g) {
+        _cleanup_free_ char *type = gpu_type(s, g->name), *file = NULL;
+        json_object *o = json_object_new_object();
+        size_t links = 0;
+
+        if (!o || !type || asprintf(&file, "/dev/nvidia%u", g->minor) < 0) {
+                json_object_put(o);
+                return NULL;
+        }
+        for (; g->peers && g->peers[links]; links++)
+                ;
+        json_object_object_add(o, "index", json_object_new_int64(g->index));
+        json_object_object_add(o, "minor", json_object_new_int64(g->minor));
+        json_object_object_add(o, "name", json_object_new_string(g->name ?: ""));
+        json_object_object_add(o, "type", json_object_new_string(type));
+        json_object_object_add(o, "uuid", json_object_new_string(g->uuid ?: ""));
+        json_object_object_add(o, "bus_id", json_object_new_string(g->bus_id ?: ""));
+        json_object_object_add(o, "memory", json_object_new_int64((int64_t) g->memory));
+        json_object_object_add(o, "file", json_object_new_string(file));
+        if (g->cpus)
+                json_object_object_add(o, "cores", json_object_new_string(g->cpus));
+        json_object_object_add(o, "nvlinks", json_object_new_int64((int64_t) links));
+        return o;
+}
+
+/* gres_conf: written only when its content changes. */
+static void write_gres_conf(const char *path, const char *text, json_object *out) {
+        _cleanup_free_ char *old = NULL;
+        size_t len;
+        int r;
+
+        r = fileio_read(path, GRES_CONF_MAX, &old, &len);
+        if (r >= 0 && len == strlen(text) && memcmp(old, text, len) == 0) {
+                json_object_object_add(out, "gres_conf_written", json_object_new_boolean(false));
+                return;
+        }
+        r = fileio_write_atomic(path, text, strlen(text), 0644, (uid_t) -1, (gid_t) -1);
+        if (r < 0) {
+                json_object_object_add(out, "gres_conf_error", json_object_new_string(strerror(-r)));
+                return;
+        }
+        json_object_object_add(out, "gres_conf_written", json_object_new_boolean(true));
+}
+
+static void read_slurm_conf(const State *s, json_object *out) {
+        _cleanup_free_ char *gres = NULL, *error = NULL;
+        int r;
+
+        r = gres_slurm_conf_node_gres(s->conf.slurm_conf, s->conf.node_name, &gres, &error);
+        if (r < 0)
+                json_object_object_add(out, "configured_error",
+                                       json_object_new_string(error ?: strerror(-r)));
+        else
+                json_object_object_add(out, "configured", json_object_new_string(gres ?: ""));
+}
+
+static int discover(const State *s, bool use_proc, json_object *out, GresGpu **g, size_t *n) {
+        _cleanup_free_ char *error = NULL;
+        int r;
+
+        if (s->backend != BACKEND_PROC && !use_proc) {
+                r = gres_nvml_discover(s->conf.nvml_library, g, n, &error);
+                if (r >= 0) {
+                        json_object_object_add(out, "source", json_object_new_string("nvml"));
+                        return 0;
+                }
+                json_object_object_add(out, "nvml_error", json_object_new_string(error ?: strerror(-r)));
+                if (s->backend == BACKEND_NVML)
+                        return r;
+        }
+        r = gres_proc_discover(s->conf.root ?: "/", g, n);
+        if (r < 0) {
+                json_object_object_add(out, "proc_error", json_object_new_string(strerror(-r)));
+                return r;
+        }
+        json_object_object_add(out, "source", json_object_new_string("proc"));
+        return 0;
+}
+
+static int discover_work(void *state, void *input, const sunkd_cancel *cancel, void **ret_result) {
+        State *s = state;
+        json_object *out = json_object_new_object(), *gpus = json_object_new_array();
+        _cleanup_free_ char *conf = NULL, *gres = NULL;
+        GresGpu *g = NULL;
+        size_t n = 0;
+        int r;
+
+        if (!out || !gpus) {
+                json_object_put(out);
+                json_object_put(gpus);
+                return -ENOMEM;
+        }
+        *ret_result = out;
+        json_object_object_add(out, "gpus", gpus);
+        r = discover(s, input != NULL, out, &g, &n);
+        if (r < 0)
+                return r;
+        r = gres_conf_render(g, n, s->aliases, s->n_aliases, &conf);
+        if (r >= 0)
+                r = gres_conf_gres_value(g, n, s->aliases, s->n_aliases, &gres);
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                json_object *o = gpu_json(s, g + i);
+                r = o ? json_object_array_add(gpus, o) : -ENOMEM;
+        }
+        gres_gpus_free(g, n);
+        if (r < 0)
+                return r;
+        json_object_object_add(out, "gres", json_object_new_string(gres));
+        json_object_object_add(out, "gres_conf", json_object_new_string(conf));
+        if (s->conf.gres_conf)
+                write_gres_conf(s->conf.gres_conf, conf, out);
+        read_slurm_conf(s, out);
+        return 0;
+}
+
+/* ---- Back on the loop ------------------------------------------------------ */
+
+static const char *jstr(json_object *o, const char *key) {
+        json_object *v;
+
+        return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string) ?
+                json_object_get_string(v) : NULL;
+}
+
+static bool has_gpu(json_object *gpus, const char *uuid) {
+        for (size_t i = 0; gpus && i < json_object_array_length(gpus); i++)
+                if (strcmp(jstr(json_object_array_get_idx(gpus, i), "uuid") ?: "", uuid) == 0)
+                        return true;
+        return false;
+}
+
+/* GPUs lost since the last discovery, and new ones, each logged. */
+static void log_changes(State *s, json_object *gpus) {
+        json_object *old = NULL;
+        unsigned changed = 0;
+
+        if (!s->last || !json_object_object_get_ex(s->last, "gpus", &old))
+                return;
+        for (size_t i = 0; i < json_object_array_length(old); i++) {
+                json_object *o = json_object_array_get_idx(old, i);
+                if (!has_gpu(gpus, jstr(o, "uuid") ?: "")) {
+                        sunkd_log_warning(s->ctx, "GPU %s (%s) at %s is gone.", jstr(o, "uuid"), jstr(o, "type"),
+                                          jstr(o, "bus_id"));
+                        changed++;
+                }
+        }
+        for (size_t i = 0; i < json_object_array_length(gpus); i++) {
+                json_object *o = json_object_array_get_idx(gpus, i);
+                if (!has_gpu(old, jstr(o, "uuid") ?: "")) {
+                        sunkd_log_notice(s->ctx, "GPU %s (%s) at %s appeared.", jstr(o, "uuid"), jstr(o, "type"),
+                                         jstr(o, "bus_id"));
+                        changed++;
+                }
+        }
+        s->changes += changed;
+        if (changed)
+                (void) s->ctx->api->metric_add_value(s->m_changes, changed, NULL);
+}
+
+static void known_free(State *s) {
+        for (size_t i = 0; i < s->n_known; i++) {
+                free(s->known[i].type);
+                free(s->known[i].uuid);
+                free(s->known[i].bus_id);
+        }
+        free(s->known);
+        s->known = NULL;
+        s->n_known = 0;
+}
+
+/* The largest set of GPUs seen names the ones missing later. */
+static void remember(State *s, json_object *gpus) {
+        size_t n = json_object_array_length(gpus);
+        Known *k;
+
+        if (n < s->n_known || n == 0)
+                return;
+        k = calloc(n, sizeof(*k));
+        if (!k)
+                return;
+        for (size_t i = 0; i < n; i++) {
+                json_object *o = json_object_array_get_idx(gpus, i);
+                k[i] = (Known){ strdup(jstr(o, "type") ?: ""), strdup(jstr(o, "uuid") ?: ""),
+                                strdup(jstr(o, "bus_id") ?: "") };
+        }
+        known_free(s);
+        s->known = k;
+        s->n_known = n;
+}
+
+static void run_check(State *s, json_object *res, json_object *gpus) {
+        const char *configured = jstr(res, "configured"), *error = jstr(res, "configured_error");
+        size_t n = json_object_array_length(gpus);
+        _cleanup_free_ GresCheckGpu *found = calloc(n + 1, sizeof(GresCheckGpu));
+        _cleanup_free_ GresCheckGpu *known = calloc(s->n_known + 1, sizeof(GresCheckGpu));
+        _cleanup_free_ char *msg = NULL;
+        int r, before = s->check;
+
+        if (!found || !known)
+                return;
+
+        for (size_t i = 0; i < n; i++) {
+                json_object *o = json_object_array_get_idx(gpus, i);
+                found[i] = (GresCheckGpu){ jstr(o, "type") ?: "", jstr(o, "uuid"), jstr(o, "bus_id") };
+        }
+        for (size_t i = 0; i < s->n_known; i++)
+                known[i] = (GresCheckGpu){ s->known[i].type, s->known[i].uuid, s->known[i].bus_id };
+        if (!configured) {
+                r = -1;
+                msg = strdup(error ?: "no slurm.conf");
+        } else {
+                r = gres_check_compare(configured, found, n, known, s->n_known, &msg);
+                if (r < 0 && r != -ENOMEM)
+                        r = -1;
+        }
+        s->check = r < 0 ? -1 : r;
+        free(s->check_message);
+        s->check_message = TAKE_PTR(msg);
+        (void) s->ctx->api->metric_set(s->m_check, s->check, NULL);
+        if (s->check == 0 && (before != 0 || s->runs == 1))
+                sunkd_log_warning(s->ctx, "GPUs found differ from Gres=%s in %s for %s: %s.", configured,
+                                  s->conf.slurm_conf, s->conf.node_name, s->check_message ?: "?");
+        else if (s->check == 1 && before == 0)
+                sunkd_log_notice(s->ctx, "GPUs found match Gres=%s again.", configured);
+}
+
+static void publish_fact(State *s, json_object *gpus) {
+        json_object *f = json_object_new_object(), *list = json_object_new_array();
+
+        if (!f || !list) {
+                json_object_put(f);
+                json_object_put(list);
+                return;
+        }
+        for (size_t i = 0; i < json_object_array_length(gpus); i++) {
+                json_object *o = json_object_array_get_idx(gpus, i), *e = json_object_new_object();
+                if (!e)
+                        break;
+                json_object_object_add(e, "uuid", json_object_new_string(jstr(o, "uuid") ?: ""));
+                json_object_object_add(e, "bus_id", json_object_new_string(jstr(o, "bus_id") ?: ""));
+                json_object_object_add(e, "type", json_object_new_string(jstr(o, "type") ?: ""));
+                json_object_array_add(list, e);
+        }
+        json_object_object_add(f, "found", json_object_new_int64((int64_t) json_object_array_length(gpus)));
+        json_object_object_add(f, "expected", json_object_new_int64((int64_t) s->n_known));
+        json_object_object_add(f, "check", s->check < 0 ? NULL : json_object_new_boolean(s->check == 1));
+        json_object_object_add(f, "gpus", list);
+        (void) s->ctx->api->fact_publish(s->ctx, "gres.gpus", f);
+}
+
+static void update_metrics(State *s, json_object *gpus) {
+        const sunkd_host_api *api = s->ctx->api;
+
+        (void) api->metric_set(s->m_gpus, (double) json_object_array_length(gpus), NULL);
+        for (size_t i = 0; i < json_object_array_length(gpus); i++) {
+                json_object *o = json_object_array_get_idx(gpus, i), *m;
+                const char *labels[] = { jstr(o, "uuid") ?: "", jstr(o, "bus_id") ?: "", NULL };
+                if (json_object_object_get_ex(o, "memory", &m))
+                        (void) api->metric_set(s->m_memory, (double) json_object_get_int64(m), labels);
+        }
+}
+
+static int discover_done(void *state, int r, void *input, void *result) {
+        State *s = state;
+        json_object *res = result, *gpus = NULL;
+        const char *nvml_error = jstr(res, "nvml_error");
+
+        s->runs++;
+        if (nvml_error && s->backend != BACKEND_PROC)
+                sunkd_log_warning(s->ctx, "NVML: %s%s", nvml_error,
+                                  s->backend == BACKEND_AUTO && r >= 0 ? "; found the GPUs through /proc instead." : ".");
+        if (r == -ETIMEDOUT && s->backend == BACKEND_AUTO && !input) {
+                sunkd_log_warning(s->ctx, "NVML did not answer within %llu s; discovering through /proc from now on.",
+                                  (unsigned long long) (s->conf.timeout_usec / SUNKD_USEC_PER_SEC));
+                s->use_proc = true;
+                (void) s->ctx->api->job_trigger(s->job, "NVML hung");
+        }
+        if (r < 0 || !json_object_object_get_ex(res, "gpus", &gpus)) {
+                s->failures++;
+                (void) s->ctx->api->metric_add_value(s->m_failures, 1, NULL);
+                if (r >= 0)
+                        r = -EBADMSG;
+                if (r != -ETIMEDOUT)
+                        sunkd_log_error_errno(s->ctx, r, "GPU discovery failed: %s",
+                                              jstr(res, "proc_error") ?: nvml_error ?: strerror(-r));
+                json_object_put(res);
+                return r;
+        }
+        if (jstr(res, "gres_conf_error"))
+                sunkd_log_error(s->ctx, "Failed to write '%s': %s.", s->conf.gres_conf, jstr(res, "gres_conf_error"));
+        else if (s->conf.gres_conf && json_object_get_boolean(json_object_object_get(res, "gres_conf_written")))
+                sunkd_log_notice(s->ctx, "Wrote '%s': %zu GPU(s), Gres=%s.", s->conf.gres_conf,
+                                 json_object_array_length(gpus), jstr(res, "gres"));
+        log_changes(s, gpus);
+        remember(s, gpus);
+        json_object_put(s->last);
+        s->last = res;
+        s->last_usec = realtime_usec();
+        run_check(s, res, gpus);
+        update_metrics(s, gpus);
+        publish_fact(s, gpus);
+        return 0;
+}
+
+static int discover_prepare(void *state, void **ret_input) {
+        State *s = state;
+
+        /* A non-NULL input tells the child to skip NVML. */
+        *ret_input = s->use_proc ? (void *) s : NULL;
+        return 0;
+}
+
+/* ---- io.sunkd.Gres.List ----------------------------------------------------- */
+
+static int method_list(sunkd_call *call, json_object *params, void *state) {
+        State *s = state;
+        json_object *reply, *check;
+
+        if (!s->last) {
+                json_object *p = json_object_new_object();
+                if (p)
+                        json_object_object_add(p, "reason", json_object_new_string("no discovery has finished yet"));
+                return s->ctx->api->reply_error(call, "io.sunkd.Unavailable", p);
+        }
+        if (json_object_deep_copy(s->last, &reply, NULL) < 0)
+                return -ENOMEM;
+        check = json_object_new_object();
+        if (check) {
+                json_object_object_add(check, "result", json_object_new_string(s->check == 1 ? "match" :
+                                                                               s->check == 0 ? "mismatch" : "unknown"));
+                json_object_object_add(check, "message", json_object_new_string(s->check_message ?: ""));
+                json_object_object_add(check, "slurm_conf", json_object_new_string(s->conf.slurm_conf));
+                json_object_object_add(check, "node_name", json_object_new_string(s->conf.node_name));
+                json_object_object_add(reply, "check", check);
+        }
+        json_object_object_add(reply, "discovered_usec", json_object_new_int64((int64_t) s->last_usec));
+        return s->ctx->api->reply(call, reply);
+}
+
+static const sunkd_method methods[] = {
+        { "io.sunkd.Gres.List", SUNKD_METHOD_ANY_UID, method_list },
+};
+
+/* ---- Lifecycle ---------------------------------------------------------------- */
+
+static void conf_done(State *s) {
+        s->ctx->api->cfg_clear(conf_keys, N_KEYS, &s->conf);
+        for (size_t i = 0; i < s->n_aliases; i++) {
+                free((char *) s->aliases[i].from);
+                free((char *) s->aliases[i].to);
+        }
+        s->n_aliases = 0;
+}
+
+static int conf_error(sunkd_ctx *c, const sunkd_cfg *node, const char *what) {
+        _cleanup_free_ char *where = NULL;
+
+        (void) c->api->cfg_where(node, &where);
+        return sunkd_log_error_errno(c, -EINVAL, "%s: %s", where ?: "sunkd.yaml", what);
+}
+
+static int parse_aliases(State *s) {
+        const sunkd_host_api *api = s->ctx->api;
+        const sunkd_cfg *child;
+        const char *key;
+
+        for (size_t i = 0; (child = api->cfg_child(s->conf.type_alias, i, &key)); i++) {
+                const char *to = api->cfg_scalar(child);
+                _cleanup_free_ char *from = NULL;
+
+                if (!key || !to || !*to || strpbrk(to, ",:= \t\n"))
+                        return conf_error(s->ctx, child, "key 'type_alias': a GPU type and a short name without ',:= '");
+                if (s->n_aliases >= ALIASES_MAX)
+                        return conf_error(s->ctx, child, "key 'type_alias': more than 64 entries");
+                from = gres_type_normalise(key);
+                s->aliases[s->n_aliases].from = TAKE_PTR(from);
+                s->aliases[s->n_aliases].to = strdup(to);
+                if (!s->aliases[s->n_aliases].from || !s->aliases[s->n_aliases].to)
+                        return -ENOMEM;
+                s->n_aliases++;
+        }
+        return 0;
+}
+
+static int load_conf(sunkd_ctx *c, const sunkd_cfg *cfg, State *s) {
+        _cleanup_free_ char *error = NULL;
+        char host[256];
+        int r;
+
+        s->ctx = c;
+        s->conf = (Conf){ .interval_usec = 5 * 60 * SUNKD_USEC_PER_SEC, .timeout_usec = 30 * SUNKD_USEC_PER_SEC };
+        r = c->api->cfg_parse(cfg, conf_keys, N_KEYS, &s->conf, &error);
+        if (r < 0)
+                return sunkd_log_error_errno(c, r, "%s", error ?: "invalid configuration");
+        if (!s->conf.backend || strcmp(s->conf.backend, "auto") == 0)
+                s->backend = BACKEND_AUTO;
+        else if (strcmp(s->conf.backend, "nvml") == 0)
+                s->backend = BACKEND_NVML;
+        else if (strcmp(s->conf.backend, "proc") == 0)
+                s->backend = BACKEND_PROC;
+        else
+                return conf_error(c, c->api->cfg_get(cfg, "backend"), "key 'backend': auto, nvml or proc");
+        if (s->conf.interval_usec < SUNKD_USEC_PER_SEC || s->conf.timeout_usec < SUNKD_USEC_PER_SEC)
+                return conf_error(c, cfg, "keys 'interval' and 'timeout': at least 1s");
+        if (!s->conf.slurm_conf && !(s->conf.slurm_conf = strdup(SUNKD_SYSCONFDIR "/slurm/slurm.conf")))
+                return -ENOMEM;
+        if (!s->conf.node_name) {
+                if (gethostname(host, sizeof(host)) < 0)
+                        return sunkd_log_error_errno(c, -errno, "Failed to get the host name: %m");
+                host[sizeof(host) - 1] = '\0';
+                host[strcspn(host, ".")] = '\0'; /* Slurm's NodeName is the short name */
+                if (!(s->conf.node_name = strdup(host)))
+                        return -ENOMEM;
+        }
+        r = parse_aliases(s);
+        s->conf.type_alias = NULL; /* borrowed: gone after init */
+        return r;
+}
+
+static int add_metrics(State *s) {
+        const struct {
+                sunkd_metric_spec spec;
+                sunkd_metric **dst;
+        } defs[] = {
+                { { sizeof(sunkd_metric_spec), "gres_gpus", "GPUs found by the last discovery.", SUNKD_METRIC_GAUGE, { NULL } }, &s->m_gpus },
+                { { sizeof(sunkd_metric_spec), "gres_gpu_memory_bytes", "Memory of each GPU.", SUNKD_METRIC_GAUGE, { "uuid", "bus_id" } }, &s->m_memory },
+                { { sizeof(sunkd_metric_spec), "gres_discovery_failures_total", "Discoveries that failed.", SUNKD_METRIC_COUNTER, { NULL } }, &s->m_failures },
+                { { sizeof(sunkd_metric_spec), "gres_gpu_changes_total", "GPUs lost or added between discoveries.", SUNKD_METRIC_COUNTER, { NULL } }, &s->m_changes },
+                { { sizeof(sunkd_metric_spec), "gres_check", "1 if the GPUs match slurm.conf's Gres=, 0 if not, -1 unknown.", SUNKD_METRIC_GAUGE, { NULL } }, &s->m_check },
+        };
+
+        for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++) {
+                int r = s->ctx->api->metric_add(s->ctx, &defs[i].spec, defs[i].dst);
+                if (r < 0)
+                        return sunkd_log_error_errno(s->ctx, r, "Failed to register metric '%s': %m", defs[i].spec.name);
+        }
+        return 0;
+}
+
+static void state_free(State *s) {
+        if (!s)
+                return;
+        conf_done(s);
+        json_object_put(s->last);
+        known_free(s);
+        free(s->check_message);
+        free(s);
+}
+
+static int gres_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
+        State *s = calloc(1, sizeof(*s));
+        int r;
+
+        if (!s)
+                return -ENOMEM;
+        s->check = -1;
+        r = load_conf(c, cfg, s);
+        if (r >= 0)
+                r = add_metrics(s);
+        if (r >= 0) {
+                const sunkd_job_spec spec = {
+                        .size = sizeof(sunkd_job_spec),
+                        .name = "gres.discover",
+                        .interval_usec = s->conf.interval_usec,
+                        .jitter_pct = 5,
+                        .backoff_min_usec = 10 * SUNKD_USEC_PER_SEC,
+                        .backoff_max_usec = s->conf.interval_usec,
+                        .timeout_usec = s->conf.timeout_usec,
+                        .flags = SUNKD_JOB_READY_GATE | SUNKD_JOB_CHILD,
+                        .prepare = discover_prepare,
+                        .work = discover_work,
+                        .done = discover_done,
+                };
+                r = c->api->job_add(c, &spec, &s->job);
+        }
+        if (r >= 0)
+                r = c->api->methods_add(c, methods, sizeof(methods) / sizeof(methods[0]));
+        if (r < 0) {
+                state_free(s);
+                return r;
+        }
+        *ret_state = s;
+        return 0;
+}
+
+static int gres_check(sunkd_ctx *c, const sunkd_cfg *cfg) {
+        State *s = calloc(1, sizeof(*s));
+        int r;
+
+        if (!s)
+                return -ENOMEM;
+        r = load_conf(c, cfg, s);
+        state_free(s);
+        return r;
+}
+
+static void gres_fini(void *state) {
+        state_free(state);
+}
+
+static int gres_status(void *state, struct json_object *out) {
+        State *s = state;
+        json_object *gpus = NULL;
+
+        json_object_object_add(out, "node_name", json_object_new_string(s->conf.node_name));
+        json_object_object_add(out, "runs", json_object_new_int64((int64_t) s->runs));
+        json_object_object_add(out, "failures", json_object_new_int64((int64_t) s->failures));
+        json_object_object_add(out, "changes", json_object_new_int64((int64_t) s->changes));
+        if (s->last && json_object_object_get_ex(s->last, "gpus", &gpus)) {
+                json_object_object_add(out, "source", json_object_new_string(jstr(s->last, "source") ?: ""));
+                json_object_object_add(out, "gpus", json_object_new_int64((int64_t) json_object_array_length(gpus)));
+                json_object_object_add(out, "gres", json_object_new_string(jstr(s->last, "gres") ?: ""));
+                json_object_object_add(out, "discovered_usec", json_object_new_int64((int64_t) s->last_usec));
+        }
+        json_object_object_add(out, "check", json_object_new_string(s->check == 1 ? "match" :
+                                                                    s->check == 0 ? "mismatch" : "unknown"));
+        if (s->check_message)
+                json_object_object_add(out, "check_message", json_object_new_string(s->check_message));
+        return 0;
+}
+
+SUNKD_MODULE_DEFINE(.name = "gres", .version = PACKAGE_VERSION, .init = gres_init, .check = gres_check,
+                    .fini = gres_fini, .status = gres_status);

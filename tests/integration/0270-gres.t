@@ -1,0 +1,120 @@
+#!/bin/bash
+# The gres module on the fake NVML: sunkctl gres, --slurmd-conf and --check
+# against a slurm.conf, gres.conf written only when it changes, a GPU lost,
+# an NVML that hangs (the child is killed, /proc takes over, the socket
+# answers meanwhile), hostile slurm.conf files and a node without GPUs.
+. "$SUNKD_SRCDIR/tests/lib/tap.sh"
+. "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
+sunkd_setup
+cp "$SUNKD_BUILDDIR/modules/gres/.libs/gres.so" "$MODDIR/" || bail_out "gres.so not built"
+NVML="$SUNKD_BUILDDIR/tests/fake-nvml/.libs/libnvidia-ml.so"
+[ -f "$NVML" ] || bail_out "the fake NVML is not built"
+DATA="$SUNKD_SRCDIR/tests/data/gres"
+RAW="$SUNKD_SRCDIR/tests/lib/varlink-raw.py"
+NODE=gpu-node-07
+
+cp "$DATA/nvml-h100-8.desc" "$T/nvml.desc"
+printf 'ClusterName=test\nNodeName=DEFAULT CPUs=128\nNodeName=gpu-node-[01-16] Gres=gpu:h100:8 \\\n  RealMemory=1000 # the HGX nodes\n' > "$T/slurm.conf"
+config() {
+        sunkd_config "modules:
+  gres:
+    nvml_library: $NVML
+    root: $DATA/proc-node
+    gres_conf: $T/gres.conf
+    slurm_conf: $T/slurm.conf
+    node_name: $NODE
+    timeout: ${1:-60s}
+    interval: 1h
+    type_alias:
+      NVIDIA H100 80GB HBM3: h100"
+}
+config
+export FAKE_NVML_CONFIG="$T/nvml.desc"
+LOG_MARK=0 LOG_MARKED="$T/sunkd.log"
+sunkd_start
+ok "the first discovery" wait_runs gres.discover 1
+out=$(ctl gres)
+like "$out" "source: nvml, Gres=gpu:h100:8" "sunkctl gres: the source and Gres="
+is "$(printf '%s\n' "$out" | grep -c ' h100 ')" 8 "eight GPUs listed"
+like "$out" "5     0     h100 +0000:ab:00.0 80G +32-63 +GPU-00000005" "index, minor, type, bus, memory, cores, uuid"
+is "$(ctl gres --slurmd-conf)" "Gres=gpu:h100:8" "--slurmd-conf prints what slurmd -Z --conf takes"
+out=$(ctl gres --check); rc=$?
+is "$rc" 0 "--check: they match"
+like "$out" "^match: 8 GPU\(s\) found, as Gres=gpu:h100:8 says" "and says so"
+is "$(cat "$T/gres.conf")" "$(sed 's/Type=nvidia_h100_80gb_hbm3/Type=h100/' "$DATA/nvml-h100-8.gres.conf")" \
+   "gres.conf in Slurm's syntax, with the alias"
+like "$(python3 "$RAW" "$SOCK" call io.sunkd.Gres.List)" '"uuid": "GPU-00000003-1111-2222-3333-444444444444"' \
+     "io.sunkd.Gres.List answers in JSON"
+
+before=$(stat -c '%i %y' "$T/gres.conf")
+ctl run gres.discover > /dev/null || bail_out "discovery failed"
+is "$(stat -c '%i %y' "$T/gres.conf")" "$before" "an unchanged gres.conf is not rewritten"
+
+# A GPU falls off the bus.
+grep -v '00000000:18:00.0|3|' "$T/nvml.desc" > "$T/nvml.tmp" && mv "$T/nvml.tmp" "$T/nvml.desc"
+ctl run gres.discover > /dev/null || bail_out "discovery failed"
+ok "the lost GPU is logged" log_since_has "GPU GPU-00000000-1111-2222-3333-444444444444 \(h100\) at 0000:18:00.0 is gone"
+out=$(ctl gres --check); rc=$?
+is "$rc" 1 "--check fails"
+is "$out" "mismatch: 7 of 8 h100 found, GPU-00000000-1111-2222-3333-444444444444 at 0000:18:00.0 missing" \
+   "and names the missing GPU"
+is "$(grep -c '^Name=gpu' "$T/gres.conf")" 7 "gres.conf is rewritten with 7 GPUs"
+like "$(ctl metrics)" "sunkd_gres_gpu_changes_total 1" "the change is counted"
+like "$(ctl metrics)" "sunkd_gres_check -1|sunkd_gres_check 0" "the check metric shows it"
+
+# Hostile or broken slurm.conf: the check says why, nothing crashes.
+check_with() { # WHAT EXPECTED-MESSAGE
+        ctl run gres.discover > /dev/null || bail_out "discovery failed"
+        out=$(ctl gres --check); rc=$?
+        is "$rc" 1 "$1: --check fails"
+        like "$out" "^unknown: $2" "$1: and says why"
+}
+printf 'NodeName=gpu-node-07 Gres=gpu:h100:\0x\n' > "$T/slurm.conf"
+check_with "a NUL byte" "$T/slurm.conf: a NUL byte"
+printf 'NodeName=other Gres=gpu:h100:8\n' > "$T/slurm.conf"
+check_with "no line for this node" "$T/slurm.conf: no NodeName= line names $NODE"
+printf 'NodeName=gpu-node-07 Gres=gpu:h100:eight\n' > "$T/slurm.conf"
+check_with "a count that is not a number" "Gres=gpu:h100:eight: 'gpu:h100:eight' is not gpu\[:TYPE\]:COUNT"
+head -c $((5 * 1024 * 1024)) /dev/zero | tr '\0' '#' > "$T/slurm.conf"
+check_with "a 5 MB file" "$T/slurm.conf: larger than"
+printf 'NodeName=gpu-node-[07-09\n' > "$T/slurm.conf"
+check_with "a broken host list" "$T/slurm.conf: no NodeName= line names $NODE"
+ok "sunkd is alive" eval 'ctl status > /dev/null'
+
+# NVML hangs: the child is killed at the timeout, the socket answers
+# meanwhile, and the next discovery uses /proc.
+printf 'NodeName=gpu-node-07 Gres=gpu:h100:2\n' > "$T/slurm.conf"
+cp "$DATA/nvml-hang.desc" "$T/nvml.desc"
+config 3s
+sunkd_hup
+n=$(job_field gres.discover runs)
+python3 "$RAW" "$SOCK" call io.sunkd.Agent.Trigger '{"job":"gres.discover"}' > /dev/null
+wait_until 300 eval '[ "$(job_field gres.discover state)" = running ]' || bail_out "the discovery never ran"
+is "$(ctl ping)" "pong" "sunkd answers while NVML hangs"
+ok "the hung child is given up" wait_log "NVML did not answer within 3 s"
+wait_until 600 eval '[ "$(ctl --json gres 2>/dev/null | python3 -c "import json,sys; print(json.load(sys.stdin).get(\"source\"))")" = proc ]'
+out=$(ctl gres)
+like "$out" "source: proc, Gres=gpu:h100:2" "then /proc is used"
+is "$(ctl gres --check | cut -d: -f1)" "match" "and matches the node line"
+is "$(cat "$T/gres.conf")" "$(sed 's/Type=nvidia_h100_80gb_hbm3/Type=h100/' "$DATA/proc-node.gres.conf")" \
+   "gres.conf from /proc"
+
+# A node without GPUs: an empty result, not an error.
+cp "$DATA/nvml-empty.desc" "$T/nvml.desc"
+sunkd_stop
+config
+sunkd_start
+wait_runs gres.discover 1 || bail_out "no discovery"
+is "$(ctl gres --slurmd-conf)" "" "no GPUs: --slurmd-conf prints nothing"
+like "$(ctl gres)" "source: nvml, Gres=$" "and sunkctl gres shows none"
+
+# Bad settings are located.
+sunkd_config "modules:
+  gres:
+    backend: cuda"
+out=$("$SUNKD" -c "$T/sunkd.yaml" --check-config 2>&1); rc=$?
+is "$rc" 2 "an unknown backend is a config error"
+like "$out" "sunkd.yaml:[0-9]+:[0-9]+: key 'backend': auto, nvml or proc" "located"
+sunkd_stop
+is "$SUNKD_EXIT" 0 "sunkd exits cleanly"
+done_testing
