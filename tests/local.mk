@@ -271,7 +271,7 @@ tests_bench_bench_authkeys_map_LDADD = modules/authkeys/libauthkeys.la
 # End of tests/local.mk
 
 .PHONY: demo
-demo: all tests/demo.sh
+demo: all tests/demo.sh tests/fake-nvml/libnvidia-ml.la
 	./tests/demo.sh
 
 # gres: gres.conf / Gres= rendering against golden files.

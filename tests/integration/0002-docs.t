@@ -123,6 +123,12 @@ for k in $ak; do
         ok "sunkd.yaml.5 documents authkeys key '$k'" has_tag "$(section "$YAML5" 'THE AUTHKEYS MODULE')" "$k:"
 done
 
+gr=$(table modules/gres/gres.c conf_keys)
+[ -n "$gr" ] || bail_out "no key table found in modules/gres/gres.c"
+for k in $gr; do
+        ok "sunkd.yaml.5 documents gres key '$k'" has_tag "$(section "$YAML5" 'THE GRES MODULE')" "$k:"
+done
+
 # sunkd-authkeys: every option of --help, its exit codes and environment.
 AKBIN="$SUNKD_BUILDDIR/modules/authkeys/sunkd-authkeys"
 opts=$("$AKBIN" --help | sed -n -E 's/^ +(-[a-zA-Z], )?(--[a-z][a-z-]*).*/\1\2/p')

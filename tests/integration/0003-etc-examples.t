@@ -8,7 +8,8 @@
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 sunkd_setup
-cp "$SUNKD_BUILDDIR/modules/nsscache/.libs/nsscache.so" "$SUNKD_BUILDDIR/modules/authkeys/.libs/authkeys.so" "$MODDIR/" || bail_out "modules not built"
+cp "$SUNKD_BUILDDIR/modules/nsscache/.libs/nsscache.so" "$SUNKD_BUILDDIR/modules/authkeys/.libs/authkeys.so" \
+   "$SUNKD_BUILDDIR/modules/gres/.libs/gres.so" "$MODDIR/" || bail_out "modules not built"
 
 EXAMPLE="$SUNKD_SRCDIR/etc/sunkd.yaml"
 INSTALLED="$SUNKD_BUILDDIR/etc/sunkd.yaml.example"

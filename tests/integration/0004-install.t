@@ -23,7 +23,7 @@ libdir=$(mkvar libdir); libexecdir=$(mkvar libexecdir); sysconfdir=$(mkvar sysco
 unitdir=$(mkvar systemdsystemunitdir)
 [ -n "$prefix" ] && [ -n "$unitdir" ] || bail_out "cannot read the configured directories"
 for f in "$prefix/sbin/sunkd" "$prefix/bin/sunkctl" "$prefix/include/sunkd/module.h" \
-         "$libdir/sunkd/nsscache.so" "$libdir/sunkd/authkeys.so" "$sysconfdir/sunkd/sunkd.yaml.example" \
+         "$libdir/sunkd/nsscache.so" "$libdir/sunkd/authkeys.so" "$libdir/sunkd/gres.so" "$sysconfdir/sunkd/sunkd.yaml.example" \
          "$libexecdir/sunkd/sunkd-authkeys" "$mandir/man8/sunkd-authkeys.8" \
          "$mandir/man8/sunkd.8" "$mandir/man1/sunkctl.1" "$mandir/man5/sunkd.yaml.5" \
          "$unitdir/sunkd.service" "$datadir/sunkd/s6/sunkd/run" "$datadir/sunkd/s6/sunkd/type"; do

@@ -18,6 +18,7 @@
 #include "util/macro.h"
 #include "util/strv.h"
 
+#include "../../modules/gres/gres-check.h"
 #include "../../modules/gres/gres-conf.h"
 #include "../../modules/gres/gres-proc.h"
 #include "../../modules/gres/gres-nvml.h"
@@ -412,6 +413,109 @@ END_TEST
 /* NVML can block forever inside the driver: discovery does not return, which
  * is why the module runs it off the event loop.  The fake signals from inside
  * nvmlInit_v2, so the check does not depend on timing. */
+/* ---- slurm.conf and the comparison ---- */
+
+static char *conf_file(const char *text, size_t len) {
+        char *p = strdup("/tmp/test-gres-slurm-XXXXXX");
+        int fd = mkstemp(p);
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, text, len), (ssize_t) len);
+        close(fd);
+        return p;
+}
+
+static int node_gres(const char *text, const char *node, char **ret, char **err) {
+        _cleanup_free_ char *p = conf_file(text, strlen(text));
+        int r = gres_slurm_conf_node_gres(p, node, ret, err);
+
+        unlink(p);
+        return r;
+}
+
+START_TEST(test_slurm_conf) {
+        _cleanup_free_ char *g = NULL, *err = NULL;
+
+        /* Host lists, case-insensitive keys, continuation, comments, DEFAULT. */
+        ck_assert_int_eq(node_gres("ClusterName=x\nnodename=gpu[01-04,07] gres=gpu:h100:8 # c\n", "gpu07", &g, &err), 0);
+        ck_assert_str_eq(g, "gpu:h100:8");
+        g = mfree(g);
+        ck_assert_int_eq(node_gres("NodeName=DEFAULT Gres=gpu:4\nNodeName=a,b \\\n  CPUs=8\n", "b", &g, &err), 0);
+        ck_assert_str_eq(g, "gpu:4");
+        g = mfree(g);
+        ck_assert_int_eq(node_gres("NodeName=a CPUs=8\n", "a", &g, &err), 0);
+        ck_assert_ptr_null(g);
+        ck_assert_int_eq(node_gres("NodeName=gpu[01-04]\n", "gpu05", &g, &err), -ENOENT);
+        ck_assert_ptr_nonnull(strstr(err, "no NodeName= line names gpu05"));
+        err = mfree(err);
+        /* The first line naming the node wins, as in Slurm. */
+        ck_assert_int_eq(node_gres("NodeName=n1 Gres=gpu:1\nNodeName=n[1-2] Gres=gpu:2\n", "n1", &g, &err), 0);
+        ck_assert_str_eq(g, "gpu:1");
+        g = mfree(g);
+        /* Hostile: NUL bytes, an empty NodeName=, a broken host list, huge. */
+        {
+                _cleanup_free_ char *p = conf_file("NodeName=a\0Gres=gpu:1\n", 21);
+                ck_assert_int_eq(gres_slurm_conf_node_gres(p, "a", &g, &err), -EBADMSG);
+                ck_assert_ptr_nonnull(strstr(err, "a NUL byte"));
+                unlink(p);
+                err = mfree(err);
+        }
+        ck_assert_int_eq(node_gres("NodeName= Gres=gpu:1\n", "a", &g, &err), -EBADMSG);
+        ck_assert_ptr_nonnull(strstr(err, ":1: NodeName= without a name"));
+        err = mfree(err);
+        ck_assert_int_eq(node_gres("NodeName=a[1-\n", "a1", &g, &err), -ENOENT);
+        err = mfree(err);
+        {
+                size_t n = GRES_SLURM_CONF_MAX + 1;
+                char *big = malloc(n);
+                ck_assert_ptr_nonnull(big);
+                memset(big, '#', n);
+                _cleanup_free_ char *p = conf_file(big, n);
+                free(big);
+                ck_assert_int_eq(gres_slurm_conf_node_gres(p, "a", &g, &err), -EFBIG);
+                unlink(p);
+                err = mfree(err);
+        }
+        ck_assert_int_eq(gres_slurm_conf_node_gres("/nonexistent/slurm.conf", "a", &g, &err), -ENOENT);
+        ck_assert_ptr_nonnull(strstr(err, "/nonexistent/slurm.conf"));
+}
+END_TEST
+
+START_TEST(test_check_compare) {
+        const GresCheckGpu eight[] = {
+                { "h100", "GPU-0", "0000:18:00.0" }, { "h100", "GPU-1", "0000:2a:00.0" }, { "h100", "GPU-2", "0000:3a:00.0" },
+                { "h100", "GPU-3", "0000:5d:00.0" }, { "h100", "GPU-4", "0000:9a:00.0" }, { "h100", "GPU-5", "0000:ab:00.0" },
+                { "h100", "GPU-6", "0000:ba:00.0" }, { "h100", "GPU-7", "0000:db:00.0" },
+        };
+        const GresCheckGpu mixed[] = { { "a100", "GPU-a", "0000:07:00.0" }, { "t4", "GPU-t", "0000:0b:00.0" } };
+        _cleanup_free_ char *m = NULL;
+
+        ck_assert_int_eq(gres_check_compare("gpu:h100:8", eight, 8, eight, 8, &m), 1);
+        m = mfree(m);
+        ck_assert_int_eq(gres_check_compare("gpu:8,nvme:2", eight, 8, NULL, 0, &m), 1);
+        m = mfree(m);
+        ck_assert_int_eq(gres_check_compare("gpu:h100:8", eight + 1, 7, eight, 8, &m), 0);
+        ck_assert_str_eq(m, "7 of 8 h100 found, GPU-0 at 0000:18:00.0 missing");
+        m = mfree(m);
+        ck_assert_int_eq(gres_check_compare("gpu:a100:1,gpu:t4:2", mixed, 2, mixed, 2, &m), 0);
+        ck_assert_str_eq(m, "1 of 2 t4 found");
+        m = mfree(m);
+        ck_assert_int_eq(gres_check_compare("gpu:a100:1", mixed, 2, NULL, 0, &m), 0);
+        ck_assert_str_eq(m, "1 t4 found, not in Gres=");
+        m = mfree(m);
+        ck_assert_int_eq(gres_check_compare("", NULL, 0, NULL, 0, &m), 1);
+        m = mfree(m);
+        /* Values that are not gpu[:TYPE]:COUNT. */
+        static const char *const bad[] = { "gpu", "gpu:", "gpu:h100:", "gpu:h100:x", "gpu:h100:8x", "gpu::8",
+                                           "gpu:h100:-1", "gpu:h100:99999999999999999999999" };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                ck_assert_msg(gres_check_compare(bad[i], eight, 8, NULL, 0, &m) == -EINVAL, "%s accepted", bad[i]);
+                ck_assert_ptr_nonnull(m);
+                m = mfree(m);
+        }
+}
+END_TEST
+
 START_TEST(test_nvml_hang_blocks) {
         _cleanup_free_ char *lib = fake_nvml("nvml-hang.desc");
         char fdstr[16], c;
@@ -445,6 +549,8 @@ static Suite *suite(void) {
         TCase *tc = tcase_create("conf");
 
         tcase_add_test(tc, test_h100_golden);
+        tcase_add_test(tc, test_slurm_conf);
+        tcase_add_test(tc, test_check_compare);
         tcase_add_test(tc, test_h100_alias);
         tcase_add_test(tc, test_mixed_golden);
         tcase_add_test(tc, test_no_gpus);
