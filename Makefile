@@ -9,13 +9,15 @@ CONFIGURE_FLAGS ?= --enable-werror --prefix=/usr --sysconfdir=/etc --localstated
 DEMO_SECONDS ?= 0
 
 # Build dependencies, then what the tests run for real (libnss-cache through
-# getent, s6-svscan, the SCIM fixture in python3, curl as the benchmark's
+# getent, sshd for the AuthorizedKeysCommand, munged, slurmctld and slurmd for
+# the GRES registration, s6-svscan, the SCIM fixture in python3, curl as the benchmark's
 # reference, test certificates from openssl, setpriv and flock from util-linux,
 # groff and man for the man pages, systemd-analyze for the unit).
 DEB_PACKAGES = build-essential autoconf automake libtool autoconf-archive pkg-config \
 	libsystemd-dev libcurl4-openssl-dev libjson-c-dev libyaml-dev libssl-dev check \
 	libmunge-dev libslurm-dev \
-	libnss-cache openssh-client s6 python3 curl openssl procps util-linux groff-base man-db systemd
+	libnss-cache openssh-client openssh-server munge slurmctld slurmd slurm-client s6 python3 curl openssl \
+	procps util-linux groff-base man-db systemd
 
 GEN = configure build-aux/ltmain.sh
 AM_INPUTS = configure.ac Makefile.am $(wildcard */local.mk */*/local.mk)

@@ -236,6 +236,8 @@ TESTS += tests/integration/0262-authkeys-sshd.t
 EXTRA_DIST += tests/integration/0262-authkeys-sshd.t
 TESTS += tests/integration/0270-gres.t
 EXTRA_DIST += tests/integration/0270-gres.t
+TESTS += tests/integration/0271-gres-slurmd.t
+EXTRA_DIST += tests/integration/0271-gres-slurmd.t
 
 # Fuzz targets replay their corpus under make check.
 check_PROGRAMS += tests/fuzz/fuzz-scim-json
