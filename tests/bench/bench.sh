@@ -30,6 +30,9 @@
 #                    queries per second, a new connection each (bench-ping,
 #                    2 threads); Get p99 while the map is rebuilt again and
 #                    again (the file touched every 0.2 s), next to idle
+#   gres             bench-gres: discovery of the fake NVML's 8 H100s (the
+#                    library loaded and unloaded each time, as the module's
+#                    child does) and of the /proc fallback tree, 200 each
 #
 # Needs root for the busy-job and authkeys figures (root-only methods).
 set -u
@@ -318,6 +321,15 @@ bench_authkeys() {
         stop "$PID"
 }
 
+bench_gres() {
+        local out
+        out=$(FAKE_NVML_CONFIG="$S/tests/data/gres/nvml-h100-8.desc" "$TOOLS/bench-gres" \
+                "$B/tests/fake-nvml/.libs/libnvidia-ml.so" "$S/tests/data/gres/proc-node") || die "bench-gres failed"
+        row "gres: discovery through NVML, $(val nvml_gpus "$out") GPUs, p50" "$(val nvml_p50_us "$out") us" \
+            "fake libnvidia-ml.so.1" ""
+        row "gres: discovery through /proc, $(val proc_gpus "$out") GPUs, p50" "$(val proc_p50_us "$out") us" "" ""
+}
+
 # spawn_row LABEL "k=v ...": p50 / p99 through the SpawnSet and by fork+exec
 spawn_row() {
         row "$1" "$(val spawn_p50_us "$2") / $(val spawn_p99_us "$2") us" \
@@ -341,6 +353,7 @@ bench_ping
 bench_busy
 bench_nsscache
 bench_authkeys
+bench_gres
 bench_spawn
 echo
 echo "Summary"
