@@ -513,10 +513,7 @@ static int load_conf(sunkd_ctx *c, const sunkd_cfg *cfg, Conf *ret) {
 }
 
 static int add_metrics(State *s) {
-        const struct {
-                sunkd_metric_spec spec;
-                sunkd_metric **dst;
-        } defs[] = {
+        const sunkd_metric_def defs[] = {
                 { { sizeof(sunkd_metric_spec), "authkeys_users", "Users in the loaded sshkey map.", SUNKD_METRIC_GAUGE, { NULL } }, &s->m.users },
                 { { sizeof(sunkd_metric_spec), "authkeys_keys", "Valid keys in the loaded sshkey map.", SUNKD_METRIC_GAUGE, { NULL } }, &s->m.keys },
                 { { sizeof(sunkd_metric_spec), "authkeys_queries_total", "Key queries answered, by whether keys were found.", SUNKD_METRIC_COUNTER, { "result" } }, &s->m.queries },
@@ -526,12 +523,7 @@ static int add_metrics(State *s) {
                 { { sizeof(sunkd_metric_spec), "authkeys_stale", "1 while the map is older than max_staleness.", SUNKD_METRIC_GAUGE, { NULL } }, &s->m.stale },
         };
 
-        for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++) {
-                int r = s->ctx->api->metric_add(s->ctx, &defs[i].spec, defs[i].dst);
-                if (r < 0)
-                        return sunkd_log_error_errno(s->ctx, r, "Failed to register metric '%s': %m", defs[i].spec.name);
-        }
-        return 0;
+        return sunkd_metrics_add(s->ctx, defs, sizeof(defs) / sizeof(defs[0]));
 }
 
 static void state_free(State *s) {

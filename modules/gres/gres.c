@@ -520,10 +520,7 @@ static int load_conf(sunkd_ctx *c, const sunkd_cfg *cfg, State *s) {
 }
 
 static int add_metrics(State *s) {
-        const struct {
-                sunkd_metric_spec spec;
-                sunkd_metric **dst;
-        } defs[] = {
+        const sunkd_metric_def defs[] = {
                 { { sizeof(sunkd_metric_spec), "gres_gpus", "GPUs found by the last discovery.", SUNKD_METRIC_GAUGE, { NULL } }, &s->m_gpus },
                 { { sizeof(sunkd_metric_spec), "gres_gpu_memory_bytes", "Memory of each GPU.", SUNKD_METRIC_GAUGE, { "uuid", "bus_id" } }, &s->m_memory },
                 { { sizeof(sunkd_metric_spec), "gres_discovery_failures_total", "Discoveries that failed.", SUNKD_METRIC_COUNTER, { NULL } }, &s->m_failures },
@@ -531,12 +528,7 @@ static int add_metrics(State *s) {
                 { { sizeof(sunkd_metric_spec), "gres_check", "1 if the GPUs match slurm.conf's Gres=, 0 if not, -1 unknown.", SUNKD_METRIC_GAUGE, { NULL } }, &s->m_check },
         };
 
-        for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++) {
-                int r = s->ctx->api->metric_add(s->ctx, &defs[i].spec, defs[i].dst);
-                if (r < 0)
-                        return sunkd_log_error_errno(s->ctx, r, "Failed to register metric '%s': %m", defs[i].spec.name);
-        }
-        return 0;
+        return sunkd_metrics_add(s->ctx, defs, sizeof(defs) / sizeof(defs[0]));
 }
 
 static void state_free(State *s) {

@@ -376,11 +376,7 @@ static int refresh_done(void *state, int r, void *input, void *result) {
 }
 
 static int add_metrics(State *s) {
-        const sunkd_host_api *api = s->ctx->api;
-        const struct {
-                sunkd_metric_spec spec;
-                sunkd_metric **dst;
-        } defs[] = {
+        const sunkd_metric_def defs[] = {
                 { { sizeof(sunkd_metric_spec), "nsscache_entries", "Entries in each published map.", SUNKD_METRIC_GAUGE, { "map" } }, &s->m.entries },
                 { { sizeof(sunkd_metric_spec), "nsscache_rejected_total", "SCIM entries rejected by validation, by reason.", SUNKD_METRIC_COUNTER, { "reason" } }, &s->m.rejected },
                 { { sizeof(sunkd_metric_spec), "nsscache_requests_total", "HTTP requests sent to the SCIM server.", SUNKD_METRIC_COUNTER, { NULL } }, &s->m.requests },
@@ -389,14 +385,8 @@ static int add_metrics(State *s) {
                 { { sizeof(sunkd_metric_spec), "nsscache_last_success_timestamp_seconds", "When the maps were last published.", SUNKD_METRIC_GAUGE, { NULL } }, &s->m.last_success },
                 { { sizeof(sunkd_metric_spec), "nsscache_map_changes_total", "Times a map's content changed.", SUNKD_METRIC_COUNTER, { "map" } }, &s->m.changed },
         };
-        int r;
 
-        for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++) {
-                r = api->metric_add(s->ctx, &defs[i].spec, defs[i].dst);
-                if (r < 0)
-                        return sunkd_log_error_errno(s->ctx, r, "Failed to register metric '%s': %m", defs[i].spec.name);
-        }
-        return 0;
+        return sunkd_metrics_add(s->ctx, defs, sizeof(defs) / sizeof(defs[0]));
 }
 
 static uint64_t job_timeout(const ScimConfig *c) {

@@ -465,6 +465,22 @@ typedef struct sunkd_module {
 #define sunkd_log_info(c, ...) sunkd_log(c, SUNKD_LOG_INFO, 0, __VA_ARGS__)
 #define sunkd_log_debug(c, ...) sunkd_log(c, SUNKD_LOG_DEBUG, 0, __VA_ARGS__)
 
+/* A module's metrics as one table: each registered in turn, the first
+ * failure logged with the metric's name and returned. */
+typedef struct sunkd_metric_def {
+        sunkd_metric_spec spec;
+        sunkd_metric **ret;
+} sunkd_metric_def;
+
+static inline int sunkd_metrics_add(sunkd_ctx *c, const sunkd_metric_def *defs, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                int r = c->api->metric_add(c, &defs[i].spec, defs[i].ret);
+                if (r < 0)
+                        return sunkd_log_error_errno(c, r, "Failed to register metric '%s': %m", defs[i].spec.name);
+        }
+        return 0;
+}
+
 #ifdef __cplusplus
 }
 #endif
