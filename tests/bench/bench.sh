@@ -29,12 +29,16 @@
 #                    (what a key command that scans the file costs); Get
 #                    queries per second, a new connection each (bench-ping,
 #                    2 threads); Get p99 while the map is rebuilt again and
-#                    again (the file touched every 0.2 s), next to idle
+#                    again (the file touched every 0.2 s), next to idle;
+#                    and Get p99 while the nsscache module of the same sunkd
+#                    refreshes BENCH_AUTHKEYS_USERS users from the SCIM
+#                    fixture, again and again
 #   gres             bench-gres: discovery of the fake NVML's 8 H100s (the
 #                    library loaded and unloaded each time, as the module's
 #                    child does) and of the /proc fallback tree, 200 each
 #
-# Needs root for the busy-job and authkeys figures (root-only methods).
+# BENCH_ONLY="authkeys gres" runs only those.  Needs root for the busy-job and
+# authkeys figures (root-only methods).
 set -u
 
 : "${SUNKD_BUILDDIR:?run through make bench}"
@@ -43,6 +47,7 @@ B=$SUNKD_BUILDDIR
 S=$SUNKD_SRCDIR
 # sunkd.sh: the paths of this build's programs, and wait_for_file.
 . "$S/tests/lib/sunkd.sh"
+S=$SUNKD_SRCDIR # sunkd.sh made it absolute, without "..": config paths must be
 TOOLS="$B/tests/bench"
 IDLE_SECONDS=${BENCH_IDLE_SECONDS:-10}
 PING_SECONDS=${BENCH_PING_SECONDS:-3}
@@ -110,7 +115,8 @@ start_sunkd() {
         local d="$T/$1"
         mkdir -p "$d/state" "$d/modules"
         chmod 755 "$d" "$d/modules"
-        cp "$B/tests/modules/.libs/testmod.so" "$B/modules/authkeys/.libs/authkeys.so" "$d/modules/" ||
+        cp "$B/tests/modules/.libs/testmod.so" "$B/modules/authkeys/.libs/authkeys.so" \
+           "$B/modules/nsscache/.libs/nsscache.so" "$d/modules/" ||
                 die "the modules are not built"
         {
                 echo "socket: $d/io.sunkd"
@@ -249,8 +255,6 @@ bench_nsscache_size() {
 }
 
 bench_nsscache() {
-        printf '%s\n' "$TOKEN" > "$T/token"
-        chmod 600 "$T/token"
         for n in $SIZES; do
                 bench_nsscache_size "$n"
         done
@@ -321,6 +325,59 @@ bench_authkeys() {
             "$(awk -v u="$(val p99_us "$busy")" 'BEGIN { printf "%.2f ms", u / 1000 }')" \
             "$(awk -v u="$(val p99_us "$idle")" 'BEGIN { printf "%.2f ms", u / 1000 }') (no rebuild)" "<= 5 ms"
         stop "$PID"
+        bench_authkeys_refresh
+}
+
+# Get p99 while the nsscache module of the same sunkd refreshes 100k users
+# (and authkeys then reloads what it wrote), again and again.
+bench_authkeys_refresh() {
+        local port scim idle busy user r0 r1 looper t0 secs
+        rm -f "$T/scim.port"
+        python3 "$S/tests/lib/scim-server.py" --generate "$AK_USERS" --prerender --port-file "$T/scim.port" \
+                --token "$TOKEN" 2> "$T/scim.err" &
+        scim=$!
+        PIDS+=($scim)
+        wait_for_file "$T/scim.port" 600 || { cat "$T/scim.err" >&2; die "SCIM fixture did not start"; }
+        port=$(cat "$T/scim.port")
+        mkdir -p "$T/akr-cache" "$T/akr-ts"
+        start_sunkd akr "modules:
+  nsscache:
+    nsscache_conf: $S/etc/nsscache.conf.example
+    scim_base_url: http://127.0.0.1:$port/scim/v2
+    files_dir: $T/akr-cache
+    timestamp_dir: $T/akr-ts
+    token_file: $T/token
+    interval: 1h
+    splay: 0s
+  authkeys: {}"
+        t0=$(date +%s.%N)
+        "$SUNKCTL" -s "$SOCK" run nsscache.refresh > /dev/null || die "the first refresh failed"
+        # Long enough for two refreshes, however slow the machine is today.
+        secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { d = 2.5 * (b - a); printf "%.1f", d < 4 ? 4 : d }')
+        for _ in $(seq 600); do [ "$(loads)" -ge 1 ] && break; sleep 0.1; done
+        user=$(head -1 "$T/akr-cache/sshkey.cache" | cut -d: -f1)
+        idle=$("$TOOLS/bench-ping" -t 1 -d 2 -m io.sunkd.AuthorizedKeys.Get -P "{\"user\":\"$user\"}" "$SOCK") ||
+                die "bench-ping failed"
+        r0=$(refreshes)
+        ( while :; do "$SUNKCTL" -s "$SOCK" run nsscache.refresh > /dev/null; done ) &
+        looper=$!
+        PIDS+=("$looper")
+        busy=$("$TOOLS/bench-ping" -t 1 -d "$secs" -m io.sunkd.AuthorizedKeys.Get -P "{\"user\":\"$user\"}" "$SOCK") ||
+                die "bench-ping failed"
+        stop "$looper"
+        r1=$(refreshes)
+        [ "$(val errors "$busy")" = 0 ] || die "Get errors during refreshes: $busy"
+        row "authkeys: Get p99 during $((r1 - r0)) ${AK_USERS}-user refreshes" \
+            "$(awk -v u="$(val p99_us "$busy")" 'BEGIN { printf "%.2f ms", u / 1000 }')" \
+            "$(awk -v u="$(val p99_us "$idle")" 'BEGIN { printf "%.2f ms", u / 1000 }') (no refresh)" "<= 5 ms"
+        stop "$PID"
+        stop "$scim"
+}
+
+refreshes() {
+        "$SUNKCTL" -s "$SOCK" --json jobs | python3 -c '
+import json, sys
+print(sum(j.get("runs", 0) for j in json.load(sys.stdin)["jobs"] if j["name"] == "nsscache.refresh"))'
 }
 
 bench_gres() {
@@ -349,14 +406,15 @@ bench_spawn() {
 [ -x "$SUNKD" ] && [ -x "$TOOLS/bench-ping" ] || die "build first (make)"
 command -v python3 > /dev/null || die "python3 is needed for the SCIM fixture"
 command -v curl > /dev/null || die "curl is needed for the reference"
+printf '%s\n' "$TOKEN" > "$T/token"
+chmod 600 "$T/token"
 row "benchmark" "result" "reference (same run)" "goal"
-bench_idle
-bench_ping
-bench_busy
-bench_nsscache
-bench_authkeys
-bench_gres
-bench_spawn
+# BENCH_ONLY="ping authkeys": only those (idle ping busy nsscache authkeys gres
+# spawn; busy measures the daemon ping started, so it needs ping before it).
+for b in ${BENCH_ONLY:-idle ping busy nsscache authkeys gres spawn}; do
+        declare -F "bench_$b" > /dev/null || die "no benchmark '$b'"
+        "bench_$b"
+done
 echo
 echo "Summary"
 printf '%s\n' "${ROWS[@]}"
