@@ -45,4 +45,11 @@ static inline int negative_errno(void) {
 #define STRINGIFY(x) XSTRINGIFY(x)
 
 #define _unused_ __attribute__((unused))
+/* Exempts a large scratch buffer that is always written before it is read
+ * from -ftrivial-auto-var-init=zero, which would clear it on every call. */
+#if defined(__has_attribute) && __has_attribute(uninitialized)
+#define _uninitialized_ __attribute__((uninitialized))
+#else
+#define _uninitialized_
+#endif
 #define _printf_(a, b) __attribute__((format(printf, a, b)))

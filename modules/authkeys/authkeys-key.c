@@ -221,7 +221,7 @@ static bool blob_type_is(const uint8_t *blob, size_t n, const char *type, size_t
 }
 
 AuthkeysReject authkeys_key_parse(const char *line, size_t len, AuthkeysKey *ret) {
-        uint8_t blob[BLOB_MAX];
+        _uninitialized_ uint8_t blob[BLOB_MAX];
         AuthkeysKey k = {};
         AuthkeysReject rj;
         size_t i, e, n;
@@ -295,7 +295,7 @@ static bool skip_string(const uint8_t *b, size_t n, size_t *off) {
 
 /* What ssh-keygen -l hashes: the blob, or for a certificate the plain key in it. */
 static int blob_key_digest(const uint8_t *blob, size_t n, uint8_t ret[AUTHKEYS_DIGEST_SIZE]) {
-        uint8_t plain[BLOB_MAX];
+        _uninitialized_ uint8_t plain[BLOB_MAX];
         size_t off = 0, start, pl, tl;
 
         for (size_t i = 0; i < ELEMENTSOF(cert_types); i++) {
@@ -325,7 +325,7 @@ static int decode_key(const char *b64, size_t len, uint8_t *blob, size_t *ret_n)
 }
 
 int authkeys_key_digest(const char *line, const AuthkeysKey *k, uint8_t ret[AUTHKEYS_DIGEST_SIZE]) {
-        uint8_t blob[BLOB_MAX];
+        _uninitialized_ uint8_t blob[BLOB_MAX];
         size_t n;
 
         if (decode_key(line + k->blob_off, k->blob_len, blob, &n) < 0)
@@ -368,7 +368,7 @@ int authkeys_match_from_fingerprint(const char *fingerprint, AuthkeysMatch *ret)
 }
 
 int authkeys_match_from_key(const char *type, const char *key, AuthkeysMatch *ret) {
-        uint8_t blob[BLOB_MAX];
+        _uninitialized_ uint8_t blob[BLOB_MAX];
         AuthkeysMatch m = { .whole_blob = true };
         size_t tl, n;
 
@@ -387,7 +387,7 @@ int authkeys_match_from_key(const char *type, const char *key, AuthkeysMatch *re
 }
 
 bool authkeys_key_matches(const char *line, const AuthkeysKey *k, const AuthkeysMatch *m) {
-        uint8_t blob[BLOB_MAX], d[AUTHKEYS_DIGEST_SIZE];
+        _uninitialized_ uint8_t blob[BLOB_MAX], d[AUTHKEYS_DIGEST_SIZE];
         size_t n;
 
         if (m->type[0] && (strlen(m->type) != k->type_len || memcmp(m->type, line + k->type_off, k->type_len) != 0))
