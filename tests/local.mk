@@ -108,7 +108,7 @@ INTEGRATION_TESTS = \
 	# End of INTEGRATION_TESTS
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib/tap.sh tests/lib/sunkd.sh tests/lib/summary tests/lib/scim.sh \
-	tests/lib/etc-cache.sh tests/lib/scim-dump.sh tests/lib/varlink-raw.py tests/lib/notify-listen.py tests/lib/nss-index-check.py \
+	tests/lib/etc-cache.sh tests/lib/fake-cpu-topology.sh tests/lib/scim-dump.sh tests/lib/varlink-raw.py tests/lib/notify-listen.py tests/lib/nss-index-check.py \
 	tests/lib/socket-hog.py
 check_SCRIPTS += tests/demo.sh
 
@@ -285,6 +285,11 @@ TESTS += tests/unit/test-gres
 tests_unit_test_gres_SOURCES = tests/unit/test-gres.c
 tests_unit_test_gres_CFLAGS = $(CHECK_TEST_CFLAGS)
 tests_unit_test_gres_LDADD = modules/gres/libgres.la agent/libsunkd-util.la $(CHECK_TEST_LIBS)
+check_PROGRAMS += tests/unit/test-gres-topo
+TESTS += tests/unit/test-gres-topo
+tests_unit_test_gres_topo_SOURCES = tests/unit/test-gres-topo.c
+tests_unit_test_gres_topo_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_test_gres_topo_LDADD = modules/gres/libgres.la agent/libsunkd-util.la $(CHECK_TEST_LIBS)
 EXTRA_DIST += tests/data/gres
 
 # A fake libnvidia-ml.so.1 for gres discovery, driven by $FAKE_NVML_CONFIG.

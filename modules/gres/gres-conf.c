@@ -85,9 +85,9 @@ int gres_conf_render(GresGpu *gpus, size_t n, const GresTypeAlias *aliases, size
                 strbuf_puts(&b, type);
                 strbuf_puts(&b, " File=/dev/nvidia");
                 strbuf_put_u64(&b, gpus[i].minor);
-                if (!isempty(gpus[i].cpus)) {
+                if (!isempty(gpus[i].cores)) {
                         strbuf_puts(&b, " Cores=");
-                        strbuf_puts(&b, gpus[i].cpus);
+                        strbuf_puts(&b, gpus[i].cores);
                 }
                 if (links)
                         put_links(&b, gpus, n, i);

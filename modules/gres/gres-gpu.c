@@ -9,6 +9,7 @@ void gres_gpu_done(GresGpu *g) {
         free(g->uuid);
         free(g->bus_id);
         free(g->cpus);
+        free(g->cores);
         strv_free(g->peers);
         *g = (GresGpu) {};
 }

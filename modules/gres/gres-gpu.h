@@ -12,7 +12,8 @@ typedef struct GresGpu {
         char *uuid;
         char *bus_id;   /* normalised "dddd:bb:dd.f", lower case */
         uint64_t memory;
-        char *cpus;     /* CPU affinity as a range list, "0-47,96-143"; NULL if unknown */
+        char *cpus;     /* CPU affinity as a range list of CPU ids, "0-47,96-143"; NULL if unknown */
+        char *cores;    /* the same as Slurm's core indexes (gres-topo.h), "0-47"; NULL if unknown */
         char **peers;   /* bus ids at the far end of each active NVLink, one entry per link */
 } GresGpu;
 

@@ -10,6 +10,7 @@
 #include "util/strv.h"
 
 #include "gres-nvml.h"
+#include "gres-topo.h"
 #include "gres-proc.h"
 #include "nvml-api.h"
 
@@ -80,36 +81,6 @@ static int nvml_fail(Nvml *n, const char *call, nvmlReturn_t rc) {
         return -EIO;
 }
 
-static char *cpus_from_mask(const unsigned long *mask, size_t words) {
-        const size_t bits = words * 8 * sizeof(unsigned long);
-        StrBuf b = {};
-
-        strbuf_reserve(&b, 1);
-        for (size_t i = 0; i < bits;) {
-                size_t j = i;
-
-                if (!(mask[i / (8 * sizeof(long))] & (1UL << (i % (8 * sizeof(long)))))) {
-                        i++;
-                        continue;
-                }
-                while (j + 1 < bits && (mask[(j + 1) / (8 * sizeof(long))] & (1UL << ((j + 1) % (8 * sizeof(long))))))
-                        j++;
-                if (b.len > 0)
-                        strbuf_putc(&b, ',');
-                strbuf_put_u64(&b, i);
-                if (j > i) {
-                        strbuf_putc(&b, '-');
-                        strbuf_put_u64(&b, j);
-                }
-                i = j + 1;
-        }
-        if (b.oom || b.len == 0) {
-                strbuf_done(&b);
-                return NULL;
-        }
-        return strbuf_steal(&b, NULL);
-}
-
 /* Remote ends of the active links; NOT_SUPPORTED is a GPU without NVLink. */
 static int gpu_links(Nvml *n, nvmlDevice_t dev, GresGpu *g) {
         for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; link++) {
@@ -138,7 +109,7 @@ static int gpu_links(Nvml *n, nvmlDevice_t dev, GresGpu *g) {
 
 static int gpu_read(Nvml *n, unsigned index, GresGpu *g) {
         char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {}, uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = {}, bus[16];
-        unsigned long mask[1024 / (8 * sizeof(unsigned long))] = {};
+        unsigned long mask[GRES_CPUS_MAX / (8 * sizeof(unsigned long))] = {};
         nvmlPciInfo_t pci = {};
         nvmlMemory_t mem = {};
         nvmlDevice_t dev;
@@ -160,7 +131,7 @@ static int gpu_read(Nvml *n, unsigned index, GresGpu *g) {
         g->memory = mem.total;
         /* Affinity is optional (not reported inside some VMs). */
         if (n->cpus(dev, ELEMENTSOF(mask), mask) == NVML_SUCCESS)
-                g->cpus = cpus_from_mask(mask, ELEMENTSOF(mask));
+                g->cpus = gres_cpulist_format(mask, sizeof(mask) * 8);
         name[sizeof(name) - 1] = uuid[sizeof(uuid) - 1] = pci.busId[sizeof(pci.busId) - 1] = 0;
         if (gres_bus_id_normalise(pci.busId, bus) < 0)
                 return nvml_fail(n, "nvmlDeviceGetPciInfo_v3", NVML_ERROR_UNKNOWN);

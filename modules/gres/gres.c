@@ -24,6 +24,7 @@
 #include "gres-conf.h"
 #include "gres-nvml.h"
 #include "gres-proc.h"
+#include "gres-topo.h"
 #include "sunkd/module.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
@@ -70,6 +71,7 @@ typedef struct State {
         size_t n_aliases;
         sunkd_job *job;
         bool use_proc;          /* NVML hung in the last run */
+        bool topology_warned;   /* the CPU topology could not be read, and that was logged */
         json_object *last;      /* the last discovery's result */
         uint64_t last_usec;
         Known *known;           /* the GPUs of the discovery that found the most */
@@ -120,7 +122,9 @@ static json_object *gpu_json(const State *s, const GresGpu *g) {
         json_object_object_add(o, "memory", json_object_new_int64((int64_t) g->memory));
         json_object_object_add(o, "file", json_object_new_string(file));
         if (g->cpus)
-                json_object_object_add(o, "cores", json_object_new_string(g->cpus));
+                json_object_object_add(o, "cpus", json_object_new_string(g->cpus));
+        if (g->cores)
+                json_object_object_add(o, "cores", json_object_new_string(g->cores));
         json_object_object_add(o, "nvlinks", json_object_new_int64((int64_t) links));
         return o;
 }
@@ -197,6 +201,13 @@ static int discover_work(void *state, void *input, const sunkd_cancel *cancel, v
         r = discover(s, input != NULL, out, &g, &n);
         if (r < 0)
                 return r;
+        r = gres_topo_map_gpus(s->conf.root ?: "/", g, n);
+        if (r == -ENOMEM) {
+                gres_gpus_free(g, n);
+                return r;
+        }
+        if (r < 0)
+                json_object_object_add(out, "topology_error", json_object_new_string(strerror(-r)));
         r = gres_conf_render(g, n, s->aliases, s->n_aliases, &conf);
         if (r >= 0)
                 r = gres_conf_gres_value(g, n, s->aliases, s->n_aliases, &gres);
@@ -362,6 +373,17 @@ static void update_metrics(State *s, json_object *gpus) {
         }
 }
 
+/* Once when it starts failing and once when it recovers: discovery repeats every few minutes. */
+static void log_topology(State *s, const char *error) {
+        if (error && !s->topology_warned)
+                sunkd_log_warning(s->ctx, "Cannot read the CPU topology under '%s/sys/devices/system/cpu' (%s): "
+                                  "gres.conf has no Cores=, so Slurm lets any core use the GPUs.",
+                                  s->conf.root && strcmp(s->conf.root, "/") != 0 ? s->conf.root : "", error);
+        else if (!error && s->topology_warned)
+                sunkd_log_notice(s->ctx, "The CPU topology is readable again; gres.conf has Cores= again.");
+        s->topology_warned = error != NULL;
+}
+
 static int discover_done(void *state, int r, void *input, void *result) {
         State *s = state;
         json_object *res = result, *gpus = NULL;
@@ -393,6 +415,7 @@ static int discover_done(void *state, int r, void *input, void *result) {
         else if (s->conf.gres_conf && json_object_get_boolean(json_object_object_get(res, "gres_conf_written")))
                 sunkd_log_notice(s->ctx, "Wrote '%s': %zu GPU(s), Gres=%s.", s->conf.gres_conf,
                                  json_object_array_length(gpus), jstr(res, "gres"));
+        log_topology(s, jstr(res, "topology_error"));
         log_changes(s, gpus);
         remember(s, gpus);
         json_object_put(s->last);

@@ -15,6 +15,8 @@ noinst_LTLIBRARIES += %reldir%/libgres.la
 	%reldir%/gres-nvml.h \
 	%reldir%/gres-check.c \
 	%reldir%/gres-check.h \
+	%reldir%/gres-topo.c \
+	%reldir%/gres-topo.h \
 	# End of libgres_la_SOURCES
 %canon_reldir%_libgres_la_CFLAGS = $(AM_CFLAGS) $(SLURM_CFLAGS)
 %canon_reldir%_libgres_la_LIBADD = $(SLURM_LIBS)

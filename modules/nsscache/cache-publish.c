@@ -323,11 +323,6 @@ static int check_guards(const CacheOptions *opts, const MapWork *w, char **err) 
         return r;
 }
 
-static void closedirp(DIR **d) {
-        if (*d)
-                (void) closedir(*d);
-}
-
 static int write_all(int fd, const char *p, size_t len) {
         while (len > 0) {
                 ssize_t n = write(fd, p, len);
@@ -575,7 +570,7 @@ static bool stale_name(const CacheOptions *opts, const char *name) {
 }
 
 int cache_publish_clean_stale(const CacheOptions *opts, unsigned *ret_removed) {
-        _cleanup_(closedirp) DIR *d = NULL;
+        _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
         unsigned removed = 0;
         int r = 0;

@@ -3,7 +3,8 @@
  *
  * Format, one directive a line ('#' starts a comment):
  *   init ok|fail|hang
- *   gpu|<busId>|<minor>|<name>|<uuid>|<memory bytes>|<cpu mask, hex, CPUs 0-63>|<nvlink>|<fail>
+ *   gpu|<busId>|<minor>|<name>|<uuid>|<memory bytes>|<cpus>|<nvlink>|<fail>
+ * <cpus> is the affinity as a CPU list below MAX_CPUS ("0-47,96-143"), or "-" for none.
  * <nvlink> is "-" (no active link), "unsupported", or a comma-separated list
  * of remote bus ids, one per active link; <fail> is "-" or "handle" (the
  * device's handle lookup returns GPU_IS_LOST).  Devices are indexed in file
@@ -20,6 +21,8 @@
 
 #define EXPORT __attribute__((visibility("default")))
 #define MAX_GPUS 16
+#define MAX_CPUS 1024
+#define LONG_BITS (8 * sizeof(unsigned long))
 
 /* Declared from the module's pointer types, so the fake cannot drift from them. */
 #define DECLARE(f) __typeof__(*(f##_fn) 0) f
@@ -41,7 +44,7 @@ struct nvmlDevice_st {
         char bus[32], name[96], uuid[96], nvlink[NVML_NVLINK_MAX_LINKS][32], fail[16];
         unsigned minor, n_links;
         unsigned long long memory;
-        unsigned long cpus;
+        unsigned long cpus[MAX_CPUS / LONG_BITS];
         int nvlink_unsupported;
 };
 
@@ -59,6 +62,18 @@ static void parse_links(struct nvmlDevice_st *d, char *s) {
                         snprintf(d->nvlink[d->n_links++], 32, "%s", t);
 }
 
+static void parse_cpus(struct nvmlDevice_st *d, char *s) {
+        for (char *t = strtok(s, ","); t; t = strtok(NULL, ",")) {
+                char *dash = strchr(t, '-');
+                unsigned long a = strtoul(t, NULL, 10), b = dash && dash != t ? strtoul(dash + 1, NULL, 10) : a;
+
+                if (dash == t)
+                        continue; /* "-": none */
+                for (unsigned long i = a; i <= b && i < MAX_CPUS; i++)
+                        d->cpus[i / LONG_BITS] |= 1UL << (i % LONG_BITS);
+        }
+}
+
 static void parse_gpu(char *line) {
         char *f[9] = {};
         unsigned n = 0;
@@ -69,13 +84,14 @@ static void parse_gpu(char *line) {
         if (n < 9 || n_devs >= MAX_GPUS)
                 return;
         d = &devs[n_devs++];
+        *d = (struct nvmlDevice_st) {};
         snprintf(d->bus, sizeof(d->bus), "%s", f[1]);
         d->minor = strtoul(f[2], NULL, 10);
         snprintf(d->name, sizeof(d->name), "%s", f[3]);
         snprintf(d->uuid, sizeof(d->uuid), "%s", f[4]);
         d->memory = strtoull(f[5], NULL, 10);
-        d->cpus = strtoul(f[6], NULL, 16);
         parse_links(d, f[7]);
+        parse_cpus(d, f[6]);
         snprintf(d->fail, sizeof(d->fail), "%s", f[8]);
 }
 
@@ -181,7 +197,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetCpuAffinity(nvmlDevice_t d, unsigned size, unsi
         if (size == 0)
                 return NVML_ERROR_INVALID_ARGUMENT;
         memset(set, 0, size * sizeof(*set));
-        set[0] = d->cpus;
+        memcpy(set, d->cpus, (size < MAX_CPUS / LONG_BITS ? size : MAX_CPUS / LONG_BITS) * sizeof(*set));
         return NVML_SUCCESS;
 }
 

@@ -14,12 +14,15 @@ RAW="$SUNKD_SRCDIR/tests/lib/varlink-raw.py"
 NODE=gpu-node-07
 
 cp "$DATA/nvml-h100-8.desc" "$T/nvml.desc"
+# The node of the golden files: 2 sockets x 48 cores x 2 threads.
+cp -r "$DATA/proc-node" "$T/root" && "$SUNKD_SRCDIR/tests/lib/fake-cpu-topology.sh" "$T/root" 2 48 2 ||
+        bail_out "cannot build the fake root"
 printf 'ClusterName=test\nNodeName=DEFAULT CPUs=128\nNodeName=gpu-node-[01-16] Gres=gpu:h100:8 \\\n  RealMemory=1000 # the HGX nodes\n' > "$T/slurm.conf"
 config() {
         sunkd_config "modules:
   gres:
     nvml_library: $NVML
-    root: $DATA/proc-node
+    root: $T/root
     gres_conf: $T/gres.conf
     slurm_conf: $T/slurm.conf
     node_name: $NODE
@@ -36,7 +39,7 @@ ok "the first discovery" wait_runs gres.discover 1
 out=$(ctl gres)
 like "$out" "source: nvml, Gres=gpu:h100:8" "sunkctl gres: the source and Gres="
 is "$(printf '%s\n' "$out" | grep -c ' h100 ')" 8 "eight GPUs listed"
-like "$out" "5     0     h100 +0000:ab:00.0 80G +32-63 +GPU-00000005" "index, minor, type, bus, memory, cores, uuid"
+like "$out" "5     0     h100 +0000:ab:00.0 80G +48-95 +GPU-00000005" "index, minor, type, bus, memory, cores, uuid"
 is "$(ctl gres --slurmd-conf)" "Gres=gpu:h100:8" "--slurmd-conf prints what slurmd -Z --conf takes"
 out=$(ctl gres --check); rc=$?
 is "$rc" 0 "--check: they match"
@@ -49,6 +52,25 @@ like "$(python3 "$RAW" "$SOCK" call io.sunkd.Gres.List)" '"uuid": "GPU-00000003-
 before=$(stat -c '%i %y' "$T/gres.conf")
 ctl run gres.discover > /dev/null || bail_out "discovery failed"
 is "$(stat -c '%i %y' "$T/gres.conf")" "$before" "an unchanged gres.conf is not rewritten"
+like "$(python3 "$RAW" "$SOCK" call io.sunkd.Gres.List)" '"cores": "48-95", "cpus": "48-95,144-191"' \
+     "List: the CPU ids of the affinity and Slurm's core indexes"
+
+# Without a readable CPU topology, Cores= is left out (Slurm then lets any
+# core use the GPU) rather than guessed; said once, and again when it is back.
+mv "$T/root/sys/devices/system/cpu" "$T/cpu.away"
+log_mark
+ctl run gres.discover > /dev/null || bail_out "discovery failed"
+ok "a missing topology is logged" \
+   log_since_has "Cannot read the CPU topology under '$T/root/sys/devices/system/cpu' \(No such file or directory\)"
+is "$(grep -c 'Cores=' "$T/gres.conf")" 0 "gres.conf has no Cores="
+is "$(grep -c '^Name=gpu' "$T/gres.conf")" 8 "and all 8 GPUs"
+ctl run gres.discover > /dev/null || bail_out "discovery failed"
+is "$(log_since | grep -c 'Cannot read the CPU topology')" 1 "said once, not at every discovery"
+mv "$T/cpu.away" "$T/root/sys/devices/system/cpu"
+ctl run gres.discover > /dev/null || bail_out "discovery failed"
+ok "its return is logged" log_since_has "The CPU topology is readable again"
+is "$(cat "$T/gres.conf")" "$(sed 's/Type=nvidia_h100_80gb_hbm3/Type=h100/' "$DATA/nvml-h100-8.gres.conf")" \
+   "Cores= is back"
 
 # A GPU falls off the bus.
 grep -v '00000000:18:00.0|3|' "$T/nvml.desc" > "$T/nvml.tmp" && mv "$T/nvml.tmp" "$T/nvml.desc"

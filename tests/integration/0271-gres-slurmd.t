@@ -29,8 +29,8 @@ trap cleanup EXIT
 # Two A100s; their minors are the device files below.
 cat > "$T/nvml.desc" <<'DESC'
 init ok
-gpu|00000000:07:00.0|0|NVIDIA A100-SXM4-40GB|GPU-a0|42949672960|3|-|-
-gpu|00000000:0B:00.0|1|NVIDIA A100-SXM4-40GB|GPU-a1|42949672960|3|-|-
+gpu|00000000:07:00.0|0|NVIDIA A100-SXM4-40GB|GPU-a0|42949672960|0-1|-|-
+gpu|00000000:0B:00.0|1|NVIDIA A100-SXM4-40GB|GPU-a1|42949672960|0-1|-|-
 DESC
 for m in 0 1; do
         [ -e /dev/nvidia$m ] && continue

@@ -22,6 +22,7 @@
 #include "../../modules/gres/gres-conf.h"
 #include "../../modules/gres/gres-proc.h"
 #include "../../modules/gres/gres-nvml.h"
+#include "../../modules/gres/gres-topo.h"
 #include "../lib/check-run.h"
 
 static char *golden(const char *name) {
@@ -36,12 +37,39 @@ static char *golden(const char *name) {
         return buf;
 }
 
+/* @cores: Slurm's core indexes, which Cores= shows (gres-topo maps CPU ids to them). */
+/* The CPUs of the node the golden files describe: 2 sockets x 48 cores x 2
+ * threads, numbered as Linux does (socket 0: CPUs 0-47 and 96-143). */
+static char topo_dir[] = "/tmp/test-gres-topo-XXXXXX";
+
+static const char *topo_root(void) {
+        _cleanup_free_ char *cmd = NULL;
+
+        if (strchr(topo_dir, 'X')) {
+                ck_assert_ptr_nonnull(mkdtemp(topo_dir));
+                ck_assert_int_ge(asprintf(&cmd, "'%s/tests/lib/fake-cpu-topology.sh' '%s' 2 48 2",
+                                          getenv("SUNKD_SRCDIR"), topo_dir), 0);
+                ck_assert_int_eq(system(cmd), 0);
+        }
+        return topo_dir;
+}
+
+static void topo_teardown(void) {
+        _cleanup_free_ char *cmd = NULL;
+
+        if (strchr(topo_dir, 'X'))
+                return;
+        ck_assert_int_ge(asprintf(&cmd, "rm -rf '%s'", topo_dir), 0);
+        ck_assert_int_eq(system(cmd), 0);
+        memcpy(topo_dir + strlen(topo_dir) - 6, "XXXXXX", 6);
+}
+
 static void gpu_set(GresGpu *g, unsigned index, unsigned minor, const char *name, const char *bus,
-                    const char *cpus) {
+                    const char *cores) {
         *g = (GresGpu) { .index = index, .minor = minor };
         g->name = strdup(name);
         g->bus_id = strdup(bus);
-        g->cpus = cpus ? strdup(cpus) : NULL;
+        g->cores = cores ? strdup(cores) : NULL;
         ck_assert(g->name && g->bus_id);
 }
 
@@ -66,7 +94,7 @@ static GresGpu *h100_node(void) {
                 unsigned k = order[i];
 
                 gpu_set(&g[i], k, (k + 2) % 8, "NVIDIA H100 80GB HBM3", h100_bus[k],
-                        k < 4 ? "0-47,96-143" : "48-95,144-191");
+                        k < 4 ? "0-47" : "48-95");
         }
         for (unsigned i = 0; i < 8; i++)
                 for (unsigned j = 0; j < 8; j++)
@@ -217,6 +245,8 @@ START_TEST(test_proc_golden) {
         ck_assert_str_eq(g[0].uuid, "GPU-18000000-0000-0000-0000-000000000000");
         ck_assert_str_eq(g[1].bus_id, "0000:9a:00.0");
         ck_assert_uint_eq(g[1].index, 1);
+        ck_assert_str_eq(g[0].cpus, "0-47,96-143");
+        ck_assert_int_eq(gres_topo_map_gpus(topo_root(), g, n), 0);
         ck_assert_int_eq(gres_conf_render(g, n, NULL, 0, &conf), 0);
         ck_assert_str_eq(conf, want);
         ck_assert_int_eq(gres_conf_gres_value(g, n, NULL, 0, &gres), 0);
@@ -344,6 +374,7 @@ static void nvml_golden(const char *desc, const char *conf_name, size_t want_n, 
         ck_assert_int_eq(gres_nvml_discover(lib, &g, &n, &err), 0);
         ck_assert_ptr_null(err);
         ck_assert_uint_eq(n, want_n);
+        ck_assert_int_eq(gres_topo_map_gpus(topo_root(), g, n), 0);
         ck_assert_int_eq(gres_conf_render(g, n, NULL, 0, &conf), 0);
         ck_assert_str_eq(conf, want);
         ck_assert_int_eq(gres_conf_gres_value(g, n, NULL, 0, &gres), 0);
@@ -366,6 +397,7 @@ START_TEST(test_nvml_fields) {
         ck_assert_uint_eq(g[5].index, 5);
         ck_assert_uint_eq(g[5].minor, 0);
         ck_assert_str_eq(g[5].bus_id, "0000:ab:00.0");
+        ck_assert_str_eq(g[5].cpus, "48-95,144-191");
         ck_assert_str_eq(g[5].uuid, "GPU-00000005-1111-2222-3333-444444444444");
         ck_assert_uint_eq(g[5].memory, 85520809984ULL);
         ck_assert_uint_eq(strv_length(g[5].peers), 14);
@@ -560,6 +592,7 @@ static Suite *suite(void) {
         suite_add_tcase(s, tc);
 
         tc = tcase_create("proc");
+        tcase_add_checked_fixture(tc, NULL, topo_teardown);
         tcase_add_test(tc, test_proc_golden);
         tcase_add_test(tc, test_proc_no_driver);
         tcase_add_test(tc, test_proc_malformed);
@@ -568,6 +601,7 @@ static Suite *suite(void) {
         suite_add_tcase(s, tc);
 
         tc = tcase_create("nvml");
+        tcase_add_checked_fixture(tc, NULL, topo_teardown);
         tcase_add_test(tc, test_nvml_h100);
         tcase_add_test(tc, test_nvml_fields);
         tcase_add_test(tc, test_nvml_mixed_no_nvlink);
