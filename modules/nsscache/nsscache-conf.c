@@ -44,6 +44,7 @@
 #include "util/fileio.h"
 #include "util/macro.h"
 #include "util/strv.h"
+#include "util/time-util.h"
 
 static inline void curl_url_cleanupp(CURLU **u) {
         curl_url_cleanup(*u);
@@ -387,44 +388,6 @@ static int parse_bool(const char *s, bool *ret) {
         return -EINVAL;
 }
 
-/* "60" (seconds, nsscache's scim_timeout), "2.5", "500ms", "30s", "15m", "1h", "1d". */
-static int parse_duration(const char *s, uint64_t *ret) {
-        static const struct {
-                const char *suffix;
-                uint64_t usec;
-        } units[] = {
-                { "", SUNKD_USEC_PER_SEC },     { "s", SUNKD_USEC_PER_SEC },
-                { "ms", SUNKD_USEC_PER_MSEC },  { "m", 60 * SUNKD_USEC_PER_SEC },
-                { "h", 3600 * SUNKD_USEC_PER_SEC }, { "d", 86400 * SUNKD_USEC_PER_SEC },
-        };
-        uint64_t whole = 0, frac = 0, frac_div = 1;
-        const char *p = s;
-
-        if (*p < '0' || *p > '9')
-                return -EINVAL;
-        for (; *p >= '0' && *p <= '9'; p++) {
-                if (whole > 1000000000)
-                        return -ERANGE;
-                whole = whole * 10 + (uint64_t) (*p - '0');
-        }
-        if (*p == '.') {
-                p++;
-                if (*p < '0' || *p > '9')
-                        return -EINVAL;
-                for (; *p >= '0' && *p <= '9'; p++)
-                        if (frac_div < 1000000) {
-                                frac = frac * 10 + (uint64_t) (*p - '0');
-                                frac_div *= 10;
-                        }
-        }
-        for (size_t i = 0; i < ELEMENTSOF(units); i++)
-                if (streq(p, units[i].suffix)) {
-                        *ret = whole * units[i].usec + frac * units[i].usec / frac_div;
-                        return 0;
-                }
-        return -EINVAL;
-}
-
 static bool path_is_safe_absolute(const char *p) {
         const char *s;
 
@@ -733,7 +696,7 @@ static int ini_store(const IniKey *k, void *base, const char *v, const char *whe
                                          k->key);
                 return 0;
         case INI_DURATION:
-                if (parse_duration(v, dst) < 0)
+                if (parse_duration_fraction(v, dst) < 0)
                         return set_error(ret_error,
                                          "%s: key '%s': expected seconds or a duration like 30s",
                                          where, k->key);

@@ -186,6 +186,35 @@ static const struct {
           "key 'files_cache_filename_suffix': must not be empty" },
 };
 
+/* nsscache's scim_timeout and scim_retry_delay are float seconds; units are accepted too. */
+static const struct {
+        const char *value;
+        uint64_t usec; /* 0: refused */
+} durations[] = {
+        { "60", 60000000 },   { "2.5", 2500000 },      { "0.25", 250000 }, { "500ms", 500000 },
+        { "1.5m", 90000000 }, { "1h30m", 5400000000 }, { "5 s", 5000000 }, { "0", 0 },
+        { "0.01", 0 },        { "-1", 0 },             { "1e3", 0 },       { ".5", 0 },
+        { "soon", 0 },        { "99999999999999999999", 0 },
+};
+
+START_TEST(test_durations) {
+        _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
+        _cleanup_free_ char *text = NULL, *err = NULL;
+        int r;
+
+        ck_assert_int_ge(asprintf(&text, "[DEFAULT]\nscim_timeout = %s\n%s", durations[_i].value,
+                                  seed + strlen("[DEFAULT]\n")), 0);
+        r = parse(text, &c, &err);
+        if (durations[_i].usec == 0) { /* unparsable, or below the 100 ms floor */
+                ck_assert_msg(r < 0, "'%s' accepted", durations[_i].value);
+                ck_assert_ptr_nonnull(strstr(err, "timeout'"));
+                return;
+        }
+        ck_assert_msg(r >= 0, "'%s': %s", durations[_i].value, err);
+        ck_assert_uint_eq(c->timeout_usec, durations[_i].usec);
+}
+END_TEST
+
 START_TEST(test_bad) {
         _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
         _cleanup_free_ char *err = NULL;
@@ -401,6 +430,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_seed);
         tcase_add_test(tc, test_precedence_and_escapes);
         tcase_add_loop_test(tc, test_bad, 0, sizeof(bad) / sizeof(bad[0]));
+        tcase_add_loop_test(tc, test_durations, 0, sizeof(durations) / sizeof(durations[0]));
         tcase_add_test(tc, test_hostile);
         tcase_add_loop_test(tc, test_base_url, 0, sizeof(urls) / sizeof(urls[0]));
         tcase_add_test(tc, test_token);
