@@ -271,6 +271,7 @@ ScimConfig *nsscache_conf_free(ScimConfig *c) {
         free(c->cache);
         strv_free(c->maps);
         strv_free(c->ini_origins);
+        free(c->ini_file);
         free(c->files_dir);
         free(c->files_cache_filename_suffix);
         free(c->timestamp_dir);
@@ -637,20 +638,19 @@ static const IniKey *ini_key_find(const char *key) {
         return NULL;
 }
 
-static int ini_store(const IniKey *k, void *base, const char *v, const char *where, char **ret_error) {
+static int ini_store(const IniKey *k, void *base, const char *v, const IniFile *f, const IniEntry *e,
+                     char **ret_error) {
         void *dst = (uint8_t *) base + k->offset;
         int64_t i;
         int r;
 
         if (has_control(v))
-                return set_error(ret_error, "%s: key '%s': control character in value", where,
-                                 k->key);
+                return ini_error(ret_error, f->fname, e->line, k->key, "control character in value");
         switch (k->type) {
         case INI_PATH:
                 if (!path_is_safe_absolute(v))
-                        return set_error(ret_error,
-                                         "%s: key '%s': must be an absolute path without '..'",
-                                         where, k->key);
+                        return ini_error(ret_error, f->fname, e->line, k->key,
+                                         "must be an absolute path without '..'");
                 __attribute__((fallthrough));
         case INI_STRING:
                 return strdup_to(dst, v);
@@ -674,8 +674,8 @@ static int ini_store(const IniKey *k, void *base, const char *v, const char *whe
         case INI_INT:
                 r = parse_int(v, k->min, k->max, &i);
                 if (r < 0)
-                        return set_error(ret_error, "%s: key '%s': expected an integer in [%" PRId64
-                                         ", %" PRId64 "]", where, k->key, k->min, k->max);
+                        return ini_error(ret_error, f->fname, e->line, k->key,
+                                         "expected an integer in [%" PRId64 ", %" PRId64 "]", k->min, k->max);
                 *(int64_t *) dst = i;
                 return 0;
         case INI_SHADOW:
@@ -685,36 +685,33 @@ static int ini_store(const IniKey *k, void *base, const char *v, const char *whe
                 }
                 r = parse_int(v, 0, INT32_MAX, &i);
                 if (r < 0)
-                        return set_error(ret_error,
-                                         "%s: key '%s': expected empty or a number of days", where,
-                                         k->key);
+                        return ini_error(ret_error, f->fname, e->line, k->key,
+                                         "expected empty or a number of days");
                 *(int64_t *) dst = i;
                 return 0;
         case INI_BOOL:
                 if (parse_bool(v, dst) < 0)
-                        return set_error(ret_error, "%s: key '%s': expected a boolean", where,
-                                         k->key);
+                        return ini_error(ret_error, f->fname, e->line, k->key, "expected a boolean");
                 return 0;
         case INI_DURATION:
                 if (parse_duration_fraction(v, dst) < 0)
-                        return set_error(ret_error,
-                                         "%s: key '%s': expected seconds or a duration like 30s",
-                                         where, k->key);
+                        return ini_error(ret_error, f->fname, e->line, k->key,
+                                         "expected seconds or a duration like 30s");
                 return 0;
         }
         return -EINVAL;
 }
 
-static int ini_note_origin(ScimConfig *c, const char *section, const char *key, const char *where) {
+static int ini_note_origin(ScimConfig *c, const char *section, const char *key, unsigned line) {
         _cleanup_free_ char *o = NULL;
 
-        if (asprintf(&o, "%s/%s=%s", section, key, where) < 0)
+        if (asprintf(&o, "%s/%s=%u", section, key, line) < 0)
                 return -ENOMEM;
         return strv_push(&c->ini_origins, TAKE_PTR(o));
 }
 
-/* "file:line" where nsscache.conf set @key for @section (or in [DEFAULT]). */
-static const char *ini_origin(const ScimConfig *c, const char *section, const char *key) {
+/* The line of ini_file where @key was set for @section (or in [DEFAULT]); 0 if it was not. */
+static unsigned ini_origin(const ScimConfig *c, const char *section, const char *key) {
         const char *sections[] = { section, "DEFAULT" };
         size_t kl = strlen(key);
 
@@ -723,29 +720,24 @@ static const char *ini_origin(const ScimConfig *c, const char *section, const ch
                 for (char **o = c->ini_origins; o && *o; o++)
                         if (strncmp(*o, sections[i], sl) == 0 && (*o)[sl] == '/' &&
                             strncmp(*o + sl + 1, key, kl) == 0 && (*o)[sl + 1 + kl] == '=')
-                                return *o + sl + 2 + kl;
+                                return (unsigned) strtoul(*o + sl + 2 + kl, NULL, 10);
         }
-        return NULL;
+        return 0;
 }
 
 static int ini_apply_entry(ScimConfig *c, const IniFile *f, const IniEntry *e, char **ret_error) {
-        _cleanup_free_ char *where = NULL;
         const IniKey *k;
         char *v = NULL;
         size_t n = 0, len;
         bool is_default = streq(e->section, "DEFAULT");
         int r;
 
-        if (asprintf(&where, "%s:%u", f->fname, e->line) < 0)
-                return -ENOMEM;
         k = ini_key_find(e->key);
         if (!k)
-                return set_error(ret_error, "%s: key '%s': unknown or unsupported key", where,
-                                 e->key);
+                return ini_error(ret_error, f->fname, e->line, e->key, "unknown or unsupported key");
         if (k->scope == SCOPE_DEFAULT && !is_default)
-                return set_error(ret_error,
-                                 "%s: key '%s': must be set in [DEFAULT] (Users are fetched once "
-                                 "for all maps)", where, e->key);
+                return ini_error(ret_error, f->fname, e->line, e->key,
+                                 "must be set in [DEFAULT] (Users are fetched once for all maps)");
 
         r = ini_interpolate(f, e, e->value, 0, &v, &n, ret_error);
         if (r >= 0 && !v)
@@ -765,20 +757,20 @@ static int ini_apply_entry(ScimConfig *c, const IniFile *f, const IniEntry *e, c
 
         if (k->scope == SCOPE_FIXED) {
                 if (!streq(v, k->fixed))
-                        r = set_error(ret_error, "%s: key '%s': only '%s' is supported, not '%s'",
-                                      where, e->key, k->fixed, v);
+                        r = ini_error(ret_error, f->fname, e->line, e->key, "only '%s' is supported, not '%s'",
+                                      k->fixed, v);
                 else
-                        r = ini_store(k, c, v, where, ret_error);
+                        r = ini_store(k, c, v, f, e, ret_error);
         } else if (k->scope == SCOPE_DEFAULT)
-                r = ini_store(k, c, v, where, ret_error);
+                r = ini_store(k, c, v, f, e, ret_error);
         else if (is_default) {
                 for (size_t i = 0; i < _NSS_MAP_MAX && r >= 0; i++)
-                        r = ini_store(k, &c->map[i], v, where, ret_error);
+                        r = ini_store(k, &c->map[i], v, f, e, ret_error);
         } else
-                r = ini_store(k, &c->map[nss_map_from_string(e->section)], v, where, ret_error);
+                r = ini_store(k, &c->map[nss_map_from_string(e->section)], v, f, e, ret_error);
         erase_and_free(v);
         if (r >= 0)
-                r = ini_note_origin(c, e->section, k->key, where);
+                r = ini_note_origin(c, e->section, k->key, e->line);
         return r;
 }
 
@@ -788,6 +780,9 @@ int nsscache_conf_parse_ini(ScimConfig *c, const char *text, size_t len, const c
         int r;
 
         r = ini_read(&f, text, len, ret_error);
+        if (r < 0)
+                return r;
+        r = strdup_to(&c->ini_file, f.fname);
         if (r < 0)
                 return r;
         /* [DEFAULT] first, then the map sections override it. */
@@ -1226,10 +1221,17 @@ static int conf_check_located(ScimConfig *c, const sunkd_host_api *api, const su
         if (!k && f.map >= 0 && (node = api->cfg_get(cfg, "DEFAULT")))
                 k = api->cfg_get(node, f.key);
         if (!k && c->nsscache_conf) {
-                const char *o = ini_origin(c, f.map >= 0 ? nss_map_to_string((NssMapType) f.map) : "DEFAULT",
+                unsigned line = ini_origin(c, f.map >= 0 ? nss_map_to_string((NssMapType) f.map) : "DEFAULT",
                                            f.key ?: "");
-                where = strdup(o ?: c->nsscache_conf);
-        } else if (api->cfg_where(k ?: cfg, &where) < 0)
+                msg = errloc_format(line > 0 && c->ini_file ? c->ini_file : c->nsscache_conf, line, 0, NULL, "%s",
+                                    *ret_error);
+                if (msg) {
+                        free(*ret_error);
+                        *ret_error = msg;
+                }
+                return r;
+        }
+        if (api->cfg_where(k ?: cfg, &where) < 0)
                 where = NULL;
         if (where && asprintf(&msg, "%s: %s", where, *ret_error) >= 0) {
                 free(*ret_error);

@@ -81,8 +81,9 @@ typedef struct ScimConfig {
         uint64_t interval_usec;
         uint64_t splay_usec;
 
-        /* "section/key=file:line" for each key read from nsscache.conf, so a
-         * cross-key error can point at the line. */
+        /* "section/key=line" for each key read from nsscache.conf (ini_file),
+         * so a cross-key error can point at the line. */
+        char *ini_file;
         char **ini_origins;
 
         /* Filled by nsscache_conf_finalize(). */
