@@ -246,6 +246,12 @@ tests_fuzz_fuzz_scim_json_SOURCES = tests/fuzz/fuzz-scim-json.c tests/fuzz/fuzz-
 tests_fuzz_fuzz_scim_json_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir)
 tests_fuzz_fuzz_scim_json_LDADD = modules/nsscache/libnsscache-scim.la
 EXTRA_DIST += tests/fuzz/corpus/scim-json tests/fuzz/scim-json.t
+check_PROGRAMS += tests/fuzz/fuzz-ini
+TESTS += tests/fuzz/ini.t
+tests_fuzz_fuzz_ini_SOURCES = tests/fuzz/fuzz-ini.c tests/fuzz/fuzz-replay.c
+tests_fuzz_fuzz_ini_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir)
+tests_fuzz_fuzz_ini_LDADD = modules/nsscache/libnsscache-scim.la
+EXTRA_DIST += tests/fuzz/corpus/ini tests/fuzz/ini.t
 
 # authkeys: key validation, fingerprints, the sshkey map.
 check_PROGRAMS += tests/unit/test-authkeys-key tests/unit/test-authkeys-map

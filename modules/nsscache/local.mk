@@ -24,6 +24,8 @@ EXTRA_DIST += %reldir%/gen-pyprintable.py
 # The SCIM side: config, fetch, mapping; a library the unit tests link.
 noinst_LTLIBRARIES += %reldir%/libnsscache-scim.la
 %canon_reldir%_libnsscache_scim_la_SOURCES = \
+	%reldir%/ini.c \
+	%reldir%/ini.h \
 	%reldir%/nsscache-conf.c \
 	%reldir%/nsscache-conf.h \
 	%reldir%/nsscache-refresh.c \

@@ -37,6 +37,7 @@
 
 #include <curl/curl.h>
 
+#include "ini.h"
 #include "nsscache-conf.h"
 #include "trusted-path.h"
 #include "util/cleanup.h"
@@ -54,9 +55,6 @@ static inline void curl_freep(char **p) {
         curl_free(*p);
 }
 
-#define INI_ENTRIES_MAX 512
-#define INI_INTERPOLATION_DEPTH 10
-#define SCIM_VALUE_MAX 4096
 
 typedef enum IniType {
         INI_STRING,
@@ -227,20 +225,6 @@ static _printf_(2, 3) int set_error(char **ret_error, const char *fmt, ...) {
         r = set_errorv(ret_error, fmt, ap);
         va_end(ap);
         return r;
-}
-
-/* errloc_formatv() into *ret_error, replacing an earlier message. */
-static _printf_(5, 6) int ini_error(char **ret_error, const char *file, unsigned line, const char *key,
-                                    const char *fmt, ...) {
-        va_list ap;
-
-        if (ret_error) {
-                free(*ret_error);
-                va_start(ap, fmt);
-                *ret_error = errloc_formatv(file, line, 0, key, fmt, ap);
-                va_end(ap);
-        }
-        return -EINVAL;
 }
 
 static void map_conf_done(ScimMapConf *m) {
@@ -429,208 +413,6 @@ static int split_list(const char *s, char ***ret) {
         return 0;
 }
 
-/* ---- the INI reader --------------------------------------------------- */
-
-typedef struct IniEntry {
-        char *section; /* "DEFAULT" or a map name */
-        char *key;     /* lower case */
-        char *value;   /* raw, before interpolation */
-        unsigned line;
-} IniEntry;
-
-typedef struct IniFile {
-        IniEntry *entries;
-        size_t n;
-        const char *fname;
-} IniFile;
-
-static void ini_file_done(IniFile *f) {
-        for (size_t i = 0; i < f->n; i++) {
-                free(f->entries[i].section);
-                free(f->entries[i].key);
-                if (f->entries[i].value) {
-                        explicit_bzero(f->entries[i].value, strlen(f->entries[i].value));
-                        free(f->entries[i].value);
-                }
-        }
-        free(f->entries);
-        f->entries = NULL;
-        f->n = 0;
-}
-
-static const IniEntry *ini_lookup(const IniFile *f, const char *section, const char *key) {
-        for (size_t i = 0; i < f->n; i++)
-                if (streq(f->entries[i].section, section) && streq(f->entries[i].key, key))
-                        return &f->entries[i];
-        if (!streq(section, "DEFAULT"))
-                return ini_lookup(f, "DEFAULT", key);
-        return NULL;
-}
-
-static bool section_known(const char *s) {
-        return streq(s, "DEFAULT") || (int) nss_map_from_string(s) >= 0;
-}
-
-static char *strip(char *s) {
-        char *e;
-
-        while (*s == ' ' || *s == '\t')
-                s++;
-        e = s + strlen(s);
-        while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
-                *--e = 0;
-        return s;
-}
-
-static int ini_read(IniFile *f, const char *text, size_t len, char **ret_error) {
-        _cleanup_free_ char *buf = NULL, *section = NULL;
-        char *p, *next;
-        unsigned line = 0, seen = 0;
-        int r;
-
-        if (memchr(text, 0, len))
-                return ini_error(ret_error, f->fname, 0, NULL, "NUL byte in file");
-        buf = strndup(text, len);
-        if (!buf)
-                return -ENOMEM;
-        p = buf;
-        if (strncmp(p, "\xef\xbb\xbf", 3) == 0)
-                p += 3;
-
-        for (; p; p = next) {
-                char *s, *d, *key, *value;
-
-                line++;
-                next = strchr(p, '\n');
-                if (next)
-                        *next++ = 0;
-                s = strip(p);
-                if (!*s || *s == '#' || *s == ';')
-                        continue;
-                if (p[0] == ' ' || p[0] == '\t')
-                        return ini_error(ret_error, f->fname, line, NULL,
-                                         "continuation lines are not supported");
-                if (*s == '[') {
-                        char *e = strchr(s, ']');
-
-                        if (!e || e == s + 1 || !isempty(strip(e + 1)))
-                                return ini_error(ret_error, f->fname, line, NULL, "malformed section header");
-                        *e = 0;
-                        if (!section_known(s + 1))
-                                return ini_error(ret_error, f->fname, line, NULL,
-                                                 "section '%s': unknown section (expected "
-                                                 "DEFAULT, passwd, shadow, group or sshkey)",
-                                                 s + 1);
-                        /* As ConfigParser: [DEFAULT] may reopen, other sections may not. */
-                        if (!streq(s + 1, "DEFAULT")) {
-                                unsigned bit = 1u << nss_map_from_string(s + 1);
-                                if (seen & bit)
-                                        return ini_error(ret_error, f->fname, line, NULL,
-                                                         "section '%s': duplicate section", s + 1);
-                                seen |= bit;
-                        }
-                        r = strdup_to(&section, s + 1);
-                        if (r < 0)
-                                return r;
-                        continue;
-                }
-                d = strpbrk(s, "=:");
-                if (!d)
-                        return ini_error(ret_error, f->fname, line, NULL, "expected 'key = value'");
-                *d = 0;
-                key = strip(s);
-                value = strip(d + 1);
-                if (!*key)
-                        return ini_error(ret_error, f->fname, line, NULL, "empty key");
-                if (!section)
-                        return ini_error(ret_error, f->fname, line, key, "outside of any section");
-                for (char *k = key; *k; k++)
-                        *k = (char) tolower((unsigned char) *k);
-                for (size_t i = 0; i < f->n; i++)
-                        if (streq(f->entries[i].section, section) && streq(f->entries[i].key, key))
-                                return ini_error(ret_error, f->fname, line, key,
-                                                 "duplicate key in section [%s]", section);
-                if (f->n >= INI_ENTRIES_MAX)
-                        return ini_error(ret_error, f->fname, line, NULL, "too many keys");
-                if (!(f->n % 16)) {
-                        IniEntry *n = reallocarray(f->entries, f->n + 16, sizeof(IniEntry));
-                        if (!n)
-                                return -ENOMEM;
-                        f->entries = n;
-                }
-                f->entries[f->n] = (IniEntry) {
-                        .section = strdup(section),
-                        .key = strdup(key),
-                        .value = strdup(value),
-                        .line = line,
-                };
-                f->n++;
-                if (!f->entries[f->n - 1].section || !f->entries[f->n - 1].key ||
-                    !f->entries[f->n - 1].value)
-                        return -ENOMEM;
-        }
-        return 0;
-}
-
-/* ConfigParser's BasicInterpolation, then nsscache's quote stripping. */
-static int ini_interpolate(const IniFile *f, const IniEntry *e, const char *value, unsigned depth,
-                           char **out, size_t *out_len, char **ret_error) {
-        const char *p = value;
-
-        if (depth > INI_INTERPOLATION_DEPTH)
-                return ini_error(ret_error, f->fname, e->line, e->key,
-                                 "interpolation nested too deeply");
-        while (*p) {
-                const char *pct = strchr(p, '%');
-                size_t n = pct ? (size_t) (pct - p) : strlen(p);
-                char *t;
-                int r;
-
-                if (*out_len + n >= SCIM_VALUE_MAX)
-                        return ini_error(ret_error, f->fname, e->line, e->key, "value too long");
-                t = realloc(*out, *out_len + n + 2);
-                if (!t)
-                        return -ENOMEM;
-                *out = t;
-                memcpy(*out + *out_len, p, n);
-                *out_len += n;
-                (*out)[*out_len] = 0;
-                if (!pct)
-                        break;
-                if (pct[1] == '%') {
-                        (*out)[(*out_len)++] = '%';
-                        (*out)[*out_len] = 0;
-                        p = pct + 2;
-                } else if (pct[1] == '(') {
-                        const char *close = strstr(pct + 2, ")s");
-                        _cleanup_free_ char *name = NULL;
-                        const IniEntry *ref;
-
-                        if (!close)
-                                return ini_error(ret_error, f->fname, e->line, e->key,
-                                                 "bad interpolation syntax");
-                        name = strndup(pct + 2, (size_t) (close - pct - 2));
-                        if (!name)
-                                return -ENOMEM;
-                        for (char *k = name; *k; k++)
-                                *k = (char) tolower((unsigned char) *k);
-                        ref = ini_lookup(f, e->section, name);
-                        if (!ref)
-                                return ini_error(ret_error, f->fname, e->line, e->key,
-                                                 "interpolation references unknown key '%s'",
-                                                 name);
-                        r = ini_interpolate(f, e, ref->value, depth + 1, out, out_len, ret_error);
-                        if (r < 0)
-                                return r;
-                        p = close + 2;
-                } else
-                        return ini_error(ret_error, f->fname, e->line, e->key,
-                                         "'%%' must be followed by '%%' or "
-                                         "'(' (write %%%% for a literal percent sign)");
-        }
-        return 0;
-}
-
 static const IniKey *ini_key_find(const char *key) {
         for (size_t i = 0; i < ELEMENTSOF(ini_keys); i++)
                 if (streq(ini_keys[i].key, key))
@@ -725,10 +507,15 @@ static unsigned ini_origin(const ScimConfig *c, const char *section, const char 
         return 0;
 }
 
+static const char *section_check(const char *s) {
+        if (streq(s, "DEFAULT") || (int) nss_map_from_string(s) >= 0)
+                return NULL;
+        return "unknown section (expected DEFAULT, passwd, shadow, group or sshkey)";
+}
+
 static int ini_apply_entry(ScimConfig *c, const IniFile *f, const IniEntry *e, char **ret_error) {
         const IniKey *k;
         char *v = NULL;
-        size_t n = 0, len;
         bool is_default = streq(e->section, "DEFAULT");
         int r;
 
@@ -739,21 +526,9 @@ static int ini_apply_entry(ScimConfig *c, const IniFile *f, const IniEntry *e, c
                 return ini_error(ret_error, f->fname, e->line, e->key,
                                  "must be set in [DEFAULT] (Users are fetched once for all maps)");
 
-        r = ini_interpolate(f, e, e->value, 0, &v, &n, ret_error);
-        if (r >= 0 && !v)
-                v = strdup("");
-        if (r >= 0 && !v)
-                r = -ENOMEM;
-        if (r < 0) {
-                if (v)
-                        erase_and_free(v);
+        r = ini_value(f, e, &v, ret_error);
+        if (r < 0)
                 return r;
-        }
-        len = strlen(v);
-        if (len >= 2 && ((v[0] == '"' && v[len - 1] == '"') || (v[0] == '\'' && v[len - 1] == '\''))) {
-                memmove(v, v + 1, len - 2);
-                explicit_bzero(v + len - 2, 2);
-        }
 
         if (k->scope == SCOPE_FIXED) {
                 if (!streq(v, k->fixed))
@@ -779,7 +554,7 @@ int nsscache_conf_parse_ini(ScimConfig *c, const char *text, size_t len, const c
         _cleanup_(ini_file_done) IniFile f = { .fname = fname ?: "nsscache.conf" };
         int r;
 
-        r = ini_read(&f, text, len, ret_error);
+        r = ini_read(&f, text, len, section_check, ret_error);
         if (r < 0)
                 return r;
         r = strdup_to(&c->ini_file, f.fname);
