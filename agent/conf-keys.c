@@ -19,6 +19,7 @@
 #include "util/cleanup.h"
 #include "util/errloc.h"
 #include "util/macro.h"
+#include "util/secret-file.h"
 #include "util/strv.h"
 #include "util/time-util.h"
 
@@ -133,56 +134,19 @@ static int secret_finish(const ConfNode *n, char *buf, size_t len, size_t max, c
         return 0;
 }
 
-/* Same rules as the nsscache token_file: the file actually opened (symlinks
- * followed, as in a Kubernetes Secret volume) must be a regular file owned
- * by root or by us, readable by nobody else.  O_NONBLOCK keeps a FIFO from
- * hanging the parse.  The buffer is wiped on every path out. */
+/* The rules are secret_file_read()'s, shared with nsscache's token_file; a
+ * located message here. */
 static int secret_read_file(const ConfNode *n, const char *path, size_t max, char **ret, char **ret_error) {
-        _cleanup_close_ int fd = -1;
-        _cleanup_erase_ char *buf = NULL;
-        _cleanup_free_ char *what = NULL;
-        struct stat st;
-        size_t len = 0, size, file_max = max + 2; /* room for a final "\r\n" */
+        _cleanup_free_ char *msg = NULL;
         int r;
 
         if (!path_is_safe(path))
                 return fail(n, ret_error, "'file:%s': the path must be absolute, without '..'", path);
-        if (asprintf(&what, "file '%s':", path) < 0)
-                return -ENOMEM;
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0)
-                return fail(n, ret_error, "%s %s", what, strerror(errno));
-        if (fstat(fd, &st) < 0)
-                return fail(n, ret_error, "%s %s", what, strerror(errno));
-        if (!S_ISREG(st.st_mode) || (st.st_mode & 077) || (st.st_uid != geteuid() && st.st_uid != 0))
-                return fail(n, ret_error,
-                            "%s refused: must be a regular file owned by root or uid %u with mode 0600 "
-                            "or stricter (is %04o)",
-                            what, (unsigned) geteuid(), (unsigned) (st.st_mode & 07777));
-        if ((uint64_t) st.st_size > file_max)
-                return fail(n, ret_error, "%s is longer than %zu bytes", what, max);
-        /* One byte more than allowed, and one for the NUL: a file that grew
-         * since fstat() is caught by the read. */
-        size = (size_t) st.st_size + 2;
-        buf = calloc(1, size);
-        if (!buf)
-                return -ENOMEM;
-        while (len < size - 1) {
-                ssize_t k = read(fd, buf + len, size - 1 - len);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return fail(n, ret_error, "%s %s", what, strerror(errno));
-                if (k == 0)
-                        break;
-                len += (size_t) k;
-        }
-        if (len > (size_t) st.st_size)
-                return fail(n, ret_error, "%s changed while being read", what);
-        r = secret_finish(n, buf, len, max, what, ret_error);
-        if (r < 0)
+        r = secret_file_read(path, max, ret, &msg);
+        if (r == -ENOMEM)
                 return r;
-        *ret = TAKE_PTR(buf);
+        if (r < 0)
+                return fail(n, ret_error, "file %s", msg ?: strerror(-r));
         return 0;
 }
 

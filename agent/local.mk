@@ -11,6 +11,8 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-util.la
 	%reldir%/util/macro.h \
 	%reldir%/util/errloc.c \
 	%reldir%/util/errloc.h \
+	%reldir%/util/secret-file.c \
+	%reldir%/util/secret-file.h \
 	%reldir%/util/fileio.c \
 	%reldir%/util/fileio.h \
 	%reldir%/util/rand-util.c \

@@ -44,6 +44,7 @@
 #include "util/errloc.h"
 #include "util/fileio.h"
 #include "util/macro.h"
+#include "util/secret-file.h"
 #include "util/strv.h"
 #include "util/time-util.h"
 
@@ -153,7 +154,7 @@ const sunkd_cfg_key nsscache_conf_yaml_keys[] = {
         Y("scim_groups_endpoint", SUNKD_CFG_STRING, groups_endpoint),
         Y("scim_users_parameters", SUNKD_CFG_STRING, users_parameters),
         Y("scim_groups_parameters", SUNKD_CFG_STRING, groups_parameters),
-        Y("scim_auth_token", SUNKD_CFG_STRING, auth_token),
+        { "scim_auth_token", SUNKD_CFG_SECRET, offsetof(YamlConf, c.auth_token), 0, 0, SCIM_TOKEN_MAX },
         YI("scim_retry_max", retry_max, 0, 10),
         Y("scim_retry_delay", SUNKD_CFG_DURATION, retry_delay_usec),
         Y("token_file", SUNKD_CFG_PATH, token_file),
@@ -916,52 +917,19 @@ int nsscache_conf_load_token(const ScimConfig *c, char **ret_token, char **ret_e
         int r;
 
         if (c->token_file) {
-                _cleanup_close_ int fd = -1;
-                struct stat st;
-                char *buf;
-                ssize_t n;
+                _cleanup_erase_ char *buf = NULL;
+                _cleanup_free_ char *msg = NULL;
 
-                /* Symlinks are followed: a Kubernetes Secret volume is a chain of
-                 * them (token -> ..data/token).  The checks below apply to the file
-                 * actually opened; O_NONBLOCK keeps a FIFO from hanging the run. */
-                fd = open(c->token_file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-                if (fd < 0) {
-                        r = -errno;
-                        if (ret_error && asprintf(ret_error, "token_file '%s': %s", c->token_file,
-                                                  strerror(-r)) < 0)
-                                *ret_error = NULL;
+                /* Read at every refresh, not once: a rotated Secret is picked up. */
+                r = secret_file_read(c->token_file, SCIM_TOKEN_MAX, &buf, &msg);
+                if (r == -ENOMEM)
                         return r;
-                }
-                if (fstat(fd, &st) < 0)
-                        return -errno;
-                if (!S_ISREG(st.st_mode) || (st.st_mode & 077) ||
-                    (st.st_uid != geteuid() && st.st_uid != 0)) {
-                        if (ret_error &&
-                            asprintf(ret_error,
-                                     "token_file '%s': refused: must be a regular file owned by "
-                                     "root or uid %u with mode 0600 or stricter (is %04o)",
-                                     c->token_file, (unsigned) geteuid(),
-                                     (unsigned) (st.st_mode & 07777)) < 0)
+                if (r < 0) {
+                        if (ret_error && asprintf(ret_error, "token_file %s", msg ?: strerror(-r)) < 0)
                                 *ret_error = NULL;
-                        return -EPERM;
+                        return r == -ENODATA ? -ENOKEY : r;
                 }
-                if (st.st_size > SCIM_TOKEN_MAX)
-                        return set_error(ret_error, "token_file '%s': larger than %d bytes",
-                                         c->token_file, SCIM_TOKEN_MAX);
-                buf = calloc(1, SCIM_TOKEN_MAX + 1);
-                if (!buf)
-                        return -ENOMEM;
-                n = read(fd, buf, SCIM_TOKEN_MAX + 1);
-                if (n < 0)
-                        r = -errno;
-                else if (n > SCIM_TOKEN_MAX)
-                        r = set_error(ret_error, "token_file '%s': larger than %d bytes",
-                                      c->token_file, SCIM_TOKEN_MAX);
-                else
-                        r = token_clean(buf, (size_t) n, ret_token, ret_error, c->token_file);
-                explicit_bzero(buf, SCIM_TOKEN_MAX + 1);
-                free(buf);
-                return r;
+                return token_clean(buf, strlen(buf), ret_token, ret_error, c->token_file);
         }
         env = secure_getenv(SCIM_AUTH_TOKEN_ENV);
         if (env && *env)

@@ -154,6 +154,29 @@ is "$rc" 1 "a world-readable token file is refused"
 like "$(log_since)" "token_file '$T/token': refused" "and the log says which file"
 chmod 600 "$T/token"
 
+# scim_auth_token in sunkd.yaml is a secret: inline or file:, held to the same file rules.
+secret_config() {
+        sunkd_config "modules:
+  nsscache:
+    nsscache_conf: $SUNKD_SRCDIR/etc/nsscache.conf.example
+    scim_base_url: $SCIM_URL
+    files_dir: $T/cache
+    timestamp_dir: $T/ts
+    scim_auth_token: file:$T/token.secret
+    interval: 1h
+    splay: 0s"
+}
+install -m 600 "$T/token" "$T/token.secret"
+secret_config; sunkd_hup
+ctl run nsscache.refresh >/dev/null; rc=$?
+is "$rc" 0 "scim_auth_token: file:PATH is the token"
+chmod 644 "$T/token.secret"
+out=$("$SUNKD" -c "$T/sunkd.yaml" --check-config 2>&1); rc=$?
+is "$rc" 2 "a world-readable secret file is a config error"
+like "$out" "sunkd.yaml:[0-9]+:[0-9]+: key 'scim_auth_token': file '$T/token.secret': refused: must be a regular file" \
+     "located, naming key and file"
+ok "and the token is not in the message" eval '! printf "%s" "$out" | grep -qF "$(cat "$T/token")"'
+
 sunkd_stop
 is "$SUNKD_EXIT" 0 "clean exit"
 done_testing
