@@ -57,157 +57,122 @@ static inline void curl_freep(char **p) {
 }
 
 
-typedef enum IniType {
-        INI_STRING,
-        INI_PATH,
-        INI_SECRET,
-        INI_LIST,
-        INI_INT,
-        INI_SHADOW, /* integer or empty (-1) */
-        INI_BOOL,
-        INI_DURATION, /* plain numbers are seconds, as in nsscache */
-} IniType;
+/* Every key once, for both files: its name in nsscache.conf and in sunkd.yaml
+ * (NULL where that file does not take it: nsscache.conf keeps nsscache's
+ * names, sunkd.yaml adds sunkd's own settings), its type, and its field in
+ * ScimConfig, or with KEY_MAP in each map's ScimMapConf ([DEFAULT] or a map
+ * section; DEFAULT: or passwd: ... in YAML).  The YAML tables the host parses
+ * are derived from it (yaml_keys()). */
+typedef enum KeyFlags {
+        KEY_MAP = 1 << 0,   /* per map */
+        KEY_EMPTY = 1 << 1, /* nsscache.conf: an empty value is -1 (unset), as nsscache's shadow defaults */
+} KeyFlags;
 
-typedef enum IniScope {
-        SCOPE_DEFAULT, /* [DEFAULT] only, into ScimConfig */
-        SCOPE_MAP,     /* [DEFAULT] or a map section, into ScimMapConf */
-        SCOPE_FIXED,   /* anywhere, value must equal `fixed` */
-} IniScope;
-
-typedef struct IniKey {
-        const char *key;
-        IniType type;
-        IniScope scope;
+typedef struct NsscacheKey {
+        const char *ini, *yaml;
+        sunkd_cfg_type type;
+        unsigned flags;
         size_t offset;
-        int64_t min, max;
-        const char *fixed;
-} IniKey;
+        int64_t min, max; /* INT range; SECRET: the longest */
+        const char *fixed; /* nsscache.conf accepts only this value */
+} NsscacheKey;
 
-#define G(k, t, f) { k, t, SCOPE_DEFAULT, offsetof(ScimConfig, f), 0, 0, NULL }
-#define GI(k, f, lo, hi) { k, INI_INT, SCOPE_DEFAULT, offsetof(ScimConfig, f), lo, hi, NULL }
-#define M(k, t, f) { k, t, SCOPE_MAP, offsetof(ScimMapConf, f), 0, 0, NULL }
-#define F(k, f, v) { k, INI_STRING, SCOPE_FIXED, offsetof(ScimConfig, f), 0, 0, v }
+#define K(i, y, t, f) { i, y, t, 0, offsetof(ScimConfig, f), 0, 0, NULL }
+#define KI(i, y, f, lo, hi) { i, y, SUNKD_CFG_INT, 0, offsetof(ScimConfig, f), lo, hi, NULL }
+#define KF(i, f, v) { i, i, SUNKD_CFG_STRING, 0, offsetof(ScimConfig, f), 0, 0, v }
+#define KM(k, t, f) { k, k, t, KEY_MAP, offsetof(ScimMapConf, f), 0, 0, NULL }
+#define KS(k, f) { k, k, SUNKD_CFG_INT, KEY_MAP | KEY_EMPTY, offsetof(ScimMapConf, f), -1, INT32_MAX, NULL }
 
-static const IniKey ini_keys[] = {
-        F("source", source, "scim"),
-        F("cache", cache, "files"),
-        G("maps", INI_LIST, maps),
-        G("files_dir", INI_PATH, files_dir),
-        G("files_cache_filename_suffix", INI_STRING, files_cache_filename_suffix),
-        G("timestamp_dir", INI_PATH, timestamp_dir),
-        G("lockfile", INI_PATH, lockfile),
-        G("scim_base_url", INI_STRING, base_url),
-        G("scim_users_endpoint", INI_STRING, users_endpoint),
-        G("scim_groups_endpoint", INI_STRING, groups_endpoint),
-        G("scim_users_parameters", INI_STRING, users_parameters),
-        G("scim_groups_parameters", INI_STRING, groups_parameters),
-        G("scim_auth_token", INI_SECRET, auth_token),
-        G("scim_timeout", INI_DURATION, timeout_usec),
-        G("scim_verify_ssl", INI_BOOL, tls_verify),
-        GI("scim_retry_max", retry_max, 0, 10),
-        G("scim_retry_delay", INI_DURATION, retry_delay_usec),
-        M("scim_path_username", INI_STRING, path_username),
-        M("scim_path_uid", INI_STRING, path_uid),
-        M("scim_path_gid", INI_STRING, path_gid),
-        M("scim_path_gecos", INI_STRING, path_gecos),
-        M("scim_path_home_directory", INI_STRING, path_home_directory),
-        M("scim_path_login_shell", INI_STRING, path_login_shell),
-        M("scim_path_ssh_keys", INI_STRING, path_ssh_keys),
-        M("scim_path_groupname", INI_STRING, path_groupname),
-        M("scim_default_shell", INI_PATH, default_shell),
-        M("scim_override_home_directory", INI_STRING, override_home_directory),
-        M("scim_shadow_default_lstchg", INI_SHADOW, shadow_lstchg),
-        M("scim_shadow_default_min", INI_SHADOW, shadow_min),
-        M("scim_shadow_default_max", INI_SHADOW, shadow_max),
-        M("scim_shadow_default_warn", INI_SHADOW, shadow_warn),
-        M("scim_shadow_default_inact", INI_SHADOW, shadow_inact),
-        M("scim_shadow_default_expire", INI_SHADOW, shadow_expire),
-        M("scim_shadow_default_flag", INI_SHADOW, shadow_flag),
+static const NsscacheKey keys[] = {
+        K(NULL, "nsscache_conf", SUNKD_CFG_PATH, nsscache_conf),
+        KF("source", source, "scim"),
+        KF("cache", cache, "files"),
+        K("maps", "maps", SUNKD_CFG_LIST, maps),
+        K("files_dir", "files_dir", SUNKD_CFG_PATH, files_dir),
+        K("files_cache_filename_suffix", "files_cache_filename_suffix", SUNKD_CFG_STRING,
+          files_cache_filename_suffix),
+        K("timestamp_dir", "timestamp_dir", SUNKD_CFG_PATH, timestamp_dir),
+        K("lockfile", NULL, SUNKD_CFG_PATH, lockfile),
+        K("scim_base_url", "scim_base_url", SUNKD_CFG_STRING, base_url),
+        K("scim_users_endpoint", "scim_users_endpoint", SUNKD_CFG_STRING, users_endpoint),
+        K("scim_groups_endpoint", "scim_groups_endpoint", SUNKD_CFG_STRING, groups_endpoint),
+        K("scim_users_parameters", "scim_users_parameters", SUNKD_CFG_STRING, users_parameters),
+        K("scim_groups_parameters", "scim_groups_parameters", SUNKD_CFG_STRING, groups_parameters),
+        { "scim_auth_token", "scim_auth_token", SUNKD_CFG_SECRET, 0, offsetof(ScimConfig, auth_token), 0,
+          SCIM_TOKEN_MAX, NULL },
+        K("scim_timeout", "timeout", SUNKD_CFG_DURATION, timeout_usec),
+        K("scim_verify_ssl", "tls_verify", SUNKD_CFG_BOOL, tls_verify),
+        KI("scim_retry_max", "scim_retry_max", retry_max, 0, 10),
+        K("scim_retry_delay", "scim_retry_delay", SUNKD_CFG_DURATION, retry_delay_usec),
+        K(NULL, "token_file", SUNKD_CFG_PATH, token_file),
+        K(NULL, "ca_file", SUNKD_CFG_PATH, ca_file),
+        KI(NULL, "page_size", page_size, 1, 10000),
+        KI(NULL, "min_uid", min_uid, 1, INT32_MAX),
+        KI(NULL, "min_gid", min_gid, 1, INT32_MAX),
+        KI(NULL, "min_entries", min_entries, 0, INT32_MAX),
+        KI(NULL, "max_shrink_pct", max_shrink_pct, 0, 100),
+        K(NULL, "local_passwd", SUNKD_CFG_PATH, local_passwd),
+        K(NULL, "local_group", SUNKD_CFG_PATH, local_group),
+        KI(NULL, "max_total_results", max_total_results, 1, SCIM_MAX_TOTAL_RESULTS_MAX),
+        K(NULL, "interval", SUNKD_CFG_DURATION, interval_usec),
+        K(NULL, "splay", SUNKD_CFG_DURATION, splay_usec),
+        KM("scim_path_username", SUNKD_CFG_STRING, path_username),
+        KM("scim_path_uid", SUNKD_CFG_STRING, path_uid),
+        KM("scim_path_gid", SUNKD_CFG_STRING, path_gid),
+        KM("scim_path_gecos", SUNKD_CFG_STRING, path_gecos),
+        KM("scim_path_home_directory", SUNKD_CFG_STRING, path_home_directory),
+        KM("scim_path_login_shell", SUNKD_CFG_STRING, path_login_shell),
+        KM("scim_path_ssh_keys", SUNKD_CFG_STRING, path_ssh_keys),
+        KM("scim_path_groupname", SUNKD_CFG_STRING, path_groupname),
+        KM("scim_default_shell", SUNKD_CFG_PATH, default_shell),
+        KM("scim_override_home_directory", SUNKD_CFG_STRING, override_home_directory),
+        KS("scim_shadow_default_lstchg", shadow_lstchg),
+        KS("scim_shadow_default_min", shadow_min),
+        KS("scim_shadow_default_max", shadow_max),
+        KS("scim_shadow_default_warn", shadow_warn),
+        KS("scim_shadow_default_inact", shadow_inact),
+        KS("scim_shadow_default_expire", shadow_expire),
+        KS("scim_shadow_default_flag", shadow_flag),
 };
 
-#undef G
-#undef GI
-#undef M
-#undef F
+#undef K
+#undef KI
+#undef KF
+#undef KM
+#undef KS
 
-/* The YAML section: the same fields, through the host's types.  The map
- * sub-sections are parsed into a scratch struct around the config. */
+/* The YAML section: top-level keys into the config, the map sub-sections
+ * kept as nodes and parsed into each ScimMapConf afterwards. */
 typedef struct YamlConf {
         ScimConfig c;
         const sunkd_cfg *maps_cfg[_NSS_MAP_MAX + 1]; /* last one is DEFAULT */
 } YamlConf;
 
-#define Y(k, t, f) { k, t, offsetof(YamlConf, c.f), 0, 0, 0 }
-#define YI(k, f, lo, hi) { k, SUNKD_CFG_INT, offsetof(YamlConf, c.f), 0, lo, hi }
-#define YM(k, i) { k, SUNKD_CFG_MAP, offsetof(YamlConf, maps_cfg[i]), 0, 0, 0 }
+/* Offsets into YamlConf are offsets into its ScimConfig. */
+_Static_assert(offsetof(YamlConf, c) == 0, "YamlConf.c must come first");
 
-const sunkd_cfg_key nsscache_conf_yaml_keys[] = {
-        Y("nsscache_conf", SUNKD_CFG_PATH, nsscache_conf),
-        Y("source", SUNKD_CFG_STRING, source),
-        Y("cache", SUNKD_CFG_STRING, cache),
-        Y("maps", SUNKD_CFG_LIST, maps),
-        Y("files_dir", SUNKD_CFG_PATH, files_dir),
-        Y("files_cache_filename_suffix", SUNKD_CFG_STRING, files_cache_filename_suffix),
-        Y("timestamp_dir", SUNKD_CFG_PATH, timestamp_dir),
-        Y("scim_base_url", SUNKD_CFG_STRING, base_url),
-        Y("scim_users_endpoint", SUNKD_CFG_STRING, users_endpoint),
-        Y("scim_groups_endpoint", SUNKD_CFG_STRING, groups_endpoint),
-        Y("scim_users_parameters", SUNKD_CFG_STRING, users_parameters),
-        Y("scim_groups_parameters", SUNKD_CFG_STRING, groups_parameters),
-        { "scim_auth_token", SUNKD_CFG_SECRET, offsetof(YamlConf, c.auth_token), 0, 0, SCIM_TOKEN_MAX },
-        YI("scim_retry_max", retry_max, 0, 10),
-        Y("scim_retry_delay", SUNKD_CFG_DURATION, retry_delay_usec),
-        Y("token_file", SUNKD_CFG_PATH, token_file),
-        Y("ca_file", SUNKD_CFG_PATH, ca_file),
-        Y("tls_verify", SUNKD_CFG_BOOL, tls_verify),
-        Y("timeout", SUNKD_CFG_DURATION, timeout_usec),
-        YI("page_size", page_size, 1, 10000),
-        YI("min_uid", min_uid, 1, INT32_MAX),
-        YI("min_gid", min_gid, 1, INT32_MAX),
-        YI("min_entries", min_entries, 0, INT32_MAX),
-        YI("max_shrink_pct", max_shrink_pct, 0, 100),
-        Y("local_passwd", SUNKD_CFG_PATH, local_passwd),
-        Y("local_group", SUNKD_CFG_PATH, local_group),
-        YI("max_total_results", max_total_results, 1, SCIM_MAX_TOTAL_RESULTS_MAX),
-        Y("interval", SUNKD_CFG_DURATION, interval_usec),
-        Y("splay", SUNKD_CFG_DURATION, splay_usec),
-        YM("passwd", NSS_MAP_PASSWD),
-        YM("shadow", NSS_MAP_SHADOW),
-        YM("group", NSS_MAP_GROUP),
-        YM("sshkey", NSS_MAP_SSHKEY),
-        YM("DEFAULT", _NSS_MAP_MAX),
+static const char *const yaml_map_sections[_NSS_MAP_MAX + 1] = {
+        [NSS_MAP_PASSWD] = "passwd", [NSS_MAP_SHADOW] = "shadow", [NSS_MAP_GROUP] = "group",
+        [NSS_MAP_SSHKEY] = "sshkey", [_NSS_MAP_MAX] = "DEFAULT",
 };
-const size_t nsscache_conf_n_yaml_keys = ELEMENTSOF(nsscache_conf_yaml_keys);
 
-#define YP(k, t, f) { k, t, offsetof(ScimMapConf, f), 0, 0, 0 }
-#define YS(k, f) { k, SUNKD_CFG_INT, offsetof(ScimMapConf, f), 0, -1, INT32_MAX }
+#define N_YAML_KEYS_MAX (ELEMENTSOF(keys) + _NSS_MAP_MAX + 1)
 
-const sunkd_cfg_key nsscache_conf_yaml_map_keys[] = {
-        YP("scim_path_username", SUNKD_CFG_STRING, path_username),
-        YP("scim_path_uid", SUNKD_CFG_STRING, path_uid),
-        YP("scim_path_gid", SUNKD_CFG_STRING, path_gid),
-        YP("scim_path_gecos", SUNKD_CFG_STRING, path_gecos),
-        YP("scim_path_home_directory", SUNKD_CFG_STRING, path_home_directory),
-        YP("scim_path_login_shell", SUNKD_CFG_STRING, path_login_shell),
-        YP("scim_path_ssh_keys", SUNKD_CFG_STRING, path_ssh_keys),
-        YP("scim_path_groupname", SUNKD_CFG_STRING, path_groupname),
-        YP("scim_default_shell", SUNKD_CFG_PATH, default_shell),
-        YP("scim_override_home_directory", SUNKD_CFG_STRING, override_home_directory),
-        YS("scim_shadow_default_lstchg", shadow_lstchg),
-        YS("scim_shadow_default_min", shadow_min),
-        YS("scim_shadow_default_max", shadow_max),
-        YS("scim_shadow_default_warn", shadow_warn),
-        YS("scim_shadow_default_inact", shadow_inact),
-        YS("scim_shadow_default_expire", shadow_expire),
-        YS("scim_shadow_default_flag", shadow_flag),
-};
-const size_t nsscache_conf_n_yaml_map_keys = ELEMENTSOF(nsscache_conf_yaml_map_keys);
+/* The host's key table for the top level (@map false: with the map
+ * sub-sections) or for one map sub-section. */
+static size_t yaml_keys(bool map, sunkd_cfg_key ret[static N_YAML_KEYS_MAX]) {
+        size_t n = 0;
 
-#undef Y
-#undef YI
-#undef YM
-#undef YP
-#undef YS
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++)
+                if (keys[i].yaml && !!(keys[i].flags & KEY_MAP) == map)
+                        ret[n++] = (sunkd_cfg_key) { keys[i].yaml, keys[i].type, keys[i].offset, 0, keys[i].min,
+                                                     keys[i].max };
+        if (!map)
+                for (size_t m = 0; m <= _NSS_MAP_MAX; m++)
+                        ret[n++] = (sunkd_cfg_key) { yaml_map_sections[m], SUNKD_CFG_MAP,
+                                                     offsetof(YamlConf, maps_cfg[m]), 0, 0, 0 };
+        return n;
+}
 
 static _printf_(2, 0) int set_errorv(char **ret_error, const char *fmt, va_list ap) {
         if (ret_error) {
@@ -414,30 +379,32 @@ static int split_list(const char *s, char ***ret) {
         return 0;
 }
 
-static const IniKey *ini_key_find(const char *key) {
-        for (size_t i = 0; i < ELEMENTSOF(ini_keys); i++)
-                if (streq(ini_keys[i].key, key))
-                        return &ini_keys[i];
+static const NsscacheKey *ini_key_find(const char *key) {
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++)
+                if (keys[i].ini && streq(keys[i].ini, key))
+                        return &keys[i];
         return NULL;
 }
 
-static int ini_store(const IniKey *k, void *base, const char *v, const IniFile *f, const IniEntry *e,
+/* One value of nsscache.conf into its field, as nsscache reads it: lists
+ * comma-separated, durations float seconds, the token inline. */
+static int ini_store(const NsscacheKey *k, void *base, const char *v, const IniFile *f, const IniEntry *e,
                      char **ret_error) {
         void *dst = (uint8_t *) base + k->offset;
         int64_t i;
         int r;
 
         if (has_control(v))
-                return ini_error(ret_error, f->fname, e->line, k->key, "control character in value");
+                return ini_error(ret_error, f->fname, e->line, k->ini, "control character in value");
         switch (k->type) {
-        case INI_PATH:
+        case SUNKD_CFG_PATH:
                 if (!path_is_safe_absolute(v))
-                        return ini_error(ret_error, f->fname, e->line, k->key,
+                        return ini_error(ret_error, f->fname, e->line, k->ini,
                                          "must be an absolute path without '..'");
-                __attribute__((fallthrough));
-        case INI_STRING:
                 return strdup_to(dst, v);
-        case INI_SECRET: {
+        case SUNKD_CFG_STRING:
+                return strdup_to(dst, v);
+        case SUNKD_CFG_SECRET: {
                 char *t = strdup(v);
                 if (!t)
                         return -ENOMEM;
@@ -445,7 +412,7 @@ static int ini_store(const IniKey *k, void *base, const char *v, const IniFile *
                 *(char **) dst = t;
                 return 0;
         }
-        case INI_LIST: {
+        case SUNKD_CFG_LIST: {
                 char **l = NULL;
                 r = split_list(v, &l);
                 if (r < 0)
@@ -454,35 +421,39 @@ static int ini_store(const IniKey *k, void *base, const char *v, const IniFile *
                 *(char ***) dst = l;
                 return 0;
         }
-        case INI_INT:
-                r = parse_int(v, k->min, k->max, &i);
-                if (r < 0)
-                        return ini_error(ret_error, f->fname, e->line, k->key,
-                                         "expected an integer in [%" PRId64 ", %" PRId64 "]", k->min, k->max);
-                *(int64_t *) dst = i;
-                return 0;
-        case INI_SHADOW:
-                if (!*v) {
+        case SUNKD_CFG_INT:
+                if ((k->flags & KEY_EMPTY) && !*v) {
                         *(int64_t *) dst = -1;
                         return 0;
                 }
-                r = parse_int(v, 0, INT32_MAX, &i);
+                r = parse_int(v, (k->flags & KEY_EMPTY) ? 0 : k->min, k->max, &i);
+                if (r < 0 && (k->flags & KEY_EMPTY))
+                        return ini_error(ret_error, f->fname, e->line, k->ini, "expected empty or a number of days");
                 if (r < 0)
-                        return ini_error(ret_error, f->fname, e->line, k->key,
-                                         "expected empty or a number of days");
+                        return ini_error(ret_error, f->fname, e->line, k->ini,
+                                         "expected an integer in [%" PRId64 ", %" PRId64 "]", k->min, k->max);
                 *(int64_t *) dst = i;
                 return 0;
-        case INI_BOOL:
+        case SUNKD_CFG_BOOL:
                 if (parse_bool(v, dst) < 0)
-                        return ini_error(ret_error, f->fname, e->line, k->key, "expected a boolean");
+                        return ini_error(ret_error, f->fname, e->line, k->ini, "expected a boolean");
                 return 0;
-        case INI_DURATION:
+        case SUNKD_CFG_DURATION:
                 if (parse_duration_fraction(v, dst) < 0)
-                        return ini_error(ret_error, f->fname, e->line, k->key,
+                        return ini_error(ret_error, f->fname, e->line, k->ini,
                                          "expected seconds or a duration like 30s");
                 return 0;
+        default:
+                return -EINVAL;
         }
-        return -EINVAL;
+}
+
+/* The nsscache.conf name of a key a check names by its sunkd.yaml name ("timeout": "scim_timeout"). */
+static const char *ini_name(const char *yaml) {
+        for (size_t i = 0; yaml && i < ELEMENTSOF(keys); i++)
+                if (keys[i].yaml && keys[i].ini && streq(keys[i].yaml, yaml))
+                        return keys[i].ini;
+        return yaml ?: "";
 }
 
 static int ini_note_origin(ScimConfig *c, const char *section, const char *key, unsigned line) {
@@ -515,39 +486,33 @@ static const char *section_check(const char *s) {
 }
 
 static int ini_apply_entry(ScimConfig *c, const IniFile *f, const IniEntry *e, char **ret_error) {
-        const IniKey *k;
-        char *v = NULL;
+        const NsscacheKey *k;
+        _cleanup_erase_ char *v = NULL;
         bool is_default = streq(e->section, "DEFAULT");
         int r;
 
         k = ini_key_find(e->key);
         if (!k)
                 return ini_error(ret_error, f->fname, e->line, e->key, "unknown or unsupported key");
-        if (k->scope == SCOPE_DEFAULT && !is_default)
+        if (!(k->flags & KEY_MAP) && !k->fixed && !is_default)
                 return ini_error(ret_error, f->fname, e->line, e->key,
                                  "must be set in [DEFAULT] (Users are fetched once for all maps)");
-
         r = ini_value(f, e, &v, ret_error);
         if (r < 0)
                 return r;
-
-        if (k->scope == SCOPE_FIXED) {
-                if (!streq(v, k->fixed))
-                        r = ini_error(ret_error, f->fname, e->line, e->key, "only '%s' is supported, not '%s'",
-                                      k->fixed, v);
-                else
-                        r = ini_store(k, c, v, f, e, ret_error);
-        } else if (k->scope == SCOPE_DEFAULT)
+        if (k->fixed && !streq(v, k->fixed))
+                return ini_error(ret_error, f->fname, e->line, e->key, "only '%s' is supported, not '%s'", k->fixed,
+                                 v);
+        if (!(k->flags & KEY_MAP))
                 r = ini_store(k, c, v, f, e, ret_error);
-        else if (is_default) {
+        else if (is_default)
                 for (size_t i = 0; i < _NSS_MAP_MAX && r >= 0; i++)
                         r = ini_store(k, &c->map[i], v, f, e, ret_error);
-        } else
+        else
                 r = ini_store(k, &c->map[nss_map_from_string(e->section)], v, f, e, ret_error);
-        erase_and_free(v);
-        if (r >= 0)
-                r = ini_note_origin(c, e->section, k->key, e->line);
-        return r;
+        if (r < 0)
+                return r;
+        return ini_note_origin(c, e->section, k->ini, e->line);
 }
 
 int nsscache_conf_parse_ini(ScimConfig *c, const char *text, size_t len, const char *fname,
@@ -600,9 +565,12 @@ static void yaml_move(const sunkd_cfg_key *k, void *dst_base, void *src_base) {
         void *dst = (uint8_t *) dst_base + k->offset, *src = (uint8_t *) src_base + k->offset;
 
         switch (k->type) {
+        case SUNKD_CFG_SECRET:
+                erase_and_free(*(char **) dst);
+                *(char **) dst = TAKE_PTR(*(char **) src);
+                break;
         case SUNKD_CFG_STRING:
         case SUNKD_CFG_PATH:
-        case SUNKD_CFG_SECRET:
                 free(*(char **) dst);
                 *(char **) dst = TAKE_PTR(*(char **) src);
                 break;
@@ -630,22 +598,25 @@ static int conf_check_located(ScimConfig *c, const sunkd_host_api *api, const su
 
 static int yaml_apply_map(ScimMapConf *dst, const sunkd_host_api *api, const sunkd_cfg *node,
                           char **ret_error) {
+        sunkd_cfg_key k[N_YAML_KEYS_MAX];
+        size_t n = yaml_keys(true, k);
         ScimMapConf tmp;
         int r;
 
         map_conf_init(&tmp);
-        r = api->cfg_parse(node, nsscache_conf_yaml_map_keys, nsscache_conf_n_yaml_map_keys, &tmp,
-                           ret_error);
+        r = api->cfg_parse(node, k, n, &tmp, ret_error);
         if (r >= 0)
-                for (size_t i = 0; i < nsscache_conf_n_yaml_map_keys; i++)
-                        if (api->cfg_get(node, nsscache_conf_yaml_map_keys[i].key))
-                                yaml_move(&nsscache_conf_yaml_map_keys[i], dst, &tmp);
+                for (size_t i = 0; i < n; i++)
+                        if (api->cfg_get(node, k[i].key))
+                                yaml_move(&k[i], dst, &tmp);
         map_conf_done(&tmp);
         return r;
 }
 
 int nsscache_conf_apply_cfg(ScimConfig *c, const sunkd_host_api *api, const sunkd_cfg *cfg,
                             char **ret_error) {
+        sunkd_cfg_key k[N_YAML_KEYS_MAX];
+        size_t n = yaml_keys(false, k);
         YamlConf *y;
         int r;
 
@@ -654,7 +625,7 @@ int nsscache_conf_apply_cfg(ScimConfig *c, const sunkd_host_api *api, const sunk
                 return -ENOMEM;
         for (size_t i = 0; i < _NSS_MAP_MAX; i++)
                 map_conf_init(&y->c.map[i]);
-        r = api->cfg_parse(cfg, nsscache_conf_yaml_keys, nsscache_conf_n_yaml_keys, y, ret_error);
+        r = api->cfg_parse(cfg, k, n, y, ret_error);
         if (r < 0)
                 goto out;
         if (y->c.nsscache_conf) {
@@ -662,14 +633,9 @@ int nsscache_conf_apply_cfg(ScimConfig *c, const sunkd_host_api *api, const sunk
                 if (r < 0)
                         goto out;
         }
-        for (size_t i = 0; i < nsscache_conf_n_yaml_keys; i++)
-                if (api->cfg_get(cfg, nsscache_conf_yaml_keys[i].key)) {
-                        if (streq(nsscache_conf_yaml_keys[i].key, "scim_auth_token")) {
-                                erase_and_free(c->auth_token);
-                                c->auth_token = TAKE_PTR(y->c.auth_token);
-                        } else
-                                yaml_move(&nsscache_conf_yaml_keys[i], c, &y->c);
-                }
+        for (size_t i = 0; i < n; i++)
+                if (api->cfg_get(cfg, k[i].key))
+                        yaml_move(&k[i], c, &y->c);
         /* DEFAULT first, then each map's own section. */
         if (y->maps_cfg[_NSS_MAP_MAX])
                 for (size_t m = 0; m < _NSS_MAP_MAX && r >= 0; m++)
@@ -680,11 +646,9 @@ int nsscache_conf_apply_cfg(ScimConfig *c, const sunkd_host_api *api, const sunk
         if (r >= 0)
                 r = conf_check_located(c, api, cfg, ret_error);
 out:
-        erase_and_free(y->c.auth_token);
-        y->c.auth_token = NULL;
         for (size_t i = 0; i < _NSS_MAP_MAX; i++)
                 map_conf_done(&y->c.map[i]);
-        api->cfg_clear(nsscache_conf_yaml_keys, nsscache_conf_n_yaml_keys, y);
+        api->cfg_clear(k, n, y);
         free(y);
         return r;
 }
@@ -965,7 +929,7 @@ static int conf_check_located(ScimConfig *c, const sunkd_host_api *api, const su
                 k = api->cfg_get(node, f.key);
         if (!k && c->nsscache_conf) {
                 unsigned line = ini_origin(c, f.map >= 0 ? nss_map_to_string((NssMapType) f.map) : "DEFAULT",
-                                           f.key ?: "");
+                                           ini_name(f.key));
                 msg = errloc_format(line > 0 && c->ini_file ? c->ini_file : c->nsscache_conf, line, 0, NULL, "%s",
                                     *ret_error);
                 if (msg) {

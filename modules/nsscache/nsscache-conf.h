@@ -142,8 +142,3 @@ int nsscache_conf_finalize(ScimConfig *c, char **ret_error);
  */
 int nsscache_conf_load_token(const ScimConfig *c, char **ret_token, char **ret_error);
 
-/* The key tables, for the module's documentation and the fuzz target. */
-extern const sunkd_cfg_key nsscache_conf_yaml_keys[];
-extern const size_t nsscache_conf_n_yaml_keys;
-extern const sunkd_cfg_key nsscache_conf_yaml_map_keys[];
-extern const size_t nsscache_conf_n_yaml_map_keys;

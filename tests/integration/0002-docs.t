@@ -92,12 +92,17 @@ for k in $mod; do
         ok "sunkd.yaml.5 documents module key '$k'" has_tag "$(section "$YAML5" 'MODULE SECTIONS')" "$k"
 done
 
-yaml=$(table modules/nsscache/nsscache-conf.c nsscache_conf_yaml_keys)
-# The rows of type MAP are the per-map sub-sections (passwd:, DEFAULT: ...).
-subs=$(sed -n -E 's/^ *YM\("([A-Za-z_]+)".*/\1/p' "$SUNKD_SRCDIR/modules/nsscache/nsscache-conf.c")
-maps=$(table modules/nsscache/nsscache-conf.c nsscache_conf_yaml_map_keys)
-ini=$(sed -n '/^static const IniKey ini_keys\[\] = {/,/^};/p' "$SUNKD_SRCDIR/modules/nsscache/nsscache-conf.c" |
-        sed -n -E 's/^ *[A-Z]+\("([a-z_]+)".*/\1/p')
+# The nsscache module's one key table: K/KI rows and the token's are "ini", "yaml" (NULL where a
+# file does not take the key), KF rows one name for both files, KM/KS rows one per-map name.
+rows=$(sed -n '/^static const NsscacheKey keys\[\] = {/,/^};/p' "$SUNKD_SRCDIR/modules/nsscache/nsscache-conf.c")
+ini=$(printf '%s\n' "$rows" | sed -n -E 's/^ *(\{ |K[A-Z]*\()"([a-z_]+)".*/\2/p')
+yaml=$(printf '%s\n' "$rows" | sed -n -E -e 's/^ *(\{ |KI?\()(NULL|"[a-z_]+"), "([a-z_]+)".*/\3/p' \
+        -e 's/^ *KF\("([a-z_]+)".*/\1/p')
+maps=$(printf '%s\n' "$rows" | sed -n -E 's/^ *K[MS]\("([a-z_]+)".*/\1/p')
+# The per-map sub-sections (passwd:, DEFAULT: ...).
+subs=$(sed -n '/^static const char \*const yaml_map_sections/,/^};/p' \
+        "$SUNKD_SRCDIR/modules/nsscache/nsscache-conf.c" | grep -o -E '"[A-Za-z]+"' | tr -d '"')
+yaml="$yaml $subs"
 [ -n "$yaml" ] && [ -n "$maps" ] && [ -n "$ini" ] || bail_out "no key tables found in modules/nsscache/nsscache-conf.c"
 nss=$(section "$YAML5" 'THE NSSCACHE MODULE')
 [ -n "$subs" ] || bail_out "no per-map sub-sections found in modules/nsscache/nsscache-conf.c"

@@ -48,6 +48,16 @@ out=$("$SUNKD" -c "$T/sunkd.yaml" --check-config 2>&1); rc=$?
 is "$rc" 2 "an empty suffix in /etc is refused"
 like "$out" "$T/nsscache.conf:$line: key 'files_cache_filename_suffix': must not be empty when files_dir is /etc" \
         "located in nsscache.conf"
+# A check that names the sunkd.yaml key (timeout) finds the nsscache.conf line that set it (scim_timeout).
+printf '[DEFAULT]\nscim_timeout = 0.05\n' | cat - "$SUNKD_SRCDIR/etc/nsscache.conf.example" |
+        sed '3,$ { /^\[DEFAULT\]$/d }' > "$T/nsscache.conf"
+sunkd_config "modules:
+  nsscache:
+    nsscache_conf: $T/nsscache.conf
+    scim_base_url: $SCIM_URL"
+out=$("$SUNKD" -c "$T/sunkd.yaml" --check-config 2>&1); rc=$?
+is "$rc" 2 "a 50 ms scim_timeout is refused"
+like "$out" "$T/nsscache.conf:2: key 'timeout': must be at least 100ms" "located at the scim_timeout line"
 sunkd_config "modules:
   nsscache:
     nsscache_conf: $SUNKD_SRCDIR/etc/nsscache.conf.example
