@@ -32,6 +32,8 @@ noinst_LTLIBRARIES += %reldir%/libnsscache-scim.la
 	%reldir%/nsscache-refresh.h \
 	%reldir%/dupset.c \
 	%reldir%/dupset.h \
+	%reldir%/scim-page.c \
+	%reldir%/scim-page.h \
 	%reldir%/scim-map.c \
 	%reldir%/scim-map.h \
 	%reldir%/scim-fetch.c \

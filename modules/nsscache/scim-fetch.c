@@ -451,93 +451,6 @@ static int page_names(const ScimFetch *f, const char *base, const char *endpoint
         return 0;
 }
 
-/* A one-pass scan of a JSON text that estimates what json-c will allocate
- * for it and counts the elements of the top-level "Resources" array.  It
- * does not validate: the parser does that afterwards, if the page is
- * affordable.  Costs are per value on x86_64 with glibc malloc, rounded up
- * from measurements of json-c 0.16 (an empty object is ~800 bytes, which is
- * why three million "{}," once cost 2.3 GB). */
-typedef struct Prescan {
-        uint64_t cost;
-        uint64_t resources;
-} Prescan;
-
-enum {
-        COST_OBJECT = 800,
-        COST_ARRAY = 400,
-        COST_STRING = 112, /* plus its length */
-        COST_SCALAR = 96,  /* 48 for the value, up to 16 for its slot in a growing array, malloc's share */
-};
-
-static void prescan(const char *buf, size_t len, Prescan *ret) {
-        static const char resources_key[] = "Resources";
-        size_t depth = 0, resources_depth = 0; /* depth of a Resources array's elements, 0: outside */
-        bool key_is_resources = false, in_scalar = false;
-        Prescan s = { 0 };
-
-        for (size_t i = 0; i < len; i++) {
-                char ch = buf[i];
-                bool value_start = false;
-
-                if (ch == '"') {
-                        size_t start = ++i;
-
-                        while (i < len && buf[i] != '"')
-                                i += buf[i] == '\\' ? 2 : 1;
-                        s.cost += COST_STRING + (i - start);
-                        /* a key of the root object (the parser checks it is one) */
-                        if (depth == 1)
-                                key_is_resources = i - start == strlen(resources_key) &&
-                                                   memcmp(buf + start, resources_key, i - start) == 0;
-                        value_start = true;
-                        in_scalar = false;
-                } else if (ch == '{' || ch == '[') {
-                        s.cost += ch == '{' ? COST_OBJECT : COST_ARRAY;
-                        value_start = true;
-                        depth++;
-                        /* every one counts: json-c keeps the last of duplicate keys */
-                        if (ch == '[' && depth == 2 && key_is_resources && resources_depth == 0)
-                                resources_depth = 3;
-                        in_scalar = false;
-                } else if (ch == '}' || ch == ']') {
-                        if (resources_depth > 0 && depth == resources_depth - 1)
-                                resources_depth = 0;
-                        depth -= depth > 0;
-                        in_scalar = false;
-                } else if (ch == ',' || ch == ':' || strchr(" \t\r\n", ch))
-                        in_scalar = false;
-                else if (!in_scalar) {
-                        s.cost += COST_SCALAR;
-                        value_start = in_scalar = true;
-                }
-                /* an element of Resources starts at its depth, not as a key of an object in it */
-                if (value_start && resources_depth > 0 &&
-                    depth - (ch == '{' || ch == '[') == resources_depth - 1)
-                        s.resources++;
-        }
-        *ret = s;
-}
-
-int scim_fetch_page_parse(const char *buf, size_t len, int64_t page_size, ScimPage *ret, char **ret_error) {
-        uint64_t budget = MIN((uint64_t) SCIM_PAGE_PARSE_FACTOR * len + SCIM_PAGE_PARSE_SLACK,
-                              (uint64_t) SCIM_PAGE_PARSE_MAX);
-        uint64_t max = scim_fetch_page_resources_max(page_size);
-        Prescan s;
-
-        prescan(buf, len, &s);
-        if (s.resources > max) {
-                set_error(ret_error, "%" PRIu64 " Resources on a page that asked for %" PRId64
-                          " (at most %" PRIu64 " accepted)", s.resources, page_size, max);
-                return -EBADMSG;
-        }
-        if (s.cost > budget) {
-                set_error(ret_error, "page of %zu bytes would take about %" PRIu64
-                          " MiB to parse (at most %" PRIu64 " MiB)", len, s.cost >> 20, budget >> 20);
-                return -EBADMSG;
-        }
-        return scim_map_page_parse(buf, len, ret, ret_error);
-}
-
 /* One endpoint's pagination state. */
 typedef struct FetchRun {
         const char *endpoint;
@@ -676,7 +589,7 @@ int scim_fetch_all(ScimFetch *f, ScimEndpoint e, const sunkd_cancel *cancel, sci
                 r = get_page(f, url, what, ret_error);
                 if (r < 0)
                         break;
-                r = scim_fetch_page_parse(f->body ?: "", f->body_len, f->conf->page_size, &p, &perr);
+                r = scim_page_parse_bounded(f->body ?: "", f->body_len, f->conf->page_size, &p, &perr);
                 if (r < 0) {
                         set_error(ret_error, "%s: %s", what, perr ?: "unparsable");
                         break;
@@ -701,7 +614,7 @@ int scim_fetch_all(ScimFetch *f, ScimEndpoint e, const sunkd_cancel *cancel, sci
                         if (r < 0)
                                 set_error(ret_error, "%s: %s", what, strerror(-r));
                 }
-                scim_map_page_done(&p);
+                scim_page_done(&p);
                 if (r < 0 || last)
                         break;
                 if (sunkd_cancelled(cancel)) {

@@ -13,6 +13,7 @@
 
 #include "nsscache-conf.h"
 #include "scim-map.h"
+#include "scim-page.h"
 #include "sunkd/module.h"
 
 #define SCIM_PAGE_BODY_MAX (64u * 1024 * 1024)
@@ -86,29 +87,6 @@ int scim_fetch_all(ScimFetch *f, ScimEndpoint e, const sunkd_cancel *cancel, sci
                    void *userdata, char **ret_error);
 
 const ScimFetchStats *scim_fetch_stats(const ScimFetch *f);
-
-/* What parsing one page may cost: the json-c tree of a body of n bytes is
- * refused beyond MIN(SCIM_PAGE_PARSE_FACTOR * n + SCIM_PAGE_PARSE_SLACK,
- * SCIM_PAGE_PARSE_MAX) bytes (estimated before parsing).  A group's members
- * ({"value":"u-1","display":"x"}) cost about 20 times their bytes in json-c,
- * hence the factor; the cap holds for any page under SCIM_PAGE_BODY_MAX. */
-#define SCIM_PAGE_PARSE_FACTOR 32u
-#define SCIM_PAGE_PARSE_SLACK (16u * 1024 * 1024)
-#define SCIM_PAGE_PARSE_MAX (1024u * 1024 * 1024)
-
-/** scim_fetch_page_resources_max() - the most Resources a page asked for with count=@page_size may hold. */
-static inline uint64_t scim_fetch_page_resources_max(int64_t page_size) {
-        return 2 * (uint64_t) page_size + 16;
-}
-
-/**
- * scim_fetch_page_parse() - scim_map_page_parse() behind a pre-scan that
- * refuses, without building anything, a body whose parsed tree would exceed
- * the budget above or whose Resources array holds more than
- * scim_fetch_page_resources_max(@page_size) elements.
- * Return: 0; -EBADMSG (*ret_error says why), -ENOMEM.
- */
-int scim_fetch_page_parse(const char *buf, size_t len, int64_t page_size, ScimPage *ret, char **ret_error);
 
 /**
  * scim_fetch_run() - one whole refresh: token, Users once (for passwd,

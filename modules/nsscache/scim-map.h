@@ -1,9 +1,8 @@
 /* SCIM 2.0 ListResponse pages to validated NssMaps.
  *
- * scim_map_page_parse() turns one HTTP body into a ListResponse view
- * (bounded nesting depth, strict JSON).  A ScimMapper then takes the
- * Resources of each page as it arrives, so memory holds one page of JSON
- * plus the maps, never the whole directory as JSON.  Every entry that is
+ * A ScimMapper takes the Resources of each page (scim-page.h) as it
+ * arrives, so memory holds one page of JSON plus the maps, never the whole
+ * directory as JSON.  Every entry that is
  * dropped leaves a reject record; the caller decides how loudly to log.
  * Non-logging.
  */
@@ -19,7 +18,6 @@
 
 struct json_object;
 
-#define SCIM_JSON_DEPTH_MAX 32
 #define SCIM_NAME_MAX 32
 #define SCIM_FIELD_MAX 4096
 #define SCIM_GECOS_MAX 255
@@ -64,25 +62,6 @@ typedef struct ScimRejects {
 } ScimRejects;
 
 const char *scim_reject_reason_to_string(ScimRejectReason r);
-
-/* One parsed ListResponse page. */
-typedef struct ScimPage {
-        struct json_object *root;
-        struct json_object *resources; /* borrowed from root; NULL if absent */
-        size_t n_resources;
-        int64_t total_results;
-        int64_t start_index;    /* -1 if absent */
-        int64_t items_per_page; /* -1 if absent */
-} ScimPage;
-
-/**
- * scim_map_page_parse() - parse one ListResponse body.
- * Return: 0; -EBADMSG with a reason in *ret_error for invalid JSON (incl.
- * nesting deeper than SCIM_JSON_DEPTH_MAX, trailing data), a non-object, a
- * missing or negative totalResults, or Resources that is not an array.
- */
-int scim_map_page_parse(const char *buf, size_t len, ScimPage *ret, char **ret_error);
-void scim_map_page_done(ScimPage *p);
 
 typedef struct ScimMapper ScimMapper;
 

@@ -6,6 +6,7 @@
 
 #include "modules/nsscache/scim-fetch.h"
 #include "modules/nsscache/scim-map.h"
+#include "modules/nsscache/scim-page.h"
 #include "util/cleanup.h"
 #include "../lib/nsscache-seed.h"
 
@@ -62,17 +63,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 _cleanup_free_ char *e = NULL;
                 ScimPage q = { 0 };
 
-                if (scim_fetch_page_parse((const char *) data, size, 10000, &q, &e) >= 0)
-                        scim_map_page_done(&q);
+                if (scim_page_parse_bounded((const char *) data, size, 10000, &q, &e) >= 0)
+                        scim_page_done(&q);
         }
         if (scim_map_new(c, &m) < 0)
                 return 0;
-        if (scim_map_page_parse((const char *) data, size, &p, &err) < 0)
+        if (scim_page_parse((const char *) data, size, &p, &err) < 0)
                 return 0;
         (void) scim_map_add_users(m, p.resources);
         (void) scim_map_add_groups(m, p.resources);
         formatted_agrees(c, p.resources, m);
-        scim_map_page_done(&p);
+        scim_page_done(&p);
         nss_maps_done(&maps);
 
         /* the same bytes as an nsscache.conf */

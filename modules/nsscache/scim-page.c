@@ -1,0 +1,180 @@
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "scim-page.h"
+#include "util/macro.h"
+
+void scim_page_done(ScimPage *p) {
+        if (!p)
+                return;
+        json_object_put(p->root);
+        *p = (ScimPage) { .start_index = -1, .items_per_page = -1 };
+}
+
+static _printf_(2, 3) int page_error(char **ret_error, const char *fmt, ...) {
+        va_list ap;
+
+        if (ret_error) {
+                free(*ret_error);
+                va_start(ap, fmt);
+                if (vasprintf(ret_error, fmt, ap) < 0)
+                        *ret_error = NULL;
+                va_end(ap);
+        }
+        return -EBADMSG;
+}
+
+static bool get_count(json_object *root, const char *key, int64_t *ret) {
+        json_object *v;
+
+        if (!json_object_object_get_ex(root, key, &v) || !json_object_is_type(v, json_type_int))
+                return false;
+        *ret = json_object_get_int64(v);
+        return true;
+}
+
+int scim_page_parse(const char *buf, size_t len, ScimPage *ret, char **ret_error) {
+        json_tokener *tok;
+        json_object *root, *res = NULL;
+        enum json_tokener_error jerr;
+        ScimPage p = { .start_index = -1, .items_per_page = -1 };
+        size_t end;
+
+        if (len > INT32_MAX)
+                return page_error(ret_error, "body too large");
+        tok = json_tokener_new_ex(SCIM_JSON_DEPTH_MAX);
+        if (!tok)
+                return -ENOMEM;
+        json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+        root = json_tokener_parse_ex(tok, buf, (int) len);
+        jerr = json_tokener_get_error(tok);
+        end = json_tokener_get_parse_end(tok);
+        json_tokener_free(tok);
+        if (jerr == json_tokener_continue) {
+                json_object_put(root);
+                return page_error(ret_error, "truncated JSON");
+        }
+        if (!root || jerr != json_tokener_success) {
+                json_object_put(root);
+                return page_error(ret_error, "invalid JSON: %s", json_tokener_error_desc(jerr));
+        }
+        for (; end < len; end++)
+                if (!strchr(" \t\r\n", buf[end])) {
+                        json_object_put(root);
+                        return page_error(ret_error, "trailing data after the JSON value");
+                }
+        p.root = root;
+        if (!json_object_is_type(root, json_type_object)) {
+                scim_page_done(&p);
+                return page_error(ret_error, "not a JSON object");
+        }
+        if (!get_count(root, "totalResults", &p.total_results) || p.total_results < 0) {
+                scim_page_done(&p);
+                return page_error(ret_error, "missing or invalid totalResults");
+        }
+        (void) get_count(root, "startIndex", &p.start_index);
+        (void) get_count(root, "itemsPerPage", &p.items_per_page);
+        if (json_object_object_get_ex(root, "Resources", &res) &&
+            !json_object_is_type(res, json_type_null)) {
+                if (!json_object_is_type(res, json_type_array)) {
+                        scim_page_done(&p);
+                        return page_error(ret_error, "Resources is not an array");
+                }
+                p.resources = res;
+                p.n_resources = json_object_array_length(res);
+        }
+        *ret = p;
+        return 0;
+}
+
+/* A one-pass scan of a JSON text that estimates what json-c will allocate
+ * for it and counts the elements of the top-level "Resources" array.  It
+ * does not validate: the parser does that afterwards, if the page is
+ * affordable.  Costs are per value on x86_64 with glibc malloc, rounded up
+ * from measurements of json-c 0.16 (an empty object is ~800 bytes, which is
+ * why three million "{}," once cost 2.3 GB). */
+typedef struct Prescan {
+        uint64_t cost;
+        uint64_t resources;
+} Prescan;
+
+enum {
+        COST_OBJECT = 800,
+        COST_ARRAY = 400,
+        COST_STRING = 112, /* plus its length */
+        COST_SCALAR = 96,  /* 48 for the value, up to 16 for its slot in a growing array, malloc's share */
+};
+
+static void prescan(const char *buf, size_t len, Prescan *ret) {
+        static const char resources_key[] = "Resources";
+        size_t depth = 0, resources_depth = 0; /* depth of a Resources array's elements, 0: outside */
+        bool key_is_resources = false, in_scalar = false;
+        Prescan s = { 0 };
+
+        for (size_t i = 0; i < len; i++) {
+                char ch = buf[i];
+                bool value_start = false;
+
+                if (ch == '"') {
+                        size_t start = ++i;
+
+                        while (i < len && buf[i] != '"')
+                                i += buf[i] == '\\' ? 2 : 1;
+                        s.cost += COST_STRING + (i - start);
+                        /* a key of the root object (the parser checks it is one) */
+                        if (depth == 1)
+                                key_is_resources = i - start == strlen(resources_key) &&
+                                                   memcmp(buf + start, resources_key, i - start) == 0;
+                        value_start = true;
+                        in_scalar = false;
+                } else if (ch == '{' || ch == '[') {
+                        s.cost += ch == '{' ? COST_OBJECT : COST_ARRAY;
+                        value_start = true;
+                        depth++;
+                        /* every one counts: json-c keeps the last of duplicate keys */
+                        if (ch == '[' && depth == 2 && key_is_resources && resources_depth == 0)
+                                resources_depth = 3;
+                        in_scalar = false;
+                } else if (ch == '}' || ch == ']') {
+                        if (resources_depth > 0 && depth == resources_depth - 1)
+                                resources_depth = 0;
+                        depth -= depth > 0;
+                        in_scalar = false;
+                } else if (ch == ',' || ch == ':' || strchr(" \t\r\n", ch))
+                        in_scalar = false;
+                else if (!in_scalar) {
+                        s.cost += COST_SCALAR;
+                        value_start = in_scalar = true;
+                }
+                /* an element of Resources starts at its depth, not as a key of an object in it */
+                if (value_start && resources_depth > 0 &&
+                    depth - (ch == '{' || ch == '[') == resources_depth - 1)
+                        s.resources++;
+        }
+        *ret = s;
+}
+
+int scim_page_parse_bounded(const char *buf, size_t len, int64_t page_size, ScimPage *ret, char **ret_error) {
+        uint64_t budget = MIN((uint64_t) SCIM_PAGE_PARSE_FACTOR * len + SCIM_PAGE_PARSE_SLACK,
+                              (uint64_t) SCIM_PAGE_PARSE_MAX);
+        uint64_t max = scim_page_resources_max(page_size);
+        Prescan s;
+
+        prescan(buf, len, &s);
+        if (s.resources > max) {
+                return page_error(ret_error, "%" PRIu64 " Resources on a page that asked for %" PRId64
+                                  " (at most %" PRIu64 " accepted)", s.resources, page_size, max);
+        }
+        if (s.cost > budget) {
+                return page_error(ret_error, "page of %zu bytes would take about %" PRIu64
+                                  " MiB to parse (at most %" PRIu64 " MiB)", len, s.cost >> 20, budget >> 20);
+        }
+        return scim_page_parse(buf, len, ret, ret_error);
+}
+
