@@ -211,7 +211,7 @@ tests_unit_test_scim_page_memory_LDADD = modules/nsscache/libnsscache-scim.la $(
 
 check_PROGRAMS += tests/unit/test-scim-map
 TESTS += tests/unit/test-scim-map
-tests_unit_test_scim_map_SOURCES = tests/unit/test-scim-map.c
+tests_unit_test_scim_map_SOURCES = tests/unit/test-scim-map.c tests/lib/scim-collect.c tests/lib/scim-collect.h
 tests_unit_test_scim_map_CFLAGS = $(CHECK_TEST_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir)
 tests_unit_test_scim_map_LDADD = modules/nsscache/libnsscache-scim.la $(CHECK_TEST_LIBS)
 
@@ -222,7 +222,7 @@ tests_unit_test_dupset_CFLAGS = $(CHECK_TEST_CFLAGS) -I$(top_srcdir)
 tests_unit_test_dupset_LDADD = modules/nsscache/libnsscache-scim.la $(CHECK_TEST_LIBS)
 
 check_PROGRAMS += tests/lib/scim-dump
-tests_lib_scim_dump_SOURCES = tests/lib/scim-dump.c
+tests_lib_scim_dump_SOURCES = tests/lib/scim-dump.c tests/lib/scim-collect.c tests/lib/scim-collect.h
 tests_lib_scim_dump_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir)
 tests_lib_scim_dump_LDADD = modules/nsscache/libnsscache-scim.la $(CURL_LIBS)
 EXTRA_DIST += tests/lib/scim-server.py tests/lib/nsscache-seed.h
@@ -242,7 +242,8 @@ EXTRA_DIST += tests/integration/0271-gres-slurmd.t
 # Fuzz targets replay their corpus under make check.
 check_PROGRAMS += tests/fuzz/fuzz-scim-json
 TESTS += tests/fuzz/scim-json.t
-tests_fuzz_fuzz_scim_json_SOURCES = tests/fuzz/fuzz-scim-json.c tests/fuzz/fuzz-replay.c
+tests_fuzz_fuzz_scim_json_SOURCES = tests/fuzz/fuzz-scim-json.c tests/fuzz/fuzz-replay.c tests/lib/scim-collect.c \
+	tests/lib/scim-collect.h
 tests_fuzz_fuzz_scim_json_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir)
 tests_fuzz_fuzz_scim_json_LDADD = modules/nsscache/libnsscache-scim.la
 EXTRA_DIST += tests/fuzz/corpus/scim-json tests/fuzz/scim-json.t

@@ -20,9 +20,9 @@ void nsscache_refresh_options(const ScimConfig *c, bool force, CacheOptions *o) 
         }
 }
 
-static void formatted_done(CacheFormatted text[static _NSS_MAP_MAX]) {
+static void formatted_donep(CacheFormatted (*text)[_NSS_MAP_MAX]) {
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
-                cache_formatted_done(text + t);
+                cache_formatted_done(*text + t);
 }
 
 /* The node's own accounts and the maps published now, read at the start of
@@ -51,11 +51,17 @@ static int load_host_files(const ScimConfig *c, const CacheOptions *opts, ScimMa
 int nsscache_refresh_run(const ScimConfig *c, const CacheOptions *opts, const sunkd_cancel *cancel,
                          nsscache_rejects_fn on_rejects, void *userdata, ScimFetchStats *ret_stats,
                          CacheReport *ret_report, char **ret_error) {
+        _cleanup_(formatted_donep) CacheFormatted text[_NSS_MAP_MAX];
         _cleanup_(scim_map_freep) ScimMapper *m = NULL;
-        CacheFormatted text[_NSS_MAP_MAX];
+        ScimSink sink;
         int r;
 
-        r = scim_map_new_formatted(c, &m);
+        /* Each entry is rendered as it is accepted: a refresh holds the maps'
+         * text, never every entry's strings. */
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                cache_formatted_init(text + t, t);
+        sink = scim_sink_formatted(text);
+        r = scim_map_new(c, &sink, &m);
         if (r < 0)
                 return r;
         r = load_host_files(c, opts, m, ret_error);
@@ -64,17 +70,13 @@ int nsscache_refresh_run(const ScimConfig *c, const CacheOptions *opts, const su
         r = scim_fetch_run(c, m, cancel, ret_stats, ret_error);
         if (r < 0)
                 return r;
-        r = scim_map_take_formatted(m, text);
+        r = scim_map_finish(m);
         if (r < 0)
                 return r;
         if (on_rejects)
                 on_rejects(userdata, scim_map_rejects(m));
         m = scim_map_free(m);
-        if (sunkd_cancelled(cancel)) {
-                formatted_done(text);
+        if (sunkd_cancelled(cancel))
                 return -ECANCELED;
-        }
-        r = cache_publish_formatted(opts, text, ret_report, ret_error);
-        formatted_done(text);
-        return r;
+        return cache_publish_formatted(opts, text, ret_report, ret_error);
 }

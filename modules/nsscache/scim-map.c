@@ -77,12 +77,7 @@ const char *scim_reject_reason_to_string(ScimRejectReason r) {
         return reject_table[r];
 }
 
-/* Where one accepted entry went in one map: a byte range of the rendered
- * text, or (collecting) an array index with len 1.  len 0: nothing there. */
-typedef struct Span {
-        uint64_t pos;
-        uint32_t len;
-} Span;
+typedef ScimSpan Span;
 
 /* One accepted user or group; user_names/uids (group_names/gids) map to
  * its index in `claims`. */
@@ -97,10 +92,7 @@ typedef struct Claim {
 
 struct ScimMapper {
         const ScimConfig *conf;
-        bool formatted;                 /* entries go to `text`, not to `maps` */
-        NssMaps maps;
-        size_t cap[_NSS_MAP_MAX];
-        CacheFormatted text[_NSS_MAP_MAX];
+        ScimSink sink; /* where accepted entries go */
         ScimRejects rejects;
         DupSet *user_names, *uids, *group_names, *gids;
         DupSet *members; /* of the group being mapped */
@@ -147,16 +139,14 @@ static int add_reserved(ScimMapper *m) {
         return 0;
 }
 
-static int mapper_new(const ScimConfig *c, bool formatted, ScimMapper **ret) {
+int scim_map_new(const ScimConfig *c, const ScimSink *sink, ScimMapper **ret) {
         ScimMapper *m;
 
         m = calloc(1, sizeof(*m));
         if (!m)
                 return -ENOMEM;
         m->conf = c;
-        m->formatted = formatted;
-        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
-                cache_formatted_init(m->text + t, t);
+        m->sink = *sink;
         if (dupset_new(&m->user_names) < 0 || dupset_new(&m->uids) < 0 ||
             dupset_new(&m->group_names) < 0 || dupset_new(&m->gids) < 0 ||
             dupset_new(&m->members) < 0 || dupset_new(&m->local_user_names) < 0 ||
@@ -170,20 +160,9 @@ static int mapper_new(const ScimConfig *c, bool formatted, ScimMapper **ret) {
         return 0;
 }
 
-int scim_map_new(const ScimConfig *c, ScimMapper **ret) {
-        return mapper_new(c, false, ret);
-}
-
-int scim_map_new_formatted(const ScimConfig *c, ScimMapper **ret) {
-        return mapper_new(c, true, ret);
-}
-
 ScimMapper *scim_map_free(ScimMapper *m) {
         if (!m)
                 return NULL;
-        nss_maps_done(&m->maps);
-        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
-                cache_formatted_done(m->text + t);
         for (size_t i = 0; i < m->rejects.n_records; i++)
                 free(m->rejects.records[i].name);
         free(m->rejects.records);
@@ -202,16 +181,6 @@ ScimMapper *scim_map_free(ScimMapper *m) {
         free(m);
         return NULL;
 }
-
-/* Where NssMaps keeps each map's entries. */
-static const struct {
-        size_t array, count, size;
-} layout[_NSS_MAP_MAX] = {
-        [NSS_MAP_PASSWD] = { offsetof(NssMaps, passwd), offsetof(NssMaps, n_passwd), sizeof(NssPasswd) },
-        [NSS_MAP_SHADOW] = { offsetof(NssMaps, shadow), offsetof(NssMaps, n_shadow), sizeof(NssShadow) },
-        [NSS_MAP_GROUP] = { offsetof(NssMaps, group), offsetof(NssMaps, n_group), sizeof(NssGroup) },
-        [NSS_MAP_SSHKEY] = { offsetof(NssMaps, sshkey), offsetof(NssMaps, n_sshkey), sizeof(NssSshkey) },
-};
 
 static int span_cmp(const void *a, const void *b) {
         const Span *x = a, *y = b;
@@ -236,80 +205,21 @@ static int removed_spans(const ScimMapper *m, NssMapType t, Span **ret, size_t *
         return 0;
 }
 
-/* Moves the displaced entries of map @t out of the arrays, into @trash. */
-static int cut_entries(ScimMapper *m, NssMapType t, NssMaps *trash) {
-        _cleanup_free_ Span *v = NULL;
-        char *a = *(char **) ((char *) &m->maps + layout[t].array), *bin;
-        size_t *n = (size_t *) ((char *) &m->maps + layout[t].count), size = layout[t].size;
-        size_t n_cut, kept = 0, k = 0;
-        int r;
-
-        r = removed_spans(m, t, &v, &n_cut);
-        if (r < 0 || n_cut == 0)
-                return r;
-        bin = calloc(n_cut, size);
-        if (!bin)
-                return -ENOMEM;
-        for (size_t i = 0; i < *n; i++) {
-                if (k < n_cut && v[k].pos == i)
-                        memcpy(bin + size * k++, a + size * i, size);
-                else
-                        memmove(a + size * kept++, a + size * i, size);
-        }
-        *n = kept;
-        *(char **) ((char *) trash + layout[t].array) = bin;
-        *(size_t *) ((char *) trash + layout[t].count) = n_cut;
-        return 0;
-}
-
-/* Removes the lines of displaced entries from the rendered map @t. */
-static int cut_lines(ScimMapper *m, NssMapType t) {
-        _cleanup_free_ Span *v = NULL;
-        StrBuf *b = &m->text[t].buf;
-        size_t n_cut, out = 0, in = 0;
-        int r;
-
-        r = removed_spans(m, t, &v, &n_cut);
-        if (r < 0 || n_cut == 0)
-                return r;
-        for (size_t k = 0; k < n_cut; k++) {
-                memmove(b->data + out, b->data + in, v[k].pos - in);
-                out += v[k].pos - in;
-                in = v[k].pos + v[k].len;
-        }
-        memmove(b->data + out, b->data + in, b->len - in);
-        strbuf_truncate(b, out + b->len - in);
-        m->text[t].entries -= n_cut;
-        return 0;
-}
-
-int scim_map_take(ScimMapper *m, NssMaps *ret) {
-        NssMaps trash = {};
-        int r = 0;
-
-        for (NssMapType t = 0; t < _NSS_MAP_MAX && r >= 0 && m->n_removed > 0; t++)
-                r = cut_entries(m, t, &trash);
-        nss_maps_done(&trash);
-        if (r < 0)
-                return r;
-        *ret = m->maps;
-        memset(&m->maps, 0, sizeof(m->maps));
-        memset(m->cap, 0, sizeof(m->cap));
-        return 0;
-}
-
-int scim_map_take_formatted(ScimMapper *m, CacheFormatted ret[static _NSS_MAP_MAX]) {
-        int r;
-
+int scim_map_finish(ScimMapper *m) {
         for (NssMapType t = 0; t < _NSS_MAP_MAX && m->n_removed > 0; t++) {
-                r = cut_lines(m, t);
+                _cleanup_free_ Span *v = NULL;
+                size_t n = 0;
+                int r;
+
+                r = removed_spans(m, t, &v, &n);
+                if (r >= 0 && n > 0)
+                        r = m->sink.cut(m->sink.data, t, v, n);
                 if (r < 0)
                         return r;
         }
-        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
-                ret[t] = m->text[t];
-                cache_formatted_init(m->text + t, t);
-        }
+        m->n_removed = 0;
+        for (size_t i = 0; i < m->n_claims; i++)
+                m->claims[i].removed = false;
         return 0;
 }
 
@@ -387,106 +297,11 @@ static json_object *extract_step(json_object *o, const char *step, size_t n) {
         return v;
 }
 
-/* ---- entries: copied into NssMaps, or rendered at once ---------------------- */
-
-static int copy_passwd(ScimMapper *m, const void *entry) {
-        const NssPasswd *e = entry;
-        NssPasswd *p;
-        int r;
-
-        r = grow((void **) &m->maps.passwd, &m->cap[NSS_MAP_PASSWD], m->maps.n_passwd, sizeof(NssPasswd));
-        if (r < 0)
-                return r;
-        p = m->maps.passwd + m->maps.n_passwd++;
-        *p = (NssPasswd) {
-                .name = strdup(e->name),
-                .passwd = strdup(e->passwd),
-                .uid = e->uid,
-                .gid = e->gid,
-                .gecos = strdup(e->gecos),
-                .dir = strdup(e->dir),
-                .shell = strdup(e->shell),
-        };
-        return p->name && p->passwd && p->gecos && p->dir && p->shell ? 0 : -ENOMEM;
-}
-
-static int copy_shadow(ScimMapper *m, const void *entry) {
-        const NssShadow *e = entry;
-        NssShadow *p;
-        int r;
-
-        r = grow((void **) &m->maps.shadow, &m->cap[NSS_MAP_SHADOW], m->maps.n_shadow, sizeof(NssShadow));
-        if (r < 0)
-                return r;
-        p = m->maps.shadow + m->maps.n_shadow++;
-        *p = *e;
-        p->name = strdup(e->name);
-        p->passwd = strdup(e->passwd);
-        return p->name && p->passwd ? 0 : -ENOMEM;
-}
-
-static int copy_group(ScimMapper *m, const void *entry) {
-        const NssGroup *e = entry;
-        NssGroup *p;
-        int r;
-
-        r = grow((void **) &m->maps.group, &m->cap[NSS_MAP_GROUP], m->maps.n_group, sizeof(NssGroup));
-        if (r < 0)
-                return r;
-        p = m->maps.group + m->maps.n_group++;
-        *p = (NssGroup) {
-                .name = strdup(e->name),
-                .passwd = strdup(e->passwd),
-                .gid = e->gid,
-                .members = strv_copy(e->members),
-        };
-        return p->name && p->passwd && p->members ? 0 : -ENOMEM;
-}
-
-static int copy_sshkey(ScimMapper *m, const void *entry) {
-        const NssSshkey *e = entry;
-        NssSshkey *p;
-        int r;
-
-        r = grow((void **) &m->maps.sshkey, &m->cap[NSS_MAP_SSHKEY], m->maps.n_sshkey, sizeof(NssSshkey));
-        if (r < 0)
-                return r;
-        p = m->maps.sshkey + m->maps.n_sshkey++;
-        *p = (NssSshkey) { .name = strdup(e->name), .keys = strv_copy(e->keys) };
-        return p->name && p->keys ? 0 : -ENOMEM;
-}
-
-static int (*const copy_entry[_NSS_MAP_MAX])(ScimMapper *m, const void *entry) = {
-        [NSS_MAP_PASSWD] = copy_passwd,
-        [NSS_MAP_SHADOW] = copy_shadow,
-        [NSS_MAP_GROUP] = copy_group,
-        [NSS_MAP_SSHKEY] = copy_sshkey,
-};
-
-/* Hands on one accepted entry whose strings are borrowed, and says where it
- * went.  Return: 0, -ENOMEM, or -EINVAL/-EILSEQ for an entry the cache
- * format cannot hold (nothing is added: the caller rejects that entry). */
+/* Hands one accepted entry whose strings are borrowed to the sink, and
+ * says where it went.  Return: 0, -ENOMEM, or -EINVAL/-EILSEQ for an entry
+ * the cache format cannot hold (nothing is added: the caller rejects it). */
 static int emit(ScimMapper *m, NssMapType t, const void *entry, Span *ret_span) {
-        size_t mark;
-        int r;
-
-        if (m->formatted) {
-                mark = m->text[t].buf.len;
-                r = cache_formatted_try_add(m->text + t, entry);
-                if (r < 0)
-                        return r;
-                *ret_span = (Span) { mark, (uint32_t) (m->text[t].buf.len - mark) };
-                return 0;
-        }
-        r = cache_format_check(t, entry);
-        if (r < 0)
-                return r;
-        mark = nss_maps_count(&m->maps, t);
-        r = copy_entry[t](m, entry);
-        if (r < 0)
-                return r;
-        *ret_span = (Span) { mark, 1 };
-        return 0;
+        return m->sink.add(m->sink.data, t, entry, ret_span);
 }
 
 /* ---- attributes ------------------------------------------------------------- */
@@ -638,23 +453,9 @@ static bool published(const ScimMapper *m, bool group, const char *name, uint32_
 
 /* The name of an accepted entry, from the first map it went to. */
 static const char *claim_name(const ScimMapper *m, const Claim *c, char buf[static SCIM_NAME_MAX + 1]) {
-        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
-                const char *line, *colon;
-
-                if (c->span[t].len == 0)
-                        continue;
-                if (!m->formatted)
-                        /* every entry type starts with its name */
-                        return *(char *const *) (*(char *const *) ((const char *) &m->maps + layout[t].array) +
-                                                 layout[t].size * c->span[t].pos);
-                line = m->text[t].buf.data + c->span[t].pos;
-                colon = memchr(line, ':', MIN((size_t) c->span[t].len, (size_t) SCIM_NAME_MAX + 1));
-                if (!colon)
-                        break;
-                memcpy(buf, line, (size_t) (colon - line));
-                buf[colon - line] = 0;
-                return buf;
-        }
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                if (c->span[t].len > 0)
+                        return m->sink.name(m->sink.data, t, c->span[t], buf);
         return NULL;
 }
 

@@ -1,10 +1,10 @@
-/* SCIM 2.0 ListResponse pages to validated NssMaps.
+/* SCIM 2.0 Resources to validated passwd, shadow, group and sshkey entries.
  *
  * A ScimMapper takes the Resources of each page (scim-page.h) as it
- * arrives, so memory holds one page of JSON plus the maps, never the whole
- * directory as JSON.  Every entry that is
- * dropped leaves a reject record; the caller decides how loudly to log.
- * Non-logging.
+ * arrives and hands every entry it accepts to its sink (scim-sink.h), so
+ * memory holds one page of JSON plus what the sink keeps, never the whole
+ * directory as JSON.  Every entry that is dropped leaves a reject record;
+ * the caller decides how loudly to log.  Non-logging.
  */
 #pragma once
 
@@ -15,10 +15,10 @@
 #include "cache-format.h"
 #include "nss-maps.h"
 #include "nsscache-conf.h"
+#include "scim-sink.h"
 
 struct json_object;
 
-#define SCIM_NAME_MAX 32
 #define SCIM_FIELD_MAX 4096
 #define SCIM_GECOS_MAX 255
 #define SCIM_SSHKEY_MAX (16 * 1024)
@@ -65,11 +65,8 @@ const char *scim_reject_reason_to_string(ScimRejectReason r);
 
 typedef struct ScimMapper ScimMapper;
 
-/* A mapper that collects NssMaps (scim_map_take()). */
-int scim_map_new(const ScimConfig *c, ScimMapper **ret);
-/* A mapper that renders each accepted entry at once (scim_map_take_formatted()),
- * so a refresh holds the map text but never every entry's strings. */
-int scim_map_new_formatted(const ScimConfig *c, ScimMapper **ret);
+/** scim_map_new() - a mapper for @c (borrowed) whose entries go to @sink (copied). */
+int scim_map_new(const ScimConfig *c, const ScimSink *sink, ScimMapper **ret);
 ScimMapper *scim_map_free(ScimMapper *m);
 static inline void scim_map_freep(ScimMapper **m) {
         if (*m)
@@ -108,10 +105,12 @@ int scim_map_load_local(ScimMapper *m, const char *passwd, const char *group);
  */
 int scim_map_load_published(ScimMapper *m, const char *passwd, const char *group);
 
-/** scim_map_take() - move the maps out (the mapper keeps empty maps).  Return: 0 or -ENOMEM. */
-int scim_map_take(ScimMapper *m, NssMaps *ret);
-/** scim_map_take_formatted() - move the rendered maps out, one per NssMapType.  Return: 0 or -ENOMEM. */
-int scim_map_take_formatted(ScimMapper *m, CacheFormatted ret[static _NSS_MAP_MAX]);
+/**
+ * scim_map_finish() - after the last page: cut the entries that later
+ * claimants displaced out of the sink, which then holds the maps.
+ * Return: 0, or the sink's error.
+ */
+int scim_map_finish(ScimMapper *m);
 const ScimRejects *scim_map_rejects(const ScimMapper *m);
 
 /**

@@ -9,6 +9,7 @@
 #include "modules/nsscache/scim-page.h"
 #include "util/cleanup.h"
 #include "../lib/nsscache-seed.h"
+#include "../lib/scim-collect.h"
 
 #define CW SEED_CW
 
@@ -22,26 +23,31 @@ static const char conf_text[] =
         "scim_override_home_directory=/mnt/home/%%u\n"
         SEED_PASSWD_PATHS;
 
-/* The rendering mapper, displaced entries cut out, gives byte for byte what
- * rendering the collecting mapper's maps gives. */
-static void formatted_agrees(const ScimConfig *c, struct json_object *resources, ScimMapper *collected) {
-        _cleanup_(scim_map_freep) ScimMapper *f = NULL;
+/* The rendering sink, displaced entries cut out, gives byte for byte what
+ * rendering the collecting sink's maps gives. */
+static void formatted_agrees(const ScimConfig *c, struct json_object *resources, ScimMapper *collected,
+                             ScimCollect *col) {
         CacheFormatted text[_NSS_MAP_MAX];
+        ScimSink render = scim_sink_formatted(text);
+        ScimMapper *f = NULL;
         NssMaps maps = { 0 };
+        bool ok;
 
-        if (scim_map_new_formatted(c, &f) < 0 || scim_map_add_users(f, resources) < 0 ||
-            scim_map_add_groups(f, resources) < 0 || scim_map_take_formatted(f, text) < 0)
-                return;
-        if (scim_map_take(collected, &maps) >= 0)
-                for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
-                        _cleanup_free_ char *buf = NULL, *err = NULL;
-                        size_t len = 0, n = 0;
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                cache_formatted_init(text + t, t);
+        ok = scim_map_new(c, &render, &f) >= 0 && scim_map_add_users(f, resources) >= 0 &&
+             scim_map_add_groups(f, resources) >= 0 && scim_map_finish(f) >= 0 && scim_map_finish(collected) >= 0;
+        scim_map_free(f);
+        scim_collect_take(col, &maps);
+        for (NssMapType t = 0; ok && t < _NSS_MAP_MAX; t++) {
+                _cleanup_free_ char *buf = NULL, *err = NULL;
+                size_t len = 0, n = 0;
 
-                        if (cache_format_render(&maps, t, &buf, &len, &n, &err) < 0 || text[t].error != 0 ||
-                            text[t].buf.len != len || text[t].entries != n ||
-                            (len > 0 && memcmp(text[t].buf.data, buf, len) != 0))
-                                __builtin_trap();
-                }
+                if (cache_format_render(&maps, t, &buf, &len, &n, &err) < 0 || text[t].error != 0 ||
+                    text[t].buf.len != len || text[t].entries != n ||
+                    (len > 0 && memcmp(text[t].buf.data, buf, len) != 0))
+                        __builtin_trap();
+        }
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
                 cache_formatted_done(text + t);
         nss_maps_done(&maps);
@@ -49,10 +55,11 @@ static void formatted_agrees(const ScimConfig *c, struct json_object *resources,
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
+        ScimCollect col = {};
+        ScimSink collect = scim_collect_sink(&col);
         _cleanup_(scim_map_freep) ScimMapper *m = NULL;
         _cleanup_free_ char *err = NULL;
         ScimPage p = { 0 };
-        NssMaps maps = { 0 };
 
         if (nsscache_conf_new(&c) < 0 ||
             nsscache_conf_parse_ini(c, conf_text, strlen(conf_text), "fuzz", &err) < 0 ||
@@ -66,15 +73,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 if (scim_page_parse_bounded((const char *) data, size, 10000, &q, &e) >= 0)
                         scim_page_done(&q);
         }
-        if (scim_map_new(c, &m) < 0)
+        if (scim_map_new(c, &collect, &m) < 0)
                 return 0;
-        if (scim_page_parse((const char *) data, size, &p, &err) < 0)
-                return 0;
-        (void) scim_map_add_users(m, p.resources);
-        (void) scim_map_add_groups(m, p.resources);
-        formatted_agrees(c, p.resources, m);
-        scim_page_done(&p);
-        nss_maps_done(&maps);
+        if (scim_page_parse((const char *) data, size, &p, &err) >= 0) {
+                (void) scim_map_add_users(m, p.resources);
+                (void) scim_map_add_groups(m, p.resources);
+                formatted_agrees(c, p.resources, m, &col);
+                scim_page_done(&p);
+        }
+        m = scim_map_free(m);
+        scim_collect_done(&col);
 
         /* the same bytes as an nsscache.conf */
         {

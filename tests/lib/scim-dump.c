@@ -21,6 +21,7 @@
 #include "modules/nsscache/scim-map.h"
 #include "util/cleanup.h"
 #include "util/strv.h"
+#include "scim-collect.h"
 
 static void print_maps(const NssMaps *m) {
         for (size_t i = 0; i < m->n_passwd; i++)
@@ -50,6 +51,8 @@ int main(int argc, char *argv[]) {
                 {},
         };
         _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
+        ScimCollect col = {};
+        ScimSink sink = scim_collect_sink(&col);
         _cleanup_(scim_map_freep) ScimMapper *m = NULL;
         _cleanup_strv_free_ char **overrides = NULL;
         _cleanup_free_ char *err = NULL;
@@ -113,7 +116,7 @@ int main(int argc, char *argv[]) {
         }
 
         curl_global_init(CURL_GLOBAL_DEFAULT);
-        if (scim_map_new(c, &m) < 0)
+        if (scim_map_new(c, &sink, &m) < 0)
                 return 1;
         r = scim_fetch_run(c, m, NULL, &stats, &err);
         for (unsigned bit = 1; bit; bit <<= 1)
@@ -127,7 +130,9 @@ int main(int argc, char *argv[]) {
                 curl_global_cleanup();
                 return 1;
         }
-        scim_map_take(m, &maps);
+        if (scim_map_finish(m) < 0)
+                return 1;
+        scim_collect_take(&col, &maps);
         printf("count passwd=%zu shadow=%zu group=%zu sshkey=%zu rejects=%" PRIu64 "\n",
                maps.n_passwd, maps.n_shadow, maps.n_group, maps.n_sshkey,
                scim_map_rejects(m)->total);

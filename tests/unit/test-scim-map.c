@@ -10,6 +10,7 @@
 
 #include "modules/nsscache/scim-map.h"
 #include "modules/nsscache/scim-page.h"
+#include "../lib/scim-collect.h"
 #include "util/cleanup.h"
 #include "util/macro.h"
 #include "util/strv.h"
@@ -115,11 +116,13 @@ static const char *tmp_file(TmpDir *d, const char *name, const char *text) {
 /* Maps one users page (and optionally a groups page) with config @c. */
 static void run(ScimConfig *c, const char *users, const char *groups, NssMaps *maps,
                 ScimRejects *rej) {
+        ScimCollect col = {};
+        ScimSink sink = scim_collect_sink(&col);
         _cleanup_(scim_map_freep) ScimMapper *m = NULL;
         _cleanup_free_ char *err = NULL;
         ScimPage p = { 0 };
 
-        ck_assert_int_eq(scim_map_new(c, &m), 0);
+        ck_assert_int_eq(scim_map_new(c, &sink, &m), 0);
         ck_assert_int_eq(scim_map_load_local(m, local_passwd, local_group), 0);
         ck_assert_int_eq(scim_map_load_published(m, published_passwd, published_group), 0);
         if (users) {
@@ -134,7 +137,8 @@ static void run(ScimConfig *c, const char *users, const char *groups, NssMaps *m
                 ck_assert_int_eq(scim_map_add_groups(m, p.resources), 0);
                 scim_page_done(&p);
         }
-        scim_map_take(m, maps);
+        ck_assert_int_eq(scim_map_finish(m), 0);
+        scim_collect_take(&col, maps);
         *rej = *scim_map_rejects(m);
         /* records are owned by the mapper; keep counts only */
         rej->records = NULL;
@@ -515,12 +519,14 @@ END_TEST
 
 START_TEST(test_reject_records_capped) {
         _cleanup_(nsscache_conf_freep) ScimConfig *c = conf(NULL);
+        ScimCollect col = {};
+        ScimSink sink = scim_collect_sink(&col);
         _cleanup_(scim_map_freep) ScimMapper *m = NULL;
         json_object *arr = json_object_new_array();
 
         for (int i = 0; i < 1000; i++)
                 json_object_array_add(arr, json_object_new_int(i));
-        ck_assert_int_eq(scim_map_new(c, &m), 0);
+        ck_assert_int_eq(scim_map_new(c, &sink, &m), 0);
         ck_assert_int_eq(scim_map_add_users(m, arr), 0);
         ck_assert_int_eq(scim_map_rejects(m)->count[SCIM_REJECT_NOT_OBJECT], 1000);
         ck_assert_int_eq(scim_map_rejects(m)->n_records, SCIM_REJECT_RECORDS_MAX);
@@ -534,12 +540,16 @@ END_TEST
 /* Maps @users and @groups with a collecting mapper and a rendering one. */
 static void map_both(ScimConfig *c, const char *users, const char *groups, NssMaps *maps,
                      CacheFormatted text[static _NSS_MAP_MAX]) {
+        ScimCollect col = {};
+        ScimSink collect = scim_collect_sink(&col), render = scim_sink_formatted(text);
         _cleanup_(scim_map_freep) ScimMapper *a = NULL, *b = NULL;
         _cleanup_free_ char *err = NULL, *ub = page_of(users), *gb = page_of(groups);
         ScimPage p = { 0 };
 
-        ck_assert_int_eq(scim_map_new(c, &a), 0);
-        ck_assert_int_eq(scim_map_new_formatted(c, &b), 0);
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                cache_formatted_init(text + t, t);
+        ck_assert_int_eq(scim_map_new(c, &collect, &a), 0);
+        ck_assert_int_eq(scim_map_new(c, &render, &b), 0);
         ck_assert_msg(scim_page_parse(ub, strlen(ub), &p, &err) == 0, "%s", err);
         ck_assert_int_eq(scim_map_add_users(a, p.resources), 0);
         ck_assert_int_eq(scim_map_add_users(b, p.resources), 0);
@@ -549,8 +559,9 @@ static void map_both(ScimConfig *c, const char *users, const char *groups, NssMa
         ck_assert_int_eq(scim_map_add_groups(b, p.resources), 0);
         scim_page_done(&p);
         ck_assert_int_eq(scim_map_rejects(a)->total, scim_map_rejects(b)->total);
-        scim_map_take(a, maps);
-        scim_map_take_formatted(b, text);
+        ck_assert_int_eq(scim_map_finish(a), 0);
+        ck_assert_int_eq(scim_map_finish(b), 0);
+        scim_collect_take(&col, maps);
 }
 
 /* Rendering as entries are accepted gives what rendering the collected maps
@@ -669,9 +680,11 @@ END_TEST
 /* An unreadable local file fails the run rather than publish unchecked entries. */
 START_TEST(test_local_unreadable) {
         _cleanup_(nsscache_conf_freep) ScimConfig *c = conf(NULL);
+        ScimCollect col = {};
+        ScimSink sink = scim_collect_sink(&col);
         _cleanup_(scim_map_freep) ScimMapper *m = NULL;
 
-        ck_assert_int_eq(scim_map_new(c, &m), 0);
+        ck_assert_int_eq(scim_map_new(c, &sink, &m), 0);
         ck_assert_int_eq(scim_map_load_local(m, "/nonexistent/passwd", NULL), 0);
         ck_assert_int_lt(scim_map_load_local(m, "/proc/self/mem", NULL), 0);
         ck_assert_int_eq(scim_map_load_published(m, "/nonexistent/passwd.cache", ""), 0);

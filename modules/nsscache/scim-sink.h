@@ -1,0 +1,41 @@
+/* Where a ScimMapper's accepted entries go: its one output.
+ *
+ * The mapper decides who gets a name and an id; a sink holds what it
+ * accepted.  An entry accepted early can be displaced by a later, rightful
+ * claimant (the incumbent of the published map), so a sink says where each
+ * entry went and can cut entries out again when the mapping is finished.
+ * The refresh renders each entry at once into the cache files' text
+ * (scim_sink_formatted()); tests and tools may collect them as NssMaps.
+ * Non-logging.
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cache-format.h"
+#include "nss-maps.h"
+
+#define SCIM_NAME_MAX 32
+
+/* Where one accepted entry went in one map: a byte range of rendered text,
+ * or an array index with len 1.  len 0: nothing there. */
+typedef struct ScimSpan {
+        uint64_t pos;
+        uint32_t len;
+} ScimSpan;
+
+typedef struct ScimSink {
+        /* One accepted entry of map @t, its strings borrowed.  -EINVAL or
+         * -EILSEQ: the cache format cannot hold it, nothing was added (the
+         * mapper rejects that entry); -ENOMEM. */
+        int (*add)(void *data, NssMapType t, const void *entry, ScimSpan *ret);
+        /* The name of the entry at @at, or NULL. */
+        const char *(*name)(void *data, NssMapType t, ScimSpan at, char buf[static SCIM_NAME_MAX + 1]);
+        /* Removes the entries at @n spans of map @t, given in the order they were added. */
+        int (*cut)(void *data, NssMapType t, const ScimSpan *at, size_t n);
+        void *data;
+} ScimSink;
+
+/** scim_sink_formatted() - render into @text[t] (initialised by the caller, one per map). */
+ScimSink scim_sink_formatted(CacheFormatted text[static _NSS_MAP_MAX]);
