@@ -168,7 +168,7 @@ static const struct {
         unsigned flags;
         IpcMethodFn fn;
 } agent_methods[] = {
-        { "io.sunkd.Agent.Ping", SUNKD_METHOD_ANY_UID, method_ping },
+        { "io.sunkd.Agent.Ping", SUNKD_METHOD_ANY_UID | IPC_METHOD_ANONYMOUS, method_ping },
         { "io.sunkd.Agent.Version", SUNKD_METHOD_ANY_UID, method_version },
         { "io.sunkd.Agent.Status", SUNKD_METHOD_ANY_UID, method_status },
         { "io.sunkd.Agent.Jobs", SUNKD_METHOD_ANY_UID, method_jobs },

@@ -141,6 +141,9 @@ static int host_methods_add(sunkd_ctx *c, const sunkd_method *methods, size_t n)
                 return -ENOMEM;
         mod->bindings = b;
         for (size_t i = 0; i < n; i++) {
+                /* Anonymous is the agent's own: a module's handler may ask who calls. */
+                if (methods[i].flags & IPC_METHOD_ANONYMOUS)
+                        return -EINVAL;
                 b[i] = (MethodBinding){ .module = mod, .fn = methods[i].fn };
                 r = ipc_add_method(mod->manager->ipc, methods[i].name, methods[i].flags, method_trampoline, &b[i],
                                    &mod->allow, mod);

@@ -102,6 +102,7 @@ struct sunkd_call {
         struct ucred ucred;
         void (*gone_cb)(sunkd_call *call, void *userdata);
         void *gone_userdata;
+        bool accounted;    /* counted in its uid's n_calls */
         bool gone_pending; /* gone_cb is due */
         bool oneway;
         bool replied;
@@ -115,7 +116,9 @@ struct IpcConnection {
         sd_event_source *io;
         sd_event_source *idle;
         sd_event_source *defer;
-        struct ucred ucred;
+        struct ucred ucred; /* valid once creds_known */
+        bool creds_known;
+        bool accounted; /* counted in its uid's n_connections */
         gid_t *groups; /* read when a policy first needs them */
         size_t n_groups;
         bool groups_loaded;
@@ -243,6 +246,38 @@ static void ipc_uid_put_call(Ipc *ipc, uid_t uid) {
         ipc_uid_release(ipc, u);
 }
 
+/* The peer's credentials, read the first time something needs them: the
+ * policy of a method other than an anonymous one, the per-uid accounting,
+ * a warning that names the peer. */
+static int conn_creds(IpcConnection *c) {
+        socklen_t len = sizeof(struct ucred);
+
+        if (c->creds_known)
+                return 0;
+        if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &c->ucred, &len) < 0)
+                return -errno;
+        c->creds_known = true;
+        return 0;
+}
+
+/* Counts @c in its uid's connections, once. */
+static int conn_account(IpcConnection *c) {
+        IpcUid *u;
+        int r;
+
+        if (c->accounted)
+                return 0;
+        r = conn_creds(c);
+        if (r < 0)
+                return r;
+        u = ipc_uid_get(c->ipc, c->ucred.uid);
+        if (!u)
+                return -ENOMEM;
+        u->n_connections++;
+        c->accounted = true;
+        return 0;
+}
+
 static int allow_merge(IpcAllow *into, const IpcAllow *a) {
         uid_t *u;
         gid_t *g;
@@ -313,8 +348,9 @@ int ipc_add_method(Ipc *ipc, const char *name, unsigned flags, IpcMethodFn fn, v
                 return -EINVAL;
         if (!varlink_method_name_is_valid(name, strlen(name)))
                 return -EINVAL;
-        /* Exactly one policy bit, nothing else. */
-        if ((flags & ~policy_flags) || policy == 0 || (policy & (policy - 1)))
+        /* Exactly one policy bit, nothing else; anonymous only for any uid. */
+        if ((flags & ~(policy_flags | IPC_METHOD_ANONYMOUS)) || policy == 0 || (policy & (policy - 1)) ||
+            ((flags & IPC_METHOD_ANONYMOUS) && policy != SUNKD_METHOD_ANY_UID))
                 return -EINVAL;
 
         hi = ipc->n_methods;
@@ -478,7 +514,8 @@ static sunkd_call *call_free(sunkd_call *call) {
                         ipc->calls = call->next;
                 if (call->next)
                         call->next->prev = call->prev;
-                ipc_uid_put_call(ipc, call->ucred.uid);
+                if (call->accounted)
+                        ipc_uid_put_call(ipc, call->ucred.uid);
         }
         json_object_put(call->message);
         free(call);
@@ -641,6 +678,7 @@ static int conn_send(IpcConnection *c, const char *method, const char *error, js
                 }
         }
         if (fallback) {
+                (void) conn_creds(c);
                 if (ratelimit_pass(&ipc->reply_rl, IPC_LOG_BURST, &suppressed))
                         log_warning("Reply to %s for uid=%u pid=%u replaced by %s (%zu bytes, limit %zu)%s",
                                     method ?: "request", (unsigned) c->ucred.uid, (unsigned) c->ucred.pid,
@@ -698,7 +736,8 @@ static IpcConnection *conn_free(IpcConnection *c) {
         if (c->next)
                 c->next->prev = c->prev;
         c->ipc->n_connections--;
-        ipc_uid_put_connection(c->ipc, c->ucred.uid);
+        if (c->accounted)
+                ipc_uid_put_connection(c->ipc, c->ucred.uid);
         free(c);
         return NULL;
 }
@@ -847,7 +886,7 @@ static int conn_dispatch(IpcConnection *c, const char *frame, size_t len) {
         unsigned suppressed;
         sunkd_call *call;
         IpcUid *u;
-        bool oneway;
+        bool oneway, anonymous;
         int r;
 
         r = varlink_parse(frame, len, ipc->limits.max_request - 1, ipc->limits.max_depth, &msg);
@@ -876,7 +915,18 @@ static int conn_dispatch(IpcConnection *c, const char *frame, size_t len) {
                 return conn_send(c, method, "org.varlink.service.MethodNotFound", o);
         }
 
-        if (!ipc_peer_allowed(c, m)) {
+        /* Anyone may call it and it holds nothing: neither the policy nor the
+         * per-uid accounting needs to know who calls. */
+        anonymous = (m->flags & IPC_METHOD_ANONYMOUS) && !c->creds_known;
+        if (!anonymous) {
+                r = conn_account(c);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        return conn_fail(c, "cannot read the peer's credentials");
+        }
+
+        if (!anonymous && !ipc_peer_allowed(c, m)) {
                 if (ratelimit_pass(&ipc->deny_rl, IPC_LOG_BURST, &suppressed))
                         log_warning("Refused %s to uid=%u gid=%u pid=%u%s", method, (unsigned) c->ucred.uid,
                                     (unsigned) c->ucred.gid, (unsigned) c->ucred.pid,
@@ -885,22 +935,25 @@ static int conn_dispatch(IpcConnection *c, const char *frame, size_t len) {
         }
         if (ipc->n_suspended > 0 && ipc_owner_suspended(ipc, m->owner))
                 return oneway ? 0 : conn_send(c, method, "io.sunkd.Unavailable", NULL);
-        if (!conn_may_call(c))
+        if (!anonymous && !conn_may_call(c))
                 return oneway ? 0 : conn_send(c, method, "io.sunkd.TooManyCalls", NULL);
 
-        u = ipc_uid_get(ipc, c->ucred.uid);
-        if (!u)
+        u = anonymous ? NULL : ipc_uid_get(ipc, c->ucred.uid);
+        if (!anonymous && !u)
                 return -ENOMEM;
         call = calloc(1, sizeof(sunkd_call));
         if (!call)
                 return -ENOMEM;
-        u->n_calls++;
+        if (u) {
+                u->n_calls++;
+                call->accounted = true;
+        }
         call_link(ipc, call);
         call->connection = c;
         call->message = TAKE_PTR(msg);
         call->method = method;
         call->owner = m->owner;
-        call->ucred = c->ucred;
+        call->ucred = anonymous ? (struct ucred) { .pid = 0, .uid = (uid_t) -1, .gid = (gid_t) -1 } : c->ucred;
         call->oneway = oneway;
         call->dispatching = true;
         c->call = call;
@@ -1144,12 +1197,34 @@ static bool ipc_admit(Ipc *ipc, IpcConnection *c) {
         return true;
 }
 
+/* Below this many open connections no uid can hold max_connections_per_uid
+ * and no reserved slot is at stake: who connects need not be known yet. */
+static unsigned ipc_checked_from(const Ipc *ipc) {
+        const IpcLimits *l = &ipc->limits;
+        unsigned reserved_from = l->max_connections > l->reserved_connections ?
+                l->max_connections - l->reserved_connections : 0;
+
+        return MIN(l->max_connections_per_uid, reserved_from);
+}
+
+/* From there on every connection counts under its uid, those admitted
+ * before without being asked too, so that the limits see them all. */
+static int ipc_account_all(Ipc *ipc) {
+        for (IpcConnection *i = ipc->connections; i; i = i->next) {
+                int r = conn_account(i);
+
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        log_debug_errno(r, "Cannot read the credentials of a connection, not counting it: %m");
+        }
+        return 0;
+}
+
 /* Returns -EUSERS, logged by ipc_admit(), when the peer may not connect. */
 static int conn_new(Ipc *ipc, int fd) {
-        socklen_t len = sizeof(struct ucred);
         IpcConnection *c;
-        IpcUid *u;
-        int r;
+        int r = 0;
 
         c = calloc(1, sizeof(IpcConnection));
         if (!c) {
@@ -1158,19 +1233,23 @@ static int conn_new(Ipc *ipc, int fd) {
         }
         c->ipc = ipc;
         c->fd = fd;
-        r = RET_NERRNO(getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->ucred, &len));
-        if (r >= 0 && !ipc_admit(ipc, c))
-                r = -EUSERS;
-        u = r >= 0 ? ipc_uid_get(ipc, c->ucred.uid) : NULL;
-        if (r >= 0 && !u)
-                r = -ENOMEM;
+        /* Unknown until read: never mistaken for root. */
+        c->ucred = (struct ucred) { .pid = 0, .uid = (uid_t) -1, .gid = (gid_t) -1 };
+        if (ipc->n_connections >= ipc_checked_from(ipc)) {
+                r = ipc_account_all(ipc);
+                if (r >= 0)
+                        r = conn_creds(c);
+                if (r >= 0 && !ipc_admit(ipc, c))
+                        r = -EUSERS;
+                if (r >= 0)
+                        r = conn_account(c);
+        }
         if (r < 0) {
                 close(fd);
                 free(c->groups);
                 free(c);
                 return r;
         }
-        u->n_connections++;
         c->next = ipc->connections;
         if (c->next)
                 c->next->prev = c;
@@ -1178,8 +1257,7 @@ static int conn_new(Ipc *ipc, int fd) {
         ipc->n_connections++;
         conn_touch(c);
 
-        log_debug("Connection from uid=%u gid=%u pid=%u, %u open", (unsigned) c->ucred.uid,
-                  (unsigned) c->ucred.gid, (unsigned) c->ucred.pid, ipc->n_connections);
+        log_debug("Connection %s, %u open", c->creds_known ? "checked" : "admitted unchecked", ipc->n_connections);
         return 0;
 }
 

@@ -76,6 +76,12 @@ int ipc_adopt(Ipc *ipc, int fd);
 void ipc_stop_accepting(Ipc *ipc);
 unsigned ipc_n_connections(Ipc *ipc);
 
+/* With SUNKD_METHOD_ANY_UID, for the agent's own methods only: the method
+ * answers anyone the same and holds nothing once it has answered, so a
+ * connection calling only it never needs its peer's credentials read (one
+ * system call fewer per connection; see conn_new()). */
+#define IPC_METHOD_ANONYMOUS (1u << 16)
+
 /**
  * ipc_add_method() - register @name with policy @flags (SUNKD_METHOD_*).
  * @allow is borrowed and must outlive the method (NULL = nobody besides

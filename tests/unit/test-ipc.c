@@ -158,6 +158,7 @@ static const struct {
         { "io.sunkd.Test.Count", SUNKD_METHOD_ANY_UID, m_count },
         { "io.sunkd.Test.Big", SUNKD_METHOD_ANY_UID, m_big },
         { "io.sunkd.Test.Creds", SUNKD_METHOD_ANY_UID, m_creds },
+        { "io.sunkd.Test.Anon", SUNKD_METHOD_ANY_UID | IPC_METHOD_ANONYMOUS, m_creds },
 };
 
 static void on_gone_count(sunkd_call *call, void *userdata);
@@ -479,6 +480,98 @@ static int child_hog(Server *s, const void *arg) {
         r = client_call(fds[1], "io.sunkd.Test.Echo", NULL, 5 * SEC, 0, &reply, &name);
         if (r != -EREMOTEIO || !name || !streq(name, "io.sunkd.TooManyCalls"))
                 return 33;
+        return 0;
+}
+
+/* The uid @method reports on @fd, or -1 on any failure. */
+static int64_t call_uid(int fd, const char *method) {
+        json_object *reply = NULL, *v;
+        char *name = NULL;
+        int64_t uid = -1;
+
+        if (client_call(fd, method, NULL, 5 * SEC, 0, &reply, &name) >= 0 &&
+            json_object_object_get_ex(reply, "uid", &v))
+                uid = json_object_get_int64(v);
+        json_object_put(reply);
+        free(name);
+        return uid;
+}
+
+/* As nobody: an anonymous method is answered without the peer's credentials
+ * being read; the first other call reads them, and from then on the
+ * connection is nobody's for every policy, anonymous methods included. */
+static int child_anonymous(Server *s, const void *arg) {
+        json_object *reply = NULL;
+        char *name = NULL;
+        int fd, r;
+
+        if (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+                return 99;
+        if (client_connect(s->path, 5 * SEC, &fd) < 0)
+                return 100;
+        if (call_uid(fd, "io.sunkd.Test.Anon") != (int64_t) (uid_t) -1)
+                return 10;
+        if (call_uid(fd, "io.sunkd.Test.Creds") != 65534)
+                return 11;
+        if (call_uid(fd, "io.sunkd.Test.Anon") != 65534)
+                return 12;
+        r = client_call(fd, "io.sunkd.Test.Root", NULL, 5 * SEC, 0, &reply, &name);
+        if (r != -EREMOTEIO || !name || !streq(name, "io.sunkd.PermissionDenied"))
+                return 13;
+        free(name);
+        json_object_put(reply);
+        close(fd);
+        /* An unknown peer is never root: a root-only call after an anonymous one is checked. */
+        if (client_connect(s->path, 5 * SEC, &fd) < 0)
+                return 100;
+        if (call_uid(fd, "io.sunkd.Test.Anon") != (int64_t) (uid_t) -1)
+                return 14;
+        name = NULL;
+        r = client_call(fd, "io.sunkd.Test.Root", NULL, 5 * SEC, 0, &reply, &name);
+        if (r != -EREMOTEIO || !name || !streq(name, "io.sunkd.PermissionDenied"))
+                return 15;
+        free(name);
+        json_object_put(reply);
+        close(fd);
+        return 0;
+}
+
+/* As nobody, with max_connections_per_uid = 2: two connections that only
+ * ever called an anonymous method were admitted unchecked, yet a third is
+ * refused: reaching the cap counts every open connection under its uid. */
+static int child_unchecked_then_capped(Server *s, const void *arg) {
+        json_object *reply = NULL;
+        char *name = NULL;
+        int fds[2], fd, r;
+
+        if (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+                return 99;
+        for (int i = 0; i < 2; i++) {
+                if (client_connect(s->path, 5 * SEC, &fds[i]) < 0)
+                        return 100;
+                if (call_uid(fds[i], "io.sunkd.Test.Anon") != (int64_t) (uid_t) -1)
+                        return 10 + i;
+        }
+        if (client_connect(s->path, 5 * SEC, &fd) < 0)
+                return 100;
+        r = client_call(fd, "io.sunkd.Test.Anon", NULL, 5 * SEC, 0, &reply, &name);
+        close(fd);
+        if (r >= 0 || r == -EREMOTEIO || r == -ETIMEDOUT)
+                return 20;
+        /* One closed: a slot is free again for this uid. */
+        close(fds[0]);
+        for (int tries = 0;; tries++) {
+                if (client_connect(s->path, 5 * SEC, &fd) < 0)
+                        return 100;
+                r = (int) call_uid(fd, "io.sunkd.Test.Creds");
+                close(fd);
+                if (r == 65534)
+                        break;
+                /* the server may not have seen the close yet: it is refused, never answered wrongly */
+                if (r != -1 || tries > 1000)
+                        return 21;
+        }
+        close(fds[1]);
         return 0;
 }
 
@@ -1377,6 +1470,34 @@ START_TEST(test_per_uid_limits) {
 }
 END_TEST
 
+START_TEST(test_anonymous) {
+        Server s;
+
+        server_start(&s, NULL);
+        ck_assert_int_eq(run_child(&s, child_anonymous, NULL), 0);
+        pump_until_connections(&s, 0);
+        /* Anonymous is only for any-uid methods. */
+        ck_assert_int_eq(ipc_add_method(s.ipc, "io.sunkd.Test.AnonRoot", SUNKD_METHOD_ROOT | IPC_METHOD_ANONYMOUS,
+                                        m_empty, NULL, NULL, NULL),
+                         -EINVAL);
+        ck_assert_int_eq(ipc_add_method(s.ipc, "io.sunkd.Test.AnonAllow",
+                                        SUNKD_METHOD_ALLOW | IPC_METHOD_ANONYMOUS, m_empty, NULL, NULL, NULL),
+                         -EINVAL);
+        server_stop(&s);
+}
+END_TEST
+
+START_TEST(test_unchecked_connections_capped) {
+        IpcLimits limits = { .max_connections = 16, .max_connections_per_uid = 2, .reserved_connections = 2 };
+        Server s;
+
+        server_start(&s, &limits);
+        ck_assert_int_eq(run_child(&s, child_unchecked_then_capped, NULL), 0);
+        pump_until_connections(&s, 0);
+        server_stop(&s);
+}
+END_TEST
+
 START_TEST(test_reserved_slots) {
         IpcLimits limits = { .max_connections = 4, .reserved_connections = 2 };
         static const Identity nobody = { 65534, 65534, 0, { 0 }, NULL, "refused" };
@@ -1600,6 +1721,8 @@ static Suite *ipc_suite(void) {
         tcase_add_test(tc, test_client);
         tcase_add_test(tc, test_listen);
         tcase_add_test(tc, test_per_uid_limits);
+        tcase_add_test(tc, test_anonymous);
+        tcase_add_test(tc, test_unchecked_connections_capped);
         tcase_add_test(tc, test_reserved_slots);
         tcase_add_test(tc, test_request_deadline);
         tcase_add_test(tc, test_call_on_gone);
