@@ -27,7 +27,7 @@ enum { EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_UNREACHABLE = 3 };
 typedef struct Ctl {
         const char *socket;
         bool json;
-        bool slurmd_conf, check; /* gres only */
+        bool slurmd_conf, check, block; /* gres only */
         uint64_t timeout_usec;
         int fd;
 } Ctl;
@@ -302,8 +302,13 @@ static int verb_ping(Ctl *c, int argc, char **argv) {
 static void gres_table(json_object *p) {
         json_object *gpus = json_object_object_get(p, "gpus"), *check = json_object_object_get(p, "check");
 
-        printf("source: %s, Gres=%s\ncheck: %s%s%s\n\n", jstr(p, "source") ?: "?", jstr(p, "gres") ?: "",
+        printf("source: %s, Gres=%s\ncheck: %s%s%s\n", jstr(p, "source") ?: "?", jstr(p, "gres") ?: "",
                jstr(check, "result") ?: "unknown", jstr(check, "message") ? ": " : "", jstr(check, "message") ?: "");
+        if (jstr(p, "topology_block"))
+                printf("topology/block: %s\n", jstr(p, "topology_block"));
+        else if (jstr(p, "topology_block_error"))
+                printf("topology/block: none: %s\n", jstr(p, "topology_block_error"));
+        printf("\n");
         printf("%-5s %-5s %-28s %-12s %-8s %-12s %s\n", "INDEX", "MINOR", "TYPE", "BUS", "MEMORY", "CORES", "UUID");
         for (size_t i = 0; gpus && i < json_object_array_length(gpus); i++) {
                 json_object *g = json_object_array_get_idx(gpus, i);
@@ -322,8 +327,8 @@ static int verb_gres(Ctl *c, int argc, char **argv) {
         const char *result;
         int r;
 
-        if (c->slurmd_conf && c->check) {
-                fprintf(stderr, "sunkctl: gres: --slurmd-conf and --check do not go together\n");
+        if (c->slurmd_conf + c->check + c->block > 1) {
+                fprintf(stderr, "sunkctl: gres: --slurmd-conf, --check and --block do not go together\n");
                 return EXIT_USAGE;
         }
         r = call(c, "io.sunkd.Gres.List", NULL, &reply);
@@ -340,8 +345,17 @@ static int verb_gres(Ctl *c, int argc, char **argv) {
                         printf("Gres=%s\n", jstr(p, "gres"));
         } else if (c->check)
                 printf("%s: %s\n", result, jstr(check, "message") ?: "");
-        else
+        else if (c->block) {
+                /* This node's line of a topology.conf for topology/block. */
+                if (jstr(p, "topology_block"))
+                        printf("%s\n", jstr(p, "topology_block"));
+                else
+                        fprintf(stderr, "sunkctl: gres: no topology/block line: %s\n",
+                                jstr(p, "topology_block_error") ?: "the GPUs are in no multi-node NVLink domain");
+        } else
                 gres_table(p);
+        if (c->block && !jstr(p, "topology_block"))
+                return EXIT_FAILED;
         return c->check && !streq(result, "match") ? EXIT_FAILED : 0;
 }
 
@@ -372,18 +386,19 @@ static void help(void) {
                "  -t, --timeout=SECS  give up after this long (default 30; run waits for the job)\n"
                "      --slurmd-conf   gres: print the Gres= for slurmd -Z --conf\n"
                "      --check         gres: compare with slurm.conf; exit 1 if they differ\n"
+               "      --block         gres: print this node's topology/block line (multi-node NVLink)\n"
                "  -h, --help          show this help\n"
                "      --version       show the version\n\n"
                "Exit status: 0 success, 1 failure, 2 usage, 3 sunkd not reachable.\n", SOCKET_DEFAULT);
 }
 
 int main(int argc, char **argv) {
-        enum { ARG_JSON = 0x100, ARG_VERSION, ARG_SLURMD_CONF, ARG_CHECK };
+        enum { ARG_JSON = 0x100, ARG_VERSION, ARG_SLURMD_CONF, ARG_CHECK, ARG_BLOCK };
         static const struct option options[] = {
                 { "socket", required_argument, NULL, 's' }, { "json", no_argument, NULL, ARG_JSON },
                 { "timeout", required_argument, NULL, 't' }, { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION }, { "slurmd-conf", no_argument, NULL, ARG_SLURMD_CONF },
-                { "check", no_argument, NULL, ARG_CHECK }, {}
+                { "check", no_argument, NULL, ARG_CHECK }, { "block", no_argument, NULL, ARG_BLOCK }, {}
         };
         Ctl c = { .socket = getenv("SUNKD_SOCKET") ?: SOCKET_DEFAULT, .timeout_usec = 30 * USEC_PER_SEC, .fd = -1 };
         int opt, r;
@@ -409,6 +424,9 @@ int main(int argc, char **argv) {
                 case ARG_CHECK:
                         c.check = true;
                         break;
+                case ARG_BLOCK:
+                        c.block = true;
+                        break;
                 case 'h':
                         help();
                         return 0;
@@ -431,8 +449,8 @@ int main(int argc, char **argv) {
                                         verbs[i].name, verbs[i].n_args ? " " : "", verbs[i].args);
                                 return EXIT_USAGE;
                         }
-                        if ((c.slurmd_conf || c.check) && verbs[i].fn != verb_gres) {
-                                fprintf(stderr, "sunkctl: --slurmd-conf and --check are for gres only\n");
+                        if ((c.slurmd_conf || c.check || c.block) && verbs[i].fn != verb_gres) {
+                                fprintf(stderr, "sunkctl: --slurmd-conf, --check and --block are for gres only\n");
                                 return EXIT_USAGE;
                         }
                         r = verbs[i].fn(&c, argc - optind, argv + optind);

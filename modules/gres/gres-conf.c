@@ -146,3 +146,44 @@ int gres_conf_gres_value(GresGpu *gpus, size_t n, const GresTypeAlias *aliases, 
         *ret = strbuf_steal(&b, NULL);
         return 0;
 }
+
+/* "nvl-<cluster>-<clique>", or "no NVLink fabric". */
+static char *domain_name(const GresGpu *g) {
+        char *s;
+
+        if (!g->fabric)
+                return strdup("no NVLink fabric");
+        return asprintf(&s, "nvl-%s-%u", g->fabric, g->clique) < 0 ? NULL : s;
+}
+
+int gres_conf_block(const GresGpu *gpus, size_t n, const char *node, char **ret, char **ret_error) {
+        _cleanup_free_ char *want = NULL;
+        const GresGpu *first = NULL;
+
+        *ret = NULL;
+        for (size_t i = 0; i < n && !first; i++)
+                if (gpus[i].fabric)
+                        first = gpus + i;
+        if (!first)
+                return 0;
+        want = domain_name(first);
+        if (!want)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *got = domain_name(gpus + i);
+
+                if (!got)
+                        return -ENOMEM;
+                if (strcmp(got, want) == 0)
+                        continue;
+                if (asprintf(ret_error, "GPU %s at %s is in %s, GPU %s at %s in %s", gpus[i].uuid ?: "?",
+                             gpus[i].bus_id ?: "?", got, first->uuid ?: "?", first->bus_id ?: "?", want) < 0)
+                        *ret_error = NULL;
+                return -EINVAL;
+        }
+        if (asprintf(ret, "BlockName=%s Nodes=%s", want, node) < 0) {
+                *ret = NULL;
+                return -ENOMEM;
+        }
+        return 0;
+}

@@ -28,3 +28,12 @@ int gres_conf_render(GresGpu *gpus, size_t n, const GresTypeAlias *aliases, size
  * in order of first appearance in PCI bus order; "" for no GPU. */
 int gres_conf_gres_value(GresGpu *gpus, size_t n, const GresTypeAlias *aliases, size_t n_aliases,
                          char **ret);
+
+/* gres_conf_block() - this node's line of a topology.conf for Slurm's
+ * topology/block plugin, when its GPUs are in a multi-node NVLink domain:
+ * "BlockName=nvl-<fabric cluster uuid>-<clique> Nodes=<node>".  The nodes of
+ * one domain print the same BlockName, so the lines of all nodes merge into
+ * the file.  *ret is NULL when no GPU is in a fabric.  Return: 0; -EINVAL
+ * with *ret_error saying how when the GPUs disagree (some in a fabric and
+ * some not, or two domains: a fabric problem to fix, not a block). */
+int gres_conf_block(const GresGpu *gpus, size_t n, const char *node, char **ret, char **ret_error);

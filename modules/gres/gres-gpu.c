@@ -10,6 +10,7 @@ void gres_gpu_done(GresGpu *g) {
         free(g->bus_id);
         free(g->cpus);
         free(g->cores);
+        free(g->fabric);
         strv_free(g->peers);
         *g = (GresGpu) {};
 }

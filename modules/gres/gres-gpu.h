@@ -15,6 +15,8 @@ typedef struct GresGpu {
         char *cpus;     /* CPU affinity as a range list of CPU ids, "0-47,96-143"; NULL if unknown */
         char *cores;    /* the same as Slurm's core indexes (gres-topo.h), "0-47"; NULL if unknown */
         char **peers;   /* bus ids at the far end of each active NVLink, one entry per link */
+        char *fabric;   /* multi-node NVLink: the fabric's cluster UUID; NULL if not in one */
+        unsigned clique; /* ... and the clique (NVLink domain) in it */
 } GresGpu;
 
 void gres_gpu_done(GresGpu *g);

@@ -29,6 +29,7 @@ typedef struct Nvml {
         nvmlDeviceGetCpuAffinity_fn cpus;
         nvmlDeviceGetNvLinkState_fn link_state;
         nvmlDeviceGetNvLinkRemotePciInfo_v2_fn link_remote;
+        nvmlDeviceGetGpuFabricInfo_fn fabric; /* optional: NULL before R535 */
         char **error;
 } Nvml;
 
@@ -70,6 +71,25 @@ static int nvml_open(Nvml *n, const char *library) {
                 }
                 memcpy((char *) n + nvml_symbols[i].offset, &f, sizeof(f));
         }
+        n->fabric = (nvmlDeviceGetGpuFabricInfo_fn) dlsym(n->dl, "nvmlDeviceGetGpuFabricInfo");
+        return 0;
+}
+
+/* The multi-node NVLink fabric the GPU joined, if it did; anything else
+ * (no such call, NOT_SUPPORTED, registration unfinished or failed) is none. */
+static int gpu_fabric(Nvml *n, nvmlDevice_t dev, GresGpu *g) {
+        nvmlGpuFabricInfo_t fi = {};
+        const unsigned char *u = fi.clusterUuid;
+
+        if (!n->fabric || n->fabric(dev, &fi) != NVML_SUCCESS || fi.state != NVML_GPU_FABRIC_STATE_COMPLETED ||
+            fi.status != NVML_SUCCESS)
+                return 0;
+        if (asprintf(&g->fabric, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
+                     u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]) < 0) {
+                g->fabric = NULL;
+                return -ENOMEM;
+        }
+        g->clique = fi.cliqueId;
         return 0;
 }
 
@@ -139,6 +159,8 @@ static int gpu_read(Nvml *n, unsigned index, GresGpu *g) {
         g->uuid = strdup(uuid);
         g->bus_id = strdup(bus);
         if (!g->name || !g->uuid || !g->bus_id)
+                return -ENOMEM;
+        if (gpu_fabric(n, dev, g) < 0)
                 return -ENOMEM;
         return gpu_links(n, dev, g);
 }

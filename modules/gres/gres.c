@@ -72,6 +72,7 @@ typedef struct State {
         sunkd_job *job;
         bool use_proc;          /* NVML hung in the last run */
         bool topology_warned;   /* the CPU topology could not be read, and that was logged */
+        char *block_error;      /* the GPUs' NVLink domains disagree: logged when it changes */
         json_object *last;      /* the last discovery's result */
         uint64_t last_usec;
         Known *known;           /* the GPUs of the discovery that found the most */
@@ -126,6 +127,10 @@ static json_object *gpu_json(const State *s, const GresGpu *g) {
         if (g->cores)
                 json_object_object_add(o, "cores", json_object_new_string(g->cores));
         json_object_object_add(o, "nvlinks", json_object_new_int64((int64_t) links));
+        if (g->fabric) {
+                json_object_object_add(o, "fabric", json_object_new_string(g->fabric));
+                json_object_object_add(o, "clique", json_object_new_int64(g->clique));
+        }
         return o;
 }
 
@@ -183,6 +188,21 @@ static int discover(const State *s, bool use_proc, json_object *out, GresGpu **g
         return 0;
 }
 
+/* The topology/block line of a node in a multi-node NVLink domain, or why there is none. */
+static int block_json(const State *s, const GresGpu *g, size_t n, json_object *out) {
+        _cleanup_free_ char *block = NULL, *error = NULL;
+        int r;
+
+        r = gres_conf_block(g, n, s->conf.node_name, &block, &error);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                json_object_object_add(out, "topology_block_error", json_object_new_string(error ?: "?"));
+        else if (block)
+                json_object_object_add(out, "topology_block", json_object_new_string(block));
+        return 0;
+}
+
 static int discover_work(void *state, void *input, const sunkd_cancel *cancel, void **ret_result) {
         State *s = state;
         json_object *out = json_object_new_object(), *gpus = json_object_new_array();
@@ -211,6 +231,8 @@ static int discover_work(void *state, void *input, const sunkd_cancel *cancel, v
         r = gres_conf_render(g, n, s->aliases, s->n_aliases, &conf);
         if (r >= 0)
                 r = gres_conf_gres_value(g, n, s->aliases, s->n_aliases, &gres);
+        if (r >= 0)
+                r = block_json(s, g, n, out);
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 json_object *o = gpu_json(s, g + i);
                 r = o ? json_object_array_add(gpus, o) : -ENOMEM;
@@ -358,6 +380,8 @@ static void publish_fact(State *s, json_object *gpus) {
         json_object_object_add(f, "expected", json_object_new_int64((int64_t) s->n_known));
         json_object_object_add(f, "check", s->check < 0 ? NULL : json_object_new_boolean(s->check == 1));
         json_object_object_add(f, "gpus", list);
+        if (s->last && jstr(s->last, "topology_block"))
+                json_object_object_add(f, "topology_block", json_object_new_string(jstr(s->last, "topology_block")));
         (void) s->ctx->api->fact_publish(s->ctx, "gres.gpus", f);
 }
 
@@ -382,6 +406,15 @@ static void log_topology(State *s, const char *error) {
         else if (!error && s->topology_warned)
                 sunkd_log_notice(s->ctx, "The CPU topology is readable again; gres.conf has Cores= again.");
         s->topology_warned = error != NULL;
+}
+
+static void log_block(State *s, const char *error) {
+        if (error && (!s->block_error || strcmp(error, s->block_error) != 0))
+                sunkd_log_warning(s->ctx, "The GPUs are not in one NVLink domain (%s): no topology/block line.", error);
+        else if (!error && s->block_error)
+                sunkd_log_notice(s->ctx, "The GPUs no longer disagree about their NVLink domain.");
+        free(s->block_error);
+        s->block_error = error ? strdup(error) : NULL;
 }
 
 static int discover_done(void *state, int r, void *input, void *result) {
@@ -416,6 +449,7 @@ static int discover_done(void *state, int r, void *input, void *result) {
                 sunkd_log_notice(s->ctx, "Wrote '%s': %zu GPU(s), Gres=%s.", s->conf.gres_conf,
                                  json_object_array_length(gpus), jstr(res, "gres"));
         log_topology(s, jstr(res, "topology_error"));
+        log_block(s, jstr(res, "topology_block_error"));
         log_changes(s, gpus);
         remember(s, gpus);
         json_object_put(s->last);
@@ -561,6 +595,7 @@ static void state_free(State *s) {
         json_object_put(s->last);
         known_free(s);
         free(s->check_message);
+        free(s->block_error);
         free(s);
 }
 

@@ -55,6 +55,19 @@ typedef enum nvmlEnableState_enum {
         NVML_FEATURE_ENABLED = 1,
 } nvmlEnableState_t;
 
+/* Multi-node NVLink (GB200-class): the fabric a GPU is registered with.
+ * nvmlDeviceGetGpuFabricInfo() is in drivers from R535 on; older ones lack
+ * the symbol and Hopper HGX boards answer NOT_SUPPORTED. */
+#define NVML_GPU_FABRIC_UUID_LEN 16
+#define NVML_GPU_FABRIC_STATE_COMPLETED 3
+
+typedef struct nvmlGpuFabricInfo_st {
+        unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
+        nvmlReturn_t status; /* of the registration, once state is COMPLETED */
+        unsigned int cliqueId;
+        unsigned char state;
+} nvmlGpuFabricInfo_t;
+
 #define NVML_DEVICE_MIG_DISABLE 0
 #define NVML_DEVICE_MIG_ENABLE 1
 
@@ -77,6 +90,7 @@ typedef nvmlReturn_t (*nvmlDeviceGetNvLinkState_fn)(nvmlDevice_t device, unsigne
                                                      nvmlEnableState_t *isActive);
 typedef nvmlReturn_t (*nvmlDeviceGetNvLinkRemotePciInfo_v2_fn)(nvmlDevice_t device, unsigned int link,
                                                                 nvmlPciInfo_t *pci);
+typedef nvmlReturn_t (*nvmlDeviceGetGpuFabricInfo_fn)(nvmlDevice_t device, nvmlGpuFabricInfo_t *info);
 typedef nvmlReturn_t (*nvmlDeviceGetMigMode_fn)(nvmlDevice_t device, unsigned int *currentMode,
                                                  unsigned int *pendingMode);
 typedef nvmlReturn_t (*nvmlDeviceGetMaxMigDeviceCount_fn)(nvmlDevice_t device, unsigned int *count);

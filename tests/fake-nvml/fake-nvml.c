@@ -5,6 +5,9 @@
  *   init ok|fail|hang
  *   gpu|<busId>|<minor>|<name>|<uuid>|<memory bytes>|<cpus>|<nvlink>|<fail>
  * <cpus> is the affinity as a CPU list below MAX_CPUS ("0-47,96-143"), or "-" for none.
+ * An optional tenth field is the multi-node NVLink fabric: "<32 hex digits of
+ * the cluster UUID>/<clique id>", "pending" (registration not finished) or
+ * "-" (NOT_SUPPORTED, as on Hopper HGX; also when absent).
  * <nvlink> is "-" (no active link), "unsupported", or a comma-separated list
  * of remote bus ids, one per active link; <fail> is "-" or "handle" (the
  * device's handle lookup returns GPU_IS_LOST).  Devices are indexed in file
@@ -39,6 +42,7 @@ DECLARE(nvmlDeviceGetMemoryInfo);
 DECLARE(nvmlDeviceGetCpuAffinity);
 DECLARE(nvmlDeviceGetNvLinkState);
 DECLARE(nvmlDeviceGetNvLinkRemotePciInfo_v2);
+DECLARE(nvmlDeviceGetGpuFabricInfo);
 
 struct nvmlDevice_st {
         char bus[32], name[96], uuid[96], nvlink[NVML_NVLINK_MAX_LINKS][32], fail[16];
@@ -46,6 +50,9 @@ struct nvmlDevice_st {
         unsigned long long memory;
         unsigned long cpus[MAX_CPUS / LONG_BITS];
         int nvlink_unsupported;
+        int fabric; /* 0: not supported, 1: registered, 2: pending */
+        unsigned char fabric_uuid[NVML_GPU_FABRIC_UUID_LEN];
+        unsigned clique;
 };
 
 static struct nvmlDevice_st devs[MAX_GPUS];
@@ -74,12 +81,29 @@ static void parse_cpus(struct nvmlDevice_st *d, char *s) {
         }
 }
 
+static void parse_fabric(struct nvmlDevice_st *d, const char *s) {
+        const char *slash = strchr(s, '/');
+
+        if (strcmp(s, "pending") == 0) {
+                d->fabric = 2;
+                return;
+        }
+        if (!slash || slash - s != 2 * NVML_GPU_FABRIC_UUID_LEN)
+                return;
+        for (int i = 0; i < NVML_GPU_FABRIC_UUID_LEN; i++) {
+                char hex[3] = { s[2 * i], s[2 * i + 1], 0 };
+                d->fabric_uuid[i] = (unsigned char) strtoul(hex, NULL, 16);
+        }
+        d->clique = (unsigned) strtoul(slash + 1, NULL, 10);
+        d->fabric = 1;
+}
+
 static void parse_gpu(char *line) {
-        char *f[9] = {};
+        char *f[10] = {};
         unsigned n = 0;
         struct nvmlDevice_st *d;
 
-        for (char *p = line; p && n < 9; n++)
+        for (char *p = line; p && n < 10; n++)
                 f[n] = strsep(&p, "|");
         if (n < 9 || n_devs >= MAX_GPUS)
                 return;
@@ -93,6 +117,8 @@ static void parse_gpu(char *line) {
         parse_links(d, f[7]);
         parse_cpus(d, f[6]);
         snprintf(d->fail, sizeof(d->fail), "%s", f[8]);
+        if (f[9])
+                parse_fabric(d, f[9]);
 }
 
 static void hang(void) {
@@ -216,5 +242,21 @@ EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t d, unsigned
         if (link >= d->n_links)
                 return NVML_ERROR_INVALID_ARGUMENT;
         fill_pci(d->nvlink[link], pci);
+        return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t d, nvmlGpuFabricInfo_t *info) {
+        if (d->fabric == 0)
+                return NVML_ERROR_NOT_SUPPORTED;
+        memset(info, 0, sizeof(*info));
+        if (d->fabric == 2) {
+                info->state = 2; /* in progress */
+                info->status = NVML_ERROR_UNKNOWN;
+                return NVML_SUCCESS;
+        }
+        memcpy(info->clusterUuid, d->fabric_uuid, sizeof(info->clusterUuid));
+        info->cliqueId = d->clique;
+        info->status = NVML_SUCCESS;
+        info->state = NVML_GPU_FABRIC_STATE_COMPLETED;
         return NVML_SUCCESS;
 }

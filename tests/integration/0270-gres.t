@@ -103,6 +103,30 @@ printf 'NodeName=gpu-node-[07-09\n' > "$T/slurm.conf"
 check_with "a broken host list" "$T/slurm.conf: no NodeName= line names $NODE"
 ok "sunkd is alive" eval 'ctl status > /dev/null'
 
+# A GB200 tray: its line of a topology.conf for topology/block.  A GPU whose
+# fabric registration is still pending breaks the domain: no line, and why.
+cp "$DATA/nvml-gb200-4.desc" "$T/nvml.desc"
+ctl run gres.discover > /dev/null || bail_out "discovery failed"
+is "$(ctl gres --block)" "BlockName=nvl-5a5a5a5a-5a5a-5a5a-5a5a-5a5a00000001-7 Nodes=$NODE" \
+   "--block prints the node's topology/block line"
+like "$(ctl gres)" "topology/block: BlockName=nvl-5a5a5a5a-5a5a-5a5a-5a5a-5a5a00000001-7 Nodes=$NODE" \
+     "sunkctl gres shows it"
+like "$(python3 "$RAW" "$SOCK" call io.sunkd.Gres.List)" '"clique": 7, "cores"' "List shows each GPU's clique"
+sed -i '0,/|5a5a5a5a5a5a5a5a5a5a5a5a00000001\/7$/s//|pending/' "$T/nvml.desc"
+log_mark
+ctl run gres.discover > /dev/null || bail_out "discovery failed"
+out=$(ctl gres --block 2>&1); rc=$?
+is "$rc" 1 "--block fails when the GPUs are not in one domain"
+like "$out" "GPU GPU-b2000000-0000-0000-0000-000000000000 at 0008:01:00.0 is in no NVLink fabric, GPU GPU-b2000001" \
+     "and names the GPU that is not"
+ok "it is logged" log_since_has "The GPUs are not in one NVLink domain \(GPU GPU-b2000000"
+cp "$DATA/nvml-h100-8.desc" "$T/nvml.desc"
+ctl run gres.discover > /dev/null || bail_out "discovery failed"
+out=$(ctl gres --block 2>&1); rc=$?
+is "$rc" 1 "--block fails on a node in no multi-node NVLink domain (HGX H100)"
+like "$out" "no topology/block line: the GPUs are in no multi-node NVLink domain" "and says so"
+ok "the end of the disagreement is logged" log_since_has "The GPUs no longer disagree about their NVLink domain"
+
 # NVML hangs: the child is killed at the timeout, the socket answers
 # meanwhile, and the next discovery uses /proc.
 printf 'NodeName=gpu-node-07 Gres=gpu:h100:2\n' > "$T/slurm.conf"

@@ -411,6 +411,59 @@ START_TEST(test_nvml_mixed_no_nvlink) {
 }
 END_TEST
 
+/* GB200: the multi-node NVLink domain is read, and gives the node's topology/block line. */
+START_TEST(test_nvml_fabric) {
+        _cleanup_free_ char *lib = fake_nvml("nvml-gb200-4.desc"), *block = NULL, *err = NULL;
+        GresGpu *g = NULL;
+        size_t n = 0;
+
+        ck_assert_int_eq(gres_nvml_discover(lib, &g, &n, NULL), 0);
+        ck_assert_uint_eq(n, 4);
+        for (size_t i = 0; i < n; i++) {
+                ck_assert_str_eq(g[i].fabric, "5a5a5a5a-5a5a-5a5a-5a5a-5a5a00000001");
+                ck_assert_uint_eq(g[i].clique, 7);
+        }
+        ck_assert_int_eq(gres_conf_block(g, n, "gb-0-07", &block, &err), 0);
+        ck_assert_str_eq(block, "BlockName=nvl-5a5a5a5a-5a5a-5a5a-5a5a-5a5a00000001-7 Nodes=gb-0-07");
+        gres_gpus_free(g, n);
+        /* Hopper HGX: NOT_SUPPORTED, no fabric, no line */
+        free(lib);
+        lib = fake_nvml("nvml-h100-8.desc");
+        free(TAKE_PTR(block));
+        ck_assert_int_eq(gres_nvml_discover(lib, &g, &n, NULL), 0);
+        ck_assert_ptr_null(g[0].fabric);
+        ck_assert_int_eq(gres_conf_block(g, n, "gpu-node-07", &block, &err), 0);
+        ck_assert_ptr_null(block);
+        gres_gpus_free(g, n);
+}
+END_TEST
+
+/* GPUs that disagree about their domain give no line but a reason that names them. */
+START_TEST(test_block_disagree) {
+        GresGpu g[2] = {
+                { .uuid = (char *) "GPU-a", .bus_id = (char *) "0008:01:00.0", .fabric = (char *) "f1", .clique = 7 },
+                { .uuid = (char *) "GPU-b", .bus_id = (char *) "0009:01:00.0", .fabric = NULL },
+        };
+        char *block = (char *) 1, *err = NULL;
+
+        ck_assert_int_eq(gres_conf_block(g, 2, "n1", &block, &err), -EINVAL);
+        ck_assert_ptr_null(block);
+        ck_assert_str_eq(err, "GPU GPU-b at 0009:01:00.0 is in no NVLink fabric, GPU GPU-a at 0008:01:00.0 in nvl-f1-7");
+        free(TAKE_PTR(err));
+        g[1].fabric = (char *) "f1";
+        g[1].clique = 8;
+        ck_assert_int_eq(gres_conf_block(g, 2, "n1", &block, &err), -EINVAL);
+        ck_assert_str_eq(err, "GPU GPU-b at 0009:01:00.0 is in nvl-f1-8, GPU GPU-a at 0008:01:00.0 in nvl-f1-7");
+        free(TAKE_PTR(err));
+        g[1].clique = 7;
+        ck_assert_int_eq(gres_conf_block(g, 2, "n1", &block, &err), 0);
+        ck_assert_str_eq(block, "BlockName=nvl-f1-7 Nodes=n1");
+        free(block);
+        ck_assert_int_eq(gres_conf_block(NULL, 0, "n1", &block, &err), 0);
+        ck_assert_ptr_null(block);
+}
+END_TEST
+
 START_TEST(test_nvml_empty) {
         _cleanup_free_ char *lib = fake_nvml("nvml-empty.desc");
         GresGpu *g = NULL;
@@ -606,6 +659,8 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_nvml_fields);
         tcase_add_test(tc, test_nvml_mixed_no_nvlink);
         tcase_add_test(tc, test_nvml_empty);
+        tcase_add_test(tc, test_nvml_fabric);
+        tcase_add_test(tc, test_block_disagree);
         tcase_add_test(tc, test_nvml_failures);
         tcase_add_test(tc, test_nvml_hang_blocks);
         suite_add_tcase(s, tc);
