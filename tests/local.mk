@@ -238,6 +238,8 @@ TESTS += tests/integration/0270-gres.t
 EXTRA_DIST += tests/integration/0270-gres.t
 TESTS += tests/integration/0271-gres-slurmd.t
 EXTRA_DIST += tests/integration/0271-gres-slurmd.t
+TESTS += tests/integration/0272-gres-real-nvml.t
+EXTRA_DIST += tests/integration/0272-gres-real-nvml.t
 
 # Fuzz targets replay their corpus under make check.
 check_PROGRAMS += tests/fuzz/fuzz-scim-json
