@@ -38,8 +38,12 @@ static char *type_of(const GresGpu *g, const GresTypeAlias *aliases, size_t n_al
         return t;
 }
 
+/* PCI bus order; a GPU's MIG instances in their order. */
 static int by_bus_id(const void *a, const void *b) {
-        return strcmp(((const GresGpu *) a)->bus_id ?: "", ((const GresGpu *) b)->bus_id ?: "");
+        const GresGpu *x = a, *y = b;
+        int c = strcmp(x->bus_id ?: "", y->bus_id ?: "");
+
+        return c ?: (x->mig > y->mig) - (x->mig < y->mig);
 }
 
 static unsigned links_between(const GresGpu *from, const GresGpu *to) {
@@ -50,11 +54,17 @@ static unsigned links_between(const GresGpu *from, const GresGpu *to) {
         return c;
 }
 
+/* Links= only where some GPU has NVLink, and never beside MIG instances,
+ * which have none and would shift every GPU's place in the list. */
 static bool any_links(const GresGpu *gpus, size_t n) {
-        for (size_t i = 0; i < n; i++)
-                if (gpus[i].peers && gpus[i].peers[0])
-                        return true;
-        return false;
+        bool links = false;
+
+        for (size_t i = 0; i < n; i++) {
+                if (gpus[i].mig)
+                        return false;
+                links = links || (gpus[i].peers && gpus[i].peers[0]);
+        }
+        return links;
 }
 
 static void put_links(StrBuf *b, const GresGpu *gpus, size_t n, size_t self) {
@@ -83,8 +93,13 @@ int gres_conf_render(GresGpu *gpus, size_t n, const GresTypeAlias *aliases, size
                 }
                 strbuf_puts(&b, "Name=gpu Type=");
                 strbuf_puts(&b, type);
-                strbuf_puts(&b, " File=/dev/nvidia");
-                strbuf_put_u64(&b, gpus[i].minor);
+                if (gpus[i].files) {
+                        strbuf_puts(&b, " MultipleFiles=");
+                        strbuf_puts(&b, gpus[i].files);
+                } else {
+                        strbuf_puts(&b, " File=/dev/nvidia");
+                        strbuf_put_u64(&b, gpus[i].minor);
+                }
                 if (!isempty(gpus[i].cores)) {
                         strbuf_puts(&b, " Cores=");
                         strbuf_puts(&b, gpus[i].cores);

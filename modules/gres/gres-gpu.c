@@ -11,6 +11,7 @@ void gres_gpu_done(GresGpu *g) {
         free(g->cpus);
         free(g->cores);
         free(g->fabric);
+        free(g->files);
         strv_free(g->peers);
         *g = (GresGpu) {};
 }

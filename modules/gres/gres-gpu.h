@@ -16,6 +16,11 @@ typedef struct GresGpu {
         char *cores;    /* the same as Slurm's core indexes (gres-topo.h), "0-47"; NULL if unknown */
         char **peers;   /* bus ids at the far end of each active NVLink, one entry per link */
         char *fabric;   /* multi-node NVLink: the fabric's cluster UUID; NULL if not in one */
+        /* A MIG instance of a GPU in MIG mode: an entry of its own after its
+         * parent's bus id, minor and CPUs, with its profile for a name
+         * ("NVIDIA A100_3g.20gb", as Slurm forms it) and its device files. */
+        unsigned mig;   /* 0: a whole GPU; else the MIG instance's index + 1 */
+        char *files;    /* MultipleFiles=: the GPU's and the GI's and CI's nvidia-caps */
         unsigned clique; /* ... and the clique (NVLink domain) in it */
 } GresGpu;
 

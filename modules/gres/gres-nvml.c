@@ -30,6 +30,14 @@ typedef struct Nvml {
         nvmlDeviceGetNvLinkState_fn link_state;
         nvmlDeviceGetNvLinkRemotePciInfo_v2_fn link_remote;
         nvmlDeviceGetGpuFabricInfo_fn fabric; /* optional: NULL before R535 */
+        /* MIG, optional as a whole: without it no GPU is taken for MIG. */
+        nvmlDeviceGetMigMode_fn mig_mode;
+        nvmlDeviceGetMaxMigDeviceCount_fn mig_max;
+        nvmlDeviceGetMigDeviceHandleByIndex_fn mig_handle;
+        nvmlDeviceGetGpuInstanceId_fn mig_gi;
+        nvmlDeviceGetComputeInstanceId_fn mig_ci;
+        nvmlDeviceGetAttributes_v2_fn mig_attributes;
+        const char *root;
         char **error;
 } Nvml;
 
@@ -72,6 +80,14 @@ static int nvml_open(Nvml *n, const char *library) {
                 memcpy((char *) n + nvml_symbols[i].offset, &f, sizeof(f));
         }
         n->fabric = (nvmlDeviceGetGpuFabricInfo_fn) dlsym(n->dl, "nvmlDeviceGetGpuFabricInfo");
+        n->mig_mode = (nvmlDeviceGetMigMode_fn) dlsym(n->dl, "nvmlDeviceGetMigMode");
+        n->mig_max = (nvmlDeviceGetMaxMigDeviceCount_fn) dlsym(n->dl, "nvmlDeviceGetMaxMigDeviceCount");
+        n->mig_handle = (nvmlDeviceGetMigDeviceHandleByIndex_fn) dlsym(n->dl, "nvmlDeviceGetMigDeviceHandleByIndex");
+        n->mig_gi = (nvmlDeviceGetGpuInstanceId_fn) dlsym(n->dl, "nvmlDeviceGetGpuInstanceId");
+        n->mig_ci = (nvmlDeviceGetComputeInstanceId_fn) dlsym(n->dl, "nvmlDeviceGetComputeInstanceId");
+        n->mig_attributes = (nvmlDeviceGetAttributes_v2_fn) dlsym(n->dl, "nvmlDeviceGetAttributes_v2");
+        if (!n->mig_max || !n->mig_handle || !n->mig_gi || !n->mig_ci || !n->mig_attributes)
+                n->mig_mode = NULL;
         return 0;
 }
 
@@ -165,19 +181,117 @@ static int gpu_read(Nvml *n, unsigned index, GresGpu *g) {
         return gpu_links(n, dev, g);
 }
 
+/* Slurm's type for a MIG instance: the GPU's name up to its first '-' and
+ * the profile, "NVIDIA A100-SXM4-40GB" -> "NVIDIA A100_3g.20gb" (gpu_nvml.c;
+ * gres_type_normalise() then makes it nvidia_a100_3g.20gb). */
+static char *mig_name(const char *gpu_name, const nvmlDeviceAttributes_t *a) {
+        size_t base = strcspn(gpu_name, "-");
+        char *s;
+
+        if (asprintf(&s, "%.*s_%ug.%llugb", (int) base, gpu_name, a->gpuInstanceSliceCount,
+                     (a->memorySizeMB + 512) / 1024) < 0)
+                return NULL;
+        return s;
+}
+
+/* MIG instance @j of @dev, whose whole-GPU entry is @p; 1 when there is none. */
+static int mig_read(Nvml *n, nvmlDevice_t dev, const GresGpu *p, unsigned j, GresGpu *m) {
+        char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = {};
+        unsigned gi, ci, gi_minor, ci_minor;
+        nvmlDeviceAttributes_t a = {};
+        nvmlDevice_t mig;
+        nvmlReturn_t rc;
+        int r;
+
+        rc = n->mig_handle(dev, j, &mig);
+        if (rc == NVML_ERROR_NOT_FOUND || rc == NVML_ERROR_INVALID_ARGUMENT)
+                return 1;
+        if (rc != NVML_SUCCESS)
+                return nvml_fail(n, "nvmlDeviceGetMigDeviceHandleByIndex", rc);
+        if ((rc = n->mig_gi(mig, &gi)) != NVML_SUCCESS)
+                return nvml_fail(n, "nvmlDeviceGetGpuInstanceId", rc);
+        if ((rc = n->mig_ci(mig, &ci)) != NVML_SUCCESS)
+                return nvml_fail(n, "nvmlDeviceGetComputeInstanceId", rc);
+        if ((rc = n->mig_attributes(mig, &a)) != NVML_SUCCESS)
+                return nvml_fail(n, "nvmlDeviceGetAttributes_v2", rc);
+        if ((rc = n->uuid(mig, uuid, sizeof(uuid))) != NVML_SUCCESS)
+                return nvml_fail(n, "nvmlDeviceGetUUID", rc);
+        uuid[sizeof(uuid) - 1] = 0;
+        r = gres_proc_mig_minors(n->root, p->minor, gi, ci, &gi_minor, &ci_minor);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                if (n->error && !*n->error &&
+                    asprintf(n->error, "%s/proc/driver/nvidia-caps/mig-minors: no minors for gpu%u/gi%u/ci%u (%s)",
+                             n->root, p->minor, gi, ci, strerror(-r)) < 0)
+                        *n->error = NULL;
+                return -EIO;
+        }
+        *m = (GresGpu) { .index = p->index, .minor = p->minor, .memory = a.memorySizeMB * 1024 * 1024,
+                         .mig = j + 1 };
+        m->name = mig_name(p->name, &a);
+        m->uuid = strdup(uuid);
+        m->bus_id = strdup(p->bus_id);
+        m->cpus = p->cpus ? strdup(p->cpus) : NULL;
+        if (asprintf(&m->files, "/dev/nvidia%u,/dev/nvidia-caps/nvidia-cap%u,/dev/nvidia-caps/nvidia-cap%u",
+                     p->minor, gi_minor, ci_minor) < 0)
+                m->files = NULL;
+        return m->name && m->uuid && m->bus_id && (m->cpus || !p->cpus) && m->files ? 0 : -ENOMEM;
+}
+
+static int gpus_append(GresGpu **gpus, size_t *n, size_t *cap, GresGpu *g) {
+        if (*n == *cap) {
+                size_t c = *cap ? *cap * 2 : 8;
+                GresGpu *a = reallocarray(*gpus, c, sizeof(GresGpu));
+                if (!a)
+                        return -ENOMEM;
+                *gpus = a;
+                *cap = c;
+        }
+        (*gpus)[(*n)++] = *g;
+        *g = (GresGpu) {};
+        return 0;
+}
+
+/* GPU @index: its entry, or the entries of its MIG instances when it is in MIG mode. */
+static int gpu_entries(Nvml *n, unsigned index, GresGpu **gpus, size_t *count, size_t *cap) {
+        _cleanup_(gres_gpu_done) GresGpu g = {};
+        unsigned cur = NVML_DEVICE_MIG_DISABLE, pending, max = 0;
+        nvmlDevice_t dev;
+        int r;
+
+        r = gpu_read(n, index, &g);
+        if (r < 0)
+                return r;
+        if (!n->mig_mode || n->handle(index, &dev) != NVML_SUCCESS || n->mig_mode(dev, &cur, &pending) != NVML_SUCCESS ||
+            cur != NVML_DEVICE_MIG_ENABLE || n->mig_max(dev, &max) != NVML_SUCCESS)
+                return gpus_append(gpus, count, cap, &g);
+        for (unsigned j = 0; j < max; j++) {
+                GresGpu m = {};
+
+                r = mig_read(n, dev, &g, j, &m);
+                if (r == 0)
+                        r = gpus_append(gpus, count, cap, &m);
+                gres_gpu_done(&m);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        break;
+        }
+        return 0;
+}
+
 static int nvml_discover(Nvml *n, GresGpu **ret, size_t *ret_n) {
-        GresGpu *gpus;
-        unsigned count = 0;
+        GresGpu *gpus = NULL;
+        size_t count = 0, cap = 0;
+        unsigned devices = 0;
         nvmlReturn_t rc;
         int r = 0;
 
-        if ((rc = n->count(&count)) != NVML_SUCCESS)
+        if ((rc = n->count(&devices)) != NVML_SUCCESS)
                 return nvml_fail(n, "nvmlDeviceGetCount_v2", rc);
-        gpus = calloc(count ?: 1, sizeof(*gpus));
-        if (!gpus)
-                return -ENOMEM;
-        for (unsigned i = 0; i < count && r == 0; i++)
-                r = gpu_read(n, i, &gpus[i]);
+        for (unsigned i = 0; i < devices && r == 0; i++)
+                r = gpu_entries(n, i, &gpus, &count, &cap);
         if (r < 0) {
                 gres_gpus_free(gpus, count);
                 return r;
@@ -187,8 +301,8 @@ static int nvml_discover(Nvml *n, GresGpu **ret, size_t *ret_n) {
         return 0;
 }
 
-int gres_nvml_discover(const char *library, GresGpu **ret, size_t *ret_n, char **ret_error) {
-        Nvml n = { .error = ret_error };
+int gres_nvml_discover(const char *library, const char *root, GresGpu **ret, size_t *ret_n, char **ret_error) {
+        Nvml n = { .error = ret_error, .root = root ?: "/" };
         nvmlReturn_t rc;
         int r;
 

@@ -154,3 +154,58 @@ int gres_proc_discover(const char *root, GresGpu **ret, size_t *ret_n) {
         *ret_n = n;
         return 0;
 }
+
+#define MIG_MINORS_MAX (256 * 1024)
+#define CAP_MINOR_MAX (1U << 20)
+
+/* One "<name> <minor>" line of mig-minors: *ret_minor when @name is @want. */
+static int mig_line(const char *line, size_t len, const char *want, unsigned *ret_minor) {
+        size_t wl = strlen(want);
+        unsigned long v = 0;
+
+        if (len <= wl + 1 || memcmp(line, want, wl) != 0 || line[wl] != ' ')
+                return 0;
+        for (size_t i = wl + 1; i < len; i++) {
+                if (line[i] < '0' || line[i] > '9')
+                        return -EBADMSG;
+                v = v * 10 + (unsigned long) (line[i] - '0');
+                if (v >= CAP_MINOR_MAX)
+                        return -EBADMSG;
+        }
+        *ret_minor = (unsigned) v;
+        return 1;
+}
+
+int gres_proc_mig_minors(const char *root, unsigned gpu, unsigned gi, unsigned ci, unsigned *ret_gi_minor,
+                         unsigned *ret_ci_minor) {
+        _cleanup_free_ char *p = NULL, *text = NULL;
+        char want_gi[64], want_ci[80];
+        bool have_gi = false, have_ci = false;
+        size_t len;
+        int r;
+
+        if (asprintf(&p, "%s/proc/driver/nvidia-caps/mig-minors", root) < 0)
+                return -ENOMEM;
+        r = fileio_read(p, MIG_MINORS_MAX, &text, &len);
+        if (r < 0)
+                return r;
+        if (strlen(text) != len)
+                return -EBADMSG;
+        snprintf(want_gi, sizeof(want_gi), "gpu%u/gi%u/access", gpu, gi);
+        snprintf(want_ci, sizeof(want_ci), "gpu%u/gi%u/ci%u/access", gpu, gi, ci);
+        for (const char *l = text; *l;) {
+                const char *nl = strchr(l, '\n');
+                size_t n = nl ? (size_t) (nl - l) : strlen(l);
+
+                r = mig_line(l, n, want_gi, ret_gi_minor);
+                if (r < 0)
+                        return r;
+                have_gi = have_gi || r > 0;
+                r = mig_line(l, n, want_ci, ret_ci_minor);
+                if (r < 0)
+                        return r;
+                have_ci = have_ci || r > 0;
+                l += n + (nl ? 1 : 0);
+        }
+        return have_gi && have_ci ? 0 : -ENOENT;
+}

@@ -108,7 +108,7 @@ static json_object *gpu_json(const State *s, const GresGpu *g) {
         json_object *o = json_object_new_object();
         size_t links = 0;
 
-        if (!o || !type || asprintf(&file, "/dev/nvidia%u", g->minor) < 0) {
+        if (!o || !type || (g->files ? !(file = strdup(g->files)) : asprintf(&file, "/dev/nvidia%u", g->minor) < 0)) {
                 json_object_put(o);
                 return NULL;
         }
@@ -127,6 +127,8 @@ static json_object *gpu_json(const State *s, const GresGpu *g) {
         if (g->cores)
                 json_object_object_add(o, "cores", json_object_new_string(g->cores));
         json_object_object_add(o, "nvlinks", json_object_new_int64((int64_t) links));
+        if (g->mig)
+                json_object_object_add(o, "mig", json_object_new_int64(g->mig - 1));
         if (g->fabric) {
                 json_object_object_add(o, "fabric", json_object_new_string(g->fabric));
                 json_object_object_add(o, "clique", json_object_new_int64(g->clique));
@@ -170,7 +172,7 @@ static int discover(const State *s, bool use_proc, json_object *out, GresGpu **g
         int r;
 
         if (s->backend != BACKEND_PROC && !use_proc) {
-                r = gres_nvml_discover(s->conf.nvml_library, g, n, &error);
+                r = gres_nvml_discover(s->conf.nvml_library, s->conf.root ?: "/", g, n, &error);
                 if (r >= 0) {
                         json_object_object_add(out, "source", json_object_new_string("nvml"));
                         return 0;

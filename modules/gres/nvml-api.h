@@ -71,6 +71,20 @@ typedef struct nvmlGpuFabricInfo_st {
 #define NVML_DEVICE_MIG_DISABLE 0
 #define NVML_DEVICE_MIG_ENABLE 1
 
+/* What nvmlDeviceGetAttributes_v2() reports of a MIG device: its GPU
+ * instance's share of the GPU, which names its profile ("3g.20gb"). */
+typedef struct nvmlDeviceAttributes_st {
+        unsigned int multiprocessorCount;
+        unsigned int sharedCopyEngineCount;
+        unsigned int sharedDecoderCount;
+        unsigned int sharedEncoderCount;
+        unsigned int sharedJpegCount;
+        unsigned int sharedOfaCount;
+        unsigned int gpuInstanceSliceCount;
+        unsigned int computeInstanceSliceCount;
+        unsigned long long memorySizeMB;
+} nvmlDeviceAttributes_t;
+
 /* The signatures, as pointer types for dlsym().  Each NVML_FN(x) names the
  * pointer type x_fn. */
 typedef nvmlReturn_t (*nvmlInit_v2_fn)(void);
@@ -98,3 +112,4 @@ typedef nvmlReturn_t (*nvmlDeviceGetMigDeviceHandleByIndex_fn)(nvmlDevice_t devi
                                                                 nvmlDevice_t *migDevice);
 typedef nvmlReturn_t (*nvmlDeviceGetGpuInstanceId_fn)(nvmlDevice_t device, unsigned int *id);
 typedef nvmlReturn_t (*nvmlDeviceGetComputeInstanceId_fn)(nvmlDevice_t device, unsigned int *id);
+typedef nvmlReturn_t (*nvmlDeviceGetAttributes_v2_fn)(nvmlDevice_t device, nvmlDeviceAttributes_t *attributes);

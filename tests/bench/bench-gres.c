@@ -41,7 +41,7 @@ int main(int argc, char **argv) {
                 GresGpu *g = NULL;
                 uint64_t t0 = now_us();
 
-                if (gres_nvml_discover(argv[1], &g, &nn, NULL) < 0)
+                if (gres_nvml_discover(argv[1], NULL, &g, &nn, NULL) < 0)
                         return 1;
                 tn[i] = now_us() - t0;
                 gres_gpus_free(g, nn);

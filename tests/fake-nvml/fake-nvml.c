@@ -8,6 +8,8 @@
  * An optional tenth field is the multi-node NVLink fabric: "<32 hex digits of
  * the cluster UUID>/<clique id>", "pending" (registration not finished) or
  * "-" (NOT_SUPPORTED, as on Hopper HGX; also when absent).
+ *   mig|<parent busId>|<gpu instance id>|<compute instance id>|<gi slices>|<memory MB>|<uuid>
+ * puts the GPU with that bus id in MIG mode, with its MIG devices in file order.
  * <nvlink> is "-" (no active link), "unsupported", or a comma-separated list
  * of remote bus ids, one per active link; <fail> is "-" or "handle" (the
  * device's handle lookup returns GPU_IS_LOST).  Devices are indexed in file
@@ -24,6 +26,8 @@
 
 #define EXPORT __attribute__((visibility("default")))
 #define MAX_GPUS 16
+#define MAX_MIGS 64
+#define MAX_MIGS_PER_GPU 7
 #define MAX_CPUS 1024
 #define LONG_BITS (8 * sizeof(unsigned long))
 
@@ -43,6 +47,12 @@ DECLARE(nvmlDeviceGetCpuAffinity);
 DECLARE(nvmlDeviceGetNvLinkState);
 DECLARE(nvmlDeviceGetNvLinkRemotePciInfo_v2);
 DECLARE(nvmlDeviceGetGpuFabricInfo);
+DECLARE(nvmlDeviceGetMigMode);
+DECLARE(nvmlDeviceGetMaxMigDeviceCount);
+DECLARE(nvmlDeviceGetMigDeviceHandleByIndex);
+DECLARE(nvmlDeviceGetGpuInstanceId);
+DECLARE(nvmlDeviceGetComputeInstanceId);
+DECLARE(nvmlDeviceGetAttributes_v2);
 
 struct nvmlDevice_st {
         char bus[32], name[96], uuid[96], nvlink[NVML_NVLINK_MAX_LINKS][32], fail[16];
@@ -51,12 +61,16 @@ struct nvmlDevice_st {
         unsigned long cpus[MAX_CPUS / LONG_BITS];
         int nvlink_unsupported;
         int fabric; /* 0: not supported, 1: registered, 2: pending */
+        /* MIG: a parent lists its instances; an instance knows its ids and size. */
+        struct nvmlDevice_st *migs[MAX_MIGS_PER_GPU];
+        unsigned n_migs, gi, ci, slices;
+        unsigned long long mem_mb;
         unsigned char fabric_uuid[NVML_GPU_FABRIC_UUID_LEN];
         unsigned clique;
 };
 
-static struct nvmlDevice_st devs[MAX_GPUS];
-static unsigned n_devs;
+static struct nvmlDevice_st devs[MAX_GPUS], migs[MAX_MIGS];
+static unsigned n_devs, n_migs;
 static int initialised;
 
 static void parse_links(struct nvmlDevice_st *d, char *s) {
@@ -121,6 +135,31 @@ static void parse_gpu(char *line) {
                 parse_fabric(d, f[9]);
 }
 
+static void parse_mig(char *line) {
+        char *f[7] = {};
+        unsigned n = 0;
+        struct nvmlDevice_st *m;
+
+        for (char *p = line; p && n < 7; n++)
+                f[n] = strsep(&p, "|");
+        if (n < 7 || n_migs >= MAX_MIGS)
+                return;
+        for (unsigned i = 0; i < n_devs; i++) {
+                struct nvmlDevice_st *d = &devs[i];
+
+                if (strcmp(d->bus, f[1]) != 0 || d->n_migs >= MAX_MIGS_PER_GPU)
+                        continue;
+                m = &migs[n_migs++];
+                *m = (struct nvmlDevice_st) { .gi = (unsigned) strtoul(f[2], NULL, 10),
+                                              .ci = (unsigned) strtoul(f[3], NULL, 10),
+                                              .slices = (unsigned) strtoul(f[4], NULL, 10),
+                                              .mem_mb = strtoull(f[5], NULL, 10) };
+                snprintf(m->uuid, sizeof(m->uuid), "%s", f[6]);
+                d->migs[d->n_migs++] = m;
+                return;
+        }
+}
+
 static void hang(void) {
         const char *fd = getenv("FAKE_NVML_HANG_FD");
 
@@ -137,7 +176,7 @@ EXPORT nvmlReturn_t nvmlInit_v2(void) {
 
         if (!path || !(f = fopen(path, "re")))
                 return NVML_ERROR_DRIVER_NOT_LOADED;
-        n_devs = 0;
+        n_devs = n_migs = 0;
         while (fgets(line, sizeof(line), f)) {
                 line[strcspn(line, "\n")] = 0;
                 if (strcmp(line, "init fail") == 0) {
@@ -148,6 +187,8 @@ EXPORT nvmlReturn_t nvmlInit_v2(void) {
                         hang();
                 if (strncmp(line, "gpu|", 4) == 0)
                         parse_gpu(line);
+                if (strncmp(line, "mig|", 4) == 0)
+                        parse_mig(line);
         }
         fclose(f);
         initialised = 1;
@@ -258,5 +299,40 @@ EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t d, nvmlGpuFabricInfo
         info->cliqueId = d->clique;
         info->status = NVML_SUCCESS;
         info->state = NVML_GPU_FABRIC_STATE_COMPLETED;
+        return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned *current, unsigned *pending) {
+        *current = *pending = d->n_migs > 0 ? NVML_DEVICE_MIG_ENABLE : NVML_DEVICE_MIG_DISABLE;
+        return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t d, unsigned *count) {
+        *count = d->n_migs > 0 ? MAX_MIGS_PER_GPU : 0;
+        return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned index, nvmlDevice_t *mig) {
+        if (index >= d->n_migs)
+                return NVML_ERROR_NOT_FOUND;
+        *mig = d->migs[index];
+        return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t d, unsigned *id) {
+        *id = d->gi;
+        return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t d, unsigned *id) {
+        *id = d->ci;
+        return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t d, nvmlDeviceAttributes_t *a) {
+        memset(a, 0, sizeof(*a));
+        a->gpuInstanceSliceCount = d->slices;
+        a->computeInstanceSliceCount = d->slices;
+        a->memorySizeMB = d->mem_mb;
         return NVML_SUCCESS;
 }

@@ -127,6 +127,20 @@ is "$rc" 1 "--block fails on a node in no multi-node NVLink domain (HGX H100)"
 like "$out" "no topology/block line: the GPUs are in no multi-node NVLink domain" "and says so"
 ok "the end of the disagreement is logged" log_since_has "The GPUs no longer disagree about their NVLink domain"
 
+# MIG: each instance is a GPU to Slurm, with its profile for a type and its
+# GPU's device file and nvidia-caps files (from mig-minors under root:).
+mkdir -p "$T/root/proc/driver/nvidia-caps" &&
+        cp "$DATA/mig-node/proc/driver/nvidia-caps/mig-minors" "$T/root/proc/driver/nvidia-caps/" ||
+        bail_out "cannot add mig-minors to the fake root"
+cp "$DATA/nvml-a100-mig.desc" "$T/nvml.desc"
+ctl run gres.discover > /dev/null || bail_out "discovery failed"
+is "$(cat "$T/gres.conf")" "$(cat "$DATA/nvml-a100-mig.gres.conf")" "MIG instances in gres.conf, with MultipleFiles="
+is "$(ctl gres --slurmd-conf)" \
+   "Gres=gpu:nvidia_a100_3g.20gb:2,gpu:nvidia_a100-sxm4-40gb:1,gpu:nvidia_a100_4g.20gb:1,gpu:nvidia_a100_2g.10gb:1,gpu:nvidia_a100_1g.5gb:3" \
+   "and in Gres="
+like "$(python3 "$RAW" "$SOCK" call io.sunkd.Gres.List)" '"file": "/dev/nvidia3,/dev/nvidia-caps/nvidia-cap417,/dev/nvidia-caps/nvidia-cap418", "index": 2, "memory": 20937965568, "mig": 0' \
+     "List shows a MIG instance's files and place"
+
 # NVML hangs: the child is killed at the timeout, the socket answers
 # meanwhile, and the next discovery uses /proc.
 printf 'NodeName=gpu-node-07 Gres=gpu:h100:2\n' > "$T/slurm.conf"

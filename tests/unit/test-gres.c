@@ -371,7 +371,7 @@ static void nvml_golden(const char *desc, const char *conf_name, size_t want_n, 
         GresGpu *g = NULL;
         size_t n = 0;
 
-        ck_assert_int_eq(gres_nvml_discover(lib, &g, &n, &err), 0);
+        ck_assert_int_eq(gres_nvml_discover(lib, NULL, &g, &n, &err), 0);
         ck_assert_ptr_null(err);
         ck_assert_uint_eq(n, want_n);
         ck_assert_int_eq(gres_topo_map_gpus(topo_root(), g, n), 0);
@@ -392,7 +392,7 @@ START_TEST(test_nvml_fields) {
         GresGpu *g = NULL;
         size_t n = 0;
 
-        ck_assert_int_eq(gres_nvml_discover(lib, &g, &n, NULL), 0);
+        ck_assert_int_eq(gres_nvml_discover(lib, NULL, &g, &n, NULL), 0);
         ck_assert_uint_eq(n, 8);
         ck_assert_uint_eq(g[5].index, 5);
         ck_assert_uint_eq(g[5].minor, 0);
@@ -411,13 +411,87 @@ START_TEST(test_nvml_mixed_no_nvlink) {
 }
 END_TEST
 
+/* 4x A100, three in MIG mode: each MIG instance is an entry with its
+ * profile's type and its three device files (the caps minors from
+ * mig-minors, by the GPU's device minor); a GPU not in MIG mode stays whole. */
+START_TEST(test_nvml_mig) {
+        _cleanup_free_ char *lib = fake_nvml("nvml-a100-mig.desc"), *root = data_path("mig-node");
+        _cleanup_free_ char *conf = NULL, *gres = NULL, *want = golden("nvml-a100-mig.gres.conf"), *err = NULL;
+        GresGpu *g = NULL;
+        size_t n = 0;
+
+        ck_assert_int_eq(gres_nvml_discover(lib, root, &g, &n, &err), 0);
+        ck_assert_uint_eq(n, 8);
+        ck_assert_str_eq(g[0].uuid, "MIG-a1000000-0001-0000-0000-000000000000");
+        ck_assert_str_eq(g[0].name, "NVIDIA A100_3g.20gb");
+        ck_assert_uint_eq(g[0].mig, 1);
+        ck_assert_uint_eq(g[0].memory, 19968ULL * 1024 * 1024);
+        ck_assert_str_eq(g[2].uuid, "GPU-a1000001-0000-0000-0000-000000000000");
+        ck_assert_uint_eq(g[2].mig, 0);
+        ck_assert_ptr_null(g[2].files);
+        ck_assert_int_eq(gres_topo_map_gpus(topo_root(), g, n), 0);
+        ck_assert_int_eq(gres_conf_render(g, n, NULL, 0, &conf), 0);
+        ck_assert_str_eq(conf, want);
+        ck_assert_int_eq(gres_conf_gres_value(g, n, NULL, 0, &gres), 0);
+        ck_assert_str_eq(gres, "gpu:nvidia_a100_3g.20gb:2,gpu:nvidia_a100-sxm4-40gb:1,gpu:nvidia_a100_4g.20gb:1,"
+                               "gpu:nvidia_a100_2g.10gb:1,gpu:nvidia_a100_1g.5gb:3");
+        gres_gpus_free(g, n);
+}
+END_TEST
+
+/* A MIG instance mig-minors does not list fails the discovery, saying which:
+ * a gres.conf without its device files would let jobs see no GPU. */
+START_TEST(test_nvml_mig_minors_missing) {
+        _cleanup_free_ char *lib = fake_nvml("nvml-a100-mig.desc"), *err = NULL;
+        GresGpu *g = NULL;
+        size_t n = 0;
+
+        ck_assert_int_eq(gres_nvml_discover(lib, "/nonexistent-gres-root", &g, &n, &err), -EIO);
+        ck_assert_str_eq(err, "/nonexistent-gres-root/proc/driver/nvidia-caps/mig-minors: no minors for gpu0/gi1/ci0 "
+                              "(No such file or directory)");
+}
+END_TEST
+
+START_TEST(test_mig_minors_hostile) {
+        static const char *const bad[] = {
+                "gpu0/gi1/access 12\ngpu0/gi1/ci0/access x\n",      /* not a number */
+                "gpu0/gi1/access 12\ngpu0/gi1/ci0/access 99999999\n", /* past any minor */
+                "gpu0/gi1/access 12\ngpu0/gi1/ci0/access -1\n",
+        };
+        char root[] = "/tmp/test-gres-mig-XXXXXX";
+        _cleanup_free_ char *dir = NULL, *cmd = NULL;
+        unsigned a = 0, b = 0;
+
+        ck_assert_ptr_nonnull(mkdtemp(root));
+        ck_assert_int_ge(asprintf(&dir, "%s/proc/driver/nvidia-caps", root), 0);
+        ck_assert_int_ge(asprintf(&cmd, "mkdir -p '%s'", dir), 0);
+        ck_assert_int_eq(system(cmd), 0);
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                write_file(dir, "mig-minors", bad[i], strlen(bad[i]));
+                ck_assert_msg(gres_proc_mig_minors(root, 0, 1, 0, &a, &b) == -EBADMSG, "case %zu", i);
+        }
+        /* a NUL byte, a line for another GPU only, then the right lines among others */
+        write_file(dir, "mig-minors", "gpu0/gi1/access 12\0\n", 20);
+        ck_assert_int_eq(gres_proc_mig_minors(root, 0, 1, 0, &a, &b), -EBADMSG);
+        write_file(dir, "mig-minors", "gpu10/gi1/access 12\ngpu10/gi1/ci0/access 13\n", 44);
+        ck_assert_int_eq(gres_proc_mig_minors(root, 1, 1, 0, &a, &b), -ENOENT);
+        write_file(dir, "mig-minors", "config 1\ngpu1/gi1/access 12\ngpu1/gi1/ci0/access 13", 50);
+        ck_assert_int_eq(gres_proc_mig_minors(root, 1, 1, 0, &a, &b), 0);
+        ck_assert_uint_eq(a, 12);
+        ck_assert_uint_eq(b, 13);
+        free(cmd);
+        ck_assert_int_ge(asprintf(&cmd, "rm -rf '%s'", root), 0);
+        ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* GB200: the multi-node NVLink domain is read, and gives the node's topology/block line. */
 START_TEST(test_nvml_fabric) {
         _cleanup_free_ char *lib = fake_nvml("nvml-gb200-4.desc"), *block = NULL, *err = NULL;
         GresGpu *g = NULL;
         size_t n = 0;
 
-        ck_assert_int_eq(gres_nvml_discover(lib, &g, &n, NULL), 0);
+        ck_assert_int_eq(gres_nvml_discover(lib, NULL, &g, &n, NULL), 0);
         ck_assert_uint_eq(n, 4);
         for (size_t i = 0; i < n; i++) {
                 ck_assert_str_eq(g[i].fabric, "5a5a5a5a-5a5a-5a5a-5a5a-5a5a00000001");
@@ -430,7 +504,7 @@ START_TEST(test_nvml_fabric) {
         free(lib);
         lib = fake_nvml("nvml-h100-8.desc");
         free(TAKE_PTR(block));
-        ck_assert_int_eq(gres_nvml_discover(lib, &g, &n, NULL), 0);
+        ck_assert_int_eq(gres_nvml_discover(lib, NULL, &g, &n, NULL), 0);
         ck_assert_ptr_null(g[0].fabric);
         ck_assert_int_eq(gres_conf_block(g, n, "gpu-node-07", &block, &err), 0);
         ck_assert_ptr_null(block);
@@ -469,7 +543,7 @@ START_TEST(test_nvml_empty) {
         GresGpu *g = NULL;
         size_t n = 9;
 
-        ck_assert_int_eq(gres_nvml_discover(lib, &g, &n, NULL), 0);
+        ck_assert_int_eq(gres_nvml_discover(lib, NULL, &g, &n, NULL), 0);
         ck_assert_uint_eq(n, 0);
         gres_gpus_free(g, n);
 }
@@ -480,17 +554,17 @@ START_TEST(test_nvml_failures) {
         GresGpu *g = NULL;
         size_t n = 0;
 
-        ck_assert_int_eq(gres_nvml_discover(lost, &g, &n, &err), -EIO);
+        ck_assert_int_eq(gres_nvml_discover(lost, NULL, &g, &n, &err), -EIO);
         ck_assert_str_eq(err, "nvmlDeviceGetHandleByIndex_v2: Fake error (15)");
         free(TAKE_PTR(err));
         free(fake_nvml("nvml-init-fail.desc"));
-        ck_assert_int_eq(gres_nvml_discover(lost, &g, &n, &err), -EIO);
+        ck_assert_int_eq(gres_nvml_discover(lost, NULL, &g, &n, &err), -EIO);
         ck_assert_str_eq(err, "nvmlInit_v2: Fake error (9)");
         free(TAKE_PTR(err));
-        ck_assert_int_eq(gres_nvml_discover("/nonexistent/libnvidia-ml.so.1", &g, &n, &err), -ENOENT);
+        ck_assert_int_eq(gres_nvml_discover("/nonexistent/libnvidia-ml.so.1", NULL, &g, &n, &err), -ENOENT);
         ck_assert_ptr_null(err);
         /* a library that is not NVML */
-        ck_assert_int_eq(gres_nvml_discover("libc.so.6", &g, &n, &err), -ENOSYS);
+        ck_assert_int_eq(gres_nvml_discover("libc.so.6", NULL, &g, &n, &err), -ENOSYS);
         ck_assert_str_eq(err, "nvmlInit_v2: missing");
 }
 END_TEST
@@ -617,7 +691,7 @@ START_TEST(test_nvml_hang_blocks) {
                 size_t n = 0;
 
                 close(p[0]);
-                _exit(gres_nvml_discover(lib, &g, &n, NULL) == 0 ? 0 : 1);
+                _exit(gres_nvml_discover(lib, NULL, &g, &n, NULL) == 0 ? 0 : 1);
         }
         close(p[1]);
         ck_assert_int_eq(read(p[0], &c, 1), 1);
@@ -660,6 +734,9 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_nvml_mixed_no_nvlink);
         tcase_add_test(tc, test_nvml_empty);
         tcase_add_test(tc, test_nvml_fabric);
+        tcase_add_test(tc, test_nvml_mig);
+        tcase_add_test(tc, test_nvml_mig_minors_missing);
+        tcase_add_test(tc, test_mig_minors_hostile);
         tcase_add_test(tc, test_block_disagree);
         tcase_add_test(tc, test_nvml_failures);
         tcase_add_test(tc, test_nvml_hang_blocks);
