@@ -45,3 +45,16 @@ int errloc_set(char **ret_error, const char *file, unsigned line, unsigned colum
         va_end(ap);
         return -EINVAL;
 }
+
+int errmsg_set(char **ret_error, int r, const char *fmt, ...) {
+        va_list ap;
+
+        if (ret_error) {
+                free(*ret_error);
+                va_start(ap, fmt);
+                if (vasprintf(ret_error, fmt, ap) < 0)
+                        *ret_error = NULL;
+                va_end(ap);
+        }
+        return r;
+}

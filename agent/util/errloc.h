@@ -25,3 +25,10 @@ char *errloc_formatv(const char *file, unsigned line, unsigned column, const cha
  */
 int errloc_set(char **ret_error, const char *file, unsigned line, unsigned column, const char *key,
                const char *fmt, ...) _printf_(6, 7);
+
+/**
+ * errmsg_set() - a message without a location into *@ret_error (when not
+ * NULL), replacing what was there; NULL there when out of memory.
+ * Return: @r, for `return errmsg_set(ret_error, -EBADMSG, ...)`.
+ */
+int errmsg_set(char **ret_error, int r, const char *fmt, ...) _printf_(3, 4);

@@ -9,21 +9,9 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/errloc.h"
 #include "util/macro.h"
 #include "util/secret-file.h"
-
-static _printf_(3, 4) int refuse(char **ret_error, int r, const char *fmt, ...) {
-        va_list ap;
-
-        if (ret_error) {
-                free(*ret_error);
-                va_start(ap, fmt);
-                if (vasprintf(ret_error, fmt, ap) < 0)
-                        *ret_error = NULL;
-                va_end(ap);
-        }
-        return r;
-}
 
 int secret_file_read(const char *path, size_t max, char **ret, char **ret_error) {
         _cleanup_close_ int fd = -1;
@@ -33,14 +21,14 @@ int secret_file_read(const char *path, size_t max, char **ret, char **ret_error)
 
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0 || fstat(fd, &st) < 0)
-                return refuse(ret_error, -errno, "'%s': %s", path, strerror(errno));
+                return errmsg_set(ret_error, -errno, "'%s': %s", path, strerror(errno));
         if (!S_ISREG(st.st_mode) || (st.st_mode & 077) || (st.st_uid != geteuid() && st.st_uid != 0))
-                return refuse(ret_error, -EPERM,
+                return errmsg_set(ret_error, -EPERM,
                               "'%s': refused: must be a regular file owned by root or uid %u with mode 0600 "
                               "or stricter (is %04o)",
                               path, (unsigned) geteuid(), (unsigned) (st.st_mode & 07777));
         if ((uint64_t) st.st_size > (uint64_t) max + 2) /* room for a final "\r\n" */
-                return refuse(ret_error, -EFBIG, "'%s': is longer than %zu bytes", path, max);
+                return errmsg_set(ret_error, -EFBIG, "'%s': is longer than %zu bytes", path, max);
         /* One byte more than the file, and one for the NUL: a file that grew
          * since fstat() is caught by the read. */
         size = (size_t) st.st_size + 2;
@@ -53,21 +41,21 @@ int secret_file_read(const char *path, size_t max, char **ret, char **ret_error)
                 if (k < 0 && errno == EINTR)
                         continue;
                 if (k < 0)
-                        return refuse(ret_error, -errno, "'%s': %s", path, strerror(errno));
+                        return errmsg_set(ret_error, -errno, "'%s': %s", path, strerror(errno));
                 if (k == 0)
                         break;
                 len += (size_t) k;
         }
         if (len > (size_t) st.st_size)
-                return refuse(ret_error, -EBUSY, "'%s': changed while being read", path);
+                return errmsg_set(ret_error, -EBUSY, "'%s': changed while being read", path);
         while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
                 buf[--len] = '\0';
         if (len == 0)
-                return refuse(ret_error, -ENODATA, "'%s': is empty", path);
+                return errmsg_set(ret_error, -ENODATA, "'%s': is empty", path);
         if (memchr(buf, '\0', len))
-                return refuse(ret_error, -EBADMSG, "'%s': contains a NUL byte", path);
+                return errmsg_set(ret_error, -EBADMSG, "'%s': contains a NUL byte", path);
         if (len > max)
-                return refuse(ret_error, -EFBIG, "'%s': is longer than %zu bytes", path, max);
+                return errmsg_set(ret_error, -EFBIG, "'%s': is longer than %zu bytes", path, max);
         *ret = TAKE_PTR(buf);
         return 0;
 }

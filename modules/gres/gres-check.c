@@ -12,22 +12,10 @@
 #include "gres-check.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
+#include "util/errloc.h"
 #include "util/strbuf.h"
 
 #define TYPES_MAX 64
-
-static __attribute__((format(printf, 3, 4))) int fail(char **ret_error, int r, const char *fmt, ...) {
-        va_list ap;
-
-        if (ret_error) {
-                free(*ret_error);
-                va_start(ap, fmt);
-                if (vasprintf(ret_error, fmt, ap) < 0)
-                        *ret_error = NULL;
-                va_end(ap);
-        }
-        return r;
-}
 
 /* The value of KEY=value in a node line's words, or NULL; @len gets its length. */
 static const char *line_value(const char *line, const char *key, size_t *len) {
@@ -104,11 +92,11 @@ int gres_slurm_conf_node_gres(const char *path, const char *node, char **ret, ch
         *ret = NULL;
         r = fileio_read(path, GRES_SLURM_CONF_MAX, &data, &len);
         if (r == -EFBIG)
-                return fail(ret_error, r, "%s: larger than %u bytes", path, GRES_SLURM_CONF_MAX);
+                return errmsg_set(ret_error, r, "%s: larger than %u bytes", path, GRES_SLURM_CONF_MAX);
         if (r < 0)
-                return fail(ret_error, r, "%s: %s", path, strerror(-r));
+                return errmsg_set(ret_error, r, "%s: %s", path, strerror(-r));
         if (memchr(data, '\0', len))
-                return fail(ret_error, -EBADMSG, "%s: a NUL byte: not a slurm.conf", path);
+                return errmsg_set(ret_error, -EBADMSG, "%s: a NUL byte: not a slurm.conf", path);
         pos = data;
         while ((line = next_line(&pos, &no, &line_no))) {
                 const char *names, *gres;
@@ -118,7 +106,7 @@ int gres_slurm_conf_node_gres(const char *path, const char *node, char **ret, ch
                 if (!names)
                         continue;
                 if (nl == 0)
-                        return fail(ret_error, -EBADMSG, "%s:%u: NodeName= without a name", path, line_no);
+                        return errmsg_set(ret_error, -EBADMSG, "%s:%u: NodeName= without a name", path, line_no);
                 gres = line_value(line, "Gres", &gl);
                 if (nl == 7 && strncasecmp(names, "DEFAULT", 7) == 0) {
                         free(deflt);
@@ -135,7 +123,7 @@ int gres_slurm_conf_node_gres(const char *path, const char *node, char **ret, ch
                         *ret = strdup(deflt);
                 return (gres || deflt) && !*ret ? -ENOMEM : 0;
         }
-        return fail(ret_error, -ENOENT, "%s: no NodeName= line names %s", path, node);
+        return errmsg_set(ret_error, -ENOENT, "%s: no NodeName= line names %s", path, node);
 }
 
 /* ---- The comparison ------------------------------------------------------ */
@@ -156,25 +144,25 @@ static int parse_configured(const char *s, Want *w, size_t *n, char **ret_messag
 
                 c1 = memchr(p, ':', (size_t) (e - p));
                 if ((size_t) (e - p) == 3 && strncmp(p, "gpu", 3) == 0)
-                        return fail(ret_message, -EINVAL, "Gres=%s: 'gpu' without a count", s);
+                        return errmsg_set(ret_message, -EINVAL, "Gres=%s: 'gpu' without a count", s);
                 if (!c1 || (size_t) (c1 - p) != 3 || strncmp(p, "gpu", 3) != 0) {
                         p = *e ? e + 1 : e; /* another GRES: not ours to compare */
                         continue;
                 }
                 if (*n >= TYPES_MAX)
-                        return fail(ret_message, -EINVAL, "Gres=%s: more than %d GPU entries", s, TYPES_MAX);
+                        return errmsg_set(ret_message, -EINVAL, "Gres=%s: more than %d GPU entries", s, TYPES_MAX);
                 c2 = memchr(c1 + 1, ':', (size_t) (e - c1 - 1));
                 if (c2) {
                         tl = (size_t) (c2 - c1 - 1);
                         if (tl == 0 || tl >= sizeof(w[0].type))
-                                return fail(ret_message, -EINVAL, "Gres=%s: a GPU type of %zu bytes", s, tl);
+                                return errmsg_set(ret_message, -EINVAL, "Gres=%s: a GPU type of %zu bytes", s, tl);
                         memcpy(w[*n].type, c1 + 1, tl);
                 }
                 w[*n].type[tl] = '\0';
                 errno = 0;
                 w[*n].count = strtoul(c2 ? c2 + 1 : c1 + 1, &end, 10);
                 if (errno != 0 || end != e || end == (c2 ? c2 + 1 : c1 + 1) || !isdigit((unsigned char) *(c2 ? c2 + 1 : c1 + 1)))
-                        return fail(ret_message, -EINVAL, "Gres=%s: '%.*s' is not gpu[:TYPE]:COUNT", s, (int) (e - p), p);
+                        return errmsg_set(ret_message, -EINVAL, "Gres=%s: '%.*s' is not gpu[:TYPE]:COUNT", s, (int) (e - p), p);
                 (*n)++;
                 p = *e ? e + 1 : e;
         }

@@ -45,6 +45,7 @@
 #include "dupset.h"
 #include "scim-fetch.h"
 #include "util/cleanup.h"
+#include "util/errloc.h"
 #include "util/macro.h"
 
 struct ScimFetch {
@@ -59,18 +60,6 @@ struct ScimFetch {
         const sunkd_cancel *cancel;
         ScimFetchStats stats;
 };
-
-static _printf_(2, 3) void set_error(char **ret_error, const char *fmt, ...) {
-        va_list ap;
-
-        if (!ret_error)
-                return;
-        free(*ret_error);
-        va_start(ap, fmt);
-        if (vasprintf(ret_error, fmt, ap) < 0)
-                *ret_error = NULL;
-        va_end(ap);
-}
 
 static uint64_t now_usec(void) {
         struct timespec ts;
@@ -374,7 +363,7 @@ static int retry_after(ScimFetch *f, long status, const char *what, uint64_t *de
             curl_easy_getinfo(f->curl, CURLINFO_RETRY_AFTER, &secs) != CURLE_OK || secs <= 0)
                 return 0;
         if ((uint64_t) secs > f->conf->timeout_usec / SUNKD_USEC_PER_SEC) {
-                set_error(ret_error, "%s: HTTP %ld, the server asks to retry after %" CURL_FORMAT_CURL_OFF_T
+                (void) errmsg_set(ret_error, 0, "%s: HTTP %ld, the server asks to retry after %" CURL_FORMAT_CURL_OFF_T
                           " s, longer than the timeout", what, status, secs);
                 return -EPROTO;
         }
@@ -396,7 +385,7 @@ static int get_page(ScimFetch *f, const char *url, const char *what, char **ret_
                         f->stats.retries++;
                         r = backoff_sleep(f->cancel, MAX(delay, next_delay));
                         if (r < 0) {
-                                set_error(ret_error, "%s: cancelled", what);
+                                (void) errmsg_set(ret_error, 0, "%s: cancelled", what);
                                 return r;
                         }
                         delay = MIN(delay * 2, SCIM_RETRY_DELAY_MAX_USEC);
@@ -408,12 +397,12 @@ static int get_page(ScimFetch *f, const char *url, const char *what, char **ret_
                 cr = page_wait(f);
                 if (cr != CURLE_OK) {
                         if (f->body_too_big || cr == CURLE_FILESIZE_EXCEEDED) {
-                                set_error(ret_error, "%s: response body larger than %u bytes",
+                                (void) errmsg_set(ret_error, 0, "%s: response body larger than %u bytes",
                                           what, SCIM_PAGE_BODY_MAX);
                                 return -EFBIG;
                         }
                         r = curl_to_errno(cr);
-                        set_error(ret_error, "%s: %s", what, curl_easy_strerror(cr));
+                        (void) errmsg_set(ret_error, 0, "%s: %s", what, curl_easy_strerror(cr));
                         if (r == -ECANCELED || !curl_transient(cr))
                                 return r;
                         continue;
@@ -422,11 +411,11 @@ static int get_page(ScimFetch *f, const char *url, const char *what, char **ret_
                 if (status == 200)
                         return 0;
                 if (status == 401 || status == 403) {
-                        set_error(ret_error, "%s: authentication failed (HTTP %ld): check the token",
+                        (void) errmsg_set(ret_error, 0, "%s: authentication failed (HTTP %ld): check the token",
                                   what, status);
                         return -EACCES;
                 }
-                set_error(ret_error, "%s: HTTP %ld", what, status);
+                (void) errmsg_set(ret_error, 0, "%s: HTTP %ld", what, status);
                 r = -EPROTO;
                 if (status != 429 && (status < 500 || status > 599))
                         return r;
@@ -478,14 +467,14 @@ const char *scim_fetch_note_to_string(ScimFetchNote n) {
 static int page_check(ScimFetch *f, const ScimPage *p, int64_t start_index, FetchRun *run,
                       const char *what, char **ret_error) {
         if (p->start_index >= 0 && p->start_index != start_index) {
-                set_error(ret_error, "%s: server answered startIndex=%" PRId64, what, p->start_index);
+                (void) errmsg_set(ret_error, 0, "%s: server answered startIndex=%" PRId64, what, p->start_index);
                 return -EBADMSG;
         }
         f->stats.pages++;
         f->stats.resources += p->n_resources;
         run->received += p->n_resources;
         if (run->received > SCIM_RESOURCES_MAX) {
-                set_error(ret_error, "%s: more than %d resources", run->endpoint, SCIM_RESOURCES_MAX);
+                (void) errmsg_set(ret_error, 0, "%s: more than %d resources", run->endpoint, SCIM_RESOURCES_MAX);
                 return -E2BIG;
         }
         return 0;
@@ -497,10 +486,9 @@ static int run_bound(ScimFetch *f, FetchRun *run, const ScimPage *p, char **ret_
         uint64_t per_page, need;
 
         if (p->total_results > f->conf->max_total_results) {
-                set_error(ret_error,
-                          "%s: the server reports totalResults=%" PRId64
-                          ", more than max_total_results=%" PRId64,
-                          run->endpoint, p->total_results, f->conf->max_total_results);
+                (void) errmsg_set(ret_error, 0,
+                                  "%s: the server reports totalResults=%" PRId64 ", more than max_total_results=%" PRId64,
+                                  run->endpoint, p->total_results, f->conf->max_total_results);
                 return -E2BIG;
         }
         run->first_total = p->total_results;
@@ -555,7 +543,7 @@ static int page_is_last(ScimFetch *f, FetchRun *run, const ScimPage *p, uint64_t
                 f->stats.notes |= SCIM_NOTE_TOTAL_SHORT;
         *ret = p->n_resources == 0 || run->received >= (uint64_t) p->total_results;
         if (!*ret && page + 1 >= run->pages_cap) {
-                set_error(ret_error, "%s: more than %" PRIu64 " pages for totalResults=%" PRId64,
+                (void) errmsg_set(ret_error, 0, "%s: more than %" PRIu64 " pages for totalResults=%" PRId64,
                           run->endpoint, run->pages_cap, run->first_total);
                 return -E2BIG;
         }
@@ -591,7 +579,7 @@ int scim_fetch_all(ScimFetch *f, ScimEndpoint e, const sunkd_cancel *cancel, sci
                         break;
                 r = scim_page_parse_bounded(f->body ?: "", f->body_len, f->conf->page_size, &p, &perr);
                 if (r < 0) {
-                        set_error(ret_error, "%s: %s", what, perr ?: "unparsable");
+                        (void) errmsg_set(ret_error, 0, "%s: %s", what, perr ?: "unparsable");
                         break;
                 }
                 r = page_check(f, &p, start_index, &run, what, ret_error);
@@ -612,13 +600,13 @@ int scim_fetch_all(ScimFetch *f, ScimEndpoint e, const sunkd_cancel *cancel, sci
                 if (r >= 0 && !run.repeated) {
                         r = fn(userdata, &p);
                         if (r < 0)
-                                set_error(ret_error, "%s: %s", what, strerror(-r));
+                                (void) errmsg_set(ret_error, 0, "%s: %s", what, strerror(-r));
                 }
                 scim_page_done(&p);
                 if (r < 0 || last)
                         break;
                 if (sunkd_cancelled(cancel)) {
-                        set_error(ret_error, "%s: cancelled", names[e]);
+                        (void) errmsg_set(ret_error, 0, "%s: cancelled", names[e]);
                         r = -ECANCELED;
                 }
                 free(url);

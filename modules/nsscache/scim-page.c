@@ -8,6 +8,7 @@
 #include <json-c/json.h>
 
 #include "scim-page.h"
+#include "util/errloc.h"
 #include "util/macro.h"
 
 void scim_page_done(ScimPage *p) {
@@ -15,19 +16,6 @@ void scim_page_done(ScimPage *p) {
                 return;
         json_object_put(p->root);
         *p = (ScimPage) { .start_index = -1, .items_per_page = -1 };
-}
-
-static _printf_(2, 3) int page_error(char **ret_error, const char *fmt, ...) {
-        va_list ap;
-
-        if (ret_error) {
-                free(*ret_error);
-                va_start(ap, fmt);
-                if (vasprintf(ret_error, fmt, ap) < 0)
-                        *ret_error = NULL;
-                va_end(ap);
-        }
-        return -EBADMSG;
 }
 
 static bool get_count(json_object *root, const char *key, int64_t *ret) {
@@ -47,7 +35,7 @@ int scim_page_parse(const char *buf, size_t len, ScimPage *ret, char **ret_error
         size_t end;
 
         if (len > INT32_MAX)
-                return page_error(ret_error, "body too large");
+                return errmsg_set(ret_error, -EBADMSG, "body too large");
         tok = json_tokener_new_ex(SCIM_JSON_DEPTH_MAX);
         if (!tok)
                 return -ENOMEM;
@@ -58,25 +46,25 @@ int scim_page_parse(const char *buf, size_t len, ScimPage *ret, char **ret_error
         json_tokener_free(tok);
         if (jerr == json_tokener_continue) {
                 json_object_put(root);
-                return page_error(ret_error, "truncated JSON");
+                return errmsg_set(ret_error, -EBADMSG, "truncated JSON");
         }
         if (!root || jerr != json_tokener_success) {
                 json_object_put(root);
-                return page_error(ret_error, "invalid JSON: %s", json_tokener_error_desc(jerr));
+                return errmsg_set(ret_error, -EBADMSG, "invalid JSON: %s", json_tokener_error_desc(jerr));
         }
         for (; end < len; end++)
                 if (!strchr(" \t\r\n", buf[end])) {
                         json_object_put(root);
-                        return page_error(ret_error, "trailing data after the JSON value");
+                        return errmsg_set(ret_error, -EBADMSG, "trailing data after the JSON value");
                 }
         p.root = root;
         if (!json_object_is_type(root, json_type_object)) {
                 scim_page_done(&p);
-                return page_error(ret_error, "not a JSON object");
+                return errmsg_set(ret_error, -EBADMSG, "not a JSON object");
         }
         if (!get_count(root, "totalResults", &p.total_results) || p.total_results < 0) {
                 scim_page_done(&p);
-                return page_error(ret_error, "missing or invalid totalResults");
+                return errmsg_set(ret_error, -EBADMSG, "missing or invalid totalResults");
         }
         (void) get_count(root, "startIndex", &p.start_index);
         (void) get_count(root, "itemsPerPage", &p.items_per_page);
@@ -84,7 +72,7 @@ int scim_page_parse(const char *buf, size_t len, ScimPage *ret, char **ret_error
             !json_object_is_type(res, json_type_null)) {
                 if (!json_object_is_type(res, json_type_array)) {
                         scim_page_done(&p);
-                        return page_error(ret_error, "Resources is not an array");
+                        return errmsg_set(ret_error, -EBADMSG, "Resources is not an array");
                 }
                 p.resources = res;
                 p.n_resources = json_object_array_length(res);
@@ -168,11 +156,11 @@ int scim_page_parse_bounded(const char *buf, size_t len, int64_t page_size, Scim
 
         prescan(buf, len, &s);
         if (s.resources > max) {
-                return page_error(ret_error, "%" PRIu64 " Resources on a page that asked for %" PRId64
+                return errmsg_set(ret_error, -EBADMSG, "%" PRIu64 " Resources on a page that asked for %" PRId64
                                   " (at most %" PRIu64 " accepted)", s.resources, page_size, max);
         }
         if (s.cost > budget) {
-                return page_error(ret_error, "page of %zu bytes would take about %" PRIu64
+                return errmsg_set(ret_error, -EBADMSG, "page of %zu bytes would take about %" PRIu64
                                   " MiB to parse (at most %" PRIu64 " MiB)", len, s.cost >> 20, budget >> 20);
         }
         return scim_page_parse(buf, len, ret, ret_error);
