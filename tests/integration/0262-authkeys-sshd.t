@@ -107,7 +107,7 @@ PasswordAuthentication no
 KbdInteractiveAuthentication no
 PubkeyAuthentication yes
 AuthorizedKeysFile none
-AuthorizedKeysCommand $LIBEXEC/sunkd-authkeys -s $SOCK $2 -- %u %f
+AuthorizedKeysCommand $LIBEXEC/sunkd-authkeys -s $SOCK -t 60 $2 -- %u %f
 AuthorizedKeysCommandUser $AKUSER
 LogLevel VERBOSE
 EOF

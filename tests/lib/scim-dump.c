@@ -51,7 +51,7 @@ int main(int argc, char *argv[]) {
                 {},
         };
         _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
-        ScimCollect col = {};
+        _cleanup_(scim_collect_done) ScimCollect col = {};
         ScimSink sink = scim_collect_sink(&col);
         _cleanup_(scim_map_freep) ScimMapper *m = NULL;
         _cleanup_strv_free_ char **overrides = NULL;

@@ -13,7 +13,7 @@ scim_start() {
         python3 "$SUNKD_SRCDIR/tests/lib/scim-server.py" --data "$data" --port-file "$T/scim.port" \
                 --log "$SCIM_LOG" --token test-token "$@" 2> "$T/scim.err" &
         SCIM_PID=$!
-        wait_for_file "$T/scim.port" 100 || { cat "$T/scim.err" | sed 's/^/# /'; bail_out "SCIM fixture did not start"; }
+        wait_for_file "$T/scim.port" 600 || { cat "$T/scim.err" | sed 's/^/# /'; bail_out "SCIM fixture did not start"; }
         sleep 0.1
         SCIM_URL="http://127.0.0.1:$(cat "$T/scim.port")/scim/v2"
 }
