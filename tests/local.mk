@@ -203,6 +203,12 @@ tests_unit_test_nsscache_conf_SOURCES = tests/unit/test-nsscache-conf.c
 tests_unit_test_nsscache_conf_CFLAGS = $(CHECK_TEST_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir)
 tests_unit_test_nsscache_conf_LDADD = modules/nsscache/libnsscache-scim.la $(CHECK_TEST_LIBS)
 
+check_PROGRAMS += tests/unit/test-scim-cursor
+TESTS += tests/unit/test-scim-cursor
+tests_unit_test_scim_cursor_SOURCES = tests/unit/test-scim-cursor.c
+tests_unit_test_scim_cursor_CFLAGS = $(CHECK_TEST_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir)
+tests_unit_test_scim_cursor_LDADD = modules/nsscache/libnsscache-scim.la $(CHECK_TEST_LIBS)
+
 check_PROGRAMS += tests/unit/test-scim-page-memory
 TESTS += tests/unit/test-scim-page-memory
 tests_unit_test_scim_page_memory_SOURCES = tests/unit/test-scim-page-memory.c
@@ -230,6 +236,8 @@ TESTS += tests/integration/0200-nsscache-scim-fetch.t
 EXTRA_DIST += tests/integration/0200-nsscache-scim-fetch.t
 TESTS += tests/integration/0251-nsscache-server-abuse.t
 EXTRA_DIST += tests/integration/0251-nsscache-server-abuse.t
+TESTS += tests/integration/0252-nsscache-cursor.t
+EXTRA_DIST += tests/integration/0252-nsscache-cursor.t
 TESTS += tests/integration/0260-authkeys.t
 EXTRA_DIST += tests/integration/0260-authkeys.t
 TESTS += tests/integration/0262-authkeys-sshd.t

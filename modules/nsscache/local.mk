@@ -34,6 +34,8 @@ noinst_LTLIBRARIES += %reldir%/libnsscache-scim.la
 	%reldir%/dupset.h \
 	%reldir%/scim-page.c \
 	%reldir%/scim-page.h \
+	%reldir%/scim-spc.c \
+	%reldir%/scim-spc.h \
 	%reldir%/scim-sink.c \
 	%reldir%/scim-sink.h \
 	%reldir%/scim-map.c \

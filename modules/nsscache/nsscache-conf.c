@@ -114,6 +114,7 @@ static const NsscacheKey keys[] = {
         K(NULL, "local_passwd", SUNKD_CFG_PATH, local_passwd),
         K(NULL, "local_group", SUNKD_CFG_PATH, local_group),
         KI(NULL, "max_total_results", max_total_results, 1, SCIM_MAX_TOTAL_RESULTS_MAX),
+        K(NULL, "pagination", SUNKD_CFG_STRING, pagination),
         K(NULL, "interval", SUNKD_CFG_DURATION, interval_usec),
         K(NULL, "splay", SUNKD_CFG_DURATION, splay_usec),
         KM("scim_path_username", SUNKD_CFG_STRING, path_username),
@@ -237,6 +238,7 @@ ScimConfig *nsscache_conf_free(ScimConfig *c) {
         free(c->ca_file);
         free(c->local_passwd);
         free(c->local_group);
+        free(c->pagination);
         for (size_t i = 0; i < _NSS_MAP_MAX; i++)
                 map_conf_done(&c->map[i]);
         free(c);
@@ -268,7 +270,8 @@ int nsscache_conf_new(ScimConfig **ret) {
             strdup_to(&c->timestamp_dir, "/var/lib/nsscache") < 0 ||
             strdup_to(&c->users_endpoint, "Users") < 0 ||
             strdup_to(&c->groups_endpoint, "Groups") < 0 ||
-            strdup_to(&c->local_passwd, "/etc/passwd") < 0 || strdup_to(&c->local_group, "/etc/group") < 0)
+            strdup_to(&c->local_passwd, "/etc/passwd") < 0 || strdup_to(&c->local_group, "/etc/group") < 0 ||
+            strdup_to(&c->pagination, "auto") < 0)
                 return -ENOMEM;
         for (size_t i = 0; i < ELEMENTSOF(default_maps); i++)
                 if (strv_extend(&c->maps, default_maps[i]) < 0)
@@ -716,7 +719,7 @@ static const char *base_url_refusal(const char *url) {
 }
 
 static bool params_name_reserved(const char *params) {
-        static const char *const reserved[] = { "count", "startindex" };
+        static const char *const reserved[] = { "count", "startindex", "cursor" };
         _cleanup_free_ char *copy = NULL;
         char *save = NULL;
 
@@ -795,8 +798,8 @@ static int conf_check(ScimConfig *c, ConfFault *f, char **ret_error) {
                         return fault(f, -1, param_keys[i], ret_error, "key '%s': control character in value", param_keys[i]);
                 if (params_name_reserved(params[i]))
                         return fault(f, -1, param_keys[i], ret_error,
-                                     "key '%s': must not set count or startIndex (pagination "
-                                     "is sunkd's)", param_keys[i]);
+                                     "key '%s': must not set count, startIndex or cursor "
+                                     "(pagination is sunkd's)", param_keys[i]);
         }
         if (!c->maps || !c->maps[0])
                 return fault(f, -1, "maps", ret_error, "key 'maps': no maps configured");
@@ -837,6 +840,14 @@ static int conf_check(ScimConfig *c, ConfFault *f, char **ret_error) {
                              "/etc/group)");
         if (c->page_size < 1 || c->page_size > 10000)
                 return fault(f, -1, "page_size", ret_error, "key 'page_size': must be in [1, 10000]");
+        if (streq_ptr(c->pagination, "auto"))
+                c->paging = SCIM_PAGING_AUTO;
+        else if (streq_ptr(c->pagination, "index"))
+                c->paging = SCIM_PAGING_INDEX;
+        else if (streq_ptr(c->pagination, "cursor"))
+                c->paging = SCIM_PAGING_CURSOR;
+        else
+                return fault(f, -1, "pagination", ret_error, "key 'pagination': must be auto, index or cursor");
         if (c->min_uid < 1 || c->min_gid < 1)
                 return fault(f, -1, c->min_uid < 1 ? "min_uid" : "min_gid", ret_error,
                              "key '%s': must be at least 1", c->min_uid < 1 ? "min_uid" : "min_gid");

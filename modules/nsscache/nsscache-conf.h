@@ -29,6 +29,13 @@
 #define SCIM_TOKEN_MAX (16 * 1024)
 #define SCIM_AUTH_TOKEN_ENV "NSSCACHE_SCIM_AUTH_TOKEN"
 
+/* How the fetcher pages through a listing (pagination:). */
+typedef enum ScimPaging {
+        SCIM_PAGING_AUTO,   /* cursors where /ServiceProviderConfig advertises them or the server requires them */
+        SCIM_PAGING_INDEX,  /* startIndex and count only (RFC 7644) */
+        SCIM_PAGING_CURSOR, /* cursor and count (RFC 9865), without asking first */
+} ScimPaging;
+
 /* Settings nsscache keeps per map (scim_path_*, shells, home, shadow fields). */
 typedef struct ScimMapConf {
         char *path_username;
@@ -78,6 +85,8 @@ typedef struct ScimConfig {
         char *local_passwd; /* the node's own accounts, never published from SCIM */
         char *local_group;
         int64_t max_total_results; /* a larger totalResults fails the run before page 2 */
+        char *pagination;          /* auto, index or cursor: parsed into paging */
+        ScimPaging paging;
         uint64_t interval_usec;
         uint64_t splay_usec;
 

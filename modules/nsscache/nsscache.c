@@ -338,10 +338,10 @@ static int refresh_done(void *state, int r, void *input, void *result) {
         if (r >= 0 && res && res->published) {
                 size_t changed = res->report.n_changed;
                 sunkd_log_info(s->ctx, "Refreshed: %zu users, %zu groups, %zu sshkey entries; %zu map(s) changed, "
-                               "%llu requests in %llu ms.",
+                               "%llu requests (paged by %s) in %llu ms.",
                                res->report.map[NSS_MAP_PASSWD].entries, res->report.map[NSS_MAP_GROUP].entries,
                                res->report.map[NSS_MAP_SSHKEY].entries, changed,
-                               (unsigned long long) res->stats.requests,
+                               (unsigned long long) res->stats.requests, res->stats.cursor ? "cursor" : "index",
                                (unsigned long long) res->stats.duration_usec / 1000);
                 if (res->report.stale_removed > 0)
                         sunkd_log_notice(s->ctx, "Removed %u temporary file(s) an interrupted publish left in '%s'.",
@@ -558,6 +558,7 @@ static int nsscache_status(void *state, struct json_object *out) {
                         json_object_object_add(rejects, scim_reject_reason_to_string(i), json_object_new_int64((int64_t) s->rejects[i]));
         json_object_object_add(out, "rejected", rejects);
         json_object_object_add(out, "requests", json_object_new_int64((int64_t) s->last_stats.requests));
+        json_object_object_add(out, "pagination", json_object_new_string(s->last_stats.cursor ? "cursor" : "index"));
         json_object_object_add(out, "bytes", json_object_new_int64((int64_t) s->last_stats.bytes));
         json_object_object_add(out, "duration_usec", json_object_new_int64((int64_t) s->last_stats.duration_usec));
         return 0;

@@ -28,9 +28,17 @@
  * as the first page's totalResults and size call for, plus a margin for
  * entries added during the run.
  *
+ * Where the server advertises RFC 9865 cursors in /ServiceProviderConfig,
+ * they are used instead: a cursor names a position in the server's own
+ * ordering, so entries added or removed between two pages neither shift
+ * the rest nor hide one.  A cursor is echoed into the next URL, so it is
+ * held to RFC 9865's alphabet and a length; the page, resource and
+ * repeated-page bounds above hold for cursors too.
+ *
  * The bearer token is copied into the header list only; the list's strings
  * are wiped before they are freed, and curl's verbose output stays off.
  */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -44,8 +52,10 @@
 
 #include "dupset.h"
 #include "scim-fetch.h"
+#include "scim-spc.h"
 #include "util/cleanup.h"
 #include "util/errloc.h"
+#include "util/json-util.h"
 #include "util/macro.h"
 
 struct ScimFetch {
@@ -53,6 +63,7 @@ struct ScimFetch {
         CURLM *multi; /* drives the one easy handle, so a request can be in flight while a page is mapped */
         CURL *curl;
         bool in_flight;
+        bool cursor; /* page by cursor from the first request (scim_fetch_paging()) */
         struct curl_slist *headers;
         char *body;
         size_t body_len, body_cap;
@@ -196,8 +207,12 @@ static int append_encoded(FILE *out, CURL *curl, const char *s, size_t n) {
 }
 
 int scim_fetch_url(const ScimConfig *c, ScimEndpoint e, char **ret) {
-        const char *endpoint = e == SCIM_ENDPOINT_USERS ? c->users_endpoint : c->groups_endpoint;
-        const char *params = e == SCIM_ENDPOINT_USERS ? c->users_parameters : c->groups_parameters;
+        const char *endpoint = e == SCIM_ENDPOINT_USERS    ? c->users_endpoint
+                               : e == SCIM_ENDPOINT_GROUPS ? c->groups_endpoint
+                                                           : "ServiceProviderConfig";
+        const char *params = e == SCIM_ENDPOINT_USERS    ? c->users_parameters
+                             : e == SCIM_ENDPOINT_GROUPS ? c->groups_parameters
+                                                         : NULL;
         _cleanup_free_ char *url = NULL;
         size_t len = 0, blen = strlen(c->base_url);
         bool first = true;
@@ -371,6 +386,30 @@ static int retry_after(ScimFetch *f, long status, const char *what, uint64_t *de
         return 0;
 }
 
+/* The scimType of an error body (RFC 7644 3.12, RFC 9865 2.1: expiredCursor,
+ * invalidCursor, invalidCount, ...), if it is a short word; "" otherwise.
+ * Nothing else of the body is repeated: it is the server's text. */
+static void error_type(const ScimFetch *f, char ret[static 48]) {
+        _cleanup_json_ json_object *root = NULL;
+        json_object *v;
+        const char *t;
+
+        ret[0] = 0;
+        if (!f->body || f->body_len == 0 || f->body_len > SCIM_SPC_BODY_MAX)
+                return;
+        if (scim_json_parse(f->body, f->body_len, &root, NULL) < 0 ||
+            !json_object_is_type(root, json_type_object) || !json_object_object_get_ex(root, "scimType", &v) ||
+            !json_object_is_type(v, json_type_string))
+                return;
+        t = json_object_get_string(v);
+        if (json_object_get_string_len(v) == 0 || json_object_get_string_len(v) > 32)
+                return;
+        for (const char *c = t; *c; c++)
+                if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z')))
+                        return;
+        (void) snprintf(ret, 48, " (%s)", t);
+}
+
 /* Finishes the GET page_begin() sent, retrying transient failures.  On
  * success the body is in f->body. */
 static int get_page(ScimFetch *f, const char *url, const char *what, char **ret_error) {
@@ -415,7 +454,12 @@ static int get_page(ScimFetch *f, const char *url, const char *what, char **ret_
                                   what, status);
                         return -EACCES;
                 }
-                (void) errmsg_set(ret_error, 0, "%s: HTTP %ld", what, status);
+                {
+                        char type[48];
+
+                        error_type(f, type);
+                        (void) errmsg_set(ret_error, 0, "%s: HTTP %ld%s", what, status, type);
+                }
                 r = -EPROTO;
                 if (status != 429 && (status < 500 || status > 599))
                         return r;
@@ -427,22 +471,12 @@ static int get_page(ScimFetch *f, const char *url, const char *what, char **ret_
         return r;
 }
 
-/* The URL and the name used in errors for the page at @start_index. */
-static int page_names(const ScimFetch *f, const char *base, const char *endpoint, int64_t start_index,
-                      char **ret_url, char **ret_what) {
-        free(*ret_url);
-        free(*ret_what);
-        *ret_url = *ret_what = NULL;
-        if (asprintf(ret_url, "%s%cstartIndex=%" PRId64 "&count=%" PRId64, base,
-                     strchr(base, '?') ? '&' : '?', start_index, f->conf->page_size) < 0 ||
-            asprintf(ret_what, "%s page at startIndex=%" PRId64, endpoint, start_index) < 0)
-                return -ENOMEM;
-        return 0;
-}
-
 /* One endpoint's pagination state. */
 typedef struct FetchRun {
         const char *endpoint;
+        bool cursor;          /* paging by cursor */
+        int64_t start_index;  /* by index: the next page's */
+        char *next_cursor;    /* by cursor: the next page's; NULL for the first */
         DupSet *ids;          /* resource ids seen in this run */
         uint64_t received;    /* Resources received, repeats included */
         uint64_t pages_cap;   /* set from the first page */
@@ -450,10 +484,34 @@ typedef struct FetchRun {
         bool repeated;        /* the last page brought nothing new */
 } FetchRun;
 
+/* The URL and the name used in errors for the next page of @run
+ * (@page counts from 0).  An empty cursor asks for the first page by
+ * cursor; a cursor is URL-safe (scim_page_parse() checked it). */
+static int page_names(const ScimFetch *f, const char *base, const FetchRun *run, uint64_t page,
+                      char **ret_url, char **ret_what) {
+        char sep = strchr(base, '?') ? '&' : '?';
+        int r;
+
+        free(*ret_url);
+        free(*ret_what);
+        *ret_url = *ret_what = NULL;
+        if (run->cursor)
+                r = asprintf(ret_url, "%s%ccursor%s%s&count=%" PRId64, base, sep, run->next_cursor ? "=" : "",
+                             run->next_cursor ?: "", f->conf->page_size) < 0 ||
+                    asprintf(ret_what, "%s page %" PRIu64 " by cursor", run->endpoint, page + 1) < 0;
+        else
+                r = asprintf(ret_url, "%s%cstartIndex=%" PRId64 "&count=%" PRId64, base, sep, run->start_index,
+                             f->conf->page_size) < 0 ||
+                    asprintf(ret_what, "%s page at startIndex=%" PRId64, run->endpoint, run->start_index) < 0;
+        return r ? -ENOMEM : 0;
+}
+
 static const char *const note_table[] = {
         "a page brought no resource not seen before (the server ignores startIndex?): stopped there",
         "the server sent more resources than its first totalResults",
         "the server sent fewer resources than its totalResults (entries dropped between pages?)",
+        "/ServiceProviderConfig could not be read: paged by index",
+        "the server answered an index request with a nextCursor: paged by cursor (RFC 9865)",
 };
 
 const char *scim_fetch_note_to_string(ScimFetchNote n) {
@@ -464,9 +522,8 @@ const char *scim_fetch_note_to_string(ScimFetchNote n) {
 }
 
 /* The page answers what was asked and the run stays within its bounds. */
-static int page_check(ScimFetch *f, const ScimPage *p, int64_t start_index, FetchRun *run,
-                      const char *what, char **ret_error) {
-        if (p->start_index >= 0 && p->start_index != start_index) {
+static int page_check(ScimFetch *f, const ScimPage *p, FetchRun *run, const char *what, char **ret_error) {
+        if (!run->cursor && p->start_index >= 0 && p->start_index != run->start_index) {
                 (void) errmsg_set(ret_error, 0, "%s: server answered startIndex=%" PRId64, what, p->start_index);
                 return -EBADMSG;
         }
@@ -481,9 +538,10 @@ static int page_check(ScimFetch *f, const ScimPage *p, int64_t start_index, Fetc
 }
 
 /* The run's page budget, from the first page: totalResults pages of the size
- * the server really sends, plus 10% and two pages for growth meanwhile. */
+ * the server really sends, plus 10% and two pages for growth meanwhile.  A
+ * cursor listing may leave totalResults out: max_total_results stands in. */
 static int run_bound(ScimFetch *f, FetchRun *run, const ScimPage *p, char **ret_error) {
-        uint64_t per_page, need;
+        uint64_t per_page, need, total;
 
         if (p->total_results > f->conf->max_total_results) {
                 (void) errmsg_set(ret_error, 0,
@@ -492,8 +550,9 @@ static int run_bound(ScimFetch *f, FetchRun *run, const ScimPage *p, char **ret_
                 return -E2BIG;
         }
         run->first_total = p->total_results;
+        total = (uint64_t) (p->total_results >= 0 ? p->total_results : f->conf->max_total_results);
         per_page = MAX((uint64_t) 1, MIN((uint64_t) f->conf->page_size, (uint64_t) p->n_resources));
-        need = ((uint64_t) p->total_results + per_page - 1) / per_page;
+        need = (total + per_page - 1) / per_page;
         run->pages_cap = MIN(need + need / 10 + 2, (uint64_t) SCIM_PAGES_MAX);
         return 0;
 }
@@ -537,17 +596,65 @@ static int page_is_last(ScimFetch *f, FetchRun *run, const ScimPage *p, uint64_t
                 *ret = true;
                 return 0;
         }
-        if (run->received > (uint64_t) run->first_total)
+        if (run->first_total >= 0 && run->received > (uint64_t) run->first_total)
                 f->stats.notes |= SCIM_NOTE_TOTAL_EXCEEDED;
-        if (p->n_resources == 0 && run->received < (uint64_t) p->total_results)
+        if (run->first_total < 0 && run->received > (uint64_t) f->conf->max_total_results) {
+                (void) errmsg_set(ret_error, 0, "%s: more than max_total_results=%" PRId64 " resources",
+                                  run->endpoint, f->conf->max_total_results);
+                return -E2BIG;
+        }
+        /* by cursor, only the server knows where the listing ends */
+        *ret = p->n_resources == 0 ||
+               (run->cursor ? !p->next_cursor : run->received >= (uint64_t) p->total_results);
+        /* A first page that ends a cursor listing short of its own
+         * totalResults is an index page from a server that ignored the
+         * cursor: publishing it would drop everyone after it. */
+        if (*ret && run->cursor && page == 0 && p->n_resources > 0 && p->total_results >= 0 &&
+            run->received < (uint64_t) p->total_results) {
+                (void) errmsg_set(ret_error, 0,
+                                  "%s: the server answered a cursor request without nextCursor after %zu of "
+                                  "totalResults=%" PRId64 " (it does not page by cursor: set pagination: index)",
+                                  run->endpoint, p->n_resources, p->total_results);
+                return -EPROTO;
+        }
+        if (*ret && p->total_results >= 0 && run->received < (uint64_t) p->total_results)
                 f->stats.notes |= SCIM_NOTE_TOTAL_SHORT;
-        *ret = p->n_resources == 0 || run->received >= (uint64_t) p->total_results;
         if (!*ret && page + 1 >= run->pages_cap) {
-                (void) errmsg_set(ret_error, 0, "%s: more than %" PRIu64 " pages for totalResults=%" PRId64,
-                          run->endpoint, run->pages_cap, run->first_total);
+                if (run->first_total >= 0)
+                        (void) errmsg_set(ret_error, 0, "%s: more than %" PRIu64 " pages for totalResults=%" PRId64,
+                                          run->endpoint, run->pages_cap, run->first_total);
+                else
+                        (void) errmsg_set(ret_error, 0, "%s: more than %" PRIu64 " pages without totalResults",
+                                          run->endpoint, run->pages_cap);
                 return -E2BIG;
         }
         return 0;
+}
+
+/* How the next page is asked for: a cursor page hands over its nextCursor;
+ * with auto, an index page answered with one (RFC 9865 2.4: a server may
+ * require cursors) switches the listing to cursors. */
+static int page_advance(ScimFetch *f, FetchRun *run, const ScimPage *p, uint64_t page) {
+        if (!run->cursor && page == 0 && p->next_cursor && f->conf->paging == SCIM_PAGING_AUTO) {
+                run->cursor = true;
+                f->stats.notes |= SCIM_NOTE_CURSOR_REQUIRED;
+        }
+        if (!run->cursor) {
+                run->start_index += (int64_t) p->n_resources;
+                return 0;
+        }
+        f->stats.cursor = true;
+        run->next_cursor = mfree(run->next_cursor);
+        if (!p->next_cursor) /* the last page */
+                return 0;
+        run->next_cursor = strdup(p->next_cursor);
+        return run->next_cursor ? 0 : -ENOMEM;
+}
+
+static unsigned page_flags(const ScimFetch *f, const FetchRun *run) {
+        if (run->cursor)
+                return SCIM_PAGE_CURSOR;
+        return f->conf->paging == SCIM_PAGING_INDEX ? SCIM_PAGE_IGNORE_CURSOR : 0;
 }
 
 int scim_fetch_all(ScimFetch *f, ScimEndpoint e, const sunkd_cancel *cancel, scim_fetch_page_fn fn,
@@ -555,18 +662,18 @@ int scim_fetch_all(ScimFetch *f, ScimEndpoint e, const sunkd_cancel *cancel, sci
         static const char *const names[_SCIM_ENDPOINT_MAX] = { "Users", "Groups" };
         _cleanup_free_ char *base = NULL, *url = NULL, *what = NULL, *next_url = NULL, *next_what = NULL;
         _cleanup_(dupset_freep) DupSet *ids = NULL;
-        FetchRun run = { .endpoint = names[e] };
+        FetchRun run = { .endpoint = names[e], .cursor = f->cursor, .start_index = 1 };
         uint64_t start = now_usec();
-        int64_t start_index = 1;
         int r;
 
+        assert(e < _SCIM_ENDPOINT_MAX);
         f->cancel = cancel;
         r = dupset_new(&ids);
         run.ids = ids;
         if (r >= 0)
                 r = scim_fetch_url(f->conf, e, &base);
         if (r >= 0)
-                r = page_names(f, base, names[e], start_index, &url, &what);
+                r = page_names(f, base, &run, 0, &url, &what);
         if (r >= 0)
                 r = page_begin(f, url);
         for (uint64_t page = 0; r >= 0; page++) {
@@ -577,22 +684,24 @@ int scim_fetch_all(ScimFetch *f, ScimEndpoint e, const sunkd_cancel *cancel, sci
                 r = get_page(f, url, what, ret_error);
                 if (r < 0)
                         break;
-                r = scim_page_parse_bounded(f->body ?: "", f->body_len, f->conf->page_size, &p, &perr);
+                r = scim_page_parse_bounded(f->body ?: "", f->body_len, f->conf->page_size, page_flags(f, &run),
+                                            &p, &perr);
                 if (r < 0) {
                         (void) errmsg_set(ret_error, 0, "%s: %s", what, perr ?: "unparsable");
                         break;
                 }
-                r = page_check(f, &p, start_index, &run, what, ret_error);
+                r = page_check(f, &p, &run, what, ret_error);
                 if (r >= 0 && page == 0)
                         r = run_bound(f, &run, &p, ret_error);
+                if (r >= 0)
+                        r = page_advance(f, &run, &p, page);
                 if (r >= 0)
                         r = page_is_last(f, &run, &p, page, &last, ret_error);
                 /* Ask for the next page before mapping this one: the server
                  * prepares it while the page is mapped.  The tree owns copies
                  * of its strings, so the body buffer is free for the answer. */
                 if (r >= 0 && !last) {
-                        start_index += (int64_t) p.n_resources;
-                        r = page_names(f, base, names[e], start_index, &next_url, &next_what);
+                        r = page_names(f, base, &run, page + 1, &next_url, &next_what);
                         if (r >= 0)
                                 r = page_begin(f, next_url);
                 }
@@ -614,6 +723,7 @@ int scim_fetch_all(ScimFetch *f, ScimEndpoint e, const sunkd_cancel *cancel, sci
                 url = TAKE_PTR(next_url);
                 what = TAKE_PTR(next_what);
         }
+        free(run.next_cursor);
         page_abort(f);
         f->stats.duration_usec += now_usec() - start;
         /* the body may hold directory data: do not keep it around */
@@ -621,6 +731,41 @@ int scim_fetch_all(ScimFetch *f, ScimEndpoint e, const sunkd_cancel *cancel, sci
                 explicit_bzero(f->body, f->body_cap);
         f->body_len = 0;
         return r;
+}
+
+int scim_fetch_paging(ScimFetch *f, const sunkd_cancel *cancel, char **ret_error) {
+        _cleanup_free_ char *url = NULL;
+        ScimPagination pg;
+        long status = 0;
+        CURLcode cr;
+        int r;
+
+        f->cursor = f->conf->paging == SCIM_PAGING_CURSOR;
+        if (f->conf->paging != SCIM_PAGING_AUTO)
+                return 0;
+        f->cancel = cancel;
+        r = scim_fetch_url(f->conf, SCIM_ENDPOINT_SERVICE_PROVIDER_CONFIG, &url);
+        if (r >= 0)
+                r = page_begin(f, url);
+        if (r < 0)
+                return r;
+        cr = page_wait(f);
+        if (cr == CURLE_ABORTED_BY_CALLBACK && sunkd_cancelled(cancel))
+                return errmsg_set(ret_error, -ECANCELED, "ServiceProviderConfig: cancelled");
+        if (cr != CURLE_OK || curl_easy_getinfo(f->curl, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK)
+                return 0;
+        /* the listing would be refused the same way: one request is enough */
+        if (status == 401 || status == 403)
+                return errmsg_set(ret_error, -EACCES,
+                                  "ServiceProviderConfig: authentication failed (HTTP %ld): check the token", status);
+        if (status != 200)
+                return 0;
+        if (scim_spc_parse(f->body ?: "", f->body_len, &pg, NULL) < 0) {
+                f->stats.notes |= SCIM_NOTE_SPC_INVALID;
+                return 0;
+        }
+        f->cursor = pg.cursor;
+        return 0;
 }
 
 static int users_page(void *userdata, const ScimPage *p) {
@@ -644,8 +789,9 @@ int scim_fetch_run(const ScimConfig *c, ScimMapper *m, const sunkd_cancel *cance
         if (r < 0)
                 return r;
         erase_and_free(TAKE_PTR(token));
-        if (c->map_enabled[NSS_MAP_PASSWD] || c->map_enabled[NSS_MAP_SHADOW] ||
-            c->map_enabled[NSS_MAP_SSHKEY])
+        r = scim_fetch_paging(f, cancel, ret_error);
+        if (r >= 0 && (c->map_enabled[NSS_MAP_PASSWD] || c->map_enabled[NSS_MAP_SHADOW] ||
+            c->map_enabled[NSS_MAP_SSHKEY]))
                 r = scim_fetch_all(f, SCIM_ENDPOINT_USERS, cancel, users_page, m, ret_error);
         if (r >= 0 && c->map_enabled[NSS_MAP_GROUP])
                 r = scim_fetch_all(f, SCIM_ENDPOINT_GROUPS, cancel, groups_page, m, ret_error);

@@ -25,6 +25,7 @@ typedef enum ScimEndpoint {
         SCIM_ENDPOINT_USERS,
         SCIM_ENDPOINT_GROUPS,
         _SCIM_ENDPOINT_MAX,
+        SCIM_ENDPOINT_SERVICE_PROVIDER_CONFIG = _SCIM_ENDPOINT_MAX, /* not a listing */
 } ScimEndpoint;
 
 /* Server misbehaviour a run survived; the caller logs each once per run. */
@@ -32,6 +33,8 @@ typedef enum ScimFetchNote {
         SCIM_NOTE_REPEATED_PAGE = 1u << 0, /* a page brought no id not seen before: stopped there */
         SCIM_NOTE_TOTAL_EXCEEDED = 1u << 1, /* more Resources came than the first totalResults */
         SCIM_NOTE_TOTAL_SHORT = 1u << 2,    /* fewer came than totalResults (entries dropped between pages) */
+        SCIM_NOTE_SPC_INVALID = 1u << 3,    /* /ServiceProviderConfig answered 200 with a body that does not parse */
+        SCIM_NOTE_CURSOR_REQUIRED = 1u << 4, /* an index request was answered with a nextCursor: followed it */
 } ScimFetchNote;
 
 typedef struct ScimFetchStats {
@@ -41,6 +44,7 @@ typedef struct ScimFetchStats {
         uint64_t resources; /* Resources received */
         uint64_t bytes;     /* decoded body bytes */
         uint64_t duration_usec;
+        bool cursor;    /* a listing was paged by cursor (RFC 9865) */
         unsigned notes; /* ScimFetchNote bits */
 } ScimFetchStats;
 
@@ -63,16 +67,33 @@ static inline void scim_fetch_freep(ScimFetch **f) {
 /**
  * scim_fetch_url() - "<base>/<endpoint>?<encoded parameters>" without the
  * pagination parameters.  Each k=v of scim_*_parameters is split at the
- * first '=' and both halves are percent-encoded.
+ * first '=' and both halves are percent-encoded.  The ServiceProviderConfig
+ * URL has no parameters.
  */
 int scim_fetch_url(const ScimConfig *c, ScimEndpoint e, char **ret);
 
 /**
+ * scim_fetch_paging() - decide how this handle pages (the pagination
+ * setting): with auto, one GET of /ServiceProviderConfig, and cursors if
+ * it advertises pagination.cursor.  Any answer but a usable 200 (a 404
+ * from a server that predates it, a transport error the listing will
+ * report itself) means index pagination; but 401 and 403 fail at once,
+ * as the listing would.
+ * Return: 0, -EACCES, -ECANCELED, -ENOMEM; *ret_error says why.
+ */
+int scim_fetch_paging(ScimFetch *f, const sunkd_cancel *cancel, char **ret_error);
+
+/**
  * scim_fetch_all() - fetch every page of @e and call @fn for each.
- * count=page_size is always sent; startIndex starts at 1 and advances by the
- * number of Resources actually received; the fetch ends at totalResults, at
- * an empty page, or at a page that brings no resource id not seen before
- * (a server ignoring startIndex).  A first totalResults above
+ * count=page_size is always sent.  By index: startIndex starts at 1 and
+ * advances by the number of Resources actually received; the fetch ends at
+ * totalResults, at an empty page, or at a page that brings no resource id
+ * not seen before (a server ignoring startIndex).  By cursor (RFC 9865, or
+ * with auto when the first index request is answered with a nextCursor):
+ * the first request sends an empty cursor, each next one the nextCursor
+ * received; the fetch ends at a page without nextCursor, at an empty page,
+ * or at a page of repeats; totalResults may be absent, and then
+ * max_total_results bounds the run.  A first totalResults above
  * max_total_results fails before the second request; the pages of a run are
  * capped from the first page's totalResults and size (plus a margin for
  * growth during the run) and by SCIM_PAGES_MAX.  Connection errors, timeouts, 429 and 5xx are retried

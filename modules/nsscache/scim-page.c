@@ -27,11 +27,40 @@ static bool get_count(json_object *root, const char *key, int64_t *ret) {
         return true;
 }
 
-int scim_page_parse(const char *buf, size_t len, ScimPage *ret, char **ret_error) {
+/* RFC 3986 unreserved: what RFC 9865 allows in a cursor. */
+static bool unreserved(char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+               c == '.' || c == '_' || c == '~';
+}
+
+static bool cursor_valid(const char *s, size_t n) {
+        if (n > SCIM_CURSOR_MAX)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!unreserved(s[i]))
+                        return false;
+        return true;
+}
+
+static int get_cursor(json_object *root, ScimPage *p, char **ret_error) {
+        json_object *v;
+
+        if (!json_object_object_get_ex(root, "nextCursor", &v) || json_object_is_type(v, json_type_null))
+                return 0;
+        if (!json_object_is_type(v, json_type_string) ||
+            !cursor_valid(json_object_get_string(v), (size_t) json_object_get_string_len(v)))
+                return errmsg_set(ret_error, -EBADMSG,
+                                  "nextCursor is not a string of at most %d URL-safe characters (RFC 9865)",
+                                  SCIM_CURSOR_MAX);
+        if (json_object_get_string_len(v) > 0)
+                p->next_cursor = json_object_get_string(v);
+        return 0;
+}
+
+int scim_json_parse(const char *buf, size_t len, json_object **ret, char **ret_error) {
         json_tokener *tok;
-        json_object *root, *res = NULL;
+        json_object *root;
         enum json_tokener_error jerr;
-        ScimPage p = { .start_index = -1, .items_per_page = -1 };
         size_t end;
 
         if (len > INT32_MAX)
@@ -53,18 +82,39 @@ int scim_page_parse(const char *buf, size_t len, ScimPage *ret, char **ret_error
                 return errmsg_set(ret_error, -EBADMSG, "invalid JSON: %s", json_tokener_error_desc(jerr));
         }
         for (; end < len; end++)
-                if (!strchr(" \t\r\n", buf[end])) {
+                if (!buf[end] || !strchr(" \t\r\n", buf[end])) {
                         json_object_put(root);
                         return errmsg_set(ret_error, -EBADMSG, "trailing data after the JSON value");
                 }
+        *ret = root;
+        return 0;
+}
+
+int scim_page_parse(const char *buf, size_t len, unsigned flags, ScimPage *ret, char **ret_error) {
+        json_object *root, *res = NULL;
+        ScimPage p = { .start_index = -1, .items_per_page = -1 };
+        int r;
+
+        r = scim_json_parse(buf, len, &root, ret_error);
+        if (r < 0)
+                return r;
         p.root = root;
         if (!json_object_is_type(root, json_type_object)) {
                 scim_page_done(&p);
                 return errmsg_set(ret_error, -EBADMSG, "not a JSON object");
         }
-        if (!get_count(root, "totalResults", &p.total_results) || p.total_results < 0) {
-                scim_page_done(&p);
-                return errmsg_set(ret_error, -EBADMSG, "missing or invalid totalResults");
+        p.total_results = -1;
+        if (json_object_object_get_ex(root, "totalResults", NULL) || !(flags & SCIM_PAGE_CURSOR))
+                if (!get_count(root, "totalResults", &p.total_results) || p.total_results < 0) {
+                        scim_page_done(&p);
+                        return errmsg_set(ret_error, -EBADMSG, "missing or invalid totalResults");
+                }
+        if (!(flags & SCIM_PAGE_IGNORE_CURSOR)) {
+                r = get_cursor(root, &p, ret_error);
+                if (r < 0) {
+                        scim_page_done(&p);
+                        return r;
+                }
         }
         (void) get_count(root, "startIndex", &p.start_index);
         (void) get_count(root, "itemsPerPage", &p.items_per_page);
@@ -148,7 +198,8 @@ static void prescan(const char *buf, size_t len, Prescan *ret) {
         *ret = s;
 }
 
-int scim_page_parse_bounded(const char *buf, size_t len, int64_t page_size, ScimPage *ret, char **ret_error) {
+int scim_page_parse_bounded(const char *buf, size_t len, int64_t page_size, unsigned flags, ScimPage *ret,
+                            char **ret_error) {
         uint64_t budget = MIN((uint64_t) SCIM_PAGE_PARSE_FACTOR * len + SCIM_PAGE_PARSE_SLACK,
                               (uint64_t) SCIM_PAGE_PARSE_MAX);
         uint64_t max = scim_page_resources_max(page_size);
@@ -163,6 +214,6 @@ int scim_page_parse_bounded(const char *buf, size_t len, int64_t page_size, Scim
                 return errmsg_set(ret_error, -EBADMSG, "page of %zu bytes would take about %" PRIu64
                                   " MiB to parse (at most %" PRIu64 " MiB)", len, s.cost >> 20, budget >> 20);
         }
-        return scim_page_parse(buf, len, ret, ret_error);
+        return scim_page_parse(buf, len, flags, ret, ret_error);
 }
 

@@ -1,6 +1,6 @@
 /* One SCIM ListResponse page: what a body may cost before it is parsed,
  * the strict parse, and the envelope (totalResults, startIndex,
- * itemsPerPage, Resources).  The fetch pages through these; the mapper only
+ * itemsPerPage, nextCursor, Resources).  The fetch pages through these; the mapper only
  * ever sees their Resources.  Non-logging.
  */
 #pragma once
@@ -20,15 +20,35 @@ typedef struct ScimPage {
         int64_t total_results;
         int64_t start_index;    /* -1 if absent */
         int64_t items_per_page; /* -1 if absent */
+        const char *next_cursor; /* RFC 9865; borrowed from root; NULL if absent, null or "" */
 } ScimPage;
+
+/* A cursor is echoed into the next URL as it is, so it is held to RFC
+ * 9865's alphabet (RFC 3986 unreserved characters) and a length. */
+#define SCIM_CURSOR_MAX 1024
+
+typedef enum ScimPageFlags {
+        SCIM_PAGE_CURSOR = 1u << 0,        /* cursor pagination: totalResults may be absent (-1) */
+        SCIM_PAGE_IGNORE_CURSOR = 1u << 1, /* index pagination only: nextCursor is not looked at */
+} ScimPageFlags;
+
+/**
+ * scim_json_parse() - a strict json-c parse of a whole body, nesting at
+ * most SCIM_JSON_DEPTH_MAX deep.
+ * Return: 0; -EBADMSG with a reason in *ret_error (truncated, invalid,
+ * trailing data); -ENOMEM.
+ */
+int scim_json_parse(const char *buf, size_t len, struct json_object **ret, char **ret_error);
 
 /**
  * scim_page_parse() - parse one ListResponse body.
  * Return: 0; -EBADMSG with a reason in *ret_error for invalid JSON (incl.
  * nesting deeper than SCIM_JSON_DEPTH_MAX, trailing data), a non-object, a
- * missing or negative totalResults, or Resources that is not an array.
+ * missing (unless SCIM_PAGE_CURSOR) or negative totalResults, Resources
+ * that is not an array, or a nextCursor that is not a string of at most
+ * SCIM_CURSOR_MAX unreserved characters (unless SCIM_PAGE_IGNORE_CURSOR).
  */
-int scim_page_parse(const char *buf, size_t len, ScimPage *ret, char **ret_error);
+int scim_page_parse(const char *buf, size_t len, unsigned flags, ScimPage *ret, char **ret_error);
 void scim_page_done(ScimPage *p);
 
 /* What parsing one page may cost: the json-c tree of a body of n bytes is
@@ -52,5 +72,6 @@ static inline uint64_t scim_page_resources_max(int64_t page_size) {
  * scim_page_resources_max(@page_size) elements.
  * Return: 0; -EBADMSG (*ret_error says why), -ENOMEM.
  */
-int scim_page_parse_bounded(const char *buf, size_t len, int64_t page_size, ScimPage *ret, char **ret_error);
+int scim_page_parse_bounded(const char *buf, size_t len, int64_t page_size, unsigned flags, ScimPage *ret,
+                            char **ret_error);
 

@@ -7,6 +7,7 @@
 #include "modules/nsscache/scim-fetch.h"
 #include "modules/nsscache/scim-map.h"
 #include "modules/nsscache/scim-page.h"
+#include "modules/nsscache/scim-spc.h"
 #include "util/cleanup.h"
 #include "../lib/nsscache-seed.h"
 #include "../lib/scim-collect.h"
@@ -70,12 +71,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 _cleanup_free_ char *e = NULL;
                 ScimPage q = { 0 };
 
-                if (scim_page_parse_bounded((const char *) data, size, 10000, &q, &e) >= 0)
+                if (scim_page_parse_bounded((const char *) data, size, 10000, 0, &q, &e) >= 0)
                         scim_page_done(&q);
+        }
+        /* the same bytes as a cursor page, and as a ServiceProviderConfig */
+        {
+                _cleanup_free_ char *e = NULL, *e2 = NULL;
+                ScimPagination pg;
+                ScimPage q = { 0 };
+
+                if (scim_page_parse_bounded((const char *) data, size, 10000, SCIM_PAGE_CURSOR, &q, &e) >= 0) {
+                        if (q.next_cursor && strlen(q.next_cursor) > SCIM_CURSOR_MAX)
+                                __builtin_trap();
+                        scim_page_done(&q);
+                }
+                (void) scim_spc_parse((const char *) data, size, &pg, &e2);
         }
         if (scim_map_new(c, &collect, &m) < 0)
                 return 0;
-        if (scim_page_parse((const char *) data, size, &p, &err) >= 0) {
+        if (scim_page_parse((const char *) data, size, 0, &p, &err) >= 0) {
                 (void) scim_map_add_users(m, p.resources);
                 (void) scim_map_add_groups(m, p.resources);
                 formatted_agrees(c, p.resources, m, &col);

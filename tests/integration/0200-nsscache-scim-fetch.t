@@ -24,7 +24,9 @@ check "users parameters URL-encoded" \
 check "groups parameters passed" [ "$(grep -c 'Groups?excludeInactiveUsers=true&startIndex=1&count=10' "$LOG")" = 1 ]
 check "startIndex advances by Resources received" \
         [ "$(grep -o 'Users?[^ ]*' "$LOG" | grep -o 'startIndex=[0-9]*' | tr '\n' ' ')" = "startIndex=1 startIndex=11 startIndex=21 " ]
-check "stats count requests" has "stats requests=4 retries=0 pages=4 resources=28 bytes=$(grep -o 'bytes=[0-9]*' "$T/out" | cut -d= -f2)"
+check "stats count requests (ServiceProviderConfig first)" \
+        has "stats requests=5 retries=0 pages=4 resources=28 bytes=$(grep -o 'bytes=[0-9]*' "$T/out" | cut -d= -f2) paging=index"
+check "ServiceProviderConfig asked once, first" [ "$(head -1 "$LOG")" = "GET /scim/v2/ServiceProviderConfig" ]
 
 # 2: the server ignores count and pages by 7.
 start_server ignore --generate 25 --ignore-count --page-size 7
@@ -44,20 +46,20 @@ check "default count=100" [ "$(grep -c 'count=100' "$LOG")" = 2 ]
 start_server flaky --generate 5 --fault 500 --fault-count 2
 dump
 check "5xx twice: retried then success" [ "$RC" = 0 ]
-check "5xx twice: stats" has_re "^stats requests=4 retries=2 "
+check "5xx twice: stats" has_re "^stats requests=5 retries=2 "
 
 # 5: 5xx beyond the retry budget.
 start_server down --generate 5 --fault 500 --fault-count 100
 dump -o scim_retry_max=3
 check "5xx always: fails" [ "$RC" = 1 ]
-check "5xx always: 1 + 3 retries" [ "$(requests GET)" = 4 ]
+check "5xx always: 1 + 3 retries" [ "$(requests 'GET /scim/v2/Users')" = 4 ]
 check "5xx always: error names HTTP 500" has_re "^error EPROTO Users page at startIndex=1: HTTP 500$"
 
 # 6: 401 is not retried.
 start_server denied --generate 5 --fault 401
 dump
 check "401: fails" [ "$RC" = 1 ]
-check "401: one request" [ "$(requests GET)" = 1 ]
+check "401: one request (the first, to ServiceProviderConfig)" [ "$(requests GET)" = 1 ]
 check "401: clear message" has_re "^error EACCES .*authentication failed \(HTTP 401\): check the token$"
 start_server wrongtoken --generate 5 --token right
 TOKEN=wrong dump
@@ -67,7 +69,7 @@ check "wrong token: 401" has_re "^error EACCES "
 start_server trunc --generate 25 --fault truncate --fault-page 2
 dump --page-size 10
 check "truncated page 2: fails" [ "$RC" = 1 ]
-check "truncated page 2: no refetch" [ "$(requests GET)" = 2 ]
+check "truncated page 2: no refetch" [ "$(requests 'GET /scim/v2/Users')" = 2 ]
 check "truncated page 2: EBADMSG" has_re "^error EBADMSG Users page at startIndex=11: "
 start_server garbage --generate 5 --fault garbage --fault-page 1
 dump
@@ -82,7 +84,7 @@ start=$(date +%s%N)
 dump --timeout-ms 400 -o scim_retry_max=1
 el=$(( ($(date +%s%N) - start) / 1000000 ))
 check "slow: ETIMEDOUT" has_re "^error ETIMEDOUT "
-check "slow: two attempts" has_re "^stats requests=2 retries=1 "
+check "slow: two attempts" has_re "^stats requests=3 retries=1 "
 check "slow: gave up within 2.5s ($el ms)" [ "$el" -lt 2500 ]
 
 # 9: shrink: a smaller data set is fetched as is (shrink limits are applied by the caller).
@@ -94,7 +96,7 @@ check "shrink: 12 users" has_re "^count passwd=12 shadow=12 group=5 sshkey=12 "
 start_server refused --fault refused
 dump -o scim_retry_max=1
 check "refused: ECONNREFUSED" has_re "^error ECONNREFUSED "
-check "refused: retried once" has_re "^stats requests=2 retries=1 "
+check "refused: retried once (after the ServiceProviderConfig attempt)" has_re "^stats requests=3 retries=1 "
 
 # 11: hostile data set: rejects are counted and named.
 cat >"$T/hostile.json" <<'JSON'

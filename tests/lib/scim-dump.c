@@ -1,6 +1,6 @@
 /* scim-dump: nsscache.conf -> SCIM fetch -> maps, printed for TAP tests.
  *
- * Usage: scim-dump [-o key=value]... [--page-size N] [--timeout-ms N]
+ * Usage: scim-dump [-o key=value]... [--page-size N] [--timeout-ms N] [--pagination auto|index|cursor]
  *                  [--max-total-results N] [--token-file PATH] [--quiet] NSSCACHE_CONF
  * Each -o is applied as a [DEFAULT] line after the file, the way a YAML
  * override would replace one key.  Prints "stats ..." and "count ..." lines,
@@ -48,6 +48,7 @@ int main(int argc, char *argv[]) {
                 { "timeout-ms", required_argument, NULL, 't' },
                 { "token-file", required_argument, NULL, 'k' },
                 { "quiet", no_argument, NULL, 'q' },
+                { "pagination", required_argument, NULL, 'g' },
                 {},
         };
         _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
@@ -60,7 +61,7 @@ int main(int argc, char *argv[]) {
         NssMaps maps = { 0 };
         bool quiet = false;
         int64_t page_size = -1, timeout_ms = -1, max_total = -1;
-        const char *token_file = NULL;
+        const char *token_file = NULL, *pagination = NULL;
         int r, opt;
 
         while ((opt = getopt_long(argc, argv, "o:", options, NULL)) >= 0)
@@ -83,6 +84,9 @@ int main(int argc, char *argv[]) {
                         break;
                 case 'q':
                         quiet = true;
+                        break;
+                case 'g':
+                        pagination = optarg;
                         break;
                 default:
                         return 2;
@@ -108,6 +112,11 @@ int main(int argc, char *argv[]) {
                 c->timeout_usec = (uint64_t) timeout_ms * 1000;
         if (token_file && !(c->token_file = strdup(token_file)))
                 return 1;
+        if (pagination) {
+                free(c->pagination);
+                if (!(c->pagination = strdup(pagination)))
+                        return 1;
+        }
         if (r >= 0)
                 r = nsscache_conf_finalize(c, &err);
         if (r < 0) {
@@ -123,8 +132,9 @@ int main(int argc, char *argv[]) {
                 if (stats.notes & bit)
                         printf("note %s\n", scim_fetch_note_to_string(bit));
         printf("stats requests=%" PRIu64 " retries=%" PRIu64 " pages=%" PRIu64 " resources=%" PRIu64
-               " bytes=%" PRIu64 "\n",
-               stats.requests, stats.retries, stats.pages, stats.resources, stats.bytes);
+               " bytes=%" PRIu64 " paging=%s\n",
+               stats.requests, stats.retries, stats.pages, stats.resources, stats.bytes,
+               stats.cursor ? "cursor" : "index");
         if (r < 0) {
                 printf("error %s %s\n", strerrorname_np(-r) ?: "?", err ?: "");
                 curl_global_cleanup();

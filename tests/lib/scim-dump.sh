@@ -37,8 +37,10 @@ start_server() {
         rm -f "$T/$name.port"
         python3 "$SERVER" --port-file "$T/$name.port" --log "$LOG" "$@" &
         PIDS+=($!)
-        for _ in $(seq 1 100); do
+        # a loaded machine may take long to start python: wait while it lives
+        for _ in $(seq 1 1200); do
                 [ -s "$T/$name.port" ] && break
+                kill -0 "${PIDS[-1]}" 2>/dev/null || break
                 sleep 0.05
         done
         [ -s "$T/$name.port" ] || { echo "Bail out! SCIM fixture '$name' did not start"; exit 1; }

@@ -20,6 +20,18 @@ page claims 5 more results than there are.  --prerender
 renders every resource before the port file appears, so that the first
 fetch is as fast as the next (the benchmark times it).
 
+Pagination (--pagination): index (startIndex only; /ServiceProviderConfig is
+404, as on servers that predate RFC 9865), cursor (advertises RFC 9865
+cursors there and pages by cursor when asked with a cursor parameter, by
+index otherwise), cursor-only (no /ServiceProviderConfig; every listing is
+paged by cursor, startIndex is ignored).  Cursor faults: cursor-loop (every
+nextCursor names the first page), cursor-hostile (a nextCursor that would
+inject a parameter), cursor-expired (every request with a cursor gets 400
+expiredCursor), cursor-nototal (totalResults left out), cursor-claim
+(totalResults is --claim-total, the pages go on), spc-garbage
+(/ServiceProviderConfig answers 200 with HTML).  The faults above apply to
+the listings only.
+
 Hostile directories: --raw-bytes replaces each "<RAW-XX>" (XX two hex
 digits) in a response body by that byte, so a data set can carry bytes that
 are not UTF-8 (JSON text cannot).
@@ -126,6 +138,53 @@ def storm_page(a, res, start, count):
     return None, start
 
 
+def cursor_page(a, res, q, count):
+    """An RFC 9865 page for the cursor in the query: (status, body)."""
+    cur = q.get("cursor", [""])[0]
+    if cur and a.fault == "cursor-expired":
+        return 400, json.dumps({"schemas": ["urn:ietf:params:scim:api:messages:2.0:Error"],
+                                "status": "400", "scimType": "expiredCursor",
+                                "detail": "cursor expired"})
+    try:
+        lo = int(cur[1:], 16) if cur else 0
+        if cur and (cur[0] != "k" or lo < 0):
+            raise ValueError
+    except ValueError:
+        return 400, json.dumps({"status": "400", "scimType": "invalidCursor"})
+    total = len(res)
+    lo = min(lo, total)
+    hi = min(lo + count, total)
+    items = res.render(lo, hi)
+    env = ['"schemas":["%s"]' % LIST, '"itemsPerPage":%d' % len(items)]
+    if a.fault != "cursor-nototal":
+        env.append('"totalResults":%d' % (a.claim_total if a.fault == "cursor-claim" else total))
+    if hi < total:
+        nxt = "k%x" % hi
+        if a.fault == "cursor-loop":
+            nxt = "k0"
+        elif a.fault == "cursor-hostile":
+            nxt = "k%x&startIndex=1" % hi
+        env.append('"nextCursor":"%s"' % nxt)
+    if cur:
+        env.append('"previousCursor":"k%x"' % max(0, lo - count))
+    return 200, "{%s,\"Resources\":[%s]}" % (",".join(env), ",".join(items))
+
+
+def service_provider_config(a):
+    """/ServiceProviderConfig for --pagination: (status, body)."""
+    if a.fault == "spc-garbage":
+        return 200, "<html>It works!</html>"
+    if a.pagination != "cursor":
+        return 404, json.dumps({"status": "404", "detail": "not found"})
+    return 200, json.dumps({
+        "schemas": ["urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig"],
+        "patch": {"supported": False}, "bulk": {"supported": False},
+        "filter": {"supported": True, "maxResults": 1000},
+        "pagination": {"cursor": True, "index": True, "defaultPaginationMethod": "index",
+                       "defaultPageSize": a.page_size, "maxPageSize": a.page_size,
+                       "cursorTimeout": 3600}})
+
+
 def busy_retry_after(value):
     """The Retry-After header value for the busy mode."""
     if value.startswith("date+"):
@@ -162,10 +221,15 @@ class Handler(BaseHTTPRequestHandler):
         st = self.server.state
         a = st.args
         with st.lock:
-            st.requests += 1
-            nreq = st.requests
             if st.log:
                 st.log.write("GET %s\n" % self.path)
+        if urlsplit(self.path).path == a.prefix + "/ServiceProviderConfig":
+            if self.headers.get("Authorization") != "Bearer " + a.token or a.fault == "401":
+                return self.error(401, "unauthorized")
+            return self.send(*service_provider_config(a))
+        with st.lock:
+            st.requests += 1
+            nreq = st.requests
         if a.fault == "slow":
             time.sleep(a.delay)
         if self.headers.get("Authorization") != "Bearer " + a.token or a.fault == "401":
@@ -194,6 +258,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.error(400, "invalid startIndex or count")
         count = max(0, min(count, a.page_size))
         res = st.data[kind]
+        if a.pagination == "cursor-only" or (a.pagination == "cursor" and "cursor" in q):
+            return self.send(*cursor_page(a, res, q, count))
         body, start = storm_page(a, res, start, count)
         if body is not None:
             return self.send(200, body)
@@ -233,7 +299,10 @@ def main():
                    help="turn <RAW-XX> markers in bodies into raw bytes")
     p.add_argument("--fault", default="none",
                    choices=["none", "500", "401", "slow", "truncate", "garbage", "empty",
-                            "shrink", "refused", "storm", "dwindle", "busy", "overclaim"])
+                            "shrink", "refused", "storm", "dwindle", "busy", "overclaim",
+                            "cursor-loop", "cursor-hostile", "cursor-expired", "cursor-nototal",
+                            "cursor-claim", "spc-garbage"])
+    p.add_argument("--pagination", default="index", choices=["index", "cursor", "cursor-only"])
     p.add_argument("--busy-status", type=int, default=429)
     p.add_argument("--retry-after", default="1")
     p.add_argument("--claim-total", type=int, default=900000)

@@ -175,7 +175,9 @@ static const struct {
         { "[DEFAULT]\nscim_base_url=https://x\nmaps=netgroup\n", "map 'netgroup' is not supported" },
         { "[DEFAULT]\nscim_base_url=https://x\nmaps=\n", "no maps configured" },
         { "[DEFAULT]\nscim_base_url=https://x\nmaps=group\nscim_path_gid=g\nscim_groups_parameters=a=b&count=5\n",
-          "must not set count or startIndex" },
+          "must not set count, startIndex or cursor" },
+        { "[DEFAULT]\nscim_base_url=https://x\nmaps=group\nscim_path_gid=g\nscim_groups_parameters=Cursor=abc\n",
+          "must not set count, startIndex or cursor" },
         { "[DEFAULT]\nscim_base_url=https://x\nmaps=group\nscim_path_gid=g\nscim_groups_endpoint=a b\n",
           "key 'scim_groups_endpoint'" },
         { "[DEFAULT]\nscim_base_url=https://x\nmaps=group\nscim_path_gid=g\nfiles_dir=/etc\n"

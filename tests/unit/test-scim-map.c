@@ -127,13 +127,13 @@ static void run(ScimConfig *c, const char *users, const char *groups, NssMaps *m
         ck_assert_int_eq(scim_map_load_published(m, published_passwd, published_group), 0);
         if (users) {
                 _cleanup_free_ char *b = page_of(users);
-                ck_assert_msg(scim_page_parse(b, strlen(b), &p, &err) == 0, "%s", err);
+                ck_assert_msg(scim_page_parse(b, strlen(b), 0, &p, &err) == 0, "%s", err);
                 ck_assert_int_eq(scim_map_add_users(m, p.resources), 0);
                 scim_page_done(&p);
         }
         if (groups) {
                 _cleanup_free_ char *b = page_of(groups);
-                ck_assert_msg(scim_page_parse(b, strlen(b), &p, &err) == 0, "%s", err);
+                ck_assert_msg(scim_page_parse(b, strlen(b), 0, &p, &err) == 0, "%s", err);
                 ck_assert_int_eq(scim_map_add_groups(m, p.resources), 0);
                 scim_page_done(&p);
         }
@@ -462,7 +462,7 @@ START_TEST(test_page_parse) {
         size_t depth = 10000;
 
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-                ck_assert_msg(scim_page_parse(bad[i].body, strlen(bad[i].body), &p, &err) ==
+                ck_assert_msg(scim_page_parse(bad[i].body, strlen(bad[i].body), 0, &p, &err) ==
                               -EBADMSG, "case %zu accepted", i);
                 ck_assert_msg(strstr(err, bad[i].error), "case %zu: %s", i, err);
         }
@@ -471,17 +471,17 @@ START_TEST(test_page_parse) {
         strcpy(deep, "{\"totalResults\":1,\"Resources\":");
         for (size_t i = 0; i < depth; i++)
                 strcat(deep + strlen(deep) - 0, "[");
-        ck_assert_int_eq(scim_page_parse(deep, strlen(deep), &p, &err), -EBADMSG);
+        ck_assert_int_eq(scim_page_parse(deep, strlen(deep), 0, &p, &err), -EBADMSG);
         ck_assert_msg(strstr(err, "invalid JSON"), "%s", err);
 
-        ck_assert_int_eq(scim_page_parse("{\"totalResults\":0} \r\n", 21, &p, &err), 0);
+        ck_assert_int_eq(scim_page_parse("{\"totalResults\":0} \r\n", 21, 0, &p, &err), 0);
         ck_assert_ptr_null(p.resources);
         ck_assert_int_eq(p.start_index, -1);
         scim_page_done(&p);
         {
                 const char *b = "{\"totalResults\":3,\"startIndex\":2,\"itemsPerPage\":1,"
                                 "\"Resources\":[{}]}\n";
-                ck_assert_int_eq(scim_page_parse(b, strlen(b), &p, &err), 0);
+                ck_assert_int_eq(scim_page_parse(b, strlen(b), 0, &p, &err), 0);
         }
         ck_assert_int_eq(p.total_results, 3);
         ck_assert_int_eq(p.start_index, 2);
@@ -550,11 +550,11 @@ static void map_both(ScimConfig *c, const char *users, const char *groups, NssMa
                 cache_formatted_init(text + t, t);
         ck_assert_int_eq(scim_map_new(c, &collect, &a), 0);
         ck_assert_int_eq(scim_map_new(c, &render, &b), 0);
-        ck_assert_msg(scim_page_parse(ub, strlen(ub), &p, &err) == 0, "%s", err);
+        ck_assert_msg(scim_page_parse(ub, strlen(ub), 0, &p, &err) == 0, "%s", err);
         ck_assert_int_eq(scim_map_add_users(a, p.resources), 0);
         ck_assert_int_eq(scim_map_add_users(b, p.resources), 0);
         scim_page_done(&p);
-        ck_assert_msg(scim_page_parse(gb, strlen(gb), &p, &err) == 0, "%s", err);
+        ck_assert_msg(scim_page_parse(gb, strlen(gb), 0, &p, &err) == 0, "%s", err);
         ck_assert_int_eq(scim_map_add_groups(a, p.resources), 0);
         ck_assert_int_eq(scim_map_add_groups(b, p.resources), 0);
         scim_page_done(&p);

@@ -51,7 +51,7 @@ static int parse_measured(const char *body, size_t len, int64_t page_size, char 
         ScimPage p = { 0 };
         int r;
 
-        r = scim_page_parse_bounded(body, len, page_size, &p, err);
+        r = scim_page_parse_bounded(body, len, page_size, 0, &p, err);
         after = peak_rss();
         scim_page_done(&p);
         ck_assert_msg(after - before <= (uint64_t) SCIM_PAGE_PARSE_FACTOR * len + SCIM_PAGE_PARSE_SLACK,
@@ -124,11 +124,11 @@ START_TEST(test_real_page) {
         fputs("]}", f);
         ck_assert_int_eq(fclose(f), 0);
         ck_assert_msg(parse_measured(body, len, (int64_t) n, &err) == 0, "%s", err);
-        ck_assert_int_eq(scim_page_parse_bounded(body, len, (int64_t) n, &p, &err), 0);
+        ck_assert_int_eq(scim_page_parse_bounded(body, len, (int64_t) n, 0, &p, &err), 0);
         ck_assert_int_eq(p.n_resources, n);
         scim_page_done(&p);
         /* the same page answering count=100 is refused */
-        ck_assert_int_eq(scim_page_parse_bounded(body, len, 100, &p, &err), -EBADMSG);
+        ck_assert_int_eq(scim_page_parse_bounded(body, len, 100, 0, &p, &err), -EBADMSG);
 }
 END_TEST
 
@@ -163,15 +163,15 @@ START_TEST(test_count_scope) {
         const char bad[] = "{\"totalResults\":3,\"Resources\":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19]}";
         const char dup[] = "{\"totalResults\":3,\"Resources\":[],\"Resources\":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19]}";
 
-        ck_assert_msg(scim_page_parse_bounded(ok, strlen(ok), 1, &p, &err) == 0, "%s", err);
+        ck_assert_msg(scim_page_parse_bounded(ok, strlen(ok), 1, 0, &p, &err) == 0, "%s", err);
         ck_assert_int_eq(p.n_resources, 3);
         scim_page_done(&p);
-        ck_assert_int_eq(scim_page_parse_bounded(bad, strlen(bad), 1, &p, &err), -EBADMSG);
+        ck_assert_int_eq(scim_page_parse_bounded(bad, strlen(bad), 1, 0, &p, &err), -EBADMSG);
         ck_assert_msg(strstr(err, "19 Resources"), "%s", err);
         free(err);
         err = NULL;
         /* a duplicate key cannot hide the array json-c keeps */
-        ck_assert_int_eq(scim_page_parse_bounded(dup, strlen(dup), 1, &p, &err), -EBADMSG);
+        ck_assert_int_eq(scim_page_parse_bounded(dup, strlen(dup), 1, 0, &p, &err), -EBADMSG);
         ck_assert_msg(strstr(err, "19 Resources"), "%s", err);
 }
 END_TEST
