@@ -319,6 +319,19 @@ static void gres_table(json_object *p) {
                        jstr(g, "type") ?: "-", jstr(g, "bus_id") ?: "-", mem, jstr(g, "cores") ?: "-",
                        jstr(g, "uuid") ?: "-");
         }
+        /* what NVML reports wrong with a GPU, one line each, after the table */
+        for (size_t i = 0, shown = 0; gpus && i < json_object_array_length(gpus); i++) {
+                json_object *g = json_object_array_get_idx(gpus, i);
+                json_object *problems = json_object_object_get(json_object_object_get(g, "health"), "problems");
+
+                if (!json_object_is_type(problems, json_type_array) || json_object_array_length(problems) == 0)
+                        continue;
+                printf("%sGPU %" PRId64 " at %s is unhealthy:", shown++ == 0 ? "\n" : "", jint(g, "index", 0),
+                       jstr(g, "bus_id") ?: "-");
+                for (size_t k = 0; k < json_object_array_length(problems); k++)
+                        printf("%s %s", k ? ";" : "", json_object_get_string(json_object_array_get_idx(problems, k)));
+                printf("\n");
+        }
 }
 
 static int verb_gres(Ctl *c, int argc, char **argv) {

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gres-health.h"
+
 typedef struct GresGpu {
         unsigned index; /* NVML index: the order CUDA counts in without CUDA_DEVICE_ORDER */
         unsigned minor; /* /dev/nvidia<minor>; may differ from index */
@@ -22,6 +24,7 @@ typedef struct GresGpu {
         unsigned mig;   /* 0: a whole GPU; else the MIG instance's index + 1 */
         char *files;    /* MultipleFiles=: the GPU's and the GI's and CI's nvidia-caps */
         unsigned clique; /* ... and the clique (NVLink domain) in it */
+        GresHealth health;
 } GresGpu;
 
 void gres_gpu_done(GresGpu *g);

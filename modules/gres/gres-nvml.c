@@ -37,6 +37,11 @@ typedef struct Nvml {
         nvmlDeviceGetGpuInstanceId_fn mig_gi;
         nvmlDeviceGetComputeInstanceId_fn mig_ci;
         nvmlDeviceGetAttributes_v2_fn mig_attributes;
+        /* Health, each optional. */
+        nvmlDeviceGetTotalEccErrors_fn ecc;
+        nvmlDeviceGetRetiredPagesPendingStatus_fn retired_pending;
+        nvmlDeviceGetRemappedRows_fn remapped_rows;
+        nvmlDeviceGetFieldValues_fn field_values;
         const char *root;
         char **error;
 } Nvml;
@@ -88,6 +93,10 @@ static int nvml_open(Nvml *n, const char *library) {
         n->mig_attributes = (nvmlDeviceGetAttributes_v2_fn) dlsym(n->dl, "nvmlDeviceGetAttributes_v2");
         if (!n->mig_max || !n->mig_handle || !n->mig_gi || !n->mig_ci || !n->mig_attributes)
                 n->mig_mode = NULL;
+        n->ecc = (nvmlDeviceGetTotalEccErrors_fn) dlsym(n->dl, "nvmlDeviceGetTotalEccErrors");
+        n->retired_pending = (nvmlDeviceGetRetiredPagesPendingStatus_fn) dlsym(n->dl, "nvmlDeviceGetRetiredPagesPendingStatus");
+        n->remapped_rows = (nvmlDeviceGetRemappedRows_fn) dlsym(n->dl, "nvmlDeviceGetRemappedRows");
+        n->field_values = (nvmlDeviceGetFieldValues_fn) dlsym(n->dl, "nvmlDeviceGetFieldValues");
         return 0;
 }
 
@@ -143,6 +152,32 @@ static int gpu_links(Nvml *n, nvmlDevice_t dev, GresGpu *g) {
         return 0;
 }
 
+/* What the driver reports of the GPU's health.  Nothing here fails
+ * discovery: a call the driver lacks or refuses leaves its field at -1. */
+static void gpu_health(Nvml *n, nvmlDevice_t dev, GresHealth *h) {
+        unsigned long long count;
+        nvmlEnableState_t pending;
+        unsigned corr, unc, remap_pending, failure;
+        nvmlFieldValue_t fv = { .fieldId = NVML_FI_DEV_GET_GPU_RECOVERY_ACTION };
+
+        gres_health_unknown(h);
+        h->read = true;
+        if (n->ecc && n->ecc(dev, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, &count) == NVML_SUCCESS)
+                h->ecc_uncorrected_volatile = (int64_t) MIN(count, (unsigned long long) INT64_MAX);
+        if (n->ecc && n->ecc(dev, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC, &count) == NVML_SUCCESS)
+                h->ecc_uncorrected_aggregate = (int64_t) MIN(count, (unsigned long long) INT64_MAX);
+        if (n->retired_pending && n->retired_pending(dev, &pending) == NVML_SUCCESS)
+                h->retired_pages_pending = pending == NVML_FEATURE_ENABLED;
+        if (n->remapped_rows && n->remapped_rows(dev, &corr, &unc, &remap_pending, &failure) == NVML_SUCCESS) {
+                h->remapped_rows_uncorrectable = unc;
+                h->remap_pending = remap_pending != 0;
+                h->remap_failure = failure != 0;
+        }
+        if (n->field_values && n->field_values(dev, 1, &fv) == NVML_SUCCESS && fv.nvmlReturn == NVML_SUCCESS)
+                h->recovery_action = fv.valueType == NVML_VALUE_TYPE_UNSIGNED_LONG_LONG ? (int) MIN(fv.value.ullVal, 1000ULL)
+                                                                                       : (int) MIN(fv.value.uiVal, 1000U);
+}
+
 static int gpu_read(Nvml *n, unsigned index, GresGpu *g) {
         char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {}, uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = {}, bus[16];
         unsigned long mask[GRES_CPUS_MAX / (8 * sizeof(unsigned long))] = {};
@@ -178,6 +213,7 @@ static int gpu_read(Nvml *n, unsigned index, GresGpu *g) {
                 return -ENOMEM;
         if (gpu_fabric(n, dev, g) < 0)
                 return -ENOMEM;
+        gpu_health(n, dev, &g->health);
         return gpu_links(n, dev, g);
 }
 
@@ -228,7 +264,7 @@ static int mig_read(Nvml *n, nvmlDevice_t dev, const GresGpu *p, unsigned j, Gre
                 return -EIO;
         }
         *m = (GresGpu) { .index = p->index, .minor = p->minor, .memory = a.memorySizeMB * 1024 * 1024,
-                         .mig = j + 1 };
+                         .mig = j + 1, .health = p->health };
         m->name = mig_name(p->name, &a);
         m->uuid = strdup(uuid);
         m->bus_id = strdup(p->bus_id);

@@ -81,6 +81,7 @@ typedef struct State {
         char *check_message;
         uint64_t runs, failures, changes;
         sunkd_metric *m_gpus, *m_memory, *m_failures, *m_changes, *m_check;
+        sunkd_metric *m_healthy, *m_ecc, *m_recovery;
 } State;
 
 /* ---- The child ---------------------------------------------------------- */
@@ -133,6 +134,8 @@ static json_object *gpu_json(const State *s, const GresGpu *g) {
                 json_object_object_add(o, "fabric", json_object_new_string(g->fabric));
                 json_object_object_add(o, "clique", json_object_new_int64(g->clique));
         }
+        if (g->health.read)
+                json_object_object_add(o, "health", gres_health_json(&g->health));
         return o;
 }
 
@@ -259,11 +262,63 @@ static const char *jstr(json_object *o, const char *key) {
                 json_object_get_string(v) : NULL;
 }
 
-static bool has_gpu(json_object *gpus, const char *uuid) {
+static json_object *find_gpu(json_object *gpus, const char *uuid) {
         for (size_t i = 0; gpus && i < json_object_array_length(gpus); i++)
                 if (strcmp(jstr(json_object_array_get_idx(gpus, i), "uuid") ?: "", uuid) == 0)
-                        return true;
-        return false;
+                        return json_object_array_get_idx(gpus, i);
+        return NULL;
+}
+
+static bool has_gpu(json_object *gpus, const char *uuid) {
+        return find_gpu(gpus, uuid) != NULL;
+}
+
+/* The "problems" of a GPU's health as one string, "" when healthy or unknown. */
+static char *problems_text(json_object *gpu) {
+        json_object *h, *p;
+        _cleanup_free_ char *t = NULL;
+        size_t len = 0;
+        FILE *f;
+
+        f = open_memstream(&t, &len);
+        if (!f)
+                return NULL;
+        if (json_object_object_get_ex(gpu, "health", &h) && json_object_object_get_ex(h, "problems", &p))
+                for (size_t i = 0; i < json_object_array_length(p); i++)
+                        fprintf(f, "%s%s", i ? "; " : "", json_object_get_string(json_object_array_get_idx(p, i)));
+        if (fclose(f) != 0)
+                return NULL;
+        return TAKE_PTR(t);
+}
+
+/* Each GPU whose health findings changed since the last discovery, logged
+ * once: a warning when it has findings, a notice when they are gone. */
+static void log_health(State *s, json_object *gpus) {
+        json_object *old = NULL;
+
+        if (s->last)
+                (void) json_object_object_get_ex(s->last, "gpus", &old);
+        for (size_t i = 0; i < json_object_array_length(gpus); i++) {
+                json_object *o = json_object_array_get_idx(gpus, i), *was = find_gpu(old, jstr(o, "uuid") ?: "");
+                _cleanup_free_ char *now = problems_text(o), *before = was ? problems_text(was) : strdup("");
+
+                if (!now || !before || strcmp(now, before) == 0)
+                        continue;
+                if (*now)
+                        sunkd_log_warning(s->ctx, "GPU %s at %s is unhealthy: %s.", jstr(o, "uuid"), jstr(o, "bus_id"),
+                                          now);
+                else
+                        sunkd_log_notice(s->ctx, "GPU %s at %s is healthy again.", jstr(o, "uuid"), jstr(o, "bus_id"));
+        }
+}
+
+/* 1 healthy, 0 not, -1 not known (discovered through /proc). */
+static int gpu_healthy(json_object *gpu) {
+        json_object *h, *v;
+
+        if (!json_object_object_get_ex(gpu, "health", &h) || !json_object_object_get_ex(h, "healthy", &v))
+                return -1;
+        return json_object_get_boolean(v);
 }
 
 /* GPUs lost since the last discovery, and new ones, each logged. */
@@ -361,8 +416,10 @@ static void run_check(State *s, json_object *res, json_object *gpus) {
                 sunkd_log_notice(s->ctx, "GPUs found match Gres=%s again.", configured);
 }
 
+/* gres.gpus: what the health module's gpu check reads. */
 static void publish_fact(State *s, json_object *gpus) {
-        json_object *f = json_object_new_object(), *list = json_object_new_array();
+        json_object *f = json_object_new_object(), *list = json_object_new_array(), *h;
+        bool healthy = true;
 
         if (!f || !list) {
                 json_object_put(f);
@@ -376,12 +433,18 @@ static void publish_fact(State *s, json_object *gpus) {
                 json_object_object_add(e, "uuid", json_object_new_string(jstr(o, "uuid") ?: ""));
                 json_object_object_add(e, "bus_id", json_object_new_string(jstr(o, "bus_id") ?: ""));
                 json_object_object_add(e, "type", json_object_new_string(jstr(o, "type") ?: ""));
+                if (json_object_object_get_ex(o, "health", &h))
+                        json_object_object_add(e, "health", json_object_get(h));
+                if (gpu_healthy(o) == 0)
+                        healthy = false;
                 json_object_array_add(list, e);
         }
         json_object_object_add(f, "found", json_object_new_int64((int64_t) json_object_array_length(gpus)));
         json_object_object_add(f, "expected", json_object_new_int64((int64_t) s->n_known));
         json_object_object_add(f, "check", s->check < 0 ? NULL : json_object_new_boolean(s->check == 1));
         json_object_object_add(f, "gpus", list);
+        /* every GPU that NVML could judge is healthy; the count is the check's */
+        json_object_object_add(f, "healthy", json_object_new_boolean(healthy));
         if (s->last && jstr(s->last, "topology_block"))
                 json_object_object_add(f, "topology_block", json_object_new_string(jstr(s->last, "topology_block")));
         (void) s->ctx->api->fact_publish(s->ctx, "gres.gpus", f);
@@ -392,10 +455,17 @@ static void update_metrics(State *s, json_object *gpus) {
 
         (void) api->metric_set(s->m_gpus, (double) json_object_array_length(gpus), NULL);
         for (size_t i = 0; i < json_object_array_length(gpus); i++) {
-                json_object *o = json_object_array_get_idx(gpus, i), *m;
+                json_object *o = json_object_array_get_idx(gpus, i), *m, *h;
                 const char *labels[] = { jstr(o, "uuid") ?: "", jstr(o, "bus_id") ?: "", NULL };
                 if (json_object_object_get_ex(o, "memory", &m))
                         (void) api->metric_set(s->m_memory, (double) json_object_get_int64(m), labels);
+                if (gpu_healthy(o) >= 0)
+                        (void) api->metric_set(s->m_healthy, gpu_healthy(o), labels);
+                if (json_object_object_get_ex(o, "health", &h) &&
+                    json_object_object_get_ex(h, "ecc_uncorrected_volatile", &m))
+                        (void) api->metric_set(s->m_ecc, (double) json_object_get_int64(m), labels);
+                if (json_object_object_get_ex(o, "health", &h) && json_object_object_get_ex(h, "recovery_action", &m))
+                        (void) api->metric_set(s->m_recovery, (double) json_object_get_int64(m), labels);
         }
 }
 
@@ -453,6 +523,7 @@ static int discover_done(void *state, int r, void *input, void *result) {
         log_topology(s, jstr(res, "topology_error"));
         log_block(s, jstr(res, "topology_block_error"));
         log_changes(s, gpus);
+        log_health(s, gpus);
         remember(s, gpus);
         json_object_put(s->last);
         s->last = res;
@@ -585,6 +656,9 @@ static int add_metrics(State *s) {
                 { { sizeof(sunkd_metric_spec), "gres_discovery_failures_total", "Discoveries that failed.", SUNKD_METRIC_COUNTER, { NULL } }, &s->m_failures },
                 { { sizeof(sunkd_metric_spec), "gres_gpu_changes_total", "GPUs lost or added between discoveries.", SUNKD_METRIC_COUNTER, { NULL } }, &s->m_changes },
                 { { sizeof(sunkd_metric_spec), "gres_check", "1 if the GPUs match slurm.conf's Gres=, 0 if not, -1 unknown.", SUNKD_METRIC_GAUGE, { NULL } }, &s->m_check },
+                { { sizeof(sunkd_metric_spec), "gres_gpu_healthy", "1 if NVML reports nothing wrong with the GPU, 0 if it does.", SUNKD_METRIC_GAUGE, { "uuid", "bus_id" } }, &s->m_healthy },
+                { { sizeof(sunkd_metric_spec), "gres_gpu_ecc_uncorrected", "Uncorrectable ECC errors since the driver loaded.", SUNKD_METRIC_GAUGE, { "uuid", "bus_id" } }, &s->m_ecc },
+                { { sizeof(sunkd_metric_spec), "gres_gpu_recovery_action", "NVML's GPU recovery action: 0 none, 1 reset, 2 reboot, 3 drain P2P, 4 drain and reset, 5 recover IMEX.", SUNKD_METRIC_GAUGE, { "uuid", "bus_id" } }, &s->m_recovery },
         };
 
         return sunkd_metrics_add(s->ctx, defs, sizeof(defs) / sizeof(defs[0]));

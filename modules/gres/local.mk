@@ -7,6 +7,8 @@ noinst_LTLIBRARIES += %reldir%/libgres.la
 	%reldir%/nvml-api.h \
 	%reldir%/gres-gpu.c \
 	%reldir%/gres-gpu.h \
+	%reldir%/gres-health.c \
+	%reldir%/gres-health.h \
 	%reldir%/gres-conf.c \
 	%reldir%/gres-conf.h \
 	%reldir%/gres-proc.c \
@@ -18,8 +20,8 @@ noinst_LTLIBRARIES += %reldir%/libgres.la
 	%reldir%/gres-topo.c \
 	%reldir%/gres-topo.h \
 	# End of libgres_la_SOURCES
-%canon_reldir%_libgres_la_CFLAGS = $(AM_CFLAGS) $(SLURM_CFLAGS)
-%canon_reldir%_libgres_la_LIBADD = $(SLURM_LIBS)
+%canon_reldir%_libgres_la_CFLAGS = $(AM_CFLAGS) $(SLURM_CFLAGS) $(JSONC_CFLAGS)
+%canon_reldir%_libgres_la_LIBADD = $(SLURM_LIBS) $(JSONC_LIBS)
 
 pkglib_LTLIBRARIES += %reldir%/gres.la
 %canon_reldir%_gres_la_SOURCES = %reldir%/gres.c

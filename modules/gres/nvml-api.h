@@ -85,6 +85,65 @@ typedef struct nvmlDeviceAttributes_st {
         unsigned long long memorySizeMB;
 } nvmlDeviceAttributes_t;
 
+/* Health.  Each call is optional (older drivers lack some) and answers
+ * NOT_SUPPORTED on boards without the feature (ECC off, no row remapper,
+ * MIG mode). */
+typedef enum nvmlMemoryErrorType_enum {
+        NVML_MEMORY_ERROR_TYPE_CORRECTED = 0,
+        NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1,
+} nvmlMemoryErrorType_t;
+
+typedef enum nvmlEccCounterType_enum {
+        NVML_VOLATILE_ECC = 0,  /* reset when the driver loads */
+        NVML_AGGREGATE_ECC = 1, /* the device's lifetime */
+} nvmlEccCounterType_t;
+
+typedef enum nvmlValueType_enum {
+        NVML_VALUE_TYPE_DOUBLE = 0,
+        NVML_VALUE_TYPE_UNSIGNED_INT = 1,
+        NVML_VALUE_TYPE_UNSIGNED_LONG = 2,
+        NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3,
+        NVML_VALUE_TYPE_SIGNED_LONG_LONG = 4,
+        NVML_VALUE_TYPE_SIGNED_INT = 5,
+        NVML_VALUE_TYPE_UNSIGNED_SHORT = 6,
+} nvmlValueType_t;
+
+typedef union nvmlValue_st {
+        double dVal;
+        int siVal;
+        unsigned int uiVal;
+        unsigned long ulVal;
+        unsigned long long ullVal;
+        signed long long sllVal;
+        unsigned short usVal;
+} nvmlValue_t;
+
+typedef struct nvmlFieldValue_st {
+        unsigned int fieldId;
+        unsigned int scopeId;
+        long long timestamp;
+        long long latencyUsec;
+        nvmlValueType_t valueType;
+        nvmlReturn_t nvmlReturn; /* of this field; value is undefined unless SUCCESS */
+        nvmlValue_t value;
+} nvmlFieldValue_t;
+
+/* nvmlDeviceGpuRecoveryAction_t: 0 none, 1 GPU reset, 2 node reboot, 3
+ * drain P2P, 4 drain P2P and reset, 5 recover the IMEX domain (R550+). */
+#define NVML_FI_DEV_GET_GPU_RECOVERY_ACTION 230
+
+/* XID events (nvmlEventSetWait_v2). */
+typedef struct nvmlEventSet_st *nvmlEventSet_t;
+#define nvmlEventTypeXidCriticalError 0x0000000000000008ULL
+
+typedef struct nvmlEventData_st {
+        nvmlDevice_t device;
+        unsigned long long eventType;
+        unsigned long long eventData; /* the XID; 999 for one the driver does not know */
+        unsigned int gpuInstanceId;   /* MIG: 0xFFFFFFFF when not attributable */
+        unsigned int computeInstanceId;
+} nvmlEventData_t;
+
 /* The signatures, as pointer types for dlsym().  Each NVML_FN(x) names the
  * pointer type x_fn. */
 typedef nvmlReturn_t (*nvmlInit_v2_fn)(void);
@@ -113,3 +172,14 @@ typedef nvmlReturn_t (*nvmlDeviceGetMigDeviceHandleByIndex_fn)(nvmlDevice_t devi
 typedef nvmlReturn_t (*nvmlDeviceGetGpuInstanceId_fn)(nvmlDevice_t device, unsigned int *id);
 typedef nvmlReturn_t (*nvmlDeviceGetComputeInstanceId_fn)(nvmlDevice_t device, unsigned int *id);
 typedef nvmlReturn_t (*nvmlDeviceGetAttributes_v2_fn)(nvmlDevice_t device, nvmlDeviceAttributes_t *attributes);
+typedef nvmlReturn_t (*nvmlDeviceGetTotalEccErrors_fn)(nvmlDevice_t device, nvmlMemoryErrorType_t errorType,
+                                                        nvmlEccCounterType_t counterType, unsigned long long *eccCounts);
+typedef nvmlReturn_t (*nvmlDeviceGetRetiredPagesPendingStatus_fn)(nvmlDevice_t device, nvmlEnableState_t *isPending);
+typedef nvmlReturn_t (*nvmlDeviceGetRemappedRows_fn)(nvmlDevice_t device, unsigned int *corrRows, unsigned int *uncRows,
+                                                      unsigned int *isPending, unsigned int *failureOccurred);
+typedef nvmlReturn_t (*nvmlDeviceGetFieldValues_fn)(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values);
+typedef nvmlReturn_t (*nvmlEventSetCreate_fn)(nvmlEventSet_t *set);
+typedef nvmlReturn_t (*nvmlDeviceRegisterEvents_fn)(nvmlDevice_t device, unsigned long long eventTypes,
+                                                     nvmlEventSet_t set);
+typedef nvmlReturn_t (*nvmlEventSetWait_v2_fn)(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeoutms);
+typedef nvmlReturn_t (*nvmlEventSetFree_fn)(nvmlEventSet_t set);

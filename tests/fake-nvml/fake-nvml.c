@@ -10,6 +10,9 @@
  * "-" (NOT_SUPPORTED, as on Hopper HGX; also when absent).
  *   mig|<parent busId>|<gpu instance id>|<compute instance id>|<gi slices>|<memory MB>|<uuid>
  * puts the GPU with that bus id in MIG mode, with its MIG devices in file order.
+ *   health|<busId>|<ecc volatile>|<ecc aggregate>|<retired pending>|<remapped unc>|<remap pending>|<remap failure>|<recovery action>
+ * sets what the health calls answer for that GPU ("-": NOT_SUPPORTED); a GPU
+ * without such a line is healthy (all zeros).
  * <nvlink> is "-" (no active link), "unsupported", or a comma-separated list
  * of remote bus ids, one per active link; <fail> is "-" or "handle" (the
  * device's handle lookup returns GPU_IS_LOST).  Devices are indexed in file
@@ -53,6 +56,10 @@ DECLARE(nvmlDeviceGetMigDeviceHandleByIndex);
 DECLARE(nvmlDeviceGetGpuInstanceId);
 DECLARE(nvmlDeviceGetComputeInstanceId);
 DECLARE(nvmlDeviceGetAttributes_v2);
+DECLARE(nvmlDeviceGetTotalEccErrors);
+DECLARE(nvmlDeviceGetRetiredPagesPendingStatus);
+DECLARE(nvmlDeviceGetRemappedRows);
+DECLARE(nvmlDeviceGetFieldValues);
 
 struct nvmlDevice_st {
         char bus[32], name[96], uuid[96], nvlink[NVML_NVLINK_MAX_LINKS][32], fail[16];
@@ -67,6 +74,7 @@ struct nvmlDevice_st {
         unsigned long long mem_mb;
         unsigned char fabric_uuid[NVML_GPU_FABRIC_UUID_LEN];
         unsigned clique;
+        long long health[7]; /* the health line's fields in order; -1: NOT_SUPPORTED */
 };
 
 static struct nvmlDevice_st devs[MAX_GPUS], migs[MAX_MIGS];
@@ -160,6 +168,20 @@ static void parse_mig(char *line) {
         }
 }
 
+static void parse_health(char *line) {
+        char *f[9] = {};
+        unsigned n = 0;
+
+        for (char *p = line; p && n < 9; n++)
+                f[n] = strsep(&p, "|");
+        if (n < 9)
+                return;
+        for (unsigned i = 0; i < n_devs; i++)
+                if (strcmp(devs[i].bus, f[1]) == 0)
+                        for (unsigned k = 0; k < 7; k++)
+                                devs[i].health[k] = strcmp(f[2 + k], "-") == 0 ? -1 : strtoll(f[2 + k], NULL, 10);
+}
+
 static void hang(void) {
         const char *fd = getenv("FAKE_NVML_HANG_FD");
 
@@ -189,6 +211,8 @@ EXPORT nvmlReturn_t nvmlInit_v2(void) {
                         parse_gpu(line);
                 if (strncmp(line, "mig|", 4) == 0)
                         parse_mig(line);
+                if (strncmp(line, "health|", 7) == 0)
+                        parse_health(line);
         }
         fclose(f);
         initialised = 1;
@@ -334,5 +358,64 @@ EXPORT nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t d, nvmlDeviceAttribu
         a->gpuInstanceSliceCount = d->slices;
         a->computeInstanceSliceCount = d->slices;
         a->memorySizeMB = d->mem_mb;
+        return NVML_SUCCESS;
+}
+
+/* Health: from the GPU's health line; a MIG device answers NOT_SUPPORTED, as the driver does. */
+static nvmlReturn_t health(nvmlDevice_t d, unsigned k, long long *v) {
+        if (d < devs || d >= devs + n_devs || d->health[k] < 0)
+                return NVML_ERROR_NOT_SUPPORTED;
+        *v = d->health[k];
+        return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, nvmlMemoryErrorType_t type, nvmlEccCounterType_t counter,
+                                                unsigned long long *count) {
+        long long v;
+        nvmlReturn_t r;
+
+        if (type != NVML_MEMORY_ERROR_TYPE_UNCORRECTED)
+                return NVML_ERROR_NOT_SUPPORTED;
+        r = health(d, counter == NVML_VOLATILE_ECC ? 0 : 1, &v);
+        if (r == NVML_SUCCESS)
+                *count = (unsigned long long) v;
+        return r;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t d, nvmlEnableState_t *pending) {
+        long long v;
+        nvmlReturn_t r = health(d, 2, &v);
+
+        if (r == NVML_SUCCESS)
+                *pending = v ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+        return r;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t d, unsigned *corr, unsigned *unc, unsigned *pending,
+                                              unsigned *failure) {
+        long long v[3];
+
+        for (unsigned k = 0; k < 3; k++)
+                if (health(d, 3 + k, &v[k]) != NVML_SUCCESS)
+                        return NVML_ERROR_NOT_SUPPORTED;
+        *corr = 0;
+        *unc = (unsigned) v[0];
+        *pending = (unsigned) v[1];
+        *failure = (unsigned) v[2];
+        return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFieldValue_t *values) {
+        for (int i = 0; i < count; i++) {
+                long long v;
+
+                values[i].nvmlReturn = values[i].fieldId == NVML_FI_DEV_GET_GPU_RECOVERY_ACTION
+                                               ? health(d, 6, &v)
+                                               : NVML_ERROR_NOT_SUPPORTED;
+                if (values[i].nvmlReturn == NVML_SUCCESS) {
+                        values[i].valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
+                        values[i].value.uiVal = (unsigned) v;
+                }
+        }
         return NVML_SUCCESS;
 }

@@ -29,7 +29,8 @@ config() {
     timeout: ${1:-60s}
     interval: 1h
     type_alias:
-      NVIDIA H100 80GB HBM3: h100"
+      NVIDIA H100 80GB HBM3: h100
+  testmod: {}"
 }
 config
 export FAKE_NVML_CONFIG="$T/nvml.desc"
@@ -138,8 +139,40 @@ is "$(cat "$T/gres.conf")" "$(cat "$DATA/nvml-a100-mig.gres.conf")" "MIG instanc
 is "$(ctl gres --slurmd-conf)" \
    "Gres=gpu:nvidia_a100_3g.20gb:2,gpu:nvidia_a100-sxm4-40gb:1,gpu:nvidia_a100_4g.20gb:1,gpu:nvidia_a100_2g.10gb:1,gpu:nvidia_a100_1g.5gb:3" \
    "and in Gres="
-like "$(python3 "$RAW" "$SOCK" call io.sunkd.Gres.List)" '"file": "/dev/nvidia3,/dev/nvidia-caps/nvidia-cap417,/dev/nvidia-caps/nvidia-cap418", "index": 2, "memory": 20937965568, "mig": 0' \
+like "$(python3 "$RAW" "$SOCK" call io.sunkd.Gres.List)" '"file": "/dev/nvidia3,/dev/nvidia-caps/nvidia-cap417,/dev/nvidia-caps/nvidia-cap418", "health": \{[^}]*\}, "index": 2, "memory": 20937965568, "mig": 0' \
      "List shows a MIG instance's files and place"
+
+# Health: what NVML reports of each GPU's memory and state, in sunkctl gres,
+# io.sunkd.Gres.List, the gres.gpus fact the health module reads, metrics
+# and the journal.
+cp "$DATA/nvml-health.desc" "$T/nvml.desc"
+ctl run gres.discover > /dev/null || bail_out "discovery failed"
+out=$(ctl gres)
+like "$out" "GPU 1 at 0000:2a:00.0 is unhealthy: 2 uncorrectable ECC error\(s\) since the driver loaded; a page retirement is pending \(reset the GPU\); a row remapping is pending \(reset the GPU\); the driver asks to reset the GPU" \
+     "sunkctl gres names each finding of an unhealthy GPU"
+like "$out" "GPU 3 at 0000:5d:00.0 is unhealthy: a row remapping failed \(the GPU needs service\); the driver asks to reboot the node" \
+     "and of another"
+unlike "$out" "GPU [02] at" "healthy GPUs and those NVML cannot judge are not listed"
+list_health() {
+        python3 "$RAW" "$SOCK" call io.sunkd.Gres.List |
+                python3 -c 'import json,sys; g=json.load(sys.stdin)["parameters"]["gpus"]; print(json.dumps(g[int(sys.argv[1])].get("health"), sort_keys=True))' "$1"
+}
+is "$(list_health 2)" '{"healthy": true, "problems": []}' "List: a GPU whose driver supports no health call has no counters"
+is "$(list_health 3)" '{"ecc_uncorrected_aggregate": 1, "ecc_uncorrected_volatile": 0, "healthy": false, "problems": ["a row remapping failed (the GPU needs service)", "the driver asks to reboot the node"], "recovery": "reboot the node", "recovery_action": 2, "remap_failure": 1, "remap_pending": 0, "remapped_rows_uncorrectable": 7, "retired_pages_pending": 0}' \
+   "List: every counter of an unhealthy GPU"
+fact=$(python3 "$RAW" "$SOCK" call io.sunkd.Test.Fact '{"name":"gres.gpus"}')
+is "$(echo "$fact" | python3 -c 'import json,sys; f=json.load(sys.stdin)["parameters"]["value"]; print(f["healthy"], f["found"], [g["health"]["healthy"] for g in f["gpus"]], f["gpus"][1]["health"]["recovery"])')" \
+   "False 4 [True, False, True, False] reset the GPU" "the gres.gpus fact carries each GPU's health"
+metrics=$(ctl metrics)
+like "$metrics" 'sunkd_gres_gpu_healthy\{uuid="GPU-h1",bus_id="0000:2a:00.0"\} 0' "metrics: an unhealthy GPU"
+like "$metrics" 'sunkd_gres_gpu_healthy\{uuid="GPU-h0",bus_id="0000:18:00.0"\} 1' "metrics: a healthy one"
+like "$metrics" 'sunkd_gres_gpu_ecc_uncorrected\{uuid="GPU-h1",bus_id="0000:2a:00.0"\} 2' "metrics: uncorrectable ECC errors"
+like "$metrics" 'sunkd_gres_gpu_recovery_action\{uuid="GPU-h3",bus_id="0000:5d:00.0"\} 2' "metrics: the recovery action"
+ok "the journal says which GPU is unhealthy and why" \
+        wait_log "GPU GPU-h1 at 0000:2a:00.0 is unhealthy: 2 uncorrectable ECC error"
+sed -i '/^health|00000000:2A:00.0|/d' "$T/nvml.desc"
+ctl run gres.discover > /dev/null || bail_out "discovery failed"
+ok "and when it is healthy again" wait_log "GPU GPU-h1 at 0000:2a:00.0 is healthy again\."
 
 # NVML hangs: the child is killed at the timeout, the socket answers
 # meanwhile, and the next discovery uses /proc.

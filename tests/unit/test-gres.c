@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/macro.h"
@@ -411,6 +413,72 @@ START_TEST(test_nvml_mixed_no_nvlink) {
 }
 END_TEST
 
+/* What NVML reports of each GPU's health, and what of it makes a GPU unhealthy. */
+START_TEST(test_nvml_health) {
+        _cleanup_free_ char *lib = fake_nvml("nvml-health.desc"), *err = NULL;
+        GresGpu *g = NULL;
+        size_t n = 0;
+        char **p;
+        json_object *o;
+
+        ck_assert_int_eq(gres_nvml_discover(lib, NULL, &g, &n, &err), 0);
+        ck_assert_uint_eq(n, 4);
+        for (size_t i = 0; i < n; i++)
+                ck_assert(g[i].health.read);
+
+        p = gres_health_problems(&g[0].health);
+        ck_assert_ptr_null(p[0]);
+        strv_free(p);
+        ck_assert_int_eq(g[0].health.ecc_uncorrected_volatile, 0);
+        ck_assert_int_eq(g[0].health.recovery_action, 0);
+
+        ck_assert_int_eq(g[1].health.ecc_uncorrected_volatile, 2);
+        ck_assert_int_eq(g[1].health.ecc_uncorrected_aggregate, 5);
+        ck_assert_int_eq(g[1].health.retired_pages_pending, 1);
+        ck_assert_int_eq(g[1].health.remapped_rows_uncorrectable, 3);
+        ck_assert_int_eq(g[1].health.remap_pending, 1);
+        ck_assert_int_eq(g[1].health.remap_failure, 0);
+        ck_assert_int_eq(g[1].health.recovery_action, 1);
+        p = gres_health_problems(&g[1].health);
+        ck_assert_uint_eq(strv_length(p), 4);
+        ck_assert_str_eq(p[0], "2 uncorrectable ECC error(s) since the driver loaded");
+        ck_assert_str_eq(p[1], "a page retirement is pending (reset the GPU)");
+        ck_assert_str_eq(p[2], "a row remapping is pending (reset the GPU)");
+        ck_assert_str_eq(p[3], "the driver asks to reset the GPU");
+        strv_free(p);
+
+        /* NOT_SUPPORTED everywhere: nothing known, nothing wrong, no key in the JSON */
+        ck_assert_int_eq(g[2].health.ecc_uncorrected_volatile, -1);
+        ck_assert_int_eq(g[2].health.remap_failure, -1);
+        ck_assert_int_eq(g[2].health.recovery_action, -1);
+        o = gres_health_json(&g[2].health);
+        ck_assert_str_eq(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), "{\"healthy\":true,\"problems\":[]}");
+        json_object_put(o);
+
+        o = gres_health_json(&g[3].health);
+        ck_assert_str_eq(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+                         "{\"healthy\":false,\"problems\":[\"a row remapping failed (the GPU needs service)\","
+                         "\"the driver asks to reboot the node\"],\"ecc_uncorrected_volatile\":0,"
+                         "\"ecc_uncorrected_aggregate\":1,\"retired_pages_pending\":0,"
+                         "\"remapped_rows_uncorrectable\":7,\"remap_pending\":0,\"remap_failure\":1,"
+                         "\"recovery_action\":2,\"recovery\":\"reboot the node\"}");
+        json_object_put(o);
+        gres_gpus_free(g, n);
+}
+END_TEST
+
+/* Through /proc, nothing is known of health. */
+START_TEST(test_proc_health_unknown) {
+        GresHealth h = { 0 };
+        char **p = gres_health_problems(&h);
+
+        ck_assert_ptr_nonnull(p);
+        ck_assert_ptr_null(p[0]);
+        strv_free(p);
+        ck_assert_ptr_null(gres_health_json(&h));
+}
+END_TEST
+
 /* 4x A100, three in MIG mode: each MIG instance is an entry with its
  * profile's type and its three device files (the caps minors from
  * mig-minors, by the GPU's device minor); a GPU not in MIG mode stays whole. */
@@ -736,6 +804,8 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_nvml_fabric);
         tcase_add_test(tc, test_nvml_mig);
         tcase_add_test(tc, test_nvml_mig_minors_missing);
+        tcase_add_test(tc, test_nvml_health);
+        tcase_add_test(tc, test_proc_health_unknown);
         tcase_add_test(tc, test_mig_minors_hostile);
         tcase_add_test(tc, test_block_disagree);
         tcase_add_test(tc, test_nvml_failures);
