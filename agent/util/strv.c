@@ -1,5 +1,7 @@
 /* String vectors: the shape config lists and argv/envp take. */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +43,19 @@ int strv_push(char ***l, char *s) {
 
 int strv_extend(char ***l, const char *s) {
         return strv_push(l, strdup(s));
+}
+
+int strv_extendf(char ***l, const char *fmt, ...) {
+        char *s;
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return -ENOMEM;
+        return strv_push(l, s);
 }
 
 bool strv_contains(char *const *l, const char *s) {

@@ -9,6 +9,8 @@ size_t strv_length(char *const *l);
 /** strv_push() - append @s (taken over) to *l.  On failure @s is freed. */
 int strv_push(char ***l, char *s);
 int strv_extend(char ***l, const char *s);
+/** strv_extendf() - append a formatted string to *l. */
+int strv_extendf(char ***l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 bool strv_contains(char *const *l, const char *s);
 char **strv_copy(char *const *l);
 

@@ -1,6 +1,5 @@
 #include <errno.h>
 #include <stdio.h>
-#include <stdarg.h>
 #include <stdlib.h>
 
 #include <json-c/json.h>
@@ -29,22 +28,6 @@ static const char *recovery_action_to_string(int a) {
         return a >= 0 && (size_t) a < sizeof(names) / sizeof(names[0]) ? names[a] : NULL;
 }
 
-static int add(char ***l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int add(char ***l, const char *fmt, ...) {
-        char *s;
-        va_list ap;
-        int r;
-
-        va_start(ap, fmt);
-        r = vasprintf(&s, fmt, ap);
-        va_end(ap);
-        if (r < 0)
-                return -ENOMEM;
-        r = strv_extend(l, s);
-        free(s);
-        return r;
-}
-
 char **gres_health_problems(const GresHealth *h) {
         char **l = calloc(1, sizeof(char *));
         int r = 0;
@@ -52,16 +35,16 @@ char **gres_health_problems(const GresHealth *h) {
         if (!l || !h->read)
                 return l;
         if (h->ecc_uncorrected_volatile > 0)
-                r = add(&l, "%lld uncorrectable ECC error(s) since the driver loaded",
+                r = strv_extendf(&l, "%lld uncorrectable ECC error(s) since the driver loaded",
                         (long long) h->ecc_uncorrected_volatile);
         if (r >= 0 && h->retired_pages_pending == 1)
-                r = add(&l, "a page retirement is pending (reset the GPU)");
+                r = strv_extendf(&l, "a page retirement is pending (reset the GPU)");
         if (r >= 0 && h->remap_pending == 1)
-                r = add(&l, "a row remapping is pending (reset the GPU)");
+                r = strv_extendf(&l, "a row remapping is pending (reset the GPU)");
         if (r >= 0 && h->remap_failure == 1)
-                r = add(&l, "a row remapping failed (the GPU needs service)");
+                r = strv_extendf(&l, "a row remapping failed (the GPU needs service)");
         if (r >= 0 && h->recovery_action > 0)
-                r = add(&l, "the driver asks to %s", recovery_action_to_string(h->recovery_action) ?: "recover it");
+                r = strv_extendf(&l, "the driver asks to %s", recovery_action_to_string(h->recovery_action) ?: "recover it");
         if (r < 0) {
                 strv_free(l);
                 return NULL;
