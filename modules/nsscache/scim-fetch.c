@@ -636,7 +636,8 @@ static int page_is_last(ScimFetch *f, FetchRun *run, const ScimPage *p, uint64_t
  * require cursors) switches the listing to cursors. */
 static int page_advance(ScimFetch *f, FetchRun *run, const ScimPage *p, uint64_t page) {
         if (!run->cursor && page == 0 && p->next_cursor && f->conf->paging == SCIM_PAGING_AUTO) {
-                run->cursor = true;
+                /* the next listing of the run starts by cursor too */
+                run->cursor = f->cursor = true;
                 f->stats.notes |= SCIM_NOTE_CURSOR_REQUIRED;
         }
         if (!run->cursor) {

@@ -103,12 +103,6 @@ int scim_page_parse(const char *buf, size_t len, unsigned flags, ScimPage *ret, 
                 scim_page_done(&p);
                 return errmsg_set(ret_error, -EBADMSG, "not a JSON object");
         }
-        p.total_results = -1;
-        if (json_object_object_get_ex(root, "totalResults", NULL) || !(flags & SCIM_PAGE_CURSOR))
-                if (!get_count(root, "totalResults", &p.total_results) || p.total_results < 0) {
-                        scim_page_done(&p);
-                        return errmsg_set(ret_error, -EBADMSG, "missing or invalid totalResults");
-                }
         if (!(flags & SCIM_PAGE_IGNORE_CURSOR)) {
                 r = get_cursor(root, &p, ret_error);
                 if (r < 0) {
@@ -116,6 +110,14 @@ int scim_page_parse(const char *buf, size_t len, unsigned flags, ScimPage *ret, 
                         return r;
                 }
         }
+        /* RFC 9865 lets a cursor listing leave it out: a page paged by
+         * cursor, or one handing out a nextCursor, is one */
+        p.total_results = -1;
+        if (json_object_object_get_ex(root, "totalResults", NULL) || !((flags & SCIM_PAGE_CURSOR) || p.next_cursor))
+                if (!get_count(root, "totalResults", &p.total_results) || p.total_results < 0) {
+                        scim_page_done(&p);
+                        return errmsg_set(ret_error, -EBADMSG, "missing or invalid totalResults");
+                }
         (void) get_count(root, "startIndex", &p.start_index);
         (void) get_count(root, "itemsPerPage", &p.items_per_page);
         if (json_object_object_get_ex(root, "Resources", &res) &&

@@ -44,7 +44,7 @@ int scim_json_parse(const char *buf, size_t len, struct json_object **ret, char 
  * scim_page_parse() - parse one ListResponse body.
  * Return: 0; -EBADMSG with a reason in *ret_error for invalid JSON (incl.
  * nesting deeper than SCIM_JSON_DEPTH_MAX, trailing data), a non-object, a
- * missing (unless SCIM_PAGE_CURSOR) or negative totalResults, Resources
+ * missing (unless SCIM_PAGE_CURSOR or the page has a nextCursor) or negative totalResults, Resources
  * that is not an array, or a nextCursor that is not a string of at most
  * SCIM_CURSOR_MAX unreserved characters (unless SCIM_PAGE_IGNORE_CURSOR).
  */

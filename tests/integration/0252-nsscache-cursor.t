@@ -37,6 +37,11 @@ check "required: the run succeeds" has "count passwd=25 shadow=25 group=3 sshkey
 check "required: noted" has "note the server answered an index request with a nextCursor: paged by cursor (RFC 9865)"
 check "required: 3 Users requests" [ "$(requests ' /scim/v2/Users?')" = 3 ]
 check "required: paged by cursor" has_re " paging=cursor$"
+# ...also when it leaves totalResults out
+start_server only3 --generate 25 --pagination cursor-only --fault cursor-nototal
+dump --page-size 10
+check "required, no totalResults: the run succeeds" has "count passwd=25 shadow=25 group=3 sshkey=25 rejects=0"
+check "required: once seen, the next listing starts by cursor" [ "$(requests " /scim/v2/Groups?excludeInactiveUsers=true&cursor&count=10")" = 1 ]
 # forced to index, the same server serves its first page forever: the repeat stops it
 start_server only2 --generate 25 --pagination cursor-only
 dump --page-size 10 --pagination index

@@ -90,7 +90,15 @@ START_TEST(test_total_optional_by_cursor) {
         _cleanup_free_ char *err = NULL;
         ScimPage p = { 0 };
 
-        ck_assert_int_eq(parse("{\"nextCursor\":\"x\",\"Resources\":[{}]}", 0, &p, &err), -EBADMSG);
+        ck_assert_int_eq(parse("{\"Resources\":[{}]}", 0, &p, &err), -EBADMSG);
+        ck_assert_msg(strstr(err, "totalResults"), "%s", err);
+        /* a first index page that hands out a nextCursor comes from a cursor server */
+        ck_assert_int_eq(parse("{\"nextCursor\":\"x\",\"Resources\":[{}]}", 0, &p, &err), 0);
+        ck_assert_int_eq(p.total_results, -1);
+        scim_page_done(&p);
+        /* unless the listing is paged by index only */
+        ck_assert_int_eq(parse("{\"nextCursor\":\"x\",\"Resources\":[{}]}", SCIM_PAGE_IGNORE_CURSOR, &p, &err),
+                         -EBADMSG);
         ck_assert_msg(strstr(err, "totalResults"), "%s", err);
         ck_assert_int_eq(parse("{\"nextCursor\":\"x\",\"Resources\":[{}]}", SCIM_PAGE_CURSOR, &p, &err), 0);
         ck_assert_int_eq(p.total_results, -1);
