@@ -248,6 +248,8 @@ TESTS += tests/integration/0271-gres-slurmd.t
 EXTRA_DIST += tests/integration/0271-gres-slurmd.t
 TESTS += tests/integration/0272-gres-real-nvml.t
 EXTRA_DIST += tests/integration/0272-gres-real-nvml.t
+TESTS += tests/integration/0273-gres-xid.t
+EXTRA_DIST += tests/integration/0273-gres-xid.t
 
 # Fuzz targets replay their corpus under make check.
 check_PROGRAMS += tests/fuzz/fuzz-scim-json
@@ -302,6 +304,11 @@ TESTS += tests/unit/test-gres
 tests_unit_test_gres_SOURCES = tests/unit/test-gres.c
 tests_unit_test_gres_CFLAGS = $(CHECK_TEST_CFLAGS) $(JSONC_CFLAGS)
 tests_unit_test_gres_LDADD = modules/gres/libgres.la agent/libsunkd-util.la $(JSONC_LIBS) $(CHECK_TEST_LIBS)
+check_PROGRAMS += tests/unit/test-gres-xid
+TESTS += tests/unit/test-gres-xid
+tests_unit_test_gres_xid_SOURCES = tests/unit/test-gres-xid.c
+tests_unit_test_gres_xid_CFLAGS = $(CHECK_TEST_CFLAGS) $(JSONC_CFLAGS)
+tests_unit_test_gres_xid_LDADD = modules/gres/libgres.la agent/libsunkd-util.la $(JSONC_LIBS) $(CHECK_TEST_LIBS)
 check_PROGRAMS += tests/unit/test-gres-topo
 TESTS += tests/unit/test-gres-topo
 tests_unit_test_gres_topo_SOURCES = tests/unit/test-gres-topo.c

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "util/cleanup.h"
 #include "util/macro.h"
@@ -42,6 +43,11 @@ typedef struct Nvml {
         nvmlDeviceGetRetiredPagesPendingStatus_fn retired_pending;
         nvmlDeviceGetRemappedRows_fn remapped_rows;
         nvmlDeviceGetFieldValues_fn field_values;
+        /* XID events: needed by gres_nvml_watch_xids() only. */
+        nvmlEventSetCreate_fn set_create;
+        nvmlDeviceRegisterEvents_fn register_events;
+        nvmlEventSetWait_v2_fn set_wait;
+        nvmlEventSetFree_fn set_free;
         const char *root;
         char **error;
 } Nvml;
@@ -97,6 +103,10 @@ static int nvml_open(Nvml *n, const char *library) {
         n->retired_pending = (nvmlDeviceGetRetiredPagesPendingStatus_fn) dlsym(n->dl, "nvmlDeviceGetRetiredPagesPendingStatus");
         n->remapped_rows = (nvmlDeviceGetRemappedRows_fn) dlsym(n->dl, "nvmlDeviceGetRemappedRows");
         n->field_values = (nvmlDeviceGetFieldValues_fn) dlsym(n->dl, "nvmlDeviceGetFieldValues");
+        n->set_create = (nvmlEventSetCreate_fn) dlsym(n->dl, "nvmlEventSetCreate");
+        n->register_events = (nvmlDeviceRegisterEvents_fn) dlsym(n->dl, "nvmlDeviceRegisterEvents");
+        n->set_wait = (nvmlEventSetWait_v2_fn) dlsym(n->dl, "nvmlEventSetWait_v2");
+        n->set_free = (nvmlEventSetFree_fn) dlsym(n->dl, "nvmlEventSetFree");
         return 0;
 }
 
@@ -353,5 +363,161 @@ int gres_nvml_discover(const char *library, const char *root, GresGpu **ret, siz
         }
         if (n.dl)
                 dlclose(n.dl);
+        return r;
+}
+
+/* ---- XID events ---------------------------------------------------------- */
+
+typedef struct Watched {
+        nvmlDevice_t dev;
+        char bus[16];
+        char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
+} Watched;
+
+void gres_xid_watch_done(GresXidWatch *w) {
+        free(w->events);
+        strv_free(w->unwatched);
+        *w = (GresXidWatch) {};
+}
+
+static uint64_t now_usec(clockid_t clock) {
+        struct timespec ts;
+
+        clock_gettime(clock, &ts);
+        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000;
+}
+
+/* Register GPU @index for XID events; one that cannot be is named in w->unwatched. */
+static int watch_gpu(Nvml *n, nvmlEventSet_t set, unsigned index, Watched *d, GresXidWatch *w) {
+        nvmlPciInfo_t pci = {};
+        nvmlReturn_t rc;
+
+        rc = n->handle(index, &d->dev);
+        if (rc == NVML_SUCCESS)
+                rc = n->uuid(d->dev, d->uuid, sizeof(d->uuid));
+        if (rc == NVML_SUCCESS)
+                rc = n->pci(d->dev, &pci);
+        pci.busId[sizeof(pci.busId) - 1] = 0;
+        d->uuid[sizeof(d->uuid) - 1] = 0;
+        if (rc == NVML_SUCCESS && gres_bus_id_normalise(pci.busId, d->bus) < 0)
+                rc = NVML_ERROR_UNKNOWN;
+        if (rc == NVML_SUCCESS)
+                rc = n->register_events(d->dev, nvmlEventTypeXidCriticalError, set);
+        if (rc == NVML_SUCCESS) {
+                w->watched++;
+                return 1;
+        }
+        d->dev = NULL;
+        if (*d->bus)
+                return strv_extendf(&w->unwatched, "%s: %s", d->bus, n->error_string(rc) ?: "?");
+        return strv_extendf(&w->unwatched, "GPU %u: %s", index, n->error_string(rc) ?: "?");
+}
+
+static int record(GresXidWatch *w, const Watched *d, unsigned n_devs, const nvmlEventData_t *data, size_t max) {
+        GresXidEvent *e;
+
+        if (!(data->eventType & nvmlEventTypeXidCriticalError))
+                return 0;
+        for (unsigned i = 0; i < n_devs; i++) {
+                if (!d[i].dev || d[i].dev != data->device)
+                        continue;
+                if (!w->events && !(w->events = calloc(max, sizeof(*w->events))))
+                        return -ENOMEM;
+                e = &w->events[w->n++];
+                snprintf(e->bus_id, sizeof(e->bus_id), "%s", d[i].bus);
+                snprintf(e->uuid, sizeof(e->uuid), "%s", d[i].uuid);
+                e->xid = data->eventData;
+                e->gpu_instance = data->gpuInstanceId;
+                e->compute_instance = data->computeInstanceId;
+                e->time_usec = now_usec(CLOCK_REALTIME);
+                return 0;
+        }
+        return 0; /* a device this watch does not know of */
+}
+
+/* Wait for the first event of the window, then take what else is queued. */
+static int wait_events(Nvml *n, nvmlEventSet_t set, const Watched *d, unsigned n_devs, uint64_t window_usec,
+                       size_t max, GresXidWatch *w) {
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + window_usec;
+
+        while (w->n < max) {
+                uint64_t now = now_usec(CLOCK_MONOTONIC);
+                unsigned ms = w->n > 0 || now >= deadline ? 0 : (unsigned) MIN((deadline - now + 999) / 1000, UINT32_MAX);
+                nvmlEventData_t data = {};
+                nvmlReturn_t rc = n->set_wait(set, &data, ms);
+                int r;
+
+                if (rc == NVML_ERROR_TIMEOUT) {
+                        if (w->n > 0 || now_usec(CLOCK_MONOTONIC) >= deadline)
+                                return 0;
+                        continue;
+                }
+                if (rc != NVML_SUCCESS)
+                        return nvml_fail(n, "nvmlEventSetWait_v2", rc);
+                r = record(w, d, n_devs, &data, max);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Nothing to watch: the window passes all the same, so the caller's next
+ * window does not start at once. */
+static void sleep_window(uint64_t window_usec) {
+        struct timespec ts = { .tv_sec = (time_t) (window_usec / 1000000ULL),
+                               .tv_nsec = (long) (window_usec % 1000000ULL) * 1000 };
+
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                ;
+}
+
+static int nvml_watch(Nvml *n, uint64_t window_usec, size_t max, GresXidWatch *w) {
+        _cleanup_free_ Watched *d = NULL;
+        nvmlEventSet_t set = NULL;
+        unsigned devices = 0;
+        nvmlReturn_t rc;
+        int r = 0;
+
+        if ((rc = n->count(&devices)) != NVML_SUCCESS)
+                return nvml_fail(n, "nvmlDeviceGetCount_v2", rc);
+        if (devices > 0 && !(d = calloc(devices, sizeof(*d))))
+                return -ENOMEM;
+        if ((rc = n->set_create(&set)) != NVML_SUCCESS)
+                return nvml_fail(n, "nvmlEventSetCreate", rc);
+        for (unsigned i = 0; i < devices && r >= 0; i++)
+                r = watch_gpu(n, set, i, &d[i], w);
+        if (r >= 0 && w->watched > 0)
+                r = wait_events(n, set, d, devices, window_usec, max, w);
+        else if (r >= 0)
+                sleep_window(window_usec);
+        (void) n->set_free(set);
+        return r;
+}
+
+int gres_nvml_watch_xids(const char *library, uint64_t window_usec, size_t max, GresXidWatch *w, char **ret_error) {
+        Nvml n = { .error = ret_error };
+        nvmlReturn_t rc;
+        int r;
+
+        *w = (GresXidWatch) {};
+        if (ret_error)
+                *ret_error = NULL;
+        r = nvml_open(&n, library);
+        if (r == 0 && (!n.set_create || !n.register_events || !n.set_wait || !n.set_free)) {
+                if (ret_error && asprintf(ret_error, "the driver's NVML has no event API (nvmlEventSetWait_v2)") < 0)
+                        *ret_error = NULL;
+                r = -ENOSYS;
+        }
+        if (r == 0) {
+                rc = n.init();
+                r = rc == NVML_SUCCESS ? nvml_watch(&n, window_usec, MAX(max, (size_t) 1), w)
+                                       : nvml_fail(&n, "nvmlInit_v2", rc);
+                if (rc == NVML_SUCCESS)
+                        n.shutdown();
+        }
+        if (n.dl)
+                dlclose(n.dl);
+        if (r < 0)
+                gres_xid_watch_done(w);
         return r;
 }

@@ -11,6 +11,16 @@
  *
  * With backend auto, an NVML that fails is logged and /proc is used; one
  * that hangs past the timeout makes the next run (started at once) use /proc.
+ *
+ * A second job, gres.events, watches for XID errors through NVML's event
+ * API, also in a child: one window at a time (xid_window), ended early by
+ * the first event so it is logged at once, the next window 100 ms later.
+ * NVML only delivers what happens while a set is registered, so an XID in
+ * the gap between two windows is missed; the gap is the child's start and
+ * nvmlInit.  The events are kept in a bounded log (gres-xid.h), saved by
+ * the child in the state directory so a restart or reload keeps them, and
+ * laid over each GPU's health where the List, the fact and the metrics
+ * show it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -25,12 +35,18 @@
 #include "gres-nvml.h"
 #include "gres-proc.h"
 #include "gres-topo.h"
+#include "gres-xid.h"
 #include "sunkd/module.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
+#include "util/json-util.h"
 
 #define ALIASES_MAX 64
 #define GRES_CONF_MAX (1024 * 1024)
+#define XID_RUN_MAX 64          /* events one window hands back; a storm takes several */
+#define XID_LOGGED_PER_RUN 8    /* each logged up to this, then one line for the rest */
+#define XID_FILE "xid-events.json"
+#define XID_FILE_MAX (256 * 1024)
 
 typedef struct Conf {
         char *backend;
@@ -42,6 +58,10 @@ typedef struct Conf {
         const sunkd_cfg *type_alias; /* borrowed during init only */
         char *slurm_conf;
         char *node_name;
+        bool xid_events;
+        uint64_t xid_window_usec;
+        uint64_t xid_hold_usec;
+        char **xid_critical;
 } Conf;
 
 static const sunkd_cfg_key conf_keys[] = {
@@ -54,6 +74,10 @@ static const sunkd_cfg_key conf_keys[] = {
         { "type_alias", SUNKD_CFG_MAP, offsetof(Conf, type_alias), 0, 0, 0 },
         { "slurm_conf", SUNKD_CFG_PATH, offsetof(Conf, slurm_conf), 0, 0, 0 },
         { "node_name", SUNKD_CFG_STRING, offsetof(Conf, node_name), 0, 0, 0 },
+        { "xid_events", SUNKD_CFG_BOOL, offsetof(Conf, xid_events), 0, 0, 0 },
+        { "xid_window", SUNKD_CFG_DURATION, offsetof(Conf, xid_window_usec), 0, 0, 0 },
+        { "xid_hold", SUNKD_CFG_DURATION, offsetof(Conf, xid_hold_usec), 0, 0, 0 },
+        { "xid_critical", SUNKD_CFG_LIST, offsetof(Conf, xid_critical), 0, 0, 0 },
 };
 #define N_KEYS (sizeof(conf_keys) / sizeof(conf_keys[0]))
 
@@ -82,6 +106,18 @@ typedef struct State {
         uint64_t runs, failures, changes;
         sunkd_metric *m_gpus, *m_memory, *m_failures, *m_changes, *m_check;
         sunkd_metric *m_healthy, *m_ecc, *m_recovery;
+        /* XID events */
+        sunkd_job *events_job;
+        GresXidLog *xids;
+        char *xid_path;         /* where the log is kept; NULL without a state directory */
+        uint64_t critical[GRES_XID_CRITICAL_MAX];
+        size_t n_critical;
+        size_t xid_active;      /* critical events within the hold, as last shown */
+        int watching;           /* 1 watching, 0 not (watch_error says why), -1 not yet known */
+        char *watch_error;
+        unsigned xid_watched;
+        json_object *xid_unwatched;
+        sunkd_metric *m_xid, *m_last_xid;
 } State;
 
 /* ---- The child ---------------------------------------------------------- */
@@ -457,16 +493,45 @@ static void update_metrics(State *s, json_object *gpus) {
         for (size_t i = 0; i < json_object_array_length(gpus); i++) {
                 json_object *o = json_object_array_get_idx(gpus, i), *m, *h;
                 const char *labels[] = { jstr(o, "uuid") ?: "", jstr(o, "bus_id") ?: "", NULL };
+                int healthy = gpu_healthy(o);
+
                 if (json_object_object_get_ex(o, "memory", &m))
                         (void) api->metric_set(s->m_memory, (double) json_object_get_int64(m), labels);
-                if (gpu_healthy(o) >= 0)
-                        (void) api->metric_set(s->m_healthy, gpu_healthy(o), labels);
+                if (healthy >= 0)
+                        (void) api->metric_set(s->m_healthy, healthy, labels);
                 if (json_object_object_get_ex(o, "health", &h) &&
                     json_object_object_get_ex(h, "ecc_uncorrected_volatile", &m))
                         (void) api->metric_set(s->m_ecc, (double) json_object_get_int64(m), labels);
                 if (json_object_object_get_ex(o, "health", &h) && json_object_object_get_ex(h, "recovery_action", &m))
                         (void) api->metric_set(s->m_recovery, (double) json_object_get_int64(m), labels);
         }
+}
+
+/* What the XID log says, laid over each GPU of @gpus (a copy the caller owns). */
+static int apply_xids(State *s, json_object *gpus) {
+        uint64_t now = realtime_usec();
+        int r = 0;
+
+        for (size_t i = 0; r >= 0 && i < json_object_array_length(gpus); i++)
+                r = gres_xid_apply(s->xids, json_object_array_get_idx(gpus, i), s->critical, s->n_critical, now,
+                                   s->conf.xid_hold_usec);
+        return r;
+}
+
+/* The metrics and the fact, from the last discovery and the XID log. */
+static void show_gpus(State *s) {
+        _cleanup_json_ json_object *view = NULL;
+        json_object *gpus;
+
+        s->xid_active = gres_xid_active(s->xids, s->critical, s->n_critical, realtime_usec(), s->conf.xid_hold_usec);
+        if (!s->last || !json_object_object_get_ex(s->last, "gpus", &gpus))
+                return;
+        if (json_object_deep_copy(gpus, &view, NULL) < 0 || apply_xids(s, view) < 0) {
+                sunkd_log_error_errno(s->ctx, -ENOMEM, "Cannot show the GPUs' XID events: out of memory.");
+                return;
+        }
+        update_metrics(s, view);
+        publish_fact(s, view);
 }
 
 /* Once when it starts failing and once when it recovers: discovery repeats every few minutes. */
@@ -529,8 +594,7 @@ static int discover_done(void *state, int r, void *input, void *result) {
         s->last = res;
         s->last_usec = realtime_usec();
         run_check(s, res, gpus);
-        update_metrics(s, gpus);
-        publish_fact(s, gpus);
+        show_gpus(s);
         return 0;
 }
 
@@ -539,6 +603,189 @@ static int discover_prepare(void *state, void **ret_input) {
 
         /* A non-NULL input tells the child to skip NVML. */
         *ret_input = s->use_proc ? (void *) s : NULL;
+        return 0;
+}
+
+/* ---- XID events ----------------------------------------------------------- */
+
+static int events_prepare(void *state, void **ret_input) {
+        State *s = state;
+
+        *ret_input = NULL;
+        if (!s->use_proc)
+                return 0;
+        (void) s->ctx->api->job_set_message(s->events_job, "NVML hung during discovery: XID errors are not watched");
+        return -EOPNOTSUPP;
+}
+
+/* In the child: the log with this window's events, written where the next
+ * start reads it.  The child's copy of the state is its own to change. */
+static void save_xids(State *s, const GresXidWatch *w, json_object *out) {
+        _cleanup_json_ json_object *log = NULL;
+        const char *text;
+        int r;
+
+        for (size_t i = 0; i < w->n; i++)
+                gres_xid_log_add(s->xids, &w->events[i]);
+        log = gres_xid_log_to_json(s->xids);
+        text = log ? json_object_to_json_string_ext(log, JSON_C_TO_STRING_PLAIN) : NULL;
+        r = text ? fileio_write_atomic(s->xid_path, text, strlen(text), 0600, (uid_t) -1, (gid_t) -1) : -ENOMEM;
+        if (r < 0)
+                json_object_object_add(out, "log_error", json_object_new_string(strerror(-r)));
+}
+
+static int events_work(void *state, void *input, const sunkd_cancel *cancel, void **ret_result) {
+        State *s = state;
+        _cleanup_free_ char *error = NULL;
+        json_object *out = json_object_new_object(), *events = json_object_new_array(),
+                    *unwatched = json_object_new_array();
+        GresXidWatch w;
+        int r;
+
+        if (!out || !events || !unwatched) {
+                json_object_put(out);
+                json_object_put(events);
+                json_object_put(unwatched);
+                return -ENOMEM;
+        }
+        *ret_result = out;
+        json_object_object_add(out, "events", events);
+        json_object_object_add(out, "unwatched", unwatched);
+        r = gres_nvml_watch_xids(s->conf.nvml_library, s->conf.xid_window_usec, XID_RUN_MAX, &w, &error);
+        if (r < 0) {
+                json_object_object_add(out, "error", json_object_new_string(error ?: strerror(-r)));
+                return r;
+        }
+        json_object_object_add(out, "watched", json_object_new_int64(w.watched));
+        for (char **u = w.unwatched; u && *u; u++)
+                json_object_array_add(unwatched, json_object_new_string(*u));
+        for (size_t i = 0; i < w.n; i++)
+                json_object_array_add(events, gres_xid_event_to_json(&w.events[i]));
+        if (w.n > 0 && s->xid_path)
+                save_xids(s, &w, out);
+        gres_xid_watch_done(&w);
+        return 0;
+}
+
+static void log_xid(State *s, const GresXidEvent *e) {
+        bool critical = gres_xid_is_critical(e->xid, s->critical, s->n_critical);
+        char mig[64] = "";
+
+        if (e->gpu_instance != GRES_XID_NONE)
+                snprintf(mig, sizeof(mig), " (GPU instance %u)", e->gpu_instance);
+
+        sunkd_log(s->ctx, critical ? SUNKD_LOG_WARNING : SUNKD_LOG_NOTICE, 0, "GPU %s at %s%s: XID %llu (%s)%s.", e->uuid,
+                  e->bus_id, mig, (unsigned long long) e->xid, gres_xid_describe(e->xid) ?: "not in the catalogue",
+                  critical ? "; the GPU counts as unhealthy for xid_hold" : "");
+}
+
+/* Logged when whether and what is watched changes, not at every window. */
+static void set_watching(State *s, json_object *res, int r) {
+        const char *error = jstr(res, "error");
+        json_object *unwatched = NULL, *w;
+        unsigned watched = 0;
+
+        if (r < 0) {
+                _cleanup_free_ char *why = NULL;
+
+                if (r == -ETIMEDOUT && asprintf(&why, "NVML did not answer within %llu s", (unsigned long long)
+                                                ((s->conf.xid_window_usec + s->conf.timeout_usec) / SUNKD_USEC_PER_SEC)) < 0)
+                        why = NULL;
+                if (s->watching != 0 || strcmp(s->watch_error ?: "", why ?: error ?: strerror(-r)) != 0)
+                        sunkd_log_warning(s->ctx, "Not watching for XID errors: %s.", why ?: error ?: strerror(-r));
+                free(s->watch_error);
+                s->watch_error = strdup(why ?: error ?: strerror(-r));
+                s->watching = 0;
+                (void) s->ctx->api->job_set_message(s->events_job, s->watch_error);
+                return;
+        }
+        if (json_object_object_get_ex(res, "watched", &w))
+                watched = (unsigned) json_object_get_int64(w);
+        (void) json_object_object_get_ex(res, "unwatched", &unwatched);
+        if (s->watching != 1 || watched != s->xid_watched)
+                sunkd_log_notice(s->ctx, "Watching %u GPU(s) for XID errors%s%s.", watched,
+                                 json_object_array_length(unwatched) ? "; cannot watch " : "",
+                                 json_object_array_length(unwatched) ?
+                                 json_object_to_json_string_ext(unwatched, JSON_C_TO_STRING_PLAIN) : "");
+        s->watching = 1;
+        s->watch_error = mfree(s->watch_error);
+        s->xid_watched = watched;
+        json_object_put(s->xid_unwatched);
+        s->xid_unwatched = unwatched && json_object_is_type(unwatched, json_type_array) ? json_object_get(unwatched) : NULL;
+}
+
+static size_t add_xids(State *s, json_object *events) {
+        size_t added = 0, bad = 0;
+
+        for (size_t i = 0; i < json_object_array_length(events); i++) {
+                GresXidEvent e;
+                const char *labels[3] = { NULL };
+
+                if (gres_xid_event_from_json(json_object_array_get_idx(events, i), &e) < 0) {
+                        bad++;
+                        continue;
+                }
+                gres_xid_log_add(s->xids, &e);
+                if (added++ < XID_LOGGED_PER_RUN)
+                        log_xid(s, &e);
+                labels[0] = e.uuid;
+                labels[1] = e.bus_id;
+                (void) s->ctx->api->metric_add_value(s->m_xid, 1, labels);
+                (void) s->ctx->api->metric_set(s->m_last_xid, (double) e.xid, labels);
+        }
+        if (added > XID_LOGGED_PER_RUN)
+                sunkd_log_warning(s->ctx, "%zu more XID errors in this window; io.sunkd.Gres.List shows the last of each GPU.",
+                                  added - XID_LOGGED_PER_RUN);
+        if (bad)
+                sunkd_log_error(s->ctx, "The XID watcher handed back %zu malformed event(s); ignored.", bad);
+        return added;
+}
+
+static int events_done(void *state, int r, void *input, void *result) {
+        State *s = state;
+        json_object *res = result, *events;
+        size_t added = 0;
+
+        set_watching(s, res, r);
+        if (r >= 0 && json_object_object_get_ex(res, "events", &events) && json_object_is_type(events, json_type_array))
+                added = add_xids(s, events);
+        if (jstr(res, "log_error"))
+                sunkd_log_error(s->ctx, "Failed to save the XID log to '%s': %s.", s->xid_path, jstr(res, "log_error"));
+        if (added || gres_xid_active(s->xids, s->critical, s->n_critical, realtime_usec(), s->conf.xid_hold_usec) !=
+                             s->xid_active)
+                show_gpus(s);
+        json_object_put(res);
+        return r < 0 ? r : 0;
+}
+
+/* The log the last run saved; a file that is not one is logged and set aside. */
+static int load_xids(State *s) {
+        const char *dir = s->ctx->api->state_dir(s->ctx);
+        _cleanup_free_ char *text = NULL;
+        _cleanup_json_ json_object *o = NULL;
+        size_t len;
+        int r;
+
+        if (!dir)
+                return 0;
+        if (asprintf(&s->xid_path, "%s/" XID_FILE, dir) < 0) {
+                s->xid_path = NULL;
+                return -ENOMEM;
+        }
+        r = fileio_read(s->xid_path, XID_FILE_MAX, &text, &len);
+        if (r == -ENOENT)
+                return 0;
+        if (r == -ENOMEM)
+                return r;
+        if (r >= 0 && strlen(text) == len)
+                o = json_tokener_parse(text);
+        if (r >= 0)
+                r = o ? gres_xid_log_from_json(o, s->xids) : -EBADMSG;
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                sunkd_log_warning(s->ctx, "Cannot take the XID log from '%s' (%s); it starts empty and the file is "
+                                  "replaced at the next event.", s->xid_path, r == -EBADMSG ? "not a valid log" : strerror(-r));
         return 0;
 }
 
@@ -556,6 +803,10 @@ static int method_list(sunkd_call *call, json_object *params, void *state) {
         }
         if (json_object_deep_copy(s->last, &reply, NULL) < 0)
                 return -ENOMEM;
+        if (apply_xids(s, json_object_object_get(reply, "gpus")) < 0) {
+                json_object_put(reply);
+                return -ENOMEM;
+        }
         check = json_object_new_object();
         if (check) {
                 json_object_object_add(check, "result", json_object_new_string(s->check == 1 ? "match" :
@@ -614,13 +865,39 @@ static int parse_aliases(State *s) {
         return 0;
 }
 
+/* xid_critical: each a number, as the admin lists them, instead of the default set. */
+static int parse_critical(sunkd_ctx *c, const sunkd_cfg *cfg, State *s) {
+        static const uint64_t defaults[] = GRES_XID_CRITICAL_DEFAULT;
+
+        if (!s->conf.xid_critical) {
+                memcpy(s->critical, defaults, sizeof(defaults));
+                s->n_critical = sizeof(defaults) / sizeof(defaults[0]);
+                return 0;
+        }
+        for (char **x = s->conf.xid_critical; *x; x++) {
+                char *end;
+                unsigned long long v;
+
+                errno = 0;
+                v = strtoull(*x, &end, 10);
+                if (!**x || *end || errno || v > UINT32_MAX || !(**x >= '0' && **x <= '9'))
+                        return conf_error(c, c->api->cfg_get(cfg, "xid_critical"), "key 'xid_critical': XID numbers");
+                if (s->n_critical >= GRES_XID_CRITICAL_MAX)
+                        return conf_error(c, c->api->cfg_get(cfg, "xid_critical"), "key 'xid_critical': more than 64 entries");
+                s->critical[s->n_critical++] = v;
+        }
+        return 0;
+}
+
 static int load_conf(sunkd_ctx *c, const sunkd_cfg *cfg, State *s) {
         _cleanup_free_ char *error = NULL;
         char host[256];
         int r;
 
         s->ctx = c;
-        s->conf = (Conf){ .interval_usec = 5 * 60 * SUNKD_USEC_PER_SEC, .timeout_usec = 30 * SUNKD_USEC_PER_SEC };
+        s->conf = (Conf){ .interval_usec = 5 * 60 * SUNKD_USEC_PER_SEC, .timeout_usec = 30 * SUNKD_USEC_PER_SEC,
+                          .xid_events = true, .xid_window_usec = 5 * 60 * SUNKD_USEC_PER_SEC,
+                          .xid_hold_usec = 60 * 60 * SUNKD_USEC_PER_SEC };
         r = c->api->cfg_parse(cfg, conf_keys, N_KEYS, &s->conf, &error);
         if (r < 0)
                 return sunkd_log_error_errno(c, r, "%s", error ?: "invalid configuration");
@@ -634,6 +911,12 @@ static int load_conf(sunkd_ctx *c, const sunkd_cfg *cfg, State *s) {
                 return conf_error(c, c->api->cfg_get(cfg, "backend"), "key 'backend': auto, nvml or proc");
         if (s->conf.interval_usec < SUNKD_USEC_PER_SEC || s->conf.timeout_usec < SUNKD_USEC_PER_SEC)
                 return conf_error(c, cfg, "keys 'interval' and 'timeout': at least 1s");
+        /* nvmlEventSetWait_v2 takes the window in milliseconds as an unsigned int */
+        if (s->conf.xid_window_usec < SUNKD_USEC_PER_SEC || s->conf.xid_window_usec > 24 * 3600 * SUNKD_USEC_PER_SEC)
+                return conf_error(c, c->api->cfg_get(cfg, "xid_window"), "key 'xid_window': from 1s to 1d");
+        r = parse_critical(c, cfg, s);
+        if (r < 0)
+                return r;
         if (!s->conf.slurm_conf && !(s->conf.slurm_conf = strdup(SUNKD_SYSCONFDIR "/slurm/slurm.conf")))
                 return -ENOMEM;
         if (!s->conf.node_name) {
@@ -658,6 +941,8 @@ static int add_metrics(State *s) {
                 { { sizeof(sunkd_metric_spec), "gres_check", "1 if the GPUs match slurm.conf's Gres=, 0 if not, -1 unknown.", SUNKD_METRIC_GAUGE, { NULL } }, &s->m_check },
                 { { sizeof(sunkd_metric_spec), "gres_gpu_healthy", "1 if NVML reports nothing wrong with the GPU, 0 if it does.", SUNKD_METRIC_GAUGE, { "uuid", "bus_id" } }, &s->m_healthy },
                 { { sizeof(sunkd_metric_spec), "gres_gpu_ecc_uncorrected", "Uncorrectable ECC errors since the driver loaded.", SUNKD_METRIC_GAUGE, { "uuid", "bus_id" } }, &s->m_ecc },
+                { { sizeof(sunkd_metric_spec), "gres_gpu_xid_errors_total", "XID errors NVML reported for the GPU.", SUNKD_METRIC_COUNTER, { "uuid", "bus_id" } }, &s->m_xid },
+                { { sizeof(sunkd_metric_spec), "gres_gpu_last_xid", "The GPU's last XID error.", SUNKD_METRIC_GAUGE, { "uuid", "bus_id" } }, &s->m_last_xid },
                 { { sizeof(sunkd_metric_spec), "gres_gpu_recovery_action", "NVML's GPU recovery action: 0 none, 1 reset, 2 reboot, 3 drain P2P, 4 drain and reset, 5 recover IMEX.", SUNKD_METRIC_GAUGE, { "uuid", "bus_id" } }, &s->m_recovery },
         };
 
@@ -672,6 +957,10 @@ static void state_free(State *s) {
         known_free(s);
         free(s->check_message);
         free(s->block_error);
+        free(s->xids);
+        free(s->xid_path);
+        free(s->watch_error);
+        json_object_put(s->xid_unwatched);
         free(s);
 }
 
@@ -682,9 +971,13 @@ static int gres_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
         if (!s)
                 return -ENOMEM;
         s->check = -1;
-        r = load_conf(c, cfg, s);
+        s->watching = -1;
+        s->xids = calloc(1, sizeof(*s->xids));
+        r = s->xids ? load_conf(c, cfg, s) : -ENOMEM;
         if (r >= 0)
                 r = add_metrics(s);
+        if (r >= 0)
+                r = load_xids(s);
         if (r >= 0) {
                 const sunkd_job_spec spec = {
                         .size = sizeof(sunkd_job_spec),
@@ -700,6 +993,21 @@ static int gres_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
                         .done = discover_done,
                 };
                 r = c->api->job_add(c, &spec, &s->job);
+        }
+        if (r >= 0 && s->conf.xid_events && s->backend != BACKEND_PROC) {
+                const sunkd_job_spec spec = {
+                        .size = sizeof(sunkd_job_spec),
+                        .name = "gres.events",
+                        .interval_usec = 100 * SUNKD_USEC_PER_MSEC,
+                        .backoff_min_usec = 10 * SUNKD_USEC_PER_SEC,
+                        .backoff_max_usec = s->conf.interval_usec,
+                        .timeout_usec = s->conf.xid_window_usec + s->conf.timeout_usec,
+                        .flags = SUNKD_JOB_CHILD,
+                        .prepare = events_prepare,
+                        .work = events_work,
+                        .done = events_done,
+                };
+                r = c->api->job_add(c, &spec, &s->events_job);
         }
         if (r >= 0)
                 r = c->api->methods_add(c, methods, sizeof(methods) / sizeof(methods[0]));
@@ -744,6 +1052,18 @@ static int gres_status(void *state, struct json_object *out) {
                                                                     s->check == 0 ? "mismatch" : "unknown"));
         if (s->check_message)
                 json_object_object_add(out, "check_message", json_object_new_string(s->check_message));
+        if (s->events_job) {
+                json_object_object_add(out, "xid_watch", json_object_new_string(s->watching == 1 ? "watching" :
+                                                                                s->watching == 0 ? "failed" : "starting"));
+                if (s->watching == 1)
+                        json_object_object_add(out, "xid_watched", json_object_new_int64(s->xid_watched));
+                if (s->watch_error)
+                        json_object_object_add(out, "xid_watch_error", json_object_new_string(s->watch_error));
+                if (s->xid_unwatched && json_object_array_length(s->xid_unwatched))
+                        json_object_object_add(out, "xid_unwatched", json_object_get(s->xid_unwatched));
+        }
+        json_object_object_add(out, "xid_events", json_object_new_int64((int64_t) s->xids->total));
+        json_object_object_add(out, "xid_active", json_object_new_int64((int64_t) s->xid_active));
         return 0;
 }
 

@@ -9,6 +9,8 @@ noinst_LTLIBRARIES += %reldir%/libgres.la
 	%reldir%/gres-gpu.h \
 	%reldir%/gres-health.c \
 	%reldir%/gres-health.h \
+	%reldir%/gres-xid.c \
+	%reldir%/gres-xid.h \
 	%reldir%/gres-conf.c \
 	%reldir%/gres-conf.h \
 	%reldir%/gres-proc.c \

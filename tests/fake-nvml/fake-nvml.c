@@ -13,16 +13,30 @@
  *   health|<busId>|<ecc volatile>|<ecc aggregate>|<retired pending>|<remapped unc>|<remap pending>|<remap failure>|<recovery action>
  * sets what the health calls answer for that GPU ("-": NOT_SUPPORTED); a GPU
  * without such a line is healthy (all zeros).
+ *   events|<directory>
+ * is where XID events come from: nvmlEventSetWait_v2 takes the file that
+ * sorts first (names starting with '.' are skipped, so a test writes one
+ * and renames it in), deletes it and delivers "<busId>|<xid>[|<gi>|<ci>]"
+ * if that GPU is registered in the set (else drops it); a file holding
+ * "lost" makes the wait fail with GPU_IS_LOST.  Without such a line, or an
+ * empty directory, the wait times out as NVML's does.
  * <nvlink> is "-" (no active link), "unsupported", or a comma-separated list
- * of remote bus ids, one per active link; <fail> is "-" or "handle" (the
- * device's handle lookup returns GPU_IS_LOST).  Devices are indexed in file
+ * of remote bus ids, one per active link; <fail> is "-", "handle" (the
+ * device's handle lookup returns GPU_IS_LOST) or "events" (registering it
+ * for events answers NOT_SUPPORTED).  Devices are indexed in file
  * order.  "hang" blocks nvmlInit_v2 until the process is killed, after
  * writing one byte to the file descriptor in $FAKE_NVML_HANG_FD if set, so a
  * test knows the call is inside NVML.
  */
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/inotify.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../modules/gres/nvml-api.h"
@@ -60,6 +74,10 @@ DECLARE(nvmlDeviceGetTotalEccErrors);
 DECLARE(nvmlDeviceGetRetiredPagesPendingStatus);
 DECLARE(nvmlDeviceGetRemappedRows);
 DECLARE(nvmlDeviceGetFieldValues);
+DECLARE(nvmlEventSetCreate);
+DECLARE(nvmlDeviceRegisterEvents);
+DECLARE(nvmlEventSetWait_v2);
+DECLARE(nvmlEventSetFree);
 
 struct nvmlDevice_st {
         char bus[32], name[96], uuid[96], nvlink[NVML_NVLINK_MAX_LINKS][32], fail[16];
@@ -80,6 +98,12 @@ struct nvmlDevice_st {
 static struct nvmlDevice_st devs[MAX_GPUS], migs[MAX_MIGS];
 static unsigned n_devs, n_migs;
 static int initialised;
+static char events_dir[512];
+
+struct nvmlEventSet_st {
+        unsigned long long types[MAX_GPUS]; /* registered per device */
+        int inotify;
+};
 
 static void parse_links(struct nvmlDevice_st *d, char *s) {
         if (strcmp(s, "unsupported") == 0) {
@@ -199,6 +223,7 @@ EXPORT nvmlReturn_t nvmlInit_v2(void) {
         if (!path || !(f = fopen(path, "re")))
                 return NVML_ERROR_DRIVER_NOT_LOADED;
         n_devs = n_migs = 0;
+        events_dir[0] = 0;
         while (fgets(line, sizeof(line), f)) {
                 line[strcspn(line, "\n")] = 0;
                 if (strcmp(line, "init fail") == 0) {
@@ -213,6 +238,8 @@ EXPORT nvmlReturn_t nvmlInit_v2(void) {
                         parse_mig(line);
                 if (strncmp(line, "health|", 7) == 0)
                         parse_health(line);
+                if (strncmp(line, "events|", 7) == 0)
+                        snprintf(events_dir, sizeof(events_dir), "%.500s", line + 7);
         }
         fclose(f);
         initialised = 1;
@@ -418,4 +445,125 @@ EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFiel
                 }
         }
         return NVML_SUCCESS;
+}
+
+/* ---- Events ------------------------------------------------------------- */
+
+EXPORT nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set) {
+        struct nvmlEventSet_st *e;
+
+        if (!initialised)
+                return NVML_ERROR_UNINITIALIZED;
+        e = calloc(1, sizeof(*e));
+        if (!e)
+                return NVML_ERROR_UNKNOWN;
+        e->inotify = -1;
+        if (*events_dir) {
+                e->inotify = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+                if (e->inotify >= 0 && inotify_add_watch(e->inotify, events_dir, IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
+                        close(e->inotify);
+                        e->inotify = -1;
+                }
+        }
+        *set = e;
+        return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long types, nvmlEventSet_t set) {
+        if (d < devs || d >= devs + n_devs)
+                return NVML_ERROR_INVALID_ARGUMENT;
+        if (strcmp(d->fail, "events") == 0)
+                return NVML_ERROR_NOT_SUPPORTED;
+        set->types[d - devs] |= types;
+        return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
+        if (set->inotify >= 0)
+                close(set->inotify);
+        free(set);
+        return NVML_SUCCESS;
+}
+
+static int visible(const struct dirent *d) {
+        return d->d_name[0] != '.';
+}
+
+/* The first event file: 1 delivered, 0 none left, -1 "lost". */
+static int next_event(nvmlEventSet_t set, nvmlEventData_t *data) {
+        struct dirent **names = NULL;
+        int n = *events_dir ? scandir(events_dir, &names, visible, alphasort) : 0, found = 0;
+
+        for (int i = 0; i < n; i++) {
+                char path[1024], line[256] = "", *f[4] = {}, *p = line;
+                FILE *file;
+                unsigned k = 0;
+
+                if (found) {
+                        free(names[i]);
+                        continue;
+                }
+                snprintf(path, sizeof(path), "%s/%s", events_dir, names[i]->d_name);
+                free(names[i]);
+                file = fopen(path, "re");
+                if (!file)
+                        continue;
+                if (!fgets(line, sizeof(line), file))
+                        line[0] = 0;
+                fclose(file);
+                unlink(path);
+                line[strcspn(line, "\n")] = 0;
+                if (strcmp(line, "lost") == 0) {
+                        found = -1;
+                        continue;
+                }
+                for (; p && k < 4; k++)
+                        f[k] = strsep(&p, "|");
+                for (unsigned d = 0; k >= 2 && d < n_devs && !found; d++)
+                        if (strcasecmp(devs[d].bus, f[0]) == 0 && (set->types[d] & nvmlEventTypeXidCriticalError)) {
+                                *data = (nvmlEventData_t) { .device = &devs[d],
+                                                            .eventType = nvmlEventTypeXidCriticalError,
+                                                            .eventData = strtoull(f[1], NULL, 10),
+                                                            .gpuInstanceId = f[2] ? (unsigned) strtoul(f[2], NULL, 10) : 0xFFFFFFFFu,
+                                                            .computeInstanceId = f[3] ? (unsigned) strtoul(f[3], NULL, 10) : 0xFFFFFFFFu };
+                                found = 1;
+                        }
+        }
+        free(names);
+        return found;
+}
+
+static long long now_ms(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+EXPORT nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsigned timeoutms) {
+        long long deadline = now_ms() + timeoutms;
+
+        for (;;) {
+                char buf[4096];
+                long long left;
+                int r = next_event(set, data);
+
+                if (r > 0)
+                        return NVML_SUCCESS;
+                if (r < 0)
+                        return NVML_ERROR_GPU_IS_LOST;
+                left = deadline - now_ms();
+                if (left <= 0)
+                        return NVML_ERROR_TIMEOUT;
+                if (set->inotify >= 0) {
+                        struct pollfd p = { .fd = set->inotify, .events = POLLIN };
+                        if (poll(&p, 1, (int) (left < 1000 ? left : 1000)) > 0)
+                                while (read(set->inotify, buf, sizeof(buf)) > 0)
+                                        ;
+                } else {
+                        struct timespec ts = { .tv_sec = left / 1000, .tv_nsec = (left % 1000) * 1000000 };
+                        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                                ;
+                }
+        }
 }

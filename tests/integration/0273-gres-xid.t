@@ -1,0 +1,203 @@
+#!/bin/bash
+# XID errors through NVML's event API (the fake NVML delivers what a test
+# drops into its events directory): each logged as it happens, shown per GPU
+# in io.sunkd.Gres.List, sunkctl gres, the gres.gpus fact and the metrics; a
+# critical one makes the GPU unhealthy for xid_hold; a storm is taken in
+# bounded windows; GPUs that cannot be watched are named; a failing watch is
+# logged and retried; the log survives a restart and a hostile log file is
+# set aside; bad settings are located.
+. "$SUNKD_SRCDIR/tests/lib/tap.sh"
+. "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
+sunkd_setup
+cp "$SUNKD_BUILDDIR/modules/gres/.libs/gres.so" "$MODDIR/" || bail_out "gres.so not built"
+NVML="$SUNKD_BUILDDIR/tests/fake-nvml/.libs/libnvidia-ml.so"
+[ -f "$NVML" ] || bail_out "the fake NVML is not built"
+DATA="$SUNKD_SRCDIR/tests/data/gres"
+RAW="$SUNKD_SRCDIR/tests/lib/varlink-raw.py"
+EV="$T/events"
+mkdir "$EV"
+{ cat "$DATA/nvml-h100-8.desc"; echo "events|$EV"; } > "$T/nvml.desc"
+cp -r "$DATA/proc-node" "$T/root" && "$SUNKD_SRCDIR/tests/lib/fake-cpu-topology.sh" "$T/root" 2 48 2 ||
+        bail_out "cannot build the fake root"
+printf 'NodeName=gpu-node-07 Gres=gpu:h100:8\n' > "$T/slurm.conf"
+config() {
+        sunkd_config "modules:
+  gres:
+    nvml_library: $NVML
+    root: $T/root
+    slurm_conf: $T/slurm.conf
+    node_name: gpu-node-07
+    interval: 1h
+    xid_window: 1h
+    type_alias:
+      NVIDIA H100 80GB HBM3: h100
+$1
+  testmod: {}"
+}
+N=0
+# event BUS XID [GI CI]: written aside, then renamed in, as the fake wants.
+event() {
+        N=$((N + 1))
+        (IFS='|'; echo "$*") > "$EV/.new" && mv "$EV/.new" "$EV/$(printf '%06d' $N)"
+}
+list_gpu() {
+        python3 "$RAW" "$SOCK" call io.sunkd.Gres.List |
+                python3 -c 'import json,sys; g=json.load(sys.stdin)["parameters"]["gpus"][int(sys.argv[1])]; exec(sys.argv[2])' "$1" "$2"
+}
+metric() {
+        ctl metrics | grep -E "^sunkd_$1\{uuid=\"$2\"" | awk '{print $2}'
+}
+module_status() {
+        ctl --json status | python3 -c 'import json,sys; s=[m for m in json.load(sys.stdin)["modules"] if m["name"]=="gres"][0]["status"]; print(s.get(sys.argv[1], ""))' "$1"
+}
+G0=GPU-00000000-1111-2222-3333-444444444444
+G1=GPU-00000001-1111-2222-3333-444444444444
+G5=GPU-00000005-1111-2222-3333-444444444444
+
+config
+export FAKE_NVML_CONFIG="$T/nvml.desc"
+LOG_MARK=0 LOG_MARKED="$T/sunkd.log"
+sunkd_start
+ok "the first discovery" wait_runs gres.discover 1
+is "$(job_field gres.events state)" running "gres.events is waiting for XID events"
+is "$(module_status xid_watch)" starting "status: the watch has not reported yet"
+
+# A critical XID ends the hour-long window at once and is logged.
+event 00000000:18:00.0 79
+ok "an XID is logged as it happens, not at the window's end" \
+   wait_log "GPU $G0 at 0000:18:00.0: XID 79 \(GPU has fallen off the bus\); the GPU counts as unhealthy for xid_hold\."
+ok "the watch reports what it watches" wait_log "Watching 8 GPU\(s\) for XID errors\."
+wait_until 300 eval '[ "$(module_status xid_events)" = 1 ]'
+is "$(module_status xid_watch) $(module_status xid_watched) $(module_status xid_active)" "watching 8 1" \
+   "status: watching, 8 GPUs, one critical XID within the hold"
+like "$(ctl gres)" "GPU 0 at 0000:18:00.0 is unhealthy: XID 79 \(GPU has fallen off the bus\) at 2[0-9]{3}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z" \
+     "sunkctl gres names the XID and when"
+is "$(list_gpu 0 'e=g["xid_events"]; print(len(e), e[0]["xid"], e[0]["what"], e[0]["uuid"], "gpu_instance" in e[0], g["health"]["healthy"])')" \
+   "1 79 GPU has fallen off the bus $G0 False False" "List: the GPU's XID events, and it is unhealthy"
+is "$(list_gpu 1 'print("xid_events" in g, g["health"]["healthy"])')" "False True" "List: other GPUs are untouched"
+fact=$(python3 "$RAW" "$SOCK" call io.sunkd.Test.Fact '{"name":"gres.gpus"}')
+is "$(echo "$fact" | python3 -c 'import json,sys; f=json.load(sys.stdin)["parameters"]["value"]; print(f["healthy"], f["gpus"][0]["health"]["healthy"], f["gpus"][0]["health"]["problems"][0][:38])')" \
+   "False False XID 79 (GPU has fallen off the bus) at" "the gres.gpus fact carries it"
+is "$(metric gres_gpu_xid_errors_total $G0) $(metric gres_gpu_last_xid $G0) $(metric gres_gpu_healthy $G0)" "1 79 0" \
+   "metrics: the GPU's XID count, its last XID, unhealthy"
+
+# An XID an application causes is logged and shown, but the GPU stays healthy;
+# one inside a MIG instance names it.
+log_mark
+event 00000000:2a:00.0 13 3 0
+ok "an application's XID is logged with its GPU instance" \
+   wait_log "GPU $G1 at 0000:2a:00.0 \(GPU instance 3\): XID 13 \(graphics engine exception\)\.$"
+wait_until 300 eval '[ "$(module_status xid_events)" = 2 ]'
+is "$(list_gpu 1 'e=g["xid_events"][0]; print(e["xid"], e["gpu_instance"], e["compute_instance"], g["health"]["healthy"])')" \
+   "13 3 0 True" "List: shown, with its instance, the GPU healthy"
+is "$(metric gres_gpu_healthy $G1)" 1 "metrics: still healthy"
+event 00000000:18:00.0 79
+wait_until 300 eval '[ "$(module_status xid_events)" = 3 ]'
+like "$(ctl gres)" "GPU 0 at 0000:18:00.0 is unhealthy: XID 79 \(GPU has fallen off the bus\) at [0-9T:Z-]+, 2 times" \
+     "the same XID twice is one finding, counted"
+
+# A storm: 150 events at once come in windows of at most 64, each logged up
+# to 8 and summed up in one line, and the List keeps the last 16 per GPU.
+log_mark
+runs=$(job_field gres.events runs)
+for i in $(seq 150); do
+        printf '00000000:AB:00.0|31\n' > "$EV/.s$i"
+done
+for i in $(seq 150); do mv "$EV/.s$i" "$EV/s$(printf '%04d' $i)"; done
+ok "all 150 are counted" wait_until 600 eval '[ "$(metric gres_gpu_xid_errors_total $G5)" = 150 ]'
+ok "a window hands back at most 64" eval '[ $(( $(job_field gres.events runs) - runs )) -ge 3 ]'
+logged=$(log_since | grep -c 'XID 31 (GPU memory page fault)')
+summed=$(log_since | sed -n 's/.* \([0-9][0-9]*\) more XID errors in this window.*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
+ok "not each of them is logged" eval '[ "$logged" -lt 150 ]'
+is "$((logged + summed))" 150 "each window logs its first 8 and sums up the rest"
+is "$(list_gpu 5 'print(len(g["xid_events"]), g["health"]["healthy"])')" "16 True" "List: the last 16 of the GPU"
+
+# The log is kept (root-only) across a restart: the GPU is still unhealthy.
+sunkd_stop
+is "$SUNKD_EXIT" 0 "sunkd exits cleanly with the watch running"
+is "$(stat -c %a "$T/state/gres/xid-events.json")" 600 "the XID log is root's only"
+sunkd_start
+LOG_MARK=0
+wait_runs gres.discover 1 || bail_out "no discovery after the restart"
+is "$(list_gpu 0 'print(len(g["xid_events"]), g["health"]["healthy"])')" "2 False" "after a restart the XIDs and the finding remain"
+is "$(module_status xid_events)" 153 "status: the count carries over"
+
+# xid_hold: 0s: nothing makes a GPU unhealthy any more (a reload restarts the
+# module, which reads the log again).
+config "    xid_hold: 0s"
+sunkd_hup
+wait_until 300 eval '[ "$(list_gpu 0 "print(g[\"health\"][\"healthy\"])" 2>/dev/null)" = True ]'
+is "$(list_gpu 0 'print(len(g["xid_events"]), g["health"]["healthy"])')" "2 True" "past the hold the GPU is healthy, the events still shown"
+is "$(metric gres_gpu_healthy $G0)" 1 "metrics: healthy"
+
+# xid_critical: the admin's list replaces the default set.
+config "    xid_critical: [13]"
+sunkd_hup
+wait_runs gres.discover 1 || bail_out "no discovery after the reload"
+wait_until 300 eval '[ "$(list_gpu 1 "print(g[\"health\"][\"healthy\"])" 2>/dev/null)" = False ]'
+is "$(list_gpu 0 'print(g["health"]["healthy"])') $(list_gpu 1 'print(g["health"]["problems"][0][:34])')" \
+   "True XID 13 (graphics engine exception)" "xid_critical: [13] makes 13 critical and 79 not"
+
+# A GPU that cannot be registered is named; a wait that fails is logged, and
+# the watch comes back.
+sunkd_stop
+sed -i 's/^\(gpu|00000000:3A:00.0|.*\)|-$/\1|events/' "$T/nvml.desc"
+grep -q '|events$' "$T/nvml.desc" || bail_out "cannot mark a GPU"
+config
+sunkd_start
+LOG_MARK=0
+event 00000000:18:00.0 48
+ok "a GPU that cannot be watched is named" \
+   wait_log "Watching 7 GPU\(s\) for XID errors; cannot watch \[\"0000:3a:00.0: Not Supported\"\]\."
+is "$(module_status xid_unwatched)" "['0000:3a:00.0: Not Supported']" "status: the unwatched GPU"
+log_mark
+echo lost > "$EV/.new" && mv "$EV/.new" "$EV/zzz-lost"
+ok "a failing watch is logged" wait_log "Not watching for XID errors: nvmlEventSetWait_v2: Fake error \(15\)\."
+is "$(module_status xid_watch)" failed "status: failed"
+event 00000000:18:00.0 48
+ok "it comes back after its backoff and takes the next event" \
+   wait_log "GPU $G0 at 0000:18:00.0: XID 48 \(double-bit ECC error\)" 1200
+is "$(module_status xid_watch)" watching "status: watching again"
+
+# A hostile or broken log file is set aside, never trusted.
+for bad in '{"total": 1, "events": [{"bus_id": "../../etc/x", "uuid": "GPU-x", "xid": 79, "time_usec": 1}]}' \
+           '{"total": 1, "events": [{"bus_id": "0000:18:00.0", "uuid": "GPU x", "xid": 79, "time_usec": 1}]}' \
+           '{"total": 1, "events": [{"bus_id": "0000:18:00.0", "uuid": "GPU-x", "xid": -1, "time_usec": 1}]}' \
+           '{"total": 0, "events": [{"bus_id": "0000:18:00.0", "uuid": "GPU-x", "xid": 79, "time_usec": 1}]}' \
+           '[1, 2]' 'not json'; do
+        sunkd_stop
+        printf '%s' "$bad" > "$T/state/gres/xid-events.json"
+        sunkd_start
+        LOG_MARK=0
+        ok "a bad log is set aside: ${bad:0:60}" \
+           wait_log "Cannot take the XID log from '$T/state/gres/xid-events.json' \(not a valid log\); it starts empty"
+        wait_runs gres.discover 1 || bail_out "no discovery"
+        is "$(module_status xid_events)" 0 "and nothing of it is shown"
+done
+sunkd_stop
+head -c 300000 /dev/zero | tr '\0' ' ' > "$T/state/gres/xid-events.json"
+sunkd_start
+LOG_MARK=0
+ok "an oversized log is refused, not read" wait_log "Cannot take the XID log from .* \(File too large\)"
+is "$(ctl ping)" pong "sunkd runs"
+
+# xid_events: no: no watch at all.
+sunkd_stop
+config "    xid_events: no"
+sunkd_start
+wait_runs gres.discover 1 || bail_out "no discovery"
+is "$(job_field gres.events name)" "" "xid_events: no adds no gres.events job"
+
+# Bad settings are located.
+for bad in "xid_window: 0s|key 'xid_window': from 1s to 1d" "xid_window: 2d|key 'xid_window': from 1s to 1d" \
+           "xid_critical: [79, x]|key 'xid_critical': XID numbers" "xid_critical: [-1]|key 'xid_critical': XID numbers"; do
+        sunkd_config "modules:
+  gres:
+    ${bad%%|*}"
+        out=$("$SUNKD" -c "$T/sunkd.yaml" --check-config 2>&1); rc=$?
+        is "$rc" 2 "${bad%%|*} is a config error"
+        like "$out" "sunkd.yaml:[0-9]+:[0-9]+: ${bad#*|}" "and located"
+done
+sunkd_stop
+is "$SUNKD_EXIT" 0 "sunkd exits cleanly"
+done_testing
