@@ -20,10 +20,12 @@ sunkd_config "modules:
     backend: nvml
     gres_conf: $T/gres.conf
     slurm_conf: $T/slurm.conf
-    interval: 1h"
+    interval: 1h
+    xid_window: 1s"
 : > "$T/slurm.conf"
 nvidia-smi -q -x > "$T/smi.xml" || bail_out "nvidia-smi -q -x failed"
 sunkd_start
+LOG_MARK=0 LOG_MARKED="$T/sunkd.log"
 ok "the first discovery" wait_runs gres.discover 1
 ctl --json gres > "$T/list.json" || bail_out "io.sunkd.Gres.List failed"
 is "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d.get("parameters", d)["source"])' "$T/list.json")" nvml \
@@ -56,6 +58,10 @@ diag "$(cat "$T/sunkd.txt")"
 for m in $(sed -n 's/.* minor //p' "$T/smi.txt"); do
         ok "gres.conf names /dev/nvidia$m" grep -Eq "File=/dev/nvidia$m( |\$)" "$T/gres.conf"
 done
+# The driver's event API takes every GPU (NOT_SUPPORTED would name it).
+n=$(grep -c ' bus ' "$T/smi.txt")
+ok "the XID watch registers every GPU with the real NVML" wait_log "Watching $n GPU\(s\) for XID errors\.$" 600
+diag "$(grep -E 'XID|Watching' "$T/sunkd.log")"
 sunkd_stop
 is "$SUNKD_EXIT" 0 "sunkd exits cleanly"
 done_testing
