@@ -151,6 +151,32 @@ enum {
         COST_SCALAR = 96,  /* 48 for the value, up to 16 for its slot in a growing array, malloc's share */
 };
 
+/* The index of the quote that closes the string starting at @start, or
+ * @len.  memchr() finds quotes a word at a time; a quote preceded by an odd
+ * run of backslashes is escaped (the run cannot reach back past the
+ * opening quote, which is not a backslash). */
+static size_t string_end(const char *buf, size_t start, size_t len) {
+        size_t i = start;
+
+        for (;;) {
+                const char *q = i < len ? memchr(buf + i, '"', len - i) : NULL;
+                size_t k, run = 0;
+
+                if (!q)
+                        return len;
+                k = (size_t) (q - buf);
+                while (k - run > start && buf[k - run - 1] == '\\')
+                        run++;
+                if (run % 2 == 0)
+                        return k;
+                i = k + 1;
+        }
+}
+
+static bool is_space(char ch) {
+        return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n';
+}
+
 static void prescan(const char *buf, size_t len, Prescan *ret) {
         static const char resources_key[] = "Resources";
         size_t depth = 0, resources_depth = 0; /* depth of a Resources array's elements, 0: outside */
@@ -164,8 +190,7 @@ static void prescan(const char *buf, size_t len, Prescan *ret) {
                 if (ch == '"') {
                         size_t start = ++i;
 
-                        while (i < len && buf[i] != '"')
-                                i += buf[i] == '\\' ? 2 : 1;
+                        i = string_end(buf, start, len);
                         s.cost += COST_STRING + (i - start);
                         /* a key of the root object (the parser checks it is one) */
                         if (depth == 1)
@@ -186,7 +211,7 @@ static void prescan(const char *buf, size_t len, Prescan *ret) {
                                 resources_depth = 0;
                         depth -= depth > 0;
                         in_scalar = false;
-                } else if (ch == ',' || ch == ':' || strchr(" \t\r\n", ch))
+                } else if (ch == ',' || ch == ':' || is_space(ch))
                         in_scalar = false;
                 else if (!in_scalar) {
                         s.cost += COST_SCALAR;
