@@ -9,6 +9,7 @@
 #include "util/macro.h"
 #include "util/strbuf.h"
 #include "util/strv.h"
+#include "util/time-util.h"
 
 #include "gres-nvml.h"
 #include "gres-topo.h"
@@ -378,13 +379,6 @@ void gres_xid_watch_done(GresXidWatch *w) {
         free(w->events);
         strv_free(w->unwatched);
         *w = (GresXidWatch) {};
-}
-
-static uint64_t now_usec(clockid_t clock) {
-        struct timespec ts;
-
-        clock_gettime(clock, &ts);
-        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000;
 }
 
 /* Register GPU @index for XID events; one that cannot be is named in w->unwatched. */

@@ -188,7 +188,7 @@ bool gres_xid_is_critical(uint64_t xid, const uint64_t *critical, size_t n) {
 }
 
 static bool within(const GresXidEvent *e, uint64_t now_usec, uint64_t hold_usec) {
-        return e->time_usec + hold_usec >= now_usec;
+        return e->time_usec >= now_usec || now_usec - e->time_usec <= hold_usec;
 }
 
 size_t gres_xid_active(const GresXidLog *l, const uint64_t *critical, size_t n_critical, uint64_t now_usec,

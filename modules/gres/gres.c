@@ -23,6 +23,7 @@
  * show it.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -40,6 +41,7 @@
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/json-util.h"
+#include "util/time-util.h"
 
 #define ALIASES_MAX 64
 #define GRES_CONF_MAX (1024 * 1024)
@@ -121,13 +123,6 @@ typedef struct State {
 } State;
 
 /* ---- The child ---------------------------------------------------------- */
-
-static uint64_t realtime_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (uint64_t) ts.tv_sec * SUNKD_USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
-}
 
 static char *gpu_type(const State *s, const char *name) {
         char *t = gres_type_normalise(name ?: "");
@@ -509,7 +504,7 @@ static void update_metrics(State *s, json_object *gpus) {
 
 /* What the XID log says, laid over each GPU of @gpus (a copy the caller owns). */
 static int apply_xids(State *s, json_object *gpus) {
-        uint64_t now = realtime_usec();
+        uint64_t now = now_usec(CLOCK_REALTIME);
         int r = 0;
 
         for (size_t i = 0; r >= 0 && i < json_object_array_length(gpus); i++)
@@ -523,7 +518,7 @@ static void show_gpus(State *s) {
         _cleanup_json_ json_object *view = NULL;
         json_object *gpus;
 
-        s->xid_active = gres_xid_active(s->xids, s->critical, s->n_critical, realtime_usec(), s->conf.xid_hold_usec);
+        s->xid_active = gres_xid_active(s->xids, s->critical, s->n_critical, now_usec(CLOCK_REALTIME), s->conf.xid_hold_usec);
         if (!s->last || !json_object_object_get_ex(s->last, "gpus", &gpus))
                 return;
         if (json_object_deep_copy(gpus, &view, NULL) < 0 || apply_xids(s, view) < 0) {
@@ -592,7 +587,7 @@ static int discover_done(void *state, int r, void *input, void *result) {
         remember(s, gpus);
         json_object_put(s->last);
         s->last = res;
-        s->last_usec = realtime_usec();
+        s->last_usec = now_usec(CLOCK_REALTIME);
         run_check(s, res, gpus);
         show_gpus(s);
         return 0;
@@ -618,20 +613,37 @@ static int events_prepare(void *state, void **ret_input) {
         return -EOPNOTSUPP;
 }
 
-/* In the child: the log with this window's events, written where the next
- * start reads it.  The child's copy of the state is its own to change. */
-static void save_xids(State *s, const GresXidWatch *w, json_object *out) {
-        _cleanup_json_ json_object *log = NULL;
-        const char *text;
+/* In the child: the log with this window's events (take_events() added
+ * them to the child's own copy of the state), written where the next start
+ * reads it. */
+static void save_xids(State *s, json_object *out) {
+        _cleanup_json_ json_object *log = gres_xid_log_to_json(s->xids);
+        const char *text = log ? json_object_to_json_string_ext(log, JSON_C_TO_STRING_PLAIN) : NULL;
         int r;
 
-        for (size_t i = 0; i < w->n; i++)
-                gres_xid_log_add(s->xids, &w->events[i]);
-        log = gres_xid_log_to_json(s->xids);
-        text = log ? json_object_to_json_string_ext(log, JSON_C_TO_STRING_PLAIN) : NULL;
         r = text ? fileio_write_atomic(s->xid_path, text, strlen(text), 0600, (uid_t) -1, (gid_t) -1) : -ENOMEM;
         if (r < 0)
                 json_object_object_add(out, "log_error", json_object_new_string(strerror(-r)));
+}
+
+/* Each event as the parent and the next start will read it: one the driver
+ * reports in a form they would refuse (a UUID with a space, say) is dropped
+ * here, so it can neither differ between the two nor spoil the saved log. */
+static size_t take_events(State *s, const GresXidWatch *w, json_object *events) {
+        size_t taken = 0;
+
+        for (size_t i = 0; i < w->n; i++) {
+                json_object *o = gres_xid_event_to_json(&w->events[i]);
+                GresXidEvent e;
+
+                if (!o || gres_xid_event_from_json(o, &e) < 0 || json_object_array_add(events, o) < 0) {
+                        json_object_put(o);
+                        continue;
+                }
+                gres_xid_log_add(s->xids, &e);
+                taken++;
+        }
+        return taken;
 }
 
 static int events_work(void *state, void *input, const sunkd_cancel *cancel, void **ret_result) {
@@ -659,10 +671,10 @@ static int events_work(void *state, void *input, const sunkd_cancel *cancel, voi
         json_object_object_add(out, "watched", json_object_new_int64(w.watched));
         for (char **u = w.unwatched; u && *u; u++)
                 json_object_array_add(unwatched, json_object_new_string(*u));
-        for (size_t i = 0; i < w.n; i++)
-                json_object_array_add(events, gres_xid_event_to_json(&w.events[i]));
-        if (w.n > 0 && s->xid_path)
-                save_xids(s, &w, out);
+        if (take_events(s, &w, events) > 0 && s->xid_path)
+                save_xids(s, out);
+        if (json_object_array_length(events) < w.n)
+                json_object_object_add(out, "dropped", json_object_new_int64((int64_t) (w.n - json_object_array_length(events))));
         gres_xid_watch_done(&w);
         return 0;
 }
@@ -749,9 +761,12 @@ static int events_done(void *state, int r, void *input, void *result) {
         set_watching(s, res, r);
         if (r >= 0 && json_object_object_get_ex(res, "events", &events) && json_object_is_type(events, json_type_array))
                 added = add_xids(s, events);
+        if (r >= 0 && json_object_object_get_ex(res, "dropped", &events))
+                sunkd_log_warning(s->ctx, "Dropped %" PRId64 " XID event(s) of a GPU whose bus id or UUID NVML reports in a "
+                                  "form sunkd does not keep.", json_object_get_int64(events));
         if (jstr(res, "log_error"))
                 sunkd_log_error(s->ctx, "Failed to save the XID log to '%s': %s.", s->xid_path, jstr(res, "log_error"));
-        if (added || gres_xid_active(s->xids, s->critical, s->n_critical, realtime_usec(), s->conf.xid_hold_usec) !=
+        if (added || gres_xid_active(s->xids, s->critical, s->n_critical, now_usec(CLOCK_REALTIME), s->conf.xid_hold_usec) !=
                              s->xid_active)
                 show_gpus(s);
         json_object_put(res);

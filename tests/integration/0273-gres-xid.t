@@ -142,6 +142,8 @@ is "$(list_gpu 0 'print(g["health"]["healthy"])') $(list_gpu 1 'print(g["health"
 # the watch comes back.
 sunkd_stop
 sed -i 's/^\(gpu|00000000:3A:00.0|.*\)|-$/\1|events/' "$T/nvml.desc"
+# ... and one whose UUID the driver reports with a space, which sunkd keeps nowhere.
+sed -i 's/|GPU-00000007-/|GPU 00000007-/' "$T/nvml.desc"
 grep -q '|events$' "$T/nvml.desc" || bail_out "cannot mark a GPU"
 config
 sunkd_start
@@ -150,6 +152,15 @@ event 00000000:18:00.0 48
 ok "a GPU that cannot be watched is named" \
    wait_log "Watching 7 GPU\(s\) for XID errors; cannot watch \[\"0000:3a:00.0: Not Supported\"\]\."
 is "$(module_status xid_unwatched)" "['0000:3a:00.0: Not Supported']" "status: the unwatched GPU"
+log_mark
+event 00000000:DB:00.0 79
+event 00000000:18:00.0 48
+ok "an event whose UUID sunkd would not keep is dropped, and said so" \
+   wait_log "Dropped 1 XID event\(s\) of a GPU whose bus id or UUID NVML reports in a form sunkd does not keep\."
+ok "the saved log stays valid and without it" python3 -c '
+import json, sys
+ev = json.load(open(sys.argv[1]))["events"]
+sys.exit(0 if ev and all(" " not in e["uuid"] for e in ev) else 1)' "$T/state/gres/xid-events.json"
 log_mark
 echo lost > "$EV/.new" && mv "$EV/.new" "$EV/zzz-lost"
 ok "a failing watch is logged" wait_log "Not watching for XID errors: nvmlEventSetWait_v2: Fake error \(15\)\."
