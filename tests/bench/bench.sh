@@ -15,7 +15,11 @@
 #                    one group per 10 users, page size 100) served by the SCIM
 #                    fixture: bench-nsscache (fetch, map, render, publish; the
 #                    median of 3 runs by wall time), then curl sending the
-#                    same requests over one connection (median of 3)
+#                    same requests over one connection (median of 3); and
+#                    for BENCH_NSSCACHE_DAEMON_USERS (100000) the module inside
+#                    sunkd: a first run, then three where nothing changed:
+#                    their duration, the daemon's peak RSS during each and its
+#                    RSS after, next to its idle RSS before the first
 #   spawn            bench-spawn: /bin/true through the SpawnSet until its
 #                    callback, BENCH_SPAWN_RUNS (300) times, alternating with
 #                    plain fork+exec+waitpid in the same process; once small
@@ -52,6 +56,7 @@ TOOLS="$B/tests/bench"
 IDLE_SECONDS=${BENCH_IDLE_SECONDS:-10}
 PING_SECONDS=${BENCH_PING_SECONDS:-3}
 SIZES=${BENCH_NSSCACHE_SIZES:-"1000 10000 100000"}
+DAEMON_USERS=${BENCH_NSSCACHE_DAEMON_USERS:-100000}
 SPAWN_RUNS=${BENCH_SPAWN_RUNS:-300}
 AK_USERS=${BENCH_AUTHKEYS_USERS:-100000}
 AK_RUNS=${BENCH_AUTHKEYS_RUNS:-2000}
@@ -244,7 +249,6 @@ bench_nsscache_size() {
         for i in 1 2 3; do
                 curl_replay "$log" "$port" >> "$T/curl.out" || die "curl replay failed"
         done
-        stop $scim
         out=$(median3 "$T/nss.out" wall_ms)
         ref=$(median3 "$T/curl.out" time_ms)
         [ "$(val passwd "$out")" = "$n" ] || die "expected $n users: $out"
@@ -254,6 +258,61 @@ bench_nsscache_size() {
             "$(secs "$(val time_ms "$ref")") (curl, same requests)" "$goal_t"
         row "nsscache $label users: peak RSS, requests" "$(mb "$(val peak_rss_kb "$out")"), $(val requests "$out")" \
             "$(mb "$(val base_rss_kb "$out")") (RSS before the run)" "$goal_m"
+        [ "$n" = "$DAEMON_USERS" ] && bench_nsscache_daemon "$port" "$(val time_ms "$ref")"
+        stop $scim
+}
+
+# refresh_ms: how long the last nsscache.refresh of $SOCK's sunkd took
+refresh_ms() {
+        "$SUNKCTL" -s "$SOCK" --json jobs | python3 -c '
+import json, sys
+print(*(j["last_duration_usec"] // 1000 for j in json.load(sys.stdin)["jobs"] if j["name"] == "nsscache.refresh"))'
+}
+
+hwm_kb() {
+        awk '/^VmHWM:/ { print $2 }' /proc/"$1"/status
+}
+
+# bench_nsscache_daemon PORT CURL_MS: the module refreshing inside sunkd from
+# the fixture on PORT: a first run that writes every map, then three where
+# nothing changed; the peak RSS of each (VmHWM, reset before it) and the RSS
+# after it, next to the RSS of the idle daemon before the first.
+bench_nsscache_daemon() {
+        local port=$1 curl_ms=$2 d="$T/nd" idle first first_peak first_after peak=0 after=0 ms=0 k
+        mkdir -p "$d/cache" "$d/ts"
+        start_sunkd nd "modules:
+  nsscache:
+    nsscache_conf: $S/etc/nsscache.conf.example
+    scim_base_url: http://127.0.0.1:$port/scim/v2
+    files_dir: $d/cache
+    timestamp_dir: $d/ts
+    token_file: $T/token
+    interval: 1h
+    splay: 1h"
+        idle=$(rss_kb "$PID")
+        echo 5 > /proc/"$PID"/clear_refs || die "cannot reset the peak RSS of sunkd"
+        "$SUNKCTL" -s "$SOCK" run nsscache.refresh > /dev/null || die "the refresh in sunkd failed"
+        first=$(refresh_ms)
+        first_peak=$(hwm_kb "$PID")
+        first_after=$(rss_kb "$PID")
+        for _ in 1 2 3; do
+                echo 5 > /proc/"$PID"/clear_refs
+                "$SUNKCTL" -s "$SOCK" run nsscache.refresh > /dev/null || die "the refresh in sunkd failed"
+                k=$(refresh_ms)
+                [ "$k" -gt "$ms" ] && ms=$k
+                k=$(hwm_kb "$PID")
+                [ "$k" -gt "$peak" ] && peak=$k
+                k=$(rss_kb "$PID")
+                [ "$k" -gt "$after" ] && after=$k
+        done
+        [ "$first_after" -gt "$after" ] && after=$first_after
+        stop "$PID"
+        row "sunkd $((DAEMON_USERS / 1000))k users: first / unchanged run" "$(secs "$first") / $(secs "$ms")" \
+            "$(secs "$curl_ms") (curl, same requests)" "<= 1.25x curl"
+        row "sunkd $((DAEMON_USERS / 1000))k users: peak RSS first / unchanged" \
+            "$(mb "$first_peak") / $(mb "$peak")" "$(mb "$idle") (idle, before)" "<= 30 MB"
+        row "sunkd $((DAEMON_USERS / 1000))k users: RSS after a run (max)" "$(mb "$after")" \
+            "$(mb "$idle") (idle, before)" "<= idle + 2 MB"
 }
 
 bench_nsscache() {
