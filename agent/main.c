@@ -3,6 +3,7 @@
  * 2 usage or configuration error, 3 temporarily unavailable. */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,6 +155,22 @@ static int run(const Args *a) {
         return code;
 }
 
+/* glibc raises its mmap and trim thresholds as large blocks are freed (up to
+ * 32 MB and 64 MB), after which a worker thread's arena keeps the free top
+ * of its heap for good, and malloc_trim() does not release an arena's top.
+ * A daemon that builds 20 MB of maps once an hour and then idles would
+ * hold them for the rest of its life: fixed thresholds give large blocks
+ * their own mappings and hand a freed top back.  Set before any thread
+ * exists; a threshold the admin sets in GLIBC_TUNABLES wins. */
+static void malloc_tune(void) {
+        const char *t = getenv("GLIBC_TUNABLES");
+
+        if (!t || !strstr(t, "glibc.malloc.mmap_threshold"))
+                (void) mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+        if (!t || !strstr(t, "glibc.malloc.trim_threshold"))
+                (void) mallopt(M_TRIM_THRESHOLD, 256 * 1024);
+}
+
 int main(int argc, char **argv) {
         Args a = { .config = SUNKD_CONF_DEFAULT, .notify_fd = -1 };
         int r;
@@ -163,5 +180,6 @@ int main(int argc, char **argv) {
         if (r <= 0)
                 return r < 0 ? EXIT_CONFIG : 0;
         block_signals();
+        malloc_tune();
         return run(&a);
 }
