@@ -19,7 +19,7 @@
 #include "util/fileio.h"
 #include "util/macro.h"
 
-static int write_all(int fd, const void *data, size_t len) {
+int fileio_write_all(int fd, const void *data, size_t len) {
         const char *p = data;
 
         while (len > 0) {
@@ -33,6 +33,41 @@ static int write_all(int fd, const void *data, size_t len) {
                 len -= (size_t) n;
         }
         return 0;
+}
+
+int fileio_pwrite_all(int fd, const void *data, size_t len, uint64_t offset) {
+        const char *p = data;
+
+        while (len > 0) {
+                ssize_t n = pwrite(fd, p, len, (off_t) offset);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                p += n;
+                len -= (size_t) n;
+                offset += (uint64_t) n;
+        }
+        return 0;
+}
+
+ssize_t fileio_pread_full(int fd, void *buf, size_t len, uint64_t offset) {
+        char *p = buf;
+        size_t got = 0;
+
+        while (got < len) {
+                ssize_t n = pread(fd, p + got, len - got, (off_t) (offset + got));
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                if (n == 0)
+                        break;
+                got += (size_t) n;
+        }
+        return (ssize_t) got;
 }
 
 int fileio_fsync_dir(const char *path) {
@@ -59,7 +94,7 @@ int fileio_stage(const char *path, const void *data, size_t len, mode_t mode, ui
         if (fd < 0)
                 return negative_errno();
 
-        r = write_all(fd, data, len);
+        r = fileio_write_all(fd, data, len);
         if (r >= 0)
                 r = RET_NERRNO(fchmod(fd, mode));
         if (r >= 0 && uid != (uid_t) -1)

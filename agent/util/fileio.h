@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /**
@@ -30,3 +31,11 @@ int fileio_fsync_dir(const char *path);
  * -EFBIG if the file is larger than @max, or another negative errno.
  */
 int fileio_read(const char *path, size_t max, char **ret, size_t *ret_len);
+
+/** fileio_write_all() / fileio_pwrite_all() - all @len bytes, retrying short writes.  Return: 0 or negative errno. */
+int fileio_write_all(int fd, const void *data, size_t len);
+int fileio_pwrite_all(int fd, const void *data, size_t len, uint64_t offset);
+
+/** fileio_pread_full() - up to @len bytes at @offset, fewer only at the end of the file.
+ * Return: the count, or negative errno. */
+ssize_t fileio_pread_full(int fd, void *buf, size_t len, uint64_t offset);

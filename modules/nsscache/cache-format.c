@@ -39,8 +39,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/fileio.h"
 #include "util/macro.h"
 #include "util/strbuf.h"
 
@@ -451,7 +453,132 @@ int cache_format_render(const NssMaps *m, NssMapType t, char **ret_buf, size_t *
 }
 
 void cache_formatted_init(CacheFormatted *f, NssMapType t) {
-        *f = (CacheFormatted) { .type = t };
+        *f = (CacheFormatted) { .type = t, .fd = -1 };
+}
+
+void cache_formatted_spill(CacheFormatted *f, int fd, char *path) {
+        f->fd = fd;
+        f->path = path;
+        f->chunk = CACHE_FORMATTED_CHUNK;
+}
+
+/* A write error fails the map as an unrenderable entry does: it is kept
+ * (without a text: the publisher names the file) and reported when the map
+ * is published; later entries are ignored. */
+static int spill_failed(CacheFormatted *f, int r) {
+        if (f->error == 0) {
+                f->error = r;
+                f->error_text = mfree(f->error_text);
+        }
+        return f->error;
+}
+
+int cache_formatted_flush(CacheFormatted *f) {
+        int r;
+
+        if (f->fd < 0 || f->buf.len == 0)
+                return 0;
+        r = fileio_pwrite_all(f->fd, f->buf.data, f->buf.len, f->spilled);
+        if (r < 0)
+                return spill_failed(f, r);
+        f->spilled += f->buf.len;
+        strbuf_truncate(&f->buf, 0);
+        return 0;
+}
+
+static void maybe_flush(CacheFormatted *f) {
+        if (f->fd >= 0 && f->buf.len >= f->chunk)
+                (void) cache_formatted_flush(f);
+}
+
+ssize_t cache_formatted_read(CacheFormatted *f, uint64_t pos, void *buf, size_t len) {
+        if (pos >= f->spilled) {
+                if (pos - f->spilled >= f->buf.len)
+                        return 0;
+                len = MIN(len, (size_t) (f->buf.len - (pos - f->spilled)));
+                memcpy(buf, f->buf.data + (pos - f->spilled), len);
+                return (ssize_t) len;
+        }
+        return fileio_pread_full(f->fd, buf, (size_t) MIN((uint64_t) len, f->spilled - pos), pos);
+}
+
+static void cut_memory(StrBuf *b, const CacheSpan *at, size_t n) {
+        size_t out = 0, in = 0;
+
+        for (size_t k = 0; k < n; k++) {
+                memmove(b->data + out, b->data + in, at[k].pos - in);
+                out += at[k].pos - in;
+                in = at[k].pos + at[k].len;
+        }
+        memmove(b->data + out, b->data + in, b->len - in);
+        strbuf_truncate(b, out + b->len - in);
+}
+
+/* Moves [from, from + len) down to @to, a chunk at a time (to <= from). */
+static int move_down(int fd, uint64_t to, uint64_t from, uint64_t len, char *chunk) {
+        while (len > 0) {
+                size_t k = (size_t) MIN(len, (uint64_t) CACHE_FORMATTED_CHUNK);
+                ssize_t got = fileio_pread_full(fd, chunk, k, from);
+                int r;
+
+                if (got < 0)
+                        return (int) got;
+                if ((size_t) got != k)
+                        return -EIO; /* the file is shorter than what was written */
+                r = fileio_pwrite_all(fd, chunk, k, to);
+                if (r < 0)
+                        return r;
+                to += k;
+                from += k;
+                len -= k;
+        }
+        return 0;
+}
+
+static int cut_file(CacheFormatted *f, const CacheSpan *at, size_t n) {
+        _cleanup_free_ char *chunk = NULL;
+        uint64_t out = 0, in = 0;
+        int r;
+
+        r = cache_formatted_flush(f);
+        if (r < 0)
+                return r;
+        chunk = malloc(CACHE_FORMATTED_CHUNK);
+        if (!chunk)
+                return -ENOMEM;
+        for (size_t k = 0; k <= n; k++) {
+                uint64_t end = k < n ? at[k].pos : f->spilled;
+
+                r = move_down(f->fd, out, in, end - in, chunk);
+                if (r < 0)
+                        return spill_failed(f, r);
+                out += end - in;
+                if (k < n)
+                        in = at[k].pos + at[k].len;
+        }
+        if (ftruncate(f->fd, (off_t) out) < 0)
+                return spill_failed(f, negative_errno());
+        f->spilled = out;
+        return 0;
+}
+
+int cache_formatted_cut(CacheFormatted *f, const CacheSpan *at, size_t n) {
+        uint64_t size = cache_formatted_size(f);
+        int r;
+
+        if (n == 0)
+                return 0;
+        for (size_t k = 0; k < n; k++)
+                if (at[k].pos + at[k].len > size || (k > 0 && at[k].pos < at[k - 1].pos + at[k - 1].len))
+                        return -EINVAL;
+        if (f->fd >= 0) {
+                r = cut_file(f, at, n);
+                if (r < 0)
+                        return r;
+        } else
+                cut_memory(&f->buf, at, n);
+        f->entries -= MIN(n, f->entries);
+        return 0;
 }
 
 int cache_formatted_add(CacheFormatted *f, const void *entry) {
@@ -464,6 +591,7 @@ int cache_formatted_add(CacheFormatted *f, const void *entry) {
                 return r;
         if (r < 0)
                 f->error = r;
+        maybe_flush(f);
         return 0;
 }
 
@@ -474,8 +602,10 @@ int cache_formatted_try_add(CacheFormatted *f, const void *entry) {
         if (f->error != 0)
                 return 0;
         r = render_entry(&f->buf, f->type, entry, f->offered, &f->entries, &error);
-        if (r >= 0)
+        if (r >= 0) {
                 f->offered++;
+                maybe_flush(f);
+        }
         return r;
 }
 
@@ -495,5 +625,11 @@ int cache_format_check(NssMapType t, const void *entry) {
 void cache_formatted_done(CacheFormatted *f) {
         strbuf_done(&f->buf);
         free(f->error_text);
-        *f = (CacheFormatted) { .type = f->type };
+        if (f->fd >= 0)
+                (void) close(f->fd);
+        if (f->path) {
+                (void) unlink(f->path);
+                free(f->path);
+        }
+        cache_formatted_init(f, f->type);
 }

@@ -3,7 +3,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "nss-maps.h"
 #include "util/strbuf.h"
@@ -42,17 +44,54 @@ int cache_format_pylist(FILE *f, char *const *l);
 
 /* One map rendered entry by entry, by a caller that never holds the whole
  * NssMaps: the bytes, line count and error are exactly what
- * cache_format_render() gives for the same entries in the same order. */
+ * cache_format_render() gives for the same entries in the same order.
+ * Spilled to a file (cache_formatted_spill()), the bytes go there in
+ * chunks of CACHE_FORMATTED_CHUNK, so a map of any size costs one chunk of
+ * memory; positions (cache_formatted_size()) count from the file's start. */
 typedef struct CacheFormatted {
         NssMapType type;
-        StrBuf buf;         /* the map's bytes so far */
+        StrBuf buf;         /* the map's bytes so far, or those after `spilled` */
         size_t entries;     /* lines written */
         size_t offered;     /* entries offered, the N of "MAP entry N" */
-        int error;          /* 0, or -EINVAL/-EILSEQ of the first entry that failed */
-        char *error_text;   /* its message */
+        int error;          /* 0, or -EINVAL/-EILSEQ of the first entry that failed, or a write error */
+        char *error_text;   /* its message; NULL for a write error (the publisher names the file) */
+        int fd;             /* -1, or the file the bytes are spilled to */
+        char *path;         /* its name, removed by cache_formatted_done() unless taken */
+        uint64_t spilled;   /* bytes written to fd */
+        size_t chunk;       /* bytes buffered before they are written (CACHE_FORMATTED_CHUNK) */
 } CacheFormatted;
 
+#define CACHE_FORMATTED_CHUNK (64u * 1024)
+
 void cache_formatted_init(CacheFormatted *f, NssMapType t);
+
+/** cache_formatted_spill() - write @f's bytes to @fd (a new, empty file
+ * named @path) from now on; @f owns both.  Call before adding entries. */
+void cache_formatted_spill(CacheFormatted *f, int fd, char *path);
+
+/** cache_formatted_size() - the map's length so far, in the file and the buffer. */
+static inline uint64_t cache_formatted_size(const CacheFormatted *f) {
+        return f->spilled + f->buf.len;
+}
+
+/** cache_formatted_flush() - write what the buffer holds to the file (if spilled).  Return: 0 or f->error. */
+int cache_formatted_flush(CacheFormatted *f);
+
+/** cache_formatted_read() - up to @len bytes at @pos, from the file or the buffer.  Return: the count or negative errno. */
+ssize_t cache_formatted_read(CacheFormatted *f, uint64_t pos, void *buf, size_t len);
+
+/* A byte range of a map. */
+typedef struct CacheSpan {
+        uint64_t pos;
+        uint32_t len;
+} CacheSpan;
+
+/**
+ * cache_formatted_cut() - remove the @n byte ranges @at (ascending, not
+ * overlapping, one whole line each) and the @n lines they hold.
+ * Return: 0, or a negative errno (also recorded in f->error).
+ */
+int cache_formatted_cut(CacheFormatted *f, const CacheSpan *at, size_t n);
 
 /**
  * cache_formatted_add() - render one entry (an NssPasswd, NssShadow,
@@ -80,4 +119,4 @@ int cache_format_utf8_len(const char *s);
 /** cache_format_utf8_valid() - whether @s is valid UTF-8 (no overlongs, surrogates, > U+10FFFF). */
 bool cache_format_utf8_valid(const char *s);
 
-void cache_formatted_done(CacheFormatted *f); /* frees, keeps the type */
+void cache_formatted_done(CacheFormatted *f); /* frees, closes and removes the file, keeps the type */

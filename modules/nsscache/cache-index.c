@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "util/cleanup.h"
+#include "util/fileio.h"
 #include "util/macro.h"
 
 #include "cache-index.h"
@@ -52,15 +53,100 @@ size_t cache_index_specs(NssMapType t, const CacheIndexSpec **ret) {
         return index_table[t].n;
 }
 
-typedef struct Record {
-        const char *key;
-        size_t key_len;
+typedef struct IndexRecord {
         uint64_t offset;
-} Record;
+        uint32_t key_off, key_len; /* in the builder's keys */
+} IndexRecord;
 
-static int record_cmp(const void *a, const void *b) {
-        const Record *x = a, *y = b;
-        int c = memcmp(x->key, y->key, MIN(x->key_len, y->key_len));
+void cache_index_builder_init(CacheIndexBuilder *b, unsigned field) {
+        *b = (CacheIndexBuilder) { .field = field };
+}
+
+void cache_index_builder_done(CacheIndexBuilder *b) {
+        strbuf_done(&b->keys);
+        free(b->recs);
+        cache_index_builder_init(b, b->field);
+}
+
+/* The current line's key is complete: it runs from key_start to the end of keys. */
+static int add_record(CacheIndexBuilder *b) {
+        if (b->keys.oom)
+                return -ENOMEM;
+        if (b->keys.len > UINT32_MAX)
+                return -E2BIG;
+        if (b->n >= b->cap) {
+                size_t cap = b->cap ? b->cap * 2 : 1024;
+                IndexRecord *r = reallocarray(b->recs, cap, sizeof(IndexRecord));
+
+                if (!r)
+                        return -ENOMEM;
+                b->recs = r;
+                b->cap = cap;
+        }
+        b->recs[b->n++] = (IndexRecord) { b->line_start, (uint32_t) b->key_start,
+                                          (uint32_t) (b->keys.len - b->key_start) };
+        b->key_done = true;
+        return 0;
+}
+
+/* Up to the end of the key field of the line being fed, from @p[*i]. */
+static int feed_key(CacheIndexBuilder *b, const char *p, size_t n, size_t *i) {
+        size_t j = *i;
+        int r;
+
+        while (j < n && p[j] != ':' && p[j] != '\n')
+                j++;
+        if (b->colons == b->field)
+                strbuf_append(&b->keys, p + *i, j - *i);
+        *i = j;
+        if (j == n)
+                return 0;
+        *i = j + 1;
+        if (b->colons == b->field) {
+                r = add_record(b);
+                if (r < 0)
+                        return r;
+        } else if (p[j] == ':')
+                b->colons++;
+        else
+                return -EINVAL; /* the line ends before the field */
+        if (p[j] == '\n')
+                b->in_line = false;
+        return 0;
+}
+
+int cache_index_feed(CacheIndexBuilder *b, const char *p, size_t n) {
+        int r;
+
+        if (n > 0 && memchr(p, '\0', n))
+                return -EINVAL;
+        for (size_t i = 0; i < n;) {
+                if (!b->in_line) {
+                        b->in_line = true;
+                        b->key_done = false;
+                        b->colons = 0;
+                        b->line_start = b->pos + i;
+                        b->key_start = b->keys.len;
+                }
+                if (!b->key_done) {
+                        r = feed_key(b, p, n, &i);
+                        if (r < 0)
+                                return r;
+                } else {
+                        const char *nl = memchr(p + i, '\n', n - i);
+
+                        i = nl ? (size_t) (nl - p) + 1 : n;
+                        b->in_line = !nl;
+                }
+        }
+        b->pos += n;
+        return 0;
+}
+
+static int record_cmp(const void *a, const void *b, void *keys) {
+        const IndexRecord *x = a, *y = b;
+        const char *k = keys;
+        int c = memcmp(k + x->key_off, k + y->key_off, MIN(x->key_len, y->key_len));
 
         if (c != 0)
                 return c;
@@ -80,81 +166,100 @@ static size_t decimal_len(uint64_t v) {
         return n;
 }
 
+/* Sorted, one record per key (the last line of a repeated key wins). */
+static void sort_records(CacheIndexBuilder *b) {
+        size_t u = 0;
+
+        qsort_r(b->recs, b->n, sizeof(IndexRecord), record_cmp, b->keys.data);
+        for (size_t i = 0; i < b->n; i++) {
+                const IndexRecord *x = b->recs + i, *y = x + 1;
+
+                if (i + 1 < b->n && x->key_len == y->key_len &&
+                    memcmp(b->keys.data + x->key_off, b->keys.data + y->key_off, x->key_len) == 0)
+                        continue;
+                b->recs[u++] = *x;
+        }
+        b->n = u;
+}
+
+static int flush_out(int fd, StrBuf *out) {
+        int r;
+
+        if (out->oom)
+                return -ENOMEM;
+        if (fd < 0 || out->len == 0)
+                return 0;
+        r = fileio_write_all(fd, out->data, out->len);
+        strbuf_truncate(out, 0);
+        return r;
+}
+
+int cache_index_finish(CacheIndexBuilder *b, int fd, StrBuf *out, uint64_t *ret_len) {
+        _cleanup_free_ char *rec = NULL;
+        size_t max_key = 0, max_off = 0, width;
+        int r;
+
+        if (b->in_line && !b->key_done) {
+                if (b->colons != b->field)
+                        return -EINVAL; /* the last line ends before the field */
+                r = add_record(b);
+                if (r < 0)
+                        return r;
+        }
+        b->in_line = false;
+        *ret_len = 0;
+        if (b->n == 0)
+                return 0;
+        sort_records(b);
+        for (size_t i = 0; i < b->n; i++) {
+                max_key = MAX(max_key, (size_t) b->recs[i].key_len);
+                max_off = MAX(max_off, decimal_len(b->recs[i].offset));
+        }
+        width = max_key + max_off + 3;
+        if (b->n > UINT64_MAX / width)
+                return -E2BIG;
+        rec = malloc(width);
+        if (!rec)
+                return -ENOMEM;
+        for (size_t i = 0; i < b->n; i++) {
+                const IndexRecord *x = b->recs + i;
+                char *p = rec;
+
+                memset(rec, 0, width); /* the padding */
+                memcpy(p, b->keys.data + x->key_off, x->key_len);
+                p += x->key_len + 1;
+                (void) sprintf(p, "%" PRIu64, x->offset); /* room: max_off + NUL */
+                rec[width - 1] = '\n';
+                strbuf_append(out, rec, width);
+                if (out->len >= 64 * 1024 && (r = flush_out(fd, out)) < 0)
+                        return r;
+        }
+        r = flush_out(fd, out);
+        if (r < 0)
+                return r;
+        *ret_len = (uint64_t) b->n * width;
+        return 0;
+}
+
 int cache_index_build(const char *data, size_t len, unsigned field, char **ret, size_t *ret_len) {
-        _cleanup_free_ Record *recs = NULL;
-        _cleanup_free_ char *out = NULL;
-        size_t n = 0, alloc = 0, max_key = 0, max_off = 0, width, u = 0;
+        _cleanup_(cache_index_builder_done) CacheIndexBuilder b = { .field = field };
+        StrBuf out = {};
+        uint64_t n;
+        int r;
 
         if (!data && len > 0)
                 return -EINVAL;
-        if (memchr(data ?: "", '\0', len))
-                return -EINVAL;
-
-        for (size_t pos = 0; pos < len;) {
-                const char *line = data + pos, *nl = memchr(line, '\n', len - pos);
-                size_t line_len = nl ? (size_t) (nl - line) : len - pos;
-                const char *k = line, *end = line + line_len;
-
-                for (unsigned i = 0; i < field; i++) {
-                        k = memchr(k, ':', (size_t) (end - k));
-                        if (!k)
-                                return -EINVAL;
-                        k++;
-                }
-                const char *kend = memchr(k, ':', (size_t) (end - k));
-                if (!kend)
-                        kend = end;
-
-                if (n >= alloc) {
-                        size_t na = alloc ? alloc * 2 : 64;
-                        Record *p = reallocarray(recs, na, sizeof(Record));
-                        if (!p)
-                                return -ENOMEM;
-                        recs = p;
-                        alloc = na;
-                }
-                recs[n++] = (Record) { k, (size_t) (kend - k), pos };
-                pos += line_len + 1;
-        }
-
-        if (n == 0) {
+        r = cache_index_feed(&b, data ?: "", len);
+        if (r >= 0)
+                r = cache_index_finish(&b, -1, &out, &n);
+        if (r < 0 || n == 0) {
+                strbuf_done(&out);
                 *ret = NULL;
                 *ret_len = 0;
-                return 0;
+                return r;
         }
-
-        qsort(recs, n, sizeof(Record), record_cmp);
-        for (size_t i = 0; i < n; i++) {
-                if (i + 1 < n && recs[i].key_len == recs[i + 1].key_len &&
-                    memcmp(recs[i].key, recs[i + 1].key, recs[i].key_len) == 0)
-                        continue; /* a later line has the same key */
-                recs[u++] = recs[i];
-        }
-        n = u;
-
-        for (size_t i = 0; i < n; i++) {
-                max_key = MAX(max_key, recs[i].key_len);
-                max_off = MAX(max_off, decimal_len(recs[i].offset));
-        }
-        width = max_key + max_off + 3;
-        if (n > SIZE_MAX / width)
-                return -ENOMEM;
-
-        out = calloc(n, width); /* the padding is the zero fill */
-        if (!out)
-                return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                char *p = out + i * width;
-
-                memcpy(p, recs[i].key, recs[i].key_len);
-                p += recs[i].key_len + 1;
-                p += sprintf(p, "%" PRIu64, recs[i].offset); /* room: max_off + NUL */
-                out[(i + 1) * width - 1] = '\n';
-        }
-
-        *ret = TAKE_PTR(out);
-        *ret_len = n * width;
-        return 0;
+        *ret = strbuf_steal(&out, ret_len);
+        return *ret ? 0 : -ENOMEM;
 }
 
 int cache_index_lookup(const char *index, size_t len, const char *key, uint64_t *ret_offset) {

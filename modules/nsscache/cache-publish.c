@@ -28,16 +28,20 @@
  * is any data renamed (cache-journal.c).
  *
  * A refresh publishes all enabled maps or none: every map and index is
- * rendered in memory and every guard (empty, below min_entries, shrinking by
- * more than max_shrink_pct) checked before the first byte is written; all
- * temp files are then staged (written, chmod/chown, fsync'ed) beside their
- * targets as .sunkd-TARGET.XXXXXX, and only if every one was staged are they
- * renamed into place, under a journal (cache-journal.c) that a crash leaves
- * for the next start to finish.  A failure while staging unlinks all temps:
- * the old files stay byte-identical.  Temps a killed run left behind (our
- * own names, owned by root) are removed before each publish.  A map whose bytes, indexes and permissions are unchanged
- * is not rewritten, so its inode and mtime stay and readers' page cache
- * stays warm.
+ * written to a temp file beside its target, .sunkd-TARGET.XXXXXX (a
+ * refresh spills each map's text there as it renders it, so memory never
+ * holds a whole map; indexes are built reading the data back a chunk at a
+ * time), and every guard (empty, below min_entries, shrinking by more than
+ * max_shrink_pct) is checked before any target is touched; the temps of
+ * changed maps are then staged (chmod/chown, mtime, fsync'ed), and only if
+ * every one was staged are they renamed into place, under a journal
+ * (cache-journal.c) that a crash leaves for the next start to finish.  A
+ * failure before that unlinks all temps: the old files stay byte-identical.
+ * Temps a killed run left behind (our own names, owned by root) are removed
+ * before each publish, those of the run itself excepted.  A map whose
+ * bytes, indexes and permissions are unchanged is not rewritten (its temps
+ * are removed), so its inode and mtime stay and readers' page cache stays
+ * warm.
  *
  * Timestamps follow nsscache (update/updater.py): timestamp_dir holds
  * timestamp-MAP-update, rewritten on every successful run, and
@@ -71,43 +75,58 @@
 
 #define MAX_INDEXES 2
 
+#define CHUNK (64u * 1024)
+
+/* A file written beside its target as .sunkd-NAME.XXXXXX, renamed over it
+ * if the map changed, else removed. */
+typedef struct Staged {
+        int fd;
+        char *tmp;
+        uint64_t len; /* for an index, 0: the map is empty, no index file at all */
+} Staged;
+
 typedef struct IndexWork {
         char *path;
-        char *data; /* NULL when the map is empty: no index file at all */
-        size_t len;
-        char *tmp;
+        Staged file;
 } IndexWork;
 
 typedef struct MapWork {
         NssMapType type;
         char *path;
-        const char *data; /* borrowed from the CacheFormatted */
-        size_t len, entries;
+        Staged file;
+        size_t entries;
         IndexWork index[MAX_INDEXES];
         size_t n_index;
         CachePerms data_perms, index_perms;
-        char *tmp;
         bool changed, had_old;
         size_t old_entries;
         time_t newest; /* the latest mtime among the map's files on disk */
 } MapWork;
 
-static void unlink_tmp(char **tmp) {
-        if (*tmp) {
-                (void) unlink(*tmp);
-                *tmp = mfree(*tmp);
+static void staged_done(Staged *f) {
+        if (f->fd >= 0)
+                (void) close(f->fd);
+        f->fd = -1;
+        if (f->tmp) {
+                (void) unlink(f->tmp);
+                f->tmp = mfree(f->tmp);
         }
 }
 
+static void map_work_init(MapWork *w) {
+        *w = (MapWork) { .file.fd = -1 };
+        for (size_t i = 0; i < MAX_INDEXES; i++)
+                w->index[i].file.fd = -1;
+}
+
 static void map_work_done(MapWork *w) {
-        unlink_tmp(&w->tmp);
+        staged_done(&w->file);
         free(w->path);
         for (size_t i = 0; i < w->n_index; i++) {
-                unlink_tmp(&w->index[i].tmp);
+                staged_done(&w->index[i].file);
                 free(w->index[i].path);
-                free(w->index[i].data);
         }
-        *w = (MapWork) {};
+        map_work_init(w);
 }
 
 void cache_options_init(CacheOptions *opts) {
@@ -177,13 +196,59 @@ static void resolve_perms(const CacheOptions *opts, NssMapType t, CachePerms *da
         index->mode = 0644;
 }
 
-/* Compare the file at @path with @data, counting its lines on the way.
- * Return: 1 identical (content and permissions), 0 different or absent. */
-static int compare_file(const char *path, const char *data, size_t len, const CachePerms *perms,
-                        bool *ret_exists, size_t *ret_lines, time_t *ret_mtime) {
+/* @path's directory and name, split at the last '/'. */
+static int split_path(const char *path, char **ret_dir, const char **ret_name) {
+        const char *slash = strrchr(path, '/');
+
+        if (!slash)
+                return -EINVAL;
+        *ret_dir = strndup(path, (size_t) (slash - path));
+        if (!*ret_dir)
+                return -ENOMEM;
+        *ret_name = slash + 1;
+        return 0;
+}
+
+/* A new temp file beside @path: DIR/.sunkd-NAME.XXXXXX, mode 0600. */
+static int open_tmp(const char *path, int *ret_fd, char **ret_tmp) {
+        _cleanup_free_ char *dir = NULL, *tmp = NULL;
+        const char *name;
+        int fd, r;
+
+        r = split_path(path, &dir, &name);
+        if (r < 0)
+                return r;
+        if (asprintf(&tmp, "%s/" CACHE_JOURNAL_TMP_PREFIX "%s.XXXXXX", dir, name) < 0)
+                return -ENOMEM;
+        fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        *ret_fd = fd;
+        *ret_tmp = TAKE_PTR(tmp);
+        return 0;
+}
+
+/* Whether the next @k bytes of @old equal those of @f at @pos. */
+static int same_bytes(const Staged *f, uint64_t pos, const char *old, size_t k, char *buf) {
+        ssize_t got;
+
+        if (pos + k > f->len)
+                return 0;
+        got = fileio_pread_full(f->fd, buf, k, pos);
+        if (got < 0)
+                return (int) got;
+        return (size_t) got == k && memcmp(buf, old, k) == 0;
+}
+
+/* Compare the file at @path with @f (NULL or fd -1: empty), counting its
+ * lines on the way.  Return: 1 identical (content and permissions), 0
+ * different or absent. */
+static int compare_file(const char *path, const Staged *f, const CachePerms *perms, bool *ret_exists,
+                        size_t *ret_lines, time_t *ret_mtime) {
         _cleanup_close_ int fd = -1;
         _cleanup_free_ char *buf = NULL;
-        size_t pos = 0, lines = 0;
+        uint64_t len = f && f->fd >= 0 ? f->len : 0, pos = 0;
+        size_t lines = 0;
         bool same = true, last_nl = true;
         struct stat st;
 
@@ -204,17 +269,19 @@ static int compare_file(const char *path, const char *data, size_t len, const Ca
 
         if ((st.st_mode & 07777) != perms->mode ||
             (perms->uid != (uid_t) -1 && (st.st_uid != perms->uid || st.st_gid != perms->gid)) ||
-            (size_t) st.st_size != len)
+            (uint64_t) st.st_size != len)
                 same = false;
         /* Without a line count to take, a size mismatch settles it. */
         if (!same && !ret_lines)
                 return 0;
 
-        buf = malloc(64 * 1024);
+        buf = malloc(2 * CHUNK);
         if (!buf)
                 return -ENOMEM;
         for (;;) {
-                ssize_t k = read(fd, buf, 64 * 1024);
+                ssize_t k = read(fd, buf, CHUNK);
+                int r;
+
                 if (k < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -225,9 +292,13 @@ static int compare_file(const char *path, const char *data, size_t len, const Ca
                 for (const char *p = buf; (p = memchr(p, '\n', (size_t) k - (size_t) (p - buf))); p++)
                         lines++;
                 last_nl = buf[k - 1] == '\n';
-                if (same && (pos + (size_t) k > len || memcmp(buf, data + pos, (size_t) k) != 0))
-                        same = false;
-                pos += (size_t) k;
+                if (same) {
+                        r = same_bytes(f, pos, buf, (size_t) k, buf + CHUNK);
+                        if (r < 0)
+                                return r;
+                        same = r > 0;
+                }
+                pos += (uint64_t) k;
         }
         if (pos != len)
                 same = false;
@@ -241,11 +312,61 @@ int cache_publish_count_entries(const char *path, size_t *ret) {
         bool exists;
         int r;
 
-        r = compare_file(path, "", 0, &none, &exists, ret, NULL);
+        r = compare_file(path, NULL, &none, &exists, ret, NULL);
         return r < 0 ? r : 0;
 }
 
-static int prepare_map(const CacheOptions *opts, const CacheFormatted *f, NssMapType t, MapWork *w,
+/* @f's bytes, written to a temp file beside @w->path if they are not yet
+ * spilled to one, now belong to @w. */
+static int take_data(MapWork *w, CacheFormatted *f) {
+        int r;
+
+        if (f->fd < 0) {
+                int fd;
+                char *tmp;
+
+                r = open_tmp(w->path, &fd, &tmp);
+                if (r < 0)
+                        return r;
+                cache_formatted_spill(f, fd, tmp);
+        }
+        r = cache_formatted_flush(f);
+        if (r < 0)
+                return r;
+        w->file = (Staged) { .fd = TAKE_FD(f->fd), .tmp = TAKE_PTR(f->path), .len = f->spilled };
+        w->entries = f->entries;
+        return 0;
+}
+
+/* Builds an index of @data into a temp file beside @ix->path, reading the data a chunk at a time. */
+static int build_index(const Staged *data, unsigned field, IndexWork *ix) {
+        _cleanup_(cache_index_builder_done) CacheIndexBuilder b = { .field = field };
+        _cleanup_free_ char *buf = NULL;
+        StrBuf out = {};
+        int r = 0;
+
+        if (data->len == 0)
+                return 0; /* an empty map has no index file */
+        buf = malloc(CHUNK);
+        if (!buf)
+                return -ENOMEM;
+        for (uint64_t pos = 0; r >= 0 && pos < data->len;) {
+                ssize_t got = fileio_pread_full(data->fd, buf, (size_t) MIN((uint64_t) CHUNK, data->len - pos), pos);
+
+                if (got <= 0)
+                        return got < 0 ? (int) got : -EIO;
+                r = cache_index_feed(&b, buf, (size_t) got);
+                pos += (uint64_t) got;
+        }
+        if (r >= 0)
+                r = open_tmp(ix->path, &ix->file.fd, &ix->file.tmp);
+        if (r >= 0)
+                r = cache_index_finish(&b, ix->file.fd, &out, &ix->file.len);
+        strbuf_done(&out);
+        return r;
+}
+
+static int prepare_map(const CacheOptions *opts, CacheFormatted *f, NssMapType t, MapWork *w,
                        char **ret_error) {
         const CacheIndexSpec *specs;
         bool exists;
@@ -258,20 +379,24 @@ static int prepare_map(const CacheOptions *opts, const CacheFormatted *f, NssMap
 
         if (f->type != t)
                 return -EINVAL;
+        if (f->buf.oom)
+                return -ENOMEM;
+        if (f->error == 0) {
+                r = take_data(w, f);
+                if (r < 0 && f->error == 0)
+                        return append_error(ret_error, "%s: staging failed: %s", w->path, strerror(-r)) ?: r;
+        }
+        if (f->error < 0 && !f->error_text) /* writing the spilled text failed */
+                return append_error(ret_error, "%s: staging failed: %s", w->path, strerror(-f->error)) ?: f->error;
         if (f->error < 0) {
                 if (ret_error && f->error_text && !(*ret_error = strdup(f->error_text)))
                         return -ENOMEM;
                 return f->error;
         }
-        if (f->buf.oom)
-                return -ENOMEM;
-        w->data = f->buf.data ?: "";
-        w->len = f->buf.len;
-        w->entries = f->entries;
 
         resolve_perms(opts, t, &w->data_perms, &w->index_perms);
 
-        r = compare_file(w->path, w->data, w->len, &w->data_perms, &w->had_old, &w->old_entries, &w->newest);
+        r = compare_file(w->path, &w->file, &w->data_perms, &w->had_old, &w->old_entries, &w->newest);
         if (r < 0)
                 return append_error(ret_error, "%s: %s", w->path, strerror(-r)) < 0 ? -ENOMEM : r;
         w->changed = r == 0;
@@ -282,16 +407,16 @@ static int prepare_map(const CacheOptions *opts, const CacheFormatted *f, NssMap
 
                 if (asprintf(&ix->path, "%s%s", w->path, specs[i].suffix) < 0)
                         return -ENOMEM;
-                r = cache_index_build(w->data, w->len, specs[i].field, &ix->data, &ix->len);
+                r = build_index(&w->file, specs[i].field, ix);
                 if (r < 0)
                         return r;
 
-                r = compare_file(ix->path, ix->data ?: "", ix->len, &w->index_perms, &exists, NULL, &w->newest);
+                r = compare_file(ix->path, &ix->file, &w->index_perms, &exists, NULL, &w->newest);
                 if (r < 0)
                         return append_error(ret_error, "%s: %s", ix->path, strerror(-r)) < 0 ? -ENOMEM : r;
-                if (r == 0 && (exists || ix->data))
+                if (r == 0 && (exists || ix->file.len > 0))
                         w->changed = true;
-                if (r == 1 && !ix->data)
+                if (r == 1 && ix->file.len == 0)
                         w->changed = true; /* an empty index file where none belongs */
         }
         return 0;
@@ -323,69 +448,38 @@ static int check_guards(const CacheOptions *opts, const MapWork *w, char **err) 
         return r;
 }
 
-static int write_all(int fd, const char *p, size_t len) {
-        while (len > 0) {
-                ssize_t n = write(fd, p, len);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                p += n;
-                len -= (size_t) n;
-        }
-        return 0;
-}
+int cache_publish_spill(const CacheOptions *opts, CacheFormatted *f) {
+        _cleanup_free_ char *path = NULL;
+        char *tmp;
+        int fd, r;
 
-/* @path's directory and name, split at the last '/'. */
-static int split_path(const char *path, char **ret_dir, const char **ret_name) {
-        const char *slash = strrchr(path, '/');
-
-        if (!slash)
-                return -EINVAL;
-        *ret_dir = strndup(path, (size_t) (slash - path));
-        if (!*ret_dir)
+        if (f->fd >= 0 || cache_formatted_size(f) > 0)
+                return -EBUSY;
+        path = cache_publish_path(opts, f->type);
+        if (!path)
                 return -ENOMEM;
-        *ret_name = slash + 1;
+        r = open_tmp(path, &fd, &tmp);
+        if (r < 0)
+                return r;
+        cache_formatted_spill(f, fd, tmp);
         return 0;
 }
 
-/* Writes @data to DIR/.sunkd-NAME.XXXXXX with @perms and @mtime, fsync'ed. */
-static int stage_file(const char *path, const char *data, size_t len, const CachePerms *perms, time_t mtime,
-                      char **ret_tmp) {
-        _cleanup_free_ char *dir = NULL, *tmp = NULL;
-        _cleanup_close_ int fd = -1;
-        const char *name;
+/* Gives the staged file of @path its @perms and @mtime and makes it durable. */
+static int seal_file(const char *path, const Staged *f, const CachePerms *perms, time_t mtime) {
         int r;
 
-        r = split_path(path, &dir, &name);
-        if (r < 0)
-                return r;
-        if (asprintf(&tmp, "%s/" CACHE_JOURNAL_TMP_PREFIX "%s.XXXXXX", dir, name) < 0)
-                return -ENOMEM;
         r = cache_journal_step("stage", path);
-        if (r < 0)
-                return r;
-        fd = mkostemp(tmp, O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
-
-        r = write_all(fd, data, len);
         if (r >= 0)
-                r = RET_NERRNO(fchmod(fd, perms->mode));
+                r = RET_NERRNO(fchmod(f->fd, perms->mode));
         if (r >= 0 && perms->uid != (uid_t) -1)
-                r = RET_NERRNO(fchown(fd, perms->uid, perms->gid));
+                r = RET_NERRNO(fchown(f->fd, perms->uid, perms->gid));
         if (r >= 0)
-                r = RET_NERRNO(futimens(fd, (const struct timespec[2]) {
-                                                    { .tv_nsec = UTIME_OMIT }, { .tv_sec = mtime } }));
+                r = RET_NERRNO(futimens(f->fd, (const struct timespec[2]) {
+                                                       { .tv_nsec = UTIME_OMIT }, { .tv_sec = mtime } }));
         if (r >= 0)
-                r = RET_NERRNO(fsync(fd));
-        if (r < 0) {
-                (void) unlink(tmp);
-                return r;
-        }
-        *ret_tmp = TAKE_PTR(tmp);
-        return 0;
+                r = RET_NERRNO(fsync(f->fd));
+        return r;
 }
 
 /* Every file of the map gets one mtime, later than any it replaces (see the top). */
@@ -393,15 +487,15 @@ static int stage_map(MapWork *w, time_t now) {
         time_t mtime = w->newest > 0 ? MAX(now, w->newest + 1) : now;
         int r;
 
-        r = stage_file(w->path, w->data ?: "", w->len, &w->data_perms, mtime, &w->tmp);
+        r = seal_file(w->path, &w->file, &w->data_perms, mtime);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < w->n_index; i++) {
                 IndexWork *ix = w->index + i;
 
-                if (!ix->data)
+                if (ix->file.len == 0)
                         continue;
-                r = stage_file(ix->path, ix->data, ix->len, &w->index_perms, mtime, &ix->tmp);
+                r = seal_file(ix->path, &ix->file, &w->index_perms, mtime);
                 if (r < 0)
                         return r;
         }
@@ -426,10 +520,11 @@ static int journal_build(const CacheOptions *opts, const MapWork *work, CacheJou
 
                 if (!opts->enabled[t] || !w->changed)
                         continue;
-                r = journal_add_path(j, CACHE_JOURNAL_DATA, w->tmp);
+                r = journal_add_path(j, CACHE_JOURNAL_DATA, w->file.tmp);
                 for (size_t i = 0; r >= 0 && i < w->n_index; i++)
-                        r = w->index[i].tmp ? journal_add_path(j, CACHE_JOURNAL_INDEX, w->index[i].tmp)
-                                            : journal_add_path(j, CACHE_JOURNAL_DROP, w->index[i].path);
+                        r = w->index[i].file.len > 0
+                                    ? journal_add_path(j, CACHE_JOURNAL_INDEX, w->index[i].file.tmp)
+                                    : journal_add_path(j, CACHE_JOURNAL_DROP, w->index[i].path);
                 if (r < 0)
                         return r;
         }
@@ -495,9 +590,11 @@ static int commit_maps(const CacheOptions *opts, MapWork *work, bool *ret_pendin
                 /* Renamed, or left for the journal's next run: not ours to unlink now.
                  * Without a journal, map_work_done() unlinks what is left. */
                 for (size_t t = 0; (path || r >= 0) && t < _NSS_MAP_MAX; t++) {
-                        work[t].tmp = mfree(work[t].tmp);
+                        if (!work[t].changed)
+                                continue;
+                        work[t].file.tmp = mfree(work[t].file.tmp);
                         for (size_t i = 0; i < work[t].n_index; i++)
-                                work[t].index[i].tmp = mfree(work[t].index[i].tmp);
+                                work[t].index[i].file.tmp = mfree(work[t].index[i].file.tmp);
                 }
         }
         cache_journal_done(&j);
@@ -569,7 +666,18 @@ static bool stale_name(const CacheOptions *opts, const char *name) {
         return false;
 }
 
-int cache_publish_clean_stale(const CacheOptions *opts, unsigned *ret_removed) {
+/* Whether @name is the temp file a map of this run is spilled to. */
+static bool spilled_name(const CacheFormatted *maps, const char *name) {
+        for (size_t t = 0; maps && t < _NSS_MAP_MAX; t++) {
+                const char *slash = maps[t].path ? strrchr(maps[t].path, '/') : NULL;
+
+                if (slash && streq(slash + 1, name))
+                        return true;
+        }
+        return false;
+}
+
+static int clean_stale(const CacheOptions *opts, const CacheFormatted *keep, unsigned *ret_removed) {
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
         unsigned removed = 0;
@@ -582,7 +690,7 @@ int cache_publish_clean_stale(const CacheOptions *opts, unsigned *ret_removed) {
         while ((de = readdir(d))) {
                 struct stat st;
 
-                if (!stale_name(opts, de->d_name))
+                if (!stale_name(opts, de->d_name) || spilled_name(keep, de->d_name))
                         continue;
                 if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
                     st.st_uid != 0)
@@ -596,6 +704,10 @@ int cache_publish_clean_stale(const CacheOptions *opts, unsigned *ret_removed) {
         }
         *ret_removed = removed;
         return r;
+}
+
+int cache_publish_clean_stale(const CacheOptions *opts, unsigned *ret_removed) {
+        return clean_stale(opts, NULL, ret_removed);
 }
 
 static int mkdir_parents(const char *dir) {
@@ -668,7 +780,7 @@ static void report_fill(CacheReport *rep, const CacheOptions *opts, const MapWor
                         .had_old = work[t].had_old,
                         .entries = work[t].entries,
                         .old_entries = work[t].old_entries,
-                        .bytes = work[t].len,
+                        .bytes = work[t].file.len,
                 };
         }
 }
@@ -706,7 +818,8 @@ int cache_publish(const CacheOptions *opts, const NssMaps *maps, CacheReport *re
 }
 
 /* Finishes a publish a crash or failure left, then clears killed runs' temps. */
-static int publish_begin(const CacheOptions *opts, CacheReport *rep, char **ret_error) {
+static int publish_begin(const CacheOptions *opts, const CacheFormatted *maps, CacheReport *rep,
+                         char **ret_error) {
         bool finished;
         int r;
 
@@ -716,26 +829,28 @@ static int publish_begin(const CacheOptions *opts, CacheReport *rep, char **ret_
                         return r;
                 rep->recovered = finished;
         }
-        r = cache_publish_clean_stale(opts, &rep->stale_removed);
+        r = clean_stale(opts, maps, &rep->stale_removed);
         if (r < 0)
                 return append_error(ret_error, "%s: cannot remove stale temporary files: %s", opts->dir,
                                     strerror(-r)) ?: r;
         return 0;
 }
 
-int cache_publish_formatted(const CacheOptions *opts, const CacheFormatted maps[static _NSS_MAP_MAX],
+int cache_publish_formatted(const CacheOptions *opts, CacheFormatted maps[static _NSS_MAP_MAX],
                             CacheReport *ret_report, char **ret_error) {
         _cleanup_free_ char *err = NULL;
         CacheReport rep = {};
-        MapWork work[_NSS_MAP_MAX] = {};
+        MapWork work[_NSS_MAP_MAX];
         time_t now;
         int r;
 
         if (!opts || !maps || isempty(opts->dir))
                 return -EINVAL;
         now = time(NULL); /* the files' mtime: the real clock, whatever opts->now says */
+        for (size_t t = 0; t < _NSS_MAP_MAX; t++)
+                map_work_init(work + t);
 
-        r = publish_begin(opts, &rep, &err);
+        r = publish_begin(opts, maps, &rep, &err);
         if (r < 0)
                 goto out;
 

@@ -61,8 +61,8 @@ void cache_options_init(CacheOptions *opts);
  * @ret_report: what happened per map (may be NULL)
  * @ret_error:  a malloc'ed reason on failure (may be NULL)
  *
- * All maps and indexes are rendered in memory and every guard is checked
- * before anything is written.  A map whose data and indexes are
+ * All maps and indexes are written to temp files beside their targets and
+ * every guard is checked before any target is touched.  A map whose data and indexes are
  * byte-identical to what is on disk (with the same mode and owner) is left
  * alone.  First a publish that a crash or failure interrupted is finished
  * (cache_publish_recover(), with @opts->state_dir) and temporary files
@@ -86,12 +86,26 @@ int cache_publish(const CacheOptions *opts, const NssMaps *maps, CacheReport *re
 
 /**
  * cache_publish_formatted() - cache_publish() for maps already rendered
- * entry by entry; @maps[t] (of type t) is read for every enabled map t.
+ * entry by entry; @maps[t] (of type t) is taken for every enabled map t:
+ * its bytes, or the temp file they were spilled to (cache_publish_spill()),
+ * which is renamed into place or removed.
  * A map that recorded a rendering error fails the publish with that error,
- * as cache_publish() would have for the same entries.
+ * as cache_publish() would have for the same entries; one whose temp file
+ * could not be written fails as staging does.
  */
-int cache_publish_formatted(const CacheOptions *opts, const CacheFormatted maps[static _NSS_MAP_MAX],
+int cache_publish_formatted(const CacheOptions *opts, CacheFormatted maps[static _NSS_MAP_MAX],
                             CacheReport *ret_report, char **ret_error);
+
+/**
+ * cache_publish_spill() - give the empty map @f a temp file beside its
+ * target (.sunkd-NAME.XXXXXX) that its text goes to as it is rendered, so a
+ * refresh holds one chunk of each map in memory, not the maps.
+ * cache_publish_formatted() publishes from that file (renames it into
+ * place if the map changed); cache_formatted_done() removes it otherwise.
+ * Return: 0, -EBUSY if @f is not empty or already spilled, or the error of
+ * creating the file.
+ */
+int cache_publish_spill(const CacheOptions *opts, CacheFormatted *f);
 
 /**
  * cache_publish_count_entries() - lines in an existing cache file (0 if absent).

@@ -56,10 +56,24 @@ int nsscache_refresh_run(const ScimConfig *c, const CacheOptions *opts, const su
         ScimSink sink;
         int r;
 
-        /* Each entry is rendered as it is accepted: a refresh holds the maps'
-         * text, never every entry's strings. */
+        /* Each entry is rendered as it is accepted, into a temp file beside
+         * its map: a refresh holds a chunk of each map, never the maps or
+         * every entry's strings. */
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
                 cache_formatted_init(text + t, t);
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
+                if (!opts->enabled[t])
+                        continue;
+                r = cache_publish_spill(opts, text + t);
+                if (r < 0) {
+                        _cleanup_free_ char *path = cache_publish_path(opts, t);
+
+                        if (ret_error && asprintf(ret_error, "%s: cannot create a temporary file beside it: %s",
+                                                  path ?: opts->dir, strerror(-r)) < 0)
+                                *ret_error = NULL;
+                        return r;
+                }
+        }
         sink = scim_sink_formatted(text);
         r = scim_map_new(c, &sink, &m);
         if (r < 0)

@@ -7,22 +7,27 @@
 
 static int formatted_add(void *data, NssMapType t, const void *entry, ScimSpan *ret) {
         CacheFormatted *f = (CacheFormatted *) data + t;
-        size_t mark = f->buf.len;
+        uint64_t mark = cache_formatted_size(f);
         int r;
 
         r = cache_formatted_try_add(f, entry);
         if (r < 0)
                 return r;
-        *ret = (ScimSpan) { mark, (uint32_t) (f->buf.len - mark) };
+        *ret = (ScimSpan) { mark, (uint32_t) (cache_formatted_size(f) - mark) };
         return 0;
 }
 
 /* Every map's line starts with the entry's name and a colon. */
 static const char *formatted_name(void *data, NssMapType t, ScimSpan at, char buf[static SCIM_NAME_MAX + 1]) {
-        const CacheFormatted *f = (const CacheFormatted *) data + t;
-        const char *line = f->buf.data + at.pos, *colon;
+        CacheFormatted *f = (CacheFormatted *) data + t;
+        char line[SCIM_NAME_MAX + 1];
+        const char *colon;
+        ssize_t n;
 
-        colon = memchr(line, ':', MIN((size_t) at.len, (size_t) SCIM_NAME_MAX + 1));
+        n = cache_formatted_read(f, at.pos, line, MIN((size_t) at.len, sizeof(line)));
+        if (n <= 0)
+                return NULL;
+        colon = memchr(line, ':', (size_t) n);
         if (!colon)
                 return NULL;
         memcpy(buf, line, (size_t) (colon - line));
@@ -31,21 +36,7 @@ static const char *formatted_name(void *data, NssMapType t, ScimSpan at, char bu
 }
 
 static int formatted_cut(void *data, NssMapType t, const ScimSpan *at, size_t n) {
-        CacheFormatted *f = (CacheFormatted *) data + t;
-        StrBuf *b = &f->buf;
-        size_t out = 0, in = 0;
-
-        if (n == 0)
-                return 0;
-        for (size_t k = 0; k < n; k++) {
-                memmove(b->data + out, b->data + in, at[k].pos - in);
-                out += at[k].pos - in;
-                in = at[k].pos + at[k].len;
-        }
-        memmove(b->data + out, b->data + in, b->len - in);
-        strbuf_truncate(b, out + b->len - in);
-        f->entries -= n;
-        return 0;
+        return cache_formatted_cut((CacheFormatted *) data + t, at, n);
 }
 
 ScimSink scim_sink_formatted(CacheFormatted text[static _NSS_MAP_MAX]) {

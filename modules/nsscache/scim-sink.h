@@ -20,10 +20,7 @@
 
 /* Where one accepted entry went in one map: a byte range of rendered text,
  * or an array index with len 1.  len 0: nothing there. */
-typedef struct ScimSpan {
-        uint64_t pos;
-        uint32_t len;
-} ScimSpan;
+typedef CacheSpan ScimSpan;
 
 typedef struct ScimSink {
         /* One accepted entry of map @t, its strings borrowed.  -EINVAL or

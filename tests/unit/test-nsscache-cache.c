@@ -377,6 +377,68 @@ START_TEST(test_index_large) {
 }
 END_TEST
 
+/* @data fed in pieces of @step bytes gives what cache_index_build() gives:
+ * into a file, or -EINVAL for the same data. */
+static void check_index_pieces(const char *data, size_t len, unsigned field, size_t step) {
+        _cleanup_free_ char *want = NULL, *got = NULL;
+        _cleanup_(cache_index_builder_done) CacheIndexBuilder b = { .field = field };
+        char path[] = "/tmp/test-nsscache-index-XXXXXX";
+        _cleanup_close_ int fd = mkstemp(path);
+        size_t want_len;
+        uint64_t n;
+        StrBuf out = {};
+        int r, want_r = cache_index_build(data, len, field, &want, &want_len);
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(unlink(path), 0);
+        r = 0;
+        for (size_t pos = 0; r == 0 && pos < len; pos += step)
+                r = cache_index_feed(&b, data + pos, MIN(step, len - pos));
+        if (r == 0)
+                r = cache_index_finish(&b, fd, &out, &n);
+        ck_assert_msg(r == want_r, "field %u, pieces of %zu: %d, want %d", field, step, r, want_r);
+        ck_assert_uint_eq(out.len, 0); /* all of it went to the file */
+        strbuf_done(&out);
+        if (r < 0)
+                return;
+        ck_assert_uint_eq(n, want_len);
+        got = malloc(want_len + 1);
+        ck_assert_int_eq(pread(fd, got, want_len + 1, 0), (ssize_t) want_len);
+        ck_assert_mem_eq(got, want ?: "", want_len);
+}
+
+START_TEST(test_index_pieces) {
+#define PIECE(s) { s, sizeof(s) - 1 }
+        static const struct {
+                const char *s;
+                size_t len;
+        } data[] = {
+                PIECE("a:x:5:5::/:/bin/sh\nbb:x:6:6::/:/bin/sh\na:x:7:7::/:/bin/sh\n"),
+                PIECE("a:1\nbb:2"),             /* no trailing newline */
+                PIECE("\n\nname::1\n"),          /* empty lines: empty names */
+                PIECE("a:x:1:1\nb:x\n"),          /* a line without field 2 */
+                PIECE("a:x:1\nb:x:2:\0:\n"),       /* a NUL in a later piece */
+                PIECE("user\xc3\xa9:x:100:100:G\xc3\xa9" "cos:/home/u:/bin/sh\n"),
+        };
+#undef PIECE
+        _cleanup_free_ char *big = NULL;
+        size_t big_len;
+        NssMaps m;
+
+        for (size_t i = 0; i < ELEMENTSOF(data); i++)
+                for (unsigned field = 0; field <= 2; field += 2)
+                        for (size_t step = 1; step <= data[i].len; step++)
+                                check_index_pieces(data[i].s, data[i].len, field, step);
+        /* a real map with lines longer than a piece, fed as a file is read */
+        ck_assert_int_eq(nss_golden_build(0, &m), 0);
+        ck_assert_int_eq(cache_format_render(&m, NSS_MAP_SSHKEY, &big, &big_len, NULL, NULL), 0);
+        for (size_t step = 1; step < 64; step += 7)
+                check_index_pieces(big, big_len, 0, step);
+        check_index_pieces(big, big_len, 0, 64 * 1024);
+        nss_maps_done(&m);
+}
+END_TEST
+
 /* ---- publish ---- */
 
 typedef struct Snap {
@@ -815,6 +877,157 @@ START_TEST(test_publish_staging_fails) {
 }
 END_TEST
 
+/* @m's maps rendered entry by entry into temp files beside their targets,
+ * written every @chunk bytes. */
+static void spill_maps(const Env *e, const NssMaps *m, size_t chunk, CacheFormatted f[static _NSS_MAP_MAX]) {
+        static const size_t sizes[_NSS_MAP_MAX] = {
+                [NSS_MAP_PASSWD] = sizeof(NssPasswd), [NSS_MAP_SHADOW] = sizeof(NssShadow),
+                [NSS_MAP_GROUP] = sizeof(NssGroup), [NSS_MAP_SSHKEY] = sizeof(NssSshkey),
+        };
+        const void *arrays[_NSS_MAP_MAX] = { m->passwd, m->shadow, m->group, m->sshkey };
+        const size_t counts[_NSS_MAP_MAX] = { m->n_passwd, m->n_shadow, m->n_group, m->n_sshkey };
+
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
+                cache_formatted_init(f + t, t);
+                ck_assert_int_eq(cache_publish_spill(&e->opts, f + t), 0);
+                ck_assert_int_eq(cache_publish_spill(&e->opts, f + t), -EBUSY);
+                f[t].chunk = chunk;
+                for (size_t i = 0; i < counts[t]; i++)
+                        ck_assert_int_eq(cache_formatted_add(f + t, (const char *) arrays[t] + i * sizes[t]), 0);
+        }
+}
+
+static size_t count_temps(const char *dir) {
+        DIR *d = opendir(dir);
+        struct dirent *de;
+        size_t n = 0;
+
+        ck_assert_ptr_nonnull(d);
+        while ((de = readdir(d)))
+                n += strncmp(de->d_name, ".sunkd-", 7) == 0;
+        closedir(d);
+        return n;
+}
+
+/* Maps rendered into temp files as a refresh renders them publish exactly
+ * what the same maps published from memory do; an unchanged or refused
+ * publish, or one never made, leaves no temp file behind. */
+START_TEST(test_publish_spilled) {
+        Env a, b;
+        NssMaps m0, m1, empty = {};
+        CacheReport rep;
+        Snap *sa, *sb, *before;
+        size_t na, nb, n;
+
+        env_init(&a);
+        env_init(&b);
+        ck_assert_int_eq(nss_golden_build(0, &m0), 0);
+        ck_assert_int_eq(nss_golden_build(1, &m1), 0);
+        publish_ok(&a, &m1, &rep);
+        for (size_t chunk = 1; chunk <= CACHE_FORMATTED_CHUNK; chunk *= 64) {
+                CacheFormatted f[_NSS_MAP_MAX];
+                _cleanup_free_ char *err = NULL;
+
+                publish_ok(&a, &m0, &rep);
+                spill_maps(&b, &m0, chunk, f);
+                ck_assert_uint_eq(count_temps(b.dir), 4);
+                ck_assert_int_eq(cache_publish_formatted(&b.opts, f, &rep, &err), 0);
+                ck_assert_ptr_null(err);
+                for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                        cache_formatted_done(f + t);
+                ck_assert_uint_eq(count_temps(b.dir), 0);
+                na = snapshot(a.dir, &sa);
+                nb = snapshot(b.dir, &sb);
+                ck_assert_uint_eq(na, nb);
+                for (size_t i = 0; i < na; i++) {
+                        size_t j = 0;
+
+                        while (j < nb && !streq(sb[j].name, sa[i].name))
+                                j++;
+                        ck_assert_msg(j < nb, "%s missing", sa[i].name);
+                        ck_assert_uint_eq(sb[j].len, sa[i].len);
+                        ck_assert(memcmp(sb[j].data ?: "", sa[i].data ?: "", sa[i].len) == 0);
+                        ck_assert_int_eq(sb[j].mode, sa[i].mode);
+                }
+                snap_free(sa, na);
+                snap_free(sb, nb);
+
+                /* unchanged: nothing replaced, the temps are gone */
+                n = snapshot(b.dir, &before);
+                spill_maps(&b, &m0, chunk, f);
+                ck_assert_int_eq(cache_publish_formatted(&b.opts, f, &rep, &err), 0);
+                ck_assert_uint_eq(rep.n_changed, 0);
+                for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                        cache_formatted_done(f + t);
+                assert_unchanged(b.dir, before, n);
+
+                /* refused (passwd would be empty): nothing replaced, no temp left */
+                spill_maps(&b, &empty, chunk, f);
+                ck_assert_int_eq(cache_publish_formatted(&b.opts, f, &rep, &err), CACHE_PUBLISH_REFUSED);
+                err = mfree(err);
+                for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                        cache_formatted_done(f + t);
+                assert_unchanged(b.dir, before, n);
+
+                /* rendered, never published */
+                spill_maps(&b, &m1, chunk, f);
+                for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                        cache_formatted_done(f + t);
+                assert_unchanged(b.dir, before, n);
+                snap_free(before, n);
+
+                /* the other generation, for the next round to change back from */
+                publish_ok(&a, &m1, &rep);
+                publish_ok(&b, &m1, &rep);
+        }
+        nss_maps_done(&m0);
+        nss_maps_done(&m1);
+        env_done(&a);
+        env_done(&b);
+}
+END_TEST
+
+/* A spilled map whose file cannot be written fails as staging does. */
+START_TEST(test_publish_spill_write_fails) {
+        Env e;
+        NssMaps m0, m1;
+        CacheFormatted f[_NSS_MAP_MAX];
+        struct rlimit saved, rl = { 1000, RLIM_INFINITY };
+        _cleanup_free_ char *err = NULL;
+        Snap *before;
+        size_t n;
+        char big[4097];
+        char **keys;
+
+        env_init(&e);
+        ck_assert_int_eq(nss_golden_build(0, &m0), 0);
+        ck_assert_int_eq(nss_golden_build(1, &m1), 0);
+        publish_ok(&e, &m0, NULL);
+        n = snapshot(e.dir, &before);
+        memset(big, 'A', sizeof(big) - 1);
+        big[sizeof(big) - 1] = '\0';
+        keys = m1.sshkey[0].keys;
+        ck_assert_int_eq(strv_extend(&keys, big), 0);
+        m1.sshkey[0].keys = keys;
+
+        signal(SIGXFSZ, SIG_IGN);
+        ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &saved), 0);
+        ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
+        spill_maps(&e, &m1, 1, f);
+        ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &saved), 0);
+        ck_assert_int_eq(f[NSS_MAP_SSHKEY].error, -EFBIG);
+        ck_assert_int_eq(cache_publish_formatted(&e.opts, f, NULL, &err), -EFBIG);
+        ck_assert_msg(err && strstr(err, "sshkey.cache: staging failed: File too large"), "%s", err ?: "");
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                cache_formatted_done(f + t);
+        assert_unchanged(e.dir, before, n);
+        snap_free(before, n);
+        nss_maps_done(&m0);
+        nss_maps_done(&m1);
+        env_done(&e);
+}
+END_TEST
+
 START_TEST(test_publish_rendering_error) {
         Env e;
         NssMaps m;
@@ -1076,6 +1289,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_index_offsets_utf8);
         tcase_add_test(tc, test_index_duplicates_and_malformed);
         tcase_add_test(tc, test_index_large);
+        tcase_add_test(tc, test_index_pieces);
         tcase_set_timeout(tc, 120);
         suite_add_tcase(s, tc);
 
@@ -1088,6 +1302,8 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_publish_target_is_directory);
         tcase_add_test(tc, test_publish_staging_fails);
         tcase_add_test(tc, test_publish_rendering_error);
+        tcase_add_test(tc, test_publish_spilled);
+        tcase_add_test(tc, test_publish_spill_write_fails);
         tcase_add_test(tc, test_publish_perms_and_subset);
         tcase_add_test(tc, test_count_entries);
         suite_add_tcase(s, tc);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -537,8 +538,10 @@ START_TEST(test_reject_records_capped) {
 }
 END_TEST
 
-/* Maps @users and @groups with a collecting mapper and a rendering one. */
-static void map_both(ScimConfig *c, const char *users, const char *groups, NssMaps *maps,
+/* Maps @users and @groups with a collecting mapper and a rendering one;
+ * with @dir, the rendering one spills each map to a file there, writing
+ * after every entry. */
+static void map_both(ScimConfig *c, const char *users, const char *groups, const char *dir, NssMaps *maps,
                      CacheFormatted text[static _NSS_MAP_MAX]) {
         ScimCollect col = {};
         ScimSink collect = scim_collect_sink(&col), render = scim_sink_formatted(text);
@@ -546,8 +549,19 @@ static void map_both(ScimConfig *c, const char *users, const char *groups, NssMa
         _cleanup_free_ char *err = NULL, *ub = page_of(users), *gb = page_of(groups);
         ScimPage p = { 0 };
 
-        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
+                char *path;
+                int fd;
+
                 cache_formatted_init(text + t, t);
+                if (!dir)
+                        continue;
+                ck_assert_int_ge(asprintf(&path, "%s/map.XXXXXX", dir), 0);
+                fd = mkstemp(path);
+                ck_assert_int_ge(fd, 0);
+                cache_formatted_spill(text + t, fd, path);
+                text[t].chunk = 1;
+        }
         ck_assert_int_eq(scim_map_new(c, &collect, &a), 0);
         ck_assert_int_eq(scim_map_new(c, &render, &b), 0);
         ck_assert_msg(scim_page_parse(ub, strlen(ub), 0, &p, &err) == 0, "%s", err);
@@ -558,10 +572,34 @@ static void map_both(ScimConfig *c, const char *users, const char *groups, NssMa
         ck_assert_int_eq(scim_map_add_groups(a, p.resources), 0);
         ck_assert_int_eq(scim_map_add_groups(b, p.resources), 0);
         scim_page_done(&p);
-        ck_assert_int_eq(scim_map_rejects(a)->total, scim_map_rejects(b)->total);
         ck_assert_int_eq(scim_map_finish(a), 0);
         ck_assert_int_eq(scim_map_finish(b), 0);
+        /* the same rejects, with the names displaced entries had in either sink */
+        ck_assert_int_eq(scim_map_rejects(a)->total, scim_map_rejects(b)->total);
+        ck_assert_uint_eq(scim_map_rejects(a)->n_records, scim_map_rejects(b)->n_records);
+        for (size_t i = 0; i < scim_map_rejects(a)->n_records; i++) {
+                const ScimReject *x = scim_map_rejects(a)->records + i, *y = scim_map_rejects(b)->records + i;
+
+                ck_assert_int_eq(x->reason, y->reason);
+                ck_assert_str_eq(x->name ?: "(null)", y->name ?: "(null)");
+        }
         scim_collect_take(&col, maps);
+}
+
+/* All of @f's bytes, from its file and its buffer. */
+static char *formatted_bytes(CacheFormatted *f, size_t *ret_len) {
+        size_t len = (size_t) cache_formatted_size(f);
+        char *buf = malloc(len + 1);
+
+        ck_assert_ptr_nonnull(buf);
+        ck_assert_int_eq(cache_formatted_read(f, 0, buf, len), (ssize_t) len);
+        if (f->fd >= 0) {
+                ck_assert_int_eq(cache_formatted_flush(f), 0);
+                ck_assert_uint_eq(f->buf.len, 0);
+                ck_assert_int_eq(pread(f->fd, buf, len + 1, 0), (ssize_t) len); /* and nothing past it */
+        }
+        *ret_len = len;
+        return buf;
 }
 
 /* Rendering as entries are accepted gives what rendering the collected maps
@@ -574,12 +612,16 @@ START_TEST(test_formatted_matches_maps) {
                 "[\"ssh-ed25519 AAAA bad \xff\"]",
         };
 
-        for (size_t k = 0; k < ELEMENTSOF(keys); k++) {
+        _cleanup_(tmp_dir_done) TmpDir d;
+
+        tmp_dir_init(&d);
+        for (size_t k = 0; k < 2 * ELEMENTSOF(keys); k++) {
                 _cleanup_free_ char *extra = NULL, *u0 = NULL, *u1 = NULL, *u2 = NULL, *u3 = NULL, *users = NULL;
                 CacheFormatted text[_NSS_MAP_MAX];
                 NssMaps maps = { 0 };
 
-                ck_assert_int_ge(asprintf(&extra, ",\"sunkSshKeys\":%s,\"sunkLoginShell\":\"/bin/zsh\"", keys[k]), 0);
+                ck_assert_int_ge(asprintf(&extra, ",\"sunkSshKeys\":%s,\"sunkLoginShell\":\"/bin/zsh\"",
+                                          keys[k % ELEMENTSOF(keys)]), 0);
                 u0 = user("\"dave\"", "5000", extra);
                 u1 = user("\"alice\"", "5001", extra);
                 u2 = user("\"alice\"", "5002", NULL);
@@ -591,9 +633,10 @@ START_TEST(test_formatted_matches_maps) {
                          "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":7000,\"members\":"
                          "[{\"sunkPosixUsername\":\"alice\"},{\"sunkPosixUsername\":\"carol\"},"
                          "{\"sunkPosixUsername\":\"alice\"}]},{\"sunkPosixGroupName\":\"h\",\"sunkPosixGroupId\":7001}",
-                         &maps, text);
+                         k < ELEMENTSOF(keys) ? NULL : d.path, &maps, text);
                 for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
-                        _cleanup_free_ char *buf = NULL, *err = NULL;
+                        _cleanup_free_ char *buf = NULL, *err = NULL, *got = NULL;
+                        size_t got_len;
                         size_t len = 0, n = 0;
                         int r = cache_format_render(&maps, t, &buf, &len, &n, &err);
 
@@ -603,14 +646,15 @@ START_TEST(test_formatted_matches_maps) {
                                 continue;
                         }
                         ck_assert_uint_eq(text[t].entries, n);
-                        ck_assert_uint_eq(text[t].buf.len, len);
-                        ck_assert_mem_eq(text[t].buf.data ?: "", buf, len);
+                        got = formatted_bytes(text + t, &got_len);
+                        ck_assert_uint_eq(got_len, len);
+                        ck_assert_mem_eq(got, buf, len);
                 }
                 /* a key that is not UTF-8 is dropped alone: the map is still written */
                 ck_assert_int_eq(text[NSS_MAP_SSHKEY].error, 0);
                 ck_assert_uint_eq(text[NSS_MAP_SSHKEY].entries, 2);
                 ck_assert_str_eq(maps.sshkey[0].name, "dave");
-                if (k == 0)
+                if (k % ELEMENTSOF(keys) == 0)
                         ck_assert_str_eq(maps.sshkey[0].keys[1], "ssh-rsa AAAA \"q\" \\ \u00e9\u200b");
                 else
                         ck_assert_ptr_null(maps.sshkey[0].keys[0]);
@@ -797,7 +841,7 @@ START_TEST(test_hostile_values) {
                                  "\"sunkPosixUsername\":\"rene\",\"sunkPosixUserId\":5001}}"),
                           user("\"s\"", "5002", ",\"sunkSshKeys\":\"single ok\""),
                           user("\"t\"", "5003", ",\"sunkSshKeys\":{\"a\":1}"));
-        map_both(c, users, "", &maps, text);
+        map_both(c, users, "", NULL, &maps, text);
         ck_assert_int_eq(maps.n_passwd, 4);
         ck_assert_str_eq(maps.passwd[1].gecos, "Ren? ?? \xc3\xa9t?");
         ck_assert_str_eq(maps.sshkey[0].keys[0], "ok 1");
