@@ -57,6 +57,8 @@
 #include "util/errloc.h"
 #include "util/json-util.h"
 #include "util/macro.h"
+#include "util/rand-util.h"
+#include "util/siphash.h"
 
 struct ScimFetch {
         const ScimConfig *conf;
@@ -477,7 +479,8 @@ typedef struct FetchRun {
         bool cursor;          /* paging by cursor */
         int64_t start_index;  /* by index: the next page's */
         char *next_cursor;    /* by cursor: the next page's; NULL for the first */
-        DupSet *ids;          /* resource ids seen in this run */
+        DupSet *ids;          /* resource ids seen in this run, as keyed hashes (see page_new_ids()) */
+        uint64_t id_key[2];
         uint64_t received;    /* Resources received, repeats included */
         uint64_t pages_cap;   /* set from the first page */
         int64_t first_total;
@@ -559,20 +562,25 @@ static int run_bound(ScimFetch *f, FetchRun *run, const ScimPage *p, char **ret_
 
 /* How many Resources of @p carry an id this run has not seen.  One without a
  * usable id counts as new: it cannot be told apart, and the page cap still
- * bounds the run. */
+ * bounds the run.  Ids are kept as 64-bit SipHash values under a key drawn
+ * for the run, 12 bytes each whatever the id's length (UUIDs are 36): two
+ * ids of 100k collide with odds of 1 in 10^9, the server cannot aim for it
+ * without the key, and a collision only ever counts one resource as seen. */
 static int page_new_ids(FetchRun *run, const ScimPage *p, size_t *ret) {
         size_t n_new = 0;
 
         for (size_t i = 0; i < p->n_resources; i++) {
                 json_object *o = json_object_array_get_idx(p->resources, i), *id;
+                uint64_t h;
                 int r;
 
-                if (!json_object_object_get_ex(o, "id", &id) || !json_object_is_type(id, json_type_string) ||
-                    (size_t) json_object_get_string_len(id) > DUPSET_KEY_MAX) {
+                if (!json_object_object_get_ex(o, "id", &id) || !json_object_is_type(id, json_type_string)) {
                         n_new++;
                         continue;
                 }
-                r = dupset_add(run->ids, json_object_get_string(id), (size_t) json_object_get_string_len(id));
+                h = siphash13(run->id_key[0], run->id_key[1], (const uint8_t *) json_object_get_string(id),
+                              (size_t) json_object_get_string_len(id));
+                r = dupset_add(run->ids, &h, sizeof(h));
                 if (r < 0)
                         return r;
                 n_new += (size_t) r;
@@ -671,6 +679,8 @@ int scim_fetch_all(ScimFetch *f, ScimEndpoint e, const sunkd_cancel *cancel, sci
         f->cancel = cancel;
         r = dupset_new(&ids);
         run.ids = ids;
+        run.id_key[0] = random_u64();
+        run.id_key[1] = random_u64();
         if (r >= 0)
                 r = scim_fetch_url(f->conf, e, &base);
         if (r >= 0)

@@ -18,19 +18,19 @@
 
 #define SCIM_NAME_MAX 32
 
-/* Where one accepted entry went in one map: a byte range of rendered text,
- * or an array index with len 1.  len 0: nothing there. */
-typedef CacheSpan ScimSpan;
+/* Where one accepted entry went in one map: the byte offset of its line of
+ * rendered text, or an array index.  SCIM_AT_NONE: nothing there. */
+#define SCIM_AT_NONE UINT64_MAX
 
 typedef struct ScimSink {
         /* One accepted entry of map @t, its strings borrowed.  -EINVAL or
          * -EILSEQ: the cache format cannot hold it, nothing was added (the
          * mapper rejects that entry); -ENOMEM. */
-        int (*add)(void *data, NssMapType t, const void *entry, ScimSpan *ret);
+        int (*add)(void *data, NssMapType t, const void *entry, uint64_t *ret_at);
         /* The name of the entry at @at, or NULL. */
-        const char *(*name)(void *data, NssMapType t, ScimSpan at, char buf[static SCIM_NAME_MAX + 1]);
-        /* Removes the entries at @n spans of map @t, given in the order they were added. */
-        int (*cut)(void *data, NssMapType t, const ScimSpan *at, size_t n);
+        const char *(*name)(void *data, NssMapType t, uint64_t at, char buf[static SCIM_NAME_MAX + 1]);
+        /* Removes the @n entries of map @t at @at, given in the order they were added. */
+        int (*cut)(void *data, NssMapType t, const uint64_t *at, size_t n);
         void *data;
 } ScimSink;
 

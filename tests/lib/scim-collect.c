@@ -76,7 +76,7 @@ static int copy(NssMapType t, void *dst, const void *src) {
         }
 }
 
-static int collect_add(void *data, NssMapType t, const void *entry, ScimSpan *ret) {
+static int collect_add(void *data, NssMapType t, const void *entry, uint64_t *ret_at) {
         ScimCollect *c = data;
         size_t pos = *count_of(&c->maps, t);
         void *p;
@@ -92,19 +92,19 @@ static int collect_add(void *data, NssMapType t, const void *entry, ScimSpan *re
         r = copy(t, p, entry);
         if (r < 0)
                 return r; /* left in the map, freed with it */
-        *ret = (ScimSpan) { pos, 1 };
+        *ret_at = pos;
         return 0;
 }
 
-static const char *collect_name(void *data, NssMapType t, ScimSpan at, char buf[static SCIM_NAME_MAX + 1]) {
+static const char *collect_name(void *data, NssMapType t, uint64_t at, char buf[static SCIM_NAME_MAX + 1]) {
         ScimCollect *c = data;
 
         (void) buf;
-        return *(char **) (*array_of(&c->maps, t) + layout[t].size * at.pos);
+        return *(char **) (*array_of(&c->maps, t) + layout[t].size * at);
 }
 
 /* Moves the displaced entries out of the array, then frees them. */
-static int collect_cut(void *data, NssMapType t, const ScimSpan *at, size_t n) {
+static int collect_cut(void *data, NssMapType t, const uint64_t *at, size_t n) {
         ScimCollect *c = data;
         char *a = *array_of(&c->maps, t), *bin;
         size_t *count = count_of(&c->maps, t), size = layout[t].size, kept = 0, k = 0;
@@ -116,7 +116,7 @@ static int collect_cut(void *data, NssMapType t, const ScimSpan *at, size_t n) {
         if (!bin)
                 return -ENOMEM;
         for (size_t i = 0; i < *count; i++) {
-                if (k < n && at[k].pos == i)
+                if (k < n && at[k] == i)
                         memcpy(bin + size * k++, a + size * i, size);
                 else
                         memmove(a + size * kept++, a + size * i, size);
