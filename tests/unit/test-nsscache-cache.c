@@ -848,13 +848,22 @@ START_TEST(test_publish_target_is_directory) {
 }
 END_TEST
 
+/* A 4 KiB key for @m's first sshkey entry: a map over a 1000-byte file size limit. */
+static void add_big_key(NssMaps *m) {
+        char big[4097];
+        char **keys = m->sshkey[0].keys;
+
+        memset(big, 'A', sizeof(big) - 1);
+        big[sizeof(big) - 1] = '\0';
+        ck_assert_int_eq(strv_extend(&keys, big), 0);
+        m->sshkey[0].keys = keys;
+}
+
 START_TEST(test_publish_staging_fails) {
         Env e;
         NssMaps m0, m1;
         CacheReport rep;
         struct rlimit rl = { 1000, RLIM_INFINITY };
-        char big[4097];
-        char **keys;
 
         env_init(&e);
         ck_assert_int_eq(nss_golden_build(0, &m0), 0);
@@ -863,11 +872,7 @@ START_TEST(test_publish_staging_fails) {
 
         /* the last map staged (sshkey) outgrows the file size limit; passwd and
          * shadow are staged before it fails and must be cleaned up */
-        memset(big, 'A', sizeof(big) - 1);
-        big[sizeof(big) - 1] = '\0';
-        keys = m1.sshkey[0].keys;
-        ck_assert_int_eq(strv_extend(&keys, big), 0);
-        m1.sshkey[0].keys = keys;
+        add_big_key(&m1);
 
         signal(SIGXFSZ, SIG_IGN);
         expect_failure_unchanged(&e, &m1, -EFBIG, "sshkey.cache: staging failed", &rl);
@@ -996,19 +1001,13 @@ START_TEST(test_publish_spill_write_fails) {
         _cleanup_free_ char *err = NULL;
         Snap *before;
         size_t n;
-        char big[4097];
-        char **keys;
 
         env_init(&e);
         ck_assert_int_eq(nss_golden_build(0, &m0), 0);
         ck_assert_int_eq(nss_golden_build(1, &m1), 0);
         publish_ok(&e, &m0, NULL);
         n = snapshot(e.dir, &before);
-        memset(big, 'A', sizeof(big) - 1);
-        big[sizeof(big) - 1] = '\0';
-        keys = m1.sshkey[0].keys;
-        ck_assert_int_eq(strv_extend(&keys, big), 0);
-        m1.sshkey[0].keys = keys;
+        add_big_key(&m1);
 
         signal(SIGXFSZ, SIG_IGN);
         ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &saved), 0);
