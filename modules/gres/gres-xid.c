@@ -187,8 +187,11 @@ bool gres_xid_is_critical(uint64_t xid, const uint64_t *critical, size_t n) {
         return false;
 }
 
+/* Within the hold of now, on either side: an event stamped later than now
+ * (the clock was set back since, or the saved log was edited) cannot keep
+ * a GPU unhealthy for longer than the hold either. */
 static bool within(const GresXidEvent *e, uint64_t now_usec, uint64_t hold_usec) {
-        return e->time_usec >= now_usec || now_usec - e->time_usec <= hold_usec;
+        return e->time_usec >= now_usec ? e->time_usec - now_usec <= hold_usec : now_usec - e->time_usec <= hold_usec;
 }
 
 size_t gres_xid_active(const GresXidLog *l, const uint64_t *critical, size_t n_critical, uint64_t now_usec,

@@ -63,8 +63,9 @@ int gres_xid_log_from_json(struct json_object *o, GresXidLog *l);
 /* gres_xid_apply() - add what the log says about the GPU @gpu (an entry of
  * io.sunkd.Gres.List, matched by its bus_id, so MIG instances get their
  * GPU's) to it: "xid_events", its last GRES_XID_PER_GPU_SHOWN events, and
- * for each critical XID seen within @hold_usec before @now_usec a problem in
- * its "health", which is then unhealthy.  -ENOMEM or 0. */
+ * for each critical XID seen within @hold_usec of @now_usec (before it, or
+ * after it when the clock was set back) a problem in its "health", which is
+ * then unhealthy.  -ENOMEM or 0. */
 int gres_xid_apply(const GresXidLog *l, struct json_object *gpu, const uint64_t *critical, size_t n_critical,
                    uint64_t now_usec, uint64_t hold_usec);
 

@@ -203,6 +203,21 @@ START_TEST(test_apply) {
         ck_assert_str_eq(path_str(g2, "health", "healthy"), "true");
         ck_assert_uint_eq(json_object_array_length(json_object_object_get(g2, "xid_events")), 1);
 
+        /* stamped in the future (the clock set back): counts within the hold of now, not for ever */
+        memset(l, 0, sizeof(*l));
+        e = ev("0000:3a:00.0", 79, now + 10 * 60 * 1000000ULL);
+        gres_xid_log_add(l, &e);
+        ck_assert_uint_eq(gres_xid_active(l, critical, N_CRITICAL, now, HOUR), 1);
+        memset(l, 0, sizeof(*l));
+        e = ev("0000:3a:00.0", 79, now + 2 * HOUR);
+        gres_xid_log_add(l, &e);
+        ck_assert_uint_eq(gres_xid_active(l, critical, N_CRITICAL, now, HOUR), 0);
+        json_object_put(g2);
+        g2 = gpu("0000:3a:00.0", true);
+        ck_assert_int_eq(gres_xid_apply(l, g2, critical, N_CRITICAL, now, HOUR), 0);
+        ck_assert_str_eq(path_str(g2, "health", "healthy"), "true");
+        ck_assert_uint_eq(gres_xid_active(l, critical, N_CRITICAL, now + 2 * HOUR, HOUR), 1);
+
         json_object_put(g0);
         json_object_put(g1);
         json_object_put(g2);
