@@ -422,11 +422,15 @@ bench_authkeys_refresh() {
         idle=$("$TOOLS/bench-ping" -t 1 -d 2 -m io.sunkd.AuthorizedKeys.Get -P "{\"user\":\"$user\"}" "$SOCK") ||
                 die "bench-ping failed"
         r0=$(refreshes)
-        ( while :; do "$SUNKCTL" -s "$SOCK" run nsscache.refresh > /dev/null; done ) &
+        # Ended by a file, not a signal: its last refresh finishes before sunkd stops.
+        rm -f "$T/akr-stop"
+        ( while [ ! -e "$T/akr-stop" ]; do "$SUNKCTL" -s "$SOCK" run nsscache.refresh > /dev/null; done ) &
         looper=$!
         PIDS+=("$looper")
         busy=$("$TOOLS/bench-ping" -t 1 -d "$secs" -m io.sunkd.AuthorizedKeys.Get -P "{\"user\":\"$user\"}" "$SOCK") ||
                 die "bench-ping failed"
+        touch "$T/akr-stop"
+        wait "$looper"
         stop "$looper"
         r1=$(refreshes)
         [ "$(val errors "$busy")" = 0 ] || die "Get errors during refreshes: $busy"
