@@ -453,7 +453,7 @@ int cache_format_render(const NssMaps *m, NssMapType t, char **ret_buf, size_t *
 }
 
 void cache_formatted_init(CacheFormatted *f, NssMapType t) {
-        *f = (CacheFormatted) { .type = t, .fd = -1 };
+        *f = (CacheFormatted) { .type = t, .fd = -1, .max = CACHE_FORMATTED_MAX };
 }
 
 void cache_formatted_spill(CacheFormatted *f, int fd, char *path) {
@@ -486,7 +486,18 @@ int cache_formatted_flush(CacheFormatted *f) {
         return 0;
 }
 
-static void maybe_flush(CacheFormatted *f) {
+/* After an entry went in: a map past its ceiling fails (a hostile
+ * directory must not fill the file system under files_dir, which is /etc),
+ * else a full chunk is written out. */
+static void after_add(CacheFormatted *f) {
+        if (f->max > 0 && cache_formatted_size(f) > f->max) {
+                f->error = -EFBIG;
+                free(f->error_text);
+                if (asprintf(&f->error_text, "%s: the map would be larger than %" PRIu64 " bytes",
+                             nss_map_to_string(f->type), f->max) < 0)
+                        f->error_text = NULL;
+                return;
+        }
         if (f->fd >= 0 && f->buf.len >= f->chunk)
                 (void) cache_formatted_flush(f);
 }
@@ -591,7 +602,8 @@ int cache_formatted_add(CacheFormatted *f, const void *entry) {
                 return r;
         if (r < 0)
                 f->error = r;
-        maybe_flush(f);
+        else
+                after_add(f);
         return 0;
 }
 
@@ -604,7 +616,7 @@ int cache_formatted_try_add(CacheFormatted *f, const void *entry) {
         r = render_entry(&f->buf, f->type, entry, f->offered, &f->entries, &error);
         if (r >= 0) {
                 f->offered++;
-                maybe_flush(f);
+                after_add(f);
         }
         return r;
 }

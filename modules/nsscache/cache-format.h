@@ -59,9 +59,13 @@ typedef struct CacheFormatted {
         char *path;         /* its name, removed by cache_formatted_done() unless taken */
         uint64_t spilled;   /* bytes written to fd */
         size_t chunk;       /* bytes buffered before they are written (CACHE_FORMATTED_CHUNK) */
+        uint64_t max;       /* a map larger than this fails with -EFBIG (CACHE_FORMATTED_MAX; 0: none) */
 } CacheFormatted;
 
 #define CACHE_FORMATTED_CHUNK (64u * 1024)
+/* 100k users with two keys each make a 21 MB sshkey map: 1 GiB is ample,
+ * and bounds what a hostile directory can write under files_dir. */
+#define CACHE_FORMATTED_MAX (UINT64_C(1) << 30)
 
 void cache_formatted_init(CacheFormatted *f, NssMapType t);
 

@@ -883,8 +883,9 @@ START_TEST(test_publish_staging_fails) {
 END_TEST
 
 /* @m's maps rendered entry by entry into temp files beside their targets,
- * written every @chunk bytes. */
-static void spill_maps(const Env *e, const NssMaps *m, size_t chunk, CacheFormatted f[static _NSS_MAP_MAX]) {
+ * written every @chunk bytes, each at most @max bytes (0: the default). */
+static void spill_maps(const Env *e, const NssMaps *m, size_t chunk, uint64_t max,
+                       CacheFormatted f[static _NSS_MAP_MAX]) {
         static const size_t sizes[_NSS_MAP_MAX] = {
                 [NSS_MAP_PASSWD] = sizeof(NssPasswd), [NSS_MAP_SHADOW] = sizeof(NssShadow),
                 [NSS_MAP_GROUP] = sizeof(NssGroup), [NSS_MAP_SSHKEY] = sizeof(NssSshkey),
@@ -897,6 +898,8 @@ static void spill_maps(const Env *e, const NssMaps *m, size_t chunk, CacheFormat
                 ck_assert_int_eq(cache_publish_spill(&e->opts, f + t), 0);
                 ck_assert_int_eq(cache_publish_spill(&e->opts, f + t), -EBUSY);
                 f[t].chunk = chunk;
+                if (max > 0)
+                        f[t].max = max;
                 for (size_t i = 0; i < counts[t]; i++)
                         ck_assert_int_eq(cache_formatted_add(f + t, (const char *) arrays[t] + i * sizes[t]), 0);
         }
@@ -934,7 +937,7 @@ START_TEST(test_publish_spilled) {
                 _cleanup_free_ char *err = NULL;
 
                 publish_ok(&a, &m0, &rep);
-                spill_maps(&b, &m0, chunk, f);
+                spill_maps(&b, &m0, chunk, 0, f);
                 ck_assert_uint_eq(count_temps(b.dir), 4);
                 ck_assert_int_eq(cache_publish_formatted(&b.opts, f, &rep, &err), 0);
                 ck_assert_ptr_null(err);
@@ -959,7 +962,7 @@ START_TEST(test_publish_spilled) {
 
                 /* unchanged: nothing replaced, the temps are gone */
                 n = snapshot(b.dir, &before);
-                spill_maps(&b, &m0, chunk, f);
+                spill_maps(&b, &m0, chunk, 0, f);
                 ck_assert_int_eq(cache_publish_formatted(&b.opts, f, &rep, &err), 0);
                 ck_assert_uint_eq(rep.n_changed, 0);
                 for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
@@ -967,7 +970,7 @@ START_TEST(test_publish_spilled) {
                 assert_unchanged(b.dir, before, n);
 
                 /* refused (passwd would be empty): nothing replaced, no temp left */
-                spill_maps(&b, &empty, chunk, f);
+                spill_maps(&b, &empty, chunk, 0, f);
                 ck_assert_int_eq(cache_publish_formatted(&b.opts, f, &rep, &err), CACHE_PUBLISH_REFUSED);
                 err = mfree(err);
                 for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
@@ -975,7 +978,7 @@ START_TEST(test_publish_spilled) {
                 assert_unchanged(b.dir, before, n);
 
                 /* rendered, never published */
-                spill_maps(&b, &m1, chunk, f);
+                spill_maps(&b, &m1, chunk, 0, f);
                 for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
                         cache_formatted_done(f + t);
                 assert_unchanged(b.dir, before, n);
@@ -1012,7 +1015,7 @@ START_TEST(test_publish_spill_write_fails) {
         signal(SIGXFSZ, SIG_IGN);
         ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &saved), 0);
         ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
-        spill_maps(&e, &m1, 1, f);
+        spill_maps(&e, &m1, 1, 0, f);
         ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &saved), 0);
         ck_assert_int_eq(f[NSS_MAP_SSHKEY].error, -EFBIG);
         ck_assert_int_eq(cache_publish_formatted(&e.opts, f, NULL, &err), -EFBIG);
@@ -1021,6 +1024,61 @@ START_TEST(test_publish_spill_write_fails) {
                 cache_formatted_done(f + t);
         assert_unchanged(e.dir, before, n);
         snap_free(before, n);
+        nss_maps_done(&m0);
+        nss_maps_done(&m1);
+        env_done(&e);
+}
+END_TEST
+
+/* A map past its ceiling fails the publish, whatever it holds: nothing is
+ * replaced and no temp file stays.  A map at the ceiling is published. */
+START_TEST(test_publish_spill_too_large) {
+        Env e;
+        NssMaps m0, m1;
+        CacheFormatted f[_NSS_MAP_MAX];
+        _cleanup_free_ char *err = NULL, *want = NULL;
+        size_t len = 0;
+        Snap *before;
+        size_t n;
+
+        env_init(&e);
+        ck_assert_int_eq(nss_golden_build(0, &m0), 0);
+        ck_assert_int_eq(nss_golden_build(1, &m1), 0);
+        publish_ok(&e, &m0, NULL);
+        n = snapshot(e.dir, &before);
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
+                _cleanup_free_ char *text = NULL;
+                size_t l;
+
+                ck_assert_int_eq(cache_format_render(&m1, t, &text, &l, NULL, NULL), 0);
+                ck_assert_uint_gt(l, 100);
+                len = MAX(len, l);
+        }
+
+        spill_maps(&e, &m1, 16, 100, f);
+        ck_assert_int_eq(f[NSS_MAP_SSHKEY].error, -EFBIG);
+        ck_assert_int_eq(cache_publish_formatted(&e.opts, f, NULL, &err), -EFBIG);
+        ck_assert_int_ge(asprintf(&want, "%s: the map would be larger than 100 bytes",
+                                  nss_map_to_string(NSS_MAP_PASSWD)), 0);
+        ck_assert_msg(err && strstr(err, want), "%s", err ?: "");
+        err = mfree(err);
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                cache_formatted_done(f + t);
+        assert_unchanged(e.dir, before, n);
+
+        /* one byte short for the largest map, then the largest exactly at the ceiling */
+        spill_maps(&e, &m1, 16, len - 1, f);
+        ck_assert_int_eq(cache_publish_formatted(&e.opts, f, NULL, &err), -EFBIG);
+        err = mfree(err);
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                cache_formatted_done(f + t);
+        assert_unchanged(e.dir, before, n);
+        snap_free(before, n);
+        spill_maps(&e, &m1, 16, len, f);
+        ck_assert_int_eq(cache_publish_formatted(&e.opts, f, NULL, &err), 0);
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                cache_formatted_done(f + t);
+        ck_assert_uint_eq(count_temps(e.dir), 0);
         nss_maps_done(&m0);
         nss_maps_done(&m1);
         env_done(&e);
@@ -1303,6 +1361,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_publish_rendering_error);
         tcase_add_test(tc, test_publish_spilled);
         tcase_add_test(tc, test_publish_spill_write_fails);
+        tcase_add_test(tc, test_publish_spill_too_large);
         tcase_add_test(tc, test_publish_perms_and_subset);
         tcase_add_test(tc, test_count_entries);
         suite_add_tcase(s, tc);
