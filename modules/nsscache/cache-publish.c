@@ -75,7 +75,7 @@
 
 #define MAX_INDEXES 2
 
-#define CHUNK (64u * 1024)
+#define CHUNK CACHE_FORMATTED_CHUNK /* reading and comparing, as the maps are written */
 
 /* A file written beside its target as .sunkd-NAME.XXXXXX, renamed over it
  * if the map changed, else removed. */
