@@ -190,6 +190,8 @@ check_PROGRAMS += %reldir%/lib/nsscache-publish
 
 TESTS += %reldir%/integration/0210-nsscache-libnss-cache.t
 EXTRA_DIST += %reldir%/integration/0210-nsscache-libnss-cache.t %reldir%/data/nsscache/golden
+TESTS += %reldir%/integration/0221-nsscache-unchanged.t
+EXTRA_DIST += %reldir%/integration/0221-nsscache-unchanged.t
 TESTS += %reldir%/integration/0211-nsscache-publish-crash.t
 EXTRA_DIST += %reldir%/integration/0211-nsscache-publish-crash.t
 TESTS += %reldir%/integration/0212-nsscache-trust.t
@@ -220,6 +222,12 @@ TESTS += tests/unit/test-scim-map
 tests_unit_test_scim_map_SOURCES = tests/unit/test-scim-map.c tests/lib/scim-collect.c tests/lib/scim-collect.h
 tests_unit_test_scim_map_CFLAGS = $(CHECK_TEST_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir)
 tests_unit_test_scim_map_LDADD = modules/nsscache/libnsscache-scim.la $(CHECK_TEST_LIBS)
+
+check_PROGRAMS += tests/unit/test-refresh-memo
+TESTS += tests/unit/test-refresh-memo
+tests_unit_test_refresh_memo_SOURCES = tests/unit/test-refresh-memo.c
+tests_unit_test_refresh_memo_CFLAGS = $(CHECK_TEST_CFLAGS) $(JSONC_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir)
+tests_unit_test_refresh_memo_LDADD = modules/nsscache/libnsscache-scim.la $(CHECK_TEST_LIBS)
 
 check_PROGRAMS += tests/unit/test-dupset
 TESTS += tests/unit/test-dupset

@@ -67,6 +67,7 @@
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/macro.h"
+#include "util/strv.h"
 
 #include "cache-format.h"
 #include "cache-index.h"
@@ -751,7 +752,7 @@ static int write_timestamp(const char *dir, NssMapType t, const char *kind, time
         return fileio_write_atomic(path, line, n, 0644, (uid_t) -1, (gid_t) -1);
 }
 
-static int write_timestamps(const CacheOptions *opts, const MapWork *work) {
+static int write_timestamps(const CacheOptions *opts, const CacheReport *rep) {
         time_t now = opts->now ?: time(NULL);
         int r, ret = 0;
 
@@ -761,7 +762,7 @@ static int write_timestamps(const CacheOptions *opts, const MapWork *work) {
         for (size_t t = 0; t < _NSS_MAP_MAX; t++) {
                 if (!opts->enabled[t])
                         continue;
-                r = write_timestamp(opts->timestamp_dir, t, "modify", now, !work[t].changed);
+                r = write_timestamp(opts->timestamp_dir, t, "modify", now, !rep->map[t].changed);
                 if (r < 0 && ret == 0)
                         ret = r;
                 r = write_timestamp(opts->timestamp_dir, t, "update", now, false);
@@ -895,7 +896,7 @@ int cache_publish_formatted(const CacheOptions *opts, CacheFormatted maps[static
                 }
 
         if (opts->timestamp_dir)
-                rep.timestamp_error = write_timestamps(opts, work);
+                rep.timestamp_error = write_timestamps(opts, &rep);
         r = 0;
 
 out:
@@ -906,4 +907,59 @@ out:
         if (r < 0 && ret_error)
                 *ret_error = TAKE_PTR(err);
         return r;
+}
+
+int cache_publish_unchanged(const CacheOptions *opts, const CacheReport *known, CacheReport *ret_report,
+                            char **ret_error) {
+        CacheReport rep = {};
+        int r;
+
+        if (!opts || !known || isempty(opts->dir))
+                return -EINVAL;
+        r = clean_stale(opts, NULL, &rep.stale_removed);
+        if (r < 0)
+                return append_error(ret_error, "%s: cannot remove stale temporary files: %s", opts->dir,
+                                    strerror(-r)) ?: r;
+        for (size_t t = 0; t < _NSS_MAP_MAX; t++) {
+                if (!opts->enabled[t])
+                        continue;
+                rep.map[t] = (CacheMapReport) {
+                        .enabled = true,
+                        .had_old = known->map[t].had_old || known->map[t].changed,
+                        .entries = known->map[t].entries,
+                        .old_entries = known->map[t].entries,
+                        .bytes = known->map[t].bytes,
+                };
+        }
+        if (opts->timestamp_dir)
+                rep.timestamp_error = write_timestamps(opts, &rep);
+        if (ret_report)
+                *ret_report = rep;
+        return 0;
+}
+
+int cache_publish_inputs(const CacheOptions *opts, char ***ret_contents, char ***ret_perms) {
+        _cleanup_strv_free_ char **contents = NULL, **perms = NULL;
+
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
+                _cleanup_free_ char *path = NULL;
+                const CacheIndexSpec *specs;
+                size_t n;
+
+                if (!opts->enabled[t])
+                        continue;
+                path = cache_publish_path(opts, t);
+                if (!path || strv_extend(&contents, path) < 0)
+                        return -ENOMEM;
+                n = cache_index_specs(t, &specs);
+                for (size_t i = 0; i < n; i++)
+                        if (strv_extendf(&contents, "%s%s", path, specs[i].suffix) < 0)
+                                return -ENOMEM;
+                if (opts->perms[t].mode == 0 &&
+                    strv_extendf(&perms, "%s/%s", opts->compat_dir ?: "/etc", nss_map_to_string(t)) < 0)
+                        return -ENOMEM;
+        }
+        *ret_contents = TAKE_PTR(contents);
+        *ret_perms = TAKE_PTR(perms);
+        return 0;
 }

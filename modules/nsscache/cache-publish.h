@@ -97,6 +97,27 @@ int cache_publish_formatted(const CacheOptions *opts, CacheFormatted maps[static
                             CacheReport *ret_report, char **ret_error);
 
 /**
+ * cache_publish_unchanged() - what cache_publish_formatted() does for maps
+ * the caller knows to be byte-identical to the files (@known: the report of
+ * the publish that found them so): temporary files of killed runs are
+ * removed and the timestamp files written; nothing else is touched.  Call
+ * only when no journal is pending.  *ret_report is filled as a publish that
+ * changed nothing fills it.
+ * Return: 0, or the error of removing a stale temporary file.
+ */
+int cache_publish_unchanged(const CacheOptions *opts, const CacheReport *known, CacheReport *ret_report,
+                            char **ret_error);
+
+/**
+ * cache_publish_inputs() - the files a publish with @opts reads, besides
+ * the new maps: *ret_contents the data and index files it compares them
+ * with, *ret_perms those it copies mode and owner from.  NULL-terminated
+ * lists (NULL when empty).
+ * Return: 0 or -ENOMEM.
+ */
+int cache_publish_inputs(const CacheOptions *opts, char ***ret_contents, char ***ret_perms);
+
+/**
  * cache_publish_spill() - give the empty map @f a temp file beside its
  * target (.sunkd-NAME.XXXXXX) that its text goes to as it is rendered, so a
  * refresh holds one chunk of each map in memory, not the maps.

@@ -30,6 +30,10 @@ noinst_LTLIBRARIES += %reldir%/libnsscache-scim.la
 	%reldir%/nsscache-conf.h \
 	%reldir%/nsscache-refresh.c \
 	%reldir%/nsscache-refresh.h \
+	%reldir%/refresh-memo.c \
+	%reldir%/refresh-memo.h \
+	%reldir%/digest.c \
+	%reldir%/digest.h \
 	%reldir%/dupset.c \
 	%reldir%/dupset.h \
 	%reldir%/scim-page.c \
@@ -40,16 +44,19 @@ noinst_LTLIBRARIES += %reldir%/libnsscache-scim.la
 	%reldir%/scim-sink.h \
 	%reldir%/scim-map.c \
 	%reldir%/scim-map.h \
+	%reldir%/scim-record.c \
+	%reldir%/scim-record.h \
 	%reldir%/scim-fetch.c \
 	%reldir%/scim-fetch.h \
 	# End of libnsscache_scim_la_SOURCES
-%canon_reldir%_libnsscache_scim_la_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS)
-%canon_reldir%_libnsscache_scim_la_LIBADD = %reldir%/libnsscache-cache.la agent/libsunkd-util.la $(CURL_LIBS) $(JSONC_LIBS)
+%canon_reldir%_libnsscache_scim_la_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) $(CRYPTO_CFLAGS)
+%canon_reldir%_libnsscache_scim_la_LIBADD = %reldir%/libnsscache-cache.la agent/libsunkd-util.la $(CURL_LIBS) \
+	$(JSONC_LIBS) $(CRYPTO_LIBS)
 
 pkglib_LTLIBRARIES += %reldir%/nsscache.la
 %canon_reldir%_nsscache_la_SOURCES = %reldir%/nsscache.c
-%canon_reldir%_nsscache_la_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS)
+%canon_reldir%_nsscache_la_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) $(CRYPTO_CFLAGS)
 %canon_reldir%_nsscache_la_LDFLAGS = $(MODULE_LINK_FLAGS)
-%canon_reldir%_nsscache_la_LIBADD = %reldir%/libnsscache-scim.la $(CURL_LIBS) $(JSONC_LIBS)
+%canon_reldir%_nsscache_la_LIBADD = %reldir%/libnsscache-scim.la $(CURL_LIBS) $(JSONC_LIBS) $(CRYPTO_LIBS)
 
 # End of modules/nsscache/local.mk

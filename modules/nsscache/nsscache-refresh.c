@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "nsscache-refresh.h"
+#include "refresh-memo.h"
 #include "util/cleanup.h"
 
 void nsscache_refresh_options(const ScimConfig *c, bool force, CacheOptions *o) {
@@ -48,20 +49,11 @@ static int load_host_files(const ScimConfig *c, const CacheOptions *opts, ScimMa
         return r;
 }
 
-int nsscache_refresh_run(const ScimConfig *c, const CacheOptions *opts, const sunkd_cancel *cancel,
-                         nsscache_rejects_fn on_rejects, void *userdata, ScimFetchStats *ret_stats,
-                         CacheReport *ret_report, char **ret_error) {
-        _cleanup_(formatted_donep) CacheFormatted text[_NSS_MAP_MAX];
-        _cleanup_(scim_map_freep) ScimMapper *m = NULL;
-        ScimSink sink;
-        int r;
-
-        /* Each entry is rendered as it is accepted, into a temp file beside
-         * its map: a refresh holds a chunk of each map, never the maps or
-         * every entry's strings. */
-        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
-                cache_formatted_init(text + t, t);
+/* Opens a temp file beside each enabled map for its text. */
+static int spill_maps(const CacheOptions *opts, CacheFormatted text[static _NSS_MAP_MAX], char **ret_error) {
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
+                int r;
+
                 if (!opts->enabled[t])
                         continue;
                 r = cache_publish_spill(opts, text + t);
@@ -74,6 +66,58 @@ int nsscache_refresh_run(const ScimConfig *c, const CacheOptions *opts, const su
                         return r;
                 }
         }
+        return 0;
+}
+
+/* What a full run leaves for the next one: a memo if it changed nothing
+ * while the files it read stayed as they were (@files_stat, taken before
+ * it read them).  NULL otherwise, or when a digest cannot be taken. */
+static RefreshMemo *memo_new(const ScimConfig *c, const CacheOptions *opts, const uint8_t *files_stat,
+                             ScimRecord *record, ScimRejects *rejects, const ScimFetchStats *stats,
+                             const CacheReport *report) {
+        _cleanup_(refresh_memo_freep) RefreshMemo *m = NULL;
+
+        if (opts->force || report->n_changed > 0 || record->broken || !(m = calloc(1, sizeof(*m))))
+                return NULL;
+        if (refresh_files_digest(c, opts, record->key, false, m->files_stat) < 0 ||
+            memcmp(m->files_stat, files_stat, DIGEST_LEN) != 0 ||
+            refresh_files_digest(c, opts, record->key, true, m->files) < 0)
+                return NULL;
+        m->record = *record;
+        *record = (ScimRecord) {};
+        m->rejects = *rejects;
+        *rejects = (ScimRejects) {};
+        m->stats = *stats;
+        m->report = *report;
+        return TAKE_PTR(m);
+}
+
+/* Fetch, map and publish; with @memo, record the run and leave a memo if it changed nothing. */
+static int refresh_full(const ScimConfig *c, const CacheOptions *opts, RefreshMemo **memo,
+                        const sunkd_cancel *cancel, nsscache_rejects_fn on_rejects, void *userdata,
+                        ScimFetchStats *ret_stats, CacheReport *ret_report, char **ret_error) {
+        _cleanup_(formatted_donep) CacheFormatted text[_NSS_MAP_MAX];
+        _cleanup_(scim_map_freep) ScimMapper *m = NULL;
+        _cleanup_(scim_record_done) ScimRecord record;
+        _cleanup_(refresh_rejects_done) ScimRejects rejects = {};
+        uint8_t files_stat[DIGEST_LEN];
+        ScimFetchStats stats = {};
+        CacheReport report = {};
+        ScimSink sink;
+        int r;
+
+        /* Each entry is rendered as it is accepted, into a temp file beside
+         * its map: a refresh holds a chunk of each map, never the maps or
+         * every entry's strings. */
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                cache_formatted_init(text + t, t);
+        scim_record_init(&record);
+        r = spill_maps(opts, text, ret_error);
+        if (r < 0)
+                return r;
+        /* taken before the files are read: a memo needs them unchanged until the publish */
+        if (memo && refresh_files_digest(c, opts, record.key, false, files_stat) < 0)
+                memo = NULL;
         sink = scim_sink_formatted(text);
         r = scim_map_new(c, &sink, &m);
         if (r < 0)
@@ -81,7 +125,9 @@ int nsscache_refresh_run(const ScimConfig *c, const CacheOptions *opts, const su
         r = load_host_files(c, opts, m, ret_error);
         if (r < 0)
                 return r;
-        r = scim_fetch_run(c, m, cancel, ret_stats, ret_error);
+        r = scim_fetch_run(c, m, memo ? &record : NULL, cancel, &stats, ret_error);
+        if (ret_stats)
+                *ret_stats = stats;
         if (r < 0)
                 return r;
         r = scim_map_finish(m);
@@ -89,8 +135,81 @@ int nsscache_refresh_run(const ScimConfig *c, const CacheOptions *opts, const su
                 return r;
         if (on_rejects)
                 on_rejects(userdata, scim_map_rejects(m));
+        if (memo && refresh_rejects_copy(&rejects, scim_map_rejects(m)) < 0)
+                memo = NULL;
         m = scim_map_free(m);
         if (sunkd_cancelled(cancel))
                 return -ECANCELED;
-        return cache_publish_formatted(opts, text, ret_report, ret_error);
+        r = cache_publish_formatted(opts, text, &report, ret_error);
+        if (ret_report)
+                *ret_report = report;
+        if (r >= 0 && memo)
+                *memo = memo_new(c, opts, files_stat, &record, &rejects, &stats, &report);
+        return r;
+}
+
+/* Whether @memo's requests get the answers it recorded and the files are
+ * as it found them; if so (*ret_same), does what a publish that changes
+ * nothing does.  *ret_stats counts the requests replayed. */
+static int refresh_replay(const ScimConfig *c, const CacheOptions *opts, const RefreshMemo *memo,
+                          const sunkd_cancel *cancel, nsscache_rejects_fn on_rejects, void *userdata,
+                          ScimFetchStats *ret_stats, CacheReport *ret_report, bool *ret_same, char **ret_error) {
+        uint8_t d[DIGEST_LEN];
+        bool same = false;
+        int r;
+
+        *ret_same = false;
+        if (opts->force || (opts->state_dir && cache_publish_pending(opts->state_dir) != 0) ||
+            refresh_files_digest(c, opts, memo->record.key, false, d) < 0 ||
+            memcmp(d, memo->files_stat, sizeof(d)) != 0)
+                return 0;
+        r = scim_fetch_replay(c, &memo->record, cancel, ret_stats, &same, ret_error);
+        if (r < 0 || !same)
+                return r;
+        if (sunkd_cancelled(cancel))
+                return -ECANCELED;
+        /* the answers are the same; the files decide, by what they hold now */
+        if (refresh_files_digest(c, opts, memo->record.key, true, d) < 0 ||
+            memcmp(d, memo->files, sizeof(d)) != 0)
+                return 0;
+        r = cache_publish_unchanged(opts, &memo->report, ret_report, ret_error);
+        if (r < 0)
+                return r;
+        if (on_rejects)
+                on_rejects(userdata, &memo->rejects);
+        ret_stats->pages = memo->stats.pages;
+        ret_stats->resources = memo->stats.resources;
+        ret_stats->cursor = memo->stats.cursor;
+        ret_stats->notes = memo->stats.notes;
+        ret_stats->replayed = true;
+        *ret_same = true;
+        return 0;
+}
+
+int nsscache_refresh_run(const ScimConfig *c, const CacheOptions *opts, RefreshMemo **memo,
+                         const sunkd_cancel *cancel, nsscache_rejects_fn on_rejects, void *userdata,
+                         ScimFetchStats *ret_stats, CacheReport *ret_report, char **ret_error) {
+        ScimFetchStats replay = {}, full = {};
+        bool same = false;
+        int r;
+
+        if (memo && *memo) {
+                r = refresh_replay(c, opts, *memo, cancel, on_rejects, userdata, &replay, ret_report, &same,
+                                   ret_error);
+                if (r < 0 || same) {
+                        if (ret_stats)
+                                *ret_stats = replay;
+                        return r;
+                }
+                *memo = refresh_memo_free(*memo);
+        }
+        r = refresh_full(c, opts, memo, cancel, on_rejects, userdata, &full, ret_report, ret_error);
+        /* the requests of a replay that found a change were sent too */
+        full.requests += replay.requests;
+        full.retries += replay.retries;
+        full.bytes += replay.bytes;
+        full.duration_usec += replay.duration_usec;
+        if (ret_stats)
+                *ret_stats = full;
+        return r;
 }

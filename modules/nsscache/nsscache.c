@@ -46,6 +46,9 @@
 typedef struct ConfRef {
         ScimConfig *conf;
         unsigned n_ref;
+        /* What the last run of this config that changed nothing saw (refresh-memo.h);
+         * only the refresh's worker touches it, and runs of the job never overlap. */
+        RefreshMemo *memo;
 } ConfRef;
 
 typedef struct Input {
@@ -92,6 +95,7 @@ typedef struct State {
 
 static ConfRef *conf_ref_unref(ConfRef *r) {
         if (r && --r->n_ref == 0) {
+                refresh_memo_free(r->memo);
                 nsscache_conf_free(r->conf);
                 free(r);
         }
@@ -177,8 +181,8 @@ static int refresh_work(void *state, void *input, const sunkd_cancel *cancel, vo
         opts.state_dir = ((State *) state)->state_dir;
         /* First, so lookups see one run's maps even when this fetch fails. */
         res->recover_result = cache_publish_recover(opts.state_dir, &res->recovered, &res->recover_error);
-        r = nsscache_refresh_run(c, &opts, cancel, copy_rejects, res, &res->stats, &res->report,
-                                 &res->error);
+        r = nsscache_refresh_run(c, &opts, &in->ref->memo, cancel, copy_rejects, res, &res->stats,
+                                 &res->report, &res->error);
         /* The run's pages and maps are freed: give the heap back to the system. */
         (void) malloc_trim(0);
         if (r >= 0)
@@ -338,11 +342,12 @@ static int refresh_done(void *state, int r, void *input, void *result) {
         if (r >= 0 && res && res->published) {
                 size_t changed = res->report.n_changed;
                 sunkd_log_info(s->ctx, "Refreshed: %zu users, %zu groups, %zu sshkey entries; %zu map(s) changed, "
-                               "%llu requests (paged by %s) in %llu ms.",
+                               "%llu requests (paged by %s) in %llu ms%s.",
                                res->report.map[NSS_MAP_PASSWD].entries, res->report.map[NSS_MAP_GROUP].entries,
                                res->report.map[NSS_MAP_SSHKEY].entries, changed,
                                (unsigned long long) res->stats.requests, res->stats.cursor ? "cursor" : "index",
-                               (unsigned long long) res->stats.duration_usec / 1000);
+                               (unsigned long long) res->stats.duration_usec / 1000,
+                               res->stats.replayed ? "; every answer and file as in the last run, not mapped again" : "");
                 if (res->report.stale_removed > 0)
                         sunkd_log_notice(s->ctx, "Removed %u temporary file(s) an interrupted publish left in '%s'.",
                                          res->report.stale_removed, s->conf->conf->files_dir);
@@ -561,6 +566,7 @@ static int nsscache_status(void *state, struct json_object *out) {
         json_object_object_add(out, "pagination", json_object_new_string(s->last_stats.cursor ? "cursor" : "index"));
         json_object_object_add(out, "bytes", json_object_new_int64((int64_t) s->last_stats.bytes));
         json_object_object_add(out, "duration_usec", json_object_new_int64((int64_t) s->last_stats.duration_usec));
+        json_object_object_add(out, "replayed", json_object_new_boolean(s->last_stats.replayed));
         return 0;
 }
 

@@ -52,6 +52,7 @@
 
 #include "dupset.h"
 #include "scim-fetch.h"
+#include "scim-record.h"
 #include "scim-spc.h"
 #include "util/cleanup.h"
 #include "util/errloc.h"
@@ -70,6 +71,11 @@ struct ScimFetch {
         char *body;
         size_t body_len, body_cap;
         bool body_too_big;
+        /* each answer's digest, taken as it arrives, and the run's requests (optional) */
+        Digest *md;
+        uint8_t digest[DIGEST_LEN];
+        bool digest_ok;
+        ScimRecord *record;
         const sunkd_cancel *cancel;
         ScimFetchStats stats;
 };
@@ -100,6 +106,8 @@ static size_t write_cb(char *data, size_t size, size_t nmemb, void *userdata) {
                 f->body = b;
                 f->body_cap = cap;
         }
+        if (f->digest_ok && digest_feed(f->md, data, n) < 0)
+                f->digest_ok = false;
         memcpy(f->body + f->body_len, data, n);
         f->body_len += n;
         f->body[f->body_len] = 0;
@@ -129,6 +137,7 @@ ScimFetch *scim_fetch_free(ScimFetch *f) {
         if (f->multi)
                 curl_multi_cleanup(f->multi);
         headers_wipe_free(f->headers);
+        digest_free(f->md);
         free(f->body);
         free(f);
         return NULL;
@@ -318,6 +327,7 @@ static int page_begin(ScimFetch *f, const char *url) {
 
         f->body_len = 0;
         f->body_too_big = false;
+        f->digest_ok = f->md && digest_begin(f->md) >= 0;
         if (curl_easy_setopt(f->curl, CURLOPT_URL, url) != CURLE_OK ||
             curl_multi_add_handle(f->multi, f->curl) != CURLM_OK)
                 return -ENOMEM;
@@ -365,8 +375,22 @@ static CURLcode page_wait(ScimFetch *f) {
                 }
         }
         page_abort(f);
+        if (f->digest_ok && digest_end(f->md, f->digest) < 0)
+                f->digest_ok = false;
         f->stats.bytes += f->body_len;
         return cr;
+}
+
+/* Notes the answer just received in the run's record, if one is kept.  An
+ * answer without a digest leaves the record unusable, not the run failed. */
+static int record_answer(ScimFetch *f, const char *url, const char *what, long status) {
+        if (!f->record)
+                return 0;
+        if (!f->digest_ok) {
+                f->record->broken = true;
+                return 0;
+        }
+        return scim_record_add(f->record, url, what, status, f->digest);
 }
 
 /* The wait a 429 or 503 asks for (Retry-After, seconds or an HTTP-date,
@@ -693,6 +717,8 @@ int scim_fetch_all(ScimFetch *f, ScimEndpoint e, const sunkd_cancel *cancel, sci
                 bool last = false;
 
                 r = get_page(f, url, what, ret_error);
+                if (r >= 0)
+                        r = record_answer(f, url, what, 200);
                 if (r < 0)
                         break;
                 r = scim_page_parse_bounded(f->body ?: "", f->body_len, f->conf->page_size, page_flags(f, &run),
@@ -764,7 +790,10 @@ int scim_fetch_paging(ScimFetch *f, const sunkd_cancel *cancel, char **ret_error
         if (cr == CURLE_ABORTED_BY_CALLBACK && sunkd_cancelled(cancel))
                 return errmsg_set(ret_error, -ECANCELED, "ServiceProviderConfig: cancelled");
         if (cr != CURLE_OK || curl_easy_getinfo(f->curl, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK)
-                return 0;
+                status = 0;
+        r = record_answer(f, url, "ServiceProviderConfig", status);
+        if (r < 0 || status == 0)
+                return r;
         /* the listing would be refused the same way: one request is enough */
         if (status == 401 || status == 403)
                 return errmsg_set(ret_error, -EACCES,
@@ -787,8 +816,9 @@ static int groups_page(void *userdata, const ScimPage *p) {
         return scim_map_add_groups(userdata, p->resources);
 }
 
-int scim_fetch_run(const ScimConfig *c, ScimMapper *m, const sunkd_cancel *cancel,
-                   ScimFetchStats *ret_stats, char **ret_error) {
+/* A handle with the token read now (it may have been rotated since the
+ * last run), digesting answers under @rec's key if there is a record. */
+static int fetch_open(const ScimConfig *c, const ScimRecord *rec, ScimFetch **ret, char **ret_error) {
         _cleanup_(scim_fetch_freep) ScimFetch *f = NULL;
         _cleanup_erase_ char *token = NULL;
         int r;
@@ -799,7 +829,24 @@ int scim_fetch_run(const ScimConfig *c, ScimMapper *m, const sunkd_cancel *cance
         r = scim_fetch_new(c, token, &f);
         if (r < 0)
                 return r;
-        erase_and_free(TAKE_PTR(token));
+        if (rec) {
+                r = digest_new(rec->key, &f->md);
+                if (r < 0)
+                        return r;
+        }
+        *ret = TAKE_PTR(f);
+        return 0;
+}
+
+int scim_fetch_run(const ScimConfig *c, ScimMapper *m, ScimRecord *record, const sunkd_cancel *cancel,
+                   ScimFetchStats *ret_stats, char **ret_error) {
+        _cleanup_(scim_fetch_freep) ScimFetch *f = NULL;
+        int r;
+
+        r = fetch_open(c, record, &f, ret_error);
+        if (r < 0)
+                return r;
+        f->record = record;
         r = scim_fetch_paging(f, cancel, ret_error);
         if (r >= 0 && (c->map_enabled[NSS_MAP_PASSWD] || c->map_enabled[NSS_MAP_SHADOW] ||
             c->map_enabled[NSS_MAP_SSHKEY]))
@@ -809,4 +856,58 @@ int scim_fetch_run(const ScimConfig *c, ScimMapper *m, const sunkd_cancel *cance
         if (ret_stats)
                 *ret_stats = f->stats;
         return r < 0 ? r : 0;
+}
+
+/* Sends @q again as the recorded run did: a listing page is retried as
+ * scim_fetch_all() would, and fails the same way; /ServiceProviderConfig
+ * gets one try, whatever its answer. */
+static int replay_one(ScimFetch *f, const ScimRequest *q, bool *ret_same, char **ret_error) {
+        long status = 200;
+        CURLcode cr;
+        int r;
+
+        r = page_begin(f, q->url);
+        if (r < 0)
+                return r;
+        if (q->status == 200) {
+                r = get_page(f, q->url, q->what, ret_error);
+                if (r < 0)
+                        return r;
+        } else {
+                cr = page_wait(f);
+                if (cr == CURLE_ABORTED_BY_CALLBACK && sunkd_cancelled(f->cancel))
+                        return errmsg_set(ret_error, -ECANCELED, "%s: cancelled", q->what);
+                if (cr != CURLE_OK || curl_easy_getinfo(f->curl, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK)
+                        status = 0;
+        }
+        *ret_same = f->digest_ok && status == q->status && memcmp(f->digest, q->digest, DIGEST_LEN) == 0;
+        return 0;
+}
+
+int scim_fetch_replay(const ScimConfig *c, const ScimRecord *rec, const sunkd_cancel *cancel,
+                      ScimFetchStats *ret_stats, bool *ret_same, char **ret_error) {
+        _cleanup_(scim_fetch_freep) ScimFetch *f = NULL;
+        uint64_t start = now_usec();
+        bool same = !rec->broken && rec->n > 0;
+        int r;
+
+        *ret_same = false;
+        r = fetch_open(c, rec, &f, ret_error);
+        if (r < 0)
+                return r;
+        f->cancel = cancel;
+        for (size_t i = 0; r >= 0 && same && i < rec->n; i++) {
+                r = replay_one(f, rec->requests + i, &same, ret_error);
+                if (r >= 0 && sunkd_cancelled(cancel))
+                        r = errmsg_set(ret_error, -ECANCELED, "%s: cancelled", rec->requests[i].what);
+        }
+        f->stats.duration_usec = now_usec() - start;
+        if (f->body)
+                explicit_bzero(f->body, f->body_cap);
+        if (ret_stats)
+                *ret_stats = f->stats;
+        if (r < 0)
+                return r;
+        *ret_same = same;
+        return 0;
 }

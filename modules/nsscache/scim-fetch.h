@@ -14,6 +14,7 @@
 #include "nsscache-conf.h"
 #include "scim-map.h"
 #include "scim-page.h"
+#include "scim-record.h"
 #include "sunkd/module.h"
 
 #define SCIM_PAGE_BODY_MAX (64u * 1024 * 1024)
@@ -45,6 +46,7 @@ typedef struct ScimFetchStats {
         uint64_t bytes;     /* decoded body bytes */
         uint64_t duration_usec;
         bool cursor;    /* a listing was paged by cursor (RFC 9865) */
+        bool replayed;  /* every answer was as in the last run: nothing was parsed (refresh-memo.h) */
         unsigned notes; /* ScimFetchNote bits */
 } ScimFetchStats;
 
@@ -113,7 +115,22 @@ const ScimFetchStats *scim_fetch_stats(const ScimFetch *f);
  * scim_fetch_run() - one whole refresh: token, Users once (for passwd,
  * shadow and sshkey), Groups once (for group), mapped into @m as pages
  * arrive.  On success @m holds the maps and the rejects.
+ * @record (optional, empty) gets every request whose answer the run used,
+ * with the answer's digest, for scim_fetch_replay().
  * *ret_stats (optional) is filled on success and failure.
  */
-int scim_fetch_run(const ScimConfig *c, ScimMapper *m, const sunkd_cancel *cancel,
+int scim_fetch_run(const ScimConfig *c, ScimMapper *m, ScimRecord *record, const sunkd_cancel *cancel,
                    ScimFetchStats *ret_stats, char **ret_error);
+
+/**
+ * scim_fetch_replay() - send the requests of @rec again, in order, and tell
+ * whether each answer has the recorded status and digest (*ret_same).  It
+ * stops at the first that does not: from there the run would have asked
+ * for other pages.  Nothing is parsed.  A listing request is retried and
+ * fails as scim_fetch_all() would, since the recorded run made the same
+ * request at that point.  *ret_stats (optional) counts the requests, bytes
+ * and time of the replay only.
+ * Return: 0, or as scim_fetch_all().
+ */
+int scim_fetch_replay(const ScimConfig *c, const ScimRecord *rec, const sunkd_cancel *cancel,
+                      ScimFetchStats *ret_stats, bool *ret_same, char **ret_error);

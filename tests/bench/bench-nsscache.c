@@ -104,7 +104,7 @@ int main(int argc, char *argv[]) {
         wall = now_usec(CLOCK_MONOTONIC);
         cpu = now_usec(CLOCK_PROCESS_CPUTIME_ID);
         nsscache_refresh_options(c, false, &opts);
-        r = nsscache_refresh_run(c, &opts, NULL, NULL, NULL, &stats, &report, &err);
+        r = nsscache_refresh_run(c, &opts, NULL, NULL, NULL, NULL, &stats, &report, &err);
         wall = now_usec(CLOCK_MONOTONIC) - wall;
         cpu = now_usec(CLOCK_PROCESS_CPUTIME_ID) - cpu;
         curl_global_cleanup();

@@ -17,8 +17,10 @@
 #                    median of 3 runs by wall time), then curl sending the
 #                    same requests over one connection (median of 3); and
 #                    for BENCH_NSSCACHE_DAEMON_USERS (100000) the module inside
-#                    sunkd: a first run, then three where nothing changed:
-#                    their duration (the median of the three), the daemon's
+#                    sunkd: a first run; three where nothing changed,
+#                    forced so that each maps every page (the median); one
+#                    more that leaves the memo of an unchanged run; three
+#                    that replay its requests (the median); the daemon's
 #                    peak RSS during each and its RSS after (the highest),
 #                    next to its idle RSS before the first
 #   spawn            bench-spawn: /bin/true through the SpawnSet until its
@@ -274,12 +276,24 @@ hwm_kb() {
         awk '/^VmHWM:/ { print $2 }' /proc/"$1"/status
 }
 
+# nd_status FIELD: a field of the nsscache status of $SOCK's sunkd
+nd_status() {
+        "$SUNKCTL" -s "$SOCK" --json status | python3 -c '
+import json, sys
+s = [m for m in json.load(sys.stdin)["modules"] if m["name"] == "nsscache"][0]["status"]
+v = s[sys.argv[1]]
+print(str(v).lower() if isinstance(v, bool) else v)' "$1"
+}
+
 # bench_nsscache_daemon PORT CURL_MS: the module refreshing inside sunkd from
-# the fixture on PORT: a first run that writes every map, then three where
-# nothing changed; the peak RSS of each (VmHWM, reset before it) and the RSS
-# after it, next to the RSS of the idle daemon before the first.
+# the fixture on PORT: a first run that writes every map; three where
+# nothing changed, forced (force-next-run), so each maps every page; one
+# more that maps and leaves the memo of an unchanged run; three that find
+# every answer and file as it left them and replay its requests.  The
+# peak RSS of each (VmHWM, reset before it) and the RSS after it, next to
+# the RSS of the idle daemon before the first.
 bench_nsscache_daemon() {
-        local port=$1 curl_ms=$2 d="$T/nd" idle first first_peak first_after peak=0 after=0 ms k
+        local port=$1 curl_ms=$2 d="$T/nd" idle first first_peak first_after peak=0 after=0 mapped replayed k
         mkdir -p "$d/cache" "$d/ts"
         start_sunkd nd "modules:
   nsscache:
@@ -296,24 +310,34 @@ bench_nsscache_daemon() {
         first=$(refresh_ms)
         first_peak=$(hwm_kb "$PID")
         first_after=$(rss_kb "$PID")
-        : > "$T/nd.out"
-        for _ in 1 2 3; do
+        : > "$T/nd-mapped.out"
+        : > "$T/nd-replayed.out"
+        for run in force force force map replay replay replay; do
+                [ "$run" = force ] && touch "$d/state/nsscache/force-next-run"
                 echo 5 > /proc/"$PID"/clear_refs
                 "$SUNKCTL" -s "$SOCK" run nsscache.refresh > /dev/null || die "the refresh in sunkd failed"
-                echo "ms=$(refresh_ms)" >> "$T/nd.out"
+                case "$run:$(nd_status replayed)" in
+                force:false) echo "ms=$(refresh_ms)" >> "$T/nd-mapped.out" ;;
+                replay:true) echo "ms=$(refresh_ms)" >> "$T/nd-replayed.out" ;;
+                map:false) ;;
+                *) die "nsscache in sunkd: a $run run came out replayed=$(nd_status replayed)" ;;
+                esac
                 k=$(hwm_kb "$PID")
                 [ "$k" -gt "$peak" ] && peak=$k
                 k=$(rss_kb "$PID")
                 [ "$k" -gt "$after" ] && after=$k
         done
         [ "$first_after" -gt "$after" ] && after=$first_after
-        ms=$(val ms "$(median3 "$T/nd.out" ms)")
+        mapped=$(val ms "$(median3 "$T/nd-mapped.out" ms)")
+        replayed=$(val ms "$(median3 "$T/nd-replayed.out" ms)")
         stop "$PID"
-        row "sunkd $((DAEMON_USERS / 1000))k users: first / unchanged run" "$(secs "$first") / $(secs "$ms")" \
+        row "sunkd $((DAEMON_USERS / 1000))k: first / unchanged, mapped" "$(secs "$first") / $(secs "$mapped")" \
             "$(secs "$curl_ms") (curl, same requests)" "<= 1.25x curl"
-        row "sunkd $((DAEMON_USERS / 1000))k users: peak RSS first / unchanged" \
+        row "sunkd $((DAEMON_USERS / 1000))k: unchanged, replayed" "$(secs "$replayed")" \
+            "$(secs "$curl_ms") (curl, same requests)" "<= curl"
+        row "sunkd $((DAEMON_USERS / 1000))k: peak RSS first / unchanged" \
             "$(mb "$first_peak") / $(mb "$peak")" "$(mb "$idle") (idle, before)" "<= 30 MB"
-        row "sunkd $((DAEMON_USERS / 1000))k users: RSS after a run (max)" "$(mb "$after")" \
+        row "sunkd $((DAEMON_USERS / 1000))k: RSS after a run (max)" "$(mb "$after")" \
             "$(mb "$idle") (idle, before)" "<= idle + 2 MB"
 }
 

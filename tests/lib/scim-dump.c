@@ -127,7 +127,7 @@ int main(int argc, char *argv[]) {
         curl_global_init(CURL_GLOBAL_DEFAULT);
         if (scim_map_new(c, &sink, &m) < 0)
                 return 1;
-        r = scim_fetch_run(c, m, NULL, &stats, &err);
+        r = scim_fetch_run(c, m, NULL, NULL, &stats, &err);
         for (unsigned bit = 1; bit; bit <<= 1)
                 if (stats.notes & bit)
                         printf("note %s\n", scim_fetch_note_to_string(bit));

@@ -35,11 +35,15 @@ the listings only.
 Hostile directories: --raw-bytes replaces each "<RAW-XX>" (XX two hex
 digits) in a response body by that byte, so a data set can carry bytes that
 are not UTF-8 (JSON text cannot).
+
+SIGHUP reads --data again and serves it from then on; the log gets a line
+"RELOADED N" (N counts the reloads) once it is served.
 """
 import argparse
 import json
 import os
 import re
+import signal
 import socket
 import ssl
 import sys
@@ -346,6 +350,21 @@ def main():
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(a.tls_cert, a.tls_key)
         srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    reloads = [0]
+
+    def reload(signum, frame):
+        # SIGHUP: serve --data as the file holds it now; the log says when.
+        with open(a.data) as f:
+            d = json.load(f)
+        fresh = State(a, {"Users": d.get("Users", []), "Groups": d.get("Groups", [])})
+        with srv.state.lock:
+            srv.state.data = fresh.data
+            reloads[0] += 1
+            if srv.state.log:
+                srv.state.log.write("RELOADED %d\n" % reloads[0])
+
+    if a.data:
+        signal.signal(signal.SIGHUP, reload)
     write_port(srv.server_address[1])
     try:
         srv.serve_forever()

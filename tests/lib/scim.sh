@@ -2,6 +2,7 @@
 #
 # scim_start DATA.json [ARGS]   serve DATA; $SCIM_URL, $SCIM_PID, $SCIM_LOG set
 # scim_stop
+# scim_reload                   serve DATA as the file holds it now (SIGHUP, waits until served)
 # scim_token                    write $T/token (0600) with the fixture's token
 
 scim_start() {
@@ -21,6 +22,13 @@ scim_start() {
 scim_stop() {
         [ -n "${SCIM_PID:-}" ] && kill "$SCIM_PID" 2>/dev/null && wait "$SCIM_PID" 2>/dev/null
         SCIM_PID=
+}
+
+SCIM_RELOADS=0
+scim_reload() {
+        SCIM_RELOADS=$((SCIM_RELOADS + 1))
+        kill -HUP "$SCIM_PID" || bail_out "the SCIM fixture is gone"
+        wait_until 600 grep -qx "RELOADED $SCIM_RELOADS" "$SCIM_LOG" || bail_out "the SCIM fixture did not reload"
 }
 
 scim_token() {

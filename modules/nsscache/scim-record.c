@@ -1,0 +1,46 @@
+/* The requests of one refresh, for telling the next one unchanged. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scim-record.h"
+#include "util/macro.h"
+
+void scim_record_init(ScimRecord *r) {
+        *r = (ScimRecord) {};
+        digest_key_new(r->key);
+}
+
+int scim_record_add(ScimRecord *r, const char *url, const char *what, long status,
+                    const uint8_t digest[static DIGEST_LEN]) {
+        ScimRequest *q;
+
+        if (r->n == r->cap) {
+                size_t cap = MAX(r->cap * 2, (size_t) 64);
+
+                q = reallocarray(r->requests, cap, sizeof(*q));
+                if (!q)
+                        return -ENOMEM;
+                r->requests = q;
+                r->cap = cap;
+        }
+        q = r->requests + r->n;
+        *q = (ScimRequest) { .url = strdup(url), .what = strdup(what), .status = status };
+        if (!q->url || !q->what) {
+                free(q->url);
+                free(q->what);
+                return -ENOMEM;
+        }
+        memcpy(q->digest, digest, DIGEST_LEN);
+        r->n++;
+        return 0;
+}
+
+void scim_record_done(ScimRecord *r) {
+        for (size_t i = 0; i < r->n; i++) {
+                free(r->requests[i].url);
+                free(r->requests[i].what);
+        }
+        free(r->requests);
+        explicit_bzero(r, sizeof(*r));
+}

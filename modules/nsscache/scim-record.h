@@ -1,0 +1,42 @@
+/* What a refresh asked the SCIM server and a digest of each answer it used.
+ *
+ * Each request of a run follows from the answers before it (the next
+ * startIndex or cursor comes from the page just read), and the maps follow
+ * from the answers and the files the run read.  So the same requests,
+ * answered in the same order with bodies of the same digest (digest.h,
+ * under the record's own key), show the same directory as the recorded
+ * run: an unchanged directory can be told without parsing it
+ * (scim_fetch_replay()).  Non-logging.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "digest.h"
+
+
+typedef struct ScimRequest {
+        char *url;
+        char *what;  /* the name errors give it */
+        long status; /* the HTTP status used; 0: the transfer failed */
+        uint8_t digest[DIGEST_LEN]; /* of the body as decoded */
+} ScimRequest;
+
+typedef struct ScimRecord {
+        uint8_t key[DIGEST_KEY_LEN]; /* the digests', drawn by scim_record_init() */
+        ScimRequest *requests;
+        size_t n, cap;
+        bool broken; /* an answer could not be digested: the record shows nothing */
+} ScimRecord;
+
+/** scim_record_init() - an empty record with a fresh key. */
+void scim_record_init(ScimRecord *r);
+
+/** scim_record_add() - append a request (@url and @what are copied).  Return: 0 or -ENOMEM. */
+int scim_record_add(ScimRecord *r, const char *url, const char *what, long status,
+                    const uint8_t digest[static DIGEST_LEN]);
+
+/** scim_record_done() - free what @r holds; it is empty afterwards. */
+void scim_record_done(ScimRecord *r);
