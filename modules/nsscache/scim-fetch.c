@@ -74,6 +74,7 @@ struct ScimFetch {
         /* each answer's digest, taken as it arrives, and the run's requests (optional) */
         Digest *md;
         uint8_t digest[DIGEST_LEN];
+        json_tokener *tok; /* one for every page of the run */
         bool digest_ok;
         ScimRecord *record;
         const sunkd_cancel *cancel;
@@ -138,6 +139,8 @@ ScimFetch *scim_fetch_free(ScimFetch *f) {
                 curl_multi_cleanup(f->multi);
         headers_wipe_free(f->headers);
         digest_free(f->md);
+        if (f->tok)
+                json_tokener_free(f->tok);
         free(f->body);
         free(f);
         return NULL;
@@ -155,7 +158,8 @@ int scim_fetch_new(const ScimConfig *c, const char *token, ScimFetch **ret) {
         f->conf = c;
         f->curl = curl_easy_init();
         f->multi = curl_multi_init();
-        if (!f->curl || !f->multi)
+        f->tok = scim_json_tokener_new();
+        if (!f->curl || !f->multi || !f->tok)
                 return -ENOMEM;
         if (asprintf(&auth, "Authorization: Bearer %s", token) < 0)
                 return -ENOMEM;
@@ -721,7 +725,7 @@ int scim_fetch_all(ScimFetch *f, ScimEndpoint e, const sunkd_cancel *cancel, sci
                         r = record_answer(f, url, what, 200);
                 if (r < 0)
                         break;
-                r = scim_page_parse_bounded(f->body ?: "", f->body_len, f->conf->page_size, page_flags(f, &run),
+                r = scim_page_parse_bounded(f->tok, f->body ?: "", f->body_len, f->conf->page_size, page_flags(f, &run),
                                             &p, &perr);
                 if (r < 0) {
                         (void) errmsg_set(ret_error, 0, "%s: %s", what, perr ?: "unparsable");

@@ -8,6 +8,7 @@
 #include <json-c/json.h>
 
 #include "scim-page.h"
+#include "util/cleanup.h"
 #include "util/errloc.h"
 #include "util/macro.h"
 
@@ -57,22 +58,38 @@ static int get_cursor(json_object *root, ScimPage *p, char **ret_error) {
         return 0;
 }
 
-int scim_json_parse(const char *buf, size_t len, json_object **ret, char **ret_error) {
-        json_tokener *tok;
+struct json_tokener *scim_json_tokener_new(void) {
+        json_tokener *tok = json_tokener_new_ex(SCIM_JSON_DEPTH_MAX);
+
+        if (tok)
+                json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+        return tok;
+}
+
+static void tokener_freep(json_tokener **tok) {
+        if (*tok)
+                json_tokener_free(*tok);
+}
+
+int scim_json_parse_with(struct json_tokener *tok, const char *buf, size_t len, json_object **ret,
+                         char **ret_error) {
+        _cleanup_(tokener_freep) json_tokener *own = NULL;
         json_object *root;
         enum json_tokener_error jerr;
         size_t end;
 
         if (len > INT32_MAX)
                 return errmsg_set(ret_error, -EBADMSG, "body too large");
-        tok = json_tokener_new_ex(SCIM_JSON_DEPTH_MAX);
-        if (!tok)
-                return -ENOMEM;
-        json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+        if (!tok) {
+                tok = own = scim_json_tokener_new();
+                if (!tok)
+                        return -ENOMEM;
+        }
+        json_tokener_reset(tok);
         root = json_tokener_parse_ex(tok, buf, (int) len);
         jerr = json_tokener_get_error(tok);
         end = json_tokener_get_parse_end(tok);
-        json_tokener_free(tok);
+        json_tokener_reset(tok); /* drops what a truncated body left on its stack */
         if (jerr == json_tokener_continue) {
                 json_object_put(root);
                 return errmsg_set(ret_error, -EBADMSG, "truncated JSON");
@@ -90,12 +107,17 @@ int scim_json_parse(const char *buf, size_t len, json_object **ret, char **ret_e
         return 0;
 }
 
-int scim_page_parse(const char *buf, size_t len, unsigned flags, ScimPage *ret, char **ret_error) {
+int scim_json_parse(const char *buf, size_t len, json_object **ret, char **ret_error) {
+        return scim_json_parse_with(NULL, buf, len, ret, ret_error);
+}
+
+static int page_parse(json_tokener *tok, const char *buf, size_t len, unsigned flags, ScimPage *ret,
+                      char **ret_error) {
         json_object *root, *res = NULL;
         ScimPage p = { .start_index = -1, .items_per_page = -1 };
         int r;
 
-        r = scim_json_parse(buf, len, &root, ret_error);
+        r = scim_json_parse_with(tok, buf, len, &root, ret_error);
         if (r < 0)
                 return r;
         p.root = root;
@@ -131,6 +153,10 @@ int scim_page_parse(const char *buf, size_t len, unsigned flags, ScimPage *ret, 
         }
         *ret = p;
         return 0;
+}
+
+int scim_page_parse(const char *buf, size_t len, unsigned flags, ScimPage *ret, char **ret_error) {
+        return page_parse(NULL, buf, len, flags, ret, ret_error);
 }
 
 /* A one-pass scan of a JSON text that estimates what json-c will allocate
@@ -225,8 +251,8 @@ static void prescan(const char *buf, size_t len, Prescan *ret) {
         *ret = s;
 }
 
-int scim_page_parse_bounded(const char *buf, size_t len, int64_t page_size, unsigned flags, ScimPage *ret,
-                            char **ret_error) {
+int scim_page_parse_bounded(struct json_tokener *tok, const char *buf, size_t len, int64_t page_size,
+                            unsigned flags, ScimPage *ret, char **ret_error) {
         uint64_t budget = MIN((uint64_t) SCIM_PAGE_PARSE_FACTOR * len + SCIM_PAGE_PARSE_SLACK,
                               (uint64_t) SCIM_PAGE_PARSE_MAX);
         uint64_t max = scim_page_resources_max(page_size);
@@ -241,6 +267,6 @@ int scim_page_parse_bounded(const char *buf, size_t len, int64_t page_size, unsi
                 return errmsg_set(ret_error, -EBADMSG, "page of %zu bytes would take about %" PRIu64
                                   " MiB to parse (at most %" PRIu64 " MiB)", len, s.cost >> 20, budget >> 20);
         }
-        return scim_page_parse(buf, len, flags, ret, ret_error);
+        return page_parse(tok, buf, len, flags, ret, ret_error);
 }
 

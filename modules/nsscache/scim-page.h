@@ -41,6 +41,17 @@ typedef enum ScimPageFlags {
 int scim_json_parse(const char *buf, size_t len, struct json_object **ret, char **ret_error);
 
 /**
+ * scim_json_tokener_new() - a tokener for parsing body after body
+ * (scim_json_parse_with(), scim_page_parse_bounded()) without allocating
+ * its stack each time.  NULL on OOM; free with json_tokener_free().
+ */
+struct json_tokener *scim_json_tokener_new(void);
+
+/** scim_json_parse_with() - scim_json_parse() with @tok (NULL: a fresh one), reset before and after. */
+int scim_json_parse_with(struct json_tokener *tok, const char *buf, size_t len, struct json_object **ret,
+                         char **ret_error);
+
+/**
  * scim_page_parse() - parse one ListResponse body.
  * Return: 0; -EBADMSG with a reason in *ret_error for invalid JSON (incl.
  * nesting deeper than SCIM_JSON_DEPTH_MAX, trailing data), a non-object, a
@@ -69,9 +80,10 @@ static inline uint64_t scim_page_resources_max(int64_t page_size) {
  * scim_page_parse_bounded() - scim_page_parse() behind a pre-scan that
  * refuses, without building anything, a body whose parsed tree would exceed
  * the budget above or whose Resources array holds more than
- * scim_page_resources_max(@page_size) elements.
+ * scim_page_resources_max(@page_size) elements.  @tok: as for
+ * scim_json_parse_with().
  * Return: 0; -EBADMSG (*ret_error says why), -ENOMEM.
  */
-int scim_page_parse_bounded(const char *buf, size_t len, int64_t page_size, unsigned flags, ScimPage *ret,
-                            char **ret_error);
+int scim_page_parse_bounded(struct json_tokener *tok, const char *buf, size_t len, int64_t page_size,
+                            unsigned flags, ScimPage *ret, char **ret_error);
 

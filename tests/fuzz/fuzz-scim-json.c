@@ -66,12 +66,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             nsscache_conf_parse_ini(c, conf_text, strlen(conf_text), "fuzz", &err) < 0 ||
             nsscache_conf_finalize(c, &err) < 0)
                 __builtin_trap();
-        /* the fetch's pre-scan sees every input, whatever the parser makes of it */
+        /* the fetch's pre-scan sees every input, whatever the parser makes of
+         * it, with the tokener the fetch keeps for a whole run: it parses this
+         * input after whatever the last one left it with */
         {
+                static struct json_tokener *tok;
                 _cleanup_free_ char *e = NULL;
                 ScimPage q = { 0 };
 
-                if (scim_page_parse_bounded((const char *) data, size, 10000, 0, &q, &e) >= 0)
+                if (!tok && !(tok = scim_json_tokener_new()))
+                        __builtin_trap();
+                if (scim_page_parse_bounded(tok, (const char *) data, size, 10000, 0, &q, &e) >= 0)
                         scim_page_done(&q);
         }
         /* the same bytes as a cursor page, and as a ServiceProviderConfig */
@@ -80,7 +85,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 ScimPagination pg;
                 ScimPage q = { 0 };
 
-                if (scim_page_parse_bounded((const char *) data, size, 10000, SCIM_PAGE_CURSOR, &q, &e) >= 0) {
+                if (scim_page_parse_bounded(NULL, (const char *) data, size, 10000, SCIM_PAGE_CURSOR, &q, &e) >= 0) {
                         if (q.next_cursor && strlen(q.next_cursor) > SCIM_CURSOR_MAX)
                                 __builtin_trap();
                         scim_page_done(&q);

@@ -5,6 +5,7 @@
  * took 2.3 GB.  Each case runs in its own process
  * (Check forks), so ru_maxrss measures that case alone. */
 #include <check.h>
+#include <json-c/json.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,7 +52,7 @@ static int parse_measured(const char *body, size_t len, int64_t page_size, char 
         ScimPage p = { 0 };
         int r;
 
-        r = scim_page_parse_bounded(body, len, page_size, 0, &p, err);
+        r = scim_page_parse_bounded(NULL, body, len, page_size, 0, &p, err);
         after = peak_rss();
         scim_page_done(&p);
         ck_assert_msg(after - before <= (uint64_t) SCIM_PAGE_PARSE_FACTOR * len + SCIM_PAGE_PARSE_SLACK,
@@ -124,11 +125,11 @@ START_TEST(test_real_page) {
         fputs("]}", f);
         ck_assert_int_eq(fclose(f), 0);
         ck_assert_msg(parse_measured(body, len, (int64_t) n, &err) == 0, "%s", err);
-        ck_assert_int_eq(scim_page_parse_bounded(body, len, (int64_t) n, 0, &p, &err), 0);
+        ck_assert_int_eq(scim_page_parse_bounded(NULL, body, len, (int64_t) n, 0, &p, &err), 0);
         ck_assert_int_eq(p.n_resources, n);
         scim_page_done(&p);
         /* the same page answering count=100 is refused */
-        ck_assert_int_eq(scim_page_parse_bounded(body, len, 100, 0, &p, &err), -EBADMSG);
+        ck_assert_int_eq(scim_page_parse_bounded(NULL, body, len, 100, 0, &p, &err), -EBADMSG);
 }
 END_TEST
 
@@ -163,16 +164,48 @@ START_TEST(test_count_scope) {
         const char bad[] = "{\"totalResults\":3,\"Resources\":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19]}";
         const char dup[] = "{\"totalResults\":3,\"Resources\":[],\"Resources\":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19]}";
 
-        ck_assert_msg(scim_page_parse_bounded(ok, strlen(ok), 1, 0, &p, &err) == 0, "%s", err);
+        ck_assert_msg(scim_page_parse_bounded(NULL, ok, strlen(ok), 1, 0, &p, &err) == 0, "%s", err);
         ck_assert_int_eq(p.n_resources, 3);
         scim_page_done(&p);
-        ck_assert_int_eq(scim_page_parse_bounded(bad, strlen(bad), 1, 0, &p, &err), -EBADMSG);
+        ck_assert_int_eq(scim_page_parse_bounded(NULL, bad, strlen(bad), 1, 0, &p, &err), -EBADMSG);
         ck_assert_msg(strstr(err, "19 Resources"), "%s", err);
         free(err);
         err = NULL;
         /* a duplicate key cannot hide the array json-c keeps */
-        ck_assert_int_eq(scim_page_parse_bounded(dup, strlen(dup), 1, 0, &p, &err), -EBADMSG);
+        ck_assert_int_eq(scim_page_parse_bounded(NULL, dup, strlen(dup), 1, 0, &p, &err), -EBADMSG);
         ck_assert_msg(strstr(err, "19 Resources"), "%s", err);
+}
+END_TEST
+
+/* The fetch parses every page of a run with one tokener: nothing a broken
+ * page leaves in it reaches the next page. */
+START_TEST(test_tokener_reuse) {
+        static const char *const bodies[] = {
+                "{\"totalResults\":1,\"Resources\":[{\"id\":\"a\"", /* truncated mid-object */
+                "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[",   /* deeper than allowed */
+                "{\"totalResults\":1} trailing",
+                "\"just a string",
+                "",
+        };
+        const char good[] = "{\"totalResults\":2,\"Resources\":[{\"id\":\"x\"},{\"id\":\"y\"}]}";
+        json_tokener *tok = scim_json_tokener_new();
+
+        ck_assert_ptr_nonnull(tok);
+        for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+                _cleanup_free_ char *err = NULL;
+                ScimPage p = { 0 };
+
+                ck_assert_int_eq(scim_page_parse_bounded(tok, bodies[i], strlen(bodies[i]), 10, 0, &p, &err), -EBADMSG);
+                ck_assert_ptr_nonnull(err);
+                free(err);
+                err = NULL;
+                ck_assert_msg(scim_page_parse_bounded(tok, good, strlen(good), 10, 0, &p, &err) == 0,
+                              "after body %zu: %s", i, err);
+                ck_assert_uint_eq(p.n_resources, 2);
+                ck_assert_int_eq(p.total_results, 2);
+                scim_page_done(&p);
+        }
+        json_tokener_free(tok);
 }
 END_TEST
 
@@ -186,6 +219,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_real_page);
         tcase_add_test(tc, test_real_groups);
         tcase_add_test(tc, test_count_scope);
+        tcase_add_test(tc, test_tokener_reuse);
         suite_add_tcase(s, tc);
         return s;
 }
