@@ -223,6 +223,12 @@ tests_unit_test_scim_map_SOURCES = tests/unit/test-scim-map.c tests/lib/scim-col
 tests_unit_test_scim_map_CFLAGS = $(CHECK_TEST_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir)
 tests_unit_test_scim_map_LDADD = modules/nsscache/libnsscache-scim.la $(CHECK_TEST_LIBS)
 
+check_PROGRAMS += tests/unit/test-attr-path
+TESTS += tests/unit/test-attr-path
+tests_unit_test_attr_path_SOURCES = tests/unit/test-attr-path.c
+tests_unit_test_attr_path_CFLAGS = $(CHECK_TEST_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir)
+tests_unit_test_attr_path_LDADD = modules/nsscache/libnsscache-scim.la $(CHECK_TEST_LIBS)
+
 check_PROGRAMS += tests/unit/test-refresh-memo
 TESTS += tests/unit/test-refresh-memo
 tests_unit_test_refresh_memo_SOURCES = tests/unit/test-refresh-memo.c

@@ -42,6 +42,8 @@ noinst_LTLIBRARIES += %reldir%/libnsscache-scim.la
 	%reldir%/scim-spc.h \
 	%reldir%/scim-sink.c \
 	%reldir%/scim-sink.h \
+	%reldir%/attr-path.c \
+	%reldir%/attr-path.h \
 	%reldir%/scim-map.c \
 	%reldir%/scim-map.h \
 	%reldir%/scim-record.c \

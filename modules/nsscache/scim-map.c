@@ -44,6 +44,7 @@
 #include <json-c/json.h>
 
 #include "dupset.h"
+#include "attr-path.h"
 #include "scim-map.h"
 #include "util/cleanup.h"
 #include "util/macro.h"
@@ -118,6 +119,7 @@ struct ScimMapper {
         Claim *claims;
         size_t n_claims, cap_claims;
         size_t n_removed;
+        AttrPaths *paths; /* the config's attribute paths, split and hashed once */
 };
 
 /* System accounts and groups that a directory may never hand out, even on a
@@ -167,7 +169,7 @@ int scim_map_new(const ScimConfig *c, const ScimSink *sink, ScimMapper **ret) {
             dupset_new(&m->members) < 0 || dupset_new(&m->local_user_names) < 0 ||
             dupset_new(&m->local_uids) < 0 || dupset_new(&m->local_group_names) < 0 ||
             dupset_new(&m->local_gids) < 0 || dupset_new(&m->published_users) < 0 ||
-            dupset_new(&m->published_groups) < 0 || add_reserved(m) < 0) {
+            dupset_new(&m->published_groups) < 0 || attr_paths_new(&m->paths) < 0 || add_reserved(m) < 0) {
                 scim_map_free(m);
                 return -ENOMEM;
         }
@@ -193,6 +195,7 @@ ScimMapper *scim_map_free(ScimMapper *m) {
         dupset_free(m->published_users);
         dupset_free(m->published_groups);
         free(m->claims);
+        attr_paths_free(m->paths);
         free(m);
         return NULL;
 }
@@ -295,26 +298,6 @@ static int grow(void **array, size_t *cap, size_t n, size_t size) {
         return 0;
 }
 
-/* One step of a path: a key of @o, copied out only when it is long. */
-static json_object *extract_step(json_object *o, const char *step, size_t n) {
-        _cleanup_free_ char *heap = NULL;
-        char buf[256];
-        const char *key = buf;
-        json_object *v;
-
-        if (n < sizeof(buf)) {
-                memcpy(buf, step, n);
-                buf[n] = 0;
-        } else {
-                key = heap = strndup(step, n);
-                if (!heap)
-                        return NULL;
-        }
-        if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
-                return NULL;
-        return v;
-}
-
 /* Hands one accepted entry whose strings are borrowed to the sink, and
  * says where it went.  Return: 0, -ENOMEM, or -EINVAL/-EILSEQ for an entry
  * the cache format cannot hold (nothing is added: the caller rejects it). */
@@ -325,25 +308,12 @@ static int emit(ScimMapper *m, NssMapType t, const void *entry, uint64_t *ret_at
 /* ---- attributes ------------------------------------------------------------- */
 
 json_object *scim_map_extract(json_object *o, const char *path) {
-        const char *p = path;
+        return attr_path_extract(o, path);
+}
 
-        if (!path || !*path)
-                return NULL;
-        for (;;) {
-                const char *e = strchr(p, '/');
-                size_t n = e ? (size_t) (e - p) : strlen(p);
-                json_object *v;
-
-                if (!json_object_is_type(o, json_type_object))
-                        return NULL;
-                v = extract_step(o, p, n);
-                if (!v)
-                        return NULL;
-                if (!e)
-                        return v;
-                o = v;
-                p = e + 1;
-        }
+/* @path of @o through the mapper's cache: @path must be the config's or a literal. */
+static json_object *attr(ScimMapper *m, json_object *o, const char *path) {
+        return attr_paths_get(m->paths, o, path);
 }
 
 /* A name every tool takes as it is: POSIX portable filename characters, not
@@ -637,7 +607,7 @@ static bool set_has(DupSet *set, const char *name) {
 /* gecos is cosmetic: forbidden characters become spaces, bytes that are not
  * UTF-8 become '?', long values are cut at a UTF-8 boundary, instead of
  * rejecting the account. */
-static char *gecos_from(json_object *user, const char *path) {
+static char *gecos_from(ScimMapper *m, json_object *user, const char *path) {
         json_object *v = NULL, *name;
         _cleanup_free_ char *joined = NULL;
         const char *s = NULL;
@@ -645,13 +615,13 @@ static char *gecos_from(json_object *user, const char *path) {
         char *t;
 
         if (path)
-                v = scim_map_extract(user, path);
+                v = attr(m, user, path);
         else {
-                name = scim_map_extract(user, "name");
-                v = scim_map_extract(name, "formatted");
+                name = attr(m, user, "name");
+                v = attr(m, name, "formatted");
                 if (!v || !json_object_is_type(v, json_type_string)) {
-                        json_object *g = scim_map_extract(name, "givenName"),
-                                    *f = scim_map_extract(name, "familyName");
+                        json_object *g = attr(m, name, "givenName"),
+                                    *f = attr(m, name, "familyName");
                         if (g && f && json_object_is_type(g, json_type_string) &&
                             json_object_is_type(f, json_type_string)) {
                                 if (asprintf(&joined, "%s %s", json_object_get_string(g),
@@ -659,7 +629,7 @@ static char *gecos_from(json_object *user, const char *path) {
                                         return NULL;
                                 s = joined;
                         } else
-                                v = scim_map_extract(user, "displayName");
+                                v = attr(m, user, "displayName");
                 }
         }
         if (!s)
@@ -701,8 +671,8 @@ static char *home_from_override(const char *tmpl, const char *name) {
 }
 
 /* A string attribute: NULL when missing; *bad when present with the wrong type. */
-static const char *string_at(json_object *o, const char *path, json_object **ret_v, bool *bad) {
-        json_object *v = scim_map_extract(o, path);
+static const char *string_at(ScimMapper *m, json_object *o, const char *path, json_object **ret_v, bool *bad) {
+        json_object *v = attr(m, o, path);
 
         *ret_v = v;
         *bad = false;
@@ -742,7 +712,7 @@ static bool sshkey_valid(const char *b, const char *e) {
 /* The user's keys, each trimmed; a key that is not a string or not valid is
  * dropped and counted, the others kept. */
 static int collect_sshkeys(ScimMapper *m, json_object *user, json_object *jname, char ***ret) {
-        json_object *v = scim_map_extract(user, m->conf->map[NSS_MAP_SSHKEY].path_ssh_keys);
+        json_object *v = attr(m, user, m->conf->map[NSS_MAP_SSHKEY].path_ssh_keys);
         _cleanup_strv_free_ char **keys = NULL;
         bool array = json_object_is_type(v, json_type_array);
         size_t n = !v ? 0 : array ? json_object_array_length(v) : 1, count = 0;
@@ -813,7 +783,7 @@ static int derived_name_ok(ScimMapper *m, NssMapType t, json_object *user, const
         const char *path = m->conf->map[t].path_username ?: "userName";
         json_object *v;
         bool bad;
-        const char *s = string_at(user, path, &v, &bad);
+        const char *s = string_at(m, user, path, &v, &bad);
 
         *ok = s && streq(s, name);
         if (!*ok)
@@ -826,13 +796,14 @@ static int derived_name_ok(ScimMapper *m, NssMapType t, json_object *user, const
 /* A path attribute from the configured path, else the enterprise extension:
  * NULL when both are missing or empty (nsscache falls back then too);
  * *bad when one is not a string or not clean. */
-static const char *path_attr(json_object *user, const char *path, const char *enterprise, bool *bad) {
+static const char *path_attr(ScimMapper *m, json_object *user, const char *path, const char *enterprise,
+                             bool *bad) {
         const char *paths[] = { path, enterprise };
         json_object *v;
 
         *bad = false;
         for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
-                const char *s = paths[i] ? string_at(user, paths[i], &v, bad) : NULL;
+                const char *s = paths[i] ? string_at(m, user, paths[i], &v, bad) : NULL;
 
                 if (*bad || (s && *s && !field_clean(v, s))) {
                         *bad = true;
@@ -854,7 +825,7 @@ static int user_home(ScimMapper *m, json_object *user, const char *name, char **
         if (!isempty(pc->override_home_directory))
                 dir = home_from_override(pc->override_home_directory, name);
         else {
-                s = path_attr(user, pc->path_home_directory, ENTERPRISE_USER "/homeDirectory", &bad);
+                s = path_attr(m, user, pc->path_home_directory, ENTERPRISE_USER "/homeDirectory", &bad);
                 if (bad)
                         return -EINVAL;
                 if (s)
@@ -874,7 +845,7 @@ static int user_home(ScimMapper *m, json_object *user, const char *name, char **
 static int user_shell(ScimMapper *m, json_object *user, const char **ret) {
         const ScimMapConf *pc = &m->conf->map[NSS_MAP_PASSWD];
         bool bad;
-        const char *s = path_attr(user, pc->path_login_shell, ENTERPRISE_USER "/loginShell", &bad);
+        const char *s = path_attr(m, user, pc->path_login_shell, ENTERPRISE_USER "/loginShell", &bad);
 
         if (bad || (s && !path_valid(s, true)))
                 return -EINVAL;
@@ -886,8 +857,8 @@ static int user_shell(ScimMapper *m, json_object *user, const char **ret) {
 static int user_ids(ScimMapper *m, json_object *user, json_object *jname, int64_t *uid, int64_t *gid,
                     bool *ok) {
         const ScimMapConf *pc = &m->conf->map[NSS_MAP_PASSWD];
-        json_object *v = pc->path_gid ? scim_map_extract(user, pc->path_gid) : NULL;
-        IdResult ir = parse_id(scim_map_extract(user, pc->path_uid), m->conf->min_uid, uid);
+        json_object *v = pc->path_gid ? attr(m, user, pc->path_gid) : NULL;
+        IdResult ir = parse_id(attr(m, user, pc->path_uid), m->conf->min_uid, uid);
 
         *ok = false;
         if (ir != ID_OK)
@@ -949,7 +920,7 @@ static int map_user(ScimMapper *m, json_object *user) {
         if (!json_object_is_type(user, json_type_object))
                 return reject(m, SCIM_REJECT_NOT_OBJECT, NSS_MAP_PASSWD, NULL, -1);
 
-        name = string_at(user, pc->path_username ?: "userName", &jname, &bad);
+        name = string_at(m, user, pc->path_username ?: "userName", &jname, &bad);
         if (!name)
                 return reject(m, bad ? SCIM_REJECT_BAD_NAME : SCIM_REJECT_NO_NAME, NSS_MAP_PASSWD,
                               NULL, -1);
@@ -971,7 +942,7 @@ static int map_user(ScimMapper *m, json_object *user) {
         r = user_shell(m, user, &shell);
         if (r < 0)
                 return reject(m, SCIM_REJECT_BAD_SHELL, NSS_MAP_PASSWD, jname, uid);
-        gecos = gecos_from(user, pc->path_gecos);
+        gecos = gecos_from(m, user, pc->path_gecos);
         if (!gecos)
                 return -ENOMEM;
 
@@ -1093,7 +1064,7 @@ static int group_members(ScimMapper *m, json_object *group, json_object *jgroup,
 
                 if (json_object_is_type(e, json_type_object))
                         r = add_member(m, &members, &n, m->members, jgroup,
-                                       scim_map_extract(e, slash ? slash + 1 : path));
+                                       attr(m, e, slash ? slash + 1 : path));
                 else if (!slash && json_object_is_type(e, json_type_string))
                         r = add_member(m, &members, &n, m->members, jgroup, e);
                 else
@@ -1118,13 +1089,13 @@ static int map_group(ScimMapper *m, json_object *group) {
 
         if (!json_object_is_type(group, json_type_object))
                 return reject(m, SCIM_REJECT_NOT_OBJECT, NSS_MAP_GROUP, NULL, -1);
-        name = string_at(group, gc->path_groupname ?: "displayName", &jname, &bad);
+        name = string_at(m, group, gc->path_groupname ?: "displayName", &jname, &bad);
         if (!name)
                 return reject(m, bad ? SCIM_REJECT_BAD_NAME : SCIM_REJECT_NO_NAME, NSS_MAP_GROUP,
                               NULL, -1);
         if (!name_valid(name) || (size_t) json_object_get_string_len(jname) != strlen(name))
                 return reject(m, SCIM_REJECT_BAD_NAME, NSS_MAP_GROUP, jname, -1);
-        ir = parse_id(scim_map_extract(group, gc->path_gid), m->conf->min_gid, &gid);
+        ir = parse_id(attr(m, group, gc->path_gid), m->conf->min_gid, &gid);
         if (ir != ID_OK)
                 return reject(m, id_reject[ir], NSS_MAP_GROUP, jname, ir == ID_RANGE ? gid : -1);
         if (name_reserved(m->local_group_names, name) || dupset_contains_id(m->local_gids, (uint32_t) gid))
