@@ -13,16 +13,7 @@ scim_token
 mkdir -p "$T/cache" "$T/ts"
 
 write_config() {
-        sunkd_config "modules:
-  nsscache:
-    nsscache_conf: $SUNKD_SRCDIR/etc/nsscache.conf.example
-    scim_base_url: $SCIM_URL
-    files_dir: $T/cache
-    timestamp_dir: $T/ts
-    token_file: $T/token
-    interval: 1h
-    splay: 0s
-    $1"
+        nsscache_config "$1"
 }
 write_config ""
 out=$("$SUNKD" -c "$T/sunkd.yaml" --check-config 2>&1); rc=$?

@@ -18,35 +18,19 @@ printf 'root:x:0:0:root:/root:/bin/bash\n' > "$T/local/passwd"
 printf 'root:x:0:\n' > "$T/local/group"
 
 write_config() {
-        sunkd_config "modules:
-  nsscache:
-    nsscache_conf: $SUNKD_SRCDIR/etc/nsscache.conf.example
-    scim_base_url: $SCIM_URL
-    files_dir: $T/cache
-    timestamp_dir: $T/ts
-    token_file: $T/token
-    local_passwd: $T/local/passwd
+        nsscache_config "local_passwd: $T/local/passwd
     local_group: $T/local/group
-    interval: 1h
-    splay: 0s
     $1"
 }
 
 # st FIELD: a field of the nsscache status after the last run
 st() {
-        ctl --json status | python3 -c '
-import json, sys
-s = [m for m in json.load(sys.stdin)["modules"] if m["name"] == "nsscache"][0]["status"]
-v = s[sys.argv[1]]
-print(str(v).lower() if isinstance(v, bool) else v)' "$1"
+        module_status nsscache "$1"
 }
 
 # counts: entries and rejects in the status
 counts() {
-        ctl --json status | python3 -c '
-import json, sys
-s = [m for m in json.load(sys.stdin)["modules"] if m["name"] == "nsscache"][0]["status"]
-print(json.dumps(s["entries"], sort_keys=True), json.dumps(s["rejected"], sort_keys=True))'
+        echo "$(st entries) $(st rejected)"
 }
 
 # refresh: one run, then "replayed=BOOL" of it

@@ -54,17 +54,8 @@ cat > "$T/hostile.json" <<JSON
 JSON
 
 write_config() {
-        sunkd_config "modules:
-  nsscache:
-    nsscache_conf: $SUNKD_SRCDIR/etc/nsscache.conf.example
-    scim_base_url: $SCIM_URL
-    files_dir: $T/cache
-    timestamp_dir: $T/ts
-    token_file: $T/token
-    local_passwd: $T/passwd
-    local_group: $T/group
-    interval: 1h
-    splay: 0s"
+        nsscache_config "local_passwd: $T/passwd
+    local_group: $T/group"
 }
 scim_start "$T/hostile.json" --raw-bytes
 write_config

@@ -4,6 +4,10 @@
 # scim_stop
 # scim_reload                   serve DATA as the file holds it now (SIGHUP, waits until served)
 # scim_token                    write $T/token (0600) with the fixture's token
+# nsscache_config [KEYS]        write $T/sunkd.yaml: the nsscache module with the example
+#                               nsscache.conf against $SCIM_URL, caches in $T/cache, timestamps
+#                               in $T/ts, token $T/token, interval 1h, splay 0s, then KEYS (more
+#                               lines of the section, each after the first indented by 4)
 
 scim_start() {
         local data=$1; shift
@@ -34,4 +38,17 @@ scim_reload() {
 scim_token() {
         printf 'test-token\n' > "$T/token"
         chmod 600 "$T/token"
+}
+
+nsscache_config() {
+        sunkd_config "modules:
+  nsscache:
+    nsscache_conf: $SUNKD_SRCDIR/etc/nsscache.conf.example
+    scim_base_url: $SCIM_URL
+    files_dir: $T/cache
+    timestamp_dir: $T/ts
+    token_file: $T/token
+    interval: 1h
+    splay: 0s
+    ${1:-}"
 }

@@ -10,6 +10,7 @@
 # wait_log REGEX         wait until a line logged since the mark matches
 # wait_until N CMD...    poll CMD every 0.1 s, at most N times, until it succeeds
 # job_field JOB FIELD    one field of `ctl --json jobs` for JOB
+# module_status MOD FIELD  one field of module MOD's status (booleans as true/false)
 # status_without RE DESC a TAP check: the daemon answers status, no line matches RE
 #
 # Waits are bounded by a count of polls, not a deadline, and the bounds are
@@ -96,6 +97,14 @@ job_field() {
 import json, sys
 j = [j for j in json.load(sys.stdin)['jobs'] if j['name'] == sys.argv[1]]
 print(j[0].get(sys.argv[2], '') if j else '')" "$1" "$2"
+}
+
+module_status() {
+        ctl --json status | python3 -c '
+import json, sys
+m = [m for m in json.load(sys.stdin)["modules"] if m["name"] == sys.argv[1]]
+v = m[0].get("status", {}).get(sys.argv[2], "") if m else ""
+print(json.dumps(v, sort_keys=True) if isinstance(v, (bool, dict, list)) else v)' "$1" "$2"
 }
 
 job_runs_at_least() {
