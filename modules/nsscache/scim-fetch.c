@@ -387,14 +387,14 @@ static CURLcode page_wait(ScimFetch *f) {
 
 /* Notes the answer just received in the run's record, if one is kept.  An
  * answer without a digest leaves the record unusable, not the run failed. */
-static int record_answer(ScimFetch *f, const char *url, const char *what, long status) {
+static int record_answer(ScimFetch *f, const char *url, const char *what, long status, bool listing) {
         if (!f->record)
                 return 0;
         if (!f->digest_ok) {
                 f->record->broken = true;
                 return 0;
         }
-        return scim_record_add(f->record, url, what, status, f->digest);
+        return scim_record_add(f->record, url, what, status, listing, f->digest);
 }
 
 /* The wait a 429 or 503 asks for (Retry-After, seconds or an HTTP-date,
@@ -722,7 +722,7 @@ int scim_fetch_all(ScimFetch *f, ScimEndpoint e, const sunkd_cancel *cancel, sci
 
                 r = get_page(f, url, what, ret_error);
                 if (r >= 0)
-                        r = record_answer(f, url, what, 200);
+                        r = record_answer(f, url, what, 200, true);
                 if (r < 0)
                         break;
                 r = scim_page_parse_bounded(f->tok, f->body ?: "", f->body_len, f->conf->page_size, page_flags(f, &run),
@@ -795,7 +795,7 @@ int scim_fetch_paging(ScimFetch *f, const sunkd_cancel *cancel, char **ret_error
                 return errmsg_set(ret_error, -ECANCELED, "ServiceProviderConfig: cancelled");
         if (cr != CURLE_OK || curl_easy_getinfo(f->curl, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK)
                 status = 0;
-        r = record_answer(f, url, "ServiceProviderConfig", status);
+        r = record_answer(f, url, "ServiceProviderConfig", status, false);
         if (r < 0 || status == 0)
                 return r;
         /* the listing would be refused the same way: one request is enough */
@@ -864,7 +864,8 @@ int scim_fetch_run(const ScimConfig *c, ScimMapper *m, ScimRecord *record, const
 
 /* Sends @q again as the recorded run did: a listing page is retried as
  * scim_fetch_all() would, and fails the same way; /ServiceProviderConfig
- * gets one try, whatever its answer. */
+ * gets one try, and any answer but the recorded one is a difference (the
+ * full run then decides, as scim_fetch_paging() does). */
 static int replay_one(ScimFetch *f, const ScimRequest *q, bool *ret_same, char **ret_error) {
         long status = 200;
         CURLcode cr;
@@ -873,7 +874,7 @@ static int replay_one(ScimFetch *f, const ScimRequest *q, bool *ret_same, char *
         r = page_begin(f, q->url);
         if (r < 0)
                 return r;
-        if (q->status == 200) {
+        if (q->listing) {
                 r = get_page(f, q->url, q->what, ret_error);
                 if (r < 0)
                         return r;

@@ -11,7 +11,7 @@ void scim_record_init(ScimRecord *r) {
         digest_key_new(r->key);
 }
 
-int scim_record_add(ScimRecord *r, const char *url, const char *what, long status,
+int scim_record_add(ScimRecord *r, const char *url, const char *what, long status, bool listing,
                     const uint8_t digest[static DIGEST_LEN]) {
         ScimRequest *q;
 
@@ -25,7 +25,7 @@ int scim_record_add(ScimRecord *r, const char *url, const char *what, long statu
                 r->cap = cap;
         }
         q = r->requests + r->n;
-        *q = (ScimRequest) { .url = strdup(url), .what = strdup(what), .status = status };
+        *q = (ScimRequest) { .url = strdup(url), .what = strdup(what), .status = status, .listing = listing };
         if (!q->url || !q->what) {
                 free(q->url);
                 free(q->what);

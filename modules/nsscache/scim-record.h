@@ -21,6 +21,7 @@ typedef struct ScimRequest {
         char *url;
         char *what;  /* the name errors give it */
         long status; /* the HTTP status used; 0: the transfer failed */
+        bool listing; /* a page of a listing (else /ServiceProviderConfig): see scim_fetch_replay() */
         uint8_t digest[DIGEST_LEN]; /* of the body as decoded */
 } ScimRequest;
 
@@ -35,7 +36,7 @@ typedef struct ScimRecord {
 void scim_record_init(ScimRecord *r);
 
 /** scim_record_add() - append a request (@url and @what are copied).  Return: 0 or -ENOMEM. */
-int scim_record_add(ScimRecord *r, const char *url, const char *what, long status,
+int scim_record_add(ScimRecord *r, const char *url, const char *what, long status, bool listing,
                     const uint8_t digest[static DIGEST_LEN]);
 
 /** scim_record_done() - free what @r holds; it is empty afterwards. */

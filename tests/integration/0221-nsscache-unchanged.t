@@ -114,6 +114,24 @@ sunkd_hup
 like "$(log_since)" "Configuration reloaded" "the config is reloaded"
 is "$(refresh)" "replayed=false" "the first run of a new config is a full one"
 
+# Paged by cursor (RFC 9865): /ServiceProviderConfig and every page are replayed.
+scim_stop
+scim_start "$T/data.json" --pagination cursor
+write_config ""
+sunkd_hup
+refresh > /dev/null
+is "$(st pagination)" "cursor" "(a server that advertises cursors)"
+refresh > /dev/null
+log_mark
+: > "$SCIM_LOG"
+is "$(refresh)" "replayed=true" "a cursor listing is replayed too"
+like "$(cat "$SCIM_LOG")" "ServiceProviderConfig" "with its ServiceProviderConfig request"
+sed -i 's|"sunkLoginShell": "/bin/zsh"|"sunkLoginShell": "/bin/dash"|' "$T/data.json"
+scim_reload
+is "$(refresh)" "replayed=false" "and a changed page ends the replay"
+like "$(grep '^ada:' "$T/cache/passwd.cache")" ":/bin/dash$" "the change is published"
+good=$(snapshot)
+
 # A replay that fails fails the run, as the full run would have, and changes nothing.
 refresh > /dev/null
 is "$(refresh)" "replayed=true" "(replayed)"

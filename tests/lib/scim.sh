@@ -14,6 +14,7 @@ scim_start() {
         command -v python3 >/dev/null || bail_out "python3 is needed for the SCIM fixture"
         rm -f "$T/scim.port"
         SCIM_LOG="$T/scim-requests.log"
+        SCIM_RELOADS=0
         : > "$SCIM_LOG"
         python3 "$SUNKD_SRCDIR/tests/lib/scim-server.py" --data "$data" --port-file "$T/scim.port" \
                 --log "$SCIM_LOG" --token test-token "$@" 2> "$T/scim.err" &

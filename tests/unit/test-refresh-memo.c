@@ -235,10 +235,11 @@ START_TEST(test_record) {
         scim_record_init(&b);
         ck_assert(memcmp(a.key, b.key, DIGEST_KEY_LEN) != 0); /* each run draws its own */
         for (int i = 0; i < 1000; i++)
-                ck_assert_int_eq(scim_record_add(&a, "http://x/Users?startIndex=1", "Users page 1", 200, d), 0);
+                ck_assert_int_eq(scim_record_add(&a, "http://x/Users?startIndex=1", "Users page 1", 200, true, d), 0);
         ck_assert_uint_eq(a.n, 1000);
         ck_assert_str_eq(a.requests[999].what, "Users page 1");
         ck_assert_int_eq(a.requests[999].status, 200);
+        ck_assert(a.requests[999].listing);
         ck_assert_mem_eq(a.requests[999].digest, d, DIGEST_LEN);
         scim_record_done(&a);
         ck_assert_uint_eq(a.n, 0);
