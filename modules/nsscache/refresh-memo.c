@@ -49,10 +49,6 @@ int refresh_rejects_copy(ScimRejects *to, const ScimRejects *from) {
         return 0;
 }
 
-static int feed(Digest *md, const void *p, size_t n) {
-        return digest_feed(md, p, n);
-}
-
 /* The contents of the regular file open at @fd. */
 static int feed_contents(Digest *md, int fd) {
         _cleanup_free_ char *buf = malloc(READ_CHUNK);
@@ -68,7 +64,7 @@ static int feed_contents(Digest *md, int fd) {
                         return (int) n;
                 if (n == 0)
                         return 0;
-                r = feed(md, buf, (size_t) n);
+                r = digest_feed(md, buf, (size_t) n);
                 if (r < 0)
                         return r;
                 pos += (uint64_t) n;
@@ -89,7 +85,7 @@ static int feed_file(Digest *md, const char *path, Look look) {
         uint64_t meta[10] = {};
         int r;
 
-        r = feed(md, path, strlen(path) + 1);
+        r = digest_feed(md, path, strlen(path) + 1);
         if (r < 0)
                 return r;
         if (look == LOOK_CONTENTS) {
@@ -101,7 +97,7 @@ static int feed_file(Digest *md, const char *path, Look look) {
         } else
                 r = stat(path, &st);
         if (r < 0 && errno == ENOENT)
-                return feed(md, "-", 1);
+                return digest_feed(md, "-", 1);
         if (r < 0)
                 return -errno;
         meta[0] = st.st_mode;
@@ -117,7 +113,7 @@ static int feed_file(Digest *md, const char *path, Look look) {
                 meta[8] = (uint64_t) st.st_ctim.tv_sec;
                 meta[9] = (uint64_t) st.st_ctim.tv_nsec;
         }
-        r = feed(md, meta, sizeof(meta));
+        r = digest_feed(md, meta, sizeof(meta));
         if (r < 0 || look != LOOK_CONTENTS || !S_ISREG(st.st_mode))
                 return r;
         return feed_contents(md, fd);
