@@ -6,6 +6,18 @@
 #include "scim-record.h"
 #include "util/macro.h"
 
+/* Frees the requests; the record stays broken. */
+static void drop(ScimRecord *r) {
+        for (size_t i = 0; i < r->n; i++) {
+                free(r->requests[i].url);
+                free(r->requests[i].what);
+        }
+        free(r->requests);
+        r->requests = NULL;
+        r->n = r->cap = r->bytes = 0;
+        r->broken = true;
+}
+
 void scim_record_init(ScimRecord *r) {
         *r = (ScimRecord) {};
         digest_key_new(r->key);
@@ -13,8 +25,15 @@ void scim_record_init(ScimRecord *r) {
 
 int scim_record_add(ScimRecord *r, const char *url, const char *what, long status, bool listing,
                     const uint8_t digest[static DIGEST_LEN]) {
+        size_t bytes = sizeof(ScimRequest) + strlen(url) + strlen(what) + 2;
         ScimRequest *q;
 
+        if (r->broken)
+                return 0;
+        if (bytes > SCIM_RECORD_BYTES_MAX - r->bytes) {
+                drop(r);
+                return 0;
+        }
         if (r->n == r->cap) {
                 size_t cap = MAX(r->cap * 2, (size_t) 64);
 
@@ -33,14 +52,11 @@ int scim_record_add(ScimRecord *r, const char *url, const char *what, long statu
         }
         memcpy(q->digest, digest, DIGEST_LEN);
         r->n++;
+        r->bytes += bytes;
         return 0;
 }
 
 void scim_record_done(ScimRecord *r) {
-        for (size_t i = 0; i < r->n; i++) {
-                free(r->requests[i].url);
-                free(r->requests[i].what);
-        }
-        free(r->requests);
+        drop(r);
         explicit_bzero(r, sizeof(*r));
 }

@@ -17,6 +17,13 @@
 #include "digest.h"
 
 
+/* What a record may hold: a 1M-user directory paged by 100 is 10,000
+ * requests of about 250 bytes.  A larger record (a server handing out
+ * kilobyte cursors one resource at a time) is dropped and marked broken:
+ * those runs are simply not replayed, and the memory is not held between
+ * runs. */
+#define SCIM_RECORD_BYTES_MAX (8u * 1024 * 1024)
+
 typedef struct ScimRequest {
         char *url;
         char *what;  /* the name errors give it */
@@ -29,13 +36,16 @@ typedef struct ScimRecord {
         uint8_t key[DIGEST_KEY_LEN]; /* the digests', drawn by scim_record_init() */
         ScimRequest *requests;
         size_t n, cap;
-        bool broken; /* an answer could not be digested: the record shows nothing */
+        size_t bytes; /* held, counted against SCIM_RECORD_BYTES_MAX */
+        bool broken;  /* an answer could not be digested, or the record grew too large: it shows nothing */
 } ScimRecord;
 
 /** scim_record_init() - an empty record with a fresh key. */
 void scim_record_init(ScimRecord *r);
 
-/** scim_record_add() - append a request (@url and @what are copied).  Return: 0 or -ENOMEM. */
+/** scim_record_add() - append a request (@url and @what are copied); past
+ * SCIM_RECORD_BYTES_MAX, empty @r and mark it broken instead (later adds
+ * are ignored).  Return: 0 or -ENOMEM. */
 int scim_record_add(ScimRecord *r, const char *url, const char *what, long status, bool listing,
                     const uint8_t digest[static DIGEST_LEN]);
 

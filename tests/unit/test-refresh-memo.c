@@ -248,6 +248,33 @@ START_TEST(test_record) {
 }
 END_TEST
 
+/* A server handing out kilobyte cursors a resource at a time cannot make
+ * the memo hold more than SCIM_RECORD_BYTES_MAX between runs. */
+START_TEST(test_record_cap) {
+        _cleanup_free_ char *url = malloc(4097);
+        uint8_t d[DIGEST_LEN] = { 1 };
+        ScimRecord r;
+        size_t added = 0;
+
+        ck_assert_ptr_nonnull(url);
+        memset(url, 'c', 4096);
+        url[4096] = 0;
+        scim_record_init(&r);
+        while (!r.broken) {
+                ck_assert_int_eq(scim_record_add(&r, url, "Users page by cursor", 200, true, d), 0);
+                added++;
+                ck_assert_uint_le(r.bytes, SCIM_RECORD_BYTES_MAX);
+                ck_assert_uint_lt(added, SCIM_RECORD_BYTES_MAX / 4096 + 2);
+        }
+        ck_assert_uint_ge(added, SCIM_RECORD_BYTES_MAX / (4096 + 128));
+        ck_assert_uint_eq(r.n, 0); /* what it held is given back at once */
+        ck_assert_ptr_null(r.requests);
+        ck_assert_int_eq(scim_record_add(&r, "u", "w", 200, true, d), 0);
+        ck_assert_uint_eq(r.n, 0); /* and it stays broken */
+        scim_record_done(&r);
+}
+END_TEST
+
 static Suite *suite(void) {
         Suite *s = suite_create("refresh-memo");
         TCase *tc = tcase_create("core");
@@ -256,6 +283,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_files_digest);
         tcase_add_test(tc, test_rejects_copy);
         tcase_add_test(tc, test_record);
+        tcase_add_test(tc, test_record_cap);
         suite_add_tcase(s, tc);
         return s;
 }
