@@ -200,6 +200,10 @@ static bool job_periodic(const Job *j) {
 }
 
 static void job_log_result(Job *j, int result) {
+        if (result == -ECANCELED && j->stopping) {
+                log_ctx_full_errno(&j->log, LOG_INFO, 0, "Job '%s' cancelled: its module is stopping.", j->name);
+                return;
+        }
         if (result >= 0) {
                 if (j->consecutive_failures > 0)
                         log_ctx_full_errno(&j->log, LOG_NOTICE, 0, "Job '%s' recovered after %u failed runs.",
@@ -334,6 +338,10 @@ static void job_child_done(void *userdata, int r, json_object *result, const cha
 
         (void) sd_event_source_set_enabled(j->timer, SD_EVENT_OFF);
         j->result = result;
+        /* Killed because its owner is stopping: that is the cancellation
+         * the owner asked for, not a failure of the work. */
+        if (r == -EINTR && j->stopping && !j->timed_out && sunkd_cancelled(&j->cancel))
+                r = -ECANCELED;
         if (why && !j->timed_out && !j->stopping)
                 (void) sched_job_set_message(j, why);
         job_completed(j, r);

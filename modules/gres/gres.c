@@ -554,6 +554,10 @@ static int discover_done(void *state, int r, void *input, void *result) {
         json_object *res = result, *gpus = NULL;
         const char *nvml_error = jstr(res, "nvml_error");
 
+        if (r == -ECANCELED) { /* the module is stopping; the core says so */
+                json_object_put(res);
+                return r;
+        }
         s->runs++;
         if (nvml_error && s->backend != BACKEND_PROC)
                 sunkd_log_warning(s->ctx, "NVML: %s%s", nvml_error,
@@ -758,6 +762,10 @@ static int events_done(void *state, int r, void *input, void *result) {
         json_object *res = result, *events;
         size_t added = 0;
 
+        if (r == -ECANCELED) {
+                json_object_put(res);
+                return r;
+        }
         set_watching(s, res, r);
         if (r >= 0 && json_object_object_get_ex(res, "events", &events) && json_object_is_type(events, json_type_array))
                 added = add_xids(s, events);

@@ -185,7 +185,13 @@ for bad in '{"total": 1, "events": [{"bus_id": "../../etc/x", "uuid": "GPU-x", "
         wait_runs gres.discover 1 || bail_out "no discovery"
         is "$(module_status xid_events)" 0 "and nothing of it is shown"
 done
+# The watch waits out its hour-long window: stopping cancels it, and says so.
+events_running() { [ "$(job_field gres.events state)" = running ]; }
+ok "the XID watch runs" wait_until 300 events_running
+log_mark
 sunkd_stop
+like "$(log_since)" "Job 'gres.events' cancelled: its module is stopping\." "stopping cancels the XID watch, and says so"
+unlike "$(log_since)" "warning|Not watching|failed" "and warns of nothing"
 head -c 300000 /dev/zero | tr '\0' ' ' > "$T/state/gres/xid-events.json"
 sunkd_start
 LOG_MARK=0

@@ -8,6 +8,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -331,6 +332,38 @@ START_TEST(test_wait_and_stop) {
 }
 END_TEST
 
+static int work_pause(void *state, void *input, const sunkd_cancel *cancel, void **ret) {
+        /* Only a signal ends it: the cancel flag lives in the parent. */
+        while (!sunkd_cancelled(cancel))
+                pause();
+        return 0;
+}
+
+static bool running_1(void) { return sched_n_running(H->sched, H) == 1; }
+
+/* A child killed because its owner stops was cancelled, not failed: done()
+ * sees -ECANCELED, as a thread's work that returns on cancel does. */
+START_TEST(test_stop_kills_child_as_cancel) {
+        Job *j = add_job((sunkd_job_spec){ .name = "t.child", .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_CHILD,
+                                           .work = work_pause });
+        sigset_t chld;
+
+        /* sd-event watches children only with SIGCHLD blocked, as sunkd has it. */
+        sigemptyset(&chld);
+        sigaddset(&chld, SIGCHLD);
+        ck_assert_int_eq(sigprocmask(SIG_BLOCK, &chld, NULL), 0);
+        ck_assert_int_eq(sched_job_trigger(j, NULL), 0);
+        run_until(running_1, WAIT_MAX);
+        ck_assert_uint_eq(sched_n_running(H->sched, H), 1);
+        sched_stop_owner(H->sched, H);
+        run_until(done_1, WAIT_MAX);
+        ck_assert_uint_eq(H->n_done, 1);
+        ck_assert_int_eq(H->results[0], -ECANCELED);
+        ck_assert_uint_eq(sched_n_running(H->sched, NULL), 0);
+        sched_remove_owner(H->sched, H);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("sched");
         TCase *math = tcase_create("math"), *real = tcase_create("real");
@@ -345,6 +378,7 @@ int main(void) {
         tcase_add_test(real, test_timeout);
         tcase_add_test(real, test_update);
         tcase_add_test(real, test_wait_and_stop);
+        tcase_add_test(real, test_stop_kills_child_as_cancel);
         suite_add_tcase(s, math);
         suite_add_tcase(s, real);
         return check_run(s);
