@@ -314,7 +314,11 @@ static void gres_table(json_object *p) {
                 json_object *g = json_object_array_get_idx(gpus, i);
                 char mem[32];
 
-                snprintf(mem, sizeof(mem), "%.0fG", (double) jint(g, "memory", 0) / (1024.0 * 1024 * 1024));
+                /* /proc does not tell the memory: 0 means unknown, not none */
+                if (jint(g, "memory", 0) > 0)
+                        snprintf(mem, sizeof(mem), "%.0fG", (double) jint(g, "memory", 0) / (1024.0 * 1024 * 1024));
+                else
+                        snprintf(mem, sizeof(mem), "-");
                 printf("%-5" PRId64 " %-5" PRId64 " %-28s %-12s %-8s %-12s %s\n", jint(g, "index", 0), jint(g, "minor", 0),
                        jstr(g, "type") ?: "-", jstr(g, "bus_id") ?: "-", mem, jstr(g, "cores") ?: "-",
                        jstr(g, "uuid") ?: "-");

@@ -75,12 +75,23 @@ static const struct {
 static int nvml_open(Nvml *n, const char *library) {
         static const char *const names[] = { "libnvidia-ml.so.1", "libnvidia-ml.so" };
 
+        _cleanup_free_ char *why = NULL;
+
         if (library)
                 n->dl = dlopen(library, RTLD_NOW | RTLD_LOCAL);
-        for (size_t i = 0; !library && !n->dl && i < ELEMENTSOF(names); i++)
+        for (size_t i = 0; !library && !n->dl && i < ELEMENTSOF(names); i++) {
                 n->dl = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-        if (!n->dl)
+                /* The versioned name is the one a driver installs: its
+                 * reason is the one worth telling. */
+                if (!n->dl && i == 0 && !why)
+                        why = strdup(dlerror() ?: "not found");
+        }
+        if (!n->dl) {
+                if (n->error && asprintf(n->error, "cannot load %s (%s)", library ?: "libnvidia-ml.so.1 or libnvidia-ml.so",
+                                         library ? dlerror() ?: "not found" : why ?: "not found") < 0)
+                        *n->error = NULL;
                 return -ENOENT;
+        }
         for (size_t i = 0; i < ELEMENTSOF(nvml_symbols); i++) {
                 void *f = dlsym(n->dl, nvml_symbols[i].name);
 

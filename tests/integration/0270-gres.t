@@ -188,6 +188,7 @@ ok "the hung child is given up" wait_log "NVML did not answer within 3 s"
 wait_until 600 eval '[ "$(ctl --json gres 2>/dev/null | python3 -c "import json,sys; print(json.load(sys.stdin).get(\"source\"))")" = proc ]'
 out=$(ctl gres)
 like "$out" "source: proc, Gres=gpu:h100:2" "then /proc is used"
+like "$out" "0000:18:00.0 - +[0-9]" "memory, which /proc does not tell, shows as -, not 0G"
 is "$(ctl gres --check | cut -d: -f1)" "match" "and matches the node line"
 is "$(cat "$T/gres.conf")" "$(sed 's/Type=nvidia_h100_80gb_hbm3/Type=h100/' "$DATA/proc-node.gres.conf")" \
    "gres.conf from /proc"

@@ -278,14 +278,14 @@ static void write_file(const char *dir, const char *name, const char *data, size
         ck_assert_int_eq(fclose(f), 0);
 }
 
-/* One GPU under a fresh root whose information file is @info. */
-static int proc_one(const char *info, size_t len, GresGpu **g, size_t *n) {
+/* One GPU at @bus under a fresh root whose information file is @info. */
+static int proc_at(const char *bus, const char *info, size_t len, GresGpu **g, size_t *n) {
         char root[] = "/tmp/test-gres-XXXXXX";
         _cleanup_free_ char *cmd = NULL, *gdir = NULL;
         int r;
 
         ck_assert_ptr_nonnull(mkdtemp(root));
-        ck_assert_int_ge(asprintf(&gdir, "%s/proc/driver/nvidia/gpus/0000:01:00.0", root), 0);
+        ck_assert_int_ge(asprintf(&gdir, "%s/proc/driver/nvidia/gpus/%s", root, bus), 0);
         ck_assert_int_ge(asprintf(&cmd, "mkdir -p '%s' '%s/dev' && : > '%s/dev/nvidia0'", gdir, root, root), 0);
         ck_assert_int_eq(system(cmd), 0);
         write_file(gdir, "information", info, len);
@@ -295,6 +295,33 @@ static int proc_one(const char *info, size_t len, GresGpu **g, size_t *n) {
         ck_assert_int_eq(system(cmd), 0);
         return r;
 }
+
+static int proc_one(const char *info, size_t len, GresGpu **g, size_t *n) {
+        return proc_at("0000:01:00.0", info, len, g, n);
+}
+
+/* The file as the open kernel module 580.159.04 writes it for an H200:
+ * tabs and spaces between key and value, keys the module does not use. */
+START_TEST(test_proc_real_driver) {
+        _cleanup_free_ char *path = data_path("proc-h200-580.information"), *info = NULL;
+        GresGpu *g = NULL;
+        size_t n = 0, len = 0;
+        FILE *f = fopen(path, "r");
+
+        ck_assert_ptr_nonnull(f);
+        ck_assert_int_eq(getdelim(&info, &len, '\0', f) > 0, 1);
+        len = strlen(info);
+        fclose(f);
+        ck_assert_int_eq(proc_at("0000:00:06.0", info, len, &g, &n), 0);
+        ck_assert_uint_eq(n, 1);
+        ck_assert_str_eq(g[0].name, "NVIDIA H200");
+        ck_assert_str_eq(g[0].uuid, "GPU-3f12ef50-cea6-4486-c130-caa8795799ce");
+        ck_assert_str_eq(g[0].bus_id, "0000:00:06.0");
+        ck_assert_uint_eq(g[0].minor, 0);
+        ck_assert_uint_eq(g[0].memory, 0);
+        gres_gpus_free(g, n);
+}
+END_TEST
 
 START_TEST(test_proc_malformed) {
         static const char *const bad[] = {
@@ -630,7 +657,10 @@ START_TEST(test_nvml_failures) {
         ck_assert_str_eq(err, "nvmlInit_v2: Fake error (9)");
         free(TAKE_PTR(err));
         ck_assert_int_eq(gres_nvml_discover("/nonexistent/libnvidia-ml.so.1", NULL, &g, &n, &err), -ENOENT);
-        ck_assert_ptr_null(err);
+        /* the library and dlopen's reason, for the log */
+        ck_assert_str_eq(err, "cannot load /nonexistent/libnvidia-ml.so.1 (/nonexistent/libnvidia-ml.so.1: "
+                              "cannot open shared object file: No such file or directory)");
+        free(TAKE_PTR(err));
         /* a library that is not NVML */
         ck_assert_int_eq(gres_nvml_discover("libc.so.6", NULL, &g, &n, &err), -ENOSYS);
         ck_assert_str_eq(err, "nvmlInit_v2: missing");
@@ -790,6 +820,7 @@ static Suite *suite(void) {
         tcase_add_checked_fixture(tc, NULL, topo_teardown);
         tcase_add_test(tc, test_proc_golden);
         tcase_add_test(tc, test_proc_no_driver);
+        tcase_add_test(tc, test_proc_real_driver);
         tcase_add_test(tc, test_proc_malformed);
         tcase_add_test(tc, test_proc_oversized_and_hostile);
         tcase_add_test(tc, test_bus_id_normalise);
