@@ -559,9 +559,9 @@ static int discover_done(void *state, int r, void *input, void *result) {
                 return r;
         }
         s->runs++;
-        if (nvml_error && s->backend != BACKEND_PROC)
-                sunkd_log_warning(s->ctx, "NVML: %s%s", nvml_error,
-                                  s->backend == BACKEND_AUTO && r >= 0 ? "; found the GPUs through /proc instead." : ".");
+        /* With backend nvml the failure below names the NVML error itself. */
+        if (nvml_error && s->backend == BACKEND_AUTO)
+                sunkd_log_warning(s->ctx, "NVML: %s%s", nvml_error, r >= 0 ? "; found the GPUs through /proc instead." : ".");
         if (r == -ETIMEDOUT && s->backend == BACKEND_AUTO && !input) {
                 sunkd_log_warning(s->ctx, "NVML did not answer within %llu s; discovering through /proc from now on.",
                                   (unsigned long long) (s->conf.timeout_usec / SUNKD_USEC_PER_SEC));

@@ -202,6 +202,29 @@ wait_runs gres.discover 1 || bail_out "no discovery"
 is "$(ctl gres --slurmd-conf)" "" "no GPUs: --slurmd-conf prints nothing"
 like "$(ctl gres)" "source: nvml, Gres=$" "and sunkctl gres shows none"
 
+# An NVML that cannot be loaded: the library and dlopen's reason, said once.
+for be in nvml auto; do
+        sunkd_stop
+        sunkd_config "modules:
+  gres:
+    backend: $be
+    nvml_library: $T/no-such-libnvidia-ml.so.1
+    root: $T/root
+    xid_events: no"
+        sunkd_start
+        log_mark
+        ctl run gres.discover > /dev/null
+        n=$(log_since | grep -c "cannot load $T/no-such-libnvidia-ml.so.1 ($T/no-such-libnvidia-ml.so.1: cannot open shared object file: No such file or directory)")
+        if [ "$be" = nvml ]; then
+                is "$n" 1 "backend nvml: the failed discovery names the library and why, once"
+                like "$(log_since)" "error: GPU discovery failed: cannot load " "as an error"
+        else
+                is "$n" 1 "backend auto: the same reason, once"
+                like "$(log_since)" "warning: NVML: cannot load .*; found the GPUs through /proc instead\\." \
+                     "as a warning, with the fallback"
+        fi
+done
+
 # Bad settings are located.
 sunkd_config "modules:
   gres:
