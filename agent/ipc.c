@@ -977,10 +977,10 @@ static int conn_dispatch(IpcConnection *c, const char *frame, size_t len) {
         return ipc_reply_internal(call, "io.sunkd.InternalError", errno_params(-r));
 }
 
-/* Read what is there, up to max_request unconsumed bytes. */
-static int conn_read(IpcConnection *c) {
+/* Room for the next read: what was handled is dropped, and the buffer
+ * grows by chunks up to max_request unconsumed bytes. */
+static int conn_reserve(IpcConnection *c) {
         size_t max = c->ipc->limits.max_request;
-        ssize_t n;
 
         if (c->in_start > 0) {
                 memmove(c->in, c->in + c->in_start, c->in_len - c->in_start);
@@ -997,6 +997,17 @@ static int conn_read(IpcConnection *c) {
                 c->in = b;
                 c->in_alloc = a;
         }
+        return 0;
+}
+
+/* Read what is there, up to max_request unconsumed bytes. */
+static int conn_read(IpcConnection *c) {
+        ssize_t n;
+        int r;
+
+        r = conn_reserve(c);
+        if (r < 0)
+                return r;
         if (c->in_len >= c->in_alloc)
                 return 0;
 
@@ -1355,15 +1366,56 @@ static void ipc_refuse(Ipc *ipc, int fd) {
                     suppressed > 0 ? " (more refusals suppressed)" : "");
 }
 
-/* A client usually writes its request right after connecting: serve it now
- * rather than after an epoll_wait().  When what came is a whole call, one
- * more read learns whether the client also shut down its side (a one-shot
- * client): then the connection is answered and closed here and now. */
-static void conn_start(IpcConnection *c) {
-        int r = conn_read(c);
+/* Takes the @n bytes a peek has already put into the buffer off the socket. */
+static int conn_consume_peeked(IpcConnection *c, size_t n) {
+        char scratch[IPC_READ_CHUNK];
+        ssize_t k;
 
-        if (r >= 0 && !c->eof && c->in_len > 0 && c->in[c->in_len - 1] == '\0')
+        assert(n <= sizeof(scratch));
+        do
+                k = recv(c->fd, scratch, n, MSG_DONTWAIT);
+        while (k < 0 && errno == EINTR);
+        if (k == (ssize_t) n)
+                return 0;
+        return log_debug_errno(k < 0 ? errno : EIO, "Failed to read from uid=%u pid=%u: %m",
+                               (unsigned) c->ucred.uid, (unsigned) c->ucred.pid);
+}
+
+/* A client usually writes its request right after connecting: serve it now
+ * rather than after an epoll_wait().  A whole call is only peeked at and
+ * answered first: taking it off the socket frees the client's send buffer,
+ * and that wakes a client already asleep waiting for the answer, for
+ * nothing.  Taken after the answer (which wakes it anyway), it costs a
+ * recv() but no wake-up.  One more read then learns whether the client also
+ * shut down its side (a one-shot client): then the connection is closed
+ * here and now, without an epoll registration. */
+static void conn_start(IpcConnection *c) {
+        ssize_t n = -1;
+        int r;
+
+        r = conn_reserve(c);
+        if (r >= 0 && c->in_alloc >= IPC_READ_CHUNK) {
+                n = recv(c->fd, c->in, IPC_READ_CHUNK, MSG_DONTWAIT | MSG_PEEK);
+                if (n < 0 && errno == EAGAIN) { /* connected, not written yet */
+                        conn_settle(c, 0);
+                        return;
+                }
+        }
+        if (r >= 0 && n > 0 && c->in[n - 1] == '\0') {
+                c->in_len = (size_t) n;
+                conn_touch(c);
+                r = conn_run(c);
+                if (r >= 0 && !c->dead)
+                        r = conn_consume_peeked(c, (size_t) n);
+                /* Answered: more calls, or the end?  Not while a call is in
+                 * flight: then reading waits for it (backpressure). */
+                if (r >= 0 && !c->dead && !c->call && c->out_len == 0)
+                        r = conn_read(c);
+        } else if (r >= 0) {
                 r = conn_read(c);
+                if (r >= 0 && !c->eof && c->in_len > 0 && c->in[c->in_len - 1] == '\0')
+                        r = conn_read(c);
+        }
         if (r >= 0 && !c->dead)
                 r = conn_run(c);
         conn_settle(c, r);

@@ -706,6 +706,35 @@ START_TEST(test_half_close) {
         raw_close(&c);
         pump_until_connections(&s, 0);
 
+        /* A call that fills the first read exactly, and one after it in the
+         * same write: both answered, in order, each once. */
+        {
+                char big[4096 + 128];
+                const char *head = "{\"method\":\"io.sunkd.Test.Echo\",\"parameters\":{\"i\":1,\"pad\":\"";
+                const char *tail = "\"}}";
+                const char next[] = "{\"method\":\"io.sunkd.Test.Echo\",\"parameters\":{\"i\":2}}";
+                size_t pad = 4095 - strlen(head) - strlen(tail), len = 0;
+
+                memcpy(big, head, strlen(head));
+                len += strlen(head);
+                memset(big + len, 'x', pad);
+                len += pad;
+                memcpy(big + len, tail, strlen(tail));
+                len += strlen(tail);
+                big[len++] = '\0';
+                ck_assert_uint_eq(len, 4096);
+                memcpy(big + len, next, sizeof(next));
+                len += sizeof(next);
+                raw_connect(&s, &c);
+                ck_assert(raw_send(&s, &c, big, len));
+                ck_assert_int_eq(shutdown(c.fd, SHUT_WR), 0);
+                expect_reply_int(&s, &c, "i", 1);
+                expect_reply_int(&s, &c, "i", 2);
+                assert_eof(&s, &c);
+                raw_close(&c);
+                pump_until_connections(&s, 0);
+        }
+
         /* A pending call: a half-close is not a hangup; the reply still comes. */
         raw_connect(&s, &c);
         raw_send_str(&s, &c, "{\"method\":\"io.sunkd.Test.Hold\"}");
