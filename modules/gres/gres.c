@@ -41,11 +41,13 @@
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/json-util.h"
+#include "util/macro.h"
 #include "util/time-util.h"
 
 #define ALIASES_MAX 64
 #define GRES_CONF_MAX (1024 * 1024)
 #define XID_RUN_MAX 64          /* events one window hands back; a storm takes several */
+#define XID_FIRST_WINDOW_USEC ((uint64_t) SUNKD_USEC_PER_SEC)
 #define XID_LOGGED_PER_RUN 8    /* each logged up to this, then one line for the rest */
 #define XID_FILE "xid-events.json"
 #define XID_FILE_MAX (256 * 1024)
@@ -667,7 +669,11 @@ static int events_work(void *state, void *input, const sunkd_cancel *cancel, voi
         *ret_result = out;
         json_object_object_add(out, "events", events);
         json_object_object_add(out, "unwatched", unwatched);
-        r = gres_nvml_watch_xids(s->conf.nvml_library, s->conf.xid_window_usec, XID_RUN_MAX, &w, &error);
+        /* Until a window has shown that the watch works (at start, after a
+         * failure), a short one: status and the log say so within a second,
+         * not after xid_window. */
+        r = gres_nvml_watch_xids(s->conf.nvml_library, s->watching == 1 ? s->conf.xid_window_usec :
+                                 MIN(s->conf.xid_window_usec, XID_FIRST_WINDOW_USEC), XID_RUN_MAX, &w, &error);
         if (r < 0) {
                 json_object_object_add(out, "error", json_object_new_string(error ?: strerror(-r)));
                 return r;

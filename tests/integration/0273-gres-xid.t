@@ -14,8 +14,9 @@ NVML="$SUNKD_BUILDDIR/tests/fake-nvml/.libs/libnvidia-ml.so"
 [ -f "$NVML" ] || bail_out "the fake NVML is not built"
 DATA="$SUNKD_SRCDIR/tests/data/gres"
 RAW="$SUNKD_SRCDIR/tests/lib/varlink-raw.py"
+# The events directory is a link, so that a storm can arrive all at once.
 EV="$T/events"
-mkdir "$EV"
+mkdir "$T/events.0" && ln -s events.0 "$EV" || bail_out "cannot make the events directory"
 { cat "$DATA/nvml-h100-8.desc"; echo "events|$EV"; } > "$T/nvml.desc"
 cp -r "$DATA/proc-node" "$T/root" && "$SUNKD_SRCDIR/tests/lib/fake-cpu-topology.sh" "$T/root" 2 48 2 ||
         bail_out "cannot build the fake root"
@@ -59,14 +60,19 @@ export FAKE_NVML_CONFIG="$T/nvml.desc"
 LOG_MARK=0 LOG_MARKED="$T/sunkd.log"
 sunkd_start
 ok "the first discovery" wait_runs gres.discover 1
-is "$(job_field gres.events state)" running "gres.events is waiting for XID events"
-is "$(module_status xid_watch)" starting "status: the watch has not reported yet"
+# The first window is a short one: the watch reports within a second, not
+# after its hour.
+watching() { [ "$(module_status xid_watch)" = watching ]; }
+ok "status: watching, after the first, short window" wait_until 300 watching
+ok "the watch reports what it watches" wait_log "Watching 8 GPU\(s\) for XID errors\."
+# From then on the window is the hour xid_window says.
+events_running() { watching && [ "$(job_field gres.events state)" = running ]; }
+ok "gres.events waits for XID events in its hour-long window" wait_until 300 events_running
 
 # A critical XID ends the hour-long window at once and is logged.
 event 00000000:18:00.0 79
 ok "an XID is logged as it happens, not at the window's end" \
    wait_log "GPU $G0 at 0000:18:00.0: XID 79 \(GPU has fallen off the bus\); the GPU counts as unhealthy for xid_hold\."
-ok "the watch reports what it watches" wait_log "Watching 8 GPU\(s\) for XID errors\."
 wait_until 300 eval '[ "$(module_status xid_events)" = 1 ]'
 is "$(module_status xid_watch) $(module_status xid_watched) $(module_status xid_active)" "watching 8 1" \
    "status: watching, 8 GPUs, one critical XID within the hold"
@@ -100,10 +106,11 @@ like "$(ctl gres)" "GPU 0 at 0000:18:00.0 is unhealthy: XID 79 \(GPU has fallen 
 # to 8 and summed up in one line, and the List keeps the last 16 per GPU.
 log_mark
 runs=$(job_field gres.events runs)
+mkdir "$T/events.1" || bail_out "cannot make the storm"
 for i in $(seq 150); do
-        printf '00000000:AB:00.0|31\n' > "$EV/.s$i"
+        printf '00000000:AB:00.0|31\n' > "$T/events.1/s$(printf '%04d' $i)"
 done
-for i in $(seq 150); do mv "$EV/.s$i" "$EV/s$(printf '%04d' $i)"; done
+ln -s events.1 "$T/events.new" && mv -T "$T/events.new" "$EV" || bail_out "cannot swap the storm in"
 ok "all 150 are counted" wait_until 600 eval '[ "$(metric gres_gpu_xid_errors_total $G5)" = 150 ]'
 ok "a window hands back at most 64" eval '[ $(( $(job_field gres.events runs) - runs )) -ge 3 ]'
 logged=$(log_since | grep -c 'XID 31 (GPU memory page fault)')
@@ -186,8 +193,7 @@ for bad in '{"total": 1, "events": [{"bus_id": "../../etc/x", "uuid": "GPU-x", "
         is "$(module_status xid_events)" 0 "and nothing of it is shown"
 done
 # The watch waits out its hour-long window: stopping cancels it, and says so.
-events_running() { [ "$(job_field gres.events state)" = running ]; }
-ok "the XID watch runs" wait_until 300 events_running
+ok "the XID watch runs its hour-long window" wait_until 300 events_running
 log_mark
 sunkd_stop
 like "$(log_since)" "Job 'gres.events' cancelled: its module is stopping\." "stopping cancels the XID watch, and says so"
