@@ -676,6 +676,21 @@ START_TEST(test_disconnect_while_pending) {
 }
 END_TEST
 
+/* @data holds calls with "i": 1 and 2, sent in one write and half-closed:
+ * both answered, in order, then the end. */
+static void two_calls_then_eof(Server *s, const char *data, size_t len) {
+        Raw c;
+
+        raw_connect(s, &c);
+        ck_assert(raw_send(s, &c, data, len));
+        ck_assert_int_eq(shutdown(c.fd, SHUT_WR), 0);
+        expect_reply_int(s, &c, "i", 1);
+        expect_reply_int(s, &c, "i", 2);
+        assert_eof(s, &c);
+        raw_close(&c);
+        pump_until_connections(s, 0);
+}
+
 /* A client that shuts down its sending side after its call (sunkctl,
  * sunkd-authkeys) is answered and closed from the accept itself: one loop
  * iteration, no registration left behind. */
@@ -697,14 +712,7 @@ START_TEST(test_half_close) {
         raw_close(&c);
 
         /* Two calls, then the end: both answered, in order. */
-        raw_connect(&s, &c);
-        ck_assert(raw_send(&s, &c, two, sizeof(two)));
-        ck_assert_int_eq(shutdown(c.fd, SHUT_WR), 0);
-        expect_reply_int(&s, &c, "i", 1);
-        expect_reply_int(&s, &c, "i", 2);
-        assert_eof(&s, &c);
-        raw_close(&c);
-        pump_until_connections(&s, 0);
+        two_calls_then_eof(&s, two, sizeof(two));
 
         /* A call that fills the first read exactly, and one after it in the
          * same write: both answered, in order, each once. */
@@ -725,14 +733,7 @@ START_TEST(test_half_close) {
                 ck_assert_uint_eq(len, 4096);
                 memcpy(big + len, next, sizeof(next));
                 len += sizeof(next);
-                raw_connect(&s, &c);
-                ck_assert(raw_send(&s, &c, big, len));
-                ck_assert_int_eq(shutdown(c.fd, SHUT_WR), 0);
-                expect_reply_int(&s, &c, "i", 1);
-                expect_reply_int(&s, &c, "i", 2);
-                assert_eof(&s, &c);
-                raw_close(&c);
-                pump_until_connections(&s, 0);
+                two_calls_then_eof(&s, big, len);
         }
 
         /* A pending call: a half-close is not a hangup; the reply still comes. */
