@@ -25,8 +25,9 @@
  * device's handle lookup returns GPU_IS_LOST) or "events" (registering it
  * for events answers NOT_SUPPORTED).  Devices are indexed in file
  * order.  "hang" blocks nvmlInit_v2 until the process is killed, after
- * writing one byte to the file descriptor in $FAKE_NVML_HANG_FD if set, so a
- * test knows the call is inside NVML.
+ * writing one byte to the file descriptor in $FAKE_NVML_HANG_FD if set, and
+ * its pid to the file $FAKE_NVML_HANG_FILE if set (for a process that closes
+ * inherited descriptors), so a test knows the call is inside NVML.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -207,10 +208,16 @@ static void parse_health(char *line) {
 }
 
 static void hang(void) {
-        const char *fd = getenv("FAKE_NVML_HANG_FD");
+        const char *fd = getenv("FAKE_NVML_HANG_FD"), *file = getenv("FAKE_NVML_HANG_FILE");
 
         if (fd && write(atoi(fd), "h", 1) < 0)
                 abort();
+        if (file) {
+                FILE *f = fopen(file, "ae");
+
+                if (!f || fprintf(f, "%d\n", (int) getpid()) < 0 || fclose(f) != 0)
+                        abort();
+        }
         for (;;)
                 pause();
 }
