@@ -214,6 +214,8 @@ for be in nvml auto; do
     root: $T/root
     xid_events: no"
         sunkd_start
+        # the discovery at start has logged its own before the mark
+        wait_runs gres.discover 1 || bail_out "no discovery at start"
         log_mark
         ctl run gres.discover > /dev/null
         n=$(log_since | grep -c "cannot load $T/no-such-libnvidia-ml.so.1 ($T/no-such-libnvidia-ml.so.1: cannot open shared object file: No such file or directory)")
