@@ -1368,7 +1368,7 @@ static void ipc_refuse(Ipc *ipc, int fd) {
 
 /* Takes the @n bytes a peek has already put into the buffer off the socket. */
 static int conn_consume_peeked(IpcConnection *c, size_t n) {
-        char scratch[IPC_READ_CHUNK];
+        _uninitialized_ char scratch[IPC_READ_CHUNK]; /* only written: not cleared per connection */
         ssize_t k;
 
         assert(n <= sizeof(scratch));

@@ -275,9 +275,11 @@ static void job_completed(Job *j, int r) {
         j->child = job_child_free(j->child);
 
         j->last_duration_usec = now_usec(CLOCK_BOOTTIME) - j->last_start_boottime;
+        /* Stopped by its owner: a run that ended anyway, or was interrupted
+         * (a child killed by the cancel's signal), was cancelled, not failed. */
         if (j->timed_out)
                 r = -ETIMEDOUT;
-        else if (j->stopping && r >= 0 && sunkd_cancelled(&j->cancel))
+        else if (j->stopping && sunkd_cancelled(&j->cancel) && (r >= 0 || r == -EINTR))
                 r = -ECANCELED;
         result = j->spec.done ? j->spec.done(*j->statep, r, TAKE_PTR(j->input), TAKE_PTR(j->result)) : r;
         if (result > 0)
@@ -338,10 +340,6 @@ static void job_child_done(void *userdata, int r, json_object *result, const cha
 
         (void) sd_event_source_set_enabled(j->timer, SD_EVENT_OFF);
         j->result = result;
-        /* Killed because its owner is stopping: that is the cancellation
-         * the owner asked for, not a failure of the work. */
-        if (r == -EINTR && j->stopping && !j->timed_out && sunkd_cancelled(&j->cancel))
-                r = -ECANCELED;
         if (why && !j->timed_out && !j->stopping)
                 (void) sched_job_set_message(j, why);
         job_completed(j, r);

@@ -83,7 +83,7 @@ static int nvml_open(Nvml *n, const char *library) {
                 n->dl = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
                 /* The versioned name is the one a driver installs: its
                  * reason is the one worth telling. */
-                if (!n->dl && i == 0 && !why)
+                if (!n->dl && i == 0)
                         why = strdup(dlerror() ?: "not found");
         }
         if (!n->dl) {
