@@ -120,7 +120,8 @@ noinst_SCRIPTS += tests/demo.sh
 
 # Benchmarks (make bench): built with the tests so they keep compiling, run
 # only by tests/bench/bench.sh.
-BENCHES += tests/bench/bench-ping tests/bench/bench-echo tests/bench/bench-nsscache tests/bench/bench-spawn
+BENCHES += tests/bench/bench-ping tests/bench/bench-echo tests/bench/bench-nsscache tests/bench/bench-jsonc \
+	tests/bench/bench-spawn
 check_PROGRAMS += $(BENCHES)
 tests_bench_bench_ping_SOURCES = tests/bench/bench-ping.c
 tests_bench_bench_ping_CFLAGS = $(AM_CFLAGS)
@@ -129,6 +130,9 @@ tests_bench_bench_echo_SOURCES = tests/bench/bench-echo.c
 tests_bench_bench_nsscache_SOURCES = tests/bench/bench-nsscache.c
 tests_bench_bench_nsscache_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir)
 tests_bench_bench_nsscache_LDADD = modules/nsscache/libnsscache-scim.la $(CURL_LIBS)
+tests_bench_bench_jsonc_SOURCES = tests/bench/bench-jsonc.c
+tests_bench_bench_jsonc_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir)
+tests_bench_bench_jsonc_LDADD = modules/nsscache/libnsscache-scim.la $(JSONC_LIBS)
 tests_bench_bench_spawn_SOURCES = tests/bench/bench-spawn.c
 tests_bench_bench_spawn_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS)
 tests_bench_bench_spawn_LDADD = agent/libsunkd-core.la

@@ -15,8 +15,10 @@
 #                    one group per 10 users, page size 100) served by the SCIM
 #                    fixture: bench-nsscache (fetch, map, render, publish; the
 #                    median of 3 runs by wall time), then curl sending the
-#                    same requests over one connection (median of 3); and
-#                    for BENCH_NSSCACHE_DAEMON_USERS (100000) the module inside
+#                    same requests over one connection (median of 3); for
+#                    BENCH_NSSCACHE_DAEMON_USERS (100000) the CPU time json-c
+#                    alone takes to parse those pages, saved first
+#                    (bench-jsonc, median of 3), and the module inside
 #                    sunkd: a first run; three where nothing changed,
 #                    forced so that each maps every page (the median); one
 #                    more that leaves the memo of an unchanged run; three
@@ -248,9 +250,10 @@ bench_nsscache_size() {
                 "$TOOLS/bench-nsscache" -k "$T/token" -d "$T/cache" -u "http://127.0.0.1:$port/scim/v2" \
                         "$S/etc/nsscache.conf.example" >> "$T/nss.out" || die "bench-nsscache failed"
         done
+        cp "$log" "$log.refresh" # the fixture logs curl's requests too
         : > "$T/curl.out"
         for i in 1 2 3; do
-                curl_replay "$log" "$port" >> "$T/curl.out" || die "curl replay failed"
+                curl_replay "$log.refresh" "$port" >> "$T/curl.out" || die "curl replay failed"
         done
         out=$(median3 "$T/nss.out" wall_ms)
         ref=$(median3 "$T/curl.out" time_ms)
@@ -261,8 +264,32 @@ bench_nsscache_size() {
             "$(secs "$(val time_ms "$ref")") (curl, same requests)" "$goal_t"
         row "nsscache $label users: peak RSS, requests" "$(mb "$(val peak_rss_kb "$out")"), $(val requests "$out")" \
             "$(mb "$(val base_rss_kb "$out")") (RSS before the run)" "$goal_m"
-        [ "$n" = "$DAEMON_USERS" ] && bench_nsscache_daemon "$port" "$(val time_ms "$ref")"
+        if [ "$n" = "$DAEMON_USERS" ]; then
+                bench_jsonc "$log.refresh" "$port" "$(val time_ms "$ref")"
+                bench_nsscache_daemon "$port" "$(val time_ms "$ref")"
+        fi
         stop $scim
+}
+
+# bench_jsonc LOG PORT CURL_MS: the CPU time json-c alone takes to parse the
+# pages of the requests in LOG (saved by curl first), next to curl fetching
+# them: the share of the run no mapping or writing can win back.
+bench_jsonc() {
+        local out
+        rm -rf "$T/pages"
+        mkdir "$T/pages"
+        grep -v '/ServiceProviderConfig$' "$1" |
+                awk -v p="$2" -v d="$T/pages" '/^GET / { printf "url = \"http://127.0.0.1:%s%s\"\noutput = \"%s/%05d.json\"\n", p, $2, d, NR }' \
+                > "$T/pages.cfg"
+        curl -s -f -K "$T/pages.cfg" -H "Authorization: Bearer $TOKEN" || die "curl could not save the pages"
+        : > "$T/jsonc.out"
+        for i in 1 2 3; do
+                "$TOOLS/bench-jsonc" "$T"/pages/*.json >> "$T/jsonc.out" || die "bench-jsonc failed"
+        done
+        out=$(median3 "$T/jsonc.out" parse_ms)
+        rm -rf "$T/pages"
+        row "json-c alone, the same $((DAEMON_USERS / 1000))k pages (CPU)" "$(secs "$(val parse_ms "$out")")" \
+            "$(secs "$3") (curl, same requests)" ""
 }
 
 # refresh_ms: how long the last nsscache.refresh of $SOCK's sunkd took
