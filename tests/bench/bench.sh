@@ -24,7 +24,9 @@
 #                    more that leaves the memo of an unchanged run; three
 #                    that replay its requests (the median); the daemon's
 #                    peak RSS during each and its RSS after (the highest),
-#                    next to its idle RSS before the first
+#                    next to its idle RSS before the first; then
+#                    bench-nsscache and curl once each against a fixture that
+#                    takes BENCH_NSSCACHE_PAGE_LATENCY_MS (5) over every page
 #   spawn            bench-spawn: /bin/true through the SpawnSet until its
 #                    callback, BENCH_SPAWN_RUNS (300) times, alternating with
 #                    plain fork+exec+waitpid in the same process; once small
@@ -62,6 +64,7 @@ IDLE_SECONDS=${BENCH_IDLE_SECONDS:-10}
 PING_SECONDS=${BENCH_PING_SECONDS:-3}
 SIZES=${BENCH_NSSCACHE_SIZES:-"1000 10000 100000"}
 DAEMON_USERS=${BENCH_NSSCACHE_DAEMON_USERS:-100000}
+PAGE_LATENCY_MS=${BENCH_NSSCACHE_PAGE_LATENCY_MS:-5}
 SPAWN_RUNS=${BENCH_SPAWN_RUNS:-300}
 AK_USERS=${BENCH_AUTHKEYS_USERS:-100000}
 AK_RUNS=${BENCH_AUTHKEYS_RUNS:-2000}
@@ -368,10 +371,37 @@ bench_nsscache_daemon() {
             "$(mb "$idle") (idle, before)" "<= idle + 2 MB"
 }
 
+# bench_nsscache_latency N: bench-nsscache and curl, once each, against a
+# fixture that takes PAGE_LATENCY_MS over every page of N users, as a
+# directory server does: how much of the module's own time the server's hides.
+bench_nsscache_latency() {
+        local n=$1 port log="$T/scim-latency.log" out ref scim
+        rm -f "$T/scim.port"
+        python3 "$S/tests/lib/scim-server.py" --generate "$n" --prerender --port-file "$T/scim.port" \
+                --log "$log" --token "$TOKEN" --page-latency "$PAGE_LATENCY_MS" 2> "$T/scim.err" &
+        scim=$!
+        PIDS+=($scim)
+        wait_for_file "$T/scim.port" 600 || { cat "$T/scim.err" >&2; die "SCIM fixture did not start"; }
+        port=$(cat "$T/scim.port")
+        rm -rf "$T/cache"
+        mkdir -p "$T/cache"
+        out=$("$TOOLS/bench-nsscache" -k "$T/token" -d "$T/cache" -u "http://127.0.0.1:$port/scim/v2" \
+                "$S/etc/nsscache.conf.example") || die "bench-nsscache failed"
+        [ "$(val passwd "$out")" = "$n" ] || die "expected $n users: $out"
+        cp "$log" "$log.refresh"
+        ref=$(curl_replay "$log.refresh" "$port") || die "curl replay failed"
+        row "nsscache $((n / 1000))k, server ${PAGE_LATENCY_MS} ms/page" "$(secs "$(val wall_ms "$out")")" \
+            "$(secs "$(val time_ms "$ref")") (curl, same requests)" "<= 1.25x curl"
+        stop $scim
+}
+
 bench_nsscache() {
         for n in $SIZES; do
                 bench_nsscache_size "$n"
         done
+        case " $SIZES " in
+        *" $DAEMON_USERS "*) bench_nsscache_latency "$DAEMON_USERS" ;;
+        esac
 }
 
 # loads: how often the authkeys map was built (runs of authkeys.load)

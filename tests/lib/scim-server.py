@@ -236,6 +236,8 @@ class Handler(BaseHTTPRequestHandler):
             nreq = st.requests
         if a.fault == "slow":
             time.sleep(a.delay)
+        if a.page_latency:
+            time.sleep(a.page_latency / 1000)
         if self.headers.get("Authorization") != "Bearer " + a.token or a.fault == "401":
             return self.error(401, "unauthorized")
         if a.fault == "busy" and nreq <= a.fault_count:
@@ -313,6 +315,9 @@ def main():
     p.add_argument("--fault-count", type=int, default=1)
     p.add_argument("--fault-page", type=int, default=0)
     p.add_argument("--delay", type=float, default=5.0)
+    p.add_argument("--page-latency", type=float, default=0,
+                   help="milliseconds to take over every request but /ServiceProviderConfig "
+                        "(a directory server's own time per page)")
     p.add_argument("--shrink", type=int, default=0)
     p.add_argument("--tls-cert", help="serve https with this certificate chain (PEM)")
     p.add_argument("--tls-key", help="the certificate's private key (PEM)")
