@@ -227,13 +227,22 @@ median3() {
         sed -n "s/.*\\b$2=\\([0-9.]*\\).*/\\1 &/p" "$1" | sort -n | sed -n '2s/^[^ ]* //p'
 }
 
-# curl_replay LOG PORT: seconds curl takes for the requests in LOG, one connection
+# curl_replay LOG PORT: the time curl's transfers of the requests in LOG take,
+# over one connection (the sum of their time_total), and curl's CPU time
 curl_replay() {
+        local TIMEFORMAT='%3U %3S'
         sed -n "s|^GET \\(.*\\)|url = \"http://127.0.0.1:$2\\1\"\\noutput = \"/dev/null\"|p" "$1" > "$T/curl.cfg"
+        { time curl -s -K "$T/curl.cfg" -H "Authorization: Bearer $TOKEN" \
+                -w '%{http_code} %{time_total} %{url_effective}\n' > "$T/curl.w"; } 2> "$T/curl.time" || return 1
         # The fixture predates RFC 9865 by default: /ServiceProviderConfig is 404, as the refresh saw it.
-        curl -s -K "$T/curl.cfg" -H "Authorization: Bearer $TOKEN" -w '%{http_code} %{time_total} %{url_effective}\n' |
-                awk '$1 != 200 && !($1 == 404 && $3 ~ /\/ServiceProviderConfig$/) { bad = 1 } { t += $2 }
-                     END { if (bad) exit 1; printf "time_ms=%.1f\n", t * 1000 }'
+        awk -v cpu="$(awk '{ print ($1 + $2) * 1000 }' "$T/curl.time")" \
+            '$1 != 200 && !($1 == 404 && $3 ~ /\/ServiceProviderConfig$/) { bad = 1 } { t += $2 }
+             END { if (bad) exit 1; printf "time_ms=%.1f cpu_ms=%.0f\n", t * 1000, cpu }' "$T/curl.w"
+}
+
+# cpu_ns PID: the CPU time of all threads of PID so far
+cpu_ns() {
+        cat /proc/"$1"/task/*/schedstat | awk '{ n += $1 } END { printf "%.0f\n", n }'
 }
 
 bench_nsscache_size() {
@@ -269,7 +278,7 @@ bench_nsscache_size() {
             "$(mb "$(val base_rss_kb "$out")") (RSS before the run)" "$goal_m"
         if [ "$n" = "$DAEMON_USERS" ]; then
                 bench_jsonc "$log.refresh" "$port" "$(val time_ms "$ref")"
-                bench_nsscache_daemon "$port" "$(val time_ms "$ref")"
+                bench_nsscache_daemon "$port" "$(val time_ms "$ref")" "$(val cpu_ms "$ref")"
         fi
         stop $scim
 }
@@ -315,15 +324,17 @@ v = s[sys.argv[1]]
 print(str(v).lower() if isinstance(v, bool) else v)' "$1"
 }
 
-# bench_nsscache_daemon PORT CURL_MS: the module refreshing inside sunkd from
+# bench_nsscache_daemon PORT CURL_MS CURL_CPU_MS: the module refreshing inside sunkd from
 # the fixture on PORT: a first run that writes every map; three where
 # nothing changed, forced (force-next-run), so each maps every page; one
 # more that maps and leaves the memo of an unchanged run; three that find
 # every answer and file as it left them and replay its requests.  The
 # peak RSS of each (VmHWM, reset before it) and the RSS after it, next to
-# the RSS of the idle daemon before the first.
+# the RSS of the idle daemon before the first; and the daemon's CPU time
+# during each replay (all its threads), next to curl's.
 bench_nsscache_daemon() {
-        local port=$1 curl_ms=$2 d="$T/nd" idle first first_peak first_after peak=0 after=0 mapped replayed k
+        local port=$1 curl_ms=$2 curl_cpu=$3 d="$T/nd" idle first first_peak first_after peak=0 after=0
+        local mapped replayed k cpu
         mkdir -p "$d/cache" "$d/ts"
         start_sunkd nd "modules:
   nsscache:
@@ -345,10 +356,12 @@ bench_nsscache_daemon() {
         for run in force force force map replay replay replay; do
                 [ "$run" = force ] && touch "$d/state/nsscache/force-next-run"
                 echo 5 > /proc/"$PID"/clear_refs
+                cpu=$(cpu_ns "$PID")
                 "$SUNKCTL" -s "$SOCK" run nsscache.refresh > /dev/null || die "the refresh in sunkd failed"
+                cpu=$((($(cpu_ns "$PID") - cpu) / 1000000))
                 case "$run:$(nd_status replayed)" in
                 force:false) echo "ms=$(refresh_ms)" >> "$T/nd-mapped.out" ;;
-                replay:true) echo "ms=$(refresh_ms)" >> "$T/nd-replayed.out" ;;
+                replay:true) echo "ms=$(refresh_ms) cpu_ms=$cpu" >> "$T/nd-replayed.out" ;;
                 map:false) ;;
                 *) die "nsscache in sunkd: a $run run came out replayed=$(nd_status replayed)" ;;
                 esac
@@ -359,12 +372,13 @@ bench_nsscache_daemon() {
         done
         [ "$first_after" -gt "$after" ] && after=$first_after
         mapped=$(val ms "$(median3 "$T/nd-mapped.out" ms)")
-        replayed=$(val ms "$(median3 "$T/nd-replayed.out" ms)")
+        replayed=$(median3 "$T/nd-replayed.out" ms)
         stop "$PID"
         row "sunkd $((DAEMON_USERS / 1000))k: first / unchanged, mapped" "$(secs "$first") / $(secs "$mapped")" \
             "$(secs "$curl_ms") (curl, same requests)" "<= 1.25x curl"
-        row "sunkd $((DAEMON_USERS / 1000))k: unchanged, replayed" "$(secs "$replayed")" \
-            "$(secs "$curl_ms") (curl, same requests)" "<= curl"
+        row "sunkd $((DAEMON_USERS / 1000))k: unchanged, replayed: wall / CPU" \
+            "$(secs "$(val ms "$replayed")") / $(secs "$(val cpu_ms "$replayed")")" \
+            "$(secs "$curl_ms") / $(secs "$curl_cpu") (curl, same requests)" "<= curl"
         row "sunkd $((DAEMON_USERS / 1000))k: peak RSS first / unchanged" \
             "$(mb "$first_peak") / $(mb "$peak")" "$(mb "$idle") (idle, before)" "<= 30 MB"
         row "sunkd $((DAEMON_USERS / 1000))k: RSS after a run (max)" "$(mb "$after")" \
