@@ -13,13 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <json-c/json.h>
 
 #include "modules/nsscache/scim-page.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
+#include "util/time-util.h"
 
 static void tokener_freep(json_tokener **tok) {
         if (*tok)
@@ -30,13 +30,6 @@ typedef struct {
         char *data;
         size_t len;
 } Body;
-
-static uint64_t cpu_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
-}
 
 static void bodies_free(Body *b, int n) {
         for (int i = 0; i < n; i++)
@@ -64,7 +57,7 @@ int main(int argc, char *argv[]) {
                         fprintf(stderr, "bench-jsonc: %s: %s\n", argv[i + 1], strerror(-r));
                 bytes += bodies[i].len;
         }
-        t = cpu_usec();
+        t = now_usec(CLOCK_PROCESS_CPUTIME_ID);
         for (int i = 0; i < n && r >= 0; i++) {
                 _cleanup_free_ char *err = NULL;
                 json_object *root;
@@ -75,7 +68,7 @@ int main(int argc, char *argv[]) {
                 else
                         json_object_put(root);
         }
-        t = cpu_usec() - t;
+        t = now_usec(CLOCK_PROCESS_CPUTIME_ID) - t;
         bodies_free(bodies, n);
         if (r < 0)
                 return 1;
