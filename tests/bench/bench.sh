@@ -227,11 +227,43 @@ median3() {
         sed -n "s/.*\\b$2=\\([0-9.]*\\).*/\\1 &/p" "$1" | sort -n | sed -n '2s/^[^ ]* //p'
 }
 
+# start_scim N [ARGS...]: the SCIM fixture with N users (and ARGS); sets
+# SCIM (its pid) and PORT
+start_scim() {
+        local n=$1
+        shift
+        rm -f "$T/scim.port"
+        python3 "$S/tests/lib/scim-server.py" --generate "$n" --prerender --port-file "$T/scim.port" \
+                --token "$TOKEN" "$@" 2> "$T/scim.err" &
+        SCIM=$!
+        PIDS+=("$SCIM")
+        wait_for_file "$T/scim.port" 600 || { cat "$T/scim.err" >&2; die "SCIM fixture did not start"; }
+        PORT=$(cat "$T/scim.port")
+}
+
+# run_bench_nsscache PORT: one bench-nsscache run into an empty cache
+run_bench_nsscache() {
+        rm -rf "$T/cache"
+        mkdir -p "$T/cache"
+        "$TOOLS/bench-nsscache" -k "$T/token" -d "$T/cache" -u "http://127.0.0.1:$1/scim/v2" \
+                "$S/etc/nsscache.conf.example" || die "bench-nsscache failed"
+}
+
+# curl_config LOG PORT [DIR]: a curl config for the requests in LOG, each
+# answer to /dev/null or, with DIR, the listing pages into numbered files there
+curl_config() {
+        awk -v p="$2" -v d="${3:-}" '/^GET / {
+                if (d == "") printf "url = \"http://127.0.0.1:%s%s\"\noutput = \"/dev/null\"\n", p, $2
+                else if ($2 !~ /\/ServiceProviderConfig$/)
+                        printf "url = \"http://127.0.0.1:%s%s\"\noutput = \"%s/%05d.json\"\n", p, $2, d, NR
+        }' "$1"
+}
+
 # curl_replay LOG PORT: the time curl's transfers of the requests in LOG take,
 # over one connection (the sum of their time_total), and curl's CPU time
 curl_replay() {
         local TIMEFORMAT='%3U %3S'
-        sed -n "s|^GET \\(.*\\)|url = \"http://127.0.0.1:$2\\1\"\\noutput = \"/dev/null\"|p" "$1" > "$T/curl.cfg"
+        curl_config "$1" "$2" > "$T/curl.cfg"
         { time curl -s -K "$T/curl.cfg" -H "Authorization: Bearer $TOKEN" \
                 -w '%{http_code} %{time_total} %{url_effective}\n' > "$T/curl.w"; } 2> "$T/curl.time" || return 1
         # The fixture predates RFC 9865 by default: /ServiceProviderConfig is 404, as the refresh saw it.
@@ -246,26 +278,17 @@ cpu_ns() {
 }
 
 bench_nsscache_size() {
-        local n=$1 port log="$T/scim-$1.log" out ref scim goal_t="" goal_m="" label
-        rm -f "$T/scim.port"
-        python3 "$S/tests/lib/scim-server.py" --generate "$n" --prerender --port-file "$T/scim.port" \
-                --log "$log" --token "$TOKEN" 2> "$T/scim.err" &
-        scim=$!
-        PIDS+=($scim)
-        wait_for_file "$T/scim.port" 600 || { cat "$T/scim.err" >&2; die "SCIM fixture did not start"; }
-        port=$(cat "$T/scim.port")
+        local n=$1 log="$T/scim-$1.log" out ref goal_t="" goal_m="" label
+        start_scim "$n" --log "$log"
         : > "$T/nss.out"
         for i in 1 2 3; do
-                rm -rf "$T/cache"
-                mkdir -p "$T/cache"
                 : > "$log"
-                "$TOOLS/bench-nsscache" -k "$T/token" -d "$T/cache" -u "http://127.0.0.1:$port/scim/v2" \
-                        "$S/etc/nsscache.conf.example" >> "$T/nss.out" || die "bench-nsscache failed"
+                run_bench_nsscache "$PORT" >> "$T/nss.out"
         done
         cp "$log" "$log.refresh" # the fixture logs curl's requests too
         : > "$T/curl.out"
         for i in 1 2 3; do
-                curl_replay "$log.refresh" "$port" >> "$T/curl.out" || die "curl replay failed"
+                curl_replay "$log.refresh" "$PORT" >> "$T/curl.out" || die "curl replay failed"
         done
         out=$(median3 "$T/nss.out" wall_ms)
         ref=$(median3 "$T/curl.out" time_ms)
@@ -277,10 +300,10 @@ bench_nsscache_size() {
         row "nsscache $label users: peak RSS, requests" "$(mb "$(val peak_rss_kb "$out")"), $(val requests "$out")" \
             "$(mb "$(val base_rss_kb "$out")") (RSS before the run)" "$goal_m"
         if [ "$n" = "$DAEMON_USERS" ]; then
-                bench_jsonc "$log.refresh" "$port" "$(val time_ms "$ref")"
-                bench_nsscache_daemon "$port" "$(val time_ms "$ref")" "$(val cpu_ms "$ref")"
+                bench_jsonc "$log.refresh" "$PORT" "$(val time_ms "$ref")"
+                bench_nsscache_daemon "$PORT" "$(val time_ms "$ref")" "$(val cpu_ms "$ref")"
         fi
-        stop $scim
+        stop "$SCIM"
 }
 
 # bench_jsonc LOG PORT CURL_MS: the CPU time json-c alone takes to parse the
@@ -290,9 +313,7 @@ bench_jsonc() {
         local out
         rm -rf "$T/pages"
         mkdir "$T/pages"
-        grep -v '/ServiceProviderConfig$' "$1" |
-                awk -v p="$2" -v d="$T/pages" '/^GET / { printf "url = \"http://127.0.0.1:%s%s\"\noutput = \"%s/%05d.json\"\n", p, $2, d, NR }' \
-                > "$T/pages.cfg"
+        curl_config "$1" "$2" "$T/pages" > "$T/pages.cfg"
         curl -s -f -K "$T/pages.cfg" -H "Authorization: Bearer $TOKEN" || die "curl could not save the pages"
         : > "$T/jsonc.out"
         for i in 1 2 3; do
@@ -389,24 +410,15 @@ bench_nsscache_daemon() {
 # fixture that takes PAGE_LATENCY_MS over every page of N users, as a
 # directory server does: how much of the module's own time the server's hides.
 bench_nsscache_latency() {
-        local n=$1 port log="$T/scim-latency.log" out ref scim
-        rm -f "$T/scim.port"
-        python3 "$S/tests/lib/scim-server.py" --generate "$n" --prerender --port-file "$T/scim.port" \
-                --log "$log" --token "$TOKEN" --page-latency "$PAGE_LATENCY_MS" 2> "$T/scim.err" &
-        scim=$!
-        PIDS+=($scim)
-        wait_for_file "$T/scim.port" 600 || { cat "$T/scim.err" >&2; die "SCIM fixture did not start"; }
-        port=$(cat "$T/scim.port")
-        rm -rf "$T/cache"
-        mkdir -p "$T/cache"
-        out=$("$TOOLS/bench-nsscache" -k "$T/token" -d "$T/cache" -u "http://127.0.0.1:$port/scim/v2" \
-                "$S/etc/nsscache.conf.example") || die "bench-nsscache failed"
+        local n=$1 log="$T/scim-latency.log" out ref
+        start_scim "$n" --log "$log" --page-latency "$PAGE_LATENCY_MS"
+        out=$(run_bench_nsscache "$PORT")
         [ "$(val passwd "$out")" = "$n" ] || die "expected $n users: $out"
         cp "$log" "$log.refresh"
-        ref=$(curl_replay "$log.refresh" "$port") || die "curl replay failed"
+        ref=$(curl_replay "$log.refresh" "$PORT") || die "curl replay failed"
         row "nsscache $((n / 1000))k, server ${PAGE_LATENCY_MS} ms/page" "$(secs "$(val wall_ms "$out")")" \
             "$(secs "$(val time_ms "$ref")") (curl, same requests)" "<= 1.25x curl"
-        stop $scim
+        stop "$SCIM"
 }
 
 bench_nsscache() {
@@ -490,13 +502,8 @@ bench_authkeys() {
 # (and authkeys then reloads what it wrote), again and again.
 bench_authkeys_refresh() {
         local port scim idle busy user r0 r1 looper t0 secs
-        rm -f "$T/scim.port"
-        python3 "$S/tests/lib/scim-server.py" --generate "$AK_USERS" --prerender --port-file "$T/scim.port" \
-                --token "$TOKEN" 2> "$T/scim.err" &
-        scim=$!
-        PIDS+=($scim)
-        wait_for_file "$T/scim.port" 600 || { cat "$T/scim.err" >&2; die "SCIM fixture did not start"; }
-        port=$(cat "$T/scim.port")
+        start_scim "$AK_USERS"
+        port=$PORT scim=$SCIM
         mkdir -p "$T/akr-cache" "$T/akr-ts"
         start_sunkd akr "modules:
   nsscache:
