@@ -35,6 +35,8 @@ static int method_status(sunkd_call *call, json_object *params, void *userdata) 
         Manager *m = userdata;
         _cleanup_json_ json_object *o = json_object_new_object();
         json_object *mods = json_object_new_array();
+        uint64_t oldest;
+        unsigned n_unreaped;
         int r;
 
         if (!o || !mods) {
@@ -51,6 +53,11 @@ static int method_status(sunkd_call *call, json_object *params, void *userdata) 
         json_object_object_add(o, "uptime_usec", json_object_new_int64((int64_t) (now_usec(CLOCK_REALTIME) - m->start_usec)));
         json_object_object_add(o, "reloads", json_object_new_int64(m->n_reloads));
         json_object_object_add(o, "connections", json_object_new_int64(ipc_n_connections(m->ipc)));
+        n_unreaped = sched_n_unreaped(m->sched, &oldest);
+        if (n_unreaped > 0) {
+                json_object_object_add(o, "unreaped_runs", json_object_new_int64(n_unreaped));
+                json_object_object_add(o, "unreaped_since_usec", json_object_new_int64((int64_t) oldest));
+        }
         json_object_object_add(o, "modules", mods);
         for (size_t i = 0; i < m->n_modules; i++) {
                 json_object *s;

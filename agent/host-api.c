@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "abi-copy.h"
 #include "conf-keys.h"
 #include "facts.h"
 #include "manager.h"
@@ -18,6 +19,7 @@
 #include "sched.h"
 #include "spawn.h"
 #include "util/fileio.h"
+#include "util/json-util.h"
 #include "util/macro.h"
 #include "watch.h"
 
@@ -100,6 +102,11 @@ static int host_job_add(sunkd_ctx *c, const sunkd_job_spec *spec, sunkd_job **re
 
         if (mod->mstate != MODULE_RUNNING)
                 return -ESHUTDOWN;
+        /* From ABI 1.3 an async job must say how to end it early; older
+         * modules' runs are ended by the host at the timeout or stop. */
+        if (mod->def->abi_minor >= 3 && spec && (spec->flags & SUNKD_JOB_ASYNC) &&
+            (spec->size < ABI_END_OF(sunkd_job_spec, cancel) || !spec->cancel))
+                return -EINVAL;
         return sched_job_add(mod->manager->sched, spec, &mod->state, mod, mod->name, ret);
 }
 
@@ -190,8 +197,15 @@ static int host_fact_publish(sunkd_ctx *c, const char *name, struct json_object 
         return fact_publish(MOD(c)->manager->facts, MOD(c), MOD(c)->name, name, value);
 }
 
+/* A private copy: the shared value is loop-only, and a module may pass
+ * what it gets to a worker (module.h). */
 static struct json_object *host_fact_get(sunkd_ctx *c, const char *name) {
-        return fact_get(MOD(c)->manager->facts, name);
+        _cleanup_json_ json_object *v = fact_get(MOD(c)->manager->facts, name);
+        json_object *copy = NULL;
+
+        if (!v || json_object_deep_copy(v, &copy, NULL) < 0)
+                return NULL;
+        return copy;
 }
 
 static int host_fact_subscribe(sunkd_ctx *c, const char *name,

@@ -210,13 +210,7 @@ void job_child_kill(JobChild *c) {
         }
 }
 
-JobChild *job_child_free(JobChild *c) {
-        if (!c)
-                return NULL;
-        if (c->pid > 0) {
-                job_child_kill(c);
-                (void) waitpid(c->pid, NULL, 0);
-        }
+static JobChild *job_child_release(JobChild *c) {
         sd_event_source_disable_unref(c->child_source);
         sd_event_source_disable_unref(c->io_source);
         if (c->fd >= 0)
@@ -224,4 +218,22 @@ JobChild *job_child_free(JobChild *c) {
         free(c->buf);
         free(c);
         return NULL;
+}
+
+JobChild *job_child_free(JobChild *c) {
+        if (!c)
+                return NULL;
+        if (c->pid > 0) {
+                job_child_kill(c);
+                (void) waitpid(c->pid, NULL, 0);
+        }
+        return job_child_release(c);
+}
+
+pid_t job_child_disown(JobChild *c) {
+        pid_t pid = c->pid;
+
+        c->pid = 0;
+        job_child_release(c);
+        return pid;
 }

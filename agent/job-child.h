@@ -32,6 +32,12 @@ int job_child_start(sd_event *event, JobChildWorkFn work, void *work_userdata, u
                     JobChildDoneFn done, void *userdata, JobChild **ret);
 /** job_child_kill() - SIGKILL the child's process group; @done still runs. */
 void job_child_kill(JobChild *c);
-/** job_child_free() - kill if still running; @done is not called. */
+/** job_child_free() - kill if still running and reap it; @done is not called. */
 JobChild *job_child_free(JobChild *c);
+/**
+ * job_child_disown() - free @c without killing or waiting for its process,
+ * whose pid it returns: the caller reaps it.  For a child that SIGKILL did
+ * not end (stuck in the kernel), where a waitpid() would block the loop.
+ */
+pid_t job_child_disown(JobChild *c);
 pid_t job_child_pid(JobChild *c);

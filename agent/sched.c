@@ -15,6 +15,15 @@
  * its cancel flag and the job stays RUNNING until the work returns; `done`
  * then sees -ETIMEDOUT.  Work must poll sunkd_cancelled().
  *
+ * Child and async runs always end.  A child is SIGKILLed at the timeout (or
+ * the stop); if it has still not been reaped a grace later (stuck in the
+ * kernel: a statfs() on a dead NFS server, a hung driver), the run ends with
+ * -ETIMEDOUT (-ECANCELED when stopping) and the child moves to the Sched's
+ * unreaped list, which keeps reaping it; the job starts no new run until it
+ * is gone.  An async run whose module does not complete it within the grace
+ * after its cancel (or that has no cancel) is ended by the host the same way,
+ * and the job waits for the module's late job_complete() before running again.
+ *
  * Log damping (collectd's c_complain): the first failure is a warning,
  * repeats are debug with a count, and recovery is a notice.
  */
@@ -22,6 +31,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "abi-copy.h"
@@ -34,6 +44,16 @@
 #include "util/time-util.h"
 
 typedef struct JobWait JobWait;
+typedef struct Unreaped Unreaped;
+
+/* The child of a run that was given up on: still reaped, still shown. */
+struct Unreaped {
+        Sched *sched;
+        Job *job; /* NULL once the job is freed */
+        pid_t pid;
+        uint64_t since_realtime;
+        Unreaped *next;
+};
 struct JobWait {
         JobWaitFn fn;
         void *userdata;
@@ -54,6 +74,10 @@ struct sunkd_job {
         bool deferred;     /* due, but its owner has its share of workers busy */
         bool uses_worker;  /* the current run holds a worker thread */
         JobChild *child;   /* the current run's process, SUNKD_JOB_CHILD */
+        bool killed;       /* the run's child was SIGKILLed or its async cancel called */
+        bool blocked;      /* due, but the last run's child or async work lives on */
+        bool async_abandoned; /* the host ended an async run the module has not completed */
+        Unreaped *unreaped;
         sunkd_cancel cancel;
         void *input, *result;
         int work_r;
@@ -73,11 +97,18 @@ struct Sched {
         SchedDoneHook done_hook;
         void *done_hook_userdata;
         unsigned max_workers_per_owner; /* 0 = no cap */
+        uint64_t kill_grace_usec;
+        Unreaped *unreaped;
+        sd_event_source *reap_timer; /* polls the unreaped while there are any */
 };
 
 #define BACKOFF_MIN_DEFAULT (5 * USEC_PER_SEC)
 #define TRIGGER_ONLY_BACKOFF_MAX (3600 * USEC_PER_SEC)
 #define JOB_MESSAGE_MAX 1024
+#define KILL_GRACE_DEFAULT (5 * USEC_PER_SEC)
+/* sd-event's child sources are not told reliably when a child it gave up
+ * on exits after all (a pidfd that was readable before), so those are polled. */
+#define REAP_POLL_USEC USEC_PER_SEC
 
 static const char *const job_state_names[_JOB_STATE_MAX] = {
         [JOB_IDLE] = "idle",
@@ -118,6 +149,7 @@ int sched_new(sd_event *event, WorkPool *pool, Sched **ret) {
                 return -ENOMEM;
         s->event = sd_event_ref(event);
         s->pool = pool;
+        s->kill_grace_usec = KILL_GRACE_DEFAULT;
         *ret = s;
         return 0;
 }
@@ -141,6 +173,8 @@ static Job *job_free(Job *j) {
                 return NULL;
         job_fire_waits(j, -ECANCELED, true);
         job_child_free(j->child);
+        if (j->unreaped)
+                j->unreaped->job = NULL;
         sd_event_source_disable_unref(j->timer);
         free(j->message);
         free(j->name);
@@ -154,6 +188,13 @@ Sched *sched_free(Sched *s) {
         for (size_t i = 0; i < s->n_jobs; i++)
                 job_free(s->jobs[i]);
         free(s->jobs);
+        /* Exiting: a waitpid() on a child that SIGKILL did not end would hang. */
+        while (s->unreaped) {
+                Unreaped *u = s->unreaped;
+                s->unreaped = u->next;
+                free(u);
+        }
+        sd_event_source_disable_unref(s->reap_timer);
         sd_event_unref(s->event);
         free(s);
         return NULL;
@@ -161,6 +202,10 @@ Sched *sched_free(Sched *s) {
 
 void sched_set_max_workers_per_owner(Sched *s, unsigned n) {
         s->max_workers_per_owner = n;
+}
+
+void sched_set_kill_grace(Sched *s, uint64_t usec) {
+        s->kill_grace_usec = usec;
 }
 
 void sched_set_done_hook(Sched *s, SchedDoneHook hook, void *userdata) {
@@ -361,6 +406,16 @@ static void job_start(Job *j) {
         unsigned started;
         int r = 0;
 
+        if (j->unreaped || j->async_abandoned) {
+                if (!j->blocked)
+                        log_ctx_full_errno(&j->log, LOG_WARNING, 0,
+                                           "Job '%s' is due, but its last run %s; it waits for that.", j->name,
+                                           j->unreaped ? "left a child that has not exited yet" :
+                                                         "has not been completed by its module yet");
+                j->blocked = true;
+                job_disarm(j);
+                return;
+        }
         if (job_needs_worker(j) && owner_at_cap(j->sched, j->owner)) {
                 if (!j->deferred)
                         log_ctx_full_errno(&j->log, LOG_NOTICE, 0,
@@ -373,6 +428,7 @@ static void job_start(Job *j) {
 
         j->jstate = JOB_RUNNING;
         j->timed_out = false;
+        j->killed = false;
         __atomic_store_n(&j->cancel.requested, 0, __ATOMIC_RELAXED);
         j->n_started++;
         j->last_start_boottime = now_usec(CLOCK_BOOTTIME);
@@ -406,17 +462,128 @@ static void job_start(Job *j) {
                 (void) job_arm(j, j->spec.timeout_usec);
 }
 
-/* Raise the flag for thread work, kill a child, ask an async job to end. */
+static void unreaped_gone(Unreaped *u) {
+        Unreaped **p;
+        Job *j = u->job;
+
+        for (p = &u->sched->unreaped; *p != u; p = &(*p)->next)
+                ;
+        *p = u->next;
+        log_full_errno(LOG_NOTICE, 0, "The abandoned child (pid %d) of job '%s' has exited after %" PRIu64 " s.",
+                       (int) u->pid, j ? j->name : "(removed)",
+                       (now_usec(CLOCK_REALTIME) - u->since_realtime) / USEC_PER_SEC);
+        free(u);
+        if (!j)
+                return;
+        j->unreaped = NULL;
+        if (j->blocked && !j->stopping) {
+                j->blocked = false;
+                job_start(j);
+        }
+}
+
+static int on_reap_timer(sd_event_source *source, uint64_t usec, void *userdata) {
+        Sched *s = userdata;
+        Unreaped *u = s->unreaped, *next;
+
+        for (; u; u = next) {
+                siginfo_t si = {};
+                next = u->next;
+                if (waitid(P_PID, u->pid, &si, WEXITED | WNOHANG) < 0 ? errno == ECHILD : si.si_pid == u->pid)
+                        unreaped_gone(u);
+        }
+        if (!s->unreaped)
+                return sd_event_source_set_enabled(source, SD_EVENT_OFF);
+        return sd_event_source_set_time_relative(source, REAP_POLL_USEC);
+}
+
+static int sched_reap_later(Sched *s) {
+        int r;
+
+        if (!s->reap_timer) {
+                r = sd_event_add_time_relative(s->event, &s->reap_timer, CLOCK_BOOTTIME, REAP_POLL_USEC, 0,
+                                               on_reap_timer, s);
+                if (r < 0)
+                        return r;
+                (void) sd_event_source_set_description(s->reap_timer, "unreaped-children");
+        } else if ((r = sd_event_source_set_time_relative(s->reap_timer, REAP_POLL_USEC)) < 0)
+                return r;
+        return sd_event_source_set_enabled(s->reap_timer, SD_EVENT_ON);
+}
+
+/* The child did not exit a grace after SIGKILL: keep reaping it off the job. */
+static int job_abandon_child(Job *j) {
+        Unreaped *u = calloc(1, sizeof(*u));
+        int r;
+
+        if (!u)
+                return -ENOMEM;
+        r = sched_reap_later(j->sched);
+        if (r < 0) {
+                free(u);
+                return r;
+        }
+        *u = (Unreaped){ .sched = j->sched, .job = j, .pid = job_child_disown(TAKE_PTR(j->child)),
+                         .since_realtime = now_usec(CLOCK_REALTIME), .next = j->sched->unreaped };
+        j->sched->unreaped = u;
+        j->unreaped = u;
+        log_ctx_full_errno(&j->log, LOG_ERR, 0,
+                           "Job '%s': its child (pid %d) has not exited %" PRIu64 " ms after SIGKILL (stuck in the kernel?); "
+                           "the run ends now, the child is still reaped, and the job runs again only once it is gone.",
+                           j->name, (int) u->pid, j->sched->kill_grace_usec / USEC_PER_MSEC);
+        return 0;
+}
+
+/* The grace after the kill or cancel has passed and the run is still on. */
+static void job_give_up(Job *j) {
+        int r = j->stopping && !j->timed_out ? -ECANCELED : -ETIMEDOUT;
+
+        if (j->child) {
+                if (job_abandon_child(j) < 0)
+                        return; /* keep waiting for the exit; the timer is re-armed below */
+        } else {
+                j->async_abandoned = true;
+                log_ctx_full_errno(&j->log, LOG_ERR, 0,
+                                   "Job '%s': its module has not completed the run %s; the host ends it now.",
+                                   j->name, j->spec.cancel ? "after its cancel" : "(it has no cancel)");
+        }
+        job_completed(j, r);
+}
+
+/* Raise the flag for thread work, kill a child, ask an async job to end.
+ * A child or async run that is still on a grace later is given up on. */
 static void job_cancel(Job *j) {
+        bool async = j->spec.flags & SUNKD_JOB_ASYNC;
+
         __atomic_store_n(&j->cancel.requested, 1, __ATOMIC_RELAXED);
+        if (j->killed)
+                return;
         job_child_kill(j->child);
-        if ((j->spec.flags & SUNKD_JOB_ASYNC) && j->spec.cancel)
+        if (async && !j->spec.cancel) {
+                job_give_up(j);
+                return;
+        }
+        if (async) {
+                unsigned completed = j->n_completed;
                 j->spec.cancel(*j->statep, j->input);
+                if (j->n_completed != completed)
+                        return; /* the cancel completed the run */
+        }
+        if (j->child || async) {
+                j->killed = true;
+                (void) job_arm(j, j->sched->kill_grace_usec);
+        }
 }
 
 static int on_job_timer(sd_event_source *source, uint64_t usec, void *userdata) {
         Job *j = userdata;
 
+        if (j->jstate == JOB_RUNNING && j->killed) {
+                job_give_up(j);
+                if (j->jstate == JOB_RUNNING)
+                        (void) job_arm(j, j->sched->kill_grace_usec);
+                return 0;
+        }
         if (j->jstate == JOB_RUNNING) {
                 j->timed_out = true;
                 log_ctx_full_errno(&j->log, LOG_WARNING, ETIMEDOUT,
@@ -450,6 +617,9 @@ int sched_job_add(Sched *s, const sunkd_job_spec *module_spec, void **statep, co
         if ((spec->flags & SUNKD_JOB_ASYNC) && (spec->work || !spec->prepare || (spec->flags & SUNKD_JOB_CHILD)))
                 return -EINVAL;
         if ((spec->flags & SUNKD_JOB_CHILD) && !spec->work)
+                return -EINVAL;
+        /* As spawn: an unprivileged child never keeps root's group. */
+        if ((spec->flags & SUNKD_JOB_CHILD) && spec->child_uid != 0 && spec->child_gid == 0)
                 return -EINVAL;
         if (sched_find(s, spec->name))
                 return -EEXIST;
@@ -495,6 +665,17 @@ int sched_job_add(Sched *s, const sunkd_job_spec *module_spec, void **statep, co
 int sched_job_complete(Job *j, int r) {
         if (!(j->spec.flags & SUNKD_JOB_ASYNC))
                 return -EINVAL;
+        if (j->jstate != JOB_RUNNING && j->async_abandoned) {
+                /* The late end of a run the host already ended: no second done(). */
+                j->async_abandoned = false;
+                log_ctx_full_errno(&j->log, LOG_NOTICE, r, "Job '%s': its module completed the run the host had ended.",
+                                   j->name);
+                if (j->blocked && !j->stopping) {
+                        j->blocked = false;
+                        job_start(j);
+                }
+                return 0;
+        }
         if (j->jstate != JOB_RUNNING)
                 return -ESTALE;
         (void) sd_event_source_set_enabled(j->timer, SD_EVENT_OFF);
@@ -621,6 +802,7 @@ void sched_stop_owner(Sched *s, const void *owner) {
                 j->stopping = true;
                 j->rerun = false;
                 j->deferred = false;
+                j->blocked = false;
                 if (j->jstate == JOB_RUNNING)
                         job_cancel(j);
                 else
@@ -679,7 +861,7 @@ int sched_job_to_json(Job *j, json_object **ret) {
         if (!o)
                 return -ENOMEM;
         r |= json_add(o, "name", json_object_new_string(j->name));
-        r |= json_add(o, "state", json_object_new_string(j->deferred ? "waiting" : job_state_to_string(j->jstate)));
+        r |= json_add(o, "state", json_object_new_string(j->deferred || j->blocked ? "waiting" : job_state_to_string(j->jstate)));
         r |= json_add(o, "interval_usec", json_object_new_int64((int64_t) j->spec.interval_usec));
         r |= json_add(o, "runs", json_object_new_int64(j->n_completed));
         r |= json_add(o, "failures", json_object_new_int64(j->n_failed));
@@ -704,8 +886,26 @@ int sched_job_to_json(Job *j, json_object **ret) {
                 if (j->timed_out)
                         r |= json_add(o, "timed_out", json_object_new_boolean(true));
         }
+        if (j->unreaped) {
+                r |= json_add(o, "unreaped_pid", json_object_new_int(j->unreaped->pid));
+                r |= json_add(o, "unreaped_since_usec", json_object_new_int64((int64_t) j->unreaped->since_realtime));
+        }
+        if (j->async_abandoned)
+                r |= json_add(o, "abandoned", json_object_new_boolean(true));
         if (r < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(o);
         return 0;
+}
+
+unsigned sched_n_unreaped(Sched *s, uint64_t *ret_oldest_realtime) {
+        uint64_t oldest = 0;
+        unsigned n = 0;
+
+        for (Unreaped *u = s->unreaped; u; u = u->next, n++)
+                if (!oldest || u->since_realtime < oldest)
+                        oldest = u->since_realtime;
+        if (ret_oldest_realtime)
+                *ret_oldest_realtime = oldest;
+        return n;
 }

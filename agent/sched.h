@@ -32,6 +32,12 @@ void sched_set_done_hook(Sched *s, SchedDoneHook hook, void *userdata);
 /** sched_set_max_workers_per_owner() - cap the worker threads one owner's
  * runs may hold at once (0 = no cap); a due job beyond it waits. */
 void sched_set_max_workers_per_owner(Sched *s, unsigned n);
+/** sched_set_kill_grace() - how long a SIGKILLed child or a cancelled async
+ * run may take to end before the run is given up on (default 5 s). */
+void sched_set_kill_grace(Sched *s, uint64_t usec);
+/** sched_n_unreaped() - children of given-up runs still not reaped, and
+ * since when (CLOCK_REALTIME) the oldest was abandoned. */
+unsigned sched_n_unreaped(Sched *s, uint64_t *ret_oldest_realtime);
 /** sched_job_complete() - end the running run of a SUNKD_JOB_ASYNC job. */
 int sched_job_complete(Job *j, int r);
 

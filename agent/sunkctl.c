@@ -169,7 +169,13 @@ static int verb_status(Ctl *c, int argc, char **argv) {
                jint(p, "uptime_usec", 0) < (int64_t) USEC_PER_SEC ? "<1s" :
                format_duration(d, sizeof(d), (uint64_t) jint(p, "uptime_usec", 0) / USEC_PER_SEC * USEC_PER_SEC),
                json_object_get_boolean(json_object_object_get(p, "ready")) ? "ready" : "starting");
-        printf("config:  %s\nsocket:  %s\n\n", jstr(p, "config") ?: "-", jstr(p, "socket") ?: "-");
+        printf("config:  %s\nsocket:  %s\n", jstr(p, "config") ?: "-", jstr(p, "socket") ?: "-");
+        if (jint(p, "unreaped_runs", 0) > 0) {
+                char ago[64];
+                printf("unreaped: %" PRId64 " run%s unreaped since %s\n", jint(p, "unreaped_runs", 0),
+                       jint(p, "unreaped_runs", 0) == 1 ? "" : "s", fmt_ago(ago, sizeof(ago), jint(p, "unreaped_since_usec", 0)));
+        }
+        printf("\n");
         printf("%-14s %-9s %-9s %s\n", "MODULE", "STATE", "VERSION", "ERROR");
         if (!json_object_object_get_ex(p, "modules", &mods))
                 return 0;

@@ -8,9 +8,15 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -364,6 +370,245 @@ START_TEST(test_stop_kills_child_as_cancel) {
 }
 END_TEST
 
+/* ---- runs that never return ------------------------------------------------
+ *
+ * A child stuck in the kernel outlives SIGKILL.  Unprivileged and without a
+ * dead NFS server or a FUSE mount (neither can be made here without root and
+ * /dev/fuse), the same thing is seen from the parent's side with ptrace: a
+ * tracee killed while another process traces it stays a zombie that only its
+ * tracer may reap, so its real parent gets no SIGCHLD and no wait result until
+ * the tracer lets go.  The tracer is a sibling of the child (outside its
+ * session, so the job's kill of the process group misses it), and the child
+ * allows it with PR_SET_PTRACER for hosts where Yama restricts ptrace. */
+
+static char pid_path[64];
+
+static int work_pid_pause(void *state, void *input, const sunkd_cancel *cancel, void **ret) {
+        char tmp[80], text[32];
+        int fd, n;
+
+        (void) prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+        snprintf(tmp, sizeof(tmp), "%s.tmp", pid_path);
+        n = snprintf(text, sizeof(text), "%d\n", (int) getpid());
+        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0 || write(fd, text, (size_t) n) != n || close(fd) < 0 || rename(tmp, pid_path) < 0)
+                return -EIO;
+        for (;;)
+                pause();
+}
+
+static bool pid_file_there(void) {
+        return access(pid_path, F_OK) == 0;
+}
+
+static pid_t read_pid_file(void) {
+        FILE *f;
+        int pid = 0;
+
+        run_until(pid_file_there, WAIT_MAX);
+        f = fopen(pid_path, "re");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_int_eq(fscanf(f, "%d", &pid), 1);
+        fclose(f);
+        ck_assert_int_eq(unlink(pid_path), 0);
+        return pid;
+}
+
+/* A process that traces @pid until killed. */
+static pid_t start_tracer(pid_t pid) {
+        int p[2];
+        char ok = 0;
+        pid_t t;
+
+        ck_assert_int_eq(pipe(p), 0);
+        t = fork();
+        ck_assert_int_ge(t, 0);
+        if (t == 0) {
+                ok = ptrace(PTRACE_SEIZE, pid, 0, 0) == 0 ? 'y' : 'n';
+                (void) !write(p[1], &ok, 1);
+                for (;;)
+                        pause();
+        }
+        close(p[1]);
+        ck_assert_int_eq(read(p[0], &ok, 1), 1);
+        close(p[0]);
+        ck_assert_msg(ok == 'y', "cannot ptrace the job's child here: the test needs ptrace between siblings");
+        return t;
+}
+
+static void stop_tracer(pid_t t) {
+        ck_assert_int_eq(kill(t, SIGKILL), 0);
+        ck_assert_int_eq(waitpid(t, NULL, 0), t);
+}
+
+static void block_sigchld(void) {
+        sigset_t chld;
+
+        sigemptyset(&chld);
+        sigaddset(&chld, SIGCHLD);
+        ck_assert_int_eq(sigprocmask(SIG_BLOCK, &chld, NULL), 0);
+}
+
+static json_object *job_json(Job *j) {
+        json_object *o = NULL;
+        ck_assert_int_eq(sched_job_to_json(j, &o), 0);
+        return o;
+}
+
+static int64_t job_int(Job *j, const char *key) {
+        json_object *o = job_json(j), *v;
+        int64_t x = json_object_object_get_ex(o, key, &v) ? json_object_get_int64(v) : -1;
+        json_object_put(o);
+        return x;
+}
+
+static bool job_waiting(void) {
+        json_object *o = job_json(J), *v;
+        bool w = json_object_object_get_ex(o, "state", &v) && streq(json_object_get_string(v), "waiting");
+        json_object_put(o);
+        return w;
+}
+
+static bool no_unreaped(void) { return sched_n_unreaped(H->sched, NULL) == 0; }
+static bool started_2(void) { return H->n_starts >= 2; }
+
+START_TEST(test_child_outlives_kill) {
+        pid_t pid, tracer;
+
+        snprintf(pid_path, sizeof(pid_path), "/tmp/test-sched.%d.pid", (int) getpid());
+        block_sigchld();
+        sched_set_kill_grace(H->sched, 200 * MS);
+        J = add_job((sunkd_job_spec){ .name = "t.stuck", .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_CHILD,
+                                      .timeout_usec = 300 * MS, .work = work_pid_pause });
+        ck_assert_int_eq(sched_job_trigger(J, NULL), 0);
+        pid = read_pid_file();
+        tracer = start_tracer(pid);
+
+        /* Timeout, SIGKILL, grace: the run ends although the child is not reaped. */
+        run_until(done_1, WAIT_MAX);
+        ck_assert_uint_eq(H->n_done, 1);
+        ck_assert_int_eq(H->results[0], -ETIMEDOUT);
+        ck_assert_int_ne(sched_job_state(J), JOB_RUNNING);
+        ck_assert_uint_eq(sched_n_unreaped(H->sched, NULL), 1);
+        ck_assert_int_eq(job_int(J, "unreaped_pid"), pid);
+        ck_assert_int_gt(job_int(J, "unreaped_since_usec"), 0);
+
+        /* No second run while the old child lives. */
+        ck_assert_int_eq(sched_job_trigger(J, NULL), 0);
+        run_until(job_waiting, WAIT_MAX);
+        ck_assert(job_waiting());
+        ck_assert_uint_eq(H->n_starts, 1);
+
+        /* Once it is reaped, the due run starts. */
+        stop_tracer(tracer);
+        run_until(started_2, WAIT_MAX);
+        ck_assert_uint_eq(H->n_starts, 2);
+        ck_assert(no_unreaped());
+        ck_assert_int_eq(job_int(J, "unreaped_pid"), -1);
+        pid = read_pid_file();
+        run_until(done_2, WAIT_MAX);
+        ck_assert_int_eq(H->results[1], -ETIMEDOUT);
+        ck_assert(no_unreaped());
+}
+END_TEST
+
+/* A module stopping while its child is stuck still stops; the child is
+ * reaped later, after its job is gone. */
+START_TEST(test_stop_with_stuck_child) {
+        pid_t pid, tracer;
+
+        snprintf(pid_path, sizeof(pid_path), "/tmp/test-sched.%d.pid", (int) getpid());
+        block_sigchld();
+        sched_set_kill_grace(H->sched, 200 * MS);
+        J = add_job((sunkd_job_spec){ .name = "t.stuck", .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_CHILD,
+                                      .timeout_usec = 3600 * USEC_PER_SEC, .work = work_pid_pause });
+        ck_assert_int_eq(sched_job_trigger(J, NULL), 0);
+        pid = read_pid_file();
+        tracer = start_tracer(pid);
+        sched_stop_owner(H->sched, H);
+        run_until(done_1, WAIT_MAX);
+        ck_assert_int_eq(H->results[0], -ECANCELED);
+        ck_assert_uint_eq(sched_n_running(H->sched, NULL), 0);
+        ck_assert_uint_eq(sched_n_unreaped(H->sched, NULL), 1);
+        sched_remove_owner(H->sched, H);
+        ck_assert_uint_eq(sched_n_jobs(H->sched), 0);
+        stop_tracer(tracer);
+        run_until(no_unreaped, WAIT_MAX);
+        ck_assert(no_unreaped());
+}
+END_TEST
+
+static int prepare_async(void *state, void **ret_input) {
+        return prepare_record(state, ret_input); /* starts nothing: only complete() ends it */
+}
+
+static unsigned n_cancels;
+static void cancel_ignored(void *state, void *input) {
+        n_cancels++;
+}
+
+/* An async run whose module never completes it ends all the same. */
+START_TEST(test_async_without_cancel) {
+        J = add_job((sunkd_job_spec){ .name = "t.async", .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_ASYNC,
+                                      .timeout_usec = 100 * MS, .prepare = prepare_async });
+        ck_assert_int_eq(sched_job_trigger(J, NULL), 0);
+        run_until(done_1, WAIT_MAX);
+        ck_assert_int_eq(H->results[0], -ETIMEDOUT);
+        ck_assert_int_ne(sched_job_state(J), JOB_RUNNING);
+        ck_assert_int_eq(job_int(J, "abandoned"), 1);
+
+        /* Not again until the module has ended the old run; its late end calls no done. */
+        ck_assert_int_eq(sched_job_trigger(J, NULL), 0);
+        run_until(job_waiting, WAIT_MAX);
+        ck_assert_uint_eq(H->n_starts, 1);
+        ck_assert_int_eq(sched_job_complete(J, 0), 0);
+        ck_assert_uint_eq(H->n_done, 1);
+        run_until(started_2, WAIT_MAX);
+        ck_assert_uint_eq(H->n_starts, 2);
+        ck_assert_int_eq(sched_job_complete(J, 0), 0);
+        ck_assert_uint_eq(H->n_done, 2);
+        ck_assert_int_eq(H->results[1], 0);
+        ck_assert_int_eq(sched_job_complete(J, 0), -ESTALE);
+}
+END_TEST
+
+START_TEST(test_async_cancel_ignored) {
+        n_cancels = 0;
+        sched_set_kill_grace(H->sched, 100 * MS);
+        J = add_job((sunkd_job_spec){ .name = "t.async", .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_ASYNC,
+                                      .timeout_usec = 100 * MS, .prepare = prepare_async, .cancel = cancel_ignored });
+        ck_assert_int_eq(sched_job_trigger(J, NULL), 0);
+        run_until(done_1, WAIT_MAX);
+        ck_assert_int_eq(H->results[0], -ETIMEDOUT);
+        ck_assert_uint_eq(n_cancels, 1);
+        ck_assert_int_eq(job_int(J, "abandoned"), 1);
+}
+END_TEST
+
+START_TEST(test_async_stop_without_cancel) {
+        J = add_job((sunkd_job_spec){ .name = "t.async", .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_ASYNC,
+                                      .timeout_usec = 3600 * USEC_PER_SEC, .prepare = prepare_async });
+        ck_assert_int_eq(sched_job_trigger(J, NULL), 0);
+        run_until(j_running, WAIT_MAX);
+        sched_stop_owner(H->sched, H);
+        ck_assert_uint_eq(H->n_done, 1);
+        ck_assert_int_eq(H->results[0], -ECANCELED);
+        ck_assert_uint_eq(sched_n_running(H->sched, NULL), 0);
+        sched_remove_owner(H->sched, H);
+}
+END_TEST
+
+/* As spawn: a child that drops root's uid must drop its group too. */
+START_TEST(test_child_uid_without_gid) {
+        sunkd_job_spec spec = { .size = sizeof(spec), .name = "t.drop", .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_CHILD,
+                                .work = work_pause, .done = done_record, .child_uid = 65534, .child_gid = 0 };
+
+        ck_assert_int_eq(sched_job_add(H->sched, &spec, &H->state, H, "test", NULL), -EINVAL);
+        spec.child_gid = 65534;
+        ck_assert_int_eq(sched_job_add(H->sched, &spec, &H->state, H, "test", NULL), 0);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("sched");
         TCase *math = tcase_create("math"), *real = tcase_create("real");
@@ -379,6 +624,12 @@ int main(void) {
         tcase_add_test(real, test_update);
         tcase_add_test(real, test_wait_and_stop);
         tcase_add_test(real, test_stop_kills_child_as_cancel);
+        tcase_add_test(real, test_child_outlives_kill);
+        tcase_add_test(real, test_stop_with_stuck_child);
+        tcase_add_test(real, test_async_without_cancel);
+        tcase_add_test(real, test_async_cancel_ignored);
+        tcase_add_test(real, test_async_stop_without_cancel);
+        tcase_add_test(real, test_child_uid_without_gid);
         suite_add_tcase(s, math);
         suite_add_tcase(s, real);
         return check_run(s);

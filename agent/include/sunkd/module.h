@@ -42,7 +42,7 @@ extern "C" {
 #endif
 
 #define SUNKD_MODULE_ABI_MAJOR 1
-#define SUNKD_MODULE_ABI_MINOR 2
+#define SUNKD_MODULE_ABI_MINOR 3
 
 #define SUNKD_USEC_PER_SEC  UINT64_C(1000000)
 #define SUNKD_USEC_PER_MSEC UINT64_C(1000)
@@ -84,7 +84,14 @@ enum {
         SUNKD_JOB_TRIGGER_ONLY = 1u << 1,
         /* ABI 1.2.  No `work`: `prepare` starts the run (spawns, say) and the
          * run ends when the module calls job_complete().  At the timeout, or
-         * when the module is stopped, the host calls the spec's `cancel`. */
+         * when the module is stopped, the host calls the spec's `cancel`.
+         * ABI 1.3: an async run always ends.  A module built against 1.3 or
+         * later must give a `cancel` (job_add fails with -EINVAL without
+         * one).  If the run is still on 5 s after its cancel (or, for an
+         * older module without a cancel, at once), the host ends it itself:
+         * `done` sees -ETIMEDOUT (-ECANCELED when stopping), and the job
+         * starts no new run until the module's late job_complete() for the
+         * old one, which then returns 0 and calls nothing. */
         SUNKD_JOB_ASYNC = 1u << 2,
         /* ABI 1.2.  `work` runs in a forked child instead of a thread, as
          * child_uid/child_gid when child_uid is not 0, and is killed
@@ -94,7 +101,13 @@ enum {
          * For work a thread cannot be trusted to return from: a check stuck
          * in statfs() on a dead NFS mount, a hung driver call.  The child is
          * a fork of a threaded process: use nothing a worker thread may hold
-         * a lock in (libcurl, say) in such work. */
+         * a lock in (libcurl, say) in such work.
+         * ABI 1.3: a child that has not exited 5 s after its SIGKILL (stuck
+         * in the kernel, where no signal reaches it) is given up on: `done`
+         * runs with -ETIMEDOUT (-ECANCELED when the module stops), the host
+         * keeps reaping the child (shown as "unreaped" by `sunkctl status`
+         * and `sunkctl jobs --json`), and the job starts no new run while
+         * that child lives.  A module can therefore always stop. */
         SUNKD_JOB_CHILD = 1u << 3,
 };
 
@@ -117,11 +130,14 @@ enum {
  *               with r = work's return, -ETIMEDOUT or -ECANCELED; it owns
  *               (and frees) input and result.  Its return value is the
  *               run's result shown in status: 0 or negative errno.
- * @cancel:      ABI 1.2, SUNKD_JOB_ASYNC only, optional: on the loop when the
- *               run times out or the module stops; end the run soon (kill
- *               its children) and call job_complete().
+ * @cancel:      ABI 1.2, SUNKD_JOB_ASYNC only: on the loop when the run
+ *               times out or the module stops; end the run soon (kill its
+ *               children) and call job_complete().  Required from ABI 1.3.
  * @child_uid, @child_gid: ABI 1.2, SUNKD_JOB_CHILD only: run `work` as
  *               this uid/gid (no supplementary groups); 0 = as sunkd.
+ *               ABI 1.3: child_uid != 0 with child_gid 0 is refused
+ *               (-EINVAL), as spawn refuses it: a dropped child never keeps
+ *               root's group.
  *
  * Each module gets at most half of the host's workers (at least one) for
  * its thread jobs at a time; a due job beyond that waits for one of its
@@ -363,7 +379,13 @@ typedef struct sunkd_host_api {
          * one; the value must not be changed afterwards.  -EPERM for another
          * module's name, -EFBIG over 64K serialised, -E2BIG over 256 facts. */
         int (*fact_publish)(sunkd_ctx *c, const char *name, struct json_object *value);
-        /* A new reference the caller puts, or NULL.  Do not modify it. */
+        /* The caller's own copy (ABI 1.3; a shared reference before), which
+         * it puts, or NULL.  Facts are loop-only: json-c 0.16's reference
+         * counts are not atomic and json_object_to_json_string() writes a
+         * cache into the object, so a value the loop shares must never be
+         * touched from a worker.  The copy fact_get returns is the module's
+         * alone: take it in `prepare` and hand it to `work` as input.  The
+         * value a subscription callback borrows is the shared one. */
         struct json_object *(*fact_get)(sunkd_ctx *c, const char *name);
         /* cb(userdata, name, value) on the loop after each change of @name,
          * never from inside fact_publish, with the value current then
