@@ -73,7 +73,7 @@ static void manager_write_textfile(Manager *m) {
         m->textfile_dirty = false;
         r = metrics_render(m->metrics, &m->textfile_text, &m->textfile_len);
         if (r >= 0)
-                r = work_submit(m->pool, textfile_run, textfile_done, m);
+                r = work_submit(m->host_pool, textfile_run, textfile_done, m);
         if (r < 0) {
                 m->textfile_text = mfree(m->textfile_text);
                 log_warning_errno(r, "Failed to write metrics to '%s', ignoring: %m", m->config->metrics_textfile);
@@ -187,6 +187,7 @@ int manager_new(Config *config, const char *config_path, int notify_fd, Manager 
             (r = sd_event_add_signal(m->event, NULL, SIGHUP, on_signal_reload, m)) < 0 ||
             (r = sd_event_set_watchdog(m->event, true)) < 0 ||
             (r = work_pool_new(m->event, (unsigned) config->workers, &m->pool)) < 0 ||
+            (r = work_pool_new(m->event, 1, &m->host_pool)) < 0 ||
             (r = sched_new(m->event, m->pool, &m->sched)) < 0 ||
             (r = spawn_set_new(m->event, &m->spawns)) < 0 || (r = metrics_new(&m->metrics)) < 0 ||
             (r = add_core_metrics(m)) < 0 || (r = ipc_new(m->event, &limits, &m->ipc)) < 0 ||
@@ -224,6 +225,7 @@ Manager *manager_free(Manager *m) {
         m->spawns = spawn_set_free(m->spawns);
         m->sched = sched_free(m->sched);
         m->pool = work_pool_free(m->pool);
+        m->host_pool = work_pool_free(m->host_pool);
         m->metrics = metrics_free(m->metrics);
         sd_event_source_disable_unref(m->shutdown_timer);
         sd_event_unref(m->event);
@@ -415,7 +417,7 @@ void manager_begin_shutdown(Manager *m) {
 
 /* Whether everything may be freed: no worker still runs module code. */
 bool manager_quiescent(Manager *m) {
-        return !m->abandoned && work_pool_busy(m->pool) == 0;
+        return !m->abandoned && work_pool_busy(m->pool) == 0 && work_pool_busy(m->host_pool) == 0;
 }
 
 static Module *manager_find_module(Manager *m, const char *name) {
@@ -664,7 +666,7 @@ static void reload_start(Manager *m) {
         m->reload_waits = TAKE_PTR(m->reload_next);
         (void) notify_reloading();
         log_info("Reloading configuration from '%s'.", m->config_path);
-        r = work_submit(m->pool, reload_run, reload_done, m);
+        r = work_submit(m->host_pool, reload_run, reload_done, m);
         if (r < 0) {
                 m->reload_r = r;
                 m->reload_error = strdup("cannot start reading the file");

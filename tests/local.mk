@@ -24,7 +24,7 @@ tests_modules_badabi_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 tests_modules_notmodule_la_SOURCES = tests/modules/notmodule.c
 tests_modules_notmodule_la_LDFLAGS = $(TEST_MODULE_FLAGS)
 # A module without a reload hook, and one built against the frozen ABI 1.0 header.
-check_LTLIBRARIES += tests/modules/noreload.la tests/modules/abi10.la
+check_LTLIBRARIES += tests/modules/noreload.la tests/modules/abi10.la tests/modules/abi12.la
 tests_modules_noreload_la_SOURCES = tests/modules/noreload.c
 tests_modules_noreload_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 tests_modules_noreload_la_LDFLAGS = $(TEST_MODULE_FLAGS) -export-symbols-regex '^sunkd_module_v1$$'
@@ -35,6 +35,12 @@ tests_modules_abi10_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 tests_modules_abi10_la_LDFLAGS = $(TEST_MODULE_FLAGS) -export-symbols-regex '^sunkd_module_v1$$'
 tests_modules_abi10_la_LIBADD = $(JSONC_LIBS)
 EXTRA_DIST += tests/modules/abi-1.0/sunkd/module.h
+tests_modules_abi12_la_SOURCES = tests/modules/abi12.c
+tests_modules_abi12_la_CPPFLAGS = -I$(top_srcdir)/tests/modules/abi-1.2 $(AM_CPPFLAGS)
+tests_modules_abi12_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+tests_modules_abi12_la_LDFLAGS = $(TEST_MODULE_FLAGS) -export-symbols-regex '^sunkd_module_v1$$'
+tests_modules_abi12_la_LIBADD = $(JSONC_LIBS)
+EXTRA_DIST += tests/modules/abi-1.2/sunkd/module.h
 
 # Unit tests (Check).
 UNIT_TESTS = \
@@ -89,6 +95,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0030-config-errors.t \
 	tests/integration/0040-modules.t \
 	tests/integration/0045-module-jobs.t \
+	tests/integration/0047-runs-always-end.t \
 	tests/integration/0046-watch-facts.t \
 	tests/integration/0050-jobs.t \
 	tests/integration/0060-reload.t \
@@ -109,7 +116,7 @@ INTEGRATION_TESTS = \
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib/tap.sh tests/lib/sunkd.sh tests/lib/summary tests/lib/scim.sh \
 	tests/lib/etc-cache.sh tests/lib/fake-cpu-topology.sh tests/lib/scim-dump.sh tests/lib/varlink-raw.py tests/lib/notify-listen.py tests/lib/nss-index-check.py \
-	tests/lib/socket-hog.py
+	tests/lib/socket-hog.py tests/lib/ptrace-hold.py
 check_SCRIPTS += tests/demo.sh
 
 tests/demo.sh: $(top_srcdir)/tests/demo.sh.in Makefile

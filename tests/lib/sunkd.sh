@@ -31,7 +31,7 @@ sunkd_setup() {
         MODDIR="$T/modules"
         mkdir -p "$MODDIR" "$T/state"
         chmod 755 "$MODDIR"
-        for m in testmod badabi notmodule noreload abi10; do
+        for m in testmod badabi notmodule noreload abi10 abi12; do
                 [ -f "$TESTMOD_DIR/$m.so" ] || bail_out "test module $m.so not built in $TESTMOD_DIR"
                 cp "$TESTMOD_DIR/$m.so" "$MODDIR/$m.so"
         done

@@ -25,6 +25,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +56,8 @@ typedef struct Conf {
         char *watch_path;
         char *secret;
         char *gate_dir;
+        char *pid_file;
+        bool async_without_cancel;
 } Conf;
 
 static const sunkd_cfg_key conf_keys[] = {
@@ -73,6 +77,8 @@ static const sunkd_cfg_key conf_keys[] = {
         { "watch_path", SUNKD_CFG_PATH, offsetof(Conf, watch_path), 0, 0, 0 },
         { "secret", SUNKD_CFG_SECRET, offsetof(Conf, secret), 0, 0, 4096 },
         { "gate_dir", SUNKD_CFG_PATH, offsetof(Conf, gate_dir), 0, 0, 0 },
+        { "pid_file", SUNKD_CFG_PATH, offsetof(Conf, pid_file), 0, 0, 0 },
+        { "async_without_cancel", SUNKD_CFG_BOOL, offsetof(Conf, async_without_cancel), 0, 0, 0 },
 };
 
 typedef struct PendingCall PendingCall;
@@ -247,7 +253,22 @@ static int done_child(void *state, int r, void *input, void *result) {
         return r;
 }
 
+/* With pid_file, the child says who it is (written, then renamed into
+ * place) and lets any process trace it: a test makes it outlive SIGKILL. */
 static int work_childhang(void *state, void *input, const sunkd_cancel *cancel, void **ret) {
+        State *s = state;
+
+        if (s->conf.pid_file) {
+                char tmp[PATH_MAX], text[32];
+                int fd, n = snprintf(text, sizeof(text), "%d\n", (int) getpid());
+
+                (void) prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+                if (snprintf(tmp, sizeof(tmp), "%s.tmp", s->conf.pid_file) >= (int) sizeof(tmp))
+                        return -ENAMETOOLONG;
+                fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+                if (fd < 0 || write(fd, text, (size_t) n) != n || close(fd) < 0 || rename(tmp, s->conf.pid_file) < 0)
+                        return -EIO;
+        }
         for (;;)
                 pause();
         return 0;
@@ -563,7 +584,17 @@ static int add_jobs(State *s) {
                   .work = work_gate, .done = done_gate },
         };
         sunkd_job **handles[] = { [0] = &s->ok_job, [3] = &s->flaky_job, [8] = &s->async_job };
+        /* ABI 1.3 refuses it: an async run needs a way to be ended early. */
+        sunkd_job_spec nocancel = { .size = sizeof(nocancel), .name = "testmod.nocancel",
+                                    .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_ASYNC, .prepare = prepare_async,
+                                    .done = done_count };
         int r;
+
+        if (s->conf.async_without_cancel) {
+                r = api->job_add(s->ctx, &nocancel, NULL);
+                if (r < 0)
+                        return sunkd_log_error_errno(s->ctx, r, "Failed to add job '%s': %m", nocancel.name);
+        }
 
         for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
                 specs[i].size = sizeof(sunkd_job_spec);

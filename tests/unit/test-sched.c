@@ -397,15 +397,15 @@ static int work_pid_pause(void *state, void *input, const sunkd_cancel *cancel, 
                 pause();
 }
 
-static bool pid_file_there(void) {
-        return access(pid_path, F_OK) == 0;
-}
-
+/* Without running the loop: the run's timeout cannot fire before the test
+ * has attached its tracer, however slow the machine. */
 static pid_t read_pid_file(void) {
+        uint64_t end = now_usec(CLOCK_BOOTTIME) + WAIT_MAX;
         FILE *f;
         int pid = 0;
 
-        run_until(pid_file_there, WAIT_MAX);
+        while (access(pid_path, F_OK) < 0 && now_usec(CLOCK_BOOTTIME) < end)
+                sleep_usec(MS);
         f = fopen(pid_path, "re");
         ck_assert_ptr_nonnull(f);
         ck_assert_int_eq(fscanf(f, "%d", &pid), 1);
@@ -481,6 +481,7 @@ START_TEST(test_child_outlives_kill) {
         J = add_job((sunkd_job_spec){ .name = "t.stuck", .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_CHILD,
                                       .timeout_usec = 300 * MS, .work = work_pid_pause });
         ck_assert_int_eq(sched_job_trigger(J, NULL), 0);
+        run_until(j_running, WAIT_MAX);
         pid = read_pid_file();
         tracer = start_tracer(pid);
 
@@ -523,6 +524,7 @@ START_TEST(test_stop_with_stuck_child) {
         J = add_job((sunkd_job_spec){ .name = "t.stuck", .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_CHILD,
                                       .timeout_usec = 3600 * USEC_PER_SEC, .work = work_pid_pause });
         ck_assert_int_eq(sched_job_trigger(J, NULL), 0);
+        run_until(j_running, WAIT_MAX);
         pid = read_pid_file();
         tracer = start_tracer(pid);
         sched_stop_owner(H->sched, H);

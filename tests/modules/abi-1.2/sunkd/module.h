@@ -1,0 +1,487 @@
+/* ABI 1.2 as released, frozen: modules built against it must keep loading. */
+/* sunkd module ABI: the only header a module includes.
+ *
+ * A module is a shared object that exports exactly one data symbol,
+ * `sunkd_module_v1` (the major ABI version is part of the name, so a module
+ * built for another major fails to resolve and the loader says so).  The host
+ * owns the event loop, every thread and every child process: a module
+ * describes work (jobs, socket methods, metrics) through the function table
+ * in `sunkd_ctx` and the host runs it.  Nothing is exported from the sunkd
+ * executable; modules link with -Wl,-z,defs.
+ *
+ * Lifecycle: LOADED -> RUNNING (init) -> STOPPING -> LOADED (fini).  A stop
+ * (removed by a reload, a reload of a module without `reload`, shutdown)
+ * turns timers off, cancels running work, signals children and waits for
+ * their callbacks before fini; nothing the host holds points into the
+ * module's state after fini.
+ *
+ * Compatibility rules:
+ *   - SUNKD_MODULE_ABI_MAJOR changes on any incompatible change; the symbol
+ *     name changes with it.
+ *   - Additive changes bump SUNKD_MODULE_ABI_MINOR and append fields at the
+ *     end of structs.  Every struct a module hands the host starts with (or
+ *     carries) its own size, so the host can tell an old module's shorter
+ *     struct apart.
+ *
+ * Threads: unless a function says "[any thread]", it may be called only on
+ * the loop, i.e. from init/reload/fini/status, a job's prepare/done, a method
+ * handler or a spawn callback.  A job's `work` runs on a host worker thread and
+ * may call only [any thread] functions.
+ *
+ * Errors: every int-returning function returns 0 (or a positive value where
+ * documented) on success and a negative errno value on failure.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SUNKD_MODULE_ABI_MAJOR 1
+#define SUNKD_MODULE_ABI_MINOR 2
+
+#define SUNKD_USEC_PER_SEC  UINT64_C(1000000)
+#define SUNKD_USEC_PER_MSEC UINT64_C(1000)
+
+struct json_object;
+
+typedef struct sunkd_ctx sunkd_ctx;       /* host-owned, one per loaded module */
+typedef struct sunkd_job sunkd_job;       /* host-owned handle of a job */
+typedef struct sunkd_call sunkd_call;     /* one in-flight socket method call */
+typedef struct sunkd_cfg sunkd_cfg;       /* a node of the parsed sunkd.yaml */
+typedef struct sunkd_metric sunkd_metric; /* host-owned metric family */
+typedef struct sunkd_child sunkd_child;   /* host-owned handle of a running child */
+typedef struct sunkd_watch sunkd_watch;   /* host-owned file watch (ABI 1.2) */
+
+/* Log levels are syslog's. */
+enum {
+        SUNKD_LOG_ERR = 3,
+        SUNKD_LOG_WARNING = 4,
+        SUNKD_LOG_NOTICE = 5,
+        SUNKD_LOG_INFO = 6,
+        SUNKD_LOG_DEBUG = 7,
+};
+
+/* ---- Jobs ------------------------------------------------------------- */
+
+/* Cancellation flag handed to `work`; poll it with sunkd_cancelled(). */
+typedef struct sunkd_cancel {
+        volatile int requested;
+} sunkd_cancel;
+
+static inline bool sunkd_cancelled(const sunkd_cancel *c) {
+        return c && __atomic_load_n(&c->requested, __ATOMIC_RELAXED);
+}
+
+enum {
+        /* READY=1 waits until the first run of this job has finished. */
+        SUNKD_JOB_READY_GATE = 1u << 0,
+        /* No periodic runs: the job runs only when triggered. */
+        SUNKD_JOB_TRIGGER_ONLY = 1u << 1,
+        /* ABI 1.2.  No `work`: `prepare` starts the run (spawns, say) and the
+         * run ends when the module calls job_complete().  At the timeout, or
+         * when the module is stopped, the host calls the spec's `cancel`. */
+        SUNKD_JOB_ASYNC = 1u << 2,
+        /* ABI 1.2.  `work` runs in a forked child instead of a thread, as
+         * child_uid/child_gid when child_uid is not 0, and is killed
+         * (SIGKILL to its process group) at the timeout or when the module
+         * stops.  `work` must set *ret_result to a `struct json_object *` or
+         * leave it NULL; it reaches `done` as its `result` (done puts it).
+         * For work a thread cannot be trusted to return from: a check stuck
+         * in statfs() on a dead NFS mount, a hung driver call.  The child is
+         * a fork of a threaded process: use nothing a worker thread may hold
+         * a lock in (libcurl, say) in such work. */
+        SUNKD_JOB_CHILD = 1u << 3,
+};
+
+/**
+ * sunkd_job_spec - a unit of periodic or triggered work.
+ * @size:        sizeof(sunkd_job_spec) as the module saw it.
+ * @name:        "<module>.<verb>", shown by `sunkctl jobs`, used by `sunkctl run`.
+ * @interval_usec: period between runs; ignored with SUNKD_JOB_TRIGGER_ONLY.
+ * @splay_usec:  the first run happens at now + U(0, splay).
+ * @jitter_pct:  later runs at interval +/- jitter_pct percent.
+ * @backoff_min_usec, @backoff_max_usec: after n consecutive failures the next
+ *               run is at min(max, min * 2^(n-1)), drawn from [d/2, d];
+ *               one success returns the job to its interval.
+ * @timeout_usec: hard limit on `work`; on expiry the cancel flag is raised and
+ *               the run counts as failed with -ETIMEDOUT.
+ * @prepare:     optional, on the loop: snapshot what `work` needs (config,
+ *               state) into *ret_input, so `work` never reads mutable state.
+ * @work:        on a worker thread.  Result in *ret_result.
+ * @done:        on the loop, always called once per run that was started,
+ *               with r = work's return, -ETIMEDOUT or -ECANCELED; it owns
+ *               (and frees) input and result.  Its return value is the
+ *               run's result shown in status: 0 or negative errno.
+ * @cancel:      ABI 1.2, SUNKD_JOB_ASYNC only, optional: on the loop when the
+ *               run times out or the module stops; end the run soon (kill
+ *               its children) and call job_complete().
+ * @child_uid, @child_gid: ABI 1.2, SUNKD_JOB_CHILD only: run `work` as
+ *               this uid/gid (no supplementary groups); 0 = as sunkd.
+ *
+ * Each module gets at most half of the host's workers (at least one) for
+ * its thread jobs at a time; a due job beyond that waits for one of its
+ * module's runs to end, so one module's stuck work cannot starve the rest.
+ */
+typedef struct sunkd_job_spec {
+        size_t size;
+        const char *name;
+        uint64_t interval_usec;
+        uint64_t splay_usec;
+        uint32_t jitter_pct;
+        uint64_t backoff_min_usec;
+        uint64_t backoff_max_usec;
+        uint64_t timeout_usec;
+        unsigned flags;
+        int (*prepare)(void *state, void **ret_input);
+        int (*work)(void *state, void *input, const sunkd_cancel *cancel, void **ret_result);
+        int (*done)(void *state, int r, void *input, void *result);
+        void (*cancel)(void *state, void *input);
+        uid_t child_uid;
+        gid_t child_gid;
+} sunkd_job_spec;
+
+/* ---- Socket methods --------------------------------------------------- */
+
+enum {
+        /* Who may call.  A method must set exactly one of these. */
+        SUNKD_METHOD_ROOT = 1u << 0,    /* uid 0 only */
+        SUNKD_METHOD_ANY_UID = 1u << 1, /* any local peer */
+        SUNKD_METHOD_ALLOW = 1u << 2,   /* root, plus the users/@groups in the
+                                           module's `allow:` config list */
+};
+
+/* The handler returns 0 once it has replied, SUNKD_CALL_PENDING to keep the
+ * call and reply later (the handle stays valid until then, even if the peer
+ * hangs up), or a negative errno for a generic error reply.  While the
+ * module stops, its runs' `done` and its children's callbacks may still
+ * answer its pending calls, and so may fini; once fini has returned, the
+ * host answers the rest itself (io.sunkd.Unavailable) and frees them. */
+#define SUNKD_CALL_PENDING 1
+
+typedef struct sunkd_method {
+        const char *name; /* "io.sunkd.<Module>.<Verb>" */
+        unsigned flags;
+        int (*fn)(sunkd_call *call, struct json_object *params, void *state);
+} sunkd_method;
+
+/* ---- Config ----------------------------------------------------------- */
+
+typedef enum sunkd_cfg_type {
+        SUNKD_CFG_STRING,   /* char *              (malloc'd; free with sunkd_cfg_clear) */
+        SUNKD_CFG_INT,      /* int64_t, within [min, max] when max > min */
+        SUNKD_CFG_BOOL,     /* bool: true/false/yes/no/on/off */
+        SUNKD_CFG_DURATION, /* uint64_t usec: "30s", "15m", "1h", "500ms", "2d" */
+        SUNKD_CFG_SIZE,     /* uint64_t bytes: "64K", "1M", "2G", plain bytes */
+        SUNKD_CFG_PATH,     /* char *, absolute and without ".." */
+        SUNKD_CFG_LIST,     /* char **, NULL-terminated, from a sequence of scalars */
+        SUNKD_CFG_MAP,      /* const sunkd_cfg *, borrowed, valid during init/reload */
+        /* ABI 1.2.  char *: an inline string, or "file:/abs/path" whose
+         * contents are read at parse time (a regular file, symlinks followed,
+         * owned by root or sunkd's uid, no group/other permission bits).
+         * Trailing newlines are dropped; empty values and NUL bytes refused;
+         * at most max bytes when max > 0 (up to 1M), else 64K.  Never in
+         * error messages; wiped before free by cfg_clear. */
+        SUNKD_CFG_SECRET,
+} sunkd_cfg_type;
+
+enum {
+        SUNKD_CFG_REQUIRED = 1u << 0,
+};
+
+typedef struct sunkd_cfg_key {
+        const char *key;
+        sunkd_cfg_type type;
+        size_t offset; /* offsetof() the destination in the module's struct */
+        unsigned flags;
+        int64_t min, max; /* INT range; DURATION/SIZE upper bound when max > 0 */
+} sunkd_cfg_key;
+
+/* ---- Metrics ---------------------------------------------------------- */
+
+typedef enum sunkd_metric_type {
+        SUNKD_METRIC_COUNTER,
+        SUNKD_METRIC_GAUGE,
+} sunkd_metric_type;
+
+#define SUNKD_METRIC_LABELS_MAX 4
+
+typedef struct sunkd_metric_spec {
+        size_t size;
+        const char *name; /* without the "sunkd_" prefix the host adds */
+        const char *help;
+        sunkd_metric_type type;
+        const char *labels[SUNKD_METRIC_LABELS_MAX]; /* NULL-terminated if fewer */
+} sunkd_metric_spec;
+
+/* ---- Child processes -------------------------------------------------- */
+
+/* The spec and all it points to are read during the spawn call only.  A
+ * module built for an older minor hands a shorter spec: the fields after
+ * its @size read as zero.  The 1.0 layout ends with @input_len. */
+typedef struct sunkd_spawn_spec {
+        size_t size;
+        const char *const *argv; /* argv[0] is an absolute path */
+        const char *const *envp; /* the whole environment; NULL = empty */
+        uint64_t timeout_usec;   /* SIGTERM to the process group, SIGKILL after the grace */
+        size_t output_max;       /* stdout+stderr captured up to this (0 = 64 KiB, at
+                                    most 256 MiB); the rest is dropped */
+        uid_t uid;               /* drop to uid/gid unless uid == (uid_t)-1; */
+        gid_t gid;               /* a drop needs a gid too, not (gid_t)-1 */
+        const char *cwd;         /* NULL = "/"; local disk, like argv[0]: the loop
+                                    waits until the child has exec'd */
+        const char *input;       /* written to stdin, then closed; NULL = /dev/null */
+        size_t input_len;
+        /* ABI 1.2.  Between SIGTERM (timeout or child_kill) and SIGKILL;
+         * 0 = 5 s. */
+        uint64_t kill_grace_usec;
+        /* ABI 1.2.  Supplementary groups of the child, set before the gid and
+         * uid; only with a uid drop (-EINVAL otherwise), at most NGROUPS_MAX.
+         * A uid drop without them clears the supplementary groups: root's are
+         * never inherited. */
+        const gid_t *groups;
+        size_t n_groups;
+} sunkd_spawn_spec;
+
+typedef struct sunkd_spawn_result {
+        pid_t pid;          /* of the child, already reaped */
+        int exit_code;      /* valid when signal == 0 */
+        int signal;         /* the terminating signal, or 0 */
+        bool timed_out;
+        const char *output; /* NUL-terminated, borrowed for the callback */
+        size_t output_len;
+        bool output_truncated;
+        uint64_t duration_usec;
+} sunkd_spawn_result;
+
+/* r is 0, or negative errno when the child could not be started. */
+typedef void (*sunkd_spawn_cb)(void *userdata, int r, const sunkd_spawn_result *res);
+
+/* ---- The host function table ----------------------------------------- */
+
+typedef struct sunkd_host_api {
+        size_t size;
+
+        /* Logging; returns -abs(r) so callers can `return sunkd_log(...)`.
+         * [any thread] */
+        int (*log)(sunkd_ctx *c, int level, int r, const char *fmt, ...)
+                __attribute__((format(printf, 4, 5)));
+
+        /* Identity and places. */
+        const char *(*module_name)(sunkd_ctx *c);
+        const char *(*state_dir)(sunkd_ctx *c); /* <state_dir>/<module>, created 0700 */
+
+        /* Config: fill `out` from `cfg` through `keys`.  Unknown keys, wrong
+         * types and out-of-range values fail with -EINVAL and a malloc'd
+         * "file:line:column: key 'x': reason" in *ret_error. The host keys
+         * `enabled`, `required`, `allow` are accepted and skipped. */
+        int (*cfg_parse)(const sunkd_cfg *cfg, const sunkd_cfg_key *keys, size_t n_keys, void *out,
+                         char **ret_error);
+        void (*cfg_clear)(const sunkd_cfg_key *keys, size_t n_keys, void *out);
+        /* "file:line:column" of a node, for messages about values. */
+        int (*cfg_where)(const sunkd_cfg *cfg, char **ret);
+        /* Look up a key of a map node (NULL if absent) and its scalar text. */
+        const sunkd_cfg *(*cfg_get)(const sunkd_cfg *cfg, const char *key);
+        const char *(*cfg_scalar)(const sunkd_cfg *cfg);
+
+        /* Jobs. */
+        int (*job_add)(sunkd_ctx *c, const sunkd_job_spec *spec, sunkd_job **ret);
+        int (*job_trigger)(sunkd_job *j, const char *reason);
+        int (*job_set_interval)(sunkd_job *j, uint64_t interval_usec, uint64_t splay_usec);
+
+        /* Socket methods and replies. */
+        int (*methods_add)(sunkd_ctx *c, const sunkd_method *methods, size_t n);
+        int (*reply)(sunkd_call *call, struct json_object *params);     /* takes params */
+        int (*reply_error)(sunkd_call *call, const char *error, struct json_object *params);
+        uid_t (*call_uid)(sunkd_call *call);
+        gid_t (*call_gid)(sunkd_call *call);
+
+        /* Metrics. */
+        int (*metric_add)(sunkd_ctx *c, const sunkd_metric_spec *spec, sunkd_metric **ret);
+        int (*metric_set)(sunkd_metric *m, double value, const char *const *label_values);
+        int (*metric_add_value)(sunkd_metric *m, double delta, const char *const *label_values);
+
+        /* Child processes, with output capture, timeout and process-group kill. */
+        int (*spawn)(sunkd_ctx *c, const sunkd_spawn_spec *spec, sunkd_spawn_cb cb, void *userdata);
+
+        /* Files.  file_stage writes a temp file next to `path` (same dir),
+         * fsyncs it, sets mode and owner (uid (uid_t)-1 = leave) and returns
+         * its name; file_commit renames it over `path` and fsyncs the dir.
+         * file_write_atomic does both.  [any thread] */
+        int (*file_stage)(const char *path, const void *data, size_t len, mode_t mode, uid_t uid,
+                          gid_t gid, char **ret_tmp);
+        int (*file_commit)(const char *tmp, const char *path);
+        int (*file_write_atomic)(const char *path, const void *data, size_t len, mode_t mode,
+                                 uid_t uid, gid_t gid);
+
+        /* ABI 1.1.  From a job's done (or prepare): one line explaining the
+         * run's result, shown by `sunkctl run` and `sunkctl jobs --json` instead
+         * of the bare errno text.  Copied; cleared when the next run starts. */
+        int (*job_set_message)(sunkd_job *j, const char *message);
+        /* ABI 1.1.  From reload: take a job's new timing (interval, splay,
+         * jitter, backoff, timeout) from @spec; name, flags and callbacks must
+         * be the ones it was added with (-EINVAL otherwise).  A running job
+         * keeps its current deadline; the next run uses the new one. */
+        int (*job_update)(sunkd_job *j, const sunkd_job_spec *spec);
+
+        /* ABI 1.2: asynchronous jobs.  End the current run of a
+         * SUNKD_JOB_ASYNC job with result @r; its `done` runs before this
+         * returns.  -ESTALE when the job is not running (already completed). */
+        int (*job_complete)(sunkd_job *j, int r);
+
+        /* ABI 1.2: killable children */
+        /* spawn, handing back the child in *ret (may be NULL).  The handle is
+         * valid until @cb has run, and only on the loop; @cb runs exactly once,
+         * also after child_kill. */
+        int (*spawn_start)(sunkd_ctx *c, const sunkd_spawn_spec *spec, sunkd_spawn_cb cb, void *userdata,
+                           sunkd_child **ret);
+        /* SIGTERM to the child's process group (its own children included),
+         * SIGKILL after the spec's kill_grace_usec.  @cb still runs, with the
+         * signal the child died of.  Calling it again, or after a timeout has
+         * fired, changes nothing. */
+        int (*child_kill)(sunkd_child *child);
+        /* ABI 1.2: file watches and facts */
+        /* Call cb(userdata, path) on the loop after the absolute @path may
+         * have changed: written and closed, renamed over, deleted, created,
+         * chmod'ed, or a symlink on the way to it re-pointed (Kubernetes
+         * Secret and ConfigMap volumes).  A missing file, or directory on the
+         * way, is waited for.  Bursts give one call about 50ms after the first
+         * event; the callback re-reads the file.  *ret may be NULL. */
+        int (*watch_add)(sunkd_ctx *c, const char *path, void (*cb)(void *userdata, const char *path),
+                         void *userdata, sunkd_watch **ret);
+        /* Safe from inside the watch's own callback; NULL is a no-op.  Watches
+         * still there when the module stops are removed by the host. */
+        void (*watch_remove)(sunkd_watch *w);
+        /* Facts: immutable JSON values named "<module>.<fact>" ([A-Za-z0-9_-]
+         * segments joined by '.', at most 127 bytes) that a module publishes
+         * under its own name and any module reads.  fact_publish takes @value
+         * (also on failure; NULL withdraws the fact) and replaces an earlier
+         * one; the value must not be changed afterwards.  -EPERM for another
+         * module's name, -EFBIG over 64K serialised, -E2BIG over 256 facts. */
+        int (*fact_publish)(sunkd_ctx *c, const char *name, struct json_object *value);
+        /* A new reference the caller puts, or NULL.  Do not modify it. */
+        struct json_object *(*fact_get)(sunkd_ctx *c, const char *name);
+        /* cb(userdata, name, value) on the loop after each change of @name,
+         * never from inside fact_publish, with the value current then
+         * (borrowed for the call; changes in one loop iteration are seen
+         * once), and once soon after subscribing if the fact exists.  value
+         * is NULL when the fact was withdrawn or its module stopped.  A
+         * module's subscriptions end when it stops; -EEXIST for a repeated
+         * (name, cb, userdata). */
+        int (*fact_subscribe)(sunkd_ctx *c, const char *name,
+                              void (*cb)(void *userdata, const char *name, struct json_object *value),
+                              void *userdata);
+        /* Undo fact_subscribe with the same arguments; -ENOENT if none. */
+        int (*fact_unsubscribe)(sunkd_ctx *c, const char *name,
+                                void (*cb)(void *userdata, const char *name, struct json_object *value),
+                                void *userdata);
+        /* ABI 1.2: calls that outlive their caller */
+        /* @cb runs on the loop once the peer of the pending @call has hung up
+         * (at once, from the loop, if it already has), so the module can stop
+         * work nobody waits for.  The handle stays valid until the module
+         * replies; that reply only frees it.  @cb NULL removes it; -EINVAL
+         * for an answered call. */
+        int (*call_on_gone)(sunkd_call *call, void (*cb)(sunkd_call *call, void *userdata),
+                            void *userdata);
+        /* The caller's pid as the kernel saw it at connect (SO_PEERCRED). */
+        pid_t (*call_pid)(sunkd_call *call);
+        /* ABI 1.2: structured log fields */
+        /* log() with journal fields of the module's own besides the host's:
+         * @fields is NULL-terminated, at most 8 "SUNKD_<NAME>=value" strings
+         * ([A-Z0-9_] names, no newline in the value; SUNKD_MODULE and
+         * SUNKD_JOB are the host's).  On stderr only the message is written.
+         * -EINVAL, and nothing logged, for a field that breaks the rules.
+         * [any thread] */
+        int (*log_fields)(sunkd_ctx *c, int level, const char *const *fields, const char *fmt, ...)
+                __attribute__((format(printf, 4, 5)));
+        /* ABI 1.2: walking a map or sequence node (a SUNKD_CFG_MAP value):
+         * its child @i in file order, and for a map the child's key in
+         * *ret_key (NULL for a sequence); NULL past the end or for a scalar.
+         * Use cfg_scalar() and cfg_where() on the child. */
+        const sunkd_cfg *(*cfg_child)(const sunkd_cfg *cfg, size_t i, const char **ret_key);
+} sunkd_host_api;
+
+struct sunkd_ctx {
+        const sunkd_host_api *api;
+};
+
+/**
+ * sunkd_module - what a module exports as `sunkd_module_v1`.
+ * @init:   register jobs, methods and metrics; parse config; hand state back
+ *          through *ret_state.  A failure is reported and the module is shown
+ *          as failed while the others run (unless `required: true`).
+ * @check:  optional; validate @cfg without side effects (parse it through the
+ *          key table, log what is wrong).  Used by `sunkd --check-config` and
+ *          before a reload is applied, so a bad file never replaces a good one.
+ * @reload: apply a new, already-checked config in place.  NULL means the host
+ *          calls fini() and init() instead.
+ * @fini:   undo everything; must accept a half-built state.  Called only once
+ *          the module has stopped: no run of its jobs is in progress and no
+ *          child of its is left (every `done` and spawn callback has run),
+ *          and new calls to its methods are refused meanwhile.  fini may
+ *          still answer its own pending calls; the host answers whatever is
+ *          left `io.sunkd.Unavailable` after it returns.  While stopping,
+ *          job_add and spawn fail with -ESHUTDOWN.
+ * @status: optional; add fields to `out` for `sunkctl status`.  Integer keys
+ *          ending in `_duration_usec` are durations and other `_usec` keys
+ *          CLOCK_REALTIME times, both in microseconds; sunkctl shows them
+ *          as "1.2s" and "5m ago".
+ */
+typedef struct sunkd_module {
+        uint32_t abi_major;
+        uint32_t abi_minor;
+        uint32_t size;
+        const char *name;
+        const char *version;
+        int (*init)(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state);
+        int (*check)(sunkd_ctx *c, const sunkd_cfg *cfg);
+        int (*reload)(void *state, const sunkd_cfg *cfg);
+        void (*fini)(void *state);
+        int (*status)(void *state, struct json_object *out);
+} sunkd_module;
+
+#define SUNKD_EXPORT __attribute__((visibility("default")))
+
+#define SUNKD_MODULE_DEFINE(...)                                                                 \
+        SUNKD_EXPORT extern const sunkd_module sunkd_module_v1;                                  \
+        SUNKD_EXPORT const sunkd_module sunkd_module_v1 = {                                      \
+                .abi_major = SUNKD_MODULE_ABI_MAJOR,                                             \
+                .abi_minor = SUNKD_MODULE_ABI_MINOR,                                             \
+                .size = sizeof(sunkd_module),                                                    \
+                __VA_ARGS__}
+
+/* ---- Convenience wrappers -------------------------------------------- */
+
+#define sunkd_log(c, level, r, ...) ((c)->api->log((c), (level), (r), __VA_ARGS__))
+#define sunkd_log_error_errno(c, r, ...) sunkd_log(c, SUNKD_LOG_ERR, r, __VA_ARGS__)
+#define sunkd_log_warning_errno(c, r, ...) sunkd_log(c, SUNKD_LOG_WARNING, r, __VA_ARGS__)
+#define sunkd_log_error(c, ...) sunkd_log(c, SUNKD_LOG_ERR, 0, __VA_ARGS__)
+#define sunkd_log_warning(c, ...) sunkd_log(c, SUNKD_LOG_WARNING, 0, __VA_ARGS__)
+#define sunkd_log_notice(c, ...) sunkd_log(c, SUNKD_LOG_NOTICE, 0, __VA_ARGS__)
+#define sunkd_log_info(c, ...) sunkd_log(c, SUNKD_LOG_INFO, 0, __VA_ARGS__)
+#define sunkd_log_debug(c, ...) sunkd_log(c, SUNKD_LOG_DEBUG, 0, __VA_ARGS__)
+
+/* A module's metrics as one table: each registered in turn, the first
+ * failure logged with the metric's name and returned. */
+typedef struct sunkd_metric_def {
+        sunkd_metric_spec spec;
+        sunkd_metric **ret;
+} sunkd_metric_def;
+
+static inline int sunkd_metrics_add(sunkd_ctx *c, const sunkd_metric_def *defs, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                int r = c->api->metric_add(c, &defs[i].spec, defs[i].ret);
+                if (r < 0)
+                        return sunkd_log_error_errno(c, r, "Failed to register metric '%s': %m", defs[i].spec.name);
+        }
+        return 0;
+}
+
+#ifdef __cplusplus
+}
+#endif
