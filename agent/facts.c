@@ -234,6 +234,15 @@ json_object *fact_get(FactStore *s, const char *name) {
         return f ? json_object_get(f->value) : NULL;
 }
 
+json_object *fact_get_copy(FactStore *s, const char *name) {
+        Fact *f = name ? fact_find(s, name) : NULL;
+        json_object *copy = NULL;
+
+        if (!f || json_object_deep_copy(f->value, &copy, NULL) < 0)
+                return NULL;
+        return copy;
+}
+
 static Subscription *sub_find(FactStore *s, const void *owner, const char *name, FactFn cb, void *userdata) {
         for (size_t i = 0; i < s->n_subs; i++) {
                 Subscription *sub = &s->subs[i];

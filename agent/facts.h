@@ -43,6 +43,13 @@ int fact_publish(FactStore *s, const void *owner, const char *owner_name, const 
 /** fact_get() - a new reference to @name's value, or NULL. */
 json_object *fact_get(FactStore *s, const char *name);
 /**
+ * fact_get_copy() - a deep copy of @name's value that shares nothing with
+ * the store, or NULL.  What modules get: json-c's reference counts are not
+ * atomic and serialising caches text in the object, so the shared value is
+ * loop-only, and a module may hand what it gets to a worker thread.
+ */
+json_object *fact_get_copy(FactStore *s, const char *name);
+/**
  * fact_subscribe() - call @cb(@userdata, @name, value) after each change of
  * @name (published, replaced or withdrawn), and once soon after subscribing
  * if the fact exists already.  The value is borrowed for the call.

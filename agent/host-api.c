@@ -197,15 +197,8 @@ static int host_fact_publish(sunkd_ctx *c, const char *name, struct json_object 
         return fact_publish(MOD(c)->manager->facts, MOD(c), MOD(c)->name, name, value);
 }
 
-/* A private copy: the shared value is loop-only, and a module may pass
- * what it gets to a worker (module.h). */
 static struct json_object *host_fact_get(sunkd_ctx *c, const char *name) {
-        _cleanup_json_ json_object *v = fact_get(MOD(c)->manager->facts, name);
-        json_object *copy = NULL;
-
-        if (!v || json_object_deep_copy(v, &copy, NULL) < 0)
-                return NULL;
-        return copy;
+        return fact_get_copy(MOD(c)->manager->facts, name);
 }
 
 static int host_fact_subscribe(sunkd_ctx *c, const char *name,

@@ -1,6 +1,7 @@
 /* The fact store: names, caps, ownership, and deferred delivery that
  * survives subscribers changing the store from inside their callbacks. */
 #include <check.h>
+#include <pthread.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -247,6 +248,58 @@ START_TEST(test_callback_changes_store) {
 }
 END_TEST
 
+/* What a module gets shares nothing with the store: a worker may serialise
+ * and put it while the loop serialises, replaces and puts the original.
+ * Handing out the shared value instead races on json-c's non-atomic
+ * reference count and string cache, which ASan sees as a use after free. */
+typedef struct Reader {
+        json_object *values[64];
+        unsigned n;
+} Reader;
+
+static void *reader_main(void *arg) {
+        Reader *r = arg;
+
+        for (unsigned round = 0; round < 200; round++)
+                for (unsigned i = 0; i < r->n; i++) {
+                        json_object *v = json_object_get(r->values[i]);
+                        (void) json_object_to_json_string(v);
+                        json_object_put(v);
+                }
+        for (unsigned i = 0; i < r->n; i++)
+                json_object_put(r->values[i]);
+        return NULL;
+}
+
+START_TEST(test_get_copy_for_workers) {
+        json_object *v = json_object_new_object(), *shared, *copy;
+        Reader reader = {};
+        pthread_t t;
+
+        json_object_object_add(v, "gpus", json_object_new_int(8));
+        ck_assert_int_eq(fact_publish(fs, gres, gres, "gres.gpus", v), 0);
+        shared = fact_get(fs, "gres.gpus");
+        copy = fact_get_copy(fs, "gres.gpus");
+        ck_assert_ptr_nonnull(copy);
+        ck_assert_ptr_ne(copy, shared);
+        ck_assert(json_object_equal(copy, shared));
+        json_object_put(shared);
+        json_object_put(copy);
+        ck_assert_ptr_null(fact_get_copy(fs, "gres.none"));
+
+        for (; reader.n < ELEMENTSOF(reader.values); reader.n++)
+                reader.values[reader.n] = fact_get_copy(fs, "gres.gpus");
+        ck_assert_int_eq(pthread_create(&t, NULL, reader_main, &reader), 0);
+        for (int i = 0; i < 2000; i++) {
+                json_object *now = fact_get(fs, "gres.gpus");
+                (void) json_object_to_json_string(now);
+                json_object_put(now);
+                ck_assert_int_eq(fact_publish(fs, gres, gres, "gres.gpus", json_object_new_int(i)), 0);
+        }
+        ck_assert_int_eq(pthread_join(t, NULL), 0);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("facts");
         TCase *tc = tcase_create("facts");
@@ -259,6 +312,7 @@ int main(void) {
         tcase_add_test(tc, test_late_subscriber_gets_current);
         tcase_add_test(tc, test_remove_owner);
         tcase_add_test(tc, test_callback_changes_store);
+        tcase_add_test(tc, test_get_copy_for_workers);
         suite_add_tcase(s, tc);
         return check_run(s);
 }
