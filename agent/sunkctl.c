@@ -29,6 +29,7 @@ typedef struct Ctl {
         bool json;
         bool slurmd_conf, check, block; /* gres only */
         uint64_t timeout_usec;
+        bool timeout_set; /* given on the command line: bounds `run` too */
         int fd;
 } Ctl;
 
@@ -233,8 +234,10 @@ static int verb_run(Ctl *c, int argc, char **argv) {
                 return EXIT_FAILED;
         json_object_object_add(params, "job", json_object_new_string(argv[1]));
         json_object_object_add(params, "wait", json_object_new_boolean(true));
-        /* The job may legitimately take minutes: wait for it, not the socket timeout. */
-        c->timeout_usec = 0;
+        /* The job may legitimately take minutes: wait for it, not the default
+         * socket timeout; a --timeout given on the command line still holds. */
+        if (!c->timeout_set)
+                c->timeout_usec = 0;
         r = call(c, "io.sunkd.Agent.Trigger", params, &reply);
         if (r)
                 return r;
@@ -406,7 +409,7 @@ static void help(void) {
         printf("\nOptions:\n"
                "  -s, --socket=PATH   sunkd's socket (default %s)\n"
                "      --json          print replies as JSON\n"
-               "  -t, --timeout=SECS  give up after this long (default 30; run waits for the job)\n"
+               "  -t, --timeout=SECS  give up after this long (default 30; run waits for the job unless given)\n"
                "      --slurmd-conf   gres: print the Gres= for slurmd -Z --conf\n"
                "      --check         gres: compare with slurm.conf; exit 1 if they differ\n"
                "      --block         gres: print this node's topology/block line (multi-node NVLink)\n"
@@ -437,6 +440,7 @@ int main(int argc, char **argv) {
                                 fprintf(stderr, "sunkctl: --timeout: '%s' is not a duration\n", optarg);
                                 return EXIT_USAGE;
                         }
+                        c.timeout_set = true;
                         break;
                 case ARG_JSON:
                         c.json = true;

@@ -87,8 +87,12 @@ sunkd_stop() {
         SUNKD_PID=
 }
 
+# `run` waits for its job; a test's never waits for ever (a hung job fails it).
 ctl() {
-        "$SUNKCTL" -s "$SOCK" "$@"
+        case " $* " in
+        *" run "*) "$SUNKCTL" -s "$SOCK" --timeout "${SUNKD_RUN_TIMEOUT:-300}" "$@" ;;
+        *) "$SUNKCTL" -s "$SOCK" "$@" ;;
+        esac
 }
 
 # Prints field $2 of job $1 from `ctl --json jobs` (empty if either is absent).
