@@ -42,7 +42,7 @@ extern "C" {
 #endif
 
 #define SUNKD_MODULE_ABI_MAJOR 1
-#define SUNKD_MODULE_ABI_MINOR 2
+#define SUNKD_MODULE_ABI_MINOR 3
 
 #define SUNKD_USEC_PER_SEC  UINT64_C(1000000)
 #define SUNKD_USEC_PER_MSEC UINT64_C(1000)
@@ -220,6 +220,14 @@ typedef struct sunkd_metric_spec {
 
 /* ---- Child processes -------------------------------------------------- */
 
+/* ABI 1.3: spawn flags. */
+enum {
+        /* stderr on the same pipe as stdout: both in `output`, in the order
+         * written, and `err_output` empty.  What a spec older than 1.3 (one
+         * whose @size ends before @flags) always gets. */
+        SUNKD_SPAWN_MERGE_STDERR = 1u << 0,
+};
+
 /* The spec and all it points to are read during the spawn call only.  A
  * module built for an older minor hands a shorter spec: the fields after
  * its @size read as zero.  The 1.0 layout ends with @input_len. */
@@ -228,8 +236,10 @@ typedef struct sunkd_spawn_spec {
         const char *const *argv; /* argv[0] is an absolute path */
         const char *const *envp; /* the whole environment; NULL = empty */
         uint64_t timeout_usec;   /* SIGTERM to the process group, SIGKILL after the grace */
-        size_t output_max;       /* stdout+stderr captured up to this (0 = 64 KiB, at
-                                    most 256 MiB); the rest is dropped */
+        size_t output_max;       /* stdout, and stderr apart, each keep their LAST
+                                    output_max bytes (0 = 64 KiB, at most 256 MiB);
+                                    what came before is dropped (ABI 1.3; the
+                                    first bytes were kept before) */
         uid_t uid;               /* drop to uid/gid unless uid == (uid_t)-1; */
         gid_t gid;               /* a drop needs a gid too, not (gid_t)-1 */
         const char *cwd;         /* NULL = "/"; local disk, like argv[0]: the loop
@@ -245,6 +255,10 @@ typedef struct sunkd_spawn_spec {
          * never inherited. */
         const gid_t *groups;
         size_t n_groups;
+        /* ABI 1.3.  SUNKD_SPAWN_* flags; unknown ones are -EINVAL.  A spec
+         * this long gets stderr apart from stdout unless it asks for
+         * SUNKD_SPAWN_MERGE_STDERR. */
+        unsigned flags;
 } sunkd_spawn_spec;
 
 typedef struct sunkd_spawn_result {
@@ -252,13 +266,29 @@ typedef struct sunkd_spawn_result {
         int exit_code;      /* valid when signal == 0 */
         int signal;         /* the terminating signal, or 0 */
         bool timed_out;
-        const char *output; /* NUL-terminated, borrowed for the callback */
+        const char *output; /* stdout (and stderr when merged), its last
+                               output_max bytes; NUL-terminated, borrowed
+                               for the callback */
         size_t output_len;
-        bool output_truncated;
+        bool output_truncated; /* bytes were dropped from the front */
         uint64_t duration_usec;
+        /* ABI 1.3.  stderr, captured apart as `output` is: its last
+         * output_max bytes, NUL-terminated, borrowed for the callback.
+         * Empty ("", never NULL) when merged into `output`.  A module built
+         * for an older minor does not see these fields and gets stderr in
+         * `output`, as it always did. */
+        const char *err_output;
+        size_t err_output_len;
+        bool err_output_truncated;
 } sunkd_spawn_result;
 
-/* r is 0, or negative errno when the child could not be started. */
+/* r is 0 once the program ran and ended (its exit_code or signal in @res),
+ * or a negative errno when it never ran: since ABI 1.3 (for modules of
+ * every minor) a failed execve() (-ENOENT, -EACCES, -ENOEXEC, and -ENOENT
+ * for a missing #! interpreter), chdir() to @cwd or privilege drop comes
+ * here, where it used to show as exit status 127 or 126 that a script may
+ * return itself.  @res is never NULL: with r < 0 its pid and duration are
+ * set, exit_code and signal are 0 and the outputs empty. */
 typedef void (*sunkd_spawn_cb)(void *userdata, int r, const sunkd_spawn_result *res);
 
 /* ---- The host function table ----------------------------------------- */
