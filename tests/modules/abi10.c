@@ -1,6 +1,7 @@
 /* abi10: a module built against the frozen ABI 1.0 header (tests/modules/
  * abi-1.0), whose structs are shorter than the host's: the host must copy
- * them by their size.  A job, a metric, a method and child processes: one
+ * them by their size.  A job, metrics (one named as only modules built
+ * before ABI 1.3 may), a method and child processes: one
  * that writes to stdout and stderr (both must reach `output`, as in 1.0)
  * and one that cannot be executed. */
 #include <errno.h>
@@ -69,6 +70,11 @@ static const sunkd_method methods[] = {
 static int abi10_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
         static const sunkd_metric_spec runs = { sizeof(sunkd_metric_spec), "abi10_runs_total", "Runs.",
                                                 SUNKD_METRIC_COUNTER, { NULL } };
+        /* Named before ABI 1.3 asked for the module's name in front: allowed
+         * to a 1.0 module, with a warning. */
+        static const sunkd_metric_spec legacy = { sizeof(sunkd_metric_spec), "legacy_abi10_up", "Always 1.",
+                                                  SUNKD_METRIC_GAUGE, { NULL } };
+        sunkd_metric *up;
         sunkd_job_spec job = { .size = sizeof(job), .name = "abi10.work", .flags = SUNKD_JOB_TRIGGER_ONLY,
                                .work = work, .done = done };
         State *s = calloc(1, sizeof(*s));
@@ -80,6 +86,10 @@ static int abi10_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
         s->spawned_exit = -1;
         s->spawned_missing = 1;
         r = c->api->metric_add(c, &runs, &s->runs);
+        if (r >= 0)
+                r = c->api->metric_add(c, &legacy, &up);
+        if (r >= 0)
+                r = c->api->metric_set(up, 1, NULL);
         if (r >= 0)
                 r = c->api->job_add(c, &job, NULL);
         if (r >= 0)

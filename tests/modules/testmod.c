@@ -24,6 +24,10 @@
  * came (and the length of `secret`, a SUNKD_CFG_SECRET, never the value);
  * Publish publishes a fact, Fact reads one and what the subscription to
  * testmod.echo has seen.
+ *
+ * ABI 1.3: MetricAdd registers a gauge (a counter with "counter": true)
+ * {"name", "labels"} and answers the host's verdict {"r"}; MetricRemove drops the series of testmod_runs_total
+ * for {"job"} (every series without it) and answers {"r"}.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -520,6 +524,43 @@ static int method_fact(sunkd_call *call, struct json_object *params, void *state
         return s->ctx->api->reply(call, o);
 }
 
+/* ---- ABI 1.3: metrics a module owns ---- */
+
+static int reply_r(State *s, sunkd_call *call, int r) {
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "r", json_object_new_int(r));
+        return s->ctx->api->reply(call, o);
+}
+
+static int method_metric_add(sunkd_call *call, struct json_object *params, void *state) {
+        State *s = state;
+        json_object *v;
+        sunkd_metric_spec spec = { .size = sizeof(spec), .help = "Registered through io.sunkd.Test.MetricAdd.",
+                                   .type = json_object_object_get_ex(params, "counter", &v) && json_object_get_boolean(v)
+                                                   ? SUNKD_METRIC_COUNTER : SUNKD_METRIC_GAUGE };
+        sunkd_metric *m;
+        size_t n = 0;
+
+        if (!json_object_object_get_ex(params, "name", &v))
+                return -EINVAL;
+        spec.name = json_object_get_string(v);
+        if (json_object_object_get_ex(params, "labels", &v) && json_object_is_type(v, json_type_array))
+                for (; n < json_object_array_length(v) && n < SUNKD_METRIC_LABELS_MAX; n++)
+                        spec.labels[n] = json_object_get_string(json_object_array_get_idx(v, n));
+        return reply_r(s, call, s->ctx->api->metric_add(s->ctx, &spec, &m));
+}
+
+static int method_metric_remove(sunkd_call *call, struct json_object *params, void *state) {
+        State *s = state;
+        json_object *v;
+        const char *labels[] = { NULL, NULL };
+
+        if (json_object_object_get_ex(params, "job", &v))
+                labels[0] = json_object_get_string(v);
+        return reply_r(s, call, s->ctx->api->metric_remove(s->runs, labels[0] ? labels : NULL));
+}
+
 static const sunkd_method methods[] = {
         { "io.sunkd.Test.Echo", SUNKD_METHOD_ANY_UID, method_echo },
         { "io.sunkd.Test.Root", SUNKD_METHOD_ROOT, method_whoami },
@@ -530,6 +571,9 @@ static const sunkd_method methods[] = {
         { "io.sunkd.Test.Publish", SUNKD_METHOD_ROOT, method_publish },
         { "io.sunkd.Test.Fact", SUNKD_METHOD_ANY_UID, method_fact },
         { "io.sunkd.Test.Hold", SUNKD_METHOD_ANY_UID, method_hold },
+        /* ABI 1.3 */
+        { "io.sunkd.Test.MetricAdd", SUNKD_METHOD_ROOT, method_metric_add },
+        { "io.sunkd.Test.MetricRemove", SUNKD_METHOD_ROOT, method_metric_remove },
 };
 
 static void state_free(State *s) {

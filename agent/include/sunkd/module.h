@@ -210,9 +210,30 @@ typedef enum sunkd_metric_type {
 
 #define SUNKD_METRIC_LABELS_MAX 4
 
+/* A metric family belongs to the module that registered it (ABI 1.3):
+ *   - Its name is "sunkd_<module>_...": @name is given without the "sunkd_"
+ *     the host adds and must start with the module's name and '_' ('-' in
+ *     the module's name written '_'), e.g. "gres_gpus" for module gres.
+ *     Anything else is -EINVAL, logged by the host with the module's name
+ *     and the metric's (a module built for 1.0 to 1.2 gets a warning
+ *     instead, and the family).
+ *   - A name another module (or sunkd itself) registered is -EEXIST, logged
+ *     as well; the module's own name again with the same type and labels
+ *     returns the same family (registering again from reload is fine), with
+ *     another type or labels it is -EEXIST.
+ *   - When the module stops (removed by a reload, restarted because it has no
+ *     `reload`, shutdown), after fini, its families and their series are
+ *     removed, and the series of its jobs in sunkd's job metrics with them:
+ *     they vanish from `sunkctl metrics` and the textfile (rewritten once a
+ *     module removed by a reload is gone).  The handles are invalid from
+ *     then on; a module that starts again registers afresh, and its
+ *     counters start at 0 (Prometheus reads that as a counter reset).
+ *   - metric_remove() drops one series (a check removed from the config, a
+ *     GPU that is gone) so that it does not linger with its last value.
+ * Families, series and the functions on them are loop-only. */
 typedef struct sunkd_metric_spec {
         size_t size;
-        const char *name; /* without the "sunkd_" prefix the host adds */
+        const char *name; /* "<module>_...", without the "sunkd_" prefix the host adds */
         const char *help;
         sunkd_metric_type type;
         const char *labels[SUNKD_METRIC_LABELS_MAX]; /* NULL-terminated if fewer */
@@ -330,7 +351,7 @@ typedef struct sunkd_host_api {
         uid_t (*call_uid)(sunkd_call *call);
         gid_t (*call_gid)(sunkd_call *call);
 
-        /* Metrics. */
+        /* Metrics: the family in *ret is the module's own (see sunkd_metric_spec). */
         int (*metric_add)(sunkd_ctx *c, const sunkd_metric_spec *spec, sunkd_metric **ret);
         int (*metric_set)(sunkd_metric *m, double value, const char *const *label_values);
         int (*metric_add_value)(sunkd_metric *m, double delta, const char *const *label_values);
@@ -433,6 +454,12 @@ typedef struct sunkd_host_api {
          * *ret_key (NULL for a sequence); NULL past the end or for a scalar.
          * Use cfg_scalar() and cfg_where() on the child. */
         const sunkd_cfg *(*cfg_child)(const sunkd_cfg *cfg, size_t i, const char **ret_key);
+        /* ABI 1.3: metrics a module owns */
+        /* Drop the series of @m with @label_values (as metric_set takes
+         * them), or every series of @m when @label_values is NULL.  A later
+         * metric_set or metric_add_value makes it anew (the latter counting
+         * from 0).  -ENOENT when no series has these values. */
+        int (*metric_remove)(sunkd_metric *m, const char *const *label_values);
 } sunkd_host_api;
 
 struct sunkd_ctx {
