@@ -18,6 +18,7 @@
 #include "module-loader.h"
 #include "sched.h"
 #include "spawn.h"
+#include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/json-util.h"
 #include "util/macro.h"
@@ -169,8 +170,23 @@ static int host_reply_error(sunkd_call *call, const char *error, struct json_obj
         return ipc_reply_error(call, error, params);
 }
 
+/* A module's families are its own: named after it, removed when it stops.
+ * A module built before ABI 1.3 may keep the names it has, with a warning. */
 static int host_metric_add(sunkd_ctx *c, const sunkd_metric_spec *spec, sunkd_metric **ret) {
-        return metrics_add(MOD(c)->manager->metrics, spec, ret);
+        Module *mod = MOD(c);
+        _cleanup_free_ char *error = NULL;
+        const char *name = spec && spec->name ? spec->name : "(null)";
+        int r;
+
+        r = metrics_add_owned(mod->manager->metrics, mod, mod->name, mod->def->abi_minor >= 3, spec, ret, &error);
+        if (r < 0 && error)
+                log_ctx_full_errno(&mod->log, LOG_ERR, r, "Module '%s' may not register metric '%s': %s",
+                                   mod->name, name, error);
+        else if (error)
+                log_ctx_full_errno(&mod->log, LOG_WARNING, 0,
+                                   "Module '%s' (ABI 1.%u) registers metric '%s' against the rule of ABI 1.3, "
+                                   "allowed for now: %s", mod->name, (unsigned) mod->def->abi_minor, name, error);
+        return r;
 }
 
 static int host_spawn(sunkd_ctx *c, const sunkd_spawn_spec *spec, sunkd_spawn_cb cb, void *userdata) {
@@ -257,4 +273,6 @@ const sunkd_host_api host_api = {
         /* ABI 1.2: structured log fields */
         .log_fields = host_log_fields,
         .cfg_child = host_cfg_child,
+        /* ABI 1.3: metrics a module owns */
+        .metric_remove = metrics_remove,
 };

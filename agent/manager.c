@@ -112,6 +112,20 @@ static void on_job_done(void *userdata, Job *j, int result) {
         manager_maybe_ready(m);
 }
 
+void manager_remove_job_metrics(Manager *m, const void *owner) {
+        for (size_t i = 0; i < sched_n_jobs(m->sched); i++) {
+                Job *j = sched_job_at(m->sched, i);
+                const char *name = sched_job_name(j);
+
+                if (sched_job_owner(j) != owner)
+                        continue;
+                (void) metrics_remove(m->m_job_runs, (const char *[]){ name, "success" });
+                (void) metrics_remove(m->m_job_runs, (const char *[]){ name, "failure" });
+                (void) metrics_remove(m->m_job_duration, (const char *[]){ name });
+                (void) metrics_remove(m->m_job_last_success, (const char *[]){ name });
+        }
+}
+
 static int on_signal_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         (void) manager_reload(userdata, NULL, NULL);
         return 0;
@@ -513,6 +527,9 @@ static void on_retired_stopped(Module *mod, void *userdata) {
                         break;
                 }
         log_info("Module '%s' stopped and unloaded.", mod->name);
+        /* Gone from the config, its metrics are gone too, also from the textfile. */
+        (void) metrics_remove(m->m_modules, (const char *[]){ mod->name });
+        manager_write_textfile(m);
         module_free(mod);
 }
 

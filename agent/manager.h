@@ -77,6 +77,9 @@ bool manager_quiescent(Manager *m);
 /** manager_watch_stopping() - a module began stopping: finish it (and any
  * other) once its last run or child has ended. */
 void manager_watch_stopping(Manager *m);
+/** manager_remove_job_metrics() - drop the series of @owner's jobs from the
+ * host's job metrics: a module that stops takes them along. */
+void manager_remove_job_metrics(Manager *m, const void *owner);
 /** manager_check_modules() - dlopen and check every enabled module's section. */
 int manager_check_modules(Manager *m);
 

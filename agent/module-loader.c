@@ -284,6 +284,7 @@ static void module_finish(Module *mod) {
         Manager *m = mod->manager;
         ModuleStoppedFn fn = TAKE_PTR(mod->stopped_fn);
 
+        manager_remove_job_metrics(m, mod); /* while its jobs are still listed */
         sched_remove_owner(m->sched, mod);
         if (mod->state)
                 mod->def->fini(mod->state);
@@ -291,6 +292,7 @@ static void module_finish(Module *mod) {
         /* What fini left behind goes now, before anything can call into freed state. */
         watch_remove_owner(m->watches, mod);
         fact_remove_owner(m->facts, mod);
+        metrics_remove_owner(m->metrics, mod);
         /* fini may answer its own pending calls; the rest get Unavailable here. */
         ipc_remove_methods(m->ipc, mod);
         mod->bindings = mfree(mod->bindings);

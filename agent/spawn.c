@@ -4,9 +4,11 @@
  * group: a prolog script's own children included), an unblocked signal mask
  * and default dispositions (the parent blocks everything for sd-event), only
  * fds 0-2 (closefrom), stdin from a memfd holding the input (writing a pipe
- * from the loop could block), stdout and stderr on one pipe, and dropped
- * privileges before exec when asked: supplementary groups (cleared unless
- * given, never root's), then gid, then uid.
+ * from the loop could block), stdout and stderr on a pipe each (one shared
+ * pipe for SUNKD_SPAWN_MERGE_STDERR and for specs older than ABI 1.3, whose
+ * modules expect both in `output`), and dropped privileges before exec when
+ * asked: supplementary groups (cleared unless given, never root's), then
+ * gid, then uid.
  *
  * The child is started with clone(CLONE_VM | CLONE_VFORK) on a stack of its
  * own, not with fork(): it shares the daemon's memory instead of copying its
@@ -21,6 +23,14 @@
  * child resets each disposition before it unblocks them, so no handler of
  * the parent ever runs on the shared memory.
  *
+ * A child that fails before its program runs (chdir, a privilege drop,
+ * execve: ENOENT, EACCES, ENOEXEC, a missing #! interpreter) writes its
+ * errno into a close-on-exec status pipe and exits; the parent reads that
+ * pipe once the clone returns (EOF: exec succeeded) and hands the errno to
+ * the callback as r < 0.  An exit status of 127 or 126 could be the
+ * script's own.  The pipe, not the shared memory, carries it because it
+ * also works where clone degrades to fork.
+ *
  * The price: the loop waits until the child has exec'd, a few syscalls and
  * the kernel's half of execve().  A cwd or a program on a hung network
  * filesystem would stall it there, so both belong on local disk.
@@ -31,12 +41,14 @@
  * the group does not exist yet, the signal goes to the pid itself: before
  * exec the child has no children of its own.
  *
- * The parent reads the pipe on the loop, keeps up to output_max bytes and
- * drops the rest (a runaway script cannot grow our memory), and reaps the
+ * The parent reads the pipes on the loop into ring buffers of output_max
+ * bytes each that keep the *last* bytes: the line that says why a script
+ * failed comes at its end, and a runaway script cannot grow our memory.
+ * It reaps the
  * child through an sd-event child source.  A timeout or a kill sends SIGTERM
  * to the group and SIGKILL after the spec's grace.  When the child has
- * exited, what is left in the pipe is drained without waiting for EOF: a
- * grandchild that kept the pipe open must not hold the result back.
+ * exited, what is left in the pipes is drained without waiting for EOF: a
+ * grandchild that kept a pipe open must not hold the result back.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -65,8 +77,19 @@
 #define DURATION_LIMIT_USEC (UINT64_C(100) * 365 * 24 * 3600 * USEC_PER_SEC)
 /* The child's stack: it runs a few short functions before exec. */
 #define CHILD_STACK_SIZE (64 * 1024)
-/* The 1.0 spec ends with input_len; 1.2 appended kill_grace_usec and groups. */
+/* The 1.0 spec ends with input_len; 1.2 appended kill_grace_usec and groups,
+ * 1.3 flags.  Specs without flags share one pipe for stdout and stderr. */
 #define SPAWN_SPEC_SIZE_1_0 ABI_END_OF(sunkd_spawn_spec, input_len)
+#define SPAWN_SPEC_SIZE_1_3 ABI_END_OF(sunkd_spawn_spec, flags)
+#define SPAWN_FLAGS_KNOWN SUNKD_SPAWN_MERGE_STDERR
+/* One read() from a child's pipe; the ring keeps what fits. */
+#define READ_CHUNK (16 * 1024)
+
+/* For the functions that run in the child.  AddressSanitizer calls a hook
+ * before each call that does not return (_exit), which looks at the stacks
+ * of the thread: the child's own stack is not one it knows, and the hook
+ * faults.  The child's few functions are left uninstrumented. */
+#define _child_code_ __attribute__((no_sanitize_address))
 
 /* 32-bit x86 and arm keep the 16-bit ids under the plain names. */
 #ifdef SYS_setresuid32
@@ -79,16 +102,26 @@
 #define SYS_SETGROUPS SYS_setgroups
 #endif
 
+/* One output stream of a child: the read end of its pipe and a ring buffer
+ * holding the last @max bytes read from it, @len of them, the next one to be
+ * written at @head. */
+typedef struct Capture {
+        int fd;
+        sd_event_source *io_source;
+        char *buf; /* max + 1 bytes: room for the NUL once it is linear */
+        size_t max, head, len;
+        bool truncated;
+} Capture;
+
 typedef struct sunkd_child Spawn;
 struct sunkd_child {
         SpawnSet *set;
         const void *owner;
         pid_t pid;
-        sd_event_source *child_source, *io_source, *timer;
-        int out_fd;
-        char *output;
-        size_t output_len, output_max;
-        bool truncated, timed_out, terminating, exited;
+        sd_event_source *child_source, *timer;
+        Capture out, err; /* err.fd < 0 and err.buf NULL when merged into out */
+        int exec_errno;   /* from the status pipe: why the program never ran */
+        bool timed_out, terminating, exited;
         uint64_t grace_usec;
         siginfo_t si;
         uint64_t start_usec;
@@ -109,9 +142,56 @@ struct SpawnSet {
 typedef struct ChildExec {
         const sunkd_spawn_spec *spec;
         const char *const *envp;
-        int in_fd, out_fd;
-        int fd_limit; /* for closing fds where close_range() is missing */
+        int in_fd, out_fd, err_fd; /* err_fd == out_fd when merged */
+        int status_fd;             /* close-on-exec: the errno of a failure before exec */
+        int fd_limit;              /* for closing fds where close_range() is missing */
 } ChildExec;
+
+static void capture_close(Capture *c) {
+        c->io_source = sd_event_source_disable_unref(c->io_source);
+        if (c->fd >= 0)
+                close(c->fd);
+        c->fd = -1;
+}
+
+/* The last c->max bytes of what came so far: older bytes are overwritten. */
+static void capture_append(Capture *c, const char *data, size_t n) {
+        if (n >= c->max) {
+                c->truncated = c->truncated || n > c->max || c->len > 0;
+                memcpy(c->buf, data + (n - c->max), c->max);
+                c->head = 0;
+                c->len = c->max;
+                return;
+        }
+        size_t first = MIN(n, c->max - c->head);
+        memcpy(c->buf + c->head, data, first);
+        memcpy(c->buf, data + first, n - first);
+        c->head = (c->head + n) % c->max;
+        if (c->len + n > c->max)
+                c->truncated = true;
+        c->len = MIN(c->len + n, c->max);
+}
+
+static void reverse(char *a, size_t n) {
+        for (size_t i = 0; i < n / 2; i++) {
+                char t = a[i];
+                a[i] = a[n - 1 - i];
+                a[n - 1 - i] = t;
+        }
+}
+
+/* Rotates the ring in place so its bytes start at buf[0], NUL-terminated. */
+static void capture_linearize(Capture *c) {
+        size_t start = c->len < c->max ? 0 : c->head;
+
+        if (start > 0) {
+                reverse(c->buf, start);
+                reverse(c->buf + start, c->max - start);
+                reverse(c->buf, c->max);
+        }
+        c->head = c->len % c->max;
+        c->buf[c->len] = '\0';
+}
 
 static Spawn *spawn_free(Spawn *p) {
         if (!p)
@@ -125,11 +205,11 @@ static Spawn *spawn_free(Spawn *p) {
                         p->next->prev = p->prev;
         }
         sd_event_source_disable_unref(p->child_source);
-        sd_event_source_disable_unref(p->io_source);
         sd_event_source_disable_unref(p->timer);
-        if (p->out_fd >= 0)
-                close(p->out_fd);
-        free(p->output);
+        capture_close(&p->out);
+        capture_close(&p->err);
+        free(p->out.buf);
+        free(p->err.buf);
         free(p);
         return NULL;
 }
@@ -174,28 +254,19 @@ void spawn_set_idle_hook(SpawnSet *s, void (*fn)(void *userdata), void *userdata
         s->idle_userdata = userdata;
 }
 
-static void read_output(Spawn *p) {
-        for (;;) {
-                char scratch[4096];
-                size_t room = p->output_max - p->output_len;
-                char *dst = room > 0 ? p->output + p->output_len : scratch;
-                size_t want = room > 0 ? room : sizeof(scratch);
-                ssize_t n = read(p->out_fd, dst, want);
+static void capture_read(Capture *c) {
+        while (c->fd >= 0) {
+                char chunk[READ_CHUNK] _uninitialized_;
+                ssize_t n = read(c->fd, chunk, sizeof(chunk));
 
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n <= 0) {
-                        if (n == 0 || errno != EAGAIN) {
-                                p->io_source = sd_event_source_disable_unref(p->io_source);
-                                close(p->out_fd);
-                                p->out_fd = -1;
-                        }
+                        if (n == 0 || errno != EAGAIN)
+                                capture_close(c);
                         return;
                 }
-                if (room > 0)
-                        p->output_len += (size_t) n;
-                else
-                        p->truncated = true;
+                capture_append(c, chunk, (size_t) n);
         }
 }
 
@@ -207,24 +278,32 @@ static void spawn_finish(Spawn *p) {
                 .duration_usec = now_usec(CLOCK_MONOTONIC) - p->start_usec,
         };
 
-        if (p->out_fd >= 0)
-                read_output(p);
-        p->output[p->output_len] = '\0';
-        res.output = p->output;
-        res.output_len = p->output_len;
-        res.output_truncated = p->truncated;
-        if (p->si.si_code == CLD_EXITED)
+        capture_read(&p->out);
+        capture_linearize(&p->out);
+        res.output = p->out.buf;
+        res.output_len = p->out.len;
+        res.output_truncated = p->out.truncated;
+        if (p->err.buf) {
+                capture_read(&p->err);
+                capture_linearize(&p->err);
+                res.err_output = p->err.buf;
+                res.err_output_len = p->err.len;
+                res.err_output_truncated = p->err.truncated;
+        } else
+                res.err_output = "";
+        /* A program that never ran has no exit status of its own. */
+        if (p->exec_errno == 0 && p->si.si_code == CLD_EXITED)
                 res.exit_code = p->si.si_status;
-        else
+        else if (p->exec_errno == 0)
                 res.signal = p->si.si_status;
-        p->cb(p->userdata, 0, &res);
+        p->cb(p->userdata, -p->exec_errno, &res);
         spawn_free(p);
         if (s->idle_fn)
                 s->idle_fn(s->idle_userdata);
 }
 
 static int on_output(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        read_output(userdata);
+        capture_read(userdata);
         return 0;
 }
 
@@ -284,16 +363,28 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-static void child_close_from(int from, int limit) {
+/* Closes every fd from @from up but @keep (which is >= @from). */
+_child_code_ static void child_close_from(int from, int keep, int limit) {
 #ifdef SYS_close_range
-        if (syscall(SYS_close_range, (unsigned) from, ~0U, 0U) >= 0)
+        if ((keep == from || syscall(SYS_close_range, (unsigned) from, (unsigned) keep - 1, 0U) >= 0) &&
+            syscall(SYS_close_range, (unsigned) keep + 1, ~0U, 0U) >= 0)
                 return;
 #endif
         for (int fd = from; fd < limit; fd++)
-                (void) close(fd);
+                if (fd != keep)
+                        (void) close(fd);
 }
 
-static int child_drop_privileges(const sunkd_spawn_spec *spec) {
+/* Tells the parent why the program will not run, and ends the child. */
+_child_code_ static _Noreturn void child_fail(const ChildExec *a) {
+        int e = errno;
+        /* Should it fail, the parent sees EOF and reports exit status 127. */
+        ssize_t _unused_ n = write(a->status_fd, &e, sizeof(e));
+
+        _exit(127);
+}
+
+_child_code_ static int child_drop_privileges(const sunkd_spawn_spec *spec) {
         if (syscall(SYS_SETGROUPS, (long) spec->n_groups, spec->groups) < 0 ||
             syscall(SYS_SETRESGID, (long) spec->gid, (long) spec->gid, (long) spec->gid) < 0 ||
             syscall(SYS_SETRESUID, (long) spec->uid, (long) spec->uid, (long) spec->uid) < 0)
@@ -302,7 +393,7 @@ static int child_drop_privileges(const sunkd_spawn_spec *spec) {
 }
 
 /* Runs on the shared memory: see the top of the file before adding a call. */
-static int child_exec(void *userdata) {
+_child_code_ static int child_exec(void *userdata) {
         const ChildExec *a = userdata;
         const sunkd_spawn_spec *spec = a->spec;
         struct sigaction dfl = { .sa_handler = SIG_DFL };
@@ -313,17 +404,17 @@ static int child_exec(void *userdata) {
         sigemptyset(&none);
         (void) sigprocmask(SIG_SETMASK, &none, NULL);
         if (setsid() < 0)
-                _exit(126);
+                child_fail(a);
         if (dup2(a->in_fd, STDIN_FILENO) < 0 || dup2(a->out_fd, STDOUT_FILENO) < 0 ||
-            dup2(a->out_fd, STDERR_FILENO) < 0)
-                _exit(126);
-        child_close_from(3, a->fd_limit);
+            dup2(a->err_fd, STDERR_FILENO) < 0)
+                child_fail(a);
+        child_close_from(3, a->status_fd, a->fd_limit);
         if (spec->uid != (uid_t) -1 && child_drop_privileges(spec) < 0)
-                _exit(126);
+                child_fail(a);
         if (chdir(spec->cwd ?: "/") < 0)
-                _exit(126);
+                child_fail(a);
         execve(spec->argv[0], (char *const *) spec->argv, (char *const *) a->envp);
-        _exit(127);
+        child_fail(a);
 }
 
 /* The child dup2()s its fds onto 0-2: one already sitting there would keep
@@ -375,18 +466,31 @@ static int spawn_clone(SpawnSet *s, const ChildExec *a, pid_t *ret) {
         return r;
 }
 
-static int spawn_watch(Spawn *p, const sunkd_spawn_spec *spec) {
-        sd_event *e = p->set->event;
+static int capture_watch(Spawn *p, Capture *c) {
         int r;
 
-        r = sd_event_add_child(e, &p->child_source, p->pid, WEXITED, on_child_exit, p);
-        if (r < 0)
-                return r;
-        r = sd_event_add_io(e, &p->io_source, p->out_fd, EPOLLIN, on_output, p);
+        if (c->fd < 0)
+                return 0;
+        (void) fcntl(c->fd, F_SETFL, O_NONBLOCK);
+        r = sd_event_add_io(p->set->event, &c->io_source, c->fd, EPOLLIN, on_output, c);
         if (r < 0)
                 return r;
         /* Output first, exit last: the exit handler must see all output. */
-        (void) sd_event_source_set_priority(p->io_source, SD_EVENT_PRIORITY_NORMAL - 1);
+        return sd_event_source_set_priority(c->io_source, SD_EVENT_PRIORITY_NORMAL - 1);
+}
+
+static int spawn_watch(Spawn *p, const sunkd_spawn_spec *spec) {
+        int r;
+
+        r = sd_event_add_child(p->set->event, &p->child_source, p->pid, WEXITED, on_child_exit, p);
+        if (r < 0)
+                return r;
+        r = capture_watch(p, &p->out);
+        if (r < 0)
+                return r;
+        r = capture_watch(p, &p->err);
+        if (r < 0)
+                return r;
         if (spec->timeout_usec > 0)
                 return spawn_arm_timer(p, spec->timeout_usec);
         return 0;
@@ -396,7 +500,7 @@ static bool spawn_spec_valid(const sunkd_spawn_spec *spec) {
         if (!spec->argv || !spec->argv[0] || spec->argv[0][0] != '/')
                 return false;
         if (spec->timeout_usec > DURATION_LIMIT_USEC || spec->kill_grace_usec > DURATION_LIMIT_USEC ||
-            spec->output_max > OUTPUT_MAX_LIMIT)
+            spec->output_max > OUTPUT_MAX_LIMIT || (spec->flags & ~SPAWN_FLAGS_KNOWN))
                 return false;
         if (spec->uid == (uid_t) -1)
                 return spec->n_groups == 0;
@@ -405,28 +509,31 @@ static bool spawn_spec_valid(const sunkd_spawn_spec *spec) {
                (spec->groups || spec->n_groups == 0);
 }
 
-static int spawn_new(const sunkd_spawn_spec *spec, sunkd_spawn_cb cb, void *userdata, const void *owner,
-                     Spawn **ret) {
-        Spawn *p = calloc(1, sizeof(*p));
+static int capture_init(Capture *c, size_t max) {
+        c->max = max;
+        c->buf = malloc(max + 1);
+        return c->buf ? 0 : -ENOMEM;
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(Spawn *, spawn_free);
+
+static int spawn_new(const sunkd_spawn_spec *spec, bool merge, sunkd_spawn_cb cb, void *userdata,
+                     const void *owner, Spawn **ret) {
+        _cleanup_(spawn_freep) Spawn *p = calloc(1, sizeof(*p));
+        size_t max = spec->output_max ?: OUTPUT_MAX_DEFAULT;
 
         if (!p)
                 return -ENOMEM;
-        p->out_fd = -1;
-        p->output_max = spec->output_max ?: OUTPUT_MAX_DEFAULT;
-        p->output = malloc(p->output_max + 1);
-        if (!p->output) {
-                free(p);
+        p->out.fd = p->err.fd = -1;
+        if (capture_init(&p->out, max) < 0 || (!merge && capture_init(&p->err, max) < 0))
                 return -ENOMEM;
-        }
         p->grace_usec = spec->kill_grace_usec ?: KILL_GRACE_USEC;
         p->cb = cb;
         p->userdata = userdata;
         p->owner = owner;
-        *ret = p;
+        *ret = TAKE_PTR(p);
         return 0;
 }
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(Spawn *, spawn_free);
 
 /* Where close_range() is missing, the child closes fds up to this. */
 static int fd_limit(void) {
@@ -437,52 +544,104 @@ static int fd_limit(void) {
         return (int) rl.rlim_cur;
 }
 
-/* stdin for the child in *ret_in, the pipe's write end in *ret_out; the
- * read end goes to @p. */
-static int spawn_fds(Spawn *p, const sunkd_spawn_spec *spec, int *ret_in, int *ret_out) {
-        _cleanup_close_ int in_fd = -1, out_fd = -1;
-        int pipefd[2];
+/* The child's ends of its fds; the parent closes them once it has cloned. */
+typedef struct ChildFds {
+        int in, out, err, status;
+} ChildFds;
 
-        in_fd = fd_above_stdio(make_input(spec));
-        if (in_fd < 0 || pipe2(pipefd, O_CLOEXEC) < 0)
+static void child_fds_close(ChildFds *f) {
+        int *fds[] = { &f->in, &f->out, &f->err, &f->status };
+
+        for (size_t i = 0; i < ELEMENTSOF(fds); i++)
+                if (*fds[i] >= 0) {
+                        close(*fds[i]);
+                        *fds[i] = -1;
+                }
+}
+
+/* A close-on-exec pipe, both ends above fd 2; what was made is returned
+ * also on failure, for the caller to close. */
+static int pipe_above_stdio(int *ret_read, int *ret_write) {
+        int fds[2];
+
+        if (pipe2(fds, O_CLOEXEC) < 0)
                 return negative_errno();
-        p->out_fd = fd_above_stdio(pipefd[0]);
-        out_fd = fd_above_stdio(pipefd[1]);
-        if (p->out_fd < 0 || out_fd < 0)
+        *ret_read = fd_above_stdio(fds[0]);
+        if (*ret_read < 0) {
+                int r = negative_errno();
+                close(fds[1]);
+                return r;
+        }
+        *ret_write = fd_above_stdio(fds[1]);
+        return *ret_write < 0 ? negative_errno() : 0;
+}
+
+/* The child's fds in @f; the read ends of its output pipes go to @p, that
+ * of the status pipe to *ret_status. */
+static int spawn_fds(Spawn *p, const sunkd_spawn_spec *spec, ChildFds *f, int *ret_status) {
+        int r;
+
+        f->in = fd_above_stdio(make_input(spec));
+        if (f->in < 0)
                 return negative_errno();
-        *ret_in = TAKE_FD(in_fd);
-        *ret_out = TAKE_FD(out_fd);
-        return 0;
+        r = pipe_above_stdio(&p->out.fd, &f->out);
+        if (r >= 0 && p->err.buf)
+                r = pipe_above_stdio(&p->err.fd, &f->err);
+        if (r >= 0)
+                r = pipe_above_stdio(ret_status, &f->status);
+        return r;
+}
+
+/* The errno of a child that failed before its program ran, 0 once the
+ * exec closed the pipe.  It blocks only where clone degraded to fork, and
+ * only as long as a vfork would have. */
+static int read_exec_errno(int fd) {
+        int e;
+        ssize_t n;
+
+        do
+                n = read(fd, &e, sizeof(e));
+        while (n < 0 && errno == EINTR);
+        if (n != (ssize_t) sizeof(e))
+                return 0; /* EOF: the program runs */
+        return e > 0 ? e : EIO;
 }
 
 int spawn_start(SpawnSet *s, const sunkd_spawn_spec *spec_in, sunkd_spawn_cb cb, void *userdata,
                 const void *owner, sunkd_child **ret) {
-        _cleanup_close_ int in_fd = -1, out_fd = -1;
+        _cleanup_(child_fds_close) ChildFds f = { -1, -1, -1, -1 };
+        _cleanup_close_ int status_fd = -1;
         _cleanup_(spawn_freep) Spawn *p = NULL;
+        size_t size = spec_in ? spec_in->size : 0;
         sunkd_spawn_spec spec;
         int r;
 
-        r = abi_copy(&spec, sizeof(spec), spec_in, spec_in ? spec_in->size : 0, SPAWN_SPEC_SIZE_1_0);
+        r = abi_copy(&spec, sizeof(spec), spec_in, size, SPAWN_SPEC_SIZE_1_0);
         if (r < 0 || !cb || !spawn_spec_valid(&spec))
                 return -EINVAL;
-        r = spawn_new(&spec, cb, userdata, owner, &p);
+        r = spawn_new(&spec, size < SPAWN_SPEC_SIZE_1_3 || (spec.flags & SUNKD_SPAWN_MERGE_STDERR), cb,
+                      userdata, owner, &p);
         if (r < 0)
                 return r;
-        r = spawn_fds(p, &spec, &in_fd, &out_fd);
+        r = spawn_fds(p, &spec, &f, &status_fd);
         if (r < 0)
                 return r;
         ChildExec a = {
                 .spec = &spec,
                 .envp = spec.envp ?: (const char *const[]){ NULL },
-                .in_fd = in_fd,
-                .out_fd = out_fd,
+                .in_fd = f.in,
+                .out_fd = f.out,
+                .err_fd = f.err >= 0 ? f.err : f.out,
+                .status_fd = f.status,
                 .fd_limit = fd_limit(),
         };
         p->start_usec = now_usec(CLOCK_MONOTONIC);
         r = spawn_clone(s, &a, &p->pid);
         if (r < 0)
                 return r;
-        (void) fcntl(p->out_fd, F_SETFL, O_NONBLOCK);
+        /* Ours gone, the status pipe's only writer is the child, until exec. */
+        child_fds_close(&f);
+        p->exec_errno = read_exec_errno(status_fd);
 
         p->set = s;
         p->next = s->children;

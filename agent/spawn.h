@@ -16,7 +16,9 @@ SpawnSet *spawn_set_free(SpawnSet *s);
  * daemon's memory.  @cb runs on the loop once the child has exited and its
  * output is read.  @owner groups children for spawn_stop_owner().  The handle
  * in *@ret (may be NULL) is valid until @cb has run.  A spec shorter than
- * today's (an older module's) reads as zero past its size.
+ * today's (an older module's) reads as zero past its size, and one older
+ * than ABI 1.3 gets stderr merged into stdout.  @cb gets r < 0 with the
+ * errno when the program never ran (exec, chdir or privilege drop failed).
  */
 int spawn_start(SpawnSet *s, const sunkd_spawn_spec *spec, sunkd_spawn_cb cb, void *userdata,
                 const void *owner, sunkd_child **ret);

@@ -354,6 +354,23 @@ static int gpu_healthy(json_object *gpu) {
         return json_object_get_boolean(v);
 }
 
+/* A GPU's metric labels: its UUID and bus id. */
+static void gpu_labels(json_object *gpu, const char *labels[static 3]) {
+        labels[0] = jstr(gpu, "uuid") ?: "";
+        labels[1] = jstr(gpu, "bus_id") ?: "";
+        labels[2] = NULL;
+}
+
+/* A GPU that is gone takes its series along: none lingers with its last value. */
+static void forget_gpu_metrics(State *s, json_object *gpu) {
+        sunkd_metric *per_gpu[] = { s->m_memory, s->m_healthy, s->m_ecc, s->m_recovery, s->m_xid, s->m_last_xid };
+        const char *labels[3];
+
+        gpu_labels(gpu, labels);
+        for (size_t i = 0; i < ELEMENTSOF(per_gpu); i++)
+                (void) s->ctx->api->metric_remove(per_gpu[i], labels);
+}
+
 /* GPUs lost since the last discovery, and new ones, each logged. */
 static void log_changes(State *s, json_object *gpus) {
         json_object *old = NULL;
@@ -366,6 +383,7 @@ static void log_changes(State *s, json_object *gpus) {
                 if (!has_gpu(gpus, jstr(o, "uuid") ?: "")) {
                         sunkd_log_warning(s->ctx, "GPU %s (%s) at %s is gone.", jstr(o, "uuid"), jstr(o, "type"),
                                           jstr(o, "bus_id"));
+                        forget_gpu_metrics(s, o);
                         changed++;
                 }
         }
@@ -489,8 +507,10 @@ static void update_metrics(State *s, json_object *gpus) {
         (void) api->metric_set(s->m_gpus, (double) json_object_array_length(gpus), NULL);
         for (size_t i = 0; i < json_object_array_length(gpus); i++) {
                 json_object *o = json_object_array_get_idx(gpus, i), *m, *h;
-                const char *labels[] = { jstr(o, "uuid") ?: "", jstr(o, "bus_id") ?: "", NULL };
+                const char *labels[3];
                 int healthy = gpu_healthy(o);
+
+                gpu_labels(o, labels);
 
                 if (json_object_object_get_ex(o, "memory", &m))
                         (void) api->metric_set(s->m_memory, (double) json_object_get_int64(m), labels);

@@ -65,7 +65,17 @@ is "$out" '{"parameters": {"run": "done"}}' "pending replies are delivered when 
 
 # A child process spawned through the host.
 out=$(python3 "$SUNKD_SRCDIR/tests/lib/varlink-raw.py" "$SOCK" call io.sunkd.Test.Spawn '{"arg":"echo hi; exit 4"}')
-is "$out" '{"parameters": {"exit_code": 4, "output": "hi\n", "signal": 0, "timed_out": false, "truncated": false}}' "spawn captures output and exit code"
+is "$out" '{"parameters": {"err_output": "", "err_truncated": false, "exit_code": 4, "output": "hi\n", "signal": 0, "timed_out": false, "truncated": false}}' "spawn captures output and exit code"
+out=$(python3 "$SUNKD_SRCDIR/tests/lib/varlink-raw.py" "$SOCK" call io.sunkd.Test.Spawn '{"arg":"seq 1 1000; echo out; echo why it failed >&2; exit 1","output_max":16}')
+like "$out" '"err_output": "why it failed\\n", "err_truncated": false, "exit_code": 1, "output": "98\\n999\\n1000\\nout\\n", "signal": 0, "timed_out": false, "truncated": true' "stderr apart, and the tail of stdout kept"
+out=$(python3 "$SUNKD_SRCDIR/tests/lib/varlink-raw.py" "$SOCK" call io.sunkd.Test.Spawn '{"arg":"echo out; echo err >&2","merge":true}')
+like "$out" '"err_output": "", .*"output": "out\\nerr\\n"' "SUNKD_SPAWN_MERGE_STDERR: both in output"
+out=$(python3 "$SUNKD_SRCDIR/tests/lib/varlink-raw.py" "$SOCK" call io.sunkd.Test.Spawn '{"exec":"/nonexistent/program"}')
+like "$out" '"error": "io.sunkd.Test.SpawnFailed", "parameters": \{"errno": 2\}' "a program that is not there: the callback gets -ENOENT, not exit 127"
+out=$(python3 "$SUNKD_SRCDIR/tests/lib/varlink-raw.py" "$SOCK" call io.sunkd.Test.Spawn '{"exec":"/etc/passwd"}')
+like "$out" '"errno": 13' "a file without x bits: -EACCES"
+out=$(python3 "$SUNKD_SRCDIR/tests/lib/varlink-raw.py" "$SOCK" call io.sunkd.Test.Spawn '{"arg":"exit 127"}')
+like "$out" '"exit_code": 127' "a script's own exit 127 stays an exit status"
 out=$(python3 "$SUNKD_SRCDIR/tests/lib/varlink-raw.py" "$SOCK" call io.sunkd.Test.Spawn '{"arg":"sleep 30","timeout_ms":200}')
 like "$out" '"signal": 15, "timed_out": true' "spawn timeout kills the child"
 out=$(python3 "$SUNKD_SRCDIR/tests/lib/varlink-raw.py" "$SOCK" call io.sunkd.Test.Spawn '{"arg":"sleep 30; exit 3","kill":true}')
@@ -74,8 +84,8 @@ out=$(python3 "$SUNKD_SRCDIR/tests/lib/varlink-raw.py" "$SOCK" call io.sunkd.Tes
 like "$out" '"exit_code": 0, "output": "65534 1234 5678\\n"' "a child dropped to nobody gets the supplementary groups it is given"
 out=$(python3 "$SUNKD_SRCDIR/tests/lib/varlink-raw.py" "$SOCK" call io.sunkd.Test.Spawn '{"arg":"id -G","uid":65534}')
 like "$out" '"exit_code": 0, "output": "65534\\n"' "a child dropped to nobody keeps none of root's groups"
-out=$(python3 "$SUNKD_SRCDIR/tests/lib/varlink-raw.py" "$SOCK" call io.sunkd.Test.Spawn '{"arg":"echo old","v1_0":true}')
-like "$out" '"exit_code": 0, "output": "old\\n"' "a spec of the 1.0 size still spawns"
+out=$(python3 "$SUNKD_SRCDIR/tests/lib/varlink-raw.py" "$SOCK" call io.sunkd.Test.Spawn '{"arg":"echo old; echo err >&2","v1_0":true}')
+like "$out" '"err_output": "", .*"exit_code": 0, "output": "old\\nerr\\n"' "a spec of the 1.0 size still spawns, with stderr in output as before"
 out=$(python3 "$SUNKD_SRCDIR/tests/lib/varlink-raw.py" "$SOCK" call io.sunkd.Test.Spawn '{"arg":"id -G","groups":[1234]}')
 like "$out" '"error": "io.sunkd' "groups without a uid drop are refused"
 

@@ -74,9 +74,14 @@ is "$(cat "$T/gres.conf")" "$(sed 's/Type=nvidia_h100_80gb_hbm3/Type=h100/' "$DA
    "Cores= is back"
 
 # A GPU falls off the bus.
+like "$(ctl metrics)" 'sunkd_gres_gpu_memory_bytes\{uuid="GPU-00000000-1111-2222-3333-444444444444",bus_id="0000:18:00.0"\}' \
+     "the GPU has its series"
 grep -v '00000000:18:00.0|3|' "$T/nvml.desc" > "$T/nvml.tmp" && mv "$T/nvml.tmp" "$T/nvml.desc"
 ctl run gres.discover > /dev/null || bail_out "discovery failed"
 ok "the lost GPU is logged" log_since_has "GPU GPU-00000000-1111-2222-3333-444444444444 \(h100\) at 0000:18:00.0 is gone"
+out=$(ctl metrics)
+unlike "$out" "GPU-00000000-1111-2222-3333-444444444444" "none of its series is left (metric_remove)"
+is "$(printf '%s\n' "$out" | grep -c '^sunkd_gres_gpu_memory_bytes{')" 7 "the other seven GPUs' are"
 out=$(ctl gres --check); rc=$?
 is "$rc" 1 "--check fails"
 is "$out" "mismatch: 7 of 8 h100 found, GPU-00000000-1111-2222-3333-444444444444 at 0000:18:00.0 missing" \

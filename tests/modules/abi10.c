@@ -1,8 +1,12 @@
 /* abi10: a module built against the frozen ABI 1.0 header (tests/modules/
  * abi-1.0), whose structs are shorter than the host's: the host must copy
- * them by their size.  A job, a metric, a method and a child process. */
+ * them by their size.  A job, metrics (one named as only modules built
+ * before ABI 1.3 may), a method and child processes: one
+ * that writes to stdout and stderr (both must reach `output`, as in 1.0)
+ * and one that cannot be executed. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <json-c/json.h>
 
@@ -15,7 +19,8 @@
 typedef struct State {
         sunkd_ctx *ctx;
         sunkd_metric *runs;
-        int64_t runs_done, spawned_exit;
+        int64_t runs_done, spawned_exit, spawned_missing;
+        char *spawned_output;
 } State;
 
 static int work(void *state, void *input, const sunkd_cancel *cancel, void **ret) {
@@ -33,16 +38,28 @@ static int done(void *state, int r, void *input, void *result) {
 static void on_spawned(void *userdata, int r, const sunkd_spawn_result *res) {
         State *s = userdata;
         s->spawned_exit = r < 0 ? r : res->exit_code;
+        free(s->spawned_output);
+        s->spawned_output = r < 0 ? NULL : strndup(res->output, res->output_len);
+}
+
+static void on_missing(void *userdata, int r, const sunkd_spawn_result *res) {
+        State *s = userdata;
+        s->spawned_missing = r < 0 ? r : res->exit_code;
 }
 
 static int method_ping(sunkd_call *call, struct json_object *params, void *state) {
         State *s = state;
-        const char *argv[] = { "/bin/sh", "-c", "exit 7", NULL };
+        const char *argv[] = { "/bin/sh", "-c", "echo out; echo err >&2; exit 7", NULL };
+        const char *missing[] = { "/nonexistent/abi10", NULL };
         sunkd_spawn_spec spec = { .size = sizeof(spec), .argv = argv, .uid = (uid_t) -1, .gid = (gid_t) -1 };
         json_object *o = json_object_new_object();
+        int r = s->ctx->api->spawn(s->ctx, &spec, on_spawned, s);
 
+        spec.argv = missing;
+        if (r >= 0)
+                r = s->ctx->api->spawn(s->ctx, &spec, on_missing, s);
         json_object_object_add(o, "pong", json_object_new_boolean(1));
-        json_object_object_add(o, "spawn", json_object_new_int(s->ctx->api->spawn(s->ctx, &spec, on_spawned, s)));
+        json_object_object_add(o, "spawn", json_object_new_int(r));
         return s->ctx->api->reply(call, o);
 }
 
@@ -53,6 +70,11 @@ static const sunkd_method methods[] = {
 static int abi10_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
         static const sunkd_metric_spec runs = { sizeof(sunkd_metric_spec), "abi10_runs_total", "Runs.",
                                                 SUNKD_METRIC_COUNTER, { NULL } };
+        /* Named before ABI 1.3 asked for the module's name in front: allowed
+         * to a 1.0 module, with a warning. */
+        static const sunkd_metric_spec legacy = { sizeof(sunkd_metric_spec), "legacy_abi10_up", "Always 1.",
+                                                  SUNKD_METRIC_GAUGE, { NULL } };
+        sunkd_metric *up;
         sunkd_job_spec job = { .size = sizeof(job), .name = "abi10.work", .flags = SUNKD_JOB_TRIGGER_ONLY,
                                .work = work, .done = done };
         State *s = calloc(1, sizeof(*s));
@@ -62,7 +84,12 @@ static int abi10_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
                 return -ENOMEM;
         s->ctx = c;
         s->spawned_exit = -1;
+        s->spawned_missing = 1;
         r = c->api->metric_add(c, &runs, &s->runs);
+        if (r >= 0)
+                r = c->api->metric_add(c, &legacy, &up);
+        if (r >= 0)
+                r = c->api->metric_set(up, 1, NULL);
         if (r >= 0)
                 r = c->api->job_add(c, &job, NULL);
         if (r >= 0)
@@ -76,7 +103,10 @@ static int abi10_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
 }
 
 static void abi10_fini(void *state) {
-        free(state);
+        State *s = state;
+
+        free(s->spawned_output);
+        free(s);
 }
 
 static int abi10_status(void *state, struct json_object *out) {
@@ -84,6 +114,8 @@ static int abi10_status(void *state, struct json_object *out) {
 
         json_object_object_add(out, "runs", json_object_new_int64(s->runs_done));
         json_object_object_add(out, "spawned_exit", json_object_new_int64(s->spawned_exit));
+        json_object_object_add(out, "spawned_output", json_object_new_string(s->spawned_output ?: ""));
+        json_object_object_add(out, "spawned_missing", json_object_new_int64(s->spawned_missing));
         return 0;
 }
 

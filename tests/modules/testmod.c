@@ -16,12 +16,18 @@
  * `gate_dir`/release.ok, so readiness comes when the test lets it.
  * Methods: Echo (any uid), Root
  * (root), Allowed (the `allow:` list), Later (replied by the next run of
- * testmod.ok), Spawn (runs a child and returns its output).
+ * testmod.ok), Spawn (runs a child and returns its output: stdout and,
+ * apart since ABI 1.3, stderr; a program that never ran as
+ * io.sunkd.Test.SpawnFailed with its errno).
  *
  * ABI 1.2: `watch_path` is watched and Watched reports how many callbacks
  * came (and the length of `secret`, a SUNKD_CFG_SECRET, never the value);
  * Publish publishes a fact, Fact reads one and what the subscription to
  * testmod.echo has seen.
+ *
+ * ABI 1.3: MetricAdd registers a gauge (a counter with "counter": true)
+ * {"name", "labels"} and answers the host's verdict {"r"}; MetricRemove drops the series of testmod_runs_total
+ * for {"job"} (every series without it) and answers {"r"}.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -404,7 +410,10 @@ static void on_spawned(void *userdata, int r, const sunkd_spawn_result *res) {
         json_object *o;
 
         if (r < 0) {
-                api->reply_error(sc->call, "io.sunkd.Test.SpawnFailed", NULL);
+                /* ABI 1.3: a program that never ran, with the errno why. */
+                o = json_object_new_object();
+                json_object_object_add(o, "errno", json_object_new_int(-r));
+                api->reply_error(sc->call, "io.sunkd.Test.SpawnFailed", o);
                 free(sc);
                 return;
         }
@@ -414,6 +423,9 @@ static void on_spawned(void *userdata, int r, const sunkd_spawn_result *res) {
         json_object_object_add(o, "timed_out", json_object_new_boolean(res->timed_out));
         json_object_object_add(o, "truncated", json_object_new_boolean(res->output_truncated));
         json_object_object_add(o, "output", json_object_new_string_len(res->output, (int) res->output_len));
+        /* ABI 1.3: stderr apart. */
+        json_object_object_add(o, "err_output", json_object_new_string_len(res->err_output, (int) res->err_output_len));
+        json_object_object_add(o, "err_truncated", json_object_new_boolean(res->err_output_truncated));
         api->reply(sc->call, o);
         free(sc);
 }
@@ -432,7 +444,9 @@ static size_t spawn_groups(struct json_object *params, gid_t *groups, size_t max
 
 /* Params: arg (the sh -c script), timeout_ms, output_max; with ABI 1.2 also
  * kill (child_kill right after the start), grace_ms, uid (also the gid),
- * groups, and v1_0 (hand the host a spec of the 1.0 size). */
+ * groups, and v1_0 (hand the host a spec of the 1.0 size); with ABI 1.3
+ * merge (SUNKD_SPAWN_MERGE_STDERR) and exec (run this path, without
+ * arguments, instead of the shell). */
 static int method_spawn(sunkd_call *call, struct json_object *params, void *state) {
         State *s = state;
         json_object *v;
@@ -443,12 +457,15 @@ static int method_spawn(sunkd_call *call, struct json_object *params, void *stat
         bool v1_0 = json_object_object_get_ex(params, "v1_0", &v) && json_object_get_boolean(v);
         uid_t uid = json_object_object_get_ex(params, "uid", &v) ? (uid_t) json_object_get_int64(v) : (uid_t) -1;
         gid_t groups[8];
-        const char *argv[] = { s->conf.spawn_command ?: "/bin/sh", "-c", arg, NULL };
+        const char *exec = json_object_object_get_ex(params, "exec", &v) ? json_object_get_string(v) : NULL;
+        const char *argv[] = { exec ?: s->conf.spawn_command ?: "/bin/sh", exec ? NULL : "-c", arg, NULL };
         sunkd_spawn_spec spec = {
                 .size = v1_0 ? offsetof(sunkd_spawn_spec, input_len) + sizeof(size_t) : sizeof(spec),
                 .argv = argv, .timeout_usec = timeout, .output_max = max, .uid = uid, .gid = (gid_t) uid,
                 .kill_grace_usec = json_object_object_get_ex(params, "grace_ms", &v) ? (uint64_t) json_object_get_int64(v) * 1000 : 0,
                 .groups = groups, .n_groups = spawn_groups(params, groups, sizeof(groups) / sizeof(groups[0])),
+                .flags = json_object_object_get_ex(params, "merge", &v) && json_object_get_boolean(v)
+                                 ? SUNKD_SPAWN_MERGE_STDERR : 0,
         };
         SpawnCall *sc = calloc(1, sizeof(*sc));
         sunkd_child *child;
@@ -528,6 +545,43 @@ static int method_fact(sunkd_call *call, struct json_object *params, void *state
         return s->ctx->api->reply(call, o);
 }
 
+/* ---- ABI 1.3: metrics a module owns ---- */
+
+static int reply_r(State *s, sunkd_call *call, int r) {
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "r", json_object_new_int(r));
+        return s->ctx->api->reply(call, o);
+}
+
+static int method_metric_add(sunkd_call *call, struct json_object *params, void *state) {
+        State *s = state;
+        json_object *v;
+        sunkd_metric_spec spec = { .size = sizeof(spec), .help = "Registered through io.sunkd.Test.MetricAdd.",
+                                   .type = json_object_object_get_ex(params, "counter", &v) && json_object_get_boolean(v)
+                                                   ? SUNKD_METRIC_COUNTER : SUNKD_METRIC_GAUGE };
+        sunkd_metric *m;
+        size_t n = 0;
+
+        if (!json_object_object_get_ex(params, "name", &v))
+                return -EINVAL;
+        spec.name = json_object_get_string(v);
+        if (json_object_object_get_ex(params, "labels", &v) && json_object_is_type(v, json_type_array))
+                for (; n < json_object_array_length(v) && n < SUNKD_METRIC_LABELS_MAX; n++)
+                        spec.labels[n] = json_object_get_string(json_object_array_get_idx(v, n));
+        return reply_r(s, call, s->ctx->api->metric_add(s->ctx, &spec, &m));
+}
+
+static int method_metric_remove(sunkd_call *call, struct json_object *params, void *state) {
+        State *s = state;
+        json_object *v;
+        const char *labels[] = { NULL, NULL };
+
+        if (json_object_object_get_ex(params, "job", &v))
+                labels[0] = json_object_get_string(v);
+        return reply_r(s, call, s->ctx->api->metric_remove(s->runs, labels[0] ? labels : NULL));
+}
+
 static const sunkd_method methods[] = {
         { "io.sunkd.Test.Echo", SUNKD_METHOD_ANY_UID, method_echo },
         { "io.sunkd.Test.Root", SUNKD_METHOD_ROOT, method_whoami },
@@ -538,6 +592,9 @@ static const sunkd_method methods[] = {
         { "io.sunkd.Test.Publish", SUNKD_METHOD_ROOT, method_publish },
         { "io.sunkd.Test.Fact", SUNKD_METHOD_ANY_UID, method_fact },
         { "io.sunkd.Test.Hold", SUNKD_METHOD_ANY_UID, method_hold },
+        /* ABI 1.3 */
+        { "io.sunkd.Test.MetricAdd", SUNKD_METHOD_ROOT, method_metric_add },
+        { "io.sunkd.Test.MetricRemove", SUNKD_METHOD_ROOT, method_metric_remove },
 };
 
 static void state_free(State *s) {

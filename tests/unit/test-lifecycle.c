@@ -302,16 +302,20 @@ START_TEST(test_removed_then_readded) {
 }
 END_TEST
 
+/* Its child's stdout and stderr both in output, as a 1.0 module expects, and
+ * a program that is not there as r = -ENOENT. */
 static bool abi10_ran(void *arg) {
         Module *mod = find_module("abi10");
-        json_object *o = NULL, *st, *v, *e;
+        json_object *o = NULL, *st, *v, *e, *out, *missing;
         bool ok;
 
         if (!mod || module_status_json(mod, &o) < 0)
                 return false;
         ok = json_object_object_get_ex(o, "status", &st) && json_object_object_get_ex(st, "runs", &v) &&
              json_object_get_int64(v) == 1 && json_object_object_get_ex(st, "spawned_exit", &e) &&
-             json_object_get_int64(e) == 7;
+             json_object_get_int64(e) == 7 && json_object_object_get_ex(st, "spawned_output", &out) &&
+             streq(json_object_get_string(out), "out\nerr\n") &&
+             json_object_object_get_ex(st, "spawned_missing", &missing) && json_object_get_int64(missing) == -ENOENT;
         json_object_put(o);
         return ok;
 }

@@ -226,15 +226,44 @@ typedef enum sunkd_metric_type {
 
 #define SUNKD_METRIC_LABELS_MAX 4
 
+/* A metric family belongs to the module that registered it (ABI 1.3):
+ *   - Its name is "sunkd_<module>_...": @name is given without the "sunkd_"
+ *     the host adds and must start with the module's name and '_' ('-' in
+ *     the module's name written '_'), e.g. "gres_gpus" for module gres.
+ *     Anything else is -EINVAL, logged by the host with the module's name
+ *     and the metric's (a module built for 1.0 to 1.2 gets a warning
+ *     instead, and the family).
+ *   - A name another module (or sunkd itself) registered is -EEXIST, logged
+ *     as well; the module's own name again with the same type and labels
+ *     returns the same family (registering again from reload is fine), with
+ *     another type or labels it is -EEXIST.
+ *   - When the module stops (removed by a reload, restarted because it has no
+ *     `reload`, shutdown), after fini, its families and their series are
+ *     removed, and the series of its jobs in sunkd's job metrics with them:
+ *     they vanish from `sunkctl metrics` and the textfile (rewritten once a
+ *     module removed by a reload is gone).  The handles are invalid from
+ *     then on; a module that starts again registers afresh, and its
+ *     counters start at 0 (Prometheus reads that as a counter reset).
+ *   - metric_remove() drops one series (a check removed from the config, a
+ *     GPU that is gone) so that it does not linger with its last value.
+ * Families, series and the functions on them are loop-only. */
 typedef struct sunkd_metric_spec {
         size_t size;
-        const char *name; /* without the "sunkd_" prefix the host adds */
+        const char *name; /* "<module>_...", without the "sunkd_" prefix the host adds */
         const char *help;
         sunkd_metric_type type;
         const char *labels[SUNKD_METRIC_LABELS_MAX]; /* NULL-terminated if fewer */
 } sunkd_metric_spec;
 
 /* ---- Child processes -------------------------------------------------- */
+
+/* ABI 1.3: spawn flags. */
+enum {
+        /* stderr on the same pipe as stdout: both in `output`, in the order
+         * written, and `err_output` empty.  What a spec older than 1.3 (one
+         * whose @size ends before @flags) always gets. */
+        SUNKD_SPAWN_MERGE_STDERR = 1u << 0,
+};
 
 /* The spec and all it points to are read during the spawn call only.  A
  * module built for an older minor hands a shorter spec: the fields after
@@ -244,8 +273,10 @@ typedef struct sunkd_spawn_spec {
         const char *const *argv; /* argv[0] is an absolute path */
         const char *const *envp; /* the whole environment; NULL = empty */
         uint64_t timeout_usec;   /* SIGTERM to the process group, SIGKILL after the grace */
-        size_t output_max;       /* stdout+stderr captured up to this (0 = 64 KiB, at
-                                    most 256 MiB); the rest is dropped */
+        size_t output_max;       /* stdout, and stderr apart, each keep their LAST
+                                    output_max bytes (0 = 64 KiB, at most 256 MiB);
+                                    what came before is dropped (ABI 1.3; the
+                                    first bytes were kept before) */
         uid_t uid;               /* drop to uid/gid unless uid == (uid_t)-1; */
         gid_t gid;               /* a drop needs a gid too, not (gid_t)-1 */
         const char *cwd;         /* NULL = "/"; local disk, like argv[0]: the loop
@@ -261,6 +292,10 @@ typedef struct sunkd_spawn_spec {
          * never inherited. */
         const gid_t *groups;
         size_t n_groups;
+        /* ABI 1.3.  SUNKD_SPAWN_* flags; unknown ones are -EINVAL.  A spec
+         * this long gets stderr apart from stdout unless it asks for
+         * SUNKD_SPAWN_MERGE_STDERR. */
+        unsigned flags;
 } sunkd_spawn_spec;
 
 typedef struct sunkd_spawn_result {
@@ -268,13 +303,29 @@ typedef struct sunkd_spawn_result {
         int exit_code;      /* valid when signal == 0 */
         int signal;         /* the terminating signal, or 0 */
         bool timed_out;
-        const char *output; /* NUL-terminated, borrowed for the callback */
+        const char *output; /* stdout (and stderr when merged), its last
+                               output_max bytes; NUL-terminated, borrowed
+                               for the callback */
         size_t output_len;
-        bool output_truncated;
+        bool output_truncated; /* bytes were dropped from the front */
         uint64_t duration_usec;
+        /* ABI 1.3.  stderr, captured apart as `output` is: its last
+         * output_max bytes, NUL-terminated, borrowed for the callback.
+         * Empty ("", never NULL) when merged into `output`.  A module built
+         * for an older minor does not see these fields and gets stderr in
+         * `output`, as it always did. */
+        const char *err_output;
+        size_t err_output_len;
+        bool err_output_truncated;
 } sunkd_spawn_result;
 
-/* r is 0, or negative errno when the child could not be started. */
+/* r is 0 once the program ran and ended (its exit_code or signal in @res),
+ * or a negative errno when it never ran: since ABI 1.3 (for modules of
+ * every minor) a failed execve() (-ENOENT, -EACCES, -ENOEXEC, and -ENOENT
+ * for a missing #! interpreter), chdir() to @cwd or privilege drop comes
+ * here, where it used to show as exit status 127 or 126 that a script may
+ * return itself.  @res is never NULL: with r < 0 its pid and duration are
+ * set, exit_code and signal are 0 and the outputs empty. */
 typedef void (*sunkd_spawn_cb)(void *userdata, int r, const sunkd_spawn_result *res);
 
 /* ---- The host function table ----------------------------------------- */
@@ -316,7 +367,7 @@ typedef struct sunkd_host_api {
         uid_t (*call_uid)(sunkd_call *call);
         gid_t (*call_gid)(sunkd_call *call);
 
-        /* Metrics. */
+        /* Metrics: the family in *ret is the module's own (see sunkd_metric_spec). */
         int (*metric_add)(sunkd_ctx *c, const sunkd_metric_spec *spec, sunkd_metric **ret);
         int (*metric_set)(sunkd_metric *m, double value, const char *const *label_values);
         int (*metric_add_value)(sunkd_metric *m, double delta, const char *const *label_values);
@@ -425,6 +476,12 @@ typedef struct sunkd_host_api {
          * *ret_key (NULL for a sequence); NULL past the end or for a scalar.
          * Use cfg_scalar() and cfg_where() on the child. */
         const sunkd_cfg *(*cfg_child)(const sunkd_cfg *cfg, size_t i, const char **ret_key);
+        /* ABI 1.3: metrics a module owns */
+        /* Drop the series of @m with @label_values (as metric_set takes
+         * them), or every series of @m when @label_values is NULL.  A later
+         * metric_set or metric_add_value makes it anew (the latter counting
+         * from 0).  -ENOENT when no series has these values. */
+        int (*metric_remove)(sunkd_metric *m, const char *const *label_values);
 } sunkd_host_api;
 
 struct sunkd_ctx {
