@@ -2,6 +2,8 @@
 
 TEST_EXTENSIONS = .t
 T_LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
+# Every integration test has a deadline that fails it (tests/lib/with-deadline).
+T_LOG_COMPILER = $(SHELL) $(top_srcdir)/tests/lib/with-deadline
 AM_TESTS_ENVIRONMENT = \
 	export SUNKD_BUILDDIR='$(abs_top_builddir)'; \
 	export SUNKD_SRCDIR='$(abs_top_srcdir)'; \
@@ -116,7 +118,7 @@ INTEGRATION_TESTS = \
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib/tap.sh tests/lib/sunkd.sh tests/lib/summary tests/lib/scim.sh \
 	tests/lib/etc-cache.sh tests/lib/fake-cpu-topology.sh tests/lib/scim-dump.sh tests/lib/varlink-raw.py tests/lib/notify-listen.py tests/lib/nss-index-check.py \
-	tests/lib/socket-hog.py tests/lib/ptrace-hold.py
+	tests/lib/socket-hog.py tests/lib/ptrace-hold.py tests/lib/with-deadline
 check_SCRIPTS += tests/demo.sh
 
 tests/demo.sh: $(top_srcdir)/tests/demo.sh.in Makefile
