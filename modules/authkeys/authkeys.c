@@ -9,6 +9,10 @@
  * a worker and whose done swaps it in whole.  A file that cannot be read or
  * is over the caps leaves the old map in place, counted and shown.
  *
+ * The node's own accounts (the names and uids of local_passwd, watched too,
+ * and the reserved system accounts) get no keys, whatever the file says:
+ * their lines are skipped as local-account, and logged once per load.
+ *
  * io.sunkd.AuthorizedKeys.Get {user, fingerprint? | type? key?} answers from
  * the map on the loop: root and the module's allow: list only.  An exact-key
  * answer (sshd's %f, or %t %k) is written to the journal with the user, the
@@ -16,6 +20,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -28,21 +33,26 @@
 #include "authkeys-map.h"
 #include "sunkd/module.h"
 #include "util/cleanup.h"
+#include "util/macro.h"
 
 #define FACT_NAME "nsscache.sshkey_cache"
 #define DROPS_LOGGED_MAX 20
+#define LOCAL_LOGGED_MAX 8
+#define LOCAL_PASSWD_DEFAULT "/etc/passwd"
 #define AUDIT_BURST 20
 #define AUDIT_WINDOW_USEC (10 * SUNKD_USEC_PER_SEC)
 #define STALE_LOG_USEC (10 * 60 * SUNKD_USEC_PER_SEC)
 
 typedef struct Conf {
         char *sshkey_cache;
+        char *local_passwd;
         uint64_t max_staleness_usec;
         int64_t max_keys_per_user;
 } Conf;
 
 static const sunkd_cfg_key conf_keys[] = {
         { "sshkey_cache", SUNKD_CFG_PATH, offsetof(Conf, sshkey_cache), 0, 0, 0 },
+        { "local_passwd", SUNKD_CFG_PATH, offsetof(Conf, local_passwd), 0, 0, 0 },
         { "max_staleness", SUNKD_CFG_DURATION, offsetof(Conf, max_staleness_usec), 0, 0, 0 },
         { "max_keys_per_user", SUNKD_CFG_INT, offsetof(Conf, max_keys_per_user), 0, 1, AUTHKEYS_MAP_KEYS_PER_USER_MAX },
 };
@@ -50,12 +60,16 @@ static const sunkd_cfg_key conf_keys[] = {
 /* What one load hands from the worker to the loop. */
 typedef struct Load {
         char *path;
+        char *local_passwd;
+        AuthkeysLocal *local;
         AuthkeysMapLimits limits;
         AuthkeysMap *map;
         uint64_t mtime_usec;
         AuthkeysDrop drops[DROPS_LOGGED_MAX];
         char *drop_users[DROPS_LOGGED_MAX];
         size_t n_drops, n_dropped;
+        char *local_users[LOCAL_LOGGED_MAX]; /* "name (line N)" of local accounts' lines */
+        size_t n_local;
         size_t last_bad_line;    /* the last line skipped whole */
         const char *why;         /* why a file was refused whole */
 } Load;
@@ -70,6 +84,7 @@ typedef struct State {
         char *path;              /* the file served (and watched); NULL until known */
         uint64_t fact_updated_usec; /* the nsscache module's last success, if it writes the file */
         sunkd_watch *watch;
+        sunkd_watch *local_watch; /* on conf.local_passwd */
         sunkd_job *job;
         Metrics m;
 
@@ -105,15 +120,29 @@ static void load_free(Load *l) {
         if (!l)
                 return;
         free(l->path);
+        free(l->local_passwd);
+        authkeys_local_free(l->local);
         authkeys_map_free(l->map);
         for (size_t i = 0; i < l->n_drops; i++)
                 free(l->drop_users[i]);
+        for (size_t i = 0; i < MIN(l->n_local, (size_t) LOCAL_LOGGED_MAX); i++)
+                free(l->local_users[i]);
         free(l);
+}
+
+/* Local accounts are not a broken file: logged apart, once per load. */
+static void on_local_account(Load *l, const AuthkeysDrop *d) {
+        if (l->n_local < LOCAL_LOGGED_MAX &&
+            asprintf(&l->local_users[l->n_local], "%s (line %zu)", d->user ?: "?", d->line_no) < 0)
+                l->local_users[l->n_local] = NULL;
+        l->n_local++;
 }
 
 static void on_drop(const AuthkeysDrop *d, void *userdata) {
         Load *l = userdata;
 
+        if (d->line_error == AUTHKEYS_LINE_LOCAL_ACCOUNT)
+                return on_local_account(l, d);
         l->n_dropped++;
         if (d->line_error != AUTHKEYS_LINE_OK && d->line_no > l->last_bad_line)
                 l->last_bad_line = d->line_no;
@@ -132,8 +161,9 @@ static int load_prepare(void *state, void **ret_input) {
         if (!s->path)
                 return -ENOENT;
         l = calloc(1, sizeof(*l));
-        if (!l || !(l->path = strdup(s->path))) {
-                free(l);
+        if (!l || !(l->path = strdup(s->path)) ||
+            !(l->local_passwd = strdup(s->conf.local_passwd))) {
+                load_free(l);
                 return -ENOMEM;
         }
         l->limits = authkeys_map_default_limits;
@@ -164,7 +194,8 @@ static int load_check(Load *l, int fd, const struct stat *st) {
         int nl;
 
         for (int i = 1; i < _AUTHKEYS_LINE_MAX; i++)
-                bad += ms->bad_lines[i];
+                if (i != AUTHKEYS_LINE_LOCAL_ACCOUNT) /* read, and refused */
+                        bad += ms->bad_lines[i];
         if (bad > 0 && ms->users == 0)
                 return l->why = "no line could be read", -EBADMSG;
         nl = ends_with_newline(fd, st);
@@ -181,6 +212,10 @@ static int load_work(void *state, void *input, const sunkd_cancel *cancel, void 
         struct stat st;
         int r;
 
+        r = authkeys_local_load(l->local_passwd, &l->local);
+        if (r < 0)
+                return l->why = "the local_passwd file cannot be read", r;
+        l->limits.local = l->local;
         fd = open(l->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0 || fstat(fd, &st) < 0)
                 return -errno;
@@ -193,6 +228,19 @@ static int load_work(void *state, void *input, const sunkd_cancel *cancel, void 
                 return r;
         l->mtime_usec = (uint64_t) st.st_mtim.tv_sec * SUNKD_USEC_PER_SEC + (uint64_t) st.st_mtim.tv_nsec / 1000;
         return 0;
+}
+
+static void log_local_accounts(State *s, const Load *l) {
+        char list[LOCAL_LOGGED_MAX * (AUTHKEYS_MAP_NAME_MAX + 32)] = "";
+        size_t len = 0;
+
+        if (l->n_local == 0)
+                return;
+        for (size_t i = 0; i < MIN(l->n_local, (size_t) LOCAL_LOGGED_MAX) && len < sizeof(list); i++)
+                len += (size_t) snprintf(list + len, sizeof(list) - len, "%s%s", i > 0 ? ", " : "",
+                                         l->local_users[i] ?: "?");
+        sunkd_log_warning(s->ctx, "%s: the keys of %zu local or reserved accounts are never served: %s%s.",
+                          l->path, l->n_local, list, l->n_local > LOCAL_LOGGED_MAX ? ", ..." : "");
 }
 
 static void log_drops(State *s, const Load *l) {
@@ -208,6 +256,7 @@ static void log_drops(State *s, const Load *l) {
         }
         if (l->n_dropped > l->n_drops)
                 sunkd_log_warning(s->ctx, "%s: %zu more lines or keys dropped.", l->path, l->n_dropped - l->n_drops);
+        log_local_accounts(s, l);
 }
 
 static void update_map_metrics(State *s) {
@@ -298,6 +347,24 @@ static int set_path(State *s, const char *path) {
                 return sunkd_log_error_errno(s->ctx, r, "Failed to watch '%s': %m", p);
         sunkd_log_info(s->ctx, "Serving the keys in '%s'.", p);
         return s->ctx->api->job_trigger(s->job, "new file");
+}
+
+static void on_local_changed(void *userdata, const char *path) {
+        State *s = userdata;
+
+        (void) s->ctx->api->job_trigger(s->job, "local_passwd changed");
+}
+
+/* A new local account loses its keys at once, not at the next map. */
+static int watch_local(State *s) {
+        int r;
+
+        s->ctx->api->watch_remove(s->local_watch);
+        s->local_watch = NULL;
+        r = s->ctx->api->watch_add(s->ctx, s->conf.local_passwd, on_local_changed, s, &s->local_watch);
+        if (r < 0)
+                return sunkd_log_error_errno(s->ctx, r, "Failed to watch '%s': %m", s->conf.local_passwd);
+        return 0;
 }
 
 static void on_fact(void *userdata, const char *name, struct json_object *value) {
@@ -505,6 +572,8 @@ static int load_conf(sunkd_ctx *c, const sunkd_cfg *cfg, Conf *ret) {
 
         *ret = (Conf){};
         r = c->api->cfg_parse(cfg, conf_keys, sizeof(conf_keys) / sizeof(conf_keys[0]), ret, &error);
+        if (r >= 0 && !ret->local_passwd && !(ret->local_passwd = strdup(LOCAL_PASSWD_DEFAULT)))
+                r = -ENOMEM;
         if (r < 0) {
                 c->api->cfg_clear(conf_keys, sizeof(conf_keys) / sizeof(conf_keys[0]), ret);
                 return sunkd_log_error_errno(c, r, "%s", error ?: "invalid configuration");
@@ -577,6 +646,8 @@ static int authkeys_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
                 r = c->api->job_add(c, &spec, &s->job);
         if (r >= 0)
                 r = c->api->methods_add(c, methods, sizeof(methods) / sizeof(methods[0]));
+        if (r >= 0)
+                r = watch_local(s);
         if (r >= 0)
                 r = choose_source(s);
         if (r < 0) {
