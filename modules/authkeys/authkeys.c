@@ -92,7 +92,7 @@ typedef struct State {
         char *map_path;
         uint64_t map_loaded_usec, map_mtime_usec;
 
-        uint64_t queries, hits, misses, reload_failures;
+        uint64_t queries, hits, misses, unavailable, reload_failures;
         char *last_error;
         bool stale;
         uint64_t stale_logged_usec;
@@ -523,7 +523,12 @@ static int method_get(sunkd_call *call, json_object *params, void *state) {
         if (parse_match(params, &match, &exact, &bad) < 0)
                 return invalid_parameter(s, call, bad);
         if (!s->map) {
+                /* The client reads the cache itself then: counted, so that it can be seen. */
                 json_object *p = json_object_new_object();
+                const char *label[] = { "unavailable", NULL };
+
+                s->unavailable++;
+                (void) api->metric_add_value(s->m.queries, 1, label);
                 if (p)
                         json_object_object_add(p, "reason", json_object_new_string("no sshkey map is loaded"));
                 return api->reply_error(call, "io.sunkd.Unavailable", p);
@@ -585,7 +590,7 @@ static int add_metrics(State *s) {
         const sunkd_metric_def defs[] = {
                 { { sizeof(sunkd_metric_spec), "authkeys_users", "Users in the loaded sshkey map.", SUNKD_METRIC_GAUGE, { NULL } }, &s->m.users },
                 { { sizeof(sunkd_metric_spec), "authkeys_keys", "Valid keys in the loaded sshkey map.", SUNKD_METRIC_GAUGE, { NULL } }, &s->m.keys },
-                { { sizeof(sunkd_metric_spec), "authkeys_queries_total", "Key queries answered, by whether keys were found.", SUNKD_METRIC_COUNTER, { "result" } }, &s->m.queries },
+                { { sizeof(sunkd_metric_spec), "authkeys_queries_total", "Key queries by result: hit, miss, unavailable (no map loaded).", SUNKD_METRIC_COUNTER, { "result" } }, &s->m.queries },
                 { { sizeof(sunkd_metric_spec), "authkeys_invalid_keys", "Keys dropped from the loaded map, by reason.", SUNKD_METRIC_GAUGE, { "reason" } }, &s->m.invalid },
                 { { sizeof(sunkd_metric_spec), "authkeys_bad_lines", "Lines of the loaded file skipped, by reason.", SUNKD_METRIC_GAUGE, { "reason" } }, &s->m.bad_lines },
                 { { sizeof(sunkd_metric_spec), "authkeys_reload_failures_total", "Loads that failed and kept the old map.", SUNKD_METRIC_COUNTER, { NULL } }, &s->m.failures },
@@ -695,6 +700,7 @@ static int authkeys_status(void *state, struct json_object *out) {
         json_object_object_add(out, "queries", json_object_new_int64((int64_t) s->queries));
         json_object_object_add(out, "hits", json_object_new_int64((int64_t) s->hits));
         json_object_object_add(out, "misses", json_object_new_int64((int64_t) s->misses));
+        json_object_object_add(out, "unavailable", json_object_new_int64((int64_t) s->unavailable));
         json_object_object_add(out, "reload_failures", json_object_new_int64((int64_t) s->reload_failures));
         for (int i = 1; st && i < _AUTHKEYS_REJECT_MAX; i++)
                 if (st->invalid_keys[i])

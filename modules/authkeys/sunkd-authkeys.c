@@ -252,35 +252,55 @@ static int ask_sunkd(const Args *a) {
 
 /* ---- From the cache file ------------------------------------------------- */
 
-/* The first line "USER:..." of the @len bytes at @data, or NULL. */
-static const char *find_line(const char *data, size_t len, const char *user, size_t *ret_len) {
+/* The next line "USER:..." from *p on, or NULL; *p moves past it. */
+static const char *next_line(const char **p, const char *end, const char *user, size_t *ret_len) {
         size_t ul = strlen(user);
-        const char *p = data, *end = data + len;
 
-        while (p < end) {
-                const char *nl = memchr(p, '\n', (size_t) (end - p));
-                const char *e = nl ?: end;
+        while (*p < end) {
+                const char *l = *p, *nl = memchr(l, '\n', (size_t) (end - l)), *e = nl ?: end;
 
-                if ((size_t) (e - p) > ul && memcmp(p, user, ul) == 0 && p[ul] == ':') {
-                        *ret_len = (size_t) (e - p);
-                        return p;
+                *p = nl ? nl + 1 : end;
+                if ((size_t) (e - l) > ul && memcmp(l, user, ul) == 0 && l[ul] == ':') {
+                        *ret_len = (size_t) (e - l);
+                        return l;
                 }
-                p = nl ? nl + 1 : end;
         }
         return NULL;
 }
 
-/* Only the user's own line goes through the map builder: the same
- * validation as sunkd's, at the cost of one scan of the file. */
+/* The user's entry as sunkd's map holds it: from the first of the user's
+ * lines that can be read (a broken one is skipped there, and a later line
+ * is the user's), each through the map builder: the same validation as
+ * sunkd's, at the cost of a scan of the file.  *ret is NULL for no entry. */
+static int user_map(const char *data, size_t len, const char *user, const AuthkeysMapLimits *limits,
+                    AuthkeysMap **ret) {
+        const char *p = data, *end = data + len, *line;
+        size_t line_len = 0, n;
+        int r;
+
+        *ret = NULL;
+        while ((line = next_line(&p, end, user, &line_len))) {
+                _cleanup_(authkeys_map_freep) AuthkeysMap *m = NULL;
+
+                r = authkeys_map_build_mem(line, line_len, limits, NULL, NULL, &m);
+                if (r < 0)
+                        return r;
+                if (authkeys_map_lookup(m, user, &n) >= 0) {
+                        *ret = TAKE_PTR(m);
+                        return 0;
+                }
+        }
+        return 0;
+}
+
 static int read_cache(const Args *a, const AuthkeysLocal *local, const AuthkeysMatch *match) {
         AuthkeysMapLimits limits = authkeys_map_default_limits;
         _cleanup_close_ int fd = -1;
         _cleanup_(authkeys_map_freep) AuthkeysMap *m = NULL;
-        const char *line;
-        size_t line_len = 0, n = 0;
+        size_t n = 0;
         struct stat st;
         void *data;
-        int r = 0, h;
+        int r, h;
 
         fd = open(a->cache, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0 || fstat(fd, &st) < 0) {
@@ -301,9 +321,7 @@ static int read_cache(const Args *a, const AuthkeysLocal *local, const AuthkeysM
                 syslog(LOG_ERR, "cannot map %s: %s", a->cache, strerror(-r));
                 return r;
         }
-        line = find_line(data, (size_t) st.st_size, a->user, &line_len);
-        if (line)
-                r = authkeys_map_build_mem(line, line_len, &limits, NULL, NULL, &m);
+        r = user_map(data, (size_t) st.st_size, a->user, &limits, &m);
         if (r >= 0 && m && (h = authkeys_map_lookup(m, a->user, &n)) >= 0)
                 for (size_t i = 0; r >= 0 && i < n; i++) {
                         AuthkeysMapKey k = authkeys_map_key(m, h, i);
