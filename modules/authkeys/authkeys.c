@@ -82,6 +82,8 @@ typedef struct State {
         sunkd_ctx *ctx;
         Conf conf;
         char *path;              /* the file served (and watched); NULL until known */
+        bool path_seen;          /* it has been there since it became the one served */
+        bool waiting_logged;
         uint64_t fact_updated_usec; /* the nsscache module's last success, if it writes the file */
         sunkd_watch *watch;
         sunkd_watch *local_watch; /* on conf.local_passwd */
@@ -275,33 +277,58 @@ static void update_map_metrics(State *s) {
         }
 }
 
+/* Until the file has been there once, a missing one is awaited, not a
+ * failure: the nsscache module writes it after sunkd is up. */
+static bool load_waiting(State *s, int r, const Load *l) {
+        bool current = s->path && streq(l->path, s->path);
+
+        if (r != -ENOENT || (current && s->path_seen)) {
+                s->path_seen = s->path_seen || current;
+                return false;
+        }
+        (void) s->ctx->api->job_set_message(s->job, "waiting for the first sshkey map");
+        if (current && !s->waiting_logged)
+                sunkd_log_notice(s->ctx, "'%s' does not exist yet: waiting for the first sshkey map.", l->path);
+        s->waiting_logged = s->waiting_logged || current;
+        return true;
+}
+
+static int load_failed(State *s, int r, Load *l) {
+        const char *why = l && l->why ? l->why : strerror(-r);
+
+        s->reload_failures++;
+        (void) s->ctx->api->metric_add_value(s->m.failures, 1, NULL);
+        if (asprintf(&s->last_error, "%s: %s", l ? l->path : "?", why) < 0)
+                s->last_error = NULL;
+        if (s->map)
+                sunkd_log_error_errno(s->ctx, r, "Failed to load '%s' (%s), keeping the %zu users loaded from '%s'.",
+                                      l ? l->path : "?", why, authkeys_map_stats(s->map)->users, s->map_path);
+        else
+                sunkd_log_error_errno(s->ctx, r, "Failed to load '%s' (%s), no keys are served.",
+                                      l ? l->path : "?", why);
+        load_free(l);
+        return r;
+}
+
 static int load_done(void *state, int r, void *input, void *result) {
         State *s = state;
         Load *l = input;
         const AuthkeysMapStats *st;
 
-        if (r == -ENOENT && !l) {
-                /* No file known yet (waiting for the nsscache module's fact). */
-                load_free(l);
-                return r;
+        if (!l) {
+                /* No file known yet (waiting for the nsscache module's fact), or no memory. */
+                if (r == -ENOENT)
+                        (void) s->ctx->api->job_set_message(s->job, "waiting for the nsscache module's sshkey cache");
+                return r == -ENOENT ? 0 : r;
         }
         free(s->last_error);
         s->last_error = NULL;
-        if (r < 0) {
-                s->reload_failures++;
-                (void) s->ctx->api->metric_add_value(s->m.failures, 1, NULL);
-                const char *why = l && l->why ? l->why : strerror(-r);
-                if (asprintf(&s->last_error, "%s: %s", l ? l->path : "?", why) < 0)
-                        s->last_error = NULL;
-                if (s->map)
-                        sunkd_log_error_errno(s->ctx, r, "Failed to load '%s' (%s), keeping the %zu users loaded from '%s'.",
-                                              l ? l->path : "?", why, authkeys_map_stats(s->map)->users, s->map_path);
-                else
-                        sunkd_log_error_errno(s->ctx, r, "Failed to load '%s' (%s), no keys are served.",
-                                              l ? l->path : "?", why);
+        if (load_waiting(s, r, l)) {
                 load_free(l);
-                return r;
+                return 0;
         }
+        if (r < 0)
+                return load_failed(s, r, l);
         log_drops(s, l);
         authkeys_map_free(s->map);
         s->map = l->map;
@@ -340,6 +367,7 @@ static int set_path(State *s, const char *path) {
         s->watch = NULL;
         free(s->path);
         s->path = p;
+        s->path_seen = s->waiting_logged = false;
         if (!p)
                 return 0;
         r = s->ctx->api->watch_add(s->ctx, p, on_file_changed, s, &s->watch);
@@ -688,6 +716,9 @@ static int authkeys_status(void *state, struct json_object *out) {
         }
         check_staleness(s);
         json_object_object_add(out, "source", json_object_new_string(s->conf.sshkey_cache ? "sshkey_cache" : "nsscache"));
+        json_object_object_add(out, "state", json_object_new_string(s->map ? "serving" :
+                                                                    s->last_error ? "no keys are served" :
+                                                                    "waiting for the first sshkey map"));
         json_object_object_add(out, "path", json_object_new_string(s->path ?: ""));
         json_object_object_add(out, "users", json_object_new_int64(st ? (int64_t) st->users : 0));
         json_object_object_add(out, "keys", json_object_new_int64(st ? (int64_t) st->keys : 0));

@@ -210,6 +210,7 @@ no_map() { # WHAT FILE
   authkeys:
     sshkey_cache: $2"
         sunkd_start
+        LOG_MARK=0 LOG_MARKED="$T/sunkd.log" # a fresh log
         wait_runs authkeys.load 1 || bail_out "$1: no load"
         like "$(python3 "$RAW" "$SOCK" call io.sunkd.AuthorizedKeys.Get '{"user":"ada"}')" \
              '"error": "io.sunkd.Unavailable"' "$1: Get answers Unavailable"
@@ -220,10 +221,40 @@ $K2" "$1: the client gets ada's keys from the cache"
         is "$rc/$out" "1/" "$1: with --no-fallback, nothing and exit 1"
         is "$(status unavailable)" 4 "$1: sunkd answered each of them, Unavailable"
         like "$(ctl metrics)" 'sunkd_authkeys_queries_total\{result="unavailable"\} 4' "$1: counted in the metrics"
-        sunkd_stop
-        is "$SUNKD_EXIT" 0 "$1: sunkd stops cleanly"
 }
 no_map "no file" "$T/keys/not-there"
+# A file not written yet (nsscache's first publish comes after sunkd starts)
+# is awaited: no error, no failed load, until it has been there once.
+is "$(status state)" "waiting for the first sshkey map" "no file yet: status says it waits"
+is "$(status reload_failures)" 0 "no file yet: no failed load"
+is "$(status last_error)" "" "no file yet: no error"
+unlike "$(ctl metrics)" "sunkd_authkeys_reload_failures_total [1-9]" "no file yet: none in the metrics"
+is "$(job_field authkeys.load last_result)" "success" "no file yet: the load job did not fail"
+is "$(job_field authkeys.load last_message)" "waiting for the first sshkey map" "and says why"
+nok "no file yet: nothing logged as an error or a warning" log_since_has "error|warning"
+ok "no file yet: a notice says it waits" log_since_has "does not exist yet: waiting for the first sshkey map"
+n=$(loads)
+printf "ada:%s\n" "$KB" > "$T/keys/not-there.tmp" && chmod 644 "$T/keys/not-there.tmp" &&
+        mv "$T/keys/not-there.tmp" "$T/keys/not-there"
+wait_runs authkeys.load $((n + 1)) || bail_out "no load after the first publish"
+is "$(ask ada)" "$KB" "the first publish is served"
+is "$(status state)" "serving" "status says so"
+# Once it has been there, a missing file is a failure, as any other.
+n=$(loads)
+log_mark
+rm "$T/keys/not-there"
+wait_runs authkeys.load $((n + 1)) || bail_out "no load after the file went"
+is "$(status reload_failures)" 1 "a file gone after it was served: a failed load"
+is "$(ask ada)" "$KB" "which keeps the map"
+ok "and is logged as an error" log_since_has "Failed to load '$T/keys/not-there' \(No such file or directory\)"
+sunkd_stop
+is "$SUNKD_EXIT" 0 "sunkd stops cleanly"
+
 head -c 4096 /dev/urandom | tr -d '\n' > "$T/keys/garbage"
 no_map "a file that cannot be read" "$T/keys/garbage"
+is "$(status state)" "no keys are served" "a file that cannot be read: status says no keys are served"
+is "$(status reload_failures)" 1 "it is a failed load"
+ok "logged as an error" log_since_has "Failed to load '$T/keys/garbage' .*no keys are served"
+sunkd_stop
+is "$SUNKD_EXIT" 0 "sunkd stops cleanly"
 done_testing

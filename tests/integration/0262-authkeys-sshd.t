@@ -72,10 +72,14 @@ write_config() {
     allow: [$AKUSER]"
 }
 write_config
+# A node's first start: no sshkey cache until the nsscache module publishes one.
+rm -f /etc/sshkey.cache /etc/sshkey.cache.ixname
 sunkd_start
 chmod 755 "$T" "$T/run"
 ok "first refresh" wait_runs nsscache.refresh 1
-ok "the authkeys module follows nsscache's sshkey cache" wait_runs authkeys.load 1
+ok "the authkeys module follows nsscache's sshkey cache" wait_until 300 eval '[ "$(module_status authkeys state)" = serving ]'
+is "$(module_status authkeys reload_failures)" 0 "a first start waits for the first map: no failed load"
+nok "and logs no error" grep -q "error" "$T/sunkd.log"
 is "$(getent -s cache passwd ada | cut -d: -f1,3)" "ada:20001" "ada resolves through libnss-cache"
 
 sshd_start PORT "-s $SOCK -t 60 --uid %U"
