@@ -9,6 +9,9 @@
  * a worker and whose done swaps it in whole.  A file that cannot be read or
  * is over the caps leaves the old map in place, counted and shown.
  *
+ * A reload keeps the map, its counters and the watches unless the new
+ * section changes what is served (authkeys_reload()).
+ *
  * The node's own accounts (the names and uids of local_passwd, watched too,
  * and the reserved system accounts) get no keys, whatever the file says:
  * their lines are skipped as local-account, and logged once per load.
@@ -436,6 +439,11 @@ static void check_staleness(State *s) {
         uint64_t now = realtime_usec(), updated = map_updated_usec(s), age;
         bool stale;
 
+        if (s->conf.max_staleness_usec == 0 && s->stale) {
+                /* Turned off by a reload. */
+                (void) s->ctx->api->metric_set(s->m.stale, 0, NULL);
+                s->stale = false;
+        }
         if (s->conf.max_staleness_usec == 0 || !s->map)
                 return;
         age = now > updated ? now - updated : 0;
@@ -691,6 +699,77 @@ static int authkeys_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
         return 0;
 }
 
+/* ---- Reload: what the new section changes, and nothing else ------------- */
+
+/* With no file to serve, no keys: a map is kept only until the next one of the file served. */
+static void forget_map(State *s) {
+        if (!s->map)
+                return;
+        sunkd_log_notice(s->ctx, "No sshkey cache to serve: dropping the %zu users loaded from '%s'.",
+                         authkeys_map_stats(s->map)->users, s->map_path);
+        s->map = authkeys_map_free(s->map);
+        s->map_path = mfree(s->map_path);
+        update_map_metrics(s);
+}
+
+static int change_source(State *s, const Conf *old) {
+        json_object *fact;
+        int r;
+
+        s->fact_updated_usec = 0;
+        if (s->conf.sshkey_cache) {
+                if (!old->sshkey_cache)
+                        (void) s->ctx->api->fact_unsubscribe(s->ctx, FACT_NAME, on_fact, s);
+                return set_path(s, s->conf.sshkey_cache);
+        }
+        /* Back to the nsscache module's file: on_fact switches to it soon, unless there is none. */
+        fact = s->ctx->api->fact_get(s->ctx, FACT_NAME);
+        if (!fact) {
+                r = set_path(s, NULL);
+                forget_map(s);
+                if (r < 0)
+                        return r;
+        }
+        json_object_put(fact);
+        return choose_source(s);
+}
+
+static int apply_conf(State *s, const Conf *old) {
+        bool source = !streq_ptr(old->sshkey_cache, s->conf.sshkey_cache),
+             local = !streq(old->local_passwd, s->conf.local_passwd),
+             limits = old->max_keys_per_user != s->conf.max_keys_per_user;
+        int r = 0;
+
+        if (old->max_staleness_usec != s->conf.max_staleness_usec)
+                check_staleness(s);
+        if (!source && !local && !limits)
+                return 0;
+        if (local)
+                r = watch_local(s);
+        if (r >= 0 && source)
+                r = change_source(s, old);
+        if (r >= 0 && (local || limits))
+                r = s->ctx->api->job_trigger(s->job, "configuration changed");
+        return r;
+}
+
+/* The map, the counters and the watches stay unless the section changes
+ * what is served: a new file is switched to (the map kept until it loads),
+ * a new local_passwd or max_keys_per_user loads the file again. */
+static int authkeys_reload(void *state, const sunkd_cfg *cfg) {
+        State *s = state;
+        Conf old = s->conf, conf;
+        int r;
+
+        r = load_conf(s->ctx, cfg, &conf);
+        if (r < 0)
+                return r;
+        s->conf = conf;
+        r = apply_conf(s, &old);
+        s->ctx->api->cfg_clear(conf_keys, sizeof(conf_keys) / sizeof(conf_keys[0]), &old);
+        return r;
+}
+
 static int authkeys_check(sunkd_ctx *c, const sunkd_cfg *cfg) {
         Conf conf;
         int r = load_conf(c, cfg, &conf);
@@ -747,4 +826,4 @@ static int authkeys_status(void *state, struct json_object *out) {
 }
 
 SUNKD_MODULE_DEFINE(.name = "authkeys", .version = PACKAGE_VERSION, .init = authkeys_init, .check = authkeys_check,
-                    .fini = authkeys_fini, .status = authkeys_status);
+                    .reload = authkeys_reload, .fini = authkeys_fini, .status = authkeys_status);
