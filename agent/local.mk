@@ -8,6 +8,8 @@ sunkdinclude_HEADERS = %reldir%/include/sunkd/module.h
 noinst_LTLIBRARIES += %reldir%/libsunkd-util.la
 %canon_reldir%_libsunkd_util_la_SOURCES = \
 	%reldir%/util/cleanup.h \
+	%reldir%/util/colon-file.c \
+	%reldir%/util/colon-file.h \
 	%reldir%/util/macro.h \
 	%reldir%/util/errloc.c \
 	%reldir%/util/errloc.h \
@@ -17,6 +19,8 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-util.la
 	%reldir%/util/fileio.h \
 	%reldir%/util/rand-util.c \
 	%reldir%/util/rand-util.h \
+	%reldir%/util/reserved-accounts.c \
+	%reldir%/util/reserved-accounts.h \
 	%reldir%/util/siphash.h \
 	%reldir%/util/strbuf.c \
 	%reldir%/util/strbuf.h \

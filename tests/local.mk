@@ -118,7 +118,7 @@ INTEGRATION_TESTS = \
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib/tap.sh tests/lib/sunkd.sh tests/lib/summary tests/lib/scim.sh \
 	tests/lib/etc-cache.sh tests/lib/fake-cpu-topology.sh tests/lib/scim-dump.sh tests/lib/varlink-raw.py tests/lib/notify-listen.py tests/lib/nss-index-check.py \
-	tests/lib/socket-hog.py tests/lib/ptrace-hold.py tests/lib/with-deadline
+	tests/lib/socket-hog.py tests/lib/ptrace-hold.py tests/lib/with-deadline tests/lib/sshd.sh
 check_SCRIPTS += tests/demo.sh
 
 tests/demo.sh: $(top_srcdir)/tests/demo.sh.in Makefile
@@ -269,6 +269,12 @@ TESTS += tests/integration/0260-authkeys.t
 EXTRA_DIST += tests/integration/0260-authkeys.t
 TESTS += tests/integration/0262-authkeys-sshd.t
 EXTRA_DIST += tests/integration/0262-authkeys-sshd.t
+TESTS += tests/integration/0263-authkeys-local.t
+EXTRA_DIST += tests/integration/0263-authkeys-local.t
+TESTS += tests/integration/0264-authkeys-sshd-local.t
+EXTRA_DIST += tests/integration/0264-authkeys-sshd-local.t
+TESTS += tests/integration/0265-authkeys-reload.t
+EXTRA_DIST += tests/integration/0265-authkeys-reload.t
 TESTS += tests/integration/0270-gres.t
 EXTRA_DIST += tests/integration/0270-gres.t
 TESTS += tests/integration/0271-gres-slurmd.t
@@ -294,14 +300,17 @@ tests_fuzz_fuzz_ini_LDADD = modules/nsscache/libnsscache-scim.la
 EXTRA_DIST += tests/fuzz/corpus/ini tests/fuzz/ini.t
 
 # authkeys: key validation, fingerprints, the sshkey map.
-check_PROGRAMS += tests/unit/test-authkeys-key tests/unit/test-authkeys-map
-TESTS += tests/unit/test-authkeys-key tests/unit/test-authkeys-map
+check_PROGRAMS += tests/unit/test-authkeys-key tests/unit/test-authkeys-map tests/unit/test-authkeys-local
+TESTS += tests/unit/test-authkeys-key tests/unit/test-authkeys-map tests/unit/test-authkeys-local
 tests_unit_test_authkeys_key_SOURCES = tests/unit/test-authkeys-key.c
 tests_unit_test_authkeys_key_CFLAGS = $(CHECK_TEST_CFLAGS) -I$(top_srcdir)
 tests_unit_test_authkeys_key_LDADD = modules/authkeys/libauthkeys.la $(CHECK_LIBS)
 tests_unit_test_authkeys_map_SOURCES = tests/unit/test-authkeys-map.c
 tests_unit_test_authkeys_map_CFLAGS = $(CHECK_TEST_CFLAGS) -I$(top_srcdir)
 tests_unit_test_authkeys_map_LDADD = modules/nsscache/libnsscache-cache.la modules/authkeys/libauthkeys.la $(CHECK_LIBS)
+tests_unit_test_authkeys_local_SOURCES = tests/unit/test-authkeys-local.c
+tests_unit_test_authkeys_local_CFLAGS = $(CHECK_TEST_CFLAGS) -I$(top_srcdir)
+tests_unit_test_authkeys_local_LDADD = modules/authkeys/libauthkeys.la $(CHECK_LIBS)
 
 check_PROGRAMS += tests/fuzz/fuzz-authkeys-map
 TESTS += tests/fuzz/authkeys-map.t

@@ -44,6 +44,7 @@ static const char *const line_error_names[_AUTHKEYS_LINE_MAX] = {
         [AUTHKEYS_LINE_BAD_LIST] = "bad-list",
         [AUTHKEYS_LINE_TOO_LONG] = "too-long",
         [AUTHKEYS_LINE_DUPLICATE] = "duplicate",
+        [AUTHKEYS_LINE_LOCAL_ACCOUNT] = "local-account",
 };
 
 const char *authkeys_line_error_to_string(AuthkeysLineError e) {
@@ -368,6 +369,18 @@ static int add_key(Builder *b, User *u, const char *key, size_t len, size_t inde
         return m->text.oom ? -ENOMEM : 0;
 }
 
+/* The @n keys list_parse() left in spans, or the one key line @rest. */
+static int add_keys(Builder *b, User *u, const char *rest, size_t rest_len, size_t n) {
+        int r = 0;
+
+        if (rest_len > 0 && rest[0] == '[')
+                for (size_t i = 0; i < n && r >= 0; i++)
+                        r = add_key(b, u, b->spans[i].p, b->spans[i].len, i);
+        else if (rest_len > 0)
+                r = add_key(b, u, rest, rest_len, 0);
+        return r;
+}
+
 static bool name_valid(const char *s, size_t len) {
         if (len == 0 || len > AUTHKEYS_MAP_NAME_MAX)
                 return false;
@@ -449,16 +462,15 @@ static int builder_line(Builder *b, const char *s, size_t len) {
                 }
                 if (r < 0)
                         return r;
-                for (size_t i = 0; i < n; i++) {
-                        r = add_key(b, &u, b->spans[i].p, b->spans[i].len, i);
-                        if (r < 0)
-                                return r;
-                }
-        } else if (rest_len > 0) {
-                r = add_key(b, &u, rest, rest_len, 0);
-                if (r < 0)
-                        return r;
         }
+        /* Only a line read whole: a cut-off one stays bad-list, which a caller checks for. */
+        if (b->limits.local && authkeys_local_name(b->limits.local, s, (size_t) (colon - s))) {
+                report(b, b->name, AUTHKEYS_LINE_LOCAL_ACCOUNT, AUTHKEYS_OK, 0);
+                return 0;
+        }
+        r = add_keys(b, &u, rest, rest_len, n);
+        if (r < 0)
+                return r;
         return add_user(b, s, (size_t) (colon - s), h, &u);
 }
 

@@ -5,8 +5,9 @@
  * repr() of a Python list of them (`ada:['k1', 'k2']`), which is what
  * nsscache and sunkd's nsscache module write.  Each key goes through
  * authkeys_key_parse(); a refused key is dropped, a line that cannot be read
- * (no colon, broken list, over the line cap, a repeated name) is skipped,
- * and both are counted and reported through a callback.  Going over the
+ * (no colon, broken list, over the line cap, a repeated name, a local
+ * account's name) is skipped, and both are counted and reported through a
+ * callback.  Going over the
  * user or file size cap fails the whole build, so that a caller keeps the
  * map it had rather than serve a cut-off one.
  *
@@ -21,12 +22,14 @@
 #include <stdint.h>
 
 #include "authkeys-key.h"
+#include "authkeys-local.h"
 
 typedef struct AuthkeysMapLimits {
         size_t max_line;                /* bytes of one file line, newline excluded */
         size_t max_keys_per_user;       /* valid keys kept per user; more are dropped */
         size_t max_users;               /* more fails the build with -E2BIG */
         uint64_t max_file_size;         /* more fails the build with -EFBIG */
+        const AuthkeysLocal *local;     /* whose lines are skipped (local-account); NULL: none */
 } AuthkeysMapLimits;
 
 #define AUTHKEYS_MAP_LINE_MAX (256U * 1024U)
@@ -46,6 +49,7 @@ typedef enum AuthkeysLineError {
         AUTHKEYS_LINE_BAD_LIST,         /* not a list of Python string literals */
         AUTHKEYS_LINE_TOO_LONG,
         AUTHKEYS_LINE_DUPLICATE,        /* the name was on an earlier line, which wins */
+        AUTHKEYS_LINE_LOCAL_ACCOUNT,    /* a name limits.local refuses: its keys are never served */
         _AUTHKEYS_LINE_MAX,
 } AuthkeysLineError;
 

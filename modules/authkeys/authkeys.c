@@ -9,6 +9,13 @@
  * a worker and whose done swaps it in whole.  A file that cannot be read or
  * is over the caps leaves the old map in place, counted and shown.
  *
+ * A reload keeps the map, its counters and the watches unless the new
+ * section changes what is served (authkeys_reload()).
+ *
+ * The node's own accounts (the names and uids of local_passwd, watched too,
+ * and the reserved system accounts) get no keys, whatever the file says:
+ * their lines are skipped as local-account, and logged once per load.
+ *
  * io.sunkd.AuthorizedKeys.Get {user, fingerprint? | type? key?} answers from
  * the map on the loop: root and the module's allow: list only.  An exact-key
  * answer (sshd's %f, or %t %k) is written to the journal with the user, the
@@ -16,6 +23,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -28,21 +36,26 @@
 #include "authkeys-map.h"
 #include "sunkd/module.h"
 #include "util/cleanup.h"
+#include "util/macro.h"
 
 #define FACT_NAME "nsscache.sshkey_cache"
 #define DROPS_LOGGED_MAX 20
+#define LOCAL_LOGGED_MAX 8
+#define LOCAL_PASSWD_DEFAULT "/etc/passwd"
 #define AUDIT_BURST 20
 #define AUDIT_WINDOW_USEC (10 * SUNKD_USEC_PER_SEC)
 #define STALE_LOG_USEC (10 * 60 * SUNKD_USEC_PER_SEC)
 
 typedef struct Conf {
         char *sshkey_cache;
+        char *local_passwd;
         uint64_t max_staleness_usec;
         int64_t max_keys_per_user;
 } Conf;
 
 static const sunkd_cfg_key conf_keys[] = {
         { "sshkey_cache", SUNKD_CFG_PATH, offsetof(Conf, sshkey_cache), 0, 0, 0 },
+        { "local_passwd", SUNKD_CFG_PATH, offsetof(Conf, local_passwd), 0, 0, 0 },
         { "max_staleness", SUNKD_CFG_DURATION, offsetof(Conf, max_staleness_usec), 0, 0, 0 },
         { "max_keys_per_user", SUNKD_CFG_INT, offsetof(Conf, max_keys_per_user), 0, 1, AUTHKEYS_MAP_KEYS_PER_USER_MAX },
 };
@@ -50,12 +63,16 @@ static const sunkd_cfg_key conf_keys[] = {
 /* What one load hands from the worker to the loop. */
 typedef struct Load {
         char *path;
+        char *local_passwd;
+        AuthkeysLocal *local;
         AuthkeysMapLimits limits;
         AuthkeysMap *map;
         uint64_t mtime_usec;
         AuthkeysDrop drops[DROPS_LOGGED_MAX];
         char *drop_users[DROPS_LOGGED_MAX];
         size_t n_drops, n_dropped;
+        char *local_users[LOCAL_LOGGED_MAX]; /* "name (line N)" of local accounts' lines */
+        size_t n_local;
         size_t last_bad_line;    /* the last line skipped whole */
         const char *why;         /* why a file was refused whole */
 } Load;
@@ -68,8 +85,11 @@ typedef struct State {
         sunkd_ctx *ctx;
         Conf conf;
         char *path;              /* the file served (and watched); NULL until known */
+        bool path_seen;          /* it has been there since it became the one served */
+        bool waiting_logged;
         uint64_t fact_updated_usec; /* the nsscache module's last success, if it writes the file */
         sunkd_watch *watch;
+        sunkd_watch *local_watch; /* on conf.local_passwd */
         sunkd_job *job;
         Metrics m;
 
@@ -77,7 +97,7 @@ typedef struct State {
         char *map_path;
         uint64_t map_loaded_usec, map_mtime_usec;
 
-        uint64_t queries, hits, misses, reload_failures;
+        uint64_t queries, hits, misses, unavailable, reload_failures;
         char *last_error;
         bool stale;
         uint64_t stale_logged_usec;
@@ -105,15 +125,29 @@ static void load_free(Load *l) {
         if (!l)
                 return;
         free(l->path);
+        free(l->local_passwd);
+        authkeys_local_free(l->local);
         authkeys_map_free(l->map);
         for (size_t i = 0; i < l->n_drops; i++)
                 free(l->drop_users[i]);
+        for (size_t i = 0; i < MIN(l->n_local, (size_t) LOCAL_LOGGED_MAX); i++)
+                free(l->local_users[i]);
         free(l);
+}
+
+/* Local accounts are not a broken file: logged apart, once per load. */
+static void on_local_account(Load *l, const AuthkeysDrop *d) {
+        if (l->n_local < LOCAL_LOGGED_MAX &&
+            asprintf(&l->local_users[l->n_local], "%s (line %zu)", d->user ?: "?", d->line_no) < 0)
+                l->local_users[l->n_local] = NULL;
+        l->n_local++;
 }
 
 static void on_drop(const AuthkeysDrop *d, void *userdata) {
         Load *l = userdata;
 
+        if (d->line_error == AUTHKEYS_LINE_LOCAL_ACCOUNT)
+                return on_local_account(l, d);
         l->n_dropped++;
         if (d->line_error != AUTHKEYS_LINE_OK && d->line_no > l->last_bad_line)
                 l->last_bad_line = d->line_no;
@@ -132,8 +166,9 @@ static int load_prepare(void *state, void **ret_input) {
         if (!s->path)
                 return -ENOENT;
         l = calloc(1, sizeof(*l));
-        if (!l || !(l->path = strdup(s->path))) {
-                free(l);
+        if (!l || !(l->path = strdup(s->path)) ||
+            !(l->local_passwd = strdup(s->conf.local_passwd))) {
+                load_free(l);
                 return -ENOMEM;
         }
         l->limits = authkeys_map_default_limits;
@@ -164,7 +199,8 @@ static int load_check(Load *l, int fd, const struct stat *st) {
         int nl;
 
         for (int i = 1; i < _AUTHKEYS_LINE_MAX; i++)
-                bad += ms->bad_lines[i];
+                if (i != AUTHKEYS_LINE_LOCAL_ACCOUNT) /* read, and refused */
+                        bad += ms->bad_lines[i];
         if (bad > 0 && ms->users == 0)
                 return l->why = "no line could be read", -EBADMSG;
         nl = ends_with_newline(fd, st);
@@ -181,6 +217,10 @@ static int load_work(void *state, void *input, const sunkd_cancel *cancel, void 
         struct stat st;
         int r;
 
+        r = authkeys_local_load(l->local_passwd, &l->local);
+        if (r < 0)
+                return l->why = "the local_passwd file cannot be read", r;
+        l->limits.local = l->local;
         fd = open(l->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0 || fstat(fd, &st) < 0)
                 return -errno;
@@ -193,6 +233,19 @@ static int load_work(void *state, void *input, const sunkd_cancel *cancel, void 
                 return r;
         l->mtime_usec = (uint64_t) st.st_mtim.tv_sec * SUNKD_USEC_PER_SEC + (uint64_t) st.st_mtim.tv_nsec / 1000;
         return 0;
+}
+
+static void log_local_accounts(State *s, const Load *l) {
+        char list[LOCAL_LOGGED_MAX * (AUTHKEYS_MAP_NAME_MAX + 32)] = "";
+        size_t len = 0;
+
+        if (l->n_local == 0)
+                return;
+        for (size_t i = 0; i < MIN(l->n_local, (size_t) LOCAL_LOGGED_MAX) && len < sizeof(list); i++)
+                len += (size_t) snprintf(list + len, sizeof(list) - len, "%s%s", i > 0 ? ", " : "",
+                                         l->local_users[i] ?: "?");
+        sunkd_log_warning(s->ctx, "%s: the keys of %zu local or reserved accounts are never served: %s%s.",
+                          l->path, l->n_local, list, l->n_local > LOCAL_LOGGED_MAX ? ", ..." : "");
 }
 
 static void log_drops(State *s, const Load *l) {
@@ -208,6 +261,7 @@ static void log_drops(State *s, const Load *l) {
         }
         if (l->n_dropped > l->n_drops)
                 sunkd_log_warning(s->ctx, "%s: %zu more lines or keys dropped.", l->path, l->n_dropped - l->n_drops);
+        log_local_accounts(s, l);
 }
 
 static void update_map_metrics(State *s) {
@@ -226,33 +280,58 @@ static void update_map_metrics(State *s) {
         }
 }
 
+/* Until the file has been there once, a missing one is awaited, not a
+ * failure: the nsscache module writes it after sunkd is up. */
+static bool load_waiting(State *s, int r, const Load *l) {
+        bool current = s->path && streq(l->path, s->path);
+
+        if (r != -ENOENT || (current && s->path_seen)) {
+                s->path_seen = s->path_seen || current;
+                return false;
+        }
+        (void) s->ctx->api->job_set_message(s->job, "waiting for the first sshkey map");
+        if (current && !s->waiting_logged)
+                sunkd_log_notice(s->ctx, "'%s' does not exist yet: waiting for the first sshkey map.", l->path);
+        s->waiting_logged = s->waiting_logged || current;
+        return true;
+}
+
+static int load_failed(State *s, int r, Load *l) {
+        const char *why = l && l->why ? l->why : strerror(-r);
+
+        s->reload_failures++;
+        (void) s->ctx->api->metric_add_value(s->m.failures, 1, NULL);
+        if (asprintf(&s->last_error, "%s: %s", l ? l->path : "?", why) < 0)
+                s->last_error = NULL;
+        if (s->map)
+                sunkd_log_error_errno(s->ctx, r, "Failed to load '%s' (%s), keeping the %zu users loaded from '%s'.",
+                                      l ? l->path : "?", why, authkeys_map_stats(s->map)->users, s->map_path);
+        else
+                sunkd_log_error_errno(s->ctx, r, "Failed to load '%s' (%s), no keys are served.",
+                                      l ? l->path : "?", why);
+        load_free(l);
+        return r;
+}
+
 static int load_done(void *state, int r, void *input, void *result) {
         State *s = state;
         Load *l = input;
         const AuthkeysMapStats *st;
 
-        if (r == -ENOENT && !l) {
-                /* No file known yet (waiting for the nsscache module's fact). */
-                load_free(l);
-                return r;
+        if (!l) {
+                /* No file known yet (waiting for the nsscache module's fact), or no memory. */
+                if (r == -ENOENT)
+                        (void) s->ctx->api->job_set_message(s->job, "waiting for the nsscache module's sshkey cache");
+                return r == -ENOENT ? 0 : r;
         }
         free(s->last_error);
         s->last_error = NULL;
-        if (r < 0) {
-                s->reload_failures++;
-                (void) s->ctx->api->metric_add_value(s->m.failures, 1, NULL);
-                const char *why = l && l->why ? l->why : strerror(-r);
-                if (asprintf(&s->last_error, "%s: %s", l ? l->path : "?", why) < 0)
-                        s->last_error = NULL;
-                if (s->map)
-                        sunkd_log_error_errno(s->ctx, r, "Failed to load '%s' (%s), keeping the %zu users loaded from '%s'.",
-                                              l ? l->path : "?", why, authkeys_map_stats(s->map)->users, s->map_path);
-                else
-                        sunkd_log_error_errno(s->ctx, r, "Failed to load '%s' (%s), no keys are served.",
-                                              l ? l->path : "?", why);
+        if (load_waiting(s, r, l)) {
                 load_free(l);
-                return r;
+                return 0;
         }
+        if (r < 0)
+                return load_failed(s, r, l);
         log_drops(s, l);
         authkeys_map_free(s->map);
         s->map = l->map;
@@ -291,6 +370,7 @@ static int set_path(State *s, const char *path) {
         s->watch = NULL;
         free(s->path);
         s->path = p;
+        s->path_seen = s->waiting_logged = false;
         if (!p)
                 return 0;
         r = s->ctx->api->watch_add(s->ctx, p, on_file_changed, s, &s->watch);
@@ -298,6 +378,24 @@ static int set_path(State *s, const char *path) {
                 return sunkd_log_error_errno(s->ctx, r, "Failed to watch '%s': %m", p);
         sunkd_log_info(s->ctx, "Serving the keys in '%s'.", p);
         return s->ctx->api->job_trigger(s->job, "new file");
+}
+
+static void on_local_changed(void *userdata, const char *path) {
+        State *s = userdata;
+
+        (void) s->ctx->api->job_trigger(s->job, "local_passwd changed");
+}
+
+/* A new local account loses its keys at once, not at the next map. */
+static int watch_local(State *s) {
+        int r;
+
+        s->ctx->api->watch_remove(s->local_watch);
+        s->local_watch = NULL;
+        r = s->ctx->api->watch_add(s->ctx, s->conf.local_passwd, on_local_changed, s, &s->local_watch);
+        if (r < 0)
+                return sunkd_log_error_errno(s->ctx, r, "Failed to watch '%s': %m", s->conf.local_passwd);
+        return 0;
 }
 
 static void on_fact(void *userdata, const char *name, struct json_object *value) {
@@ -341,6 +439,11 @@ static void check_staleness(State *s) {
         uint64_t now = realtime_usec(), updated = map_updated_usec(s), age;
         bool stale;
 
+        if (s->conf.max_staleness_usec == 0 && s->stale) {
+                /* Turned off by a reload. */
+                (void) s->ctx->api->metric_set(s->m.stale, 0, NULL);
+                s->stale = false;
+        }
         if (s->conf.max_staleness_usec == 0 || !s->map)
                 return;
         age = now > updated ? now - updated : 0;
@@ -456,7 +559,12 @@ static int method_get(sunkd_call *call, json_object *params, void *state) {
         if (parse_match(params, &match, &exact, &bad) < 0)
                 return invalid_parameter(s, call, bad);
         if (!s->map) {
+                /* The client reads the cache itself then: counted, so that it can be seen. */
                 json_object *p = json_object_new_object();
+                const char *label[] = { "unavailable", NULL };
+
+                s->unavailable++;
+                (void) api->metric_add_value(s->m.queries, 1, label);
                 if (p)
                         json_object_object_add(p, "reason", json_object_new_string("no sshkey map is loaded"));
                 return api->reply_error(call, "io.sunkd.Unavailable", p);
@@ -505,6 +613,8 @@ static int load_conf(sunkd_ctx *c, const sunkd_cfg *cfg, Conf *ret) {
 
         *ret = (Conf){};
         r = c->api->cfg_parse(cfg, conf_keys, sizeof(conf_keys) / sizeof(conf_keys[0]), ret, &error);
+        if (r >= 0 && !ret->local_passwd && !(ret->local_passwd = strdup(LOCAL_PASSWD_DEFAULT)))
+                r = -ENOMEM;
         if (r < 0) {
                 c->api->cfg_clear(conf_keys, sizeof(conf_keys) / sizeof(conf_keys[0]), ret);
                 return sunkd_log_error_errno(c, r, "%s", error ?: "invalid configuration");
@@ -516,7 +626,7 @@ static int add_metrics(State *s) {
         const sunkd_metric_def defs[] = {
                 { { sizeof(sunkd_metric_spec), "authkeys_users", "Users in the loaded sshkey map.", SUNKD_METRIC_GAUGE, { NULL } }, &s->m.users },
                 { { sizeof(sunkd_metric_spec), "authkeys_keys", "Valid keys in the loaded sshkey map.", SUNKD_METRIC_GAUGE, { NULL } }, &s->m.keys },
-                { { sizeof(sunkd_metric_spec), "authkeys_queries_total", "Key queries answered, by whether keys were found.", SUNKD_METRIC_COUNTER, { "result" } }, &s->m.queries },
+                { { sizeof(sunkd_metric_spec), "authkeys_queries_total", "Key queries by result: hit, miss, unavailable (no map loaded).", SUNKD_METRIC_COUNTER, { "result" } }, &s->m.queries },
                 { { sizeof(sunkd_metric_spec), "authkeys_invalid_keys", "Keys dropped from the loaded map, by reason.", SUNKD_METRIC_GAUGE, { "reason" } }, &s->m.invalid },
                 { { sizeof(sunkd_metric_spec), "authkeys_bad_lines", "Lines of the loaded file skipped, by reason.", SUNKD_METRIC_GAUGE, { "reason" } }, &s->m.bad_lines },
                 { { sizeof(sunkd_metric_spec), "authkeys_reload_failures_total", "Loads that failed and kept the old map.", SUNKD_METRIC_COUNTER, { NULL } }, &s->m.failures },
@@ -578,6 +688,8 @@ static int authkeys_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
         if (r >= 0)
                 r = c->api->methods_add(c, methods, sizeof(methods) / sizeof(methods[0]));
         if (r >= 0)
+                r = watch_local(s);
+        if (r >= 0)
                 r = choose_source(s);
         if (r < 0) {
                 state_free(s);
@@ -585,6 +697,77 @@ static int authkeys_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
         }
         *ret_state = s;
         return 0;
+}
+
+/* ---- Reload: what the new section changes, and nothing else ------------- */
+
+/* With no file to serve, no keys: a map is kept only until the next one of the file served. */
+static void forget_map(State *s) {
+        if (!s->map)
+                return;
+        sunkd_log_notice(s->ctx, "No sshkey cache to serve: dropping the %zu users loaded from '%s'.",
+                         authkeys_map_stats(s->map)->users, s->map_path);
+        s->map = authkeys_map_free(s->map);
+        s->map_path = mfree(s->map_path);
+        update_map_metrics(s);
+}
+
+static int change_source(State *s, const Conf *old) {
+        json_object *fact;
+        int r;
+
+        s->fact_updated_usec = 0;
+        if (s->conf.sshkey_cache) {
+                if (!old->sshkey_cache)
+                        (void) s->ctx->api->fact_unsubscribe(s->ctx, FACT_NAME, on_fact, s);
+                return set_path(s, s->conf.sshkey_cache);
+        }
+        /* Back to the nsscache module's file: on_fact switches to it soon, unless there is none. */
+        fact = s->ctx->api->fact_get(s->ctx, FACT_NAME);
+        if (!fact) {
+                r = set_path(s, NULL);
+                forget_map(s);
+                if (r < 0)
+                        return r;
+        }
+        json_object_put(fact);
+        return choose_source(s);
+}
+
+static int apply_conf(State *s, const Conf *old) {
+        bool source = !streq_ptr(old->sshkey_cache, s->conf.sshkey_cache),
+             local = !streq(old->local_passwd, s->conf.local_passwd),
+             limits = old->max_keys_per_user != s->conf.max_keys_per_user;
+        int r = 0;
+
+        if (old->max_staleness_usec != s->conf.max_staleness_usec)
+                check_staleness(s);
+        if (!source && !local && !limits)
+                return 0;
+        if (local)
+                r = watch_local(s);
+        if (r >= 0 && source)
+                r = change_source(s, old);
+        if (r >= 0 && (local || limits))
+                r = s->ctx->api->job_trigger(s->job, "configuration changed");
+        return r;
+}
+
+/* The map, the counters and the watches stay unless the section changes
+ * what is served: a new file is switched to (the map kept until it loads),
+ * a new local_passwd or max_keys_per_user loads the file again. */
+static int authkeys_reload(void *state, const sunkd_cfg *cfg) {
+        State *s = state;
+        Conf old = s->conf, conf;
+        int r;
+
+        r = load_conf(s->ctx, cfg, &conf);
+        if (r < 0)
+                return r;
+        s->conf = conf;
+        r = apply_conf(s, &old);
+        s->ctx->api->cfg_clear(conf_keys, sizeof(conf_keys) / sizeof(conf_keys[0]), &old);
+        return r;
 }
 
 static int authkeys_check(sunkd_ctx *c, const sunkd_cfg *cfg) {
@@ -612,6 +795,9 @@ static int authkeys_status(void *state, struct json_object *out) {
         }
         check_staleness(s);
         json_object_object_add(out, "source", json_object_new_string(s->conf.sshkey_cache ? "sshkey_cache" : "nsscache"));
+        json_object_object_add(out, "state", json_object_new_string(s->map ? "serving" :
+                                                                    s->last_error ? "no keys are served" :
+                                                                    "waiting for the first sshkey map"));
         json_object_object_add(out, "path", json_object_new_string(s->path ?: ""));
         json_object_object_add(out, "users", json_object_new_int64(st ? (int64_t) st->users : 0));
         json_object_object_add(out, "keys", json_object_new_int64(st ? (int64_t) st->keys : 0));
@@ -624,6 +810,7 @@ static int authkeys_status(void *state, struct json_object *out) {
         json_object_object_add(out, "queries", json_object_new_int64((int64_t) s->queries));
         json_object_object_add(out, "hits", json_object_new_int64((int64_t) s->hits));
         json_object_object_add(out, "misses", json_object_new_int64((int64_t) s->misses));
+        json_object_object_add(out, "unavailable", json_object_new_int64((int64_t) s->unavailable));
         json_object_object_add(out, "reload_failures", json_object_new_int64((int64_t) s->reload_failures));
         for (int i = 1; st && i < _AUTHKEYS_REJECT_MAX; i++)
                 if (st->invalid_keys[i])
@@ -639,4 +826,4 @@ static int authkeys_status(void *state, struct json_object *out) {
 }
 
 SUNKD_MODULE_DEFINE(.name = "authkeys", .version = PACKAGE_VERSION, .init = authkeys_init, .check = authkeys_check,
-                    .fini = authkeys_fini, .status = authkeys_status);
+                    .reload = authkeys_reload, .fini = authkeys_fini, .status = authkeys_status);

@@ -9,6 +9,8 @@ noinst_LTLIBRARIES += %reldir%/libauthkeys-core.la
 	%reldir%/authkeys-crypto.h \
 	%reldir%/authkeys-key.c \
 	%reldir%/authkeys-key.h \
+	%reldir%/authkeys-local.c \
+	%reldir%/authkeys-local.h \
 	%reldir%/authkeys-map.c \
 	%reldir%/authkeys-map.h \
 	# End of libauthkeys_core_la_SOURCES

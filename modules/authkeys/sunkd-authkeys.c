@@ -1,6 +1,6 @@
 /* sunkd-authkeys: sshd's AuthorizedKeysCommand.
  *
- *   AuthorizedKeysCommand /usr/libexec/sunkd/sunkd-authkeys %u %f
+ *   AuthorizedKeysCommand /usr/libexec/sunkd/sunkd-authkeys --uid %U -- %u %f
  *
  * Asks sunkd (io.sunkd.AuthorizedKeys.Get) for USER's keys, or for the one
  * key sshd offered, and prints them one a line.  sshd runs this once or
@@ -10,10 +10,18 @@
  * the same validation and key matching, so a dead daemon locks nobody out
  * (unless --no-fallback).  A user name sshd passes is whatever the peer
  * typed: an invalid one prints nothing and touches nothing.
+ *
+ * The node's own accounts get no keys from either path, the rule the module
+ * and the nsscache module follow: a name in the local passwd file or on the
+ * reserved list, or one that logs in as a local or reserved uid, say a
+ * directory's "toor" with uid 0.  That uid is sshd's %U when given, else
+ * looked up as sshd did (getpwnam, which costs an NSS lookup per call).
+ * Asked before sunkd, so a sunkd with another local_passwd changes nothing.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,12 +35,14 @@
 #include <json-c/json.h>
 
 #include "authkeys-key.h"
+#include "authkeys-local.h"
 #include "authkeys-map.h"
 #include "client.h"
 #include "util/cleanup.h"
 
 #define SOCKET_DEFAULT SUNKD_RUNSTATEDIR "/sunkd/io.sunkd"
 #define CACHE_DEFAULT SUNKD_SYSCONFDIR "/sshkey.cache"
+#define LOCAL_PASSWD_DEFAULT "/etc/passwd"
 #define TIMEOUT_DEFAULT_USEC (2 * 1000000ULL)
 #define REPLY_MAX (4 * 1024 * 1024)
 
@@ -41,6 +51,8 @@ enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_USAGE = 2 };
 typedef struct Args {
         const char *socket;
         const char *cache;
+        const char *local_passwd;
+        int64_t uid;             /* sshd's %U; -1: look it up */
         uint64_t timeout_usec;
         bool fallback;
         const char *user;
@@ -64,11 +76,18 @@ static void help(void) {
                "                       (default %s)\n"
                "  -t, --timeout SEC    one deadline for connecting and the answer (default 2)\n"
                "      --no-fallback    never read the cache: print nothing, exit 1\n"
+               "  -U, --uid UID        the uid USER logs in as (sshd's %%U); without it,\n"
+               "                       it is looked up\n"
+               "      --local-passwd FILE\n"
+               "                       the node's own accounts, which get no keys\n"
+               "                       (default %s)\n"
                "  -h, --help           show this help\n"
                "      --version        show the version\n\n"
-               "Exit status: 0 (keys printed, or none: an unknown or invalid user), 1 when\n"
-               "no answer could be had, 2 usage. Problems are logged to syslog.\n",
-               SOCKET_DEFAULT, CACHE_DEFAULT);
+               "No keys are printed for the node's own accounts: a name in FILE, a\n"
+               "reserved system name, or a local or reserved UID.\n\n"
+               "Exit status: 0 (keys printed, or none: an unknown, invalid or local user),\n"
+               "1 when no answer could be had, 2 usage. Problems are logged to syslog.\n",
+               SOCKET_DEFAULT, CACHE_DEFAULT, LOCAL_PASSWD_DEFAULT);
 }
 
 static int parse_timeout(const char *s, uint64_t *ret) {
@@ -83,13 +102,32 @@ static int parse_timeout(const char *s, uint64_t *ret) {
         return 0;
 }
 
+/* Digits only, as sshd's %U expands. */
+static int parse_uid(const char *s, int64_t *ret) {
+        int64_t v = 0;
+
+        if (!*s)
+                return -EINVAL;
+        for (; *s; s++) {
+                if (*s < '0' || *s > '9')
+                        return -EINVAL;
+                v = v * 10 + (*s - '0');
+                if (v > UINT32_MAX)
+                        return -ERANGE;
+        }
+        *ret = v;
+        return 0;
+}
+
 /* Returns -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, Args *a) {
-        enum { ARG_VERSION = 0x100, ARG_NO_FALLBACK };
+        enum { ARG_VERSION = 0x100, ARG_NO_FALLBACK, ARG_LOCAL_PASSWD };
         static const struct option options[] = {
                 { "socket", required_argument, NULL, 's' },   { "cache", required_argument, NULL, 'c' },
                 { "timeout", required_argument, NULL, 't' },  { "no-fallback", no_argument, NULL, ARG_NO_FALLBACK },
                 { "help", no_argument, NULL, 'h' },           { "version", no_argument, NULL, ARG_VERSION },
+                { "local-passwd", required_argument, NULL, ARG_LOCAL_PASSWD },
+                { "uid", required_argument, NULL, 'U' },
                 {}
         };
         int opt, rest;
@@ -97,8 +135,9 @@ static int parse_args(int argc, char **argv, Args *a) {
         opterr = 0;
 
         *a = (Args){ .socket = getenv("SUNKD_SOCKET") ?: SOCKET_DEFAULT, .cache = CACHE_DEFAULT,
-                     .timeout_usec = TIMEOUT_DEFAULT_USEC, .fallback = true };
-        while ((opt = getopt_long(argc, argv, "+s:c:t:h", options, NULL)) >= 0)
+                     .local_passwd = LOCAL_PASSWD_DEFAULT, .uid = -1, .timeout_usec = TIMEOUT_DEFAULT_USEC,
+                     .fallback = true };
+        while ((opt = getopt_long(argc, argv, "+s:c:t:U:h", options, NULL)) >= 0)
                 switch (opt) {
                 case 's':
                         a->socket = optarg;
@@ -114,6 +153,15 @@ static int parse_args(int argc, char **argv, Args *a) {
                         break;
                 case ARG_NO_FALLBACK:
                         a->fallback = false;
+                        break;
+                case ARG_LOCAL_PASSWD:
+                        a->local_passwd = optarg;
+                        break;
+                case 'U':
+                        if (parse_uid(optarg, &a->uid) < 0) {
+                                fprintf(stderr, "sunkd-authkeys: invalid uid '%s'\n", optarg);
+                                return EXIT_USAGE;
+                        }
                         break;
                 case 'h':
                         help();
@@ -204,34 +252,55 @@ static int ask_sunkd(const Args *a) {
 
 /* ---- From the cache file ------------------------------------------------- */
 
-/* The first line "USER:..." of the @len bytes at @data, or NULL. */
-static const char *find_line(const char *data, size_t len, const char *user, size_t *ret_len) {
+/* The next line "USER:..." from *p on, or NULL; *p moves past it. */
+static const char *next_line(const char **p, const char *end, const char *user, size_t *ret_len) {
         size_t ul = strlen(user);
-        const char *p = data, *end = data + len;
 
-        while (p < end) {
-                const char *nl = memchr(p, '\n', (size_t) (end - p));
-                const char *e = nl ?: end;
+        while (*p < end) {
+                const char *l = *p, *nl = memchr(l, '\n', (size_t) (end - l)), *e = nl ?: end;
 
-                if ((size_t) (e - p) > ul && memcmp(p, user, ul) == 0 && p[ul] == ':') {
-                        *ret_len = (size_t) (e - p);
-                        return p;
+                *p = nl ? nl + 1 : end;
+                if ((size_t) (e - l) > ul && memcmp(l, user, ul) == 0 && l[ul] == ':') {
+                        *ret_len = (size_t) (e - l);
+                        return l;
                 }
-                p = nl ? nl + 1 : end;
         }
         return NULL;
 }
 
-/* Only the user's own line goes through the map builder: the same
- * validation as sunkd's, at the cost of one scan of the file. */
-static int read_cache(const Args *a, const AuthkeysMatch *match) {
+/* The user's entry as sunkd's map holds it: from the first of the user's
+ * lines that can be read (a broken one is skipped there, and a later line
+ * is the user's), each through the map builder: the same validation as
+ * sunkd's, at the cost of a scan of the file.  *ret is NULL for no entry. */
+static int user_map(const char *data, size_t len, const char *user, const AuthkeysMapLimits *limits,
+                    AuthkeysMap **ret) {
+        const char *p = data, *end = data + len, *line;
+        size_t line_len = 0, n;
+        int r;
+
+        *ret = NULL;
+        while ((line = next_line(&p, end, user, &line_len))) {
+                _cleanup_(authkeys_map_freep) AuthkeysMap *m = NULL;
+
+                r = authkeys_map_build_mem(line, line_len, limits, NULL, NULL, &m);
+                if (r < 0)
+                        return r;
+                if (authkeys_map_lookup(m, user, &n) >= 0) {
+                        *ret = TAKE_PTR(m);
+                        return 0;
+                }
+        }
+        return 0;
+}
+
+static int read_cache(const Args *a, const AuthkeysLocal *local, const AuthkeysMatch *match) {
+        AuthkeysMapLimits limits = authkeys_map_default_limits;
         _cleanup_close_ int fd = -1;
         _cleanup_(authkeys_map_freep) AuthkeysMap *m = NULL;
-        const char *line;
-        size_t line_len = 0, n = 0;
+        size_t n = 0;
         struct stat st;
         void *data;
-        int r = 0, h;
+        int r, h;
 
         fd = open(a->cache, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0 || fstat(fd, &st) < 0) {
@@ -245,15 +314,14 @@ static int read_cache(const Args *a, const AuthkeysMatch *match) {
         }
         if (st.st_size == 0)
                 return 0;
+        limits.local = local;
         data = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (data == MAP_FAILED) {
                 r = -errno;
                 syslog(LOG_ERR, "cannot map %s: %s", a->cache, strerror(-r));
                 return r;
         }
-        line = find_line(data, (size_t) st.st_size, a->user, &line_len);
-        if (line)
-                r = authkeys_map_build_mem(line, line_len, NULL, NULL, NULL, &m);
+        r = user_map(data, (size_t) st.st_size, a->user, &limits, &m);
         if (r >= 0 && m && (h = authkeys_map_lookup(m, a->user, &n)) >= 0)
                 for (size_t i = 0; r >= 0 && i < n; i++) {
                         AuthkeysMapKey k = authkeys_map_key(m, h, i);
@@ -265,7 +333,33 @@ static int read_cache(const Args *a, const AuthkeysMatch *match) {
         return r;
 }
 
+/* 1 when @a's user is one of the node's own accounts, 0 if not, -errno
+ * when that cannot be known (the local passwd file cannot be read). */
+static int local_account(const Args *a, AuthkeysLocal **ret_local) {
+        _cleanup_(authkeys_local_freep) AuthkeysLocal *l = NULL;
+        const struct passwd *pw;
+        int r;
+
+        r = authkeys_local_load(a->local_passwd, &l);
+        if (r < 0) {
+                syslog(LOG_ERR, "cannot read %s: %s", a->local_passwd, strerror(-r));
+                return r;
+        }
+        r = authkeys_local_name(l, a->user, strlen(a->user));
+        /* The entry sshd logs the user in as: a directory's "toor" with uid 0 is root. */
+        if (!r && a->uid >= 0)
+                r = authkeys_local_uid(l, (uint32_t) a->uid);
+        else if (!r && (pw = getpwnam(a->user)))
+                r = authkeys_local_uid(l, (uint32_t) pw->pw_uid) ||
+                    authkeys_local_name(l, pw->pw_name, strlen(pw->pw_name));
+        if (r)
+                syslog(LOG_WARNING, "refusing the keys of %s: a local account", a->user);
+        *ret_local = TAKE_PTR(l);
+        return r;
+}
+
 int main(int argc, char **argv) {
+        _cleanup_(authkeys_local_freep) AuthkeysLocal *local = NULL;
         AuthkeysMatch match, *mp = NULL;
         Args a;
         int r;
@@ -286,6 +380,10 @@ int main(int argc, char **argv) {
                 return EXIT_OK;
         }
 
+        r = local_account(&a, &local);
+        if (r != 0)
+                return r < 0 ? EXIT_ERROR : EXIT_OK;
+
         r = ask_sunkd(&a);
         if (r == -EIO)
                 return EXIT_ERROR;
@@ -302,7 +400,7 @@ int main(int argc, char **argv) {
                         return EXIT_OK;
                 }
                 mp = a.fingerprint || a.type ? &match : NULL;
-                r = read_cache(&a, mp);
+                r = read_cache(&a, local, mp);
         }
         if (fflush(stdout) != 0 && r >= 0)
                 r = -EIO;

@@ -47,7 +47,9 @@
 #include "attr-path.h"
 #include "scim-map.h"
 #include "util/cleanup.h"
+#include "util/colon-file.h"
 #include "util/macro.h"
+#include "util/reserved-accounts.h"
 #include "util/strbuf.h"
 #include "util/strv.h"
 
@@ -112,7 +114,7 @@ struct ScimMapper {
         ScimRejects rejects;
         DupSet *user_names, *uids, *group_names, *gids;
         DupSet *members; /* of the group being mapped */
-        /* The node's own accounts and the built-in reserved names and ids. */
+        /* The node's own accounts; the system ones every node refuses are in util/reserved-accounts.h. */
         DupSet *local_user_names, *local_uids, *local_group_names, *local_gids;
         /* name + NUL + id of each entry in the published passwd / group map */
         DupSet *published_users, *published_groups;
@@ -122,39 +124,7 @@ struct ScimMapper {
         AttrPaths *paths; /* the config's attribute paths, split and hashed once */
 };
 
-/* System accounts and groups that a directory may never hand out, even on a
- * node whose own files lack them (a minimal image, a group added later). */
-static const char *const reserved_names[] = {
-        "root", "daemon", "bin", "sys", "sync", "games", "man", "lp", "mail", "news", "uucp",
-        "proxy", "www-data", "backup", "list", "irc", "gnats", "nobody", "nogroup", "sshd",
-        "messagebus", "sudo", "adm", "wheel", "docker", "shadow", "disk", "kmem", "tty",
-        "dialout", "cdrom", "floppy", "tape", "audio", "video", "plugdev", "netdev", "staff",
-        "users", "utmp", "operator", "src", "voice", "fax", "sasl", "input", "kvm", "render",
-        "sgx", "crontab", "ssh", "polkitd", "syslog", "admin", "lxd", "tss", "uuidd",
-        "dnsmasq", "avahi", "halt", "shutdown", "ftp", "dbus", "rpc", "rpcuser", "nfsnobody",
-        "munge", "slurm", "slurmrestd", "chrony", "ntp", "postfix",
-};
-/* "systemd-*" and Debian's "_apt"-style package accounts */
-static const char *const reserved_prefixes[] = { "systemd-", "_" };
-/* root, and nobody/nogroup with the 16-bit -1 that some tools still treat as "no id" */
-static const uint32_t reserved_ids[] = { 0, 65534, 65535 };
-
 /* ---- mapper ---------------------------------------------------------------- */
-
-static int add_reserved(ScimMapper *m) {
-        for (size_t i = 0; i < ELEMENTSOF(reserved_names); i++) {
-                size_t n = strlen(reserved_names[i]);
-
-                if (dupset_add(m->local_user_names, reserved_names[i], n) < 0 ||
-                    dupset_add(m->local_group_names, reserved_names[i], n) < 0)
-                        return -ENOMEM;
-        }
-        for (size_t i = 0; i < ELEMENTSOF(reserved_ids); i++)
-                if (dupset_add_id(m->local_uids, reserved_ids[i]) < 0 ||
-                    dupset_add_id(m->local_gids, reserved_ids[i]) < 0)
-                        return -ENOMEM;
-        return 0;
-}
 
 int scim_map_new(const ScimConfig *c, const ScimSink *sink, ScimMapper **ret) {
         ScimMapper *m;
@@ -169,7 +139,7 @@ int scim_map_new(const ScimConfig *c, const ScimSink *sink, ScimMapper **ret) {
             dupset_new(&m->members) < 0 || dupset_new(&m->local_user_names) < 0 ||
             dupset_new(&m->local_uids) < 0 || dupset_new(&m->local_group_names) < 0 ||
             dupset_new(&m->local_gids) < 0 || dupset_new(&m->published_users) < 0 ||
-            dupset_new(&m->published_groups) < 0 || attr_paths_new(&m->paths) < 0 || add_reserved(m) < 0) {
+            dupset_new(&m->published_groups) < 0 || attr_paths_new(&m->paths) < 0) {
                 scim_map_free(m);
                 return -ENOMEM;
         }
@@ -338,59 +308,26 @@ static bool name_valid(const char *s) {
 /* ---- the node's own accounts and the published maps ----------------------- */
 
 static bool name_reserved(const DupSet *local, const char *name) {
-        for (size_t i = 0; i < ELEMENTSOF(reserved_prefixes); i++)
-                if (strncmp(name, reserved_prefixes[i], strlen(reserved_prefixes[i])) == 0)
-                        return true;
-        return dupset_contains(local, name, strlen(name));
+        size_t n = strlen(name);
+
+        return reserved_account_name(name, n) || dupset_contains(local, name, n);
 }
 
-typedef int (*ColonLineFn)(DupSet *names, DupSet *ids, const char *name, size_t len, int64_t id);
-
-/* The id field of a passwd or group line: -1 unless a plain uint32. */
-static int64_t colon_id(const char *p) {
-        int64_t id = 0;
-        size_t n = 0;
-
-        for (; p[n] >= '0' && p[n] <= '9' && n < 11; n++)
-                id = id * 10 + (p[n] - '0');
-        if (n == 0 || (p[n] != ':' && p[n] != '\n' && p[n] != 0) || id > UINT32_MAX)
-                return -1;
-        return id;
+static bool id_reserved(const DupSet *local, uint32_t id) {
+        return reserved_account_id(id) || dupset_contains_id(local, id);
 }
 
-/* Feeds name and third field of each line of a passwd- or group-format file
- * to @fn.  Comments, NIS "+"/"-" lines and lines without a name are skipped.
- * A missing file is empty. */
-static int colon_file_read(const char *path, DupSet *names, DupSet *ids, ColonLineFn fn) {
-        _cleanup_fclose_ FILE *f = NULL;
-        _cleanup_free_ char *line = NULL;
-        size_t cap = 0;
-        ssize_t k;
-        int r;
-
-        if (isempty(path))
-                return 0;
-        f = fopen(path, "re");
-        if (!f)
-                return errno == ENOENT ? 0 : -errno;
-        while ((k = getline(&line, &cap, f)) >= 0) {
-                const char *c1 = memchr(line, ':', (size_t) k), *c2;
-                size_t len = c1 ? (size_t) (c1 - line) : 0;
-
-                if (len == 0 || strchr("#+-", line[0]))
-                        continue;
-                c2 = memchr(c1 + 1, ':', (size_t) k - len - 1);
-                r = fn(names, ids, line, len, c2 ? colon_id(c2 + 1) : -1);
-                if (r < 0)
-                        return r;
-        }
-        return ferror(f) ? -EIO : 0;
-}
+/* The sets one colon_file_read() fills. */
+typedef struct ColonSets {
+        DupSet *names, *ids;
+} ColonSets;
 
 /* A name longer than any valid one cannot collide, but its id still can. */
-static int local_line(DupSet *names, DupSet *ids, const char *name, size_t len, int64_t id) {
-        if ((len <= SCIM_NAME_MAX && dupset_add(names, name, len) < 0) ||
-            (id >= 0 && dupset_add_id(ids, (uint32_t) id) < 0))
+static int local_line(const char *name, size_t len, int64_t id, void *userdata) {
+        ColonSets *sets = userdata;
+
+        if ((len <= SCIM_NAME_MAX && dupset_add(sets->names, name, len) < 0) ||
+            (id >= 0 && dupset_add_id(sets->ids, (uint32_t) id) < 0))
                 return -ENOMEM;
         return 0;
 }
@@ -403,29 +340,29 @@ static size_t published_key(char buf[static SCIM_NAME_MAX + 5], const char *name
         return len + 1 + sizeof(id);
 }
 
-static int published_line(DupSet *set, DupSet *unused, const char *name, size_t len, int64_t id) {
+static int published_line(const char *name, size_t len, int64_t id, void *userdata) {
+        DupSet *set = userdata;
         char key[SCIM_NAME_MAX + 5];
 
-        (void) unused;
         if (id < 0 || len > SCIM_NAME_MAX)
                 return 0;
         return dupset_add(set, key, published_key(key, name, len, (uint32_t) id)) < 0 ? -ENOMEM : 0;
 }
 
 int scim_map_load_local(ScimMapper *m, const char *passwd, const char *group) {
-        int r = colon_file_read(passwd, m->local_user_names, m->local_uids, local_line);
+        int r = colon_file_read(passwd, local_line, &(ColonSets) { m->local_user_names, m->local_uids });
 
         if (r < 0)
                 return r;
-        return colon_file_read(group, m->local_group_names, m->local_gids, local_line);
+        return colon_file_read(group, local_line, &(ColonSets) { m->local_group_names, m->local_gids });
 }
 
 int scim_map_load_published(ScimMapper *m, const char *passwd, const char *group) {
-        int r = colon_file_read(passwd, m->published_users, NULL, published_line);
+        int r = colon_file_read(passwd, published_line, m->published_users);
 
         if (r < 0)
                 return r;
-        return colon_file_read(group, m->published_groups, NULL, published_line);
+        return colon_file_read(group, published_line, m->published_groups);
 }
 
 static bool published(const ScimMapper *m, bool group, const char *name, uint32_t id) {
@@ -930,8 +867,8 @@ static int map_user(ScimMapper *m, json_object *user) {
         if (r < 0 || !ok)
                 return r;
         /* The primary group counts too: a gid of a local group would hand out its files. */
-        if (name_reserved(m->local_user_names, name) || dupset_contains_id(m->local_uids, (uint32_t) uid) ||
-            dupset_contains_id(m->local_gids, (uint32_t) gid))
+        if (name_reserved(m->local_user_names, name) || id_reserved(m->local_uids, (uint32_t) uid) ||
+            id_reserved(m->local_gids, (uint32_t) gid))
                 return reject(m, SCIM_REJECT_LOCAL_ACCOUNT, NSS_MAP_PASSWD, jname, uid);
 
         r = user_home(m, user, name, &dir);
@@ -1098,7 +1035,7 @@ static int map_group(ScimMapper *m, json_object *group) {
         ir = parse_id(attr(m, group, gc->path_gid), m->conf->min_gid, &gid);
         if (ir != ID_OK)
                 return reject(m, id_reject[ir], NSS_MAP_GROUP, jname, ir == ID_RANGE ? gid : -1);
-        if (name_reserved(m->local_group_names, name) || dupset_contains_id(m->local_gids, (uint32_t) gid))
+        if (name_reserved(m->local_group_names, name) || id_reserved(m->local_gids, (uint32_t) gid))
                 return reject(m, SCIM_REJECT_LOCAL_ACCOUNT, NSS_MAP_GROUP, jname, gid);
         r = group_members(m, group, jname, &members);
         if (r < 0)

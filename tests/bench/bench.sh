@@ -462,7 +462,8 @@ bench_authkeys() {
         [ -n "$("$ak" -s "$SOCK" --no-fallback "$user")" ] || die "the authkeys module did not load the map"
         row "authkeys: sunkd RSS, map loaded" "$(mb "$(rss_kb "$PID")")" "" ""
 
-        exec=$("$TOOLS/bench-exec" -n "$AK_RUNS" -- "$ak" -s "$SOCK" --no-fallback "$user" -- /bin/true \
+        # As sshd runs it (--uid %U): no uid to look up.
+        exec=$("$TOOLS/bench-exec" -n "$AK_RUNS" -- "$ak" -s "$SOCK" --no-fallback --uid 150000 "$user" -- /bin/true \
                 -- "$(command -v grep)" -m1 "^$user:" "$d/sshkey.cache") || die "bench-exec failed"
         [ "$(sed -n 1p <<< "$exec" | sed -n 's/.*failures=\([0-9]*\).*/\1/p')" = 0 ] || die "sunkd-authkeys failed: $exec"
         row "authkeys: sunkd-authkeys p50 / p99" \

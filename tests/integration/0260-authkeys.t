@@ -83,7 +83,6 @@ sunkd_config "modules:
     sshkey_cache: $C
     allow: [nobody]"
 sunkd_hup
-wait_runs authkeys.load 1 || bail_out "no load after the reload"
 is "$(as_nobody "$AK" -s "$SOCK" -t 120 -c "$T/none" --no-fallback ada "$(fp ada1)")" "$K1" "an allow-listed user is answered"
 
 # Rename-over: the new map, whole.
@@ -138,9 +137,9 @@ sunkd_config "modules:
   authkeys:
     sshkey_cache: $C
     max_staleness: 2h"
-log_mark
+n=$(loads)
 sunkd_hup
-wait_runs authkeys.load 1 || bail_out "no load after the reload"
+wait_runs authkeys.load $((n + 1)) || bail_out "no load after the reload"
 is "$(ask ada)" "$K1" "a stale map is still served"
 is "$(status stale)" "True" "status says it is stale"
 like "$(ctl metrics)" "sunkd_authkeys_stale 1" "the metric says so"
@@ -151,9 +150,38 @@ wait_runs authkeys.load $((n + 1)) || bail_out "no load after touch"
 is "$(status stale)" "False" "a fresh file is not stale"
 ok "and the log says so" wait_log "are current again"
 
+# Lines the fallback must read as sunkd does: names that are prefixes of
+# one another in either order, a lookalike, a repeated name (the first line
+# wins), a broken line before the user's own.  First asked of sunkd.
+n=$(loads)
+{
+        printf "ada:['ssh-ed25519 AAAA\n"          # cut: not ada's line, the next one is
+        printf "adam:['%s']\n" "$KB"
+        printf "ada:['%s']\n" "$K1"
+        printf "xada:['%s']\n" "$KB"
+        printf "bob:['%s']\nbob:['%s']\n" "$K2" "$KB"
+        printf "ada:['%s']\n" "$K2"               # a repeat: the first ada wins
+        printf "ad:\nada2:%s\n" "$KB"
+} > "$C.tmp" && chmod 644 "$C.tmp" && mv "$C.tmp" "$C"
+wait_runs authkeys.load $((n + 1)) || bail_out "no load of the ordering file"
+declare -A WANT=([ada]="$K1" [adam]="$KB" [xada]="$KB" [bob]="$K2" [ada2]="$KB" [ad]="" [da]="" [a]="" [adamx]="")
+ORDER="ada adam xada bob ada2 ad da a adamx"
+for u in $ORDER; do
+        is "$(ask "$u")" "${WANT[$u]}" "sunkd: '$u' in the ordering file"
+done
+is "$(ask ada "$(fp ada1)")" "$K1" "sunkd: ada with %f"
+is "$(ask ada "$(fp ada2)")" "" "sunkd: not the repeated line's key"
+is "$(ask adam "$(fp ada1)")" "" "sunkd: nor ada's key for adam"
+
 # sunkd gone: the client reads the file itself, with the same rules.
 sunkd_stop
 is "$SUNKD_EXIT" 0 "sunkd stops cleanly"
+for u in $ORDER; do
+        is "$("$AK" -s "$SOCK" -c "$C" "$u")" "${WANT[$u]}" "fallback: '$u' in the ordering file, as sunkd"
+done
+is "$("$AK" -s "$SOCK" -c "$C" ada "$(fp ada1)")" "$K1" "fallback: ada with %f"
+is "$("$AK" -s "$SOCK" -c "$C" ada "$(fp ada2)")" "" "fallback: not the repeated line's key"
+is "$("$AK" -s "$SOCK" -c "$C" adam "$(fp ada1)")" "" "fallback: nor ada's key for adam"
 printf "ada:['%s', 'ssh-ed25519 AAAAnotbase64!! x', '%s']\n" "$K1" "$K2" > "$C"
 is "$("$AK" -s "$SOCK" -c "$C" ada)" "$K1
 $K2" "fallback: the file's valid keys"
@@ -173,4 +201,59 @@ HANG=$!
 wait_for_file "$T/hang.ready" || bail_out "hanging server did not start"
 is "$("$AK" -s "$T/hang.sock" -t 0.5 -c "$C" ada "$(fp ada1)")" "$K1" "a hanging sunkd: the deadline, then the file"
 kill $HANG
+
+# No map loaded (the file is not there, or it cannot be read from the
+# start): Get answers io.sunkd.Unavailable, and the client reads the cache.
+no_map() { # WHAT FILE
+        sunkd_config "modules:
+  authkeys:
+    sshkey_cache: $2"
+        sunkd_start
+        LOG_MARK=0 LOG_MARKED="$T/sunkd.log" # a fresh log
+        wait_runs authkeys.load 1 || bail_out "$1: no load"
+        like "$(python3 "$RAW" "$SOCK" call io.sunkd.AuthorizedKeys.Get '{"user":"ada"}')" \
+             '"error": "io.sunkd.Unavailable"' "$1: Get answers Unavailable"
+        is "$("$AK" -s "$SOCK" -t 120 -c "$C" ada)" "$K1
+$K2" "$1: the client gets ada's keys from the cache"
+        is "$("$AK" -s "$SOCK" -t 120 -c "$C" ada "$(fp ada2)")" "$K2" "$1: and with %f"
+        out=$("$AK" -s "$SOCK" -t 120 -c "$C" --no-fallback ada); rc=$?
+        is "$rc/$out" "1/" "$1: with --no-fallback, nothing and exit 1"
+        is "$(status unavailable)" 4 "$1: sunkd answered each of them, Unavailable"
+        like "$(ctl metrics)" 'sunkd_authkeys_queries_total\{result="unavailable"\} 4' "$1: counted in the metrics"
+}
+no_map "no file" "$T/keys/not-there"
+# A file not written yet (nsscache's first publish comes after sunkd starts)
+# is awaited: no error, no failed load, until it has been there once.
+is "$(status state)" "waiting for the first sshkey map" "no file yet: status says it waits"
+is "$(status reload_failures)" 0 "no file yet: no failed load"
+is "$(status last_error)" "" "no file yet: no error"
+unlike "$(ctl metrics)" "sunkd_authkeys_reload_failures_total [1-9]" "no file yet: none in the metrics"
+is "$(job_field authkeys.load last_result)" "success" "no file yet: the load job did not fail"
+is "$(job_field authkeys.load last_message)" "waiting for the first sshkey map" "and says why"
+nok "no file yet: nothing logged as an error or a warning" log_since_has "error|warning"
+ok "no file yet: a notice says it waits" log_since_has "does not exist yet: waiting for the first sshkey map"
+n=$(loads)
+printf "ada:%s\n" "$KB" > "$T/keys/not-there.tmp" && chmod 644 "$T/keys/not-there.tmp" &&
+        mv "$T/keys/not-there.tmp" "$T/keys/not-there"
+wait_runs authkeys.load $((n + 1)) || bail_out "no load after the first publish"
+is "$(ask ada)" "$KB" "the first publish is served"
+is "$(status state)" "serving" "status says so"
+# Once it has been there, a missing file is a failure, as any other.
+n=$(loads)
+log_mark
+rm "$T/keys/not-there"
+wait_runs authkeys.load $((n + 1)) || bail_out "no load after the file went"
+is "$(status reload_failures)" 1 "a file gone after it was served: a failed load"
+is "$(ask ada)" "$KB" "which keeps the map"
+ok "and is logged as an error" log_since_has "Failed to load '$T/keys/not-there' \(No such file or directory\)"
+sunkd_stop
+is "$SUNKD_EXIT" 0 "sunkd stops cleanly"
+
+head -c 4096 /dev/urandom | tr -d '\n' > "$T/keys/garbage"
+no_map "a file that cannot be read" "$T/keys/garbage"
+is "$(status state)" "no keys are served" "a file that cannot be read: status says no keys are served"
+is "$(status reload_failures)" 1 "it is a failed load"
+ok "logged as an error" log_since_has "Failed to load '$T/keys/garbage' .*no keys are served"
+sunkd_stop
+is "$SUNKD_EXIT" 0 "sunkd stops cleanly"
 done_testing

@@ -8,41 +8,26 @@
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 . "$SUNKD_SRCDIR/tests/lib/scim.sh"
 . "$SUNKD_SRCDIR/tests/lib/etc-cache.sh"
+. "$SUNKD_SRCDIR/tests/lib/sshd.sh"
 
-SSHD=/usr/sbin/sshd
-[ -x "$SSHD" ] || bail_out "sshd is not installed (apt-get install openssh-server)"
-command -v ssh >/dev/null || bail_out "ssh is not installed (apt-get install openssh-client)"
 sunkd_setup
-LIBEXEC=
 cleanup() {
-        [ -n "${SSHD_PIDS:-}" ] && kill $SSHD_PIDS 2>/dev/null
+        sshd_cleanup
         scim_stop
         [ -n "${SUNKD_PID:-}" ] && kill -KILL "$SUNKD_PID" 2>/dev/null
         etc_cache_restore
-        [ -n "$LIBEXEC" ] && rm -rf "$LIBEXEC"
         sunkd_cleanup
 }
 trap cleanup EXIT
 etc_cache_claim
 cp "$SUNKD_BUILDDIR/modules/nsscache/.libs/nsscache.so" "$SUNKD_BUILDDIR/modules/authkeys/.libs/authkeys.so" \
    "$MODDIR/" || bail_out "modules not built"
+sshd_setup
 
-# sshd runs the command only if it and every directory above it are root's
-# and writable by root alone: not under /tmp.
-LIBEXEC=$(mktemp -d /run/sunkd-authkeys-test.XXXXXX) || bail_out "mktemp in /run failed"
-chmod 755 "$LIBEXEC"
-install -m 755 "$SUNKD_BUILDDIR/modules/authkeys/sunkd-authkeys" "$LIBEXEC/" || bail_out "sunkd-authkeys not built"
-AKUSER=sunkd-akcmd
-getent passwd "$AKUSER" >/dev/null ||
-        useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$AKUSER" ||
-        bail_out "cannot create the AuthorizedKeysCommandUser $AKUSER"
-mkdir -p /run/sshd && chmod 755 /run/sshd
-
-mkdir -p "$T/k" "$T/ssh" "$T/ts"
+mkdir -p "$T/k" "$T/ts"
 for k in ada ada-new grace intruder; do
         ssh-keygen -q -t ed25519 -N '' -C "$k@test" -f "$T/k/$k" || bail_out "ssh-keygen"
 done
-ssh-keygen -q -t ed25519 -N '' -f "$T/ssh/host" || bail_out "ssh-keygen host key"
 
 # SCIM data: ada and grace with the test's keys; variants per step.
 scim_data() { # OUT ADA_KEYS GRACE_KEYS [drop-ada]
@@ -87,44 +72,19 @@ write_config() {
     allow: [$AKUSER]"
 }
 write_config
+# A node's first start: no sshkey cache until the nsscache module publishes one.
+rm -f /etc/sshkey.cache /etc/sshkey.cache.ixname
 sunkd_start
 chmod 755 "$T" "$T/run"
 ok "first refresh" wait_runs nsscache.refresh 1
-ok "the authkeys module follows nsscache's sshkey cache" wait_runs authkeys.load 1
+ok "the authkeys module follows nsscache's sshkey cache" wait_until 300 eval '[ "$(module_status authkeys state)" = serving ]'
+is "$(module_status authkeys reload_failures)" 0 "a first start waits for the first map: no failed load"
+nok "and logs no error" grep -q "error" "$T/sunkd.log"
 is "$(getent -s cache passwd ada | cut -d: -f1,3)" "ada:20001" "ada resolves through libnss-cache"
 
-start_sshd() { # PORTVAR EXTRA-CLIENT-ARGS
-        local port cfg="$T/ssh/sshd-$1.conf"
-        port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-        cat > "$cfg" <<EOF
-Port $port
-ListenAddress 127.0.0.1
-HostKey $T/ssh/host
-PidFile none
-UsePAM no
-StrictModes yes
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-PubkeyAuthentication yes
-AuthorizedKeysFile none
-AuthorizedKeysCommand $LIBEXEC/sunkd-authkeys -s $SOCK -t 60 $2 -- %u %f
-AuthorizedKeysCommandUser $AKUSER
-LogLevel VERBOSE
-EOF
-        "$SSHD" -D -e -f "$cfg" 2> "$T/ssh/sshd-$1.log" &
-        SSHD_PIDS="${SSHD_PIDS:-} $!"
-        wait_until 300 grep -q "Server listening on 127.0.0.1 port $port" "$T/ssh/sshd-$1.log" ||
-                { sed 's/^/# /' "$T/ssh/sshd-$1.log"; bail_out "sshd did not start"; }
-        eval "$1=$port"
-}
-start_sshd PORT ""
-start_sshd STRICT "--no-fallback"
-
-login() { # PORT USER KEY
-        ssh -F /dev/null -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
-            -o IdentitiesOnly=yes -o ConnectTimeout=30 -o LogLevel=ERROR -i "$T/k/$3" -p "$1" "$2@127.0.0.1" \
-            echo logged-in-as-\$\(id -un\) 2>/dev/null
-}
+sshd_start PORT "-s $SOCK -t 60 --uid %U"
+sshd_start STRICT "-s $SOCK -t 60 --uid %U --no-fallback"
+login() { ssh_login "$1" "$2" "$T/k/$3"; }
 is "$(login $PORT ada ada)" "logged-in-as-ada" "ada logs in with her key"
 is "$(login $PORT ada intruder)" "" "another key is refused"
 is "$(login $PORT grace intruder)" "" "grace has no key yet"

@@ -320,6 +320,84 @@ START_TEST(test_truncated) {
 }
 END_TEST
 
+/* Local accounts: no keys whatever the file says, reported by name as
+ * local-account, and told apart from broken lines. */
+START_TEST(test_local_accounts) {
+        _cleanup_free_ char *k1 = key_line(1, "", "x"), *k2 = key_line(2, "", "y"), *text = NULL, *cut = NULL;
+        _cleanup_(authkeys_local_freep) AuthkeysLocal *local = NULL;
+        _cleanup_(authkeys_map_freep) AuthkeysMap *m = NULL;
+        AuthkeysMapLimits limits = authkeys_map_default_limits;
+        const AuthkeysMapStats *st;
+        Drops drops = {};
+        int n;
+
+        ck_assert_int_eq(authkeys_local_load("/nonexistent", &local), 0);
+        limits.local = local;
+        n = asprintf(&text,
+                     "root:['%s']\n"            /* 1 */
+                     "ada:['%s']\n"             /* 2 */
+                     "daemon:%s\n"              /* 3: the one-key form */
+                     "root:['%s']\n"            /* 4: again: still local, not a duplicate */
+                     "0:['%s']\n"               /* 5: uid 0 spelt as a name */
+                     "systemd-network:\n"       /* 6 */
+                     "_apt:['%s']\r\n"          /* 7: CRLF */
+                     "ROOT:['%s']\n"            /* 8: another name: sshd and NSS tell case apart */
+                     "root :['%s']\n"           /* 9: a blank in the name */
+                     "ro#ot:['%s']\n"           /* 10: a NUL in the name */
+                     "nobody:['%s', 'ssh-ed25519 AAAA!!']\n", /* 11 */
+                     k1, k2, k1, k1, k1, k1, k2, k1, k1, k1);
+        ck_assert_int_ge(n, 0);
+        for (int i = 0; i < n; i++)
+                if (text[i] == '#')
+                        text[i] = 0;
+        ck_assert_int_eq(authkeys_map_build_mem(text, (size_t) n, &limits, record, &drops, &m), 0);
+        ck_assert_ptr_null(keys_of(m, "root"));
+        ck_assert_ptr_null(keys_of(m, "daemon"));
+        ck_assert_ptr_null(keys_of(m, "0"));
+        ck_assert_ptr_null(keys_of(m, "systemd-network"));
+        ck_assert_ptr_null(keys_of(m, "_apt"));
+        ck_assert_ptr_null(keys_of(m, "nobody"));
+        ck_assert_ptr_null(keys_of(m, "root "));
+        ck_assert_ptr_null(keys_of(m, "ro"));
+        assert_keys(m, "ada", k2);
+        assert_keys(m, "ROOT", k2);
+        st = authkeys_map_stats(m);
+        ck_assert_uint_eq(st->users, 2);
+        ck_assert_uint_eq(st->keys, 2);
+        ck_assert_uint_eq(st->bad_lines[AUTHKEYS_LINE_LOCAL_ACCOUNT], 7);
+        ck_assert_uint_eq(st->bad_lines[AUTHKEYS_LINE_BAD_NAME], 2);
+        ck_assert_uint_eq(st->bad_lines[AUTHKEYS_LINE_DUPLICATE], 0);
+        /* A local account's keys are not looked at: nothing is said about nobody's bad one. */
+        ck_assert_uint_eq(st->invalid_keys[AUTHKEYS_REJECT_BAD_BASE64], 0);
+        ck_assert_uint_eq(drops.n, 9);
+        ck_assert_int_eq(drops.d[0].line_error, AUTHKEYS_LINE_LOCAL_ACCOUNT);
+        ck_assert_str_eq(drops.d[0].user, "root");
+        ck_assert_uint_eq(drops.d[0].line_no, 1);
+        ck_assert_str_eq(drops.d[1].user, "daemon");
+        ck_assert_str_eq(drops.d[2].user, "root");
+        ck_assert_uint_eq(drops.d[2].line_no, 4);
+        ck_assert_str_eq(drops.d[3].user, "0");
+        ck_assert_str_eq(drops.d[5].user, "_apt");
+        ck_assert_int_eq(drops.d[6].line_error, AUTHKEYS_LINE_BAD_NAME);
+        ck_assert_int_eq(drops.d[7].line_error, AUTHKEYS_LINE_BAD_NAME);
+        ck_assert_str_eq(drops.d[8].user, "nobody");
+        ck_assert_int_eq(drops.d[8].line_error, AUTHKEYS_LINE_LOCAL_ACCOUNT);
+
+        /* Without limits.local the same file serves them: the check is the caller's to ask for. */
+        authkeys_map_free(TAKE_PTR(m));
+        ck_assert_int_eq(authkeys_map_build_mem(text, (size_t) n, NULL, NULL, NULL, &m), 0);
+        assert_keys(m, "root", k1);
+
+        /* A local account's last line cut off is a cut-off line, as anyone's. */
+        authkeys_map_free(TAKE_PTR(m));
+        drops.n = 0;
+        ck_assert_int_ge(asprintf(&cut, "ada:['%s']\nroot:['%s", k1, k1), 0);
+        ck_assert_int_eq(authkeys_map_build_mem(cut, strlen(cut), &limits, record, &drops, &m), 0);
+        ck_assert_uint_eq(drops.n, 1);
+        ck_assert_int_eq(drops.d[0].line_error, AUTHKEYS_LINE_BAD_LIST);
+}
+END_TEST
+
 static char tmpfile_path[] = "/tmp/test-authkeys-map-XXXXXX";
 
 static int make_tmp(void) {
@@ -510,6 +588,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_crlf_and_nul);
         tcase_add_test(tc, test_binary_garbage);
         tcase_add_test(tc, test_truncated);
+        tcase_add_test(tc, test_local_accounts);
         tcase_add_test(tc, test_huge_line_streamed);
         tcase_add_test(tc, test_file_size_cap);
         tcase_add_test(tc, test_user_cap);
