@@ -27,9 +27,9 @@ AM_INPUTS = configure.ac Makefile.am $(wildcard */local.mk */*/local.mk)
 all: $(BUILD)/config.status
 	$(MAKE) -C $(BUILD) -j$(JOBS)
 
+# Needs root; see packaging/install-deps.sh for what it does to services.
 deps:
-	apt-get update
-	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEB_PACKAGES)
+	bash packaging/install-deps.sh $(DEB_PACKAGES)
 
 configure: $(AM_INPUTS)
 	autoreconf -fi
