@@ -14,9 +14,11 @@
  * A module's methods are bound through a MethodBinding so the handler gets
  * the module's current state even after a fini+init reload replaced it.
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -124,6 +126,51 @@ int module_open(const char *dir, const char *name, void **ret_dl, const sunkd_mo
         return 0;
 }
 
+static int select_module_file(const struct dirent *d) {
+        size_t n = strlen(d->d_name);
+        return n > 3 && d->d_name[0] != '.' && streq(d->d_name + n - 3, ".so");
+}
+
+/* "a, b, c": the modules @dir holds, for a name that is not among them. */
+static char *module_dir_list(const char *dir) {
+        struct dirent **entries = NULL;
+        char *list = NULL;
+        size_t len = 0;
+        FILE *f;
+        int n;
+
+        n = scandir(dir, &entries, select_module_file, alphasort);
+        if (n < 0)
+                return NULL;
+        f = open_memstream(&list, &len);
+        for (int i = 0; i < n; i++) {
+                if (f)
+                        fprintf(f, "%s%.*s", i ? ", " : "", (int) (strlen(entries[i]->d_name) - 3), entries[i]->d_name);
+                free(entries[i]);
+        }
+        free(entries);
+        if (!f || fclose(f) != 0) {
+                free(list);
+                return NULL;
+        }
+        return list;
+}
+
+/* A module that is not there is most often a typo in sunkd.yaml: point at
+ * the line and say what would have loaded. */
+static char *module_missing_error(const Manager *m, const ConfModule *cm, const char *error) {
+        _cleanup_free_ char *list = module_dir_list(m->config->module_dir);
+        const ConfNode *n = cm->cfg;
+        char *out = NULL;
+
+        if (asprintf(&out, "%s:%u:%u: module '%s': %s%s%s%s%s", n ? n->file : m->config_path,
+                     n ? n->key_line : 0, n ? n->key_column : 0, cm->name, error,
+                     list ? "; the modules in " : "", list ? m->config->module_dir : "", list ? " are: " : "",
+                     list ? (isempty(list) ? "(none)" : list) : "") < 0)
+                return NULL;
+        return out;
+}
+
 int module_new(Manager *m, const ConfModule *cm, Module **ret) {
         _cleanup_free_ char *error = NULL;
         Module *mod;
@@ -142,6 +189,13 @@ int module_new(Manager *m, const ConfModule *cm, Module **ret) {
         mod->log.module = mod->name;
 
         r = module_open(m->config->module_dir, cm->name, &mod->dl, &mod->def, &error);
+        if (r == -ENOENT) {
+                char *located = module_missing_error(m, cm, error);
+                if (located) {
+                        free(error);
+                        error = located;
+                }
+        }
         if (r < 0) {
                 log_error_errno(r, "%s", error ?: "Failed to load module");
                 /* Handed back anyway, FAILED, so status can show why. */

@@ -22,6 +22,9 @@ check "negative duration" "$C:4:1: key 'idle_timeout': '-1s' is negative" "idle_
 check "bad duration" "$C:4:1: key 'shutdown_timeout': '10 parsecs' is not a duration" "shutdown_timeout: 10 parsecs"
 check "missing module" "cannot load module '$MODDIR/nosuch.so'" "modules:
   nosuch: {}"
+check "a misspelt module is located, with the modules there are" \
+        "$C:5:3: module 'testmd': cannot load module '$MODDIR/testmd.so': No such file or directory; the modules in $MODDIR are: abi10, abi12, badabi, noreload, notmodule, testmod" "modules:
+  testmd: {}"
 check "module key" "$C:6:5: key 'bogus': unknown key" "modules:
   testmod:
     bogus: 1"
