@@ -10,7 +10,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <syslog.h>
 
 #include "conf-keys.h"
@@ -19,6 +18,7 @@
 #include "util/cleanup.h"
 #include "util/macro.h"
 #include "util/strv.h"
+#include "util/trusted-path.h"
 
 static const sunkd_cfg_key top_keys[] = {
         { "socket", SUNKD_CFG_PATH, offsetof(Config, socket), 0, 0, 0 },
@@ -259,30 +259,13 @@ int config_parse(const char *file, const char *data, size_t len, Config **ret, c
         return config_from_tree(tree, ret, ret_error);
 }
 
-/* A config others can write is a way to run code as root (module_dir). */
-static int config_check_perms(const char *path, char **ret_error) {
-        struct stat st;
-
-        if (stat(path, &st) < 0) {
-                int r = negative_errno();
-                if (asprintf(ret_error, "%s: %s", path, strerror(-r)) < 0)
-                        *ret_error = NULL;
-                return r;
-        }
-        if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-                if (asprintf(ret_error, "%s: refusing a group- or world-writable config file (mode %04o)",
-                             path, (unsigned) (st.st_mode & 07777)) < 0)
-                        *ret_error = NULL;
-                return -EPERM;
-        }
-        return 0;
-}
-
 int config_load(const char *path, Config **ret, char **ret_error) {
         ConfTree *tree = NULL;
         int r;
 
-        r = config_check_perms(path, ret_error);
+        /* Whoever can change the file names the modules sunkd runs as root
+         * and every path it writes. */
+        r = trusted_path_check(path, "config file", 0, ret_error);
         if (r < 0)
                 return r;
         r = conf_tree_load(path, &tree, ret_error);

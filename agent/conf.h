@@ -50,7 +50,8 @@ typedef struct Config {
 } Config;
 
 /**
- * config_load() - read and validate @path.  Names (socket_group, allow
+ * config_load() - read and validate @path, which must pass
+ * trusted_path_check().  Names (socket_group, allow
  * lists) are resolved through NSS here, which may go to the network: the
  * daemon calls this off the loop.  Module sections are checked for
  * shape (a mapping, enabled/required booleans) here; their own keys are the

@@ -28,6 +28,7 @@
 #include "util/cleanup.h"
 #include "util/json-util.h"
 #include "util/macro.h"
+#include "util/trusted-path.h"
 
 static const char *const module_state_names[_MODULE_STATE_MAX] = {
         [MODULE_LOADED] = "loaded",
@@ -51,8 +52,9 @@ static int fail(char **ret_error, int r, const char *fmt, ...) {
         return r;
 }
 
-/* The directory modules come from decides what runs as root: it and the
- * module must be root's and writable by root alone, as the main config. */
+/* The directory modules come from decides what runs as root: it, every
+ * directory above it and the module must pass trusted_path_check(), as the
+ * config file does.  The directory is checked first, to be named. */
 static int check_module_path(const char *path, char **ret_error) {
         _cleanup_free_ char *dir = strdup(path);
         char *slash;
@@ -63,26 +65,23 @@ static int check_module_path(const char *path, char **ret_error) {
         if (slash)
                 *slash = '\0';
         const struct {
-                const char *what, *path, *stat_prefix;
+                const char *what, *path, *lookup_prefix;
         } checks[] = {
                 { "module directory", isempty(dir) ? "/" : dir, "" },
                 { "module", path, "cannot load " },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(checks); i++) {
-                struct stat st;
+                int r = trusted_path_check(checks[i].path, checks[i].what, 0, ret_error);
 
-                if (stat(checks[i].path, &st) < 0)
-                        return fail(ret_error, negative_errno(), "%s%s '%s': %s", checks[i].stat_prefix,
-                                    checks[i].what, checks[i].path, strerror(errno));
-                if (st.st_mode & (S_IWGRP | S_IWOTH))
-                        return fail(ret_error, -EPERM, "refusing %s '%s': group- or world-writable (owner uid %u, mode %04o)",
-                                    checks[i].what, checks[i].path, (unsigned) st.st_uid,
-                                    (unsigned) (st.st_mode & 07777));
-                if (st.st_uid != 0 && st.st_uid != geteuid())
-                        return fail(ret_error, -EPERM, "refusing %s '%s': owned by uid %u, not root (mode %04o)",
-                                    checks[i].what, checks[i].path, (unsigned) st.st_uid,
-                                    (unsigned) (st.st_mode & 07777));
+                if (r == -EPERM || r == -ENOMEM)
+                        return r;
+                if (r < 0) {
+                        /* as "cannot load module 'x.so': No such file or directory" */
+                        *ret_error = mfree(*ret_error);
+                        return fail(ret_error, r, "%s%s '%s': %s", checks[i].lookup_prefix, checks[i].what,
+                                    checks[i].path, strerror(-r));
+                }
         }
         return 0;
 }

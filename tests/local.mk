@@ -47,6 +47,7 @@ UNIT_TESTS = \
 	tests/unit/test-watch \
 	tests/unit/test-facts \
 	tests/unit/test-errloc \
+	tests/unit/test-trusted-path \
 	# End of UNIT_TESTS
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
@@ -77,6 +78,9 @@ tests_unit_test_facts_LDADD = $(CHECK_TEST_LIBS)
 tests_unit_test_errloc_SOURCES = tests/unit/test-errloc.c
 tests_unit_test_errloc_CFLAGS = $(CHECK_TEST_CFLAGS)
 tests_unit_test_errloc_LDADD = $(CHECK_TEST_LIBS)
+tests_unit_test_trusted_path_SOURCES = tests/unit/test-trusted-path.c
+tests_unit_test_trusted_path_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_test_trusted_path_LDADD = $(CHECK_TEST_LIBS)
 
 # Integration tests (TAP shell) against the real daemon.
 INTEGRATION_TESTS = \
@@ -87,6 +91,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0010-lifecycle.t \
 	tests/integration/0020-sunkctl.t \
 	tests/integration/0030-config-errors.t \
+	tests/integration/0031-config-trust.t \
 	tests/integration/0040-modules.t \
 	tests/integration/0045-module-jobs.t \
 	tests/integration/0046-watch-facts.t \

@@ -39,7 +39,6 @@
 
 #include "ini.h"
 #include "nsscache-conf.h"
-#include "trusted-path.h"
 #include "util/cleanup.h"
 #include "util/errloc.h"
 #include "util/fileio.h"
@@ -47,6 +46,7 @@
 #include "util/secret-file.h"
 #include "util/strv.h"
 #include "util/time-util.h"
+#include "util/trusted-path.h"
 
 static inline void curl_url_cleanupp(CURLU **u) {
         curl_url_cleanup(*u);
@@ -546,7 +546,7 @@ int nsscache_conf_load_ini(ScimConfig *c, const char *path, char **ret_error) {
         size_t len = 0;
         int r;
 
-        r = trusted_path_check(path, "config file", ret_error);
+        r = trusted_path_check(path, "config file", 0, ret_error);
         if (r < 0)
                 return r;
         r = fileio_read(path, SCIM_CONF_FILE_MAX, &text, &len);

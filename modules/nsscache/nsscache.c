@@ -35,9 +35,9 @@
 #include "scim-fetch.h"
 #include "scim-map.h"
 #include "sunkd/module.h"
-#include "trusted-path.h"
 #include "util/cleanup.h"
 #include "util/strv.h"
+#include "util/trusted-path.h"
 
 #define FORCE_FILE "force-next-run"
 #define REJECTS_LOGGED_MAX 10
@@ -436,7 +436,7 @@ static int prepare_state_dir(sunkd_ctx *c) {
         const char *dir = c->api->state_dir(c);
         int r;
 
-        r = trusted_path_check(dir, "state directory", &error);
+        r = trusted_path_check(dir, "state directory", TRUSTED_PATH_WRITTEN, &error);
         if (r < 0)
                 return sunkd_log_error_errno(c, r, "%s", error ?: "untrusted state directory");
         r = cache_publish_pending(dir);

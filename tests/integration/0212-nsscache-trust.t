@@ -62,7 +62,7 @@ chown 0 "$MODDIR"
 chmod 666 "$T/nsscache.conf"
 out=$(check); rc=$?
 is "$rc" 2 "a world-writable nsscache.conf is refused"
-like "$out" "$T/nsscache.conf: refusing a config file that is group- or world-writable \(owner uid 0, mode 0666\)" \
+like "$out" "refusing config file '$T/nsscache.conf': group- or world-writable \(owner uid 0, mode 0666\)" \
         "the message names the file, its owner and mode"
 chmod 620 "$T/nsscache.conf"
 out=$(check); rc=$?
@@ -71,7 +71,7 @@ chmod 644 "$T/nsscache.conf"
 chown "$NOBODY" "$T/nsscache.conf"
 out=$(check); rc=$?
 is "$rc" 2 "an nsscache.conf owned by another user is refused"
-like "$out" "$T/nsscache.conf: refusing a config file that is not owned by root \(owner uid $NOBODY, mode 0644\)" \
+like "$out" "refusing config file '$T/nsscache.conf': owned by uid $NOBODY, not root \(mode 0644\)" \
         "the message names the file, its owner and mode"
 chown 0 "$T/nsscache.conf"
 
@@ -84,7 +84,7 @@ ok "(its owner can create force-next-run)" setpriv --reuid "$NOBODY" --regid "$N
         touch "$T/state/nsscache/force-next-run"
 sunkd_start
 like "$(ctl status)" "^nsscache +failed" "a state directory owned by another user fails the module's init"
-like "$(cat "$T/sunkd.log")" "$T/state/nsscache: refusing a state directory that is not owned by root \(owner uid $NOBODY, mode 0[0-7]{3}\)" \
+like "$(cat "$T/sunkd.log")" "refusing state directory '$T/state/nsscache': owned by uid $NOBODY, not root \(mode 0[0-7]{3}\)" \
         "the log names the directory, its owner and mode"
 ok "nothing was published" test ! -e "$T/cache/passwd.cache"
 sunkd_stop
@@ -94,7 +94,7 @@ chown 0 "$T/state/nsscache"
 chmod 777 "$T/state/nsscache"
 sunkd_start
 like "$(ctl status)" "^nsscache +failed" "a world-writable state directory fails the module's init"
-like "$(cat "$T/sunkd.log")" "$T/state/nsscache: refusing a state directory that is group- or world-writable \(owner uid 0, mode 0777\)" \
+like "$(cat "$T/sunkd.log")" "refusing state directory '$T/state/nsscache': group- or world-writable \(owner uid 0, mode 0777\)" \
         "and the log says so"
 sunkd_stop
 chmod 700 "$T/state/nsscache"
