@@ -202,6 +202,18 @@ static void module_set_failed(Module *mod, int r, const char *what) {
                 mod->error_message = NULL;
 }
 
+/* What the module keeps there (nsscache's force-next-run, say) is its
+ * orders: the directory must be no easier to change than the config. */
+static int module_check_state_dir(Module *mod) {
+        _cleanup_free_ char *error = NULL;
+        int r;
+
+        r = trusted_path_check(mod->state_dir, "state directory", TRUSTED_PATH_WRITTEN, &error);
+        if (r < 0)
+                return log_ctx_full_errno(&mod->log, LOG_ERR, r, "%s", error ?: "untrusted state directory");
+        return 0;
+}
+
 int module_init(Module *mod, const ConfModule *cm) {
         int r;
 
@@ -211,6 +223,11 @@ int module_init(Module *mod, const ConfModule *cm) {
         if (mkdir(mod->state_dir, 0700) < 0 && errno != EEXIST) {
                 r = log_ctx_full_errno(&mod->log, LOG_ERR, errno, "Failed to create state directory '%s': %m",
                                        mod->state_dir);
+                module_set_failed(mod, r, "state directory");
+                return r;
+        }
+        r = module_check_state_dir(mod);
+        if (r < 0) {
                 module_set_failed(mod, r, "state directory");
                 return r;
         }
@@ -236,8 +253,13 @@ int module_init(Module *mod, const ConfModule *cm) {
 }
 
 int module_check(Module *mod, const ConfModule *cm) {
+        int r;
+
         if (!mod->def)
                 return mod->error;
+        r = module_check_state_dir(mod);
+        if (r < 0)
+                return r;
         if (!mod->def->check || mod->def->size < offsetof(sunkd_module, check) + sizeof(mod->def->check))
                 return 0;
         return mod->def->check(&mod->ctx, cm->cfg);

@@ -273,6 +273,9 @@ TESTS += tests/integration/0272-gres-real-nvml.t
 EXTRA_DIST += tests/integration/0272-gres-real-nvml.t
 TESTS += tests/integration/0273-gres-xid.t
 EXTRA_DIST += tests/integration/0273-gres-xid.t
+# The core's check of written paths, with gres.conf among them.
+TESTS += tests/integration/0032-written-paths.t
+EXTRA_DIST += tests/integration/0032-written-paths.t
 
 # Fuzz targets replay their corpus under make check.
 check_PROGRAMS += tests/fuzz/fuzz-scim-json
