@@ -197,11 +197,12 @@ enum {
          * owner and mode) unless only root and sunkd's uid can change what it
          * resolves to: every directory on the way, symlinks and their targets
          * included, owned by one of them and writable by its owner alone
-         * (a sticky directory such as /tmp may be passed through to an entry
-         * root or sunkd's uid owns, never written in).  Missing directories are allowed:
-         * sunkd creates them.  A default the module set in `out` before
-         * cfg_parse is checked too when the key is absent.  So the check
-         * runs in check (sunkd --check-config, before a reload) and init. */
+         * (a sticky directory such as /tmp may be passed through to an
+         * entry root or sunkd's uid owns, never written in).  Missing
+         * directories are allowed: sunkd creates them.  A default the module
+         * set in `out` before cfg_parse is checked too when the key is
+         * absent.  So the check runs in check (sunkd --check-config, before a
+         * reload) and init. */
         SUNKD_CFG_WRITE_PATH = 1u << 1,
 };
 
