@@ -22,6 +22,7 @@
 #include "util/secret-file.h"
 #include "util/strv.h"
 #include "util/time-util.h"
+#include "util/trusted-path.h"
 
 const char *const conf_host_keys[] = { "enabled", "required", "allow", NULL };
 
@@ -292,4 +293,41 @@ void conf_keys_clear(const sunkd_cfg_key *keys, size_t n_keys, void *out) {
                 } else if (keys[i].type == SUNKD_CFG_LIST)
                         *(char ***) dst = strv_free(*(char ***) dst);
         }
+}
+
+/* A key absent from @map is checked with the default in @out, located at the
+ * section. */
+static int check_written(const ConfNode *map, const sunkd_cfg_key *k, const char *path, char **ret_error) {
+        _cleanup_free_ char *msg = NULL;
+        const ConfNode *n = conf_node_get(map, k->key);
+        int r;
+
+        r = trusted_path_check(path, "to write", TRUSTED_PATH_WRITTEN, &msg);
+        if (r >= 0 || r == -ENOMEM || !ret_error)
+                return r;
+        if (n)
+                *ret_error = conf_node_error(n, "%s", msg ?: strerror(-r));
+        else
+                *ret_error = errloc_format(map->file, map->key ? map->key_line : map->line,
+                                           map->key ? map->key_column : map->column, k->key, "(the default) %s",
+                                           msg ?: strerror(-r));
+        return r;
+}
+
+int conf_keys_check_written(const ConfNode *map, const sunkd_cfg_key *keys, size_t n_keys, const void *out,
+                            char **ret_error) {
+        for (size_t i = 0; i < n_keys; i++) {
+                const char *path;
+                int r;
+
+                if (keys[i].type != SUNKD_CFG_PATH || !(keys[i].flags & SUNKD_CFG_WRITE_PATH))
+                        continue;
+                path = *(char *const *) ((const char *) out + keys[i].offset);
+                if (!path)
+                        continue;
+                r = check_written(map, &keys[i], path, ret_error);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
 }

@@ -24,6 +24,15 @@ extern const char *const conf_host_keys[];
  */
 int conf_keys_parse(const ConfNode *map, const sunkd_cfg_key *keys, size_t n_keys, void *out,
                     char **ret_error);
+/**
+ * conf_keys_check_written() - refuse a SUNKD_CFG_WRITE_PATH value in @out
+ * (parsed from @map, or the default left there) that another uid controls,
+ * by trusted_path_check(): -EPERM or the lookup's -errno, with
+ * "file:line:column: key 'x': refusing to write 'PATH': ..." in *ret_error.
+ * Apart from conf_keys_parse(), which never touches the file system.
+ */
+int conf_keys_check_written(const ConfNode *map, const sunkd_cfg_key *keys, size_t n_keys, const void *out,
+                            char **ret_error);
 /** conf_keys_clear() - free what conf_keys_parse() allocated in @out. */
 void conf_keys_clear(const sunkd_cfg_key *keys, size_t n_keys, void *out);
 

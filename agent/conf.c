@@ -10,7 +10,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <syslog.h>
 
 #include "conf-keys.h"
@@ -19,15 +18,16 @@
 #include "util/cleanup.h"
 #include "util/macro.h"
 #include "util/strv.h"
+#include "util/trusted-path.h"
 
 static const sunkd_cfg_key top_keys[] = {
-        { "socket", SUNKD_CFG_PATH, offsetof(Config, socket), 0, 0, 0 },
+        { "socket", SUNKD_CFG_PATH, offsetof(Config, socket), SUNKD_CFG_WRITE_PATH, 0, 0 },
         { "socket_mode", SUNKD_CFG_STRING, offsetof(Config, socket_mode_str), 0, 0, 0 },
         { "socket_group", SUNKD_CFG_STRING, offsetof(Config, socket_group), 0, 0, 0 },
-        { "state_dir", SUNKD_CFG_PATH, offsetof(Config, state_dir), 0, 0, 0 },
+        { "state_dir", SUNKD_CFG_PATH, offsetof(Config, state_dir), SUNKD_CFG_WRITE_PATH, 0, 0 },
         { "module_dir", SUNKD_CFG_PATH, offsetof(Config, module_dir), 0, 0, 0 },
         { "log_level", SUNKD_CFG_STRING, offsetof(Config, log_level_str), 0, 0, 0 },
-        { "metrics_textfile", SUNKD_CFG_PATH, offsetof(Config, metrics_textfile), 0, 0, 0 },
+        { "metrics_textfile", SUNKD_CFG_PATH, offsetof(Config, metrics_textfile), SUNKD_CFG_WRITE_PATH, 0, 0 },
         { "max_connections", SUNKD_CFG_INT, offsetof(Config, max_connections), 0, 1, 65536 },
         { "max_request_size", SUNKD_CFG_SIZE, offsetof(Config, max_request), 0, 256, 16 << 20 },
         { "idle_timeout", SUNKD_CFG_DURATION, offsetof(Config, idle_timeout_usec), 0, 1000, 0 },
@@ -259,36 +259,28 @@ int config_parse(const char *file, const char *data, size_t len, Config **ret, c
         return config_from_tree(tree, ret, ret_error);
 }
 
-/* A config others can write is a way to run code as root (module_dir). */
-static int config_check_perms(const char *path, char **ret_error) {
-        struct stat st;
-
-        if (stat(path, &st) < 0) {
-                int r = negative_errno();
-                if (asprintf(ret_error, "%s: %s", path, strerror(-r)) < 0)
-                        *ret_error = NULL;
-                return r;
-        }
-        if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-                if (asprintf(ret_error, "%s: refusing a group- or world-writable config file (mode %04o)",
-                             path, (unsigned) (st.st_mode & 07777)) < 0)
-                        *ret_error = NULL;
-                return -EPERM;
-        }
-        return 0;
-}
-
 int config_load(const char *path, Config **ret, char **ret_error) {
+        _cleanup_(config_freep) Config *c = NULL;
         ConfTree *tree = NULL;
         int r;
 
-        r = config_check_perms(path, ret_error);
+        /* Whoever can change the file names the modules sunkd runs as root
+         * and every path it writes. */
+        r = trusted_path_check(path, "config file", 0, ret_error);
         if (r < 0)
                 return r;
         r = conf_tree_load(path, &tree, ret_error);
         if (r < 0)
                 return r;
-        return config_from_tree(tree, ret, ret_error);
+        r = config_from_tree(tree, &c, ret_error);
+        if (r < 0)
+                return r;
+        /* Here, not in config_parse(): the file system's answer, not the text's. */
+        r = conf_keys_check_written(c->tree->root, top_keys, ELEMENTSOF(top_keys), c, ret_error);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(c);
+        return 0;
 }
 
 const ConfModule *config_find_module(const Config *c, const char *name) {

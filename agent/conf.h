@@ -50,7 +50,9 @@ typedef struct Config {
 } Config;
 
 /**
- * config_load() - read and validate @path.  Names (socket_group, allow
+ * config_load() - read and validate @path.  The file must pass
+ * trusted_path_check(), and so must the paths sunkd writes (socket,
+ * state_dir, metrics_textfile: SUNKD_CFG_WRITE_PATH).  Names (socket_group, allow
  * lists) are resolved through NSS here, which may go to the network: the
  * daemon calls this off the loop.  Module sections are checked for
  * shape (a mapping, enabled/required booleans) here; their own keys are the

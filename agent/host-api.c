@@ -68,7 +68,9 @@ static const char *host_state_dir(sunkd_ctx *c) {
 
 static int host_cfg_parse(const sunkd_cfg *cfg, const sunkd_cfg_key *keys, size_t n_keys, void *out,
                           char **ret_error) {
-        return conf_keys_parse(cfg, keys, n_keys, out, ret_error);
+        int r = conf_keys_parse(cfg, keys, n_keys, out, ret_error);
+
+        return r < 0 ? r : conf_keys_check_written(cfg, keys, n_keys, out, ret_error);
 }
 
 static void host_cfg_clear(const sunkd_cfg_key *keys, size_t n_keys, void *out) {

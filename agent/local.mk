@@ -28,6 +28,8 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-util.la
 	%reldir%/util/strv.h \
 	%reldir%/util/time-util.c \
 	%reldir%/util/time-util.h \
+	%reldir%/util/trusted-path.c \
+	%reldir%/util/trusted-path.h \
 	%reldir%/util/json-util.h \
 	# End of libsunkd_util_la_SOURCES
 

@@ -30,6 +30,7 @@
 #include "util/cleanup.h"
 #include "util/json-util.h"
 #include "util/macro.h"
+#include "util/trusted-path.h"
 
 static const char *const module_state_names[_MODULE_STATE_MAX] = {
         [MODULE_LOADED] = "loaded",
@@ -53,8 +54,9 @@ static int fail(char **ret_error, int r, const char *fmt, ...) {
         return r;
 }
 
-/* The directory modules come from decides what runs as root: it and the
- * module must be root's and writable by root alone, as the main config. */
+/* The directory modules come from decides what runs as root: it, every
+ * directory above it and the module must pass trusted_path_check(), as the
+ * config file does.  The directory is checked first, to be named. */
 static int check_module_path(const char *path, char **ret_error) {
         _cleanup_free_ char *dir = strdup(path);
         char *slash;
@@ -65,26 +67,23 @@ static int check_module_path(const char *path, char **ret_error) {
         if (slash)
                 *slash = '\0';
         const struct {
-                const char *what, *path, *stat_prefix;
+                const char *what, *path, *lookup_prefix;
         } checks[] = {
                 { "module directory", isempty(dir) ? "/" : dir, "" },
                 { "module", path, "cannot load " },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(checks); i++) {
-                struct stat st;
+                int r = trusted_path_check(checks[i].path, checks[i].what, 0, ret_error);
 
-                if (stat(checks[i].path, &st) < 0)
-                        return fail(ret_error, negative_errno(), "%s%s '%s': %s", checks[i].stat_prefix,
-                                    checks[i].what, checks[i].path, strerror(errno));
-                if (st.st_mode & (S_IWGRP | S_IWOTH))
-                        return fail(ret_error, -EPERM, "refusing %s '%s': group- or world-writable (owner uid %u, mode %04o)",
-                                    checks[i].what, checks[i].path, (unsigned) st.st_uid,
-                                    (unsigned) (st.st_mode & 07777));
-                if (st.st_uid != 0 && st.st_uid != geteuid())
-                        return fail(ret_error, -EPERM, "refusing %s '%s': owned by uid %u, not root (mode %04o)",
-                                    checks[i].what, checks[i].path, (unsigned) st.st_uid,
-                                    (unsigned) (st.st_mode & 07777));
+                if (r == -EPERM || r == -ENOMEM)
+                        return r;
+                if (r < 0) {
+                        /* as "cannot load module 'x.so': No such file or directory" */
+                        *ret_error = mfree(*ret_error);
+                        return fail(ret_error, r, "%s%s '%s': %s", checks[i].lookup_prefix, checks[i].what,
+                                    checks[i].path, strerror(-r));
+                }
         }
         return 0;
 }
@@ -257,6 +256,18 @@ static void module_set_failed(Module *mod, int r, const char *what) {
                 mod->error_message = NULL;
 }
 
+/* What the module keeps there (nsscache's force-next-run, say) is its
+ * orders: the directory must be no easier to change than the config. */
+static int module_check_state_dir(Module *mod) {
+        _cleanup_free_ char *error = NULL;
+        int r;
+
+        r = trusted_path_check(mod->state_dir, "state directory", TRUSTED_PATH_WRITTEN, &error);
+        if (r < 0)
+                return log_ctx_full_errno(&mod->log, LOG_ERR, r, "%s", error ?: "untrusted state directory");
+        return 0;
+}
+
 int module_init(Module *mod, const ConfModule *cm) {
         int r;
 
@@ -266,6 +277,11 @@ int module_init(Module *mod, const ConfModule *cm) {
         if (mkdir(mod->state_dir, 0700) < 0 && errno != EEXIST) {
                 r = log_ctx_full_errno(&mod->log, LOG_ERR, errno, "Failed to create state directory '%s': %m",
                                        mod->state_dir);
+                module_set_failed(mod, r, "state directory");
+                return r;
+        }
+        r = module_check_state_dir(mod);
+        if (r < 0) {
                 module_set_failed(mod, r, "state directory");
                 return r;
         }
@@ -291,8 +307,13 @@ int module_init(Module *mod, const ConfModule *cm) {
 }
 
 int module_check(Module *mod, const ConfModule *cm) {
+        int r;
+
         if (!mod->def)
                 return mod->error;
+        r = module_check_state_dir(mod);
+        if (r < 0)
+                return r;
         if (!mod->def->check || mod->def->size < offsetof(sunkd_module, check) + sizeof(mod->def->check))
                 return 0;
         return mod->def->check(&mod->ctx, cm->cfg);

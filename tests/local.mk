@@ -55,6 +55,7 @@ UNIT_TESTS = \
 	tests/unit/test-watch \
 	tests/unit/test-facts \
 	tests/unit/test-errloc \
+	tests/unit/test-trusted-path \
 	# End of UNIT_TESTS
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
@@ -85,6 +86,9 @@ tests_unit_test_facts_LDADD = $(CHECK_TEST_LIBS)
 tests_unit_test_errloc_SOURCES = tests/unit/test-errloc.c
 tests_unit_test_errloc_CFLAGS = $(CHECK_TEST_CFLAGS)
 tests_unit_test_errloc_LDADD = $(CHECK_TEST_LIBS)
+tests_unit_test_trusted_path_SOURCES = tests/unit/test-trusted-path.c
+tests_unit_test_trusted_path_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_test_trusted_path_LDADD = $(CHECK_TEST_LIBS)
 
 # Integration tests (TAP shell) against the real daemon.
 INTEGRATION_TESTS = \
@@ -95,6 +99,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0010-lifecycle.t \
 	tests/integration/0020-sunkctl.t \
 	tests/integration/0030-config-errors.t \
+	tests/integration/0031-config-trust.t \
 	tests/integration/0040-modules.t \
 	tests/integration/0045-module-jobs.t \
 	tests/integration/0047-runs-always-end.t \
@@ -283,6 +288,9 @@ TESTS += tests/integration/0272-gres-real-nvml.t
 EXTRA_DIST += tests/integration/0272-gres-real-nvml.t
 TESTS += tests/integration/0273-gres-xid.t
 EXTRA_DIST += tests/integration/0273-gres-xid.t
+# The core's check of written paths, with gres.conf among them.
+TESTS += tests/integration/0032-written-paths.t
+EXTRA_DIST += tests/integration/0032-written-paths.t
 
 # Fuzz targets replay their corpus under make check.
 check_PROGRAMS += tests/fuzz/fuzz-scim-json

@@ -74,7 +74,7 @@ static const sunkd_cfg_key conf_keys[] = {
         { "root", SUNKD_CFG_PATH, offsetof(Conf, root), 0, 0, 0 },
         { "interval", SUNKD_CFG_DURATION, offsetof(Conf, interval_usec), 0, 0, 0 },
         { "timeout", SUNKD_CFG_DURATION, offsetof(Conf, timeout_usec), 0, 0, 0 },
-        { "gres_conf", SUNKD_CFG_PATH, offsetof(Conf, gres_conf), 0, 0, 0 },
+        { "gres_conf", SUNKD_CFG_PATH, offsetof(Conf, gres_conf), SUNKD_CFG_WRITE_PATH, 0, 0 },
         { "type_alias", SUNKD_CFG_MAP, offsetof(Conf, type_alias), 0, 0, 0 },
         { "slurm_conf", SUNKD_CFG_PATH, offsetof(Conf, slurm_conf), 0, 0, 0 },
         { "node_name", SUNKD_CFG_STRING, offsetof(Conf, node_name), 0, 0, 0 },

@@ -16,8 +16,6 @@ noinst_LTLIBRARIES += %reldir%/libnsscache-cache.la
 	%reldir%/cache-journal.h \
 	%reldir%/cache-publish.c \
 	%reldir%/cache-publish.h \
-	%reldir%/trusted-path.c \
-	%reldir%/trusted-path.h \
 	# End of libnsscache_cache_la_SOURCES
 EXTRA_DIST += %reldir%/gen-pyprintable.py
 

@@ -39,7 +39,6 @@
 
 #include "ini.h"
 #include "nsscache-conf.h"
-#include "trusted-path.h"
 #include "util/cleanup.h"
 #include "util/errloc.h"
 #include "util/fileio.h"
@@ -47,6 +46,7 @@
 #include "util/secret-file.h"
 #include "util/strv.h"
 #include "util/time-util.h"
+#include "util/trusted-path.h"
 
 static inline void curl_url_cleanupp(CURLU **u) {
         curl_url_cleanup(*u);
@@ -546,7 +546,7 @@ int nsscache_conf_load_ini(ScimConfig *c, const char *path, char **ret_error) {
         size_t len = 0;
         int r;
 
-        r = trusted_path_check(path, "config file", ret_error);
+        r = trusted_path_check(path, "config file", 0, ret_error);
         if (r < 0)
                 return r;
         r = fileio_read(path, SCIM_CONF_FILE_MAX, &text, &len);
@@ -860,6 +860,33 @@ static int conf_check(ScimConfig *c, ConfFault *f, char **ret_error) {
         return 0;
 }
 
+/* The directories the caches and their timestamps are written in: whoever
+ * controls one can swap passwd.  Apart from conf_check(), which looks at the
+ * text only; the state directory is the host's to check. */
+static int conf_check_written(const ScimConfig *c, ConfFault *f, char **ret_error) {
+        const struct {
+                const char *key, *path;
+        } dirs[] = {
+                { "files_dir", c->files_dir },
+                { "timestamp_dir", c->timestamp_dir },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+                _cleanup_free_ char *msg = NULL;
+                int r;
+
+                if (!dirs[i].path)
+                        continue;
+                r = trusted_path_check(dirs[i].path, "to write", TRUSTED_PATH_WRITTEN, &msg);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        return fault(f, -1, dirs[i].key, ret_error, "key '%s': %s", dirs[i].key,
+                                     msg ?: strerror(-r));
+        }
+        return 0;
+}
+
 int nsscache_conf_finalize(ScimConfig *c, char **ret_error) {
         ConfFault f = { -1, NULL };
 
@@ -930,6 +957,8 @@ static int conf_check_located(ScimConfig *c, const sunkd_host_api *api, const su
         int r;
 
         r = conf_check(c, &f, ret_error);
+        if (r >= 0)
+                r = conf_check_written(c, &f, ret_error);
         if (r >= 0 || !ret_error || !*ret_error)
                 return r;
         if (f.map >= 0)

@@ -12,8 +12,8 @@
  * create the file <state_dir>/nsscache/force-next-run, then
  * `sunkctl run nsscache.refresh`.  The file is removed after the run that
  * used it succeeded.  Whoever can write the state directory can therefore
- * empty passwd: it must be root's (trusted_path_check()), as must be
- * nsscache.conf.
+ * empty passwd: the host refuses one another uid controls, and nsscache.conf
+ * must pass trusted_path_check() too.
  *
  * The state directory also holds the publish journal: init finishes a
  * publish a crash interrupted before the first run, so READY never comes
@@ -35,7 +35,6 @@
 #include "scim-fetch.h"
 #include "scim-map.h"
 #include "sunkd/module.h"
-#include "trusted-path.h"
 #include "util/cleanup.h"
 #include "util/strv.h"
 
@@ -427,18 +426,14 @@ static sunkd_job_spec refresh_spec(const ScimConfig *conf) {
         };
 }
 
-/* Before the first run the state directory must be root's.  Returns 1 when
- * a crash interrupted a publish: finishing it renames and drains, so it is
- * the refresh's work, on a worker, started at once rather than after the
- * splay, so that lookups soon see one run's maps again. */
+/* Returns 1 when a crash interrupted a publish: finishing it renames and
+ * drains, so it is the refresh's work, on a worker, started at once rather
+ * than after the splay, so that lookups soon see one run's maps again.  The
+ * host has checked the state directory's owner and mode. */
 static int prepare_state_dir(sunkd_ctx *c) {
-        _cleanup_free_ char *error = NULL;
         const char *dir = c->api->state_dir(c);
         int r;
 
-        r = trusted_path_check(dir, "state directory", &error);
-        if (r < 0)
-                return sunkd_log_error_errno(c, r, "%s", error ?: "untrusted state directory");
         r = cache_publish_pending(dir);
         if (r < 0)
                 return sunkd_log_error_errno(c, r, "Failed to look for a publish journal in '%s': %m", dir);

@@ -46,7 +46,7 @@ sunkd_config "modules: {}"
 chmod 666 "$C"
 out=$("$SUNKD" -c "$C" --check-config 2>&1); rc=$?
 is "$rc" 2 "world-writable config refused"
-like "$out" "refusing a group- or world-writable config file" "and the reason is given"
+like "$out" "refusing config file '$C': group- or world-writable \(owner uid 0, mode 0666\)" "and the reason is given"
 chmod 644 "$C"
 
 head -c 2000000 /dev/zero | tr '\0' '#' > "$C"

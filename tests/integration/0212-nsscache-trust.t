@@ -22,7 +22,8 @@ write_config() {
   nsscache:
     nsscache_conf: $T/nsscache.conf
     scim_base_url: ${SCIM_URL:-http://127.0.0.1:9/scim/v2}
-    files_dir: $T/cache
+    files_dir: ${FILES_DIR:-$T/cache}
+    timestamp_dir: ${TIMESTAMP_DIR:-$T/ts}
     token_file: $T/token
     interval: 1h
     splay: 0s"
@@ -62,7 +63,7 @@ chown 0 "$MODDIR"
 chmod 666 "$T/nsscache.conf"
 out=$(check); rc=$?
 is "$rc" 2 "a world-writable nsscache.conf is refused"
-like "$out" "$T/nsscache.conf: refusing a config file that is group- or world-writable \(owner uid 0, mode 0666\)" \
+like "$out" "refusing config file '$T/nsscache.conf': group- or world-writable \(owner uid 0, mode 0666\)" \
         "the message names the file, its owner and mode"
 chmod 620 "$T/nsscache.conf"
 out=$(check); rc=$?
@@ -71,9 +72,24 @@ chmod 644 "$T/nsscache.conf"
 chown "$NOBODY" "$T/nsscache.conf"
 out=$(check); rc=$?
 is "$rc" 2 "an nsscache.conf owned by another user is refused"
-like "$out" "$T/nsscache.conf: refusing a config file that is not owned by root \(owner uid $NOBODY, mode 0644\)" \
+like "$out" "refusing config file '$T/nsscache.conf': owned by uid $NOBODY, not root \(mode 0644\)" \
         "the message names the file, its owner and mode"
 chown 0 "$T/nsscache.conf"
+
+# Where the caches and their timestamps are written: whoever owns a
+# directory on the way can swap passwd.
+mkdir "$T/theirs" && chown "$NOBODY" "$T/theirs"
+for key in files_dir timestamp_dir; do
+        if [ $key = files_dir ]; then FILES_DIR="$T/theirs/$key" write_config; else TIMESTAMP_DIR="$T/theirs/$key" write_config; fi
+        out=$(check); rc=$?
+        is "$rc" 2 "a $key in a directory another user owns is refused"
+        like "$out" "$T/sunkd.yaml:[0-9]+:[0-9]+: key '$key': refusing to write '$T/theirs/$key': '$T/theirs' is owned by uid $NOBODY, not root \(mode 0755\)" \
+                "the message names the key, the directory and its owner"
+        timeout 20 "$SUNKD" -c "$T/sunkd.yaml" > /dev/null 2>&1; rc=$?
+        is "$rc" 2 "sunkd refuses to start with such a $key"
+        is "$(ls -A "$T/theirs")" "" "nothing was written there"
+done
+write_config
 
 # The state directory: its owner can force a publish past every guard.
 scim_start "$DATA"
@@ -82,22 +98,34 @@ mkdir -p "$T/state/nsscache"
 chown "$NOBODY" "$T/state/nsscache"
 ok "(its owner can create force-next-run)" setpriv --reuid "$NOBODY" --regid "$NOBODY" --clear-groups \
         touch "$T/state/nsscache/force-next-run"
-sunkd_start
-like "$(ctl status)" "^nsscache +failed" "a state directory owned by another user fails the module's init"
-like "$(cat "$T/sunkd.log")" "$T/state/nsscache: refusing a state directory that is not owned by root \(owner uid $NOBODY, mode 0[0-7]{3}\)" \
-        "the log names the directory, its owner and mode"
+out=$(check); rc=$?
+is "$rc" 2 "a state directory owned by another user is refused by --check-config"
+like "$out" "refusing state directory '$T/state/nsscache': owned by uid $NOBODY, not root \(mode 0[0-7]{3}\)" \
+        "the message names the directory, its owner and mode"
+timeout 20 "$SUNKD" -c "$T/sunkd.yaml" > "$T/sunkd.log" 2>&1; rc=$?
+is "$rc" 2 "sunkd refuses to start with it"
+like "$(cat "$T/sunkd.log")" "refusing state directory '$T/state/nsscache': owned by uid $NOBODY" "and says why"
 ok "nothing was published" test ! -e "$T/cache/passwd.cache"
-sunkd_stop
-is "$SUNKD_EXIT" 0 "clean exit"
 rm -f "$T/state/nsscache/force-next-run"
 chown 0 "$T/state/nsscache"
 chmod 777 "$T/state/nsscache"
-sunkd_start
-like "$(ctl status)" "^nsscache +failed" "a world-writable state directory fails the module's init"
-like "$(cat "$T/sunkd.log")" "$T/state/nsscache: refusing a state directory that is group- or world-writable \(owner uid 0, mode 0777\)" \
-        "and the log says so"
-sunkd_stop
+out=$(check); rc=$?
+is "$rc" 2 "a world-writable state directory is refused"
+like "$out" "refusing state directory '$T/state/nsscache': group- or world-writable \(owner uid 0, mode 0777\)" \
+        "and the message says so"
 chmod 700 "$T/state/nsscache"
+# Handed to another user while sunkd runs: the next reload is refused.
+sunkd_start
+ok "the first refresh ran" wait_runs nsscache.refresh 1 300
+chown "$NOBODY" "$T/state/nsscache"
+sunkd_hup
+like "$(log_since)" "refusing state directory '$T/state/nsscache': owned by uid $NOBODY" \
+        "a reload with the state directory another user's is refused"
+like "$(log_since)" "keeping the running one" "the running configuration stays"
+is "$(ctl ping)" "pong" "the daemon answers"
+chown 0 "$T/state/nsscache"
+sunkd_stop
+is "$SUNKD_EXIT" 0 "clean exit"
 scim_stop
 
 # A publish killed between two maps' renames is finished when the module

@@ -25,6 +25,8 @@ SUNKCTL="$SUNKD_BUILDDIR/agent/sunkctl"
 TESTMOD_DIR="$SUNKD_BUILDDIR/tests/modules/.libs"
 
 sunkd_setup() {
+        # sunkd refuses group-writable directories on the way to what it reads and writes
+        umask 022
         T=$(mktemp -d /tmp/sunkd-test.XXXXXX) || bail_out "mktemp failed"
         chmod 755 "$T"
         SOCK="$T/run/io.sunkd"

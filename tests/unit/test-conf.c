@@ -459,6 +459,57 @@ START_TEST(test_secret) {
 }
 END_TEST
 
+typedef struct WriteConf {
+        char *out;
+        char *log;
+} WriteConf;
+
+static const sunkd_cfg_key write_keys[] = {
+        { "out", SUNKD_CFG_PATH, offsetof(WriteConf, out), SUNKD_CFG_WRITE_PATH, 0, 0 },
+        { "log", SUNKD_CFG_PATH, offsetof(WriteConf, log), SUNKD_CFG_WRITE_PATH, 0, 0 },
+};
+
+/* SUNKD_CFG_WRITE_PATH: the value written, or the default left in place,
+ * checked against the file system; conf_keys_parse() alone never looks. */
+START_TEST(test_write_path) {
+        char dir[] = "/tmp/test-conf-write-XXXXXX";
+        _cleanup_free_ char *yaml = NULL, *want = NULL, *cmd = NULL;
+        ConfTree *t = NULL;
+        WriteConf wc = {};
+        char *e = NULL;
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        ck_assert_int_eq(chmod(dir, 0775), 0); /* group-writable: anyone in the group could swap the file */
+        ck_assert_int_ge(asprintf(&yaml, "out: %s/out\n", dir), 0);
+        ck_assert_int_eq(conf_tree_parse("w.yaml", yaml, strlen(yaml), &t, &e), 0);
+        ck_assert_int_eq(conf_keys_parse(t->root, write_keys, ELEMENTSOF(write_keys), &wc, &e), 0);
+        ck_assert_int_eq(conf_keys_check_written(t->root, write_keys, ELEMENTSOF(write_keys), &wc, &e), -EPERM);
+        ck_assert_int_ge(asprintf(&want, "w.yaml:1:1: key 'out': refusing to write '%s/out': '%s' is group- or "
+                                  "world-writable (owner uid %u, mode 0775)", dir, dir, (unsigned) geteuid()), 0);
+        ck_assert_str_eq(e, want);
+        e = mfree(e);
+        want = mfree(want);
+
+        /* a default the caller set, for a key the section leaves out */
+        conf_keys_clear(write_keys, ELEMENTSOF(write_keys), &wc);
+        ck_assert_int_ge(asprintf(&wc.log, "%s/log", dir), 0);
+        wc.out = strdup("/nonexistent-dir/out");
+        ck_assert_int_eq(conf_keys_check_written(t->root, write_keys, ELEMENTSOF(write_keys), &wc, &e), -EPERM);
+        ck_assert_int_ge(asprintf(&want, "w.yaml:1:1: key 'log': (the default) refusing to write '%s/log'", dir), 0);
+        ck_assert_msg(strncmp(e, want, strlen(want)) == 0, "got '%s'", e);
+        e = mfree(e);
+
+        /* once only its owner may write the directory */
+        ck_assert_int_eq(chmod(dir, 0755), 0);
+        ck_assert_int_eq(conf_keys_check_written(t->root, write_keys, ELEMENTSOF(write_keys), &wc, &e), 0);
+        ck_assert_ptr_null(e);
+        conf_keys_clear(write_keys, ELEMENTSOF(write_keys), &wc);
+        conf_tree_free(t);
+        ck_assert_int_ge(asprintf(&cmd, "rm -rf '%s'", dir), 0);
+        ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("conf");
         TCase *tc = tcase_create("conf");
@@ -471,6 +522,7 @@ int main(void) {
         tcase_add_test(tc, test_hostile);
         tcase_add_test(tc, test_key_table);
         tcase_add_test(tc, test_secret);
+        tcase_add_test(tc, test_write_path);
         suite_add_tcase(s, tc);
         return check_run(s);
 }

@@ -207,6 +207,19 @@ typedef enum sunkd_cfg_type {
 
 enum {
         SUNKD_CFG_REQUIRED = 1u << 0,
+        /* ABI 1.3.  On a SUNKD_CFG_PATH key: a path sunkd writes, a file it
+         * creates or replaces (by rename) or a directory it writes into.
+         * cfg_parse refuses it (-EPERM, the error naming the directory, its
+         * owner and mode) unless only root and sunkd's uid can change what it
+         * resolves to: every directory on the way, symlinks and their targets
+         * included, owned by one of them and writable by its owner alone
+         * (a sticky directory such as /tmp may be passed through to an
+         * entry root or sunkd's uid owns, never written in).  Missing
+         * directories are allowed: sunkd creates them.  A default the module
+         * set in `out` before cfg_parse is checked too when the key is
+         * absent.  So the check runs in check (sunkd --check-config, before a
+         * reload) and init. */
+        SUNKD_CFG_WRITE_PATH = 1u << 1,
 };
 
 typedef struct sunkd_cfg_key {
@@ -340,11 +353,14 @@ typedef struct sunkd_host_api {
 
         /* Identity and places. */
         const char *(*module_name)(sunkd_ctx *c);
-        const char *(*state_dir)(sunkd_ctx *c); /* <state_dir>/<module>, created 0700 */
+        /* <state_dir>/<module>, created 0700; refused by the host, as a
+         * configuration error, unless it passes SUNKD_CFG_WRITE_PATH's rule. */
+        const char *(*state_dir)(sunkd_ctx *c);
 
         /* Config: fill `out` from `cfg` through `keys`.  Unknown keys, wrong
          * types and out-of-range values fail with -EINVAL and a malloc'd
-         * "file:line:column: key 'x': reason" in *ret_error. The host keys
+         * "file:line:column: key 'x': reason" in *ret_error (ABI 1.3: -EPERM
+         * for a SUNKD_CFG_WRITE_PATH key another uid controls). The host keys
          * `enabled`, `required`, `allow` are accepted and skipped. */
         int (*cfg_parse)(const sunkd_cfg *cfg, const sunkd_cfg_key *keys, size_t n_keys, void *out,
                          char **ret_error);
