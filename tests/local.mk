@@ -268,6 +268,8 @@ TESTS += tests/integration/0272-gres-real-nvml.t
 EXTRA_DIST += tests/integration/0272-gres-real-nvml.t
 TESTS += tests/integration/0273-gres-xid.t
 EXTRA_DIST += tests/integration/0273-gres-xid.t
+TESTS += tests/integration/0274-gres-driver-text.t
+EXTRA_DIST += tests/integration/0274-gres-driver-text.t
 
 # Fuzz targets replay their corpus under make check.
 check_PROGRAMS += tests/fuzz/fuzz-scim-json

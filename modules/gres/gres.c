@@ -191,11 +191,25 @@ static void write_gres_conf(const char *path, const char *text, json_object *out
         json_object_object_add(out, "gres_conf_written", json_object_new_boolean(true));
 }
 
+static bool printable(const char *t) {
+        for (; *t; t++)
+                if (*t < 0x20 || *t >= 0x7f)
+                        return false;
+        return true;
+}
+
 static void read_slurm_conf(const State *s, json_object *out) {
         _cleanup_free_ char *gres = NULL, *error = NULL;
         int r;
 
         r = gres_slurm_conf_node_gres(s->conf.slurm_conf, s->conf.node_name, &gres, &error);
+        /* It reaches the answers and the log, which take UTF-8 only; a Gres= is ASCII. */
+        if (r >= 0 && gres && !printable(gres)) {
+                r = -EBADMSG;
+                if (asprintf(&error, "%s: the Gres= of %s has bytes that are not printable ASCII",
+                             s->conf.slurm_conf, s->conf.node_name) < 0)
+                        error = NULL;
+        }
         if (r < 0)
                 json_object_object_add(out, "configured_error",
                                        json_object_new_string(error ?: strerror(-r)));
