@@ -270,6 +270,8 @@ TESTS += tests/integration/0273-gres-xid.t
 EXTRA_DIST += tests/integration/0273-gres-xid.t
 TESTS += tests/integration/0274-gres-driver-text.t
 EXTRA_DIST += tests/integration/0274-gres-driver-text.t
+TESTS += tests/integration/0275-gres-first-answer.t
+EXTRA_DIST += tests/integration/0275-gres-first-answer.t
 
 # Fuzz targets replay their corpus under make check.
 check_PROGRAMS += tests/fuzz/fuzz-scim-json

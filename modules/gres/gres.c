@@ -8,6 +8,7 @@
  * slurm.conf, and hands all of it back as JSON.  `done`, on the loop, keeps
  * it for io.sunkd.Gres.List, logs GPUs lost or added, compares with
  * slurm.conf, and publishes the fact gres.gpus for the health module.
+ * A List call that comes before the first result waits for it (gres-wait.h).
  *
  * With backend auto, an NVML that fails is logged and /proc is used; one
  * that hangs past the timeout makes the next run (started at once) use /proc.
@@ -36,6 +37,7 @@
 #include "gres-nvml.h"
 #include "gres-proc.h"
 #include "gres-topo.h"
+#include "gres-wait.h"
 #include "gres-xid.h"
 #include "sunkd/module.h"
 #include "util/cleanup.h"
@@ -51,6 +53,7 @@
 #define XID_LOGGED_PER_RUN 8    /* each logged up to this, then one line for the rest */
 #define XID_FILE "xid-events.json"
 #define XID_FILE_MAX (256 * 1024)
+#define LIST_WAITING_MAX 64     /* io.sunkd.Gres.List calls waiting for the first discovery */
 
 typedef struct Conf {
         char *backend;
@@ -103,6 +106,8 @@ typedef struct State {
         char *block_error;      /* the GPUs' NVLink domains disagree: logged when it changes */
         json_object *last;      /* the last discovery's result */
         uint64_t last_usec;
+        GresWaitList waiting;   /* List calls that came before there was a result */
+        char *unavailable;      /* why there is none although a discovery has ended; NULL: the first is to come */
         Known *known;           /* the GPUs of the discovery that found the most */
         size_t n_known;
         int check;              /* 1 match, 0 mismatch, -1 unknown */
@@ -565,6 +570,9 @@ static void log_block(State *s, const char *error) {
         s->block_error = error ? strdup(error) : NULL;
 }
 
+static void no_result(State *s, int r, const char *why);
+static void answer_waiting(sunkd_call *call, void *userdata);
+
 static int discover_done(void *state, int r, void *input, void *result) {
         State *s = state;
         json_object *res = result, *gpus = NULL;
@@ -592,6 +600,9 @@ static int discover_done(void *state, int r, void *input, void *result) {
                 if (r != -ETIMEDOUT)
                         sunkd_log_error_errno(s->ctx, r, "GPU discovery failed: %s",
                                               jstr(res, "proc_error") ?: nvml_error ?: strerror(-r));
+                /* Unless /proc is tried at once, nothing better is coming soon. */
+                if (!s->use_proc || input)
+                        no_result(s, r, jstr(res, "proc_error") ?: nvml_error);
                 json_object_put(res);
                 return r;
         }
@@ -610,6 +621,8 @@ static int discover_done(void *state, int r, void *input, void *result) {
         s->last_usec = now_usec(CLOCK_REALTIME);
         run_check(s, res, gpus);
         show_gpus(s);
+        s->unavailable = mfree(s->unavailable);
+        gres_wait_answer(&s->waiting, answer_waiting, s);
         return 0;
 }
 
@@ -834,16 +847,17 @@ static int load_xids(State *s) {
 
 /* ---- io.sunkd.Gres.List ----------------------------------------------------- */
 
-static int method_list(sunkd_call *call, json_object *params, void *state) {
-        State *s = state;
+static int reply_unavailable(State *s, sunkd_call *call, const char *reason) {
+        json_object *p = json_object_new_object();
+
+        if (p)
+                json_object_object_add(p, "reason", json_object_new_string(reason));
+        return s->ctx->api->reply_error(call, "io.sunkd.Unavailable", p);
+}
+
+static int list_reply(State *s, sunkd_call *call) {
         json_object *reply, *check;
 
-        if (!s->last) {
-                json_object *p = json_object_new_object();
-                if (p)
-                        json_object_object_add(p, "reason", json_object_new_string("no discovery has finished yet"));
-                return s->ctx->api->reply_error(call, "io.sunkd.Unavailable", p);
-        }
         if (json_object_deep_copy(s->last, &reply, NULL) < 0)
                 return -ENOMEM;
         if (apply_xids(s, json_object_object_get(reply, "gpus")) < 0) {
@@ -861,6 +875,40 @@ static int method_list(sunkd_call *call, json_object *params, void *state) {
         }
         json_object_object_add(reply, "discovered_usec", json_object_new_int64((int64_t) s->last_usec));
         return s->ctx->api->reply(call, reply);
+}
+
+/* Before the first result a call waits for it, as long as its caller does
+ * (sunkctl's --timeout), the discovery's timeout and LIST_WAITING_MAX allow. */
+static int method_list(sunkd_call *call, json_object *params, void *state) {
+        State *s = state;
+        int r;
+
+        if (s->last)
+                return list_reply(s, call);
+        if (s->unavailable)
+                return reply_unavailable(s, call, s->unavailable);
+        r = gres_wait_add(&s->waiting, call, LIST_WAITING_MAX);
+        if (r == -EBUSY)
+                return reply_unavailable(s, call, "too many calls wait for the first discovery");
+        return r;
+}
+
+static void answer_waiting(sunkd_call *call, void *userdata) {
+        State *s = userdata;
+
+        if ((s->last ? list_reply(s, call) : reply_unavailable(s, call, s->unavailable ?: "no discovery has finished yet")) < 0)
+                (void) s->ctx->api->reply_error(call, "io.sunkd.InternalError", NULL);
+}
+
+/* A discovery ended without a result: calls waiting for one are told why,
+ * and so are later ones until a discovery succeeds. */
+static void no_result(State *s, int r, const char *why) {
+        if (s->last)
+                return;
+        free(s->unavailable);
+        if (asprintf(&s->unavailable, "GPU discovery failed: %s", why ?: strerror(-r)) < 0)
+                s->unavailable = NULL;
+        gres_wait_answer(&s->waiting, answer_waiting, s);
 }
 
 static const sunkd_method methods[] = {
@@ -992,9 +1040,15 @@ static int add_metrics(State *s) {
         return sunkd_metrics_add(s->ctx, defs, sizeof(defs) / sizeof(defs[0]));
 }
 
+static void answer_stopping(sunkd_call *call, void *userdata) {
+        (void) reply_unavailable(userdata, call, "the gres module is stopping");
+}
+
 static void state_free(State *s) {
         if (!s)
                 return;
+        gres_wait_answer(&s->waiting, answer_stopping, s);
+        free(s->unavailable);
         conf_done(s);
         json_object_put(s->last);
         known_free(s);
@@ -1015,6 +1069,7 @@ static int gres_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
                 return -ENOMEM;
         s->check = -1;
         s->watching = -1;
+        s->waiting.ctx = c;
         s->xids = calloc(1, sizeof(*s->xids));
         r = s->xids ? load_conf(c, cfg, s) : -ENOMEM;
         if (r >= 0)
@@ -1091,6 +1146,7 @@ static int gres_status(void *state, struct json_object *out) {
                 json_object_object_add(out, "gres", json_object_new_string(jstr(s->last, "gres") ?: ""));
                 json_object_object_add(out, "discovered_usec", json_object_new_int64((int64_t) s->last_usec));
         }
+        json_object_object_add(out, "list_waiting", json_object_new_int64((int64_t) s->waiting.n));
         json_object_object_add(out, "check", json_object_new_string(s->check == 1 ? "match" :
                                                                     s->check == 0 ? "mismatch" : "unknown"));
         if (s->check_message)

@@ -6,6 +6,8 @@
  *   init wait <file>
  * blocks nvmlInit_v2 until <file> exists (announced as "hang" announces
  * itself), then goes on: a discovery that takes as long as a test wants.
+ *   init delay <milliseconds>
+ * sleeps that long in nvmlInit_v2: a slow driver.
  *   error|<text>
  * is what nvmlErrorString answers for every error from then on (bytes as
  * written, so a test can hand the module text that is not UTF-8); put it
@@ -259,6 +261,13 @@ EXPORT nvmlReturn_t nvmlInit_v2(void) {
                         snprintf(error_text, sizeof(error_text), "%.250s", line + 6);
                 if (strncmp(line, "init wait ", 10) == 0)
                         wait_for(line + 10);
+                if (strncmp(line, "init delay ", 11) == 0) {
+                        long ms = strtol(line + 11, NULL, 10);
+                        struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
+
+                        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                                ;
+                }
                 if (strcmp(line, "init fail") == 0) {
                         fclose(f);
                         return NVML_ERROR_DRIVER_NOT_LOADED;
