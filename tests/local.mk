@@ -92,6 +92,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0046-watch-facts.t \
 	tests/integration/0050-jobs.t \
 	tests/integration/0060-reload.t \
+	tests/integration/0061-reload-unchanged.t \
 	tests/integration/0070-metrics.t \
 	tests/integration/0101-security-socket.t \
 	tests/integration/0102-socket-per-uid.t \

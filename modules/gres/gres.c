@@ -1061,6 +1061,42 @@ static void state_free(State *s) {
         free(s);
 }
 
+/* The jobs' timing follows the configuration; the rest of them is fixed. */
+static sunkd_job_spec discover_spec(const State *s) {
+        return (sunkd_job_spec){
+                .size = sizeof(sunkd_job_spec),
+                .name = "gres.discover",
+                .interval_usec = s->conf.interval_usec,
+                .jitter_pct = 5,
+                .backoff_min_usec = 10 * SUNKD_USEC_PER_SEC,
+                .backoff_max_usec = s->conf.interval_usec,
+                .timeout_usec = s->conf.timeout_usec,
+                .flags = SUNKD_JOB_READY_GATE | SUNKD_JOB_CHILD,
+                .prepare = discover_prepare,
+                .work = discover_work,
+                .done = discover_done,
+        };
+}
+
+static sunkd_job_spec events_spec(const State *s) {
+        return (sunkd_job_spec){
+                .size = sizeof(sunkd_job_spec),
+                .name = "gres.events",
+                .interval_usec = 100 * SUNKD_USEC_PER_MSEC,
+                .backoff_min_usec = 10 * SUNKD_USEC_PER_SEC,
+                .backoff_max_usec = s->conf.interval_usec,
+                .timeout_usec = s->conf.xid_window_usec + s->conf.timeout_usec,
+                .flags = SUNKD_JOB_CHILD,
+                .prepare = events_prepare,
+                .work = events_work,
+                .done = events_done,
+        };
+}
+
+static bool watches_xids(const State *s) {
+        return s->conf.xid_events && s->backend != BACKEND_PROC;
+}
+
 static int gres_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
         State *s = calloc(1, sizeof(*s));
         int r;
@@ -1077,34 +1113,11 @@ static int gres_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
         if (r >= 0)
                 r = load_xids(s);
         if (r >= 0) {
-                const sunkd_job_spec spec = {
-                        .size = sizeof(sunkd_job_spec),
-                        .name = "gres.discover",
-                        .interval_usec = s->conf.interval_usec,
-                        .jitter_pct = 5,
-                        .backoff_min_usec = 10 * SUNKD_USEC_PER_SEC,
-                        .backoff_max_usec = s->conf.interval_usec,
-                        .timeout_usec = s->conf.timeout_usec,
-                        .flags = SUNKD_JOB_READY_GATE | SUNKD_JOB_CHILD,
-                        .prepare = discover_prepare,
-                        .work = discover_work,
-                        .done = discover_done,
-                };
+                const sunkd_job_spec spec = discover_spec(s);
                 r = c->api->job_add(c, &spec, &s->job);
         }
-        if (r >= 0 && s->conf.xid_events && s->backend != BACKEND_PROC) {
-                const sunkd_job_spec spec = {
-                        .size = sizeof(sunkd_job_spec),
-                        .name = "gres.events",
-                        .interval_usec = 100 * SUNKD_USEC_PER_MSEC,
-                        .backoff_min_usec = 10 * SUNKD_USEC_PER_SEC,
-                        .backoff_max_usec = s->conf.interval_usec,
-                        .timeout_usec = s->conf.xid_window_usec + s->conf.timeout_usec,
-                        .flags = SUNKD_JOB_CHILD,
-                        .prepare = events_prepare,
-                        .work = events_work,
-                        .done = events_done,
-                };
+        if (r >= 0 && watches_xids(s)) {
+                const sunkd_job_spec spec = events_spec(s);
                 r = c->api->job_add(c, &spec, &s->events_job);
         }
         if (r >= 0)
@@ -1126,6 +1139,79 @@ static int gres_check(sunkd_ctx *c, const sunkd_cfg *cfg) {
         r = load_conf(c, cfg, s);
         state_free(s);
         return r;
+}
+
+static void swap_conf(State *a, State *b) {
+        Conf conf = a->conf;
+        GresTypeAlias aliases[ALIASES_MAX];
+        size_t n_aliases = a->n_aliases;
+        Backend backend = a->backend;
+
+        a->conf = b->conf;
+        b->conf = conf;
+        memcpy(aliases, a->aliases, sizeof(aliases));
+        memcpy(a->aliases, b->aliases, sizeof(aliases));
+        memcpy(b->aliases, aliases, sizeof(aliases));
+        a->n_aliases = b->n_aliases;
+        b->n_aliases = n_aliases;
+        a->backend = b->backend;
+        b->backend = backend;
+        memcpy(a->critical, b->critical, sizeof(a->critical));
+        a->n_critical = b->n_critical;
+}
+
+/* Whether what discovery finds or how it shows it may differ under @n. */
+static bool discovery_changed(const State *s, const State *n) {
+        bool aliases = s->n_aliases != n->n_aliases;
+
+        for (size_t i = 0; !aliases && i < s->n_aliases; i++)
+                aliases = !streq(s->aliases[i].from, n->aliases[i].from) || !streq(s->aliases[i].to, n->aliases[i].to);
+        return aliases || s->backend != n->backend || !streq_ptr(s->conf.nvml_library, n->conf.nvml_library) ||
+               !streq_ptr(s->conf.root, n->conf.root) || !streq_ptr(s->conf.gres_conf, n->conf.gres_conf) ||
+               !streq_ptr(s->conf.slurm_conf, n->conf.slurm_conf) || !streq_ptr(s->conf.node_name, n->conf.node_name);
+}
+
+/* The new section in place: what discovery found, the fact, the XID log,
+ * the check and the calls waiting stay; new timing goes to the jobs, a new
+ * XID policy to the GPUs' health at once, anything that changes what
+ * discovery finds or writes to a discovery started now.  Turning the XID
+ * watch on or off adds or removes a job: a restart (the XID log is in the
+ * state directory, so it stays too). */
+static int gres_reload(void *state, const sunkd_cfg *cfg) {
+        State *s = state, *n = calloc(1, sizeof(*n));
+        bool rediscover, rejudge;
+        int r;
+
+        if (!n)
+                return -ENOMEM;
+        r = load_conf(s->ctx, cfg, n);
+        if (r >= 0 && watches_xids(n) != watches_xids(s)) {
+                state_free(n);
+                return SUNKD_RELOAD_RESTART;
+        }
+        if (r >= 0) {
+                const sunkd_job_spec d = discover_spec(n), e = events_spec(n);
+                r = s->ctx->api->job_update(s->job, &d);
+                if (r >= 0 && s->events_job)
+                        r = s->ctx->api->job_update(s->events_job, &e);
+        }
+        if (r < 0) {
+                state_free(n);
+                return r;
+        }
+        rediscover = discovery_changed(s, n);
+        rejudge = s->conf.xid_hold_usec != n->conf.xid_hold_usec || s->n_critical != n->n_critical ||
+                  memcmp(s->critical, n->critical, s->n_critical * sizeof(s->critical[0])) != 0;
+        if (s->backend != n->backend || !streq_ptr(s->conf.nvml_library, n->conf.nvml_library))
+                s->use_proc = false; /* another NVML may answer */
+        /* The old settings go to @n, and are freed with it. */
+        swap_conf(s, n);
+        state_free(n);
+        if (rejudge) /* the fact's subscribers hear of it only when it changes */
+                show_gpus(s);
+        if (rediscover)
+                (void) s->ctx->api->job_trigger(s->job, "configuration changed");
+        return 0;
 }
 
 static void gres_fini(void *state) {
@@ -1167,4 +1253,4 @@ static int gres_status(void *state, struct json_object *out) {
 }
 
 SUNKD_MODULE_DEFINE(.name = "gres", .version = PACKAGE_VERSION, .init = gres_init, .check = gres_check,
-                    .fini = gres_fini, .status = gres_status);
+                    .reload = gres_reload, .fini = gres_fini, .status = gres_status);
