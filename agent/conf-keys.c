@@ -270,6 +270,11 @@ int conf_keys_parse(const ConfNode *map, const sunkd_cfg_key *keys, size_t n_key
                 r = set_value(n, k, out, ret_error);
                 if (r < 0)
                         return r;
+                /* A reload compares these files too (config_module_same()). */
+                if (k->type == SUNKD_CFG_SECRET && startswith_file(n->value))
+                        conf_node_note_file(n, n->value + strlen(CONF_SECRET_FILE_PREFIX));
+                else if (k->type == SUNKD_CFG_PATH && (k->flags & SUNKD_CFG_RELOAD_FILE))
+                        conf_node_note_file(n, n->value);
         }
 
         for (size_t i = 0; i < n_keys; i++)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <yaml.h>
 
@@ -18,6 +19,8 @@
 #include "util/errloc.h"
 #include "util/fileio.h"
 #include "util/macro.h"
+#include "util/siphash.h"
+#include "util/strv.h"
 
 typedef struct Parser {
         yaml_parser_t yaml;
@@ -336,6 +339,54 @@ const ConfNode *conf_node_get(const ConfNode *map, const char *key) {
                 if (streq(map->children[i]->key, key))
                         return map->children[i];
         return NULL;
+}
+
+static bool skipped(const ConfNode *n, const char *const *skip) {
+        return skip && n->key && strv_contains((char *const *) skip, n->key);
+}
+
+/* The next child of @n from *i on that @skip does not name, or NULL. */
+static const ConfNode *next_child(const ConfNode *n, size_t *i, const char *const *skip) {
+        while (*i < n->n_children) {
+                const ConfNode *c = n->children[(*i)++];
+                if (!skipped(c, skip))
+                        return c;
+        }
+        return NULL;
+}
+
+bool conf_node_equal(const ConfNode *a, const ConfNode *b, const char *const *skip) {
+        size_t i = 0, k = 0;
+
+        if (a == b)
+                return true;
+        if (!a || !b || a->type != b->type || a->plain != b->plain || !streq_ptr(a->value, b->value) ||
+            a->names_file != b->names_file || a->file_id != b->file_id)
+                return false;
+        for (;;) {
+                const ConfNode *x = next_child(a, &i, skip), *y = next_child(b, &k, skip);
+
+                if (!x || !y)
+                        return x == y;
+                if (!streq_ptr(x->key, y->key) || !conf_node_equal(x, y, NULL))
+                        return false;
+        }
+}
+
+void conf_node_note_file(const ConfNode *n, const char *path) {
+        ConfNode *w = (ConfNode *) n; /* the host's tree; modules see it const */
+        struct stat st;
+        uint64_t f[7] = {};
+
+        if (stat(path, &st) < 0)
+                f[0] = (uint64_t) errno;
+        else
+                memcpy(f, (const uint64_t[]){ st.st_dev, st.st_ino, (uint64_t) st.st_size,
+                                              (uint64_t) st.st_mtim.tv_sec, (uint64_t) st.st_mtim.tv_nsec,
+                                              (uint64_t) st.st_ctim.tv_sec, (uint64_t) st.st_ctim.tv_nsec },
+                       sizeof(f));
+        w->names_file = true;
+        w->file_id = siphash13(0, 0, (const unsigned char *) f, sizeof(f));
 }
 
 char *conf_node_error(const ConfNode *n, const char *fmt, ...) {

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sunkd/module.h"
 
@@ -29,6 +30,8 @@ struct sunkd_cfg {
         char *value;      /* CONF_SCALAR */
         bool plain;       /* unquoted scalar: "null", "~" and "" mean absent */
         bool module_section; /* a section under modules:, where the host keys live */
+        bool names_file;  /* parsed as a file that is part of the configuration ... */
+        uint64_t file_id; /* ... which stat() described so (conf_node_note_file()) */
         ConfNode **children;
         size_t n_children;
 };
@@ -55,5 +58,23 @@ int conf_tree_load(const char *path, ConfTree **ret, char **ret_error);
 ConfTree *conf_tree_free(ConfTree *t);
 
 const ConfNode *conf_node_get(const ConfNode *map, const char *key);
+/**
+ * conf_node_equal() - whether @a and @b say the same: node types, keys,
+ * scalar text and quoting, children in order, and the files they name as
+ * conf_node_note_file() saw them when each was parsed (a value parsed as a
+ * file on one side only counts as different); not where they are in the
+ * file (another section growing moves them).  The keys of the two maps
+ * named in @skip (NULL-terminated, may be NULL) are left out, at the top
+ * level only.
+ */
+bool conf_node_equal(const ConfNode *a, const ConfNode *b, const char *const *skip);
+/**
+ * conf_node_note_file() - @n names @path, a file whose contents are part of
+ * the configuration (a SUNKD_CFG_SECRET's "file:", a SUNKD_CFG_RELOAD_FILE
+ * path): remember what stat() says of it now (device, inode, size, times,
+ * or the errno), for conf_node_equal() to compare.  Called as the key is
+ * parsed, on the loop, where the module reads the file anyway.
+ */
+void conf_node_note_file(const ConfNode *n, const char *path);
 /** conf_node_error() - format "file:line:column: key 'k': <fmt>" for @n. */
 char *conf_node_error(const ConfNode *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

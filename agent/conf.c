@@ -289,3 +289,9 @@ const ConfModule *config_find_module(const Config *c, const char *name) {
                         return &c->modules[i];
         return NULL;
 }
+
+bool config_module_same(const ConfModule *a, const ConfModule *b) {
+        static const char *const host_keys[] = { "enabled", "required", "allow", NULL };
+
+        return conf_node_equal(a->cfg, b->cfg, host_keys);
+}

@@ -62,3 +62,11 @@ int config_load(const char *path, Config **ret, char **ret_error);
 int config_parse(const char *file, const char *data, size_t len, Config **ret, char **ret_error);
 Config *config_free(Config *c);
 const ConfModule *config_find_module(const Config *c, const char *name);
+/**
+ * config_module_same() - whether a module sees @b as it saw @a: the same
+ * keys and values (the host's enabled, required and allow aside, which the
+ * module does not read) and the same files behind those it reads as part
+ * of its configuration, as far as stat() tells (conf_node_note_file()).  A
+ * reload leaves such a module alone.
+ */
+bool config_module_same(const ConfModule *a, const ConfModule *b);

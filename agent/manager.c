@@ -5,7 +5,11 @@
  * once (so systemd does not start slurmd before the first user cache is
  * written).  Reload (SIGHUP or Agent.Reload): the whole new file is parsed
  * and every module checks its section before anything changes; a bad file
- * is reported and the running config stays.  Stop (SIGTERM): lame duck —
+ * is reported and the running config stays.  Then only the modules whose
+ * section changed (config_module_same()) are reloaded or restarted; the
+ * others keep their jobs, facts and state untouched.  A module whose reload
+ * hook fails runs on with its old section, and the reload is reported as
+ * failed, naming it.  Stop (SIGTERM): lame duck —
  * stop accepting, cancel jobs and children, wait up to shutdown_timeout for
  * them, fini modules in reverse order, exit 0.
  */
@@ -548,8 +552,34 @@ static void manager_retire_module(Manager *m, Module *mod) {
         module_stop(mod, on_retired_stopped, m);
 }
 
-/* Move the running modules into the order and set of @c. */
-static void manager_apply_modules(Manager *m, Config *c, Module **fresh, size_t n_fresh) {
+/* A running module whose section is as the one it runs is left alone: its
+ * jobs, facts, calls and state stay as they are; only the host's own keys
+ * (allow, required) are taken. */
+static int manager_reload_module(Module *mod, const ConfModule *was, const ConfModule *cm) {
+        if (was && mod->mstate == MODULE_RUNNING && !mod->config_stale && config_module_same(was, cm)) {
+                log_ctx_full_errno(&mod->log, LOG_DEBUG, 0, "Section unchanged; the module is left as it is.");
+                return module_apply_host_keys(mod, cm);
+        }
+        return module_reload(mod, cm);
+}
+
+/* "name (what)" of each module that could not take its new section. */
+static void note_failure(char **failed, const Module *mod, int r, const char *what) {
+        char *l;
+
+        if (r >= 0)
+                return;
+        if (asprintf(&l, "%s%s%s (%s: %s)", *failed ?: "", *failed ? ", " : "", mod->name, what, strerror(-r)) < 0)
+                return;
+        free(*failed);
+        *failed = l;
+}
+
+/* Move the running modules into the order and set of @c; @was is the
+ * configuration they ran with.  Modules that failed to take their section
+ * are named in *ret_failed. */
+static void manager_apply_modules(Manager *m, const Config *was, Config *c, Module **fresh, size_t n_fresh,
+                                  char **ret_failed) {
         Module **old = m->modules;
         size_t n_old = m->n_modules;
 
@@ -563,17 +593,21 @@ static void manager_apply_modules(Manager *m, Config *c, Module **fresh, size_t 
                         continue;
                 for (size_t k = 0; k < n_old && !mod; k++)
                         if (old[k] && streq(old[k]->name, cm->name)) {
+                                int r;
+
                                 mod = old[k];
                                 old[k] = NULL;
-                                (void) module_reload(mod, cm);
+                                r = manager_reload_module(mod, config_find_module(was, cm->name), cm);
+                                note_failure(ret_failed, mod, r, mod->mstate == MODULE_RUNNING ?
+                                             "runs its previous configuration" : "failed");
                         }
                 if (!mod && (mod = manager_unretire(m, cm->name)))
-                        (void) module_reload(mod, cm);
+                        note_failure(ret_failed, mod, module_reload(mod, cm), "failed");
                 for (size_t k = 0; k < n_fresh && !mod; k++)
                         if (fresh[k] && streq(fresh[k]->name, cm->name)) {
                                 mod = fresh[k];
                                 fresh[k] = NULL;
-                                (void) module_init(mod, cm);
+                                note_failure(ret_failed, mod, module_init(mod, cm), "failed to start");
                         }
                 if (mod && manager_add_module(m, mod) < 0) {
                         module_free(mod);
@@ -616,6 +650,7 @@ static void manager_note_restart_only(const Config *old, const Config *new) {
 
 /* Check and apply @c (taken) on the loop. */
 static int manager_reload_apply(Manager *m, Config *c, char **error) {
+        _cleanup_free_ char *failed = NULL;
         Module **fresh = NULL;
         size_t n_fresh = 0;
         Config *old;
@@ -633,12 +668,19 @@ static int manager_reload_apply(Manager *m, Config *c, char **error) {
         log_set_max_level(c->log_level);
         old = m->config;
         m->config = c;
-        manager_apply_modules(m, c, fresh, n_fresh);
+        manager_apply_modules(m, old, c, fresh, n_fresh, &failed);
         free(fresh);
         config_free(old);
         m->n_reloads++;
-        log_info("Configuration reloaded.");
-        return 0;
+        if (!failed) {
+                log_info("Configuration reloaded.");
+                return 0;
+        }
+        /* The rest of the file is in force; these modules are not. */
+        log_error("Configuration reloaded, keeping the running configuration of: %s.", failed);
+        if (asprintf(error, "module(s) %s", failed) < 0)
+                *error = NULL;
+        return -EIO;
 }
 
 static void reload_run(void *userdata) {

@@ -328,6 +328,32 @@ static void on_restart_stopped(Module *mod, void *userdata) {
                 (void) module_init(mod, cm);
 }
 
+int module_apply_host_keys(Module *mod, const ConfModule *cm) {
+        int r = allow_resolve(mod, cm);
+
+        if (r < 0)
+                return log_ctx_full_errno(&mod->log, LOG_ERR, r, "Failed to apply the new allow list: %m");
+        mod->required = cm->required;
+        return 0;
+}
+
+static int module_restart(Module *mod, const char *why) {
+        mod->config_stale = false;
+        log_ctx_full_errno(&mod->log, LOG_INFO, 0, "Restarting the module to apply the new configuration%s.", why);
+        module_stop(mod, on_restart_stopped, NULL);
+        return mod->mstate == MODULE_FAILED ? mod->error : 0;
+}
+
+/* The hook failed: the module keeps what it runs, and says so until a reload succeeds. */
+static int module_reload_failed(Module *mod, int r) {
+        mod->config_stale = true;
+        free(mod->error_message);
+        if (asprintf(&mod->error_message, "reload failed: %s; running the previous configuration", strerror(-r)) < 0)
+                mod->error_message = NULL;
+        return log_ctx_full_errno(&mod->log, LOG_ERR, r,
+                                  "Module failed to apply the new configuration, keeping the running one: %m");
+}
+
 int module_reload(Module *mod, const ConfModule *cm) {
         int r;
 
@@ -338,18 +364,19 @@ int module_reload(Module *mod, const ConfModule *cm) {
                 module_stop(mod, on_restart_stopped, NULL);
                 return 0;
         }
-        if (mod->mstate != MODULE_RUNNING || !mod->def->reload) {
-                log_ctx_full_errno(&mod->log, LOG_INFO, 0, "Restarting the module to apply the new configuration.");
-                module_stop(mod, on_restart_stopped, NULL);
-                return mod->mstate == MODULE_FAILED ? mod->error : 0;
-        }
-        r = allow_resolve(mod, cm);
+        if (mod->mstate != MODULE_RUNNING || !mod->def->reload)
+                return module_restart(mod, "");
+        r = module_apply_host_keys(mod, cm);
         if (r < 0)
                 return r;
-        mod->required = cm->required;
+        log_ctx_full_errno(&mod->log, LOG_INFO, 0, "Applying the new configuration.");
         r = mod->def->reload(mod->state, cm->cfg);
+        if (r == SUNKD_RELOAD_RESTART)
+                return module_restart(mod, ", which it cannot apply in place");
         if (r < 0)
-                return log_ctx_full_errno(&mod->log, LOG_ERR, r, "Module failed to apply the new configuration: %m");
+                return module_reload_failed(mod, r);
+        mod->config_stale = false;
+        mod->error_message = mfree(mod->error_message);
         return 0;
 }
 

@@ -42,6 +42,7 @@ struct Module {
         size_t n_bindings;
         ModuleStoppedFn stopped_fn;
         void *stopped_userdata;
+        bool config_stale; /* its reload hook failed: it runs an older section than the file's */
 };
 
 /**
@@ -58,9 +59,18 @@ int module_new(Manager *m, const ConfModule *cm, Module **ret);
 /** module_init() - init with @cm's section; on failure the module is FAILED. */
 int module_init(Module *mod, const ConfModule *cm);
 int module_check(Module *mod, const ConfModule *cm);
-/** module_reload() - apply @cm in place, or, for a module without a reload
- * hook, stop it and init it again with the configuration then current. */
+/**
+ * module_reload() - apply @cm in place, or, for a module without a reload
+ * hook (or whose hook answers SUNKD_RELOAD_RESTART), stop it and init it
+ * again with the configuration then current.  When the hook fails the
+ * module runs on as it was, marked config_stale and with the error in its
+ * status; the next reload calls the hook again.  Return: 0, or the hook's
+ * (or a failed restart's) negative errno, logged.
+ */
 int module_reload(Module *mod, const ConfModule *cm);
+/** module_apply_host_keys() - take @cm's enabled/required/allow, which the
+ * host applies itself, without calling the module. */
+int module_apply_host_keys(Module *mod, const ConfModule *cm);
 /**
  * module_stop() - begin stopping: timers off, running work cancelled,
  * children killed, new calls answered io.sunkd.Unavailable.  Once no run

@@ -78,7 +78,7 @@ static const char *error_hint(const char *error) {
                 { "io.sunkd.PermissionDenied", "permission denied: run as root, or be in the module's allow: list" },
                 { "io.sunkd.NoSuchJob", "no such job (sunkctl jobs lists them)" },
                 { "org.varlink.service.MethodNotFound", "this sunkd does not know that method (is the module enabled?)" },
-                { "io.sunkd.ReloadFailed", "the new configuration was refused; the running one stays (see sunkd's log)" },
+                { "io.sunkd.ReloadFailed", "the new configuration was not applied in full (see sunkd's log)" },
         };
 
         for (size_t i = 0; error && i < ELEMENTSOF(hints); i++)
@@ -103,9 +103,9 @@ static int call(Ctl *c, const char *method, json_object *params, json_object **r
         /* Every verb makes one call. */
         r = client_call_last(c->fd, method, params, c->timeout_usec, REPLY_MAX, &reply, &error);
         if (r == -EREMOTEIO) {
-                const char *hint = error_hint(error);
+                const char *hint = error_hint(error), *reason = reply ? jstr(reply, "reason") : NULL;
                 if (hint)
-                        fprintf(stderr, "sunkctl: %s (%s)\n", hint, error);
+                        fprintf(stderr, "sunkctl: %s%s%s (%s)\n", hint, reason ? ": " : "", reason ?: "", error);
                 else
                         fprintf(stderr, "sunkctl: %s failed: %s%s%s\n", method, error ?: "unknown error",
                                 reply ? " " : "", reply ? json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN) : "");

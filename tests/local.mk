@@ -106,6 +106,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0046-watch-facts.t \
 	tests/integration/0050-jobs.t \
 	tests/integration/0060-reload.t \
+	tests/integration/0061-reload-unchanged.t \
 	tests/integration/0070-metrics.t \
 	tests/integration/0101-security-socket.t \
 	tests/integration/0102-socket-per-uid.t \
@@ -291,6 +292,10 @@ EXTRA_DIST += tests/integration/0273-gres-xid.t
 # The core's check of written paths, with gres.conf among them.
 TESTS += tests/integration/0032-written-paths.t
 EXTRA_DIST += tests/integration/0032-written-paths.t
+TESTS += tests/integration/0274-gres-driver-text.t
+EXTRA_DIST += tests/integration/0274-gres-driver-text.t
+TESTS += tests/integration/0275-gres-first-answer.t
+EXTRA_DIST += tests/integration/0275-gres-first-answer.t
 
 # Fuzz targets replay their corpus under make check.
 check_PROGRAMS += tests/fuzz/fuzz-scim-json

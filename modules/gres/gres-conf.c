@@ -11,7 +11,7 @@
 #include "gres-conf.h"
 
 static bool is_separator(char c) {
-        return !isgraph((unsigned char) c) || strchr("=,:#", c);
+        return !isgraph((unsigned char) c) || strchr("=,:#\\", c);
 }
 
 char *gres_type_normalise(const char *name) {
@@ -21,7 +21,8 @@ char *gres_type_normalise(const char *name) {
                 return NULL;
         /* Slurm lowercases and turns spaces into '_'; anything else that would
          * split a gres.conf line or a Gres= value (controls, '=', ',', ':', '#')
-         * goes the same way, so a driver string cannot inject a key. */
+         * goes the same way, so a driver string cannot inject a key; so does
+         * the backslash of an escaped byte (gres_text_safe()). */
         for (char *p = t; *p; p++)
                 *p = is_separator(*p) ? '_' : (char) tolower((unsigned char) *p);
         return t;

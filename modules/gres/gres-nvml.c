@@ -141,9 +141,17 @@ static int gpu_fabric(Nvml *n, nvmlDevice_t dev, GresGpu *g) {
 }
 
 /* Record the first failed call for the caller's log line. */
+/* nvmlErrorString()'s text, which is the driver's too. */
+static const char *nvml_strerror(Nvml *n, nvmlReturn_t rc, char buf[static GRES_TEXT_MAX]) {
+        gres_text_escape(n->error_string(rc) ?: "?", buf, GRES_TEXT_MAX);
+        return buf;
+}
+
 static int nvml_fail(Nvml *n, const char *call, nvmlReturn_t rc) {
+        char why[GRES_TEXT_MAX];
+
         if (n->error && !*n->error &&
-            asprintf(n->error, "%s: %s (%d)", call, n->error_string(rc) ?: "?", rc) < 0)
+            asprintf(n->error, "%s: %s (%d)", call, nvml_strerror(n, rc, why), rc) < 0)
                 *n->error = NULL;
         return -EIO;
 }
@@ -228,8 +236,8 @@ static int gpu_read(Nvml *n, unsigned index, GresGpu *g) {
         name[sizeof(name) - 1] = uuid[sizeof(uuid) - 1] = pci.busId[sizeof(pci.busId) - 1] = 0;
         if (gres_bus_id_normalise(pci.busId, bus) < 0)
                 return nvml_fail(n, "nvmlDeviceGetPciInfo_v3", NVML_ERROR_UNKNOWN);
-        g->name = strdup(name);
-        g->uuid = strdup(uuid);
+        g->name = gres_text_safe(name);
+        g->uuid = gres_text_safe(uuid);
         g->bus_id = strdup(bus);
         if (!g->name || !g->uuid || !g->bus_id)
                 return -ENOMEM;
@@ -288,7 +296,7 @@ static int mig_read(Nvml *n, nvmlDevice_t dev, const GresGpu *p, unsigned j, Gre
         *m = (GresGpu) { .index = p->index, .minor = p->minor, .memory = a.memorySizeMB * 1024 * 1024,
                          .mig = j + 1, .health = p->health };
         m->name = mig_name(p->name, &a);
-        m->uuid = strdup(uuid);
+        m->uuid = gres_text_safe(uuid);
         m->bus_id = strdup(p->bus_id);
         m->cpus = p->cpus ? strdup(p->cpus) : NULL;
         if (asprintf(&m->files, "/dev/nvidia%u,/dev/nvidia-caps/nvidia-cap%u,/dev/nvidia-caps/nvidia-cap%u",
@@ -383,7 +391,7 @@ int gres_nvml_discover(const char *library, const char *root, GresGpu **ret, siz
 typedef struct Watched {
         nvmlDevice_t dev;
         char bus[16];
-        char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
+        char uuid[GRES_TEXT_MAX]; /* as discovery shows it: through gres_text_escape() */
 } Watched;
 
 void gres_xid_watch_done(GresXidWatch *w) {
@@ -394,16 +402,18 @@ void gres_xid_watch_done(GresXidWatch *w) {
 
 /* Register GPU @index for XID events; one that cannot be is named in w->unwatched. */
 static int watch_gpu(Nvml *n, nvmlEventSet_t set, unsigned index, Watched *d, GresXidWatch *w) {
+        char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = {}, why[GRES_TEXT_MAX];
         nvmlPciInfo_t pci = {};
         nvmlReturn_t rc;
 
         rc = n->handle(index, &d->dev);
         if (rc == NVML_SUCCESS)
-                rc = n->uuid(d->dev, d->uuid, sizeof(d->uuid));
+                rc = n->uuid(d->dev, uuid, sizeof(uuid));
         if (rc == NVML_SUCCESS)
                 rc = n->pci(d->dev, &pci);
         pci.busId[sizeof(pci.busId) - 1] = 0;
-        d->uuid[sizeof(d->uuid) - 1] = 0;
+        uuid[sizeof(uuid) - 1] = 0;
+        gres_text_escape(uuid, d->uuid, sizeof(d->uuid));
         if (rc == NVML_SUCCESS && gres_bus_id_normalise(pci.busId, d->bus) < 0)
                 rc = NVML_ERROR_UNKNOWN;
         if (rc == NVML_SUCCESS)
@@ -414,8 +424,8 @@ static int watch_gpu(Nvml *n, nvmlEventSet_t set, unsigned index, Watched *d, Gr
         }
         d->dev = NULL;
         if (*d->bus)
-                return strv_extendf(&w->unwatched, "%s: %s", d->bus, n->error_string(rc) ?: "?");
-        return strv_extendf(&w->unwatched, "GPU %u: %s", index, n->error_string(rc) ?: "?");
+                return strv_extendf(&w->unwatched, "%s: %s", d->bus, nvml_strerror(n, rc, why));
+        return strv_extendf(&w->unwatched, "GPU %u: %s", index, nvml_strerror(n, rc, why));
 }
 
 static int record(GresXidWatch *w, const Watched *d, unsigned n_devs, const nvmlEventData_t *data, size_t max) {

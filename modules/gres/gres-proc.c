@@ -71,6 +71,14 @@ static char *read_cpulist(const char *root, const char *bus) {
         return TAKE_PTR(buf);
 }
 
+/* A value the driver wrote, made safe to show (gres_text_safe()); NULL if absent. */
+static int info_text(char *text, const char *key, char **ret) {
+        _cleanup_free_ char *raw = info_value(text, key);
+
+        *ret = raw ? gres_text_safe(raw) : NULL;
+        return raw && !*ret ? -ENOMEM : 0;
+}
+
 static int gpu_from_info(const char *root, const char *dir, GresGpu *g) {
         _cleanup_free_ char *p = NULL, *text = NULL, *minor = NULL, *bus = NULL, *dev = NULL;
         char norm[16];
@@ -84,8 +92,8 @@ static int gpu_from_info(const char *root, const char *dir, GresGpu *g) {
                 return r;
         if (strlen(text) != len)
                 return -EBADMSG;
-        g->name = info_value(text, "Model");
-        g->uuid = info_value(text, "GPU UUID");
+        if (info_text(text, "Model", &g->name) < 0 || info_text(text, "GPU UUID", &g->uuid) < 0)
+                return -ENOMEM;
         bus = info_value(text, "Bus Location");
         minor = info_value(text, "Device Minor");
         if (!g->name || !bus || !minor || parse_minor(minor, &g->minor) < 0 ||

@@ -8,6 +8,7 @@
  * slurm.conf, and hands all of it back as JSON.  `done`, on the loop, keeps
  * it for io.sunkd.Gres.List, logs GPUs lost or added, compares with
  * slurm.conf, and publishes the fact gres.gpus for the health module.
+ * A List call that comes before the first result waits for it (gres-wait.h).
  *
  * With backend auto, an NVML that fails is logged and /proc is used; one
  * that hangs past the timeout makes the next run (started at once) use /proc.
@@ -36,6 +37,7 @@
 #include "gres-nvml.h"
 #include "gres-proc.h"
 #include "gres-topo.h"
+#include "gres-wait.h"
 #include "gres-xid.h"
 #include "sunkd/module.h"
 #include "util/cleanup.h"
@@ -51,6 +53,7 @@
 #define XID_LOGGED_PER_RUN 8    /* each logged up to this, then one line for the rest */
 #define XID_FILE "xid-events.json"
 #define XID_FILE_MAX (256 * 1024)
+#define LIST_WAITING_MAX 64     /* io.sunkd.Gres.List calls waiting for the first discovery */
 
 typedef struct Conf {
         char *backend;
@@ -103,6 +106,8 @@ typedef struct State {
         char *block_error;      /* the GPUs' NVLink domains disagree: logged when it changes */
         json_object *last;      /* the last discovery's result */
         uint64_t last_usec;
+        GresWaitList waiting;   /* List calls that came before there was a result */
+        char *unavailable;      /* why there is none although a discovery has ended; NULL: the first is to come */
         Known *known;           /* the GPUs of the discovery that found the most */
         size_t n_known;
         int check;              /* 1 match, 0 mismatch, -1 unknown */
@@ -191,11 +196,25 @@ static void write_gres_conf(const char *path, const char *text, json_object *out
         json_object_object_add(out, "gres_conf_written", json_object_new_boolean(true));
 }
 
+static bool printable(const char *t) {
+        for (; *t; t++)
+                if (*t < 0x20 || *t >= 0x7f)
+                        return false;
+        return true;
+}
+
 static void read_slurm_conf(const State *s, json_object *out) {
         _cleanup_free_ char *gres = NULL, *error = NULL;
         int r;
 
         r = gres_slurm_conf_node_gres(s->conf.slurm_conf, s->conf.node_name, &gres, &error);
+        /* It reaches the answers and the log, which take UTF-8 only; a Gres= is ASCII. */
+        if (r >= 0 && gres && !printable(gres)) {
+                r = -EBADMSG;
+                if (asprintf(&error, "%s: the Gres= of %s has bytes that are not printable ASCII",
+                             s->conf.slurm_conf, s->conf.node_name) < 0)
+                        error = NULL;
+        }
         if (r < 0)
                 json_object_object_add(out, "configured_error",
                                        json_object_new_string(error ?: strerror(-r)));
@@ -571,6 +590,9 @@ static void log_block(State *s, const char *error) {
         s->block_error = error ? strdup(error) : NULL;
 }
 
+static void no_result(State *s, int r, const char *why);
+static void answer_waiting(sunkd_call *call, void *userdata);
+
 static int discover_done(void *state, int r, void *input, void *result) {
         State *s = state;
         json_object *res = result, *gpus = NULL;
@@ -598,6 +620,9 @@ static int discover_done(void *state, int r, void *input, void *result) {
                 if (r != -ETIMEDOUT)
                         sunkd_log_error_errno(s->ctx, r, "GPU discovery failed: %s",
                                               jstr(res, "proc_error") ?: nvml_error ?: strerror(-r));
+                /* Unless /proc is tried at once, nothing better is coming soon. */
+                if (!s->use_proc || input)
+                        no_result(s, r, jstr(res, "proc_error") ?: nvml_error);
                 json_object_put(res);
                 return r;
         }
@@ -616,6 +641,8 @@ static int discover_done(void *state, int r, void *input, void *result) {
         s->last_usec = now_usec(CLOCK_REALTIME);
         run_check(s, res, gpus);
         show_gpus(s);
+        s->unavailable = mfree(s->unavailable);
+        gres_wait_answer(&s->waiting, answer_waiting, s);
         return 0;
 }
 
@@ -840,16 +867,17 @@ static int load_xids(State *s) {
 
 /* ---- io.sunkd.Gres.List ----------------------------------------------------- */
 
-static int method_list(sunkd_call *call, json_object *params, void *state) {
-        State *s = state;
+static int reply_unavailable(State *s, sunkd_call *call, const char *reason) {
+        json_object *p = json_object_new_object();
+
+        if (p)
+                json_object_object_add(p, "reason", json_object_new_string(reason));
+        return s->ctx->api->reply_error(call, "io.sunkd.Unavailable", p);
+}
+
+static int list_reply(State *s, sunkd_call *call) {
         json_object *reply, *check;
 
-        if (!s->last) {
-                json_object *p = json_object_new_object();
-                if (p)
-                        json_object_object_add(p, "reason", json_object_new_string("no discovery has finished yet"));
-                return s->ctx->api->reply_error(call, "io.sunkd.Unavailable", p);
-        }
         if (json_object_deep_copy(s->last, &reply, NULL) < 0)
                 return -ENOMEM;
         if (apply_xids(s, json_object_object_get(reply, "gpus")) < 0) {
@@ -867,6 +895,40 @@ static int method_list(sunkd_call *call, json_object *params, void *state) {
         }
         json_object_object_add(reply, "discovered_usec", json_object_new_int64((int64_t) s->last_usec));
         return s->ctx->api->reply(call, reply);
+}
+
+/* Before the first result a call waits for it, as long as its caller does
+ * (sunkctl's --timeout), the discovery's timeout and LIST_WAITING_MAX allow. */
+static int method_list(sunkd_call *call, json_object *params, void *state) {
+        State *s = state;
+        int r;
+
+        if (s->last)
+                return list_reply(s, call);
+        if (s->unavailable)
+                return reply_unavailable(s, call, s->unavailable);
+        r = gres_wait_add(&s->waiting, call, LIST_WAITING_MAX);
+        if (r == -EBUSY)
+                return reply_unavailable(s, call, "too many calls wait for the first discovery");
+        return r;
+}
+
+static void answer_waiting(sunkd_call *call, void *userdata) {
+        State *s = userdata;
+
+        if ((s->last ? list_reply(s, call) : reply_unavailable(s, call, s->unavailable ?: "no discovery has finished yet")) < 0)
+                (void) s->ctx->api->reply_error(call, "io.sunkd.InternalError", NULL);
+}
+
+/* A discovery ended without a result: calls waiting for one are told why,
+ * and so are later ones until a discovery succeeds. */
+static void no_result(State *s, int r, const char *why) {
+        if (s->last)
+                return;
+        free(s->unavailable);
+        if (asprintf(&s->unavailable, "GPU discovery failed: %s", why ?: strerror(-r)) < 0)
+                s->unavailable = NULL;
+        gres_wait_answer(&s->waiting, answer_waiting, s);
 }
 
 static const sunkd_method methods[] = {
@@ -998,9 +1060,15 @@ static int add_metrics(State *s) {
         return sunkd_metrics_add(s->ctx, defs, sizeof(defs) / sizeof(defs[0]));
 }
 
+static void answer_stopping(sunkd_call *call, void *userdata) {
+        (void) reply_unavailable(userdata, call, "the gres module is stopping");
+}
+
 static void state_free(State *s) {
         if (!s)
                 return;
+        gres_wait_answer(&s->waiting, answer_stopping, s);
+        free(s->unavailable);
         conf_done(s);
         json_object_put(s->last);
         known_free(s);
@@ -1013,6 +1081,42 @@ static void state_free(State *s) {
         free(s);
 }
 
+/* The jobs' timing follows the configuration; the rest of them is fixed. */
+static sunkd_job_spec discover_spec(const State *s) {
+        return (sunkd_job_spec){
+                .size = sizeof(sunkd_job_spec),
+                .name = "gres.discover",
+                .interval_usec = s->conf.interval_usec,
+                .jitter_pct = 5,
+                .backoff_min_usec = 10 * SUNKD_USEC_PER_SEC,
+                .backoff_max_usec = s->conf.interval_usec,
+                .timeout_usec = s->conf.timeout_usec,
+                .flags = SUNKD_JOB_READY_GATE | SUNKD_JOB_CHILD,
+                .prepare = discover_prepare,
+                .work = discover_work,
+                .done = discover_done,
+        };
+}
+
+static sunkd_job_spec events_spec(const State *s) {
+        return (sunkd_job_spec){
+                .size = sizeof(sunkd_job_spec),
+                .name = "gres.events",
+                .interval_usec = 100 * SUNKD_USEC_PER_MSEC,
+                .backoff_min_usec = 10 * SUNKD_USEC_PER_SEC,
+                .backoff_max_usec = s->conf.interval_usec,
+                .timeout_usec = s->conf.xid_window_usec + s->conf.timeout_usec,
+                .flags = SUNKD_JOB_CHILD,
+                .prepare = events_prepare,
+                .work = events_work,
+                .done = events_done,
+        };
+}
+
+static bool watches_xids(const State *s) {
+        return s->conf.xid_events && s->backend != BACKEND_PROC;
+}
+
 static int gres_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
         State *s = calloc(1, sizeof(*s));
         int r;
@@ -1021,6 +1125,7 @@ static int gres_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
                 return -ENOMEM;
         s->check = -1;
         s->watching = -1;
+        s->waiting.ctx = c;
         s->xids = calloc(1, sizeof(*s->xids));
         r = s->xids ? load_conf(c, cfg, s) : -ENOMEM;
         if (r >= 0)
@@ -1028,34 +1133,11 @@ static int gres_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
         if (r >= 0)
                 r = load_xids(s);
         if (r >= 0) {
-                const sunkd_job_spec spec = {
-                        .size = sizeof(sunkd_job_spec),
-                        .name = "gres.discover",
-                        .interval_usec = s->conf.interval_usec,
-                        .jitter_pct = 5,
-                        .backoff_min_usec = 10 * SUNKD_USEC_PER_SEC,
-                        .backoff_max_usec = s->conf.interval_usec,
-                        .timeout_usec = s->conf.timeout_usec,
-                        .flags = SUNKD_JOB_READY_GATE | SUNKD_JOB_CHILD,
-                        .prepare = discover_prepare,
-                        .work = discover_work,
-                        .done = discover_done,
-                };
+                const sunkd_job_spec spec = discover_spec(s);
                 r = c->api->job_add(c, &spec, &s->job);
         }
-        if (r >= 0 && s->conf.xid_events && s->backend != BACKEND_PROC) {
-                const sunkd_job_spec spec = {
-                        .size = sizeof(sunkd_job_spec),
-                        .name = "gres.events",
-                        .interval_usec = 100 * SUNKD_USEC_PER_MSEC,
-                        .backoff_min_usec = 10 * SUNKD_USEC_PER_SEC,
-                        .backoff_max_usec = s->conf.interval_usec,
-                        .timeout_usec = s->conf.xid_window_usec + s->conf.timeout_usec,
-                        .flags = SUNKD_JOB_CHILD,
-                        .prepare = events_prepare,
-                        .work = events_work,
-                        .done = events_done,
-                };
+        if (r >= 0 && watches_xids(s)) {
+                const sunkd_job_spec spec = events_spec(s);
                 r = c->api->job_add(c, &spec, &s->events_job);
         }
         if (r >= 0)
@@ -1079,6 +1161,79 @@ static int gres_check(sunkd_ctx *c, const sunkd_cfg *cfg) {
         return r;
 }
 
+static void swap_conf(State *a, State *b) {
+        Conf conf = a->conf;
+        GresTypeAlias aliases[ALIASES_MAX];
+        size_t n_aliases = a->n_aliases;
+        Backend backend = a->backend;
+
+        a->conf = b->conf;
+        b->conf = conf;
+        memcpy(aliases, a->aliases, sizeof(aliases));
+        memcpy(a->aliases, b->aliases, sizeof(aliases));
+        memcpy(b->aliases, aliases, sizeof(aliases));
+        a->n_aliases = b->n_aliases;
+        b->n_aliases = n_aliases;
+        a->backend = b->backend;
+        b->backend = backend;
+        memcpy(a->critical, b->critical, sizeof(a->critical));
+        a->n_critical = b->n_critical;
+}
+
+/* Whether what discovery finds or how it shows it may differ under @n. */
+static bool discovery_changed(const State *s, const State *n) {
+        bool aliases = s->n_aliases != n->n_aliases;
+
+        for (size_t i = 0; !aliases && i < s->n_aliases; i++)
+                aliases = !streq(s->aliases[i].from, n->aliases[i].from) || !streq(s->aliases[i].to, n->aliases[i].to);
+        return aliases || s->backend != n->backend || !streq_ptr(s->conf.nvml_library, n->conf.nvml_library) ||
+               !streq_ptr(s->conf.root, n->conf.root) || !streq_ptr(s->conf.gres_conf, n->conf.gres_conf) ||
+               !streq_ptr(s->conf.slurm_conf, n->conf.slurm_conf) || !streq_ptr(s->conf.node_name, n->conf.node_name);
+}
+
+/* The new section in place: what discovery found, the fact, the XID log,
+ * the check and the calls waiting stay; new timing goes to the jobs, a new
+ * XID policy to the GPUs' health at once, anything that changes what
+ * discovery finds or writes to a discovery started now.  Turning the XID
+ * watch on or off adds or removes a job: a restart (the XID log is in the
+ * state directory, so it stays too). */
+static int gres_reload(void *state, const sunkd_cfg *cfg) {
+        State *s = state, *n = calloc(1, sizeof(*n));
+        bool rediscover, rejudge;
+        int r;
+
+        if (!n)
+                return -ENOMEM;
+        r = load_conf(s->ctx, cfg, n);
+        if (r >= 0 && watches_xids(n) != watches_xids(s)) {
+                state_free(n);
+                return SUNKD_RELOAD_RESTART;
+        }
+        if (r >= 0) {
+                const sunkd_job_spec d = discover_spec(n), e = events_spec(n);
+                r = s->ctx->api->job_update(s->job, &d);
+                if (r >= 0 && s->events_job)
+                        r = s->ctx->api->job_update(s->events_job, &e);
+        }
+        if (r < 0) {
+                state_free(n);
+                return r;
+        }
+        rediscover = discovery_changed(s, n);
+        rejudge = s->conf.xid_hold_usec != n->conf.xid_hold_usec || s->n_critical != n->n_critical ||
+                  memcmp(s->critical, n->critical, s->n_critical * sizeof(s->critical[0])) != 0;
+        if (s->backend != n->backend || !streq_ptr(s->conf.nvml_library, n->conf.nvml_library))
+                s->use_proc = false; /* another NVML may answer */
+        /* The old settings go to @n, and are freed with it. */
+        swap_conf(s, n);
+        state_free(n);
+        if (rejudge) /* the fact's subscribers hear of it only when it changes */
+                show_gpus(s);
+        if (rediscover)
+                (void) s->ctx->api->job_trigger(s->job, "configuration changed");
+        return 0;
+}
+
 static void gres_fini(void *state) {
         state_free(state);
 }
@@ -1097,6 +1252,7 @@ static int gres_status(void *state, struct json_object *out) {
                 json_object_object_add(out, "gres", json_object_new_string(jstr(s->last, "gres") ?: ""));
                 json_object_object_add(out, "discovered_usec", json_object_new_int64((int64_t) s->last_usec));
         }
+        json_object_object_add(out, "list_waiting", json_object_new_int64((int64_t) s->waiting.n));
         json_object_object_add(out, "check", json_object_new_string(s->check == 1 ? "match" :
                                                                     s->check == 0 ? "mismatch" : "unknown"));
         if (s->check_message)
@@ -1117,4 +1273,4 @@ static int gres_status(void *state, struct json_object *out) {
 }
 
 SUNKD_MODULE_DEFINE(.name = "gres", .version = PACKAGE_VERSION, .init = gres_init, .check = gres_check,
-                    .fini = gres_fini, .status = gres_status);
+                    .reload = gres_reload, .fini = gres_fini, .status = gres_status);

@@ -166,8 +166,11 @@ static size_t yaml_keys(bool map, sunkd_cfg_key ret[static N_YAML_KEYS_MAX]) {
 
         for (size_t i = 0; i < ELEMENTSOF(keys); i++)
                 if (keys[i].yaml && !!(keys[i].flags & KEY_MAP) == map)
-                        ret[n++] = (sunkd_cfg_key) { keys[i].yaml, keys[i].type, keys[i].offset, 0, keys[i].min,
-                                                     keys[i].max };
+                        /* A reload re-reads a changed nsscache.conf, even with sunkd.yaml unchanged. */
+                        ret[n++] = (sunkd_cfg_key) { keys[i].yaml, keys[i].type, keys[i].offset,
+                                                     keys[i].offset == offsetof(ScimConfig, nsscache_conf) && !map ?
+                                                             SUNKD_CFG_RELOAD_FILE : 0,
+                                                     keys[i].min, keys[i].max };
         if (!map)
                 for (size_t m = 0; m <= _NSS_MAP_MAX; m++)
                         ret[n++] = (sunkd_cfg_key) { yaml_map_sections[m], SUNKD_CFG_MAP,

@@ -3,6 +3,15 @@
  *
  * Format, one directive a line ('#' starts a comment):
  *   init ok|fail|hang
+ *   init wait <file>
+ * blocks nvmlInit_v2 until <file> exists (announced as "hang" announces
+ * itself), then goes on: a discovery that takes as long as a test wants.
+ *   init delay <milliseconds>
+ * sleeps that long in nvmlInit_v2: a slow driver.
+ *   error|<text>
+ * is what nvmlErrorString answers for every error from then on (bytes as
+ * written, so a test can hand the module text that is not UTF-8); put it
+ * before "init fail" to have the failed init explained with it.
  *   gpu|<busId>|<minor>|<name>|<uuid>|<memory bytes>|<cpus>|<nvlink>|<fail>
  * <cpus> is the affinity as a CPU list below MAX_CPUS ("0-47,96-143"), or "-" for none.
  * An optional tenth field is the multi-node NVLink fabric: "<32 hex digits of
@@ -100,6 +109,7 @@ static struct nvmlDevice_st devs[MAX_GPUS], migs[MAX_MIGS];
 static unsigned n_devs, n_migs;
 static int initialised;
 static char events_dir[512];
+static char error_text[256];
 
 struct nvmlEventSet_st {
         unsigned long long types[MAX_GPUS]; /* registered per device */
@@ -207,7 +217,8 @@ static void parse_health(char *line) {
                                 devs[i].health[k] = strcmp(f[2 + k], "-") == 0 ? -1 : strtoll(f[2 + k], NULL, 10);
 }
 
-static void hang(void) {
+/* Tells the test that this process is inside nvmlInit_v2. */
+static void announce(void) {
         const char *fd = getenv("FAKE_NVML_HANG_FD"), *file = getenv("FAKE_NVML_HANG_FILE");
 
         if (fd && write(atoi(fd), "h", 1) < 0)
@@ -218,8 +229,20 @@ static void hang(void) {
                 if (!f || fprintf(f, "%d\n", (int) getpid()) < 0 || fclose(f) != 0)
                         abort();
         }
+}
+
+static void hang(void) {
+        announce();
         for (;;)
                 pause();
+}
+
+static void wait_for(const char *file) {
+        struct timespec ts = { .tv_nsec = 10 * 1000 * 1000 };
+
+        announce();
+        while (access(file, F_OK) < 0)
+                nanosleep(&ts, NULL);
 }
 
 EXPORT nvmlReturn_t nvmlInit_v2(void) {
@@ -231,8 +254,20 @@ EXPORT nvmlReturn_t nvmlInit_v2(void) {
                 return NVML_ERROR_DRIVER_NOT_LOADED;
         n_devs = n_migs = 0;
         events_dir[0] = 0;
+        error_text[0] = 0;
         while (fgets(line, sizeof(line), f)) {
                 line[strcspn(line, "\n")] = 0;
+                if (strncmp(line, "error|", 6) == 0)
+                        snprintf(error_text, sizeof(error_text), "%.250s", line + 6);
+                if (strncmp(line, "init wait ", 10) == 0)
+                        wait_for(line + 10);
+                if (strncmp(line, "init delay ", 11) == 0) {
+                        long ms = strtol(line + 11, NULL, 10);
+                        struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
+
+                        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                                ;
+                }
                 if (strcmp(line, "init fail") == 0) {
                         fclose(f);
                         return NVML_ERROR_DRIVER_NOT_LOADED;
@@ -261,6 +296,8 @@ EXPORT nvmlReturn_t nvmlShutdown(void) {
 }
 
 EXPORT const char *nvmlErrorString(nvmlReturn_t r) {
+        if (r != NVML_SUCCESS && *error_text)
+                return error_text;
         return r == NVML_SUCCESS ? "Success" : r == NVML_ERROR_NOT_SUPPORTED ? "Not Supported" : "Fake error";
 }
 

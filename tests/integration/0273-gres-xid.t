@@ -129,8 +129,8 @@ wait_runs gres.discover 1 || bail_out "no discovery after the restart"
 is "$(list_gpu 0 'print(len(g["xid_events"]), g["health"]["healthy"])')" "2 False" "after a restart the XIDs and the finding remain"
 is "$(module_status xid_events)" 153 "status: the count carries over"
 
-# xid_hold: 0s: nothing makes a GPU unhealthy any more (a reload restarts the
-# module, which reads the log again).
+# xid_hold: 0s: nothing makes a GPU unhealthy any more (a reload applies it in
+# place, to the XID log the module holds).
 config "    xid_hold: 0s"
 sunkd_hup
 wait_until 300 eval '[ "$(list_gpu 0 "print(g[\"health\"][\"healthy\"])" 2>/dev/null)" = True ]'

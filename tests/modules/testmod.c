@@ -28,6 +28,9 @@
  * ABI 1.3: MetricAdd registers a gauge (a counter with "counter": true)
  * {"name", "labels"} and answers the host's verdict {"r"}; MetricRemove drops the series of testmod_runs_total
  * for {"job"} (every series without it) and answers {"r"}.
+ *
+ * Reload: status counts the hook's calls (`reloads`); a new section with
+ * `reload_fail: true` makes the hook fail with -EIO, changing nothing.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -64,6 +67,7 @@ typedef struct Conf {
         char *gate_dir;
         char *pid_file;
         bool async_without_cancel;
+        bool reload_fail;
 } Conf;
 
 static const sunkd_cfg_key conf_keys[] = {
@@ -85,6 +89,7 @@ static const sunkd_cfg_key conf_keys[] = {
         { "gate_dir", SUNKD_CFG_PATH, offsetof(Conf, gate_dir), 0, 0, 0 },
         { "pid_file", SUNKD_CFG_PATH, offsetof(Conf, pid_file), 0, 0, 0 },
         { "async_without_cancel", SUNKD_CFG_BOOL, offsetof(Conf, async_without_cancel), 0, 0, 0 },
+        { "reload_fail", SUNKD_CFG_BOOL, offsetof(Conf, reload_fail), 0, 0, 0 },
 };
 
 typedef struct PendingCall PendingCall;
@@ -110,6 +115,7 @@ typedef struct State {
         json_object *fact_last;
         unsigned held;       /* io.sunkd.Test.Hold calls not yet answered */
         int64_t gone_calls;  /* ... whose caller hung up first */
+        int64_t reloads;     /* calls of the reload hook, failed ones too */
 } State;
 
 static void sleep_usec(uint64_t usec) {
@@ -721,9 +727,15 @@ static int testmod_reload(void *state, const sunkd_cfg *cfg) {
         Conf conf;
         int r;
 
+        s->reloads++;
         r = conf_load(s->ctx, cfg, &conf);
         if (r < 0)
                 return r;
+        if (conf.reload_fail) {
+                /* As the ABI asks of a failing hook: nothing applied. */
+                s->ctx->api->cfg_clear(conf_keys, sizeof(conf_keys) / sizeof(conf_keys[0]), &conf);
+                return sunkd_log_error_errno(s->ctx, -EIO, "reload_fail is set, failing the reload as asked.");
+        }
         s->ctx->api->cfg_clear(conf_keys, sizeof(conf_keys) / sizeof(conf_keys[0]), &s->conf);
         s->conf = conf;
         r = watch_apply(s);
@@ -745,6 +757,8 @@ static int testmod_status(void *state, struct json_object *out) {
                 json_object_object_add(out, "child_result", json_object_new_string(s->child_result));
         json_object_object_add(out, "held_calls", json_object_new_int64(s->held));
         json_object_object_add(out, "gone_calls", json_object_new_int64(s->gone_calls));
+        json_object_object_add(out, "reloads", json_object_new_int64(s->reloads));
+        json_object_object_add(out, "interval_usec", json_object_new_int64((int64_t) s->conf.interval));
         return 0;
 }
 

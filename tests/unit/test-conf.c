@@ -33,6 +33,91 @@ static void expect_error(const char *yaml, const char *error) {
         free(e);
 }
 
+/* A section is the same when it says the same, wherever it sits in the file. */
+START_TEST(test_module_same) {
+        Config *a = NULL, *b = NULL, *c = NULL;
+        char *e = NULL;
+
+        ck_assert_int_eq(parse("modules:\n  m:\n    k: v\n    l: [1, 2]\n    x: {y: z}\n", &a, &e), 0);
+        /* Moved down by a comment and another module, flow style, allow added. */
+        ck_assert_int_eq(parse("log_level: info\n# moved\nmodules:\n  n: {}\n  m:\n    allow: [root]\n"
+                               "    required: false\n    k: v\n    l:\n      - 1\n      - 2\n    x:\n      y: z\n", &b, &e), 0);
+        ck_assert(config_module_same(config_find_module(a, "m"), config_find_module(b, "m")));
+        ck_assert(conf_node_equal(config_find_module(a, "m")->cfg, config_find_module(a, "m")->cfg, NULL));
+        /* The host keys count when not skipped. */
+        ck_assert(!conf_node_equal(config_find_module(a, "m")->cfg, config_find_module(b, "m")->cfg, NULL));
+        /* A value, a quoted "1" for a plain 1, an order of keys: each a change. */
+        ck_assert_int_eq(parse("modules:\n  m:\n    k: w\n    l: [1, 2]\n    x: {y: z}\n", &c, &e), 0);
+        ck_assert(!config_module_same(config_find_module(a, "m"), config_find_module(c, "m")));
+        config_free(c);
+        ck_assert_int_eq(parse("modules:\n  m:\n    k: v\n    l: ['1', 2]\n    x: {y: z}\n", &c, &e), 0);
+        ck_assert(!config_module_same(config_find_module(a, "m"), config_find_module(c, "m")));
+        config_free(c);
+        ck_assert_int_eq(parse("modules:\n  m:\n    l: [1, 2]\n    k: v\n    x: {y: z}\n", &c, &e), 0);
+        ck_assert(!config_module_same(config_find_module(a, "m"), config_find_module(c, "m")));
+        config_free(c);
+        ck_assert_int_eq(parse("modules:\n  m:\n    k: v\n    l: [1, 2]\n    x: {y: z}\n    extra: 1\n", &c, &e), 0);
+        ck_assert(!config_module_same(config_find_module(a, "m"), config_find_module(c, "m")));
+        ck_assert(!config_module_same(config_find_module(c, "m"), config_find_module(a, "m")));
+        config_free(c);
+        ck_assert_int_eq(parse("modules:\n  m:\n    k: v\n    l: [1, 2]\n    x: [y, z]\n", &c, &e), 0);
+        ck_assert(!config_module_same(config_find_module(a, "m"), config_find_module(c, "m")));
+        config_free(c);
+        config_free(a);
+        config_free(b);
+}
+END_TEST
+
+/* A file that is part of the configuration: the same text naming a changed file is a change. */
+START_TEST(test_module_same_files) {
+        char dir[] = "/tmp/test-conf-files-XXXXXX", *path = NULL, *yaml = NULL, *e = NULL;
+        struct Out { char *file; } o1 = {}, o2 = {}, o3 = {};
+        const sunkd_cfg_key reads[] = { { "file", SUNKD_CFG_PATH, 0, SUNKD_CFG_RELOAD_FILE, 0, 0 } };
+        const sunkd_cfg_key plain[] = { { "file", SUNKD_CFG_PATH, 0, 0, 0, 0 } };
+        Config *a = NULL, *b = NULL, *c = NULL;
+        FILE *f;
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        ck_assert_int_ge(asprintf(&path, "%s/x.conf", dir), 0);
+        ck_assert_ptr_nonnull(f = fopen(path, "w"));
+        fputs("one\n", f);
+        fclose(f);
+        ck_assert_int_ge(asprintf(&yaml, "modules:\n  m:\n    file: %s\n", path), 0);
+        ck_assert_int_eq(parse(yaml, &a, &e), 0);
+        ck_assert_int_eq(parse(yaml, &b, &e), 0);
+        ck_assert_int_eq(parse(yaml, &c, &e), 0);
+        ck_assert_int_eq(conf_keys_parse(config_find_module(a, "m")->cfg, reads, 1, &o1, &e), 0);
+        ck_assert_int_eq(conf_keys_parse(config_find_module(b, "m")->cfg, reads, 1, &o2, &e), 0);
+        ck_assert(config_module_same(config_find_module(a, "m"), config_find_module(b, "m")));
+        /* Parsed as a file on one side only: not known to be the same. */
+        ck_assert(!config_module_same(config_find_module(a, "m"), config_find_module(c, "m")));
+        ck_assert_ptr_nonnull(f = fopen(path, "a"));
+        fputs("two\n", f);
+        fclose(f);
+        ck_assert_int_eq(conf_keys_parse(config_find_module(c, "m")->cfg, reads, 1, &o3, &e), 0);
+        ck_assert(!config_module_same(config_find_module(a, "m"), config_find_module(c, "m")));
+        ck_assert(config_module_same(config_find_module(c, "m"), config_find_module(c, "m")));
+        config_free(b);
+        /* Without the flag the file is the module's business. */
+        ck_assert_int_eq(parse(yaml, &b, &e), 0);
+        conf_keys_clear(plain, 1, &o2);
+        ck_assert_int_eq(conf_keys_parse(config_find_module(b, "m")->cfg, plain, 1, &o2, &e), 0);
+        config_free(a);
+        ck_assert_int_eq(parse(yaml, &a, &e), 0);
+        ck_assert(config_module_same(config_find_module(a, "m"), config_find_module(b, "m")));
+        conf_keys_clear(plain, 1, &o1);
+        conf_keys_clear(plain, 1, &o2);
+        conf_keys_clear(plain, 1, &o3);
+        config_free(a);
+        config_free(b);
+        config_free(c);
+        unlink(path);
+        rmdir(dir);
+        free(path);
+        free(yaml);
+}
+END_TEST
+
 START_TEST(test_full) {
         const char *yaml = "socket: /tmp/x/io.sunkd\n"
                            "socket_mode: \"0660\"\n"
@@ -515,6 +600,8 @@ int main(void) {
         TCase *tc = tcase_create("conf");
 
         tcase_add_test(tc, test_full);
+        tcase_add_test(tc, test_module_same);
+        tcase_add_test(tc, test_module_same_files);
         tcase_add_test(tc, test_defaults);
         tcase_add_test(tc, test_allow_unknown);
         tcase_add_test(tc, test_errors_located);

@@ -172,6 +172,7 @@ START_TEST(test_normalise) {
                 /* hostile: a driver string must not add keys, lines or GRES entries */
                 { "X\nNodeName=evil File=/etc/shadow", "x_nodename_evil_file_/etc/shadow" },
                 { "a:b,c#d\te\x7f", "a_b_c_d_e_" },
+                { "H100\\xff", "h100_xff" }, /* an escaped byte (gres_text_safe()) */
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -179,6 +180,40 @@ START_TEST(test_normalise) {
 
                 ck_assert_str_eq(t, cases[i].out);
         }
+}
+END_TEST
+
+/* Driver text leaves the module as printable ASCII, escapes unforgeable and never cut in half. */
+START_TEST(test_text_escape) {
+        static const struct {
+                const char *in, *out;
+        } cases[] = {
+                { "NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3" },
+                { "GPU-\xc3(\x07", "GPU-\\xc3(\\x07" },
+                { "a\\xffb", "a\\x5cxffb" },                 /* a literal "\xff" stays apart from the byte */
+                { "\x1b[2J\r\n\t\x7f", "\\x1b[2J\\x0d\\x0a\\x09\\x7f" },
+                { "\xc3\xa9", "\\xc3\\xa9" },                  /* valid UTF-8 too: gres.conf and the XID log take ASCII */
+                { "", "" },
+        };
+        char out[GRES_TEXT_MAX], small[8];
+        _cleanup_free_ char *big = malloc(1000), *safe = NULL;
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                gres_text_escape(cases[i].in, out, sizeof(out));
+                ck_assert_str_eq(out, cases[i].out);
+        }
+        gres_text_escape(NULL, out, sizeof(out));
+        ck_assert_str_eq(out, "");
+        gres_text_escape("abcd\xff", small, sizeof(small)); /* "abcd\xff" needs 9 bytes: the escape goes whole */
+        ck_assert_str_eq(small, "abcd");
+        gres_text_escape("ab\xff", small, sizeof(small));
+        ck_assert_str_eq(small, "ab\\xff");
+        ck_assert_ptr_nonnull(big);
+        memset(big, '\xff', 999);
+        big[999] = 0;
+        safe = gres_text_safe(big);
+        ck_assert_uint_eq(strlen(safe), (GRES_TEXT_MAX - 1) / 4 * 4);
+        ck_assert_ptr_null(gres_text_safe(NULL));
 }
 END_TEST
 
@@ -812,6 +847,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_mixed_golden);
         tcase_add_test(tc, test_no_gpus);
         tcase_add_test(tc, test_normalise);
+        tcase_add_test(tc, test_text_escape);
         tcase_add_test(tc, test_hostile_and_long_names);
         tcase_add_test(tc, test_links_to_switch);
         suite_add_tcase(s, tc);

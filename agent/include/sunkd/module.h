@@ -9,10 +9,12 @@
  * executable; modules link with -Wl,-z,defs.
  *
  * Lifecycle: LOADED -> RUNNING (init) -> STOPPING -> LOADED (fini).  A stop
- * (removed by a reload, a reload of a module without `reload`, shutdown)
- * turns timers off, cancels running work, signals children and waits for
- * their callbacks before fini; nothing the host holds points into the
- * module's state after fini.
+ * (removed by a reload, a reload that changed the section of a module
+ * without `reload` or whose `reload` answered SUNKD_RELOAD_RESTART,
+ * shutdown) turns timers off, cancels running work, signals children and
+ * waits for their callbacks before fini; nothing the host holds points into
+ * the module's state after fini.  A reload that leaves a module's section
+ * as it was leaves the module alone (see @reload below).
  *
  * Compatibility rules:
  *   - SUNKD_MODULE_ABI_MAJOR changes on any incompatible change; the symbol
@@ -220,6 +222,12 @@ enum {
          * absent.  So the check runs in check (sunkd --check-config, before a
          * reload) and init. */
         SUNKD_CFG_WRITE_PATH = 1u << 1,
+        /* ABI 1.3, for a SUNKD_CFG_PATH: the file's contents are part of
+         * the configuration, read when the section is (an nsscache.conf).
+         * A reload whose section is unchanged but whose file changed (as
+         * stat() tells: inode, size, times) counts as a change and calls
+         * @reload.  A SUNKD_CFG_SECRET's "file:" counts so without it. */
+        SUNKD_CFG_RELOAD_FILE = 1u << 2,
 };
 
 typedef struct sunkd_cfg_key {
@@ -512,8 +520,24 @@ struct sunkd_ctx {
  * @check:  optional; validate @cfg without side effects (parse it through the
  *          key table, log what is wrong).  Used by `sunkd --check-config` and
  *          before a reload is applied, so a bad file never replaces a good one.
- * @reload: apply a new, already-checked config in place.  NULL means the host
- *          calls fini() and init() instead.
+ * @reload: apply a new, already-checked section in place, keeping what it
+ *          does not change (jobs and their last runs, facts, what was
+ *          found).  Called only for a section that changed: a module whose
+ *          keys and values are as they were, and so are the files its
+ *          SUNKD_CFG_RELOAD_FILE and secret "file:" values name, is not
+ *          called and not stopped at a reload (a file it reads at each run
+ *          is its own business); `enabled`, `required` and `allow` are the
+ *          host's, which applies them itself.  Return 0 once applied.  Return
+ *          SUNKD_RELOAD_RESTART when the change cannot be made in place:
+ *          the host then stops the module and calls init() with the new
+ *          section, as for a module without the hook.  Return a negative
+ *          errno only with the previous section still in force (apply
+ *          nothing, or undo what was applied): the module runs on as it
+ *          was, the host logs it, shows it in the module's status, reports
+ *          the reload as failed (`sunkctl reload` exits 1 naming the
+ *          module) while applying the rest of the file, and calls reload
+ *          again at the next reload even with the section unchanged.  NULL
+ *          means a changed section stops the module and calls init() again.
  * @fini:   undo everything; must accept a half-built state.  Called only once
  *          the module has stopped: no run of its jobs is in progress and no
  *          child of its is left (every `done` and spawn callback has run),
@@ -538,6 +562,10 @@ typedef struct sunkd_module {
         void (*fini)(void *state);
         int (*status)(void *state, struct json_object *out);
 } sunkd_module;
+
+/* What @reload returns to be stopped and initialised again with the new
+ * section (ABI 1.3): for a change it cannot apply in place. */
+#define SUNKD_RELOAD_RESTART 2
 
 #define SUNKD_EXPORT __attribute__((visibility("default")))
 
