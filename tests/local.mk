@@ -104,6 +104,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0102-socket-per-uid.t \
 	tests/integration/0110-socket-bad-input.t \
 	tests/integration/0205-nsscache-golden.t \
+	tests/integration/0214-nsscache-publish-fails-midway.t \
 	tests/integration/0220-nsscache-daemon.t \
 	tests/integration/0230-nsscache-getent.t \
 	tests/integration/0240-nsscache-tls.t \
