@@ -62,16 +62,20 @@ static void compare_with_config(const char *path, const Config *c) {
         struct stat st;
 
         if (!streq(path, c->socket))
-                log_warning("The socket passed by the service manager is '%s', not sunkd.yaml's '%s': clients "
-                            "using that path will not reach sunkd.", path, c->socket);
+                log_warning(
+                        "The socket passed by the service manager is '%s', not sunkd.yaml's '%s': clients "
+                        "using that path will not reach sunkd.",
+                        path, c->socket);
         if (path[0] != '/' || stat(path, &st) < 0 || !S_ISSOCK(st.st_mode))
                 return;
         if ((st.st_mode & 0777) != c->socket_mode)
                 log_warning("The socket passed by the service manager has mode %04o, not sunkd.yaml's "
-                            "socket_mode %04o.", (unsigned) (st.st_mode & 0777), (unsigned) c->socket_mode);
+                            "socket_mode %04o.",
+                            (unsigned) (st.st_mode & 0777), (unsigned) c->socket_mode);
         if (c->socket_gid != (gid_t) -1 && st.st_gid != c->socket_gid)
                 log_warning("The socket passed by the service manager has group %u, not sunkd.yaml's "
-                            "socket_group '%s'.", (unsigned) st.st_gid, c->socket_group);
+                            "socket_group '%s'.",
+                            (unsigned) st.st_gid, c->socket_group);
 }
 
 int activation_take(Ipc *ipc, const Config *config, char **ret_path) {
@@ -88,14 +92,16 @@ int activation_take(Ipc *ipc, const Config *config, char **ret_path) {
         }
         r = ipc_adopt(ipc, SD_LISTEN_FDS_START);
         if (r < 0 && refusal(r)) {
-                log_error("The socket passed by the service manager cannot be the control socket: %s.", refusal(r));
+                log_error("The socket passed by the service manager cannot be the control socket: %s.",
+                          refusal(r));
                 return -ENOTSOCK;
         }
         if (r < 0)
                 return log_error_errno(r, "Failed to use the socket passed by the service manager: %m");
         r = socket_path(SD_LISTEN_FDS_START, ret_path);
         if (r < 0)
-                return log_error_errno(r, "Failed to find the path of the socket passed by the service manager: %m");
+                return log_error_errno(
+                        r, "Failed to find the path of the socket passed by the service manager: %m");
         compare_with_config(*ret_path, config);
         return 1;
 }
