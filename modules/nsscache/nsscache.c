@@ -167,7 +167,8 @@ static void copy_rejects(void *userdata, const ScimRejects *rj) {
         }
 }
 
-/* A journal that is still there: a malformed one was discarded. */
+/* Finishing an interrupted publish failed and its journal stays (a
+ * malformed one is discarded, and the run goes on). */
 static bool recovery_blocked(const Result *res) {
         return res->recover_result < 0 && res->recover_result != -EBADMSG;
 }
@@ -189,8 +190,10 @@ static int refresh_work(void *state, void *input, const sunkd_cancel *cancel, vo
         /* First, so lookups see one run's maps even when this fetch fails.  While
          * it cannot be finished nothing can be published: no fetch for nothing. */
         res->recover_result = cache_publish_recover(opts.state_dir, &res->recovered, &res->recover_error);
-        if (recovery_blocked(res))
+        if (recovery_blocked(res)) {
+                res->error = res->recover_error ? strdup(res->recover_error) : NULL;
                 return res->recover_result;
+        }
         r = nsscache_refresh_run(c, &opts, &in->ref->memo, cancel, copy_rejects, res, &res->stats,
                                  &res->report, &res->error);
         /* The run's pages and maps are freed: give the heap back to the system. */
@@ -379,8 +382,8 @@ static int refresh_done(void *state, int r, void *input, void *result) {
         else if (r < 0)
                 sunkd_log_error_errno(s->ctx, r, "Refresh failed, the existing caches are unchanged: %s",
                                       res && res->error ? res->error : strerror(-r));
-        if (res && r < 0 && (res->error || recovery_blocked(res)))
-                (void) s->ctx->api->job_set_message(s->job, res->error ?: res->recover_error);
+        if (res && res->error && r < 0)
+                (void) s->ctx->api->job_set_message(s->job, res->error);
         if (res)
                 update_metrics(s, res);
         record_outcome(s, r, in, res);

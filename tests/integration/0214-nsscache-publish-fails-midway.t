@@ -160,6 +160,8 @@ like "$out" "/etc/\.sunkd-group\.cache\.[A-Za-z0-9]{6}: rename-data failed: Devi
 ok "it logs that finishing the interrupted publish failed, naming the file" wait_log \
         "Failed to finish the interrupted publish into '/etc'; until it is, the maps may be from two runs and nothing new is fetched: /etc/\.sunkd-group\.cache\.[A-Za-z0-9]{6}: rename-data failed: Device or resource busy"
 unlike "$(log_since)" "existing caches are unchanged" "and does not claim the caches are as they were"
+like "$(module_status nsscache last_error)" "^/etc/\.sunkd-group\.cache\.[A-Za-z0-9]{6}: rename-data failed" \
+        "sunkctl status names the file"
 is "$(grep -c '^GET ' "$SCIM_LOG")" "$requests" "it sent no request to the SCIM server"
 is "$(cd /etc && ls -li --time-style=+%s $FILES 2>&1)" "$half" "and changes no file"
 is "$(temps)" "$staged" "the staged files are the same ones"
