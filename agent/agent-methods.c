@@ -48,7 +48,7 @@ static int method_status(sunkd_call *call, json_object *params, void *userdata) 
         json_object_object_add(o, "ready", json_object_new_boolean(m->ready));
         json_object_object_add(o, "stopping", json_object_new_boolean(m->stopping));
         json_object_object_add(o, "config", json_object_new_string(m->config_path));
-        json_object_object_add(o, "socket", json_object_new_string(m->config->socket));
+        json_object_object_add(o, "socket", json_object_new_string(m->socket_path));
         json_object_object_add(o, "start_usec", json_object_new_int64((int64_t) m->start_usec));
         json_object_object_add(o, "uptime_usec", json_object_new_int64((int64_t) (now_usec(CLOCK_REALTIME) - m->start_usec)));
         json_object_object_add(o, "reloads", json_object_new_int64(m->n_reloads));

@@ -37,6 +37,8 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-util.la
 noinst_LTLIBRARIES += %reldir%/libsunkd-core.la
 %canon_reldir%_libsunkd_core_la_SOURCES = \
 	%reldir%/abi-copy.h \
+	%reldir%/activation.c \
+	%reldir%/activation.h \
 	%reldir%/agent-methods.c \
 	%reldir%/conf-keys.c \
 	%reldir%/conf-keys.h \

@@ -138,7 +138,7 @@ static int run(const Args *a) {
 
         r = manager_start(m);
         if (r < 0) {
-                code = r == -EADDRINUSE ? EXIT_UNAVAILABLE : EXIT_RUNTIME;
+                code = r == -EADDRINUSE ? EXIT_UNAVAILABLE : r == -ENOTSOCK ? EXIT_CONFIG : EXIT_RUNTIME;
                 manager_free(m);
                 return code;
         }

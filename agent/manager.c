@@ -21,8 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <systemd/sd-daemon.h>
-
+#include "activation.h"
 #include "log.h"
 #include "manager.h"
 #include "notify.h"
@@ -100,7 +99,7 @@ static void manager_maybe_ready(Manager *m) {
                 return;
         m->ready = true;
         (void) notify_ready(&m->notify_fd, "Ready.");
-        log_info("Ready: %zu module(s), socket '%s'.", m->n_modules, m->config->socket);
+        log_info("Ready: %zu module(s), socket '%s'.", m->n_modules, m->socket_path);
 }
 
 static void on_job_done(void *userdata, Job *j, int result) {
@@ -251,26 +250,22 @@ Manager *manager_free(Manager *m) {
         if (m->notify_fd >= 0)
                 close(m->notify_fd);
         free(m->config_path);
+        free(m->socket_path);
         free(m);
         return NULL;
 }
 
 static int manager_listen(Manager *m) {
-        int n, r;
+        int r;
 
-        n = sd_listen_fds(true);
-        if (n > 1)
-                return log_error_errno(-EINVAL, "Expected at most one socket from the service manager, got %d.", n);
-        if (n == 1) {
-                r = ipc_adopt(m->ipc, SD_LISTEN_FDS_START);
-                if (r < 0)
-                        return log_error_errno(r, "Failed to use the socket passed by the service manager: %m");
-                return 0;
-        }
+        r = activation_take(m->ipc, m->config, &m->socket_path);
+        if (r != 0)
+                return r < 0 ? r : 0;
         r = ipc_listen(m->ipc, m->config->socket, m->config->socket_mode, m->config->socket_gid);
         if (r < 0)
                 return log_error_errno(r, "Failed to listen on '%s': %m", m->config->socket);
-        return 0;
+        m->socket_path = strdup(m->config->socket);
+        return m->socket_path ? 0 : log_oom();
 }
 
 static int manager_add_module(Manager *m, Module *mod) {

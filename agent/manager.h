@@ -23,6 +23,7 @@ typedef struct Manager {
         sd_event *event;
         char *config_path;
         Config *config;
+        char *socket_path; /* where the socket is served: sunkd.yaml's, or the one passed */
         Module **modules;
         size_t n_modules;
         Module **retired; /* removed from the configuration, still stopping */
@@ -60,7 +61,8 @@ typedef struct Manager {
 int manager_new(Config *config, const char *config_path, int notify_fd, Manager **ret);
 Manager *manager_free(Manager *m);
 /** manager_start() - bind the socket, load and init modules.  -ENOEXEC when
- * a required module failed. */
+ * a required module failed, -EADDRINUSE when another sunkd answers on the
+ * socket, -ENOTSOCK when the service manager passed what cannot be it. */
 int manager_start(Manager *m);
 /** manager_run() - run the loop until shutdown; returns the exit code. */
 int manager_run(Manager *m);

@@ -112,6 +112,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0102-socket-per-uid.t \
 	tests/integration/0110-socket-bad-input.t \
 	tests/integration/0205-nsscache-golden.t \
+	tests/integration/0214-nsscache-publish-fails-midway.t \
 	tests/integration/0220-nsscache-daemon.t \
 	tests/integration/0230-nsscache-getent.t \
 	tests/integration/0240-nsscache-tls.t \
@@ -120,6 +121,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0302-s6.t \
 	tests/integration/0303-systemd-unit.t \
 	tests/integration/0304-journald.t \
+	tests/integration/0305-socket-activation.t \
 	# End of INTEGRATION_TESTS
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib/tap.sh tests/lib/sunkd.sh tests/lib/summary tests/lib/scim.sh \

@@ -17,7 +17,9 @@
  *
  * The state directory also holds the publish journal: init finishes a
  * publish a crash interrupted before the first run, so READY never comes
- * with maps from two runs.
+ * with maps from two runs.  Each run finishes a pending one first; while
+ * that fails (a rename refused) the run fetches nothing, since nothing it
+ * fetched could be published.
  */
 #include <errno.h>
 #include <malloc.h>
@@ -164,6 +166,12 @@ static void copy_rejects(void *userdata, const ScimRejects *rj) {
         }
 }
 
+/* Finishing an interrupted publish failed and its journal stays (a
+ * malformed one is discarded, and the run goes on). */
+static bool recovery_blocked(const Result *res) {
+        return res->recover_result < 0 && res->recover_result != -EBADMSG;
+}
+
 static int refresh_work(void *state, void *input, const sunkd_cancel *cancel, void **ret_result) {
         Input *in = input;
         const ScimConfig *c = in->ref->conf;
@@ -178,8 +186,13 @@ static int refresh_work(void *state, void *input, const sunkd_cancel *cancel, vo
 
         nsscache_refresh_options(c, in->force, &opts);
         opts.state_dir = ((State *) state)->state_dir;
-        /* First, so lookups see one run's maps even when this fetch fails. */
+        /* First, so lookups see one run's maps even when this fetch fails.  While
+         * it cannot be finished nothing can be published: no fetch for nothing. */
         res->recover_result = cache_publish_recover(opts.state_dir, &res->recovered, &res->recover_error);
+        if (recovery_blocked(res)) {
+                res->error = res->recover_error ? strdup(res->recover_error) : NULL;
+                return res->recover_result;
+        }
         r = nsscache_refresh_run(c, &opts, &in->ref->memo, cancel, copy_rejects, res, &res->stats,
                                  &res->report, &res->error);
         /* The run's pages and maps are freed: give the heap back to the system. */
@@ -320,7 +333,8 @@ static void log_recovery(State *s, const Result *res) {
                 sunkd_log_warning(s->ctx, "%s.", res->recover_error ?: "malformed publish journal");
         else if (res->recover_result < 0)
                 sunkd_log_error_errno(s->ctx, res->recover_result,
-                                      "Failed to finish the interrupted publish into '%s': %s", dir,
+                                      "Failed to finish the interrupted publish into '%s'; until it is, the maps "
+                                      "may be from two runs and nothing new is fetched: %s", dir,
                                       res->recover_error ?: strerror(-res->recover_result));
         else if (res->recovered)
                 sunkd_log_notice(s->ctx, "Finished the publish into '%s' that was interrupted.", dir);
@@ -359,6 +373,8 @@ static int refresh_done(void *state, int r, void *input, void *result) {
                 sunkd_log_error(s->ctx, "Refusing to publish: %s. The existing caches are unchanged; to accept "
                                 "this once, create '%s' and run 'sunkctl run nsscache.refresh'.",
                                 res && res->error ? res->error : "guard", s->force_path);
+        else if (r < 0 && res && recovery_blocked(res))
+                ; /* log_recovery() said why */
         else if (r < 0 && res && res->report.journal_pending)
                 sunkd_log_error_errno(s->ctx, r, "Refresh failed while putting the maps in place; the next run "
                                       "or start finishes it from the journal: %s", res->error ?: strerror(-r));
