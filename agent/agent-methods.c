@@ -145,9 +145,12 @@ static int method_trigger(sunkd_call *call, json_object *params, void *userdata)
 static void on_reloaded(void *userdata, int r, const char *error) {
         sunkd_call *call = userdata;
 
-        if (r < 0)
-                (void) ipc_reply_error(call, "io.sunkd.ReloadFailed",
-                                       json_object_new_string_object("reason", error ?: strerror(-r)));
+        if (r < 0) {
+                json_object *o = json_object_new_string_object("reason", error ?: strerror(-r));
+                if (o)
+                        json_object_object_add(o, "applied", json_object_new_boolean(r == MANAGER_RELOAD_PARTIAL));
+                (void) ipc_reply_error(call, "io.sunkd.ReloadFailed", o);
+        }
         else
                 (void) ipc_reply(call, NULL);
 }

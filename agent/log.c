@@ -141,6 +141,17 @@ bool log_field_is_valid(const char *field) {
                !strchr(eq + 1, '\n');
 }
 
+/* Per thread: a check on the loop captures its own errors, never a worker's. */
+static _Thread_local char **capture;
+
+void log_capture_begin(char **first_error) {
+        capture = first_error;
+}
+
+void log_capture_end(void) {
+        capture = NULL;
+}
+
 int log_internalv(int level, int error, const LogContext *ctx, const char *file, int line,
                   const char *func, const char *format, va_list ap) {
         char *msg = NULL;
@@ -158,6 +169,8 @@ int log_internalv(int level, int error, const LogContext *ctx, const char *file,
         errno = saved;
         if (!msg)
                 return -error;
+        if (capture && !*capture && level <= LOG_ERR)
+                *capture = strdup(msg);
 
         if (use_journal)
                 log_to_journal(level, error, ctx, file, line, func, msg);

@@ -33,6 +33,15 @@ int log_get_max_level(void);
 int log_level_from_string(const char *s);
 const char *log_level_to_string(int level);
 
+/**
+ * log_capture_begin() - until log_capture_end(), copy the first message of
+ * LOG_ERR or worse logged on this thread into *@first_error (malloc'd, the
+ * caller frees; left NULL if none), besides logging it: what a module's check
+ * said, for the reply to `sunkctl reload`.
+ */
+void log_capture_begin(char **first_error);
+void log_capture_end(void);
+
 int log_internalv(int level, int error, const LogContext *ctx, const char *file, int line,
                   const char *func, const char *format, va_list ap) _printf_(7, 0);
 int log_internal(int level, int error, const LogContext *ctx, const char *file, int line,

@@ -651,10 +651,13 @@ static int manager_reload_apply(Manager *m, Config *c, char **error) {
         Config *old;
         int r;
 
+        /* What the refusing module said goes back to `sunkctl reload`. */
+        log_capture_begin(error);
         r = manager_check_config(m, c, &fresh, &n_fresh);
+        log_capture_end();
         if (r < 0) {
                 log_error_errno(r, "New configuration refused by a module, keeping the running one.");
-                if (asprintf(error, "module configuration refused (see the log)") < 0)
+                if (!*error && asprintf(error, "a module refused its section: %s", strerror(-r)) < 0)
                         *error = NULL;
                 config_free(c);
                 return r;
@@ -675,7 +678,7 @@ static int manager_reload_apply(Manager *m, Config *c, char **error) {
         log_error("Configuration reloaded, keeping the running configuration of: %s.", failed);
         if (asprintf(error, "module(s) %s", failed) < 0)
                 *error = NULL;
-        return -EIO;
+        return MANAGER_RELOAD_PARTIAL;
 }
 
 static void reload_run(void *userdata) {

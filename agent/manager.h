@@ -1,6 +1,8 @@
 /* The Manager: the one object that owns all of sunkd's state. */
 #pragma once
 
+#include <errno.h>
+
 #include <stdbool.h>
 
 #include <systemd/sd-event.h>
@@ -18,6 +20,10 @@
 /* When a reload has been applied or refused: r < 0 with @error (may be NULL). */
 typedef void (*ManagerReloadFn)(void *userdata, int r, const char *error);
 typedef struct ReloadWait ReloadWait;
+
+/* A reload's result when the file is in force but for modules whose new
+ * section failed; any other negative result means nothing changed. */
+#define MANAGER_RELOAD_PARTIAL (-EBADE)
 
 typedef struct Manager {
         sd_event *event;

@@ -78,7 +78,7 @@ static const char *error_hint(const char *error) {
                 { "io.sunkd.PermissionDenied", "permission denied: run as root, or be in the module's allow: list" },
                 { "io.sunkd.NoSuchJob", "no such job (sunkctl jobs lists them)" },
                 { "org.varlink.service.MethodNotFound", "this sunkd does not know that method (is the module enabled?)" },
-                { "io.sunkd.ReloadFailed", "the new configuration was not applied in full (see sunkd's log)" },
+                { "io.sunkd.ReloadFailed", "the new configuration was refused; the running one stays" },
         };
 
         for (size_t i = 0; error && i < ELEMENTSOF(hints); i++)
@@ -102,6 +102,19 @@ static int call(Ctl *c, const char *method, json_object *params, json_object **r
         }
         /* Every verb makes one call. */
         r = client_call_last(c->fd, method, params, c->timeout_usec, REPLY_MAX, &reply, &error);
+        if (r == -EREMOTEIO && streq_ptr(error, "io.sunkd.ReloadFailed") &&
+            json_object_get_boolean(json_object_object_get(reply, "applied"))) {
+                fprintf(stderr, "sunkctl: the new configuration is in force, except for %s (%s)\n",
+                        jstr(reply, "reason") ?: "some modules", error);
+                json_object_put(reply);
+                return EXIT_FAILED;
+        }
+        if (r == -EREMOTEIO && streq_ptr(error, "io.sunkd.ReloadFailed")) {
+                /* Nothing changed: a configuration error, as --check-config reports it. */
+                fprintf(stderr, "sunkctl: %s: %s (%s)\n", error_hint(error), jstr(reply, "reason") ?: "invalid", error);
+                json_object_put(reply);
+                return EXIT_USAGE;
+        }
         if (r == -EREMOTEIO) {
                 const char *hint = error_hint(error), *reason = reply ? jstr(reply, "reason") : NULL;
                 if (hint)

@@ -49,8 +49,8 @@ refused() {
         like "$(log_since)" "Failed to reload, keeping the running configuration: $2" "$1: a reload is refused"
         is "$(interval)" 3600000000 "$1: the running config stays"
         out=$(ctl reload 2>&1); rc=$?
-        is "$rc" 1 "$1: sunkctl reload fails"
-        like "$out" "the running one stays .*io.sunkd.ReloadFailed" "$1: with ReloadFailed"
+        is "$rc" 2 "$1: sunkctl reload fails as a configuration error"
+        like "$out" "the running one stays: refusing config file .*io.sunkd.ReloadFailed" "$1: with ReloadFailed, printing the error"
         is "$(ctl ping)" "pong" "$1: the daemon answers"
 }
 

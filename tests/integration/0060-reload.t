@@ -28,8 +28,17 @@ sunkd_hup
 like "$(log_since)" "key 'bogus_top': unknown key" "unknown top-level key on reload reported"
 
 err=$(ctl reload 2>&1); rc=$?
-is "$rc" 1 "sunkctl reload of a bad file exits 1"
+is "$rc" 2 "sunkctl reload of a bad file exits 2, as --check-config does"
 like "$err" "io.sunkd.ReloadFailed" "with ReloadFailed"
+like "$err" "refused; the running one stays: $T/sunkd.yaml:5:1: key 'bogus_top': unknown key" \
+        "and prints the error with its file, line and column"
+sunkd_config "modules:
+  testmod:
+    interval: often"
+err=$(ctl reload 2>&1); rc=$?
+is "$rc" 2 "a section its module refuses: sunkctl reload exits 2"
+like "$err" "refused; the running one stays: $T/sunkd.yaml:6:5: key 'interval': 'often' is not a duration" \
+        "and prints what the module said, located"
 
 sunkd_config "modules:
   testmod:

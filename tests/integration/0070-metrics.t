@@ -90,8 +90,16 @@ textfile_without() {
 }
 ok "the textfile is rewritten without testmod" wait_until 300 textfile_without testmod
 like "$(validate "$T/sunkd.prom")" "^valid [0-9]+" "and still valid exposition"
-# abi10 has no reload hook: the reload restarted it, and it registered its
-# families again (a restart is a stop: they went, and its counters restart).
+# abi10's section did not change: the reload left it alone, counters and all.
+ctl run abi10.work >/dev/null
+like "$(ctl metrics)" 'sunkd_abi10_runs_total 2' "a module whose section is unchanged keeps its metrics"
+# A changed section restarts abi10 (it has no reload hook): its families go
+# with the stop and it registers them again, counting anew.
+sunkd_config "metrics_textfile: $T/sunkd.prom
+modules:
+  abi10:
+    note: changed"
+is "$(ctl reload)" "Configuration reloaded." "reload with abi10's section changed"
 ctl run abi10.work >/dev/null
 like "$(ctl metrics)" 'sunkd_abi10_runs_total 1' "a restarted module registers its metrics again"
 
