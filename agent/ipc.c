@@ -1663,8 +1663,13 @@ Ipc *ipc_free(Ipc *ipc) {
         if (!ipc)
                 return NULL;
 
-        while (ipc->connections)
+        /* Replies queued in the loop's last iteration (a module answering its
+         * pending calls in fini at shutdown) go out if the socket takes them:
+         * a client waiting for an answer gets it, not a reset. */
+        while (ipc->connections) {
+                (void) conn_write(ipc->connections);
                 conn_free(ipc->connections);
+        }
         /* Calls still unanswered outlive us; their replies just free them. */
         while (ipc->calls) {
                 sunkd_call *call = ipc->calls;
