@@ -108,7 +108,7 @@ die() {
 
 # line BENCHMARK RESULT REFERENCE GOAL MET: one row, aligned
 line() {
-        printf '%-54s %-22s %-56s %-24s %s\n' "$@"
+        printf '%-54s %-22s %-58s %-24s %s\n' "$@"
 }
 
 # row BENCHMARK RESULT REFERENCE GOAL: printed with its verdict, and kept
