@@ -92,6 +92,7 @@ tests_unit_test_trusted_path_LDADD = $(CHECK_TEST_LIBS)
 
 # Integration tests (TAP shell) against the real daemon.
 INTEGRATION_TESTS = \
+	tests/bench/verdict.t \
 	tests/integration/0001-cli.t \
 	tests/integration/0004-install.t \
 	tests/integration/0002-docs.t \
@@ -126,7 +127,8 @@ INTEGRATION_TESTS = \
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib/tap.sh tests/lib/sunkd.sh tests/lib/summary tests/lib/scim.sh \
 	tests/lib/etc-cache.sh tests/lib/fake-cpu-topology.sh tests/lib/scim-dump.sh tests/lib/varlink-raw.py tests/lib/notify-listen.py tests/lib/nss-index-check.py \
-	tests/lib/socket-hog.py tests/lib/ptrace-hold.py tests/lib/with-deadline tests/lib/sshd.sh
+	tests/lib/socket-hog.py tests/lib/ptrace-hold.py tests/lib/with-deadline tests/lib/sshd.sh \
+	tests/bench/verdict.sh tests/bench/README.md
 check_SCRIPTS += tests/demo.sh
 
 tests/demo.sh: $(top_srcdir)/tests/demo.sh.in Makefile
