@@ -100,6 +100,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0004-install.t \
 	tests/integration/0002-docs.t \
 	tests/integration/0003-etc-examples.t \
+	tests/integration/0006-file-headers.t \
 	tests/integration/0010-lifecycle.t \
 	tests/integration/0020-sunkctl.t \
 	tests/integration/0030-config-errors.t \
