@@ -1,9 +1,9 @@
 /* The function table modules call the host through.
  *
  * Each entry recovers the Module from the sunkd_ctx (its first member) and
- * forwards to the manager's subsystems, attaching the module as owner so
- * that fini can take everything back.  Nothing here is exported from the
- * executable: modules see only this table.
+ * forwards to the subsystems of its ModuleHost, attaching the module as
+ * owner so that fini can take everything back.  Nothing here is exported
+ * from the executable: modules see only this table.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -13,7 +13,6 @@
 #include "abi-copy.h"
 #include "conf-keys.h"
 #include "facts.h"
-#include "manager.h"
 #include "metrics.h"
 #include "module-loader.h"
 #include "sched.h"
@@ -110,7 +109,7 @@ static int host_job_add(sunkd_ctx *c, const sunkd_job_spec *spec, sunkd_job **re
         if (mod->def->abi_minor >= 3 && spec && (spec->flags & SUNKD_JOB_ASYNC) &&
             (spec->size < ABI_END_OF(sunkd_job_spec, cancel) || !spec->cancel))
                 return -EINVAL;
-        return sched_job_add(mod->manager->sched, spec, &mod->state, mod, mod->name, ret);
+        return sched_job_add(mod->host->sched, spec, &mod->state, mod, mod->name, ret);
 }
 
 static int host_job_trigger(sunkd_job *j, const char *reason) {
@@ -155,7 +154,7 @@ static int host_methods_add(sunkd_ctx *c, const sunkd_method *methods, size_t n)
                 if (methods[i].flags & IPC_METHOD_ANONYMOUS)
                         return -EINVAL;
                 b[i] = (MethodBinding){ .module = mod, .fn = methods[i].fn };
-                r = ipc_add_method(mod->manager->ipc, methods[i].name, methods[i].flags, method_trampoline, &b[i],
+                r = ipc_add_method(mod->host->ipc, methods[i].name, methods[i].flags, method_trampoline, &b[i],
                                    &mod->allow, mod);
                 if (r < 0)
                         return r;
@@ -180,7 +179,7 @@ static int host_metric_add(sunkd_ctx *c, const sunkd_metric_spec *spec, sunkd_me
         const char *name = spec && spec->name ? spec->name : "(null)";
         int r;
 
-        r = metrics_add_owned(mod->manager->metrics, mod, mod->name, mod->def->abi_minor >= 3, spec, ret, &error);
+        r = metrics_add_owned(mod->host->metrics, mod, mod->name, mod->def->abi_minor >= 3, spec, ret, &error);
         if (r < 0 && error)
                 log_ctx_full_errno(&mod->log, LOG_ERR, r, "Module '%s' may not register metric '%s': %s",
                                    mod->name, name, error);
@@ -194,41 +193,41 @@ static int host_metric_add(sunkd_ctx *c, const sunkd_metric_spec *spec, sunkd_me
 static int host_spawn(sunkd_ctx *c, const sunkd_spawn_spec *spec, sunkd_spawn_cb cb, void *userdata) {
         if (MOD(c)->mstate != MODULE_RUNNING)
                 return -ESHUTDOWN;
-        return spawn_start(MOD(c)->manager->spawns, spec, cb, userdata, MOD(c), NULL);
+        return spawn_start(MOD(c)->host->spawns, spec, cb, userdata, MOD(c), NULL);
 }
 
 static int host_spawn_start(sunkd_ctx *c, const sunkd_spawn_spec *spec, sunkd_spawn_cb cb, void *userdata,
                             sunkd_child **ret) {
         if (MOD(c)->mstate != MODULE_RUNNING)
                 return -ESHUTDOWN;
-        return spawn_start(MOD(c)->manager->spawns, spec, cb, userdata, MOD(c), ret);
+        return spawn_start(MOD(c)->host->spawns, spec, cb, userdata, MOD(c), ret);
 }
 
 /* ABI 1.2: file watches and facts */
 
 static int host_watch_add(sunkd_ctx *c, const char *path, void (*cb)(void *userdata, const char *path),
                           void *userdata, sunkd_watch **ret) {
-        return watch_add(MOD(c)->manager->watches, path, cb, userdata, MOD(c), ret);
+        return watch_add(MOD(c)->host->watches, path, cb, userdata, MOD(c), ret);
 }
 
 static int host_fact_publish(sunkd_ctx *c, const char *name, struct json_object *value) {
-        return fact_publish(MOD(c)->manager->facts, MOD(c), MOD(c)->name, name, value);
+        return fact_publish(MOD(c)->host->facts, MOD(c), MOD(c)->name, name, value);
 }
 
 static struct json_object *host_fact_get(sunkd_ctx *c, const char *name) {
-        return fact_get_copy(MOD(c)->manager->facts, name);
+        return fact_get_copy(MOD(c)->host->facts, name);
 }
 
 static int host_fact_subscribe(sunkd_ctx *c, const char *name,
                                void (*cb)(void *userdata, const char *name, struct json_object *value),
                                void *userdata) {
-        return fact_subscribe(MOD(c)->manager->facts, MOD(c), name, cb, userdata);
+        return fact_subscribe(MOD(c)->host->facts, MOD(c), name, cb, userdata);
 }
 
 static int host_fact_unsubscribe(sunkd_ctx *c, const char *name,
                                  void (*cb)(void *userdata, const char *name, struct json_object *value),
                                  void *userdata) {
-        return fact_unsubscribe(MOD(c)->manager->facts, MOD(c), name, cb, userdata);
+        return fact_unsubscribe(MOD(c)->host->facts, MOD(c), name, cb, userdata);
 }
 
 const sunkd_host_api host_api = {

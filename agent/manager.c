@@ -31,6 +31,7 @@
 #include "util/time-util.h"
 
 static void manager_check_stopped(Manager *m);
+static void manager_watch_stopping(Manager *m);
 
 struct ReloadWait {
         ManagerReloadFn fn;
@@ -115,18 +116,31 @@ static void on_job_done(void *userdata, Job *j, int result) {
         manager_maybe_ready(m);
 }
 
-void manager_remove_job_metrics(Manager *m, const void *owner) {
+/* A module that stops takes the series of its jobs along: dropped while
+ * its jobs are still listed. */
+static void on_module_finishing(void *userdata, Module *mod) {
+        Manager *m = userdata;
+
         for (size_t i = 0; i < sched_n_jobs(m->sched); i++) {
                 Job *j = sched_job_at(m->sched, i);
                 const char *name = sched_job_name(j);
 
-                if (sched_job_owner(j) != owner)
+                if (sched_job_owner(j) != mod)
                         continue;
                 (void) metrics_remove(m->m_job_runs, (const char *[]){ name, "success" });
                 (void) metrics_remove(m->m_job_runs, (const char *[]){ name, "failure" });
                 (void) metrics_remove(m->m_job_duration, (const char *[]){ name });
                 (void) metrics_remove(m->m_job_last_success, (const char *[]){ name });
         }
+}
+
+static void on_module_stopping(void *userdata, Module *mod) {
+        manager_watch_stopping(userdata);
+}
+
+static const Config *module_host_config(void *userdata) {
+        const Manager *m = userdata;
+        return m->config;
 }
 
 static int on_signal_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
@@ -214,6 +228,19 @@ int manager_new(Config *config, const char *config_path, int notify_fd, Manager 
                 return r;
         }
         sched_set_done_hook(m->sched, on_job_done, m);
+        m->module_host = (ModuleHost){
+                .sched = m->sched,
+                .spawns = m->spawns,
+                .ipc = m->ipc,
+                .watches = m->watches,
+                .facts = m->facts,
+                .metrics = m->metrics,
+                .config_path = m->config_path,
+                .userdata = m,
+                .config = module_host_config,
+                .stopping = on_module_stopping,
+                .finishing = on_module_finishing,
+        };
         /* No module's stuck work can hold every worker. */
         sched_set_max_workers_per_owner(m->sched, MAX(1u, (unsigned) config->workers / 2));
         *ret = m;
@@ -301,7 +328,7 @@ static int manager_start_module(Manager *m, const ConfModule *cm) {
         Module *mod = NULL;
         int r;
 
-        r = module_new(m, cm, &mod);
+        r = module_new(&m->module_host, cm, &mod);
         if (mod) {
                 int k = manager_add_module(m, mod);
                 if (k < 0) {
@@ -391,7 +418,9 @@ static int on_stopping_watch(sd_event_source *s, void *userdata) {
         return 0;
 }
 
-void manager_watch_stopping(Manager *m) {
+/* A module began stopping: finish it (and any other) once its last run or
+ * child has ended. */
+static void manager_watch_stopping(Manager *m) {
         if (!m->stopping_watch) {
                 if (sd_event_add_post(m->event, &m->stopping_watch, on_stopping_watch, m) < 0) {
                         log_oom();
@@ -473,7 +502,7 @@ static int manager_check_config(Manager *m, Config *c, Module ***ret_new, size_t
                 if (!mod) {
                         Module **l;
                         mod = NULL;
-                        r = module_new(m, cm, &mod);
+                        r = module_new(&m->module_host, cm, &mod);
                         if (r < 0) {
                                 module_free(mod);
                                 break;

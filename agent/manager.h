@@ -44,6 +44,7 @@ typedef struct Manager {
         SpawnSet *spawns;
         WatchSet *watches;
         FactStore *facts;
+        ModuleHost module_host; /* the subsystems above and the hooks, as modules see them */
         int notify_fd;
         bool ready;
         bool stopping;
@@ -82,12 +83,6 @@ int manager_reload(Manager *m, ManagerReloadFn fn, void *userdata);
 void manager_begin_shutdown(Manager *m);
 /** manager_quiescent() - no worker runs module code, so all may be freed. */
 bool manager_quiescent(Manager *m);
-/** manager_watch_stopping() - a module began stopping: finish it (and any
- * other) once its last run or child has ended. */
-void manager_watch_stopping(Manager *m);
-/** manager_remove_job_metrics() - drop the series of @owner's jobs from the
- * host's job metrics: a module that stops takes them along. */
-void manager_remove_job_metrics(Manager *m, const void *owner);
 /** manager_check_modules() - dlopen and check every enabled module's section. */
 int manager_check_modules(Manager *m);
 

@@ -25,7 +25,6 @@
 
 #include "abi-copy.h"
 #include "conf-keys.h"
-#include "manager.h"
 #include "module-loader.h"
 #include "util/cleanup.h"
 #include "util/json-util.h"
@@ -157,20 +156,21 @@ static char *module_dir_list(const char *dir) {
 
 /* A module that is not there is most often a typo in sunkd.yaml: point at
  * the line and say what would have loaded. */
-static char *module_missing_error(const Manager *m, const ConfModule *cm, const char *error) {
-        _cleanup_free_ char *list = module_dir_list(m->config->module_dir);
+static char *module_missing_error(const ModuleHost *host, const Config *c, const ConfModule *cm, const char *error) {
+        _cleanup_free_ char *list = module_dir_list(c->module_dir);
         const ConfNode *n = cm->cfg;
         char *out = NULL;
 
-        if (asprintf(&out, "%s:%u:%u: module '%s': %s%s%s%s%s", n ? n->file : m->config_path,
+        if (asprintf(&out, "%s:%u:%u: module '%s': %s%s%s%s%s", n ? n->file : host->config_path,
                      n ? n->key_line : 0, n ? n->key_column : 0, cm->name, error,
-                     list ? "; the modules in " : "", list ? m->config->module_dir : "", list ? " are: " : "",
+                     list ? "; the modules in " : "", list ? c->module_dir : "", list ? " are: " : "",
                      list ? (isempty(list) ? "(none)" : list) : "") < 0)
                 return NULL;
         return out;
 }
 
-int module_new(Manager *m, const ConfModule *cm, Module **ret) {
+int module_new(const ModuleHost *host, const ConfModule *cm, Module **ret) {
+        const Config *c = host->config(host->userdata);
         _cleanup_free_ char *error = NULL;
         Module *mod;
         int r;
@@ -179,17 +179,17 @@ int module_new(Manager *m, const ConfModule *cm, Module **ret) {
         if (!mod)
                 return -ENOMEM;
         mod->ctx.api = &host_api;
-        mod->manager = m;
+        mod->host = host;
         mod->name = strdup(cm->name);
-        if (!mod->name || asprintf(&mod->state_dir, "%s/%s", m->config->state_dir, cm->name) < 0) {
+        if (!mod->name || asprintf(&mod->state_dir, "%s/%s", c->state_dir, cm->name) < 0) {
                 module_free(mod);
                 return -ENOMEM;
         }
         mod->log.module = mod->name;
 
-        r = module_open(m->config->module_dir, cm->name, &mod->dl, &mod->def, &error);
+        r = module_open(c->module_dir, cm->name, &mod->dl, &mod->def, &error);
         if (r == -ENOENT) {
-                char *located = module_missing_error(m, cm, error);
+                char *located = module_missing_error(host, c, cm, error);
                 if (located) {
                         free(error);
                         error = located;
@@ -322,7 +322,7 @@ int module_check(Module *mod, const ConfModule *cm) {
 /* Init again with the configuration current when the stop ended: another
  * reload may have come meanwhile. */
 static void on_restart_stopped(Module *mod, void *userdata) {
-        const ConfModule *cm = config_find_module(mod->manager->config, mod->name);
+        const ConfModule *cm = config_find_module(mod->host->config(mod->host->userdata), mod->name);
 
         if (cm && cm->enabled)
                 (void) module_init(mod, cm);
@@ -383,20 +383,20 @@ int module_reload(Module *mod, const ConfModule *cm) {
 /* Nothing of the module runs any more: take back what the host holds for
  * it, then let it free its state. */
 static void module_finish(Module *mod) {
-        Manager *m = mod->manager;
+        const ModuleHost *h = mod->host;
         ModuleStoppedFn fn = TAKE_PTR(mod->stopped_fn);
 
-        manager_remove_job_metrics(m, mod); /* while its jobs are still listed */
-        sched_remove_owner(m->sched, mod);
+        h->finishing(h->userdata, mod);
+        sched_remove_owner(h->sched, mod);
         if (mod->state)
                 mod->def->fini(mod->state);
         mod->state = NULL;
         /* What fini left behind goes now, before anything can call into freed state. */
-        watch_remove_owner(m->watches, mod);
-        fact_remove_owner(m->facts, mod);
-        metrics_remove_owner(m->metrics, mod);
+        watch_remove_owner(h->watches, mod);
+        fact_remove_owner(h->facts, mod);
+        metrics_remove_owner(h->metrics, mod);
         /* fini may answer its own pending calls; the rest get Unavailable here. */
-        ipc_remove_methods(m->ipc, mod);
+        ipc_remove_methods(h->ipc, mod);
         mod->bindings = mfree(mod->bindings);
         mod->n_bindings = 0;
         mod->mstate = MODULE_LOADED;
@@ -406,8 +406,8 @@ static void module_finish(Module *mod) {
 }
 
 static bool module_busy(Module *mod) {
-        Manager *m = mod->manager;
-        return sched_n_running(m->sched, mod) > 0 || spawn_n_running(m->spawns, mod) > 0;
+        const ModuleHost *h = mod->host;
+        return sched_n_running(h->sched, mod) > 0 || spawn_n_running(h->spawns, mod) > 0;
 }
 
 void module_stop_poll(Module *mod) {
@@ -416,7 +416,7 @@ void module_stop_poll(Module *mod) {
 }
 
 void module_stop(Module *mod, ModuleStoppedFn fn, void *userdata) {
-        Manager *m = mod->manager;
+        const ModuleHost *h = mod->host;
 
         mod->stopped_fn = fn;
         mod->stopped_userdata = userdata;
@@ -430,14 +430,14 @@ void module_stop(Module *mod, ModuleStoppedFn fn, void *userdata) {
                 return;
         }
         mod->mstate = MODULE_STOPPING;
-        ipc_suspend_owner(m->ipc, mod);
-        sched_stop_owner(m->sched, mod);
-        spawn_kill_owner(m->spawns, mod);
+        ipc_suspend_owner(h->ipc, mod);
+        sched_stop_owner(h->sched, mod);
+        spawn_kill_owner(h->spawns, mod);
         if (module_busy(mod))
                 log_ctx_full_errno(&mod->log, LOG_INFO, 0,
                                    "Stopping: waiting for %u run(s) and %u child process(es) to end.",
-                                   sched_n_running(m->sched, mod), spawn_n_running(m->spawns, mod));
-        manager_watch_stopping(m);
+                                   sched_n_running(h->sched, mod), spawn_n_running(h->spawns, mod));
+        h->stopping(h->userdata, mod);
         module_stop_poll(mod);
 }
 

@@ -4,11 +4,14 @@
 #include <stdbool.h>
 
 #include "conf.h"
+#include "facts.h"
 #include "ipc.h"
 #include "log.h"
+#include "metrics.h"
+#include "sched.h"
+#include "spawn.h"
 #include "sunkd/module.h"
-
-typedef struct Manager Manager;
+#include "watch.h"
 
 typedef enum ModuleState {
         MODULE_LOADED,   /* dlopen'ed and checked, not initialised */
@@ -22,9 +25,33 @@ typedef struct Module Module;
 /* Called once the module is back to LOADED (fini done), on the loop. */
 typedef void (*ModuleStoppedFn)(Module *mod, void *userdata);
 
+/* What modules run on: the subsystems that keep what they register, and
+ * what the loader asks of the one that owns them all.  Filled in once by
+ * that owner, which outlives every Module made with it; the loader calls
+ * nothing of the owner's but these hooks. */
+typedef struct ModuleHost {
+        Sched *sched;
+        SpawnSet *spawns;
+        Ipc *ipc;
+        WatchSet *watches;
+        FactStore *facts;
+        Metrics *metrics;
+        const char *config_path; /* named in errors about a section */
+        void *userdata;          /* the hooks' */
+        /* The configuration in force: where modules and their state
+         * directories are, and the section a module that restarts takes. */
+        const Config *(*config)(void *userdata);
+        /* @mod began stopping: module_stop_poll() it after each event until
+         * it has stopped. */
+        void (*stopping)(void *userdata, Module *mod);
+        /* @mod's runs and children are over and it is about to be torn
+         * down, its jobs still registered. */
+        void (*finishing)(void *userdata, Module *mod);
+} ModuleHost;
+
 struct Module {
         sunkd_ctx ctx; /* first, so the host API finds the Module from it */
-        Manager *manager;
+        const ModuleHost *host;
         char *name;
         char *path;
         char *state_dir;
@@ -55,7 +82,7 @@ int module_open(const char *dir, const char *name, void **ret_dl, const sunkd_mo
 
 /** module_new() - load @cm's module.  When loading fails the Module is still
  * returned, FAILED with the reason, along with the negative errno. */
-int module_new(Manager *m, const ConfModule *cm, Module **ret);
+int module_new(const ModuleHost *host, const ConfModule *cm, Module **ret);
 /** module_init() - init with @cm's section; on failure the module is FAILED. */
 int module_init(Module *mod, const ConfModule *cm);
 int module_check(Module *mod, const ConfModule *cm);

@@ -13,42 +13,23 @@
  * The child is started with clone(CLONE_VM | CLONE_VFORK) on a stack of its
  * own, not with fork(): it shares the daemon's memory instead of copying its
  * page tables, which costs a fork in proportion to the daemon's resident
- * size, and the calling thread sleeps until the child has exec'd or died.
- * Sharing the memory sets the rules for the child.  It reads only what the
- * parent prepared before the clone (argv, envp, groups, fds, all in
- * ChildExec) and writes only its own stack.  It calls nothing but glibc's
- * thin wrappers of system calls (and sigemptyset()): glibc's setresuid()
- * and friends would try to change the credentials of every thread of the
- * parent, so the ids are set through raw syscalls.  Every signal is blocked across the clone and the
- * child resets each disposition before it unblocks them, so no handler of
- * the parent ever runs on the shared memory.
- *
- * A child that fails before its program runs (chdir, a privilege drop,
- * execve: ENOENT, EACCES, ENOEXEC, a missing #! interpreter) writes its
- * errno into a close-on-exec status pipe and exits; the parent reads that
- * pipe once the clone returns (EOF: exec succeeded) and hands the errno to
- * the callback as r < 0.  An exit status of 127 or 126 could be the
- * script's own.  The pipe, not the shared memory, carries it because it
- * also works where clone degrades to fork.
- *
+ * size.  Sharing the memory sets strict rules for the child (child_exec()).
  * The price: the loop waits until the child has exec'd, a few syscalls and
  * the kernel's half of execve().  A cwd or a program on a hung network
  * filesystem would stall it there, so both belong on local disk.
  *
- * CLONE_VFORK also settles the kill race: when spawn_start() returns, the
- * child has called setsid() already (or died), so a signal to its group
- * cannot be lost.  Where clone degrades to fork (valgrind does that) and
- * the group does not exist yet, the signal goes to the pid itself: before
- * exec the child has no children of its own.
+ * A child that fails before its program runs (chdir, a privilege drop,
+ * execve: ENOENT, EACCES, ENOEXEC, a missing #! interpreter) reports its
+ * errno through a status pipe (read_exec_errno()), handed to the callback
+ * as r < 0: an exit status of 127 or 126 could be the script's own.
  *
  * The parent reads the pipes on the loop into ring buffers of output_max
  * bytes each that keep the *last* bytes: the line that says why a script
- * failed comes at its end, and a runaway script cannot grow our memory.
- * It reaps the
- * child through an sd-event child source.  A timeout or a kill sends SIGTERM
- * to the group and SIGKILL after the spec's grace.  When the child has
- * exited, what is left in the pipes is drained without waiting for EOF: a
- * grandchild that kept a pipe open must not hold the result back.
+ * failed comes at its end, and a runaway script cannot grow our memory.  It
+ * reaps the child through an sd-event child source.  A timeout or a kill
+ * sends SIGTERM to the group and SIGKILL after the spec's grace.  When the
+ * child has exited, what is left in the pipes is drained without waiting
+ * for EOF: a grandchild that kept a pipe open must not hold the result back.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -316,8 +297,11 @@ static int on_child_exit(sd_event_source *s, const siginfo_t *si, void *userdata
         return 0;
 }
 
-/* The group: the child's own children too.  See the top of the file for
- * when there is no group yet. */
+/* The group: the child's own children too.  CLONE_VFORK settles the kill
+ * race: when spawn_start() returns, the child has called setsid() already
+ * (or died), so a signal to its group cannot be lost.  Where clone degrades
+ * to fork (valgrind does that) and the group does not exist yet, the signal
+ * goes to the pid itself: before exec the child has no children of its own. */
 static int spawn_signal(Spawn *p, int sig) {
         if (kill(-p->pid, sig) >= 0)
                 return 0;
@@ -392,7 +376,15 @@ _child_code_ static int child_drop_privileges(const sunkd_spawn_spec *spec) {
         return 0;
 }
 
-/* Runs on the shared memory: see the top of the file before adding a call. */
+/* Runs on the daemon's memory (CLONE_VM), while the calling thread sleeps
+ * until it has exec'd or died.  It reads only what the parent prepared
+ * before the clone (argv, envp, groups, fds, all in ChildExec) and writes
+ * only its own stack.  It calls nothing but glibc's thin wrappers of system
+ * calls (and sigemptyset()): glibc's setresuid() and friends would try to
+ * change the credentials of every thread of the parent, so the ids are set
+ * through raw syscalls.  Every signal is blocked across the clone and the
+ * child resets each disposition before it unblocks them, so no handler of
+ * the parent ever runs on the shared memory. */
 _child_code_ static int child_exec(void *userdata) {
         const ChildExec *a = userdata;
         const sunkd_spawn_spec *spec = a->spec;
@@ -593,8 +585,10 @@ static int spawn_fds(Spawn *p, const sunkd_spawn_spec *spec, ChildFds *f, int *r
 }
 
 /* The errno of a child that failed before its program ran, 0 once the
- * exec closed the pipe.  It blocks only where clone degraded to fork, and
- * only as long as a vfork would have. */
+ * exec closed the pipe (close-on-exec).  A pipe, not the shared memory,
+ * carries it because it also works where clone degrades to fork.  It
+ * blocks only where clone degraded to fork, and only as long as a vfork
+ * would have. */
 static int read_exec_errno(int fd) {
         int e;
         ssize_t n;

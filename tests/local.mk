@@ -52,6 +52,7 @@ UNIT_TESTS = \
 	tests/unit/test-metrics \
 	tests/unit/test-spawn \
 	tests/unit/test-lifecycle \
+	tests/unit/test-module-host \
 	tests/unit/test-watch \
 	tests/unit/test-facts \
 	tests/unit/test-errloc \
@@ -74,6 +75,9 @@ tests_unit_test_metrics_LDADD = $(CHECK_TEST_LIBS)
 tests_unit_test_lifecycle_SOURCES = tests/unit/test-lifecycle.c
 tests_unit_test_lifecycle_CFLAGS = $(CHECK_TEST_CFLAGS)
 tests_unit_test_lifecycle_LDADD = $(CHECK_TEST_LIBS)
+tests_unit_test_module_host_SOURCES = tests/unit/test-module-host.c
+tests_unit_test_module_host_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_test_module_host_LDADD = $(CHECK_TEST_LIBS)
 tests_unit_test_spawn_SOURCES = tests/unit/test-spawn.c
 tests_unit_test_spawn_CFLAGS = $(CHECK_TEST_CFLAGS)
 tests_unit_test_spawn_LDADD = $(CHECK_TEST_LIBS)
@@ -97,6 +101,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0004-install.t \
 	tests/integration/0002-docs.t \
 	tests/integration/0003-etc-examples.t \
+	tests/integration/0006-file-headers.t \
 	tests/integration/0010-lifecycle.t \
 	tests/integration/0020-sunkctl.t \
 	tests/integration/0030-config-errors.t \

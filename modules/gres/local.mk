@@ -26,7 +26,16 @@ noinst_LTLIBRARIES += %reldir%/libgres.la
 %canon_reldir%_libgres_la_LIBADD = $(SLURM_LIBS) $(JSONC_LIBS)
 
 pkglib_LTLIBRARIES += %reldir%/gres.la
-%canon_reldir%_gres_la_SOURCES = %reldir%/gres.c %reldir%/gres-wait.c %reldir%/gres-wait.h
+%canon_reldir%_gres_la_SOURCES = \
+	%reldir%/gres.c \
+	%reldir%/gres-state.h \
+	%reldir%/gres-discover.c \
+	%reldir%/gres-events.c \
+	%reldir%/gres-publish.c \
+	%reldir%/gres-settings.c \
+	%reldir%/gres-wait.c \
+	%reldir%/gres-wait.h \
+	# End of gres_la_SOURCES
 %canon_reldir%_gres_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 %canon_reldir%_gres_la_LDFLAGS = $(MODULE_LINK_FLAGS)
 %canon_reldir%_gres_la_LIBADD = %reldir%/libgres.la agent/libsunkd-util.la $(JSONC_LIBS) $(SLURM_LIBS) -ldl

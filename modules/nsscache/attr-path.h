@@ -1,9 +1,9 @@
 /* Attribute paths ("urn:...:CoreWeaveUser/sunkPosixUserId") looked up in
  * json-c objects.
  *
- * A page of 100 users looks up the same dozen paths a thousand times, and
- * the extension's URN, 70 bytes, was split off, copied and hashed at every
- * lookup.  A cache splits each path once and keeps each step's hash as
+ * A page of 100 users looks up the same dozen paths a thousand times;
+ * without a cache the extension's URN, 70 bytes, would be split off, copied
+ * and hashed at every lookup.  A cache splits each path once and keeps each step's hash as
  * json-c's tables compute it, so a lookup is the table probe and one
  * compare.  Paths are cached by the address of their text, which must stay
  * put while the cache lives (the config's strings, literals).  Non-logging.

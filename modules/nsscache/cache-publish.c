@@ -13,19 +13,8 @@
  *     return a bogus status.
  * So each map is replaced in this order: the old indexes are unlinked (every
  * reader from now on scans linearly), the data is renamed over, then the new
- * indexes are renamed in.  What no order of renames can close is a reader
- * that opened the old index and opens the data only after our rename: the
- * stale check compares mtimes in whole seconds, so a republish within the
- * same second passes it, and an offset past the end of the new data makes
- * libnss-cache return a status glibc aborts on ("Illegal status in
- * __nss_next").  Hence every staged file gets the same mtime, one second
- * past the newest of the map's files it replaces if the clock has not yet
- * moved past them: an old index is then always older than a newer data
- * file, and such a reader scans linearly.  A reader that opened the old
- * index and looked at the data's mtime just before our rename is covered by
- * the order of the journal's steps: every map's old indexes are unlinked
- * first, lookups already inside one are given a short drain, and only then
- * is any data renamed (cache-journal.c).
+ * indexes are renamed in; and every staged file of a map gets one mtime,
+ * later than any it replaces (stage_map() says why).
  *
  * A refresh publishes all enabled maps or none: every map and index is
  * written to a temp file beside its target, .sunkd-TARGET.XXXXXX (a
@@ -40,19 +29,14 @@
  * Temps a killed run left behind (our own names, owned by root) are removed
  * before each publish, those of the run itself excepted.  A map whose
  * bytes, indexes and permissions are unchanged is not rewritten (its temps
- * are removed), so its inode and mtime stay and readers' page cache stays
- * warm.
+ * are removed): its inode, its mtime and readers' page cache stay.
  *
  * Timestamps follow nsscache (update/updater.py): timestamp_dir holds
  * timestamp-MAP-update, rewritten on every successful run, and
  * timestamp-MAP-modify, in the form "%Y-%m-%dT%H:%M:%SZ\n", mode 0644.
  * nsscache writes -modify from the source's Last-Modified, which SCIM does
  * not have; we write it when the map's bytes changed (or it is missing).
- *
- * Permissions follow nsscache (caches/caches.py, _Commit): the data file
- * copies mode and owner from /etc/MAP if that exists, else 0644 (sshkey
- * 0444); indexes likewise, else 0644.  The shadow cache is thereby 0640
- * root:shadow on Debian.  Callers may set them explicitly instead.
+ * Permissions follow nsscache too (resolve_perms()).
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -175,6 +159,10 @@ _printf_(2, 3) static int append_error(char **err, const char *fmt, ...) {
         return 0;
 }
 
+/* As nsscache (caches/caches.py, _Commit): the data file copies mode and
+ * owner from /etc/MAP if that exists, else 0644 (sshkey 0444); indexes
+ * likewise, else 0644.  The shadow cache is thereby 0640 root:shadow on
+ * Debian.  Callers may set them explicitly instead. */
 static void resolve_perms(const CacheOptions *opts, NssMapType t, CachePerms *data, CachePerms *index) {
         CachePerms p = opts->perms[t];
         _cleanup_free_ char *compat = NULL;
@@ -483,7 +471,19 @@ static int seal_file(const char *path, const Staged *f, const CachePerms *perms,
         return r;
 }
 
-/* Every file of the map gets one mtime, later than any it replaces (see the top). */
+/* Every file of the map gets one mtime, later than any it replaces.  No
+ * order of renames can close the case of a reader that opened the old index
+ * and opens the data only after our rename: the stale check compares mtimes
+ * in whole seconds, so a republish within the same second passes it, and an
+ * offset past the end of the new data makes libnss-cache return a status
+ * glibc aborts on ("Illegal status in __nss_next").  Hence the same mtime
+ * for all, one second past the newest of the map's files it replaces if the
+ * clock has not yet moved past them: an old index is then always older than
+ * a newer data file, and such a reader scans linearly.  A reader that opened
+ * the old index and looked at the data's mtime just before our rename is
+ * covered by the order of the journal's steps: every map's old indexes are
+ * unlinked first, lookups already inside one are given a short drain, and
+ * only then is any data renamed (cache-journal.c). */
 static int stage_map(MapWork *w, time_t now) {
         time_t mtime = w->newest > 0 ? MAX(now, w->newest + 1) : now;
         int r;

@@ -128,8 +128,8 @@ for k in $ak; do
         ok "sunkd.yaml.5 documents authkeys key '$k'" has_tag "$(section "$YAML5" 'THE AUTHKEYS MODULE')" "$k:"
 done
 
-gr=$(table modules/gres/gres.c conf_keys)
-[ -n "$gr" ] || bail_out "no key table found in modules/gres/gres.c"
+gr=$(table modules/gres/gres-settings.c conf_keys)
+[ -n "$gr" ] || bail_out "no key table found in modules/gres/gres-settings.c"
 for k in $gr; do
         ok "sunkd.yaml.5 documents gres key '$k'" has_tag "$(section "$YAML5" 'THE GRES MODULE')" "$k:"
 done

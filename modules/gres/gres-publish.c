@@ -1,0 +1,141 @@
+/* What the module shows of the GPUs: its metrics and the fact gres.gpus,
+ * from the last discovery with the XID log laid over each GPU's health. */
+#include <errno.h>
+#include <time.h>
+
+#include <json-c/json.h>
+
+#include "gres-state.h"
+#include "gres-xid.h"
+#include "sunkd/module.h"
+#include "util/json-util.h"
+#include "util/macro.h"
+#include "util/time-util.h"
+
+int gres_metrics_add(State *s) {
+        const sunkd_metric_def defs[] = {
+                { { sizeof(sunkd_metric_spec), "gres_gpus", "GPUs found by the last discovery.", SUNKD_METRIC_GAUGE, { NULL } }, &s->m_gpus },
+                { { sizeof(sunkd_metric_spec), "gres_gpu_memory_bytes", "Memory of each GPU.", SUNKD_METRIC_GAUGE, { "uuid", "bus_id" } }, &s->m_memory },
+                { { sizeof(sunkd_metric_spec), "gres_discovery_failures_total", "Discoveries that failed.", SUNKD_METRIC_COUNTER, { NULL } }, &s->m_failures },
+                { { sizeof(sunkd_metric_spec), "gres_gpu_changes_total", "GPUs lost or added between discoveries.", SUNKD_METRIC_COUNTER, { NULL } }, &s->m_changes },
+                { { sizeof(sunkd_metric_spec), "gres_check", "1 if the GPUs match slurm.conf's Gres=, 0 if not, -1 unknown.", SUNKD_METRIC_GAUGE, { NULL } }, &s->m_check },
+                { { sizeof(sunkd_metric_spec), "gres_gpu_healthy", "1 if NVML reports nothing wrong with the GPU, 0 if it does.", SUNKD_METRIC_GAUGE, { "uuid", "bus_id" } }, &s->m_healthy },
+                { { sizeof(sunkd_metric_spec), "gres_gpu_ecc_uncorrected", "Uncorrectable ECC errors since the driver loaded.", SUNKD_METRIC_GAUGE, { "uuid", "bus_id" } }, &s->m_ecc },
+                { { sizeof(sunkd_metric_spec), "gres_gpu_xid_errors_total", "XID errors NVML reported for the GPU.", SUNKD_METRIC_COUNTER, { "uuid", "bus_id" } }, &s->m_xid },
+                { { sizeof(sunkd_metric_spec), "gres_gpu_last_xid", "The GPU's last XID error.", SUNKD_METRIC_GAUGE, { "uuid", "bus_id" } }, &s->m_last_xid },
+                { { sizeof(sunkd_metric_spec), "gres_gpu_recovery_action", "NVML's GPU recovery action: 0 none, 1 reset, 2 reboot, 3 drain P2P, 4 drain and reset, 5 recover IMEX.", SUNKD_METRIC_GAUGE, { "uuid", "bus_id" } }, &s->m_recovery },
+        };
+
+        return sunkd_metrics_add(s->ctx, defs, sizeof(defs) / sizeof(defs[0]));
+}
+
+/* 1 healthy, 0 not, -1 not known (discovered through /proc). */
+static int gpu_healthy(json_object *gpu) {
+        json_object *h, *v;
+
+        if (!json_object_object_get_ex(gpu, "health", &h) || !json_object_object_get_ex(h, "healthy", &v))
+                return -1;
+        return json_object_get_boolean(v);
+}
+
+/* A GPU's metric labels: its UUID and bus id. */
+static void gpu_labels(json_object *gpu, const char *labels[static 3]) {
+        labels[0] = jstr(gpu, "uuid") ?: "";
+        labels[1] = jstr(gpu, "bus_id") ?: "";
+        labels[2] = NULL;
+}
+
+/* A GPU that is gone takes its series along: none lingers with its last value. */
+void gres_forget_gpu_metrics(State *s, json_object *gpu) {
+        sunkd_metric *per_gpu[] = { s->m_memory, s->m_healthy, s->m_ecc, s->m_recovery, s->m_xid, s->m_last_xid };
+        const char *labels[3];
+
+        gpu_labels(gpu, labels);
+        for (size_t i = 0; i < ELEMENTSOF(per_gpu); i++)
+                (void) s->ctx->api->metric_remove(per_gpu[i], labels);
+}
+
+/* gres.gpus: what the health module's gpu check reads. */
+static void publish_fact(State *s, json_object *gpus) {
+        json_object *f = json_object_new_object(), *list = json_object_new_array(), *h;
+        bool healthy = true;
+
+        if (!f || !list) {
+                json_object_put(f);
+                json_object_put(list);
+                return;
+        }
+        for (size_t i = 0; i < json_object_array_length(gpus); i++) {
+                json_object *o = json_object_array_get_idx(gpus, i), *e = json_object_new_object();
+                if (!e)
+                        break;
+                json_object_object_add(e, "uuid", json_object_new_string(jstr(o, "uuid") ?: ""));
+                json_object_object_add(e, "bus_id", json_object_new_string(jstr(o, "bus_id") ?: ""));
+                json_object_object_add(e, "type", json_object_new_string(jstr(o, "type") ?: ""));
+                if (json_object_object_get_ex(o, "health", &h))
+                        json_object_object_add(e, "health", json_object_get(h));
+                if (gpu_healthy(o) == 0)
+                        healthy = false;
+                json_object_array_add(list, e);
+        }
+        json_object_object_add(f, "found", json_object_new_int64((int64_t) json_object_array_length(gpus)));
+        json_object_object_add(f, "expected", json_object_new_int64((int64_t) s->n_known));
+        json_object_object_add(f, "check", s->check < 0 ? NULL : json_object_new_boolean(s->check == 1));
+        json_object_object_add(f, "gpus", list);
+        /* every GPU that NVML could judge is healthy; the count is the check's */
+        json_object_object_add(f, "healthy", json_object_new_boolean(healthy));
+        if (s->last && jstr(s->last, "topology_block"))
+                json_object_object_add(f, "topology_block", json_object_new_string(jstr(s->last, "topology_block")));
+        (void) s->ctx->api->fact_publish(s->ctx, "gres.gpus", f);
+}
+
+static void update_metrics(State *s, json_object *gpus) {
+        const sunkd_host_api *api = s->ctx->api;
+
+        (void) api->metric_set(s->m_gpus, (double) json_object_array_length(gpus), NULL);
+        for (size_t i = 0; i < json_object_array_length(gpus); i++) {
+                json_object *o = json_object_array_get_idx(gpus, i), *m, *h;
+                const char *labels[3];
+                int healthy = gpu_healthy(o);
+
+                gpu_labels(o, labels);
+
+                if (json_object_object_get_ex(o, "memory", &m))
+                        (void) api->metric_set(s->m_memory, (double) json_object_get_int64(m), labels);
+                if (healthy >= 0)
+                        (void) api->metric_set(s->m_healthy, healthy, labels);
+                if (json_object_object_get_ex(o, "health", &h) &&
+                    json_object_object_get_ex(h, "ecc_uncorrected_volatile", &m))
+                        (void) api->metric_set(s->m_ecc, (double) json_object_get_int64(m), labels);
+                if (json_object_object_get_ex(o, "health", &h) && json_object_object_get_ex(h, "recovery_action", &m))
+                        (void) api->metric_set(s->m_recovery, (double) json_object_get_int64(m), labels);
+        }
+}
+
+/* What the XID log says, laid over each GPU of @gpus (a copy the caller owns). */
+int gres_apply_xids(State *s, json_object *gpus) {
+        uint64_t now = now_usec(CLOCK_REALTIME);
+        int r = 0;
+
+        for (size_t i = 0; r >= 0 && i < json_object_array_length(gpus); i++)
+                r = gres_xid_apply(s->xids, json_object_array_get_idx(gpus, i), s->critical, s->n_critical, now,
+                                   s->conf.xid_hold_usec);
+        return r;
+}
+
+/* The metrics and the fact, from the last discovery and the XID log. */
+void gres_show_gpus(State *s) {
+        _cleanup_json_ json_object *view = NULL;
+        json_object *gpus;
+
+        s->xid_active = gres_xid_active(s->xids, s->critical, s->n_critical, now_usec(CLOCK_REALTIME), s->conf.xid_hold_usec);
+        if (!s->last || !json_object_object_get_ex(s->last, "gpus", &gpus))
+                return;
+        if (json_object_deep_copy(gpus, &view, NULL) < 0 || gres_apply_xids(s, view) < 0) {
+                sunkd_log_error_errno(s->ctx, -ENOMEM, "Cannot show the GPUs' XID events: out of memory.");
+                return;
+        }
+        update_metrics(s, view);
+        publish_fact(s, view);
+}
+

@@ -1,0 +1,111 @@
+/* The gres module's state, and what its files call of each other.  Private
+ * to the module (gres.la); libgres knows nothing of it.  On the loop only,
+ * but for what a job's work reads in its child. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "gres-conf.h"
+#include "gres-wait.h"
+#include "gres-xid.h"
+#include "sunkd/module.h"
+
+#define ALIASES_MAX 64
+
+/* The module's section of sunkd.yaml, as parsed (gres-settings.c). */
+typedef struct Conf {
+        char *backend;
+        char *nvml_library;
+        char *root;
+        uint64_t interval_usec;
+        uint64_t timeout_usec;
+        char *gres_conf;
+        const sunkd_cfg *type_alias; /* borrowed during init only */
+        char *slurm_conf;
+        char *node_name;
+        bool xid_events;
+        uint64_t xid_window_usec;
+        uint64_t xid_hold_usec;
+        char **xid_critical;
+} Conf;
+
+typedef enum Backend { BACKEND_AUTO, BACKEND_NVML, BACKEND_PROC } Backend;
+
+typedef struct Known {
+        char *type, *uuid, *bus_id;
+} Known;
+
+typedef struct State {
+        sunkd_ctx *ctx;
+        Conf conf;
+        Backend backend;
+        GresTypeAlias aliases[ALIASES_MAX];
+        size_t n_aliases;
+        sunkd_job *job;
+        bool use_proc;          /* NVML hung in the last run */
+        bool topology_warned;   /* the CPU topology could not be read, and that was logged */
+        char *block_error;      /* the GPUs' NVLink domains disagree: logged when it changes */
+        json_object *last;      /* the last discovery's result */
+        uint64_t last_usec;
+        GresWaitList waiting;   /* List calls that came before there was a result */
+        char *unavailable;      /* why there is none although a discovery has ended; NULL: the first is to come */
+        Known *known;           /* the GPUs of the discovery that found the most */
+        size_t n_known;
+        int check;              /* 1 match, 0 mismatch, -1 unknown */
+        char *check_message;
+        uint64_t runs, failures, changes;
+        sunkd_metric *m_gpus, *m_memory, *m_failures, *m_changes, *m_check;
+        sunkd_metric *m_healthy, *m_ecc, *m_recovery;
+        /* XID events */
+        sunkd_job *events_job;
+        GresXidLog *xids;
+        char *xid_path;         /* where the log is kept; NULL without a state directory */
+        uint64_t critical[GRES_XID_CRITICAL_MAX];
+        size_t n_critical;
+        size_t xid_active;      /* critical events within the hold, as last shown */
+        int watching;           /* 1 watching, 0 not (watch_error says why), -1 not yet known */
+        char *watch_error;
+        unsigned xid_watched;
+        json_object *xid_unwatched;
+        sunkd_metric *m_xid, *m_last_xid;
+} State;
+
+static inline const char *jstr(json_object *o, const char *key) {
+        json_object *v;
+
+        return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string) ?
+                json_object_get_string(v) : NULL;
+}
+
+/* gres.c */
+void gres_state_free(State *s);
+/* A discovery has a result: the List calls waiting for one get it. */
+void gres_list_result(State *s);
+/* A discovery ended without one: calls waiting are told why, and so are
+ * later ones until a discovery succeeds. */
+void gres_list_no_result(State *s, int r, const char *why);
+
+/* gres-settings.c */
+int gres_settings_load(sunkd_ctx *c, const sunkd_cfg *cfg, State *s);
+void gres_settings_clear(State *s);
+int gres_check(sunkd_ctx *c, const sunkd_cfg *cfg);
+int gres_reload(void *state, const sunkd_cfg *cfg);
+
+/* gres-discover.c */
+sunkd_job_spec gres_discover_spec(const State *s);
+void gres_known_free(State *s);
+
+/* gres-events.c */
+sunkd_job_spec gres_events_spec(const State *s);
+bool gres_watches_xids(const State *s);
+int gres_xids_load(State *s);
+
+/* gres-publish.c */
+int gres_metrics_add(State *s);
+void gres_show_gpus(State *s);
+int gres_apply_xids(State *s, json_object *gpus);
+void gres_forget_gpu_metrics(State *s, json_object *gpu);
