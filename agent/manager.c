@@ -14,6 +14,7 @@
  * them, fini modules in reverse order, exit 0.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <grp.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -134,8 +135,11 @@ static void on_module_finishing(void *userdata, Module *mod) {
         }
 }
 
+static void manager_arm_stop_deadline(Manager *m);
+
 static void on_module_stopping(void *userdata, Module *mod) {
         manager_watch_stopping(userdata);
+        manager_arm_stop_deadline(userdata);
 }
 
 static const Config *module_host_config(void *userdata) {
@@ -272,6 +276,7 @@ Manager *manager_free(Manager *m) {
         m->host_pool = work_pool_free(m->host_pool);
         m->metrics = metrics_free(m->metrics);
         sd_event_source_disable_unref(m->shutdown_timer);
+        sd_event_source_disable_unref(m->stop_deadline);
         sd_event_unref(m->event);
         config_free(m->config);
         if (m->notify_fd >= 0)
@@ -429,6 +434,62 @@ static void manager_watch_stopping(Manager *m) {
                 (void) sd_event_source_set_description(m->stopping_watch, "module-stopping");
         }
         (void) sd_event_source_set_enabled(m->stopping_watch, SD_EVENT_ON);
+}
+
+/* A reload's stop gets the deadline a shutdown has.  Child and async runs
+ * always end by then (the kill grace); what can outlast it is work on a
+ * worker thread, which cannot be taken back.  The module then stays
+ * STOPPING, shown with its age in status, and the log says what holds it. */
+static bool module_overdue(Manager *m, Module *mod, uint64_t now) {
+        return mod->mstate == MODULE_STOPPING && !mod->stop_overdue &&
+               now - mod->stop_since >= m->config->shutdown_timeout_usec;
+}
+
+static void warn_overdue(Manager *m, Module *mod) {
+        mod->stop_overdue = true;
+        log_ctx_full_errno(&mod->log, LOG_WARNING, 0,
+                           "Module has not stopped within shutdown_timeout (%" PRIu64 " s): %u run(s) still on worker threads; "
+                           "it stops when they return, and keeps its place meanwhile.",
+                           m->config->shutdown_timeout_usec / USEC_PER_SEC, sched_n_running(m->sched, mod));
+}
+
+static int on_stop_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+        for (size_t i = 0; i < m->n_modules; i++)
+                if (module_overdue(m, m->modules[i], now))
+                        warn_overdue(m, m->modules[i]);
+        for (size_t i = 0; i < m->n_retired; i++)
+                if (module_overdue(m, m->retired[i], now))
+                        warn_overdue(m, m->retired[i]);
+        manager_arm_stop_deadline(m);
+        return 0;
+}
+
+/* The next stop to come due, if any; at shutdown its own deadline rules. */
+static void manager_arm_stop_deadline(Manager *m) {
+        uint64_t next = UINT64_MAX;
+
+        for (size_t i = 0; i < m->n_modules + m->n_retired; i++) {
+                Module *mod = i < m->n_modules ? m->modules[i] : m->retired[i - m->n_modules];
+                if (mod->mstate == MODULE_STOPPING && !mod->stop_overdue)
+                        next = MIN(next, mod->stop_since + m->config->shutdown_timeout_usec);
+        }
+        if (m->stopping || next == UINT64_MAX) {
+                (void) sd_event_source_set_enabled(m->stop_deadline, SD_EVENT_OFF);
+                return;
+        }
+        if (!m->stop_deadline) {
+                if (sd_event_add_time(m->event, &m->stop_deadline, CLOCK_MONOTONIC, next, 0, on_stop_deadline, m) < 0) {
+                        log_oom();
+                        return;
+                }
+                (void) sd_event_source_set_description(m->stop_deadline, "module-stop-deadline");
+                return;
+        }
+        (void) sd_event_source_set_time(m->stop_deadline, next);
+        (void) sd_event_source_set_enabled(m->stop_deadline, SD_EVENT_ONESHOT);
 }
 
 static int on_shutdown_deadline(sd_event_source *s, uint64_t usec, void *userdata) {

@@ -54,6 +54,7 @@ typedef struct Manager {
         size_t textfile_len;
         int textfile_r;
         sd_event_source *shutdown_timer;
+        sd_event_source *stop_deadline; /* a module stopping outside shutdown */
         uint64_t start_usec;
         unsigned n_reloads;
         bool reload_busy, reload_again; /* the file is being read by a worker */

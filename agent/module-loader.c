@@ -29,6 +29,7 @@
 #include "util/cleanup.h"
 #include "util/json-util.h"
 #include "util/macro.h"
+#include "util/time-util.h"
 #include "util/trusted-path.h"
 
 static const char *const module_state_names[_MODULE_STATE_MAX] = {
@@ -430,6 +431,8 @@ void module_stop(Module *mod, ModuleStoppedFn fn, void *userdata) {
                 return;
         }
         mod->mstate = MODULE_STOPPING;
+        mod->stop_since = now_usec(CLOCK_MONOTONIC);
+        mod->stop_overdue = false;
         ipc_suspend_owner(h->ipc, mod);
         sched_stop_owner(h->sched, mod);
         spawn_kill_owner(h->spawns, mod);
@@ -468,6 +471,9 @@ int module_status_json(Module *mod, json_object **ret) {
                 return -ENOMEM;
         json_object_object_add(o, "name", json_object_new_string(mod->name));
         json_object_object_add(o, "state", json_object_new_string(module_state_to_string(mod->mstate)));
+        if (mod->mstate == MODULE_STOPPING)
+                json_object_object_add(o, "stopping_for_usec",
+                                       json_object_new_int64((int64_t) (now_usec(CLOCK_MONOTONIC) - mod->stop_since)));
         json_object_object_add(o, "version", json_object_new_string(mod->def && mod->def->version ? mod->def->version : ""));
         if (mod->error_message)
                 json_object_object_add(o, "error", json_object_new_string(mod->error_message));

@@ -67,6 +67,8 @@ struct Module {
         LogContext log;
         struct MethodBinding *bindings;
         size_t n_bindings;
+        uint64_t stop_since;  /* CLOCK_MONOTONIC when the current stop began */
+        bool stop_overdue;    /* its stop outlasted shutdown_timeout (logged once) */
         ModuleStoppedFn stopped_fn;
         void *stopped_userdata;
         bool config_stale; /* its reload hook failed: it runs an older section than the file's */

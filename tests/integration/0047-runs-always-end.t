@@ -14,7 +14,7 @@ trap 'kill "${bg[@]}" 2>/dev/null; sunkd_cleanup' EXIT
 job_is() { test "$(job_field "$1" state)" = "$2"; }
 
 base="workers: 2
-shutdown_timeout: 2m"
+shutdown_timeout: 3s"
 with_both="$base
 modules:
   testmod:
@@ -74,6 +74,10 @@ ok "the child is still there, unreaped" test -e "/proc/$cpid"
 out=$(ctl --json status)
 like "$out" '"unreaped_runs": *1' "status --json counts it"
 unlike "$(log_since)" "Module '(testmod|abi12)' stopped and unloaded" "the modules whose work is stuck are still stopping"
+wait_log "sunkd\[abi12\]: warning: Module has not stopped within shutdown_timeout \(3 s\): 1 run\(s\) still on worker threads" ||
+        diag "no warning about abi12's overdue stop"
+like "$(log_since)" "sunkd\[abi12\]: warning: Module has not stopped within shutdown_timeout \(3 s\): 1 run\(s\) still on worker threads" \
+        "a stop that outlasts shutdown_timeout says so, and what holds it"
 
 # The stuck thread work ends: its modules finish stopping.
 touch "$T/gate" "$T/gate12"
