@@ -544,25 +544,58 @@ int nsscache_conf_parse_ini(ScimConfig *c, const char *text, size_t len, const c
         return 0;
 }
 
-int nsscache_conf_load_ini(ScimConfig *c, const char *path, char **ret_error) {
+/* nsscache.conf's text.  A file that is missing, unreadable or not trusted is
+ * the fault of the key that named it, which the caller locates; the errors
+ * name the file only. */
+static int ini_file_read(const char *path, char **ret_text, size_t *ret_len, char **ret_error) {
+        int r;
+
+        r = trusted_path_check(path, "config file", 0, ret_error);
+        if (r == -EPERM || r == -ENOMEM)
+                return r;
+        if (r >= 0)
+                r = fileio_read(path, SCIM_CONF_FILE_MAX, ret_text, ret_len);
+        if (r == -EFBIG)
+                return set_error(ret_error, "'%s' is larger than %d bytes", path, SCIM_CONF_FILE_MAX);
+        if (r < 0)
+                return errmsg_set(ret_error, r, "cannot read '%s': %s", path, strerror(-r));
+        return 0;
+}
+
+/* Prefixes *ret_error with where @node is and "key '@key': ". */
+static void error_locate(const sunkd_host_api *api, const sunkd_cfg *node, const char *key, char **ret_error) {
+        _cleanup_free_ char *where = NULL;
+        char *msg;
+
+        if (!ret_error || !*ret_error || !node || api->cfg_where(node, &where) < 0)
+                return;
+        if (asprintf(&msg, "%s: key '%s': %s", where, key, *ret_error) < 0)
+                return;
+        free(*ret_error);
+        *ret_error = msg;
+}
+
+/* @path's syntax errors point into it; the others, when sunkd.yaml names it
+ * (@named_by, the nsscache_conf key), at that key. */
+static int ini_load(ScimConfig *c, const char *path, const sunkd_host_api *api, const sunkd_cfg *named_by,
+                    char **ret_error) {
         _cleanup_free_ char *text = NULL;
         size_t len = 0;
         int r;
 
-        r = trusted_path_check(path, "config file", 0, ret_error);
-        if (r < 0)
-                return r;
-        r = fileio_read(path, SCIM_CONF_FILE_MAX, &text, &len);
-        if (r == -EFBIG)
-                return set_error(ret_error, "%s: larger than %d bytes", path, SCIM_CONF_FILE_MAX);
+        r = ini_file_read(path, &text, &len, ret_error);
         if (r < 0) {
-                if (ret_error && asprintf(ret_error, "%s: %s", path, strerror(-r)) < 0)
-                        *ret_error = NULL;
+                if (named_by)
+                        error_locate(api, named_by, "nsscache_conf", ret_error);
                 return r;
         }
         r = nsscache_conf_parse_ini(c, text, len, path, ret_error);
         explicit_bzero(text, len);
         return r;
+}
+
+int nsscache_conf_load_ini(ScimConfig *c, const char *path, char **ret_error) {
+        return ini_load(c, path, NULL, NULL, ret_error);
 }
 
 /* ---- YAML --------------------------------------------------------------- */
@@ -635,7 +668,7 @@ int nsscache_conf_apply_cfg(ScimConfig *c, const sunkd_host_api *api, const sunk
         if (r < 0)
                 goto out;
         if (y->c.nsscache_conf) {
-                r = nsscache_conf_load_ini(c, y->c.nsscache_conf, ret_error);
+                r = ini_load(c, y->c.nsscache_conf, api, api->cfg_get(cfg, "nsscache_conf"), ret_error);
                 if (r < 0)
                         goto out;
         }

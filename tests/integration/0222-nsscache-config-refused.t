@@ -1,0 +1,100 @@
+#!/bin/bash
+# deadline: 400
+# A section no run could succeed with is a config error, located at the line
+# that makes it so: an nsscache.conf that cannot be read.  Each is refused by
+# --check-config (2), at start (2) and by a reload, which keeps the running
+# configuration.
+. "$SUNKD_SRCDIR/tests/lib/tap.sh"
+. "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
+. "$SUNKD_SRCDIR/tests/lib/scim.sh"
+sunkd_setup
+cp "$SUNKD_BUILDDIR/modules/nsscache/.libs/nsscache.so" "$MODDIR/" || bail_out "nsscache.so not built"
+trap 'scim_stop; sunkd_cleanup' EXIT
+command -v setpriv >/dev/null || bail_out "setpriv (util-linux) is needed"
+command -v timeout >/dev/null || bail_out "timeout (coreutils) is needed"
+NOBODY=$(id -u nobody) || bail_out "no user nobody"
+# The token must come from the config under test, not from this shell.
+unset NSSCACHE_SCIM_AUTH_TOKEN
+scim_start "$SUNKD_SRCDIR/etc/demo/scim-data.json"
+scim_token
+mkdir -p "$T/cache" "$T/ts" "$T/tokdir"
+cp "$SUNKD_SRCDIR/etc/nsscache.conf.example" "$T/nsscache.conf"
+chmod 644 "$T/nsscache.conf"
+Y="$T/sunkd.yaml"
+
+# write_config [KEY: VALUE]...: the section with nsscache_conf ($NSSCONF, else
+# the example), and each argument as one more line; sets LINE_<key> to the line
+# of each.  The section itself (nsscache:) is line 5, column 3.
+write_config() {
+        local text="modules:
+  nsscache:
+    nsscache_conf: ${NSSCONF:-$T/nsscache.conf}
+    files_dir: $T/cache
+    timestamp_dir: $T/ts
+    interval: 1h
+    splay: 0s" kv
+        for kv in "$@"; do
+                text="$text
+    $kv"
+        done
+        sunkd_config "$text"
+}
+line_of() { grep -n "^    $1:" "$Y" | cut -d: -f1; }
+GOOD=("scim_base_url: $SCIM_URL" "token_file: $T/token")
+
+# refused DESC REGEX: the config now in $Y fails --check-config with exit 2
+# and REGEX, makes sunkd exit 2 at start with REGEX, and is refused by a
+# reload of the daemon that runs the good config, which keeps refreshing
+# with it (a refresh with the refused config could not succeed).
+refused() {
+        local out rc
+        out=$("$SUNKD" -c "$Y" --check-config 2>&1); rc=$?
+        is "$rc" 2 "$1: --check-config exits 2"
+        like "$out" "$2" "$1: --check-config names the line"
+        out=$(timeout 120 "$SUNKD" -c "$Y" 2>&1); rc=$?
+        is "$rc" 2 "$1: sunkd refuses to start with 2"
+        like "$out" "$2" "$1: and names the line"
+        sunkd_hup
+        like "$(log_since)" "$2" "$1: a reload is refused, naming the line"
+        like "$(log_since)" "keeping the running one" "$1: the running configuration is kept"
+        ctl run nsscache.refresh > /dev/null; rc=$?
+        is "$rc" 0 "$1: and the next refresh runs with it"
+}
+
+write_config "${GOOD[@]}"
+out=$("$SUNKD" -c "$Y" --check-config 2>&1); rc=$?
+is "$rc" 0 "the good config passes --check-config"
+[ "$rc" = 0 ] || diag "$out"
+sunkd_start
+ok "first refresh" wait_runs nsscache.refresh 1
+is "$(job_field nsscache.refresh last_result)" "success" "and it succeeds"
+
+# --- nsscache_conf that cannot be read --------------------------------------
+NSSCONF=/nonexistent/nsscache.conf write_config "${GOOD[@]}"
+refused "a missing nsscache_conf" \
+        "$Y:6:5: key 'nsscache_conf': cannot read '/nonexistent/nsscache.conf': No such file or directory$"
+mkdir -p "$T/confdir"
+NSSCONF=$T/confdir write_config "${GOOD[@]}"
+refused "nsscache_conf a directory" "$Y:6:5: key 'nsscache_conf': cannot read '$T/confdir': Is a directory"
+chmod 666 "$T/nsscache.conf"
+write_config "${GOOD[@]}"
+refused "a world-writable nsscache_conf" \
+        "$Y:6:5: key 'nsscache_conf': refusing config file '$T/nsscache.conf': group- or world-writable \(owner uid 0, mode 0666\)"
+chmod 644 "$T/nsscache.conf"
+# Unreadable is for another uid: root reads a file of mode 0600.  The state
+# directory and the module are root's, which that uid accepts as well.
+cp "$T/nsscache.conf" "$T/private.conf"
+chmod 600 "$T/private.conf"
+NSSCONF=$T/private.conf write_config "${GOOD[@]}"
+out=$(setpriv --reuid "$NOBODY" --regid "$NOBODY" --clear-groups "$SUNKD" -c "$Y" --check-config 2>&1); rc=$?
+is "$rc" 2 "an nsscache_conf that sunkd's uid cannot read: --check-config exits 2"
+like "$out" "$Y:6:5: key 'nsscache_conf': cannot read '$T/private.conf': Permission denied" "and names the line"
+
+ok "no token in any message" eval '! grep -qF test-token "$T/sunkd.log"'
+
+write_config "${GOOD[@]}"
+sunkd_hup
+like "$(log_since)" "Configuration reloaded\." "the good config reloads"
+sunkd_stop
+is "$SUNKD_EXIT" 0 "clean exit"
+done_testing
