@@ -714,6 +714,14 @@ static bool url_host_is_loopback(const char *host) {
         return inet_pton(AF_INET6, buf, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
 }
 
+/* Whether the part of @url between "://" and the next '/' holds an '@': a
+ * user name, even where libcurl cannot parse the rest. */
+static bool url_authority_has_at(const char *url) {
+        const char *a = strstr(url, "://");
+
+        return a && memchr(a + 3, '@', strcspn(a + 3, "/"));
+}
+
 /* The URL as libcurl parses it, since that is what it will connect to: a
  * string test is fooled by "http://127.0.0.1:x@evil/".  Userinfo is refused
  * outright: credentials belong in the token, not in a URL that gets logged.
@@ -725,14 +733,15 @@ static const char *base_url_refusal(const char *url) {
 
         if (!u)
                 return "out of memory";
-        /* An https URL with a host curl cannot parse (the example's
-         * "<platform-host>") fails at fetch time, with a clear error, and
-         * carries no secret in clear text; userinfo is refused all the same. */
-        if (curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_BAD_HOSTNAME && strncasecmp(url, "https://", 8) == 0)
-                return memchr(url + 8, '@', strcspn(url + 8, "/"))
+        /* A placeholder left in, such as the example's "<platform-host>", is
+         * refused here, not at the first fetch: --check-config, a start or a
+         * reload must not call valid a file whose every run can only fail.
+         * Userinfo is checked first, as it is the graver fault. */
+        if (strpbrk(url, "<>") || curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_BAD_HOSTNAME)
+                return url_authority_has_at(url)
                                ? "must not contain a user name or password (put the token in "
                                  "scim_auth_token or token_file)"
-                               : NULL;
+                               : "is a placeholder or its host cannot be parsed: write the SCIM server's URL";
         if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
             curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
             curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK)

@@ -139,8 +139,9 @@ int nsscache_conf_apply_cfg(ScimConfig *c, const sunkd_host_api *api, const sunk
 
 /**
  * nsscache_conf_finalize() - check cross-key rules and fill map_enabled.
- * source must be scim, cache files; scim_base_url is required and plain
- * http is accepted only for loopback hosts; passwd needs scim_path_uid,
+ * source must be scim, cache files; scim_base_url is required, must not be
+ * a placeholder ('<', '>', a host libcurl cannot parse), and plain http is
+ * accepted only for loopback hosts; passwd needs scim_path_uid,
  * group scim_path_gid, sshkey scim_path_ssh_keys; parameters may not carry
  * count or startIndex (the fetcher owns those).
  */

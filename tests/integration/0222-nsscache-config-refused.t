@@ -1,9 +1,9 @@
 #!/bin/bash
 # deadline: 400
 # A section no run could succeed with is a config error, located at the line
-# that makes it so: an nsscache.conf that cannot be read.  Each is refused by
-# --check-config (2), at start (2) and by a reload, which keeps the running
-# configuration.
+# that makes it so: an nsscache.conf that cannot be read, the example's
+# placeholder URL.  Each is refused by --check-config (2), at start (2) and by
+# a reload, which keeps the running configuration.
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 . "$SUNKD_SRCDIR/tests/lib/scim.sh"
@@ -20,6 +20,9 @@ scim_token
 mkdir -p "$T/cache" "$T/ts" "$T/tokdir"
 cp "$SUNKD_SRCDIR/etc/nsscache.conf.example" "$T/nsscache.conf"
 chmod 644 "$T/nsscache.conf"
+PLACEHOLDER=$(sed -n 's/^scim_base_url=//p' "$T/nsscache.conf")
+INI_URL_LINE=$(grep -n '^scim_base_url=' "$T/nsscache.conf" | cut -d: -f1)
+like "$PLACEHOLDER" "<platform-host>" "the example's URL is a placeholder"
 Y="$T/sunkd.yaml"
 
 # write_config [KEY: VALUE]...: the section with nsscache_conf ($NSSCONF, else
@@ -90,6 +93,15 @@ out=$(setpriv --reuid "$NOBODY" --regid "$NOBODY" --clear-groups "$SUNKD" -c "$Y
 is "$rc" 2 "an nsscache_conf that sunkd's uid cannot read: --check-config exits 2"
 like "$out" "$Y:6:5: key 'nsscache_conf': cannot read '$T/private.conf': Permission denied" "and names the line"
 
+# --- the placeholder ----------------------------------------------------------
+write_config "scim_base_url: $PLACEHOLDER" "token_file: $T/token"
+refused "the placeholder URL in sunkd.yaml" \
+        "$Y:$(line_of scim_base_url):5: key 'scim_base_url': is a placeholder or its host cannot be parsed"
+write_config "token_file: $T/token"
+refused "the placeholder URL in nsscache.conf" \
+        "$T/nsscache.conf:$INI_URL_LINE: key 'scim_base_url': is a placeholder or its host cannot be parsed"
+write_config "scim_base_url: https://scim.example/api/organizations/<organization>/scim/v2" "token_file: $T/token"
+refused "a placeholder in the URL's path" "$Y:$(line_of scim_base_url):5: key 'scim_base_url': is a placeholder"
 ok "no token in any message" eval '! grep -qF test-token "$T/sunkd.log"'
 
 write_config "${GOOD[@]}"
