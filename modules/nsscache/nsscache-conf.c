@@ -940,55 +940,84 @@ int nsscache_conf_finalize(ScimConfig *c, char **ret_error) {
 
 /* ---- token --------------------------------------------------------------- */
 
-static int token_clean(char *t, size_t len, char **ret, char **ret_error, const char *what) {
-        size_t b = 0, e = len;
+/* @t without surrounding white space into *ret; @what names where it came
+ * from in an error ("PATH: token is empty"), NULL for no name. */
+static int token_clean(const char *t, char **ret, char **ret_error, const char *what) {
+        size_t b = 0, e = strlen(t);
 
         while (b < e && isspace((unsigned char) t[b]))
                 b++;
         while (e > b && isspace((unsigned char) t[e - 1]))
                 e--;
-        if (e == b) {
-                if (ret_error && asprintf(ret_error, "%s: token is empty", what) < 0)
-                        *ret_error = NULL;
-                return -ENOKEY;
-        }
+        if (e == b)
+                return errmsg_set(ret_error, -ENOKEY, "%s%stoken is empty", what ?: "", what ? ": " : "");
         for (size_t i = b; i < e; i++)
                 if ((unsigned char) t[i] < 0x20 || t[i] == 0x7f)
-                        return set_error(ret_error, "%s: control character in token", what);
+                        return errmsg_set(ret_error, -EINVAL, "%s%scontrol character in token", what ?: "",
+                                          what ? ": " : "");
         *ret = strndup(t + b, e - b);
         return *ret ? 0 : -ENOMEM;
 }
 
-int nsscache_conf_load_token(const ScimConfig *c, char **ret_token, char **ret_error) {
+/* The token as each run takes it, and in *ret_key the key it came from
+ * (NULL: the environment, or none), which the callers name before an error:
+ * the file's is "'PATH': reason", scim_auth_token's the reason alone. */
+static int token_load(const ScimConfig *c, char **ret_token, char **ret_error, const char **ret_key) {
+        _cleanup_erase_ char *buf = NULL;
         const char *env;
         int r;
 
+        *ret_key = NULL;
         if (c->token_file) {
-                _cleanup_erase_ char *buf = NULL;
-                _cleanup_free_ char *msg = NULL;
-
-                /* Read at every refresh, not once: a rotated Secret is picked up. */
-                r = secret_file_read(c->token_file, SCIM_TOKEN_MAX, &buf, &msg);
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0) {
-                        if (ret_error && asprintf(ret_error, "token_file %s", msg ?: strerror(-r)) < 0)
-                                *ret_error = NULL;
+                *ret_key = "token_file";
+                r = secret_file_read(c->token_file, SCIM_TOKEN_MAX, &buf, ret_error);
+                if (r < 0)
                         return r == -ENODATA ? -ENOKEY : r;
-                }
-                return token_clean(buf, strlen(buf), ret_token, ret_error, c->token_file);
+                return token_clean(buf, ret_token, ret_error, c->token_file);
         }
         env = secure_getenv(SCIM_AUTH_TOKEN_ENV);
         if (env && *env)
-                return token_clean((char *) env, strlen(env), ret_token, ret_error,
-                                   SCIM_AUTH_TOKEN_ENV);
-        if (c->auth_token && *c->auth_token)
-                return token_clean(c->auth_token, strlen(c->auth_token), ret_token, ret_error,
-                                   "scim_auth_token");
-        if (ret_error && asprintf(ret_error, "no SCIM token: set token_file, %s or scim_auth_token",
-                                  SCIM_AUTH_TOKEN_ENV) < 0)
-                *ret_error = NULL;
-        return -ENOKEY;
+                return token_clean(env, ret_token, ret_error, SCIM_AUTH_TOKEN_ENV);
+        if (c->auth_token && *c->auth_token) {
+                *ret_key = "scim_auth_token";
+                return token_clean(c->auth_token, ret_token, ret_error, NULL);
+        }
+        return errmsg_set(ret_error, -ENOKEY, "no SCIM token: set token_file, %s or scim_auth_token",
+                          SCIM_AUTH_TOKEN_ENV);
+}
+
+int nsscache_conf_load_token(const ScimConfig *c, char **ret_token, char **ret_error) {
+        _cleanup_free_ char *msg = NULL;
+        const char *key;
+        int r;
+
+        /* Read at every refresh, not once: a rotated Secret is picked up. */
+        r = token_load(c, ret_token, &msg, &key);
+        if (r >= 0 || r == -ENOMEM)
+                return r;
+        if (streq_ptr(key, "token_file"))
+                return errmsg_set(ret_error, r, "token_file %s", msg ?: strerror(-r));
+        if (key)
+                return errmsg_set(ret_error, r, "%s: %s", key, msg ?: strerror(-r));
+        return errmsg_set(ret_error, r, "%s", msg ?: strerror(-r));
+}
+
+/* Every run would fail for want of a token: the config is refused instead,
+ * the token read here as each run reads it and wiped.  The error is located
+ * at token_file or scim_auth_token where the token comes from one, else at
+ * the section. */
+static int conf_check_token(const ScimConfig *c, ConfFault *f, char **ret_error) {
+        _cleanup_erase_ char *token = NULL;
+        _cleanup_free_ char *msg = NULL;
+        const char *key;
+        int r;
+
+        r = token_load(c, &token, &msg, &key);
+        if (r >= 0 || r == -ENOMEM)
+                return r;
+        if (key)
+                return fault(f, -1, key, ret_error, "key '%s': %s", key, msg ?: strerror(-r));
+        return fault(f, -1, NULL, ret_error, "%s", msg ?: strerror(-r));
 }
 
 /* Prefixes a cross-key error with where the key was written: its YAML
@@ -1004,6 +1033,8 @@ static int conf_check_located(ScimConfig *c, const sunkd_host_api *api, const su
         r = conf_check(c, &f, ret_error);
         if (r >= 0)
                 r = conf_check_written(c, &f, ret_error);
+        if (r >= 0)
+                r = conf_check_token(c, &f, ret_error);
         if (r >= 0 || !ret_error || !*ret_error)
                 return r;
         if (f.map >= 0)
@@ -1012,7 +1043,8 @@ static int conf_check_located(ScimConfig *c, const sunkd_host_api *api, const su
                 k = api->cfg_get(node, f.key);
         if (!k && f.map >= 0 && (node = api->cfg_get(cfg, "DEFAULT")))
                 k = api->cfg_get(node, f.key);
-        if (!k && c->nsscache_conf) {
+        /* A fault of no key (no token at all) is the section's. */
+        if (!k && f.key && c->nsscache_conf) {
                 unsigned line = ini_origin(c, f.map >= 0 ? nss_map_to_string((NssMapType) f.map) : "DEFAULT",
                                            ini_name(f.key));
                 msg = errloc_format(line > 0 && c->ini_file ? c->ini_file : c->nsscache_conf, line, 0, NULL, "%s",

@@ -132,7 +132,10 @@ int nsscache_conf_load_ini(ScimConfig *c, const char *path, char **ret_error);
  * The per-map settings live in sub-sections `passwd:`, `shadow:`, `group:`,
  * `sshkey:` (and a `DEFAULT:` sub-section for all maps) with the INI key
  * names.
- * Calls nsscache_conf_finalize().
+ * Checks what nsscache_conf_finalize() checks, that the directories written
+ * are trusted, and then that a token can be read as a run reads it (the
+ * token is wiped again); errors are located at the line that set the key,
+ * in sunkd.yaml or nsscache.conf, or at the section.
  */
 int nsscache_conf_apply_cfg(ScimConfig *c, const sunkd_host_api *api, const sunkd_cfg *cfg,
                             char **ret_error);

@@ -1,9 +1,10 @@
 #!/bin/bash
 # deadline: 400
 # A section no run could succeed with is a config error, located at the line
-# that makes it so: an nsscache.conf that cannot be read, the example's
-# placeholder URL.  Each is refused by --check-config (2), at start (2) and by
-# a reload, which keeps the running configuration.
+# that makes it so: an nsscache.conf that cannot be read, a token_file that
+# cannot be read, no token at all, the example's placeholder URL.  Each is
+# refused by --check-config (2), at start (2) and by a reload, which keeps
+# the running configuration.
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 . "$SUNKD_SRCDIR/tests/lib/scim.sh"
@@ -92,6 +93,47 @@ NSSCONF=$T/private.conf write_config "${GOOD[@]}"
 out=$(setpriv --reuid "$NOBODY" --regid "$NOBODY" --clear-groups "$SUNKD" -c "$Y" --check-config 2>&1); rc=$?
 is "$rc" 2 "an nsscache_conf that sunkd's uid cannot read: --check-config exits 2"
 like "$out" "$Y:6:5: key 'nsscache_conf': cannot read '$T/private.conf': Permission denied" "and names the line"
+
+# --- the token ----------------------------------------------------------------
+write_config "scim_base_url: $SCIM_URL" "token_file: $T/missing-token"
+refused "a missing token_file" \
+        "$Y:$(line_of token_file):5: key 'token_file': '$T/missing-token': No such file or directory$"
+write_config "scim_base_url: $SCIM_URL" "token_file: $T/tokdir"
+refused "token_file a directory" "$Y:$(line_of token_file):5: key 'token_file': '$T/tokdir': refused: must be a regular file"
+install -m 644 "$T/token" "$T/token.644"
+write_config "scim_base_url: $SCIM_URL" "token_file: $T/token.644"
+refused "a world-readable token_file" \
+        "$Y:$(line_of token_file):5: key 'token_file': '$T/token.644': refused: must be a regular file owned by root or uid 0 with mode 0600 or stricter \(is 0644\)"
+: > "$T/token.empty"
+chmod 600 "$T/token.empty"
+write_config "scim_base_url: $SCIM_URL" "token_file: $T/token.empty"
+refused "an empty token_file" "$Y:$(line_of token_file):5: key 'token_file': '$T/token.empty': is empty"
+write_config "scim_base_url: $SCIM_URL"
+refused "no token at all" \
+        "$Y:5:3: no SCIM token: set token_file, NSSCACHE_SCIM_AUTH_TOKEN or scim_auth_token$"
+write_config "scim_base_url: $SCIM_URL" 'scim_auth_token: " "'
+refused "a blank scim_auth_token" "$Y:$(line_of scim_auth_token):5: key 'scim_auth_token': token is empty$"
+# Any of the three is a token, the environment as each run reads it.
+write_config "scim_base_url: $SCIM_URL"
+out=$(NSSCACHE_SCIM_AUTH_TOKEN=test-token "$SUNKD" -c "$Y" --check-config 2>&1); rc=$?
+is "$rc" 0 "NSSCACHE_SCIM_AUTH_TOKEN is a token"
+write_config "scim_base_url: $SCIM_URL" "scim_auth_token: test-token"
+out=$("$SUNKD" -c "$Y" --check-config 2>&1); rc=$?
+is "$rc" 0 "scim_auth_token in sunkd.yaml is a token"
+sed '/^\[DEFAULT\]$/a scim_auth_token=test-token' "$T/nsscache.conf" > "$T/with-token.conf"
+chmod 644 "$T/with-token.conf"
+NSSCONF=$T/with-token.conf write_config "scim_base_url: $SCIM_URL"
+out=$("$SUNKD" -c "$Y" --check-config 2>&1); rc=$?
+is "$rc" 0 "scim_auth_token in nsscache.conf is a token"
+# A token_file wins, so a missing one is an error even with another token.
+write_config "scim_base_url: $SCIM_URL" "token_file: $T/missing-token"
+out=$(NSSCACHE_SCIM_AUTH_TOKEN=test-token "$SUNKD" -c "$Y" --check-config 2>&1); rc=$?
+is "$rc" 2 "a missing token_file is an error even with NSSCACHE_SCIM_AUTH_TOKEN set"
+# Other faults come first.
+write_config "scim_base_url: http://scim.example/v2"
+out=$("$SUNKD" -c "$Y" --check-config 2>&1); rc=$?
+like "$out" "$Y:$(line_of scim_base_url):5: key 'scim_base_url': plain http:// is only accepted" \
+        "without a token, a bad URL is still the error reported"
 
 # --- the placeholder ----------------------------------------------------------
 write_config "scim_base_url: $PLACEHOLDER" "token_file: $T/token"
