@@ -120,6 +120,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0205-nsscache-golden.t \
 	tests/integration/0214-nsscache-publish-fails-midway.t \
 	tests/integration/0220-nsscache-daemon.t \
+	tests/integration/0222-nsscache-config-refused.t \
 	tests/integration/0230-nsscache-getent.t \
 	tests/integration/0240-nsscache-tls.t \
 	tests/integration/0250-nsscache-identity.t \

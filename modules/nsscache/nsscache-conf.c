@@ -544,25 +544,58 @@ int nsscache_conf_parse_ini(ScimConfig *c, const char *text, size_t len, const c
         return 0;
 }
 
-int nsscache_conf_load_ini(ScimConfig *c, const char *path, char **ret_error) {
+/* nsscache.conf's text.  A file that is missing, unreadable or not trusted is
+ * the fault of the key that named it, which the caller locates; the errors
+ * name the file only. */
+static int ini_file_read(const char *path, char **ret_text, size_t *ret_len, char **ret_error) {
+        int r;
+
+        r = trusted_path_check(path, "config file", 0, ret_error);
+        if (r == -EPERM || r == -ENOMEM)
+                return r;
+        if (r >= 0)
+                r = fileio_read(path, SCIM_CONF_FILE_MAX, ret_text, ret_len);
+        if (r == -EFBIG)
+                return set_error(ret_error, "'%s' is larger than %d bytes", path, SCIM_CONF_FILE_MAX);
+        if (r < 0)
+                return errmsg_set(ret_error, r, "cannot read '%s': %s", path, strerror(-r));
+        return 0;
+}
+
+/* Prefixes *ret_error with where @node is and "key '@key': ". */
+static void error_locate(const sunkd_host_api *api, const sunkd_cfg *node, const char *key, char **ret_error) {
+        _cleanup_free_ char *where = NULL;
+        char *msg;
+
+        if (!ret_error || !*ret_error || !node || api->cfg_where(node, &where) < 0)
+                return;
+        if (asprintf(&msg, "%s: key '%s': %s", where, key, *ret_error) < 0)
+                return;
+        free(*ret_error);
+        *ret_error = msg;
+}
+
+/* @path's syntax errors point into it; the others, when sunkd.yaml names it
+ * (@named_by, the nsscache_conf key), at that key. */
+static int ini_load(ScimConfig *c, const char *path, const sunkd_host_api *api, const sunkd_cfg *named_by,
+                    char **ret_error) {
         _cleanup_free_ char *text = NULL;
         size_t len = 0;
         int r;
 
-        r = trusted_path_check(path, "config file", 0, ret_error);
-        if (r < 0)
-                return r;
-        r = fileio_read(path, SCIM_CONF_FILE_MAX, &text, &len);
-        if (r == -EFBIG)
-                return set_error(ret_error, "%s: larger than %d bytes", path, SCIM_CONF_FILE_MAX);
+        r = ini_file_read(path, &text, &len, ret_error);
         if (r < 0) {
-                if (ret_error && asprintf(ret_error, "%s: %s", path, strerror(-r)) < 0)
-                        *ret_error = NULL;
+                if (named_by)
+                        error_locate(api, named_by, "nsscache_conf", ret_error);
                 return r;
         }
         r = nsscache_conf_parse_ini(c, text, len, path, ret_error);
         explicit_bzero(text, len);
         return r;
+}
+
+int nsscache_conf_load_ini(ScimConfig *c, const char *path, char **ret_error) {
+        return ini_load(c, path, NULL, NULL, ret_error);
 }
 
 /* ---- YAML --------------------------------------------------------------- */
@@ -635,7 +668,7 @@ int nsscache_conf_apply_cfg(ScimConfig *c, const sunkd_host_api *api, const sunk
         if (r < 0)
                 goto out;
         if (y->c.nsscache_conf) {
-                r = nsscache_conf_load_ini(c, y->c.nsscache_conf, ret_error);
+                r = ini_load(c, y->c.nsscache_conf, api, api->cfg_get(cfg, "nsscache_conf"), ret_error);
                 if (r < 0)
                         goto out;
         }
@@ -681,6 +714,14 @@ static bool url_host_is_loopback(const char *host) {
         return inet_pton(AF_INET6, buf, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
 }
 
+/* Whether the part of @url between "://" and the next '/' holds an '@': a
+ * user name, even where libcurl cannot parse the rest. */
+static bool url_authority_has_at(const char *url) {
+        const char *a = strstr(url, "://");
+
+        return a && memchr(a + 3, '@', strcspn(a + 3, "/"));
+}
+
 /* The URL as libcurl parses it, since that is what it will connect to: a
  * string test is fooled by "http://127.0.0.1:x@evil/".  Userinfo is refused
  * outright: credentials belong in the token, not in a URL that gets logged.
@@ -692,14 +733,15 @@ static const char *base_url_refusal(const char *url) {
 
         if (!u)
                 return "out of memory";
-        /* An https URL with a host curl cannot parse (the example's
-         * "<platform-host>") fails at fetch time, with a clear error, and
-         * carries no secret in clear text; userinfo is refused all the same. */
-        if (curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_BAD_HOSTNAME && strncasecmp(url, "https://", 8) == 0)
-                return memchr(url + 8, '@', strcspn(url + 8, "/"))
+        /* A placeholder left in, such as the example's "<platform-host>", is
+         * refused here, not at the first fetch: --check-config, a start or a
+         * reload must not call valid a file whose every run can only fail.
+         * Userinfo is checked first, as it is the graver fault. */
+        if (strpbrk(url, "<>") || curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_BAD_HOSTNAME)
+                return url_authority_has_at(url)
                                ? "must not contain a user name or password (put the token in "
                                  "scim_auth_token or token_file)"
-                               : NULL;
+                               : "is a placeholder or its host cannot be parsed: write the SCIM server's URL";
         if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
             curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
             curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK)
@@ -898,55 +940,84 @@ int nsscache_conf_finalize(ScimConfig *c, char **ret_error) {
 
 /* ---- token --------------------------------------------------------------- */
 
-static int token_clean(char *t, size_t len, char **ret, char **ret_error, const char *what) {
-        size_t b = 0, e = len;
+/* @t without surrounding white space into *ret; @what names where it came
+ * from in an error ("PATH: token is empty"), NULL for no name. */
+static int token_clean(const char *t, char **ret, char **ret_error, const char *what) {
+        size_t b = 0, e = strlen(t);
 
         while (b < e && isspace((unsigned char) t[b]))
                 b++;
         while (e > b && isspace((unsigned char) t[e - 1]))
                 e--;
-        if (e == b) {
-                if (ret_error && asprintf(ret_error, "%s: token is empty", what) < 0)
-                        *ret_error = NULL;
-                return -ENOKEY;
-        }
+        if (e == b)
+                return errmsg_set(ret_error, -ENOKEY, "%s%stoken is empty", what ?: "", what ? ": " : "");
         for (size_t i = b; i < e; i++)
                 if ((unsigned char) t[i] < 0x20 || t[i] == 0x7f)
-                        return set_error(ret_error, "%s: control character in token", what);
+                        return errmsg_set(ret_error, -EINVAL, "%s%scontrol character in token", what ?: "",
+                                          what ? ": " : "");
         *ret = strndup(t + b, e - b);
         return *ret ? 0 : -ENOMEM;
 }
 
-int nsscache_conf_load_token(const ScimConfig *c, char **ret_token, char **ret_error) {
+/* The token as each run takes it, and in *ret_key the key it came from
+ * (NULL: the environment, or none), which the callers name before an error:
+ * the file's is "'PATH': reason", scim_auth_token's the reason alone. */
+static int token_load(const ScimConfig *c, char **ret_token, char **ret_error, const char **ret_key) {
+        _cleanup_erase_ char *buf = NULL;
         const char *env;
         int r;
 
+        *ret_key = NULL;
         if (c->token_file) {
-                _cleanup_erase_ char *buf = NULL;
-                _cleanup_free_ char *msg = NULL;
-
-                /* Read at every refresh, not once: a rotated Secret is picked up. */
-                r = secret_file_read(c->token_file, SCIM_TOKEN_MAX, &buf, &msg);
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0) {
-                        if (ret_error && asprintf(ret_error, "token_file %s", msg ?: strerror(-r)) < 0)
-                                *ret_error = NULL;
+                *ret_key = "token_file";
+                r = secret_file_read(c->token_file, SCIM_TOKEN_MAX, &buf, ret_error);
+                if (r < 0)
                         return r == -ENODATA ? -ENOKEY : r;
-                }
-                return token_clean(buf, strlen(buf), ret_token, ret_error, c->token_file);
+                return token_clean(buf, ret_token, ret_error, c->token_file);
         }
         env = secure_getenv(SCIM_AUTH_TOKEN_ENV);
         if (env && *env)
-                return token_clean((char *) env, strlen(env), ret_token, ret_error,
-                                   SCIM_AUTH_TOKEN_ENV);
-        if (c->auth_token && *c->auth_token)
-                return token_clean(c->auth_token, strlen(c->auth_token), ret_token, ret_error,
-                                   "scim_auth_token");
-        if (ret_error && asprintf(ret_error, "no SCIM token: set token_file, %s or scim_auth_token",
-                                  SCIM_AUTH_TOKEN_ENV) < 0)
-                *ret_error = NULL;
-        return -ENOKEY;
+                return token_clean(env, ret_token, ret_error, SCIM_AUTH_TOKEN_ENV);
+        if (c->auth_token && *c->auth_token) {
+                *ret_key = "scim_auth_token";
+                return token_clean(c->auth_token, ret_token, ret_error, NULL);
+        }
+        return errmsg_set(ret_error, -ENOKEY, "no SCIM token: set token_file, %s or scim_auth_token",
+                          SCIM_AUTH_TOKEN_ENV);
+}
+
+int nsscache_conf_load_token(const ScimConfig *c, char **ret_token, char **ret_error) {
+        _cleanup_free_ char *msg = NULL;
+        const char *key;
+        int r;
+
+        /* Read at every refresh, not once: a rotated Secret is picked up. */
+        r = token_load(c, ret_token, &msg, &key);
+        if (r >= 0 || r == -ENOMEM)
+                return r;
+        if (streq_ptr(key, "token_file"))
+                return errmsg_set(ret_error, r, "token_file %s", msg ?: strerror(-r));
+        if (key)
+                return errmsg_set(ret_error, r, "%s: %s", key, msg ?: strerror(-r));
+        return errmsg_set(ret_error, r, "%s", msg ?: strerror(-r));
+}
+
+/* Every run would fail for want of a token: the config is refused instead,
+ * the token read here as each run reads it and wiped.  The error is located
+ * at token_file or scim_auth_token where the token comes from one, else at
+ * the section. */
+static int conf_check_token(const ScimConfig *c, ConfFault *f, char **ret_error) {
+        _cleanup_erase_ char *token = NULL;
+        _cleanup_free_ char *msg = NULL;
+        const char *key;
+        int r;
+
+        r = token_load(c, &token, &msg, &key);
+        if (r >= 0 || r == -ENOMEM)
+                return r;
+        if (key)
+                return fault(f, -1, key, ret_error, "key '%s': %s", key, msg ?: strerror(-r));
+        return fault(f, -1, NULL, ret_error, "%s", msg ?: strerror(-r));
 }
 
 /* Prefixes a cross-key error with where the key was written: its YAML
@@ -962,6 +1033,8 @@ static int conf_check_located(ScimConfig *c, const sunkd_host_api *api, const su
         r = conf_check(c, &f, ret_error);
         if (r >= 0)
                 r = conf_check_written(c, &f, ret_error);
+        if (r >= 0)
+                r = conf_check_token(c, &f, ret_error);
         if (r >= 0 || !ret_error || !*ret_error)
                 return r;
         if (f.map >= 0)
@@ -970,7 +1043,8 @@ static int conf_check_located(ScimConfig *c, const sunkd_host_api *api, const su
                 k = api->cfg_get(node, f.key);
         if (!k && f.map >= 0 && (node = api->cfg_get(cfg, "DEFAULT")))
                 k = api->cfg_get(node, f.key);
-        if (!k && c->nsscache_conf) {
+        /* A fault of no key (no token at all) is the section's. */
+        if (!k && f.key && c->nsscache_conf) {
                 unsigned line = ini_origin(c, f.map >= 0 ? nss_map_to_string((NssMapType) f.map) : "DEFAULT",
                                            ini_name(f.key));
                 msg = errloc_format(line > 0 && c->ini_file ? c->ini_file : c->nsscache_conf, line, 0, NULL, "%s",

@@ -116,24 +116,35 @@ static inline void nsscache_conf_freep(ScimConfig **c) {
  */
 int nsscache_conf_parse_ini(ScimConfig *c, const char *text, size_t len, const char *fname,
                             char **ret_error);
-/** nsscache_conf_load_ini() - read @path (at most SCIM_CONF_FILE_MAX) and parse it. */
+/**
+ * nsscache_conf_load_ini() - read @path (at most SCIM_CONF_FILE_MAX) and parse it.
+ * Return: as nsscache_conf_parse_ini(); for a file that is not trusted the
+ * error of trusted_path_check(); for one that cannot be read its -errno with
+ * "cannot read 'PATH': reason".
+ */
 int nsscache_conf_load_ini(ScimConfig *c, const char *path, char **ret_error);
 
 /**
  * nsscache_conf_apply_cfg() - apply the module's sunkd.yaml section.
- * If it names `nsscache_conf`, that file is read first and every key the
- * YAML section sets then overrides it.  The per-map settings live in
- * sub-sections `passwd:`, `shadow:`, `group:`, `sshkey:` (and a `DEFAULT:`
- * sub-section for all maps) with the INI key names.
- * Calls nsscache_conf_finalize().
+ * If it names `nsscache_conf`, that file (at most SCIM_CONF_FILE_MAX) is
+ * read first and every key the YAML section sets then overrides it; a file
+ * that cannot be read or is not trusted is an error located at that key.
+ * The per-map settings live in sub-sections `passwd:`, `shadow:`, `group:`,
+ * `sshkey:` (and a `DEFAULT:` sub-section for all maps) with the INI key
+ * names.
+ * Checks what nsscache_conf_finalize() checks, that the directories written
+ * are trusted, and then that a token can be read as a run reads it (the
+ * token is wiped again); errors are located at the line that set the key,
+ * in sunkd.yaml or nsscache.conf, or at the section.
  */
 int nsscache_conf_apply_cfg(ScimConfig *c, const sunkd_host_api *api, const sunkd_cfg *cfg,
                             char **ret_error);
 
 /**
  * nsscache_conf_finalize() - check cross-key rules and fill map_enabled.
- * source must be scim, cache files; scim_base_url is required and plain
- * http is accepted only for loopback hosts; passwd needs scim_path_uid,
+ * source must be scim, cache files; scim_base_url is required, must not be
+ * a placeholder ('<', '>', a host libcurl cannot parse), and plain http is
+ * accepted only for loopback hosts; passwd needs scim_path_uid,
  * group scim_path_gid, sshkey scim_path_ssh_keys; parameters may not carry
  * count or startIndex (the fetcher owns those).
  */

@@ -2,9 +2,10 @@
 # The shipped examples are valid: etc/sunkd.yaml as it is, with every
 # "#key: value" line uncommented, and in the native nsscache mode; the
 # installed sunkd.yaml.example; and etc/nsscache.conf.example through
-# nsscache_conf.  Only module_dir, the nsscache.conf path and the socket's
-# group (which must exist: the example names the cluster's slurm group) are
-# changed.
+# nsscache_conf.  Only module_dir, the nsscache.conf path, the token file
+# (which must exist) and the socket's group (which must exist: the example
+# names the cluster's slurm group) are changed, and in nsscache.conf the
+# placeholder URL, which is refused as it is.
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 sunkd_setup
@@ -16,12 +17,23 @@ INSTALLED="$SUNKD_BUILDDIR/etc/sunkd.yaml.example"
 NSSCACHE_CONF="$SUNKD_SRCDIR/etc/nsscache.conf.example"
 [ -f "$INSTALLED" ] || bail_out "etc/sunkd.yaml.example not built in $SUNKD_BUILDDIR"
 
-# adapt FILE OUT: this build's modules, the example nsscache.conf, a group
-# this machine has.
+# The example nsscache.conf with a SCIM server in place of its placeholder
+# (a loopback one: --check-config connects to nothing), and a token file.
+URL_LINE=$(grep -n '^scim_base_url=' "$NSSCACHE_CONF" | cut -d: -f1)
+[ -n "$URL_LINE" ] || bail_out "no scim_base_url in $NSSCACHE_CONF"
+sed -e 's|^scim_base_url=.*|scim_base_url=http://127.0.0.1:9/api/organizations/example/scim/v2|' \
+        "$NSSCACHE_CONF" > "$T/nsscache.conf"
+chmod 644 "$T/nsscache.conf"
+printf 'example-token\n' > "$T/token"
+chmod 600 "$T/token"
+
+# adapt FILE OUT: this build's modules, the example nsscache.conf with a
+# URL, the token file, a group this machine has.
 adapt() {
         sed -E -e "s|^#?module_dir: .*|module_dir: $MODDIR|" \
                 -e "s|^socket_group: .*|socket_group: $(id -gn 0)|" \
-                -e "s|^( *)nsscache_conf: .*|\1nsscache_conf: $NSSCACHE_CONF|" "$1" > "$2"
+                -e "s|^( *)nsscache_conf: .*|\1nsscache_conf: $T/nsscache.conf|" \
+                -e "s|^( *)token_file: .*|\1token_file: $T/token|" "$1" > "$2"
         chmod 644 "$2"
 }
 
@@ -39,7 +51,8 @@ check() {
 
 adapt "$EXAMPLE" "$T/as-is.yaml"
 ok "etc/sunkd.yaml passes --check-config (nsscache_conf mode)" check "$T/as-is.yaml"
-like "$(grep -E '^ *nsscache_conf:' "$T/as-is.yaml")" "nsscache_conf: $NSSCACHE_CONF" "it reads nsscache.conf"
+like "$(grep -E '^ *nsscache_conf:' "$T/as-is.yaml")" "nsscache_conf: $T/nsscache.conf" "it reads nsscache.conf"
+like "$(grep -E '^ *token_file:' "$T/as-is.yaml")" "token_file: $T/token" "and a token file"
 
 adapt "$INSTALLED" "$T/installed.yaml"
 ok "the installed sunkd.yaml.example passes --check-config" check "$T/installed.yaml"
@@ -63,11 +76,20 @@ for k in $keys; do
         like "$(cat "$T/all.yaml")" "^$k:" "top-level key '$k' from agent/conf.c is in etc/sunkd.yaml"
 done
 
-# nsscache.conf.example alone, through nsscache_conf.
+# nsscache.conf.example alone, through nsscache_conf: its placeholder URL
+# is refused at its line, a real one passes.
 sunkd_config "modules:
   nsscache:
-    nsscache_conf: $NSSCACHE_CONF"
-ok "etc/nsscache.conf.example passes --check-config through nsscache_conf" check "$T/sunkd.yaml"
+    nsscache_conf: $NSSCACHE_CONF
+    token_file: $T/token"
+out=$("$SUNKD" --check-config -c "$T/sunkd.yaml" 2>&1); rc=$?
+is "$rc" 2 "etc/nsscache.conf.example as it is fails --check-config: its URL is a placeholder"
+like "$out" "$NSSCACHE_CONF:$URL_LINE: key 'scim_base_url': is a placeholder" "at its line"
+sunkd_config "modules:
+  nsscache:
+    nsscache_conf: $T/nsscache.conf
+    token_file: $T/token"
+ok "etc/nsscache.conf.example with a URL passes --check-config through nsscache_conf" check "$T/sunkd.yaml"
 
 # The checks are real: a broken copy is refused.
 sed -e 's/^#log_level: info/log_level: chatty/' "$T/as-is.yaml" > "$T/bad.yaml"

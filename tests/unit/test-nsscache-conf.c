@@ -400,9 +400,15 @@ static const struct {
         { "127.0.0.1/v2", "must be https://" },
         { "http://", "must be https://" },
         { "http://[::1/v2", "must be https://" },
-        { "http://<host>/v2", "must be https://" },
-        { "https://<platform-host>/api/scim/v2", NULL },
+        { "http://<host>/v2", "is a placeholder" },
+        { "https://<platform-host>/api/scim/v2", "is a placeholder" },
+        { "https://<platform-host>/api/organizations/<organization>/scim/v2", "is a placeholder" },
+        { "https://scim.example/api/organizations/<organization>/scim/v2", "is a placeholder" },
+        { "https://scim.example/api/organizations/org>/scim/v2", "is a placeholder" },
+        { "https://$PLATFORM_HOST/api/scim/v2", "is a placeholder or its host cannot be parsed" },
+        { "https://{platform-host}/api/scim/v2", "is a placeholder or its host cannot be parsed" },
         { "https://u@<platform-host>/api/scim/v2", "must not contain a user name" },
+        { "https://u@scim.example/<organization>/v2", "must not contain a user name" },
 };
 
 START_TEST(test_base_url) {
