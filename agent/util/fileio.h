@@ -26,9 +26,10 @@ int fileio_write_atomic(const char *path, const void *data, size_t len, mode_t m
 int fileio_fsync_dir(const char *path);
 
 /**
- * fileio_read() - read a whole file of at most @max bytes.
+ * fileio_read() - read a whole regular file of at most @max bytes.
  * Return: 0 with a NUL-terminated buffer in *ret and its length in *ret_len,
- * -EFBIG if the file is larger than @max, or another negative errno.
+ * -EFBIG if the file is larger than @max, -EISDIR for a directory, -EINVAL
+ * for a FIFO, socket or device (never waited on), or another negative errno.
  */
 int fileio_read(const char *path, size_t max, char **ret, size_t *ret_len);
 

@@ -20,6 +20,12 @@ check "tab indentation" "$C:5:[0-9]+: .*tab" "modules:
 check "wrong type" "$C:4:1: key 'max_connections': 'many' is not an integer" "max_connections: many"
 check "negative duration" "$C:4:1: key 'idle_timeout': '-1s' is negative" "idle_timeout: -1s"
 check "bad duration" "$C:4:1: key 'shutdown_timeout': '10 parsecs' is not a duration" "shutdown_timeout: 10 parsecs"
+# A FIFO in place of the file: refused at once, never waited on.
+rm -f "$T/fifo.yaml"; mkfifo -m 600 "$T/fifo.yaml"
+out=$(timeout 20 "$SUNKD" -c "$T/fifo.yaml" --check-config 2>&1); rc=$?
+is "$rc" 2 "a FIFO as the config file: --check-config exits 2 at once"
+like "$out" "fifo.yaml.*Invalid argument" "naming the file"
+rm -f "$T/fifo.yaml"
 check "missing module" "cannot load module '$MODDIR/nosuch.so'" "modules:
   nosuch: {}"
 check "a misspelt module is located, with the modules there are" \
