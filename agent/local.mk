@@ -1,10 +1,13 @@
-# agent/: the daemon core, its utilities and the command-line clients.
+# agent/: the daemon core; agent/util/ the helpers every part links; the
+# client library and sunkctl are in agent/client/local.mk.
 
-# Installed as <sunkd/module.h> for modules built outside this tree.
+# The only installed header: <sunkd/module.h> for modules built outside this
+# tree.  In-tree modules may also use agent/util/; nothing else.
 sunkdincludedir = $(includedir)/sunkd
 sunkdinclude_HEADERS = %reldir%/include/sunkd/module.h
 
-# Utilities that clients and modules' tests link too; non-logging.
+# The in-tree helper library: loop-free, non-logging, no daemon state.  The
+# daemon, the clients, the modules and their tests link it.
 noinst_LTLIBRARIES += %reldir%/libsunkd-util.la
 %canon_reldir%_libsunkd_util_la_SOURCES = \
 	%reldir%/util/cleanup.h \
@@ -67,37 +70,28 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-core.la
 	%reldir%/sched.h \
 	%reldir%/spawn.c \
 	%reldir%/spawn.h \
-	%reldir%/varlink.c \
-	%reldir%/varlink.h \
 	%reldir%/watch.c \
 	%reldir%/watch.h \
 	%reldir%/work.c \
 	%reldir%/work.h \
 	# End of libsunkd_core_la_SOURCES
 %canon_reldir%_libsunkd_core_la_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) $(JSONC_CFLAGS) $(YAML_CFLAGS)
-%canon_reldir%_libsunkd_core_la_LIBADD = %reldir%/libsunkd-util.la $(SYSTEMD_LIBS) $(JSONC_LIBS) \
+%canon_reldir%_libsunkd_core_la_LIBADD = %reldir%/libsunkd-varlink.la %reldir%/libsunkd-util.la $(SYSTEMD_LIBS) $(JSONC_LIBS) \
 	$(YAML_LIBS) $(PTHREAD_LIBS) $(LIBS) -lm
 
-# The socket client: json-c and libsunkd-util only, no libsystemd, so the
-# helpers sshd and slurmd run stay small.
-noinst_LTLIBRARIES += %reldir%/libsunkd-client.la
-%canon_reldir%_libsunkd_client_la_SOURCES = \
-	%reldir%/client.c \
-	%reldir%/client.h \
+# The Varlink codec: the daemon and the client library parse with the same
+# code, built once.
+noinst_LTLIBRARIES += %reldir%/libsunkd-varlink.la
+%canon_reldir%_libsunkd_varlink_la_SOURCES = \
 	%reldir%/varlink.c \
 	%reldir%/varlink.h \
-	# End of libsunkd_client_la_SOURCES
-%canon_reldir%_libsunkd_client_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
-%canon_reldir%_libsunkd_client_la_LIBADD = %reldir%/libsunkd-util.la $(JSONC_LIBS)
+	# End of libsunkd_varlink_la_SOURCES
+%canon_reldir%_libsunkd_varlink_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+%canon_reldir%_libsunkd_varlink_la_LIBADD = $(JSONC_LIBS)
 
 sbin_PROGRAMS += %reldir%/sunkd
 %canon_reldir%_sunkd_SOURCES = %reldir%/main.c
 %canon_reldir%_sunkd_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) $(JSONC_CFLAGS)
 %canon_reldir%_sunkd_LDADD = %reldir%/libsunkd-core.la
-
-bin_PROGRAMS += %reldir%/sunkctl
-%canon_reldir%_sunkctl_SOURCES = %reldir%/sunkctl.c
-%canon_reldir%_sunkctl_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
-%canon_reldir%_sunkctl_LDADD = %reldir%/libsunkd-client.la
 
 # End of agent/local.mk

@@ -99,6 +99,7 @@ INTEGRATION_TESTS = \
 	tests/bench/verdict.t \
 	tests/integration/0001-cli.t \
 	tests/integration/0004-install.t \
+	tests/integration/0005-layout.t \
 	tests/integration/0002-docs.t \
 	tests/integration/0003-etc-examples.t \
 	tests/integration/0006-file-headers.t \
@@ -171,13 +172,13 @@ bench: all $(check_PROGRAMS) $(check_LTLIBRARIES)
 check_PROGRAMS += %reldir%/unit/test-varlink
 %canon_reldir%_unit_test_varlink_SOURCES = %reldir%/unit/test-varlink.c
 %canon_reldir%_unit_test_varlink_CFLAGS = $(CHECK_TEST_CFLAGS)
-%canon_reldir%_unit_test_varlink_LDADD = agent/libsunkd-client.la $(CHECK_TEST_LIBS) $(JSONC_LIBS)
+%canon_reldir%_unit_test_varlink_LDADD = agent/libsunkd-varlink.la agent/libsunkd-util.la $(CHECK_TEST_LIBS) $(JSONC_LIBS)
 TESTS += %reldir%/unit/test-varlink
 
 check_PROGRAMS += %reldir%/unit/test-ipc
 %canon_reldir%_unit_test_ipc_SOURCES = %reldir%/unit/test-ipc.c
 %canon_reldir%_unit_test_ipc_CFLAGS = $(CHECK_TEST_CFLAGS)
-%canon_reldir%_unit_test_ipc_LDADD = agent/libsunkd-core.la agent/libsunkd-client.la $(CHECK_TEST_LIBS) \
+%canon_reldir%_unit_test_ipc_LDADD = agent/libsunkd-core.la agent/client/libsunkd-client.la $(CHECK_TEST_LIBS) \
 	$(SYSTEMD_LIBS) $(JSONC_LIBS)
 TESTS += %reldir%/unit/test-ipc
 
@@ -186,7 +187,7 @@ TESTS += %reldir%/unit/test-ipc
 check_PROGRAMS += %reldir%/fuzz/fuzz-varlink-msg
 %canon_reldir%_fuzz_fuzz_varlink_msg_SOURCES = %reldir%/fuzz/fuzz-varlink-msg.c %reldir%/fuzz/fuzz-replay.c
 %canon_reldir%_fuzz_fuzz_varlink_msg_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
-%canon_reldir%_fuzz_fuzz_varlink_msg_LDADD = agent/libsunkd-client.la $(JSONC_LIBS)
+%canon_reldir%_fuzz_fuzz_varlink_msg_LDADD = agent/libsunkd-varlink.la agent/libsunkd-util.la $(JSONC_LIBS)
 TESTS += %reldir%/fuzz/varlink-msg.t
 EXTRA_DIST += %reldir%/fuzz/varlink-msg.t %reldir%/fuzz/corpus/varlink-msg %reldir%/fuzz/replay.sh
 

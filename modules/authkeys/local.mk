@@ -32,7 +32,7 @@ pkglib_LTLIBRARIES += %reldir%/authkeys.la
 # itself); exec'd once or twice per login.
 pkglibexec_PROGRAMS += %reldir%/sunkd-authkeys
 %canon_reldir%_sunkd_authkeys_SOURCES = %reldir%/sunkd-authkeys.c %reldir%/authkeys-crypto-dl.c
-%canon_reldir%_sunkd_authkeys_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) -I$(srcdir)/agent
-%canon_reldir%_sunkd_authkeys_LDADD = agent/libsunkd-client.la %reldir%/libauthkeys-core.la $(JSONC_LIBS) -ldl
+%canon_reldir%_sunkd_authkeys_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+%canon_reldir%_sunkd_authkeys_LDADD = agent/client/libsunkd-client.la %reldir%/libauthkeys-core.la $(JSONC_LIBS) -ldl
 
 # End of modules/authkeys/local.mk

@@ -37,7 +37,7 @@
 #include "authkeys-key.h"
 #include "authkeys-local.h"
 #include "authkeys-map.h"
-#include "client.h"
+#include "client/client.h"
 #include "util/cleanup.h"
 
 #define SOCKET_DEFAULT SUNKD_RUNSTATEDIR "/sunkd/io.sunkd"

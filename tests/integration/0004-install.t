@@ -37,6 +37,7 @@ ok "the s6 run script is executable" test -x "$D$datadir/sunkd/s6/sunkd/run"
 ok "an operator's sunkd.yaml is never installed over" test ! -e "$D$sysconfdir/sunkd/sunkd.yaml"
 like "$(grep ExecStart= "$D$unitdir/sunkd.service")" "ExecStart=$prefix/sbin/sunkd " "the unit starts the installed daemon"
 is "$(find "$D" -name '*.la' -o -name '*.a' | wc -l)" 0 "no libtool archives or static libraries installed"
+is "$(cd "$D$prefix/include" && find . ! -type d | sort)" "./sunkd/module.h" "module.h is the only header installed"
 
 # A third-party module: only the installed header, no agent sources.
 mkdir -p "$T/extmod"

@@ -21,7 +21,7 @@
 
 SUNKD_SRCDIR=$(cd "$SUNKD_SRCDIR" && pwd -P)
 SUNKD="$SUNKD_BUILDDIR/agent/sunkd"
-SUNKCTL="$SUNKD_BUILDDIR/agent/sunkctl"
+SUNKCTL="$SUNKD_BUILDDIR/agent/client/sunkctl"
 TESTMOD_DIR="$SUNKD_BUILDDIR/tests/modules/.libs"
 
 sunkd_setup() {

@@ -23,7 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "client.h"
+#include "client/client.h"
 #include "ipc.h"
 #include "log.h"
 #include "util/macro.h"
