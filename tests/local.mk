@@ -182,6 +182,12 @@ check_PROGRAMS += %reldir%/unit/test-ipc
 	$(SYSTEMD_LIBS) $(JSONC_LIBS)
 TESTS += %reldir%/unit/test-ipc
 
+check_PROGRAMS += %reldir%/unit/test-sunkctl
+%canon_reldir%_unit_test_sunkctl_SOURCES = %reldir%/unit/test-sunkctl.c
+%canon_reldir%_unit_test_sunkctl_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
+%canon_reldir%_unit_test_sunkctl_LDADD = agent/client/libsunkctl.la $(CHECK_LIBS) $(JSONC_LIBS)
+TESTS += %reldir%/unit/test-sunkctl
+
 # Fuzz targets.  Under `make check` each is linked with the replay main and
 # runs its seed corpus through the .t wrapper next to it.
 check_PROGRAMS += %reldir%/fuzz/fuzz-varlink-msg

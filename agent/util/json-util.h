@@ -1,5 +1,7 @@
-/* json-c ownership helpers. */
+/* json-c helpers: ownership and member access. */
 #pragma once
+
+#include <stdint.h>
 
 #include <json-c/json.h>
 
@@ -18,4 +20,23 @@ static inline json_object *json_object_new_string_object(const char *key, const 
                 return NULL;
         }
         return o;
+}
+
+/* The string member @key of @o, borrowed; NULL if @o is NULL, or the member
+ * is missing or not a string. */
+static inline const char *json_member_string(json_object *o, const char *key) {
+        json_object *v;
+
+        return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string) ?
+                json_object_get_string(v) : NULL;
+}
+
+/* The number member @key of @o as an int64 (a double truncated), or @def. */
+static inline int64_t json_member_int64(json_object *o, const char *key, int64_t def) {
+        json_object *v;
+
+        if (!json_object_object_get_ex(o, key, &v) ||
+            !(json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double)))
+                return def;
+        return json_object_get_int64(v);
 }

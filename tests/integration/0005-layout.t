@@ -40,7 +40,7 @@ util_h() { (cd "$S/agent/util" && ls *.h) | sed 's/\./\\./; s|^|util/|' | paste 
 UTIL="($(util_h))"
 
 check agent/util "$UTIL"
-check agent/client "$UTIL" "client/[a-z-]+\.h" "varlink\.h"
+check agent/client "$UTIL" "client/[a-z-]+\.h" "varlink\.h" "[a-z]+/[a-z]+-render\.h"
 for d in "$S"/modules/*/; do
         d=${d%/}
         check "modules/${d##*/}" "$UTIL" "sunkd/module\.h" "client/client\.h"

@@ -1,0 +1,60 @@
+/* sunkctl reload, metrics, version, ping: the daemon's own calls that print
+ * a fixed text or one field. */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "sunkctl.h"
+#include "util/cleanup.h"
+#include "util/json-util.h"
+
+int verb_reload(Ctl *c, int argc, char **argv) {
+        _cleanup_json_ json_object *p = NULL;
+        int r = ctl_call(c, "io.sunkd.Agent.Reload", NULL, &p);
+
+        if (r)
+                return r;
+        if (c->json)
+                return ctl_print_json(p);
+        printf("Configuration reloaded.\n");
+        return 0;
+}
+
+int verb_metrics(Ctl *c, int argc, char **argv) {
+        _cleanup_json_ json_object *p = NULL;
+        int r = ctl_call(c, "io.sunkd.Agent.Metrics", NULL, &p);
+
+        if (r)
+                return r;
+        if (c->json)
+                return ctl_print_json(p);
+        fputs(json_member_string(p, "text") ?: "", stdout);
+        return 0;
+}
+
+int verb_version(Ctl *c, int argc, char **argv) {
+        _cleanup_json_ json_object *p = NULL;
+        int r;
+
+        if (!c->json)
+                printf("sunkctl %s\n", PACKAGE_VERSION);
+        r = ctl_call(c, "io.sunkd.Agent.Version", NULL, &p);
+        if (r)
+                return r;
+        if (c->json)
+                return ctl_print_json(p);
+        printf("sunkd %s (module ABI %" PRId64 ".%" PRId64 ")\n", json_member_string(p, "version") ?: "?",
+               json_member_int64(p, "abi_major", 0), json_member_int64(p, "abi_minor", 0));
+        return 0;
+}
+
+int verb_ping(Ctl *c, int argc, char **argv) {
+        _cleanup_json_ json_object *p = NULL;
+        int r = ctl_call(c, "io.sunkd.Agent.Ping", NULL, &p);
+
+        if (r)
+                return r;
+        if (c->json)
+                return ctl_print_json(p);
+        printf("pong\n");
+        return 0;
+}

@@ -1,0 +1,60 @@
+/* sunkctl: what its files share.  Each verb is one call; sunkctl.c picks it. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#define SUNKCTL_SOCKET_DEFAULT "/run/sunkd/io.sunkd"
+
+/* The exit codes of sunkctl(1). */
+enum { EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_UNREACHABLE = 3 };
+
+typedef struct Ctl {
+        const char *socket;
+        bool json;
+        const char *view; /* a module renderer's view: "slurmd-conf", "check", "block" (gres), or NULL */
+        uint64_t timeout_usec;
+        bool timeout_set; /* given on the command line: bounds `run` too */
+        int fd;
+} Ctl;
+
+/* A verb: @argv[0] is its name, @argc counts it.  Returns an exit code. */
+typedef int (*VerbFn)(Ctl *c, int argc, char **argv);
+
+/**
+ * ctl_call() - make the one call of a verb: connect, call @method with
+ * @params (borrowed; NULL = {}).
+ * Return: 0 and the reply's parameters in *ret; or, with the error printed,
+ * EXIT_UNREACHABLE (no sunkd), EXIT_USAGE (a reload refused for an error in
+ * the file) or EXIT_FAILED (any other error reply, a timeout, a reply that
+ * could not be read).
+ */
+int ctl_call(Ctl *c, const char *method, json_object *params, json_object **ret);
+
+/** ctl_print_json() - @reply as --json prints it.  Returns 0. */
+int ctl_print_json(json_object *reply);
+
+int verb_status(Ctl *c, int argc, char **argv);
+int verb_jobs(Ctl *c, int argc, char **argv);
+int verb_run(Ctl *c, int argc, char **argv);
+int verb_reload(Ctl *c, int argc, char **argv);
+int verb_metrics(Ctl *c, int argc, char **argv);
+int verb_version(Ctl *c, int argc, char **argv);
+int verb_ping(Ctl *c, int argc, char **argv);
+
+/**
+ * verb_module() - sunkctl MODULE [VERB [KEY=VALUE...]]: io.sunkd.<Module>.<Verb>
+ * with the parameters given, its answer shown by the module's renderer if it
+ * has one (sunkctl-module.c), else by the generic one (sunkctl-render.c).
+ */
+int verb_module(Ctl *c, int argc, char **argv);
+
+/**
+ * module_method_name() - io.sunkd.<Module>.<Verb> for the words @module and
+ * @verb into @buf (@len bytes).
+ * Return: 0; -EINVAL (a word that is not [A-Za-z][A-Za-z0-9]* parts joined
+ * by '-') or -ENAMETOOLONG, with the word at fault in *ret_bad.
+ */
+int module_method_name(const char *module, const char *verb, char *buf, size_t len, const char **ret_bad);

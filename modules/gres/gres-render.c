@@ -1,0 +1,114 @@
+/* sunkctl's views of io.sunkd.Gres.List: what the module's answer means to
+ * the person or the slurmd run script reading it. */
+#include <errno.h>
+#include <inttypes.h>
+
+#include "gres-render.h"
+#include "util/json-util.h"
+#include "util/macro.h"
+
+static const char *const view_names[_GRES_VIEW_MAX] = {
+        [GRES_VIEW_SLURMD_CONF] = "slurmd-conf",
+        [GRES_VIEW_CHECK] = "check",
+        [GRES_VIEW_BLOCK] = "block",
+};
+
+int gres_view_from_string(const char *s) {
+        if (!s)
+                return GRES_VIEW_TABLE;
+        for (size_t i = 0; i < ELEMENTSOF(view_names); i++)
+                if (view_names[i] && streq(view_names[i], s))
+                        return (int) i;
+        return -EINVAL;
+}
+
+static const char *check_result(json_object *list) {
+        return json_member_string(json_object_object_get(list, "check"), "result") ?: "unknown";
+}
+
+static void render_gpu(json_object *g, FILE *out) {
+        char mem[32];
+
+        /* /proc does not tell the memory: 0 means unknown, not none */
+        if (json_member_int64(g, "memory", 0) > 0)
+                snprintf(mem, sizeof(mem), "%.0fG",
+                         (double) json_member_int64(g, "memory", 0) / (1024.0 * 1024 * 1024));
+        else
+                snprintf(mem, sizeof(mem), "-");
+        fprintf(out, "%-5" PRId64 " %-5" PRId64 " %-28s %-12s %-8s %-12s %s\n",
+                json_member_int64(g, "index", 0), json_member_int64(g, "minor", 0),
+                json_member_string(g, "type") ?: "-", json_member_string(g, "bus_id") ?: "-", mem,
+                json_member_string(g, "cores") ?: "-", json_member_string(g, "uuid") ?: "-");
+}
+
+/* What NVML reports wrong with a GPU, one line each, after the table. */
+static void render_problems(json_object *gpus, FILE *out) {
+        for (size_t i = 0, shown = 0; gpus && i < json_object_array_length(gpus); i++) {
+                json_object *g = json_object_array_get_idx(gpus, i);
+                json_object *problems =
+                        json_object_object_get(json_object_object_get(g, "health"), "problems");
+
+                if (!json_object_is_type(problems, json_type_array) ||
+                    json_object_array_length(problems) == 0)
+                        continue;
+                fprintf(out, "%sGPU %" PRId64 " at %s is unhealthy:", shown++ == 0 ? "\n" : "",
+                        json_member_int64(g, "index", 0), json_member_string(g, "bus_id") ?: "-");
+                for (size_t k = 0; k < json_object_array_length(problems); k++)
+                        fprintf(out, "%s %s", k ? ";" : "",
+                                json_object_get_string(json_object_array_get_idx(problems, k)));
+                fprintf(out, "\n");
+        }
+}
+
+static void render_table(json_object *p, FILE *out) {
+        json_object *gpus = json_object_object_get(p, "gpus"), *check = json_object_object_get(p, "check");
+        const char *message = json_member_string(check, "message");
+
+        fprintf(out, "source: %s, Gres=%s\ncheck: %s%s%s\n", json_member_string(p, "source") ?: "?",
+                json_member_string(p, "gres") ?: "", check_result(p), message ? ": " : "", message ?: "");
+        if (json_member_string(p, "topology_block"))
+                fprintf(out, "topology/block: %s\n", json_member_string(p, "topology_block"));
+        else if (json_member_string(p, "topology_block_error"))
+                fprintf(out, "topology/block: none: %s\n", json_member_string(p, "topology_block_error"));
+        fprintf(out, "\n%-5s %-5s %-28s %-12s %-8s %-12s %s\n", "INDEX", "MINOR", "TYPE", "BUS", "MEMORY",
+                "CORES", "UUID");
+        for (size_t i = 0; gpus && i < json_object_array_length(gpus); i++)
+                render_gpu(json_object_array_get_idx(gpus, i), out);
+        render_problems(gpus, out);
+}
+
+void gres_render(json_object *list, GresView view, FILE *out, FILE *err) {
+        const char *gres = json_member_string(list, "gres"),
+                   *block = json_member_string(list, "topology_block");
+
+        switch (view) {
+        case GRES_VIEW_SLURMD_CONF:
+                /* What `slurmd -Z --conf "..."` takes; nothing for a node without GPUs. */
+                if (!isempty(gres))
+                        fprintf(out, "Gres=%s\n", gres);
+                break;
+        case GRES_VIEW_CHECK:
+                fprintf(out, "%s: %s\n", check_result(list),
+                        json_member_string(json_object_object_get(list, "check"), "message") ?: "");
+                break;
+        case GRES_VIEW_BLOCK:
+                /* This node's line of a topology.conf for topology/block. */
+                if (block)
+                        fprintf(out, "%s\n", block);
+                else
+                        fprintf(err, "sunkctl: gres: no topology/block line: %s\n",
+                                json_member_string(list, "topology_block_error")
+                                        ?: "the GPUs are in no multi-node NVLink domain");
+                break;
+        default:
+                render_table(list, out);
+        }
+}
+
+bool gres_render_ok(json_object *list, GresView view) {
+        if (view == GRES_VIEW_CHECK)
+                return streq(check_result(list), "match");
+        if (view == GRES_VIEW_BLOCK)
+                return json_member_string(list, "topology_block") != NULL;
+        return true;
+}
