@@ -23,6 +23,10 @@
 #include "util/macro.h"
 #include "watch.h"
 
+/* The in-tree constants are the ABI's, under shorter names. */
+_Static_assert(USEC_PER_SEC == SUNKD_USEC_PER_SEC && USEC_PER_MSEC == SUNKD_USEC_PER_MSEC,
+               "util/macro.h and sunkd/module.h disagree on time units");
+
 typedef struct MethodBinding {
         Module *module;
         int (*fn)(sunkd_call *call, struct json_object *params, void *state);
@@ -255,6 +259,7 @@ const sunkd_host_api host_api = {
         .metric_set = metrics_set,
         .metric_add_value = metrics_add_value,
         .spawn = host_spawn,
+        /* util's own functions: see module.h */
         .file_stage = fileio_stage,
         .file_commit = fileio_commit,
         .file_write_atomic = fileio_write_atomic,

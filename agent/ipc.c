@@ -55,6 +55,8 @@
 #include "ipc.h"
 #include "log.h"
 #include "util/cleanup.h"
+#include "util/fileio.h"
+#include "util/json-util.h"
 #include "util/macro.h"
 #include "util/rand-util.h"
 #include "util/time-util.h"
@@ -168,11 +170,6 @@ struct Ipc {
         Ratelimit reply_rl;  /* replies we could not send as they were */
         Ratelimit busy_rl;   /* per-uid call limit */
 };
-
-static void json_putp(json_object **o) {
-        if (*o)
-                json_object_put(*o);
-}
 
 static bool ratelimit_pass(Ratelimit *rl, unsigned burst, unsigned *ret_suppressed) {
         uint64_t now = now_usec(CLOCK_MONOTONIC);
@@ -593,7 +590,7 @@ bool ipc_call_is_orphaned(sunkd_call *call) {
 
 /* {"error": error, "parameters": params} (error may be NULL); takes @params. */
 static int reply_format(const char *error, json_object *params, char **ret, size_t *ret_len) {
-        _cleanup_(json_putp) json_object *p = params, *msg = NULL;
+        _cleanup_json_ json_object *p = params, *msg = NULL;
 
         if (!p) {
                 p = json_object_new_object();
@@ -618,7 +615,7 @@ static int reply_format(const char *error, json_object *params, char **ret, size
 }
 
 static json_object *errno_params(int error) {
-        _cleanup_(json_putp) json_object *p = json_object_new_object();
+        _cleanup_json_ json_object *p = json_object_new_object();
         const char *desc = strerrordesc_np(error);
 
         if (!p)
@@ -879,7 +876,7 @@ static bool conn_may_call(IpcConnection *c) {
 
 static int conn_dispatch(IpcConnection *c, const char *frame, size_t len) {
         Ipc *ipc = c->ipc;
-        _cleanup_(json_putp) json_object *msg = NULL;
+        _cleanup_json_ json_object *msg = NULL;
         json_object *params, *o;
         const char *method;
         const IpcMethod *m;
@@ -1493,20 +1490,6 @@ int ipc_adopt(Ipc *ipc, int fd) {
         return ipc_watch(ipc, fd);
 }
 
-static int mkdir_parents(const char *path, mode_t mode) {
-        _cleanup_free_ char *p = strdup(path);
-
-        if (!p)
-                return -ENOMEM;
-        for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
-                *s = 0;
-                if (mkdir(p, mode) < 0 && errno != EEXIST)
-                        return -errno;
-                *s = '/';
-        }
-        return 0;
-}
-
 /* Is something answering on @path?  Only a socket nobody listens on is stale. */
 static int socket_is_live(const char *path) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -1549,7 +1532,7 @@ int ipc_listen(Ipc *ipc, const char *path, mode_t mode, gid_t gid) {
         if (!p)
                 return -ENOMEM;
 
-        r = mkdir_parents(path, 0755);
+        r = fileio_mkdir_parents(path, 0755);
         if (r < 0)
                 return r;
         r = socket_is_live(path);

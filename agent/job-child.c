@@ -24,6 +24,7 @@
 
 #include "job-child.h"
 #include "util/cleanup.h"
+#include "util/fileio.h"
 #include "util/json-util.h"
 #include "util/macro.h"
 
@@ -40,19 +41,6 @@ struct JobChild {
 
 pid_t job_child_pid(JobChild *c) {
         return c->pid;
-}
-
-static int write_all(int fd, const char *p, size_t n) {
-        while (n > 0) {
-                ssize_t k = write(fd, p, n);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0)
-                        return -1;
-                p += k;
-                n -= (size_t) k;
-        }
-        return 0;
 }
 
 static int child_drop(uid_t uid, gid_t gid) {
@@ -87,7 +75,7 @@ static __attribute__((noreturn)) void child_main(int fd, JobChildWorkFn work, vo
         if (result)
                 json_object_object_add(o, "result", result);
         text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-        _exit(write_all(fd, text, strlen(text)) < 0 ? EXIT_FAILURE : EXIT_SUCCESS);
+        _exit(fileio_write_all(fd, text, strlen(text)) < 0 ? EXIT_FAILURE : EXIT_SUCCESS);
 }
 
 /* Returns false once nothing more is to be read now. */

@@ -34,18 +34,9 @@
 #include <string.h>
 
 #include "util/cleanup.h"
+#include "util/json-util.h"
 #include "util/macro.h"
 #include "varlink.h"
-
-static void json_putp(json_object **o) {
-        if (*o)
-                json_object_put(*o);
-}
-
-static void tokener_freep(json_tokener **t) {
-        if (*t)
-                json_tokener_free(*t);
-}
 
 /* Well-formed UTF-8 only: no overlong forms, no surrogates, nothing above
  * U+10FFFF.  Returns false at the first ill-formed byte. */
@@ -332,8 +323,8 @@ static int tokener_error_to_errno(enum json_tokener_error e) {
 }
 
 int varlink_parse(const char *buf, size_t len, size_t max_size, unsigned max_depth, json_object **ret) {
-        _cleanup_(tokener_freep) json_tokener *tok = NULL;
-        _cleanup_(json_putp) json_object *o = NULL;
+        _cleanup_tokener_ json_tokener *tok = NULL;
+        _cleanup_json_ json_object *o = NULL;
         Walk w;
         int r;
 

@@ -48,6 +48,7 @@ EXTRA_DIST += tests/modules/abi-1.2/sunkd/module.h
 UNIT_TESTS = \
 	tests/unit/test-conf \
 	tests/unit/test-time-util \
+	tests/unit/test-fileio \
 	tests/unit/test-sched \
 	tests/unit/test-metrics \
 	tests/unit/test-spawn \
@@ -66,6 +67,9 @@ tests_unit_test_conf_LDADD = $(CHECK_TEST_LIBS)
 tests_unit_test_time_util_SOURCES = tests/unit/test-time-util.c
 tests_unit_test_time_util_CFLAGS = $(CHECK_TEST_CFLAGS)
 tests_unit_test_time_util_LDADD = $(CHECK_TEST_LIBS)
+tests_unit_test_fileio_SOURCES = tests/unit/test-fileio.c
+tests_unit_test_fileio_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_test_fileio_LDADD = $(CHECK_TEST_LIBS)
 tests_unit_test_sched_SOURCES = tests/unit/test-sched.c
 tests_unit_test_sched_CFLAGS = $(CHECK_TEST_CFLAGS)
 tests_unit_test_sched_LDADD = $(CHECK_TEST_LIBS) $(JSONC_LIBS)

@@ -26,17 +26,13 @@
 
 #include "client.h"
 #include "util/cleanup.h"
+#include "util/json-util.h"
 #include "util/macro.h"
 #include "util/time-util.h"
 #include "varlink.h"
 
 #define CLIENT_MAX_DEPTH 64
 #define CLIENT_READ_CHUNK 4096
-
-static void json_putp(json_object **o) {
-        if (*o)
-                json_object_put(*o);
-}
 
 static uint64_t deadline_from(uint64_t timeout_usec) {
         uint64_t now = now_usec(CLOCK_MONOTONIC);
@@ -215,7 +211,7 @@ static int reply_check(json_object *reply) {
 
 static int call(int fd, const char *method, json_object *params, uint64_t timeout_usec, size_t max_reply,
                 bool last, json_object **ret_reply, char **ret_error_name) {
-        _cleanup_(json_putp) json_object *msg = NULL, *reply = NULL;
+        _cleanup_json_ json_object *msg = NULL, *reply = NULL;
         _cleanup_free_ char *out = NULL, *in = NULL;
         json_object *p = NULL, *e = NULL;
         uint64_t deadline = deadline_from(timeout_usec);

@@ -29,10 +29,34 @@ int fileio_write_all(int fd, const void *data, size_t len) {
                                 continue;
                         return negative_errno();
                 }
+                if (n == 0)
+                        return -EIO;
                 p += n;
                 len -= (size_t) n;
         }
         return 0;
+}
+
+int fileio_mkdir_parents(const char *path, mode_t mode) {
+        _cleanup_free_ char *p = strdup(path);
+
+        if (!p)
+                return -ENOMEM;
+        for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
+                *s = '\0';
+                if (mkdir(p, mode) < 0 && errno != EEXIST)
+                        return negative_errno();
+                *s = '/';
+        }
+        return 0;
+}
+
+int fileio_mkdir_p(const char *path, mode_t mode) {
+        int r = fileio_mkdir_parents(path, mode);
+
+        if (r < 0)
+                return r;
+        return mkdir(path, mode) < 0 && errno != EEXIST ? negative_errno() : 0;
 }
 
 int fileio_pwrite_all(int fd, const void *data, size_t len, uint64_t offset) {

@@ -25,6 +25,12 @@ int fileio_write_atomic(const char *path, const void *data, size_t len, mode_t m
 /** fileio_fsync_dir() - fsync the directory that contains @path. */
 int fileio_fsync_dir(const char *path);
 
+/** fileio_mkdir_parents() - create the missing directories above @path, with @mode; not @path itself. */
+int fileio_mkdir_parents(const char *path, mode_t mode);
+
+/** fileio_mkdir_p() - fileio_mkdir_parents(), then the directory @path itself. */
+int fileio_mkdir_p(const char *path, mode_t mode);
+
 /**
  * fileio_read() - read a whole regular file of at most @max bytes.
  * Return: 0 with a NUL-terminated buffer in *ret and its length in *ret_len,

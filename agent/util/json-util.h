@@ -11,6 +11,12 @@ static inline void json_object_putp(json_object **o) {
 }
 #define _cleanup_json_ __attribute__((cleanup(json_object_putp)))
 
+static inline void json_tokener_freep(json_tokener **t) {
+        if (*t)
+                json_tokener_free(*t);
+}
+#define _cleanup_tokener_ __attribute__((cleanup(json_tokener_freep)))
+
 /* {"key": "value"}, or NULL on OOM. */
 static inline json_object *json_object_new_string_object(const char *key, const char *value) {
         json_object *o = json_object_new_object();

@@ -12,6 +12,8 @@
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 #define CLAMP(x, lo, hi) MIN(MAX((x), (lo)), (hi))
 
+/* The in-tree names of module.h's SUNKD_USEC_PER_SEC and kin (host-api.c
+ * checks that they agree); a module built outside the tree uses those. */
 #define USEC_PER_SEC UINT64_C(1000000)
 #define USEC_PER_MSEC UINT64_C(1000)
 #define NSEC_PER_USEC UINT64_C(1000)

@@ -66,7 +66,7 @@ static bool is_blank(char c) {
         return c == ' ' || c == '\t';
 }
 
-static size_t skip_blanks(const char *s, size_t len, size_t i) {
+size_t authkeys_skip_blanks(const char *s, size_t len, size_t i) {
         while (i < len && is_blank(s[i]))
                 i++;
         return i;
@@ -231,7 +231,7 @@ AuthkeysReject authkeys_key_parse(const char *line, size_t len, AuthkeysKey *ret
         rj = check_bytes(line, len);
         if (rj != AUTHKEYS_OK)
                 return rj;
-        i = skip_blanks(line, len, 0);
+        i = authkeys_skip_blanks(line, len, 0);
         if (i == len || line[i] == '#')
                 return AUTHKEYS_REJECT_EMPTY;
 
@@ -241,7 +241,7 @@ AuthkeysReject authkeys_key_parse(const char *line, size_t len, AuthkeysKey *ret
                         return AUTHKEYS_REJECT_BAD_OPTIONS;
                 k.options_off = i;
                 k.options_len = e - i;
-                i = skip_blanks(line, len, e);
+                i = authkeys_skip_blanks(line, len, e);
                 e = word_end(line, len, i);
                 if (!authkeys_type_known(line + i, e - i))
                         return AUTHKEYS_REJECT_UNKNOWN_TYPE;
@@ -249,7 +249,7 @@ AuthkeysReject authkeys_key_parse(const char *line, size_t len, AuthkeysKey *ret
         k.type_off = i;
         k.type_len = e - i;
 
-        i = skip_blanks(line, len, e);
+        i = authkeys_skip_blanks(line, len, e);
         e = word_end(line, len, i);
         k.blob_off = i;
         k.blob_len = e - i;
@@ -258,7 +258,7 @@ AuthkeysReject authkeys_key_parse(const char *line, size_t len, AuthkeysKey *ret
         if (!blob_type_is(blob, n, line + k.type_off, k.type_len))
                 return AUTHKEYS_REJECT_TYPE_MISMATCH;
 
-        k.comment_off = skip_blanks(line, len, e);
+        k.comment_off = authkeys_skip_blanks(line, len, e);
         k.comment_len = len - k.comment_off;
         if (ret)
                 *ret = k;

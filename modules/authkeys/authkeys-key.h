@@ -91,6 +91,9 @@ int authkeys_match_from_key(const char *type, const char *key, AuthkeysMatch *re
 /** authkeys_key_matches() - whether the valid @line (parsed as @k) is the key @m names. */
 bool authkeys_key_matches(const char *line, const AuthkeysKey *k, const AuthkeysMatch *m);
 
+/** authkeys_skip_blanks() - the first index from @i on in @s (@len bytes) that is not a space or a tab. */
+size_t authkeys_skip_blanks(const char *s, size_t len, size_t i);
+
 #define AUTHKEYS_USER_MAX 256
 
 /**

@@ -323,15 +323,9 @@ static int list_string(Builder *b, const char *s, size_t len, size_t *i, size_t 
         return -EINVAL;
 }
 
-static size_t skip_blanks(const char *s, size_t len, size_t i) {
-        while (i < len && (s[i] == ' ' || s[i] == '\t'))
-                i++;
-        return i;
-}
-
 /* `['k1', 'k2']` as Python's literal_eval reads it: blanks around items, a trailing comma. */
 static int list_parse(Builder *b, const char *s, size_t len, size_t *ret_n) {
-        size_t i = skip_blanks(s, len, 1), o = 0, n = 0;
+        size_t i = authkeys_skip_blanks(s, len, 1), o = 0, n = 0;
 
         while (i < len && s[i] != ']') {
                 if (!grow((void **) &b->spans, &b->cap_spans, n + 1, sizeof(Span)))
@@ -339,13 +333,13 @@ static int list_parse(Builder *b, const char *s, size_t len, size_t *ret_n) {
                 if (list_string(b, s, len, &i, &o, &b->spans[n]) < 0)
                         return -EINVAL;
                 n++;
-                i = skip_blanks(s, len, i);
+                i = authkeys_skip_blanks(s, len, i);
                 if (i < len && s[i] == ',')
-                        i = skip_blanks(s, len, i + 1);
+                        i = authkeys_skip_blanks(s, len, i + 1);
                 else if (i >= len || s[i] != ']')
                         return -EINVAL;
         }
-        if (i >= len || skip_blanks(s, len, i + 1) != len)
+        if (i >= len || authkeys_skip_blanks(s, len, i + 1) != len)
                 return -EINVAL;
         *ret_n = n;
         return 0;

@@ -8,8 +8,7 @@
 
 #include "gres-proc.h"
 #include "gres-xid.h"
-
-#define USEC_PER_SEC 1000000ULL
+#include "util/macro.h"
 
 /* From NVIDIA's XID catalogue, in its words where they are short. */
 const char *gres_xid_describe(uint64_t xid) {

@@ -711,24 +711,6 @@ int cache_publish_clean_stale(const CacheOptions *opts, unsigned *ret_removed) {
         return clean_stale(opts, NULL, ret_removed);
 }
 
-static int mkdir_parents(const char *dir) {
-        _cleanup_free_ char *p = strdup(dir);
-
-        if (!p)
-                return -ENOMEM;
-        for (char *s = p + 1; *s; s++) {
-                if (*s != '/')
-                        continue;
-                *s = '\0';
-                if (mkdir(p, 0755) < 0 && errno != EEXIST)
-                        return negative_errno();
-                *s = '/';
-        }
-        if (mkdir(p, 0755) < 0 && errno != EEXIST)
-                return negative_errno();
-        return 0;
-}
-
 static int write_timestamp(const char *dir, NssMapType t, const char *kind, time_t when,
                            bool only_if_missing) {
         _cleanup_free_ char *path = NULL;
@@ -756,7 +738,7 @@ static int write_timestamps(const CacheOptions *opts, const CacheReport *rep) {
         time_t now = opts->now ?: time(NULL);
         int r, ret = 0;
 
-        r = mkdir_parents(opts->timestamp_dir);
+        r = fileio_mkdir_p(opts->timestamp_dir, 0755);
         if (r < 0)
                 return r;
         for (size_t t = 0; t < _NSS_MAP_MAX; t++) {

@@ -9,6 +9,7 @@
 
 #include "scim-page.h"
 #include "util/cleanup.h"
+#include "util/json-util.h"
 #include "util/errloc.h"
 #include "util/macro.h"
 
@@ -66,14 +67,9 @@ struct json_tokener *scim_json_tokener_new(void) {
         return tok;
 }
 
-static void tokener_freep(json_tokener **tok) {
-        if (*tok)
-                json_tokener_free(*tok);
-}
-
 int scim_json_parse_with(struct json_tokener *tok, const char *buf, size_t len, json_object **ret,
                          char **ret_error) {
-        _cleanup_(tokener_freep) json_tokener *own = NULL;
+        _cleanup_tokener_ json_tokener *own = NULL;
         json_object *root;
         enum json_tokener_error jerr;
         size_t end;

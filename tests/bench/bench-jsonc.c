@@ -19,12 +19,9 @@
 #include "modules/nsscache/scim-page.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
+#include "util/json-util.h"
 #include "util/time-util.h"
 
-static void tokener_freep(json_tokener **tok) {
-        if (*tok)
-                json_tokener_free(*tok);
-}
 
 typedef struct {
         char *data;
@@ -38,7 +35,7 @@ static void bodies_free(Body *b, int n) {
 }
 
 int main(int argc, char *argv[]) {
-        _cleanup_(tokener_freep) json_tokener *tok = NULL;
+        _cleanup_tokener_ json_tokener *tok = NULL;
         Body *bodies;
         uint64_t bytes = 0, t;
         int n = argc - 1, r = 0;

@@ -43,11 +43,20 @@ is "$(cd "$D$prefix/include" && find . ! -type d | sort)" "./sunkd/module.h" "mo
 mkdir -p "$T/extmod"
 cat > "$T/extmod/hello.c" <<'C'
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sunkd/module.h>
 
+/* Its one way to write a file is the host's: it has no agent/util. */
+typedef struct Hello {
+        const sunkd_host_api *api;
+        char *out;
+} Hello;
+
 static int hello_work(void *state, void *input, const sunkd_cancel *cancel, void **ret_result) {
-        (void) state; (void) input; (void) cancel; (void) ret_result;
-        return 0;
+        Hello *h = state;
+        (void) input; (void) cancel; (void) ret_result;
+        return h->out ? h->api->file_write_atomic(h->out, "hello\n", 6, 0644, (uid_t) -1, (gid_t) -1) : 0;
 }
 
 static int hello_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
@@ -55,13 +64,22 @@ static int hello_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
                 .size = sizeof(sunkd_job_spec), .name = "hello.tick",
                 .interval_usec = 3600 * UINT64_C(1000000), .work = hello_work,
         };
-        (void) cfg;
-        *ret_state = NULL;
+        const char *out = c->api->cfg_scalar(c->api->cfg_get(cfg, "out"));
+        Hello *h = calloc(1, sizeof(*h));
+
+        if (!h)
+                return -ENOMEM;
+        h->api = c->api;
+        h->out = out ? strdup(out) : NULL;
+        *ret_state = h;
         return c->api->job_add(c, &spec, NULL);
 }
 
 static void hello_fini(void *state) {
-        (void) state;
+        Hello *h = state;
+        if (h)
+                free(h->out);
+        free(h);
 }
 
 SUNKD_MODULE_DEFINE(.name = "hello", .version = "1.0", .init = hello_init, .fini = hello_fini);
@@ -74,13 +92,15 @@ is "$rc" 0 "a module builds against the installed header alone"
 
 cp "$D$libdir/sunkd/nsscache.so" "$T/extmod/"
 sunkd_config "modules:
-  hello: {}"
+  hello:
+    out: $T/hello.out"
 sed -i "s|^module_dir: .*|module_dir: $T/extmod|" "$T/sunkd.yaml"
 SUNKD="$D$prefix/sbin/sunkd"
 SUNKCTL="$D$prefix/bin/sunkctl"
 sunkd_start
 wait_runs hello.tick 1 || diag "hello.tick did not run"
 like "$(ctl jobs)" "^hello\.tick +hello .* success" "the installed daemon runs the external module's job"
+is "$(cat "$T/hello.out" 2>&1)" "hello" "which writes its file through the host's file_write_atomic"
 like "$(ctl status)" "^hello +running +1\.0" "and shows the module"
 sunkd_stop
 is "$SUNKD_EXIT" 0 "clean exit"

@@ -1,4 +1,7 @@
-/* sunkd module ABI: the only header a module includes.
+/* sunkd module ABI: the only header a module includes.  The only header
+ * `make install` installs, too: a module built outside sunkd's tree has this
+ * alone; one built in the tree may also use agent/util/ (libsunkd-util), the
+ * in-tree helper library, and nothing else of agent/.
  *
  * A module is a shared object that exports exactly one data symbol,
  * `sunkd_module_v1` (the major ABI version is part of the name, so a module
@@ -181,6 +184,11 @@ enum {
  * host answers the rest itself (io.sunkd.Unavailable) and frees them. */
 #define SUNKD_CALL_PENDING 1
 
+/* A method is named "io.sunkd.<Module>.<Verb>", each part capitalised
+ * (io.sunkd.Gres.List, io.sunkd.Test.MetricAdd): `sunkctl <module> <verb>
+ * [key=value...]` then calls it with no code in sunkctl, capitalising each
+ * word (metric-add: MetricAdd), and prints its answer with its generic
+ * renderer (key: value lines, arrays of objects as tables). */
 typedef struct sunkd_method {
         const char *name; /* "io.sunkd.<Module>.<Verb>" */
         unsigned flags;
@@ -402,7 +410,13 @@ typedef struct sunkd_host_api {
         /* Files.  file_stage writes a temp file next to `path` (same dir),
          * fsyncs it, sets mode and owner (uid (uid_t)-1 = leave) and returns
          * its name; file_commit renames it over `path` and fsyncs the dir.
-         * file_write_atomic does both.  [any thread] */
+         * file_write_atomic does both.  [any thread]
+         * One way to write a file: these are the host's fileio_stage,
+         * fileio_commit and fileio_write_atomic (agent/util/fileio.h), the
+         * same code.  A module built in sunkd's tree calls those directly,
+         * as every in-tree module does; these entries are for a module built
+         * outside it, which has this header alone, and stay for modules
+         * built against ABI 1.0. */
         int (*file_stage)(const char *path, const void *data, size_t len, mode_t mode, uid_t uid,
                           gid_t gid, char **ret_tmp);
         int (*file_commit)(const char *tmp, const char *path);
