@@ -214,7 +214,7 @@ static int discover_work(void *state, void *input, const sunkd_cancel *cancel, v
 
 static json_object *find_gpu(json_object *gpus, const char *uuid) {
         for (size_t i = 0; gpus && i < json_object_array_length(gpus); i++)
-                if (strcmp(jstr(json_object_array_get_idx(gpus, i), "uuid") ?: "", uuid) == 0)
+                if (strcmp(json_member_string(json_object_array_get_idx(gpus, i), "uuid") ?: "", uuid) == 0)
                         return json_object_array_get_idx(gpus, i);
         return NULL;
 }
@@ -249,16 +249,19 @@ static void log_health(State *s, json_object *gpus) {
         if (s->last)
                 (void) json_object_object_get_ex(s->last, "gpus", &old);
         for (size_t i = 0; i < json_object_array_length(gpus); i++) {
-                json_object *o = json_object_array_get_idx(gpus, i), *was = find_gpu(old, jstr(o, "uuid") ?: "");
+                json_object *o = json_object_array_get_idx(gpus, i),
+                            *was = find_gpu(old, json_member_string(o, "uuid") ?: "");
                 _cleanup_free_ char *now = problems_text(o), *before = was ? problems_text(was) : strdup("");
 
                 if (!now || !before || strcmp(now, before) == 0)
                         continue;
                 if (*now)
-                        sunkd_log_warning(s->ctx, "GPU %s at %s is unhealthy: %s.", jstr(o, "uuid"), jstr(o, "bus_id"),
+                        sunkd_log_warning(s->ctx, "GPU %s at %s is unhealthy: %s.",
+                                          json_member_string(o, "uuid"), json_member_string(o, "bus_id"),
                                           now);
                 else
-                        sunkd_log_notice(s->ctx, "GPU %s at %s is healthy again.", jstr(o, "uuid"), jstr(o, "bus_id"));
+                        sunkd_log_notice(s->ctx, "GPU %s at %s is healthy again.",
+                                         json_member_string(o, "uuid"), json_member_string(o, "bus_id"));
         }
 }
 
@@ -271,18 +274,20 @@ static void log_changes(State *s, json_object *gpus) {
                 return;
         for (size_t i = 0; i < json_object_array_length(old); i++) {
                 json_object *o = json_object_array_get_idx(old, i);
-                if (!has_gpu(gpus, jstr(o, "uuid") ?: "")) {
-                        sunkd_log_warning(s->ctx, "GPU %s (%s) at %s is gone.", jstr(o, "uuid"), jstr(o, "type"),
-                                          jstr(o, "bus_id"));
+                if (!has_gpu(gpus, json_member_string(o, "uuid") ?: "")) {
+                        sunkd_log_warning(s->ctx, "GPU %s (%s) at %s is gone.",
+                                          json_member_string(o, "uuid"), json_member_string(o, "type"),
+                                          json_member_string(o, "bus_id"));
                         gres_forget_gpu_metrics(s, o);
                         changed++;
                 }
         }
         for (size_t i = 0; i < json_object_array_length(gpus); i++) {
                 json_object *o = json_object_array_get_idx(gpus, i);
-                if (!has_gpu(old, jstr(o, "uuid") ?: "")) {
-                        sunkd_log_notice(s->ctx, "GPU %s (%s) at %s appeared.", jstr(o, "uuid"), jstr(o, "type"),
-                                         jstr(o, "bus_id"));
+                if (!has_gpu(old, json_member_string(o, "uuid") ?: "")) {
+                        sunkd_log_notice(s->ctx, "GPU %s (%s) at %s appeared.",
+                                         json_member_string(o, "uuid"), json_member_string(o, "type"),
+                                         json_member_string(o, "bus_id"));
                         changed++;
                 }
         }
@@ -314,8 +319,9 @@ static void remember(State *s, json_object *gpus) {
                 return;
         for (size_t i = 0; i < n; i++) {
                 json_object *o = json_object_array_get_idx(gpus, i);
-                k[i] = (Known){ strdup(jstr(o, "type") ?: ""), strdup(jstr(o, "uuid") ?: ""),
-                                strdup(jstr(o, "bus_id") ?: "") };
+                k[i] = (Known){ strdup(json_member_string(o, "type") ?: ""),
+                                strdup(json_member_string(o, "uuid") ?: ""),
+                                strdup(json_member_string(o, "bus_id") ?: "") };
         }
         gres_known_free(s);
         s->known = k;
@@ -323,7 +329,8 @@ static void remember(State *s, json_object *gpus) {
 }
 
 static void run_check(State *s, json_object *res, json_object *gpus) {
-        const char *configured = jstr(res, "configured"), *error = jstr(res, "configured_error");
+        const char *configured = json_member_string(res, "configured"),
+                   *error = json_member_string(res, "configured_error");
         size_t n = json_object_array_length(gpus);
         _cleanup_free_ GresCheckGpu *found = calloc(n + 1, sizeof(GresCheckGpu));
         _cleanup_free_ GresCheckGpu *known = calloc(s->n_known + 1, sizeof(GresCheckGpu));
@@ -335,7 +342,8 @@ static void run_check(State *s, json_object *res, json_object *gpus) {
 
         for (size_t i = 0; i < n; i++) {
                 json_object *o = json_object_array_get_idx(gpus, i);
-                found[i] = (GresCheckGpu){ jstr(o, "type") ?: "", jstr(o, "uuid"), jstr(o, "bus_id") };
+                found[i] = (GresCheckGpu){ json_member_string(o, "type") ?: "",
+                                           json_member_string(o, "uuid"), json_member_string(o, "bus_id") };
         }
         for (size_t i = 0; i < s->n_known; i++)
                 known[i] = (GresCheckGpu){ s->known[i].type, s->known[i].uuid, s->known[i].bus_id };
@@ -380,7 +388,7 @@ static void log_block(State *s, const char *error) {
 static int discover_done(void *state, int r, void *input, void *result) {
         State *s = state;
         json_object *res = result, *gpus = NULL;
-        const char *nvml_error = jstr(res, "nvml_error");
+        const char *nvml_error = json_member_string(res, "nvml_error");
 
         if (r == -ECANCELED) { /* the module is stopping; the core says so */
                 json_object_put(res);
@@ -403,20 +411,21 @@ static int discover_done(void *state, int r, void *input, void *result) {
                         r = -EBADMSG;
                 if (r != -ETIMEDOUT)
                         sunkd_log_error_errno(s->ctx, r, "GPU discovery failed: %s",
-                                              jstr(res, "proc_error") ?: nvml_error ?: strerror(-r));
+                                              json_member_string(res, "proc_error") ?: nvml_error ?: strerror(-r));
                 /* Unless /proc is tried at once, nothing better is coming soon. */
                 if (!s->use_proc || input)
-                        gres_list_no_result(s, r, jstr(res, "proc_error") ?: nvml_error);
+                        gres_list_no_result(s, r, json_member_string(res, "proc_error") ?: nvml_error);
                 json_object_put(res);
                 return r;
         }
-        if (jstr(res, "gres_conf_error"))
-                sunkd_log_error(s->ctx, "Failed to write '%s': %s.", s->conf.gres_conf, jstr(res, "gres_conf_error"));
+        if (json_member_string(res, "gres_conf_error"))
+                sunkd_log_error(s->ctx, "Failed to write '%s': %s.", s->conf.gres_conf,
+                                json_member_string(res, "gres_conf_error"));
         else if (s->conf.gres_conf && json_object_get_boolean(json_object_object_get(res, "gres_conf_written")))
                 sunkd_log_notice(s->ctx, "Wrote '%s': %zu GPU(s), Gres=%s.", s->conf.gres_conf,
-                                 json_object_array_length(gpus), jstr(res, "gres"));
-        log_topology(s, jstr(res, "topology_error"));
-        log_block(s, jstr(res, "topology_block_error"));
+                                 json_object_array_length(gpus), json_member_string(res, "gres"));
+        log_topology(s, json_member_string(res, "topology_error"));
+        log_block(s, json_member_string(res, "topology_block_error"));
         log_changes(s, gpus);
         log_health(s, gpus);
         remember(s, gpus);

@@ -128,7 +128,7 @@ static void log_xid(State *s, const GresXidEvent *e) {
 
 /* Logged when whether and what is watched changes, not at every window. */
 static void set_watching(State *s, json_object *res, int r) {
-        const char *error = jstr(res, "error");
+        const char *error = json_member_string(res, "error");
         json_object *unwatched = NULL, *w;
         unsigned watched = 0;
 
@@ -203,8 +203,9 @@ static int events_done(void *state, int r, void *input, void *result) {
         if (r >= 0 && json_object_object_get_ex(res, "dropped", &events))
                 sunkd_log_warning(s->ctx, "Dropped %" PRId64 " XID event(s) of a GPU whose bus id or UUID NVML reports in a "
                                   "form sunkd does not keep.", json_object_get_int64(events));
-        if (jstr(res, "log_error"))
-                sunkd_log_error(s->ctx, "Failed to save the XID log to '%s': %s.", s->xid_path, jstr(res, "log_error"));
+        if (json_member_string(res, "log_error"))
+                sunkd_log_error(s->ctx, "Failed to save the XID log to '%s': %s.", s->xid_path,
+                                json_member_string(res, "log_error"));
         if (added || gres_xid_active(s->xids, s->critical, s->n_critical, now_usec(CLOCK_REALTIME), s->conf.xid_hold_usec) !=
                              s->xid_active)
                 gres_show_gpus(s);

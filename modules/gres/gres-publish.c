@@ -40,8 +40,8 @@ static int gpu_healthy(json_object *gpu) {
 
 /* A GPU's metric labels: its UUID and bus id. */
 static void gpu_labels(json_object *gpu, const char *labels[static 3]) {
-        labels[0] = jstr(gpu, "uuid") ?: "";
-        labels[1] = jstr(gpu, "bus_id") ?: "";
+        labels[0] = json_member_string(gpu, "uuid") ?: "";
+        labels[1] = json_member_string(gpu, "bus_id") ?: "";
         labels[2] = NULL;
 }
 
@@ -69,9 +69,12 @@ static void publish_fact(State *s, json_object *gpus) {
                 json_object *o = json_object_array_get_idx(gpus, i), *e = json_object_new_object();
                 if (!e)
                         break;
-                json_object_object_add(e, "uuid", json_object_new_string(jstr(o, "uuid") ?: ""));
-                json_object_object_add(e, "bus_id", json_object_new_string(jstr(o, "bus_id") ?: ""));
-                json_object_object_add(e, "type", json_object_new_string(jstr(o, "type") ?: ""));
+                json_object_object_add(e, "uuid",
+                                       json_object_new_string(json_member_string(o, "uuid") ?: ""));
+                json_object_object_add(e, "bus_id",
+                                       json_object_new_string(json_member_string(o, "bus_id") ?: ""));
+                json_object_object_add(e, "type",
+                                       json_object_new_string(json_member_string(o, "type") ?: ""));
                 if (json_object_object_get_ex(o, "health", &h))
                         json_object_object_add(e, "health", json_object_get(h));
                 if (gpu_healthy(o) == 0)
@@ -84,8 +87,10 @@ static void publish_fact(State *s, json_object *gpus) {
         json_object_object_add(f, "gpus", list);
         /* every GPU that NVML could judge is healthy; the count is the check's */
         json_object_object_add(f, "healthy", json_object_new_boolean(healthy));
-        if (s->last && jstr(s->last, "topology_block"))
-                json_object_object_add(f, "topology_block", json_object_new_string(jstr(s->last, "topology_block")));
+        if (s->last && json_member_string(s->last, "topology_block"))
+                json_object_object_add(
+                        f, "topology_block",
+                        json_object_new_string(json_member_string(s->last, "topology_block")));
         (void) s->ctx->api->fact_publish(s->ctx, "gres.gpus", f);
 }
 

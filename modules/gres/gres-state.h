@@ -13,6 +13,7 @@
 #include "gres-wait.h"
 #include "gres-xid.h"
 #include "sunkd/module.h"
+#include "util/json-util.h"
 
 #define ALIASES_MAX 64
 
@@ -73,13 +74,6 @@ typedef struct State {
         json_object *xid_unwatched;
         sunkd_metric *m_xid, *m_last_xid;
 } State;
-
-static inline const char *jstr(json_object *o, const char *key) {
-        json_object *v;
-
-        return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string) ?
-                json_object_get_string(v) : NULL;
-}
 
 /* gres.c */
 void gres_state_free(State *s);

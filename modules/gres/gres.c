@@ -167,9 +167,11 @@ static int gres_status(void *state, struct json_object *out) {
         json_object_object_add(out, "failures", json_object_new_int64((int64_t) s->failures));
         json_object_object_add(out, "changes", json_object_new_int64((int64_t) s->changes));
         if (s->last && json_object_object_get_ex(s->last, "gpus", &gpus)) {
-                json_object_object_add(out, "source", json_object_new_string(jstr(s->last, "source") ?: ""));
+                json_object_object_add(out, "source",
+                                       json_object_new_string(json_member_string(s->last, "source") ?: ""));
                 json_object_object_add(out, "gpus", json_object_new_int64((int64_t) json_object_array_length(gpus)));
-                json_object_object_add(out, "gres", json_object_new_string(jstr(s->last, "gres") ?: ""));
+                json_object_object_add(out, "gres",
+                                       json_object_new_string(json_member_string(s->last, "gres") ?: ""));
                 json_object_object_add(out, "discovered_usec", json_object_new_int64((int64_t) s->last_usec));
         }
         json_object_object_add(out, "list_waiting", json_object_new_int64((int64_t) s->waiting.n));
