@@ -54,6 +54,11 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-core.la
 	%reldir%/host-api.c \
 	%reldir%/ipc.c \
 	%reldir%/ipc.h \
+	%reldir%/ipc-admit.c \
+	%reldir%/ipc-call.c \
+	%reldir%/ipc-conn.c \
+	%reldir%/ipc-internal.h \
+	%reldir%/ipc-listen.c \
 	%reldir%/job-child.c \
 	%reldir%/job-child.h \
 	%reldir%/log.c \
