@@ -2,7 +2,8 @@
 # The man pages: they render without warnings, and they document what the
 # programs and the code actually accept: every option and command that
 # `sunkd --help` and `sunkctl --help` print, every top-level and module key
-# of agent/conf.c, and every key of the nsscache module's tables.
+# of agent/conf.c, every key of the modules' tables, and every metric family
+# registered in agent/ and modules/ (both ways).
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 
@@ -146,5 +147,20 @@ for c in 0 1 2; do
         ok "sunkd-authkeys.8 documents exit status $c" has_tag "$(section "$AUTHKEYS8" 'EXIT STATUS')" "$c"
 done
 like "$(section "$AUTHKEYS8" ENVIRONMENT)" "^ {7}SUNKD_SOCKET" "sunkd-authkeys.8 documents \$SUNKD_SOCKET"
+
+
+# Metrics, both ways: every family the daemon or a module registers is in
+# sunkd.8's METRICS section, and every family named there is registered.
+code_metrics=$(grep -rhoE '"[a-z0-9_]+", "[^"]*", SUNKD_METRIC_(COUNTER|GAUGE)' \
+        "$SUNKD_SRCDIR/agent" "$SUNKD_SRCDIR/modules" | cut -d'"' -f2 | sort -u)
+[ -n "$code_metrics" ] || bail_out "no metric families found in agent/ and modules/"
+man_metrics=$(section "$SUNKD8" METRICS | grep -oE 'sunkd_[a-z0-9_]*[a-z0-9]' | sed 's/^sunkd_//' | sort -u)
+for f in $code_metrics; do
+        ok "sunkd.8 documents metric sunkd_$f" grep -qx -- "$f" <<< "$man_metrics"
+done
+for f in $man_metrics; do
+        case "$f" in job) continue ;; esac # "sunkd_job_*", the family of job metrics
+        ok "sunkd.8's metric sunkd_$f is registered by the code" grep -qx -- "$f" <<< "$code_metrics"
+done
 
 done_testing
