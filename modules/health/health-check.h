@@ -1,0 +1,76 @@
+/* One health check: its result, and the built-in types.  A type is a key
+ * table for its section of `checks:` (each starting with the keys every
+ * check has) and a `run` that reads the node through @root (a fake /proc,
+ * /sys and mount table in the tests; "/" on a node) and changes nothing.
+ * `run` is called in a child process or on a worker thread: it reads only
+ * its own conf and the environment it is given, and allocates nothing that
+ * outlives the call. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sunkd/module.h"
+
+typedef enum HealthStatus {
+        HEALTH_PASS,
+        HEALTH_FAIL,
+        HEALTH_UNKNOWN, /* the input is missing: counts neither way */
+} HealthStatus;
+
+#define HEALTH_CODE_MAX 48
+#define HEALTH_DETAIL_MAX 256
+
+typedef struct HealthResult {
+        HealthStatus status;
+        char code[HEALTH_CODE_MAX];     /* stable, for alerting rules: "mount-missing" */
+        char detail[HEALTH_DETAIL_MAX]; /* one line for the drain reason and status */
+} HealthResult;
+
+typedef enum HealthAction { HEALTH_ACTION_DRAIN, HEALTH_ACTION_REPORT } HealthAction;
+
+/* The keys every check has; first member of each type's conf struct. */
+typedef struct HealthCheckCommon {
+        char *name;
+        char *type;
+        uint64_t timeout_usec;
+        char *action;
+} HealthCheckCommon;
+
+#define HEALTH_COMMON_KEYS                                                                        \
+        { "name", SUNKD_CFG_STRING, offsetof(HealthCheckCommon, name), SUNKD_CFG_REQUIRED, 0, 0 }, \
+        { "type", SUNKD_CFG_STRING, offsetof(HealthCheckCommon, type), SUNKD_CFG_REQUIRED, 0, 0 }, \
+        { "timeout", SUNKD_CFG_DURATION, offsetof(HealthCheckCommon, timeout_usec), 0, 0, 0 },     \
+        { "action", SUNKD_CFG_STRING, offsetof(HealthCheckCommon, action), 0, 0, 0 }
+
+typedef struct HealthEnv {
+        const char *root; /* prefix of every path a check reads; "/" on a node */
+} HealthEnv;
+
+typedef struct HealthCheckType {
+        const char *name;
+        const sunkd_cfg_key *keys; /* HEALTH_COMMON_KEYS first */
+        size_t n_keys;
+        size_t conf_size; /* starts with HealthCheckCommon */
+        /* After cfg_parse: what the key table cannot say (one of two keys
+         * required, a regex that compiles).  A malloc'd "key 'x': reason" in
+         * *ret_error on -EINVAL.  NULL: nothing to check. */
+        int (*validate)(void *conf, char **ret_error);
+        /* Frees what validate built beside the parsed keys (a compiled regex);
+         * the keys themselves go with cfg_clear.  NULL: nothing. */
+        void (*release)(void *conf);
+        int (*run)(const void *conf, const HealthEnv *env, HealthResult *ret);
+        /* Reads file systems or talks to a daemon: runs in a killable child. */
+        bool child;
+} HealthCheckType;
+
+/* The built-in types, NULL-terminated; the module adds `script` and `gpu`. */
+extern const HealthCheckType *const health_check_types[];
+
+const HealthCheckType *health_check_type_find(const char *name);
+
+/* health_result_set() - fill @ret; detail is printf-style, made one printable
+ * line (control bytes as '?') and cut to HEALTH_DETAIL_MAX - 1. */
+void health_result_set(HealthResult *ret, HealthStatus status, const char *code, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
