@@ -31,6 +31,7 @@ static const char *const type_names[] = {
         [SUNKD_CFG_BOOL] = "a boolean",    [SUNKD_CFG_DURATION] = "a duration (e.g. 30s, 15m, 1h)",
         [SUNKD_CFG_SIZE] = "a size (e.g. 64K, 1M)", [SUNKD_CFG_PATH] = "an absolute path",
         [SUNKD_CFG_LIST] = "a list of strings", [SUNKD_CFG_MAP] = "a mapping",
+        [SUNKD_CFG_SEQUENCE] = "a list",
         [SUNKD_CFG_SECRET] = "a string or file:/path",
 };
 
@@ -202,8 +203,8 @@ static int set_value(const ConfNode *n, const sunkd_cfg_key *k, void *out, char 
 
         if (k->type == SUNKD_CFG_LIST)
                 return set_list(n, k, dst, ret_error);
-        if (k->type == SUNKD_CFG_MAP) {
-                if (n->type != CONF_MAP)
+        if (k->type == SUNKD_CFG_MAP || k->type == SUNKD_CFG_SEQUENCE) {
+                if (n->type != (k->type == SUNKD_CFG_MAP ? CONF_MAP : CONF_SEQUENCE))
                         return fail(n, ret_error, "expected %s", type_names[k->type]);
                 *(const ConfNode **) dst = n;
                 return 0;

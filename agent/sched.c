@@ -66,6 +66,7 @@ struct sunkd_job {
         sunkd_job_spec spec;
         char *name;
         void **statep;
+        void *userdata; /* the spec's, which statep then points at */
         const void *owner;
         LogContext log;
         sd_event_source *timer;
@@ -634,6 +635,10 @@ int sched_job_add(Sched *s, const sunkd_job_spec *module_spec, void **statep, co
         j->spec.name = j->name;
         j->sched = s;
         j->statep = statep;
+        if (spec->userdata) {
+                j->userdata = spec->userdata;
+                j->statep = &j->userdata;
+        }
         j->owner = owner;
         j->log = (LogContext){ .module = module, .job = j->name };
 

@@ -47,7 +47,7 @@ extern "C" {
 #endif
 
 #define SUNKD_MODULE_ABI_MAJOR 1
-#define SUNKD_MODULE_ABI_MINOR 3
+#define SUNKD_MODULE_ABI_MINOR 4
 
 #define SUNKD_USEC_PER_SEC  UINT64_C(1000000)
 #define SUNKD_USEC_PER_MSEC UINT64_C(1000)
@@ -143,6 +143,10 @@ enum {
  *               ABI 1.3: child_uid != 0 with child_gid 0 is refused
  *               (-EINVAL), as spawn refuses it: a dropped child never keeps
  *               root's group.
+ * @userdata:    ABI 1.4: when not NULL, what prepare, work, done and cancel
+ *               get as their @state instead of the module's state: one set
+ *               of callbacks serves many jobs (a check each), and each run
+ *               knows its own.  It must outlive the job.
  *
  * Each module gets at most half of the host's workers (at least one) for
  * its thread jobs at a time; a due job beyond that waits for one of its
@@ -164,6 +168,7 @@ typedef struct sunkd_job_spec {
         void (*cancel)(void *state, void *input);
         uid_t child_uid;
         gid_t child_gid;
+        void *userdata;
 } sunkd_job_spec;
 
 /* ---- Socket methods --------------------------------------------------- */
@@ -213,6 +218,9 @@ typedef enum sunkd_cfg_type {
          * at most max bytes when max > 0 (up to 1M), else 64K.  Never in
          * error messages; wiped before free by cfg_clear. */
         SUNKD_CFG_SECRET,
+        /* ABI 1.4.  const sunkd_cfg *, borrowed as MAP is: a sequence of
+         * any nodes (a list of mappings, say), walked with cfg_child(). */
+        SUNKD_CFG_SEQUENCE,
 } sunkd_cfg_type;
 
 enum {
