@@ -28,6 +28,8 @@ noinst_LTLIBRARIES += %reldir%/libsunkctl.la
 	%reldir%/sunkctl-status.c \
 	modules/gres/gres-render.c \
 	modules/gres/gres-render.h \
+	modules/health/health-render.c \
+	modules/health/health-render.h \
 	# End of libsunkctl_la_SOURCES
 %canon_reldir%_libsunkctl_la_CPPFLAGS = $(AM_CPPFLAGS) -iquote $(top_srcdir)/modules
 %canon_reldir%_libsunkctl_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "gres/gres-render.h"
+#include "health/health-render.h"
 #include "sunkctl-params.h"
 #include "sunkctl-render.h"
 #include "sunkctl.h"
@@ -36,6 +37,7 @@ static const struct {
         const char *verb;
 } default_verbs[] = {
         { "gres", "list" },
+        { "health", "status" },
 };
 
 typedef struct ModuleRenderer {
@@ -53,9 +55,45 @@ static bool gres_ok(json_object *reply, int view) {
         return gres_render_ok(reply, (GresView) view);
 }
 
+static void health_render_stdout(json_object *reply, int view) {
+        (void) view;
+        health_render(reply, stdout);
+}
+
+static bool health_ok(json_object *reply, int view) {
+        (void) view;
+        return health_render_ok(reply);
+}
+
 static const ModuleRenderer renderers[] = {
         { "io.sunkd.Gres.List", gres_view_from_string, gres_render_stdout, gres_ok },
+        { "io.sunkd.Health.Status", NULL, health_render_stdout, health_ok },
+        { "io.sunkd.Health.Run", NULL, health_render_stdout, health_ok },
+        { "io.sunkd.Health.Drain", NULL, health_render_stdout, health_ok },
+        { "io.sunkd.Health.Undrain", NULL, health_render_stdout, health_ok },
 };
+
+/* --reason and --wait-idle (health drain) as the call's parameters; with
+ * --wait-idle the daemon gets --timeout too, and without one the call
+ * waits as long as the node is busy. */
+static int add_option_params(Ctl *c, const char *method, json_object *params) {
+        bool drain = streq(method, "io.sunkd.Health.Drain");
+
+        if ((c->reason || c->wait_idle) && !drain) {
+                fprintf(stderr, "sunkctl: --reason and --wait-idle are for health drain only\n");
+                return EXIT_USAGE;
+        }
+        if (c->reason)
+                json_object_object_add(params, "reason", json_object_new_string(c->reason));
+        if (c->wait_idle) {
+                json_object_object_add(params, "wait_idle", json_object_new_boolean(true));
+                if (c->timeout_set)
+                        json_object_object_add(params, "timeout_usec", json_object_new_int64((int64_t) c->timeout_usec));
+                else
+                        c->timeout_usec = 0;
+        }
+        return 0;
+}
 
 /* Append @word to @buf capitalised at its start and after each '-', which
  * goes.  -EINVAL unless @word is [A-Za-z][A-Za-z0-9]* parts joined by '-'. */
@@ -154,9 +192,12 @@ int verb_module(Ctl *c, int argc, char **argv) {
                 return EXIT_FAILED;
         if (r < 0)
                 return usage(err, NULL);
+        r = add_option_params(c, method, params);
+        if (r)
+                return r;
         rd = renderer_for(method);
         if (c->view) {
-                view = rd ? rd->view_from_string(c->view) : -EINVAL;
+                view = rd && rd->view_from_string ? rd->view_from_string(c->view) : -EINVAL;
                 if (view < 0) {
                         fprintf(stderr, "sunkctl: --slurmd-conf, --check and --block are for gres only\n");
                         return EXIT_USAGE;

@@ -38,6 +38,8 @@ static void help(void) {
         for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
                 printf("  %-7s %-5s %s\n", verbs[i].name, verbs[i].args, verbs[i].help);
         printf("  gres          the GPUs found, as gres.conf and Gres= see them (gres list)\n"
+               "  health        the checks and the node's drain (health status); health run, health drain,\n"
+               "                health undrain\n"
                "  MODULE VERB [KEY=VALUE...]\n"
                "                call the module's method io.sunkd.<Module>.<Verb>\n"
                "\nOptions:\n"
@@ -48,6 +50,8 @@ static void help(void) {
                "      --slurmd-conf   gres: print the Gres= for slurmd -Z --conf\n"
                "      --check         gres: compare with slurm.conf; exit 1 if they differ\n"
                "      --block         gres: print this node's topology/block line (multi-node NVLink)\n"
+               "      --reason=TEXT   health drain: the reason, after sunkd's prefix\n"
+               "      --wait-idle     health drain: return once no job runs on the node (bounded by --timeout)\n"
                "  -h, --help          show this help\n"
                "      --version       show the version\n\n"
                "Exit status: 0 success, 1 failure, 2 usage, 3 sunkd not reachable.\n",
@@ -66,7 +70,7 @@ static int set_view(Ctl *c, const char *view) {
 
 /* Returns -1 to go on, or the exit code. */
 static int parse_options(Ctl *c, int argc, char **argv) {
-        enum { ARG_JSON = 0x100, ARG_VERSION, ARG_SLURMD_CONF, ARG_CHECK, ARG_BLOCK };
+        enum { ARG_JSON = 0x100, ARG_VERSION, ARG_SLURMD_CONF, ARG_CHECK, ARG_BLOCK, ARG_REASON, ARG_WAIT_IDLE };
         static const struct option options[] = { { "socket", required_argument, NULL, 's' },
                                                  { "json", no_argument, NULL, ARG_JSON },
                                                  { "timeout", required_argument, NULL, 't' },
@@ -75,6 +79,8 @@ static int parse_options(Ctl *c, int argc, char **argv) {
                                                  { "slurmd-conf", no_argument, NULL, ARG_SLURMD_CONF },
                                                  { "check", no_argument, NULL, ARG_CHECK },
                                                  { "block", no_argument, NULL, ARG_BLOCK },
+                                                 { "reason", required_argument, NULL, ARG_REASON },
+                                                 { "wait-idle", no_argument, NULL, ARG_WAIT_IDLE },
                                                  {} };
         int opt;
 
@@ -101,6 +107,12 @@ static int parse_options(Ctl *c, int argc, char **argv) {
                                         : opt == ARG_CHECK     ? "check"
                                                                : "block") < 0)
                                 return EXIT_USAGE;
+                        break;
+                case ARG_REASON:
+                        c->reason = optarg;
+                        break;
+                case ARG_WAIT_IDLE:
+                        c->wait_idle = true;
                         break;
                 case 'h':
                         help();
@@ -131,6 +143,10 @@ static int dispatch(Ctl *c, int argc, char **argv) {
                 }
                 if (c->view) {
                         fprintf(stderr, "sunkctl: --slurmd-conf, --check and --block are for gres only\n");
+                        return EXIT_USAGE;
+                }
+                if (c->reason || c->wait_idle) {
+                        fprintf(stderr, "sunkctl: --reason and --wait-idle are for health drain only\n");
                         return EXIT_USAGE;
                 }
                 return verbs[i].fn(c, argc, argv);

@@ -17,6 +17,8 @@ typedef struct Ctl {
         const char *view; /* a module renderer's view: "slurmd-conf", "check", "block" (gres), or NULL */
         uint64_t timeout_usec;
         bool timeout_set; /* given on the command line: bounds `run` too */
+        const char *reason; /* health drain --reason */
+        bool wait_idle;     /* health drain --wait-idle */
         int fd;
 } Ctl;
 

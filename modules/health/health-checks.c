@@ -1,0 +1,305 @@
+/* One job per check, health.<name>: a built-in type runs its `run` in a
+ * killable child (file systems, munge) or on a worker (/proc only), a
+ * script runs through the host's spawn in its own process group, and each
+ * result goes through the hysteresis here.  A change of what the checks
+ * want from slurmctld kicks the signal job (health-judge.c). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <json-c/json.h>
+
+#include "health-state.h"
+#include "util/cleanup.h"
+#include "util/json-util.h"
+#include "util/macro.h"
+#include "util/strv.h"
+#include "util/time-util.h"
+
+#define CHECK_TIMEOUT_DEFAULT_USEC (30 * SUNKD_USEC_PER_SEC)
+#define SCRIPT_OUTPUT_MAX (64 * 1024)
+
+static const char *const status_names[] = { [HEALTH_PASS] = "pass", [HEALTH_FAIL] = "fail", [HEALTH_UNKNOWN] = "unknown" };
+
+static json_object *result_to_json(const HealthResult *res) {
+        json_object *o = json_object_new_object();
+
+        if (!o)
+                return NULL;
+        json_object_object_add(o, "status", json_object_new_string(status_names[res->status]));
+        json_object_object_add(o, "code", json_object_new_string(res->code));
+        json_object_object_add(o, "detail", json_object_new_string(res->detail));
+        return o;
+}
+
+/* What a child handed back; anything else is the check's own failure. */
+static void result_from_json(json_object *o, HealthResult *res) {
+        const char *st = json_member_string(o, "status");
+        HealthStatus status = HEALTH_FAIL;
+
+        for (size_t i = 0; st && i < ELEMENTSOF(status_names); i++)
+                if (streq(st, status_names[i]))
+                        status = (HealthStatus) i;
+        if (!st) {
+                health_result_set(res, HEALTH_FAIL, "check-error", "the check gave no result");
+                return;
+        }
+        health_result_set(res, status, json_member_string(o, "code") ?: "", "%s", json_member_string(o, "detail") ?: "");
+}
+
+/* The hysteresis: fail_after consecutive failures make a check failing,
+ * pass_after consecutive passes end that; unknown counts neither way. */
+static bool count(Check *k, HealthStatus st) {
+        const State *s = k->s;
+        bool was = k->failing;
+
+        if (st == HEALTH_PASS) {
+                k->fails = 0;
+                k->passes++;
+                if (k->failing && k->passes >= (unsigned) s->conf.pass_after)
+                        k->failing = false;
+        } else if (st == HEALTH_FAIL) {
+                k->passes = 0;
+                k->fails++;
+                if (!k->failing && k->fails >= (unsigned) s->conf.fail_after)
+                        k->failing = true;
+        }
+        return was != k->failing;
+}
+
+void check_record(Check *k, const HealthResult *res, uint64_t duration_usec) {
+        State *s = k->s;
+        const char *labels[] = { check_name(k), NULL };
+        bool detail_changed = k->failing && res->status == HEALTH_FAIL && !streq(k->last.detail, res->detail);
+        bool changed;
+
+        if (res->status != k->last.status || !streq(res->code, k->last.code) || !k->have_result)
+                sunkd_log(s->ctx, res->status == HEALTH_FAIL ? SUNKD_LOG_WARNING : SUNKD_LOG_INFO, 0,
+                          "Check '%s': %s%s%s%s", check_name(k), status_names[res->status],
+                          *res->code ? " (" : "", res->code, *res->code ? ")" : "");
+        k->last = *res;
+        k->have_result = true;
+        k->last_usec = now_usec(CLOCK_REALTIME);
+        k->duration_usec = duration_usec;
+        changed = count(k, res->status);
+        (void) s->ctx->api->metric_set(s->m_result, res->status == HEALTH_PASS ? 1 : res->status == HEALTH_FAIL ? 0 : -1, labels);
+        (void) s->ctx->api->metric_set(s->m_failing, k->failing, labels);
+        (void) s->ctx->api->metric_set(s->m_duration, (double) duration_usec / 1e6, labels);
+        if (changed)
+                sunkd_log(s->ctx, k->failing ? SUNKD_LOG_WARNING : SUNKD_LOG_NOTICE, 0, "Check '%s' is %s after %u %s%s%s",
+                          check_name(k), k->failing ? "failing" : "passing again", k->failing ? k->fails : k->passes,
+                          k->failing ? "consecutive failures" : "consecutive passes", k->failing ? ": " : "",
+                          k->failing ? res->detail : "");
+        store_save(s);
+        if ((changed || detail_changed) && k->action == HEALTH_ACTION_DRAIN)
+                signal_kick(s, check_name(k));
+        if (s->run_pending > 0 && --s->run_pending == 0)
+                methods_run_done(s);
+}
+
+/* A run that did not end with a result: timed out, or failed to start. */
+static void record_error(Check *k, int r) {
+        HealthResult res = {};
+
+        if (r == -ETIMEDOUT)
+                health_result_set(&res, HEALTH_FAIL, "check-timeout", "no answer within %.1fs",
+                                  (double) ((HealthCheckCommon *) k->conf)->timeout_usec / 1e6);
+        else
+                health_result_set(&res, HEALTH_FAIL, "check-error", "%s", strerror(-r));
+        check_record(k, &res, 0);
+}
+
+typedef struct RunInput {
+        uint64_t start_usec;
+} RunInput;
+
+static int builtin_prepare(void *state, void **ret_input) {
+        RunInput *in = malloc(sizeof(*in));
+
+        (void) state;
+        if (!in)
+                return -ENOMEM;
+        in->start_usec = now_usec(CLOCK_MONOTONIC);
+        *ret_input = in;
+        return 0;
+}
+
+/* In a child or on a worker: the check, and nothing of the loop's. */
+static int builtin_work(void *state, void *input, const sunkd_cancel *cancel, void **ret_result) {
+        const Check *k = state;
+        HealthEnv env = { .root = k->s->conf.root };
+        HealthResult res = {};
+        int r;
+
+        (void) input;
+        (void) cancel;
+        r = k->type->run(k->conf, &env, &res);
+        if (r < 0)
+                health_result_set(&res, HEALTH_FAIL, "check-error", "%s", strerror(-r));
+        *ret_result = result_to_json(&res);
+        return *ret_result ? 0 : -ENOMEM;
+}
+
+static int builtin_done(void *state, int r, void *input, void *result) {
+        Check *k = state;
+        _cleanup_free_ RunInput *in = input;
+        _cleanup_json_ json_object *o = result;
+        HealthResult res = {};
+
+        if (r == -ECANCELED)
+                return r;
+        if (r < 0) {
+                record_error(k, r);
+        } else {
+                result_from_json(o, &res);
+                check_record(k, &res, in ? now_usec(CLOCK_MONOTONIC) - in->start_usec : 0);
+        }
+        (void) k->s->ctx->api->job_set_message(k->job, k->last.detail);
+        return r < 0 ? r : k->last.status == HEALTH_FAIL ? -EIO : 0;
+}
+
+/* The last non-empty line of @out, cut to what a reason holds. */
+static void last_line(const char *out, char *buf, size_t len) {
+        const char *end = out + strlen(out), *start;
+
+        while (end > out && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
+                end--;
+        start = end;
+        while (start > out && start[-1] != '\n')
+                start--;
+        (void) snprintf(buf, len, "%.*s", (int) MIN((size_t) (end - start), len - 1), start);
+}
+
+static void script_done_cb(void *userdata, int r, const sunkd_spawn_result *res) {
+        Check *k = userdata;
+        const ScriptConf *sc = k->conf;
+        HealthResult hr = {};
+        char line[HEALTH_DETAIL_MAX];
+
+        k->child = NULL;
+        if (r == -ENOENT)
+                health_result_set(&hr, HEALTH_UNKNOWN, "script-missing", "%s does not exist", sc->path);
+        else if (r < 0)
+                health_result_set(&hr, HEALTH_FAIL, "script-exec", "cannot run %s: %s", sc->path, strerror(-r));
+        else if (res->timed_out)
+                health_result_set(&hr, HEALTH_FAIL, "check-timeout", "no answer within %.1fs, killed",
+                                  (double) sc->common.timeout_usec / 1e6);
+        else if (res->signal != 0)
+                health_result_set(&hr, HEALTH_FAIL, "script-signal", "killed by signal %d", res->signal);
+        else {
+                last_line(res->output, line, sizeof(line));
+                if (!*line)
+                        last_line(res->err_output, line, sizeof(line));
+                if (res->exit_code == 0)
+                        health_result_set(&hr, HEALTH_PASS, "", "%s", line);
+                else
+                        health_result_set(&hr, HEALTH_FAIL, "script-failed", "%s", *line ? line : "exited non-zero");
+        }
+        check_record(k, &hr, res->duration_usec);
+        (void) k->s->ctx->api->job_set_message(k->job, k->last.detail);
+        (void) k->s->ctx->api->job_complete(k->job, hr.status == HEALTH_FAIL ? -EIO : 0);
+}
+
+static int script_prepare(void *state, void **ret_input) {
+        Check *k = state;
+        const ScriptConf *sc = k->conf;
+        _cleanup_free_ const char **argv = NULL;
+        size_t n = 0;
+        char node_env[128];
+        const char *envp[] = { "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", node_env, NULL };
+        int r;
+
+        *ret_input = NULL;
+        argv = calloc(2 + (sc->args ? strv_length(sc->args) : 0), sizeof(char *));
+        if (!argv)
+                return -ENOMEM;
+        argv[n++] = sc->path;
+        for (char **a = sc->args; a && *a; a++)
+                argv[n++] = *a;
+        /* what slurmd gives its HealthCheckProgram */
+        (void) snprintf(node_env, sizeof(node_env), "SLURMD_NODENAME=%s", k->s->node_name);
+        sunkd_spawn_spec spec = {
+                .size = sizeof(spec),
+                .argv = argv,
+                .envp = envp,
+                .timeout_usec = sc->common.timeout_usec,
+                .output_max = SCRIPT_OUTPUT_MAX,
+                .uid = (uid_t) -1,
+                .gid = (gid_t) -1,
+                .kill_grace_usec = 2 * SUNKD_USEC_PER_SEC,
+        };
+        r = k->s->ctx->api->spawn_start(k->s->ctx, &spec, script_done_cb, k, &k->child);
+        return r;
+}
+
+static void script_cancel(void *state, void *input) {
+        Check *k = state;
+
+        (void) input;
+        if (k->child)
+                (void) k->s->ctx->api->child_kill(k->child);
+}
+
+static int script_done(void *state, int r, void *input, void *result) {
+        Check *k = state;
+
+        (void) input;
+        (void) result;
+        /* The callback completes with 0 or -EIO; anything else is a spawn
+         * that never started or a run the host ended. */
+        if (r < 0 && r != -EIO && r != -ECANCELED)
+                record_error(k, r);
+        return r;
+}
+
+static int check_add_job(State *s, Check *k) {
+        HealthCheckCommon *common = k->conf;
+        char name[64];
+
+        if (common->timeout_usec == 0)
+                common->timeout_usec = CHECK_TIMEOUT_DEFAULT_USEC;
+        (void) snprintf(name, sizeof(name), "health.%s", common->name);
+        sunkd_job_spec spec = {
+                .size = sizeof(spec),
+                .name = name,
+                .interval_usec = s->conf.interval_usec,
+                .splay_usec = MIN(s->conf.interval_usec, 5 * SUNKD_USEC_PER_SEC),
+                .jitter_pct = 5,
+                /* a failing check keeps its interval: failing is its answer, not its error */
+                .backoff_min_usec = s->conf.interval_usec,
+                .backoff_max_usec = s->conf.interval_usec,
+                .userdata = k,
+        };
+        switch (k->kind) {
+        case CHECK_SCRIPT:
+                spec.flags = SUNKD_JOB_ASYNC;
+                spec.prepare = script_prepare;
+                spec.done = script_done;
+                spec.cancel = script_cancel;
+                /* the spawn's own timeout and grace end it first */
+                spec.timeout_usec = common->timeout_usec + 10 * SUNKD_USEC_PER_SEC;
+                break;
+        case CHECK_BUILTIN:
+                spec.flags = k->type->child ? SUNKD_JOB_CHILD : 0;
+                spec.prepare = builtin_prepare;
+                spec.work = builtin_work;
+                spec.done = builtin_done;
+                spec.timeout_usec = common->timeout_usec;
+                break;
+        case CHECK_GPU:
+                return gpu_check_spec(s, k, &spec) ?: s->ctx->api->job_add(s->ctx, &spec, &k->job);
+        }
+        return s->ctx->api->job_add(s->ctx, &spec, &k->job);
+}
+
+int checks_add_jobs(State *s) {
+        for (size_t i = 0; i < s->n_checks; i++) {
+                int r = check_add_job(s, &s->checks[i]);
+                if (r < 0)
+                        return sunkd_log_error_errno(s->ctx, r, "Cannot add the job of check '%s': %m",
+                                                     check_name(&s->checks[i]));
+        }
+        return 0;
+}

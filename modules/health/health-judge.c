@@ -1,0 +1,251 @@
+/* From the checks to slurmctld: what the checks want (the first failing
+ * check whose action is drain, in the order of the config), and the job
+ * health.signal that tells slurmctld, one round at a time through the
+ * transport.  A round runs when a check changes its verdict, when an
+ * operator asks, and every interval, so a drain lost to an unreachable
+ * slurmctld is made once it answers again (with the scheduler's backoff). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "health-libslurm.h"
+#include "health-state.h"
+#include "util/cleanup.h"
+#include "util/json-util.h"
+#include "util/macro.h"
+
+#define WAIT_IDLE_POLL_USEC (1 * SUNKD_USEC_PER_SEC)
+
+/* The check whose reason the node should carry, or NULL: healthy. */
+static const Check *wanted(State *s) {
+        for (size_t i = 0; i < s->n_checks; i++) {
+                const Check *k = &s->checks[i];
+
+                if (!k->failing || k->action != HEALTH_ACTION_DRAIN)
+                        continue;
+                /* someone resumed the node we drained for this: wait until it passes */
+                if (streq(s->lifted_check, check_name(k)))
+                        continue;
+                return k;
+        }
+        return NULL;
+}
+
+/* A lifted check that passes again may drain again when it next fails. */
+static void forget_lifted(State *s) {
+        for (size_t i = 0; *s->lifted_check && i < s->n_checks; i++)
+                if (streq(s->lifted_check, check_name(&s->checks[i])) && s->checks[i].failing)
+                        return;
+        s->lifted_check[0] = '\0';
+}
+
+static void signal_fill(State *s, HealthSignal *sig) {
+        const Check *k;
+
+        *sig = (HealthSignal) { .max_drained_pct = (unsigned) s->conf.max_drained_pct };
+        (void) snprintf(sig->prefix, sizeof(sig->prefix), "%s", s->conf.reason_prefix);
+        memcpy(sig->set_reason, s->set_reason, sizeof(sig->set_reason));
+        memcpy(sig->sticky_reason, s->sticky_reason, sizeof(sig->sticky_reason));
+        if (s->forced != HEALTH_WANT_HEALTHY) {
+                sig->want = s->forced;
+                memcpy(sig->reason, s->forced_reason, sizeof(sig->reason));
+                return;
+        }
+        forget_lifted(s);
+        k = wanted(s);
+        if (k) {
+                sig->want = HEALTH_WANT_DRAIN;
+                health_reason_format(sig->reason, s->conf.reason_prefix, check_name(k), k->last.detail);
+        }
+}
+
+/* What the round found out, into the state that outlives it. */
+void signal_apply_outcome(State *s, const HealthSignal *sig) {
+        const char *labels[] = { health_outcome_to_string(sig->outcome), NULL };
+        bool forced = sig->want == HEALTH_WANT_FORCE_DRAIN || sig->want == HEALTH_WANT_UNDRAIN;
+        const Check *k = wanted(s);
+
+        switch (sig->outcome) {
+        case HEALTH_OUTCOME_DRAINED:
+        case HEALTH_OUTCOME_UPDATED:
+                memcpy(s->set_reason, sig->reason, sizeof(s->set_reason));
+                if (sig->want == HEALTH_WANT_FORCE_DRAIN)
+                        memcpy(s->sticky_reason, sig->reason, sizeof(s->sticky_reason));
+                break;
+        case HEALTH_OUTCOME_RESUMED:
+                s->set_reason[0] = s->sticky_reason[0] = '\0';
+                break;
+        case HEALTH_OUTCOME_LIFTED:
+                if (k)
+                        (void) snprintf(s->lifted_check, sizeof(s->lifted_check), "%s", check_name(k));
+                s->set_reason[0] = '\0';
+                break;
+        case HEALTH_OUTCOME_UNCHANGED:
+        case HEALTH_OUTCOME_OTHER:
+                /* nothing of ours on the node (any more): nothing to remember */
+                if (sig->owner == HEALTH_OWNER_NONE || sig->owner == HEALTH_OWNER_OTHER)
+                        s->set_reason[0] = s->sticky_reason[0] = '\0';
+                break;
+        default:
+                break;
+        }
+        /* an operator's wish is tried once: the answer tells them how it went */
+        if (forced) {
+                s->forced = HEALTH_WANT_HEALTHY;
+                methods_forced_done(s, sig);
+        }
+        if (sig->outcome != HEALTH_OUTCOME_UNCHANGED || !s->have_outcome || !streq(s->last_outcome, sig->message))
+                sunkd_log(s->ctx,
+                          sig->outcome == HEALTH_OUTCOME_GUARDED || sig->outcome == HEALTH_OUTCOME_FAILED ? SUNKD_LOG_WARNING
+                                                                                                          : SUNKD_LOG_NOTICE,
+                          0, "Node %s: %s", s->node_name, sig->message);
+        (void) snprintf(s->last_outcome, sizeof(s->last_outcome), "%s", sig->message);
+        s->outcome = sig->outcome;
+        s->have_outcome = true;
+        (void) s->ctx->api->metric_add_value(s->m_signals, 1, labels);
+        store_save(s);
+}
+
+void signal_kick(State *s, const char *why) {
+        if (s->signal_job)
+                (void) s->ctx->api->job_trigger(s->signal_job, why);
+}
+
+static int signal_prepare(void *state, void **ret_input) {
+        State *s = state;
+        HealthSignal *sig = calloc(1, sizeof(*sig));
+        int r;
+
+        *ret_input = NULL;
+        if (!sig)
+                return -ENOMEM;
+        signal_fill(s, sig);
+        s->signal = sig;
+        r = scontrol_start(s);
+        if (r < 0) {
+                s->signal = NULL;
+                free(sig);
+        }
+        return r;
+}
+
+static void signal_cancel(void *state, void *input) {
+        (void) input;
+        scontrol_cancel(state);
+}
+
+/* The interval of the next round: quick while someone waits for the node
+ * to go idle. */
+static void signal_pace(State *s) {
+        uint64_t want = s->n_waiters > 0 ? WAIT_IDLE_POLL_USEC : s->conf.interval_usec;
+
+        (void) s->ctx->api->job_set_interval(s->signal_job, want, 0);
+}
+
+static int signal_done(void *state, int r, void *input, void *result) {
+        State *s = state;
+
+        (void) input;
+        (void) result;
+        if (s->n_waiters > 0 && r >= 0)
+                methods_answer_waiters(s, !s->node_busy, NULL);
+        else if (s->n_waiters > 0)
+                methods_answer_waiters(s, false, NULL); /* only those whose time is up */
+        signal_pace(s);
+        return r;
+}
+
+/* ---- libslurm: the round in a child ---- */
+
+static int child_prepare(void *state, void **ret_input) {
+        HealthSignal *sig = calloc(1, sizeof(*sig));
+
+        if (!sig)
+                return -ENOMEM;
+        signal_fill(state, sig);
+        *ret_input = sig;
+        return 0;
+}
+
+static int child_work(void *state, void *input, const sunkd_cancel *cancel, void **ret_result) {
+        const State *s = state;
+        HealthSignal *sig = input;
+        json_object *o;
+
+        (void) cancel;
+        libslurm_round(sig, s->conf.slurm_conf, s->node_name);
+        o = json_object_new_object();
+        if (!o)
+                return -ENOMEM;
+        json_object_object_add(o, "outcome", json_object_new_int(sig->outcome));
+        json_object_object_add(o, "owner", json_object_new_int(sig->owner));
+        json_object_object_add(o, "busy", json_object_new_boolean(sig->busy));
+        json_object_object_add(o, "message", json_object_new_string(sig->message));
+        *ret_result = o;
+        return 0;
+}
+
+/* What the child said, into the round's own copy: bounded, for the child
+ * shares our memory only up to the fork. */
+static void child_result(HealthSignal *sig, json_object *o) {
+        int64_t outcome = json_member_int64(o, "outcome", -1), owner = json_member_int64(o, "owner", -1);
+        json_object *v;
+
+        if (outcome < 0 || outcome > HEALTH_OUTCOME_FAILED || owner < 0 || owner > HEALTH_OWNER_OTHER) {
+                sig->outcome = HEALTH_OUTCOME_FAILED;
+                (void) snprintf(sig->message, sizeof(sig->message), "the libslurm round gave no result");
+                return;
+        }
+        sig->outcome = (HealthOutcome) outcome;
+        sig->owner = (HealthOwner) owner;
+        sig->busy = json_object_object_get_ex(o, "busy", &v) && json_object_get_boolean(v);
+        (void) snprintf(sig->message, sizeof(sig->message), "%s", json_member_string(o, "message") ?: "");
+}
+
+static int child_done(void *state, int r, void *input, void *result) {
+        State *s = state;
+        _cleanup_free_ HealthSignal *sig = input;
+        _cleanup_json_ json_object *o = result;
+
+        if (!sig)
+                return r;
+        if (r == -ECANCELED)
+                return r;
+        if (r < 0) {
+                sig->outcome = HEALTH_OUTCOME_FAILED;
+                (void) snprintf(sig->message, sizeof(sig->message), "the libslurm round ended: %s", strerror(-r));
+        } else
+                child_result(sig, o);
+        s->node_busy = sig->busy;
+        signal_apply_outcome(s, sig);
+        (void) s->ctx->api->job_set_message(s->signal_job, sig->message);
+        r = sig->outcome == HEALTH_OUTCOME_FAILED ? -EIO : sig->outcome == HEALTH_OUTCOME_NOT_FOUND ? -ENOENT : 0;
+        return signal_done(state, r, NULL, NULL);
+}
+
+int signal_add_job(State *s) {
+        if (s->transport == TRANSPORT_NONE)
+                return 0;
+        sunkd_job_spec spec = {
+                .size = sizeof(spec),
+                .name = "health.signal",
+                .interval_usec = s->conf.interval_usec,
+                .splay_usec = 0,
+                .backoff_min_usec = SUNKD_USEC_PER_SEC,
+                .backoff_max_usec = MAX(s->conf.interval_usec, 2 * SUNKD_USEC_PER_SEC),
+                .timeout_usec = 60 * SUNKD_USEC_PER_SEC,
+        };
+        if (s->transport == TRANSPORT_LIBSLURM) {
+                spec.flags = SUNKD_JOB_CHILD;
+                spec.prepare = child_prepare;
+                spec.work = child_work;
+                spec.done = child_done;
+        } else {
+                spec.flags = SUNKD_JOB_ASYNC;
+                spec.prepare = signal_prepare;
+                spec.done = signal_done;
+                spec.cancel = signal_cancel;
+        }
+        return s->ctx->api->job_add(s->ctx, &spec, &s->signal_job);
+}

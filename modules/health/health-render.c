@@ -1,0 +1,48 @@
+/* What `sunkctl health` and `sunkctl health run` print: the node and the
+ * reason we set, then a line per check with its last result, how many
+ * times in a row, its action, how long it took and its detail. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "health-render.h"
+#include "util/json-util.h"
+
+static const char *str(json_object *o, const char *key) {
+        return json_member_string(o, key) ?: "";
+}
+
+static bool flag(json_object *o, const char *key) {
+        json_object *v;
+
+        return json_object_object_get_ex(o, key, &v) && json_object_get_boolean(v);
+}
+
+void health_render(json_object *status, FILE *out) {
+        json_object *checks;
+        const char *reason = str(status, "reason_set");
+
+        fprintf(out, "node:      %s (transport %s)\n", str(status, "node_name"), str(status, "transport"));
+        fprintf(out, "our reason: %s%s\n", *reason ? reason : "(none)", flag(status, "sticky") ? " (sticky: sunkctl health undrain)" : "");
+        if (*str(status, "last_signal_message"))
+                fprintf(out, "slurmctld: %s: %s\n", str(status, "last_signal"), str(status, "last_signal_message"));
+        if (*str(status, "message"))
+                fprintf(out, "%s\n", str(status, "message"));
+        if (!json_object_object_get_ex(status, "checks", &checks) || json_object_array_length(checks) == 0) {
+                fprintf(out, "no checks\n");
+                return;
+        }
+        fprintf(out, "%-20s %-8s %-8s %4s %-7s %9s  %s\n", "CHECK", "RESULT", "VERDICT", "IN-A-ROW", "ACTION", "DURATION", "DETAIL");
+        for (size_t i = 0; i < json_object_array_length(checks); i++) {
+                json_object *c = json_object_array_get_idx(checks, i);
+                double secs = (double) json_member_int64(c, "duration_usec", 0) / 1e6;
+
+                fprintf(out, "%-20s %-8s %-8s %8" PRId64 " %-7s %8.3fs  %s%s%s%s\n", str(c, "name"), str(c, "result"),
+                        flag(c, "failing") ? "failing" : "ok", json_member_int64(c, "consecutive", 0), str(c, "action"),
+                        secs, *str(c, "code") ? "[" : "", str(c, "code"), *str(c, "code") ? "] " : "", str(c, "detail"));
+        }
+}
+
+bool health_render_ok(json_object *status) {
+        return !flag(status, "failed");
+}

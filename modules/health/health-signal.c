@@ -1,0 +1,251 @@
+/* The rules of draining and resuming (see health-signal.h): whose reason a
+ * node carries, the fleet guard, and what each answer of slurmctld means.
+ * Pure: no I/O, no allocation but the node's own strings. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "health-signal.h"
+#include "util/macro.h"
+#include "util/strv.h"
+
+void health_node_clear(HealthNode *n) {
+        free(n->name);
+        free(n->state);
+        free(n->reason);
+        strv_free(n->partitions);
+        *n = (HealthNode) {};
+}
+
+/* @flag is one of the '+'-joined words of the state. */
+bool health_node_has_flag(const HealthNode *n, const char *flag) {
+        size_t len = strlen(flag);
+
+        for (const char *p = n->state ?: ""; *p;) {
+                size_t w = strcspn(p, "+");
+                if (w == len && strncmp(p, flag, len) == 0)
+                        return true;
+                p += w;
+                p += *p == '+';
+        }
+        return false;
+}
+
+bool health_node_drained(const HealthNode *n) {
+        return health_node_has_flag(n, "DRAIN") || health_node_has_flag(n, "DRAINING") ||
+               health_node_has_flag(n, "DRAINED");
+}
+
+bool health_node_unreachable(const HealthNode *n) {
+        static const char *const flags[] = { "DOWN", "NOT_RESPONDING", "FAIL", "FUTURE", "POWERED_DOWN", "POWER_DOWN" };
+
+        for (size_t i = 0; i < ELEMENTSOF(flags); i++)
+                if (health_node_has_flag(n, flags[i]))
+                        return true;
+        return false;
+}
+
+bool health_node_busy(const HealthNode *n) {
+        return health_node_has_flag(n, "ALLOCATED") || health_node_has_flag(n, "MIXED") ||
+               health_node_has_flag(n, "COMPLETING");
+}
+
+static bool has_prefix(const char *s, const char *prefix) {
+        return !isempty(prefix) && strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+HealthOwner health_reason_owner(const char *reason, bool drained, const char *prefix, const char *sticky_reason) {
+        if (isempty(reason))
+                return drained ? HEALTH_OWNER_OTHER : HEALTH_OWNER_NONE;
+        if (!has_prefix(reason, prefix))
+                return HEALTH_OWNER_OTHER;
+        /* The prolog client's drains stay sticky even if our state is lost. */
+        if ((!isempty(sticky_reason) && streq(reason, sticky_reason)) || has_prefix(reason + strlen(prefix), "prolog"))
+                return HEALTH_OWNER_STICKY;
+        return HEALTH_OWNER_OURS;
+}
+
+/* Appends @s to @out (of @size, holding *@len bytes), printable ASCII kept,
+ * UTF-8 sequences kept whole, everything else '?'. */
+static void append_clean(char *out, size_t size, size_t *len, const char *s) {
+        const unsigned char *p = (const unsigned char *) (s ?: "");
+
+        while (*p && *len + 1 < size) {
+                size_t n = 1;
+
+                if (*p >= 0xc2 && *p <= 0xf4) {
+                        n = *p >= 0xf0 ? 4 : *p >= 0xe0 ? 3 : 2;
+                        for (size_t i = 1; i < n; i++)
+                                if ((p[i] & 0xc0) != 0x80)
+                                        n = 0;
+                }
+                if (n > 1) {
+                        if (*len + n + 1 > size)
+                                break;
+                        memcpy(out + *len, p, n);
+                        *len += n;
+                        p += n;
+                        continue;
+                }
+                out[(*len)++] = *p >= 0x20 && *p < 0x7f ? (char) *p : '?';
+                p++;
+        }
+        out[*len] = '\0';
+}
+
+void health_reason_format(char out[static HEALTH_REASON_MAX], const char *prefix, const char *what,
+                          const char *detail) {
+        size_t len = 0;
+
+        out[0] = '\0';
+        append_clean(out, HEALTH_REASON_MAX, &len, prefix);
+        append_clean(out, HEALTH_REASON_MAX, &len, what);
+        if (!isempty(detail)) {
+                append_clean(out, HEALTH_REASON_MAX, &len, ": ");
+                append_clean(out, HEALTH_REASON_MAX, &len, detail);
+        }
+        /* a reason ending in blanks would not compare equal once Slurm trims it */
+        while (len > 0 && out[len - 1] == ' ')
+                out[--len] = '\0';
+}
+
+const char *health_outcome_to_string(HealthOutcome o) {
+        static const char *const names[] = {
+                [HEALTH_OUTCOME_UNCHANGED] = "unchanged",   [HEALTH_OUTCOME_DRAINED] = "drained",
+                [HEALTH_OUTCOME_UPDATED] = "updated",       [HEALTH_OUTCOME_RESUMED] = "resumed",
+                [HEALTH_OUTCOME_OTHER] = "other-owner",     [HEALTH_OUTCOME_UNREACHABLE] = "unreachable",
+                [HEALTH_OUTCOME_GUARDED] = "fleet-guard",   [HEALTH_OUTCOME_LIFTED] = "lifted",
+                [HEALTH_OUTCOME_NOT_FOUND] = "not-found",   [HEALTH_OUTCOME_FAILED] = "failed",
+        };
+        return (size_t) o < ELEMENTSOF(names) ? names[o] : "unknown";
+}
+
+static void finish(HealthSignal *s, HealthOutcome o, const char *fmt, ...) _printf_(3, 4);
+static void finish(HealthSignal *s, HealthOutcome o, const char *fmt, ...) {
+        va_list ap;
+
+        s->outcome = o;
+        s->step = HEALTH_STEP_DONE;
+        va_start(ap, fmt);
+        (void) vsnprintf(s->message, sizeof(s->message), fmt, ap);
+        va_end(ap);
+}
+
+static void want_drain(HealthSignal *s, const HealthNode *node, HealthOwner owner) {
+        bool force = s->want == HEALTH_WANT_FORCE_DRAIN;
+
+        switch (owner) {
+        case HEALTH_OWNER_OTHER:
+                return finish(s, HEALTH_OUTCOME_OTHER, "node %s has a reason that is not ours (\"%s\"): left alone",
+                              node->name, node->reason ?: "drained without a reason");
+        case HEALTH_OWNER_STICKY:
+                if (!force || streq(node->reason, s->reason))
+                        return finish(s, HEALTH_OUTCOME_UNCHANGED, "node %s stays drained for \"%s\" until an operator undrains it",
+                                      node->name, node->reason);
+                break;
+        case HEALTH_OWNER_OURS:
+                if (streq(node->reason, s->reason) && health_node_drained(node))
+                        return finish(s, HEALTH_OUTCOME_UNCHANGED, "node %s already drained for \"%s\"", node->name,
+                                      s->reason);
+                break;
+        case HEALTH_OWNER_NONE:
+                /* We drained it, and it is no longer: someone resumed it. */
+                if (!force && !isempty(s->set_reason) && !health_node_drained(node))
+                        return finish(s, HEALTH_OUTCOME_LIFTED,
+                                      "node %s was resumed by someone else after we drained it for \"%s\": not draining it again until the check passes",
+                                      node->name, s->set_reason);
+                if (!force) {
+                        s->step = HEALTH_STEP_QUERY_FLEET;
+                        return;
+                }
+                break;
+        }
+        s->step = HEALTH_STEP_DRAIN;
+        s->outcome = owner == HEALTH_OWNER_NONE ? HEALTH_OUTCOME_DRAINED : HEALTH_OUTCOME_UPDATED;
+}
+
+static void want_healthy(HealthSignal *s, const HealthNode *node, HealthOwner owner) {
+        bool undrain = s->want == HEALTH_WANT_UNDRAIN;
+
+        switch (owner) {
+        case HEALTH_OWNER_NONE:
+                return finish(s, HEALTH_OUTCOME_UNCHANGED, "node %s is not drained", node->name);
+        case HEALTH_OWNER_OTHER:
+                return finish(s, HEALTH_OUTCOME_OTHER, "node %s has a reason that is not ours (\"%s\"): left alone",
+                              node->name, node->reason ?: "drained without a reason");
+        case HEALTH_OWNER_STICKY:
+                if (!undrain)
+                        return finish(s, HEALTH_OUTCOME_UNCHANGED,
+                                      "node %s stays drained for \"%s\" until an operator undrains it", node->name,
+                                      node->reason);
+                break;
+        case HEALTH_OWNER_OURS:
+                break;
+        }
+        s->step = HEALTH_STEP_RESUME;
+        s->outcome = HEALTH_OUTCOME_RESUMED;
+}
+
+void health_signal_node(HealthSignal *s, const HealthNode *node) {
+        HealthOwner owner;
+
+        if (!node)
+                return finish(s, HEALTH_OUTCOME_NOT_FOUND, "slurmctld knows no such node");
+        owner = health_reason_owner(node->reason, health_node_drained(node), s->prefix, s->sticky_reason);
+        s->owner = owner;
+        s->busy = health_node_busy(node);
+        /* An operator's undrain of our own reason works on any node. */
+        if (health_node_unreachable(node) &&
+            !(s->want == HEALTH_WANT_UNDRAIN && (owner == HEALTH_OWNER_OURS || owner == HEALTH_OWNER_STICKY)))
+                return finish(s, HEALTH_OUTCOME_UNREACHABLE, "node %s is %s: left alone", node->name,
+                              node->state ?: "down");
+        if (s->want == HEALTH_WANT_DRAIN || s->want == HEALTH_WANT_FORCE_DRAIN)
+                want_drain(s, node, owner);
+        else
+                want_healthy(s, node, owner);
+}
+
+void health_signal_fleet(HealthSignal *s, size_t total, size_t ours) {
+        /* Always at least one node, so a small cluster can drain a bad node. */
+        size_t allowed = MAX((size_t) 1, total * s->max_drained_pct / 100);
+
+        if (ours >= allowed)
+                return finish(s, HEALTH_OUTCOME_GUARDED,
+                              "fleet guard: %zu of %zu nodes in this node's partitions are drained by us already (max_drained_pct %u allows %zu): reporting \"%s\" instead of draining",
+                              ours, total, s->max_drained_pct, allowed, s->reason);
+        s->step = HEALTH_STEP_DRAIN;
+        s->outcome = HEALTH_OUTCOME_DRAINED;
+}
+
+void health_signal_updated(HealthSignal *s, int r, const char *error) {
+        if (r < 0)
+                return finish(s, HEALTH_OUTCOME_FAILED, "slurmctld refused the update: %s", error ?: strerror(-r));
+        finish(s, s->outcome, "%s", s->outcome == HEALTH_OUTCOME_RESUMED ? "resumed" : s->reason);
+}
+
+void health_signal_failed(HealthSignal *s, int r, const char *error) {
+        finish(s, HEALTH_OUTCOME_FAILED, "cannot reach slurmctld: %s", error ?: strerror(-r));
+}
+
+static bool share_partition(const HealthNode *a, const HealthNode *b) {
+        for (char **p = a->partitions; p && *p; p++)
+                if (strv_contains(b->partitions, *p))
+                        return true;
+        return false;
+}
+
+void health_fleet_count(const HealthNode *nodes, size_t n, const HealthNode *self, const char *prefix,
+                        size_t *ret_total, size_t *ret_ours) {
+        size_t total = 0, ours = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                if (!streq_ptr(nodes[i].name, self->name) && !share_partition(&nodes[i], self))
+                        continue;
+                total++;
+                if (nodes[i].reason && has_prefix(nodes[i].reason, prefix) && !streq_ptr(nodes[i].name, self->name))
+                        ours++;
+        }
+        *ret_total = MAX(total, (size_t) 1);
+        *ret_ours = ours;
+}

@@ -1,0 +1,110 @@
+/* Deciding what to tell slurmctld, apart from how it is told.  A signal is
+ * one round: look at the node, maybe count the fleet, maybe update the node.
+ * The transports (scontrol, libslurm, slurmrestd) only fetch and send; every
+ * rule about whose reason a node carries, when we may drain and when we may
+ * resume lives here, the same for all of them, and is unit tested apart. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define HEALTH_REASON_MAX 256
+
+/* A node as slurmctld shows it. */
+typedef struct HealthNode {
+        char *name;
+        char *state;      /* "IDLE+DRAIN+DYNAMIC_NORM", as scontrol prints it */
+        char *reason;     /* without the "[user@time]" scontrol adds; NULL if none */
+        char **partitions;
+} HealthNode;
+
+void health_node_clear(HealthNode *n);
+bool health_node_has_flag(const HealthNode *n, const char *flag);
+bool health_node_drained(const HealthNode *n); /* DRAIN, DRAINING or DRAINED */
+bool health_node_unreachable(const HealthNode *n); /* DOWN, NOT_RESPONDING, FAIL, FUTURE, POWERED_DOWN */
+bool health_node_busy(const HealthNode *n); /* ALLOCATED, MIXED or COMPLETING: a job runs */
+
+typedef enum HealthOwner {
+        HEALTH_OWNER_NONE,   /* no reason */
+        HEALTH_OWNER_OURS,   /* our prefix: our checks may update and resume it */
+        HEALTH_OWNER_STICKY, /* ours, but only an operator's undrain resumes it */
+        HEALTH_OWNER_OTHER,  /* an admin's, NHC's, Kubernetes', slurmctld's own... */
+} HealthOwner;
+
+/* health_reason_owner() - whose @reason is.  A drained node without a
+ * reason counts as someone else's. */
+HealthOwner health_reason_owner(const char *reason, bool drained, const char *prefix, const char *sticky_reason);
+
+/* health_reason_format() - "<prefix><what>: <detail>" (or without detail)
+ * as one printable line, at most HEALTH_REASON_MAX - 1 bytes, cut on a UTF-8
+ * boundary; control bytes become '?'.  Slurm stores the reason verbatim. */
+void health_reason_format(char out[static HEALTH_REASON_MAX], const char *prefix, const char *what,
+                          const char *detail);
+
+typedef enum HealthWant {
+        HEALTH_WANT_HEALTHY, /* resume what is ours, unless sticky */
+        HEALTH_WANT_DRAIN,   /* a check fails: drain (or update) with @reason */
+        HEALTH_WANT_FORCE_DRAIN, /* an operator or the prolog: drain now, sticky */
+        HEALTH_WANT_UNDRAIN, /* an operator: resume anything of ours, sticky too */
+} HealthWant;
+
+typedef enum HealthStep {
+        HEALTH_STEP_QUERY_NODE,
+        HEALTH_STEP_QUERY_FLEET,
+        HEALTH_STEP_DRAIN,  /* set state=drain with signal->reason */
+        HEALTH_STEP_RESUME, /* state=resume */
+        HEALTH_STEP_DONE,
+} HealthStep;
+
+typedef enum HealthOutcome {
+        HEALTH_OUTCOME_UNCHANGED, /* the node already says what we would */
+        HEALTH_OUTCOME_DRAINED,
+        HEALTH_OUTCOME_UPDATED,   /* our reason replaced by our new one */
+        HEALTH_OUTCOME_RESUMED,
+        HEALTH_OUTCOME_OTHER,     /* someone else's reason: left alone */
+        HEALTH_OUTCOME_UNREACHABLE, /* down or not responding: left alone */
+        HEALTH_OUTCOME_GUARDED,   /* the fleet guard: reported instead of drained */
+        HEALTH_OUTCOME_LIFTED,    /* our drain was resumed by someone else */
+        HEALTH_OUTCOME_NOT_FOUND,
+        HEALTH_OUTCOME_FAILED,    /* slurmctld refused or did not answer */
+} HealthOutcome;
+
+const char *health_outcome_to_string(HealthOutcome o);
+
+typedef struct HealthSignal {
+        /* in */
+        HealthWant want;
+        char reason[HEALTH_REASON_MAX]; /* for DRAIN and FORCE_DRAIN */
+        char prefix[64];
+        char set_reason[HEALTH_REASON_MAX];    /* the reason we last set, "" if none */
+        char sticky_reason[HEALTH_REASON_MAX]; /* the sticky one we set, "" if none */
+        unsigned max_drained_pct;
+        /* progress */
+        HealthStep step;
+        /* out */
+        HealthOwner owner; /* of the reason the node had */
+        bool busy;         /* a job runs on the node */
+        HealthOutcome outcome;
+        char message[512];
+} HealthSignal;
+
+/* health_signal_node() - the node as queried (NULL: it does not exist);
+ * moves to the next step. */
+void health_signal_node(HealthSignal *s, const HealthNode *node);
+
+/* health_signal_fleet() - the nodes that share a partition with ours,
+ * ours included: how many, and how many carry our prefix. */
+void health_signal_fleet(HealthSignal *s, size_t total, size_t ours);
+
+/* health_signal_updated() - the update's result: 0, or r < 0 with
+ * slurmctld's message.  "Invalid node state specified" on a resume means
+ * the node was resumed already: the transport passes r = 0 for it. */
+void health_signal_updated(HealthSignal *s, int r, const char *error);
+
+/* health_signal_failed() - a query failed (slurmctld unreachable). */
+void health_signal_failed(HealthSignal *s, int r, const char *error);
+
+/* health_fleet_count() - over @nodes, those sharing a partition with @self
+ * (itself included), and of them those whose reason has @prefix. */
+void health_fleet_count(const HealthNode *nodes, size_t n, const HealthNode *self, const char *prefix,
+                        size_t *ret_total, size_t *ret_ours);

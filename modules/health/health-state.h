@@ -1,0 +1,145 @@
+/* The health module's state, and what its files call of each other.
+ * Private to health.la; the library (checks, signal rules, parsers) knows
+ * nothing of it.  Loop-only, but for the snapshots a job's work reads. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "health-check.h"
+#include "health-signal.h"
+#include "sunkd/module.h"
+
+#define CHECKS_MAX 64
+#define CHECK_NAME_MAX 32
+#define WAITERS_MAX 16
+
+typedef enum Transport { TRANSPORT_LIBSLURM, TRANSPORT_SCONTROL, TRANSPORT_SLURMRESTD, TRANSPORT_NONE } Transport;
+typedef enum CheckKind { CHECK_BUILTIN, CHECK_SCRIPT, CHECK_GPU } CheckKind;
+
+/* A script check's keys beyond the common ones. */
+typedef struct ScriptConf {
+        HealthCheckCommon common;
+        char *path;
+        char **args;
+} ScriptConf;
+
+typedef struct GpuConf {
+        HealthCheckCommon common;
+} GpuConf;
+
+typedef struct Check {
+        struct State *s;
+        CheckKind kind;
+        const HealthCheckType *type; /* CHECK_BUILTIN */
+        void *conf;                  /* starts with HealthCheckCommon */
+        const sunkd_cfg_key *keys;
+        size_t n_keys;
+        HealthAction action;
+        sunkd_job *job;
+        sunkd_child *child;          /* CHECK_SCRIPT's running script */
+        /* the last result and the hysteresis */
+        HealthResult last;
+        bool have_result;
+        unsigned fails, passes;      /* consecutive */
+        bool failing;                /* judged failing: fails reached fail_after */
+        uint64_t last_usec, duration_usec;
+} Check;
+
+/* The module's section of sunkd.yaml (health-settings.c). */
+typedef struct Conf {
+        uint64_t interval_usec;
+        char *node_name;
+        char *reason_prefix;
+        char *transport;
+        int64_t fail_after, pass_after, max_drained_pct;
+        char *root;
+        char *slurm_conf;
+        const sunkd_cfg *scontrol;   /* borrowed during init only */
+        const sunkd_cfg *slurmrestd;
+        const sunkd_cfg *xid_policy;
+        const sunkd_cfg *checks;
+} Conf;
+
+/* How scontrol is run. */
+typedef struct ScontrolConf {
+        char *path;
+        char *user;
+        char *token_file;
+        char *jwt_key_file;
+        uint64_t jwt_lifetime_usec;
+} ScontrolConf;
+
+typedef struct Waiter {
+        sunkd_call *call;
+        uint64_t deadline_usec; /* CLOCK_MONOTONIC */
+} Waiter;
+
+typedef struct State {
+        sunkd_ctx *ctx;
+        Conf conf;
+        ScontrolConf sc;
+        Transport transport;
+        char *node_name;
+        Check checks[CHECKS_MAX];
+        size_t n_checks;
+        /* what we told slurmctld, kept in state_dir (health-store.c) */
+        char set_reason[HEALTH_REASON_MAX];
+        char sticky_reason[HEALTH_REASON_MAX];
+        char lifted_check[CHECK_NAME_MAX + 1]; /* its drain was resumed by someone else */
+        /* the signal job */
+        sunkd_job *signal_job;
+        sunkd_child *signal_child;
+        HealthSignal *signal;        /* the round in progress */
+        HealthWant forced;           /* a Drain or Undrain call's wish, for the next round */
+        char forced_reason[HEALTH_REASON_MAX];
+        sunkd_call *forced_call;
+        char last_outcome[640];
+        HealthOutcome outcome;
+        bool have_outcome;
+        /* drain --wait-idle */
+        Waiter waiters[WAITERS_MAX];
+        size_t n_waiters;
+        bool node_busy;
+        /* io.sunkd.Health.Run */
+        sunkd_call *run_calls[WAITERS_MAX];
+        size_t n_run_calls;
+        unsigned run_pending;
+        sunkd_metric *m_result, *m_failing, *m_signals, *m_duration;
+        char *saved; /* the state file as last written */
+} State;
+
+/* health-settings.c */
+int settings_parse(sunkd_ctx *c, const sunkd_cfg *cfg, State *s);
+void settings_clear(State *s);
+const char *check_name(const Check *k);
+
+/* health-checks.c */
+int checks_add_jobs(State *s);
+void check_record(Check *k, const HealthResult *res, uint64_t duration_usec);
+
+/* health-judge.c: the wish from the checks, and the signal job */
+int signal_add_job(State *s);
+void signal_kick(State *s, const char *why);
+void signal_apply_outcome(State *s, const HealthSignal *sig);
+
+/* health-scontrol.c */
+int scontrol_start(State *s);
+void scontrol_cancel(State *s);
+
+/* health-store.c */
+void store_load(State *s);
+void store_save(State *s);
+
+/* health-methods.c */
+int methods_add(State *s);
+void methods_answer_waiters(State *s, bool idle, const char *error);
+void methods_run_done(State *s);
+
+/* health-gpucheck.c */
+int gpu_check_spec(State *s, Check *k, sunkd_job_spec *spec);
+void methods_forced_done(State *s, const HealthSignal *sig);
+int health_status_fill(State *s, json_object *out);

@@ -1,0 +1,122 @@
+/* What must outlive a restart, in <state_dir>/health/state.json: the reason
+ * we set (so a restart never resumes a node drained for a real fault, and
+ * knows a drain an admin lifted meanwhile), the sticky one, and each
+ * check's hysteresis and last result.  A file that does not parse is
+ * logged and ignored: the checks then start from nothing, which is safe
+ * (nothing is resumed that the node's reason does not say is ours). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "health-state.h"
+#include "util/cleanup.h"
+#include "util/fileio.h"
+#include "util/json-util.h"
+#include "util/macro.h"
+
+#define STORE_FILE "state.json"
+#define STORE_MAX (256 * 1024)
+
+static char *store_path(State *s) {
+        char *p = NULL;
+
+        return asprintf(&p, "%s/%s", s->ctx->api->state_dir(s->ctx), STORE_FILE) < 0 ? NULL : p;
+}
+
+static void copy_member(json_object *o, const char *key, char *dst, size_t len) {
+        const char *v = json_member_string(o, key);
+
+        if (v && strlen(v) < len)
+                memcpy(dst, v, strlen(v) + 1);
+}
+
+static void load_check(Check *k, json_object *o) {
+        const char *st = json_member_string(o, "status");
+        int64_t fails = json_member_int64(o, "fails", 0), passes = json_member_int64(o, "passes", 0);
+        json_object *f;
+
+        if (!json_object_object_get_ex(o, "failing", &f) || !json_object_is_type(f, json_type_boolean) || !st)
+                return;
+        k->failing = json_object_get_boolean(f);
+        k->fails = (unsigned) CLAMP(fails, 0, 1000000);
+        k->passes = (unsigned) CLAMP(passes, 0, 1000000);
+        k->last.status = streq(st, "pass") ? HEALTH_PASS : streq(st, "fail") ? HEALTH_FAIL : HEALTH_UNKNOWN;
+        copy_member(o, "code", k->last.code, sizeof(k->last.code));
+        copy_member(o, "detail", k->last.detail, sizeof(k->last.detail));
+}
+
+void store_load(State *s) {
+        _cleanup_free_ char *path = store_path(s), *text = NULL;
+        _cleanup_json_ json_object *o = NULL;
+        json_object *checks, *c;
+        size_t len;
+        int r;
+
+        if (!path)
+                return;
+        r = fileio_read(path, STORE_MAX, &text, &len);
+        if (r == -ENOENT)
+                return;
+        if (r >= 0 && !(o = json_tokener_parse(text)))
+                r = -EBADMSG;
+        if (r >= 0 && !json_object_is_type(o, json_type_object))
+                r = -EBADMSG;
+        if (r < 0) {
+                sunkd_log_warning_errno(s->ctx, r, "Ignoring '%s', which cannot be read: %m", path);
+                return;
+        }
+        copy_member(o, "set_reason", s->set_reason, sizeof(s->set_reason));
+        copy_member(o, "sticky_reason", s->sticky_reason, sizeof(s->sticky_reason));
+        copy_member(o, "lifted_check", s->lifted_check, sizeof(s->lifted_check));
+        if (!json_object_object_get_ex(o, "checks", &checks) || !json_object_is_type(checks, json_type_object))
+                return;
+        for (size_t i = 0; i < s->n_checks; i++)
+                if (json_object_object_get_ex(checks, check_name(&s->checks[i]), &c) &&
+                    json_object_is_type(c, json_type_object))
+                        load_check(&s->checks[i], c);
+}
+
+static json_object *check_to_json(const Check *k) {
+        static const char *const names[] = { "pass", "fail", "unknown" };
+        json_object *o = json_object_new_object();
+
+        if (!o)
+                return NULL;
+        json_object_object_add(o, "failing", json_object_new_boolean(k->failing));
+        json_object_object_add(o, "fails", json_object_new_int64(k->fails));
+        json_object_object_add(o, "passes", json_object_new_int64(k->passes));
+        json_object_object_add(o, "status", json_object_new_string(names[k->last.status]));
+        json_object_object_add(o, "code", json_object_new_string(k->last.code));
+        json_object_object_add(o, "detail", json_object_new_string(k->last.detail));
+        return o;
+}
+
+void store_save(State *s) {
+        _cleanup_free_ char *path = store_path(s);
+        _cleanup_json_ json_object *o = json_object_new_object();
+        json_object *checks = json_object_new_object();
+        const char *text;
+        int r;
+
+        if (!path || !o || !checks) {
+                json_object_put(checks);
+                return (void) sunkd_log_error_errno(s->ctx, -ENOMEM, "Cannot save the health state: %m");
+        }
+        json_object_object_add(o, "set_reason", json_object_new_string(s->set_reason));
+        json_object_object_add(o, "sticky_reason", json_object_new_string(s->sticky_reason));
+        json_object_object_add(o, "lifted_check", json_object_new_string(s->lifted_check));
+        for (size_t i = 0; i < s->n_checks; i++)
+                json_object_object_add(checks, check_name(&s->checks[i]), check_to_json(&s->checks[i]));
+        json_object_object_add(o, "checks", checks);
+        text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+        if (s->saved && streq(s->saved, text))
+                return;
+        free(s->saved);
+        s->saved = strdup(text);
+        r = fileio_write_atomic(path, text, strlen(text), 0600, (uid_t) -1, (gid_t) -1);
+        if (r < 0)
+                sunkd_log_error_errno(s->ctx, r, "Cannot save the health state to '%s': %m", path);
+}

@@ -1,0 +1,49 @@
+# modules/health/: node health checks that drain and resume the node in slurmctld.
+
+# The built-in check types, the rules of draining, the scontrol parser and
+# the JWT minting: a convenience library the module and its tests link; the
+# consumer links agent/libsunkd-util.la itself.
+noinst_LTLIBRARIES += %reldir%/libhealth.la
+%canon_reldir%_libhealth_la_SOURCES = \
+	%reldir%/health-check.c \
+	%reldir%/health-check.h \
+	%reldir%/check-util.c \
+	%reldir%/check-util.h \
+	%reldir%/check-mount.c \
+	%reldir%/check-disk-free.c \
+	%reldir%/check-inodes-free.c \
+	%reldir%/check-memory.c \
+	%reldir%/check-process.c \
+	%reldir%/check-file.c \
+	%reldir%/check-load.c \
+	%reldir%/check-ib.c \
+	%reldir%/check-munge.c \
+	%reldir%/health-jwt.c \
+	%reldir%/health-jwt.h \
+	%reldir%/health-signal.c \
+	%reldir%/health-signal.h \
+	%reldir%/health-node.c \
+	%reldir%/health-node.h \
+	# End of libhealth_la_SOURCES
+%canon_reldir%_libhealth_la_CFLAGS = $(AM_CFLAGS) $(CRYPTO_CFLAGS)
+%canon_reldir%_libhealth_la_LIBADD = $(MUNGE_LIBS) $(CRYPTO_LIBS)
+
+pkglib_LTLIBRARIES += %reldir%/health.la
+%canon_reldir%_health_la_SOURCES = \
+	%reldir%/health.c \
+	%reldir%/health-state.h \
+	%reldir%/health-settings.c \
+	%reldir%/health-checks.c \
+	%reldir%/health-gpucheck.c \
+	%reldir%/health-judge.c \
+	%reldir%/health-scontrol.c \
+	%reldir%/health-libslurm.c \
+	%reldir%/health-libslurm.h \
+	%reldir%/health-store.c \
+	%reldir%/health-methods.c \
+	# End of health_la_SOURCES
+%canon_reldir%_health_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) $(SLURM_CFLAGS)
+%canon_reldir%_health_la_LDFLAGS = $(MODULE_LINK_FLAGS)
+%canon_reldir%_health_la_LIBADD = %reldir%/libhealth.la agent/libsunkd-util.la $(JSONC_LIBS) $(SLURM_LIBS)
+
+# End of modules/health/local.mk

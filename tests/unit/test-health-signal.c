@@ -1,0 +1,309 @@
+/* The health module's rules of draining: whose reason a node carries, what
+ * each wish does to each node, the fleet guard, the reason's form, and the
+ * `scontrol show node` parser on real and hostile output. */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/cleanup.h"
+#include "util/strv.h"
+
+#include "../../modules/health/health-node.h"
+#include "../../modules/health/health-signal.h"
+#include "../lib/check-run.h"
+
+#define P "sunkd: "
+
+START_TEST(test_owner_table) {
+        static const struct {
+                const char *reason;
+                bool drained;
+                const char *sticky;
+                HealthOwner want;
+        } t[] = {
+                { NULL, false, "", HEALTH_OWNER_NONE },
+                { "", false, "", HEALTH_OWNER_NONE },
+                { NULL, true, "", HEALTH_OWNER_OTHER }, /* drained, no reason: someone's */
+                { "sunkd: disk: full", true, "", HEALTH_OWNER_OURS },
+                { "sunkd: prolog: job 12 failed", true, "", HEALTH_OWNER_STICKY },
+                { "sunkd: maintenance", true, "sunkd: maintenance", HEALTH_OWNER_STICKY },
+                { "sunkd:disk", true, "", HEALTH_OWNER_OTHER }, /* not our prefix exactly */
+                { "SUNKD: disk", true, "", HEALTH_OWNER_OTHER },
+                { "NHC: check_fs_mount: /scratch", true, "", HEALTH_OWNER_OTHER },
+                { "k8s: node cordoned", true, "", HEALTH_OWNER_OTHER },
+                { "slurm-operator: pod deleted", true, "", HEALTH_OWNER_OTHER },
+                { "Prolog error", true, "", HEALTH_OWNER_OTHER },
+                { "Epilog error", true, "", HEALTH_OWNER_OTHER },
+                { "Kill task failed", true, "", HEALTH_OWNER_OTHER },
+                { "Not responding", false, "", HEALTH_OWNER_OTHER },
+                { "replacing PSU, ask bob", true, "", HEALTH_OWNER_OTHER },
+                { " sunkd: disk", true, "", HEALTH_OWNER_OTHER },
+        };
+        for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+                ck_assert_msg(health_reason_owner(t[i].reason, t[i].drained, P, t[i].sticky) == t[i].want,
+                              "reason '%s'", t[i].reason ?: "(null)");
+}
+END_TEST
+
+static HealthNode node(const char *state, const char *reason) {
+        HealthNode n = { .name = strdup("n1"), .state = strdup(state), .reason = reason ? strdup(reason) : NULL };
+        char **parts = NULL;
+
+        ck_assert_int_ge(strv_extend(&parts, "debug"), 0);
+        n.partitions = parts;
+        return n;
+}
+
+static HealthSignal sig(HealthWant want, const char *reason, const char *set) {
+        HealthSignal s = { .want = want, .max_drained_pct = 10 };
+
+        snprintf(s.prefix, sizeof(s.prefix), "%s", P);
+        snprintf(s.reason, sizeof(s.reason), "%s", reason ?: "");
+        snprintf(s.set_reason, sizeof(s.set_reason), "%s", set ?: "");
+        return s;
+}
+
+static HealthOutcome run(HealthSignal *s, const char *state, const char *reason, HealthStep *ret_step) {
+        HealthNode n = node(state, reason);
+
+        health_signal_node(s, &n);
+        health_node_clear(&n);
+        *ret_step = s->step;
+        if (s->step == HEALTH_STEP_QUERY_FLEET)
+                health_signal_fleet(s, 100, 0);
+        if (s->step == HEALTH_STEP_DRAIN || s->step == HEALTH_STEP_RESUME)
+                health_signal_updated(s, 0, NULL);
+        return s->outcome;
+}
+
+START_TEST(test_drain_paths) {
+        HealthSignal s;
+        HealthStep st;
+
+        /* a failing check drains an idle node, after the fleet guard */
+        s = sig(HEALTH_WANT_DRAIN, P "disk: full", NULL);
+        ck_assert_int_eq(run(&s, "IDLE", NULL, &st), HEALTH_OUTCOME_DRAINED);
+        ck_assert_int_eq(st, HEALTH_STEP_QUERY_FLEET);
+        /* already drained for the same: no update */
+        s = sig(HEALTH_WANT_DRAIN, P "disk: full", P "disk: full");
+        ck_assert_int_eq(run(&s, "IDLE+DRAIN", P "disk: full", &st), HEALTH_OUTCOME_UNCHANGED);
+        ck_assert_int_eq(st, HEALTH_STEP_DONE);
+        /* our reason, another check now: updated, no fleet guard needed */
+        s = sig(HEALTH_WANT_DRAIN, P "mem: low", P "disk: full");
+        ck_assert_int_eq(run(&s, "IDLE+DRAIN", P "disk: full", &st), HEALTH_OUTCOME_UPDATED);
+        ck_assert_int_eq(st, HEALTH_STEP_DRAIN);
+        /* someone else's reason: never touched */
+        s = sig(HEALTH_WANT_DRAIN, P "disk: full", NULL);
+        ck_assert_int_eq(run(&s, "IDLE+DRAIN", "replacing PSU", &st), HEALTH_OUTCOME_OTHER);
+        s = sig(HEALTH_WANT_DRAIN, P "disk: full", NULL);
+        ck_assert_int_eq(run(&s, "MIXED+DRAIN", "Prolog error", &st), HEALTH_OUTCOME_OTHER);
+        /* down or not responding: left alone */
+        s = sig(HEALTH_WANT_DRAIN, P "disk: full", NULL);
+        ck_assert_int_eq(run(&s, "DOWN", "Not responding", &st), HEALTH_OUTCOME_UNREACHABLE);
+        s = sig(HEALTH_WANT_DRAIN, P "disk: full", NULL);
+        ck_assert_int_eq(run(&s, "IDLE+NOT_RESPONDING", NULL, &st), HEALTH_OUTCOME_UNREACHABLE);
+        /* we drained it, someone resumed it: not again until the check passes */
+        s = sig(HEALTH_WANT_DRAIN, P "disk: full", P "disk: full");
+        ck_assert_int_eq(run(&s, "IDLE", NULL, &st), HEALTH_OUTCOME_LIFTED);
+        /* a sticky reason of ours is not replaced by a check's */
+        s = sig(HEALTH_WANT_DRAIN, P "disk: full", NULL);
+        ck_assert_int_eq(run(&s, "IDLE+DRAIN", P "prolog: job 7", &st), HEALTH_OUTCOME_UNCHANGED);
+        /* an operator's drain replaces a check's reason and is sticky */
+        s = sig(HEALTH_WANT_FORCE_DRAIN, P "maintenance", P "disk: full");
+        ck_assert_int_eq(run(&s, "IDLE+DRAIN", P "disk: full", &st), HEALTH_OUTCOME_UPDATED);
+        /* ... and drains without the fleet guard */
+        s = sig(HEALTH_WANT_FORCE_DRAIN, P "maintenance", NULL);
+        ck_assert_int_eq(run(&s, "ALLOCATED", NULL, &st), HEALTH_OUTCOME_DRAINED);
+        ck_assert_int_eq(st, HEALTH_STEP_DRAIN);
+        ck_assert(s.busy);
+}
+END_TEST
+
+START_TEST(test_resume_paths) {
+        HealthSignal s;
+        HealthStep st;
+
+        s = sig(HEALTH_WANT_HEALTHY, NULL, P "disk: full");
+        ck_assert_int_eq(run(&s, "IDLE+DRAIN", P "disk: full", &st), HEALTH_OUTCOME_RESUMED);
+        /* a reason of ours we do not remember setting is still ours */
+        s = sig(HEALTH_WANT_HEALTHY, NULL, NULL);
+        ck_assert_int_eq(run(&s, "IDLE+DRAIN", P "disk: full", &st), HEALTH_OUTCOME_RESUMED);
+        s = sig(HEALTH_WANT_HEALTHY, NULL, NULL);
+        ck_assert_int_eq(run(&s, "IDLE+DRAIN", "NHC: check_hw_eth", &st), HEALTH_OUTCOME_OTHER);
+        s = sig(HEALTH_WANT_HEALTHY, NULL, NULL);
+        ck_assert_int_eq(run(&s, "IDLE", NULL, &st), HEALTH_OUTCOME_UNCHANGED);
+        /* sticky: only an undrain */
+        s = sig(HEALTH_WANT_HEALTHY, NULL, NULL);
+        ck_assert_int_eq(run(&s, "IDLE+DRAIN", P "prolog: job 7", &st), HEALTH_OUTCOME_UNCHANGED);
+        s = sig(HEALTH_WANT_UNDRAIN, NULL, NULL);
+        ck_assert_int_eq(run(&s, "IDLE+DRAIN", P "prolog: job 7", &st), HEALTH_OUTCOME_RESUMED);
+        /* undrain never takes someone else's */
+        s = sig(HEALTH_WANT_UNDRAIN, NULL, NULL);
+        ck_assert_int_eq(run(&s, "IDLE+DRAIN", "k8s: cordoned", &st), HEALTH_OUTCOME_OTHER);
+        /* a failed update is a failure, with slurmctld's words */
+        s = sig(HEALTH_WANT_HEALTHY, NULL, NULL);
+        health_signal_node(&s, &(HealthNode) { .name = (char *) "n1", .state = (char *) "IDLE+DRAIN", .reason = (char *) P "x" });
+        ck_assert_int_eq(s.step, HEALTH_STEP_RESUME);
+        health_signal_updated(&s, -EIO, "Access/permission denied");
+        ck_assert_int_eq(s.outcome, HEALTH_OUTCOME_FAILED);
+        ck_assert_ptr_nonnull(strstr(s.message, "Access/permission denied"));
+        /* a node slurmctld does not know */
+        s = sig(HEALTH_WANT_HEALTHY, NULL, NULL);
+        health_signal_node(&s, NULL);
+        ck_assert_int_eq(s.outcome, HEALTH_OUTCOME_NOT_FOUND);
+}
+END_TEST
+
+START_TEST(test_fleet_guard) {
+        HealthSignal s = sig(HEALTH_WANT_DRAIN, P "disk: full", NULL);
+
+        /* 10% of 100 = 10: the 11th is refused */
+        s.step = HEALTH_STEP_QUERY_FLEET;
+        health_signal_fleet(&s, 100, 9);
+        ck_assert_int_eq(s.step, HEALTH_STEP_DRAIN);
+        s = sig(HEALTH_WANT_DRAIN, P "disk: full", NULL);
+        health_signal_fleet(&s, 100, 10);
+        ck_assert_int_eq(s.outcome, HEALTH_OUTCOME_GUARDED);
+        ck_assert_ptr_nonnull(strstr(s.message, "fleet guard"));
+        /* a small cluster can always drain one node */
+        s = sig(HEALTH_WANT_DRAIN, P "disk: full", NULL);
+        health_signal_fleet(&s, 3, 0);
+        ck_assert_int_eq(s.step, HEALTH_STEP_DRAIN);
+        s = sig(HEALTH_WANT_DRAIN, P "disk: full", NULL);
+        health_signal_fleet(&s, 3, 1);
+        ck_assert_int_eq(s.outcome, HEALTH_OUTCOME_GUARDED);
+}
+END_TEST
+
+START_TEST(test_reason_format) {
+        char out[HEALTH_REASON_MAX], big[1000];
+
+        health_reason_format(out, P, "disk", "/scratch 3% free");
+        ck_assert_str_eq(out, "sunkd: disk: /scratch 3% free");
+        health_reason_format(out, P, "x", "a\nb\tc\x1b[31m");
+        ck_assert_str_eq(out, "sunkd: x: a?b?c?[31m");
+        health_reason_format(out, P, "gpu", "XID 79 on GPU-\xc3\xa9t\xff");
+        ck_assert_str_eq(out, "sunkd: gpu: XID 79 on GPU-\xc3\xa9t?");
+        memset(big, 'a', sizeof(big) - 1);
+        big[sizeof(big) - 1] = '\0';
+        health_reason_format(out, P, "x", big);
+        ck_assert_uint_eq(strlen(out), HEALTH_REASON_MAX - 1);
+        /* a multi-byte character is never cut in half */
+        for (size_t i = 0; i + 2 < sizeof(big); i += 2)
+                memcpy(big + i, "\xc3\xa9", 2);
+        big[sizeof(big) - 1] = '\0';
+        health_reason_format(out, P, "x", big);
+        ck_assert_uint_lt(strlen(out), HEALTH_REASON_MAX);
+        ck_assert_int_ne((unsigned char) out[strlen(out) - 1], 0xc3);
+        health_reason_format(out, P, "x", "trailing   ");
+        ck_assert_str_eq(out, "sunkd: x: trailing");
+}
+END_TEST
+
+static const char show_two[] =
+        "NodeName=n1 Arch=x86_64 CoresPerSocket=1 \n"
+        "   CPUAlloc=0 CPUEfctv=2 CPUTot=2 CPULoad=1.69\n"
+        "   OS=Linux 6.1 #1 SMP PREEMPT_DYNAMIC State=FAKE \n"
+        "   State=IDLE+DRAIN+DYNAMIC_NORM ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A\n"
+        "   Partitions=debug,gpu \n"
+        "   Reason=sunkd: disk: full [root@2026-11-26T14:21:54]\n"
+        "   Comment=Reason=evil [x@y]\n"
+        "\n"
+        "NodeName=n2 Arch=x86_64 CoresPerSocket=1 \n"
+        "   State=IDLE+DYNAMIC_NORM ThreadsPerCore=1\n"
+        "   Partitions=debug \n"
+        "\n";
+
+START_TEST(test_parse_show_node) {
+        HealthNode *nodes = NULL;
+        size_t n = 0, total, ours;
+        const HealthNode *a;
+
+        ck_assert_int_eq(health_nodes_parse(show_two, &nodes, &n), 0);
+        ck_assert_uint_eq(n, 2);
+        a = health_nodes_find(nodes, n, "n1");
+        ck_assert_ptr_nonnull(a);
+        ck_assert_str_eq(a->state, "IDLE+DRAIN+DYNAMIC_NORM");
+        ck_assert_str_eq(a->reason, "sunkd: disk: full");
+        ck_assert_str_eq(a->partitions[0], "debug");
+        ck_assert_str_eq(a->partitions[1], "gpu");
+        ck_assert(health_node_drained(a));
+        ck_assert(!health_node_unreachable(a));
+        ck_assert_ptr_null(health_nodes_find(nodes, n, "n2")->reason);
+        health_fleet_count(nodes, n, health_nodes_find(nodes, n, "n2"), P, &total, &ours);
+        ck_assert_uint_eq(total, 2);
+        ck_assert_uint_eq(ours, 1);
+        health_nodes_free(nodes, n);
+}
+END_TEST
+
+START_TEST(test_parse_hostile) {
+        HealthNode *nodes = NULL;
+        size_t n = 0;
+        _cleanup_free_ char *big = NULL;
+        const size_t big_len = 4u << 20;
+
+        ck_assert_int_eq(health_nodes_parse("", &nodes, &n), 0);
+        ck_assert_uint_eq(n, 0);
+        free(nodes);
+        ck_assert_int_eq(health_nodes_parse("slurm_load_node error: Unable to contact slurm controller\n", &nodes, &n),
+                         -EBADMSG);
+        /* a reason of only the user suffix, one without it, one with brackets */
+        ck_assert_int_eq(health_nodes_parse("NodeName=a\n Reason=[root@t]\nNodeName=b\n Reason=x [y] \n"
+                                            "NodeName=c\n Reason=a [b@c] [root@t]\nNodeName=\n",
+                                            &nodes, &n),
+                         0);
+        ck_assert_uint_eq(n, 4);
+        ck_assert_str_eq(nodes[0].reason, "[root@t]");
+        ck_assert_str_eq(nodes[1].reason, "x [y]");
+        ck_assert_str_eq(nodes[2].reason, "a [b@c]");
+        ck_assert_ptr_null(nodes[0].state);
+        ck_assert(!health_node_busy(&nodes[0]));
+        health_nodes_free(nodes, n);
+        /* 4 MB without a newline */
+        big = malloc(big_len + 1);
+        ck_assert_ptr_nonnull(big);
+        memset(big, 'S', big_len);
+        memcpy(big, "NodeName=x State=", 17);
+        big[big_len] = '\0';
+        ck_assert_int_eq(health_nodes_parse(big, &nodes, &n), 0);
+        ck_assert_uint_eq(n, 1);
+        health_nodes_free(nodes, n);
+}
+END_TEST
+
+START_TEST(test_flags) {
+        HealthNode n = { .state = (char *) "MIXED+DRAIN" };
+
+        ck_assert(health_node_busy(&n));
+        ck_assert(health_node_drained(&n));
+        n.state = (char *) "IDLE+DRAINX";
+        ck_assert(!health_node_drained(&n));
+        n.state = (char *) "DOWN+DRAIN+NOT_RESPONDING";
+        ck_assert(health_node_unreachable(&n));
+        n.state = (char *) "IDLE+POWERED_DOWN";
+        ck_assert(health_node_unreachable(&n));
+}
+END_TEST
+
+static Suite *suite(void) {
+        Suite *s = suite_create("health-signal");
+        TCase *tc = tcase_create("core");
+
+        tcase_add_test(tc, test_owner_table);
+        tcase_add_test(tc, test_drain_paths);
+        tcase_add_test(tc, test_resume_paths);
+        tcase_add_test(tc, test_fleet_guard);
+        tcase_add_test(tc, test_reason_format);
+        tcase_add_test(tc, test_parse_show_node);
+        tcase_add_test(tc, test_parse_hostile);
+        tcase_add_test(tc, test_flags);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void) {
+        return check_run(suite());
+}
