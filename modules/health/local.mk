@@ -1,7 +1,7 @@
 # modules/health/: node health checks that drain and resume the node in slurmctld.
 
-# The built-in check types: a convenience library the module and its tests
-# link; the consumer links agent/libsunkd-util.la itself.
+# The built-in check types and the JWT minting: a convenience library the
+# module and its tests link; the consumer links agent/libsunkd-util.la itself.
 noinst_LTLIBRARIES += %reldir%/libhealth.la
 %canon_reldir%_libhealth_la_SOURCES = \
 	%reldir%/health-check.c \
@@ -17,8 +17,10 @@ noinst_LTLIBRARIES += %reldir%/libhealth.la
 	%reldir%/check-load.c \
 	%reldir%/check-ib.c \
 	%reldir%/check-munge.c \
+	%reldir%/health-jwt.c \
+	%reldir%/health-jwt.h \
 	# End of libhealth_la_SOURCES
-%canon_reldir%_libhealth_la_CFLAGS = $(AM_CFLAGS)
-%canon_reldir%_libhealth_la_LIBADD = $(MUNGE_LIBS)
+%canon_reldir%_libhealth_la_CFLAGS = $(AM_CFLAGS) $(CRYPTO_CFLAGS)
+%canon_reldir%_libhealth_la_LIBADD = $(MUNGE_LIBS) $(CRYPTO_LIBS)
 
 # End of modules/health/local.mk
