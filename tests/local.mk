@@ -386,6 +386,21 @@ tests_unit_test_gres_topo_CFLAGS = $(CHECK_TEST_CFLAGS)
 tests_unit_test_gres_topo_LDADD = modules/gres/libgres.la agent/libsunkd-util.la $(CHECK_TEST_LIBS)
 EXTRA_DIST += tests/data/gres
 
+# health: the built-in check types against fake roots, munge against a real
+# munged, the JWT checked with the openssl command.
+HEALTH_TEST_LIBS = modules/health/libhealth.la agent/libsunkd-util.la $(CHECK_TEST_LIBS)
+check_PROGRAMS += tests/unit/test-health-checks tests/unit/test-health-munge tests/unit/test-health-jwt
+TESTS += tests/unit/test-health-checks tests/unit/test-health-munge tests/unit/test-health-jwt
+tests_unit_test_health_checks_SOURCES = tests/unit/test-health-checks.c tests/lib/health-check-test.h
+tests_unit_test_health_checks_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_test_health_checks_LDADD = $(HEALTH_TEST_LIBS)
+tests_unit_test_health_munge_SOURCES = tests/unit/test-health-munge.c tests/lib/health-check-test.h
+tests_unit_test_health_munge_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_test_health_munge_LDADD = $(HEALTH_TEST_LIBS)
+tests_unit_test_health_jwt_SOURCES = tests/unit/test-health-jwt.c
+tests_unit_test_health_jwt_CFLAGS = $(CHECK_TEST_CFLAGS) $(CRYPTO_CFLAGS)
+tests_unit_test_health_jwt_LDADD = $(HEALTH_TEST_LIBS) $(JSONC_LIBS)
+
 # A fake libnvidia-ml.so.1 for gres discovery, driven by $FAKE_NVML_CONFIG.
 check_LTLIBRARIES += tests/fake-nvml/libnvidia-ml.la
 tests_fake_nvml_libnvidia_ml_la_SOURCES = tests/fake-nvml/fake-nvml.c

@@ -53,6 +53,10 @@ typedef struct HealthCheckType {
         const sunkd_cfg_key *keys; /* HEALTH_COMMON_KEYS first */
         size_t n_keys;
         size_t conf_size; /* starts with HealthCheckCommon */
+        /* Before cfg_parse, on the zeroed conf: the values of keys left out
+         * that are not zero (`rw: true`).  Scalars only, nothing allocated.
+         * NULL: every default is zero. */
+        void (*defaults)(void *conf);
         /* After cfg_parse: what the key table cannot say (one of two keys
          * required, a regex that compiles).  A malloc'd "key 'x': reason" in
          * *ret_error on -EINVAL.  NULL: nothing to check. */
@@ -60,6 +64,8 @@ typedef struct HealthCheckType {
         /* Frees what validate built beside the parsed keys (a compiled regex);
          * the keys themselves go with cfg_clear.  NULL: nothing. */
         void (*release)(void *conf);
+        /* Fills *ret and returns 0; a negative errno (-ENOMEM) only when no
+         * result could be made, *ret then UNKNOWN saying why. */
         int (*run)(const void *conf, const HealthEnv *env, HealthResult *ret);
         /* Reads file systems or talks to a daemon: runs in a killable child. */
         bool child;
@@ -67,6 +73,9 @@ typedef struct HealthCheckType {
 
 /* The built-in types, NULL-terminated; the module adds `script` and `gpu`. */
 extern const HealthCheckType *const health_check_types[];
+extern const HealthCheckType health_check_mount, health_check_disk_free, health_check_inodes_free,
+        health_check_memory, health_check_process, health_check_file, health_check_load, health_check_ib,
+        health_check_munge;
 
 const HealthCheckType *health_check_type_find(const char *name);
 

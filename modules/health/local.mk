@@ -34,7 +34,6 @@ pkglib_LTLIBRARIES += %reldir%/health.la
 	%reldir%/health-state.h \
 	%reldir%/health-settings.c \
 	%reldir%/health-checks.c \
-	%reldir%/health-gpucheck.c \
 	%reldir%/health-judge.c \
 	%reldir%/health-scontrol.c \
 	%reldir%/health-libslurm.c \

@@ -1,0 +1,154 @@
+/* The `file` check: a path exists and, with `match`, the first MiB of it (a
+ * regular file) holds a line that matches a POSIX extended regular
+ * expression (REG_NEWLINE: ^ and $ match at each line).  A NUL byte ends a
+ * piece of text and the match goes on after it, so a binary file is
+ * searched to the end of what is read.  The regex is compiled with the
+ * config, so a bad one is refused there; regexec() takes no lock a fork
+ * could leave held (glibc locks a regex only during a match, and nothing
+ * else matches this one).  Here the file is the thing checked: missing is a
+ * failure, not UNKNOWN. */
+#include <errno.h>
+#include <fcntl.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+#include "util/fileio.h"
+#include "util/macro.h"
+
+#include "check-util.h"
+
+#define FILE_READ_MAX (1024 * 1024)
+
+typedef struct FileConf {
+        HealthCheckCommon common;
+        char *path;
+        char *match;
+        /* from validate */
+        regex_t re;
+        bool compiled;
+} FileConf;
+
+static const sunkd_cfg_key file_keys[] = {
+        HEALTH_COMMON_KEYS,
+        { "path", SUNKD_CFG_PATH, offsetof(FileConf, path), SUNKD_CFG_REQUIRED, 0, 0 },
+        { "match", SUNKD_CFG_STRING, offsetof(FileConf, match), 0, 0, 0 },
+};
+
+static int file_validate(void *conf, char **ret_error) {
+        FileConf *c = conf;
+        char why[256];
+        int r;
+
+        if (!c->match)
+                return 0;
+        r = regcomp(&c->re, c->match, REG_EXTENDED | REG_NOSUB | REG_NEWLINE);
+        if (r == REG_ESPACE)
+                return -ENOMEM;
+        if (r != 0) {
+                regerror(r, &c->re, why, sizeof(why));
+                return check_invalid(ret_error, "match",
+                                     "'%s' is not a POSIX extended regular expression: %s", c->match, why);
+        }
+        c->compiled = true;
+        return 0;
+}
+
+static void file_release(void *conf) {
+        FileConf *c = conf;
+
+        if (c->compiled)
+                regfree(&c->re);
+        c->compiled = false;
+}
+
+/* Up to FILE_READ_MAX bytes of the regular file @path, and whether there was more. */
+static int read_head(const char *path, char **ret, size_t *ret_len, bool *ret_more) {
+        _cleanup_close_ int fd = -1;
+        _cleanup_free_ char *buf = NULL;
+        struct stat st;
+        char extra;
+        ssize_t k;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+        buf = malloc(FILE_READ_MAX + 1);
+        if (!buf)
+                return -ENOMEM;
+        k = fileio_pread_full(fd, buf, FILE_READ_MAX, 0);
+        if (k < 0)
+                return (int) k;
+        buf[k] = 0;
+        *ret_len = (size_t) k;
+        *ret_more = (size_t) k == FILE_READ_MAX && fileio_pread_full(fd, &extra, 1, FILE_READ_MAX) == 1;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+/* Whether a piece of @text between NUL bytes matches; runs of NUL bytes
+ * give one empty piece, not one regexec() each. */
+static bool matches(const regex_t *re, const char *text, size_t len) {
+        bool tried_empty = false;
+
+        for (const char *p = text; p <= text + len; p += strlen(p) + 1) {
+                if (*p == 0 && tried_empty)
+                        continue;
+                tried_empty = tried_empty || *p == 0;
+                if (regexec(re, p, 0, NULL, 0) == 0)
+                        return true;
+        }
+        return false;
+}
+
+static int file_run(const void *conf, const HealthEnv *env, HealthResult *ret) {
+        const FileConf *c = conf;
+        _cleanup_free_ char *text = NULL;
+        char p[CHECK_PATH_MAX];
+        struct stat st;
+        size_t len = 0;
+        bool more = false;
+        int r;
+
+        r = check_path(p, env, c->path);
+        if (r >= 0 && !c->compiled)
+                r = RET_NERRNO(stat(p, &st));
+        else if (r >= 0)
+                r = read_head(p, &text, &len, &more);
+        if (r == -ENOMEM) {
+                health_result_set(ret, HEALTH_UNKNOWN, "out-of-memory", "out of memory reading '%s'",
+                                  c->path);
+                return r;
+        }
+        if (r == -ENOENT || r == -ENOTDIR)
+                health_result_set(ret, HEALTH_FAIL, "file-missing", "'%s' is missing", c->path);
+        else if (r == -EISDIR || r == -EINVAL)
+                health_result_set(ret, HEALTH_FAIL, "file-unreadable", "'%s' is not a regular file",
+                                  c->path);
+        else if (r < 0)
+                health_result_set(ret, HEALTH_FAIL, "file-unreadable", "'%s': %s", c->path, strerror(-r));
+        else if (c->compiled && !matches(&c->re, text, len))
+                health_result_set(ret, HEALTH_FAIL, "file-mismatch", "'%s' does not match '%s'%s", c->path,
+                                  c->match, more ? " in its first MiB" : "");
+        else
+                health_result_set(ret, HEALTH_PASS, "ok", "'%s' %s", c->path,
+                                  c->compiled ? "matches" : "exists");
+        return 0;
+}
+
+const HealthCheckType health_check_file = {
+        .name = "file",
+        .keys = file_keys,
+        .n_keys = ELEMENTSOF(file_keys),
+        .conf_size = sizeof(FileConf),
+        .validate = file_validate,
+        .release = file_release,
+        .run = file_run,
+        .child = true,
+};

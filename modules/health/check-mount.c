@@ -1,0 +1,217 @@
+/* The `mount` check: a path is a mount point, of the file system type
+ * asked for, and writable, as <root>/proc/self/mountinfo says.  Where
+ * several mounts sit on one path, the one on top (no other mount there has
+ * it as its parent) is the one a process sees.  Read-only counts from both
+ * the mount's own flags and its super block's (ext4's errors=remount-ro
+ * turns the latter).  Nothing is created or mounted: NHC makes a missing
+ * mount point, this check only reports it. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/macro.h"
+
+#include "check-util.h"
+
+typedef struct MountConf {
+        HealthCheckCommon common;
+        char *path;
+        char *fs_type;
+        bool rw;
+} MountConf;
+
+static const sunkd_cfg_key mount_keys[] = {
+        HEALTH_COMMON_KEYS,
+        { "path", SUNKD_CFG_PATH, offsetof(MountConf, path), SUNKD_CFG_REQUIRED, 0, 0 },
+        { "fs_type", SUNKD_CFG_STRING, offsetof(MountConf, fs_type), 0, 0, 0 },
+        { "rw", SUNKD_CFG_BOOL, offsetof(MountConf, rw), 0, 0, 0 },
+};
+
+#define FSTYPE_MAX 256
+/* Mounts stacked on one path that are told apart; past that (a hostile
+ * table), the last ones listed. */
+#define STACK_MAX 16
+
+typedef struct MountEntry {
+        unsigned long id, parent;
+        char fs_type[FSTYPE_MAX];
+        bool ro, sb_ro;
+} MountEntry;
+
+typedef struct MountScan {
+        MountEntry stack[STACK_MAX];
+        size_t n; /* entries at the path, the last STACK_MAX kept */
+        unsigned valid, malformed;
+} MountScan;
+
+static void mount_defaults(void *conf) {
+        ((MountConf *) conf)->rw = true;
+}
+
+static int mount_validate(void *conf, char **ret_error) {
+        MountConf *c = conf;
+
+        check_path_normalise(c->path);
+        if (c->fs_type &&
+            (isempty(c->fs_type) || strlen(c->fs_type) >= FSTYPE_MAX || strpbrk(c->fs_type, " \t\n\\")))
+                return check_invalid(ret_error, "fs_type",
+                                     "'%s' is not a file system type as mountinfo names one", c->fs_type);
+        return 0;
+}
+
+/* mountinfo's \ooo escapes (space, tab, newline, backslash) decoded in place. */
+static void unescape(char *s) {
+        char *w = s;
+
+        for (; *s; s++, w++) {
+                if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+                    s[3] >= '0' && s[3] <= '7') {
+                        *w = (char) ((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
+                        s += 3;
+                } else
+                        *w = *s;
+        }
+        *w = 0;
+}
+
+static bool has_option(char *opts, const char *opt) {
+        for (char *o; (o = strsep(&opts, ","));)
+                if (streq(o, opt))
+                        return true;
+        return false;
+}
+
+static bool parse_ulong(const char *s, unsigned long *ret) {
+        char *end;
+
+        if (*s < '0' || *s > '9')
+                return false;
+        errno = 0;
+        *ret = strtoul(s, &end, 10);
+        return errno == 0 && *end == 0;
+}
+
+/* "36 35 98:0 /root /mnt/point rw,noatime master:1 - ext4 /dev/sda1 rw,errors=remount-ro":
+ * false for a line that does not read so. */
+static bool parse_line(char *line, size_t len, const char *path, MountScan *s) {
+        char *f[6], *type, *sb_opts, *sep;
+        MountEntry e = {};
+
+        if (strlen(line) != len)
+                return false;
+        for (size_t i = 0; i < ELEMENTSOF(f); i++)
+                if (!(f[i] = strsep(&line, " ")) || !*f[i])
+                        return false;
+        do /* optional fields up to the "-" */
+                sep = strsep(&line, " ");
+        while (sep && !streq(sep, "-"));
+        type = strsep(&line, " ");
+        (void) strsep(&line, " "); /* source */
+        sb_opts = strsep(&line, " ");
+        if (!sep || isempty(type) || !sb_opts || line || strlen(type) >= FSTYPE_MAX ||
+            !parse_ulong(f[0], &e.id) || !parse_ulong(f[1], &e.parent) || f[4][0] != '/')
+                return false;
+        s->valid++;
+        unescape(f[4]);
+        if (!streq(f[4], path))
+                return true;
+        strcpy(e.fs_type, type);
+        e.ro = has_option(f[5], "ro");
+        e.sb_ro = has_option(sb_opts, "ro");
+        if (s->n >= STACK_MAX)
+                memmove(s->stack, s->stack + 1, sizeof(s->stack) - sizeof(s->stack[0]));
+        s->stack[MIN(s->n, (size_t) STACK_MAX - 1)] = e;
+        s->n++;
+        return true;
+}
+
+/* The mount on top: the last listed that no other mount at the path sits on. */
+static const MountEntry *top_of(const MountScan *s) {
+        size_t n = MIN(s->n, (size_t) STACK_MAX);
+
+        for (size_t i = n; i > 0; i--) {
+                bool below = false;
+
+                for (size_t j = 0; j < n && !below; j++)
+                        below = j != i - 1 && s->stack[j].parent == s->stack[i - 1].id;
+                if (!below)
+                        return &s->stack[i - 1];
+        }
+        return n > 0 ? &s->stack[n - 1] : NULL;
+}
+
+static int scan(const char *file, const char *path, MountScan *s, HealthResult *ret) {
+        CheckLines l = CHECK_LINES_INIT;
+        char *line;
+        size_t len;
+        int r;
+
+        r = check_lines_open(&l, file);
+        while (r >= 0 && (r = check_lines_next(&l, &line, &len)) > 0)
+                if (!parse_line(line, len, path, s))
+                        s->malformed++;
+        s->malformed += l.overlong;
+        check_lines_close(&l);
+        if (r == -ENOMEM)
+                health_result_set(ret, HEALTH_UNKNOWN, "out-of-memory", "out of memory reading '%s'", file);
+        else if (r < 0)
+                check_input_error(ret, "mount", file, r);
+        return r;
+}
+
+static void judge(const MountConf *c, const MountScan *s, const char *file, HealthResult *ret) {
+        const MountEntry *top = top_of(s);
+
+        if (!top && s->valid == 0)
+                check_input_bad(ret, "mount", "'%s' holds no mount entries (%u malformed lines)", file,
+                                s->malformed);
+        else if (!top && s->malformed > 0)
+                health_result_set(ret, HEALTH_FAIL, "mount-missing",
+                                  "'%s' is not mounted (%u malformed lines of '%s' skipped)", c->path,
+                                  s->malformed, file);
+        else if (!top)
+                health_result_set(ret, HEALTH_FAIL, "mount-missing", "'%s' is not mounted", c->path);
+        else if (c->fs_type && !streq(top->fs_type, c->fs_type))
+                health_result_set(ret, HEALTH_FAIL, "mount-fstype", "'%s' is %s, not %s", c->path,
+                                  top->fs_type, c->fs_type);
+        else if (c->rw && (top->ro || top->sb_ro))
+                health_result_set(
+                        ret, HEALTH_FAIL, "mount-readonly", "'%s' (%s) is %s", c->path, top->fs_type,
+                        top->ro ? "mounted read-only" : "read-only: its file system went read-only");
+        else
+                health_result_set(ret, HEALTH_PASS, "ok", "'%s' is mounted (%s, %s)", c->path, top->fs_type,
+                                  top->ro || top->sb_ro ? "ro" : "rw");
+}
+
+static int mount_run(const void *conf, const HealthEnv *env, HealthResult *ret) {
+        const MountConf *c = conf;
+        MountScan *s;
+        char file[CHECK_PATH_MAX];
+        int r;
+
+        r = check_path(file, env, "/proc/self/mountinfo");
+        if (r < 0)
+                return check_input_error(ret, "mount", "/proc/self/mountinfo", r);
+        s = calloc(1, sizeof(*s));
+        if (!s) {
+                health_result_set(ret, HEALTH_UNKNOWN, "out-of-memory", "out of memory");
+                return -ENOMEM;
+        }
+        r = scan(file, c->path, s, ret);
+        if (r >= 0)
+                judge(c, s, file, ret);
+        free(s);
+        return r == -ENOMEM ? r : 0;
+}
+
+const HealthCheckType health_check_mount = {
+        .name = "mount",
+        .keys = mount_keys,
+        .n_keys = ELEMENTSOF(mount_keys),
+        .conf_size = sizeof(MountConf),
+        .defaults = mount_defaults,
+        .validate = mount_validate,
+        .run = mount_run,
+        .child = true,
+};
