@@ -400,6 +400,17 @@ tests_unit_test_health_munge_LDADD = $(HEALTH_TEST_LIBS)
 tests_unit_test_health_jwt_SOURCES = tests/unit/test-health-jwt.c
 tests_unit_test_health_jwt_CFLAGS = $(CHECK_TEST_CFLAGS) $(CRYPTO_CFLAGS)
 tests_unit_test_health_jwt_LDADD = $(HEALTH_TEST_LIBS) $(JSONC_LIBS)
+check_PROGRAMS += tests/unit/test-health-signal
+TESTS += tests/unit/test-health-signal
+tests_unit_test_health_signal_SOURCES = tests/unit/test-health-signal.c
+tests_unit_test_health_signal_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_test_health_signal_LDADD = $(HEALTH_TEST_LIBS)
+# health against a real Slurm
+TESTS += tests/integration/0280-health-drain.t
+EXTRA_DIST += tests/integration/0280-health-drain.t
+TESTS += tests/integration/0281-health-fleet-guard.t
+EXTRA_DIST += tests/integration/0281-health-fleet-guard.t
+EXTRA_DIST += tests/lib/slurm.sh
 
 # A fake libnvidia-ml.so.1 for gres discovery, driven by $FAKE_NVML_CONFIG.
 check_LTLIBRARIES += tests/fake-nvml/libnvidia-ml.la

@@ -289,7 +289,7 @@ static int check_add_job(State *s, Check *k) {
                 spec.timeout_usec = common->timeout_usec;
                 break;
         case CHECK_GPU:
-                return gpu_check_spec(s, k, &spec) ?: s->ctx->api->job_add(s->ctx, &spec, &k->job);
+                return -EOPNOTSUPP;
         }
         return s->ctx->api->job_add(s->ctx, &spec, &k->job);
 }

@@ -107,6 +107,24 @@ void signal_apply_outcome(State *s, const HealthSignal *sig) {
         store_save(s);
 }
 
+/* The round's result as the job shows it.  A drain that found the node not
+ * responding (a resume leaves it so for a second) is tried again with the
+ * scheduler's backoff instead of waiting for the next interval. */
+int signal_result(const HealthSignal *sig) {
+        bool drain = sig->want == HEALTH_WANT_DRAIN || sig->want == HEALTH_WANT_FORCE_DRAIN;
+
+        switch (sig->outcome) {
+        case HEALTH_OUTCOME_FAILED:
+                return -EIO;
+        case HEALTH_OUTCOME_NOT_FOUND:
+                return -ENOENT;
+        case HEALTH_OUTCOME_UNREACHABLE:
+                return drain ? -EAGAIN : 0;
+        default:
+                return 0;
+        }
+}
+
 void signal_kick(State *s, const char *why) {
         if (s->signal_job)
                 (void) s->ctx->api->job_trigger(s->signal_job, why);
@@ -220,8 +238,7 @@ static int child_done(void *state, int r, void *input, void *result) {
         s->node_busy = sig->busy;
         signal_apply_outcome(s, sig);
         (void) s->ctx->api->job_set_message(s->signal_job, sig->message);
-        r = sig->outcome == HEALTH_OUTCOME_FAILED ? -EIO : sig->outcome == HEALTH_OUTCOME_NOT_FOUND ? -ENOENT : 0;
-        return signal_done(state, r, NULL, NULL);
+        return signal_done(state, signal_result(sig), NULL, NULL);
 }
 
 int signal_add_job(State *s) {

@@ -28,7 +28,7 @@ static void round_end(State *s) {
         s->signal = NULL;
         s->node_busy = sig->busy;
         signal_apply_outcome(s, sig);
-        r = sig->outcome == HEALTH_OUTCOME_FAILED ? -EIO : sig->outcome == HEALTH_OUTCOME_NOT_FOUND ? -ENOENT : 0;
+        r = signal_result(sig);
         (void) s->ctx->api->job_set_message(s->signal_job, sig->message);
         free(sig);
         (void) s->ctx->api->job_complete(s->signal_job, r);

@@ -3,6 +3,7 @@
  * restarts the module (there is no in-place reload): what must survive it,
  * the hysteresis and the reason we set, is kept in state_dir. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,10 +44,6 @@ static const sunkd_cfg_key script_keys[] = {
         { "args", SUNKD_CFG_LIST, offsetof(ScriptConf, args), 0, 0, 0 },
 };
 
-static const sunkd_cfg_key gpu_keys[] = {
-        HEALTH_COMMON_KEYS,
-};
-
 /* Job names beside health.<check>: a check may not take them. */
 static const char *const reserved_names[] = { "signal", "idle", NULL };
 
@@ -54,12 +51,16 @@ const char *check_name(const Check *k) {
         return ((const HealthCheckCommon *) k->conf)->name;
 }
 
-static int located(sunkd_ctx *c, const sunkd_cfg *node, const char *fmt, const char *arg) {
+static int located(sunkd_ctx *c, const sunkd_cfg *node, const char *fmt, ...) _printf_(3, 4);
+static int located(sunkd_ctx *c, const sunkd_cfg *node, const char *fmt, ...) {
         _cleanup_free_ char *where = NULL;
         char what[512];
+        va_list ap;
 
         (void) c->api->cfg_where(node, &where);
-        (void) snprintf(what, sizeof(what), fmt, arg ?: "");
+        va_start(ap, fmt);
+        (void) vsnprintf(what, sizeof(what), fmt, ap);
+        va_end(ap);
         return sunkd_log_error_errno(c, -EINVAL, "%s: %s", where ?: "sunkd.yaml", what);
 }
 
@@ -100,15 +101,14 @@ static int check_kind(const char *type, Check *k) {
         if (streq(type, "script")) {
                 *k = (Check) { .kind = CHECK_SCRIPT, .keys = script_keys, .n_keys = ELEMENTSOF(script_keys) };
                 k->conf = calloc(1, sizeof(ScriptConf));
-        } else if (streq(type, "gpu")) {
-                *k = (Check) { .kind = CHECK_GPU, .keys = gpu_keys, .n_keys = ELEMENTSOF(gpu_keys) };
-                k->conf = calloc(1, sizeof(GpuConf));
         } else {
                 const HealthCheckType *t = health_check_type_find(type);
                 if (!t)
                         return -ENOENT;
                 *k = (Check) { .kind = CHECK_BUILTIN, .type = t, .keys = t->keys, .n_keys = t->n_keys };
                 k->conf = calloc(1, t->conf_size);
+                if (k->conf && t->defaults)
+                        t->defaults(k->conf);
         }
         return k->conf ? 0 : -ENOMEM;
 }
@@ -119,7 +119,7 @@ static int type_list(char *buf, size_t len) {
         buf[0] = '\0';
         for (const HealthCheckType *const *t = health_check_types; *t; t++)
                 n += (size_t) snprintf(buf + MIN(n, len), len - MIN(n, len), "%s, ", (*t)->name);
-        (void) snprintf(buf + MIN(n, len), len - MIN(n, len), "script, gpu");
+        (void) snprintf(buf + MIN(n, len), len - MIN(n, len), "script");
         return 0;
 }
 
@@ -145,7 +145,7 @@ static int parse_check(State *s, const sunkd_cfg *item, Check *k) {
         int r;
 
         if (!api->cfg_get(item, "name") && !api->cfg_child(item, 0, NULL))
-                return located(s->ctx, item, "key 'checks': each check is a mapping with name and type%s", NULL);
+                return located(s->ctx, item, "key 'checks': each check is a mapping with name and type");
         if (!type) {
                 type_list(types, sizeof(types));
                 return located(s->ctx, tn ?: item, "key 'type': required, one of %s", types);
@@ -186,7 +186,7 @@ static int parse_checks(State *s) {
                 int r;
 
                 if (s->n_checks >= CHECKS_MAX)
-                        return located(s->ctx, item, "key 'checks': more than %s checks", STRINGIFY(CHECKS_MAX));
+                        return located(s->ctx, item, "key 'checks': more than %d checks", CHECKS_MAX);
                 k = &s->checks[s->n_checks];
                 r = parse_check(s, item, k);
                 if (k->conf)
@@ -250,10 +250,10 @@ static int parse_scontrol(State *s) {
         }
         if (s->sc.token_file && s->sc.jwt_key_file)
                 return located(s->ctx, s->ctx->api->cfg_get(s->conf.scontrol, "jwt_key_file"),
-                               "key 'jwt_key_file': give token_file or jwt_key_file, not both%s", NULL);
+                               "key 'jwt_key_file': give token_file or jwt_key_file, not both");
         if (s->sc.jwt_key_file)
                 return located(s->ctx, s->ctx->api->cfg_get(s->conf.scontrol, "jwt_key_file"),
-                               "key 'jwt_key_file': minting is not available in this build; use token_file%s", NULL);
+                               "key 'jwt_key_file': minting is not available in this build; use token_file");
         if (!s->sc.path && !(s->sc.path = strdup("/usr/bin/scontrol")))
                 return -ENOMEM;
         return 0;
@@ -300,7 +300,7 @@ int settings_parse(sunkd_ctx *c, const sunkd_cfg *cfg, State *s) {
                 return r;
         if (s->conf.slurmrestd)
                 return located(c, c->api->cfg_get(cfg, "slurmrestd"),
-                               "key 'slurmrestd': the slurmrestd transport is not available in this build%s", NULL);
+                               "key 'slurmrestd': the slurmrestd transport is not available in this build");
         r = parse_scontrol(s);
         if (r < 0)
                 return r;

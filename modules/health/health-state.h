@@ -125,6 +125,7 @@ void check_record(Check *k, const HealthResult *res, uint64_t duration_usec);
 int signal_add_job(State *s);
 void signal_kick(State *s, const char *why);
 void signal_apply_outcome(State *s, const HealthSignal *sig);
+int signal_result(const HealthSignal *sig);
 
 /* health-scontrol.c */
 int scontrol_start(State *s);

@@ -628,6 +628,7 @@ static void yaml_move(const sunkd_cfg_key *k, void *dst_base, void *src_base) {
                 *(uint64_t *) dst = *(uint64_t *) src;
                 break;
         case SUNKD_CFG_MAP:
+        case SUNKD_CFG_SEQUENCE:
                 break;
         }
 }

@@ -36,8 +36,7 @@ sunkd_config "modules:
     fail_after: 2
     pass_after: 1
     transport: scontrol
-    scontrol:
-      slurm_conf: $SLURM_CONF
+    slurm_conf: $SLURM_CONF
     checks:
       - name: flag
         type: script
@@ -60,7 +59,7 @@ print(json.dumps(v) if isinstance(v, bool) else v)' "$1" "$2"
 runs() { job_field health.signal runs; }
 # wait_rounds N: until health.signal has ended N rounds in all
 wait_rounds() {
-        wait_until 600 eval '[ "$(job_field health.signal runs)" -ge "$1" ] 2>/dev/null && [ "$(job_field health.signal state)" != running ]'
+        wait_until 600 eval "[ \"\$(job_field health.signal runs)\" -ge $1 ] 2>/dev/null && [ \"\$(job_field health.signal state)\" != running ]"
 }
 flag() { ctl run health.flag > /dev/null; }
 
@@ -89,6 +88,7 @@ rm "$T/fault"
 flag
 is "$?" 0 "the check passes again"
 ok "the node is resumed" wait_until 600 eval '[ -z "$(reason)" ] && ! slurm_state $NODE | grep -q DRAIN'
+slurm_wait_ready $NODE
 is "$(module_status health reason_set)" "" "and we no longer hold a reason"
 
 # --- an admin's drain is left alone while our checks fail and pass
@@ -105,8 +105,7 @@ flag
 ok "a round after the check passed" wait_rounds $((n + 1))
 is "$(reason)" "replacing PSU" "and stays when it passes"
 scontrol update nodename=$NODE state=resume
-wait_until 600 eval '[ -z "$(reason)" ]' || bail_out "the node did not resume"
-wait_until 600 eval 'slurm_state $NODE | grep -q -E "^IDLE(\+DYNAMIC_NORM)?$"' || bail_out "the node did not come back"
+slurm_wait_ready $NODE
 
 # --- slurmctld's own "Prolog error" is left alone too
 touch "$S/prolog-fail"
@@ -123,7 +122,7 @@ flag
 ok "another" wait_rounds $((n + 1))
 is "$(reason)" "Prolog error" "'Prolog error' stays through our failure and pass"
 scontrol update nodename=$NODE state=resume
-wait_until 600 eval '[ -z "$(reason)" ]' || bail_out "the node did not resume"
+slurm_wait_ready $NODE
 
 # --- a restart keeps a real fault's drain
 touch "$T/fault"
@@ -138,7 +137,7 @@ is "$(check_field flag failing)" true "the check is still failing, from the save
 # --- an admin resumes while sunkd is down: no drain again until the check passes
 sunkd_stop
 scontrol update nodename=$NODE state=resume
-wait_until 600 eval '[ -z "$(reason)" ]' || bail_out "the node did not resume"
+slurm_wait_ready $NODE
 sunkd_start
 ok "a round after the restart" wait_rounds 1
 n=$(runs)
@@ -154,7 +153,7 @@ flag; flag
 ok "once it has passed, a new failure drains again" wait_until 600 eval '[ "$(reason)" = "sunkd: flag: fault file present" ]'
 rm "$T/fault"
 flag
-wait_until 600 eval '[ -z "$(reason)" ]' || bail_out "the node did not resume"
+slurm_wait_ready $NODE
 
 # --- slurmctld away: state kept, converges when it returns
 slurm_ctld_stop
@@ -168,7 +167,7 @@ slurm_ctld_start
 ok "once slurmctld is back the node is drained" wait_until 1200 eval '[ "$(reason)" = "sunkd: flag: fault file present" ]'
 rm "$T/fault"
 flag
-wait_until 600 eval '[ -z "$(reason)" ]' || bail_out "the node did not resume"
+slurm_wait_ready $NODE
 
 # --- a hung check fails at its timeout
 ctl run health.hang > /dev/null
@@ -197,6 +196,7 @@ is "$(reason)" "sunkd: maintenance window" "passing checks do not resume an oper
 ctl health undrain > /dev/null
 is "$?" 0 "undrain"
 ok "undrain resumes it" wait_until 600 eval '[ -z "$(reason)" ]'
+slurm_wait_ready $NODE
 
 # --- undrain never takes someone else's reason
 scontrol update nodename=$NODE state=drain reason="k8s: cordoned"

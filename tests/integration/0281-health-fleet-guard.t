@@ -26,8 +26,7 @@ sunkd_config "modules:
     interval: 1h
     fail_after: 1
     max_drained_pct: 40
-    scontrol:
-      slurm_conf: $SLURM_CONF
+    slurm_conf: $SLURM_CONF
     checks:
       - name: flag
         type: script
@@ -36,7 +35,7 @@ sunkd_start
 LOG_MARKED="$T/sunkd.log"
 rounds() { job_field health.signal runs; }
 wait_rounds() {
-        wait_until 600 eval '[ "$(job_field health.signal runs)" -ge "$1" ] 2>/dev/null && [ "$(job_field health.signal state)" != running ]'
+        wait_until 600 eval "[ \"\$(job_field health.signal runs)\" -ge $1 ] 2>/dev/null && [ \"\$(job_field health.signal state)\" != running ]"
 }
 ok "the first round" wait_rounds 1
 

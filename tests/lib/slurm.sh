@@ -10,6 +10,8 @@
 # slurm_node_stop NAME
 # slurm_reason NAME          the node's reason as `sinfo -R` shows it ("" if none)
 # slurm_state NAME           the node's State= from `scontrol show node`
+# slurm_wait_ready NAME      wait until the node is IDLE, not drained and responding
+#                            (a resume leaves it NOT_RESPONDING for about a second)
 #
 # slurm_cleanup stops everything; the caller's EXIT trap must call it
 # (slurm_setup installs one that also runs sunkd_cleanup).
@@ -144,4 +146,9 @@ slurm_reason() {
 
 slurm_state() {
         scontrol show node "$1" 2>/dev/null | sed -n 's/.* State=\([^ ]*\).*/\1/p'
+}
+
+slurm_wait_ready() {
+        wait_until 600 eval 'slurm_state "$1" | grep -q -E "^IDLE(\+DYNAMIC_NORM)?$"' ||
+                { scontrol show node "$1" | sed 's/^/# /'; bail_out "node $1 did not come back idle"; }
 }
