@@ -141,8 +141,8 @@ EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib/tap.sh tests/lib/sunkd.sh tests/lib
 	tests/lib/etc-cache.sh tests/lib/fake-cpu-topology.sh tests/lib/scim-dump.sh tests/lib/varlink-raw.py tests/lib/notify-listen.py tests/lib/nss-index-check.py \
 	tests/lib/socket-hog.py tests/lib/ptrace-hold.py tests/lib/with-deadline tests/lib/sshd.sh \
 	tests/bench/verdict.sh tests/bench/README.md
-# 0007-readme.t reads these.
-EXTRA_DIST += tests/lib/docs.sh tests/lib/md-snippets.py README.md agent/README.md modules/README.md \
+# 0002-docs.t and 0007-readme.t read these.
+EXTRA_DIST += tests/lib/docs.sh tests/lib/md-snippets.py tests/lib/man-snippets.py README.md agent/README.md modules/README.md \
 	modules/nsscache/README.md modules/authkeys/README.md modules/gres/README.md tests/README.md
 check_SCRIPTS += tests/demo.sh
 
