@@ -301,11 +301,11 @@ for file in $FILES; do
         done
 done
 
-# Links and manual pages.
+# Links and manual pages, also of the other README.md files.
 slugs() { # the GitHub anchors of a Markdown file's headings
         sed -n 's/^#\{1,6\} //p' "$1" | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9 _-]//g; s/ /-/g'
 }
-for file in $FILES; do
+for file in $FILES agent/README.md modules/README.md tests/README.md tests/bench/README.md s6/README.md; do
         dir=$(dirname "$SUNKD_SRCDIR/$file")
         while IFS=$'\t' read -r line target; do
                 [ -n "$line" ] || continue
