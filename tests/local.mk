@@ -107,6 +107,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0002-docs.t \
 	tests/integration/0003-etc-examples.t \
 	tests/integration/0006-file-headers.t \
+	tests/integration/0007-readme.t \
 	tests/integration/0010-lifecycle.t \
 	tests/integration/0020-sunkctl.t \
 	tests/integration/0030-config-errors.t \
@@ -140,6 +141,9 @@ EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib/tap.sh tests/lib/sunkd.sh tests/lib
 	tests/lib/etc-cache.sh tests/lib/fake-cpu-topology.sh tests/lib/scim-dump.sh tests/lib/varlink-raw.py tests/lib/notify-listen.py tests/lib/nss-index-check.py \
 	tests/lib/socket-hog.py tests/lib/ptrace-hold.py tests/lib/with-deadline tests/lib/sshd.sh \
 	tests/bench/verdict.sh tests/bench/README.md
+# 0002-docs.t and 0007-readme.t read these.
+EXTRA_DIST += tests/lib/docs.sh tests/lib/md-snippets.py tests/lib/man-snippets.py README.md agent/README.md modules/README.md \
+	modules/nsscache/README.md modules/authkeys/README.md modules/gres/README.md tests/README.md
 check_SCRIPTS += tests/demo.sh
 
 tests/demo.sh: $(top_srcdir)/tests/demo.sh.in Makefile

@@ -2,10 +2,16 @@
 # The man pages: they render without warnings, and they document what the
 # programs and the code actually accept: every option and command that
 # `sunkd --help` and `sunkctl --help` print, every top-level and module key
-# of agent/conf.c, every key of the modules' tables, and every metric family
-# registered in agent/ and modules/ (both ways).
+# of agent/conf.c, every key of the modules' tables, every metric family,
+# socket method and error registered in agent/ and modules/, and every
+# command of sunkctl's table in agent/client/.  Both ways: a key, metric,
+# method, error or sunkctl command the pages name exists in the code, and
+# every sunkd, sunkctl and sunkd-authkeys command line they show is one the
+# programs take (tests/lib/docs.sh).
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
+sunkd_setup
+. "$SUNKD_SRCDIR/tests/lib/docs.sh"
 
 command -v groff >/dev/null || bail_out "groff not found: install the Debian package groff-base (make deps)"
 command -v man >/dev/null || bail_out "man not found: install the Debian package man-db (make deps)"
@@ -162,5 +168,83 @@ for f in $man_metrics; do
         case "$f" in job) continue ;; esac # "sunkd_job_*", the family of job metrics
         ok "sunkd.8's metric sunkd_$f is registered by the code" grep -qx -- "$f" <<< "$code_metrics"
 done
+
+# Socket methods and errors, both ways: every method agent/ and modules/
+# register and every error they answer is a tag of sunkd.8's CONTROL SOCKET;
+# every method or error a page names is one the code has.
+methods=$(code_methods)
+errors=$(code_errors)
+[ -n "$methods" ] && [ -n "$errors" ] || bail_out "no socket methods or errors found in agent/ and modules/"
+sock=$(section "$SUNKD8" 'CONTROL SOCKET')
+for m in $methods; do
+        ok "sunkd.8 documents method $m" has_tag "$sock" "${m//./\\.}"
+done
+for e in $errors; do
+        ok "sunkd.8 documents error $e" has_tag "$sock" "${e//./\\.}"
+done
+named=$(cat "$SUNKD_SRCDIR"/man/*.in | grep -oE '(io\.sunkd|org\.varlink\.service)(\.[A-Z][A-Za-z]*)+' | sort -u)
+[ -n "$named" ] || bail_out "no socket method or error named in man/"
+for n in $named; do
+        case "$n" in
+        io.sunkd.*.*) ok "the man pages' method $n is registered by the code" grep -qx -- "$n" <<< "$methods" ;;
+        *) ok "the man pages' error $n is answered by the code" grep -qx -- "$n" <<< "$errors" ;;
+        esac
+done
+
+# sunkctl's commands, both ways: each of its table (agent/client/sunkctl.c)
+# and each module it calls without a verb (sunkctl-module.c) is a tag of
+# sunkctl.1's COMMANDS, and each tag there is one of them (or MODULE VERB).
+ctl_cmds=$( (code_verbs; code_default_verbs) | cut -d' ' -f1)
+[ -n "$ctl_cmds" ] || bail_out "no sunkctl commands found in agent/client/"
+cmds=$(section "$SUNKCTL1" COMMANDS)
+for v in $ctl_cmds; do
+        ok "sunkctl.1 documents agent/client's command '$v'" has_tag "$cmds" "$v"
+done
+tags=$(printf '%s\n' "$cmds" | sed -n -E 's/^ {7}([^ ]+).*/\1/p')
+[ -n "$tags" ] || bail_out "no tags in sunkctl.1's COMMANDS"
+for t in $tags; do
+        [ "$t" = MODULE ] && continue # MODULE VERB: any module's method, checked below
+        ok "sunkctl.1's command '$t' is one sunkctl has" grep -qx -- "$t" <<< "$ctl_cmds"
+done
+
+# Every command line a page shows (a bold "sunkctl gres list", an example):
+# the options, commands, methods and jobs it names exist.
+for p in $PAGES; do
+        lines=$(python3 "$SUNKD_SRCDIR/tests/lib/man-snippets.py" commands "$SUNKD_SRCDIR/man/$p.in") ||
+                bail_out "cannot read the commands of man/$p.in"
+        while IFS=$'\t' read -r line words; do
+                [ -n "$line" ] || continue
+                eval "set -- $words"
+                prog=$1
+                shift
+                [ $# -gt 0 ] || continue # the program named
+                case "$prog" in
+                sunkctl) r=$(sunkctl_check "$@"; echo "rc=$?") ;;
+                sunkd) r=$(sunkd_check "$@"; echo "rc=$?") ;;
+                *sunkd-authkeys) r=$(authkeys_check "$@"; echo "rc=$?") ;;
+                esac
+                is "$r" "rc=0" "man/$p.in:$line: $prog $*"
+        done <<< "$lines"
+done
+
+# Configuration keys, from the page to the code: every key a tag of
+# sunkd.yaml.5 documents is in the key table it belongs to.
+yaml_tags() {
+        python3 "$SUNKD_SRCDIR/tests/lib/man-snippets.py" tags "$SUNKD_SRCDIR/man/sunkd.yaml.5.in" "$1"
+}
+# tags_in SECTION WHAT KEYS: each key SECTION's tags name is one of KEYS.
+tags_in() {
+        local k t
+        t=$(yaml_tags "$1")
+        [ -n "$t" ] || bail_out "no keys found in sunkd.yaml.5's $1"
+        for k in $t; do
+                ok "sunkd.yaml.5's $2 key '$k' is in the code's table" grep -qx -- "$k" <<< "$(printf '%s\n' $3)"
+        done
+}
+tags_in 'TOP-LEVEL KEYS' top-level "$top"
+tags_in 'MODULE SECTIONS' module "$mod"
+tags_in 'THE NSSCACHE MODULE' nsscache "$yaml $maps"
+tags_in 'THE AUTHKEYS MODULE' authkeys "$ak"
+tags_in 'THE GRES MODULE' gres "$gr"
 
 done_testing

@@ -1,0 +1,190 @@
+# What the code registers and the programs accept, for the tests that hold
+# the documentation to it (sourced after tap.sh and sunkd.sh).
+#
+# code_methods           the socket methods agent/ and modules/ register, io.sunkd.<Iface>.<Verb>
+# code_errors            the error names they answer (io.sunkd.X, org.varlink.service.X)
+# code_verbs             sunkctl's own commands with the number of words each takes ("run 1")
+# code_default_verbs     "module verb" for each module `sunkctl MODULE` alone calls (gres list)
+# code_view_methods      the methods whose renderer has views (--slurmd-conf, --check, --block)
+# code_jobs              the jobs the modules register (nsscache.refresh ...)
+# sunkctl_method M V     the method `sunkctl M V` calls
+# sunkctl_check WORD...  the words after "sunkctl" make a command that exists, with options
+#                        sunkctl has: nothing printed and 0, or the reason and 1.  It also runs
+#                        them against a socket nobody listens on: sunkctl must get as far as
+#                        connecting (exit 3), never stop at a usage error (exit 2)
+# sunkd_check WORD...    the same for sunkd's options (run only for --help and --version)
+# authkeys_check WORD... the same for sunkd-authkeys (run with its socket and cache missing,
+#                        sshd's %-tokens filled in: exit 0 or 1, never 2)
+
+DOCS_NOSOCK="${T:?docs.sh needs \$T (sunkd_setup)}/docs-nobody-listens.sock"
+AKBIN="$SUNKD_BUILDDIR/modules/authkeys/sunkd-authkeys"
+
+code_methods() {
+        grep -rhoE '(\{ *|\.name *= *)"io\.sunkd\.[A-Za-z]+\.[A-Za-z]+", *(SUNKD|IPC)_METHOD_' \
+                "$SUNKD_SRCDIR/agent" "$SUNKD_SRCDIR/modules" --include='*.c' |
+                grep -oE 'io\.sunkd\.[A-Za-z]+\.[A-Za-z]+' | sort -u
+}
+
+code_errors() {
+        grep -rhoE '"(io\.sunkd|org\.varlink\.service)\.[A-Z][A-Za-z]+"' \
+                "$SUNKD_SRCDIR/agent" "$SUNKD_SRCDIR/modules" --include='*.c' | tr -d '"' | sort -u
+}
+
+# table FILE NAME: the rows of the C array NAME[] (from its "} NAME[] = {" line).
+c_rows() {
+        sed -n "/^} $2\[\] = {/,/^};/p" "$SUNKD_SRCDIR/$1"
+}
+
+code_verbs() {
+        c_rows agent/client/sunkctl.c verbs |
+                sed -n -E 's/^ *\{ "([a-z][a-z-]*)", verb_[a-z_]+, "[A-Z ]*", (-?[0-9]+),.*/\1 \2/p'
+}
+
+code_default_verbs() {
+        c_rows agent/client/sunkctl-module.c default_verbs | sed -n -E 's/^ *\{ "([a-z-]+)", "([a-z-]+)" \},.*/\1 \2/p'
+}
+
+code_view_methods() {
+        sed -n '/^static const ModuleRenderer renderers\[\] = {/,/^};/p' \
+                "$SUNKD_SRCDIR/agent/client/sunkctl-module.c" |
+                sed -n -E 's/^ *\{ "(io\.sunkd\.[A-Za-z.]+)", [a-z_]+_view_from_string,.*/\1/p'
+}
+
+code_jobs() {
+        grep -rhoE '\.name = "[a-z0-9_-]+\.[a-z0-9_.-]+"' "$SUNKD_SRCDIR/modules" --include='*.c' |
+                cut -d'"' -f2 | sort -u
+}
+
+# capitalise WORD: each part of WORD, joined by '-', with its first letter in capitals, the '-' gone.
+capitalise() {
+        local p out=
+        local IFS=-
+        for p in $1; do
+                out="$out${p^}"
+        done
+        printf '%s\n' "$out"
+}
+
+sunkctl_method() {
+        local iface
+        iface=$(c_rows agent/client/sunkctl-module.c aliases |
+                sed -n -E "s/^ *\\{ \"$1\", \"([A-Za-z]+)\" \\},.*/\\1/p")
+        printf 'io.sunkd.%s.%s\n' "${iface:-$(capitalise "$1")}" "$(capitalise "$2")"
+}
+
+# help_options HELP: "-x" or "--long" per option of a --help text, "=" after one that takes a
+# value ("--socket=PATH" or "--socket PATH").
+help_options() {
+        printf '%s\n' "$1" | grep -E '^ +-' | while read -r line; do
+                local takes=
+                printf '%s\n' "$line" | grep -qE -- '^(-[a-zA-Z], )?--[a-z-]+(=| [A-Z])' && takes="="
+                for o in $(printf '%s\n' "$line" | grep -oE -- '^(-[a-zA-Z], )?--[a-z][a-z-]*' | tr -d ','); do
+                        echo "$o$takes"
+                done
+        done
+}
+
+# split_options OPTS WORD...: sets ARGS to the words that are not options, VIEWS to the
+# options given; prints why and fails on an option OPTS does not have.
+split_options() {
+        local opts=$1 w
+        shift
+        ARGS=() VIEWS=()
+        while [ $# -gt 0 ]; do
+                w=$1
+                shift
+                case "$w" in
+                --) ARGS+=("$@"); break ;;
+                --*=*)
+                        grep -qx -- "${w%%=*}=" <<< "$opts" || { echo "no option ${w%%=*}=VALUE"; return 1; } ;;
+                -?*)
+                        if grep -qx -- "$w=" <<< "$opts"; then
+                                [ $# -gt 0 ] || { echo "$w needs a value"; return 1; }
+                                shift
+                        elif grep -qx -- "$w" <<< "$opts"; then
+                                VIEWS+=("$w")
+                        else
+                                echo "no option $w"
+                                return 1
+                        fi ;;
+                *) ARGS+=("$w") ;;
+                esac
+        done
+}
+
+is_placeholder() {
+        [[ $1 =~ ^[A-Z][A-Z_]*$ ]]
+}
+
+SUNKCTL_OPTS=$(help_options "$("$SUNKCTL" --help)")
+SUNKD_OPTS=$(help_options "$("$SUNKD" --help)")
+AUTHKEYS_OPTS=$(help_options "$("$AKBIN" --help)")
+[ -n "$SUNKCTL_OPTS" ] && [ -n "$SUNKD_OPTS" ] && [ -n "$AUTHKEYS_OPTS" ] ||
+        bail_out "cannot read the options of sunkctl, sunkd or sunkd-authkeys --help"
+
+sunkctl_check() {
+        local n verb method view rc orig=("$@")
+        split_options "$SUNKCTL_OPTS" "$@" || return 1
+        set -- "${ARGS[@]}"
+        if [ $# -eq 0 ]; then
+                return 0 # the program alone, --help or --version
+        fi
+        n=$(code_verbs | sed -n "s/^$1 //p")
+        if [ -n "$n" ]; then
+                [ $(($# - 1)) -eq "$n" ] || { echo "'$1' takes $n word(s)"; return 1; }
+                if [ "$1" = run ] && ! is_placeholder "$2"; then
+                        code_jobs | grep -qx -- "$2" || { echo "no module registers a job '$2'"; return 1; }
+                fi
+                for view in "${VIEWS[@]}"; do
+                        case "$view" in --slurmd-conf|--check|--block) echo "$view is not for '$1'"; return 1 ;; esac
+                done
+        elif is_placeholder "$1"; then
+                return 0 # MODULE VERB
+        else
+                verb=${2:-$(code_default_verbs | sed -n "s/^$1 //p")}
+                [ -n "$verb" ] || { echo "'$1' is no command, and no module's method without a verb"; return 1; }
+                method=$(sunkctl_method "$1" "$verb")
+                code_methods | grep -qx -- "$method" || { echo "'$1 $verb' calls $method, which nothing registers"; return 1; }
+                shift $(($# < 2 ? $# : 2))
+                for w in "$@"; do
+                        [[ $w =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || { echo "'$w' is not KEY=VALUE"; return 1; }
+                done
+                for view in "${VIEWS[@]}"; do
+                        case "$view" in
+                        --slurmd-conf|--check|--block)
+                                code_view_methods | grep -qx -- "$method" || { echo "$view: $method has no views"; return 1; } ;;
+                        esac
+                done
+        fi
+        SUNKD_SOCKET="$DOCS_NOSOCK" "$SUNKCTL" -s "$DOCS_NOSOCK" -t 5 "${orig[@]}" >/dev/null 2>&1
+        rc=$?
+        [ $rc -eq 3 ] || { echo "against a socket nobody listens on it exits $rc, not 3"; return 1; }
+}
+
+sunkd_check() {
+        split_options "$SUNKD_OPTS" "$@" || return 1
+        [ ${#ARGS[@]} -eq 0 ] || { echo "sunkd takes no argument: '${ARGS[0]}'"; return 1; }
+        case " $* " in
+        *" --help "*|*" -h "*|*" --version "*)
+                "$SUNKD" "$@" >/dev/null 2>&1 || { echo "exits $?"; return 1; } ;;
+        esac
+}
+
+authkeys_check() {
+        local words=() w rc
+        [ $# -gt 0 ] || return 0 # the program named
+        split_options "$AUTHKEYS_OPTS" "$@" || return 1
+        [ ${#ARGS[@]} -ge 1 ] && [ ${#ARGS[@]} -le 3 ] || { echo "takes USER [FINGERPRINT | TYPE KEY]"; return 1; }
+        # sshd's tokens as sshd fills them in; a user no node has.
+        for w in "$@"; do
+                w=${w//%U/4242424}
+                w=${w//%u/docs-nobody}
+                w=${w//%f/SHA256:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU}
+                w=${w//%t/ssh-ed25519}
+                w=${w//%k/AAAAC3NzaC1lZDI1NTE5AAAAIBogusKeyForTheDocsTest0000000000000000000}
+                words+=("$w")
+        done
+        "$AKBIN" -s "$DOCS_NOSOCK" -c "$T/docs-no-sshkey.cache" -t 1 "${words[@]}" >/dev/null 2>&1
+        rc=$?
+        [ $rc -le 1 ] || { echo "with the socket and the cache missing it exits $rc, not 0 or 1"; return 1; }
+}
