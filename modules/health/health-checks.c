@@ -49,30 +49,10 @@ static void result_from_json(json_object *o, HealthResult *res) {
         health_result_set(res, status, json_member_string(o, "code") ?: "", "%s", json_member_string(o, "detail") ?: "");
 }
 
-/* The hysteresis: fail_after consecutive failures make a check failing,
- * pass_after consecutive passes end that; unknown counts neither way. */
-static bool count(Check *k, HealthStatus st) {
-        const State *s = k->s;
-        bool was = k->failing;
-
-        if (st == HEALTH_PASS) {
-                k->fails = 0;
-                k->passes++;
-                if (k->failing && k->passes >= (unsigned) s->conf.pass_after)
-                        k->failing = false;
-        } else if (st == HEALTH_FAIL) {
-                k->passes = 0;
-                k->fails++;
-                if (!k->failing && k->fails >= (unsigned) s->conf.fail_after)
-                        k->failing = true;
-        }
-        return was != k->failing;
-}
-
 void check_record(Check *k, const HealthResult *res, uint64_t duration_usec) {
         State *s = k->s;
         const char *labels[] = { check_name(k), NULL };
-        bool detail_changed = k->failing && res->status == HEALTH_FAIL && !streq(k->last.detail, res->detail);
+        bool detail_changed = k->count.failing && res->status == HEALTH_FAIL && !streq(k->last.detail, res->detail);
         bool changed;
 
         if (res->status != k->last.status || !streq(res->code, k->last.code) || !k->have_result)
@@ -83,15 +63,15 @@ void check_record(Check *k, const HealthResult *res, uint64_t duration_usec) {
         k->have_result = true;
         k->last_usec = now_usec(CLOCK_REALTIME);
         k->duration_usec = duration_usec;
-        changed = count(k, res->status);
+        changed = health_count_feed(&k->count, res->status, (unsigned) s->conf.fail_after, (unsigned) s->conf.pass_after);
         (void) s->ctx->api->metric_set(s->m_result, res->status == HEALTH_PASS ? 1 : res->status == HEALTH_FAIL ? 0 : -1, labels);
-        (void) s->ctx->api->metric_set(s->m_failing, k->failing, labels);
+        (void) s->ctx->api->metric_set(s->m_failing, k->count.failing, labels);
         (void) s->ctx->api->metric_set(s->m_duration, (double) duration_usec / 1e6, labels);
         if (changed)
-                sunkd_log(s->ctx, k->failing ? SUNKD_LOG_WARNING : SUNKD_LOG_NOTICE, 0, "Check '%s' is %s after %u %s%s%s",
-                          check_name(k), k->failing ? "failing" : "passing again", k->failing ? k->fails : k->passes,
-                          k->failing ? "consecutive failures" : "consecutive passes", k->failing ? ": " : "",
-                          k->failing ? res->detail : "");
+                sunkd_log(s->ctx, k->count.failing ? SUNKD_LOG_WARNING : SUNKD_LOG_NOTICE, 0, "Check '%s' is %s after %u %s%s%s",
+                          check_name(k), k->count.failing ? "failing" : "passing again", k->count.failing ? k->count.fails : k->count.passes,
+                          k->count.failing ? "consecutive failures" : "consecutive passes", k->count.failing ? ": " : "",
+                          k->count.failing ? res->detail : "");
         store_save(s);
         if ((changed || detail_changed) && k->action == HEALTH_ACTION_DRAIN)
                 signal_kick(s, check_name(k));

@@ -22,7 +22,7 @@ static const Check *wanted(State *s) {
         for (size_t i = 0; i < s->n_checks; i++) {
                 const Check *k = &s->checks[i];
 
-                if (!k->failing || k->action != HEALTH_ACTION_DRAIN)
+                if (!k->count.failing || k->action != HEALTH_ACTION_DRAIN)
                         continue;
                 /* someone resumed the node we drained for this: wait until it passes */
                 if (streq(s->lifted_check, check_name(k)))
@@ -35,7 +35,7 @@ static const Check *wanted(State *s) {
 /* A lifted check that passes again may drain again when it next fails. */
 static void forget_lifted(State *s) {
         for (size_t i = 0; *s->lifted_check && i < s->n_checks; i++)
-                if (streq(s->lifted_check, check_name(&s->checks[i])) && s->checks[i].failing)
+                if (streq(s->lifted_check, check_name(&s->checks[i])) && s->checks[i].count.failing)
                         return;
         s->lifted_check[0] = '\0';
 }
@@ -70,7 +70,7 @@ void signal_apply_outcome(State *s, const HealthSignal *sig) {
         case HEALTH_OUTCOME_DRAINED:
         case HEALTH_OUTCOME_UPDATED:
                 memcpy(s->set_reason, sig->reason, sizeof(s->set_reason));
-                if (sig->want == HEALTH_WANT_FORCE_DRAIN)
+                if (sig->want == HEALTH_WANT_FORCE_DRAIN && s->forced_sticky)
                         memcpy(s->sticky_reason, sig->reason, sizeof(s->sticky_reason));
                 break;
         case HEALTH_OUTCOME_RESUMED:
@@ -108,8 +108,9 @@ void signal_apply_outcome(State *s, const HealthSignal *sig) {
 }
 
 /* The round's result as the job shows it.  A drain that found the node not
- * responding (a resume leaves it so for a second) is tried again with the
- * scheduler's backoff instead of waiting for the next interval. */
+ * responding (a resume leaves it so for a second), or that the fleet guard
+ * held, is tried again with the scheduler's backoff instead of waiting for
+ * the next interval: the node drains soon after there is room. */
 int signal_result(const HealthSignal *sig) {
         bool drain = sig->want == HEALTH_WANT_DRAIN || sig->want == HEALTH_WANT_FORCE_DRAIN;
 
@@ -120,6 +121,8 @@ int signal_result(const HealthSignal *sig) {
                 return -ENOENT;
         case HEALTH_OUTCOME_UNREACHABLE:
                 return drain ? -EAGAIN : 0;
+        case HEALTH_OUTCOME_GUARDED:
+                return -EAGAIN;
         default:
                 return 0;
         }

@@ -32,8 +32,8 @@ static json_object *check_json(const Check *k) {
         json_object_object_add(o, "type", json_object_new_string(c->type));
         json_object_object_add(o, "action", json_object_new_string(k->action == HEALTH_ACTION_DRAIN ? "drain" : "report"));
         json_object_object_add(o, "result", json_object_new_string(k->have_result ? status_names[k->last.status] : "pending"));
-        json_object_object_add(o, "failing", json_object_new_boolean(k->failing));
-        json_object_object_add(o, "consecutive", json_object_new_int64(k->last.status == HEALTH_PASS ? k->passes : k->fails));
+        json_object_object_add(o, "failing", json_object_new_boolean(k->count.failing));
+        json_object_object_add(o, "consecutive", json_object_new_int64(k->last.status == HEALTH_PASS ? k->count.passes : k->count.fails));
         json_object_object_add(o, "code", json_object_new_string(k->last.code));
         json_object_object_add(o, "detail", json_object_new_string(k->last.detail));
         json_object_object_add(o, "duration_usec", json_object_new_int64((int64_t) k->duration_usec));
@@ -137,7 +137,7 @@ static int reply_invalid(State *s, sunkd_call *call, const char *param, const ch
                 json_object_object_add(p, "parameter", json_object_new_string(param));
                 json_object_object_add(p, "reason", json_object_new_string(why));
         }
-        return s->ctx->api->reply_error(call, "io.sunkd.InvalidParameter", p);
+        return s->ctx->api->reply_error(call, "org.varlink.service.InvalidParameter", p);
 }
 
 static void drop_waiter(State *s, size_t i) {
@@ -189,7 +189,7 @@ void methods_forced_done(State *s, const HealthSignal *sig) {
                 for (size_t i = s->n_waiters; i-- > 0;)
                         if (s->waiters[i].call == call)
                                 drop_waiter(s, i);
-                (void) s->ctx->api->reply_error(call, "io.sunkd.Health.Refused",
+                (void) s->ctx->api->reply_error(call, "io.sunkd.Refused",
                                                 json_object_new_string_object("reason", sig->message));
                 return;
         }
@@ -204,10 +204,10 @@ void methods_forced_done(State *s, const HealthSignal *sig) {
 
 static int forced_start(State *s, sunkd_call *call, HealthWant want, const char *reason) {
         if (s->transport == TRANSPORT_NONE)
-                return s->ctx->api->reply_error(call, "io.sunkd.Health.Refused",
+                return s->ctx->api->reply_error(call, "io.sunkd.Refused",
                                                 json_object_new_string_object("reason", "transport is none: nothing is drained"));
         if (s->forced_call)
-                return s->ctx->api->reply_error(call, "io.sunkd.Busy",
+                return s->ctx->api->reply_error(call, "io.sunkd.Unavailable",
                                                 json_object_new_string_object("reason", "another drain or undrain is in progress"));
         s->forced = want;
         s->forced_call = call;
@@ -220,7 +220,7 @@ static int method_drain(sunkd_call *call, json_object *params, void *state) {
         State *s = state;
         const char *text = json_member_string(params, "reason");
         json_object *v;
-        bool wait_idle = false;
+        bool wait_idle = false, sticky = true;
         int64_t timeout = 0;
         char reason[HEALTH_REASON_MAX];
         int r;
@@ -236,11 +236,18 @@ static int method_drain(sunkd_call *call, json_object *params, void *state) {
                 if (!json_object_is_type(v, json_type_int) || (timeout = json_object_get_int64(v)) < 0)
                         return reply_invalid(s, call, "timeout_usec", "a number of microseconds, 0 for none");
         }
+        if (json_object_object_get_ex(params, "sticky", &v)) {
+                if (!json_object_is_type(v, json_type_boolean))
+                        return reply_invalid(s, call, "sticky", "true or false");
+                sticky = json_object_get_boolean(v);
+        }
         if (wait_idle && s->n_waiters >= WAITERS_MAX)
                 return reply_invalid(s, call, "wait_idle", "too many calls wait already");
         /* "prolog..." after our prefix is what the prolog client sends */
         health_reason_format(reason, s->conf.reason_prefix, isempty(text) ? "drained by an operator" : text, NULL);
         r = forced_start(s, call, HEALTH_WANT_FORCE_DRAIN, reason);
+        if (r == SUNKD_CALL_PENDING)
+                s->forced_sticky = sticky;
         if (r == SUNKD_CALL_PENDING && wait_idle) {
                 s->waiters[s->n_waiters++] = (Waiter) {
                         .call = call,

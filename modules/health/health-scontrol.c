@@ -2,12 +2,15 @@
  * the loop (SUNKD_JOB_ASYNC), each killable: `scontrol show node NAME`,
  * then, before a drain, `scontrol show node` for the fleet guard, then
  * `scontrol update`.  SLURM_CONF and a token (SLURM_JWT, read from
- * token_file at each use) are passed in the environment, nothing else. */
+ * token_file or minted from jwt_key_file at each use) are passed in the
+ * environment, nothing else. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "health-jwt.h"
 #include "health-node.h"
 #include "health-state.h"
 #include "util/cleanup.h"
@@ -118,6 +121,20 @@ static void on_update(void *userdata, int r, const sunkd_spawn_result *res) {
         step(s);
 }
 
+/* SLURM_JWT minted from jwt_key_file, for a short while, at each round. */
+static int minted_env(State *s, char **ret) {
+        _cleanup_free_ char *tok = NULL, *why = NULL;
+        int r;
+
+        r = health_jwt_mint(s->sc.jwt_key_file, (uid_t) -1, s->sc.user, (uint64_t) time(NULL),
+                            s->sc.jwt_lifetime_usec / SUNKD_USEC_PER_SEC, &tok, &why);
+        if (r < 0)
+                return sunkd_log_error_errno(s->ctx, r, "Cannot mint a Slurm token: %s", why ?: strerror(-r));
+        r = asprintf(ret, "SLURM_JWT=%s", tok) < 0 ? -ENOMEM : 0;
+        explicit_bzero(tok, strlen(tok));
+        return r;
+}
+
 /* SLURM_JWT from token_file, read at each use: a rotated token is taken. */
 static int token_env(State *s, char **ret) {
         _cleanup_free_ char *tok = NULL;
@@ -125,6 +142,8 @@ static int token_env(State *s, char **ret) {
         int r;
 
         *ret = NULL;
+        if (s->sc.jwt_key_file)
+                return minted_env(s, ret);
         if (!s->sc.token_file)
                 return 0;
         r = fileio_read(s->sc.token_file, TOKEN_MAX, &tok, &len);
@@ -157,8 +176,10 @@ static int spawn_scontrol(State *s, const char *const *args, size_t output_max, 
                 envp[e++] = conf_env;
         }
         r = token_env(s, &jwt_env);
-        if (r < 0)
+        if (r < 0 && !s->sc.jwt_key_file)
                 return sunkd_log_error_errno(s->ctx, r, "Cannot read the Slurm token from '%s': %m", s->sc.token_file);
+        if (r < 0)
+                return r;
         if (jwt_env)
                 envp[e++] = jwt_env;
         envp[e] = NULL;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "health-jwt.h"
 #include "health-state.h"
 #include "util/cleanup.h"
 #include "util/macro.h"
@@ -251,9 +252,18 @@ static int parse_scontrol(State *s) {
         if (s->sc.token_file && s->sc.jwt_key_file)
                 return located(s->ctx, s->ctx->api->cfg_get(s->conf.scontrol, "jwt_key_file"),
                                "key 'jwt_key_file': give token_file or jwt_key_file, not both");
-        if (s->sc.jwt_key_file)
-                return located(s->ctx, s->ctx->api->cfg_get(s->conf.scontrol, "jwt_key_file"),
-                               "key 'jwt_key_file': minting is not available in this build; use token_file");
+        if (s->sc.jwt_key_file) {
+                _cleanup_free_ char *why = NULL;
+                r = health_jwt_key_check(s->sc.jwt_key_file, (uid_t) -1, &why);
+                if (r < 0)
+                        return located(s->ctx, s->ctx->api->cfg_get(s->conf.scontrol, "jwt_key_file"), "key 'jwt_key_file': %s",
+                                       why ?: strerror(-r));
+        }
+        if (s->sc.jwt_lifetime_usec < SUNKD_USEC_PER_SEC)
+                return located(s->ctx, s->ctx->api->cfg_get(s->conf.scontrol, "jwt_lifetime"),
+                               "key 'jwt_lifetime': at least 1s");
+        if (!s->sc.user && !(s->sc.user = strdup("root")))
+                return -ENOMEM;
         if (!s->sc.path && !(s->sc.path = strdup("/usr/bin/scontrol")))
                 return -ENOMEM;
         return 0;

@@ -195,8 +195,9 @@ void health_signal_node(HealthSignal *s, const HealthNode *node) {
         owner = health_reason_owner(node->reason, health_node_drained(node), s->prefix, s->sticky_reason);
         s->owner = owner;
         s->busy = health_node_busy(node);
-        /* An operator's undrain of our own reason works on any node. */
-        if (health_node_unreachable(node) &&
+        /* Checks leave a node that is down or not responding alone; an
+         * operator's drain or undrain (of our own reason) works on any. */
+        if (health_node_unreachable(node) && s->want != HEALTH_WANT_FORCE_DRAIN &&
             !(s->want == HEALTH_WANT_UNDRAIN && (owner == HEALTH_OWNER_OURS || owner == HEALTH_OWNER_STICKY)))
                 return finish(s, HEALTH_OUTCOME_UNREACHABLE, "node %s is %s: left alone", node->name,
                               node->state ?: "down");

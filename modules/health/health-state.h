@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 
 #include "health-check.h"
+#include "health-count.h"
 #include "health-signal.h"
 #include "sunkd/module.h"
 
@@ -44,8 +45,7 @@ typedef struct Check {
         /* the last result and the hysteresis */
         HealthResult last;
         bool have_result;
-        unsigned fails, passes;      /* consecutive */
-        bool failing;                /* judged failing: fails reached fail_after */
+        HealthCount count;           /* the hysteresis */
         uint64_t last_usec, duration_usec;
 } Check;
 
@@ -96,6 +96,7 @@ typedef struct State {
         HealthSignal *signal;        /* the round in progress */
         HealthWant forced;           /* a Drain or Undrain call's wish, for the next round */
         char forced_reason[HEALTH_REASON_MAX];
+        bool forced_sticky;          /* no passing check lifts the drain */
         sunkd_call *forced_call;
         char last_outcome[640];
         HealthOutcome outcome;

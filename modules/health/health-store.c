@@ -40,9 +40,9 @@ static void load_check(Check *k, json_object *o) {
 
         if (!json_object_object_get_ex(o, "failing", &f) || !json_object_is_type(f, json_type_boolean) || !st)
                 return;
-        k->failing = json_object_get_boolean(f);
-        k->fails = (unsigned) CLAMP(fails, 0, 1000000);
-        k->passes = (unsigned) CLAMP(passes, 0, 1000000);
+        k->count.failing = json_object_get_boolean(f);
+        k->count.fails = (unsigned) CLAMP(fails, 0, 1000000);
+        k->count.passes = (unsigned) CLAMP(passes, 0, 1000000);
         k->last.status = streq(st, "pass") ? HEALTH_PASS : streq(st, "fail") ? HEALTH_FAIL : HEALTH_UNKNOWN;
         copy_member(o, "code", k->last.code, sizeof(k->last.code));
         copy_member(o, "detail", k->last.detail, sizeof(k->last.detail));
@@ -85,9 +85,9 @@ static json_object *check_to_json(const Check *k) {
 
         if (!o)
                 return NULL;
-        json_object_object_add(o, "failing", json_object_new_boolean(k->failing));
-        json_object_object_add(o, "fails", json_object_new_int64(k->fails));
-        json_object_object_add(o, "passes", json_object_new_int64(k->passes));
+        json_object_object_add(o, "failing", json_object_new_boolean(k->count.failing));
+        json_object_object_add(o, "fails", json_object_new_int64(k->count.fails));
+        json_object_object_add(o, "passes", json_object_new_int64(k->count.passes));
         json_object_object_add(o, "status", json_object_new_string(names[k->last.status]));
         json_object_object_add(o, "code", json_object_new_string(k->last.code));
         json_object_object_add(o, "detail", json_object_new_string(k->last.detail));

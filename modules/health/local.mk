@@ -24,6 +24,8 @@ noinst_LTLIBRARIES += %reldir%/libhealth.la
 	%reldir%/health-signal.h \
 	%reldir%/health-node.c \
 	%reldir%/health-node.h \
+	%reldir%/health-count.c \
+	%reldir%/health-count.h \
 	# End of libhealth_la_SOURCES
 %canon_reldir%_libhealth_la_CFLAGS = $(AM_CFLAGS) $(CRYPTO_CFLAGS)
 %canon_reldir%_libhealth_la_LIBADD = $(MUNGE_LIBS) $(CRYPTO_LIBS)

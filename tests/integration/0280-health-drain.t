@@ -140,10 +140,10 @@ scontrol update nodename=$NODE state=resume
 slurm_wait_ready $NODE
 sunkd_start
 ok "a round after the restart" wait_rounds 1
-n=$(runs)
 flag
 is "$(check_field flag failing)" true "the check still fails"
-ok "a round" wait_rounds $((n + 1))
+ctl run health.signal > /dev/null
+is "$?" 0 "another round, asked for"
 is "$(reason)" "" "the node an admin resumed is not drained again"
 is "$(module_status health lifted_check)" "flag" "status names the check whose drain was lifted"
 rm "$T/fault"
@@ -189,9 +189,8 @@ wait $DRAIN_PID
 is "$?" 0 "drain --wait-idle returns 0 once the job has ended"
 is "$(squeue -h -j $job -o %T 2>/dev/null)" "" "and the job is gone"
 flag
-n=$(runs)
-flag
-ok "a round with the checks passing" wait_rounds $((n + 1))
+ctl run health.signal > /dev/null
+is "$?" 0 "a round with the checks passing"
 is "$(reason)" "sunkd: maintenance window" "passing checks do not resume an operator's drain"
 ctl health undrain > /dev/null
 is "$?" 0 "undrain"

@@ -149,6 +149,7 @@ slurm_state() {
 }
 
 slurm_wait_ready() {
-        wait_until 600 eval 'slurm_state "$1" | grep -q -E "^IDLE(\+DYNAMIC_NORM)?$"' ||
-                { scontrol show node "$1" | sed 's/^/# /'; bail_out "node $1 did not come back idle"; }
+        local node="$1"
+        wait_until 600 eval "slurm_state '$node' | grep -q -E '^IDLE(\\+DYNAMIC_NORM)?\$'" ||
+                { scontrol show node "$node" | sed 's/^/# /'; bail_out "node $node did not come back idle"; }
 }

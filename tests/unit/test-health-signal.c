@@ -10,6 +10,7 @@
 #include "util/cleanup.h"
 #include "util/strv.h"
 
+#include "../../modules/health/health-count.h"
 #include "../../modules/health/health-node.h"
 #include "../../modules/health/health-signal.h"
 #include "../lib/check-run.h"
@@ -113,6 +114,9 @@ START_TEST(test_drain_paths) {
         /* an operator's drain replaces a check's reason and is sticky */
         s = sig(HEALTH_WANT_FORCE_DRAIN, P "maintenance", P "disk: full");
         ck_assert_int_eq(run(&s, "IDLE+DRAIN", P "disk: full", &st), HEALTH_OUTCOME_UPDATED);
+        /* ... also a node that is not responding (as one is for a second after a resume) */
+        s = sig(HEALTH_WANT_FORCE_DRAIN, P "maintenance", NULL);
+        ck_assert_int_eq(run(&s, "IDLE+NOT_RESPONDING", NULL, &st), HEALTH_OUTCOME_DRAINED);
         /* ... and drains without the fleet guard */
         s = sig(HEALTH_WANT_FORCE_DRAIN, P "maintenance", NULL);
         ck_assert_int_eq(run(&s, "ALLOCATED", NULL, &st), HEALTH_OUTCOME_DRAINED);
@@ -288,6 +292,38 @@ START_TEST(test_flags) {
 }
 END_TEST
 
+START_TEST(test_hysteresis) {
+        HealthCount c = {};
+
+        /* fail_after 3, pass_after 2 */
+        ck_assert(!health_count_feed(&c, HEALTH_FAIL, 3, 2));
+        ck_assert(!health_count_feed(&c, HEALTH_FAIL, 3, 2));
+        /* unknown counts neither way: the run of failures goes on */
+        ck_assert(!health_count_feed(&c, HEALTH_UNKNOWN, 3, 2));
+        ck_assert_uint_eq(c.fails, 2);
+        ck_assert(health_count_feed(&c, HEALTH_FAIL, 3, 2));
+        ck_assert(c.failing);
+        /* a pass between failures starts the count again */
+        ck_assert(!health_count_feed(&c, HEALTH_PASS, 3, 2));
+        ck_assert(c.failing);
+        ck_assert(!health_count_feed(&c, HEALTH_FAIL, 3, 2));
+        ck_assert(!health_count_feed(&c, HEALTH_PASS, 3, 2));
+        ck_assert(health_count_feed(&c, HEALTH_PASS, 3, 2));
+        ck_assert(!c.failing);
+        /* a flapping check never reaches fail_after */
+        for (int i = 0; i < 100; i++) {
+                ck_assert(!health_count_feed(&c, HEALTH_FAIL, 3, 2));
+                ck_assert(!health_count_feed(&c, HEALTH_FAIL, 3, 2));
+                ck_assert(!health_count_feed(&c, HEALTH_PASS, 3, 2));
+        }
+        /* the counts are bounded */
+        c = (HealthCount) { .fails = 999999, .failing = true };
+        for (int i = 0; i < 5; i++)
+                health_count_feed(&c, HEALTH_FAIL, 1, 1);
+        ck_assert_uint_eq(c.fails, 1000000);
+}
+END_TEST
+
 static Suite *suite(void) {
         Suite *s = suite_create("health-signal");
         TCase *tc = tcase_create("core");
@@ -300,6 +336,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_parse_show_node);
         tcase_add_test(tc, test_parse_hostile);
         tcase_add_test(tc, test_flags);
+        tcase_add_test(tc, test_hysteresis);
         suite_add_tcase(s, tc);
         return s;
 }
