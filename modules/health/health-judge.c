@@ -99,7 +99,7 @@ void signal_apply_outcome(State *s, const HealthSignal *sig) {
                 sunkd_log(s->ctx,
                           sig->outcome == HEALTH_OUTCOME_GUARDED || sig->outcome == HEALTH_OUTCOME_FAILED ? SUNKD_LOG_WARNING
                                                                                                           : SUNKD_LOG_NOTICE,
-                          0, "Node %s: %s", s->node_name, sig->message);
+                          0, "%s", sig->message);
         (void) snprintf(s->last_outcome, sizeof(s->last_outcome), "%s", sig->message);
         s->outcome = sig->outcome;
         s->have_outcome = true;

@@ -195,6 +195,7 @@ void health_signal_node(HealthSignal *s, const HealthNode *node) {
         owner = health_reason_owner(node->reason, health_node_drained(node), s->prefix, s->sticky_reason);
         s->owner = owner;
         s->busy = health_node_busy(node);
+        (void) snprintf(s->node, sizeof(s->node), "%s", node->name ?: "");
         /* Checks leave a node that is down or not responding alone; an
          * operator's drain or undrain (of our own reason) works on any. */
         if (health_node_unreachable(node) && s->want != HEALTH_WANT_FORCE_DRAIN &&
@@ -222,7 +223,10 @@ void health_signal_fleet(HealthSignal *s, size_t total, size_t ours) {
 void health_signal_updated(HealthSignal *s, int r, const char *error) {
         if (r < 0)
                 return finish(s, HEALTH_OUTCOME_FAILED, "slurmctld refused the update: %s", error ?: strerror(-r));
-        finish(s, s->outcome, "%s", s->outcome == HEALTH_OUTCOME_RESUMED ? "resumed" : s->reason);
+        if (s->outcome == HEALTH_OUTCOME_RESUMED)
+                return finish(s, s->outcome, "node %s resumed", s->node);
+        finish(s, s->outcome, "node %s %s: \"%s\"", s->node, s->outcome == HEALTH_OUTCOME_UPDATED ? "reason updated" : "drained",
+               s->reason);
 }
 
 void health_signal_failed(HealthSignal *s, int r, const char *error) {

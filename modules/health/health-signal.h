@@ -82,6 +82,7 @@ typedef struct HealthSignal {
         /* progress */
         HealthStep step;
         /* out */
+        char node[72];     /* its name, for messages */
         HealthOwner owner; /* of the reason the node had */
         bool busy;         /* a job runs on the node */
         HealthOutcome outcome;

@@ -79,7 +79,7 @@ flag
 is "$(check_field flag failing)" true "the second failure: failing"
 ok "the node is drained with our reason" wait_until 600 eval '[ "$(reason)" = "sunkd: flag: fault file present" ]'
 like "$(slurm_state $NODE)" "DRAIN" "scontrol shows DRAIN"
-ok "the drain is logged" wait_log "Node $NODE: sunkd: flag: fault file present"
+ok "the drain is logged" wait_log "node $NODE drained: \"sunkd: flag: fault file present\""
 like "$(ctl health)" "flag +fail +failing" "sunkctl health shows the check failing"
 is "$(module_status health reason_set)" "sunkd: flag: fault file present" "status names the reason we set"
 
