@@ -10,13 +10,13 @@ DEMO_SECONDS ?= 0
 
 # Build dependencies, then what the tests run for real (libnss-cache through
 # getent, sshd for the AuthorizedKeysCommand, munged, slurmctld and slurmd for
-# the GRES registration, s6-svscan, the SCIM fixture in python3, curl as the benchmark's
+# the GRES registration and the health module (with auth/jwt), s6-svscan, the SCIM fixture in python3, curl as the benchmark's
 # reference, test certificates from openssl, setpriv and flock from util-linux,
 # groff and man for the man pages, systemd-analyze for the unit).
 DEB_PACKAGES = build-essential autoconf automake libtool autoconf-archive pkg-config \
 	libsystemd-dev libcurl4-openssl-dev libjson-c-dev libyaml-dev libssl-dev check \
 	libmunge-dev libslurm-dev \
-	libnss-cache openssh-client openssh-server munge slurmctld slurmd slurm-client s6 python3 curl openssl \
+	libnss-cache openssh-client openssh-server munge slurmctld slurmd slurm-client slurm-wlm-jwt-plugin s6 python3 curl openssl \
 	procps util-linux groff-base man-db systemd
 
 GEN = configure build-aux/ltmain.sh
