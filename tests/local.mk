@@ -170,7 +170,7 @@ tests_bench_bench_jsonc_LDADD = modules/nsscache/libnsscache-scim.la $(JSONC_LIB
 tests_bench_bench_spawn_SOURCES = tests/bench/bench-spawn.c
 tests_bench_bench_spawn_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS)
 tests_bench_bench_spawn_LDADD = agent/libsunkd-core.la
-EXTRA_DIST += tests/bench/bench.sh
+EXTRA_DIST += tests/bench/bench.sh tests/bench/nhc-like.sh
 
 .PHONY: bench
 bench: all $(check_PROGRAMS) $(check_LTLIBRARIES)

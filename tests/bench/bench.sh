@@ -44,6 +44,13 @@
 #                    and Get p99 while the nsscache module of the same sunkd
 #                    refreshes BENCH_AUTHKEYS_USERS users from the SCIM
 #                    fixture, again and again (forced: each maps every page)
+#   health           sunkctl health run's call (bench-ping -m io.sunkd.Health.Run,
+#                    one at a time, BENCH_HEALTH_SECONDS (5)): ten built-in
+#                    checks, the file-system ones each in a child the daemon
+#                    forks, in a small sunkd and in one holding 100 MB
+#                    (testmod's ballast); the reference, in the same run,
+#                    tests/bench/nhc-like.sh doing the same ten checks as an
+#                    NHC-style shell script (bench-exec, 200 runs)
 #   gres             bench-gres: discovery of the fake NVML's 8 H100s (the
 #                    library loaded and unloaded each time, as the module's
 #                    child does) and of the /proc fallback tree, 200 each
@@ -72,6 +79,7 @@ SIZES=${BENCH_NSSCACHE_SIZES:-"1000 10000 100000"}
 DAEMON_USERS=${BENCH_NSSCACHE_DAEMON_USERS:-100000}
 PAGE_LATENCY_MS=${BENCH_NSSCACHE_PAGE_LATENCY_MS:-5}
 SPAWN_RUNS=${BENCH_SPAWN_RUNS:-300}
+HEALTH_SECONDS=${BENCH_HEALTH_SECONDS:-5}
 AK_USERS=${BENCH_AUTHKEYS_USERS:-100000}
 AK_RUNS=${BENCH_AUTHKEYS_RUNS:-2000}
 TOKEN=bench-token
@@ -139,6 +147,10 @@ mb() {
         awk -v k="$1" 'BEGIN { printf "%.1f MB", k / 1024 }'
 }
 
+ms() { # microseconds as "N.NN ms"
+        awk -v u="$1" 'BEGIN { printf "%.2f ms", u / 1000 }'
+}
+
 ratio() {
         awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'
 }
@@ -153,7 +165,7 @@ start_sunkd() {
         mkdir -p "$d/state" "$d/modules"
         chmod 755 "$d" "$d/modules"
         cp "$B/tests/modules/.libs/testmod.so" "$B/modules/authkeys/.libs/authkeys.so" \
-           "$B/modules/nsscache/.libs/nsscache.so" "$d/modules/" ||
+           "$B/modules/nsscache/.libs/nsscache.so" "$B/modules/health/.libs/health.so" "$d/modules/" ||
                 die "the modules are not built"
         {
                 echo "socket: $d/io.sunkd"
@@ -592,6 +604,52 @@ bench_gres() {
         row "gres: discovery through /proc, $(val proc_gpus "$out") GPUs, p50" "$(val proc_p50_us "$out") us" "" ""
 }
 
+# The ten checks of the health row, as the module and nhc-like.sh do them.
+health_config() {
+        printf '%s\n' "modules:
+  testmod:
+    interval: 1h
+    ballast: $1
+  health:
+    transport: none
+    interval: 1h
+    checks:
+      - {name: root-fs, type: mount, path: /}
+      - {name: proc, type: mount, path: /proc, rw: false}
+      - {name: root-space, type: disk_free, path: /, min_free_pct: 1}
+      - {name: tmp-space, type: disk_free, path: /tmp, min_free_pct: 1}
+      - {name: root-inodes, type: inodes_free, path: /, min_free_pct: 1}
+      - {name: memory, type: memory, min_available: 1M}
+      - {name: init, type: process, process: \"$(cat /proc/1/comm)\"}
+      - {name: os, type: file, path: /etc/os-release, match: \"^ID=\"}
+      - {name: load, type: load, max_per_core: \"1000\"}
+      - {name: ib, type: ib}"
+}
+
+# health_run NAME BALLAST: HEALTH_P50 (us) of sunkctl health run's call, and
+# the daemon's HEALTH_RSS_MB.
+health_run() {
+        local out
+        start_sunkd "$1" "$(health_config "$2")"
+        out=$("$TOOLS/bench-ping" -t 1 -d "$HEALTH_SECONDS" -m io.sunkd.Health.Run "$SOCK") ||
+                die "io.sunkd.Health.Run failed: $(tail -3 "$T/$1/sunkd.log")"
+        [ "$(val errors "$out")" = 0 ] || die "io.sunkd.Health.Run answered errors: $out"
+        HEALTH_RSS_MB=$(mb "$(rss_kb "$PID")")
+        stop "$PID"
+        HEALTH_P50=$(val p50_us "$out")
+}
+
+bench_health() {
+        local ref
+        ref=$("$TOOLS/bench-exec" -n 200 -- /bin/bash "$S/tests/bench/nhc-like.sh") || die "nhc-like.sh failed"
+        [ "$(val failures "$ref")" = 0 ] || die "nhc-like.sh failed a check: $ref"
+        ref="$(ms "$(val p50_us "$ref")") (NHC-style shell, same checks)"
+        health_run health-small 0
+        row "health: 10 built-in checks (forks included), $HEALTH_RSS_MB daemon" "$(ms "$HEALTH_P50")" "$ref" "<= 5 ms"
+        health_run health-big 100M
+        row "health: 10 built-in checks (forks included), $HEALTH_RSS_MB daemon" "$(ms "$HEALTH_P50")" "$ref" "<= 5 ms"
+}
+
 # us_pair KEY "k=v ...": "P50 / P99 us" of KEY_p50_us and KEY_p99_us
 us_pair() {
         echo "$(val "$1_p50_us" "$2") / $(val "$1_p99_us" "$2") us"
@@ -617,9 +675,9 @@ bash "$S/tests/bench/verdict.t" > "$T/verdict.tap" || { cat "$T/verdict.tap" >&2
 printf '%s\n' "$TOKEN" > "$T/token"
 chmod 600 "$T/token"
 line "benchmark" "result" "reference (same run)" "goal" "met"
-# BENCH_ONLY="ping authkeys": only those (idle ping busy nsscache authkeys gres
-# spawn; busy measures the daemon ping started, so it needs ping before it).
-for b in ${BENCH_ONLY:-idle ping busy nsscache authkeys gres spawn}; do
+# BENCH_ONLY="ping authkeys": only those (idle ping busy nsscache authkeys health
+# gres spawn; busy measures the daemon ping started, so it needs ping before it).
+for b in ${BENCH_ONLY:-idle ping busy nsscache authkeys health gres spawn}; do
         declare -F "bench_$b" > /dev/null || die "no benchmark '$b'"
         "bench_$b"
 done

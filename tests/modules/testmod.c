@@ -68,6 +68,7 @@ typedef struct Conf {
         char *pid_file;
         bool async_without_cancel;
         bool reload_fail;
+        uint64_t ballast;
 } Conf;
 
 static const sunkd_cfg_key conf_keys[] = {
@@ -89,6 +90,8 @@ static const sunkd_cfg_key conf_keys[] = {
         { "gate_dir", SUNKD_CFG_PATH, offsetof(Conf, gate_dir), 0, 0, 0 },
         { "pid_file", SUNKD_CFG_PATH, offsetof(Conf, pid_file), 0, 0, 0 },
         { "async_without_cancel", SUNKD_CFG_BOOL, offsetof(Conf, async_without_cancel), 0, 0, 0 },
+        /* memory held resident, for benchmarks of a large daemon's forks */
+        { "ballast", SUNKD_CFG_SIZE, offsetof(Conf, ballast), 0, 0, 0 },
         { "reload_fail", SUNKD_CFG_BOOL, offsetof(Conf, reload_fail), 0, 0, 0 },
 };
 
@@ -101,6 +104,7 @@ struct PendingCall {
 typedef struct State {
         sunkd_ctx *ctx;
         Conf conf;
+        void *ballast;
         sunkd_job *ok_job, *flaky_job, *async_job;
         int64_t gated_runs, async_cancels;
         char *child_result;
@@ -606,6 +610,7 @@ static const sunkd_method methods[] = {
 static void state_free(State *s) {
         if (!s)
                 return;
+        free(s->ballast);
         while (s->later) {
                 PendingCall *p = s->later;
                 s->later = p->next;
@@ -682,6 +687,14 @@ static int testmod_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
         if (r < 0) {
                 free(s);
                 return r;
+        }
+        if (s->conf.ballast) {
+                s->ballast = malloc(s->conf.ballast);
+                if (!s->ballast) {
+                        state_free(s);
+                        return -ENOMEM;
+                }
+                memset(s->ballast, 0x5a, s->conf.ballast);
         }
         if (s->conf.init_fail) {
                 state_free(s);
