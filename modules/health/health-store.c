@@ -38,11 +38,14 @@ static void load_check(Check *k, json_object *o) {
         int64_t fails = json_member_int64(o, "fails", 0), passes = json_member_int64(o, "passes", 0);
         json_object *f;
 
-        if (!json_object_object_get_ex(o, "failing", &f) || !json_object_is_type(f, json_type_boolean) || !st)
+        if (!json_object_object_get_ex(o, "failing", &f) || !json_object_is_type(f, json_type_boolean))
                 return;
         k->count.failing = json_object_get_boolean(f);
         k->count.fails = (unsigned) CLAMP(fails, 0, 1000000);
         k->count.passes = (unsigned) CLAMP(passes, 0, 1000000);
+        if (!st)
+                return;
+        k->have_result = true;
         k->last.status = streq(st, "pass") ? HEALTH_PASS : streq(st, "fail") ? HEALTH_FAIL : HEALTH_UNKNOWN;
         copy_member(o, "code", k->last.code, sizeof(k->last.code));
         copy_member(o, "detail", k->last.detail, sizeof(k->last.detail));
@@ -79,18 +82,23 @@ void store_load(State *s) {
                         load_check(&s->checks[i], c);
 }
 
-static json_object *check_to_json(const Check *k) {
+/* Counts beyond the thresholds change nothing after a restart: kept capped,
+ * a check that keeps passing (or failing) does not rewrite the file. */
+static json_object *check_to_json(const Check *k, unsigned fail_after, unsigned pass_after) {
         static const char *const names[] = { "pass", "fail", "unknown" };
         json_object *o = json_object_new_object();
 
         if (!o)
                 return NULL;
         json_object_object_add(o, "failing", json_object_new_boolean(k->count.failing));
-        json_object_object_add(o, "fails", json_object_new_int64(k->count.fails));
-        json_object_object_add(o, "passes", json_object_new_int64(k->count.passes));
-        json_object_object_add(o, "status", json_object_new_string(names[k->last.status]));
-        json_object_object_add(o, "code", json_object_new_string(k->last.code));
-        json_object_object_add(o, "detail", json_object_new_string(k->last.detail));
+        json_object_object_add(o, "fails", json_object_new_int64(MIN(k->count.fails, fail_after)));
+        json_object_object_add(o, "passes", json_object_new_int64(MIN(k->count.passes, pass_after)));
+        /* what the reason is made of, needed only while the check is failing */
+        if (k->count.failing) {
+                json_object_object_add(o, "status", json_object_new_string(names[k->last.status]));
+                json_object_object_add(o, "code", json_object_new_string(k->last.code));
+                json_object_object_add(o, "detail", json_object_new_string(k->last.detail));
+        }
         return o;
 }
 
@@ -109,7 +117,8 @@ void store_save(State *s) {
         json_object_object_add(o, "sticky_reason", json_object_new_string(s->sticky_reason));
         json_object_object_add(o, "lifted_check", json_object_new_string(s->lifted_check));
         for (size_t i = 0; i < s->n_checks; i++)
-                json_object_object_add(checks, check_name(&s->checks[i]), check_to_json(&s->checks[i]));
+                json_object_object_add(checks, check_name(&s->checks[i]),
+                                       check_to_json(&s->checks[i], (unsigned) s->conf.fail_after, (unsigned) s->conf.pass_after));
         json_object_object_add(o, "checks", checks);
         text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
         if (s->saved && streq(s->saved, text))

@@ -9,7 +9,7 @@
 # meanwhile; with slurmctld stopped the state is kept and the node converges
 # once it is back; a hung check fails at its timeout; an operator's drain
 # --wait-idle returns only once the running job has ended, and is sticky
-# until undrain.
+# until undrain; with munged stopped the munge check fails, saying why.
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 . "$SUNKD_SRCDIR/tests/lib/slurm.sh"
@@ -45,6 +45,11 @@ sunkd_config "modules:
         type: script
         path: $T/hang.sh
         timeout: 1s
+        action: report
+      - name: munge
+        type: munge
+        socket: $MUNGE_SOCK
+        timeout: 10s
         action: report"
 sunkd_start
 LOG_MARKED="$T/sunkd.log"
@@ -215,6 +220,15 @@ out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$SUNKCTL" -s "$SOCK" h
 like "$out" "ermission|denied|PermissionDenied" "drain is root's only"
 out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$SUNKCTL" -s "$SOCK" health 2>&1)
 like "$out" "flag" "status answers anyone"
+
+# --- munged stopped: the munge check fails, saying why
+ctl run health.munge > /dev/null
+is "$?" 0 "the munge round trip passes with munged up"
+slurm_munge_stop
+ctl run health.munge > /dev/null
+is "$?" 1 "and fails with munged stopped"
+is "$(check_field munge code)" "munge-socket" "the code says the socket"
+like "$(check_field munge detail)" "$MUNGE_SOCK" "the detail names it"
 
 sunkd_stop
 is "$SUNKD_EXIT" 0 "sunkd exits cleanly"
