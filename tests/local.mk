@@ -317,6 +317,8 @@ TESTS += tests/integration/0274-gres-driver-text.t
 EXTRA_DIST += tests/integration/0274-gres-driver-text.t
 TESTS += tests/integration/0275-gres-first-answer.t
 EXTRA_DIST += tests/integration/0275-gres-first-answer.t
+TESTS += tests/integration/0276-gres-kmsg.t
+EXTRA_DIST += tests/integration/0276-gres-kmsg.t tests/lib/kmsg-stand-in.py
 
 # Fuzz targets replay their corpus under make check.
 check_PROGRAMS += tests/fuzz/fuzz-scim-json

@@ -184,6 +184,7 @@ void gres_show_gpus(State *s) {
 
         if (!s->last || !json_object_object_get_ex(s->last, "gpus", &gpus))
                 return;
+        gres_xids_name(s);
         update_metrics(s, gpus);
         publish_fact(s, gpus);
 }

@@ -139,6 +139,8 @@ sunkd_job_spec gres_save_spec(const State *s);
 void gres_xids_save_now(State *s);
 /* The UUID of the GPU at @bus as discovery or the driver named it, or "". */
 const char *gres_uuid_of(const State *s, const char *bus);
+/* Entries whose GPU had no known UUID when they came get it once known. */
+void gres_xids_name(State *s);
 
 /* gres-publish.c
  *

@@ -51,6 +51,18 @@ const char *gres_uuid_of(const State *s, const char *bus) {
         return any;
 }
 
+void gres_xids_name(State *s) {
+        for (size_t i = 0; i < s->xids->n; i++) {
+                GresXidEvent *e = gres_xid_log_at(s->xids, i);
+                const char *uuid;
+
+                if (*e->uuid || !*(uuid = gres_uuid_of(s, e->bus_id)))
+                        continue;
+                snprintf(e->uuid, sizeof(e->uuid), "%s", uuid);
+                s->xid_dirty = true;
+        }
+}
+
 static void log_entry(State *s, const GresXidEvent *e, uint64_t count) {
         char mig[64] = "", times[48] = "";
         const char *what = gres_xid_describe(e->xid);
