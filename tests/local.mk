@@ -386,6 +386,14 @@ TESTS += tests/unit/test-gres-kmsg
 tests_unit_test_gres_kmsg_SOURCES = tests/unit/test-gres-kmsg.c
 tests_unit_test_gres_kmsg_CFLAGS = $(CHECK_TEST_CFLAGS) $(JSONC_CFLAGS)
 tests_unit_test_gres_kmsg_LDADD = modules/gres/libgres.la agent/libsunkd-util.la $(JSONC_LIBS) $(CHECK_TEST_LIBS)
+# health's XID policy and gpu judge: a library the module links; built
+# into the test from its sources.
+check_PROGRAMS += tests/unit/test-health-gpu
+TESTS += tests/unit/test-health-gpu
+tests_unit_test_health_gpu_SOURCES = tests/unit/test-health-gpu.c modules/health/health-gpu.c modules/health/health-gpu.h \
+	modules/health/health-xid-policy.c modules/health/health-xid-policy.h
+tests_unit_test_health_gpu_CFLAGS = $(CHECK_TEST_CFLAGS) $(JSONC_CFLAGS)
+tests_unit_test_health_gpu_LDADD = $(CHECK_TEST_LIBS) agent/libsunkd-util.la $(JSONC_LIBS)
 check_PROGRAMS += tests/unit/test-gres-topo
 TESTS += tests/unit/test-gres-topo
 tests_unit_test_gres_topo_SOURCES = tests/unit/test-gres-topo.c
