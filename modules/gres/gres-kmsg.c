@@ -256,15 +256,22 @@ static int wait_readable(int fd, uint64_t usec) {
         return r < 0 ? (errno == EINTR ? 1 : -errno) : r;
 }
 
+/* What counts against a batch's room and time: records taken, not those
+ * skipped below the cursor (a new open of /dev/kmsg hands the whole ring
+ * again, however large). */
+static uint64_t taken(const GresKmsgBatch *b) {
+        return b->records + b->malformed + b->overflows;
+}
+
 int gres_kmsg_read(int fd, uint64_t window_usec, uint64_t max, GresKmsgBatch *b) {
         _cleanup_free_ char *buf = malloc(READ_SIZE);
-        uint64_t now = now_usec(CLOCK_MONOTONIC), deadline = now + window_usec;
-        bool got = false;
+        uint64_t now = now_usec(CLOCK_MONOTONIC), deadline = now + window_usec, before = taken(b);
+        bool data = false, took = false;
         int r;
 
         if (!buf)
                 return -ENOMEM;
-        while (b->records + b->skipped + b->malformed < max) {
+        while (taken(b) - before < max) {
                 ssize_t n = read(fd, buf, READ_SIZE);
 
                 if (n > 0 || (n < 0 && errno == EPIPE)) {
@@ -272,10 +279,12 @@ int gres_kmsg_read(int fd, uint64_t window_usec, uint64_t max, GresKmsgBatch *b)
                                 gres_kmsg_batch_feed(b, buf, (size_t) n);
                         else
                                 gres_kmsg_batch_overflow(b);
-                        if (!got)
+                        data = true;
+                        if (!took && taken(b) > before) {
+                                took = true;
                                 deadline = now_usec(CLOCK_MONOTONIC) + READ_BUDGET_USEC;
-                        got = true;
-                        if (now_usec(CLOCK_MONOTONIC) >= deadline)
+                        }
+                        if (took && now_usec(CLOCK_MONOTONIC) >= deadline)
                                 break;
                         continue;
                 }
@@ -287,13 +296,14 @@ int gres_kmsg_read(int fd, uint64_t window_usec, uint64_t max, GresKmsgBatch *b)
                         continue;
                 if (errno != EAGAIN)
                         return -errno;
-                /* drained: done, unless a line waits for its rest */
-                if (got && b->n_partial == 0)
+                /* drained: done once something was taken, unless a line
+                 * that came now waits for its rest */
+                if (took && b->n_partial == 0)
                         break;
                 now = now_usec(CLOCK_MONOTONIC);
                 if (now >= deadline)
                         break;
-                r = wait_readable(fd, got ? MIN(PARTIAL_WAIT_USEC, deadline - now) : deadline - now);
+                r = wait_readable(fd, data && b->n_partial > 0 ? MIN(PARTIAL_WAIT_USEC, deadline - now) : deadline - now);
                 if (r < 0)
                         return r;
                 if (r == 0)

@@ -93,11 +93,13 @@ void gres_kmsg_batch_feed(GresKmsgBatch *b, const char *buf, size_t len);
  * the records this reader had not read. */
 void gres_kmsg_batch_overflow(GresKmsgBatch *b);
 
-/* gres_kmsg_read() - wait up to @window_usec for @fd (non-blocking) to
- * become readable, then read until no more is there (or about @max
- * records are taken, or read() returns 0), into @b.  A partial line at the
- * end gets up to 100 ms more to complete.  Blocks: run it in a child.
- * Returns 0, or a negative errno from poll() or read(). */
+/* gres_kmsg_read() - read @fd (non-blocking) into @b until something new
+ * is taken and no more is there, waiting up to @window_usec for it; at most
+ * about @max records and a second once the first is taken (records below
+ * the cursor are skipped and count against neither), or until read()
+ * returns 0.  A line that came in part gets up to 100 ms for its rest.
+ * Blocks: run it in a child.  Returns 0, or a negative errno from poll() or
+ * read(). */
 int gres_kmsg_read(int fd, uint64_t window_usec, uint64_t max, GresKmsgBatch *b);
 
 /* gres_kmsg_batch_to_json() - @b as the child hands it back, each key's

@@ -333,6 +333,19 @@ START_TEST(test_read_pipe) {
         ck_assert_uint_eq(b->last, 10 + 19999);
         ck_assert_uint_eq(b->lost, 0);
 
+        /* what the cursor says was read counts against nothing: a ring
+         * larger than a batch still gets to the new records */
+        gres_kmsg_batch_init(b, true, 20000, NULL, 0);
+        for (unsigned i = 0; i < 20010; i++) {
+                char line[64];
+                int n = snprintf(line, sizeof(line), "6,%u,1,-;x\n", 1 + i);
+                ck_assert_int_eq(write(p[1], line, (size_t) n), n);
+        }
+        ck_assert_int_eq(gres_kmsg_read(p[0], 200000, 100, b), 0);
+        ck_assert_uint_eq(b->skipped, 20000);
+        ck_assert_uint_eq(b->records, 10);
+        ck_assert_uint_eq(b->last, 20010);
+
         close(p[1]);
         gres_kmsg_batch_init(b, false, 0, NULL, 0);
         ck_assert_int_eq(gres_kmsg_read(p[0], 3600ULL * 1000000, 65536, b), 0);
