@@ -104,8 +104,11 @@ static int parse_override(const sunkd_host_api *api, const sunkd_cfg *item, cons
         int r, a;
 
         r = api->cfg_parse(item, override_keys, ELEMENTSOF(override_keys), &c, ret_error);
-        if (r < 0)
+        if (r < 0) {
+                /* what it parsed before the error is freed too */
+                api->cfg_clear(override_keys, ELEMENTSOF(override_keys), &c);
                 return r;
+        }
         a = health_xid_action_from_string(c.action);
         if (a < 0)
                 r = located(api, api->cfg_get(item, "action"), ret_error, "override of XID %" PRId64 ": action '%s': "
