@@ -321,6 +321,8 @@ TESTS += tests/integration/0274-gres-driver-text.t
 EXTRA_DIST += tests/integration/0274-gres-driver-text.t
 TESTS += tests/integration/0275-gres-first-answer.t
 EXTRA_DIST += tests/integration/0275-gres-first-answer.t
+TESTS += tests/integration/0276-gres-kmsg.t
+EXTRA_DIST += tests/integration/0276-gres-kmsg.t tests/lib/kmsg-stand-in.py
 
 # Fuzz targets replay their corpus under make check.
 check_PROGRAMS += tests/fuzz/fuzz-scim-json
@@ -383,6 +385,18 @@ TESTS += tests/unit/test-gres-xid
 tests_unit_test_gres_xid_SOURCES = tests/unit/test-gres-xid.c
 tests_unit_test_gres_xid_CFLAGS = $(CHECK_TEST_CFLAGS) $(JSONC_CFLAGS)
 tests_unit_test_gres_xid_LDADD = modules/gres/libgres.la agent/libsunkd-util.la $(JSONC_LIBS) $(CHECK_TEST_LIBS)
+check_PROGRAMS += tests/unit/test-gres-kmsg
+TESTS += tests/unit/test-gres-kmsg
+tests_unit_test_gres_kmsg_SOURCES = tests/unit/test-gres-kmsg.c
+tests_unit_test_gres_kmsg_CFLAGS = $(CHECK_TEST_CFLAGS) $(JSONC_CFLAGS)
+tests_unit_test_gres_kmsg_LDADD = modules/gres/libgres.la agent/libsunkd-util.la $(JSONC_LIBS) $(CHECK_TEST_LIBS)
+# health's XID policy and gpu judge: a library the module links; built
+# into the test from its sources.
+check_PROGRAMS += tests/unit/test-health-gpu
+TESTS += tests/unit/test-health-gpu
+tests_unit_test_health_gpu_SOURCES = tests/unit/test-health-gpu.c
+tests_unit_test_health_gpu_CFLAGS = $(CHECK_TEST_CFLAGS) $(JSONC_CFLAGS)
+tests_unit_test_health_gpu_LDADD = modules/health/libhealth.la $(CHECK_TEST_LIBS) agent/libsunkd-util.la $(JSONC_LIBS)
 check_PROGRAMS += tests/unit/test-gres-topo
 TESTS += tests/unit/test-gres-topo
 tests_unit_test_gres_topo_SOURCES = tests/unit/test-gres-topo.c

@@ -432,6 +432,7 @@ static int discover_done(void *state, int r, void *input, void *result) {
         json_object_put(s->last);
         s->last = res;
         s->last_usec = now_usec(CLOCK_REALTIME);
+        s->read_usec = s->discover_started_usec;
         run_check(s, res, gpus);
         gres_show_gpus(s);
         gres_list_result(s);
@@ -443,6 +444,7 @@ static int discover_prepare(void *state, void **ret_input) {
 
         /* A non-NULL input tells the child to skip NVML. */
         *ret_input = s->use_proc ? (void *) s : NULL;
+        s->discover_started_usec = now_usec(CLOCK_REALTIME);
         return 0;
 }
 

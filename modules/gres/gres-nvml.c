@@ -444,7 +444,8 @@ static int record(GresXidWatch *w, const Watched *d, unsigned n_devs, const nvml
                 e->xid = data->eventData;
                 e->gpu_instance = data->gpuInstanceId;
                 e->compute_instance = data->computeInstanceId;
-                e->time_usec = now_usec(CLOCK_REALTIME);
+                e->time_usec = e->last_usec = now_usec(CLOCK_REALTIME);
+                e->count = 1;
                 return 0;
         }
         return 0; /* a device this watch does not know of */

@@ -1,5 +1,5 @@
-/* What the module shows of the GPUs: its metrics and the fact gres.gpus,
- * from the last discovery with the XID log laid over each GPU's health. */
+/* What the module shows of the GPUs: its metrics and the fact gres.gpus
+ * (its shape is in gres-state.h), from the last discovery and the XID log. */
 #include <errno.h>
 #include <time.h>
 
@@ -55,10 +55,62 @@ void gres_forget_gpu_metrics(State *s, json_object *gpu) {
                 (void) s->ctx->api->metric_remove(per_gpu[i], labels);
 }
 
+static json_object *fact_gpu(json_object *o) {
+        json_object *e = json_object_new_object(), *h, *a;
+
+        if (!e)
+                return NULL;
+        json_object_object_add(e, "uuid", json_object_new_string(json_member_string(o, "uuid") ?: ""));
+        json_object_object_add(e, "bus_id", json_object_new_string(json_member_string(o, "bus_id") ?: ""));
+        json_object_object_add(e, "type", json_object_new_string(json_member_string(o, "type") ?: ""));
+        if (json_object_object_get_ex(o, "health", &h)) {
+                if (json_object_object_get_ex(h, "recovery_action", &a))
+                        json_object_object_add(e, "recovery_action", json_object_get(a));
+                json_object_object_add(e, "health", json_object_get(h));
+        }
+        return e;
+}
+
+static bool has_uuid(json_object *gpus, const char *uuid) {
+        for (size_t i = 0; i < json_object_array_length(gpus); i++)
+                if (streq(json_member_string(json_object_array_get_idx(gpus, i), "uuid") ?: "", uuid))
+                        return true;
+        return false;
+}
+
+/* The GPUs of the discovery that found the most that this one did not. */
+static json_object *fact_missing(State *s, json_object *gpus) {
+        json_object *list = json_object_new_array();
+
+        for (size_t i = 0; list && i < s->n_known; i++) {
+                json_object *m;
+
+                if (has_uuid(gpus, s->known[i].uuid ?: ""))
+                        continue;
+                m = json_object_new_object();
+                if (!m || json_object_array_add(list, m) < 0) {
+                        json_object_put(m);
+                        json_object_put(list);
+                        return NULL;
+                }
+                json_object_object_add(m, "uuid", json_object_new_string(s->known[i].uuid ?: ""));
+                json_object_object_add(m, "bus_id", json_object_new_string(s->known[i].bus_id ?: ""));
+                json_object_object_add(m, "type", json_object_new_string(s->known[i].type ?: ""));
+        }
+        return list;
+}
+
+static void fact_xids(State *s, json_object *f) {
+        json_object_object_add(f, "xid_seq", json_object_new_int64((int64_t) (s->xids->next_seq - 1)));
+        json_object_object_add(f, "xid_total", json_object_new_int64((int64_t) s->xids->total));
+        json_object_object_add(f, "xid_events", gres_xid_log_tail_json(s->xids, XID_FACT_MAX));
+}
+
 /* gres.gpus: what the health module's gpu check reads. */
 static void publish_fact(State *s, json_object *gpus) {
-        json_object *f = json_object_new_object(), *list = json_object_new_array(), *h;
+        json_object *f = json_object_new_object(), *list = json_object_new_array();
         bool healthy = true;
+        int r;
 
         if (!f || !list) {
                 json_object_put(f);
@@ -66,17 +118,9 @@ static void publish_fact(State *s, json_object *gpus) {
                 return;
         }
         for (size_t i = 0; i < json_object_array_length(gpus); i++) {
-                json_object *o = json_object_array_get_idx(gpus, i), *e = json_object_new_object();
+                json_object *o = json_object_array_get_idx(gpus, i), *e = fact_gpu(o);
                 if (!e)
                         break;
-                json_object_object_add(e, "uuid",
-                                       json_object_new_string(json_member_string(o, "uuid") ?: ""));
-                json_object_object_add(e, "bus_id",
-                                       json_object_new_string(json_member_string(o, "bus_id") ?: ""));
-                json_object_object_add(e, "type",
-                                       json_object_new_string(json_member_string(o, "type") ?: ""));
-                if (json_object_object_get_ex(o, "health", &h))
-                        json_object_object_add(e, "health", json_object_get(h));
                 if (gpu_healthy(o) == 0)
                         healthy = false;
                 json_object_array_add(list, e);
@@ -84,14 +128,22 @@ static void publish_fact(State *s, json_object *gpus) {
         json_object_object_add(f, "found", json_object_new_int64((int64_t) json_object_array_length(gpus)));
         json_object_object_add(f, "expected", json_object_new_int64((int64_t) s->n_known));
         json_object_object_add(f, "check", s->check < 0 ? NULL : json_object_new_boolean(s->check == 1));
+        if (s->check_message)
+                json_object_object_add(f, "check_message", json_object_new_string(s->check_message));
         json_object_object_add(f, "gpus", list);
-        /* every GPU that NVML could judge is healthy; the count is the check's */
+        json_object_object_add(f, "missing", fact_missing(s, gpus));
+        /* every GPU that NVML could read shows nothing wrong in its counters */
         json_object_object_add(f, "healthy", json_object_new_boolean(healthy));
+        json_object_object_add(f, "read_usec", json_object_new_int64((int64_t) s->read_usec));
+        json_object_object_add(f, "boot_id", json_object_new_string(s->boot_id));
+        fact_xids(s, f);
         if (s->last && json_member_string(s->last, "topology_block"))
                 json_object_object_add(
                         f, "topology_block",
                         json_object_new_string(json_member_string(s->last, "topology_block")));
-        (void) s->ctx->api->fact_publish(s->ctx, "gres.gpus", f);
+        r = s->ctx->api->fact_publish(s->ctx, "gres.gpus", f);
+        if (r < 0)
+                sunkd_log_error_errno(s->ctx, r, "Failed to publish the fact gres.gpus: %m");
 }
 
 static void update_metrics(State *s, json_object *gpus) {
@@ -117,30 +169,22 @@ static void update_metrics(State *s, json_object *gpus) {
         }
 }
 
-/* What the XID log says, laid over each GPU of @gpus (a copy the caller owns). */
+/* Each GPU of @gpus (a copy the caller owns) with its XID events. */
 int gres_apply_xids(State *s, json_object *gpus) {
-        uint64_t now = now_usec(CLOCK_REALTIME);
         int r = 0;
 
         for (size_t i = 0; r >= 0 && i < json_object_array_length(gpus); i++)
-                r = gres_xid_apply(s->xids, json_object_array_get_idx(gpus, i), s->critical, s->n_critical, now,
-                                   s->conf.xid_hold_usec);
+                r = gres_xid_show(s->xids, json_object_array_get_idx(gpus, i));
         return r;
 }
 
 /* The metrics and the fact, from the last discovery and the XID log. */
 void gres_show_gpus(State *s) {
-        _cleanup_json_ json_object *view = NULL;
         json_object *gpus;
 
-        s->xid_active = gres_xid_active(s->xids, s->critical, s->n_critical, now_usec(CLOCK_REALTIME), s->conf.xid_hold_usec);
         if (!s->last || !json_object_object_get_ex(s->last, "gpus", &gpus))
                 return;
-        if (json_object_deep_copy(gpus, &view, NULL) < 0 || gres_apply_xids(s, view) < 0) {
-                sunkd_log_error_errno(s->ctx, -ENOMEM, "Cannot show the GPUs' XID events: out of memory.");
-                return;
-        }
-        update_metrics(s, view);
-        publish_fact(s, view);
+        gres_xids_name(s);
+        update_metrics(s, gpus);
+        publish_fact(s, gpus);
 }
-

@@ -2,6 +2,7 @@
  * the person or the slurmd run script reading it. */
 #include <errno.h>
 #include <inttypes.h>
+#include <time.h>
 
 #include "gres-render.h"
 #include "util/json-util.h"
@@ -60,6 +61,36 @@ static void render_problems(json_object *gpus, FILE *out) {
         }
 }
 
+/* A GPU's XID errors as the module observed them, one line each, newest
+ * last: what happened, not a verdict (the health module judges). */
+static void render_xids(json_object *gpus, FILE *out) {
+        for (size_t i = 0, shown = 0; gpus && i < json_object_array_length(gpus); i++) {
+                json_object *g = json_object_array_get_idx(gpus, i), *list = json_object_object_get(g, "xid_events");
+
+                if (!json_object_is_type(list, json_type_array) || json_object_array_length(list) == 0)
+                        continue;
+                fprintf(out, "%sGPU %" PRId64 " at %s, XID errors:", shown++ == 0 ? "\n" : "",
+                        json_member_int64(g, "index", 0), json_member_string(g, "bus_id") ?: "-");
+                for (size_t k = 0; k < json_object_array_length(list); k++) {
+                        json_object *e = json_object_array_get_idx(list, k);
+                        time_t t = (time_t) (json_member_int64(e, "last_usec", 0) / 1000000);
+                        int64_t count = json_member_int64(e, "count", 1);
+                        const char *what = json_member_string(e, "what");
+                        char when[32];
+                        struct tm tm;
+
+                        if (!gmtime_r(&t, &tm) || strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+                                snprintf(when, sizeof(when), "?");
+                        fprintf(out, "%s XID %" PRId64 "%s%s%s at %s", k ? ";" : "", json_member_int64(e, "xid", 0),
+                                what ? " (" : "", what ?: "", what ? ")" : "", when);
+                        if (count > 1)
+                                fprintf(out, ", %" PRId64 " times", count);
+                        fprintf(out, " [%s]", json_member_string(e, "source") ?: "?");
+                }
+                fprintf(out, "\n");
+        }
+}
+
 static void render_table(json_object *p, FILE *out) {
         json_object *gpus = json_object_object_get(p, "gpus"), *check = json_object_object_get(p, "check");
         const char *message = json_member_string(check, "message");
@@ -75,6 +106,7 @@ static void render_table(json_object *p, FILE *out) {
         for (size_t i = 0; gpus && i < json_object_array_length(gpus); i++)
                 render_gpu(json_object_array_get_idx(gpus, i), out);
         render_problems(gpus, out);
+        render_xids(gpus, out);
 }
 
 void gres_render(json_object *list, GresView view, FILE *out, FILE *err) {

@@ -3,6 +3,7 @@
  * not change. */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,6 +27,7 @@ static const sunkd_cfg_key conf_keys[] = {
         { "node_name", SUNKD_CFG_STRING, offsetof(Conf, node_name), 0, 0, 0 },
         { "xid_events", SUNKD_CFG_BOOL, offsetof(Conf, xid_events), 0, 0, 0 },
         { "xid_window", SUNKD_CFG_DURATION, offsetof(Conf, xid_window_usec), 0, 0, 0 },
+        { "kmsg", SUNKD_CFG_PATH, offsetof(Conf, kmsg), 0, 0, 0 },
         { "xid_hold", SUNKD_CFG_DURATION, offsetof(Conf, xid_hold_usec), 0, 0, 0 },
         { "xid_critical", SUNKD_CFG_LIST, offsetof(Conf, xid_critical), 0, 0, 0 },
 };
@@ -70,28 +72,32 @@ static int parse_aliases(State *s) {
         return 0;
 }
 
-/* xid_critical: each a number, as the admin lists them, instead of the default set. */
-static int parse_critical(sunkd_ctx *c, const sunkd_cfg *cfg, State *s) {
-        static const uint64_t defaults[] = GRES_XID_CRITICAL_DEFAULT;
+/* The XID policy is the health module's: gres's keys for it are kept only
+ * to say so, where they are set, instead of failing a configuration that
+ * worked before.  Their values are still parsed as they were, and unused. */
+static void warn_moved(sunkd_ctx *c, const sunkd_cfg *cfg) {
+        static const char *const moved[] = { "xid_critical", "xid_hold" };
 
-        if (!s->conf.xid_critical) {
-                memcpy(s->critical, defaults, sizeof(defaults));
-                s->n_critical = sizeof(defaults) / sizeof(defaults[0]);
+        for (size_t i = 0; i < ELEMENTSOF(moved); i++) {
+                const sunkd_cfg *node = c->api->cfg_get(cfg, moved[i]);
+                _cleanup_free_ char *where = NULL;
+
+                if (!node)
+                        continue;
+                (void) c->api->cfg_where(node, &where);
+                sunkd_log_warning(c, "%s: key '%s' is ignored: gres no longer judges XID errors; the health module "
+                                  "does, as modules.health.xid_policy says (see sunkd.yaml(5)).",
+                                  where ?: "sunkd.yaml", moved[i]);
+        }
+}
+
+/* The kernel log under the root, unless the section names another (a stand-in). */
+static int default_kmsg(State *s) {
+        const char *root = s->conf.root && strcmp(s->conf.root, "/") != 0 ? s->conf.root : "";
+
+        if (s->conf.kmsg)
                 return 0;
-        }
-        for (char **x = s->conf.xid_critical; *x; x++) {
-                char *end;
-                unsigned long long v;
-
-                errno = 0;
-                v = strtoull(*x, &end, 10);
-                if (!**x || *end || errno || v > UINT32_MAX || !(**x >= '0' && **x <= '9'))
-                        return conf_error(c, c->api->cfg_get(cfg, "xid_critical"), "key 'xid_critical': XID numbers");
-                if (s->n_critical >= GRES_XID_CRITICAL_MAX)
-                        return conf_error(c, c->api->cfg_get(cfg, "xid_critical"), "key 'xid_critical': more than 64 entries");
-                s->critical[s->n_critical++] = v;
-        }
-        return 0;
+        return asprintf(&s->conf.kmsg, "%s/dev/kmsg", root) < 0 ? (s->conf.kmsg = NULL, -ENOMEM) : 0;
 }
 
 int gres_settings_load(sunkd_ctx *c, const sunkd_cfg *cfg, State *s) {
@@ -119,7 +125,7 @@ int gres_settings_load(sunkd_ctx *c, const sunkd_cfg *cfg, State *s) {
         /* nvmlEventSetWait_v2 takes the window in milliseconds as an unsigned int */
         if (s->conf.xid_window_usec < SUNKD_USEC_PER_SEC || s->conf.xid_window_usec > 24 * 3600 * SUNKD_USEC_PER_SEC)
                 return conf_error(c, c->api->cfg_get(cfg, "xid_window"), "key 'xid_window': from 1s to 1d");
-        r = parse_critical(c, cfg, s);
+        r = default_kmsg(s);
         if (r < 0)
                 return r;
         if (!s->conf.slurm_conf && !(s->conf.slurm_conf = strdup(SUNKD_SYSCONFDIR "/slurm/slurm.conf")))
@@ -145,6 +151,10 @@ int gres_check(sunkd_ctx *c, const sunkd_cfg *cfg) {
                 return -ENOMEM;
         r = gres_settings_load(c, cfg, s);
         gres_state_free(s);
+        /* the host checks each section before it starts or reloads the
+         * module, and for --check-config: said once each time */
+        if (r >= 0)
+                warn_moved(c, cfg);
         return r;
 }
 
@@ -163,8 +173,6 @@ static void swap_conf(State *a, State *b) {
         b->n_aliases = n_aliases;
         a->backend = b->backend;
         b->backend = backend;
-        memcpy(a->critical, b->critical, sizeof(a->critical));
-        a->n_critical = b->n_critical;
 }
 
 /* Whether what discovery finds or how it shows it may differ under @n. */
@@ -179,43 +187,42 @@ static bool discovery_changed(const State *s, const State *n) {
 }
 
 /* The new section in place: what discovery found, the fact, the XID log,
- * the check and the calls waiting stay; new timing goes to the jobs, a new
- * XID policy to the GPUs' health at once, anything that changes what
- * discovery finds or writes to a discovery started now.  Turning the XID
- * watch on or off adds or removes a job: a restart (the XID log is in the
- * state directory, so it stays too). */
+ * the check and the calls waiting stay; new timing goes to the jobs,
+ * anything that changes what discovery finds or writes to a discovery
+ * started now.  Turning the XID watch on or off, or reading another kernel
+ * log, adds or removes a job: a restart (the XID log is in the state
+ * directory, so it stays too). */
 int gres_reload(void *state, const sunkd_cfg *cfg) {
         State *s = state, *n = calloc(1, sizeof(*n));
-        bool rediscover, rejudge;
+        bool rediscover;
         int r;
 
         if (!n)
                 return -ENOMEM;
         r = gres_settings_load(s->ctx, cfg, n);
-        if (r >= 0 && gres_watches_xids(n) != gres_watches_xids(s)) {
+        if (r >= 0 && (gres_watches_xids(n) != gres_watches_xids(s) || gres_reads_kmsg(n) != gres_reads_kmsg(s) ||
+                       !streq(n->conf.kmsg, s->conf.kmsg))) {
                 gres_state_free(n);
                 return SUNKD_RELOAD_RESTART;
         }
         if (r >= 0) {
-                const sunkd_job_spec d = gres_discover_spec(n), e = gres_events_spec(n);
+                const sunkd_job_spec d = gres_discover_spec(n), e = gres_events_spec(n), k = gres_kmsg_spec(n);
                 r = s->ctx->api->job_update(s->job, &d);
                 if (r >= 0 && s->events_job)
                         r = s->ctx->api->job_update(s->events_job, &e);
+                if (r >= 0 && s->kmsg_job)
+                        r = s->ctx->api->job_update(s->kmsg_job, &k);
         }
         if (r < 0) {
                 gres_state_free(n);
                 return r;
         }
         rediscover = discovery_changed(s, n);
-        rejudge = s->conf.xid_hold_usec != n->conf.xid_hold_usec || s->n_critical != n->n_critical ||
-                  memcmp(s->critical, n->critical, s->n_critical * sizeof(s->critical[0])) != 0;
         if (s->backend != n->backend || !streq_ptr(s->conf.nvml_library, n->conf.nvml_library))
                 s->use_proc = false; /* another NVML may answer */
         /* The old settings go to @n, and are freed with it. */
         swap_conf(s, n);
         gres_state_free(n);
-        if (rejudge) /* the fact's subscribers hear of it only when it changes */
-                gres_show_gpus(s);
         if (rediscover)
                 (void) s->ctx->api->job_trigger(s->job, "configuration changed");
         return 0;

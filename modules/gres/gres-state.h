@@ -16,6 +16,7 @@
 #include "util/json-util.h"
 
 #define ALIASES_MAX 64
+#define XID_FACT_MAX 64         /* the XID log's last entries in the fact gres.gpus */
 
 /* The module's section of sunkd.yaml, as parsed (gres-settings.c). */
 typedef struct Conf {
@@ -30,6 +31,8 @@ typedef struct Conf {
         char *node_name;
         bool xid_events;
         uint64_t xid_window_usec;
+        char *kmsg;
+        /* moved to the health module's xid_policy: only warned about */
         uint64_t xid_hold_usec;
         char **xid_critical;
 } Conf;
@@ -39,6 +42,15 @@ typedef enum Backend { BACKEND_AUTO, BACKEND_NVML, BACKEND_PROC } Backend;
 typedef struct Known {
         char *type, *uuid, *bus_id;
 } Known;
+
+#define KMSG_GPUS_MAX 64
+
+/* Where the kernel log was read up to, kept with the XID log: valid for
+ * the same file in the same boot. */
+typedef struct KmsgCursor {
+        bool valid;
+        uint64_t seq;
+} KmsgCursor;
 
 typedef struct State {
         sunkd_ctx *ctx;
@@ -61,17 +73,29 @@ typedef struct State {
         uint64_t runs, failures, changes;
         sunkd_metric *m_gpus, *m_memory, *m_failures, *m_changes, *m_check;
         sunkd_metric *m_healthy, *m_ecc, *m_recovery;
-        /* XID events */
+        uint64_t discover_started_usec; /* when the running discovery's child started */
+        uint64_t read_usec;     /* ... and the last one's: its NVML counters were read after this */
+        char boot_id[GRES_XID_BOOT_ID_MAX];
+        /* XID events, from NVML */
         sunkd_job *events_job;
         GresXidLog *xids;
         char *xid_path;         /* where the log is kept; NULL without a state directory */
-        uint64_t critical[GRES_XID_CRITICAL_MAX];
-        size_t n_critical;
-        size_t xid_active;      /* critical events within the hold, as last shown */
+        bool xid_dirty;         /* changed since it was last saved */
+        sunkd_job *save_job;
+        uint64_t storm_logged_usec;
         int watching;           /* 1 watching, 0 not (watch_error says why), -1 not yet known */
         char *watch_error;
         unsigned xid_watched;
         json_object *xid_unwatched;
+        /* ... and from the kernel log */
+        sunkd_job *kmsg_job;
+        KmsgCursor kmsg_cursor;
+        char *kmsg_carry;       /* a record's first part, for the next read */
+        int kmsg_reading;       /* 1 reading, 0 not (kmsg_error says why), -1 not yet known */
+        char *kmsg_error;
+        uint64_t kmsg_records, kmsg_lost, kmsg_overflows, kmsg_malformed;
+        struct { char bus_id[16], uuid[96]; } kmsg_gpus[KMSG_GPUS_MAX]; /* as the driver named them */
+        size_t n_kmsg_gpus;
         sunkd_metric *m_xid, *m_last_xid;
 } State;
 
@@ -96,9 +120,67 @@ void gres_known_free(State *s);
 /* gres-events.c */
 sunkd_job_spec gres_events_spec(const State *s);
 bool gres_watches_xids(const State *s);
-int gres_xids_load(State *s);
 
-/* gres-publish.c */
+/* gres-kmsg-job.c */
+sunkd_job_spec gres_kmsg_spec(const State *s);
+bool gres_reads_kmsg(const State *s);
+
+/* gres-xid-store.c */
+int gres_xids_load(State *s);
+/* The XID events a source reported, taken into the log: @events as
+ * gres_xid_event_from_json() reads them, each with its "count".  Logged,
+ * counted in the metrics, saved and shown; returns how many entries are new. */
+size_t gres_xids_add(State *s, json_object *events, GresXidSource source);
+/* The log changed: repeats summed up, saved soon, shown at once. */
+void gres_xids_changed(State *s);
+/* Repeats not logged yet, summed up in one line if one is due. */
+void gres_xids_summary(State *s);
+sunkd_job_spec gres_save_spec(const State *s);
+void gres_xids_save_now(State *s);
+/* The UUID of the GPU at @bus as discovery or the driver named it, or "". */
+const char *gres_uuid_of(const State *s, const char *bus);
+/* Entries whose GPU had no known UUID when they came get it once known. */
+void gres_xids_name(State *s);
+
+/* gres-publish.c
+ *
+ * The fact gres.gpus, what gres observes for the health module to judge
+ * (gres judges nothing of it):
+ *
+ *   {
+ *     "found": 8,              GPUs (and MIG instances) the last discovery found
+ *     "expected": 8,           ... the discovery that found the most, since the start
+ *     "check": true,           they match slurm.conf's Gres= (false: not; null: unknown)
+ *     "check_message": "...",  why not, when there is a verdict to explain
+ *     "gpus": [ {
+ *         "uuid": "GPU-...", "bus_id": "0000:18:00.0", "type": "h100",
+ *         "recovery_action": 0, NVML's (field 230): 0 none, 1 reset, 2 reboot,
+ *                               3 drain P2P, 4 drain and reset; absent: not reported
+ *         "health": { "healthy": true, "problems": [...], the NVML counters
+ *                     (ecc_uncorrected_volatile, ..._aggregate,
+ *                     retired_pages_pending, remapped_rows_uncorrectable,
+ *                     remap_pending, remap_failure, recovery_action) that the
+ *                     driver reports; absent when found through /proc }
+ *     } ],
+ *     "missing": [ { "uuid", "bus_id", "type" } ],  expected but not found
+ *     "healthy": true,         no GPU's counters show a problem
+ *     "read_usec": N,          the counters were read after this (CLOCK_REALTIME)
+ *     "boot_id": "...",        this boot's (proc/sys/kernel/random/boot_id under root)
+ *     "xid_seq": N,            the number of the last XID event (0: none yet)
+ *     "xid_total": N,          XID events since the log began
+ *     "xid_events": [ {        the log's last XID_FACT_MAX entries, oldest first
+ *         "seq": 41, "last_seq": 57, "count": 12,  numbers of the first and the
+ *                               last event folded into the entry, and how many
+ *         "xid": 79, "bus_id": "0000:18:00.0",
+ *         "uuid": "GPU-...",   absent when neither discovery nor the driver named it
+ *         "gpu_instance": 3, "compute_instance": 0,  only where NVML named them
+ *         "time_usec": N, "last_usec": N,  the first and the last (CLOCK_REALTIME)
+ *         "source": "kmsg",    "kmsg" once the kernel log named it, else "nvml"
+ *         "boot_id": "..."     the boot it happened in, where known
+ *     } ],
+ *     "topology_block": "..."  where the GPUs share one NVLink domain
+ *   }
+ */
 int gres_metrics_add(State *s);
 void gres_show_gpus(State *s);
 int gres_apply_xids(State *s, json_object *gpus);

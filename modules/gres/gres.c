@@ -6,12 +6,15 @@
  * shares the state of gres-state.h:
  *
  *   gres-discover.c  the job gres.discover and what is done with its result
- *   gres-events.c    the job gres.events: XID errors and their log
+ *   gres-events.c    the job gres.events: XID errors from NVML's events
+ *   gres-kmsg-job.c  the job gres.kmsg: XID errors from the kernel log
+ *   gres-xid-store.c the XID log both feed, and the job gres.save that keeps it
  *   gres-publish.c   the metrics and the fact gres.gpus
  *   gres-settings.c  the module's section of sunkd.yaml: keys, check, reload
  *
  * What needs no module context (NVML, /proc, gres.conf rendering, the
- * slurm.conf check, the XID log) is libgres, which the unit tests link.
+ * slurm.conf check, the XID log, the kernel log's records) is libgres,
+ * which the unit tests link.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -118,6 +121,8 @@ void gres_state_free(State *s) {
         free(s->xid_path);
         free(s->watch_error);
         json_object_put(s->xid_unwatched);
+        free(s->kmsg_carry);
+        free(s->kmsg_error);
         free(s);
 }
 
@@ -129,6 +134,7 @@ static int gres_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
                 return -ENOMEM;
         s->check = -1;
         s->watching = -1;
+        s->kmsg_reading = -1;
         s->waiting.ctx = c;
         s->xids = calloc(1, sizeof(*s->xids));
         r = s->xids ? gres_settings_load(c, cfg, s) : -ENOMEM;
@@ -144,6 +150,14 @@ static int gres_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
                 const sunkd_job_spec spec = gres_events_spec(s);
                 r = c->api->job_add(c, &spec, &s->events_job);
         }
+        if (r >= 0 && gres_reads_kmsg(s)) {
+                const sunkd_job_spec spec = gres_kmsg_spec(s);
+                r = c->api->job_add(c, &spec, &s->kmsg_job);
+        }
+        if (r >= 0) {
+                const sunkd_job_spec spec = gres_save_spec(s);
+                r = c->api->job_add(c, &spec, &s->save_job);
+        }
         if (r >= 0)
                 r = c->api->methods_add(c, methods, sizeof(methods) / sizeof(methods[0]));
         if (r < 0) {
@@ -155,6 +169,7 @@ static int gres_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
 }
 
 static void gres_fini(void *state) {
+        gres_xids_save_now(state);
         gres_state_free(state);
 }
 
@@ -189,8 +204,21 @@ static int gres_status(void *state, struct json_object *out) {
                 if (s->xid_unwatched && json_object_array_length(s->xid_unwatched))
                         json_object_object_add(out, "xid_unwatched", json_object_get(s->xid_unwatched));
         }
+        if (s->kmsg_job) {
+                json_object_object_add(out, "kmsg", json_object_new_string(s->conf.kmsg));
+                json_object_object_add(out, "kmsg_read", json_object_new_string(s->kmsg_reading == 1 ? "reading" :
+                                                                                s->kmsg_reading == 0 ? "failed" : "starting"));
+                if (s->kmsg_error)
+                        json_object_object_add(out, "kmsg_error", json_object_new_string(s->kmsg_error));
+                json_object_object_add(out, "kmsg_records", json_object_new_int64((int64_t) s->kmsg_records));
+                json_object_object_add(out, "kmsg_lost", json_object_new_int64((int64_t) s->kmsg_lost));
+                json_object_object_add(out, "kmsg_overflows", json_object_new_int64((int64_t) s->kmsg_overflows));
+                json_object_object_add(out, "kmsg_malformed", json_object_new_int64((int64_t) s->kmsg_malformed));
+                if (s->kmsg_cursor.valid)
+                        json_object_object_add(out, "kmsg_seq", json_object_new_int64((int64_t) s->kmsg_cursor.seq));
+        }
         json_object_object_add(out, "xid_events", json_object_new_int64((int64_t) s->xids->total));
-        json_object_object_add(out, "xid_active", json_object_new_int64((int64_t) s->xid_active));
+        json_object_object_add(out, "xid_seq", json_object_new_int64((int64_t) (s->xids->next_seq - 1)));
         return 0;
 }
 

@@ -11,6 +11,8 @@ noinst_LTLIBRARIES += %reldir%/libgres.la
 	%reldir%/gres-health.h \
 	%reldir%/gres-xid.c \
 	%reldir%/gres-xid.h \
+	%reldir%/gres-kmsg.c \
+	%reldir%/gres-kmsg.h \
 	%reldir%/gres-conf.c \
 	%reldir%/gres-conf.h \
 	%reldir%/gres-proc.c \
@@ -31,6 +33,8 @@ pkglib_LTLIBRARIES += %reldir%/gres.la
 	%reldir%/gres-state.h \
 	%reldir%/gres-discover.c \
 	%reldir%/gres-events.c \
+	%reldir%/gres-kmsg-job.c \
+	%reldir%/gres-xid-store.c \
 	%reldir%/gres-publish.c \
 	%reldir%/gres-settings.c \
 	%reldir%/gres-wait.c \

@@ -237,6 +237,7 @@ static int script_done(void *state, int r, void *input, void *result) {
 static int check_add_job(State *s, Check *k) {
         HealthCheckCommon *common = k->conf;
         char name[64];
+        int r;
 
         if (common->timeout_usec == 0)
                 common->timeout_usec = CHECK_TIMEOUT_DEFAULT_USEC;
@@ -269,7 +270,10 @@ static int check_add_job(State *s, Check *k) {
                 spec.timeout_usec = common->timeout_usec;
                 break;
         case CHECK_GPU:
-                return -EOPNOTSUPP;
+                r = gpu_check_spec(s, k, &spec);
+                if (r < 0)
+                        return r;
+                break;
         }
         return s->ctx->api->job_add(s->ctx, &spec, &k->job);
 }

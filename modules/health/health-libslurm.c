@@ -6,6 +6,7 @@
  * the rules of health-signal.c and hands back what came of it.  Which
  * fields update_node_msg_t and node_info_t have is configure's finding
  * (Slurm changed them between releases), not a guess from the version. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,7 +133,20 @@ static void update(HealthSignal *sig, const char *name) {
         health_signal_updated(sig, 0, NULL);
 }
 
+/* Slurm's plugins (auth/munge, hash/k12) find libslurm's symbols in the
+ * global scope, where a program linked with -lslurm has them; sunkd loads
+ * this module RTLD_LOCAL, so this child makes libslurm global first. */
+static int libslurm_global(void) {
+        Dl_info info;
+
+        if (!dladdr((void *) slurm_init, &info) || !info.dli_fname)
+                return -ENOENT;
+        return dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL) ? 0 : -ELIBACC;
+}
+
 void libslurm_round(HealthSignal *sig, const char *slurm_conf, const char *node_name) {
+        if (libslurm_global() < 0)
+                return health_signal_failed(sig, -ELIBACC, "cannot make libslurm's symbols visible to its plugins");
         slurm_init(slurm_conf);
         sig->step = HEALTH_STEP_QUERY_NODE;
         while (sig->step != HEALTH_STEP_DONE)

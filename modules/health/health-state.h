@@ -11,7 +11,9 @@
 
 #include "health-check.h"
 #include "health-count.h"
+#include "health-gpu.h"
 #include "health-signal.h"
+#include "health-xid-policy.h"
 #include "sunkd/module.h"
 
 #define CHECKS_MAX 64
@@ -86,6 +88,8 @@ typedef struct State {
         char *node_name;
         Check checks[CHECKS_MAX];
         size_t n_checks;
+        HealthXidPolicy xid_policy;
+        HealthGpu *gpu;              /* the gpu check's judge, if there is one */
         /* what we told slurmctld, kept in state_dir (health-store.c) */
         char set_reason[HEALTH_REASON_MAX];
         char sticky_reason[HEALTH_REASON_MAX];
@@ -134,6 +138,7 @@ void scontrol_cancel(State *s);
 
 /* health-store.c */
 void store_load(State *s);
+void store_load_gpu(State *s);
 void store_save(State *s);
 
 /* health-methods.c */

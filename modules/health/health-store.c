@@ -51,26 +51,49 @@ static void load_check(Check *k, json_object *o) {
         copy_member(o, "detail", k->last.detail, sizeof(k->last.detail));
 }
 
-void store_load(State *s) {
+/* The state file as a JSON object, or NULL (missing, or logged as unreadable). */
+static json_object *store_read(State *s) {
         _cleanup_free_ char *path = store_path(s), *text = NULL;
-        _cleanup_json_ json_object *o = NULL;
-        json_object *checks, *c;
+        json_object *o = NULL;
         size_t len;
         int r;
 
         if (!path)
-                return;
+                return NULL;
         r = fileio_read(path, STORE_MAX, &text, &len);
         if (r == -ENOENT)
-                return;
+                return NULL;
         if (r >= 0 && !(o = json_tokener_parse(text)))
                 r = -EBADMSG;
         if (r >= 0 && !json_object_is_type(o, json_type_object))
                 r = -EBADMSG;
         if (r < 0) {
+                json_object_put(o);
                 sunkd_log_warning_errno(s->ctx, r, "Ignoring '%s', which cannot be read: %m", path);
-                return;
+                return NULL;
         }
+        return o;
+}
+
+/* The gpu judge's memory: what it counted and holds survives a restart. */
+void store_load_gpu(State *s) {
+        _cleanup_json_ json_object *o = store_read(s);
+        json_object *g;
+        int r;
+
+        if (!o || !s->gpu || !json_object_object_get_ex(o, "gpu", &g))
+                return;
+        r = health_gpu_state_from_json(s->gpu, g);
+        if (r < 0)
+                sunkd_log_warning_errno(s->ctx, r, "Ignoring the saved state of the gpu check: %m");
+}
+
+void store_load(State *s) {
+        _cleanup_json_ json_object *o = store_read(s);
+        json_object *checks, *c;
+
+        if (!o)
+                return;
         copy_member(o, "set_reason", s->set_reason, sizeof(s->set_reason));
         copy_member(o, "sticky_reason", s->sticky_reason, sizeof(s->sticky_reason));
         copy_member(o, "lifted_check", s->lifted_check, sizeof(s->lifted_check));
@@ -120,6 +143,8 @@ void store_save(State *s) {
                 json_object_object_add(checks, check_name(&s->checks[i]),
                                        check_to_json(&s->checks[i], (unsigned) s->conf.fail_after, (unsigned) s->conf.pass_after));
         json_object_object_add(o, "checks", checks);
+        if (s->gpu)
+                json_object_object_add(o, "gpu", health_gpu_state_to_json(s->gpu));
         text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
         if (s->saved && streq(s->saved, text))
                 return;

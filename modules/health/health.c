@@ -46,6 +46,7 @@ static void health_fini(void *state) {
                 return;
         methods_answer_waiters(s, false, "sunkd's health module stopped");
         settings_clear(s);
+        health_gpu_free(s->gpu);
         free(s->saved);
         free(s);
 }

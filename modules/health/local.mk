@@ -26,9 +26,13 @@ noinst_LTLIBRARIES += %reldir%/libhealth.la
 	%reldir%/health-node.h \
 	%reldir%/health-count.c \
 	%reldir%/health-count.h \
+	%reldir%/health-gpu.c \
+	%reldir%/health-gpu.h \
+	%reldir%/health-xid-policy.c \
+	%reldir%/health-xid-policy.h \
 	# End of libhealth_la_SOURCES
-%canon_reldir%_libhealth_la_CFLAGS = $(AM_CFLAGS) $(CRYPTO_CFLAGS)
-%canon_reldir%_libhealth_la_LIBADD = $(MUNGE_LIBS) $(CRYPTO_LIBS)
+%canon_reldir%_libhealth_la_CFLAGS = $(AM_CFLAGS) $(CRYPTO_CFLAGS) $(JSONC_CFLAGS)
+%canon_reldir%_libhealth_la_LIBADD = $(MUNGE_LIBS) $(CRYPTO_LIBS) $(JSONC_LIBS)
 
 pkglib_LTLIBRARIES += %reldir%/health.la
 %canon_reldir%_health_la_SOURCES = \
@@ -36,6 +40,7 @@ pkglib_LTLIBRARIES += %reldir%/health.la
 	%reldir%/health-state.h \
 	%reldir%/health-settings.c \
 	%reldir%/health-checks.c \
+	%reldir%/health-gpucheck.c \
 	%reldir%/health-judge.c \
 	%reldir%/health-scontrol.c \
 	%reldir%/health-libslurm.c \

@@ -44,5 +44,9 @@ is "$(get RuntimeDirectory)" sunkd "RuntimeDirectory=sunkd holds /run/sunkd/io.s
 is "$(get StateDirectory)" sunkd "StateDirectory=sunkd is the default state_dir"
 like "$(get ProtectSystem)" "^(yes|true)$" "ProtectSystem leaves /etc writable for the caches"
 unlike "$(cat "$UNIT")" "^(ReadOnlyPaths|InaccessiblePaths)=.*/etc" "/etc is not made read-only otherwise"
+# gres reads XID errors from the kernel log.
+unlike "$(get ProtectKernelLogs)" "^(yes|true)$" "no ProtectKernelLogs: it would hide /dev/kmsg"
+like "$(get BindReadOnlyPaths)" "(^| )-?/dev/kmsg( |$)" "/dev/kmsg is in the private /dev"
+like "$(get DeviceAllow)" "^/dev/kmsg r$" "and may be read"
 
 done_testing

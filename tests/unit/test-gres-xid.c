@@ -1,6 +1,7 @@
-/* gres XID events: the bounded log, its JSON form as a hostile file or child
- * could hand it over, how it bears on a GPU's health, and the NVML watch
- * against the fake library. */
+/* gres XID events: the bounded log (numbers, storms folded, one event two
+ * sources report counted once), its JSON form as a hostile file or child
+ * could hand it over, what the List shows of it, and the NVML watch against
+ * the fake library. */
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
@@ -17,61 +18,204 @@
 #include "../../modules/gres/gres-xid.h"
 #include "../lib/check-run.h"
 
-static const uint64_t critical[] = GRES_XID_CRITICAL_DEFAULT;
-#define N_CRITICAL (sizeof(critical) / sizeof(critical[0]))
 #define HOUR (3600ULL * 1000000ULL)
+#define SEC 1000000ULL
 
 static GresXidEvent ev(const char *bus, uint64_t xid, uint64_t t) {
         GresXidEvent e = { .xid = xid, .gpu_instance = GRES_XID_NONE, .compute_instance = GRES_XID_NONE,
-                           .time_usec = t };
+                           .time_usec = t, .last_usec = t };
 
         snprintf(e.bus_id, sizeof(e.bus_id), "%s", bus);
         snprintf(e.uuid, sizeof(e.uuid), "GPU-%s", bus);
         return e;
 }
 
-START_TEST(test_log_ring) {
-        _cleanup_free_ GresXidLog *l = calloc(1, sizeof(*l));
+static GresXidLog *log_new(void) {
+        GresXidLog *l = calloc(1, sizeof(*l));
 
-        for (unsigned i = 0; i < GRES_XID_LOG_MAX + 10; i++) {
-                GresXidEvent e = ev("0000:18:00.0", i, i);
-                gres_xid_log_add(l, &e);
-        }
+        ck_assert_ptr_nonnull(l);
+        gres_xid_log_init(l);
+        return l;
+}
+
+static GresXidAdded add(GresXidLog *l, GresXidEvent e, uint64_t count, GresXidSource src) {
+        GresXidEvent *entry;
+
+        return gres_xid_log_add(l, &e, count, src, &entry);
+}
+
+START_TEST(test_log_ring) {
+        _cleanup_free_ GresXidLog *l = log_new();
+
+        for (unsigned i = 0; i < GRES_XID_LOG_MAX + 10; i++)
+                ck_assert_int_eq(add(l, ev("0000:18:00.0", i, i), 1, GRES_XID_NVML), GRES_XID_ADDED_NEW);
         ck_assert_uint_eq(l->n, GRES_XID_LOG_MAX);
         ck_assert_uint_eq(l->total, GRES_XID_LOG_MAX + 10);
         ck_assert_uint_eq(gres_xid_log_get(l, 0)->xid, 10);
+        ck_assert_uint_eq(gres_xid_log_get(l, 0)->seq, 11);
         ck_assert_uint_eq(gres_xid_log_get(l, GRES_XID_LOG_MAX - 1)->xid, GRES_XID_LOG_MAX + 9);
+        ck_assert_uint_eq(gres_xid_log_get(l, GRES_XID_LOG_MAX - 1)->seq, GRES_XID_LOG_MAX + 10);
+        ck_assert_uint_eq(l->next_seq, GRES_XID_LOG_MAX + 11);
+}
+END_TEST
+
+/* A storm: repeats within the window of the first are one entry that counts
+ * them and covers their numbers; past the window, or on another GPU, another
+ * entry; a hundred thousand take no more room than one. */
+START_TEST(test_log_storm) {
+        _cleanup_free_ GresXidLog *l = log_new();
+        const uint64_t t = 1800000000000000ULL;
+        GresXidEvent *e;
+
+        ck_assert_int_eq(add(l, ev("0000:18:00.0", 45, t), 1, GRES_XID_KMSG), GRES_XID_ADDED_NEW);
+        for (unsigned i = 1; i < 100000; i++)
+                ck_assert_int_eq(add(l, ev("0000:18:00.0", 45, t + i * 10), 1, GRES_XID_KMSG), GRES_XID_ADDED_FOLDED);
+        ck_assert_uint_eq(l->n, 1);
+        e = gres_xid_log_at(l, 0);
+        ck_assert_uint_eq(e->count, 100000);
+        ck_assert_uint_eq(e->seq, 1);
+        ck_assert_uint_eq(e->last_seq, 100000);
+        ck_assert_uint_eq(e->time_usec, t);
+        ck_assert_uint_eq(e->last_usec, t + 99999 * 10);
+        ck_assert_uint_eq(l->total, 100000);
+        /* counted in one go, as a read of the kernel log hands them */
+        ck_assert_int_eq(add(l, ev("0000:18:00.0", 45, t + 2 * SEC), 5000, GRES_XID_KMSG), GRES_XID_ADDED_FOLDED);
+        ck_assert_uint_eq(gres_xid_log_get(l, 0)->count, 105000);
+        ck_assert_uint_eq(gres_xid_log_get(l, 0)->last_seq, 105000);
+        /* another GPU, another XID, or past the window: entries of their own */
+        ck_assert_int_eq(add(l, ev("0000:2a:00.0", 45, t + 3 * SEC), 1, GRES_XID_KMSG), GRES_XID_ADDED_NEW);
+        ck_assert_int_eq(add(l, ev("0000:18:00.0", 13, t + 3 * SEC), 1, GRES_XID_KMSG), GRES_XID_ADDED_NEW);
+        ck_assert_int_eq(add(l, ev("0000:18:00.0", 45, t + GRES_XID_STORM_USEC), 1, GRES_XID_KMSG), GRES_XID_ADDED_NEW);
+        ck_assert_uint_eq(l->n, 4);
+        ck_assert_uint_eq(gres_xid_log_get(l, 3)->seq, 105003);
+        /* the newest entry of the pair takes the next repeats */
+        ck_assert_int_eq(add(l, ev("0000:18:00.0", 45, t + GRES_XID_STORM_USEC + 1), 1, GRES_XID_KMSG),
+                         GRES_XID_ADDED_FOLDED);
+        ck_assert_uint_eq(gres_xid_log_get(l, 3)->count, 2);
+        ck_assert_uint_eq(gres_xid_log_get(l, 0)->count, 105000);
+        /* another boot: never folded into one before it */
+        {
+                GresXidEvent x = ev("0000:18:00.0", 45, t + GRES_XID_STORM_USEC + 2);
+                strcpy(x.boot_id, "other-boot");
+                ck_assert_int_eq(add(l, x, 1, GRES_XID_KMSG), GRES_XID_ADDED_NEW);
+        }
+}
+END_TEST
+
+/* One event both sources report is counted once, whichever comes first;
+ * an entry the kernel log named says so; NVML's MIG instance is kept. */
+START_TEST(test_log_match) {
+        _cleanup_free_ GresXidLog *l = log_new();
+        const uint64_t t = 1800000000000000ULL;
+        GresXidEvent n = ev("0000:18:00.0", 79, t + 2000), k = ev("0000:18:00.0", 79, t);
+
+        n.gpu_instance = 3;
+        n.compute_instance = 0;
+        k.uuid[0] = '\0'; /* the kernel log names the bus only */
+        ck_assert_int_eq(add(l, k, 1, GRES_XID_KMSG), GRES_XID_ADDED_NEW);
+        ck_assert_int_eq(add(l, n, 1, GRES_XID_NVML), GRES_XID_ADDED_MATCHED);
+        ck_assert_uint_eq(l->n, 1);
+        ck_assert_uint_eq(l->total, 1);
+        ck_assert_uint_eq(gres_xid_log_get(l, 0)->count, 1);
+        ck_assert_int_eq(gres_xid_log_get(l, 0)->source, GRES_XID_KMSG);
+        ck_assert_str_eq(gres_xid_log_get(l, 0)->uuid, "GPU-0000:18:00.0");
+        ck_assert_uint_eq(gres_xid_log_get(l, 0)->gpu_instance, 3);
+        /* a second one NVML alone reports is one more */
+        ck_assert_int_eq(add(l, n, 1, GRES_XID_NVML), GRES_XID_ADDED_FOLDED);
+        ck_assert_uint_eq(gres_xid_log_get(l, 0)->count, 2);
+        /* ... and the kernel log's report of it, later, matches it */
+        ck_assert_int_eq(add(l, k, 1, GRES_XID_KMSG), GRES_XID_ADDED_MATCHED);
+        ck_assert_uint_eq(gres_xid_log_get(l, 0)->count, 2);
+        ck_assert_uint_eq(l->total, 2);
+        /* NVML first, then the log: the log's names it, counted once */
+        n = ev("0000:2a:00.0", 48, t);
+        k = ev("0000:2a:00.0", 48, t + 1000);
+        ck_assert_int_eq(add(l, n, 1, GRES_XID_NVML), GRES_XID_ADDED_NEW);
+        ck_assert_int_eq(gres_xid_log_get(l, 1)->source, GRES_XID_NVML);
+        ck_assert_int_eq(add(l, k, 3, GRES_XID_KMSG), GRES_XID_ADDED_FOLDED);
+        ck_assert_uint_eq(gres_xid_log_get(l, 1)->count, 3);
+        ck_assert_int_eq(gres_xid_log_get(l, 1)->source, GRES_XID_KMSG);
+        /* beyond the matching window the other source's report is another event */
+        n = ev("0000:2a:00.0", 48, t + 1000 + GRES_XID_MATCH_USEC + 1);
+        ck_assert_int_eq(add(l, n, 1, GRES_XID_NVML), GRES_XID_ADDED_FOLDED);
+        ck_assert_uint_eq(gres_xid_log_get(l, 1)->count, 4);
 }
 END_TEST
 
 START_TEST(test_log_json_roundtrip) {
-        _cleanup_free_ GresXidLog *l = calloc(1, sizeof(*l)), *back = calloc(1, sizeof(*back));
+        _cleanup_free_ GresXidLog *l = log_new(), *back = calloc(1, sizeof(*back));
         GresXidEvent e = ev("0000:2a:00.0", 79, 1700000000000000ULL);
         json_object *o;
 
         e.gpu_instance = 3;
         e.compute_instance = 0;
-        gres_xid_log_add(l, &e);
+        strcpy(e.boot_id, "36ec70a7-d6f3-406c-9df9-136c820c90cf");
+        add(l, e, 1, GRES_XID_NVML);
         e.xid = 999;
-        gres_xid_log_add(l, &e);
+        e.uuid[0] = '\0';
+        add(l, e, 7, GRES_XID_KMSG);
         o = gres_xid_log_to_json(l);
         ck_assert_ptr_nonnull(o);
         ck_assert_int_eq(gres_xid_log_from_json(o, back), 0);
         json_object_put(o);
         ck_assert_uint_eq(back->n, 2);
-        ck_assert_uint_eq(back->total, 2);
+        ck_assert_uint_eq(back->total, 8);
+        ck_assert_uint_eq(back->next_seq, 9);
         ck_assert_str_eq(gres_xid_log_get(back, 0)->bus_id, "0000:2a:00.0");
         ck_assert_str_eq(gres_xid_log_get(back, 0)->uuid, "GPU-0000:2a:00.0");
+        ck_assert_str_eq(gres_xid_log_get(back, 0)->boot_id, "36ec70a7-d6f3-406c-9df9-136c820c90cf");
         ck_assert_uint_eq(gres_xid_log_get(back, 0)->gpu_instance, 3);
         ck_assert_uint_eq(gres_xid_log_get(back, 0)->compute_instance, 0);
+        ck_assert_int_eq(gres_xid_log_get(back, 0)->source, GRES_XID_NVML);
         ck_assert_uint_eq(gres_xid_log_get(back, 1)->xid, 999);
+        ck_assert_str_eq(gres_xid_log_get(back, 1)->uuid, "");
+        ck_assert_uint_eq(gres_xid_log_get(back, 1)->seq, 2);
+        ck_assert_uint_eq(gres_xid_log_get(back, 1)->last_seq, 8);
+        ck_assert_uint_eq(gres_xid_log_get(back, 1)->count, 7);
+        ck_assert_uint_eq(gres_xid_log_get(back, 1)->unmatched[GRES_XID_KMSG], 7);
+        ck_assert_int_eq(gres_xid_log_get(back, 1)->source, GRES_XID_KMSG);
         ck_assert_uint_eq(gres_xid_log_get(back, 1)->time_usec, 1700000000000000ULL);
+        /* what was loaded is not logged again */
+        ck_assert_uint_eq(gres_xid_log_get(back, 1)->reported, 7);
+
+        /* a repeat folded into the first entry after the second began: its
+         * last number lies past the second's first */
+        e.xid = 79;
+        add(l, e, 1, GRES_XID_NVML);
+        ck_assert_uint_eq(gres_xid_log_get(l, 0)->last_seq, 9);
+        o = gres_xid_log_to_json(l);
+        ck_assert_int_eq(gres_xid_log_from_json(o, back), 0);
+        json_object_put(o);
+        ck_assert_uint_eq(back->n, 2);
+        ck_assert_uint_eq(back->next_seq, 10);
+        ck_assert_uint_eq(gres_xid_log_get(back, 0)->count, 2);
 }
 END_TEST
 
-/* Each of these, in a log file or from the child, is refused as a whole and
- * leaves the log as it was. */
+/* A log an older sunkd saved: events without numbers get the next ones. */
+START_TEST(test_log_json_older) {
+        _cleanup_free_ GresXidLog *l = calloc(1, sizeof(*l));
+        json_object *o = json_tokener_parse(
+                "{\"total\": 5, \"events\": ["
+                "{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"GPU-a\", \"xid\": 79, \"time_usec\": 1},"
+                "{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"GPU-a\", \"xid\": 48, \"time_usec\": 2, \"gpu_instance\": 1}]}");
+
+        ck_assert_int_eq(gres_xid_log_from_json(o, l), 0);
+        json_object_put(o);
+        ck_assert_uint_eq(l->n, 2);
+        ck_assert_uint_eq(gres_xid_log_get(l, 0)->seq, 1);
+        ck_assert_uint_eq(gres_xid_log_get(l, 1)->seq, 2);
+        ck_assert_uint_eq(gres_xid_log_get(l, 1)->count, 1);
+        ck_assert_int_eq(gres_xid_log_get(l, 1)->source, GRES_XID_NVML);
+        ck_assert_uint_eq(l->next_seq, 3);
+        ck_assert_uint_eq(l->total, 5);
+}
+END_TEST
+
+/* Each of these, in a log file or from a child, is refused as a whole and
+ * leaves the log empty. */
 START_TEST(test_log_json_hostile) {
+#define EV(x) "{\"total\": 1, \"events\": [{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"U\", \"xid\": 1, \"time_usec\": 1" x "}]}"
         static const char *const bad[] = {
                 "[]",
                 "{\"events\": []}",
@@ -83,7 +227,7 @@ START_TEST(test_log_json_hostile) {
                 "{\"total\": 1, \"events\": [{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"U\", \"xid\": 4294967296, \"time_usec\": 1}]}",
                 "{\"total\": 1, \"events\": [{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"U\", \"xid\": 1, \"time_usec\": -5}]}",
                 "{\"total\": 1, \"events\": [{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"U\", \"xid\": 1, \"time_usec\": 1.5}]}",
-                "{\"total\": 1, \"events\": [{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"U\", \"xid\": 1, \"time_usec\": 1, \"gpu_instance\": 4294967295}]}",
+                EV(", \"gpu_instance\": 4294967295"),
                 "{\"total\": 1, \"events\": [{\"bus_id\": \"00000000:18:00.0\", \"uuid\": \"U\", \"xid\": 1, \"time_usec\": 1}]}",
                 "{\"total\": 1, \"events\": [{\"bus_id\": \"0000:1B:00.0\", \"uuid\": \"U\", \"xid\": 1, \"time_usec\": 1}]}",
                 "{\"total\": 1, \"events\": [{\"bus_id\": \"../../etc/pw\", \"uuid\": \"U\", \"xid\": 1, \"time_usec\": 1}]}",
@@ -93,21 +237,41 @@ START_TEST(test_log_json_hostile) {
                 "{\"total\": 1, \"events\": [{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"\", \"xid\": 1, \"time_usec\": 1}]}",
                 "{\"total\": 1, \"events\": [{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"\xc3\xa9\", \"xid\": 1, \"time_usec\": 1}]}",
                 "{\"total\": 1, \"events\": [7]}",
+                /* the fields the log added */
+                EV(", \"count\": 0"),
+                EV(", \"count\": 2"),                                      /* more than the total */
+                EV(", \"seq\": 5, \"last_seq\": 4"),
+                EV(", \"last_seq\": 4"),                                   /* a last without a first */
+                EV(", \"seq\": 5, \"last_seq\": 5, \"count\": 2"),         /* two in one number */
+                EV(", \"last_usec\": 0"),                                  /* the last before the first */
+                EV(", \"source\": \"dmesg\""),
+                EV(", \"source\": 1"),
+                EV(", \"boot_id\": \"a b\""),
+                EV(", \"boot_id\": \"\""),
+                EV(", \"boot_id\": \"0123456789012345678901234567890123456789\""),
+                EV(", \"unmatched_kmsg\": 2"),                              /* more than its count */
+                EV(", \"seq\": 9223372036854775807, \"last_seq\": 9223372036854775807"),
+                "{\"total\": 2, \"seq\": 3, \"events\": ["
+                "{\"bus_id\": \"0000:18:00.0\", \"xid\": 1, \"time_usec\": 1, \"seq\": 2, \"last_seq\": 2},"
+                "{\"bus_id\": \"0000:18:00.0\", \"xid\": 1, \"time_usec\": 1, \"seq\": 1, \"last_seq\": 1}]}", /* not rising */
+                "{\"total\": 1, \"seq\": 1, \"events\": ["
+                "{\"bus_id\": \"0000:18:00.0\", \"xid\": 1, \"time_usec\": 1, \"seq\": 4, \"last_seq\": 4}]}",  /* next behind */
+                "{\"total\": 1, \"seq\": 0, \"events\": []}",
         };
-        _cleanup_free_ GresXidLog *l = calloc(1, sizeof(*l));
-        GresXidEvent keep = ev("0000:18:00.0", 48, 5);
+#undef EV
+        _cleanup_free_ GresXidLog *l = log_new();
         _cleanup_free_ char *longuuid = malloc(200), *text = NULL;
 
-        gres_xid_log_add(l, &keep);
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
                 json_object *o = json_tokener_parse(bad[i]);
 
                 ck_assert_msg(o, "%s", bad[i]);
+                add(l, ev("0000:18:00.0", 48, 5), 1, GRES_XID_NVML);
                 ck_assert_msg(gres_xid_log_from_json(o, l) == -EBADMSG, "accepted: %s", bad[i]);
                 json_object_put(o);
-                ck_assert_uint_eq(l->n, 1);
-                ck_assert_uint_eq(l->total, 1);
-                ck_assert_uint_eq(gres_xid_log_get(l, 0)->xid, 48);
+                ck_assert_uint_eq(l->n, 0);
+                ck_assert_uint_eq(l->total, 0);
+                ck_assert_uint_eq(l->next_seq, 1);
         }
         memset(longuuid, 'U', 199);
         longuuid[199] = 0;
@@ -123,12 +287,13 @@ END_TEST
 
 /* More events than the ring holds: refused, not truncated. */
 START_TEST(test_log_json_too_many) {
-        _cleanup_free_ GresXidLog *l = calloc(1, sizeof(*l));
+        _cleanup_free_ GresXidLog *l = log_new();
         json_object *o = json_object_new_object(), *list = json_object_new_array();
         GresXidEvent e = ev("0000:18:00.0", 31, 1);
 
+        e.count = 1;
         for (unsigned i = 0; i <= GRES_XID_LOG_MAX; i++)
-                json_object_array_add(list, gres_xid_event_to_json(&e));
+                json_object_array_add(list, gres_xid_event_to_json(&e, 0));
         json_object_object_add(o, "total", json_object_new_int64(GRES_XID_LOG_MAX + 1));
         json_object_object_add(o, "events", list);
         ck_assert_int_eq(gres_xid_log_from_json(o, l), -EBADMSG);
@@ -150,73 +315,39 @@ static json_object *gpu(const char *bus, bool with_health) {
         return g;
 }
 
-static const char *path_str(json_object *o, const char *a, const char *b) {
-        json_object *x = json_object_object_get(o, a);
-        return json_object_get_string(b ? json_object_object_get(x, b) : x);
-}
-
-START_TEST(test_apply) {
-        _cleanup_free_ GresXidLog *l = calloc(1, sizeof(*l));
+/* The List shows a GPU's entries; its health is what NVML says, however
+ * bad the XID: gres judges none of them. */
+START_TEST(test_show) {
+        _cleanup_free_ GresXidLog *l = log_new();
         uint64_t now = 1800000000000000ULL;
         json_object *g0 = gpu("0000:18:00.0", true), *g1 = gpu("0000:2a:00.0", true), *g2 = gpu("0000:3a:00.0", false),
-                    *problems;
-        GresXidEvent e;
+                    *list;
 
-        e = ev("0000:18:00.0", 79, now - 2 * HOUR); /* past the hold */
-        gres_xid_log_add(l, &e);
-        e = ev("0000:18:00.0", 48, now - 100);
-        gres_xid_log_add(l, &e);
-        e = ev("0000:18:00.0", 48, now - 50);
-        gres_xid_log_add(l, &e);
-        e = ev("0000:18:00.0", 13, now - 10); /* an application's */
-        gres_xid_log_add(l, &e);
-        for (unsigned i = 0; i < 20; i++) {
-                e = ev("0000:2a:00.0", 31, now - 1000 + i);
-                gres_xid_log_add(l, &e);
-        }
-        e = ev("0000:3a:00.0", 74, 0);
-        gres_xid_log_add(l, &e);
-        ck_assert_uint_eq(gres_xid_active(l, critical, N_CRITICAL, now, HOUR), 2);
+        add(l, ev("0000:18:00.0", 79, now - 2 * HOUR), 1, GRES_XID_NVML);
+        add(l, ev("0000:18:00.0", 48, now - 100), 1, GRES_XID_NVML);
+        add(l, ev("0000:18:00.0", 48, now - 50), 1, GRES_XID_NVML);
+        add(l, ev("0000:18:00.0", 13, now - 10), 1, GRES_XID_NVML);
+        for (unsigned i = 0; i < 20; i++) /* twenty storms, a minute apart */
+                add(l, ev("0000:2a:00.0", 31, now - HOUR + i * GRES_XID_STORM_USEC), 1, GRES_XID_NVML);
 
-        ck_assert_int_eq(gres_xid_apply(l, g0, critical, N_CRITICAL, now, HOUR), 0);
-        ck_assert_uint_eq(json_object_array_length(json_object_object_get(g0, "xid_events")), 4);
-        ck_assert_str_eq(path_str(g0, "health", "healthy"), "false");
-        problems = json_object_object_get(json_object_object_get(g0, "health"), "problems");
-        ck_assert_uint_eq(json_object_array_length(problems), 1);
-        ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(problems, 0)),
-                         "XID 48 (double-bit ECC error) at 2027-01-15T07:59:59Z, 2 times");
+        ck_assert_int_eq(gres_xid_show(l, g0), 0);
+        list = json_object_object_get(g0, "xid_events");
+        ck_assert_uint_eq(json_object_array_length(list), 3);
+        ck_assert_int_eq(json_object_get_int64(json_object_object_get(json_object_array_get_idx(list, 1), "count")), 2);
+        ck_assert_str_eq(json_object_get_string(json_object_object_get(json_object_array_get_idx(list, 0), "what")),
+                         "GPU has fallen off the bus");
+        ck_assert(json_object_get_boolean(json_object_object_get(json_object_object_get(g0, "health"), "healthy")));
+        ck_assert_uint_eq(json_object_array_length(json_object_object_get(json_object_object_get(g0, "health"), "problems")), 0);
 
-        ck_assert_int_eq(gres_xid_apply(l, g1, critical, N_CRITICAL, now, HOUR), 0);
-        ck_assert_uint_eq(json_object_array_length(json_object_object_get(g1, "xid_events")), GRES_XID_PER_GPU_SHOWN);
-        ck_assert_int_eq(json_object_get_int64(json_object_object_get(
-                                 json_object_array_get_idx(json_object_object_get(g1, "xid_events"), 0), "time_usec")),
-                         (int64_t) (now - 1000 + 4));
-        ck_assert_str_eq(path_str(g1, "health", "healthy"), "true");
-
-        /* no health object (found through /proc): one is made for the XIDs */
-        ck_assert_int_eq(gres_xid_apply(l, g2, critical, N_CRITICAL, now, UINT64_MAX / 2), 0);
-        ck_assert_str_eq(path_str(g2, "health", "healthy"), "false");
-        /* a hold of 0: shown, never unhealthy */
-        json_object_put(g2);
-        g2 = gpu("0000:3a:00.0", true);
-        ck_assert_int_eq(gres_xid_apply(l, g2, critical, N_CRITICAL, now, 0), 0);
-        ck_assert_str_eq(path_str(g2, "health", "healthy"), "true");
-        ck_assert_uint_eq(json_object_array_length(json_object_object_get(g2, "xid_events")), 1);
-
-        /* stamped in the future (the clock set back): counts within the hold of now, not for ever */
-        memset(l, 0, sizeof(*l));
-        e = ev("0000:3a:00.0", 79, now + 10 * 60 * 1000000ULL);
-        gres_xid_log_add(l, &e);
-        ck_assert_uint_eq(gres_xid_active(l, critical, N_CRITICAL, now, HOUR), 1);
-        memset(l, 0, sizeof(*l));
-        e = ev("0000:3a:00.0", 79, now + 2 * HOUR);
-        gres_xid_log_add(l, &e);
-        ck_assert_uint_eq(gres_xid_active(l, critical, N_CRITICAL, now, HOUR), 0);
-        json_object_put(g2);
-        g2 = gpu("0000:3a:00.0", true);
-        ck_assert_int_eq(gres_xid_apply(l, g2, critical, N_CRITICAL, now, HOUR), 0);
-        ck_assert_str_eq(path_str(g2, "health", "healthy"), "true");
-        ck_assert_uint_eq(gres_xid_active(l, critical, N_CRITICAL, now + 2 * HOUR, HOUR), 1);
+        ck_assert_int_eq(gres_xid_show(l, g1), 0);
+        list = json_object_object_get(g1, "xid_events");
+        ck_assert_uint_eq(json_object_array_length(list), GRES_XID_PER_GPU_SHOWN);
+        ck_assert_int_eq(json_object_get_int64(json_object_object_get(json_object_array_get_idx(list, 0), "time_usec")),
+                         (int64_t) (now - HOUR + 4 * GRES_XID_STORM_USEC));
+        /* none of its own: none added, no health made up */
+        ck_assert_int_eq(gres_xid_show(l, g2), 0);
+        ck_assert_ptr_null(json_object_object_get(g2, "xid_events"));
+        ck_assert_ptr_null(json_object_object_get(g2, "health"));
 
         json_object_put(g0);
         json_object_put(g1);
@@ -224,11 +355,24 @@ START_TEST(test_apply) {
 }
 END_TEST
 
+START_TEST(test_tail) {
+        _cleanup_free_ GresXidLog *l = log_new();
+        json_object *t;
+
+        for (unsigned i = 0; i < 100; i++)
+                add(l, ev("0000:18:00.0", i, i), 1, GRES_XID_KMSG);
+        t = gres_xid_log_tail_json(l, 64);
+        ck_assert_uint_eq(json_object_array_length(t), 64);
+        ck_assert_int_eq(json_object_get_int64(json_object_object_get(json_object_array_get_idx(t, 0), "seq")), 37);
+        ck_assert_str_eq(json_object_get_string(json_object_object_get(json_object_array_get_idx(t, 63), "source")), "kmsg");
+        ck_assert_ptr_null(json_object_object_get(json_object_array_get_idx(t, 0), "unmatched_kmsg"));
+        json_object_put(t);
+}
+END_TEST
+
 START_TEST(test_describe) {
         ck_assert_str_eq(gres_xid_describe(79), "GPU has fallen off the bus");
         ck_assert_ptr_null(gres_xid_describe(12345));
-        ck_assert(gres_xid_is_critical(95, critical, N_CRITICAL));
-        ck_assert(!gres_xid_is_critical(13, critical, N_CRITICAL));
 }
 END_TEST
 
@@ -351,10 +495,14 @@ static Suite *suite(void) {
         TCase *tc = tcase_create("log");
 
         tcase_add_test(tc, test_log_ring);
+        tcase_add_test(tc, test_log_storm);
+        tcase_add_test(tc, test_log_match);
         tcase_add_test(tc, test_log_json_roundtrip);
+        tcase_add_test(tc, test_log_json_older);
         tcase_add_test(tc, test_log_json_hostile);
         tcase_add_test(tc, test_log_json_too_many);
-        tcase_add_test(tc, test_apply);
+        tcase_add_test(tc, test_show);
+        tcase_add_test(tc, test_tail);
         tcase_add_test(tc, test_describe);
         suite_add_tcase(s, tc);
 
