@@ -432,6 +432,8 @@ TESTS += tests/integration/0282-health-jwt.t
 EXTRA_DIST += tests/integration/0282-health-jwt.t
 TESTS += tests/integration/0284-health-libslurm.t
 EXTRA_DIST += tests/integration/0284-health-libslurm.t
+TESTS += tests/integration/0285-health-gpu.t
+EXTRA_DIST += tests/integration/0285-health-gpu.t
 EXTRA_DIST += tests/lib/slurm.sh
 
 # A fake libnvidia-ml.so.1 for gres discovery, driven by $FAKE_NVML_CONFIG.

@@ -1,0 +1,128 @@
+#!/bin/bash
+# deadline: 600
+# GPU faults end to end on a real slurmctld and slurmd: gres reads an XID
+# from the kernel log (a FIFO stand-in read by the same code as /dev/kmsg)
+# and from NVML's event API (the fake NVML), health's gpu check judges the
+# fact gres.gpus by the XID policy: XID 79 drains the node with a reason
+# that names the GPU, XID 13 (an application's fault) does not, an
+# override makes it drain; the hold survives a restart of sunkd.
+. "$SUNKD_SRCDIR/tests/lib/tap.sh"
+. "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
+. "$SUNKD_SRCDIR/tests/lib/slurm.sh"
+sunkd_setup
+slurm_setup
+for m in gres health; do
+        cp "$SUNKD_BUILDDIR/modules/$m/.libs/$m.so" "$MODDIR/" || bail_out "$m.so not built"
+done
+NVML="$SUNKD_BUILDDIR/tests/fake-nvml/.libs/libnvidia-ml.so"
+[ -f "$NVML" ] || bail_out "the fake NVML is not built"
+KW="$SUNKD_SRCDIR/tests/lib/kmsg-stand-in.py"
+NODE=gpu-hc-1
+EV="$T/events"
+mkdir "$EV" "$T/root" || bail_out "cannot make the directories"
+mkdir -p "$T/root/proc/sys/kernel/random" && echo 0d9c1f2e-aaaa-4bbb-8ccc-0123456789ab > "$T/root/proc/sys/kernel/random/boot_id" ||
+        bail_out "cannot give the fake root a boot id"
+cat > "$T/nvml.desc" <<DESC
+init ok
+gpu|00000000:07:00.0|0|NVIDIA A100-SXM4-40GB|GPU-a0|42949672960|0-1|-|-
+gpu|00000000:0B:00.0|1|NVIDIA A100-SXM4-40GB|GPU-a1|42949672960|0-1|-|-
+events|$EV
+DESC
+export FAKE_NVML_CONFIG="$T/nvml.desc"
+KMSG="$T/kmsg"
+mkfifo "$KMSG" && exec 7<>"$KMSG" || bail_out "cannot make the kernel log's stand-in"
+
+slurm_munge_start
+slurm_conf
+slurm_ctld_start
+slurm_node_start "$NODE"
+
+config() { # EXTRA-HEALTH-LINES
+        sunkd_config "modules:
+  gres:
+    nvml_library: $NVML
+    root: $T/root
+    slurm_conf: $T/slurm.conf
+    gres_conf: $T/gres.conf
+    node_name: $NODE
+    interval: 1h
+    xid_window: 1h
+    kmsg: $KMSG
+  health:
+    node_name: $NODE
+    root: $T/root
+    interval: 1h
+    fail_after: 1
+    slurm_conf: $SLURM_CONF
+$1
+    checks:
+      - name: gpu
+        type: gpu"
+}
+: > "$T/slurm.conf"
+start() {
+        { sunkd_start; } 7>&-
+        LOG_MARK=0 LOG_MARKED="$T/sunkd.log"
+        wait_runs gres.discover 1 || bail_out "no discovery"
+}
+kw() { python3 "$KW" "$KMSG" "$@" || bail_out "cannot write to the stand-in"; }
+reason() { slurm_reason "$NODE"; }
+gpu_field() {
+        ctl --json health | python3 -c 'import json,sys; print([c for c in json.load(sys.stdin)["checks"] if c["name"]=="gpu"][0][sys.argv[1]])' "$1"
+}
+
+config ""
+start
+ok "the gpu check passes on two healthy GPUs" wait_until 600 eval '[ "$(gpu_field result)" = pass ]'
+is "$(reason)" "" "the node has no reason"
+
+# XID 13, an application's fault: counted by gres, never a drain by itself
+kw record 100 "NVRM: Xid (PCI:0000:07:00): 13, pid=4242, name=python3, Graphics Exception: ESR 0x505648=0x101"
+ok "gres sees it" wait_until 600 eval 'ctl --json gres | grep -q "\"xid\": *13"'
+ctl run health.gpu > /dev/null
+is "$?" 0 "XID 13 does not fail the gpu check"
+is "$(reason)" "" "nor drain the node"
+
+# XID 79, fallen off the bus: drains, naming the GPU
+kw record 101 "NVRM: Xid (PCI:0000:0b:00): 79, pid=0, name=, GPU has fallen off the bus."
+ok "the node is drained, the reason naming the GPU" \
+        wait_until 600 eval '[ "$(reason)" = "sunkd: gpu: XID 79 on GPU-a1 (pci 0000:0b:00.0)" ]'
+is "$(gpu_field code)" "gpu-xid" "the finding's code"
+ctl run health.gpu > /dev/null
+is "$(reason)" "sunkd: gpu: XID 79 on GPU-a1 (pci 0000:0b:00.0)" "held on the next run"
+
+# the hold survives a restart of sunkd: the node stays drained
+sunkd_stop
+start
+ctl run health.gpu > /dev/null
+is "$?" 1 "after a restart the gpu check still fails"
+is "$(reason)" "sunkd: gpu: XID 79 on GPU-a1 (pci 0000:0b:00.0)" "and the node stays drained"
+
+# a reboot (a new boot id) ends the hold
+sunkd_stop
+echo 1e2d3c4b-bbbb-4ccc-8ddd-0123456789ab > "$T/root/proc/sys/kernel/random/boot_id"
+start
+ctl run health.gpu > /dev/null
+is "$?" 0 "after a reboot the gpu check passes"
+ok "and the node is resumed" wait_until 600 eval '[ -z "$(reason)" ]'
+slurm_wait_ready "$NODE"
+sunkd_stop
+
+# an override: XID 13 three times in an hour drains; an NVML event counts too
+config "    xid_policy:
+      overrides:
+        - {xid: 13, count: 3, window: 1h, action: drain}"
+start
+for i in 1 2; do
+        kw record $((200 + i)) "NVRM: Xid (PCI:0000:07:00): 13, pid=4242, name=python3, Graphics Exception"
+done
+ok "two seen" wait_until 600 eval 'ctl --json gres | python3 -c "import json,sys; d=json.load(sys.stdin); sys.exit(0 if sum(e.get(\"count\",1) for g in d[\"gpus\"] for e in g.get(\"xid_events\",[]) if e[\"xid\"]==13 and e[\"bus_id\"]==\"0000:07:00.0\") >= 2 else 1)"'
+ctl run health.gpu > /dev/null
+is "$(reason)" "" "two of three: no drain"
+# the fake NVML delivers a file renamed into its events directory
+echo "00000000:07:00.0|13" > "$EV/.new" && mv "$EV/.new" "$EV/000001"
+ok "the third, from NVML's event API, drains" \
+        wait_until 600 eval '[ "$(reason)" = "sunkd: gpu: XID 13 on GPU-a0 (pci 0000:07:00.0)" ]'
+sunkd_stop
+is "$SUNKD_EXIT" 0 "sunkd exits cleanly"
+done_testing
