@@ -5,10 +5,10 @@
  * where the kernel log was read up to, so that a restart goes on from there.
  *
  * One writer: the job gres.save writes the file on a worker, from a copy
- * taken on the loop: at once for a new entry, and every SAVE_INTERVAL for
- * what else changed (repeats counted, the kernel log read further; a
- * storm's every batch is not worth a write and a line in the log); at a
- * stop, fini writes what changed since.  Nothing is judged here: the health module does that.
+ * taken on the loop: at once for a new entry, and SAVE_INTERVAL after what
+ * else changed (repeats counted, the kernel log read further: a storm's
+ * every batch is not worth a write and a line in the log); at a stop, fini
+ * writes what changed since.  With nothing to write it runs once an hour.  Nothing is judged here: the health module does that.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -34,6 +34,7 @@
 #define STORM_SUMMARY_USEC (10 * USEC_PER_SEC) /* repeats are summed up in one line at most this often */
 #define STORM_SHOWN 4                   /* entries a summary names */
 #define SAVE_INTERVAL_USEC (10 * USEC_PER_SEC)
+#define SAVE_IDLE_USEC (3600 * USEC_PER_SEC)
 
 const char *gres_uuid_of(const State *s, const char *bus) {
         const char *any = "";
@@ -139,6 +140,22 @@ static int by_unreported(const void *a, const void *b) {
         return nx < ny ? 1 : nx > ny ? -1 : 0;
 }
 
+static bool storm_pending(const State *s) {
+        for (size_t i = 0; i < s->xids->n; i++)
+                if (gres_xid_log_get(s->xids, i)->count > gres_xid_log_get(s->xids, i)->reported)
+                        return true;
+        return false;
+}
+
+/* gres.save runs within SAVE_INTERVAL while something waits for it (a
+ * change to write, repeats to sum up), else once an hour. */
+static void save_when(State *s) {
+        bool soon = s->xid_dirty || storm_pending(s);
+
+        if (s->save_job)
+                (void) s->ctx->api->job_set_interval(s->save_job, soon ? SAVE_INTERVAL_USEC : SAVE_IDLE_USEC, 0);
+}
+
 /* The repeats not logged yet, in one line: the entries with the most. */
 static void log_storm(State *s, uint64_t now) {
         GresXidEvent *top[GRES_XID_LOG_MAX];
@@ -177,11 +194,13 @@ static void log_storm(State *s, uint64_t now) {
 
 void gres_xids_summary(State *s) {
         log_storm(s, now_usec(CLOCK_REALTIME));
+        save_when(s);
 }
 
 void gres_xids_changed(State *s) {
         log_storm(s, now_usec(CLOCK_REALTIME));
         s->xid_dirty = true;
+        save_when(s);
         gres_show_gpus(s);
 }
 
@@ -252,25 +271,22 @@ static int save_done(void *state, int r, void *input, void *result) {
         State *s = state;
 
         save_input_free(input);
-        /* the job runs every SAVE_INTERVAL: repeats that came after the last
-         * summary are summed up here once they are due, even if nothing
-         * else comes */
-        gres_xids_summary(s);
-        if (r == -EALREADY)
-                return 0;
-        if (r < 0) {
-                s->xid_dirty = true; /* written at the next change, or at the stop */
+        if (r < 0 && r != -EALREADY) {
+                s->xid_dirty = true; /* written at the next run, or at the stop */
                 if (r != -ECANCELED)
                         sunkd_log_error_errno(s->ctx, r, "Failed to save the XID log to '%s': %m", s->xid_path);
         }
-        return r;
+        /* repeats that came after the last summary are summed up here once
+         * it is due, even if nothing else comes */
+        gres_xids_summary(s);
+        return r == -EALREADY ? 0 : r;
 }
 
 sunkd_job_spec gres_save_spec(const State *s) {
         return (sunkd_job_spec){
                 .size = sizeof(sunkd_job_spec),
                 .name = "gres.save",
-                .interval_usec = SAVE_INTERVAL_USEC,
+                .interval_usec = SAVE_IDLE_USEC,
                 .timeout_usec = s->conf.timeout_usec,
                 .backoff_min_usec = SUNKD_USEC_PER_SEC,
                 .backoff_max_usec = s->conf.interval_usec,

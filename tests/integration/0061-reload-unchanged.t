@@ -23,6 +23,9 @@ printf 'NodeName=gpu-node-07 Gres=gpu:h100:8\n' > "$T/slurm.conf"
 install -m 600 /dev/null "$T/secret" && printf 'one\n' > "$T/secret"
 touch "$T/gate"
 export FAKE_NVML_CONFIG="$T/nvml.desc"
+# gres's kernel log: a quiet stand-in (a FIFO this test holds open), so that
+# its reads wait in their hour-long window as the XID watch does.
+mkfifo "$T/kmsg" && exec 7<>"$T/kmsg" || bail_out "cannot make the kernel log's stand-in"
 
 # config TESTMOD-KEYS NORELOAD-KEYS GRES-KEYS: each section's own lines;
 # testmod's interval is $INTERVAL.
@@ -44,6 +47,7 @@ $2
     node_name: gpu-node-07
     interval: 1h
     xid_window: 1h
+    kmsg: $T/kmsg
 $3"
 }
 
@@ -79,6 +83,14 @@ ok "the XID watch waits in its hour-long window" wait_until 300 watching
 # State each module holds in memory only.
 (IFS='|'; echo "00000000:18:00.0|79") > "$EV/.new" && mv "$EV/.new" "$EV/000001"
 ok "an XID is seen" wait_until 300 eval '[ "$(st gres xid_events)" = 1 ] && watching'
+# A new XID starts a discovery and a save of the XID log; the kernel log's
+# read waits in its window: then nothing of gres moves until something comes.
+quiet() {
+        [ "$(job_field gres.discover runs)" -ge 2 ] && [ "$(job_field gres.discover state)" = scheduled ] &&
+                [ "$(job_field gres.save runs)" -ge 2 ] && [ "$(job_field gres.save state)" = scheduled ] &&
+                [ "$(st gres kmsg_read)" = reading ] && [ "$(job_field gres.kmsg state)" = running ]
+}
+ok "gres's jobs are done with it" wait_until 300 quiet
 ctl run testmod.flaky > /dev/null
 ctl run noreload.gated > /dev/null || bail_out "noreload.gated failed"
 python3 "$RAW" "$SOCK" call io.sunkd.Test.Publish '{"name":"testmod.echo","value":{"n":1}}' > /dev/null
