@@ -17,15 +17,23 @@
 
 #define WAIT_IDLE_POLL_USEC (1 * SUNKD_USEC_PER_SEC)
 
+static void check_reason(const State *s, const Check *k, char out[static HEALTH_REASON_MAX]) {
+        health_reason_format(out, s->conf.reason_prefix, check_name(k), k->last.detail);
+}
+
 /* The check whose reason the node should carry, or NULL: healthy. */
 static const Check *wanted(State *s) {
+        char reason[HEALTH_REASON_MAX];
+
         for (size_t i = 0; i < s->n_checks; i++) {
                 const Check *k = &s->checks[i];
 
                 if (!k->count.failing || k->action != HEALTH_ACTION_DRAIN)
                         continue;
-                /* someone resumed the node we drained for this: wait until it passes */
-                if (streq(s->lifted_check, check_name(k)))
+                /* someone resumed the node we drained for this finding: not
+                 * again until the check passes or finds something else */
+                check_reason(s, k, reason);
+                if (streq(s->lifted_check, check_name(k)) && streq(s->lifted_reason, reason))
                         continue;
                 return k;
         }
@@ -37,7 +45,7 @@ static void forget_lifted(State *s) {
         for (size_t i = 0; *s->lifted_check && i < s->n_checks; i++)
                 if (streq(s->lifted_check, check_name(&s->checks[i])) && s->checks[i].count.failing)
                         return;
-        s->lifted_check[0] = '\0';
+        s->lifted_check[0] = s->lifted_reason[0] = '\0';
 }
 
 static void signal_fill(State *s, HealthSignal *sig) {
@@ -56,7 +64,7 @@ static void signal_fill(State *s, HealthSignal *sig) {
         k = wanted(s);
         if (k) {
                 sig->want = HEALTH_WANT_DRAIN;
-                health_reason_format(sig->reason, s->conf.reason_prefix, check_name(k), k->last.detail);
+                check_reason(s, k, sig->reason);
         }
 }
 
@@ -77,8 +85,10 @@ void signal_apply_outcome(State *s, const HealthSignal *sig) {
                 s->set_reason[0] = s->sticky_reason[0] = '\0';
                 break;
         case HEALTH_OUTCOME_LIFTED:
-                if (k)
+                if (k) {
                         (void) snprintf(s->lifted_check, sizeof(s->lifted_check), "%s", check_name(k));
+                        memcpy(s->lifted_reason, sig->reason, sizeof(s->lifted_reason));
+                }
                 s->set_reason[0] = '\0';
                 break;
         case HEALTH_OUTCOME_UNCHANGED:

@@ -150,8 +150,9 @@ static void want_drain(HealthSignal *s, const HealthNode *node, HealthOwner owne
                                       s->reason);
                 break;
         case HEALTH_OWNER_NONE:
-                /* We drained it, and it is no longer: someone resumed it. */
-                if (!force && !isempty(s->set_reason) && !health_node_drained(node))
+                /* We drained it for this, and it is no longer: someone resumed
+                 * it.  A different finding drains again. */
+                if (!force && !isempty(s->set_reason) && streq(s->set_reason, s->reason) && !health_node_drained(node))
                         return finish(s, HEALTH_OUTCOME_LIFTED,
                                       "node %s was resumed by someone else after we drained it for \"%s\": not draining it again until the check passes",
                                       node->name, s->set_reason);

@@ -94,6 +94,7 @@ typedef struct State {
         char set_reason[HEALTH_REASON_MAX];
         char sticky_reason[HEALTH_REASON_MAX];
         char lifted_check[CHECK_NAME_MAX + 1]; /* its drain was resumed by someone else */
+        char lifted_reason[HEALTH_REASON_MAX]; /* for this finding */
         /* the signal job */
         sunkd_job *signal_job;
         sunkd_child *signal_child;

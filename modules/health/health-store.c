@@ -97,6 +97,7 @@ void store_load(State *s) {
         copy_member(o, "set_reason", s->set_reason, sizeof(s->set_reason));
         copy_member(o, "sticky_reason", s->sticky_reason, sizeof(s->sticky_reason));
         copy_member(o, "lifted_check", s->lifted_check, sizeof(s->lifted_check));
+        copy_member(o, "lifted_reason", s->lifted_reason, sizeof(s->lifted_reason));
         if (!json_object_object_get_ex(o, "checks", &checks) || !json_object_is_type(checks, json_type_object))
                 return;
         for (size_t i = 0; i < s->n_checks; i++)
@@ -139,6 +140,7 @@ void store_save(State *s) {
         json_object_object_add(o, "set_reason", json_object_new_string(s->set_reason));
         json_object_object_add(o, "sticky_reason", json_object_new_string(s->sticky_reason));
         json_object_object_add(o, "lifted_check", json_object_new_string(s->lifted_check));
+        json_object_object_add(o, "lifted_reason", json_object_new_string(s->lifted_reason));
         for (size_t i = 0; i < s->n_checks; i++)
                 json_object_object_add(checks, check_name(&s->checks[i]),
                                        check_to_json(&s->checks[i], (unsigned) s->conf.fail_after, (unsigned) s->conf.pass_after));

@@ -108,6 +108,9 @@ START_TEST(test_drain_paths) {
         /* we drained it, someone resumed it: not again until the check passes */
         s = sig(HEALTH_WANT_DRAIN, P "disk: full", P "disk: full");
         ck_assert_int_eq(run(&s, "IDLE", NULL, &st), HEALTH_OUTCOME_LIFTED);
+        /* ... but a different finding since then drains */
+        s = sig(HEALTH_WANT_DRAIN, P "gpu: XID 95 on GPU-a1", P "gpu: XID 13 on GPU-a0");
+        ck_assert_int_eq(run(&s, "IDLE", NULL, &st), HEALTH_OUTCOME_DRAINED);
         /* a sticky reason of ours is not replaced by a check's */
         s = sig(HEALTH_WANT_DRAIN, P "disk: full", NULL);
         ck_assert_int_eq(run(&s, "IDLE+DRAIN", P "prolog: job 7", &st), HEALTH_OUTCOME_UNCHANGED);
