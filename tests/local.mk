@@ -409,6 +409,11 @@ TESTS += tests/unit/test-health-signal
 tests_unit_test_health_signal_SOURCES = tests/unit/test-health-signal.c
 tests_unit_test_health_signal_CFLAGS = $(CHECK_TEST_CFLAGS)
 tests_unit_test_health_signal_LDADD = $(HEALTH_TEST_LIBS)
+check_PROGRAMS += tests/unit/test-health-rest
+TESTS += tests/unit/test-health-rest
+tests_unit_test_health_rest_SOURCES = tests/unit/test-health-rest.c
+tests_unit_test_health_rest_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_test_health_rest_LDADD = $(HEALTH_TEST_LIBS) $(JSONC_LIBS)
 # health against a real Slurm
 TESTS += tests/integration/0280-health-drain.t
 EXTRA_DIST += tests/integration/0280-health-drain.t

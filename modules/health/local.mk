@@ -1,8 +1,8 @@
 # modules/health/: node health checks that drain and resume the node in slurmctld.
 
-# The built-in check types, the rules of draining, the scontrol parser and
-# the JWT minting: a convenience library the module and its tests link; the
-# consumer links agent/libsunkd-util.la itself.
+# The built-in check types, the rules of draining, the scontrol parser,
+# slurmrestd's JSON and the JWT minting: a convenience library the module
+# and its tests link; the consumer links agent/libsunkd-util.la itself.
 noinst_LTLIBRARIES += %reldir%/libhealth.la
 %canon_reldir%_libhealth_la_SOURCES = \
 	%reldir%/health-check.c \
@@ -26,9 +26,11 @@ noinst_LTLIBRARIES += %reldir%/libhealth.la
 	%reldir%/health-node.h \
 	%reldir%/health-count.c \
 	%reldir%/health-count.h \
+	%reldir%/health-restjson.c \
+	%reldir%/health-restjson.h \
 	# End of libhealth_la_SOURCES
-%canon_reldir%_libhealth_la_CFLAGS = $(AM_CFLAGS) $(CRYPTO_CFLAGS)
-%canon_reldir%_libhealth_la_LIBADD = $(MUNGE_LIBS) $(CRYPTO_LIBS)
+%canon_reldir%_libhealth_la_CFLAGS = $(AM_CFLAGS) $(CRYPTO_CFLAGS) $(JSONC_CFLAGS)
+%canon_reldir%_libhealth_la_LIBADD = $(MUNGE_LIBS) $(CRYPTO_LIBS) $(JSONC_LIBS)
 
 pkglib_LTLIBRARIES += %reldir%/health.la
 %canon_reldir%_health_la_SOURCES = \
