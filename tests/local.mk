@@ -421,6 +421,9 @@ TESTS += tests/integration/0281-health-fleet-guard.t
 EXTRA_DIST += tests/integration/0281-health-fleet-guard.t
 TESTS += tests/integration/0282-health-jwt.t
 EXTRA_DIST += tests/integration/0282-health-jwt.t
+# the slurmrestd transport against a fixture (Debian 12's slurmrestd has no node update)
+TESTS += tests/integration/0283-health-slurmrestd.t
+EXTRA_DIST += tests/integration/0283-health-slurmrestd.t tests/lib/slurmrestd-fixture.py
 EXTRA_DIST += tests/lib/slurm.sh
 
 # A fake libnvidia-ml.so.1 for gres discovery, driven by $FAKE_NVML_CONFIG.

@@ -42,11 +42,12 @@ pkglib_LTLIBRARIES += %reldir%/health.la
 	%reldir%/health-scontrol.c \
 	%reldir%/health-libslurm.c \
 	%reldir%/health-libslurm.h \
+	%reldir%/health-rest.c \
 	%reldir%/health-store.c \
 	%reldir%/health-methods.c \
 	# End of health_la_SOURCES
-%canon_reldir%_health_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) $(SLURM_CFLAGS)
+%canon_reldir%_health_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) $(SLURM_CFLAGS) $(CURL_CFLAGS)
 %canon_reldir%_health_la_LDFLAGS = $(MODULE_LINK_FLAGS)
-%canon_reldir%_health_la_LIBADD = %reldir%/libhealth.la agent/libsunkd-util.la $(JSONC_LIBS) $(SLURM_LIBS)
+%canon_reldir%_health_la_LIBADD = %reldir%/libhealth.la agent/libsunkd-util.la $(JSONC_LIBS) $(SLURM_LIBS) $(CURL_LIBS)
 
 # End of modules/health/local.mk
