@@ -78,6 +78,8 @@ wait_rounds() {
 reason() { fx get-node $NODE reason; }
 state() { fx get-node $NODE state; }
 flag() { ctl run health.flag > /dev/null; }
+# an ASan build reports a leak or an error in the exit status
+stop() { sunkd_stop; is "$SUNKD_EXIT" 0 "sunkd exits cleanly"; }
 signal() { ctl run health.signal > /dev/null; }
 # req_mark / reqs_since: the fixture's request lines after the mark
 req_mark() { REQ_MARK=$(stat -c %s "$FXLOG"); }
@@ -155,7 +157,7 @@ rm "$T/fault"
 flag
 ok "and resumes" wait_until 600 eval '[ -z "$(reason)" ]'
 nok "no token in the log" grep -q "eyJ" "$T/sunkd.log"
-sunkd_stop
+stop
 
 # --- a token from token_file, read at each round
 python3 "$FX" mint --key "$KEY" --user root > "$T/token"
@@ -182,7 +184,7 @@ chmod 644 "$T/token"
 signal
 is "$?" 1 "a token file others can read is refused"
 like "$(module_status health last_signal_message)" "token.*$T/token" "naming the file"
-sunkd_stop
+stop
 
 # --- a wrong key: 401, the round fails with that message, nothing changed
 head -c 32 /dev/urandom > "$T/wrong.key"
@@ -197,7 +199,7 @@ like "$(module_status health last_signal_message)" "HTTP 401 to GET .*/node/$NOD
 like "$(tail -n 1 "$FXLOG")" "GET /slurm/v0.0.40/node/$NODE root 401" "the fixture answered 401"
 is "$(reason)" "sunkd: flag: fault" "nothing changed"
 nok "no token in the log" grep -q "eyJ" "$T/sunkd.log"
-sunkd_stop
+stop
 
 # --- a user who may read but not update: 403
 config "      jwt_key_file: $KEY
@@ -208,7 +210,7 @@ is "$(module_status health last_signal)" "failed" "a resume as nobody fails"
 like "$(module_status health last_signal_message)" "refused the update: .*HTTP 403 to POST .*Access/permission denied" \
         "with slurmrestd's refusal"
 is "$(reason)" "sunkd: flag: fault" "nothing changed"
-sunkd_stop
+stop
 set_node '["IDLE"]' '""'
 
 # --- hostile answers: each a clear failure, no crash, nothing changed
@@ -216,7 +218,7 @@ config "      jwt_key_file: $KEY
       timeout: 2s"
 sunkd_start
 ok "the first round" wait_rounds 1
-touch "$T/fault"
+ok "the check's first run" wait_runs health.flag 1 600
 for c in "oversize|larger than 1048576 bytes: refused" \
         "garbage|not a JSON object" \
         "missing|node $NODE has no state" \
@@ -225,6 +227,7 @@ for c in "oversize|larger than 1048576 bytes: refused" \
         "slow|gave no answer to GET .* within 2s"; do
         mode=${c%%|*}
         fx mode "$mode" > /dev/null
+        touch "$T/fault"
         flag
         signal
         is "$?" 1 "$mode: the round fails"
@@ -246,19 +249,19 @@ is "$(module_status health last_signal)" "other-owner" "a reason with control by
 like "$(module_status health last_signal_message)" 'admin\?x\?\[31m\?line 2' "shown with each control byte as '?'"
 nok "no escape byte in the log" grep -q $'\x1b' "$T/sunkd.log"
 set_node '["IDLE"]' '""'
-sunkd_stop
+stop
 
 # --- a node slurmctld does not know; a version slurmrestd does not serve
 CFG_NODE=no-such-node config "      jwt_key_file: $KEY"
 sunkd_start
 ok "the first round" wait_rounds 1
 is "$(module_status health last_signal)" "not-found" "an unknown node is not found"
-sunkd_stop
+stop
 CFG_VERSION=v0.0.99 config "      jwt_key_file: $KEY"
 sunkd_start
 ok "the first round" wait_rounds 1
 like "$(module_status health last_signal_message)" "HTTP 404 to GET $URL/slurm/v0.0.99/node/$NODE" "a version not served: 404"
-sunkd_stop
+stop
 
 # --- TLS: verified against ca_file, refused without it
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1" \
@@ -272,14 +275,14 @@ ok "the first round" wait_rounds 1
 is "$(module_status health last_signal)" "failed" "an https server whose certificate is not trusted is refused"
 like "$(module_status health last_signal_message)" "no answer from slurmrestd.*(certificate|SSL)" "saying so"
 is "$(wc -l < "$T/tls-requests.log")" 0 "no request reached it"
-sunkd_stop
+stop
 CFG_URL=$TLS_URL config "      jwt_key_file: $KEY
       ca_file: $T/tls.crt"
 sunkd_start
 ok "the first round" wait_rounds 1
 is "$(module_status health last_signal)" "unchanged" "with ca_file it is verified and used"
 like "$(cat "$T/tls-requests.log")" "GET /slurm/v0.0.40/node/$NODE root 200" "over https"
-sunkd_stop
+stop
 
 # --- the slurmrestd map's keys, each refused at its line
 refused() { # DESCRIPTION REGEX MAP-LINES
@@ -332,10 +335,14 @@ refused "a short lifetime" "key 'jwt_lifetime': at least 1s" "    slurmrestd:
       url: $URL
       jwt_key_file: $KEY
       jwt_lifetime: 100ms"
-refused "a zero timeout" "key 'timeout': 1s to 10m" "    slurmrestd:
+refused "a zero timeout" "key 'timeout': 1s to 20s" "    slurmrestd:
       url: $URL
       jwt_key_file: $KEY
       timeout: 0s"
+refused "a timeout past the round's" "key 'timeout': 1s to 20s" "    slurmrestd:
+      url: $URL
+      jwt_key_file: $KEY
+      timeout: 1m"
 refused "ca_file for http" "key 'ca_file': the url is not https://" "    slurmrestd:
       url: $URL
       jwt_key_file: $KEY
