@@ -64,8 +64,8 @@ config() { # TOKEN-LINES [MORE-MAP-LINES]
     fail_after: 1
     transport: slurmrestd
     slurmrestd:
-      url: ${CFG_URL:-$URL}
-      version: ${CFG_VERSION:-v0.0.40}
+      url: ${CFG_URL:-$URL}${CFG_VERSION:+
+      version: $CFG_VERSION}
 $1
     checks:
       - name: flag
@@ -88,7 +88,7 @@ set_node() { # STATE-JSON REASON-JSON
         fx set-node "{\"name\": \"$NODE\", \"state\": $1, \"reason\": $2, \"partitions\": [\"gpu\"]}" > /dev/null
 }
 
-# --- a minted token: drain, resume
+# --- a minted token: drain, resume (version v0.0.40 by default)
 config "      jwt_key_file: $KEY
       user: root"
 sunkd_start
@@ -176,6 +176,14 @@ signal
 is "$?" 1 "a bad token in the file fails the round: the file is read again"
 like "$(module_status health last_signal_message)" "401.*Authentication failure" "with slurmrestd's 401"
 is "$(reason)" "sunkd: flag: fault" "and nothing changed"
+python3 "$FX" mint --key "$KEY" --user root --lifetime=-10 > "$T/token"
+signal
+is "$?" 1 "an expired token fails the round"
+like "$(module_status health last_signal_message)" "401.*the token has expired" "the fixture checks exp"
+python3 "$FX" mint --key "$KEY" --user alice > "$T/token"
+signal
+is "$?" 1 "a token for another user fails the round"
+like "$(module_status health last_signal_message)" "401.*not for user 'root'" "the fixture checks sun"
 python3 "$FX" mint --key "$KEY" --user root > "$T/token"
 signal
 is "$?" 0 "a good token again: the round succeeds"
