@@ -45,8 +45,8 @@ typedef struct Rest {
         const char *node;
         CURL *curl;
         struct curl_slist *headers;
-        StrBuf body;    /* the last answer */
-        size_t max;     /* its bound */
+        StrBuf body; /* the last answer */
+        size_t max;  /* its bound */
         bool too_big;
         char curl_error[CURL_ERROR_SIZE];
         char message[MESSAGE_MAX];
@@ -77,7 +77,8 @@ static size_t on_data(char *data, size_t size, size_t nmemb, void *userdata) {
         return h->body.oom ? 0 : n;
 }
 
-static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow) {
+static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow) {
         const Rest *h = userdata;
 
         (void) dltotal, (void) dlnow, (void) ultotal, (void) ulnow;
@@ -94,7 +95,8 @@ static int token_check(char *tok, const char *path, char **ret_error) {
                 return errmsg_set(ret_error, -EBADMSG, "'%s' holds no token", path);
         for (size_t i = 0; i < len; i++)
                 if (tok[i] <= ' ' || tok[i] >= 0x7f)
-                        return errmsg_set(ret_error, -EBADMSG, "'%s': the token holds a blank or a control byte", path);
+                        return errmsg_set(ret_error, -EBADMSG,
+                                          "'%s': the token holds a blank or a control byte", path);
         return 0;
 }
 
@@ -106,7 +108,8 @@ static int token_get(const RestConf *c, char **ret, char **ret_error) {
                 r = health_jwt_mint(c->jwt_key_file, (uid_t) -1, c->user, (uint64_t) time(NULL),
                                     c->jwt_lifetime_usec / SUNKD_USEC_PER_SEC, ret, &why);
                 if (r < 0)
-                        return errmsg_set(ret_error, r, "cannot mint a Slurm token: %s", why ?: strerror(-r));
+                        return errmsg_set(ret_error, r, "cannot mint a Slurm token: %s",
+                                          why ?: strerror(-r));
                 return 0;
         }
         r = secret_file_read(c->token_file, TOKEN_MAX, ret, &why);
@@ -141,8 +144,10 @@ static int headers_set(Rest *h, char **ret_error) {
         r = token_get(h->conf, &tok, ret_error);
         if (r < 0)
                 return r;
-        if (header_add(h, "X-SLURM-USER-NAME", h->conf->user) < 0 || header_add(h, "X-SLURM-USER-TOKEN", tok) < 0 ||
-            header_add(h, "Accept", "application/json") < 0 || header_add(h, "Content-Type", "application/json") < 0)
+        if (header_add(h, "X-SLURM-USER-NAME", h->conf->user) < 0 ||
+            header_add(h, "X-SLURM-USER-TOKEN", tok) < 0 ||
+            header_add(h, "Accept", "application/json") < 0 ||
+            header_add(h, "Content-Type", "application/json") < 0)
                 return -ENOMEM;
         /* no "Expect: 100-continue" round trip */
         l = curl_slist_append(h->headers, "Expect:");
@@ -163,10 +168,10 @@ static int rest_open(Rest *h, char **ret_error) {
         r = headers_set(h, ret_error);
         if (r < 0)
                 return r;
-#define SET(opt, val)                                            \
-        do {                                                     \
-                if (cr == CURLE_OK)                              \
-                        cr = curl_easy_setopt(h->curl, opt, val); \
+#define SET(opt, val)                                                                                       \
+        do {                                                                                                \
+                if (cr == CURLE_OK)                                                                         \
+                        cr = curl_easy_setopt(h->curl, opt, val);                                           \
         } while (0)
         SET(CURLOPT_HTTPHEADER, h->headers);
         SET(CURLOPT_NOSIGNAL, 1L);
@@ -174,7 +179,8 @@ static int rest_open(Rest *h, char **ret_error) {
         SET(CURLOPT_PROTOCOLS_STR, "http,https");
         SET(CURLOPT_USERAGENT, "sunkd-health/" PACKAGE_VERSION);
         SET(CURLOPT_TIMEOUT_MS, (long) (c->timeout_usec / SUNKD_USEC_PER_MSEC));
-        SET(CURLOPT_CONNECTTIMEOUT_MS, (long) (MIN(c->timeout_usec, CONNECT_TIMEOUT_MAX_USEC) / SUNKD_USEC_PER_MSEC));
+        SET(CURLOPT_CONNECTTIMEOUT_MS,
+            (long) (MIN(c->timeout_usec, CONNECT_TIMEOUT_MAX_USEC) / SUNKD_USEC_PER_MSEC));
         SET(CURLOPT_WRITEFUNCTION, on_data);
         SET(CURLOPT_WRITEDATA, h);
         SET(CURLOPT_NOPROGRESS, 0L);
@@ -213,18 +219,20 @@ static int transfer_failed(Rest *h, CURLcode cr, const char *method, const char 
         case CURLE_FILESIZE_EXCEEDED:
                 if (!h->too_big && cr == CURLE_WRITE_ERROR)
                         break;
-                (void) snprintf(h->message, sizeof(h->message), "slurmrestd's answer to %s %s is larger than %zu bytes: refused",
-                                method, url, h->max);
+                (void) snprintf(h->message, sizeof(h->message),
+                                "slurmrestd's answer to %s %s is larger than %zu bytes: refused", method,
+                                url, h->max);
                 return -EFBIG;
         case CURLE_OPERATION_TIMEDOUT:
-                (void) snprintf(h->message, sizeof(h->message), "slurmrestd gave no answer to %s %s within %us", method, url,
+                (void) snprintf(h->message, sizeof(h->message),
+                                "slurmrestd gave no answer to %s %s within %us", method, url,
                                 (unsigned) (h->conf->timeout_usec / SUNKD_USEC_PER_SEC));
                 return -ETIMEDOUT;
         default:
                 break;
         }
-        (void) snprintf(h->message, sizeof(h->message), "no answer from slurmrestd to %s %s: %s", method, url,
-                        *h->curl_error ? h->curl_error : curl_easy_strerror(cr));
+        (void) snprintf(h->message, sizeof(h->message), "no answer from slurmrestd to %s %s: %s", method,
+                        url, *h->curl_error ? h->curl_error : curl_easy_strerror(cr));
         return -EIO;
 }
 
@@ -244,7 +252,8 @@ static long request(Rest *h, const char *method, const char *url, const char *po
         if (cr == CURLE_OK && post) {
                 cr = curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, post);
                 if (cr == CURLE_OK)
-                        cr = curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) strlen(post));
+                        cr = curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE,
+                                              (curl_off_t) strlen(post));
         } else if (cr == CURLE_OK)
                 cr = curl_easy_setopt(h->curl, CURLOPT_HTTPGET, 1L);
         if (cr == CURLE_OK)
@@ -263,8 +272,8 @@ static void refused(Rest *h, long status, const char *method, const char *url) {
 
         if (!health_rest_errors(h->body.data, h->body.len, errors, sizeof(errors)))
                 (void) snprintf(errors, sizeof(errors), "no error given");
-        (void) snprintf(h->message, sizeof(h->message), "slurmrestd answered HTTP %ld to %s %s: %s", status, method, url,
-                        errors);
+        (void) snprintf(h->message, sizeof(h->message), "slurmrestd answered HTTP %ld to %s %s: %s", status,
+                        method, url, errors);
 }
 
 static bool ok_status(long status) {
@@ -278,8 +287,8 @@ static int nodes_read(Rest *h, const char *url, HealthNode **ret, size_t *ret_n)
 
         r = health_rest_nodes_parse(h->body.data, h->body.len, ret, ret_n, &why);
         if (r < 0)
-                (void) snprintf(h->message, sizeof(h->message), "cannot read slurmrestd's answer to GET %s: %s", url,
-                                why ?: strerror(-r));
+                (void) snprintf(h->message, sizeof(h->message),
+                                "cannot read slurmrestd's answer to GET %s: %s", url, why ?: strerror(-r));
         return r;
 }
 

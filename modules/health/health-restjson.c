@@ -157,24 +157,30 @@ static int node_parse(json_object *o, size_t i, HealthNode *ret, char **ret_erro
                 return errmsg_set(ret_error, -EBADMSG, "node %s has no state", ret->name);
         r = state_join(state, &ret->state);
         if (r == -EBADMSG)
-                return errmsg_set(ret_error, r, "node %s: its state is not an array of words such as \"IDLE\" and \"DRAIN\" (data_parser v0.0.39 and later)",
+                return errmsg_set(ret_error, r,
+                                  "node %s: its state is not an array of words such as \"IDLE\" and "
+                                  "\"DRAIN\" (data_parser v0.0.39 and later)",
                                   ret->name);
         if (r < 0)
                 return r;
-        if (json_object_object_get_ex(o, "reason", &reason) && !json_object_is_type(reason, json_type_null)) {
+        if (json_object_object_get_ex(o, "reason", &reason) &&
+            !json_object_is_type(reason, json_type_null)) {
                 if (!json_object_is_type(reason, json_type_string))
-                        return errmsg_set(ret_error, -EBADMSG, "node %s: its reason is not a string", ret->name);
+                        return errmsg_set(ret_error, -EBADMSG, "node %s: its reason is not a string",
+                                          ret->name);
                 if (json_object_get_string_len(reason) > 0 && !(ret->reason = clean_dup(reason)))
                         return -ENOMEM;
         }
         (void) json_object_object_get_ex(o, "partitions", &parts);
         r = partitions_parse(parts, &ret->partitions);
         if (r == -EBADMSG)
-                return errmsg_set(ret_error, r, "node %s: its partitions are not a list of names", ret->name);
+                return errmsg_set(ret_error, r, "node %s: its partitions are not a list of names",
+                                  ret->name);
         return r;
 }
 
-int health_rest_nodes_parse(const char *body, size_t len, HealthNode **ret, size_t *ret_n, char **ret_error) {
+int health_rest_nodes_parse(const char *body, size_t len, HealthNode **ret, size_t *ret_n,
+                            char **ret_error) {
         _cleanup_json_ json_object *o = json_parse_all(body, len);
         json_object *a;
         HealthNode *nodes;
@@ -245,7 +251,8 @@ bool health_rest_errors(const char *body, size_t len, char *buf, size_t size) {
 
 int health_rest_update_body(bool drain, const char *reason, char **ret) {
         _cleanup_json_ json_object *o = json_object_new_object();
-        json_object *state = json_object_new_array(), *word = json_object_new_string(drain ? "DRAIN" : "RESUME");
+        json_object *state = json_object_new_array(),
+                    *word = json_object_new_string(drain ? "DRAIN" : "RESUME");
         const char *text;
 
         if (!o || !state || !word || json_object_array_add(state, word) < 0) {

@@ -37,11 +37,13 @@ static void refused(const char *body, int r, const char *want) {
 START_TEST(test_node_answer) {
         /* trimmed from a v0.0.40 answer: what is not read is ignored */
         static const char body[] =
-                "{\"nodes\":[{\"architecture\":\"x86_64\",\"boards\":1,\"name\":\"gpu-1\",\"hostname\":\"gpu-1\","
+                "{\"nodes\":[{\"architecture\":\"x86_64\",\"boards\":1,\"name\":\"gpu-1\",\"hostname\":"
+                "\"gpu-1\","
                 "\"state\":[\"IDLE\",\"DRAIN\",\"DYNAMIC_NORM\"],\"reason\":\"sunkd: flag: fault\","
                 "\"reason_changed_at\":{\"set\":true,\"infinite\":false,\"number\":1732000000},"
                 "\"reason_set_by_user\":\"root\",\"partitions\":[\"gpu\",\"all\"],\"gres\":\"gpu:8\"}],"
-                "\"last_update\":{\"set\":true,\"number\":1732000001},\"meta\":{\"plugin\":{\"data_parser\":\"data_parser/v0.0.40\"}},"
+                "\"last_update\":{\"set\":true,\"number\":1732000001},\"meta\":{\"plugin\":{\"data_parser\":"
+                "\"data_parser/v0.0.40\"}},"
                 "\"errors\":[],\"warnings\":[]}\n";
         _cleanup_free_ char *err = NULL;
         HealthNode *nodes = NULL;
@@ -67,7 +69,8 @@ START_TEST(test_optional_fields) {
 
         /* no reason, an empty one, null; partitions missing, a comma string, empty */
         ck_assert_int_eq(parse("{\"nodes\":[{\"name\":\"a\",\"state\":[\"IDLE\"]},"
-                               "{\"name\":\"b\",\"state\":[\"DOWN\",\"NOT_RESPONDING\"],\"reason\":\"\",\"partitions\":\"x,,y\"},"
+                               "{\"name\":\"b\",\"state\":[\"DOWN\",\"NOT_RESPONDING\"],\"reason\":\"\","
+                               "\"partitions\":\"x,,y\"},"
                                "{\"name\":\"c\",\"state\":[\"MIXED\"],\"reason\":null,\"partitions\":[]}]}",
                                &nodes, &n, &err),
                          0);
@@ -92,7 +95,8 @@ START_TEST(test_hostile) {
         refused("", -EBADMSG, "not a JSON object");
         refused("<html>502 Bad Gateway</html>", -EBADMSG, "not a JSON object");
         refused("[{\"name\":\"a\"}]", -EBADMSG, "not a JSON object");
-        refused("{\"nodes\":[{\"name\":\"a\",\"state\":[\"IDLE\"]}]} trailing", -EBADMSG, "not a JSON object");
+        refused("{\"nodes\":[{\"name\":\"a\",\"state\":[\"IDLE\"]}]} trailing", -EBADMSG,
+                "not a JSON object");
         refused("{\"nodes\":[{\"name\":\"a\",\"sta", -EBADMSG, "not a JSON object");
         refused("{}", -EBADMSG, "no \"nodes\" array");
         refused("{\"nodes\":{\"name\":\"a\"}}", -EBADMSG, "no \"nodes\" array");
@@ -105,10 +109,12 @@ START_TEST(test_hostile) {
                 "not an array of words");
         refused("{\"nodes\":[{\"name\":\"a\",\"state\":[]}]}", -EBADMSG, "not an array of words");
         /* a word that would read as two flags once joined */
-        refused("{\"nodes\":[{\"name\":\"a\",\"state\":[\"IDLE+DRAIN\"]}]}", -EBADMSG, "not an array of words");
+        refused("{\"nodes\":[{\"name\":\"a\",\"state\":[\"IDLE+DRAIN\"]}]}", -EBADMSG,
+                "not an array of words");
         refused("{\"nodes\":[{\"name\":\"a\",\"state\":[\"idle\"]}]}", -EBADMSG, "not an array of words");
         refused("{\"nodes\":[{\"name\":\"a\",\"state\":[1]}]}", -EBADMSG, "not an array of words");
-        refused("{\"nodes\":[{\"name\":\"a\",\"state\":[\"IDLE\"],\"reason\":5}]}", -EBADMSG, "reason is not a string");
+        refused("{\"nodes\":[{\"name\":\"a\",\"state\":[\"IDLE\"],\"reason\":5}]}", -EBADMSG,
+                "reason is not a string");
         refused("{\"nodes\":[{\"name\":\"a\",\"state\":[\"IDLE\"],\"partitions\":[1]}]}", -EBADMSG,
                 "partitions are not a list");
         refused("{\"nodes\":[{\"name\":\"a\",\"state\":[\"IDLE\"],\"partitions\":{}}]}", -EBADMSG,
@@ -146,10 +152,11 @@ START_TEST(test_control_bytes) {
         HealthNode *nodes = NULL;
         size_t n = 0;
 
-        ck_assert_int_eq(parse("{\"nodes\":[{\"name\":\"a\\u001b\",\"state\":[\"IDLE\",\"DRAIN\"],"
-                               "\"reason\":\"sunkd: x\\u0000admin\\n\\u007f\\u00e9\",\"partitions\":[\"g\\tpu\"]}]}",
-                               &nodes, &n, &err),
-                         0);
+        ck_assert_int_eq(
+                parse("{\"nodes\":[{\"name\":\"a\\u001b\",\"state\":[\"IDLE\",\"DRAIN\"],"
+                      "\"reason\":\"sunkd: x\\u0000admin\\n\\u007f\\u00e9\",\"partitions\":[\"g\\tpu\"]}]}",
+                      &nodes, &n, &err),
+                0);
         ck_assert_str_eq(nodes[0].name, "a?");
         /* the NUL does not cut the reason short: what follows it is seen */
         ck_assert_str_eq(nodes[0].reason, "sunkd: x?admin??\xc3\xa9");
@@ -219,8 +226,9 @@ START_TEST(test_update_body) {
         ck_assert_ptr_nonnull(o);
         ck_assert_int_eq(json_object_object_length(o), 2);
         ck_assert_str_eq(json_member_string(o, "reason"), reason);
-        ck_assert_str_eq(json_object_to_json_string_ext(json_object_object_get(o, "state"), JSON_C_TO_STRING_PLAIN),
-                         "[\"DRAIN\"]");
+        ck_assert_str_eq(
+                json_object_to_json_string_ext(json_object_object_get(o, "state"), JSON_C_TO_STRING_PLAIN),
+                "[\"DRAIN\"]");
 }
 END_TEST
 
