@@ -423,6 +423,11 @@ TESTS += tests/unit/test-health-signal
 tests_unit_test_health_signal_SOURCES = tests/unit/test-health-signal.c
 tests_unit_test_health_signal_CFLAGS = $(CHECK_TEST_CFLAGS)
 tests_unit_test_health_signal_LDADD = $(HEALTH_TEST_LIBS)
+check_PROGRAMS += tests/unit/test-health-rest
+TESTS += tests/unit/test-health-rest
+tests_unit_test_health_rest_SOURCES = tests/unit/test-health-rest.c
+tests_unit_test_health_rest_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_test_health_rest_LDADD = $(HEALTH_TEST_LIBS) $(JSONC_LIBS)
 # health against a real Slurm
 TESTS += tests/integration/0280-health-drain.t
 EXTRA_DIST += tests/integration/0280-health-drain.t
@@ -434,6 +439,9 @@ TESTS += tests/integration/0284-health-libslurm.t
 EXTRA_DIST += tests/integration/0284-health-libslurm.t
 TESTS += tests/integration/0285-health-gpu.t
 EXTRA_DIST += tests/integration/0285-health-gpu.t
+# the slurmrestd transport against a fixture (Debian 12's slurmrestd has no node update)
+TESTS += tests/integration/0283-health-slurmrestd.t
+EXTRA_DIST += tests/integration/0283-health-slurmrestd.t tests/lib/slurmrestd-fixture.py
 EXTRA_DIST += tests/lib/slurm.sh
 
 # A fake libnvidia-ml.so.1 for gres discovery, driven by $FAKE_NVML_CONFIG.

@@ -187,9 +187,13 @@ static int signal_done(void *state, int r, void *input, void *result) {
         return r;
 }
 
-/* ---- libslurm: the round in a child ---- */
+/* ---- libslurm and slurmrestd: the round as the job's work ---- */
 
-static int child_prepare(void *state, void **ret_input) {
+static const char *transport_name(const State *s) {
+        return s->transport == TRANSPORT_LIBSLURM ? "libslurm" : "slurmrestd";
+}
+
+static int round_prepare(void *state, void **ret_input) {
         HealthSignal *sig = calloc(1, sizeof(*sig));
 
         if (!sig)
@@ -217,6 +221,15 @@ static int child_work(void *state, void *input, const sunkd_cancel *cancel, void
         return 0;
 }
 
+/* On a worker the round fills the signal itself: no result. */
+static int rest_work(void *state, void *input, const sunkd_cancel *cancel, void **ret_result) {
+        const State *s = state;
+
+        (void) ret_result;
+        rest_round(input, &s->rest, s->node_name, cancel);
+        return 0;
+}
+
 /* What the child said, into the round's own copy: bounded, for the child
  * shares our memory only up to the fork. */
 static void child_result(HealthSignal *sig, json_object *o) {
@@ -234,7 +247,7 @@ static void child_result(HealthSignal *sig, json_object *o) {
         (void) snprintf(sig->message, sizeof(sig->message), "%s", json_member_string(o, "message") ?: "");
 }
 
-static int child_done(void *state, int r, void *input, void *result) {
+static int round_done(void *state, int r, void *input, void *result) {
         State *s = state;
         _cleanup_free_ HealthSignal *sig = input;
         _cleanup_json_ json_object *o = result;
@@ -245,8 +258,9 @@ static int child_done(void *state, int r, void *input, void *result) {
                 return r;
         if (r < 0) {
                 sig->outcome = HEALTH_OUTCOME_FAILED;
-                (void) snprintf(sig->message, sizeof(sig->message), "the libslurm round ended: %s", strerror(-r));
-        } else
+                (void) snprintf(sig->message, sizeof(sig->message), "the %s round ended: %s", transport_name(s),
+                                strerror(-r));
+        } else if (s->transport == TRANSPORT_LIBSLURM)
                 child_result(sig, o);
         s->node_busy = sig->busy;
         signal_apply_outcome(s, sig);
@@ -268,9 +282,13 @@ int signal_add_job(State *s) {
         };
         if (s->transport == TRANSPORT_LIBSLURM) {
                 spec.flags = SUNKD_JOB_CHILD;
-                spec.prepare = child_prepare;
+                spec.prepare = round_prepare;
                 spec.work = child_work;
-                spec.done = child_done;
+                spec.done = round_done;
+        } else if (s->transport == TRANSPORT_SLURMRESTD) {
+                spec.prepare = round_prepare;
+                spec.work = rest_work;
+                spec.done = round_done;
         } else {
                 spec.flags = SUNKD_JOB_ASYNC;
                 spec.prepare = signal_prepare;

@@ -39,6 +39,17 @@ static const sunkd_cfg_key scontrol_keys[] = {
         { "jwt_lifetime", SUNKD_CFG_DURATION, offsetof(ScontrolConf, jwt_lifetime_usec), 0, 0, 0 },
 };
 
+static const sunkd_cfg_key rest_keys[] = {
+        { "url", SUNKD_CFG_STRING, offsetof(RestConf, url), SUNKD_CFG_REQUIRED, 0, 0 },
+        { "version", SUNKD_CFG_STRING, offsetof(RestConf, version), 0, 0, 0 },
+        { "user", SUNKD_CFG_STRING, offsetof(RestConf, user), 0, 0, 0 },
+        { "token_file", SUNKD_CFG_PATH, offsetof(RestConf, token_file), 0, 0, 0 },
+        { "jwt_key_file", SUNKD_CFG_PATH, offsetof(RestConf, jwt_key_file), 0, 0, 0 },
+        { "jwt_lifetime", SUNKD_CFG_DURATION, offsetof(RestConf, jwt_lifetime_usec), 0, 0, 0 },
+        { "ca_file", SUNKD_CFG_PATH, offsetof(RestConf, ca_file), 0, 0, 0 },
+        { "timeout", SUNKD_CFG_DURATION, offsetof(RestConf, timeout_usec), 0, 0, 0 },
+};
+
 static const sunkd_cfg_key script_keys[] = {
         HEALTH_COMMON_KEYS,
         { "path", SUNKD_CFG_PATH, offsetof(ScriptConf, path), SUNKD_CFG_REQUIRED, 0, 0 },
@@ -85,6 +96,7 @@ void settings_clear(State *s) {
         s->n_checks = 0;
         s->ctx->api->cfg_clear(conf_keys, ELEMENTSOF(conf_keys), &s->conf);
         s->ctx->api->cfg_clear(scontrol_keys, ELEMENTSOF(scontrol_keys), &s->sc);
+        s->ctx->api->cfg_clear(rest_keys, ELEMENTSOF(rest_keys), &s->rest);
         free(s->node_name);
         s->node_name = NULL;
 }
@@ -228,14 +240,10 @@ static int parse_transport(State *s, const sunkd_cfg *cfg) {
         for (size_t i = 0; i < ELEMENTSOF(table); i++)
                 if (streq(table[i].name, t)) {
                         s->transport = table[i].t;
-                        break;
+                        return 0;
                 }
-        if (streq(t, "scontrol") || streq(t, "none") || streq(t, "libslurm"))
-                return 0;
-        /* Refused, not ignored: an admin who asks for them must not believe the
-         * node is watched by a transport that is not there. */
         return located(s->ctx, s->ctx->api->cfg_get(cfg, "transport"),
-                       "key 'transport': '%s' is not available in this build (use scontrol, libslurm or none)", t);
+                       "key 'transport': '%s' is not scontrol, libslurm, slurmrestd or none", t);
 }
 
 /* The short hostname: what slurmd calls the node unless told otherwise. */
@@ -250,6 +258,29 @@ static int default_node_name(char **ret) {
         return *ret ? 0 : -ENOMEM;
 }
 
+/* token_file or jwt_key_file, not both, and jwt_lifetime: as the scontrol
+ * and slurmrestd maps take them.  A key file that mints tokens for anyone
+ * is refused when the config is read, not at the first drain. */
+static int parse_token_keys(State *s, const sunkd_cfg *map, const char *token_file, const char *jwt_key_file,
+                            uint64_t jwt_lifetime_usec) {
+        const sunkd_host_api *api = s->ctx->api;
+        int r;
+
+        if (token_file && jwt_key_file)
+                return located(s->ctx, api->cfg_get(map, "jwt_key_file"),
+                               "key 'jwt_key_file': give token_file or jwt_key_file, not both");
+        if (jwt_key_file) {
+                _cleanup_free_ char *why = NULL;
+                r = health_jwt_key_check(jwt_key_file, (uid_t) -1, &why);
+                if (r < 0)
+                        return located(s->ctx, api->cfg_get(map, "jwt_key_file"), "key 'jwt_key_file': %s",
+                                       why ?: strerror(-r));
+        }
+        if (jwt_lifetime_usec < SUNKD_USEC_PER_SEC)
+                return located(s->ctx, api->cfg_get(map, "jwt_lifetime"), "key 'jwt_lifetime': at least 1s");
+        return 0;
+}
+
 static int parse_scontrol(State *s) {
         _cleanup_free_ char *error = NULL;
         int r;
@@ -260,24 +291,129 @@ static int parse_scontrol(State *s) {
                 if (r < 0)
                         return sunkd_log_error_errno(s->ctx, r, "%s", error ?: "invalid scontrol section");
         }
-        if (s->sc.token_file && s->sc.jwt_key_file)
-                return located(s->ctx, s->ctx->api->cfg_get(s->conf.scontrol, "jwt_key_file"),
-                               "key 'jwt_key_file': give token_file or jwt_key_file, not both");
-        if (s->sc.jwt_key_file) {
-                _cleanup_free_ char *why = NULL;
-                r = health_jwt_key_check(s->sc.jwt_key_file, (uid_t) -1, &why);
-                if (r < 0)
-                        return located(s->ctx, s->ctx->api->cfg_get(s->conf.scontrol, "jwt_key_file"), "key 'jwt_key_file': %s",
-                                       why ?: strerror(-r));
-        }
-        if (s->sc.jwt_lifetime_usec < SUNKD_USEC_PER_SEC)
-                return located(s->ctx, s->ctx->api->cfg_get(s->conf.scontrol, "jwt_lifetime"),
-                               "key 'jwt_lifetime': at least 1s");
+        r = parse_token_keys(s, s->conf.scontrol, s->sc.token_file, s->sc.jwt_key_file, s->sc.jwt_lifetime_usec);
+        if (r < 0)
+                return r;
         if (!s->sc.user && !(s->sc.user = strdup("root")))
                 return -ENOMEM;
         if (!s->sc.path && !(s->sc.path = strdup("/usr/bin/scontrol")))
                 return -ENOMEM;
         return 0;
+}
+
+/* What is wrong with slurmrestd's @url, or NULL: http(s)://host[:port][/path]
+ * and nothing a request could be steered or a secret logged with. */
+static const char *url_problem(const char *url) {
+        const char *host;
+        size_t len;
+
+        if (strncmp(url, "https://", 8) == 0)
+                host = url + 8;
+        else if (strncmp(url, "http://", 7) == 0)
+                host = url + 7;
+        else
+                return "not an http:// or https:// URL";
+        if (strlen(url) > 1024)
+                return "longer than 1024 bytes";
+        for (const char *p = url; *p; p++)
+                if (*p <= ' ' || *p >= 0x7f)
+                        return "it holds a blank, a control byte or a byte beyond ASCII";
+        if (strpbrk(url, "?#"))
+                return "a query or fragment has no place in it";
+        len = strcspn(host, "/");
+        if (len == 0)
+                return "it names no host";
+        if (memchr(host, '@', len))
+                return "credentials have no place in it (use token_file or jwt_key_file)";
+        return NULL;
+}
+
+/* "vN.N.N", at least v0.0.39: the first with a node update. */
+static const char *version_problem(const char *v) {
+        unsigned n[3] = {};
+        size_t i = 0;
+
+        if (v[0] != 'v')
+                return "not of the form vN.N.N";
+        for (const char *p = v + 1;; p++) {
+                size_t digits = strspn(p, "0123456789");
+
+                if (digits == 0 || digits > 3)
+                        return "not of the form vN.N.N";
+                n[i] = (unsigned) strtoul(p, NULL, 10);
+                p += digits;
+                if (++i == 3) {
+                        if (*p)
+                                return "not of the form vN.N.N";
+                        break;
+                }
+                if (*p != '.')
+                        return "not of the form vN.N.N";
+        }
+        if (n[0] == 0 && n[1] == 0 && n[2] < 39)
+                return "slurmrestd has no node update before v0.0.39 (Slurm 23.02)";
+        return NULL;
+}
+
+static bool user_is_valid(const char *u) {
+        if (isempty(u) || strlen(u) >= HEALTH_JWT_USER_MAX)
+                return false;
+        for (const char *p = u; *p; p++)
+                if (*p <= ' ' || *p >= 0x7f)
+                        return false;
+        return true;
+}
+
+static int rest_defaults(RestConf *c) {
+        if (!c->version && !(c->version = strdup("v0.0.40")))
+                return -ENOMEM;
+        if (!c->user && !(c->user = strdup("root")))
+                return -ENOMEM;
+        /* "<url>/slurm/...": one '/' between */
+        for (size_t n = strlen(c->url); n > 0 && c->url[n - 1] == '/'; n--)
+                c->url[n - 1] = '\0';
+        return 0;
+}
+
+/* Each key of the slurmrestd map, checked whichever transport is chosen;
+ * the slurmrestd transport needs the map. */
+static int parse_slurmrestd(State *s, const sunkd_cfg *cfg) {
+        const sunkd_host_api *api = s->ctx->api;
+        const sunkd_cfg *map = s->conf.slurmrestd;
+        _cleanup_free_ char *error = NULL;
+        RestConf *c = &s->rest;
+        const char *why;
+        int r;
+
+        *c = (RestConf) { .jwt_lifetime_usec = 10 * 60 * SUNKD_USEC_PER_SEC, .timeout_usec = 15 * SUNKD_USEC_PER_SEC };
+        if (!map)
+                return s->transport != TRANSPORT_SLURMRESTD
+                               ? 0
+                               : located(s->ctx, api->cfg_get(cfg, "transport"),
+                                         "key 'transport': slurmrestd needs a slurmrestd: mapping with its url and a token");
+        r = api->cfg_parse(map, rest_keys, ELEMENTSOF(rest_keys), c, &error);
+        if (r < 0)
+                return sunkd_log_error_errno(s->ctx, r, "%s", error ?: "invalid slurmrestd section");
+        if ((why = url_problem(c->url)))
+                return located(s->ctx, api->cfg_get(map, "url"), "key 'url': %s", why);
+        if (c->version && (why = version_problem(c->version)))
+                return located(s->ctx, api->cfg_get(map, "version"), "key 'version': '%.32s': %s", c->version, why);
+        if (c->user && !user_is_valid(c->user))
+                return located(s->ctx, api->cfg_get(map, "user"), "key 'user': not a user name (1 to %d bytes, no blanks or control bytes)",
+                               HEALTH_JWT_USER_MAX - 1);
+        if (!c->token_file && !c->jwt_key_file)
+                return located(s->ctx, map, "key 'slurmrestd': give token_file or jwt_key_file");
+        r = parse_token_keys(s, map, c->token_file, c->jwt_key_file, c->jwt_lifetime_usec);
+        if (r < 0)
+                return r;
+        /* a round's three requests fit in the minute its job is given */
+        if (c->timeout_usec < SUNKD_USEC_PER_SEC || c->timeout_usec > 20 * SUNKD_USEC_PER_SEC)
+                return located(s->ctx, api->cfg_get(map, "timeout"), "key 'timeout': 1s to 20s");
+        if (c->ca_file && strncmp(c->url, "https://", 8) != 0)
+                return located(s->ctx, api->cfg_get(map, "ca_file"), "key 'ca_file': the url is not https://");
+        if (c->ca_file && access(c->ca_file, R_OK) < 0)
+                return located(s->ctx, api->cfg_get(map, "ca_file"), "key 'ca_file': '%s': %s", c->ca_file, strerror(errno));
+        return rest_defaults(c);
 }
 
 /* The node name as slurmctld knows it: one word, no control bytes. */
@@ -332,9 +468,9 @@ int settings_parse(sunkd_ctx *c, const sunkd_cfg *cfg, State *s) {
         r = parse_transport(s, cfg);
         if (r < 0)
                 return r;
-        if (s->conf.slurmrestd)
-                return located(c, c->api->cfg_get(cfg, "slurmrestd"),
-                               "key 'slurmrestd': the slurmrestd transport is not available in this build");
+        r = parse_slurmrestd(s, cfg);
+        if (r < 0)
+                return r;
         r = parse_scontrol(s);
         if (r < 0)
                 return r;

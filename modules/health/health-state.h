@@ -75,6 +75,18 @@ typedef struct ScontrolConf {
         uint64_t jwt_lifetime_usec;
 } ScontrolConf;
 
+/* How slurmrestd is asked (health-rest.c). */
+typedef struct RestConf {
+        char *url;     /* without a trailing '/' */
+        char *version; /* "v0.0.40" */
+        char *user;
+        char *token_file;
+        char *jwt_key_file;
+        uint64_t jwt_lifetime_usec;
+        char *ca_file;
+        uint64_t timeout_usec; /* of each request */
+} RestConf;
+
 typedef struct Waiter {
         sunkd_call *call;
         uint64_t deadline_usec; /* CLOCK_MONOTONIC */
@@ -84,6 +96,8 @@ typedef struct State {
         sunkd_ctx *ctx;
         Conf conf;
         ScontrolConf sc;
+        RestConf rest;
+        bool rest_ready; /* libcurl initialised (rest_init) */
         Transport transport;
         char *node_name;
         Check checks[CHECKS_MAX];
@@ -136,6 +150,11 @@ int signal_result(const HealthSignal *sig);
 /* health-scontrol.c */
 int scontrol_start(State *s);
 void scontrol_cancel(State *s);
+
+/* health-rest.c: the round on a worker thread */
+int rest_init(State *s);
+void rest_fini(State *s);
+void rest_round(HealthSignal *sig, const RestConf *c, const char *node_name, const sunkd_cancel *cancel);
 
 /* health-store.c */
 void store_load(State *s);

@@ -10,13 +10,15 @@
  *   health-judge.c     what the checks want, and the job health.signal
  *   health-scontrol.c  the scontrol transport (spawns on the loop)
  *   health-libslurm.c  the libslurm transport (a child per round)
+ *   health-rest.c      the slurmrestd transport (libcurl on a worker)
  *   health-store.c     what survives a restart
  *   health-methods.c   io.sunkd.Health.{Status,Run,Drain,Undrain}
  *
  * What needs no module context (the check types, the rules of draining,
- * the scontrol parser, the XID policy) is libhealth, which the unit tests
- * link.  There is no reload in place: a changed section restarts the
- * module, and health-store.c carries the hysteresis and our reason over.
+ * the scontrol parser, slurmrestd's JSON, the XID policy) is libhealth,
+ * which the unit tests link.  There is no reload in place: a changed
+ * section restarts the module, and health-store.c carries the hysteresis
+ * and our reason over.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -45,6 +47,7 @@ static void health_fini(void *state) {
         if (!s)
                 return;
         methods_answer_waiters(s, false, "sunkd's health module stopped");
+        rest_fini(s);
         settings_clear(s);
         health_gpu_free(s->gpu);
         free(s->saved);
@@ -60,6 +63,9 @@ static int health_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
         s->ctx = c;
         *ret_state = s;
         r = settings_parse(c, cfg, s);
+        if (r < 0)
+                return r;
+        r = rest_init(s);
         if (r < 0)
                 return r;
         store_load(s);
@@ -78,6 +84,7 @@ static int health_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
         sunkd_log_info(c, "Watching node %s with %zu checks, drains %s.", s->node_name, s->n_checks,
                        s->transport == TRANSPORT_NONE       ? "reported only (transport none)"
                        : s->transport == TRANSPORT_LIBSLURM ? "through libslurm"
+                       : s->transport == TRANSPORT_SLURMRESTD ? "through slurmrestd"
                                                             : "through scontrol");
         return 0;
 }

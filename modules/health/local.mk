@@ -1,8 +1,8 @@
 # modules/health/: node health checks that drain and resume the node in slurmctld.
 
-# The built-in check types, the rules of draining, the scontrol parser and
-# the JWT minting: a convenience library the module and its tests link; the
-# consumer links agent/libsunkd-util.la itself.
+# The built-in check types, the rules of draining, the scontrol parser,
+# slurmrestd's JSON and the JWT minting: a convenience library the module
+# and its tests link; the consumer links agent/libsunkd-util.la itself.
 noinst_LTLIBRARIES += %reldir%/libhealth.la
 %canon_reldir%_libhealth_la_SOURCES = \
 	%reldir%/health-check.c \
@@ -30,6 +30,8 @@ noinst_LTLIBRARIES += %reldir%/libhealth.la
 	%reldir%/health-gpu.h \
 	%reldir%/health-xid-policy.c \
 	%reldir%/health-xid-policy.h \
+	%reldir%/health-restjson.c \
+	%reldir%/health-restjson.h \
 	# End of libhealth_la_SOURCES
 %canon_reldir%_libhealth_la_CFLAGS = $(AM_CFLAGS) $(CRYPTO_CFLAGS) $(JSONC_CFLAGS)
 %canon_reldir%_libhealth_la_LIBADD = $(MUNGE_LIBS) $(CRYPTO_LIBS) $(JSONC_LIBS)
@@ -45,11 +47,12 @@ pkglib_LTLIBRARIES += %reldir%/health.la
 	%reldir%/health-scontrol.c \
 	%reldir%/health-libslurm.c \
 	%reldir%/health-libslurm.h \
+	%reldir%/health-rest.c \
 	%reldir%/health-store.c \
 	%reldir%/health-methods.c \
 	# End of health_la_SOURCES
-%canon_reldir%_health_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) $(SLURM_CFLAGS)
+%canon_reldir%_health_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) $(SLURM_CFLAGS) $(CURL_CFLAGS)
 %canon_reldir%_health_la_LDFLAGS = $(MODULE_LINK_FLAGS)
-%canon_reldir%_health_la_LIBADD = %reldir%/libhealth.la agent/libsunkd-util.la $(JSONC_LIBS) $(SLURM_LIBS)
+%canon_reldir%_health_la_LIBADD = %reldir%/libhealth.la agent/libsunkd-util.la $(JSONC_LIBS) $(SLURM_LIBS) $(CURL_LIBS)
 
 # End of modules/health/local.mk

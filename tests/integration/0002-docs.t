@@ -141,6 +141,14 @@ for k in $gr; do
         ok "sunkd.yaml.5 documents gres key '$k'" has_tag "$(section "$YAML5" 'THE GRES MODULE')" "$k:"
 done
 
+# The health module's slurmrestd map: each key is named in its entry.
+rk=$(table modules/health/health-settings.c rest_keys)
+[ -n "$rk" ] || bail_out "no key table rest_keys found in modules/health/health-settings.c"
+rest=$(section "$YAML5" 'THE HEALTH MODULE' | sed -n '/^ \{7\}slurmrestd: mapping/,/^ \{7\}[a-z_]*: /p')
+for k in $rk; do
+        like "$rest" "(^|[^a-z_])$k([^a-z_]|\$)" "sunkd.yaml.5 documents health slurmrestd key '$k'"
+done
+
 # sunkd-authkeys: every option of --help, its exit codes and environment.
 AKBIN="$SUNKD_BUILDDIR/modules/authkeys/sunkd-authkeys"
 opts=$("$AKBIN" --help | sed -n -E 's/^ +(-[a-zA-Z], )?(--[a-z][a-z-]*).*/\1\2/p')
