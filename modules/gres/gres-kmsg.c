@@ -211,6 +211,11 @@ static void take_line(GresKmsgBatch *b, const char *line, size_t len) {
         }
         if (!take_seq(b, r.seq))
                 return;
+        /* Only the kernel speaks for the driver: a line a program wrote to
+         * /dev/kmsg (facility user, or any but kern; journald forwards there
+         * when told to) must not drain a node by quoting an NVRM line. */
+        if ((r.prio >> 3) != 0)
+                return;
         k = gres_kmsg_parse_xid(r.msg, r.msg_len, bus, &xid);
         if (k == 0)
                 add_xid(b, bus, xid, &r);

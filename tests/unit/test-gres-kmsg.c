@@ -182,6 +182,22 @@ START_TEST(test_batch) {
 }
 END_TEST
 
+/* An NVRM line from any facility but the kernel's (a program writing to
+ * /dev/kmsg, journald forwarding a user's log there) is no XID. */
+START_TEST(test_batch_not_kernel) {
+        _cleanup_free_ GresKmsgBatch *b = batch(true, 0);
+
+        feed(b, "14," XID79("1"));  /* user.info */
+        feed(b, "11," XID79("2"));  /* user.err */
+        feed(b, "30," XID79("3"));  /* daemon.info */
+        ck_assert_uint_eq(b->n_keys, 0);
+        ck_assert_uint_eq(b->last, 3);
+        feed(b, "3," XID79("4"));   /* kern.err: the driver */
+        ck_assert_uint_eq(b->n_keys, 1);
+        ck_assert_uint_eq(b->keys[0].xid, 79);
+}
+END_TEST
+
 /* Records the ring overwrote before they were read: a jump in the numbers,
  * after an EPIPE or after a restart; each gap said from where to where. */
 START_TEST(test_batch_lost) {
@@ -415,6 +431,7 @@ static Suite *suite(void) {
         tc = tcase_create("batch");
         tcase_add_test(tc, test_batch);
         tcase_add_test(tc, test_batch_lost);
+        tcase_add_test(tc, test_batch_not_kernel);
         tcase_add_test(tc, test_batch_no_cursor);
         tcase_add_test(tc, test_batch_partial);
         tcase_add_test(tc, test_batch_storm);
