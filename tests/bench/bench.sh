@@ -51,6 +51,14 @@
 #                    (testmod's ballast); the reference, in the same run,
 #                    tests/bench/nhc-like.sh doing the same ten checks as an
 #                    NHC-style shell script (bench-exec, 200 runs)
+#   health xid       a one-node Slurm (munged, slurmctld, a dynamic slurmd) and
+#                    a sunkd whose gres module reads a kernel-log stand-in (a
+#                    FIFO) and whose gpu check drains through scontrol: an
+#                    NVRM Xid 79 line written to the stand-in until `sinfo -R`
+#                    shows the drain, polled every 10 ms, BENCH_XID_RUNS (5)
+#                    times (the XID policy holds it 2 s, then the node is
+#                    resumed); the reference, in the same run, `scontrol
+#                    update ... state=drain` until `sinfo -R` shows it
 #   gres             bench-gres: discovery of the fake NVML's 8 H100s (the
 #                    library loaded and unloaded each time, as the module's
 #                    child does) and of the /proc fallback tree, 200 each
@@ -80,6 +88,7 @@ DAEMON_USERS=${BENCH_NSSCACHE_DAEMON_USERS:-100000}
 PAGE_LATENCY_MS=${BENCH_NSSCACHE_PAGE_LATENCY_MS:-5}
 SPAWN_RUNS=${BENCH_SPAWN_RUNS:-300}
 HEALTH_SECONDS=${BENCH_HEALTH_SECONDS:-5}
+XID_RUNS=${BENCH_XID_RUNS:-5}
 AK_USERS=${BENCH_AUTHKEYS_USERS:-100000}
 AK_RUNS=${BENCH_AUTHKEYS_RUNS:-2000}
 TOKEN=bench-token
@@ -165,7 +174,8 @@ start_sunkd() {
         mkdir -p "$d/state" "$d/modules"
         chmod 755 "$d" "$d/modules"
         cp "$B/tests/modules/.libs/testmod.so" "$B/modules/authkeys/.libs/authkeys.so" \
-           "$B/modules/nsscache/.libs/nsscache.so" "$B/modules/health/.libs/health.so" "$d/modules/" ||
+           "$B/modules/nsscache/.libs/nsscache.so" "$B/modules/health/.libs/health.so" \
+           "$B/modules/gres/.libs/gres.so" "$d/modules/" ||
                 die "the modules are not built"
         {
                 echo "socket: $d/io.sunkd"
@@ -650,6 +660,95 @@ bench_health() {
         row "health: 10 built-in checks (forks included), $HEALTH_RSS_MB daemon" "$(ms "$HEALTH_P50")" "$ref" "<= 5 ms"
 }
 
+# ms_since NS: milliseconds from the date +%s%N NS until now
+ms_since() {
+        echo $(( ($(date +%s%N) - $1) / 1000000 ))
+}
+
+# median N...: the middle one of the numbers
+median() {
+        printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'
+}
+
+# until_reason NODE WANT: poll sinfo -R every 10 ms until the node's reason
+# is (WANT non-empty) or is not (empty) there; at most a minute
+until_reason() {
+        local i
+        for i in $(seq 6000); do
+                if [ -n "$2" ]; then sinfo -h -R -n "$1" -o %E | grep -q . && return 0
+                else sinfo -h -R -n "$1" -o %E | grep -q . || return 0
+                fi
+                sleep 0.01
+        done
+        return 1
+}
+
+# In a subshell of its own (slurm.sh's S is the Slurm directory, and its
+# daemons go with the subshell): prints "xid_ms=N ref_ms=N".
+xid_measure() {
+        local node=bench-gpu-1 nvml="$B/tests/fake-nvml/.libs/libnvidia-ml.so" kmsg="$T/kmsg" src="$S" i t xid=() ref=()
+        bail_out() { die "$*"; }
+        . "$src/tests/lib/slurm.sh"
+        slurm_setup
+        trap 'kill "$PID" 2>/dev/null; slurm_cleanup > /dev/null 2>&1' EXIT
+        slurm_munge_start
+        slurm_conf
+        slurm_ctld_start
+        slurm_node_start "$node" > /dev/null
+        mkfifo "$kmsg" && exec 7<>"$kmsg" || die "cannot make the kernel log's stand-in"
+        printf '%s\n' "init ok" "gpu|00000000:07:00.0|0|NVIDIA A100-SXM4-40GB|GPU-a0|42949672960|0-1|-|-" \
+                "gpu|00000000:0B:00.0|1|NVIDIA A100-SXM4-40GB|GPU-a1|42949672960|0-1|-|-" > "$T/nvml.desc"
+        : > "$T/gres-slurm.conf"
+        FAKE_NVML_CONFIG="$T/nvml.desc" start_sunkd xid "modules:
+  gres:
+    nvml_library: $nvml
+    slurm_conf: $T/gres-slurm.conf
+    gres_conf: $T/gres.conf
+    node_name: $node
+    interval: 1h
+    kmsg: $kmsg
+  health:
+    node_name: $node
+    interval: 1s
+    fail_after: 1
+    slurm_conf: $SLURM_CONF
+    xid_policy:
+      overrides:
+        - {xid: 79, count: 1, window: 2s, action: drain}
+    checks:
+      - {name: gpu, type: gpu}" 7>&-
+        wait_until 600 eval '"$SUNKCTL" -s "$SOCK" --json health | grep -q "\"gpu-ok\""' || die "the gpu check never passed"
+        for i in $(seq "$XID_RUNS"); do
+                t=$(date +%s%N)
+                python3 "$src/tests/lib/kmsg-stand-in.py" "$kmsg" record $((1000 + i)) \
+                        "NVRM: Xid (PCI:0000:0b:00): 79, pid=0, name=, GPU has fallen off the bus." || die "cannot write to the stand-in"
+                until_reason "$node" yes || die "the XID never drained the node"
+                xid+=("$(ms_since "$t")")
+                until_reason "$node" "" || die "the node was never resumed"
+                slurm_wait_ready "$node"
+        done
+        stop "$PID"
+        for i in $(seq "$XID_RUNS"); do
+                t=$(date +%s%N)
+                scontrol update nodename="$node" state=drain reason="bench" || die "scontrol update failed"
+                until_reason "$node" yes || die "scontrol's drain never showed"
+                ref+=("$(ms_since "$t")")
+                scontrol update nodename="$node" state=resume
+                until_reason "$node" "" || die "the node was never resumed"
+                slurm_wait_ready "$node"
+        done
+        exec 7>&-
+        echo "xid_ms=$(median "${xid[@]}") ref_ms=$(median "${ref[@]}")"
+}
+
+bench_xid() {
+        local out
+        [ "$(id -u)" = 0 ] || die "the XID row needs root (slurmd)"
+        out=$(xid_measure) || die "the XID row failed"
+        row "health: XID line in the kernel log until sinfo -R shows the drain, p50" \
+            "$(val xid_ms "$out") ms" "$(val ref_ms "$out") ms (scontrol update until sinfo -R)" "<= 1000 ms"
+}
+
 # us_pair KEY "k=v ...": "P50 / P99 us" of KEY_p50_us and KEY_p99_us
 us_pair() {
         echo "$(val "$1_p50_us" "$2") / $(val "$1_p99_us" "$2") us"
@@ -676,8 +775,8 @@ printf '%s\n' "$TOKEN" > "$T/token"
 chmod 600 "$T/token"
 line "benchmark" "result" "reference (same run)" "goal" "met"
 # BENCH_ONLY="ping authkeys": only those (idle ping busy nsscache authkeys health
-# gres spawn; busy measures the daemon ping started, so it needs ping before it).
-for b in ${BENCH_ONLY:-idle ping busy nsscache authkeys health gres spawn}; do
+# xid gres spawn; busy measures the daemon ping started, so it needs ping before it).
+for b in ${BENCH_ONLY:-idle ping busy nsscache authkeys health xid gres spawn}; do
         declare -F "bench_$b" > /dev/null || die "no benchmark '$b'"
         "bench_$b"
 done
