@@ -338,6 +338,12 @@ tests_fuzz_fuzz_ini_SOURCES = tests/fuzz/fuzz-ini.c tests/fuzz/fuzz-replay.c
 tests_fuzz_fuzz_ini_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir)
 tests_fuzz_fuzz_ini_LDADD = modules/nsscache/libnsscache-scim.la
 EXTRA_DIST += tests/fuzz/corpus/ini tests/fuzz/ini.t
+check_PROGRAMS += tests/fuzz/fuzz-slurm-nodes
+TESTS += tests/fuzz/slurm-nodes.t
+tests_fuzz_fuzz_slurm_nodes_SOURCES = tests/fuzz/fuzz-slurm-nodes.c tests/fuzz/fuzz-replay.c
+tests_fuzz_fuzz_slurm_nodes_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir)
+tests_fuzz_fuzz_slurm_nodes_LDADD = modules/health/libhealth.la agent/libsunkd-util.la $(JSONC_LIBS)
+EXTRA_DIST += tests/fuzz/corpus/slurm-nodes tests/fuzz/slurm-nodes.t
 
 # authkeys: key validation, fingerprints, the sshkey map.
 check_PROGRAMS += tests/unit/test-authkeys-key tests/unit/test-authkeys-map tests/unit/test-authkeys-local
