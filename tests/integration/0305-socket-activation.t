@@ -99,8 +99,8 @@ rm -f "$ASOCK"
 "$ACTIVATE" -l "$ASOCK" -- "$BASH" -c '
         T=$1 SUNKD=$2
         for i in 1 2; do
-                (echo "$BASHPID" > "$T/pid.$i"; export LISTEN_PID=$BASHPID; exec "$SUNKD" -c "$T/sunkd.yaml")
-                echo "$?" > "$T/exit.$i"
+                (echo "$BASHPID" > "$T/pid.$i.new"; mv "$T/pid.$i.new" "$T/pid.$i"; export LISTEN_PID=$BASHPID; exec "$SUNKD" -c "$T/sunkd.yaml")
+                echo "$?" > "$T/exit.$i.new"; mv "$T/exit.$i.new" "$T/exit.$i"
                 while [ "$i" = 1 ] && [ ! -e "$T/restart" ]; do
                         [ -d "$T" ] || exit 1
                         sleep 0.1
