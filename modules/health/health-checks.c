@@ -49,6 +49,19 @@ static void result_from_json(json_object *o, HealthResult *res) {
         health_result_set(res, status, json_member_string(o, "code") ?: "", "%s", json_member_string(o, "detail") ?: "");
 }
 
+/* sunkd_health_finding{check,code}: one series while a check fails, its
+ * code the finding's, so an alerting rule can tell an XID from a full disk;
+ * the series goes when the check passes or finds something else. */
+static void show_finding(Check *k, const HealthResult *res) {
+        const sunkd_host_api *api = k->s->ctx->api;
+        bool was = k->have_result && k->last.status == HEALTH_FAIL, is = res->status == HEALTH_FAIL;
+
+        if (was && (!is || !streq(k->last.code, res->code)))
+                (void) api->metric_remove(k->s->m_finding, (const char *[]){ check_name(k), k->last.code, NULL });
+        if (is)
+                (void) api->metric_set(k->s->m_finding, 1, (const char *[]){ check_name(k), res->code, NULL });
+}
+
 void check_record(Check *k, const HealthResult *res, uint64_t duration_usec) {
         State *s = k->s;
         const char *labels[] = { check_name(k), NULL };
@@ -59,6 +72,7 @@ void check_record(Check *k, const HealthResult *res, uint64_t duration_usec) {
                 sunkd_log(s->ctx, res->status == HEALTH_FAIL ? SUNKD_LOG_WARNING : SUNKD_LOG_INFO, 0,
                           "Check '%s': %s%s%s%s", check_name(k), status_names[res->status],
                           *res->code ? " (" : "", res->code, *res->code ? ")" : "");
+        show_finding(k, res);
         k->last = *res;
         k->have_result = true;
         k->last_usec = now_usec(CLOCK_REALTIME);

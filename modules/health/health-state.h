@@ -128,7 +128,7 @@ typedef struct State {
         sunkd_call *run_calls[WAITERS_MAX];
         size_t n_run_calls;
         unsigned run_pending;
-        sunkd_metric *m_result, *m_failing, *m_signals, *m_duration;
+        sunkd_metric *m_result, *m_failing, *m_signals, *m_duration, *m_finding;
         char *saved; /* the state file as last written */
 } State;
 

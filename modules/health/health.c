@@ -35,6 +35,7 @@ static int metrics_add(State *s) {
                 { { sizeof(sunkd_metric_spec), "health_check_result", "The check's last result: 1 pass, 0 fail, -1 unknown.", SUNKD_METRIC_GAUGE, { "check", NULL } }, &s->m_result },
                 { { sizeof(sunkd_metric_spec), "health_check_failing", "1 while the check is judged failing (fail_after consecutive failures).", SUNKD_METRIC_GAUGE, { "check", NULL } }, &s->m_failing },
                 { { sizeof(sunkd_metric_spec), "health_check_duration_seconds", "How long the check's last run took.", SUNKD_METRIC_GAUGE, { "check", NULL } }, &s->m_duration },
+                { { sizeof(sunkd_metric_spec), "health_finding", "1 for the finding a check reports while it fails, by its stable code.", SUNKD_METRIC_GAUGE, { "check", "code", NULL } }, &s->m_finding },
                 { { sizeof(sunkd_metric_spec), "health_signals_total", "Rounds with slurmctld, by what came of them.", SUNKD_METRIC_COUNTER, { "outcome", NULL } }, &s->m_signals },
         };
 

@@ -87,6 +87,7 @@ like "$(slurm_state $NODE)" "DRAIN" "scontrol shows DRAIN"
 ok "the drain is logged" wait_log "node $NODE drained: \"sunkd: flag: fault file present\""
 like "$(ctl health)" "flag +fail +failing" "sunkctl health shows the check failing"
 is "$(module_status health reason_set)" "sunkd: flag: fault file present" "status names the reason we set"
+like "$(ctl metrics)" 'sunkd_health_finding\{check="flag",code="script-failed"\} 1' "the finding's code is a metric"
 
 # --- a pass resumes it
 rm "$T/fault"
@@ -95,6 +96,7 @@ is "$?" 0 "the check passes again"
 ok "the node is resumed" wait_until 600 eval '[ -z "$(reason)" ] && ! slurm_state $NODE | grep -q DRAIN'
 slurm_wait_ready $NODE
 is "$(module_status health reason_set)" "" "and we no longer hold a reason"
+unlike "$(ctl metrics)" 'sunkd_health_finding\{check="flag"' "the finding's series is gone"
 
 # --- an admin's drain is left alone while our checks fail and pass
 scontrol update nodename=$NODE state=drain reason="replacing PSU" || bail_out "cannot drain by hand"
