@@ -46,7 +46,10 @@ like "$(get ProtectSystem)" "^(yes|true)$" "ProtectSystem leaves /etc writable f
 unlike "$(cat "$UNIT")" "^(ReadOnlyPaths|InaccessiblePaths)=.*/etc" "/etc is not made read-only otherwise"
 # gres reads XID errors from the kernel log.
 unlike "$(get ProtectKernelLogs)" "^(yes|true)$" "no ProtectKernelLogs: it would hide /dev/kmsg"
-like "$(get BindReadOnlyPaths)" "(^| )-?/dev/kmsg( |$)" "/dev/kmsg is in the private /dev"
-like "$(get DeviceAllow)" "^/dev/kmsg r$" "and may be read"
+unlike "$(get PrivateDevices)" "^(yes|true)$" "no PrivateDevices: it would hide /dev/nvidia* from NVML"
+is "$(get DevicePolicy)" "closed" "the device cgroup is closed"
+like "$(get DeviceAllow)" "/dev/kmsg r" "/dev/kmsg may be read"
+like "$(get DeviceAllow)" "char-nvidia-frontend rw" "the NVIDIA devices may be opened"
+unlike "$(get DeviceAllow)" "char-nvidia-frontend r( |$)|/dev/kmsg rw" "nothing more than each needs"
 
 done_testing
