@@ -3,10 +3,10 @@
  * daemon.  Non-logging.
  *
  * prolog-dir.h checks the path a script resolves to; prolog_exec() goes one
- * step further: it opens the checked file, checks the
- * open inode, and executes that inode through the descriptor (execveat() with
- * AT_EMPTY_PATH), so not even a rename by root between the check and the
- * exec changes what runs.  For a "#!" script the kernel hands the interpreter
+ * step further: it opens the checked file, checks the open inode, and
+ * executes that inode through the descriptor (execveat() with AT_EMPTY_PATH),
+ * so not even a rename by root between the check and the exec changes what
+ * runs.  For a "#!" script the kernel hands the interpreter
  * "/dev/fd/N" to read, so the descriptor is passed to the script without
  * close-on-exec (an O_PATH descriptor: nothing can be read or written through
  * it) and /dev/fd must be there (/proc mounted); the script's $0 is then
