@@ -434,6 +434,13 @@ TESTS += tests/unit/test-health-rest
 tests_unit_test_health_rest_SOURCES = tests/unit/test-health-rest.c
 tests_unit_test_health_rest_CFLAGS = $(CHECK_TEST_CFLAGS)
 tests_unit_test_health_rest_LDADD = $(HEALTH_TEST_LIBS) $(JSONC_LIBS)
+# prolog: the directory scan and the client's own run of a script, linked
+# without the daemon core, as the client links them.
+check_PROGRAMS += tests/unit/test-prolog-dir
+TESTS += tests/unit/test-prolog-dir
+tests_unit_test_prolog_dir_SOURCES = tests/unit/test-prolog-dir.c
+tests_unit_test_prolog_dir_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_prolog_dir_LDADD = modules/prolog/libprolog.la agent/libsunkd-util.la $(CHECK_LIBS)
 # health against a real Slurm
 TESTS += tests/integration/0280-health-drain.t
 EXTRA_DIST += tests/integration/0280-health-drain.t

@@ -1,0 +1,620 @@
+/* The prolog directory scan and the client's own run of a script: order,
+ * the name filter, refusals, ConfigMap symlinks and their swaps, timeouts
+ * that kill what a script started, the output tail, exec failures and
+ * hostile names.  Runs as root: it hands files to nobody (uid 65534). */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+#include "util/macro.h"
+#include "../../modules/prolog/prolog-dir.h"
+#include "../../modules/prolog/prolog-exec.h"
+#include "../lib/check-run.h"
+
+#define NOBODY 65534
+
+static char base[] = "/tmp/test-prolog-dir-XXXXXX";
+
+static char *at(const char *rel) {
+        char *p;
+
+        ck_assert_int_ge(asprintf(&p, "%s/%s", base, rel), 0);
+        return p;
+}
+
+static void mkdir_as(const char *rel, mode_t mode, uid_t uid) {
+        _cleanup_free_ char *p = at(rel);
+
+        ck_assert_msg(mkdir(p, 0700) == 0, "mkdir %s: %m", p);
+        ck_assert_int_eq(chmod(p, mode), 0);
+        ck_assert_int_eq(chown(p, uid, 0), 0);
+}
+
+static void file_as(const char *rel, const char *text, mode_t mode, uid_t uid) {
+        _cleanup_free_ char *p = at(rel);
+        int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+        ck_assert_msg(fd >= 0, "create %s: %m", p);
+        ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t) strlen(text));
+        ck_assert_int_eq(close(fd), 0);
+        ck_assert_int_eq(chmod(p, mode), 0);
+        ck_assert_int_eq(chown(p, uid, 0), 0);
+}
+
+static void script(const char *rel, const char *body) {
+        _cleanup_free_ char *text = NULL;
+
+        ck_assert_int_ge(asprintf(&text, "#!/bin/sh\n%s\n", body), 0);
+        file_as(rel, text, 0755, 0);
+}
+
+static void link_at(const char *target, const char *rel) {
+        _cleanup_free_ char *p = at(rel);
+
+        ck_assert_msg(symlink(target, p) == 0, "symlink %s: %m", p);
+}
+
+/* Lists <base>/@rel: @r expected; the scripts in *ret. */
+static size_t list(const char *rel, int r, PrologScript **ret, char **ret_error) {
+        _cleanup_free_ char *d = at(rel);
+        size_t n = 99;
+        int got = prolog_dir_list(d, PROLOG_KIND_PROLOG, ret, &n, ret_error);
+
+        ck_assert_msg(got == r, "%s: got %d (%s), expected %d", d, got, *ret_error ?: "", r);
+        return n;
+}
+
+/* *@e is @msg with "@" standing for <base>/@rel. */
+static void expect_error(const char *e, const char *msg, const char *rel) {
+        _cleanup_free_ char *p = at(rel), *want = calloc(1, strlen(msg) + strlen(p) + 1);
+        const char *mark = strchr(msg, '@');
+
+        ck_assert_ptr_nonnull(want);
+        ck_assert_ptr_nonnull(mark);
+        memcpy(want, msg, (size_t) (mark - msg));
+        strcat(want, p);
+        strcat(want, mark + 1);
+        ck_assert_ptr_nonnull(e);
+        ck_assert_msg(streq(e, want), "got '%s', expected '%s'", e, want);
+}
+
+static int run(const PrologScript *s, uint64_t timeout, size_t limit, PrologExecResult *res, char **err) {
+        const PrologExecSpec spec = { .timeout_usec = timeout, .kill_grace_usec = 50 * USEC_PER_MSEC,
+                                      .output_limit = limit };
+
+        return prolog_exec(s, &spec, res, err);
+}
+
+static bool exists(const char *rel) {
+        _cleanup_free_ char *p = at(rel);
+
+        return access(p, F_OK) == 0;
+}
+
+static void setup(void) {
+        ck_assert_msg(geteuid() == 0, "must run as root: the tests hand files to uid %d", NOBODY);
+        ck_assert_ptr_nonnull(mkdtemp(base));
+        ck_assert_int_eq(chmod(base, 0755), 0);
+        mkdir_as("d", 0755, 0);
+}
+
+static void teardown(void) {
+        _cleanup_free_ char *cmd = NULL;
+
+        if (strchr(base, 'X'))
+                return;
+        ck_assert_int_ge(asprintf(&cmd, "rm -rf '%s'", base), 0);
+        ck_assert_int_eq(system(cmd), 0);
+}
+
+START_TEST(test_order) {
+        const char *names[] = { "b", "a", "B", "10-x", "2-y", "a.b", "_z", "a-" };
+        const char *want[] = { "10-x", "2-y", "B", "_z", "a", "a-", "a.b", "b" };
+        _cleanup_free_ char *e = NULL;
+        PrologScript *s = NULL;
+        size_t n;
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                _cleanup_free_ char *rel = NULL;
+
+                ck_assert_int_ge(asprintf(&rel, "d/%s", names[i]), 0);
+                script(rel, "true");
+        }
+        n = list("d", 0, &s, &e);
+        ck_assert_uint_eq(n, ELEMENTSOF(want));
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *p = NULL;
+
+                ck_assert_str_eq(s[i].name, want[i]);
+                ck_assert_int_ge(asprintf(&p, "%s/d/%s", base, want[i]), 0);
+                ck_assert_str_eq(s[i].path, p);
+                ck_assert_int_eq(s[i].kind, PROLOG_KIND_PROLOG);
+        }
+        prolog_scripts_free(s, n);
+}
+END_TEST
+
+START_TEST(test_filter) {
+        const char *skipped[] = { ".hidden", "x~", "x.dpkg-old", "x.dpkg-new", "x.dpkg-dist", "x.dpkg-tmp",
+                                  "x.rpmnew", "x.rpmsave", "x.rpmorig", "x.disabled", "..data" };
+        _cleanup_free_ char *e = NULL, *fifo = at("d/fifo");
+        PrologScript *s = NULL;
+        size_t n;
+
+        for (size_t i = 0; i < ELEMENTSOF(skipped); i++) {
+                _cleanup_free_ char *rel = NULL;
+
+                ck_assert_msg(prolog_name_skipped(skipped[i]), "%s", skipped[i]);
+                ck_assert_int_ge(asprintf(&rel, "d/%s", skipped[i]), 0);
+                script(rel, "true");
+        }
+        ck_assert(!prolog_name_skipped("x.disabled.sh"));
+        ck_assert(!prolog_name_skipped("dpkg-x"));
+        ck_assert(!prolog_name_skipped("a~b"));
+        file_as("d/plain", "#!/bin/sh\n", 0644, 0);
+        /* not executable: no script, even if others could write it */
+        file_as("d/plain-writable", "#!/bin/sh\n", 0666, NOBODY);
+        mkdir_as("d/subdir", 0755, 0);
+        ck_assert_int_eq(mkfifo(fifo, 0755), 0);
+        link_at("nowhere", "d/dangling");
+        link_at("subdir", "d/link-to-dir");
+        script("d/ok", "true");
+        n = list("d", 0, &s, &e);
+        ck_assert_uint_eq(n, 1);
+        ck_assert_str_eq(s[0].name, "ok");
+        prolog_scripts_free(s, n);
+}
+END_TEST
+
+START_TEST(test_missing_dir) {
+        _cleanup_free_ char *e = NULL;
+        PrologScript *s = NULL;
+
+        ck_assert_uint_eq(list("absent", 0, &s, &e), 0);
+        ck_assert_ptr_null(s);
+        ck_assert_uint_eq(list("d", 0, &s, &e), 0);
+        ck_assert_ptr_null(s);
+}
+END_TEST
+
+START_TEST(test_dir_refused) {
+        _cleanup_free_ char *e = NULL;
+        PrologScript *s = NULL;
+
+        mkdir_as("gw", 0775, 0);
+        script("gw/a", "true");
+        list("gw", -EPERM, &s, &e);
+        expect_error(e, "refusing prolog directory '@': group- or world-writable (owner uid 0, mode 0775)", "gw");
+        mkdir_as("ww", 0757, 0);
+        list("ww", -EPERM, &s, &e);
+        expect_error(e, "refusing prolog directory '@': group- or world-writable (owner uid 0, mode 0757)", "ww");
+        mkdir_as("nobody", 0755, NOBODY);
+        list("nobody", -EPERM, &s, &e);
+        expect_error(e, "refusing prolog directory '@': owned by uid 65534, not root (mode 0755)", "nobody");
+        file_as("file", "", 0644, 0);
+        list("file", -ENOTDIR, &s, &e);
+        expect_error(e, "refusing prolog directory '@': not a directory (owner uid 0, mode 0644)", "file");
+        /* a parent on the way counts too */
+        mkdir_as("gw/sub", 0755, 0);
+        list("gw/sub", -EPERM, &s, &e);
+        ck_assert_ptr_nonnull(strstr(e, "group- or world-writable"));
+        ck_assert_ptr_null(s);
+}
+END_TEST
+
+START_TEST(test_script_refused) {
+        _cleanup_free_ char *e = NULL, *bad = at("d/b-group");
+        PrologScript *s = NULL;
+
+        script("d/a-good", "true");
+        file_as("d/b-group", "#!/bin/sh\n", 0775, 0);
+        list("d", -EPERM, &s, &e);
+        expect_error(e, "refusing prolog script '@': group- or world-writable (owner uid 0, mode 0775)", "d/b-group");
+        ck_assert_ptr_null(s);
+        ck_assert_int_eq(chmod(bad, 0755), 0);
+        ck_assert_int_eq(chown(bad, NOBODY, 0), 0);
+        list("d", -EPERM, &s, &e);
+        expect_error(e, "refusing prolog script '@': owned by uid 65534, not root (mode 0755)", "d/b-group");
+        ck_assert_int_eq(chown(bad, 0, 0), 0);
+        list("d", 0, &s, &e);
+        prolog_scripts_free(s, 2);
+        /* a symlink to a file in a directory nobody owns */
+        mkdir_as("theirs", 0755, NOBODY);
+        script("theirs/x", "true");
+        link_at("../theirs/x", "d/c-link");
+        list("d", -EPERM, &s, &e);
+        ck_assert_ptr_nonnull(strstr(e, "owned by uid 65534, not root"));
+        ck_assert_ptr_nonnull(strstr(e, "/theirs"));
+}
+END_TEST
+
+/* d/10-a -> ..data/10-a, ..data -> ..v1: a ConfigMap mount. */
+static void configmap(void) {
+        mkdir_as("d/..v1", 0755, 0);
+        script("d/..v1/10-a", "echo a-v1; echo \"$SUNKD_SCRIPT\" >&2");
+        link_at("..v1", "d/..data");
+        link_at("..data/10-a", "d/10-a");
+}
+
+/* ..data now points at ..v2, whose 10-a nobody should be able to run. */
+static void swap_to_unchecked(void) {
+        _cleanup_free_ char *tmp = at("d/..data_tmp"), *data = at("d/..data"), *evil = NULL;
+
+        mkdir_as("d/..v2", 0755, 0);
+        ck_assert_int_ge(asprintf(&evil, "#!/bin/sh\necho EVIL; touch %s/ran-evil\n", base), 0);
+        file_as("d/..v2/10-a", evil, 0777, NOBODY);
+        ck_assert_int_eq(symlink("..v2", tmp), 0);
+        ck_assert_int_eq(rename(tmp, data), 0);
+}
+
+START_TEST(test_symlink_runs) {
+        _cleanup_free_ char *e = NULL, *want = at("d/..v1/10-a");
+        PrologExecResult res;
+        PrologScript *s = NULL;
+        size_t n;
+
+        configmap();
+        n = list("d", 0, &s, &e);
+        ck_assert_uint_eq(n, 1);
+        ck_assert_str_eq(s[0].name, "10-a");
+        ck_assert_str_eq(s[0].path, want);
+        ck_assert_int_eq(run(&s[0], 0, 0, &res, &e), 0);
+        ck_assert_int_eq(res.exit_code, 0);
+        ck_assert_int_eq(res.signal, 0);
+        ck_assert_str_eq(res.output, "a-v1\n10-a\n");
+        prolog_exec_result_done(&res);
+        prolog_scripts_free(s, n);
+}
+END_TEST
+
+START_TEST(test_symlink_swap) {
+        _cleanup_free_ char *e = NULL, *old = at("d/..v1"), *evil = at("d/..v2/10-a");
+        PrologExecResult res;
+        PrologScript *s = NULL, *again = NULL;
+        size_t n;
+        int fd;
+
+        configmap();
+        n = list("d", 0, &s, &e);
+        ck_assert_uint_eq(n, 1);
+        swap_to_unchecked();
+        /* what was checked runs, not what the symlink now leads to */
+        ck_assert_int_eq(run(&s[0], 0, 0, &res, &e), 0);
+        ck_assert_str_eq(res.output, "a-v1\n10-a\n");
+        prolog_exec_result_done(&res);
+        ck_assert(!exists("ran-evil"));
+        /* listed again, the new target is refused */
+        list("d", -EPERM, &again, &e);
+        ck_assert_msg(strstr(e, "/d/..v2/10-a'") && strstr(e, "is group- or world-writable (owner uid 65534, mode 0777)"), "%s", e);
+        /* the checked inode runs even when its path is replaced after the check */
+        fd = prolog_script_open(&s[0], &e);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(rename(evil, s[0].path), 0);
+        {
+                const PrologExecSpec spec = {};
+
+                ck_assert_int_eq(prolog_exec_fd(fd, &s[0], &spec, &res, &e), 0);
+        }
+        close(fd);
+        ck_assert_str_eq(res.output, "a-v1\n10-a\n");
+        prolog_exec_result_done(&res);
+        ck_assert(!exists("ran-evil"));
+        /* and what now sits at the path is refused when opened */
+        ck_assert_int_eq(run(&s[0], 0, 0, &res, &e), -EPERM);
+        ck_assert_ptr_nonnull(strstr(e, "group- or world-writable (owner uid 65534, mode 0777)"));
+        prolog_exec_result_done(&res);
+        /* the old version removed, as the kubelet does: gone, not replaced */
+        ck_assert_int_eq(unlink(s[0].path), 0);
+        ck_assert_int_eq(rmdir(old), 0);
+        ck_assert_int_eq(run(&s[0], 0, 0, &res, &e), -ENOENT);
+        ck_assert_ptr_nonnull(strstr(e, "/d/..v1"));
+        prolog_exec_result_done(&res);
+        ck_assert(!exists("ran-evil"));
+        prolog_scripts_free(s, n);
+}
+END_TEST
+
+/* Runs <base>/d/@name until a run gets far enough to leave its
+ * grandchild's pid in <base>/pid (the timeout may strike before, on a busy
+ * machine: each try doubles it), and returns that pid. */
+static pid_t run_until_grandchild(const char *body, PrologExecResult *res) {
+        _cleanup_free_ char *e = NULL, *pidfile = at("pid");
+        PrologScript *s = NULL;
+        size_t n;
+
+        script("d/sleeper", body);
+        n = list("d", 0, &s, &e);
+        ck_assert_uint_eq(n, 1);
+        for (uint64_t timeout = 100 * USEC_PER_MSEC;; timeout *= 2) {
+                _cleanup_fclose_ FILE *f = NULL;
+                int pid = 0;
+
+                ck_assert_int_eq(run(&s[0], timeout, 0, res, &e), 0);
+                ck_assert(res->timed_out);
+                f = fopen(pidfile, "re");
+                if (f && fscanf(f, "%d", &pid) == 1 && pid > 0) {
+                        prolog_scripts_free(s, n);
+                        return pid;
+                }
+                prolog_exec_result_done(res);
+        }
+}
+
+/* Dead, and by SIGKILL: reparented to this process (a subreaper) when its
+ * parent died, so it is ours to wait for; CK_DEFAULT_TIMEOUT fails the test
+ * if it lives on. */
+static void expect_killed(pid_t pid) {
+        int status;
+
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert(WIFSIGNALED(status));
+        ck_assert_int_eq(WTERMSIG(status), SIGKILL);
+}
+
+#define GRANDCHILD "(trap '' TERM; exec sleep 1000) & echo $! > %s/pid.tmp && mv %s/pid.tmp %s/pid"
+
+START_TEST(test_timeout_term) {
+        _cleanup_free_ char *body = NULL;
+        PrologExecResult res;
+        pid_t pid;
+
+        ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+        ck_assert_int_ge(asprintf(&body, GRANDCHILD "; wait", base, base, base), 0);
+        pid = run_until_grandchild(body, &res);
+        ck_assert_int_eq(res.signal, SIGTERM);
+        prolog_exec_result_done(&res);
+        expect_killed(pid);
+}
+END_TEST
+
+START_TEST(test_timeout_grace) {
+        _cleanup_free_ char *body = NULL;
+        PrologExecResult res;
+        pid_t pid;
+
+        ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+        ck_assert_int_ge(asprintf(&body, "trap '' TERM; " GRANDCHILD "; while :; do wait; done", base, base, base),
+                         0);
+        pid = run_until_grandchild(body, &res);
+        ck_assert_int_eq(res.signal, SIGKILL);
+        prolog_exec_result_done(&res);
+        expect_killed(pid);
+}
+END_TEST
+
+/* A script that ends on its own leaves nothing running in its group. */
+START_TEST(test_leftover_killed) {
+        _cleanup_free_ char *body = NULL, *e = NULL, *pidfile = at("pid");
+        _cleanup_fclose_ FILE *f = NULL;
+        PrologExecResult res;
+        PrologScript *s = NULL;
+        size_t n;
+        int pid;
+
+        ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+        ck_assert_int_ge(asprintf(&body, "sleep 1000 & echo $! > %s/pid; echo started", base), 0);
+        script("d/bg", body);
+        n = list("d", 0, &s, &e);
+        ck_assert_int_eq(run(&s[0], 0, 0, &res, &e), 0);
+        ck_assert_int_eq(res.exit_code, 0);
+        ck_assert(!res.timed_out);
+        ck_assert_str_eq(res.output, "started\n");
+        f = fopen(pidfile, "re");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_int_eq(fscanf(f, "%d", &pid), 1);
+        expect_killed(pid);
+        prolog_exec_result_done(&res);
+        prolog_scripts_free(s, n);
+}
+END_TEST
+
+/* What the script writes, its last @limit bytes, against the same command
+ * run by popen(). */
+static void expect_tail(const PrologScript *s, const char *cmd, size_t limit) {
+        _cleanup_free_ char *all = NULL, *e = NULL;
+        size_t len = 0, cap = 0, want;
+        PrologExecResult res;
+        FILE *p = popen(cmd, "re");
+        char buf[4096];
+        size_t k;
+
+        ck_assert_ptr_nonnull(p);
+        while ((k = fread(buf, 1, sizeof(buf), p)) > 0) {
+                if (len + k > cap) {
+                        cap = (len + k) * 2;
+                        all = realloc(all, cap);
+                        ck_assert_ptr_nonnull(all);
+                }
+                memcpy(all + len, buf, k);
+                len += k;
+        }
+        ck_assert_int_eq(pclose(p), 0);
+        ck_assert_int_eq(run(s, 0, limit, &res, &e), 0);
+        want = MIN(len, limit);
+        ck_assert_uint_eq(res.output_len, want);
+        ck_assert(res.output_truncated == (len > limit));
+        ck_assert(memcmp(res.output, all + len - want, want) == 0);
+        ck_assert_int_eq(res.output[want], 0);
+        prolog_exec_result_done(&res);
+}
+
+START_TEST(test_output_tail) {
+        const char *body = "seq 1 50000; echo on-stderr >&2; seq 1 7; head -c 70000 /dev/zero | tr '\\0' x; echo end";
+        _cleanup_free_ char *e = NULL, *cmd = NULL;
+        const size_t limits[] = { 1, 2, 999, 4096, 16384, 65536, 100000, 10000000 };
+        PrologScript *s = NULL;
+        size_t n;
+
+        ck_assert_int_ge(asprintf(&cmd, "exec 2>&1; %s", body), 0);
+        script("d/chatty", body);
+        n = list("d", 0, &s, &e);
+        for (size_t i = 0; i < ELEMENTSOF(limits); i++)
+                expect_tail(&s[0], cmd, limits[i]);
+        prolog_scripts_free(s, n);
+}
+END_TEST
+
+START_TEST(test_exec_failures) {
+        _cleanup_free_ char *e = NULL, *interp = NULL;
+        PrologExecResult res;
+        PrologScript *s = NULL;
+        size_t n;
+
+        file_as("d/a-no-interp", "#!/nonexistent/sh\necho hi\n", 0755, 0);
+        file_as("d/b-garbage", "this is neither ELF nor #!\n", 0755, 0);
+        file_as("noexec-interp", "#!/bin/sh\n", 0644, 0);
+        ck_assert_int_ge(asprintf(&interp, "#!%s/noexec-interp\n", base), 0);
+        file_as("d/c-interp-not-executable", interp, 0755, 0);
+        script("d/d-exit-127", "exit 127");
+        n = list("d", 0, &s, &e);
+        ck_assert_uint_eq(n, 4);
+
+        ck_assert_int_eq(run(&s[0], 0, 0, &res, &e), -ENOENT);
+        ck_assert_msg(strstr(e, "cannot execute prolog script 'a-no-interp' (") &&
+                              strstr(e, "): its '#!' interpreter was not found"),
+                      "%s", e);
+        ck_assert_int_gt(res.pid, 0);
+        ck_assert_int_eq(res.exit_code, 0);
+        prolog_exec_result_done(&res);
+
+        ck_assert_int_eq(run(&s[1], 0, 0, &res, &e), -ENOEXEC);
+        ck_assert_msg(strstr(e, "'b-garbage'") && strstr(e, "neither a program nor a '#!' script"), "%s", e);
+        prolog_exec_result_done(&res);
+
+        ck_assert_int_eq(run(&s[2], 0, 0, &res, &e), -EACCES);
+        ck_assert_msg(strstr(e, "'c-interp-not-executable'") && strstr(e, "Permission denied"), "%s", e);
+        prolog_exec_result_done(&res);
+
+        /* a script's own 127 is an exit status, not a failure to run */
+        ck_assert_int_eq(run(&s[3], 0, 0, &res, &e), 0);
+        ck_assert_int_eq(res.exit_code, 127);
+        prolog_exec_result_done(&res);
+        prolog_scripts_free(s, n);
+}
+END_TEST
+
+START_TEST(test_environment) {
+        char *env[] = { "SLURM_JOB_ID=42", "SUNKD_SCRIPT=forged", "WEIRD=a b\nc", NULL };
+        char *with_path[] = { "PATH=/usr/bin:/bin:/opt/x", NULL };
+        _cleanup_free_ char *e = NULL, *want = NULL;
+        PrologExecSpec spec = { .envp = env };
+        PrologExecResult res;
+        PrologScript *s = NULL;
+        size_t n;
+
+        script("d/env", "env | sort; pwd; wc -c; "
+                        "echo \"pgrp=$(cut -d' ' -f5 /proc/$$/stat) pid=$$\"");
+        n = list("d", 0, &s, &e);
+        ck_assert_int_eq(prolog_exec(&s[0], &spec, &res, &e), 0);
+        ck_assert_int_ge(asprintf(&want,
+                                  "PATH=" PROLOG_DEFAULT_PATH "\nPWD=/\nSLURM_JOB_ID=42\nSUNKD_SCRIPT=env\n"
+                                  "WEIRD=a b\nc\n/\n0\npgrp=%d pid=%d\n",
+                                  res.pid, res.pid),
+                         0);
+        ck_assert_str_eq(res.output, want);
+        prolog_exec_result_done(&res);
+        spec.envp = with_path;
+        ck_assert_int_eq(prolog_exec(&s[0], &spec, &res, &e), 0);
+        ck_assert_ptr_nonnull(strstr(res.output, "PATH=/usr/bin:/bin:/opt/x\nPWD=/\nSUNKD_SCRIPT=env\n"));
+        prolog_exec_result_done(&res);
+        prolog_scripts_free(s, n);
+}
+END_TEST
+
+START_TEST(test_hostile_names) {
+        char longname[256];
+        const char *names[] = { "a\nb", "$(touch x)", "'q'", " space", "-n", "\xff\xfe" };
+        _cleanup_free_ char *e = NULL;
+        PrologExecResult res;
+        PrologScript *s = NULL;
+        size_t n;
+
+        memset(longname, 'L', 255);
+        longname[255] = 0;
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                _cleanup_free_ char *rel = NULL;
+
+                ck_assert_int_ge(asprintf(&rel, "d/%s", names[i]), 0);
+                script(rel, "printf '%s|' \"$SUNKD_SCRIPT\"");
+        }
+        {
+                _cleanup_free_ char *rel = NULL;
+
+                ck_assert_int_ge(asprintf(&rel, "d/%s", longname), 0);
+                script(rel, "printf '%s|' \"$SUNKD_SCRIPT\"");
+        }
+        n = list("d", 0, &s, &e);
+        ck_assert_uint_eq(n, ELEMENTSOF(names) + 1);
+        for (size_t i = 1; i < n; i++)
+                ck_assert_int_lt(strcmp(s[i - 1].name, s[i].name), 0);
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *want = NULL;
+
+                ck_assert_int_eq(run(&s[i], 0, 0, &res, &e), 0);
+                ck_assert_int_ge(asprintf(&want, "%s|", s[i].name), 0);
+                ck_assert_str_eq(res.output, want);
+                prolog_exec_result_done(&res);
+        }
+        ck_assert(!exists("x") && !exists("d/x"));
+        prolog_scripts_free(s, n);
+}
+END_TEST
+
+START_TEST(test_many_files) {
+        _cleanup_free_ char *e = NULL;
+        PrologScript *s = NULL;
+        size_t n;
+
+        for (unsigned i = 10000; i > 0; i--) {
+                _cleanup_free_ char *p = NULL;
+                int fd;
+
+                ck_assert_int_ge(asprintf(&p, "%s/d/s%05u", base, i - 1), 0);
+                fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+                ck_assert_int_ge(fd, 0);
+                ck_assert_int_eq(close(fd), 0);
+        }
+        n = list("d", 0, &s, &e);
+        ck_assert_uint_eq(n, 10000);
+        for (size_t i = 0; i < n; i++) {
+                char want[16];
+
+                snprintf(want, sizeof(want), "s%05zu", i);
+                ck_assert_str_eq(s[i].name, want);
+        }
+        prolog_scripts_free(s, n);
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("prolog-dir");
+        TCase *tc = tcase_create("core");
+
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_add_test(tc, test_order);
+        tcase_add_test(tc, test_filter);
+        tcase_add_test(tc, test_missing_dir);
+        tcase_add_test(tc, test_dir_refused);
+        tcase_add_test(tc, test_script_refused);
+        tcase_add_test(tc, test_symlink_runs);
+        tcase_add_test(tc, test_symlink_swap);
+        tcase_add_test(tc, test_timeout_term);
+        tcase_add_test(tc, test_timeout_grace);
+        tcase_add_test(tc, test_leftover_killed);
+        tcase_add_test(tc, test_output_tail);
+        tcase_add_test(tc, test_exec_failures);
+        tcase_add_test(tc, test_environment);
+        tcase_add_test(tc, test_hostile_names);
+        tcase_add_test(tc, test_many_files);
+        suite_add_tcase(s, tc);
+        return check_run(s);
+}
