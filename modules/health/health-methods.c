@@ -114,7 +114,7 @@ static int method_run(sunkd_call *call, json_object *params, void *state) {
 
         (void) params;
         if (s->n_checks == 0)
-                return methods_run_done(s), s->ctx->api->reply(call, status_json(s));
+                return s->ctx->api->reply(call, status_json(s));
         if (s->n_run_calls >= WAITERS_MAX)
                 return -EBUSY;
         s->run_calls[s->n_run_calls++] = call;
