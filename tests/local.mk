@@ -454,6 +454,8 @@ TESTS += tests/integration/0285-health-gpu.t
 EXTRA_DIST += tests/integration/0285-health-gpu.t
 TESTS += tests/integration/0286-health-real-gpu.t
 EXTRA_DIST += tests/integration/0286-health-real-gpu.t
+TESTS += tests/integration/0287-health-config.t
+EXTRA_DIST += tests/integration/0287-health-config.t
 # the slurmrestd transport against a fixture (Debian 12's slurmrestd has no node update)
 TESTS += tests/integration/0283-health-slurmrestd.t
 EXTRA_DIST += tests/integration/0283-health-slurmrestd.t tests/lib/slurmrestd-fixture.py

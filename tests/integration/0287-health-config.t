@@ -1,0 +1,81 @@
+#!/bin/bash
+# The health module's section refused at its line, with nothing started: an
+# unknown check type (the types listed), a second check of a name, a name
+# that is a job of the module's own or not a name, a bad action, a second
+# gpu check, a transport that does not exist, a reason prefix too short, a
+# node name Slurm cannot have, a bad xid_policy, a group-readable JWT key.
+. "$SUNKD_SRCDIR/tests/lib/tap.sh"
+. "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
+sunkd_setup
+cp "$SUNKD_BUILDDIR/modules/health/.libs/health.so" "$MODDIR/" || bail_out "health.so not built"
+refused() { # DESCRIPTION PATTERN SECTION-LINES
+        sunkd_config "modules:
+  health:
+    node_name: n1
+    transport: none
+$3"
+        out=$("$SUNKD" --check-config -c "$T/sunkd.yaml" 2>&1)
+        is "$?" 2 "$1: refused"
+        like "$out" "sunkd.yaml:[0-9]+:[0-9]+: $2" "$1: located, saying why"
+}
+refused "unknown type" "key 'type': no check type 'disk'; there are: mount, .*script, gpu" "    checks:
+      - {name: a, type: disk}"
+refused "no type" "key 'type': required" "    checks:
+      - {name: a}"
+refused "a second name" "key 'name': a second check named 'a'" "    checks:
+      - {name: a, type: memory, min_total: 1M}
+      - {name: a, type: memory, min_total: 1M}"
+refused "a job's name" "key 'name': 'signal' is not a check name" "    checks:
+      - {name: signal, type: memory, min_total: 1M}"
+refused "not a name" "key 'name': 'a b' is not a check name" "    checks:
+      - {name: a b, type: memory, min_total: 1M}"
+refused "bad action" "key 'action': 'panic' is not drain or report" "    checks:
+      - {name: a, type: memory, min_total: 1M, action: panic}"
+refused "two gpu checks" "key 'type': a second check of type gpu" "    checks:
+      - {name: g1, type: gpu}
+      - {name: g2, type: gpu}"
+refused "an unknown key of a type" "key 'path': unknown key" "    checks:
+      - {name: a, type: memory, min_total: 1M, path: /}"
+refused "checks not a list" "key 'checks': expected a list" "    checks: {a: 1}"
+sunkd_config "modules:
+  health:
+    node_name: n1
+    transport: carrier-pigeon"
+out=$("$SUNKD" --check-config -c "$T/sunkd.yaml" 2>&1)
+is "$?" 2 "an unknown transport is refused"
+like "$out" "sunkd.yaml:7:5: key 'transport': 'carrier-pigeon' is not scontrol, libslurm, slurmrestd or none" "at its line and column, with the ones there are"
+sunkd_config "modules:
+  health:
+    node_name: n1
+    reason_prefix: x"
+out=$("$SUNKD" --check-config -c "$T/sunkd.yaml" 2>&1)
+is "$?" 2 "a one-byte prefix is refused"
+like "$out" "key 'reason_prefix': 2 to 32 characters" "saying why"
+sunkd_config "modules:
+  health:
+    node_name: \"n1 n2\""
+out=$("$SUNKD" --check-config -c "$T/sunkd.yaml" 2>&1)
+is "$?" 2 "a node name with a blank is refused"
+like "$out" "key 'node_name': 'n1 n2' is not a Slurm node name" "saying why"
+sunkd_config "modules:
+  health:
+    node_name: n1
+    transport: none
+    xid_policy:
+      overrides:
+        - {xid: 79, action: explode}"
+out=$("$SUNKD" --check-config -c "$T/sunkd.yaml" 2>&1)
+is "$?" 2 "an unknown XID action is refused"
+like "$out" "sunkd.yaml:[0-9]+:[0-9]+: key 'xid_policy" "at its line"
+head -c 32 /dev/urandom > "$T/jwt.key"
+chmod 644 "$T/jwt.key"
+sunkd_config "modules:
+  health:
+    node_name: n1
+    scontrol:
+      jwt_key_file: $T/jwt.key"
+out=$("$SUNKD" --check-config -c "$T/sunkd.yaml" 2>&1)
+is "$?" 2 "a world-readable JWT key is refused"
+like "$out" "key 'jwt_key_file': .*$T/jwt.key" "naming the file"
+ok "nothing was written to the state directory" test -z "$(ls -A "$T/state")"
+done_testing
