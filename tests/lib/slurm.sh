@@ -73,15 +73,35 @@ slurm_munge_stop() {
         kill_pidfile "$S/munge/munged.pid"
 }
 
+# slurm_free_port: a TCP port nothing listens on or talks from, below the
+# ephemeral range so that no client connection of a concurrent test can
+# take it between now and the daemon's bind.
+slurm_free_port() {
+        python3 - <<'PY'
+import random, socket
+lo = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+while True:
+    p = random.randrange(10000, max(lo, 10001))
+    try:
+        for addr in ("0.0.0.0", "127.0.0.1"):
+            with socket.socket() as s:
+                s.bind((addr, p))
+    except OSError:
+        continue
+    print(p)
+    break
+PY
+}
+
 slurm_conf() {
         local port l
-        port=${SLURM_PORT:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
+        port=${SLURM_PORT:-$(slurm_free_port)}
         SLURM_PORT=$port
         cat > "$SLURM_CONF" <<EOF
 ClusterName=sunkdtest
 SlurmctldHost=localhost(127.0.0.1)
 SlurmctldPort=$port
-SlurmdPort=$((port + 1))
+SlurmdPort=$(slurm_free_port)
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
@@ -118,17 +138,20 @@ slurm_ctld_stop() {
 }
 
 slurm_node_start() {
-        local name="$1" conf="${2:-CPUs=2 RealMemory=500}" i=0 n f
+        local name="$1" conf="${2:-CPUs=2 RealMemory=500}" f port
         case " $SLURM_NODES " in *" $name "*) ;; *) SLURM_NODES="$SLURM_NODES $name" ;; esac
-        for n in $SLURM_NODES; do
-                [ "$n" = "$name" ] && break
-                i=$((i + 1))
-        done
         # Each slurmd on this host listens on a port of its own, which only
         # its own copy of slurm.conf can say (--conf refuses Port=); a
-        # dynamic node tells slurmctld its port when it registers.
+        # dynamic node tells slurmctld its port when it registers.  Clients
+        # (srun, and slurmctld on some paths) only know slurm.conf's port,
+        # so the first node gets that one.  A node started again keeps its
+        # port.
         f="$S/slurm-$name.conf"
-        sed "s/^SlurmdPort=.*/SlurmdPort=$((SLURM_PORT + 1 + i))/" "$SLURM_CONF" > "$f"
+        if [ -f "$S/port-$name" ]; then port=$(cat "$S/port-$name")
+        elif [ -n "$(ls "$S"/port-* 2>/dev/null)" ]; then port=$(slurm_free_port)
+        else port=$(sed -n 's/^SlurmdPort=//p' "$SLURM_CONF"); fi
+        echo "$port" > "$S/port-$name"
+        sed "s/^SlurmdPort=.*/SlurmdPort=$port/" "$SLURM_CONF" > "$f"
         mkdir -p "$S/spool/$name"
         slurmd -f "$f" -Z -N "$name" --conf "$conf" || bail_out "slurmd $name did not start"
         wait_until 600 eval 'slurm_state "$name" | grep -q "^IDLE"' ||
