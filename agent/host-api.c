@@ -194,17 +194,26 @@ static int host_metric_add(sunkd_ctx *c, const sunkd_metric_spec *spec, sunkd_me
         return r;
 }
 
+/* A lingering module finishes what it had begun: a prolog's next script. */
+static bool may_spawn(const Module *mod) {
+        return mod->mstate == MODULE_RUNNING || (mod->mstate == MODULE_STOPPING && mod->lingering);
+}
+
 static int host_spawn(sunkd_ctx *c, const sunkd_spawn_spec *spec, sunkd_spawn_cb cb, void *userdata) {
-        if (MOD(c)->mstate != MODULE_RUNNING)
+        if (!may_spawn(MOD(c)))
                 return -ESHUTDOWN;
         return spawn_start(MOD(c)->host->spawns, spec, cb, userdata, MOD(c), NULL);
 }
 
 static int host_spawn_start(sunkd_ctx *c, const sunkd_spawn_spec *spec, sunkd_spawn_cb cb, void *userdata,
                             sunkd_child **ret) {
-        if (MOD(c)->mstate != MODULE_RUNNING)
+        if (!may_spawn(MOD(c)))
                 return -ESHUTDOWN;
         return spawn_start(MOD(c)->host->spawns, spec, cb, userdata, MOD(c), ret);
+}
+
+static void host_linger_end(sunkd_ctx *c) {
+        module_linger_end(MOD(c));
 }
 
 /* ABI 1.2: file watches and facts */
@@ -281,4 +290,6 @@ const sunkd_host_api host_api = {
         .cfg_child = host_cfg_child,
         /* ABI 1.3: metrics a module owns */
         .metric_remove = metrics_remove,
+        /* ABI 1.5: work a stop lets end */
+        .linger_end = host_linger_end,
 };

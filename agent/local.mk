@@ -29,6 +29,8 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-util.la
 	%reldir%/util/strbuf.h \
 	%reldir%/util/strv.c \
 	%reldir%/util/strv.h \
+	%reldir%/util/text-clean.c \
+	%reldir%/util/text-clean.h \
 	%reldir%/util/time-util.c \
 	%reldir%/util/time-util.h \
 	%reldir%/util/trusted-path.c \

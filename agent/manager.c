@@ -441,7 +441,7 @@ static void manager_watch_stopping(Manager *m) {
  * worker thread, which cannot be taken back.  The module then stays
  * STOPPING, shown with its age in status, and the log says what holds it. */
 static bool module_overdue(Manager *m, Module *mod, uint64_t now) {
-        return mod->mstate == MODULE_STOPPING && !mod->stop_overdue &&
+        return mod->mstate == MODULE_STOPPING && !mod->lingering && !mod->stop_overdue &&
                now - mod->stop_since >= m->config->shutdown_timeout_usec;
 }
 
@@ -453,30 +453,50 @@ static void warn_overdue(Manager *m, Module *mod) {
                            m->config->shutdown_timeout_usec / USEC_PER_SEC, sched_n_running(m->sched, mod));
 }
 
+static Module *manager_module_at(Manager *m, size_t i) {
+        return i < m->n_modules ? m->modules[i] : m->retired[i - m->n_modules];
+}
+
 static int on_stop_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         uint64_t now = now_usec(CLOCK_MONOTONIC);
 
-        for (size_t i = 0; i < m->n_modules; i++)
-                if (module_overdue(m, m->modules[i], now))
-                        warn_overdue(m, m->modules[i]);
-        for (size_t i = 0; i < m->n_retired; i++)
-                if (module_overdue(m, m->retired[i], now))
-                        warn_overdue(m, m->retired[i]);
+        /* Ending a linger may finish the module, and a retired one then
+         * leaves the list: look again from the start after each. */
+        for (bool again = true; again;) {
+                again = false;
+                for (size_t i = 0; i < m->n_modules + m->n_retired && !again; i++) {
+                        Module *mod = manager_module_at(m, i);
+
+                        if (mod->mstate == MODULE_STOPPING && mod->lingering && now >= mod->linger_until) {
+                                module_linger_end(mod);
+                                again = true;
+                        }
+                }
+        }
+        for (size_t i = 0; i < m->n_modules + m->n_retired && !m->stopping; i++)
+                if (module_overdue(m, manager_module_at(m, i), now))
+                        warn_overdue(m, manager_module_at(m, i));
         manager_arm_stop_deadline(m);
         return 0;
 }
 
-/* The next stop to come due, if any; at shutdown its own deadline rules. */
+/* The next stop to come due, if any: a linger's end, or (but at shutdown,
+ * where its own deadline rules) a stop that outlasts shutdown_timeout. */
 static void manager_arm_stop_deadline(Manager *m) {
         uint64_t next = UINT64_MAX;
 
         for (size_t i = 0; i < m->n_modules + m->n_retired; i++) {
-                Module *mod = i < m->n_modules ? m->modules[i] : m->retired[i - m->n_modules];
-                if (mod->mstate == MODULE_STOPPING && !mod->stop_overdue)
+                Module *mod = manager_module_at(m, i);
+
+                if (mod->mstate != MODULE_STOPPING)
+                        continue;
+                if (mod->lingering)
+                        next = MIN(next, mod->linger_until);
+                else if (!mod->stop_overdue && !m->stopping)
                         next = MIN(next, mod->stop_since + m->config->shutdown_timeout_usec);
         }
-        if (m->stopping || next == UINT64_MAX) {
+        if (next == UINT64_MAX) {
                 (void) sd_event_source_set_enabled(m->stop_deadline, SD_EVENT_OFF);
                 return;
         }
@@ -503,17 +523,31 @@ static int on_shutdown_deadline(sd_event_source *s, uint64_t usec, void *userdat
         return 0;
 }
 
+static uint64_t manager_longest_linger(Manager *m) {
+        uint64_t now = now_usec(CLOCK_MONOTONIC), longest = 0;
+
+        for (size_t i = 0; i < m->n_modules + m->n_retired; i++) {
+                Module *mod = manager_module_at(m, i);
+
+                if (mod->mstate == MODULE_STOPPING && mod->lingering && mod->linger_until > now)
+                        longest = MAX(longest, mod->linger_until - now);
+        }
+        return longest;
+}
+
 void manager_begin_shutdown(Manager *m) {
         if (m->stopping)
                 return;
         m->stopping = true;
         (void) notify_stopping();
         ipc_stop_accepting(m->ipc);
-        (void) sd_event_add_time_relative(m->event, &m->shutdown_timer, CLOCK_MONOTONIC,
-                                          m->config->shutdown_timeout_usec, 0, on_shutdown_deadline, m);
         /* In reverse order of start, as their dependencies came up. */
         for (size_t i = m->n_modules; i > 0; i--)
                 module_stop(m->modules[i - 1], NULL, NULL);
+        /* shutdown_timeout begins once the longest linger has ended */
+        (void) sd_event_add_time_relative(m->event, &m->shutdown_timer, CLOCK_MONOTONIC,
+                                          m->config->shutdown_timeout_usec + manager_longest_linger(m), 0,
+                                          on_shutdown_deadline, m);
         manager_watch_stopping(m);
         manager_check_stopped(m);
 }

@@ -32,6 +32,9 @@
 #include "util/time-util.h"
 #include "util/trusted-path.h"
 
+/* The most a module's linger may ask: a day, a prolog's longest total. */
+#define LINGER_MAX_USEC (UINT64_C(86400) * USEC_PER_SEC)
+
 static const char *const module_state_names[_MODULE_STATE_MAX] = {
         [MODULE_LOADED] = "loaded",
         [MODULE_RUNNING] = "running",
@@ -412,12 +415,47 @@ static bool module_busy(Module *mod) {
 }
 
 void module_stop_poll(Module *mod) {
-        if (mod->mstate == MODULE_STOPPING && !module_busy(mod))
+        if (mod->mstate == MODULE_STOPPING && !mod->lingering && !module_busy(mod))
                 module_finish(mod);
+}
+
+/* The stop proper: what the module runs is ended now. */
+static void module_stop_children(Module *mod) {
+        const ModuleHost *h = mod->host;
+
+        spawn_kill_owner(h->spawns, mod);
+        if (module_busy(mod))
+                log_ctx_full_errno(&mod->log, LOG_INFO, 0,
+                                   "Stopping: waiting for %u run(s) and %u child process(es) to end.",
+                                   sched_n_running(h->sched, mod), spawn_n_running(h->spawns, mod));
+}
+
+/* Asks the module how long its work in flight may still take (module.h:
+ * linger); 0 when it has none or no hook. */
+static uint64_t module_ask_linger(Module *mod) {
+        if (mod->def->size < ABI_END_OF(sunkd_module, linger) || !mod->def->linger || !mod->state)
+                return 0;
+        return mod->def->linger(mod->state);
+}
+
+void module_linger_end(Module *mod) {
+        if (mod->mstate != MODULE_STOPPING || !mod->lingering)
+                return;
+        mod->lingering = false;
+        /* shutdown_timeout counts from here, as for a stop without a linger */
+        mod->stop_since = now_usec(CLOCK_MONOTONIC);
+        log_ctx_full_errno(&mod->log, LOG_INFO, 0, "%s",
+                           spawn_n_running(mod->host->spawns, mod) > 0
+                                   ? "Stopping: its time for work in flight is up; ending it."
+                                   : "Stopping: its work in flight has ended.");
+        module_stop_children(mod);
+        mod->host->stopping(mod->host->userdata, mod);
+        module_stop_poll(mod);
 }
 
 void module_stop(Module *mod, ModuleStoppedFn fn, void *userdata) {
         const ModuleHost *h = mod->host;
+        uint64_t linger;
 
         mod->stopped_fn = fn;
         mod->stopped_userdata = userdata;
@@ -430,16 +468,19 @@ void module_stop(Module *mod, ModuleStoppedFn fn, void *userdata) {
                         fn(mod, userdata);
                 return;
         }
+        linger = module_ask_linger(mod);
         mod->mstate = MODULE_STOPPING;
         mod->stop_since = now_usec(CLOCK_MONOTONIC);
         mod->stop_overdue = false;
+        mod->lingering = linger > 0;
+        mod->linger_until = linger > 0 ? mod->stop_since + MIN(linger, LINGER_MAX_USEC) : 0;
         ipc_suspend_owner(h->ipc, mod);
         sched_stop_owner(h->sched, mod);
-        spawn_kill_owner(h->spawns, mod);
-        if (module_busy(mod))
-                log_ctx_full_errno(&mod->log, LOG_INFO, 0,
-                                   "Stopping: waiting for %u run(s) and %u child process(es) to end.",
-                                   sched_n_running(h->sched, mod), spawn_n_running(h->spawns, mod));
+        if (mod->lingering)
+                log_ctx_full_errno(&mod->log, LOG_INFO, 0, "Stopping: letting its work in flight end first, for up to %.1fs.",
+                                   (double) (mod->linger_until - mod->stop_since) / USEC_PER_SEC);
+        else
+                module_stop_children(mod);
         h->stopping(h->userdata, mod);
         module_stop_poll(mod);
 }

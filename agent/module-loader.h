@@ -69,6 +69,8 @@ struct Module {
         size_t n_bindings;
         uint64_t stop_since;  /* CLOCK_MONOTONIC when the current stop began */
         bool stop_overdue;    /* its stop outlasted shutdown_timeout (logged once) */
+        bool lingering;       /* its stop waits for work in flight (module.h: linger) */
+        uint64_t linger_until; /* CLOCK_MONOTONIC: when the stop goes on regardless */
         ModuleStoppedFn stopped_fn;
         void *stopped_userdata;
         bool config_stale; /* its reload hook failed: it runs an older section than the file's */
@@ -100,6 +102,12 @@ int module_reload(Module *mod, const ConfModule *cm);
 /** module_apply_host_keys() - take @cm's enabled/required/allow, which the
  * host applies itself, without calling the module. */
 int module_apply_host_keys(Module *mod, const ConfModule *cm);
+/**
+ * module_linger_end() - a lingering module's work in flight is over, or its
+ * time is up: go on with its stop (children killed, then fini).  A no-op
+ * unless it lingers.
+ */
+void module_linger_end(Module *mod);
 /**
  * module_stop() - begin stopping: timers off, running work cancelled,
  * children killed, new calls answered io.sunkd.Unavailable.  Once no run

@@ -456,6 +456,9 @@ TESTS += tests/integration/0286-health-real-gpu.t
 EXTRA_DIST += tests/integration/0286-health-real-gpu.t
 TESTS += tests/integration/0287-health-config.t
 EXTRA_DIST += tests/integration/0287-health-config.t
+# prolog: the module and its client, then under a real slurmd
+TESTS += tests/integration/0290-prolog.t
+EXTRA_DIST += tests/integration/0290-prolog.t
 # the slurmrestd transport against a fixture (Debian 12's slurmrestd has no node update)
 TESTS += tests/integration/0283-health-slurmrestd.t
 EXTRA_DIST += tests/integration/0283-health-slurmrestd.t tests/lib/slurmrestd-fixture.py

@@ -30,6 +30,8 @@ noinst_LTLIBRARIES += %reldir%/libsunkctl.la
 	modules/gres/gres-render.h \
 	modules/health/health-render.c \
 	modules/health/health-render.h \
+	modules/prolog/prolog-render.c \
+	modules/prolog/prolog-render.h \
 	# End of libsunkctl_la_SOURCES
 %canon_reldir%_libsunkctl_la_CPPFLAGS = $(AM_CPPFLAGS) -iquote $(top_srcdir)/modules
 %canon_reldir%_libsunkctl_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)

@@ -12,6 +12,7 @@
 
 #include "gres/gres-render.h"
 #include "health/health-render.h"
+#include "prolog/prolog-render.h"
 #include "sunkctl-params.h"
 #include "sunkctl-render.h"
 #include "sunkctl.h"
@@ -38,6 +39,7 @@ static const struct {
 } default_verbs[] = {
         { "gres", "list" },
         { "health", "status" },
+        { "prolog", "status" },
 };
 
 typedef struct ModuleRenderer {
@@ -65,12 +67,18 @@ static bool health_ok(json_object *reply, int view) {
         return health_render_ok(reply);
 }
 
+static void prolog_render_stdout(json_object *reply, int view) {
+        (void) view;
+        prolog_render(reply, stdout);
+}
+
 static const ModuleRenderer renderers[] = {
         { "io.sunkd.Gres.List", gres_view_from_string, gres_render_stdout, gres_ok },
         { "io.sunkd.Health.Status", NULL, health_render_stdout, health_ok },
         { "io.sunkd.Health.Run", NULL, health_render_stdout, health_ok },
         { "io.sunkd.Health.Drain", NULL, health_render_stdout, health_ok },
         { "io.sunkd.Health.Undrain", NULL, health_render_stdout, health_ok },
+        { "io.sunkd.Prolog.Status", NULL, prolog_render_stdout, NULL },
 };
 
 /* --reason and --wait-idle (health drain) as the call's parameters; with
@@ -212,5 +220,5 @@ int verb_module(Ctl *c, int argc, char **argv) {
                 rd->render(reply, view);
         else if (render_reply(stdout, reply) < 0)
                 return EXIT_FAILED;
-        return rd && !rd->ok(reply, view) ? EXIT_FAILED : 0;
+        return rd && rd->ok && !rd->ok(reply, view) ? EXIT_FAILED : 0;
 }

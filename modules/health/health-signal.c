@@ -8,6 +8,7 @@
 
 #include "health-signal.h"
 #include "util/macro.h"
+#include "util/text-clean.h"
 #include "util/strv.h"
 
 void health_node_clear(HealthNode *n) {
@@ -60,38 +61,11 @@ HealthOwner health_reason_owner(const char *reason, bool drained, const char *pr
                 return drained ? HEALTH_OWNER_OTHER : HEALTH_OWNER_NONE;
         if (!has_prefix(reason, prefix))
                 return HEALTH_OWNER_OTHER;
-        /* The prolog client's drains stay sticky even if our state is lost. */
-        if ((!isempty(sticky_reason) && streq(reason, sticky_reason)) || has_prefix(reason + strlen(prefix), "prolog"))
+        /* The prolog and epilog client's drains stay sticky even if our state is lost. */
+        if ((!isempty(sticky_reason) && streq(reason, sticky_reason)) || has_prefix(reason + strlen(prefix), "prolog") ||
+            has_prefix(reason + strlen(prefix), "epilog"))
                 return HEALTH_OWNER_STICKY;
         return HEALTH_OWNER_OURS;
-}
-
-/* Appends @s to @out (of @size, holding *@len bytes), printable ASCII kept,
- * UTF-8 sequences kept whole, everything else '?'. */
-static void append_clean(char *out, size_t size, size_t *len, const char *s) {
-        const unsigned char *p = (const unsigned char *) (s ?: "");
-
-        while (*p && *len + 1 < size) {
-                size_t n = 1;
-
-                if (*p >= 0xc2 && *p <= 0xf4) {
-                        n = *p >= 0xf0 ? 4 : *p >= 0xe0 ? 3 : 2;
-                        for (size_t i = 1; i < n; i++)
-                                if ((p[i] & 0xc0) != 0x80)
-                                        n = 0;
-                }
-                if (n > 1) {
-                        if (*len + n + 1 > size)
-                                break;
-                        memcpy(out + *len, p, n);
-                        *len += n;
-                        p += n;
-                        continue;
-                }
-                out[(*len)++] = *p >= 0x20 && *p < 0x7f ? (char) *p : '?';
-                p++;
-        }
-        out[*len] = '\0';
 }
 
 void health_reason_format(char out[static HEALTH_REASON_MAX], const char *prefix, const char *what,
@@ -99,11 +73,11 @@ void health_reason_format(char out[static HEALTH_REASON_MAX], const char *prefix
         size_t len = 0;
 
         out[0] = '\0';
-        append_clean(out, HEALTH_REASON_MAX, &len, prefix);
-        append_clean(out, HEALTH_REASON_MAX, &len, what);
+        text_append_clean(out, HEALTH_REASON_MAX, &len, prefix);
+        text_append_clean(out, HEALTH_REASON_MAX, &len, what);
         if (!isempty(detail)) {
-                append_clean(out, HEALTH_REASON_MAX, &len, ": ");
-                append_clean(out, HEALTH_REASON_MAX, &len, detail);
+                text_append_clean(out, HEALTH_REASON_MAX, &len, ": ");
+                text_append_clean(out, HEALTH_REASON_MAX, &len, detail);
         }
         /* a reason ending in blanks would not compare equal once Slurm trims it */
         while (len > 0 && out[len - 1] == ' ')

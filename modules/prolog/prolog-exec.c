@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -177,7 +178,18 @@ _Noreturn static void child_fail(int err_fd, ExecStage stage, int error) {
 }
 
 /* In the child: async-signal-safe calls only. */
-_Noreturn static void child(int script_fd, int out_fd, int err_fd, char *const argv[], char *const envp[]) {
+/* The group of the script running now, for prolog_exec_kill_running(). */
+static volatile sig_atomic_t running_pgid;
+
+void prolog_exec_kill_running(void) {
+        pid_t pgid = (pid_t) running_pgid;
+
+        if (pgid > 0)
+                (void) kill(-pgid, SIGKILL);
+}
+
+_Noreturn static void child(pid_t parent, int script_fd, int out_fd, int err_fd, char *const argv[],
+                            char *const envp[]) {
         char dev_fd[sizeof("/dev/fd/") + DECIMAL_STR_MAX(int)];
         struct sigaction sa = { .sa_handler = SIG_DFL };
         sigset_t none;
@@ -189,6 +201,11 @@ _Noreturn static void child(int script_fd, int out_fd, int err_fd, char *const a
                 (void) sigaction(sig, &sa, NULL);
         if (sigprocmask(SIG_SETMASK, &none, NULL) < 0 || setpgid(0, 0) < 0)
                 child_fail(err_fd, STAGE_SETUP, errno);
+        /* a client SIGKILLed at once (no SIGTERM to forward) takes its script along */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+                child_fail(err_fd, STAGE_SETUP, errno);
+        if (getppid() != parent)
+                _exit(127);
         null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
         if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0 || chdir("/") < 0)
                 child_fail(err_fd, STAGE_SETUP, errno);
@@ -291,7 +308,7 @@ static int wait_exit(Run *run) {
 static int start(int fd, const PrologScript *s, char *const *envp, int *ret_out, int *ret_err, pid_t *ret_pid) {
         char *const argv[] = { s->path, NULL };
         int out[2], err[2], r;
-        pid_t pid;
+        pid_t pid, parent;
 
         r = pipe_above_stdio(out);
         if (r < 0)
@@ -302,9 +319,10 @@ static int start(int fd, const PrologScript *s, char *const *envp, int *ret_out,
                 close(out[1]);
                 return r;
         }
+        parent = getpid();
         pid = fork();
         if (pid == 0)
-                child(fd, out[1], err[1], argv, envp);
+                child(parent, fd, out[1], err[1], argv, envp);
         r = pid < 0 ? negative_errno() : 0;
         close(out[1]);
         close(err[1]);
@@ -326,6 +344,7 @@ static int finish(Run *run, PrologExecResult *ret) {
         siginfo_t si = {};
 
         (void) kill(-run->pid, SIGKILL);
+        running_pgid = 0; /* before the reap, after which the pid is free */
         if (waitid(P_PID, (id_t) run->pid, &si, WEXITED) < 0)
                 return negative_errno();
         ret->exit_code = si.si_code == CLD_EXITED ? si.si_status : 0;
@@ -361,6 +380,7 @@ static int run_script(int fd, const PrologScript *s, const PrologExecSpec *spec,
                 return errmsg_set(ret_error, r, "cannot execute %s script '%s' (%s): %s", prolog_kind_name(s->kind),
                                   s->name, s->path, strerror(-r));
         ret->pid = run.pid;
+        running_pgid = run.pid;
         run.pidfd = pidfd_open(run.pid, 0);
         r = run.pidfd < 0 ? negative_errno() : 0;
         if (r == 0 && fcntl(run.out_fd, F_SETFL, O_NONBLOCK) < 0)
@@ -370,6 +390,7 @@ static int run_script(int fd, const PrologScript *s, const PrologExecSpec *spec,
         if (r < 0) {
                 /* never leave it running unwatched */
                 (void) kill(-run.pid, SIGKILL);
+                running_pgid = 0;
                 (void) waitpid(run.pid, NULL, 0);
         } else
                 r = finish(&run, ret);

@@ -76,3 +76,11 @@ int prolog_exec_fd(int fd, const PrologScript *s, const PrologExecSpec *spec, Pr
 
 /** prolog_exec() - prolog_script_open() then prolog_exec_fd(). */
 int prolog_exec(const PrologScript *s, const PrologExecSpec *spec, PrologExecResult *ret, char **ret_error);
+
+/**
+ * prolog_exec_kill_running() - SIGKILL to the process group of the script
+ * prolog_exec() runs now, if any.  Async-signal-safe: for the client's
+ * SIGTERM handler, since slurmd follows its SIGTERM with a SIGKILL 10 ms
+ * later, which the script's own group would not get.
+ */
+void prolog_exec_kill_running(void);

@@ -47,7 +47,7 @@ extern "C" {
 #endif
 
 #define SUNKD_MODULE_ABI_MAJOR 1
-#define SUNKD_MODULE_ABI_MINOR 4
+#define SUNKD_MODULE_ABI_MINOR 5
 
 #define SUNKD_USEC_PER_SEC  UINT64_C(1000000)
 #define SUNKD_USEC_PER_MSEC UINT64_C(1000)
@@ -528,6 +528,11 @@ typedef struct sunkd_host_api {
          * metric_set or metric_add_value makes it anew (the latter counting
          * from 0).  -ENOENT when no series has these values. */
         int (*metric_remove)(sunkd_metric *m, const char *const *label_values);
+        /* ABI 1.5: work a stop lets end */
+        /* The module's work in flight, for which its @linger asked time, has
+         * ended: the stop goes on at once (children killed, fini).  Only
+         * while it lingers; a no-op otherwise. */
+        void (*linger_end)(sunkd_ctx *c);
 } sunkd_host_api;
 
 struct sunkd_ctx {
@@ -571,6 +576,18 @@ struct sunkd_ctx {
  *          ending in `_duration_usec` are durations and other `_usec` keys
  *          CLOCK_REALTIME times, both in microseconds; sunkctl shows them
  *          as "1.2s" and "5m ago".
+ * @linger: ABI 1.5, optional; called once when a stop begins (shutdown,
+ *          restart, a reload that stops the module), before anything of the
+ *          module is cancelled.  It returns how long (usec) work in flight
+ *          that must not be cut short may still take, 0 for none: the
+ *          scripts of a job's prolog, which fail the job if killed.  For
+ *          that long the module lingers: new calls to its methods are
+ *          answered io.sunkd.Unavailable and its jobs no longer run, but
+ *          its pending calls, children and spawn go on.  It ends when the
+ *          module calls linger_end() or the time is up; then the stop goes
+ *          on as without the hook.  A shutdown waits the longest linger on
+ *          top of shutdown_timeout; the service manager's stop timeout must
+ *          allow for it.
  */
 typedef struct sunkd_module {
         uint32_t abi_major;
@@ -583,6 +600,7 @@ typedef struct sunkd_module {
         int (*reload)(void *state, const sunkd_cfg *cfg);
         void (*fini)(void *state);
         int (*status)(void *state, struct json_object *out);
+        uint64_t (*linger)(void *state);
 } sunkd_module;
 
 /* What @reload returns to be stopped and initialised again with the new

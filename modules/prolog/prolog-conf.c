@@ -1,0 +1,104 @@
+/* The module's section of sunkd.yaml, and the copy of its settings the
+ * client reads when it must run the scripts itself (prolog-settings.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "prolog-exec.h"
+#include "prolog-state.h"
+#include "util/cleanup.h"
+#include "util/fileio.h"
+#include "util/macro.h"
+
+static const sunkd_cfg_key conf_keys[] = {
+        { "prolog_dir", SUNKD_CFG_PATH, offsetof(Conf, set.prolog_dir), 0, 0, 0 },
+        { "epilog_dir", SUNKD_CFG_PATH, offsetof(Conf, set.epilog_dir), 0, 0, 0 },
+        { "script_timeout", SUNKD_CFG_DURATION, offsetof(Conf, set.script_timeout_usec), 0, 0, 0 },
+        { "total_timeout", SUNKD_CFG_DURATION, offsetof(Conf, set.total_timeout_usec), 0, 0, 0 },
+        { "kill_grace", SUNKD_CFG_DURATION, offsetof(Conf, set.kill_grace_usec), 0, 0, 0 },
+        { "output_limit", SUNKD_CFG_SIZE, offsetof(Conf, set.output_limit), 0, 0, PROLOG_OUTPUT_LIMIT_MAX },
+        { "on_daemon_unreachable", SUNKD_CFG_STRING, offsetof(Conf, on_daemon_unreachable), 0, 0, 0 },
+        { "keep_runs", SUNKD_CFG_INT, offsetof(Conf, keep_runs), 0, 0, PROLOG_KEEP_RUNS_MAX },
+};
+
+static int conf_error(sunkd_ctx *c, const sunkd_cfg *cfg, const char *key, const char *what) {
+        const sunkd_cfg *node = c->api->cfg_get(cfg, key);
+        _cleanup_free_ char *where = NULL;
+
+        (void) c->api->cfg_where(node ?: cfg, &where);
+        return sunkd_log_error_errno(c, -EINVAL, "%s: key '%s': %s", where ?: "sunkd.yaml", key, what);
+}
+
+void conf_clear(sunkd_ctx *c, Conf *conf) {
+        c->api->cfg_clear(conf_keys, ELEMENTSOF(conf_keys), conf);
+}
+
+/* What cfg_parse cannot say: the bounds between keys, and the choices. */
+static int conf_validate(sunkd_ctx *c, const sunkd_cfg *cfg, Conf *conf) {
+        const uint64_t ms = SUNKD_USEC_PER_MSEC, day = 86400 * SUNKD_USEC_PER_SEC;
+        const char *u = conf->on_daemon_unreachable ?: "run";
+
+        if (conf->set.script_timeout_usec < ms || conf->set.script_timeout_usec > day)
+                return conf_error(c, cfg, "script_timeout", "from 1ms to 1d");
+        if (conf->set.total_timeout_usec < ms || conf->set.total_timeout_usec > day)
+                return conf_error(c, cfg, "total_timeout", "from 1ms to 1d");
+        if (conf->set.kill_grace_usec < ms || conf->set.kill_grace_usec > 10 * 60 * SUNKD_USEC_PER_SEC)
+                return conf_error(c, cfg, "kill_grace", "from 1ms to 10m");
+        if (conf->set.output_limit < 256)
+                return conf_error(c, cfg, "output_limit", "at least 256 bytes");
+        if (streq(conf->set.prolog_dir, conf->set.epilog_dir))
+                return conf_error(c, cfg, "epilog_dir", "the same directory as prolog_dir");
+        if (!streq(u, "run") && !streq(u, "fail"))
+                return conf_error(c, cfg, "on_daemon_unreachable", "run or fail");
+        conf->set.unreachable_fail = streq(u, "fail");
+        return 0;
+}
+
+int conf_parse(sunkd_ctx *c, const sunkd_cfg *cfg, Conf *conf) {
+        _cleanup_free_ char *error = NULL;
+        PrologSettings def;
+        int r;
+
+        r = prolog_settings_default(&def);
+        if (r < 0)
+                return r;
+        *conf = (Conf) {
+                .set = {
+                        .script_timeout_usec = def.script_timeout_usec,
+                        .total_timeout_usec = def.total_timeout_usec,
+                        .kill_grace_usec = def.kill_grace_usec,
+                        .output_limit = def.output_limit,
+                },
+                .keep_runs = PROLOG_KEEP_RUNS_DEFAULT,
+        };
+        r = c->api->cfg_parse(cfg, conf_keys, ELEMENTSOF(conf_keys), conf, &error);
+        if (r < 0) {
+                prolog_settings_done(&def);
+                return sunkd_log_error_errno(c, r, "%s", error ?: "invalid configuration");
+        }
+        if (!conf->set.prolog_dir)
+                conf->set.prolog_dir = TAKE_PTR(def.prolog_dir);
+        if (!conf->set.epilog_dir)
+                conf->set.epilog_dir = TAKE_PTR(def.epilog_dir);
+        prolog_settings_done(&def);
+        return conf_validate(c, cfg, conf);
+}
+
+/* Written at each start and reload, so the client's fallback follows the
+ * settings sunkd ran with last; a failure only costs the fallback its
+ * settings (it then uses the defaults), so it is logged, not fatal. */
+int conf_publish(State *s) {
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        r = prolog_settings_format(&s->conf.set, &text);
+        if (r < 0)
+                return r;
+        r = fileio_write_atomic(s->settings_path, text, strlen(text), 0600, (uid_t) -1, (gid_t) -1);
+        if (r < 0)
+                return sunkd_log_warning_errno(s->ctx, r,
+                                               "Cannot write %s, which the client's fallback reads (it will use the defaults): %m",
+                                               s->settings_path);
+        return 0;
+}

@@ -1,0 +1,65 @@
+/* What `sunkctl prolog` prints. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "prolog-render.h"
+#include "util/json-util.h"
+
+static const char *str(json_object *o, const char *key) {
+        return json_member_string(o, key) ?: "";
+}
+
+static void when(json_object *run, char *buf, size_t len) {
+        time_t t = (time_t) (json_member_int64(run, "start_usec", 0) / 1000000);
+        struct tm tm;
+
+        if (!localtime_r(&t, &tm) || strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+                snprintf(buf, len, "-");
+}
+
+/* The end of a failed script's output, each line indented. */
+static void output_tail(const char *text, FILE *out) {
+        const char *p = text;
+
+        while (*p) {
+                const char *nl = strchr(p, '\n');
+                int n = nl ? (int) (nl - p) : (int) strlen(p);
+
+                fprintf(out, "    | %.*s\n", n, p);
+                p += n + (nl ? 1 : 0);
+        }
+}
+
+static void run_line(json_object *run, FILE *out) {
+        char at[32];
+
+        when(run, at, sizeof(at));
+        fprintf(out, "%-12s %-7s %-19s %9.3fs  %s\n", str(run, "job_id"), str(run, "kind"), at,
+                (double) json_member_int64(run, "duration_usec", 0) / 1e6, str(run, "result"));
+        if (*str(run, "reason"))
+                fprintf(out, "    %s\n", str(run, "reason"));
+        if (*str(run, "output"))
+                output_tail(str(run, "output"), out);
+}
+
+void prolog_render(json_object *status, FILE *out) {
+        json_object *running, *runs;
+        size_t n_running = 0, n_runs = 0;
+
+        fprintf(out, "prolog: %s\nepilog: %s\n", str(status, "prolog_dir"), str(status, "epilog_dir"));
+        if (json_object_object_get_ex(status, "running", &running))
+                n_running = json_object_array_length(running);
+        if (json_object_object_get_ex(status, "runs", &runs))
+                n_runs = json_object_array_length(runs);
+        if (n_running + n_runs == 0) {
+                fprintf(out, "no runs yet\n");
+                return;
+        }
+        fprintf(out, "%-12s %-7s %-19s %10s  %s\n", "JOB", "KIND", "STARTED", "DURATION", "RESULT");
+        for (size_t i = 0; i < n_running; i++)
+                run_line(json_object_array_get_idx(running, i), out);
+        for (size_t i = 0; i < n_runs; i++)
+                run_line(json_object_array_get_idx(runs, i), out);
+}

@@ -1,0 +1,230 @@
+#!/bin/bash
+# deadline: 900
+# The prolog module and its client, sunkd-prolog/sunkd-epilog, without
+# Slurm (0291 runs them under a real slurmd): scripts run in C-locale order
+# with the job's environment, a sane PATH and SUNKD_SCRIPT, cwd / and stdin
+# /dev/null; a prolog stops at its first failure and names it, an epilog runs
+# every script; leftovers are skipped; a script past its timeout is killed
+# with its children, and so is the running script when the client goes; a
+# script that cannot be executed is named as such; a group-writable script
+# is refused; the client runs the scripts itself with sunkd stopped (or
+# fails, as configured), and never after Run was sent; a stop of sunkd lets
+# a run in flight end; bad calls are refused.
+. "$SUNKD_SRCDIR/tests/lib/tap.sh"
+. "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
+sunkd_setup
+cp "$SUNKD_BUILDDIR/modules/prolog/.libs/prolog.so" "$MODDIR/" || bail_out "prolog.so not built"
+B="$SUNKD_BUILDDIR/modules/prolog"
+[ -x "$B/sunkd-prolog" ] && [ -L "$B/sunkd-epilog" ] || bail_out "sunkd-prolog and sunkd-epilog not built"
+SETTINGS="$T/state/prolog/client.json"
+P="$T/p.d"
+E="$T/e.d"
+O="$T/out"
+mkdir -p "$P" "$E" "$O"
+chmod 755 "$P" "$E" "$O"
+
+# A job's environment as slurmd gives it: no PATH.
+JOBENV=(SLURM_JOB_ID=4242 SLURM_JOB_USER=alice SLURM_JOB_UID=1000 SLURM_JOB_GPUS=0,1
+        CUDA_VISIBLE_DEVICES=0,1 SLURM_JOB_PARTITION=gpu "SLURM_JOB_COMMENT=two words")
+prolog() { env -i "${JOBENV[@]}" "$B/sunkd-prolog" --socket "$SOCK" --settings "$SETTINGS" "$@"; }
+epilog() { env -i "${JOBENV[@]}" "$B/sunkd-epilog" --socket "$SOCK" --settings "$SETTINGS" "$@"; }
+script() { # NAME BODY: a root-owned 0755 script
+        printf '#!/bin/sh\n%s\n' "$2" > "$1"
+        chmod 755 "$1"
+}
+config() {
+        sunkd_config "modules:
+  prolog:
+    prolog_dir: $P
+    epilog_dir: $E
+    script_timeout: ${1:-30s}
+    total_timeout: ${2:-60s}
+    kill_grace: 1s
+    keep_runs: 5
+    on_daemon_unreachable: ${3:-run}"
+}
+last_run() { ctl --json prolog status | python3 -c "import json,sys; r=json.load(sys.stdin)['runs']; print(r[0]['$1'] if r else '')"; }
+
+script "$P/10-env" "env > $O/env; pwd > $O/cwd; cat > $O/stdin; echo \"\$0\" > $O/argv0"
+script "$P/20-second" "echo second >> $O/order"
+script "$P/20-second~" "echo backup >> $O/order"
+script "$P/.hidden" "echo hidden >> $O/order"
+script "$P/21-x.dpkg-old" "echo dpkg >> $O/order"
+script "$P/22-y.disabled" "echo disabled >> $O/order"
+script "$P/30-Upper" "echo Upper >> $O/order"
+printf 'not executable\n' > "$P/25-data"
+chmod 644 "$P/25-data"
+config
+sunkd_start
+wait_for_file "$SETTINGS" || bail_out "the module did not leave its settings for the client"
+
+# ---- a passing prolog ----
+prolog
+is "$?" 0 "a passing prolog exits 0"
+is "$(cat "$O/order")" "second
+Upper" "scripts in C-locale order, leftovers, hidden and non-executable entries skipped"
+for v in "${JOBENV[@]}"; do
+        grep -qxF "$v" "$O/env" || fail_env="$fail_env $v"
+done
+is "${fail_env:-}" "" "each script gets the job's environment as the client had it"
+like "$(cat "$O/env")" "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" "and a sane PATH"
+like "$(cat "$O/env")" "SUNKD_SCRIPT=10-env" "and SUNKD_SCRIPT"
+is "$(grep -c -v -E '^(PATH|SUNKD_SCRIPT|PWD|SHLVL|_|OLDPWD)=' "$O/env")" "${#JOBENV[@]}" "and nothing of sunkd's own"
+is "$(cat "$O/cwd")" "/" "cwd /"
+is "$(cat "$O/stdin")" "" "stdin /dev/null"
+is "$(last_run result)" "ok" "status: the run passed"
+is "$(last_run job_id)" "4242" "status: the job"
+like "$(ctl prolog)" "4242 +prolog .* ok" "sunkctl prolog shows it"
+
+# ---- a failing prolog stops; the failure is named ----
+rm -f "$O/order"
+script "$P/15-gpu" 'echo "checking GPUs"; echo "GPU 3 missing" >&2; exit 3'
+prolog 2> "$O/client.err"
+is "$?" 1 "a failing prolog exits 1"
+is "$(cat "$O/order" 2>/dev/null)" "" "the scripts after the failure do not run"
+is "$(last_run reason)" "prolog 15-gpu rc=3: GPU 3 missing" "the reason names the script, its rc and its last line"
+is "$(last_run failed_script)" "15-gpu" "status names the failed script"
+like "$(ctl prolog)" "prolog 15-gpu rc=3: GPU 3 missing" "sunkctl prolog shows the reason"
+like "$(ctl prolog)" "\| checking GPUs" "and the end of its output, stderr and stdout as written"
+like "$(cat "$O/client.err")" "no health module" "without the health module the client says the reason stays Slurm's"
+like "$(cat "$T/sunkd.log")" "prolog script '15-gpu' of job 4242: exit status 3" "the journal names the script and the job"
+rm "$P/15-gpu"
+
+# ---- an epilog runs every script ----
+script "$E/10-fail" 'echo "cleanup failed"; exit 1'
+script "$E/20-after" "echo after > $O/epilog-after"
+epilog
+is "$?" 1 "a failing epilog exits 1"
+is "$(cat "$O/epilog-after")" "after" "after running every script"
+is "$(last_run kind)" "epilog" "status: an epilog"
+is "$(last_run reason)" "epilog 10-fail rc=1: cleanup failed" "named as an epilog failure"
+rm "$E/10-fail"
+
+# ---- cannot execute: named as such, not exit 127 ----
+printf '#!/nonexistent/interp\n' > "$P/05-badinterp"
+chmod 755 "$P/05-badinterp"
+prolog
+is "$?" 1 "a script whose interpreter is missing fails the prolog"
+like "$(last_run reason)" "^prolog 05-badinterp cannot execute: .*interpreter" "named as an exec failure, not rc=127"
+rm "$P/05-badinterp"
+
+# ---- a group-writable script is refused and nothing runs ----
+rm -f "$O/env"
+chmod 775 "$P/20-second"
+prolog
+is "$?" 1 "a group-writable script fails the prolog"
+like "$(last_run error)" "refusing prolog script .*20-second.*writable" "refused, saying why"
+ok "and no script ran" test ! -e "$O/env"
+chmod 755 "$P/20-second"
+
+# ---- timeouts: the script and what it started ----
+sunkd_stop
+config 1s 60s
+sunkd_start
+script "$P/40-hang" "sh -c 'trap \"\" TERM; echo \$\$ > $O/grandchild; exec sleep 1000' & echo \$! > $O/gc-started; sleep 1000"
+prolog
+is "$?" 1 "a script past its timeout fails the prolog"
+like "$(last_run reason)" "^prolog 40-hang timed out" "named as timed out"
+ok "the grandchild ignoring SIGTERM is gone too" wait_until 300 eval '! kill -0 "$(cat "$O/grandchild")" 2>/dev/null'
+rm "$P/40-hang"
+
+# ---- total_timeout: the second script gets what is left ----
+sunkd_stop
+config 30s 2s
+sunkd_start
+script "$P/40-slow" "sleep 1.5"
+script "$P/41-slow" "sleep 5"
+prolog
+is "$?" 1 "scripts past total_timeout fail the prolog"
+is "$(last_run failed_script)" "41-slow" "the script that ran out of the total is named"
+rm "$P/40-slow" "$P/41-slow"
+
+# ---- the client goes: the script is killed ----
+sunkd_stop
+config 60s 120s
+sunkd_start
+rm -f "$O/gc2" "$O/started"
+script "$P/40-wait" "sh -c 'trap \"\" TERM; echo \$\$ > $O/gc2; exec sleep 1000' & touch $O/started; sleep 1000"
+env -i "${JOBENV[@]}" "$B/sunkd-prolog" --socket "$SOCK" --settings "$SETTINGS" &
+CLIENT=$!
+wait_for_file "$O/started" 600 || bail_out "the script did not start"
+wait_for_file "$O/gc2" 600
+kill -KILL "$CLIENT"
+wait "$CLIENT" 2>/dev/null
+ok "the script's grandchild is killed when the client goes" wait_until 600 eval '! kill -0 "$(cat "$O/gc2")" 2>/dev/null'
+ok "the run is recorded as aborted" wait_until 600 eval '[ "$(last_run result)" = aborted ]'
+like "$(ctl metrics)" 'sunkd_prolog_aborts_total\{kind="prolog"\} 1' "and counted"
+
+# ---- a stop lets the run in flight end ----
+rm -f "$O/started" "$O/go" "$O/done"
+script "$P/40-wait" "touch $O/started; while [ ! -e $O/go ]; do sleep 0.05; done; touch $O/done"
+env -i "${JOBENV[@]}" "$B/sunkd-prolog" --socket "$SOCK" --settings "$SETTINGS" > /dev/null 2>&1 &
+CLIENT=$!
+wait_for_file "$O/started" 600 || bail_out "the script did not start"
+log_mark
+kill -TERM "$SUNKD_PID"
+ok "sunkd waits for the run in flight" wait_log "letting its work in flight end" 600
+ok "the script still runs" kill -0 "$CLIENT"
+touch "$O/go"
+wait "$CLIENT"
+is "$?" 0 "and the prolog passes"
+ok "the script finished" test -e "$O/done"
+wait "$SUNKD_PID"
+is "$?" 0 "sunkd then exits cleanly"
+rm "$P/40-wait"
+
+# ---- sunkd stopped: the client runs the scripts itself ----
+rm -f "$O/order" "$O/env"
+prolog 2> "$O/client.err"
+is "$?" 0 "with sunkd stopped the client runs the scripts itself"
+is "$(cat "$O/order")" "second
+Upper" "the same scripts, in the same order"
+like "$(cat "$O/env")" "SLURM_JOB_ID=4242" "with the job's environment"
+like "$(cat "$O/client.err")" "running the prolog scripts here" "saying so"
+script "$P/15-gpu" 'echo "GPU 3 missing"; exit 3'
+rm -f "$O/order"
+prolog 2> "$O/client.err"
+is "$?" 1 "a failing script fails the client's own run too"
+like "$(cat "$O/client.err")" "15-gpu" "naming the script"
+is "$(cat "$O/order" 2>/dev/null)" "" "and stops there"
+rm "$P/15-gpu"
+rm -f "$O/order"
+env -i "${JOBENV[@]}" "$B/sunkd-prolog" --socket "$T/nonexistent" --settings "$SETTINGS" --local
+is "$?" 0 "--local runs the scripts without asking sunkd"
+ok "--local ran them" test -s "$O/order"
+
+config 30s 60s fail
+sunkd_start
+sunkd_stop
+rm -f "$O/order"
+prolog 2> "$O/client.err"
+is "$?" 1 "on_daemon_unreachable: fail: the client fails"
+like "$(cat "$O/client.err")" "on_daemon_unreachable is fail" "saying why"
+ok "and runs nothing" test ! -e "$O/order"
+
+# ---- hostile calls ----
+config
+sunkd_start
+RAW="$SUNKD_SRCDIR/tests/lib/varlink-raw.py"
+call() { python3 "$RAW" "$SOCK" call io.sunkd.Prolog.Run "$1" 2>&1; }
+like "$(call '{"kind":"other","env":[]}')" "InvalidParameter.*kind" "an unknown kind is refused"
+like "$(call '{"kind":"prolog"}')" "InvalidParameter.*env" "a missing env is refused"
+like "$(call '{"kind":"prolog","env":"A=B"}')" "InvalidParameter.*env" "an env that is not an array is refused"
+like "$(call '{"kind":"prolog","env":["NOEQUALS"]}')" "InvalidParameter.*env" "an entry without '=' is refused"
+like "$(call '{"kind":"prolog","env":["=x"]}')" "InvalidParameter.*env" "an entry without a name is refused"
+like "$(call '{"kind":"prolog","env":[1]}')" "InvalidParameter.*env" "an entry that is not a string is refused"
+like "$(setpriv --reuid 65534 --regid 65534 --clear-groups /usr/bin/python3 "$RAW" "$SOCK" call io.sunkd.Prolog.Run '{"kind":"prolog","env":[]}' 2>&1)" \
+        "PermissionDenied" "a peer other than root may not run scripts"
+like "$(setpriv --reuid 65534 --regid 65534 --clear-groups "$SUNKCTL" --socket "$SOCK" prolog 2>&1)" \
+        "PermissionDenied" "nor read their output"
+rm -f "$O/env"
+JOBENV+=("SLURM_BIG=$(head -c 70000 /dev/zero | tr '\0' x)")
+prolog 2> "$O/client.err"
+is "$?" 1 "an environment over the request limit fails the prolog"
+like "$(cat "$O/client.err")" "max_request_size" "saying which limit"
+ok "and runs nothing" test ! -e "$O/env"
+kill -0 "$SUNKD_PID"
+is "$?" 0 "sunkd is alive after it all"
+sunkd_stop
+is "$SUNKD_EXIT" 0 "sunkd exits cleanly"
+done_testing
