@@ -441,6 +441,11 @@ TESTS += tests/unit/test-prolog-dir
 tests_unit_test_prolog_dir_SOURCES = tests/unit/test-prolog-dir.c
 tests_unit_test_prolog_dir_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_test_prolog_dir_LDADD = modules/prolog/libprolog.la agent/libsunkd-util.la $(CHECK_LIBS)
+check_PROGRAMS += tests/unit/test-prolog-reason
+TESTS += tests/unit/test-prolog-reason
+tests_unit_test_prolog_reason_SOURCES = tests/unit/test-prolog-reason.c
+tests_unit_test_prolog_reason_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_prolog_reason_LDADD = modules/prolog/libprolog.la agent/libsunkd-util.la $(CHECK_LIBS)
 # health against a real Slurm
 TESTS += tests/integration/0280-health-drain.t
 EXTRA_DIST += tests/integration/0280-health-drain.t
@@ -459,6 +464,8 @@ EXTRA_DIST += tests/integration/0287-health-config.t
 # prolog: the module and its client, then under a real slurmd
 TESTS += tests/integration/0290-prolog.t
 EXTRA_DIST += tests/integration/0290-prolog.t
+TESTS += tests/integration/0291-prolog-slurm.t
+EXTRA_DIST += tests/integration/0291-prolog-slurm.t
 # the slurmrestd transport against a fixture (Debian 12's slurmrestd has no node update)
 TESTS += tests/integration/0283-health-slurmrestd.t
 EXTRA_DIST += tests/integration/0283-health-slurmrestd.t tests/lib/slurmrestd-fixture.py

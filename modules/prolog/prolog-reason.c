@@ -34,12 +34,18 @@ void prolog_last_line(const char *out, size_t len, char *buf, size_t size) {
                         break;
                 end = start;
         }
-        /* a line longer than the buffer: its end, which says how it ended */
         while (start < end && (out[start] == ' ' || out[start] == '\t'))
                 start++;
+        while (end > start && (out[end - 1] == ' ' || out[end - 1] == '\t' || out[end - 1] == '\r'))
+                end--;
+        /* a line longer than the buffer: its end, which says how it ended,
+         * from the start of a UTF-8 character */
+        if (end - start > size - 1) {
+                start = end - (size - 1);
+                while (start < end && ((unsigned char) out[start] & 0xc0) == 0x80)
+                        start++;
+        }
         text_append_clean_n(buf, size, &n, out + start, end - start);
-        while (n > 0 && (buf[n - 1] == ' ' || buf[n - 1] == '\t' || buf[n - 1] == '?'))
-                buf[--n] = '\0';
 }
 
 const char *prolog_exec_why(int r) {

@@ -29,7 +29,8 @@ typedef struct PrologFailure {
 /**
  * prolog_last_line() - the last line of @out that is not blank, with
  * control characters and invalid UTF-8 bytes as '?', at most @size - 1 bytes
- * (cut on a character boundary), into @buf.  Empty when there is none.
+ * (of a longer line its end, from a character boundary), into @buf.  Empty
+ * when there is none.
  */
 void prolog_last_line(const char *out, size_t len, char *buf, size_t size);
 

@@ -10,7 +10,8 @@
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 sunkd_setup
 cp "$SUNKD_BUILDDIR/modules/nsscache/.libs/nsscache.so" "$SUNKD_BUILDDIR/modules/authkeys/.libs/authkeys.so" \
-   "$SUNKD_BUILDDIR/modules/gres/.libs/gres.so" "$MODDIR/" || bail_out "modules not built"
+   "$SUNKD_BUILDDIR/modules/gres/.libs/gres.so" "$SUNKD_BUILDDIR/modules/prolog/.libs/prolog.so" \
+   "$MODDIR/" || bail_out "modules not built"
 
 EXAMPLE="$SUNKD_SRCDIR/etc/sunkd.yaml"
 INSTALLED="$SUNKD_BUILDDIR/etc/sunkd.yaml.example"

@@ -22,7 +22,8 @@ for c in sshd slurmd scontrol getent readelf dpkg ssh-keygen systemctl; do
 done
 PATH="$PATH:/usr/sbin"
 cp "$SUNKD_BUILDDIR/modules/nsscache/.libs/nsscache.so" "$SUNKD_BUILDDIR/modules/authkeys/.libs/authkeys.so" \
-   "$SUNKD_BUILDDIR/modules/gres/.libs/gres.so" "$MODDIR/" || bail_out "modules not built"
+   "$SUNKD_BUILDDIR/modules/gres/.libs/gres.so" "$SUNKD_BUILDDIR/modules/prolog/.libs/prolog.so" \
+   "$MODDIR/" || bail_out "modules not built"
 NVML="$SUNKD_BUILDDIR/tests/fake-nvml/.libs/libnvidia-ml.so"
 [ -f "$NVML" ] || bail_out "the fake NVML is not built"
 SNIPPETS="$SUNKD_SRCDIR/tests/lib/md-snippets.py"

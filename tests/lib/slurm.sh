@@ -97,11 +97,13 @@ slurm_conf() {
         local port l
         port=${SLURM_PORT:-$(slurm_free_port)}
         SLURM_PORT=$port
+        # the same across calls: a node started again keeps its port
+        SLURMD_PORT=${SLURMD_PORT:-$(slurm_free_port)}
         cat > "$SLURM_CONF" <<EOF
 ClusterName=sunkdtest
 SlurmctldHost=localhost(127.0.0.1)
 SlurmctldPort=$port
-SlurmdPort=$(slurm_free_port)
+SlurmdPort=$SLURMD_PORT
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge

@@ -18,6 +18,7 @@
 #include "util/macro.h"
 #include "../../modules/prolog/prolog-dir.h"
 #include "../../modules/prolog/prolog-exec.h"
+#include "../../modules/prolog/prolog-local.h"
 #include "../lib/check-run.h"
 
 #define NOBODY 65534
@@ -595,11 +596,130 @@ START_TEST(test_many_files) {
 }
 END_TEST
 
+/* ---- a whole directory, as the client runs it itself ---- */
+
+typedef struct Seen {
+        char names[8][32];
+        int rs[8];
+        size_t n;
+} Seen;
+
+static void seen_fn(void *userdata, const PrologScript *sc, int r, const PrologExecResult *res, const char *error) {
+        Seen *seen = userdata;
+
+        (void) res;
+        (void) error;
+        ck_assert_uint_lt(seen->n, 8);
+        snprintf(seen->names[seen->n], sizeof(seen->names[0]), "%s", sc->name);
+        seen->rs[seen->n++] = r;
+}
+
+static int local_run(PrologKind kind, uint64_t script_timeout, uint64_t total, Seen *seen, char *reason,
+                     char **ret_error) {
+        _cleanup_free_ char *d = at("d");
+        PrologSettings set = {
+                .prolog_dir = d, .epilog_dir = d,
+                .script_timeout_usec = script_timeout, .total_timeout_usec = total,
+                .kill_grace_usec = 50 * USEC_PER_MSEC, .output_limit = 4096,
+        };
+        char *const envp[] = { (char *) "SLURM_JOB_ID=77", NULL };
+
+        return prolog_run_local(&set, kind, envp, seen_fn, seen, reason, ret_error);
+}
+
+static void three_scripts(void) {
+        _cleanup_free_ char *a = NULL, *c = NULL;
+
+        ck_assert_int_ge(asprintf(&a, "echo a >> %s/ran", base), 0);
+        ck_assert_int_ge(asprintf(&c, "echo c >> %s/ran", base), 0);
+        script("d/10-a", a);
+        script("d/20-fail", "echo checking; echo boom; exit 4");
+        script("d/30-c", c);
+}
+
+START_TEST(test_local_prolog_stops) {
+        char reason[PROLOG_REASON_MAX + 1];
+        _cleanup_free_ char *e = NULL;
+        Seen seen = {};
+
+        three_scripts();
+        ck_assert_int_eq(local_run(PROLOG_KIND_PROLOG, 10 * USEC_PER_SEC, 60 * USEC_PER_SEC, &seen, reason, &e), 1);
+        ck_assert_str_eq(reason, "prolog 20-fail rc=4: boom");
+        ck_assert_uint_eq(seen.n, 2);
+        ck_assert_str_eq(seen.names[1], "20-fail");
+        ck_assert(exists("ran"));
+}
+END_TEST
+
+START_TEST(test_local_epilog_all) {
+        char reason[PROLOG_REASON_MAX + 1];
+        _cleanup_free_ char *e = NULL, *ran = at("ran");
+        _cleanup_fclose_ FILE *f = NULL;
+        char line1[8] = "", line2[8] = "";
+        Seen seen = {};
+
+        three_scripts();
+        ck_assert_int_eq(local_run(PROLOG_KIND_EPILOG, 10 * USEC_PER_SEC, 60 * USEC_PER_SEC, &seen, reason, &e), 1);
+        ck_assert_str_eq(reason, "epilog 20-fail rc=4: boom");
+        ck_assert_uint_eq(seen.n, 3);
+        ck_assert_ptr_nonnull(f = fopen(ran, "re"));
+        ck_assert_ptr_nonnull(fgets(line1, sizeof(line1), f));
+        ck_assert_ptr_nonnull(fgets(line2, sizeof(line2), f));
+        ck_assert_str_eq(line1, "a\n");
+        ck_assert_str_eq(line2, "c\n");
+}
+END_TEST
+
+START_TEST(test_local_passes) {
+        char reason[PROLOG_REASON_MAX + 1];
+        _cleanup_free_ char *e = NULL;
+        Seen seen = {};
+
+        script("d/10-ok", "[ \"$SLURM_JOB_ID\" = 77 ] && [ \"$SUNKD_SCRIPT\" = 10-ok ]");
+        ck_assert_int_eq(local_run(PROLOG_KIND_PROLOG, 10 * USEC_PER_SEC, 60 * USEC_PER_SEC, &seen, reason, &e), 0);
+        ck_assert_str_eq(reason, "");
+        ck_assert_uint_eq(seen.n, 1);
+        ck_assert_int_eq(seen.rs[0], 0);
+}
+END_TEST
+
+/* The second script gets what is left of the total, not its own timeout. */
+START_TEST(test_local_total_timeout) {
+        char reason[PROLOG_REASON_MAX + 1];
+        _cleanup_free_ char *e = NULL;
+        Seen seen = {};
+
+        script("d/10-short", "sleep 0.2");
+        script("d/20-long", "exec sleep 100");
+        ck_assert_int_eq(local_run(PROLOG_KIND_PROLOG, 100 * USEC_PER_SEC, 500 * USEC_PER_MSEC, &seen, reason, &e), 1);
+        ck_assert_msg(strncmp(reason, "prolog 20-long timed out", 24) == 0, "%s", reason);
+}
+END_TEST
+
+START_TEST(test_local_refused) {
+        char reason[PROLOG_REASON_MAX + 1];
+        _cleanup_free_ char *e = NULL, *d = at("d"), *ran = NULL;
+        Seen seen = {};
+
+        ck_assert_int_ge(asprintf(&ran, "touch %s/ran", base), 0);
+        script("d/10-ran", ran);
+        file_as("d/20-writable", "#!/bin/sh\nexit 0\n", 0775, 0);
+        ck_assert_int_eq(local_run(PROLOG_KIND_PROLOG, 10 * USEC_PER_SEC, 60 * USEC_PER_SEC, &seen, reason, &e), -EPERM);
+        ck_assert_msg(e && strstr(e, "20-writable"), "%s", e ?: "");
+        ck_assert_msg(strncmp(reason, "prolog ", 7) == 0 && strstr(reason, d) && strstr(reason, "refused"), "%s",
+                      reason);
+        ck_assert_uint_eq(seen.n, 0);
+        ck_assert(!exists("ran"));
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("prolog-dir");
         TCase *tc = tcase_create("core");
 
         tcase_add_checked_fixture(tc, setup, teardown);
+        /* only a guard against a hang: 10000 files on a loaded machine take a while */
+        tcase_set_timeout(tc, 120);
         tcase_add_test(tc, test_order);
         tcase_add_test(tc, test_filter);
         tcase_add_test(tc, test_missing_dir);
@@ -615,6 +735,11 @@ int main(void) {
         tcase_add_test(tc, test_environment);
         tcase_add_test(tc, test_hostile_names);
         tcase_add_test(tc, test_many_files);
+        tcase_add_test(tc, test_local_prolog_stops);
+        tcase_add_test(tc, test_local_epilog_all);
+        tcase_add_test(tc, test_local_passes);
+        tcase_add_test(tc, test_local_total_timeout);
+        tcase_add_test(tc, test_local_refused);
         suite_add_tcase(s, tc);
         return check_run(s);
 }

@@ -1,0 +1,162 @@
+#!/bin/bash
+# deadline: 1200
+# sunkd-prolog and sunkd-epilog as slurm.conf's Prolog= and Epilog= under a
+# real slurmd and slurmctld (Debian's, on 127.0.0.1): each script gets the
+# environment slurmd passed to the client; the epilog runs after the job; a
+# failing prolog drains the node with the script's name (sinfo -R), which
+# slurmctld's "Prolog error" does not replace, and fails the job; a script
+# past its timeout is killed with its children; slurmd's own
+# PrologEpilogTimeout killing the client kills the script; with sunkd
+# stopped the client runs the scripts itself; a group-writable script is
+# refused; and all of it with PrologFlags=Alloc too.
+#
+# Prolog= names a two-line wrapper that records what slurmd passed and
+# execs the client with this test's socket (an installed client finds
+# sunkd's own socket by itself).
+. "$SUNKD_SRCDIR/tests/lib/tap.sh"
+. "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
+. "$SUNKD_SRCDIR/tests/lib/slurm.sh"
+sunkd_setup
+slurm_setup
+for m in prolog health; do
+        cp "$SUNKD_BUILDDIR/modules/$m/.libs/$m.so" "$MODDIR/" || bail_out "$m.so not built"
+done
+B="$SUNKD_BUILDDIR/modules/prolog"
+NODE=pl-node-1
+SETTINGS="$T/state/prolog/client.json"
+P="$S/prolog.d"
+E="$S/epilog.d"
+O="$S/out"
+mkdir -p "$P" "$E" "$O" "$S/bin"
+chmod 755 "$P" "$E" "$O" "$S/bin"
+for k in prolog epilog; do
+        printf '#!/bin/sh\nenv > %s/slurmd-%s-env.$SLURM_JOB_ID\nexec %s/sunkd-%s --socket %s --settings %s\n' \
+                "$O" "$k" "$B" "$k" "$SOCK" "$SETTINGS" > "$S/bin/$k"
+        chmod 755 "$S/bin/$k"
+done
+script() { # NAME BODY
+        printf '#!/bin/sh\n%s\n' "$2" > "$1"
+        chmod 755 "$1"
+}
+script "$P/10-env" "env > $O/script-env.\$SLURM_JOB_ID"
+script "$P/50-check" "[ -e $O/fail ] && { echo 'checking GPUs'; echo 'GPU 3 missing'; exit 1; }; exit 0"
+script "$E/10-done" "echo \$SLURM_JOB_ID >> $O/epilog-ran"
+
+slurm_munge_start
+start_slurm() { # extra slurm.conf lines
+        slurm_conf "Prolog=$S/bin/prolog" "Epilog=$S/bin/epilog" "PrologEpilogTimeout=8" "$@"
+        slurm_ctld_start
+        slurm_node_start "$NODE"
+}
+start_slurm
+sunkd_config "modules:
+  prolog:
+    prolog_dir: $P
+    epilog_dir: $E
+    script_timeout: 3s
+    total_timeout: 60s
+    kill_grace: 1s
+  health:
+    node_name: $NODE
+    interval: 1h
+    transport: scontrol
+    slurm_conf: $SLURM_CONF
+    checks:
+      - name: ok
+        type: file
+        path: $SLURM_CONF"
+sunkd_start
+reason() { slurm_reason "$NODE"; }
+last_run() { ctl --json prolog | python3 -c "import json,sys; r=json.load(sys.stdin)['runs']; print(r[0]['$1'] if r else '')"; }
+job() { timeout 120 srun -N1 -w "$NODE" "$@"; }
+# compare_env JOBID: the script's environment is what slurmd gave the client,
+# plus PATH (slurmd gives none) and SUNKD_SCRIPT; the shell of the wrapper
+# adds PWD.
+compare_env() {
+        diff <(grep -v -E '^(PWD|SHLVL|_|OLDPWD)=' "$O/slurmd-prolog-env.$1" | sort) \
+             <(grep -v -E '^(PWD|SHLVL|_|OLDPWD|SUNKD_SCRIPT)=' "$O/script-env.$1" | grep -v -x "PATH=$PROLOG_PATH" | sort)
+}
+PROLOG_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+undrain() {
+        ctl health undrain > /dev/null
+        wait_until 600 eval '[ -z "$(reason)" ]' && slurm_wait_ready "$NODE"
+}
+
+# ---- a job: prolog with slurmd's environment, then the epilog ----
+job true
+is "$?" 0 "a job runs with the prolog passing"
+ID=$(ls "$O" | sed -n 's/^script-env\.//p' | head -1)
+ok "the prolog's script ran for the job" test -n "$ID"
+like "$(cat "$O/script-env.$ID")" "SLURM_JOB_ID=$ID" "with the job's id"
+like "$(cat "$O/script-env.$ID")" "SLURM_JOB_USER=root" "and user"
+is "$(compare_env "$ID")" "" "exactly the environment slurmd passed, with PATH and SUNKD_SCRIPT"
+ok "the epilog runs after the job" wait_until 600 eval 'grep -qx "$ID" "$O/epilog-ran" 2>/dev/null'
+ok "sunkctl prolog shows both" wait_until 300 eval 'ctl prolog | grep -q "$ID *epilog .* ok"'
+
+# ---- a failing prolog drains the node, naming the script ----
+touch "$O/fail"
+job true > /dev/null 2>&1
+isnt_zero=$?
+ok "the job fails" test "$isnt_zero" -ne 0
+ok "the node is drained with the script's name" \
+        wait_until 600 eval '[ "$(reason)" = "sunkd: prolog 50-check rc=1: GPU 3 missing" ]'
+like "$(sinfo -h -R -n "$NODE" -o '%E')" "50-check" "sinfo -R shows the script"
+like "$(slurm_state "$NODE")" "DRAIN" "and the node drains"
+rm "$O/fail"
+ok "an operator undrains it" undrain
+
+# ---- a script past its timeout is killed with its children ----
+script "$P/60-hang" "sh -c 'trap \"\" TERM; echo \$\$ > $O/gc; exec sleep 1000' & sleep 1000"
+job true > /dev/null 2>&1
+ok "the hanging script fails the prolog" wait_until 600 eval 'reason | grep -q "^sunkd: prolog 60-hang timed out"'
+ok "its child that ignores SIGTERM is gone" wait_until 300 eval '! kill -0 "$(cat "$O/gc")" 2>/dev/null'
+rm "$P/60-hang"
+ok "undrained" undrain
+
+# ---- slurmd's PrologEpilogTimeout kills the client: the script goes too ----
+sunkd_stop
+sed -i 's/script_timeout: 3s/script_timeout: 60s/' "$T/sunkd.yaml"
+sunkd_start
+rm -f "$O/gc"
+script "$P/60-hang" "sh -c 'trap \"\" TERM; echo \$\$ > $O/gc; exec sleep 1000' & sleep 1000"
+job true > /dev/null 2>&1
+ok "slurmd gives up on the prolog at its PrologEpilogTimeout" wait_until 900 eval '[ "$(last_run result)" = aborted ]'
+ok "and the script's child is gone with the client" wait_until 300 eval '! kill -0 "$(cat "$O/gc")" 2>/dev/null'
+rm "$P/60-hang"
+wait_until 600 eval '[ -n "$(reason)" ]'
+scontrol update nodename="$NODE" state=resume
+slurm_wait_ready "$NODE"
+
+# ---- a group-writable script is refused ----
+chmod 775 "$P/50-check"
+job true > /dev/null 2>&1
+ok "a group-writable script fails the prolog" wait_until 600 eval 'reason | grep -q "^sunkd: prolog .*refused"'
+chmod 755 "$P/50-check"
+ok "undrained" undrain
+
+# ---- sunkd stopped: the client runs the scripts itself ----
+sunkd_stop
+rm -f "$O"/script-env.*
+job true
+is "$?" 0 "with sunkd stopped the job still runs"
+ok "and the prolog's scripts ran" test -n "$(ls "$O" | grep '^script-env\.')"
+sunkd_start
+
+# ---- PrologFlags=Alloc ----
+slurm_node_stop "$NODE"
+slurm_ctld_stop
+start_slurm "PrologFlags=Alloc"
+rm -f "$O"/script-env.*
+job true
+is "$?" 0 "with PrologFlags=Alloc a job runs"
+ID=$(ls "$O" | sed -n 's/^script-env\.//p' | head -1)
+ok "the prolog ran at allocation" test -n "$ID"
+is "$(compare_env "$ID")" "" "with slurmd's environment"
+touch "$O/fail"
+job true > /dev/null 2>&1
+ok "a failing prolog drains the node with the script's name" \
+        wait_until 600 eval '[ "$(reason)" = "sunkd: prolog 50-check rc=1: GPU 3 missing" ]'
+rm "$O/fail"
+sunkd_stop
+is "$SUNKD_EXIT" 0 "sunkd exits cleanly"
+done_testing
