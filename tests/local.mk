@@ -365,11 +365,12 @@ tests_fuzz_fuzz_authkeys_map_CFLAGS = $(AM_CFLAGS) -I$(top_srcdir)
 tests_fuzz_fuzz_authkeys_map_LDADD = modules/authkeys/libauthkeys.la
 EXTRA_DIST += tests/fuzz/corpus/authkeys-map tests/fuzz/authkeys-map.t
 
-BENCHES += tests/bench/bench-authkeys-map tests/bench/bench-exec tests/bench/bench-gres
+BENCHES += tests/bench/bench-authkeys-map tests/bench/bench-exec tests/bench/bench-gres tests/bench/bench-runparts
 tests_bench_bench_gres_SOURCES = tests/bench/bench-gres.c
 tests_bench_bench_gres_CFLAGS = $(AM_CFLAGS) -I$(top_srcdir)
 tests_bench_bench_gres_LDADD = modules/gres/libgres.la agent/libsunkd-util.la $(JSONC_LIBS) -ldl
 tests_bench_bench_exec_SOURCES = tests/bench/bench-exec.c
+tests_bench_bench_runparts_SOURCES = tests/bench/bench-runparts.c
 tests_bench_bench_authkeys_map_SOURCES = tests/bench/bench-authkeys-map.c
 tests_bench_bench_authkeys_map_CFLAGS = $(AM_CFLAGS) -I$(top_srcdir)
 tests_bench_bench_authkeys_map_LDADD = modules/authkeys/libauthkeys.la

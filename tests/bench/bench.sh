@@ -59,6 +59,11 @@
 #                    times (the XID policy holds it 2 s, then the node is
 #                    resumed); the reference, in the same run, `scontrol
 #                    update ... state=drain` until `sinfo -R` shows it
+#   prolog           sunkd-prolog against a sunkd whose prolog directory holds
+#                    5 trivial scripts, BENCH_PROLOG_RUNS (300) times, through
+#                    bench-exec, interleaved with the reference: the same 5
+#                    run by bench-runparts, a run-parts in C; the row is the
+#                    difference of the p50s
 #   gres             bench-gres: discovery of the fake NVML's 8 H100s (the
 #                    library loaded and unloaded each time, as the module's
 #                    child does) and of the /proc fallback tree, 200 each
@@ -91,6 +96,7 @@ HEALTH_SECONDS=${BENCH_HEALTH_SECONDS:-5}
 XID_RUNS=${BENCH_XID_RUNS:-5}
 AK_USERS=${BENCH_AUTHKEYS_USERS:-100000}
 AK_RUNS=${BENCH_AUTHKEYS_RUNS:-2000}
+PROLOG_RUNS=${BENCH_PROLOG_RUNS:-300}
 TOKEN=bench-token
 
 T=$(mktemp -d /tmp/sunkd-bench.XXXXXX) || exit 1
@@ -175,7 +181,7 @@ start_sunkd() {
         chmod 755 "$d" "$d/modules"
         cp "$B/tests/modules/.libs/testmod.so" "$B/modules/authkeys/.libs/authkeys.so" \
            "$B/modules/nsscache/.libs/nsscache.so" "$B/modules/health/.libs/health.so" \
-           "$B/modules/gres/.libs/gres.so" "$d/modules/" ||
+           "$B/modules/gres/.libs/gres.so" "$B/modules/prolog/.libs/prolog.so" "$d/modules/" ||
                 die "the modules are not built"
         {
                 echo "socket: $d/io.sunkd"
@@ -750,6 +756,32 @@ bench_xid() {
 }
 
 # us_pair KEY "k=v ...": "P50 / P99 us" of KEY_p50_us and KEY_p99_us
+# The prolog client against the least a runner does, in the same run.
+bench_prolog() {
+        local d="$T/prolog-scripts" out client ref
+        mkdir -p "$d"
+        chmod 755 "$d"
+        for i in 1 2 3 4 5; do
+                printf '#!/bin/sh\nexit 0\n' > "$d/1$i-trivial"
+                chmod 755 "$d/1$i-trivial"
+        done
+        start_sunkd prolog "modules:
+  prolog:
+    prolog_dir: $d
+    epilog_dir: $d.epilog"
+        out=$("$TOOLS/bench-exec" -n "$PROLOG_RUNS" \
+                -- "$B/modules/prolog/sunkd-prolog" -s "$SOCK" --settings "$T/prolog/state/prolog/client.json" \
+                -- "$TOOLS/bench-runparts" "$d") || die "bench-exec failed"
+        stop "$PID"
+        client=$(sed -n 1p <<< "$out")
+        ref=$(sed -n 2p <<< "$out")
+        [ "$(val failures "$client")" = 0 ] && [ "$(val failures "$ref")" = 0 ] ||
+                die "a prolog run failed: $out"
+        row "prolog: sunkd-prolog running 5 trivial scripts, overhead p50" \
+            "$(ms "$(( $(val p50_us "$client") - $(val p50_us "$ref") ))")" \
+            "$(ms "$(val p50_us "$client")") against $(ms "$(val p50_us "$ref")") (run-parts in C)" "<= 3 ms"
+}
+
 us_pair() {
         echo "$(val "$1_p50_us" "$2") / $(val "$1_p99_us" "$2") us"
 }
@@ -775,8 +807,8 @@ printf '%s\n' "$TOKEN" > "$T/token"
 chmod 600 "$T/token"
 line "benchmark" "result" "reference (same run)" "goal" "met"
 # BENCH_ONLY="ping authkeys": only those (idle ping busy nsscache authkeys health
-# xid gres spawn; busy measures the daemon ping started, so it needs ping before it).
-for b in ${BENCH_ONLY:-idle ping busy nsscache authkeys health xid gres spawn}; do
+# xid gres prolog spawn; busy measures the daemon ping started, so it needs ping before it).
+for b in ${BENCH_ONLY:-idle ping busy nsscache authkeys health xid gres prolog spawn}; do
         declare -F "bench_$b" > /dev/null || die "no benchmark '$b'"
         "bench_$b"
 done

@@ -67,7 +67,13 @@ sunkd_config "modules:
         path: $SLURM_CONF"
 sunkd_start
 reason() { slurm_reason "$NODE"; }
-last_run() { ctl --json prolog | python3 -c "import json,sys; r=json.load(sys.stdin)['runs']; print(r[0]['$1'] if r else '')"; }
+# last_run FIELD: of the last prolog run (an epilog may have come since)
+last_run() {
+        ctl --json prolog | python3 -c "
+import json, sys
+r = [r for r in json.load(sys.stdin)['runs'] if r['kind'] == 'prolog']
+print(r[0][sys.argv[1]] if r else '')" "$1"
+}
 job() { timeout 120 srun -N1 -w "$NODE" "$@"; }
 # compare_env JOBID: the script's environment is what slurmd gave the client,
 # plus PATH (slurmd gives none) and SUNKD_SCRIPT; the shell of the wrapper
