@@ -147,7 +147,7 @@ EXTRA_DIST += tests/lib/docs.sh tests/lib/md-snippets.py tests/lib/man-snippets.
 check_SCRIPTS += tests/demo.sh
 
 tests/demo.sh: $(top_srcdir)/tests/demo.sh.in Makefile
-	$(AM_V_GEN)sed -e 's|%BUILDDIR%|$(abs_top_builddir)|g' -e 's|%SRCDIR%|$(abs_top_srcdir)|g' \
+	$(AM_V_GEN)$(MKDIR_P) $(@D) && sed -e 's|%BUILDDIR%|$(abs_top_builddir)|g' -e 's|%SRCDIR%|$(abs_top_srcdir)|g' \
 		$(top_srcdir)/tests/demo.sh.in > $@.tmp && chmod +x $@.tmp && mv $@.tmp $@
 CLEANFILES += tests/demo.sh
 noinst_SCRIPTS += tests/demo.sh
