@@ -90,11 +90,13 @@ rpm:
 		-bb packaging/rpm/sunkd.spec
 	@find $(RPM_DIR)/RPMS -name '*.rpm'
 
-# Both package builds, lintian, rpmlint and hardening-check, then the .debs
-# installed, upgraded, removed and purged by dpkg in a throwaway root
-# (packaging/check-packages.sh).  Needs root.
-check-packages: deb rpm
-	bash packaging/check-packages.sh $(DEB_DIR) $(RPM_DIR)
+# Both package builds, then tests/integration/0310-packages.t: lintian,
+# rpmlint and hardening-check, and the .debs installed, upgraded, removed
+# and purged by dpkg in a throwaway root.  Needs root.  Its log is
+# $(BUILD)/tests/integration/0310-packages.log.
+check-packages: deb rpm all
+	SUNKD_DEB_DIR=$(abspath $(DEB_DIR)) SUNKD_RPM_DIR=$(abspath $(RPM_DIR)) \
+		$(MAKE) -C $(BUILD) check TESTS=tests/integration/0310-packages.t TEST_SUITE_LOG=packages-suite.log
 
 clean:
 	-$(MAKE) -C $(BUILD) clean
