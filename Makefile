@@ -12,17 +12,28 @@ DEMO_SECONDS ?= 0
 # getent, sshd for the AuthorizedKeysCommand, munged, slurmctld and slurmd for
 # the GRES registration and the health module (with auth/jwt), s6-svscan, the SCIM fixture in python3, curl as the benchmark's
 # reference, test certificates from openssl, setpriv and flock from util-linux,
-# groff and man for the man pages, systemd-analyze for the unit).
+# groff and man for the man pages, systemd-analyze for the unit), and what
+# make deb, make rpm and make check-packages use (debhelper, lintian,
+# hardening-check from devscripts, rpmbuild and rpmlint).
 DEB_PACKAGES = build-essential autoconf automake libtool autoconf-archive pkg-config \
 	libsystemd-dev libcurl4-openssl-dev libjson-c-dev libyaml-dev libssl-dev check \
 	libmunge-dev libslurm-dev \
 	libnss-cache openssh-client openssh-server munge slurmctld slurmd slurm-client slurm-wlm-jwt-plugin s6 python3 curl openssl \
-	procps util-linux groff-base man-db systemd
+	procps util-linux groff-base man-db systemd \
+	debhelper dpkg-dev fakeroot lintian devscripts rpm rpmlint
 
 GEN = configure build-aux/ltmain.sh
 AM_INPUTS = configure.ac Makefile.am $(wildcard */local.mk */*/local.mk)
 
-.PHONY: all deps demo check check-asan bench install clean distclean
+.PHONY: all deps demo check check-asan bench install clean distclean deb rpm check-packages
+
+# make deb and make rpm build from a copy of the source tree (the files git
+# tracks, or everything but the build folders outside a git checkout).
+DEB_DIR ?= build-deb
+RPM_DIR ?= build-rpm
+VERSION = $(shell sed -n 's/^AC_INIT.\[sunkd\], \[\([^]]*\)\].*/\1/p' configure.ac)
+SOURCE_FILES = { git ls-files -z --cached --others --exclude-standard 2>/dev/null || \
+	find . -path ./.git -prune -o -path './build*' -prune -o ! -type d -print0; }
 
 all: $(BUILD)/config.status
 	$(MAKE) -C $(BUILD) -j$(JOBS)
@@ -58,6 +69,34 @@ bench: all
 
 install: all
 	$(MAKE) -C $(BUILD) install
+
+# The Debian packages sunkd, sunkd-slurm and sunkd-dev, built by
+# dpkg-buildpackage from packaging/deb (as debian/) in $(DEB_DIR)/sunkd.
+deb:
+	rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/sunkd
+	$(SOURCE_FILES) | tar --null -T - -cf - | tar -C $(DEB_DIR)/sunkd -xf -
+	rm -rf $(DEB_DIR)/sunkd/debian && cp -r packaging/deb $(DEB_DIR)/sunkd/debian
+	cd $(DEB_DIR)/sunkd && dpkg-buildpackage -b -us -uc -j$(JOBS)
+	@ls $(DEB_DIR)/*.deb
+
+# The RPMs, by rpmbuild from packaging/rpm/sunkd.spec in $(RPM_DIR).  Here
+# (Debian's rpm) the build dependencies are not in the rpm database: --nodeps.
+rpm:
+	rm -rf $(RPM_DIR) && mkdir -p $(RPM_DIR)/SOURCES $(RPM_DIR)/tar/sunkd-$(VERSION)
+	$(SOURCE_FILES) | tar --null -T - -cf - | tar -C $(RPM_DIR)/tar/sunkd-$(VERSION) -xf -
+	tar -C $(RPM_DIR)/tar -czf $(RPM_DIR)/SOURCES/sunkd-$(VERSION).tar.gz sunkd-$(VERSION)
+	rpmbuild --define "_topdir $(abspath $(RPM_DIR))" --define "_smp_build_ncpus $(JOBS)" \
+		$(if $(wildcard /etc/debian_version),--nodeps) \
+		-bb packaging/rpm/sunkd.spec
+	@find $(RPM_DIR)/RPMS -name '*.rpm'
+
+# Both package builds, then tests/integration/0310-packages.t: lintian,
+# rpmlint and hardening-check, and the .debs installed, upgraded, removed
+# and purged by dpkg in a throwaway root.  Needs root.  Its log is
+# $(BUILD)/tests/integration/0310-packages.log.
+check-packages: deb rpm all
+	SUNKD_DEB_DIR=$(abspath $(DEB_DIR)) SUNKD_RPM_DIR=$(abspath $(RPM_DIR)) \
+		$(MAKE) -C $(BUILD) check TESTS=tests/integration/0310-packages.t TEST_SUITE_LOG=packages-suite.log
 
 clean:
 	-$(MAKE) -C $(BUILD) clean

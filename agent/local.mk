@@ -6,6 +6,22 @@
 sunkdincludedir = $(includedir)/sunkd
 sunkdinclude_HEADERS = %reldir%/include/sunkd/module.h
 
+# Its pkg-config file: the flags, module_dir and the header's ABI version.
+# No library comes with it, so it is the same on every architecture.
+pkgconfigdir = $(datadir)/pkgconfig
+pkgconfig_DATA = %reldir%/sunkd-module.pc
+EXTRA_DIST += %reldir%/sunkd-module.pc.in
+CLEANFILES += %reldir%/sunkd-module.pc
+
+%reldir%/sunkd-module.pc: $(top_srcdir)/%reldir%/sunkd-module.pc.in $(top_srcdir)/%reldir%/include/sunkd/module.h Makefile
+	$(AM_V_GEN)$(MKDIR_P) $(@D) && \
+	h=$(top_srcdir)/%reldir%/include/sunkd/module.h && \
+	major=$$($(SED) -n 's/^#define SUNKD_MODULE_ABI_MAJOR \([0-9][0-9]*\)$$/\1/p' $$h) && \
+	minor=$$($(SED) -n 's/^#define SUNKD_MODULE_ABI_MINOR \([0-9][0-9]*\)$$/\1/p' $$h) && \
+	test -n "$$major" && test -n "$$minor" && \
+	$(SUBST_PATHS) -e "s|@ABI_MAJOR[@]|$$major|g" -e "s|@ABI_MINOR[@]|$$minor|g" \
+		< $(top_srcdir)/$@.in > $@.tmp && mv $@.tmp $@
+
 # The in-tree helper library: loop-free, non-logging, no daemon state.  The
 # daemon, the clients, the modules and their tests link it.
 noinst_LTLIBRARIES += %reldir%/libsunkd-util.la

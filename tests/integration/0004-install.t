@@ -26,7 +26,8 @@ for f in "$prefix/sbin/sunkd" "$prefix/bin/sunkctl" "$prefix/include/sunkd/modul
          "$libdir/sunkd/nsscache.so" "$libdir/sunkd/authkeys.so" "$libdir/sunkd/gres.so" "$sysconfdir/sunkd/sunkd.yaml.example" \
          "$libexecdir/sunkd/sunkd-authkeys" "$mandir/man8/sunkd-authkeys.8" \
          "$mandir/man8/sunkd.8" "$mandir/man1/sunkctl.1" "$mandir/man5/sunkd.yaml.5" \
-         "$unitdir/sunkd.service" "$datadir/sunkd/s6/sunkd/run" "$datadir/sunkd/s6/sunkd/type"; do
+         "$unitdir/sunkd.service" "$unitdir/sunkd.socket" "$unitdir/sunkd.service.d/prolog.conf" \
+         "$(mkvar tmpfilesdir)/sunkd.conf" "$datadir/sunkd/s6/sunkd/run" "$datadir/sunkd/s6/sunkd/type"; do
         ok "installed $f" test -f "$D$f"
 done
 ok "sunkd is executable" test -x "$D$prefix/sbin/sunkd"
@@ -84,11 +85,20 @@ static void hello_fini(void *state) {
 
 SUNKD_MODULE_DEFINE(.name = "hello", .version = "1.0", .init = hello_init, .fini = hello_fini);
 C
-gcc -std=gnu11 -Wall -Wextra -Werror -fPIC -shared -I"$D$prefix/include" \
-        -o "$T/extmod/hello.so" "$T/extmod/hello.c" -Wl,-z,defs > "$T/cc.log" 2>&1
+# Its flags from the installed sunkd-module.pc, as a module's build would
+# take them (the sysroot prefixes the -I with DESTDIR).
+PC=(env PKG_CONFIG_PATH="$D$datadir/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$D" pkg-config)
+ok "sunkd-module.pc is installed" test -f "$D$datadir/pkgconfig/sunkd-module.pc"
+is "$("${PC[@]}" --variable=moduledir sunkd-module)" "$D$libdir/sunkd" "its moduledir is where sunkd loads modules from"
+header_abi() { sed -n "s/^#define SUNKD_MODULE_ABI_$1 \([0-9]*\)$/\1/p" "$D$prefix/include/sunkd/module.h"; }
+is "$("${PC[@]}" --variable=abi_major sunkd-module).$("${PC[@]}" --variable=abi_minor sunkd-module)" \
+        "$(header_abi MAJOR).$(header_abi MINOR)" "its ABI version is the header's"
+gcc -std=gnu11 -Wall -Wextra -Werror $("${PC[@]}" --cflags sunkd-module) $("${PC[@]}" --variable=module_cflags sunkd-module) \
+        -o "$T/extmod/hello.so" "$T/extmod/hello.c" $("${PC[@]}" --libs sunkd-module) > "$T/cc.log" 2>&1
 rc=$?
 sed 's/^/# /' "$T/cc.log"
-is "$rc" 0 "a module builds against the installed header alone"
+is "$rc" 0 "a module builds against the installed header alone, with pkg-config's flags"
+like "$(readelf -d "$T/extmod/hello.so")" "BIND_NOW" "linked with -z now, as sunkd's own modules"
 
 cp "$D$libdir/sunkd/nsscache.so" "$T/extmod/"
 sunkd_config "modules:
