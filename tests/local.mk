@@ -115,6 +115,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0040-modules.t \
 	tests/integration/0045-module-jobs.t \
 	tests/integration/0047-runs-always-end.t \
+	tests/integration/0048-linger.t \
 	tests/integration/0046-watch-facts.t \
 	tests/integration/0050-jobs.t \
 	tests/integration/0060-reload.t \
@@ -137,6 +138,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0305-socket-activation.t \
 	tests/integration/0311-socket-unit.t \
 	tests/integration/0312-systemd-security.t \
+	tests/integration/0313-unit-caps-gpu.t \
 	# End of INTEGRATION_TESTS
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib/tap.sh tests/lib/sunkd.sh tests/lib/summary tests/lib/scim.sh \

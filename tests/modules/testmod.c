@@ -69,6 +69,7 @@ typedef struct Conf {
         bool async_without_cancel;
         bool reload_fail;
         uint64_t ballast;
+        uint64_t linger;
 } Conf;
 
 static const sunkd_cfg_key conf_keys[] = {
@@ -93,6 +94,8 @@ static const sunkd_cfg_key conf_keys[] = {
         /* memory held resident, for benchmarks of a large daemon's forks */
         { "ballast", SUNKD_CFG_SIZE, offsetof(Conf, ballast), 0, 0, 0 },
         { "reload_fail", SUNKD_CFG_BOOL, offsetof(Conf, reload_fail), 0, 0, 0 },
+        /* asks a stop for this long and never says it is done: the host ends it */
+        { "linger", SUNKD_CFG_DURATION, offsetof(Conf, linger), 0, 0, 0 },
 };
 
 typedef struct PendingCall PendingCall;
@@ -761,6 +764,12 @@ static void testmod_fini(void *state) {
         state_free(state);
 }
 
+static uint64_t testmod_linger(void *state) {
+        State *s = state;
+
+        return s->conf.linger;
+}
+
 static int testmod_status(void *state, struct json_object *out) {
         State *s = state;
         json_object_object_add(out, "flaky_runs", json_object_new_int64(s->flaky_runs));
@@ -776,4 +785,5 @@ static int testmod_status(void *state, struct json_object *out) {
 }
 
 SUNKD_MODULE_DEFINE(.name = "testmod", .version = PACKAGE_VERSION, .init = testmod_init, .check = testmod_check,
-                    .reload = testmod_reload, .fini = testmod_fini, .status = testmod_status);
+                    .reload = testmod_reload, .fini = testmod_fini, .status = testmod_status,
+                    .linger = testmod_linger);
