@@ -1,11 +1,16 @@
 #!/bin/bash
 # Under systemd, stderr is a journal stream named by $JOURNAL_STREAM: sunkd
 # then sends structured entries to the real systemd-journald (started here
-# when none runs), which journalctl reads back by SUNKD_MODULE= and SUNKD_JOB=.
+# when none runs), which journalctl reads back by SUNKD_MODULE= and SUNKD_JOB=,
+# and a prolog script's end by the job and the script.
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 sunkd_setup
-cp "$SUNKD_BUILDDIR/modules/authkeys/.libs/authkeys.so" "$MODDIR/" || bail_out "authkeys.so not built"
+cp "$SUNKD_BUILDDIR/modules/authkeys/.libs/authkeys.so" "$SUNKD_BUILDDIR/modules/prolog/.libs/prolog.so" "$MODDIR/" ||
+        bail_out "authkeys.so and prolog.so not built"
+mkdir -p "$T/prolog.d"
+printf '#!/bin/sh\necho "GPU 3 missing"\nexit 3\n' > "$T/prolog.d/20-gpu"
+chmod 755 "$T/prolog.d" "$T/prolog.d/20-gpu"
 command -v ssh-keygen >/dev/null || bail_out "ssh-keygen (openssh-client) is needed"
 ssh-keygen -q -t ed25519 -N '' -C ada@test -f "$T/ada" || bail_out "ssh-keygen"
 printf 'ada:%s\n' "$(cat "$T/ada.pub")" > "$T/sshkey.cache"
@@ -38,7 +43,10 @@ sunkd_config "modules:
     interval: 1h
     splay: 0s
   authkeys:
-    sshkey_cache: $T/sshkey.cache"
+    sshkey_cache: $T/sshkey.cache
+  prolog:
+    prolog_dir: $T/prolog.d
+    epilog_dir: $T/epilog.d"
 # What systemd does for a service: stderr connected to the journal's stream
 # socket, and JOURNAL_STREAM naming that socket's device and inode.
 systemd-cat -t sunkd-test sh -c 'JOURNAL_STREAM=$(stat -L -c %d:%i /proc/self/fd/2) exec "$0" -c "$1"' \
@@ -53,6 +61,9 @@ wait_runs authkeys.load 1 || bail_out "the sshkey map was not loaded"
 AK_PID=$!
 wait $AK_PID
 is "$(cat "$T/answer")" "$(cat "$T/ada.pub")" "sunkd-authkeys answered from the module"
+env -i SLURM_JOB_ID=555 "$SUNKD_BUILDDIR/modules/prolog/sunkd-prolog" -s "$SOCK" --settings "$T/state/prolog/client.json" \
+        --no-drain 2> /dev/null
+is "$?" 1 "a failing prolog ran through the module"
 sunkd_stop
 is "$SUNKD_EXIT" 0 "sunkd ran with its stderr on the journal"
 journalctl --sync 2>/dev/null || sleep 1
@@ -81,5 +92,8 @@ is "$(last_fields SUNKD_USER SUNKD_FINGERPRINT SUNKD_PEER_PID -- SUNKD_MODULE=au
    "ada $FP $AK_PID" "an exact-key answer is audited: SUNKD_USER, SUNKD_FINGERPRINT, SUNKD_PEER_PID"
 key=$(awk '{ print $2 }' "$T/ada.pub")
 is "$(j -o json SUNKD_MODULE=authkeys | grep -c -F -- "$key")" 0 "the key itself is never in the journal"
+is "$(last_fields PRIORITY SUNKD_SLURM_JOB_ID SUNKD_SCRIPT SUNKD_PROLOG_KIND -- SUNKD_MODULE=prolog SUNKD_SCRIPT=20-gpu)" \
+   "4 555 20-gpu prolog" "a prolog script's end: SUNKD_SLURM_JOB_ID, SUNKD_SCRIPT, SUNKD_PROLOG_KIND, PRIORITY=warning"
+like "$(last_fields MESSAGE -- SUNKD_MODULE=prolog SUNKD_SCRIPT=20-gpu)" "GPU 3 missing" "with its output"
 ok "and there were entries at all" test "$(j -o json | wc -l)" -ge 5
 done_testing
