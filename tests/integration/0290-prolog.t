@@ -173,6 +173,23 @@ wait "$SUNKD_PID"
 is "$?" 0 "sunkd then exits cleanly"
 rm "$P/40-wait"
 
+# ---- sunkd dies after Run was sent: no fallback ----
+sunkd_start
+rm -f "$O/started" "$O/go" "$O/count"
+script "$P/40-wait" "echo x >> $O/count; touch $O/started; while [ ! -e $O/go ]; do sleep 0.05; done"
+env -i "${JOBENV[@]}" "$B/sunkd-prolog" --socket "$SOCK" --settings "$SETTINGS" 2> "$O/client.err" &
+CLIENT=$!
+wait_for_file "$O/started" 600 || bail_out "the script did not start"
+kill -KILL "$SUNKD_PID"
+wait "$SUNKD_PID" 2>/dev/null
+SUNKD_PID=
+wait "$CLIENT"
+is "$?" 1 "a connection lost after Run fails the prolog"
+like "$(cat "$O/client.err")" "not run again here" "saying the scripts may have run in part"
+touch "$O/go"
+is "$(wc -l < "$O/count")" 1 "the client did not run them again"
+rm "$P/40-wait"
+
 # ---- sunkd stopped: the client runs the scripts itself ----
 rm -f "$O/order" "$O/env"
 prolog 2> "$O/client.err"
@@ -195,6 +212,7 @@ ok "--local ran them" test -s "$O/order"
 
 config 30s 60s fail
 sunkd_start
+ok "the module leaves its settings for the client" wait_until 300 grep -q '"on_daemon_unreachable":"fail"' "$SETTINGS"
 sunkd_stop
 rm -f "$O/order"
 prolog 2> "$O/client.err"
