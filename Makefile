@@ -19,10 +19,13 @@ DEB_PACKAGES = build-essential autoconf automake libtool autoconf-archive pkg-co
 	libnss-cache openssh-client openssh-server munge slurmctld slurmd slurm-client slurm-wlm-jwt-plugin s6 python3 curl openssl \
 	procps util-linux groff-base man-db systemd
 
-GEN = configure build-aux/ltmain.sh
-AM_INPUTS = configure.ac Makefile.am $(wildcard */local.mk */*/local.mk)
+# Only the bootstrap: once configured, build/'s own Makefile regenerates
+# Makefile.in and reruns configure when Makefile.am, a local.mk or
+# configure.ac changes.  In a release tarball configure is newer than
+# configure.ac, so nothing is regenerated there (autoreconf is not needed).
+AM_INPUTS = configure.ac
 
-.PHONY: all deps demo check check-asan bench install clean distclean
+.PHONY: all deps demo check check-asan bench install dist distcheck clean distclean
 
 all: $(BUILD)/config.status
 	$(MAKE) -C $(BUILD) -j$(JOBS)
@@ -58,6 +61,14 @@ bench: all
 
 install: all
 	$(MAKE) -C $(BUILD) install
+
+# The release tarball (build/sunkd-VERSION.tar.xz), and the same checked:
+# unpacked, configured, built, make check, install, uninstall.
+dist: $(BUILD)/config.status
+	$(MAKE) -C $(BUILD) dist
+
+distcheck: $(BUILD)/config.status
+	$(MAKE) -C $(BUILD) distcheck
 
 clean:
 	-$(MAKE) -C $(BUILD) clean

@@ -108,6 +108,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0003-etc-examples.t \
 	tests/integration/0006-file-headers.t \
 	tests/integration/0007-readme.t \
+	tests/integration/0008-dist.t \
 	tests/integration/0010-lifecycle.t \
 	tests/integration/0020-sunkctl.t \
 	tests/integration/0030-config-errors.t \
@@ -143,8 +144,11 @@ EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib/tap.sh tests/lib/sunkd.sh tests/lib
 	tests/bench/verdict.sh tests/bench/README.md
 # 0002-docs.t and 0007-readme.t read these.
 EXTRA_DIST += tests/lib/docs.sh tests/lib/md-snippets.py tests/lib/man-snippets.py README.md agent/README.md modules/README.md \
-	modules/nsscache/README.md modules/authkeys/README.md modules/gres/README.md tests/README.md
+	modules/nsscache/README.md modules/authkeys/README.md modules/gres/README.md modules/health/README.md tests/README.md
+# Included by the Check tests, not named in their sources.
+EXTRA_DIST += tests/lib/check-run.h
 check_SCRIPTS += tests/demo.sh
+EXTRA_DIST += tests/demo.sh.in
 
 tests/demo.sh: $(top_srcdir)/tests/demo.sh.in Makefile
 	$(AM_V_GEN)sed -e 's|%BUILDDIR%|$(abs_top_builddir)|g' -e 's|%SRCDIR%|$(abs_top_srcdir)|g' \
