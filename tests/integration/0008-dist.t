@@ -6,6 +6,7 @@
 # need cannot be left out of EXTRA_DIST unnoticed.  make distcheck then
 # proves the tarball builds and passes make check.
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
+. "$SUNKD_SRCDIR/tests/lib/source-files.sh"
 
 S=$(cd "$SUNKD_SRCDIR" && pwd -P) || bail_out "no source tree at $SUNKD_SRCDIR"
 B="$SUNKD_BUILDDIR"
@@ -18,26 +19,13 @@ trap 'rm -rf "$T"' EXIT
 #   m4/.keep    keeps m4/ in git; the tarball's m4/ holds aclocal's macros
 EXCLUDED='^(\.gitignore|\.ci/.*|m4/\.keep)$'
 
-# source_files: the files of the source tree, one per line, sorted.
-source_files() {
-        if [ "$(git -C "$S" rev-parse --show-toplevel 2>/dev/null)" = "$S" ]; then
-                git -C "$S" ls-files
-        else
-                # An unpacked tarball: its files, less the build directories in it.
-                (cd "$S" && find . \( -name autom4te.cache -o -type d -exec test -e '{}/config.status' \; \) \
-                        -prune -o -type f -print) | sed 's|^\./||'
-        fi | LC_ALL=C sort
-}
-
-if [ -e "$S/.git" ]; then
-        command -v git >/dev/null || bail_out "git not found: install the Debian package git"
-        [ "$(git -C "$S" rev-parse --show-toplevel 2>/dev/null)" = "$S" ] \
-                || bail_out "$S has .git but git does not read it as a work tree"
+source_kind "$S"
+if [ "$SOURCE_KIND" = git ]; then
         diag "source files: git ls-files"
 else
         diag "source files: the unpacked tarball's (no .git in $S)"
 fi
-source_files > "$T/source" || bail_out "cannot list the source files"
+source_files "$S" > "$T/source" || bail_out "cannot list the source files"
 [ -s "$T/source" ] || bail_out "no source files found in $S"
 
 make -s -C "$B" distdir distdir="$T/dist" > "$T/distdir.log" 2>&1 \
@@ -49,7 +37,7 @@ is "$missing" "" "every file of the source tree is in the tarball, or excluded w
 
 # Each exclusion names a file that is there (in a clone), so the list says
 # what it leaves out and nothing more.
-if [ -e "$S/.git" ]; then
+if [ "$SOURCE_KIND" = git ]; then
         for f in .gitignore .ci/run m4/.keep; do
                 ok "excluded $f is a tracked file" grep -q -x -F "$f" "$T/source"
                 ok "and $f is not in the tarball" test ! -e "$T/dist/$f"
