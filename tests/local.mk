@@ -137,6 +137,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0303-systemd-unit.t \
 	tests/integration/0304-journald.t \
 	tests/integration/0305-socket-activation.t \
+	tests/integration/0306-s6-overlay.t \
 	# End of INTEGRATION_TESTS
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib/tap.sh tests/lib/sunkd.sh tests/lib/summary tests/lib/scim.sh \
