@@ -10,14 +10,16 @@ DEMO_SECONDS ?= 0
 
 # Build dependencies, then what the tests run for real (libnss-cache through
 # getent, sshd for the AuthorizedKeysCommand, munged, slurmctld and slurmd for
-# the GRES registration and the health module (with auth/jwt), s6-svscan, the SCIM fixture in python3, curl as the benchmark's
+# the GRES registration and the health module (with auth/jwt), s6-svscan and
+# s6-notifyoncheck, the SCIM fixture in python3, curl as the benchmark's
 # reference, test certificates from openssl, setpriv and flock from util-linux,
-# groff and man for the man pages, systemd-analyze for the unit).
+# groff and man for the man pages, systemd-analyze for the unit, git for the
+# tarball's and the version's checks against the tracked files).
 DEB_PACKAGES = build-essential autoconf automake libtool autoconf-archive pkg-config \
 	libsystemd-dev libcurl4-openssl-dev libjson-c-dev libyaml-dev libssl-dev check \
 	libmunge-dev libslurm-dev \
 	libnss-cache openssh-client openssh-server munge slurmctld slurmd slurm-client slurm-wlm-jwt-plugin s6 python3 curl openssl \
-	procps util-linux groff-base man-db systemd
+	procps util-linux groff-base man-db systemd git
 
 # Only the bootstrap: once configured, build/'s own Makefile regenerates
 # Makefile.in and reruns configure when Makefile.am, a local.mk or
