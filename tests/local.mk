@@ -142,7 +142,7 @@ INTEGRATION_TESTS = \
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib/tap.sh tests/lib/sunkd.sh tests/lib/summary tests/lib/scim.sh \
 	tests/lib/etc-cache.sh tests/lib/fake-cpu-topology.sh tests/lib/scim-dump.sh tests/lib/varlink-raw.py tests/lib/notify-listen.py tests/lib/nss-index-check.py \
-	tests/lib/socket-hog.py tests/lib/ptrace-hold.py tests/lib/with-deadline tests/lib/sshd.sh tests/lib/source-files.sh \
+	tests/lib/socket-hog.py tests/lib/ptrace-hold.py tests/lib/with-deadline tests/lib/sshd.sh tests/lib/source-files.sh tests/lib/fake-nvidia-devs.sh \
 	tests/bench/verdict.sh tests/bench/README.md
 # 0002-docs.t and 0007-readme.t read these.
 EXTRA_DIST += tests/lib/docs.sh tests/lib/md-snippets.py tests/lib/man-snippets.py README.md agent/README.md modules/README.md \

@@ -10,6 +10,7 @@
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 . "$SUNKD_SRCDIR/tests/lib/slurm.sh"
+. "$SUNKD_SRCDIR/tests/lib/fake-nvidia-devs.sh"
 sunkd_setup
 slurm_setup
 
@@ -72,7 +73,6 @@ done
 # this build's sunkd and sunkctl, and a private Slurm.
 SCAN="$T/scan"
 SVSCAN_PID=
-DEVS=
 s6_cleanup() {
         if [ -n "$SVSCAN_PID" ] && kill -0 "$SVSCAN_PID" 2>/dev/null; then
                 for s in $LONGRUNS; do s6-svc -dx "$SCAN/$s" 2>/dev/null; done
@@ -80,7 +80,7 @@ s6_cleanup() {
                 wait_until 100 eval "! kill -0 $SVSCAN_PID 2>/dev/null" || kill -KILL "$SVSCAN_PID" 2>/dev/null
         fi
         slurm_cleanup
-        for d in $DEVS; do rm -f "$d"; done
+        fake_nvidia_devs_cleanup
         sunkd_cleanup
 }
 trap s6_cleanup EXIT
@@ -104,11 +104,7 @@ init ok
 gpu|00000000:07:00.0|0|NVIDIA A100-SXM4-40GB|GPU-a0|42949672960|0-1|-|-
 gpu|00000000:0B:00.0|1|NVIDIA A100-SXM4-40GB|GPU-a1|42949672960|0-1|-|-
 DESC
-for m in 0 1; do
-        [ -e /dev/nvidia$m ] && continue
-        ln -s /dev/null /dev/nvidia$m || bail_out "cannot create /dev/nvidia$m"
-        DEVS="$DEVS /dev/nvidia$m"
-done
+fake_nvidia_devs 0 1
 export FAKE_NVML_CONFIG="$T/nvml.desc"
 
 # A dynamic node: slurm.conf does not name it; its Gres= comes from sunkd.
