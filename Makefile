@@ -10,22 +10,27 @@ DEMO_SECONDS ?= 0
 
 # Build dependencies, then what the tests run for real (libnss-cache through
 # getent, sshd for the AuthorizedKeysCommand, munged, slurmctld and slurmd for
-# the GRES registration and the health module (with auth/jwt), s6-svscan, the SCIM fixture in python3, curl as the benchmark's
+# the GRES registration and the health module (with auth/jwt), s6-svscan and
+# s6-notifyoncheck, the SCIM fixture in python3, curl as the benchmark's
 # reference, test certificates from openssl, setpriv and flock from util-linux,
-# groff and man for the man pages, systemd-analyze for the unit), and what
+# groff and man for the man pages, systemd-analyze for the unit, git for the
+# tarball's and the version's checks against the tracked files), and what
 # make deb, make rpm and make check-packages use (debhelper, lintian,
 # hardening-check from devscripts, rpmbuild and rpmlint).
 DEB_PACKAGES = build-essential autoconf automake libtool autoconf-archive pkg-config \
 	libsystemd-dev libcurl4-openssl-dev libjson-c-dev libyaml-dev libssl-dev check \
 	libmunge-dev libslurm-dev \
 	libnss-cache openssh-client openssh-server munge slurmctld slurmd slurm-client slurm-wlm-jwt-plugin s6 python3 curl openssl \
-	procps util-linux groff-base man-db systemd \
+	procps util-linux groff-base man-db systemd git \
 	debhelper dpkg-dev fakeroot lintian devscripts rpm rpmlint
 
-GEN = configure build-aux/ltmain.sh
-AM_INPUTS = configure.ac Makefile.am $(wildcard */local.mk */*/local.mk)
+# Only the bootstrap: once configured, build/'s own Makefile regenerates
+# Makefile.in and reruns configure when Makefile.am, a local.mk or
+# configure.ac changes.  In a release tarball configure is newer than
+# configure.ac, so nothing is regenerated there (autoreconf is not needed).
+AM_INPUTS = configure.ac
 
-.PHONY: all deps demo check check-asan bench install clean distclean deb rpm check-packages
+.PHONY: all deps demo check check-asan bench install dist distcheck clean distclean deb rpm check-packages
 
 # make deb and make rpm build from a copy of the source tree (the files git
 # tracks, or everything but the build folders outside a git checkout).
@@ -97,6 +102,14 @@ rpm:
 check-packages: deb rpm all
 	SUNKD_DEB_DIR=$(abspath $(DEB_DIR)) SUNKD_RPM_DIR=$(abspath $(RPM_DIR)) \
 		$(MAKE) -C $(BUILD) check TESTS=tests/integration/0310-packages.t TEST_SUITE_LOG=packages-suite.log
+
+# The release tarball (build/sunkd-VERSION.tar.xz), and the same checked:
+# unpacked, configured, built, make check, install, uninstall.
+dist: $(BUILD)/config.status
+	$(MAKE) -C $(BUILD) dist
+
+distcheck: $(BUILD)/config.status
+	$(MAKE) -C $(BUILD) distcheck
 
 clean:
 	-$(MAKE) -C $(BUILD) clean

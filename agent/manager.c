@@ -174,7 +174,7 @@ static int add_core_metrics(Manager *m) {
                 if (r < 0)
                         return r;
         }
-        return metrics_set(m->m_info, 1, (const char *[]){ PACKAGE_VERSION, "1." STRINGIFY(SUNKD_MODULE_ABI_MINOR) });
+        return metrics_set(m->m_info, 1, (const char *[]){ PACKAGE_VERSION, STRINGIFY(SUNKD_MODULE_ABI_MAJOR) "." STRINGIFY(SUNKD_MODULE_ABI_MINOR) });
 }
 
 /* Made absolute against the working directory but not resolved: a

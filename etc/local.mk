@@ -1,6 +1,8 @@
 # etc/: example configuration.
 
 EXTRA_DIST += %reldir%/nsscache.conf.example
+# make demo's configuration and SCIM data (tests/demo.sh.in).
+EXTRA_DIST += %reldir%/demo/sunkd.yaml.in %reldir%/demo/scim-data.json
 
 # sunkd.yaml is written for the usual paths (/etc, /usr/lib/sunkd,
 # /var/lib/sunkd); the installed copy names the configured ones.  It is

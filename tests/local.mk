@@ -108,6 +108,8 @@ INTEGRATION_TESTS = \
 	tests/integration/0003-etc-examples.t \
 	tests/integration/0006-file-headers.t \
 	tests/integration/0007-readme.t \
+	tests/integration/0008-dist.t \
+	tests/integration/0009-version.t \
 	tests/integration/0010-lifecycle.t \
 	tests/integration/0020-sunkctl.t \
 	tests/integration/0030-config-errors.t \
@@ -136,6 +138,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0303-systemd-unit.t \
 	tests/integration/0304-journald.t \
 	tests/integration/0305-socket-activation.t \
+	tests/integration/0306-s6-overlay.t \
 	tests/integration/0311-socket-unit.t \
 	tests/integration/0312-systemd-security.t \
 	tests/integration/0313-unit-caps-gpu.t \
@@ -143,14 +146,17 @@ INTEGRATION_TESTS = \
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib/tap.sh tests/lib/sunkd.sh tests/lib/summary tests/lib/scim.sh \
 	tests/lib/etc-cache.sh tests/lib/fake-cpu-topology.sh tests/lib/scim-dump.sh tests/lib/varlink-raw.py tests/lib/notify-listen.py tests/lib/nss-index-check.py \
-	tests/lib/socket-hog.py tests/lib/ptrace-hold.py tests/lib/with-deadline tests/lib/sshd.sh \
+	tests/lib/socket-hog.py tests/lib/ptrace-hold.py tests/lib/with-deadline tests/lib/sshd.sh tests/lib/source-files.sh tests/lib/fake-nvidia-devs.sh \
 	tests/bench/verdict.sh tests/bench/README.md
 # Run by the top-level make check-packages, on the packages it builds.
 EXTRA_DIST += tests/integration/0310-packages.t
 # 0002-docs.t and 0007-readme.t read these.
 EXTRA_DIST += tests/lib/docs.sh tests/lib/md-snippets.py tests/lib/man-snippets.py README.md agent/README.md modules/README.md \
-	modules/nsscache/README.md modules/authkeys/README.md modules/gres/README.md tests/README.md
+	modules/nsscache/README.md modules/authkeys/README.md modules/gres/README.md modules/health/README.md tests/README.md
+# Included by the Check tests, not named in their sources.
+EXTRA_DIST += tests/lib/check-run.h
 check_SCRIPTS += tests/demo.sh
+EXTRA_DIST += tests/demo.sh.in
 
 tests/demo.sh: $(top_srcdir)/tests/demo.sh.in Makefile
 	$(AM_V_GEN)$(MKDIR_P) $(@D) && sed -e 's|%BUILDDIR%|$(abs_top_builddir)|g' -e 's|%SRCDIR%|$(abs_top_srcdir)|g' \

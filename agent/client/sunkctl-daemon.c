@@ -3,6 +3,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include <sunkd/module.h>
+
 #include "sunkctl.h"
 #include "util/cleanup.h"
 #include "util/json-util.h"
@@ -31,12 +33,18 @@ int verb_metrics(Ctl *c, int argc, char **argv) {
         return 0;
 }
 
+/* The module ABI of the sunkd built with this sunkctl: a sunkctl and a
+ * sunkd from different builds tell apart by it and the version. */
+void print_client_version(void) {
+        printf("sunkctl %s (module ABI %d.%d)\n", PACKAGE_VERSION, SUNKD_MODULE_ABI_MAJOR, SUNKD_MODULE_ABI_MINOR);
+}
+
 int verb_version(Ctl *c, int argc, char **argv) {
         _cleanup_json_ json_object *p = NULL;
         int r;
 
         if (!c->json)
-                printf("sunkctl %s\n", PACKAGE_VERSION);
+                print_client_version();
         r = ctl_call(c, "io.sunkd.Agent.Version", NULL, &p);
         if (r)
                 return r;

@@ -118,7 +118,7 @@ static int parse_options(Ctl *c, int argc, char **argv) {
                         help();
                         return 0;
                 case ARG_VERSION:
-                        printf("sunkctl %s\n", PACKAGE_VERSION);
+                        print_client_version();
                         return 0;
                 default:
                         fprintf(stderr, "Try 'sunkctl --help'.\n");

@@ -44,6 +44,9 @@ int verb_run(Ctl *c, int argc, char **argv);
 int verb_reload(Ctl *c, int argc, char **argv);
 int verb_metrics(Ctl *c, int argc, char **argv);
 int verb_version(Ctl *c, int argc, char **argv);
+
+/** print_client_version() - sunkctl's version line: its version and module ABI. */
+void print_client_version(void);
 int verb_ping(Ctl *c, int argc, char **argv);
 
 /**

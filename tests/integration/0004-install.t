@@ -114,4 +114,10 @@ is "$(cat "$T/hello.out" 2>&1)" "hello" "which writes its file through the host'
 like "$(ctl status)" "^hello +running +1\.0" "and shows the module"
 sunkd_stop
 is "$SUNKD_EXIT" 0 "clean exit"
+
+# make uninstall takes back every file make install put there (make
+# distcheck checks the same), the modules' .so among them.
+make -s -C "$SUNKD_BUILDDIR" uninstall DESTDIR="$D" > "$T/uninstall.log" 2>&1 \
+        || { sed 's/^/# /' "$T/uninstall.log"; bail_out "make uninstall failed"; }
+is "$(cd "$D" && find . -type f | sort | paste -s -d ' ')" "" "make uninstall leaves no file behind"
 done_testing

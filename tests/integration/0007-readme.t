@@ -32,6 +32,25 @@ SNIPPETS="$SUNKD_SRCDIR/tests/lib/md-snippets.py"
 D="$T/root"
 make -s -C "$SUNKD_BUILDDIR" install DESTDIR="$D" > "$T/install.log" 2>&1 ||
         { sed 's/^/# /' "$T/install.log"; bail_out "make install failed"; }
+# The README's paths are the top-level Makefile's configuration (--prefix=/usr
+# --sysconfdir=/etc); make distcheck configures a prefix of its own.  inst
+# PATH: where this build installs the README's PATH (itself under /usr and /etc).
+mkvar() {
+        local v
+        v=$(sed -n "s/^$1 = //p" "$SUNKD_BUILDDIR/Makefile")
+        while [[ $v == *'${'* ]]; do v=$(prefix=$PREFIX eval echo "$v"); done
+        echo "$v"
+}
+PREFIX=$(mkvar prefix)
+SYSCONFDIR=$(mkvar sysconfdir)
+[ -n "$PREFIX" ] && [ -n "$SYSCONFDIR" ] || bail_out "cannot read prefix and sysconfdir from $SUNKD_BUILDDIR/Makefile"
+inst() {
+        case "$1" in
+        /usr/*) echo "$D$PREFIX${1#/usr}" ;;
+        /etc/*) echo "$D$SYSCONFDIR${1#/etc}" ;;
+        *) echo "$D$1" ;;
+        esac
+}
 
 # The example nsscache.conf with a SCIM server in place of its placeholder,
 # and a token file, for the sunkd.yaml blocks that name them.
@@ -99,7 +118,7 @@ check_sshd() { # WHERE FILE YAML-BLOCKS...
         user=$(sed -n 's/^AuthorizedKeysCommandUser //p' "$f")
         [ -n "$cmd" ] && [ -n "$user" ] || { ok "$where: AuthorizedKeysCommand and its user are given" false; return; }
         read -r -a words <<< "$cmd"
-        ok "$where: ${words[0]} is installed, mode 0755" test "$(stat -c %a "$D${words[0]}" 2>/dev/null)" = 755
+        ok "$where: ${words[0]} is installed, mode 0755" test "$(stat -c %a "$(inst "${words[0]}")" 2>/dev/null)" = 755
         for tok in $(grep -oE '%.' <<< "$cmd"); do
                 ok "$where: sshd has the token $tok for AuthorizedKeysCommand" grep -qxF -- "$tok" <<< $'%%\n%C\n%D\n%f\n%h\n%k\n%t\n%U\n%u'
         done
@@ -214,7 +233,7 @@ systemctl_check() {
         systemctl --help 2>/dev/null | grep -qE "^  $verb( |\$)" || { echo "systemctl has no verb '$verb'"; return 1; }
         for u in "$@"; do
                 case "$u" in -*) continue ;; *.*) ;; *) u=$u.service ;; esac
-                [ -f "$D/usr/lib/systemd/system/$u" ] || [ -f "/lib/systemd/system/$u" ] ||
+                [ -f "$(inst "/usr/lib/systemd/system/$u")" ] || [ -f "/lib/systemd/system/$u" ] ||
                         [ -f "/usr/lib/systemd/system/$u" ] || { echo "no unit $u"; return 1; }
         done
 }
@@ -254,7 +273,7 @@ check_command() {
         sunkd) sunkd_check "$@" ;;
         sunkd-authkeys) authkeys_check "$@" ;;
         /*/sunkd-authkeys)
-                [ -x "$D$prog" ] || { echo "make install does not install $prog"; return 1; }
+                [ -x "$(inst "$prog")" ] || { echo "make install does not install $prog"; return 1; }
                 authkeys_check "$@" ;;
         make) make_check "$@" ;;
         systemctl) systemctl_check "$@" ;;
@@ -281,7 +300,7 @@ done
 # and modules link (the C library, and the sanitizers' of an ASan build, aside).
 APT_PACKAGES=$(python3 "$SNIPPETS" commands "$SUNKD_SRCDIR/README.md" | cut -f3 | sed -n 's/^apt-get install //p')
 ok "README.md lists the packages a node needs" test -n "$APT_PACKAGES"
-for f in "$D/usr/sbin/sunkd" "$D/usr/bin/sunkctl" "$D"/usr/libexec/sunkd/* "$D"/usr/lib/sunkd/*.so; do
+for f in "$(inst /usr/sbin/sunkd)" "$(inst /usr/bin/sunkctl)" "$(inst /usr/libexec/sunkd)"/* "$(inst /usr/lib/sunkd)"/*.so; do
         for so in $(readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
                 case "$so" in libc.so.*|ld-linux*|libasan.so.*|libubsan.so.*|libm.so.*) continue ;; esac
                 path=$(ldconfig -p | awk -v so="$so" '$1 == so { print $NF; exit }')
@@ -298,7 +317,7 @@ for file in $FILES; do
                 /etc/sunkd/*.example|/usr/*sunk*) ;;
                 *) continue ;;
                 esac
-                ok "$file: make install installs $p" have "$D$p"
+                ok "$file: make install installs $p" have "$(inst "$p")"
         done
 done
 

@@ -82,7 +82,12 @@ is "$(module_status authkeys reload_failures)" 0 "a first start waits for the fi
 nok "and logs no error" grep -q "error" "$T/sunkd.log"
 is "$(getent -s cache passwd ada | cut -d: -f1,3)" "ada:20001" "ada resolves through libnss-cache"
 
-sshd_start PORT "-s $SOCK -t 60 --uid %U"
+# The client's fallback reads $sysconfdir/sshkey.cache unless told; the
+# module publishes in /etc, where libnss-cache reads.  A build configured
+# with another sysconfdir (make distcheck's) is told where it is.
+CACHE_ARG=
+[ "$(sed -n 's/^sysconfdir = //p' "$SUNKD_BUILDDIR/Makefile")" = /etc ] || CACHE_ARG=" -c /etc/sshkey.cache"
+sshd_start PORT "-s $SOCK -t 60 --uid %U$CACHE_ARG"
 sshd_start STRICT "-s $SOCK -t 60 --uid %U --no-fallback"
 login() { ssh_login "$1" "$2" "$T/k/$3"; }
 is "$(login $PORT ada ada)" "logged-in-as-ada" "ada logs in with her key"

@@ -7,15 +7,15 @@
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 . "$SUNKD_SRCDIR/tests/lib/slurm.sh"
+. "$SUNKD_SRCDIR/tests/lib/fake-nvidia-devs.sh"
 sunkd_setup
 slurm_setup
 cp "$SUNKD_BUILDDIR/modules/gres/.libs/gres.so" "$MODDIR/" || bail_out "gres.so not built"
 NVML="$SUNKD_BUILDDIR/tests/fake-nvml/.libs/libnvidia-ml.so"
 [ -f "$NVML" ] || bail_out "the fake NVML is not built"
-DEVS=
 cleanup() {
         slurm_cleanup
-        for d in $DEVS; do rm -f "$d"; done
+        fake_nvidia_devs_cleanup
         sunkd_cleanup
 }
 trap cleanup EXIT
@@ -26,11 +26,7 @@ init ok
 gpu|00000000:07:00.0|0|NVIDIA A100-SXM4-40GB|GPU-a0|42949672960|0-1|-|-
 gpu|00000000:0B:00.0|1|NVIDIA A100-SXM4-40GB|GPU-a1|42949672960|0-1|-|-
 DESC
-for m in 0 1; do
-        [ -e /dev/nvidia$m ] && continue
-        ln -s /dev/null /dev/nvidia$m || bail_out "cannot create /dev/nvidia$m"
-        DEVS="$DEVS /dev/nvidia$m"
-done
+fake_nvidia_devs 0 1
 
 NODE=gpu-node-07
 slurm_munge_start
