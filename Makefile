@@ -33,7 +33,8 @@ AM_INPUTS = configure.ac
 .PHONY: all deps demo check check-asan bench install dist distcheck clean distclean deb rpm check-packages
 
 # make deb and make rpm build from a copy of the source tree (the files git
-# tracks, or everything but the build folders outside a git checkout).
+# tracks, or everything but the build folders outside a git checkout), the
+# version, configure.ac's, filled in where the packaging says @VERSION@.
 DEB_DIR ?= build-deb
 RPM_DIR ?= build-rpm
 VERSION = $(shell sed -n 's/^AC_INIT.\[sunkd\], \[\([^]]*\)\].*/\1/p' configure.ac)
@@ -81,6 +82,7 @@ deb:
 	rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/sunkd
 	$(SOURCE_FILES) | tar --null -T - -cf - | tar -C $(DEB_DIR)/sunkd -xf -
 	rm -rf $(DEB_DIR)/sunkd/debian && cp -r packaging/deb $(DEB_DIR)/sunkd/debian
+	sed -i 's/@VERSION@/$(VERSION)/g' $(DEB_DIR)/sunkd/debian/changelog
 	cd $(DEB_DIR)/sunkd && dpkg-buildpackage -b -us -uc -j$(JOBS)
 	@ls $(DEB_DIR)/*.deb
 
@@ -90,9 +92,10 @@ rpm:
 	rm -rf $(RPM_DIR) && mkdir -p $(RPM_DIR)/SOURCES $(RPM_DIR)/tar/sunkd-$(VERSION)
 	$(SOURCE_FILES) | tar --null -T - -cf - | tar -C $(RPM_DIR)/tar/sunkd-$(VERSION) -xf -
 	tar -C $(RPM_DIR)/tar -czf $(RPM_DIR)/SOURCES/sunkd-$(VERSION).tar.gz sunkd-$(VERSION)
+	sed 's/@VERSION@/$(VERSION)/g' packaging/rpm/sunkd.spec > $(RPM_DIR)/sunkd.spec
 	rpmbuild --define "_topdir $(abspath $(RPM_DIR))" --define "_smp_build_ncpus $(JOBS)" \
 		$(if $(wildcard /etc/debian_version),--nodeps) \
-		-bb packaging/rpm/sunkd.spec
+		-bb $(RPM_DIR)/sunkd.spec
 	@find $(RPM_DIR)/RPMS -name '*.rpm'
 
 # Both package builds, then tests/integration/0310-packages.t: lintian,

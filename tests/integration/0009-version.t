@@ -36,7 +36,9 @@ is "$hits" "" "no file but configure.ac writes the version $V ($(wc -l < "$T/fil
 is "$("$SUNKD" --version)" "sunkd $V (module ABI $ABI)" "sunkd --version: the version and the module ABI"
 is "$("$SUNKCTL" --version)" "sunkctl $V (module ABI $ABI)" "sunkctl --version: the same, for the sunkd it was built with"
 is "$("$B/modules/authkeys/sunkd-authkeys" --version)" "sunkd-authkeys $V" "sunkd-authkeys --version"
-for p in sunkd.8 sunkctl.1 sunkd.yaml.5 sunkd-authkeys.8; do
+is "$("$B/modules/prolog/sunkd-prolog" --version)" "sunkd-prolog $V" "sunkd-prolog --version"
+is "$("$B/modules/prolog/sunkd-epilog" --version)" "sunkd-epilog $V" "sunkd-epilog --version, by its other name"
+for p in sunkd.8 sunkctl.1 sunkd.yaml.5 sunkd-authkeys.8 sunkd-prolog.8; do
         [ -f "$B/man/$p" ] || bail_out "man/$p is not built in $B"
         like "$(sed -n '/^\.TH /p' "$B/man/$p")" "\"sunkd $VRE\"" "man/$p names sunkd $V in its title line"
 done
