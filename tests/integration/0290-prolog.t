@@ -173,6 +173,18 @@ wait "$SUNKD_PID"
 is "$?" 0 "sunkd then exits cleanly"
 rm "$P/40-wait"
 
+# ---- sunkd accepts but does not answer: Ping's 2 s, then the scripts here ----
+sunkd_start
+rm -f "$O/order"
+kill -STOP "$SUNKD_PID"
+prolog 2> "$O/client.err"
+rc=$?
+kill -CONT "$SUNKD_PID"
+is "$rc" 0 "with sunkd stopped (SIGSTOP) the client runs the scripts itself"
+like "$(cat "$O/client.err")" "sunkd does not answer at .*: Connection timed out" "once Ping went unanswered"
+ok "they ran" test -s "$O/order"
+sunkd_stop
+
 # ---- sunkd dies after Run was sent: no fallback ----
 sunkd_start
 rm -f "$O/started" "$O/go" "$O/count"
