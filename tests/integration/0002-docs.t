@@ -17,7 +17,7 @@ command -v groff >/dev/null || bail_out "groff not found: install the Debian pac
 command -v man >/dev/null || bail_out "man not found: install the Debian package man-db (make deps)"
 
 MAN="$SUNKD_BUILDDIR/man"
-PAGES="sunkd.8 sunkctl.1 sunkd.yaml.5 sunkd-authkeys.8"
+PAGES="sunkd.8 sunkctl.1 sunkd.yaml.5 sunkd-authkeys.8 sunkd-prolog.8"
 for p in $PAGES; do
         [ -f "$MAN/$p" ] || bail_out "man/$p not built in $SUNKD_BUILDDIR"
 done
@@ -39,6 +39,7 @@ SUNKD8=$(render sunkd.8)
 SUNKCTL1=$(render sunkctl.1)
 YAML5=$(render sunkd.yaml.5)
 AUTHKEYS8=$(render sunkd-authkeys.8)
+PROLOG8=$(render sunkd-prolog.8)
 
 # has_tag TEXT NAME: NAME (an extended regex) begins a tag line.
 has_tag() {
@@ -161,6 +162,18 @@ for c in 0 1 2; do
         ok "sunkd-authkeys.8 documents exit status $c" has_tag "$(section "$AUTHKEYS8" 'EXIT STATUS')" "$c"
 done
 like "$(section "$AUTHKEYS8" ENVIRONMENT)" "^ {7}SUNKD_SOCKET" "sunkd-authkeys.8 documents \$SUNKD_SOCKET"
+
+# sunkd-prolog: every option of --help and its exit codes.
+PLBIN="$SUNKD_BUILDDIR/modules/prolog/sunkd-prolog"
+opts=$("$PLBIN" --help | sed -n -E 's/^ +(-[a-zA-Z], )?(--[a-z][a-z-]*).*/\1\2/p')
+[ -n "$opts" ] || bail_out "no options found in sunkd-prolog --help"
+for o in $(printf '%s\n' "$opts" | tr ' ' '~'); do
+        o=${o//\~/ }
+        ok "sunkd-prolog.8 documents option '$o'" has_tag "$(section "$PROLOG8" OPTIONS)" "$o"
+done
+for c in 0 1 2; do
+        ok "sunkd-prolog.8 documents exit status $c" has_tag "$(section "$PROLOG8" 'EXIT STATUS')" "$c"
+done
 
 
 # Metrics, both ways: every family the daemon or a module registers is in
