@@ -256,6 +256,12 @@ tests_unit_test_nsscache_conf_SOURCES = tests/unit/test-nsscache-conf.c
 tests_unit_test_nsscache_conf_CFLAGS = $(CHECK_TEST_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir)
 tests_unit_test_nsscache_conf_LDADD = modules/nsscache/libnsscache-scim.la $(CHECK_TEST_LIBS)
 
+check_PROGRAMS += tests/unit/test-nsscache-mapfile
+TESTS += tests/unit/test-nsscache-mapfile
+tests_unit_test_nsscache_mapfile_SOURCES = tests/unit/test-nsscache-mapfile.c tests/lib/scim-collect.c tests/lib/scim-collect.h
+tests_unit_test_nsscache_mapfile_CFLAGS = $(CHECK_TEST_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir)
+tests_unit_test_nsscache_mapfile_LDADD = modules/nsscache/libnsscache-scim.la $(BZ2_LIBS) $(CHECK_TEST_LIBS)
+
 check_PROGRAMS += tests/unit/test-scim-cursor
 TESTS += tests/unit/test-scim-cursor
 tests_unit_test_scim_cursor_SOURCES = tests/unit/test-scim-cursor.c
@@ -345,6 +351,13 @@ tests_fuzz_fuzz_ini_SOURCES = tests/fuzz/fuzz-ini.c tests/fuzz/fuzz-replay.c
 tests_fuzz_fuzz_ini_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir)
 tests_fuzz_fuzz_ini_LDADD = modules/nsscache/libnsscache-scim.la
 EXTRA_DIST += tests/fuzz/corpus/ini tests/fuzz/ini.t
+check_PROGRAMS += tests/fuzz/fuzz-map-file
+TESTS += tests/fuzz/map-file.t
+tests_fuzz_fuzz_map_file_SOURCES = tests/fuzz/fuzz-map-file.c tests/fuzz/fuzz-replay.c tests/lib/scim-collect.c \
+	tests/lib/scim-collect.h
+tests_fuzz_fuzz_map_file_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir)
+tests_fuzz_fuzz_map_file_LDADD = modules/nsscache/libnsscache-scim.la
+EXTRA_DIST += tests/fuzz/corpus/map-file tests/fuzz/map-file.t
 check_PROGRAMS += tests/fuzz/fuzz-slurm-nodes
 TESTS += tests/fuzz/slurm-nodes.t
 tests_fuzz_fuzz_slurm_nodes_SOURCES = tests/fuzz/fuzz-slurm-nodes.c tests/fuzz/fuzz-replay.c
