@@ -528,6 +528,9 @@ static int ini_apply_entry(ScimConfig *c, const IniFile *f, const IniEntry *e, c
         if (k->fixed && !streq(v, k->fixed))
                 return ini_error(ret_error, f->fname, e->line, e->key, "only '%s' is supported, not '%s'", k->fixed,
                                  v);
+        if ((k->flags & KEY_SAME) && !streq(v, "scim") && !streq(v, "http"))
+                return ini_error(ret_error, f->fname, e->line, e->key, "only 'scim' and 'http' are supported, not '%s'",
+                                 v);
         if ((k->flags & KEY_SAME) && !is_default && !streq_ptr(v, *(char **) ((uint8_t *) c + k->offset)))
                 return ini_error(ret_error, f->fname, e->line, e->key,
                                  "every map must have the one set in [DEFAULT] (sunkd reads all maps from one source)");
