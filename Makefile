@@ -11,7 +11,8 @@ DEMO_SECONDS ?= 0
 # Build dependencies, then what the tests run for real (libnss-cache through
 # getent, sshd for the AuthorizedKeysCommand, munged, slurmctld and slurmd for
 # the GRES registration and the health module (with auth/jwt), s6-svscan and
-# s6-notifyoncheck, the SCIM fixture in python3, curl as the benchmark's
+# s6-notifyoncheck, the SCIM fixture in python3, nginx-light serving map files
+# to the nsscache module's http source, curl as the benchmark's
 # reference, test certificates from openssl, setpriv and flock from util-linux,
 # groff and man for the man pages, systemd-analyze for the unit, git for the
 # tarball's and the version's checks against the tracked files), and what
@@ -19,8 +20,8 @@ DEMO_SECONDS ?= 0
 # hardening-check from devscripts, rpmbuild and rpmlint).
 DEB_PACKAGES = build-essential autoconf automake libtool autoconf-archive pkg-config \
 	libsystemd-dev libcurl4-openssl-dev libjson-c-dev libyaml-dev libssl-dev check \
-	libmunge-dev libslurm-dev \
-	libnss-cache openssh-client openssh-server munge slurmctld slurmd slurm-client slurm-wlm-jwt-plugin s6 python3 curl openssl \
+	libmunge-dev libslurm-dev libbz2-dev \
+	libnss-cache openssh-client openssh-server munge slurmctld slurmd slurm-client slurm-wlm-jwt-plugin s6 python3 curl openssl nginx-light \
 	procps util-linux groff-base man-db systemd git \
 	debhelper dpkg-dev fakeroot lintian devscripts rpm rpmlint
 

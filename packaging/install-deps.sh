@@ -40,6 +40,7 @@ for p in ${new[@]+"${new[@]}"}; do
         munge) units+=(munge.service) ;;
         slurmctld) units+=(slurmctld.service) ;;
         slurmd) units+=(slurmd.service) ;;
+        nginx-light) units+=(nginx.service) ;;
         esac
 done
 if [ ${#units[@]} -gt 0 ] && command -v systemctl >/dev/null; then

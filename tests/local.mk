@@ -133,6 +133,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0230-nsscache-getent.t \
 	tests/integration/0240-nsscache-tls.t \
 	tests/integration/0250-nsscache-identity.t \
+	tests/integration/0255-nsscache-http.t \
 	tests/integration/0301-readiness.t \
 	tests/integration/0302-s6.t \
 	tests/integration/0303-systemd-unit.t \
@@ -144,7 +145,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0313-unit-caps-gpu.t \
 	# End of INTEGRATION_TESTS
 TESTS += $(INTEGRATION_TESTS)
-EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib/tap.sh tests/lib/sunkd.sh tests/lib/summary tests/lib/scim.sh \
+EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib/tap.sh tests/lib/sunkd.sh tests/lib/summary tests/lib/scim.sh tests/lib/nginx.sh \
 	tests/lib/etc-cache.sh tests/lib/fake-cpu-topology.sh tests/lib/scim-dump.sh tests/lib/varlink-raw.py tests/lib/notify-listen.py tests/lib/nss-index-check.py \
 	tests/lib/socket-hog.py tests/lib/ptrace-hold.py tests/lib/with-deadline tests/lib/sshd.sh tests/lib/source-files.sh tests/lib/fake-nvidia-devs.sh \
 	tests/bench/verdict.sh tests/bench/README.md
@@ -262,6 +263,12 @@ tests_unit_test_nsscache_conf_SOURCES = tests/unit/test-nsscache-conf.c
 tests_unit_test_nsscache_conf_CFLAGS = $(CHECK_TEST_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir)
 tests_unit_test_nsscache_conf_LDADD = modules/nsscache/libnsscache-scim.la $(CHECK_TEST_LIBS)
 
+check_PROGRAMS += tests/unit/test-nsscache-mapfile
+TESTS += tests/unit/test-nsscache-mapfile
+tests_unit_test_nsscache_mapfile_SOURCES = tests/unit/test-nsscache-mapfile.c tests/lib/scim-collect.c tests/lib/scim-collect.h
+tests_unit_test_nsscache_mapfile_CFLAGS = $(CHECK_TEST_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir)
+tests_unit_test_nsscache_mapfile_LDADD = modules/nsscache/libnsscache-scim.la $(BZ2_LIBS) $(CHECK_TEST_LIBS)
+
 check_PROGRAMS += tests/unit/test-scim-cursor
 TESTS += tests/unit/test-scim-cursor
 tests_unit_test_scim_cursor_SOURCES = tests/unit/test-scim-cursor.c
@@ -351,6 +358,13 @@ tests_fuzz_fuzz_ini_SOURCES = tests/fuzz/fuzz-ini.c tests/fuzz/fuzz-replay.c
 tests_fuzz_fuzz_ini_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir)
 tests_fuzz_fuzz_ini_LDADD = modules/nsscache/libnsscache-scim.la
 EXTRA_DIST += tests/fuzz/corpus/ini tests/fuzz/ini.t
+check_PROGRAMS += tests/fuzz/fuzz-map-file
+TESTS += tests/fuzz/map-file.t
+tests_fuzz_fuzz_map_file_SOURCES = tests/fuzz/fuzz-map-file.c tests/fuzz/fuzz-replay.c tests/lib/scim-collect.c \
+	tests/lib/scim-collect.h
+tests_fuzz_fuzz_map_file_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir)
+tests_fuzz_fuzz_map_file_LDADD = modules/nsscache/libnsscache-scim.la
+EXTRA_DIST += tests/fuzz/corpus/map-file tests/fuzz/map-file.t
 check_PROGRAMS += tests/fuzz/fuzz-slurm-nodes
 TESTS += tests/fuzz/slurm-nodes.t
 tests_fuzz_fuzz_slurm_nodes_SOURCES = tests/fuzz/fuzz-slurm-nodes.c tests/fuzz/fuzz-replay.c

@@ -48,15 +48,21 @@ noinst_LTLIBRARIES += %reldir%/libnsscache-scim.la
 	%reldir%/scim-record.h \
 	%reldir%/scim-fetch.c \
 	%reldir%/scim-fetch.h \
+	%reldir%/http-fetch.c \
+	%reldir%/http-fetch.h \
+	%reldir%/http-source.c \
+	%reldir%/http-source.h \
+	%reldir%/map-file.c \
+	%reldir%/map-file.h \
 	# End of libnsscache_scim_la_SOURCES
 %canon_reldir%_libnsscache_scim_la_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) $(CRYPTO_CFLAGS)
 %canon_reldir%_libnsscache_scim_la_LIBADD = %reldir%/libnsscache-cache.la agent/libsunkd-util.la $(CURL_LIBS) \
-	$(JSONC_LIBS) $(CRYPTO_LIBS)
+	$(JSONC_LIBS) $(CRYPTO_LIBS) $(BZ2_LIBS)
 
 pkglib_LTLIBRARIES += %reldir%/nsscache.la
 %canon_reldir%_nsscache_la_SOURCES = %reldir%/nsscache.c
 %canon_reldir%_nsscache_la_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) $(CRYPTO_CFLAGS)
 %canon_reldir%_nsscache_la_LDFLAGS = $(MODULE_LINK_FLAGS)
-%canon_reldir%_nsscache_la_LIBADD = %reldir%/libnsscache-scim.la $(CURL_LIBS) $(JSONC_LIBS) $(CRYPTO_LIBS)
+%canon_reldir%_nsscache_la_LIBADD = %reldir%/libnsscache-scim.la $(CURL_LIBS) $(JSONC_LIBS) $(CRYPTO_LIBS) $(BZ2_LIBS)
 
 # End of modules/nsscache/local.mk

@@ -66,6 +66,7 @@ static inline void curl_freep(char **p) {
 typedef enum KeyFlags {
         KEY_MAP = 1 << 0,   /* per map */
         KEY_EMPTY = 1 << 1, /* nsscache.conf: an empty value is -1 (unset), as nsscache's shadow defaults */
+        KEY_SAME = 1 << 2,  /* nsscache.conf: in a map section only with the value [DEFAULT] gave it */
 } KeyFlags;
 
 typedef struct NsscacheKey {
@@ -85,7 +86,7 @@ typedef struct NsscacheKey {
 
 static const NsscacheKey keys[] = {
         K(NULL, "nsscache_conf", SUNKD_CFG_PATH, nsscache_conf),
-        KF("source", source, "scim"),
+        { "source", "source", SUNKD_CFG_STRING, KEY_SAME, offsetof(ScimConfig, source), 0, 0, NULL },
         KF("cache", cache, "files"),
         K("maps", "maps", SUNKD_CFG_LIST, maps),
         K("files_dir", "files_dir", SUNKD_CFG_PATH, files_dir),
@@ -104,8 +105,17 @@ static const NsscacheKey keys[] = {
         K("scim_verify_ssl", "tls_verify", SUNKD_CFG_BOOL, tls_verify),
         KI("scim_retry_max", "scim_retry_max", retry_max, 0, 10),
         K("scim_retry_delay", "scim_retry_delay", SUNKD_CFG_DURATION, retry_delay_usec),
+        K("http_passwd_url", "http_passwd_url", SUNKD_CFG_STRING, http_url[NSS_MAP_PASSWD]),
+        K("http_shadow_url", "http_shadow_url", SUNKD_CFG_STRING, http_url[NSS_MAP_SHADOW]),
+        K("http_group_url", "http_group_url", SUNKD_CFG_STRING, http_url[NSS_MAP_GROUP]),
+        K("http_sshkey_url", "http_sshkey_url", SUNKD_CFG_STRING, http_url[NSS_MAP_SSHKEY]),
+        /* nsscache strips the source's "http_" from its keys and then reads "http_proxy" */
+        K("http_http_proxy", "http_proxy", SUNKD_CFG_STRING, http_proxy),
+        KI("http_retry_max", "http_retry_max", http_retry_max, 1, 10),
+        K("http_retry_delay", "http_retry_delay", SUNKD_CFG_DURATION, http_retry_delay_usec),
+        K(NULL, "http_max_size", SUNKD_CFG_SIZE, http_max_size),
         K(NULL, "token_file", SUNKD_CFG_PATH, token_file),
-        K(NULL, "ca_file", SUNKD_CFG_PATH, ca_file),
+        K("http_tls_cacertfile", "ca_file", SUNKD_CFG_PATH, ca_file),
         KI(NULL, "page_size", page_size, 1, 10000),
         KI(NULL, "min_uid", min_uid, 1, INT32_MAX),
         KI(NULL, "min_gid", min_gid, 1, INT32_MAX),
@@ -242,8 +252,11 @@ ScimConfig *nsscache_conf_free(ScimConfig *c) {
         free(c->local_passwd);
         free(c->local_group);
         free(c->pagination);
-        for (size_t i = 0; i < _NSS_MAP_MAX; i++)
+        free(c->http_proxy);
+        for (size_t i = 0; i < _NSS_MAP_MAX; i++) {
                 map_conf_done(&c->map[i]);
+                free(c->http_url[i]);
+        }
         free(c);
         return NULL;
 }
@@ -284,6 +297,9 @@ int nsscache_conf_new(ScimConfig **ret) {
         c->retry_max = SCIM_RETRY_MAX_DEFAULT;
         c->retry_delay_usec = SCIM_RETRY_DELAY_DEFAULT_USEC;
         c->page_size = SCIM_PAGE_SIZE_DEFAULT;
+        c->http_retry_max = HTTP_RETRY_MAX_DEFAULT;
+        c->http_retry_delay_usec = HTTP_RETRY_DELAY_DEFAULT_USEC;
+        c->http_max_size = HTTP_MAX_SIZE_DEFAULT;
         c->max_total_results = SCIM_MAX_TOTAL_RESULTS_DEFAULT;
         c->min_uid = SCIM_MIN_ID_DEFAULT;
         c->min_gid = SCIM_MIN_ID_DEFAULT;
@@ -498,9 +514,12 @@ static int ini_apply_entry(ScimConfig *c, const IniFile *f, const IniEntry *e, c
         int r;
 
         k = ini_key_find(e->key);
+        if (!k && streq(e->key, "http_proxy"))
+                return ini_error(ret_error, f->fname, e->line, e->key,
+                                 "nsscache ignores this key: its http source reads the proxy from 'http_http_proxy'");
         if (!k)
                 return ini_error(ret_error, f->fname, e->line, e->key, "unknown or unsupported key");
-        if (!(k->flags & KEY_MAP) && !k->fixed && !is_default)
+        if (!(k->flags & (KEY_MAP | KEY_SAME)) && !k->fixed && !is_default)
                 return ini_error(ret_error, f->fname, e->line, e->key,
                                  "must be set in [DEFAULT] (Users are fetched once for all maps)");
         r = ini_value(f, e, &v, ret_error);
@@ -509,6 +528,12 @@ static int ini_apply_entry(ScimConfig *c, const IniFile *f, const IniEntry *e, c
         if (k->fixed && !streq(v, k->fixed))
                 return ini_error(ret_error, f->fname, e->line, e->key, "only '%s' is supported, not '%s'", k->fixed,
                                  v);
+        if ((k->flags & KEY_SAME) && !streq(v, "scim") && !streq(v, "http"))
+                return ini_error(ret_error, f->fname, e->line, e->key, "only 'scim' and 'http' are supported, not '%s'",
+                                 v);
+        if ((k->flags & KEY_SAME) && !is_default && !streq_ptr(v, *(char **) ((uint8_t *) c + k->offset)))
+                return ini_error(ret_error, f->fname, e->line, e->key,
+                                 "every map must have the one set in [DEFAULT] (sunkd reads all maps from one source)");
         if (!(k->flags & KEY_MAP))
                 r = ini_store(k, c, v, f, e, ret_error);
         else if (is_default)
@@ -806,47 +831,42 @@ static bool path_is_etc(const char *dir) {
         return streq(real ?: dir, "/etc") || streq(dir, "/etc/");
 }
 
-static int conf_check(ScimConfig *c, ConfFault *f, char **ret_error) {
-        static const struct {
-                NssMapType map;
-                size_t offset;
-                const char *key;
-        } required[] = {
-                { NSS_MAP_PASSWD, offsetof(ScimMapConf, path_uid), "scim_path_uid" },
-                { NSS_MAP_GROUP, offsetof(ScimMapConf, path_gid), "scim_path_gid" },
-                { NSS_MAP_SSHKEY, offsetof(ScimMapConf, path_ssh_keys), "scim_path_ssh_keys" },
-        };
-        static const char *const endpoint_keys[] = { "scim_users_endpoint", "scim_groups_endpoint" };
-        const char *endpoints[] = { c->users_endpoint, c->groups_endpoint };
-        const char *params[] = { c->users_parameters, c->groups_parameters };
-        const char *why;
-        static const char *const param_keys[] = { "scim_users_parameters", "scim_groups_parameters" };
+static const char *const http_url_keys[_NSS_MAP_MAX] = {
+        [NSS_MAP_PASSWD] = "http_passwd_url", [NSS_MAP_SHADOW] = "http_shadow_url",
+        [NSS_MAP_GROUP] = "http_group_url", [NSS_MAP_SSHKEY] = "http_sshkey_url",
+};
 
-        if (!streq_ptr(c->source, "scim"))
-                return fault(f, -1, "source", ret_error, "key 'source': only 'scim' is supported");
-        if (!streq_ptr(c->cache, "files"))
-                return fault(f, -1, "cache", ret_error, "key 'cache': only 'files' is supported");
-        if (isempty(c->base_url))
-                return fault(f, -1, "scim_base_url", ret_error, "key 'scim_base_url': required");
-        if (has_control(c->base_url) || strchr(c->base_url, ' ') || strchr(c->base_url, '?') ||
-            strchr(c->base_url, '#'))
-                return fault(f, -1, "scim_base_url", ret_error,
-                                 "key 'scim_base_url': must be a URL without spaces, query or "
-                                 "fragment");
-        if ((why = base_url_refusal(c->base_url)))
-                return fault(f, -1, "scim_base_url", ret_error, "key 'scim_base_url': %s", why);
-        for (size_t i = 0; i < ELEMENTSOF(endpoints); i++) {
-                if (isempty(endpoints[i]) || has_control(endpoints[i]) ||
-                    strpbrk(endpoints[i], " ?#"))
-                        return fault(f, -1, endpoint_keys[i], ret_error, "key '%s': must be a non-empty path segment",
-                                         endpoint_keys[i]);
-                if (params[i] && has_control(params[i]))
-                        return fault(f, -1, param_keys[i], ret_error, "key '%s': control character in value", param_keys[i]);
-                if (params_name_reserved(params[i]))
-                        return fault(f, -1, param_keys[i], ret_error,
-                                     "key '%s': must not set count, startIndex or cursor "
-                                     "(pagination is sunkd's)", param_keys[i]);
+/* A map file's URL as libcurl parses it: http or https (nsscache takes no
+ * other), no user name or password (URLs are logged), no placeholder.
+ * Return: NULL if acceptable, else why not. */
+static const char *http_url_refusal(const char *url) {
+        static const CURLUPart userinfo[] = { CURLUPART_USER, CURLUPART_PASSWORD, CURLUPART_OPTIONS };
+        _cleanup_(curl_url_cleanupp) CURLU *u = curl_url();
+        _cleanup_(curl_freep) char *scheme = NULL, *host = NULL;
+
+        if (!u)
+                return "out of memory";
+        if (has_control(url) || strchr(url, ' '))
+                return "must be a URL without spaces";
+        if (url_authority_has_at(url))
+                return "must not contain a user name or password (URLs are logged)";
+        if (strpbrk(url, "<>") || curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
+            curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+            curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK)
+                return "is a placeholder or not a valid URL: write the map file's URL";
+        for (size_t i = 0; i < ELEMENTSOF(userinfo); i++) {
+                _cleanup_(curl_freep) char *v = NULL;
+
+                if (curl_url_get(u, userinfo[i], &v, 0) == CURLUE_OK)
+                        return "must not contain a user name or password (URLs are logged)";
         }
+        if (!streq(scheme, "https") && !streq(scheme, "http"))
+                return "must be http:// or https://";
+        return NULL;
+}
+
+/* What both sources check: the maps, where they are written, the schedule. */
+static int conf_check_common(ScimConfig *c, ConfFault *f, char **ret_error) {
         if (!c->maps || !c->maps[0])
                 return fault(f, -1, "maps", ret_error, "key 'maps': no maps configured");
         memset(c->map_enabled, 0, sizeof(c->map_enabled));
@@ -857,26 +877,6 @@ static int conf_check(ScimConfig *c, ConfFault *f, char **ret_error) {
                                          "key 'maps': map '%s' is not supported (passwd, shadow, "
                                          "group, sshkey)", *m);
                 c->map_enabled[t] = true;
-        }
-        for (size_t i = 0; i < ELEMENTSOF(required); i++)
-                if (c->map_enabled[required[i].map] &&
-                    isempty(*(char **) ((uint8_t *) &c->map[required[i].map] + required[i].offset)))
-                        return fault(f, (int) required[i].map, required[i].key, ret_error,
-                                     "[%s] key '%s': required for the %s map",
-                                         nss_map_to_string(required[i].map), required[i].key,
-                                         nss_map_to_string(required[i].map));
-        /* shadow and sshkey entries are only emitted for users passwd accepted */
-        if ((c->map_enabled[NSS_MAP_SHADOW] || c->map_enabled[NSS_MAP_SSHKEY]) &&
-            isempty(c->map[NSS_MAP_PASSWD].path_uid))
-                return fault(f, NSS_MAP_PASSWD, "scim_path_uid", ret_error,
-                                 "[passwd] key 'scim_path_uid': required (shadow and sshkey "
-                                 "entries are only made for users with a valid uid)");
-        for (size_t i = 0; i < _NSS_MAP_MAX; i++) {
-                const char *o = c->map[i].override_home_directory;
-                if (o && *o && (o[0] != '/' || has_control(o)))
-                        return fault(f, (int) i, "scim_override_home_directory", ret_error,
-                                         "[%s] key 'scim_override_home_directory': must be "
-                                         "absolute", nss_map_to_string((NssMapType) i));
         }
         if (isempty(c->files_cache_filename_suffix) && c->files_dir &&
             path_is_etc(c->files_dir))
@@ -906,6 +906,111 @@ static int conf_check(ScimConfig *c, ConfFault *f, char **ret_error) {
         return 0;
 }
 
+
+/* source = http: a URL for every map, shadow and sshkey only beside passwd. */
+static int conf_check_http(const ScimConfig *c, ConfFault *f, char **ret_error) {
+        const char *why;
+
+        if (c->base_url)
+                return fault(f, -1, "scim_base_url", ret_error, "key 'scim_base_url': read only with source = scim");
+        if (c->http_proxy && (has_control(c->http_proxy) || strchr(c->http_proxy, ' ')))
+                return fault(f, -1, "http_proxy", ret_error, "key 'http_proxy': must be a URL without spaces");
+        if (c->http_max_size < 1024 || c->http_max_size > HTTP_MAX_SIZE_MAX)
+                return fault(f, -1, "http_max_size", ret_error, "key 'http_max_size': must be in [1K, 1G]");
+        if (c->http_retry_max < 1 || c->http_retry_max > 10)
+                return fault(f, -1, "http_retry_max", ret_error, "key 'http_retry_max': must be in [1, 10]");
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
+                if (!c->map_enabled[t])
+                        continue;
+                if (isempty(c->http_url[t]))
+                        return fault(f, -1, http_url_keys[t], ret_error, "key '%s': required for the %s map",
+                                     http_url_keys[t], nss_map_to_string(t));
+                if ((why = http_url_refusal(c->http_url[t])))
+                        return fault(f, -1, http_url_keys[t], ret_error, "key '%s': %s", http_url_keys[t], why);
+        }
+        if ((c->map_enabled[NSS_MAP_SHADOW] || c->map_enabled[NSS_MAP_SSHKEY]) && !c->map_enabled[NSS_MAP_PASSWD])
+                return fault(f, -1, "maps", ret_error,
+                             "key 'maps': shadow and sshkey need passwd with source = http (their entries are "
+                             "only taken for users its file holds)");
+        return 0;
+}
+
+static int conf_check(ScimConfig *c, ConfFault *f, char **ret_error) {
+        static const struct {
+                NssMapType map;
+                size_t offset;
+                const char *key;
+        } required[] = {
+                { NSS_MAP_PASSWD, offsetof(ScimMapConf, path_uid), "scim_path_uid" },
+                { NSS_MAP_GROUP, offsetof(ScimMapConf, path_gid), "scim_path_gid" },
+                { NSS_MAP_SSHKEY, offsetof(ScimMapConf, path_ssh_keys), "scim_path_ssh_keys" },
+        };
+        static const char *const endpoint_keys[] = { "scim_users_endpoint", "scim_groups_endpoint" };
+        const char *endpoints[] = { c->users_endpoint, c->groups_endpoint };
+        const char *params[] = { c->users_parameters, c->groups_parameters };
+        const char *why;
+        static const char *const param_keys[] = { "scim_users_parameters", "scim_groups_parameters" };
+        int r;
+
+        if (!streq_ptr(c->source, "scim") && !streq_ptr(c->source, "http"))
+                return fault(f, -1, "source", ret_error, "key 'source': only 'scim' and 'http' are supported");
+        if (!streq_ptr(c->cache, "files"))
+                return fault(f, -1, "cache", ret_error, "key 'cache': only 'files' is supported");
+        if (nsscache_conf_is_http(c)) {
+                r = conf_check_common(c, f, ret_error);
+                return r < 0 ? r : conf_check_http(c, f, ret_error);
+        }
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                if (c->http_url[t])
+                        return fault(f, -1, http_url_keys[t], ret_error, "key '%s': read only with source = http",
+                                     http_url_keys[t]);
+        if (isempty(c->base_url))
+                return fault(f, -1, "scim_base_url", ret_error, "key 'scim_base_url': required");
+        if (has_control(c->base_url) || strchr(c->base_url, ' ') || strchr(c->base_url, '?') ||
+            strchr(c->base_url, '#'))
+                return fault(f, -1, "scim_base_url", ret_error,
+                                 "key 'scim_base_url': must be a URL without spaces, query or "
+                                 "fragment");
+        if ((why = base_url_refusal(c->base_url)))
+                return fault(f, -1, "scim_base_url", ret_error, "key 'scim_base_url': %s", why);
+        for (size_t i = 0; i < ELEMENTSOF(endpoints); i++) {
+                if (isempty(endpoints[i]) || has_control(endpoints[i]) ||
+                    strpbrk(endpoints[i], " ?#"))
+                        return fault(f, -1, endpoint_keys[i], ret_error, "key '%s': must be a non-empty path segment",
+                                         endpoint_keys[i]);
+                if (params[i] && has_control(params[i]))
+                        return fault(f, -1, param_keys[i], ret_error, "key '%s': control character in value", param_keys[i]);
+                if (params_name_reserved(params[i]))
+                        return fault(f, -1, param_keys[i], ret_error,
+                                     "key '%s': must not set count, startIndex or cursor "
+                                     "(pagination is sunkd's)", param_keys[i]);
+        }
+        r = conf_check_common(c, f, ret_error);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < ELEMENTSOF(required); i++)
+                if (c->map_enabled[required[i].map] &&
+                    isempty(*(char **) ((uint8_t *) &c->map[required[i].map] + required[i].offset)))
+                        return fault(f, (int) required[i].map, required[i].key, ret_error,
+                                     "[%s] key '%s': required for the %s map",
+                                         nss_map_to_string(required[i].map), required[i].key,
+                                         nss_map_to_string(required[i].map));
+        /* shadow and sshkey entries are only emitted for users passwd accepted */
+        if ((c->map_enabled[NSS_MAP_SHADOW] || c->map_enabled[NSS_MAP_SSHKEY]) &&
+            isempty(c->map[NSS_MAP_PASSWD].path_uid))
+                return fault(f, NSS_MAP_PASSWD, "scim_path_uid", ret_error,
+                                 "[passwd] key 'scim_path_uid': required (shadow and sshkey "
+                                 "entries are only made for users with a valid uid)");
+        for (size_t i = 0; i < _NSS_MAP_MAX; i++) {
+                const char *o = c->map[i].override_home_directory;
+                if (o && *o && (o[0] != '/' || has_control(o)))
+                        return fault(f, (int) i, "scim_override_home_directory", ret_error,
+                                         "[%s] key 'scim_override_home_directory': must be "
+                                         "absolute", nss_map_to_string((NssMapType) i));
+        }
+        return 0;
+}
+
 /* The directories the caches and their timestamps are written in: whoever
  * controls one can swap passwd.  Apart from conf_check(), which looks at the
  * text only; the state directory is the host's to check. */
@@ -931,6 +1036,19 @@ static int conf_check_written(const ScimConfig *c, ConfFault *f, char **ret_erro
                                      msg ?: strerror(-r));
         }
         return 0;
+}
+
+bool nsscache_conf_is_http(const ScimConfig *c) {
+        return streq_ptr(c->source, "http");
+}
+
+const char *nsscache_conf_source_name(const ScimConfig *c) {
+        if (!nsscache_conf_is_http(c))
+                return c->base_url ?: "";
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                if (c->map_enabled[t] && c->http_url[t])
+                        return c->http_url[t];
+        return "";
 }
 
 int nsscache_conf_finalize(ScimConfig *c, char **ret_error) {
@@ -1034,7 +1152,8 @@ static int conf_check_located(ScimConfig *c, const sunkd_host_api *api, const su
         r = conf_check(c, &f, ret_error);
         if (r >= 0)
                 r = conf_check_written(c, &f, ret_error);
-        if (r >= 0)
+        /* the http source sends no token, as nsscache's */
+        if (r >= 0 && !nsscache_conf_is_http(c))
                 r = conf_check_token(c, &f, ret_error);
         if (r >= 0 || !ret_error || !*ret_error)
                 return r;

@@ -25,6 +25,10 @@
 #define SCIM_RETRY_MAX_DEFAULT 3
 #define SCIM_RETRY_DELAY_DEFAULT_USEC (1 * SUNKD_USEC_PER_SEC)
 #define SCIM_DEFAULT_SHELL "/bin/bash"
+#define HTTP_RETRY_MAX_DEFAULT 3
+#define HTTP_RETRY_DELAY_DEFAULT_USEC (5 * SUNKD_USEC_PER_SEC)
+#define HTTP_MAX_SIZE_DEFAULT (UINT64_C(256) << 20)
+#define HTTP_MAX_SIZE_MAX (UINT64_C(1) << 30)
 #define SCIM_CONF_FILE_MAX (1024 * 1024)
 #define SCIM_TOKEN_MAX (16 * 1024)
 #define SCIM_AUTH_TOKEN_ENV "NSSCACHE_SCIM_AUTH_TOKEN"
@@ -55,7 +59,7 @@ typedef struct ScimMapConf {
 
 typedef struct ScimConfig {
         /* nsscache [DEFAULT] */
-        char *source; /* must be "scim" */
+        char *source; /* "scim" or "http" */
         char *cache;  /* must be "files" */
         char **maps;
         char *files_dir;
@@ -70,6 +74,13 @@ typedef struct ScimConfig {
         char *auth_token; /* secret: wiped on free */
         int64_t retry_max;
         uint64_t retry_delay_usec;
+
+        /* nsscache's http source (http_*), sunkd's http_max_size */
+        char *http_url[_NSS_MAP_MAX];
+        char *http_proxy;
+        int64_t http_retry_max;          /* requests per file at most, as nsscache counts them */
+        uint64_t http_retry_delay_usec;
+        uint64_t http_max_size;          /* bytes of one decoded file at most */
 
         /* sunkd's own */
         char *nsscache_conf;
@@ -149,6 +160,12 @@ int nsscache_conf_apply_cfg(ScimConfig *c, const sunkd_host_api *api, const sunk
  * count or startIndex (the fetcher owns those).
  */
 int nsscache_conf_finalize(ScimConfig *c, char **ret_error);
+
+/** nsscache_conf_source_name() - what the maps come from, for logs and status: the SCIM base URL or the passwd file's URL. */
+const char *nsscache_conf_source_name(const ScimConfig *c);
+
+/** nsscache_conf_is_http() - whether the maps come from nsscache's http source. */
+bool nsscache_conf_is_http(const ScimConfig *c);
 
 /**
  * nsscache_conf_load_token() - the bearer token for this run.

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "http-source.h"
 #include "nsscache-refresh.h"
 #include "refresh-memo.h"
 #include "util/cleanup.h"
@@ -100,6 +101,7 @@ static int refresh_full(const ScimConfig *c, const CacheOptions *opts, RefreshMe
         _cleanup_(scim_map_freep) ScimMapper *m = NULL;
         _cleanup_(scim_record_done) ScimRecord record;
         _cleanup_(refresh_rejects_done) ScimRejects rejects = {};
+        _cleanup_(http_source_run_done) HttpSourceRun http = {};
         uint8_t files_stat[DIGEST_LEN];
         ScimFetchStats stats = {};
         CacheReport report = {};
@@ -125,7 +127,10 @@ static int refresh_full(const ScimConfig *c, const CacheOptions *opts, RefreshMe
         r = load_host_files(c, opts, m, ret_error);
         if (r < 0)
                 return r;
-        r = scim_fetch_run(c, m, memo ? &record : NULL, cancel, &stats, ret_error);
+        if (nsscache_conf_is_http(c))
+                r = http_source_fetch(c, opts, m, cancel, &http, &stats, ret_error);
+        else
+                r = scim_fetch_run(c, m, memo ? &record : NULL, cancel, &stats, ret_error);
         if (ret_stats)
                 *ret_stats = stats;
         if (r < 0)
@@ -143,6 +148,8 @@ static int refresh_full(const ScimConfig *c, const CacheOptions *opts, RefreshMe
         r = cache_publish_formatted(opts, text, &report, ret_error);
         if (ret_report)
                 *ret_report = report;
+        if (r >= 0 && nsscache_conf_is_http(c))
+                http_source_save(c, opts, &http);
         if (r >= 0 && memo)
                 *memo = memo_new(c, opts, files_stat, &record, &rejects, &stats, &report);
         return r;
@@ -193,6 +200,9 @@ int nsscache_refresh_run(const ScimConfig *c, const CacheOptions *opts, RefreshM
         bool same = false;
         int r;
 
+        /* the http source asks its server with validators instead (http-source.h) */
+        if (nsscache_conf_is_http(c))
+                memo = NULL;
         if (memo && *memo) {
                 r = refresh_replay(c, opts, *memo, cancel, on_rejects, userdata, &replay, ret_report, &same,
                                    ret_error);

@@ -90,6 +90,7 @@ typedef struct State {
         size_t entries[_NSS_MAP_MAX];
         uint64_t rejects[_SCIM_REJECT_MAX];
         ScimFetchStats last_stats;
+        int64_t source_modified; /* http: the oldest Last-Modified of the files published last, -1: unknown */
         uint64_t runs;
         char **logged_rejects; /* the last run's rejects, already logged */
 } State;
@@ -134,7 +135,10 @@ static int load_conf(sunkd_ctx *c, const sunkd_cfg *cfg, ScimConfig **ret) {
                 nsscache_conf_free(conf);
                 return sunkd_log_error_errno(c, r, "%s", error ?: "invalid configuration");
         }
-        if (!conf->tls_verify)
+        if (!conf->tls_verify && nsscache_conf_is_http(conf))
+                sunkd_log_warning(c, "TLS certificate verification is disabled (tls_verify: false): the server "
+                                  "of the map files is not authenticated.");
+        else if (!conf->tls_verify)
                 sunkd_log_warning(c, "TLS certificate verification is disabled (tls_verify: false): the SCIM "
                                   "server is not authenticated and the bearer token goes to whoever answers.");
         *ret = conf;
@@ -292,6 +296,7 @@ static void record_outcome(State *s, int r, const Input *in, const Result *res) 
         if (!res->published)
                 return;
         s->last_success_usec = s->last_run_usec;
+        s->source_modified = res->stats.source_modified;
         for (int t = 0; t < _NSS_MAP_MAX; t++)
                 s->entries[t] = res->report.map[t].entries;
         if (in->force && unlink(s->force_path) == 0)
@@ -353,12 +358,18 @@ static int refresh_done(void *state, int r, void *input, void *result) {
                 if (res->stats.notes & bit)
                         sunkd_log_warning(s->ctx, "SCIM server: %s.", scim_fetch_note_to_string(bit));
         if (r >= 0 && res && res->published) {
-                size_t changed = res->report.n_changed;
+                char how[64];
+
+                if (nsscache_conf_is_http(in->ref->conf))
+                        (void) snprintf(how, sizeof(how), "%llu answered 304 Not Modified",
+                                        (unsigned long long) res->stats.not_modified);
+                else
+                        (void) snprintf(how, sizeof(how), "paged by %s", res->stats.cursor ? "cursor" : "index");
                 sunkd_log_info(s->ctx, "Refreshed: %zu users, %zu groups, %zu sshkey entries; %zu map(s) changed, "
-                               "%llu requests (paged by %s) in %llu ms%s.",
+                               "%llu requests (%s) in %llu ms%s.",
                                res->report.map[NSS_MAP_PASSWD].entries, res->report.map[NSS_MAP_GROUP].entries,
-                               res->report.map[NSS_MAP_SSHKEY].entries, changed,
-                               (unsigned long long) res->stats.requests, res->stats.cursor ? "cursor" : "index",
+                               res->report.map[NSS_MAP_SSHKEY].entries, res->report.n_changed,
+                               (unsigned long long) res->stats.requests, how,
                                (unsigned long long) res->stats.duration_usec / 1000,
                                res->stats.replayed ? "; every answer and file as in the last run, not mapped again" : "");
                 if (res->report.stale_removed > 0)
@@ -398,9 +409,9 @@ static int refresh_done(void *state, int r, void *input, void *result) {
 static int add_metrics(State *s) {
         const sunkd_metric_def defs[] = {
                 { { sizeof(sunkd_metric_spec), "nsscache_entries", "Entries in each published map.", SUNKD_METRIC_GAUGE, { "map" } }, &s->m.entries },
-                { { sizeof(sunkd_metric_spec), "nsscache_rejected_total", "SCIM entries rejected by validation, by reason.", SUNKD_METRIC_COUNTER, { "reason" } }, &s->m.rejected },
-                { { sizeof(sunkd_metric_spec), "nsscache_requests_total", "HTTP requests sent to the SCIM server.", SUNKD_METRIC_COUNTER, { NULL } }, &s->m.requests },
-                { { sizeof(sunkd_metric_spec), "nsscache_bytes_total", "Response body bytes received from the SCIM server.", SUNKD_METRIC_COUNTER, { NULL } }, &s->m.bytes },
+                { { sizeof(sunkd_metric_spec), "nsscache_rejected_total", "Entries (SCIM resources or map file lines) rejected by validation, by reason.", SUNKD_METRIC_COUNTER, { "reason" } }, &s->m.rejected },
+                { { sizeof(sunkd_metric_spec), "nsscache_requests_total", "HTTP requests sent to the SCIM server or for the map files.", SUNKD_METRIC_COUNTER, { NULL } }, &s->m.requests },
+                { { sizeof(sunkd_metric_spec), "nsscache_bytes_total", "Response body bytes received from the SCIM server or for the map files.", SUNKD_METRIC_COUNTER, { NULL } }, &s->m.bytes },
                 { { sizeof(sunkd_metric_spec), "nsscache_fetch_duration_seconds", "Duration of the last fetch.", SUNKD_METRIC_GAUGE, { NULL } }, &s->m.duration },
                 { { sizeof(sunkd_metric_spec), "nsscache_last_success_timestamp_seconds", "When the maps were last published.", SUNKD_METRIC_GAUGE, { NULL } }, &s->m.last_success },
                 { { sizeof(sunkd_metric_spec), "nsscache_map_changes_total", "Times a map's content changed.", SUNKD_METRIC_COUNTER, { "map" } }, &s->m.changed },
@@ -479,6 +490,7 @@ static int nsscache_setup(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) 
         }
         s->ctx = c;
         s->state_dir = c->api->state_dir(c);
+        s->source_modified = -1;
 
         sunkd_job_spec spec = refresh_spec(conf);
         r = add_metrics(s);
@@ -489,7 +501,7 @@ static int nsscache_setup(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) 
                 return sunkd_log_error_errno(c, r, "Failed to set up the refresh job: %m");
         }
         publish_sshkey_fact(s);
-        sunkd_log_info(c, "Refreshing from '%s' every %llu s into '%s'.", conf->base_url,
+        sunkd_log_info(c, "Refreshing from '%s' every %llu s into '%s'.", nsscache_conf_source_name(conf),
                        (unsigned long long) (conf->interval_usec / SUNKD_USEC_PER_SEC), conf->files_dir);
         if (pending > 0) {
                 sunkd_log_notice(c, "A publish into '%s' was interrupted; refreshing now to finish it.",
@@ -557,10 +569,16 @@ static int nsscache_status(void *state, struct json_object *out) {
                 json_object_put(rejects);
                 return -ENOMEM;
         }
-        json_object_object_add(out, "source", json_object_new_string(s->conf->conf->base_url ?: ""));
+        json_object_object_add(out, "source", json_object_new_string(nsscache_conf_source_name(s->conf->conf)));
         json_object_object_add(out, "runs", json_object_new_int64((int64_t) s->runs));
-        if (s->last_success_usec)
+        if (s->last_success_usec) {
+                uint64_t now = realtime_usec();
+
                 json_object_object_add(out, "last_success_usec", json_object_new_int64((int64_t) s->last_success_usec));
+                /* how old the maps are when the source has been failing since */
+                json_object_object_add(out, "age_sec", json_object_new_int64(
+                        (int64_t) ((now > s->last_success_usec ? now - s->last_success_usec : 0) / SUNKD_USEC_PER_SEC)));
+        }
         if (s->runs)
                 json_object_object_add(out, "last_result", json_object_new_string(s->last_result >= 0 ? "success" : "failure"));
         if (s->last_error)
@@ -578,6 +596,11 @@ static int nsscache_status(void *state, struct json_object *out) {
         json_object_object_add(out, "bytes", json_object_new_int64((int64_t) s->last_stats.bytes));
         json_object_object_add(out, "duration_usec", json_object_new_int64((int64_t) s->last_stats.duration_usec));
         json_object_object_add(out, "replayed", json_object_new_boolean(s->last_stats.replayed));
+        if (nsscache_conf_is_http(s->conf->conf) && s->runs) {
+                json_object_object_add(out, "not_modified", json_object_new_int64((int64_t) s->last_stats.not_modified));
+                if (s->source_modified >= 0)
+                        json_object_object_add(out, "source_modified", json_object_new_int64(s->source_modified));
+        }
         return 0;
 }
 

@@ -72,6 +72,7 @@ static const char *const reject_table[_SCIM_REJECT_MAX] = {
         [SCIM_REJECT_TOO_MANY] = "too-many-values",
         [SCIM_REJECT_LOCAL_ACCOUNT] = "local-account",
         [SCIM_REJECT_BAD_ENTRY] = "invalid-entry",
+        [SCIM_REJECT_BAD_LINE] = "invalid-line",
 };
 
 const char *scim_reject_reason_to_string(ScimRejectReason r) {
@@ -416,8 +417,7 @@ static bool claim_published(const ScimMapper *m, bool group, const Claim *c) {
  * is yes; the rejects are recorded here.  One lookup per key when nobody
  * claimed it before: the common case costs two.
  */
-static int claim(ScimMapper *m, bool group, json_object *jname, const char *name, uint32_t id,
-                 bool *ret_ok, uint32_t *ret_claim) {
+static int claim(ScimMapper *m, bool group, const char *name, uint32_t id, bool *ret_ok, uint32_t *ret_claim) {
         DupSet *names = group ? m->group_names : m->user_names, *ids = group ? m->gids : m->uids;
         NssMapType map = group ? NSS_MAP_GROUP : NSS_MAP_PASSWD;
         uint32_t next, ni = CLAIM_NONE, ii = CLAIM_NONE;
@@ -458,7 +458,7 @@ static int claim(ScimMapper *m, bool group, json_object *jname, const char *name
                 if ((rn == 1 && dupset_put(names, name, strlen(name), CLAIM_NONE) < 0) ||
                     (ri == 1 && dupset_put_id(ids, id, CLAIM_NONE) < 0))
                         return -ENOMEM;
-                return reject(m, lost, map, jname, id);
+                return reject_name(m, lost, map, name, id);
         }
         /* keys it found (free, or held by an entry displaced just now) are its own now */
         if ((rn == 0 && dupset_put(names, name, strlen(name), next) < 0) ||
@@ -695,12 +695,17 @@ static int collect_sshkeys(ScimMapper *m, json_object *user, json_object *jname,
 
 /* Emits one entry of map @t for claim @i; an entry the format cannot hold is
  * rejected on its own. */
-static int emit_for(ScimMapper *m, NssMapType t, const void *entry, uint32_t i, json_object *jname) {
+static int emit_named(ScimMapper *m, NssMapType t, const void *entry, uint32_t i, const char *name) {
         int r = emit(m, t, entry, claim_at(m->claims + i, t));
 
         if (r == -EINVAL || r == -EILSEQ)
-                return reject(m, SCIM_REJECT_BAD_ENTRY, t, jname, m->claims[i].id);
+                return reject_name(m, SCIM_REJECT_BAD_ENTRY, t, name, m->claims[i].id);
         return r;
+}
+
+static int emit_for(ScimMapper *m, NssMapType t, const void *entry, uint32_t i, json_object *jname) {
+        return emit_named(m, t, entry, i,
+                          jname && json_object_is_type(jname, json_type_string) ? json_object_get_string(jname) : NULL);
 }
 
 /* As nsscache's SCIM source, every user gets an sshkey entry, "name:" when
@@ -883,7 +888,7 @@ static int map_user(ScimMapper *m, json_object *user) {
         if (!gecos)
                 return -ENOMEM;
 
-        r = claim(m, false, jname, name, (uint32_t) uid, &ok, &i);
+        r = claim(m, false, name, (uint32_t) uid, &ok, &i);
         if (r < 0 || !ok)
                 return r;
         if (m->conf->map_enabled[NSS_MAP_PASSWD]) {
@@ -1040,7 +1045,7 @@ static int map_group(ScimMapper *m, json_object *group) {
         r = group_members(m, group, jname, &members);
         if (r < 0)
                 return r;
-        r = claim(m, true, jname, name, (uint32_t) gid, &ok, &i);
+        r = claim(m, true, name, (uint32_t) gid, &ok, &i);
         if (r < 0 || !ok)
                 return r;
         r = emit_for(m, NSS_MAP_GROUP, &(NssGroup) {
@@ -1069,4 +1074,200 @@ int scim_map_add_groups(ScimMapper *m, json_object *resources) {
                         return r;
         }
         return 0;
+}
+
+/* ---- entries read from map files ------------------------------------------- */
+
+/* What sunkd writes in a home, shell or gecos: no ':' ',' or control
+ * characters, valid UTF-8. */
+static bool text_clean(const char *s) {
+        for (const char *p = s; *p; p++)
+                if (*p == ':' || *p == ',' || (unsigned char) *p < 0x20 || *p == 0x7f)
+                        return false;
+        return cache_format_utf8_valid(s);
+}
+
+static bool id_in_range(uint32_t id, int64_t min) {
+        return id > 0 && id >= min && id <= SCIM_ID_MAX;
+}
+
+/* Marks claim @i displaced when the format refused its entry of map @t. */
+static void drop_unwritten(ScimMapper *m, NssMapType t, uint32_t i) {
+        if (*claim_at(m->claims + i, t) == SCIM_AT_NONE && !m->claims[i].removed) {
+                m->claims[i].removed = true;
+                m->n_removed++;
+        }
+}
+
+static int file_user(ScimMapper *m, const NssPasswd *e) {
+        const char *name = e->name;
+        uint32_t i;
+        bool ok;
+        int r;
+
+        if (!name_valid(name))
+                return reject_name(m, SCIM_REJECT_BAD_NAME, NSS_MAP_PASSWD, name, -1);
+        if (!id_in_range(e->uid, m->conf->min_uid))
+                return reject_name(m, SCIM_REJECT_ID_RANGE, NSS_MAP_PASSWD, name, e->uid);
+        if (!id_in_range(e->gid, m->conf->min_gid))
+                return reject_name(m, SCIM_REJECT_ID_RANGE, NSS_MAP_PASSWD, name, e->gid);
+        if (name_reserved(m->local_user_names, name) || id_reserved(m->local_uids, e->uid) ||
+            id_reserved(m->local_gids, e->gid))
+                return reject_name(m, SCIM_REJECT_LOCAL_ACCOUNT, NSS_MAP_PASSWD, name, e->uid);
+        if (!e->dir || !text_clean(e->dir) || !path_valid(e->dir, true))
+                return reject_name(m, SCIM_REJECT_BAD_HOME, NSS_MAP_PASSWD, name, e->uid);
+        if (!e->shell || !text_clean(e->shell) || !path_valid(e->shell, true))
+                return reject_name(m, SCIM_REJECT_BAD_SHELL, NSS_MAP_PASSWD, name, e->uid);
+        if (e->gecos && (strlen(e->gecos) > SCIM_GECOS_MAX || !text_clean(e->gecos)))
+                return reject_name(m, SCIM_REJECT_BAD_ENTRY, NSS_MAP_PASSWD, name, e->uid);
+        r = claim(m, false, name, e->uid, &ok, &i);
+        if (r < 0 || !ok)
+                return r;
+        r = emit_named(m, NSS_MAP_PASSWD, e, i, name);
+        if (r >= 0)
+                drop_unwritten(m, NSS_MAP_PASSWD, i);
+        return r;
+}
+
+/* The claim of the user a shadow or sshkey entry belongs to: its passwd
+ * entry, accepted earlier in this run and still standing. */
+static int file_owner(ScimMapper *m, NssMapType t, const char *name, bool *ret_ok, uint32_t *ret) {
+        uint32_t i = CLAIM_NONE;
+
+        *ret_ok = false;
+        if (!name_valid(name))
+                return reject_name(m, SCIM_REJECT_BAD_NAME, t, name, -1);
+        if (name_reserved(m->local_user_names, name))
+                return reject_name(m, SCIM_REJECT_LOCAL_ACCOUNT, t, name, -1);
+        if (!dupset_get(m->user_names, name, strlen(name), &i) || i == CLAIM_NONE || m->claims[i].removed ||
+            m->claims[i].group || *claim_at(m->claims + i, NSS_MAP_PASSWD) == SCIM_AT_NONE)
+                return reject_name(m, SCIM_REJECT_NAME_MISMATCH, t, name, -1);
+        if (*claim_at(m->claims + i, t) != SCIM_AT_NONE)
+                return reject_name(m, SCIM_REJECT_DUP_NAME, t, name, m->claims[i].id);
+        *ret_ok = true;
+        *ret = i;
+        return 0;
+}
+
+static int file_shadow(ScimMapper *m, const NssShadow *e) {
+        uint32_t i;
+        bool ok;
+        int r = file_owner(m, NSS_MAP_SHADOW, e->name, &ok, &i);
+
+        if (r < 0 || !ok)
+                return r;
+        return emit_named(m, NSS_MAP_SHADOW, e, i, e->name);
+}
+
+/* The keys sunkd would have written: each one valid as collect_sshkeys()
+ * leaves it (trimmed, not empty), at most SCIM_SSHKEYS_PER_USER_MAX. */
+static int file_sshkeys(ScimMapper *m, const NssSshkey *e, char ***ret) {
+        _cleanup_strv_free_ char **keys = NULL;
+        size_t count = 0;
+        int r;
+
+        for (size_t j = 0; e->keys && e->keys[j]; j++) {
+                const char *k = e->keys[j];
+                size_t n = strlen(k);
+
+                if (n == 0 || strchr(" \t", k[0]) || strchr(" \t", k[n - 1]) || !sshkey_valid(k, k + n)) {
+                        r = reject_name(m, SCIM_REJECT_BAD_SSHKEY, NSS_MAP_SSHKEY, e->name, -1);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                if (count >= SCIM_SSHKEYS_PER_USER_MAX) {
+                        r = reject_name(m, SCIM_REJECT_TOO_MANY, NSS_MAP_SSHKEY, e->name, -1);
+                        if (r < 0)
+                                return r;
+                        break;
+                }
+                r = strv_push(&keys, strdup(k));
+                if (r < 0)
+                        return r;
+                count++;
+        }
+        *ret = TAKE_PTR(keys);
+        return 0;
+}
+
+static int file_sshkey(ScimMapper *m, const NssSshkey *e) {
+        _cleanup_strv_free_ char **keys = NULL;
+        uint32_t i;
+        bool ok;
+        int r = file_owner(m, NSS_MAP_SSHKEY, e->name, &ok, &i);
+
+        if (r < 0 || !ok)
+                return r;
+        r = file_sshkeys(m, e, &keys);
+        if (r < 0)
+                return r;
+        return emit_named(m, NSS_MAP_SSHKEY, &(NssSshkey) { .name = e->name, .keys = keys }, i, e->name);
+}
+
+/* A member as add_member() takes one: valid, not a local account, once. */
+static int file_member(ScimMapper *m, const NssGroup *e, const char *s, char ***members, size_t *n) {
+        if (!name_valid(s))
+                return reject_name(m, SCIM_REJECT_BAD_MEMBER, NSS_MAP_GROUP, e->name, -1);
+        if (name_reserved(m->local_user_names, s))
+                return reject_name(m, SCIM_REJECT_LOCAL_ACCOUNT, NSS_MAP_GROUP, s, -1);
+        if (set_has(m->members, s))
+                return 0;
+        if (*n >= SCIM_MEMBERS_MAX)
+                return reject_name(m, SCIM_REJECT_TOO_MANY, NSS_MAP_GROUP, e->name, -1);
+        if (set_add(m->members, s) < 0)
+                return -ENOMEM;
+        return push_member(members, n, s);
+}
+
+static int file_group(ScimMapper *m, const NssGroup *e) {
+        _cleanup_strv_free_ char **members = NULL;
+        size_t n = 0;
+        uint32_t i;
+        bool ok;
+        int r = 0;
+
+        if (!name_valid(e->name))
+                return reject_name(m, SCIM_REJECT_BAD_NAME, NSS_MAP_GROUP, e->name, -1);
+        if (!id_in_range(e->gid, m->conf->min_gid))
+                return reject_name(m, SCIM_REJECT_ID_RANGE, NSS_MAP_GROUP, e->name, e->gid);
+        if (name_reserved(m->local_group_names, e->name) || id_reserved(m->local_gids, e->gid))
+                return reject_name(m, SCIM_REJECT_LOCAL_ACCOUNT, NSS_MAP_GROUP, e->name, e->gid);
+        members = calloc(members_cap(1), sizeof(char *));
+        if (!members)
+                return -ENOMEM;
+        dupset_clear(m->members);
+        for (size_t j = 0; e->members && e->members[j] && r >= 0; j++)
+                r = file_member(m, e, e->members[j], &members, &n);
+        if (r < 0)
+                return r;
+        r = claim(m, true, e->name, e->gid, &ok, &i);
+        if (r < 0 || !ok)
+                return r;
+        r = emit_named(m, NSS_MAP_GROUP, &(NssGroup) { .name = e->name, .passwd = e->passwd, .gid = e->gid,
+                                                        .members = members }, i, e->name);
+        if (r >= 0)
+                drop_unwritten(m, NSS_MAP_GROUP, i);
+        return r;
+}
+
+int scim_map_add_entry(ScimMapper *m, NssMapType t, const void *entry) {
+        if (!m->conf->map_enabled[t])
+                return 0;
+        switch (t) {
+        case NSS_MAP_PASSWD:
+                return file_user(m, entry);
+        case NSS_MAP_SHADOW:
+                return file_shadow(m, entry);
+        case NSS_MAP_GROUP:
+                return file_group(m, entry);
+        case NSS_MAP_SSHKEY:
+                return file_sshkey(m, entry);
+        default:
+                return -EINVAL;
+        }
+}
+
+int scim_map_reject_line(ScimMapper *m, NssMapType t, const char *name) {
+        return reject_name(m, SCIM_REJECT_BAD_LINE, t, name, -1);
 }

@@ -44,6 +44,7 @@ typedef enum ScimRejectReason {
         SCIM_REJECT_TOO_MANY,      /* members or keys beyond the cap dropped */
         SCIM_REJECT_LOCAL_ACCOUNT, /* name or id of the node's own accounts or a reserved one */
         SCIM_REJECT_BAD_ENTRY,     /* an entry the cache format cannot hold */
+        SCIM_REJECT_BAD_LINE,      /* a map file's line sunkd would not have written */
         _SCIM_REJECT_MAX,
 } ScimRejectReason;
 
@@ -82,6 +83,22 @@ static inline void scim_map_freep(ScimMapper **m) {
  */
 int scim_map_add_users(ScimMapper *m, struct json_object *resources);
 int scim_map_add_groups(ScimMapper *m, struct json_object *resources);
+
+/**
+ * scim_map_add_entry() - one entry of map @t read from a map file (an
+ * NssPasswd, NssShadow, NssGroup or NssSshkey), validated as a SCIM
+ * entry is: a valid name, ids in range, no local or reserved account, the
+ * same claims on names and ids; a home, shell or gecos sunkd would not
+ * have written rejects it.  A shadow or sshkey entry needs the passwd
+ * entry of its name accepted earlier in the run (name-mismatch
+ * otherwise), so passwd must be added first; a second one of a name is a
+ * duplicate-name.  Members and keys that are not valid are dropped alone.
+ * Return: 0, or -ENOMEM.
+ */
+int scim_map_add_entry(ScimMapper *m, NssMapType t, const void *entry);
+
+/** scim_map_reject_line() - count a line of map @t that does not parse; @name: its first field, or NULL. */
+int scim_map_reject_line(ScimMapper *m, NssMapType t, const char *name);
 
 /**
  * scim_map_load_local() - the node's own accounts: no SCIM user may have a

@@ -1,0 +1,41 @@
+/* nsscache's `http` source: each map's file from a web server, in the
+ * files-cache format, through the same mapper as SCIM entries.
+ *
+ * A copy of each file a publish applied is kept in the state directory
+ * (http-MAP: the URL, Last-Modified, ETag and the decoded body), so the
+ * next run asks with If-Modified-Since and If-None-Match, and a 304 maps
+ * that copy again: local accounts and incumbents are checked against the
+ * node as it is now, not as it was.  Copies are written only after the
+ * publish that used them succeeded.  Runs on a worker; non-logging.
+ */
+#pragma once
+
+#include "cache-publish.h"
+#include "http-fetch.h"
+#include "nsscache-conf.h"
+#include "scim-fetch.h"
+#include "scim-map.h"
+
+typedef struct HttpSourceRun {
+        HttpBody fetched[_NSS_MAP_MAX]; /* the answers of this run (a 304 holds the copy it confirmed) */
+} HttpSourceRun;
+
+void http_source_run_done(HttpSourceRun *run);
+
+/**
+ * http_source_fetch() - fetch every enabled map (passwd first: shadow and
+ * sshkey entries are checked against it) and map each into @m.
+ * *@stats gets the requests, 304s, bytes and time, and in source_modified
+ * the oldest Last-Modified of the files used.
+ * Return: 0, or what http_fetch_get() or map_file_parse() returned; a map
+ * file whose last line is cut short fails the run (-EBADMSG).
+ */
+int http_source_fetch(const ScimConfig *c, const CacheOptions *opts, ScimMapper *m, const sunkd_cancel *cancel,
+                      HttpSourceRun *run, ScimFetchStats *stats, char **ret_error);
+
+/**
+ * http_source_save() - after a successful publish, keep what it applied as
+ * the copies the next run asks about.  A copy that cannot be written is
+ * removed (the next run then fetches that file in full).
+ */
+void http_source_save(const ScimConfig *c, const CacheOptions *opts, const HttpSourceRun *run);
