@@ -305,6 +305,12 @@ tests_unit_test_dupset_SOURCES = tests/unit/test-dupset.c
 tests_unit_test_dupset_CFLAGS = $(CHECK_TEST_CFLAGS) -I$(top_srcdir)
 tests_unit_test_dupset_LDADD = modules/nsscache/libnsscache-scim.la $(CHECK_TEST_LIBS)
 
+check_PROGRAMS += tests/unit/test-manifest
+TESTS += tests/unit/test-manifest
+tests_unit_test_manifest_SOURCES = tests/unit/test-manifest.c
+tests_unit_test_manifest_CFLAGS = $(CHECK_TEST_CFLAGS) $(CRYPTO_CFLAGS) -I$(top_srcdir)
+tests_unit_test_manifest_LDADD = modules/nsscache/libnsscache-scim.la $(CHECK_TEST_LIBS) $(CRYPTO_LIBS)
+
 check_PROGRAMS += tests/lib/scim-dump
 tests_lib_scim_dump_SOURCES = tests/lib/scim-dump.c tests/lib/scim-collect.c tests/lib/scim-collect.h
 tests_lib_scim_dump_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir)

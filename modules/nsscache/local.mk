@@ -54,6 +54,8 @@ noinst_LTLIBRARIES += %reldir%/libnsscache-scim.la
 	%reldir%/http-source.h \
 	%reldir%/map-file.c \
 	%reldir%/map-file.h \
+	%reldir%/manifest.c \
+	%reldir%/manifest.h \
 	# End of libnsscache_scim_la_SOURCES
 %canon_reldir%_libnsscache_scim_la_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) $(CRYPTO_CFLAGS)
 %canon_reldir%_libnsscache_scim_la_LIBADD = %reldir%/libnsscache-cache.la agent/libsunkd-util.la $(CURL_LIBS) \
