@@ -20,7 +20,7 @@ DEMO_SECONDS ?= 0
 # hardening-check from devscripts, rpmbuild and rpmlint).
 DEB_PACKAGES = build-essential autoconf automake libtool autoconf-archive pkg-config \
 	libsystemd-dev libcurl4-openssl-dev libjson-c-dev libyaml-dev libssl-dev check \
-	libmunge-dev libslurm-dev libbz2-dev \
+	libmunge-dev libslurm-dev libbz2-dev zlib1g-dev \
 	libnss-cache openssh-client openssh-server munge slurmctld slurmd slurm-client slurm-wlm-jwt-plugin s6 python3 curl openssl nginx-light \
 	procps util-linux groff-base man-db systemd git \
 	debhelper dpkg-dev fakeroot lintian devscripts rpm rpmlint

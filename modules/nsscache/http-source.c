@@ -6,7 +6,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+
 #include "http-source.h"
+#include "manifest.h"
 #include "map-file.h"
 #include "util/cleanup.h"
 #include "util/errloc.h"
@@ -20,22 +24,29 @@
 /* passwd before shadow and sshkey: their entries need its claims. */
 static const NssMapType fetch_order[] = { NSS_MAP_PASSWD, NSS_MAP_SHADOW, NSS_MAP_SSHKEY, NSS_MAP_GROUP };
 
+#define GENERATION_FILE "manifest-generation"
+#define MANIFEST_COPY "manifest"
+
 void http_source_run_done(HttpSourceRun *run) {
-        for (size_t t = 0; t < _NSS_MAP_MAX; t++)
+        for (size_t t = 0; t < _NSS_MAP_MAX; t++) {
                 http_body_done(run->fetched + t);
+                free(run->url[t]);
+        }
+        http_body_done(&run->manifest);
 }
 
-static char *copy_path(const CacheOptions *opts, NssMapType t) {
+static char *copy_path(const CacheOptions *opts, const char *name) {
         char *p;
 
-        if (!opts->state_dir || asprintf(&p, "%s/http-%s", opts->state_dir, nss_map_to_string(t)) < 0)
+        if (!opts->state_dir || asprintf(&p, "%s/http-%s", opts->state_dir, name) < 0)
                 return NULL;
         return p;
 }
 
-/* The copy of map @t applied last, if it is of @url: its validators and body. */
-static int copy_load(const ScimConfig *c, const CacheOptions *opts, NssMapType t, const char *url, HttpBody *ret) {
-        _cleanup_free_ char *path = copy_path(opts, t), *text = NULL, *want = NULL;
+/* The copy of @name applied last, if it is of @url: its validators and body. */
+static int copy_load(const ScimConfig *c, const CacheOptions *opts, const char *name, const char *url,
+                     HttpBody *ret) {
+        _cleanup_free_ char *path = copy_path(opts, name), *text = NULL, *want = NULL;
         char etag[HTTP_ETAG_MAX + 1] = "";
         int64_t lm = -1;
         size_t len = 0, head;
@@ -69,8 +80,8 @@ static int copy_load(const ScimConfig *c, const CacheOptions *opts, NssMapType t
         return 0;
 }
 
-static void copy_save(const ScimConfig *c, const CacheOptions *opts, NssMapType t, const HttpBody *b) {
-        _cleanup_free_ char *path = copy_path(opts, t);
+static void copy_save(const CacheOptions *opts, const char *name, const char *url, const HttpBody *b) {
+        _cleanup_free_ char *path = copy_path(opts, name);
         _cleanup_free_ char *data = NULL;
         StrBuf s = {};
         size_t len = 0;
@@ -78,7 +89,7 @@ static void copy_save(const ScimConfig *c, const CacheOptions *opts, NssMapType 
         if (!path)
                 return;
         strbuf_puts(&s, COPY_MAGIC "url ");
-        strbuf_puts(&s, c->http_url[t]);
+        strbuf_puts(&s, url);
         strbuf_puts(&s, "\nlast-modified ");
         strbuf_put_i64(&s, b->validators.last_modified);
         strbuf_putc(&s, '\n');
@@ -95,10 +106,43 @@ static void copy_save(const ScimConfig *c, const CacheOptions *opts, NssMapType 
                 (void) unlink(path);
 }
 
+/* The generation applied last; 0 before the first. */
+static int generation_load(const CacheOptions *opts, uint64_t *ret) {
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        size_t len;
+        int n, r;
+
+        *ret = 0;
+        if (!opts->state_dir || asprintf(&path, "%s/%s", opts->state_dir, GENERATION_FILE) < 0)
+                return -ENOMEM;
+        r = fileio_read(path, 64, &text, &len);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        if (sscanf(text, "%" SCNu64 "%n", ret, &n) != 1 || text[n + strspn(text + n, "\n")] != 0)
+                return -EBADMSG;
+        return 0;
+}
+
+static void generation_save(const CacheOptions *opts, uint64_t g) {
+        _cleanup_free_ char *path = NULL;
+        char buf[32];
+        int n = snprintf(buf, sizeof(buf), "%" PRIu64 "\n", g);
+
+        if (opts->state_dir && asprintf(&path, "%s/%s", opts->state_dir, GENERATION_FILE) >= 0)
+                (void) fileio_write_atomic(path, buf, (size_t) n, 0644, geteuid(), getegid());
+}
+
 void http_source_save(const ScimConfig *c, const CacheOptions *opts, const HttpSourceRun *run) {
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
                 if (c->map_enabled[t] && run->fetched[t].data && !run->fetched[t].not_modified)
-                        copy_save(c, opts, t, run->fetched + t);
+                        copy_save(opts, nss_map_to_string(t), run->url[t], run->fetched + t);
+        if (!c->manifest_url)
+                return;
+        if (run->manifest.data && !run->manifest.not_modified)
+                copy_save(opts, MANIFEST_COPY, c->manifest_url, &run->manifest);
+        generation_save(opts, run->generation);
 }
 
 static int on_entry(void *userdata, NssMapType t, const void *entry) {
@@ -109,18 +153,18 @@ static int on_bad(void *userdata, NssMapType t, size_t line, const char *name) {
         return scim_map_reject_line(userdata, t, name);
 }
 
-/* Map @t: the answer, or on a 304 the copy asked about. */
-static int fetch_one(const ScimConfig *c, const CacheOptions *opts, HttpFetch *f, NssMapType t,
-                     const sunkd_cancel *cancel, HttpBody *ret, char **ret_error) {
+/* @name from @url: the answer, or on a 304 the copy asked about. */
+static int fetch_conditional(const ScimConfig *c, const CacheOptions *opts, HttpFetch *f, const char *name,
+                             const char *url, const sunkd_cancel *cancel, HttpBody *ret, char **ret_error) {
         _cleanup_(http_body_done) HttpBody copy = { .validators = { .last_modified = -1 } };
         bool have_copy;
         int r;
 
-        r = copy_load(c, opts, t, c->http_url[t], &copy);
+        r = copy_load(c, opts, name, url, &copy);
         if (r == -ENOMEM)
                 return r;
         have_copy = r >= 0 && (copy.validators.last_modified >= 0 || copy.validators.etag);
-        r = http_fetch_get(f, c->http_url[t], have_copy ? &copy.validators : NULL, NULL, cancel, ret, ret_error);
+        r = http_fetch_get(f, url, have_copy ? &copy.validators : NULL, NULL, cancel, ret, ret_error);
         if (r < 0)
                 return r;
         if (ret->not_modified) {
@@ -128,6 +172,105 @@ static int fetch_one(const ScimConfig *c, const CacheOptions *opts, HttpFetch *f
                 ret->len = copy.len;
         }
         return 0;
+}
+
+static bool sha256_is(const char *data, size_t len, const uint8_t want[static HTTP_SHA256_LEN]) {
+        uint8_t md[HTTP_SHA256_LEN];
+        unsigned n;
+
+        return EVP_Digest(data, len, md, &n, EVP_sha256(), NULL) == 1 && CRYPTO_memcmp(md, want, sizeof(md)) == 0;
+}
+
+/* Map @t as the manifest names it: the copy applied last if it has the
+ * digest, else the file, which must have it (a content-addressed file
+ * needs no validators). */
+static int fetch_listed(const ScimConfig *c, const CacheOptions *opts, HttpFetch *f, NssMapType t,
+                        const HttpSourceRun *run, const sunkd_cancel *cancel, HttpBody *ret, char **ret_error) {
+        _cleanup_(http_body_done) HttpBody copy = { .validators = { .last_modified = -1 } };
+        int r;
+
+        r = copy_load(c, opts, nss_map_to_string(t), run->url[t], &copy);
+        if (r == -ENOMEM)
+                return r;
+        if (r >= 0 && copy.len == run->size[t] && sha256_is(copy.data, copy.len, run->sha256[t])) {
+                *ret = copy;
+                copy = (HttpBody) {};
+                ret->not_modified = true;
+                return 0;
+        }
+        r = http_fetch_get(f, run->url[t], NULL, run->sha256[t], cancel, ret, ret_error);
+        if (r < 0)
+                return r;
+        if (ret->len != run->size[t]) {
+                http_body_done(ret);
+                return errmsg_set(ret_error, -EBADMSG, "%s: %zu bytes, the manifest says %" PRIu64, run->url[t],
+                                  ret->len, run->size[t]);
+        }
+        return 0;
+}
+
+/* Each map's URL: beside the manifest, named by it. */
+static int listed_urls(const ScimConfig *c, const Manifest *m, HttpSourceRun *run, char **ret_error) {
+        const char *slash = strrchr(c->manifest_url, '/');
+        int base = slash ? (int) (slash + 1 - c->manifest_url) : 0;
+
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
+                if (!c->map_enabled[t])
+                        continue;
+                if (!m->map[t].present)
+                        return errmsg_set(ret_error, -EBADMSG, "%s: the manifest has no %s map", c->manifest_url,
+                                          nss_map_to_string(t));
+                if (asprintf(&run->url[t], "%.*s%s", base, c->manifest_url, m->map[t].file) < 0) {
+                        run->url[t] = NULL;
+                        return -ENOMEM;
+                }
+                run->want[t] = true;
+                run->size[t] = m->map[t].size;
+                memcpy(run->sha256[t], m->map[t].sha256, HTTP_SHA256_LEN);
+        }
+        return 0;
+}
+
+/* The manifest: fetched, verified, not older than the one applied. */
+static int fetch_manifest(const ScimConfig *c, const CacheOptions *opts, HttpFetch *f, const sunkd_cancel *cancel,
+                          HttpSourceRun *run, char **ret_error) {
+        _cleanup_(evp_pkey_freep) EVP_PKEY *key = NULL;
+        _cleanup_(manifest_done) Manifest m = {};
+        _cleanup_free_ char *why = NULL;
+        uint64_t applied;
+        int r;
+
+        r = manifest_key_public(c->manifest_public_key, &key);
+        if (r < 0)
+                return errmsg_set(ret_error, r, "manifest_public_key: not an Ed25519 public key");
+        r = fetch_conditional(c, opts, f, MANIFEST_COPY, c->manifest_url, cancel, &run->manifest, ret_error);
+        if (r < 0)
+                return r;
+        r = manifest_verify(run->manifest.data, run->manifest.len, key, &m, &why);
+        if (r < 0)
+                return errmsg_set(ret_error, r, "%s: %s", c->manifest_url, why ?: strerror(-r));
+        r = generation_load(opts, &applied);
+        if (r < 0)
+                return errmsg_set(ret_error, r, "%s/%s: %s", opts->state_dir, GENERATION_FILE, strerror(-r));
+        if (m.generation < applied)
+                return errmsg_set(ret_error, -ESTALE,
+                                  "%s: generation %" PRIu64 " is older than %" PRIu64
+                                  ", the one applied (an old manifest served again); refused",
+                                  c->manifest_url, m.generation, applied);
+        run->generation = m.generation;
+        return listed_urls(c, &m, run, ret_error);
+}
+
+/* Map @t as the source has it. */
+static int fetch_one(const ScimConfig *c, const CacheOptions *opts, HttpFetch *f, NssMapType t,
+                     HttpSourceRun *run, const sunkd_cancel *cancel, char **ret_error) {
+        if (c->manifest_url)
+                return fetch_listed(c, opts, f, t, run, cancel, run->fetched + t, ret_error);
+        run->url[t] = strdup(c->http_url[t]);
+        if (!run->url[t])
+                return -ENOMEM;
+        return fetch_conditional(c, opts, f, nss_map_to_string(t), run->url[t], cancel, run->fetched + t,
+                                 ret_error);
 }
 
 int http_source_fetch(const ScimConfig *c, const CacheOptions *opts, ScimMapper *m, const sunkd_cancel *cancel,
@@ -146,6 +289,9 @@ int http_source_fetch(const ScimConfig *c, const CacheOptions *opts, ScimMapper 
 
         stats->source_modified = -1;
         r = http_fetch_new(&o, &f);
+        if (r >= 0 && c->manifest_url)
+                r = fetch_manifest(c, opts, f, cancel, run, ret_error);
+        stats->manifest_generation = run->generation;
         for (size_t i = 0; i < ELEMENTSOF(fetch_order) && r >= 0; i++) {
                 NssMapType t = fetch_order[i];
                 HttpBody *b = run->fetched + t;
@@ -153,7 +299,7 @@ int http_source_fetch(const ScimConfig *c, const CacheOptions *opts, ScimMapper 
 
                 if (!c->map_enabled[t])
                         continue;
-                r = fetch_one(c, opts, f, t, cancel, b, ret_error);
+                r = fetch_one(c, opts, f, t, run, cancel, ret_error);
                 if (r < 0)
                         break;
                 lm = b->validators.last_modified;
@@ -163,7 +309,7 @@ int http_source_fetch(const ScimConfig *c, const CacheOptions *opts, ScimMapper 
                 if (r == -EBADMSG && ret_error && *ret_error) {
                         char *msg;
 
-                        if (asprintf(&msg, "%s: %s", c->http_url[t], *ret_error) >= 0) {
+                        if (asprintf(&msg, "%s: %s", run->url[t], *ret_error) >= 0) {
                                 free(*ret_error);
                                 *ret_error = msg;
                         }

@@ -18,6 +18,13 @@
 
 typedef struct HttpSourceRun {
         HttpBody fetched[_NSS_MAP_MAX]; /* the answers of this run (a 304 holds the copy it confirmed) */
+        char *url[_NSS_MAP_MAX];        /* where each map came from */
+        /* manifest_url: the manifest's answer, its generation and what it promised of each map */
+        HttpBody manifest;
+        uint64_t generation;
+        bool want[_NSS_MAP_MAX];
+        uint8_t sha256[_NSS_MAP_MAX][HTTP_SHA256_LEN];
+        uint64_t size[_NSS_MAP_MAX];
 } HttpSourceRun;
 
 void http_source_run_done(HttpSourceRun *run);
@@ -27,8 +34,14 @@ void http_source_run_done(HttpSourceRun *run);
  * sshkey entries are checked against it) and map each into @m.
  * *@stats gets the requests, 304s, bytes and time, and in source_modified
  * the oldest Last-Modified of the files used.
+ * With manifest_url the manifest comes first: its signature must verify
+ * with manifest_public_key, its generation must not be lower than the one
+ * applied last (kept in the state directory as manifest-generation), and
+ * each map is the file it names, of its size and SHA-256; a map whose
+ * applied copy has that digest is not fetched at all.
  * Return: 0, or what http_fetch_get() or map_file_parse() returned; a map
- * file whose last line is cut short fails the run (-EBADMSG).
+ * file whose last line is cut short fails the run (-EBADMSG); a manifest
+ * that does not verify -EPERM, an older generation -ESTALE.
  */
 int http_source_fetch(const ScimConfig *c, const CacheOptions *opts, ScimMapper *m, const sunkd_cancel *cancel,
                       HttpSourceRun *run, ScimFetchStats *stats, char **ret_error);

@@ -56,15 +56,17 @@ noinst_LTLIBRARIES += %reldir%/libnsscache-scim.la
 	%reldir%/map-file.h \
 	%reldir%/manifest.c \
 	%reldir%/manifest.h \
+	%reldir%/map-export.c \
+	%reldir%/map-export.h \
 	# End of libnsscache_scim_la_SOURCES
-%canon_reldir%_libnsscache_scim_la_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) $(CRYPTO_CFLAGS)
+%canon_reldir%_libnsscache_scim_la_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) $(CRYPTO_CFLAGS) $(ZLIB_CFLAGS)
 %canon_reldir%_libnsscache_scim_la_LIBADD = %reldir%/libnsscache-cache.la agent/libsunkd-util.la $(CURL_LIBS) \
-	$(JSONC_LIBS) $(CRYPTO_LIBS) $(BZ2_LIBS)
+	$(JSONC_LIBS) $(CRYPTO_LIBS) $(BZ2_LIBS) $(ZLIB_LIBS)
 
 pkglib_LTLIBRARIES += %reldir%/nsscache.la
 %canon_reldir%_nsscache_la_SOURCES = %reldir%/nsscache.c
 %canon_reldir%_nsscache_la_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) $(CRYPTO_CFLAGS)
 %canon_reldir%_nsscache_la_LDFLAGS = $(MODULE_LINK_FLAGS)
-%canon_reldir%_nsscache_la_LIBADD = %reldir%/libnsscache-scim.la $(CURL_LIBS) $(JSONC_LIBS) $(CRYPTO_LIBS) $(BZ2_LIBS)
+%canon_reldir%_nsscache_la_LIBADD = %reldir%/libnsscache-scim.la $(CURL_LIBS) $(JSONC_LIBS) $(CRYPTO_LIBS) $(BZ2_LIBS) $(ZLIB_LIBS)
 
 # End of modules/nsscache/local.mk

@@ -38,6 +38,8 @@
 #include <curl/curl.h>
 
 #include "ini.h"
+#include "manifest.h"
+#include "map-export.h"
 #include "nsscache-conf.h"
 #include "util/cleanup.h"
 #include "util/errloc.h"
@@ -114,6 +116,10 @@ static const NsscacheKey keys[] = {
         KI("http_retry_max", "http_retry_max", http_retry_max, 1, 10),
         K("http_retry_delay", "http_retry_delay", SUNKD_CFG_DURATION, http_retry_delay_usec),
         K(NULL, "http_max_size", SUNKD_CFG_SIZE, http_max_size),
+        K(NULL, "manifest_url", SUNKD_CFG_STRING, manifest_url),
+        K(NULL, "manifest_public_key", SUNKD_CFG_STRING, manifest_public_key),
+        K(NULL, "export_dir", SUNKD_CFG_PATH, export_dir),
+        K(NULL, "export_signing_key", SUNKD_CFG_PATH, export_signing_key),
         K(NULL, "token_file", SUNKD_CFG_PATH, token_file),
         K("http_tls_cacertfile", "ca_file", SUNKD_CFG_PATH, ca_file),
         KI(NULL, "page_size", page_size, 1, 10000),
@@ -253,6 +259,10 @@ ScimConfig *nsscache_conf_free(ScimConfig *c) {
         free(c->local_group);
         free(c->pagination);
         free(c->http_proxy);
+        free(c->manifest_url);
+        free(c->manifest_public_key);
+        free(c->export_dir);
+        free(c->export_signing_key);
         for (size_t i = 0; i < _NSS_MAP_MAX; i++) {
                 map_conf_done(&c->map[i]);
                 free(c->http_url[i]);
@@ -907,6 +917,52 @@ static int conf_check_common(ScimConfig *c, ConfFault *f, char **ret_error) {
 }
 
 
+/* manifest_url: the manifest names the files, signed by the key given here. */
+static int conf_check_manifest(const ScimConfig *c, ConfFault *f, char **ret_error) {
+        _cleanup_(evp_pkey_freep) EVP_PKEY *key = NULL;
+        const char *why;
+        int r;
+
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                if (c->http_url[t])
+                        return fault(f, -1, http_url_keys[t], ret_error,
+                                     "key '%s': not with manifest_url (the manifest names each map's file)",
+                                     http_url_keys[t]);
+        if (isempty(c->manifest_url))
+                return fault(f, -1, "manifest_public_key", ret_error,
+                             "key 'manifest_public_key': read only with manifest_url");
+        if ((why = http_url_refusal(c->manifest_url)))
+                return fault(f, -1, "manifest_url", ret_error, "key 'manifest_url': %s", why);
+        if (isempty(c->manifest_public_key))
+                return fault(f, -1, "manifest_url", ret_error,
+                             "key 'manifest_url': needs manifest_public_key (an unsigned manifest is never used)");
+        r = manifest_key_public(c->manifest_public_key, &key);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return fault(f, -1, "manifest_public_key", ret_error,
+                             "key 'manifest_public_key': not the base64 of an Ed25519 public key "
+                             "(the line between the armour of 'openssl pkey -pubout')");
+        if (c->map_enabled[NSS_MAP_SHADOW] || c->map_enabled[NSS_MAP_SSHKEY]) {
+                if (!c->map_enabled[NSS_MAP_PASSWD])
+                        return fault(f, -1, "maps", ret_error,
+                                     "key 'maps': shadow and sshkey need passwd with source = http (their entries "
+                                     "are only taken for users its file holds)");
+        }
+        return 0;
+}
+
+/* export_dir and export_signing_key: both or neither. */
+static int conf_check_export(const ScimConfig *c, ConfFault *f, char **ret_error) {
+        if (c->export_dir && !c->export_signing_key)
+                return fault(f, -1, "export_dir", ret_error,
+                             "key 'export_dir': needs export_signing_key (nodes use a signed manifest only)");
+        if (c->export_signing_key && !c->export_dir)
+                return fault(f, -1, "export_signing_key", ret_error,
+                             "key 'export_signing_key': read only with export_dir");
+        return 0;
+}
+
 /* source = http: a URL for every map, shadow and sshkey only beside passwd. */
 static int conf_check_http(const ScimConfig *c, ConfFault *f, char **ret_error) {
         const char *why;
@@ -919,6 +975,8 @@ static int conf_check_http(const ScimConfig *c, ConfFault *f, char **ret_error) 
                 return fault(f, -1, "http_max_size", ret_error, "key 'http_max_size': must be in [1K, 1G]");
         if (c->http_retry_max < 1 || c->http_retry_max > 10)
                 return fault(f, -1, "http_retry_max", ret_error, "key 'http_retry_max': must be in [1, 10]");
+        if (c->manifest_url || c->manifest_public_key)
+                return conf_check_manifest(c, f, ret_error);
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
                 if (!c->map_enabled[t])
                         continue;
@@ -956,6 +1014,9 @@ static int conf_check(ScimConfig *c, ConfFault *f, char **ret_error) {
                 return fault(f, -1, "source", ret_error, "key 'source': only 'scim' and 'http' are supported");
         if (!streq_ptr(c->cache, "files"))
                 return fault(f, -1, "cache", ret_error, "key 'cache': only 'files' is supported");
+        r = conf_check_export(c, f, ret_error);
+        if (r < 0)
+                return r;
         if (nsscache_conf_is_http(c)) {
                 r = conf_check_common(c, f, ret_error);
                 return r < 0 ? r : conf_check_http(c, f, ret_error);
@@ -964,6 +1025,10 @@ static int conf_check(ScimConfig *c, ConfFault *f, char **ret_error) {
                 if (c->http_url[t])
                         return fault(f, -1, http_url_keys[t], ret_error, "key '%s': read only with source = http",
                                      http_url_keys[t]);
+        if (c->manifest_url || c->manifest_public_key)
+                return fault(f, -1, c->manifest_url ? "manifest_url" : "manifest_public_key", ret_error,
+                             "key '%s': read only with source = http",
+                             c->manifest_url ? "manifest_url" : "manifest_public_key");
         if (isempty(c->base_url))
                 return fault(f, -1, "scim_base_url", ret_error, "key 'scim_base_url': required");
         if (has_control(c->base_url) || strchr(c->base_url, ' ') || strchr(c->base_url, '?') ||
@@ -1020,6 +1085,7 @@ static int conf_check_written(const ScimConfig *c, ConfFault *f, char **ret_erro
         } dirs[] = {
                 { "files_dir", c->files_dir },
                 { "timestamp_dir", c->timestamp_dir },
+                { "export_dir", c->export_dir },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
@@ -1045,6 +1111,8 @@ bool nsscache_conf_is_http(const ScimConfig *c) {
 const char *nsscache_conf_source_name(const ScimConfig *c) {
         if (!nsscache_conf_is_http(c))
                 return c->base_url ?: "";
+        if (c->manifest_url)
+                return c->manifest_url;
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
                 if (c->map_enabled[t] && c->http_url[t])
                         return c->http_url[t];
@@ -1139,6 +1207,20 @@ static int conf_check_token(const ScimConfig *c, ConfFault *f, char **ret_error)
         return fault(f, -1, NULL, ret_error, "%s", msg ?: strerror(-r));
 }
 
+/* Every export would fail for want of the key: read it as an export does. */
+static int conf_check_signing_key(const ScimConfig *c, ConfFault *f, char **ret_error) {
+        _cleanup_(evp_pkey_freep) EVP_PKEY *key = NULL;
+        _cleanup_free_ char *msg = NULL;
+        int r;
+
+        if (!c->export_signing_key)
+                return 0;
+        r = map_export_key_load(c->export_signing_key, &key, &msg);
+        if (r >= 0 || r == -ENOMEM)
+                return r;
+        return fault(f, -1, "export_signing_key", ret_error, "key 'export_signing_key': %s", msg ?: strerror(-r));
+}
+
 /* Prefixes a cross-key error with where the key was written: its YAML
  * position, else the nsscache.conf it was read from, else the section. */
 static int conf_check_located(ScimConfig *c, const sunkd_host_api *api, const sunkd_cfg *cfg,
@@ -1155,6 +1237,8 @@ static int conf_check_located(ScimConfig *c, const sunkd_host_api *api, const su
         /* the http source sends no token, as nsscache's */
         if (r >= 0 && !nsscache_conf_is_http(c))
                 r = conf_check_token(c, &f, ret_error);
+        if (r >= 0)
+                r = conf_check_signing_key(c, &f, ret_error);
         if (r >= 0 || !ret_error || !*ret_error)
                 return r;
         if (f.map >= 0)

@@ -81,6 +81,12 @@ typedef struct ScimConfig {
         int64_t http_retry_max;          /* requests per file at most, as nsscache counts them */
         uint64_t http_retry_delay_usec;
         uint64_t http_max_size;          /* bytes of one decoded file at most */
+        char *manifest_url;              /* the maps named by a signed manifest (map-export.h) */
+        char *manifest_public_key;       /* base64 of its Ed25519 SubjectPublicKeyInfo */
+
+        /* the producer: what a publish leaves for nodes (map-export.h) */
+        char *export_dir;
+        char *export_signing_key; /* Ed25519 private key, PEM */
 
         /* sunkd's own */
         char *nsscache_conf;

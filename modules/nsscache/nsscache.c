@@ -32,6 +32,7 @@
 #include <json-c/json.h>
 
 #include "cache-publish.h"
+#include "map-export.h"
 #include "nsscache-conf.h"
 #include "nsscache-refresh.h"
 #include "scim-fetch.h"
@@ -69,6 +70,9 @@ typedef struct Result {
         int recover_result;   /* and how that went; its message in recover_error */
         char *recover_error;
         char *error;
+        int export_result;          /* export_dir: after a publish; its message in export_error */
+        char *export_error;
+        uint64_t export_generation; /* the manifest written, 0: none needed */
 } Result;
 
 typedef struct Metrics {
@@ -91,6 +95,8 @@ typedef struct State {
         uint64_t rejects[_SCIM_REJECT_MAX];
         ScimFetchStats last_stats;
         int64_t source_modified; /* http: the oldest Last-Modified of the files published last, -1: unknown */
+        uint64_t export_generation;   /* the last manifest exported */
+        uint64_t manifest_generation; /* manifest_url: the generation published last */
         uint64_t runs;
         char **logged_rejects; /* the last run's rejects, already logged */
 } State;
@@ -201,8 +207,11 @@ static int refresh_work(void *state, void *input, const sunkd_cancel *cancel, vo
                                  &res->report, &res->error);
         /* The run's pages and maps are freed: give the heap back to the system. */
         (void) malloc_trim(0);
-        if (r >= 0)
+        if (r >= 0) {
                 res->published = true;
+                res->export_result = map_export(c, &opts, &res->report, &res->export_generation,
+                                                &res->export_error);
+        }
         res->cancelled = r == -ECANCELED && sunkd_cancelled(cancel);
         return r;
 }
@@ -214,6 +223,7 @@ static void result_free(Result *res) {
                 free(res->records[i].name);
         free(res->recover_error);
         free(res->error);
+        free(res->export_error);
         free(res);
 }
 
@@ -283,6 +293,24 @@ static void update_metrics(State *s, const Result *res) {
         }
 }
 
+/* The maps are published either way; a failed export fails the run, so
+ * that status and the job say the nodes did not get them. */
+static int log_export(State *s, Result *res) {
+        if (res->export_result < 0) {
+                sunkd_log_error_errno(s->ctx, res->export_result, "Published, but failed to export the maps to '%s': %s",
+                                      s->conf->conf->export_dir, res->export_error ?: strerror(-res->export_result));
+                free(res->error);
+                res->error = TAKE_PTR(res->export_error);
+                return res->export_result;
+        }
+        if (res->export_generation > 0) {
+                sunkd_log_info(s->ctx, "Exported the maps to '%s' as generation %llu.", s->conf->conf->export_dir,
+                               (unsigned long long) res->export_generation);
+                s->export_generation = res->export_generation;
+        }
+        return 0;
+}
+
 static void record_outcome(State *s, int r, const Input *in, const Result *res) {
         s->runs++;
         s->last_run_usec = realtime_usec();
@@ -297,6 +325,7 @@ static void record_outcome(State *s, int r, const Input *in, const Result *res) 
                 return;
         s->last_success_usec = s->last_run_usec;
         s->source_modified = res->stats.source_modified;
+        s->manifest_generation = res->stats.manifest_generation;
         for (int t = 0; t < _NSS_MAP_MAX; t++)
                 s->entries[t] = res->report.map[t].entries;
         if (in->force && unlink(s->force_path) == 0)
@@ -392,6 +421,8 @@ static int refresh_done(void *state, int r, void *input, void *result) {
         else if (r < 0)
                 sunkd_log_error_errno(s->ctx, r, "Refresh failed, the existing caches are unchanged: %s",
                                       res && res->error ? res->error : strerror(-r));
+        if (r >= 0 && res && res->published)
+                r = log_export(s, res);
         if (res && res->error && r < 0)
                 (void) s->ctx->api->job_set_message(s->job, res->error);
         if (res)
@@ -596,10 +627,15 @@ static int nsscache_status(void *state, struct json_object *out) {
         json_object_object_add(out, "bytes", json_object_new_int64((int64_t) s->last_stats.bytes));
         json_object_object_add(out, "duration_usec", json_object_new_int64((int64_t) s->last_stats.duration_usec));
         json_object_object_add(out, "replayed", json_object_new_boolean(s->last_stats.replayed));
+        if (s->export_generation > 0)
+                json_object_object_add(out, "export_generation", json_object_new_int64((int64_t) s->export_generation));
         if (nsscache_conf_is_http(s->conf->conf) && s->runs) {
                 json_object_object_add(out, "not_modified", json_object_new_int64((int64_t) s->last_stats.not_modified));
                 if (s->source_modified >= 0)
                         json_object_object_add(out, "source_modified", json_object_new_int64(s->source_modified));
+                if (s->manifest_generation > 0)
+                        json_object_object_add(out, "manifest_generation",
+                                               json_object_new_int64((int64_t) s->manifest_generation));
         }
         return 0;
 }

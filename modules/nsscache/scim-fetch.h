@@ -47,6 +47,7 @@ typedef struct ScimFetchStats {
         uint64_t duration_usec;
         uint64_t not_modified;   /* http source: files answered 304 */
         int64_t source_modified; /* http source: the oldest Last-Modified of the files used, -1: unknown */
+        uint64_t manifest_generation; /* manifest_url: the generation of the manifest used, 0: none */
         bool cursor;    /* a listing was paged by cursor (RFC 9865) */
         bool replayed;  /* every answer was as in the last run: nothing was parsed (refresh-memo.h) */
         unsigned notes; /* ScimFetchNote bits */

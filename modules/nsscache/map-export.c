@@ -1,0 +1,241 @@
+/* export_dir: content-addressed maps, gzip copies, a signed manifest last (map-export.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#include "manifest.h"
+#include "map-export.h"
+#include "util/cleanup.h"
+#include "util/errloc.h"
+#include "util/fileio.h"
+#include "util/secret-file.h"
+
+#define EXPORT_MODE 0644
+
+int map_export_key_load(const char *path, EVP_PKEY **ret, char **ret_error) {
+        _cleanup_erase_ char *pem = NULL;
+        int r;
+
+        r = secret_file_read(path, EXPORT_KEY_MAX, &pem, ret_error);
+        if (r < 0)
+                return r;
+        r = manifest_key_private(pem, strlen(pem), ret);
+        if (r == -EBADMSG)
+                return errmsg_set(ret_error, r, "'%s': not an Ed25519 private key in PEM", path);
+        return r;
+}
+
+/* @in gzip-compressed (RFC 1952), as a web server's gzip_static serves it. */
+static int gzip_encode(const char *in, size_t len, char **ret, size_t *ret_len) {
+        z_stream z = {};
+        _cleanup_free_ char *out = NULL;
+        size_t cap;
+        int r;
+
+        if (deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY) != Z_OK)
+                return -ENOMEM;
+        cap = deflateBound(&z, len);
+        out = malloc(cap);
+        if (!out) {
+                deflateEnd(&z);
+                return -ENOMEM;
+        }
+        z.next_in = (Bytef *) in;
+        z.avail_in = (uInt) len;
+        z.next_out = (Bytef *) out;
+        z.avail_out = (uInt) cap;
+        r = deflate(&z, Z_FINISH);
+        *ret_len = z.total_out;
+        deflateEnd(&z);
+        if (r != Z_STREAM_END)
+                return -EIO;
+        *ret = TAKE_PTR(out);
+        return 0;
+}
+
+static int write_file(const char *dir, const char *name, const char *data, size_t len, char **ret_error) {
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        if (asprintf(&path, "%s/%s", dir, name) < 0)
+                return -ENOMEM;
+        r = fileio_write_atomic(path, data, len, EXPORT_MODE, (uid_t) -1, (gid_t) -1);
+        if (r < 0)
+                return errmsg_set(ret_error, r, "cannot write '%s': %s", path, strerror(-r));
+        return 0;
+}
+
+/* NAME.gz, then NAME, unless NAME is there already: the name is its content's digest. */
+static int write_once(const char *dir, const char *name, const char *data, size_t len, char **ret_error) {
+        _cleanup_free_ char *path = NULL, *gz = NULL, *gzname = NULL;
+        struct stat st;
+        size_t gzlen;
+        int r;
+
+        if (asprintf(&path, "%s/%s", dir, name) < 0 || asprintf(&gzname, "%s.gz", name) < 0)
+                return -ENOMEM;
+        if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t) st.st_size == len)
+                return 0;
+        r = gzip_encode(data, len, &gz, &gzlen);
+        if (r < 0)
+                return errmsg_set(ret_error, r, "cannot compress '%s': %s", path, strerror(-r));
+        /* the gzip copy first: whoever sees the plain file may ask for it */
+        r = write_file(dir, gzname, gz, gzlen, ret_error);
+        return r < 0 ? r : write_file(dir, name, data, len, ret_error);
+}
+
+/* Map @t as published: its digest and size into @mm, its files into export_dir. */
+static int export_map(const ScimConfig *c, const CacheOptions *opts, NssMapType t, ManifestMap *mm,
+                      char **ret_error) {
+        _cleanup_free_ char *path = cache_publish_path(opts, t), *data = NULL;
+        char hex[2 * MANIFEST_SHA256_LEN + 1];
+        size_t len;
+        unsigned n;
+        int r;
+
+        if (!path)
+                return -ENOMEM;
+        r = fileio_read(path, HTTP_MAX_SIZE_MAX, &data, &len);
+        if (r < 0)
+                return errmsg_set(ret_error, r, "cannot read '%s' to export it: %s", path, strerror(-r));
+        if (EVP_Digest(data, len, mm->sha256, &n, EVP_sha256(), NULL) != 1)
+                return -ENOMEM;
+        manifest_sha256_hex(mm->sha256, hex);
+        if (asprintf(&mm->file, "%s-%s", nss_map_to_string(t), hex) < 0) {
+                mm->file = NULL;
+                return -ENOMEM;
+        }
+        mm->size = len;
+        mm->present = true;
+        return write_once(c->export_dir, mm->file, data, len, ret_error);
+}
+
+/* The generation after the last one exported, written before any manifest
+ * carries it: a crash never hands a number out twice. */
+static int next_generation(const CacheOptions *opts, uint64_t *ret, char **ret_error) {
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        char buf[32];
+        uint64_t g = 0;
+        size_t len;
+        int r, n;
+
+        if (!opts->state_dir)
+                return errmsg_set(ret_error, -EINVAL, "no state directory to keep the export generation in");
+        if (asprintf(&path, "%s/%s", opts->state_dir, EXPORT_GENERATION_FILE) < 0)
+                return -ENOMEM;
+        r = fileio_read(path, 64, &text, &len);
+        if (r < 0 && r != -ENOENT)
+                return errmsg_set(ret_error, r, "cannot read '%s': %s", path, strerror(-r));
+        if (r >= 0 && (sscanf(text, "%" SCNu64 "%n", &g, &n) != 1 || text[n + strspn(text + n, "\n")] != 0 ||
+                       g >= MANIFEST_GENERATION_MAX))
+                return errmsg_set(ret_error, -EBADMSG, "'%s': not a generation number", path);
+        g++;
+        n = snprintf(buf, sizeof(buf), "%" PRIu64 "\n", g);
+        r = fileio_write_atomic(path, buf, (size_t) n, 0644, (uid_t) -1, (gid_t) -1);
+        if (r < 0)
+                return errmsg_set(ret_error, r, "cannot write '%s': %s", path, strerror(-r));
+        *ret = g;
+        return 0;
+}
+
+static bool is_export_file(const char *name) {
+        const char *dash = strrchr(name, '-');
+        size_t n;
+
+        if (!dash || nss_map_from_string(strndupa(name, (size_t) (dash - name))) == (NssMapType) -1)
+                return false;
+        n = strspn(dash + 1, "0123456789abcdef");
+        return n == 2 * MANIFEST_SHA256_LEN && (dash[1 + n] == 0 || strcmp(dash + 1 + n, ".gz") == 0);
+}
+
+static bool named_by(const Manifest *m, const char *name) {
+        for (size_t t = 0; t < _NSS_MAP_MAX; t++) {
+                size_t n = m->map[t].file ? strlen(m->map[t].file) : 0;
+
+                if (n && strncmp(name, m->map[t].file, n) == 0 && (name[n] == 0 || strcmp(name + n, ".gz") == 0))
+                        return true;
+        }
+        return false;
+}
+
+/* Files of neither @now nor @before are removed; failures only leave them. */
+static void remove_old(const char *dir, const Manifest *now, const Manifest *before) {
+        _cleanup_closedir_ DIR *d = opendir(dir);
+        struct dirent *de;
+
+        if (!d)
+                return;
+        while ((de = readdir(d)))
+                if (is_export_file(de->d_name) && !named_by(now, de->d_name) && !named_by(before, de->d_name))
+                        (void) unlinkat(dirfd(d), de->d_name, 0);
+}
+
+/* Whether @a and @b name the same files (the names are the digests). */
+static bool same_maps(const Manifest *a, const Manifest *b) {
+        for (size_t t = 0; t < _NSS_MAP_MAX; t++)
+                if (a->map[t].present != b->map[t].present ||
+                    (a->map[t].present && strcmp(a->map[t].file, b->map[t].file) != 0))
+                        return false;
+        return true;
+}
+
+/* The manifest export_dir holds now, if it is ours (signed by @key). */
+static void read_previous(const char *path, EVP_PKEY *key, Manifest *ret) {
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+
+        if (fileio_read(path, MANIFEST_MAX, &text, &len) >= 0)
+                (void) manifest_verify(text, len, key, ret, NULL);
+}
+
+int map_export(const ScimConfig *c, const CacheOptions *opts, const CacheReport *report, uint64_t *ret_generation,
+               char **ret_error) {
+        _cleanup_(evp_pkey_freep) EVP_PKEY *key = NULL;
+        _cleanup_(manifest_done) Manifest m = {}, before = {};
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        size_t len;
+        int r;
+
+        *ret_generation = 0;
+        if (!c->export_dir)
+                return 0;
+        if (asprintf(&path, "%s/%s", c->export_dir, EXPORT_MANIFEST) < 0)
+                return -ENOMEM;
+        r = map_export_key_load(c->export_signing_key, &key, ret_error);
+        if (r < 0)
+                return r;
+        read_previous(path, key, &before);
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
+                if (!opts->enabled[t])
+                        continue;
+                r = export_map(c, opts, t, m.map + t, ret_error);
+                if (r < 0)
+                        return r;
+        }
+        /* the maps it names are these: nothing to tell the nodes, no new generation */
+        if (before.generation > 0 && same_maps(&m, &before))
+                return 0;
+        m.users = report->map[NSS_MAP_PASSWD].entries;
+        m.groups = report->map[NSS_MAP_GROUP].entries;
+        m.time = (int64_t) time(NULL);
+        r = next_generation(opts, &m.generation, ret_error);
+        if (r < 0)
+                return r;
+        r = manifest_sign(&m, key, &text, &len);
+        if (r < 0)
+                return errmsg_set(ret_error, r, "cannot sign the manifest: %s", strerror(-r));
+        r = fileio_write_atomic(path, text, len, EXPORT_MODE, (uid_t) -1, (gid_t) -1);
+        if (r < 0)
+                return errmsg_set(ret_error, r, "cannot write '%s': %s", path, strerror(-r));
+        remove_old(c->export_dir, &m, &before);
+        *ret_generation = m.generation;
+        return 0;
+}

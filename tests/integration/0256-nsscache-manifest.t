@@ -1,0 +1,257 @@
+#!/bin/bash
+# Maps published once, signed: a producer sunkd maps the SCIM fixture and
+# exports the maps and an Ed25519-signed manifest into a directory a real
+# nginx serves; a node sunkd follows the manifest.  Whoever takes the web
+# server over can serve nothing the node publishes: a changed map file, a
+# changed or re-signed manifest, one signed by another key, an older
+# generation (which would bring a removed user's key back), a malformed or
+# oversized manifest all fail the run, the node's caches stay as they were
+# and the daemon stays up.
+. "$SUNKD_SRCDIR/tests/lib/tap.sh"
+. "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
+. "$SUNKD_SRCDIR/tests/lib/scim.sh"
+. "$SUNKD_SRCDIR/tests/lib/nginx.sh"
+sunkd_setup
+cp "$SUNKD_BUILDDIR/modules/nsscache/.libs/nsscache.so" "$MODDIR/" || bail_out "nsscache.so not built"
+command -v openssl >/dev/null || bail_out "openssl is needed to make the signing keys"
+P="$T/producer"
+PRODUCER_PID=
+producer_stop() {
+        [ -n "$PRODUCER_PID" ] && kill -TERM "$PRODUCER_PID" 2>/dev/null && wait "$PRODUCER_PID"
+        PRODUCER_PID=
+}
+trap 'producer_stop; nginx_stop; scim_stop; sunkd_cleanup' EXIT
+W="$T/www"
+mkdir -p "$W" "$T/cache" "$T/ts" "$T/local" "$P/cache" "$P/ts" "$P/state" "$P/run"
+printf 'root:x:0:0:root:/root:/bin/bash\n' > "$T/local/passwd"
+printf 'root:x:0:\n' > "$T/local/group"
+cp "$SUNKD_SRCDIR/etc/demo/scim-data.json" "$T/data.json"
+scim_start "$T/data.json"
+scim_token
+(umask 077 && openssl genpkey -algorithm ed25519 -out "$T/signing.pem" 2>/dev/null &&
+        openssl genpkey -algorithm ed25519 -out "$T/other.pem" 2>/dev/null) || bail_out "openssl genpkey failed"
+PUB=$(openssl pkey -in "$T/signing.pem" -pubout | sed -n 2p)
+
+# The producer: its own socket and state directory, the SCIM fixture, export_dir served by nginx.
+cat > "$P/sunkd.yaml" <<EOF
+socket: $P/run/io.sunkd
+state_dir: $P/state
+module_dir: $MODDIR
+modules:
+  nsscache:
+    nsscache_conf: $SUNKD_SRCDIR/etc/nsscache.conf.example
+    scim_base_url: $SCIM_URL
+    files_dir: $P/cache
+    timestamp_dir: $P/ts
+    token_file: $T/token
+    local_passwd: $T/local/passwd
+    local_group: $T/local/group
+    interval: 1h
+    splay: 1h
+    export_dir: $W
+    export_signing_key: $T/signing.pem
+EOF
+chmod 644 "$P/sunkd.yaml"
+producer_start() {
+        "$SUNKD" -c "$P/sunkd.yaml" 2>> "$P/sunkd.log" &
+        PRODUCER_PID=$!
+        wait_for_file "$P/run/io.sunkd" 300 || { sed 's/^/# /' "$P/sunkd.log"; bail_out "the producer did not start"; }
+}
+pctl() {
+        "$SUNKCTL" -s "$P/run/io.sunkd" --timeout 300 "$@"
+}
+pstatus() {
+        pctl --json status | python3 -c '
+import json, sys
+m = [m for m in json.load(sys.stdin)["modules"] if m["name"] == "nsscache"]
+print(m[0].get("status", {}).get(sys.argv[1], "") if m else "")' "$1"
+}
+# mfile MAP: the file the served manifest names for MAP (read without checking: the node checks)
+mfile() {
+        python3 -c '
+import base64, json, sys
+env = json.load(open(sys.argv[1]))
+print(json.loads(base64.b64decode(env["payload"]))["maps"][sys.argv[2]]["file"])' "$W/manifest" "$1"
+}
+# sign_manifest KEY PAYLOAD: an envelope around PAYLOAD signed by KEY, as a producer signs
+sign_manifest() {
+        printf 'sunkd-nsscache-manifest 1\n%s' "$2" > "$T/msg"
+        openssl pkeyutl -sign -rawin -inkey "$1" -in "$T/msg" -out "$T/sig" || bail_out "openssl pkeyutl failed"
+        python3 -c '
+import base64, sys
+p = base64.b64encode(sys.argv[1].encode()).decode()
+s = base64.b64encode(open(sys.argv[2], "rb").read()).decode()
+print("{\"payload\":\"%s\",\"signature\":\"%s\"}" % (p, s))' "$2" "$T/sig"
+}
+payload() {
+        python3 -c '
+import base64, json, sys
+print(base64.b64decode(json.load(open(sys.argv[1]))["payload"]).decode(), end="")' "$W/manifest"
+}
+
+producer_start
+nginx_start "$W"
+pctl run nsscache.refresh > "$T/out" 2>&1 || { sed 's/^/# /' "$T/out"; bail_out "the producer's first refresh failed"; }
+
+# 1. The export: content-addressed maps, gzip copies, a signed manifest.
+ok "the producer wrote the manifest" test -f "$W/manifest"
+is "$(pstatus export_generation)" 1 "as generation 1"
+is "$(cat "$P/state/nsscache/export-generation")" 1 "kept in its state directory"
+f=$(mfile passwd)
+is "$f" "passwd-$(sha256sum < "$P/cache/passwd.cache" | cut -d' ' -f1)" "passwd is named by its SHA-256"
+is "$(cat "$W/$f")" "$(cat "$P/cache/passwd.cache")" "and holds the published passwd map"
+is "$(gzip -dc "$W/$f.gz")" "$(cat "$W/$f")" "its gzip copy decompresses to it"
+for m in shadow group sshkey; do
+        is "$(cat "$W/$(mfile $m)")" "$(cat "$P/cache/$m.cache")" "$m is exported as published"
+done
+like "$(payload)" "\"users\":$(wc -l < "$P/cache/passwd.cache"),\"groups\":$(wc -l < "$P/cache/group.cache")," \
+        "the manifest counts the users and groups published"
+pctl run nsscache.refresh > /dev/null
+is "$(cat "$P/state/nsscache/export-generation")" 1 "an unchanged run exports no new generation"
+
+# 2. The node: the manifest, verified, and the maps it names.
+sunkd_config "modules:
+  nsscache:
+    source: http
+    maps: [passwd, shadow, group, sshkey]
+    files_dir: $T/cache
+    timestamp_dir: $T/ts
+    files_cache_filename_suffix: cache
+    local_passwd: $T/local/passwd
+    local_group: $T/local/group
+    manifest_url: $NGINX_URL/manifest
+    manifest_public_key: $PUB
+    http_retry_max: 1
+    interval: 1h
+    splay: 1h"
+out=$("$SUNKD" -c "$T/sunkd.yaml" --check-config 2>&1); rc=$?
+is "$rc" 0 "a node configuration with manifest_url is accepted" || diag "$out"
+sunkd_start
+refresh() {
+        OUT=$(ctl run nsscache.refresh 2>&1)
+        RC=$?
+}
+refresh
+is "$RC" 0 "the node's first refresh succeeds" || diag "$OUT"
+for m in passwd shadow group sshkey; do
+        is "$(cat "$T/cache/$m.cache")" "$(cat "$P/cache/$m.cache")" "the node's $m map is the producer's"
+done
+is "$(module_status nsscache manifest_generation)" 1 "status shows the generation applied"
+is "$(nginx_requests "/$f")" 1 "passwd was fetched once"
+refresh
+is "$RC" 0 "an unchanged refresh succeeds" || diag "$OUT"
+is "$(grep -c '^GET /manifest 304 ' "$NGINX_LOG")" 1 "the manifest is asked for conditionally: 304"
+is "$(nginx_requests "/$f")" 1 "no map is fetched again"
+
+# 3. A user removed at the directory: generation 2, only the changed maps fetched.
+cp -a "$W" "$T/www.gen1"
+group1=$(mfile group)
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["Users"] = [u for u in d["Users"] if u["userName"] != "ada@example.com"]
+json.dump(d, open(sys.argv[1], "w"))' "$T/data.json"
+scim_reload
+pctl run nsscache.refresh > /dev/null || diag "the producer's refresh failed"
+is "$(pstatus export_generation)" 2 "the producer exports generation 2"
+ok "the passwd file of generation 1 stays while a node may still read its manifest" test -e "$W/$f"
+refresh
+is "$RC" 0 "the node applies it" || diag "$OUT"
+unlike "$(cat "$T/cache/passwd.cache")" "^ada:" "ada is gone from the node"
+unlike "$(cat "$T/cache/sshkey.cache")" "^ada:" "and her keys"
+is "$(module_status nsscache manifest_generation)" 2 "generation 2 applied"
+if [ "$(mfile group)" = "$group1" ]; then
+        is "$(nginx_requests "/$group1")" 1 "the unchanged group map is not fetched again"
+else
+        ok "the group map changed too (ada's memberships)" true
+fi
+cp "$T/cache/passwd.cache" "$T/passwd.gen2"
+cp "$T/cache/sshkey.cache" "$T/sshkey.gen2"
+cp -a "$W" "$T/www.gen2"
+
+# refused CASE REGEX: the run fails naming why; the caches stay generation 2's; sunkd lives.
+refused() {
+        refresh
+        ok "$1: the refresh fails" test "$RC" -ne 0
+        like "$(module_status nsscache last_error)" "$2" "$1: the error says why"
+        is "$(cat "$T/cache/passwd.cache")" "$(cat "$T/passwd.gen2")" "$1: passwd.cache unchanged"
+        is "$(cat "$T/cache/sshkey.cache")" "$(cat "$T/sshkey.gen2")" "$1: sshkey.cache unchanged"
+        ok "$1: sunkd is alive" kill -0 "$SUNKD_PID"
+}
+restore() {
+        rm -rf "$W" && cp -a "$T/www.gen2" "$W"
+}
+
+# 4. The old directory served again (a replay): ada's key would come back.
+rm -rf "$W" && cp -a "$T/www.gen1" "$W"
+refused "generation 1 replayed" "generation 1 is older than 2, the one applied"
+sunkd_stop
+sunkd_start
+refused "generation 1 replayed after a restart" "generation 1 is older than 2"
+restore
+
+# 5. Each map file changed (the node has no copy of it, so it fetches them all).
+for m in passwd shadow group sshkey; do
+        restore
+        rm -f "$T"/state/nsscache/http-*
+        printf 'mallory:x:2999:2999::/home/mallory:/bin/bash\n' >> "$W/$(mfile $m)"
+        refused "the $m file changed" "(digest|SHA-256|bytes, the manifest says)"
+done
+restore
+refresh
+is "$RC" 0 "the genuine files are fetched again" || diag "$OUT"
+
+# 6. The manifest: its payload changed, its signature changed, another key, malformed, oversized.
+good=$(cat "$W/manifest")
+sign_manifest "$T/signing.pem" "$(payload)" > "$T/resigned"
+is "$(cat "$T/resigned")" "$good" "the test signs as the producer does"
+sign_manifest "$T/other.pem" "$(payload | sed 's/"generation":2/"generation":3/')" > "$W/manifest"
+refused "a manifest signed by another key" "signature does not verify"
+python3 -c '
+import base64, json, sys
+env = json.load(open(sys.argv[1]))
+p = base64.b64decode(env["payload"]).decode().replace("\"generation\":2", "\"generation\":9")
+env["payload"] = base64.b64encode(p.encode()).decode()
+print(json.dumps(env))' "$T/www.gen2/manifest" > "$W/manifest"
+refused "the payload changed under its signature" "signature does not verify"
+python3 -c '
+import base64, json, sys
+env = json.load(open(sys.argv[1]))
+s = bytearray(base64.b64decode(env["signature"])); s[0] ^= 1
+env["signature"] = base64.b64encode(bytes(s)).decode()
+print(json.dumps(env))' "$T/www.gen2/manifest" > "$W/manifest"
+refused "the signature changed" "signature does not verify"
+sign_manifest "$T/signing.pem" "$(payload | sed 's/"generation":2/"generation":1/')" > "$W/manifest"
+refused "a lower generation, genuinely signed" "generation 1 is older than 2"
+printf '{"payload": ' > "$W/manifest"
+refused "a malformed manifest" "manifest: not a JSON object"
+head -c 70000 /dev/zero | tr '\0' ' ' > "$W/manifest"
+refused "an oversized manifest" "manifest: over 65536 bytes"
+restore
+
+# 7. The key: a node configured with another key refuses the genuine manifest.
+OTHER=$(openssl pkey -in "$T/other.pem" -pubout | sed -n 2p)
+sunkd_stop
+sed -i "s|manifest_public_key: .*|manifest_public_key: $OTHER|" "$T/sunkd.yaml"
+sunkd_start
+refused "the node trusts another key" "signature does not verify"
+sed -i "s|manifest_public_key: .*|manifest_public_key: not-a-key|" "$T/sunkd.yaml"
+out=$("$SUNKD" -c "$T/sunkd.yaml" --check-config 2>&1); rc=$?
+ok "a manifest_public_key that is not a key is refused" test "$rc" -ne 0
+like "$out" "sunkd.yaml:[0-9]+:[0-9]+: .*key 'manifest_public_key': not the base64 of an Ed25519 public key" \
+        "at its line"
+
+# 8. The producer's generation survives its restart.
+producer_stop
+producer_start
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["Users"] = [u for u in d["Users"] if u["userName"] != "grace@example.com"]
+json.dump(d, open(sys.argv[1], "w"))' "$T/data.json"
+scim_reload
+pctl run nsscache.refresh > /dev/null || diag "the producer's refresh failed"
+is "$(cat "$P/state/nsscache/export-generation")" 3 "after a restart the producer exports generation 3"
+unlike "$(cat "$W/$(mfile passwd)")" "^grace:" "without the user removed"
+
+done_testing
