@@ -254,4 +254,30 @@ pctl run nsscache.refresh > /dev/null || diag "the producer's refresh failed"
 is "$(cat "$P/state/nsscache/export-generation")" 3 "after a restart the producer exports generation 3"
 unlike "$(cat "$W/$(mfile passwd)")" "^grace:" "without the user removed"
 
+# 9. Configurations that could not work are refused at their line.
+# bad_config DESC REGEX YAML-LINES: the producer's configuration with these lines instead of the export's
+bad_config() {
+        grep -v '^    export_' "$P/sunkd.yaml" > "$T/bad.yaml"
+        printf '%s\n' "$3" >> "$T/bad.yaml"
+        out=$("$SUNKD" -c "$T/bad.yaml" --check-config 2>&1); rc=$?
+        ok "$1: refused" test "$rc" -ne 0
+        like "$out" "$2" "$1: the error says why"
+}
+bad_config "export_dir without a key" "bad.yaml:[0-9]+:[0-9]+: .*key 'export_dir': needs export_signing_key" \
+        "    export_dir: $W"
+cp "$T/signing.pem" "$T/open.pem" && chmod 644 "$T/open.pem"
+bad_config "a signing key others can read" "key 'export_signing_key': .*open.pem" \
+        "    export_dir: $W
+    export_signing_key: $T/open.pem"
+bad_config "a signing key that is not Ed25519" "key 'export_signing_key': .*not an Ed25519 private key" \
+        "    export_dir: $W
+    export_signing_key: $T/token"
+sed "s|^    manifest_public_key: .*|    manifest_public_key: $PUB|" "$T/sunkd.yaml" > "$T/node.yaml"
+printf '    http_passwd_url: %s/passwd\n' "$NGINX_URL" >> "$T/node.yaml"
+out=$("$SUNKD" -c "$T/node.yaml" --check-config 2>&1)
+like "$out" "key 'http_passwd_url': not with manifest_url" "a map URL beside manifest_url is refused"
+grep -v manifest_public_key "$T/sunkd.yaml" > "$T/node.yaml"
+out=$("$SUNKD" -c "$T/node.yaml" --check-config 2>&1)
+like "$out" "key 'manifest_url': needs manifest_public_key" "manifest_url without a key is refused"
+
 done_testing
