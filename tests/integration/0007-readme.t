@@ -62,10 +62,12 @@ chmod 600 "$T/token"
 
 # adapt FILE OUT: this build's modules, the nsscache.conf above, the token
 # file, a group this machine has.
+# root's group by its gid: a test that runs alongside may publish a user named
+# "0" through libnss-cache, which `id -gn 0` would take for a name.
 adapt() {
         { grep -qE '^#?module_dir:' "$1" || echo "module_dir: $MODDIR"
           sed -E -e "s|^#?module_dir: .*|module_dir: $MODDIR|" \
-                -e "s|^socket_group: .*|socket_group: $(id -gn 0)|" \
+                -e "s|^socket_group: .*|socket_group: $(getent group 0 | cut -d: -f1)|" \
                 -e "s|^( *)nsscache_conf: .*|\1nsscache_conf: $T/nsscache.conf|" \
                 -e "s|^( *)token_file: .*|\1token_file: $T/token|" "$1"; } > "$2"
         chmod 644 "$2"
