@@ -62,7 +62,8 @@ refused "a config owned by another uid" \
 out=$("$SUNKD" -c "$D2/real.yaml" --check-config 2>&1)
 like "$out" "refusing config file '$D2/real.yaml': owned by uid $OTHER, not root \(mode 0644\)" \
         "named directly, the file is the one at fault"
-chown 0 "$D2/real.yaml"
+# +0: uid 0 by number; a test alongside may publish a user named "0"
+chown +0 "$D2/real.yaml"
 
 chmod 664 "$D2/real.yaml"
 refused "a group-writable config" \
@@ -72,15 +73,15 @@ chmod 644 "$D2/real.yaml"
 chown "$OTHER" "$D2"
 ok "(the owner of the directory can put another file in its place)" setpriv --reuid "$OTHER" --regid "$OTHER" \
         --clear-groups sh -c "cp '$D2/real.yaml' '$D2/x' && mv '$D2/x' '$D2/real.yaml'"
-chown 0 "$D2/real.yaml"
+chown +0 "$D2/real.yaml"
 refused "a root-owned config in a directory another uid owns" \
         "refusing config file '$C': '$D2' is owned by uid $OTHER, not root \(mode 0755\)"
-chown 0 "$D2"
+chown +0 "$D2"
 
 chown "$OTHER" "$D1"
 refused "a directory two levels up owned by another uid" \
         "refusing config file '$C': '$D1' is owned by uid $OTHER, not root \(mode 0755\)"
-chown 0 "$D1"
+chown +0 "$D1"
 
 chmod 775 "$D2"
 refused "a group-writable directory" \

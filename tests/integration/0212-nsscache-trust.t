@@ -48,7 +48,8 @@ out=$(check); rc=$?
 is "$rc" 2 "a module owned by another user is refused"
 like "$out" "refusing module '$MODDIR/nsscache.so': owned by uid $NOBODY, not root \(mode 0[0-7]{3}\)" \
         "the message names the file, its owner and mode"
-chown 0 "$MODDIR/nsscache.so"
+# +0: uid 0 by number; a test alongside may publish a user named "0"
+chown +0 "$MODDIR/nsscache.so"
 
 chown "$NOBODY" "$MODDIR"
 out=$(check); rc=$?
@@ -58,7 +59,7 @@ like "$out" "refusing module directory '$MODDIR': owned by uid $NOBODY, not root
 # Its owner could indeed swap the module.
 ok "(its owner can replace the module)" setpriv --reuid "$NOBODY" --regid "$NOBODY" --clear-groups \
         sh -c "cp '$MODDIR/nsscache.so' '$MODDIR/x.so' && rm '$MODDIR/x.so'"
-chown 0 "$MODDIR"
+chown +0 "$MODDIR"
 
 chmod 666 "$T/nsscache.conf"
 out=$(check); rc=$?
@@ -74,7 +75,7 @@ out=$(check); rc=$?
 is "$rc" 2 "an nsscache.conf owned by another user is refused"
 like "$out" "refusing config file '$T/nsscache.conf': owned by uid $NOBODY, not root \(mode 0644\)" \
         "the message names the file, its owner and mode"
-chown 0 "$T/nsscache.conf"
+chown +0 "$T/nsscache.conf"
 
 # Where the caches and their timestamps are written: whoever owns a
 # directory on the way can swap passwd.
@@ -107,7 +108,7 @@ is "$rc" 2 "sunkd refuses to start with it"
 like "$(cat "$T/sunkd.log")" "refusing state directory '$T/state/nsscache': owned by uid $NOBODY" "and says why"
 ok "nothing was published" test ! -e "$T/cache/passwd.cache"
 rm -f "$T/state/nsscache/force-next-run"
-chown 0 "$T/state/nsscache"
+chown +0 "$T/state/nsscache"
 chmod 777 "$T/state/nsscache"
 out=$(check); rc=$?
 is "$rc" 2 "a world-writable state directory is refused"
@@ -123,7 +124,7 @@ like "$(log_since)" "refusing state directory '$T/state/nsscache': owned by uid 
         "a reload with the state directory another user's is refused"
 like "$(log_since)" "keeping the running one" "the running configuration stays"
 is "$(ctl ping)" "pong" "the daemon answers"
-chown 0 "$T/state/nsscache"
+chown +0 "$T/state/nsscache"
 sunkd_stop
 is "$SUNKD_EXIT" 0 "clean exit"
 scim_stop
