@@ -135,6 +135,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0250-nsscache-identity.t \
 	tests/integration/0255-nsscache-http.t \
 	tests/integration/0256-nsscache-manifest.t \
+	tests/integration/0259-nsscache-delta.t \
 	tests/integration/0301-readiness.t \
 	tests/integration/0302-s6.t \
 	tests/integration/0303-systemd-unit.t \
@@ -146,7 +147,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0313-unit-caps-gpu.t \
 	# End of INTEGRATION_TESTS
 TESTS += $(INTEGRATION_TESTS)
-EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib/tap.sh tests/lib/sunkd.sh tests/lib/summary tests/lib/scim.sh tests/lib/nginx.sh \
+EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib/tap.sh tests/lib/sunkd.sh tests/lib/summary tests/lib/scim.sh tests/lib/nginx.sh tests/lib/producer.sh \
 	tests/lib/etc-cache.sh tests/lib/fake-cpu-topology.sh tests/lib/scim-dump.sh tests/lib/varlink-raw.py tests/lib/notify-listen.py tests/lib/nss-index-check.py \
 	tests/lib/socket-hog.py tests/lib/ptrace-hold.py tests/lib/with-deadline tests/lib/sshd.sh tests/lib/source-files.sh tests/lib/fake-nvidia-devs.sh \
 	tests/bench/verdict.sh tests/bench/README.md
@@ -311,6 +312,12 @@ TESTS += tests/unit/test-manifest
 tests_unit_test_manifest_SOURCES = tests/unit/test-manifest.c
 tests_unit_test_manifest_CFLAGS = $(CHECK_TEST_CFLAGS) $(CRYPTO_CFLAGS) -I$(top_srcdir)
 tests_unit_test_manifest_LDADD = modules/nsscache/libnsscache-scim.la $(CHECK_TEST_LIBS) $(CRYPTO_LIBS)
+
+check_PROGRAMS += tests/unit/test-map-delta
+TESTS += tests/unit/test-map-delta
+tests_unit_test_map_delta_SOURCES = tests/unit/test-map-delta.c
+tests_unit_test_map_delta_CFLAGS = $(CHECK_TEST_CFLAGS) -I$(top_srcdir)
+tests_unit_test_map_delta_LDADD = modules/nsscache/libnsscache-scim.la $(CHECK_TEST_LIBS)
 
 check_PROGRAMS += tests/lib/scim-dump
 tests_lib_scim_dump_SOURCES = tests/lib/scim-dump.c tests/lib/scim-collect.c tests/lib/scim-collect.h

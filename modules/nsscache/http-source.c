@@ -11,6 +11,7 @@
 
 #include "http-source.h"
 #include "manifest.h"
+#include "map-delta.h"
 #include "map-file.h"
 #include "util/cleanup.h"
 #include "util/errloc.h"
@@ -31,6 +32,8 @@ void http_source_run_done(HttpSourceRun *run) {
         for (size_t t = 0; t < _NSS_MAP_MAX; t++) {
                 http_body_done(run->fetched + t);
                 free(run->url[t]);
+                free(run->delta[t].file);
+                free(run->delta_url[t]);
         }
         http_body_done(&run->manifest);
 }
@@ -43,7 +46,7 @@ static char *copy_path(const CacheOptions *opts, const char *name) {
         return p;
 }
 
-/* The copy of @name applied last, if it is of @url: its validators and body. */
+/* The copy of @name applied last, if it is of @url (NULL: of any): its validators and body. */
 static int copy_load(const ScimConfig *c, const CacheOptions *opts, const char *name, const char *url,
                      HttpBody *ret) {
         _cleanup_free_ char *path = copy_path(opts, name), *text = NULL, *want = NULL;
@@ -56,11 +59,18 @@ static int copy_load(const ScimConfig *c, const CacheOptions *opts, const char *
                 return -ENOENT;
         if (fileio_read(path, c->http_max_size + COPY_HEADER_MAX, &text, &len) < 0)
                 return -ENOENT;
-        if (asprintf(&want, COPY_MAGIC "url %s\n", url) < 0)
-                return -ENOMEM;
-        if (len < strlen(want) || memcmp(text, want, strlen(want)) != 0)
+        if (len < strlen(COPY_MAGIC "url ") || memcmp(text, COPY_MAGIC "url ", strlen(COPY_MAGIC "url ")) != 0)
                 return -ENOENT;
-        p = text + strlen(want);
+        if (url) {
+                if (asprintf(&want, COPY_MAGIC "url %s\n", url) < 0)
+                        return -ENOMEM;
+                if (len < strlen(want) || memcmp(text, want, strlen(want)) != 0)
+                        return -ENOENT;
+                p = text + strlen(want);
+        } else if (!(p = memchr(text, '\n', len)) || !(p = memchr(p + 1, '\n', len - (size_t) (p + 1 - text))))
+                return -ENOENT;
+        else
+                p++;
         end = memmem(p, len - (size_t) (p - text), "\n\n", 2);
         if (!end || sscanf(p, "last-modified %" SCNd64 "\n", &lm) != 1)
                 return -ENOENT;
@@ -181,15 +191,48 @@ static bool sha256_is(const char *data, size_t len, const uint8_t want[static HT
         return EVP_Digest(data, len, md, &n, EVP_sha256(), NULL) == 1 && CRYPTO_memcmp(md, want, sizeof(md)) == 0;
 }
 
-/* Map @t as the manifest names it: the copy applied last if it has the
- * digest, else the file, which must have it (a content-addressed file
- * needs no validators). */
-static int fetch_listed(const ScimConfig *c, const CacheOptions *opts, HttpFetch *f, NssMapType t,
-                        const HttpSourceRun *run, const sunkd_cancel *cancel, HttpBody *ret, char **ret_error) {
-        _cleanup_(http_body_done) HttpBody copy = { .validators = { .last_modified = -1 } };
+/* @copy brought to map @t by the delta the manifest names, if it is the
+ * delta's base; the result must be the map the manifest signs.  Any other
+ * outcome but -ENOMEM and -ECANCELED leaves *@ret empty: fetch it whole. */
+static int apply_listed_delta(HttpFetch *f, NssMapType t, const HttpSourceRun *run, const HttpBody *copy,
+                              const sunkd_cancel *cancel, size_t max, HttpBody *ret, bool *ret_tried) {
+        const ManifestDelta *d = run->delta + t;
+        _cleanup_(http_body_done) HttpBody delta = {};
+        _cleanup_free_ char *why = NULL, *map = NULL;
+        size_t len;
         int r;
 
-        r = copy_load(c, opts, nss_map_to_string(t), run->url[t], &copy);
+        *ret_tried = false;
+        if (!d->present || !copy->data || copy->len != d->from_size || !sha256_is(copy->data, copy->len, d->from))
+                return 0;
+        *ret_tried = true;
+        r = http_fetch_get(f, run->delta_url[t], NULL, d->sha256, cancel, &delta, &why);
+        if (r == -ENOMEM || r == -ECANCELED)
+                return r;
+        if (r < 0 || delta.len != d->size)
+                return 0;
+        r = map_delta_apply(copy->data, copy->len, delta.data, delta.len, max, &map, &len, &why);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 || len != run->size[t] || !sha256_is(map, len, run->sha256[t]))
+                return 0;
+        ret->data = TAKE_PTR(map);
+        ret->len = len;
+        ret->validators.last_modified = -1;
+        return 0;
+}
+
+/* Map @t as the manifest names it: the copy applied last if it has the
+ * digest, else by the delta from that copy, else the file, which must have
+ * it (a content-addressed file needs no validators). */
+static int fetch_listed(const ScimConfig *c, const CacheOptions *opts, HttpFetch *f, NssMapType t,
+                        HttpSourceRun *run, ScimFetchStats *stats, const sunkd_cancel *cancel, HttpBody *ret,
+                        char **ret_error) {
+        _cleanup_(http_body_done) HttpBody copy = { .validators = { .last_modified = -1 } };
+        bool tried;
+        int r;
+
+        r = copy_load(c, opts, nss_map_to_string(t), NULL, &copy);
         if (r == -ENOMEM)
                 return r;
         if (r >= 0 && copy.len == run->size[t] && sha256_is(copy.data, copy.len, run->sha256[t])) {
@@ -198,6 +241,15 @@ static int fetch_listed(const ScimConfig *c, const CacheOptions *opts, HttpFetch
                 ret->not_modified = true;
                 return 0;
         }
+        r = apply_listed_delta(f, t, run, &copy, cancel, (size_t) c->http_max_size, ret, &tried);
+        if (r < 0)
+                return r;
+        if (ret->data) {
+                stats->deltas++;
+                return 0;
+        }
+        if (tried)
+                stats->delta_misses++;
         r = http_fetch_get(f, run->url[t], NULL, run->sha256[t], cancel, ret, ret_error);
         if (r < 0)
                 return r;
@@ -210,7 +262,7 @@ static int fetch_listed(const ScimConfig *c, const CacheOptions *opts, HttpFetch
 }
 
 /* Each map's URL: beside the manifest, named by it. */
-static int listed_urls(const ScimConfig *c, const Manifest *m, HttpSourceRun *run, char **ret_error) {
+static int listed_urls(const ScimConfig *c, Manifest *m, HttpSourceRun *run, char **ret_error) {
         const char *slash = strrchr(c->manifest_url, '/');
         int base = slash ? (int) (slash + 1 - c->manifest_url) : 0;
 
@@ -223,6 +275,14 @@ static int listed_urls(const ScimConfig *c, const Manifest *m, HttpSourceRun *ru
                 if (asprintf(&run->url[t], "%.*s%s", base, c->manifest_url, m->map[t].file) < 0) {
                         run->url[t] = NULL;
                         return -ENOMEM;
+                }
+                if (m->map[t].delta.present) {
+                        run->delta[t] = m->map[t].delta;
+                        m->map[t].delta = (ManifestDelta) {};
+                        if (asprintf(&run->delta_url[t], "%.*s%s", base, c->manifest_url, run->delta[t].file) < 0) {
+                                run->delta_url[t] = NULL;
+                                return -ENOMEM;
+                        }
                 }
                 run->want[t] = true;
                 run->size[t] = m->map[t].size;
@@ -263,9 +323,9 @@ static int fetch_manifest(const ScimConfig *c, const CacheOptions *opts, HttpFet
 
 /* Map @t as the source has it. */
 static int fetch_one(const ScimConfig *c, const CacheOptions *opts, HttpFetch *f, NssMapType t,
-                     HttpSourceRun *run, const sunkd_cancel *cancel, char **ret_error) {
+                     HttpSourceRun *run, ScimFetchStats *stats, const sunkd_cancel *cancel, char **ret_error) {
         if (c->manifest_url)
-                return fetch_listed(c, opts, f, t, run, cancel, run->fetched + t, ret_error);
+                return fetch_listed(c, opts, f, t, run, stats, cancel, run->fetched + t, ret_error);
         run->url[t] = strdup(c->http_url[t]);
         if (!run->url[t])
                 return -ENOMEM;
@@ -299,7 +359,7 @@ int http_source_fetch(const ScimConfig *c, const CacheOptions *opts, ScimMapper 
 
                 if (!c->map_enabled[t])
                         continue;
-                r = fetch_one(c, opts, f, t, run, cancel, ret_error);
+                r = fetch_one(c, opts, f, t, run, stats, cancel, ret_error);
                 if (r < 0)
                         break;
                 lm = b->validators.last_modified;

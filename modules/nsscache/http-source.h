@@ -12,6 +12,7 @@
 
 #include "cache-publish.h"
 #include "http-fetch.h"
+#include "manifest.h"
 #include "nsscache-conf.h"
 #include "scim-fetch.h"
 #include "scim-map.h"
@@ -25,6 +26,8 @@ typedef struct HttpSourceRun {
         bool want[_NSS_MAP_MAX];
         uint8_t sha256[_NSS_MAP_MAX][HTTP_SHA256_LEN];
         uint64_t size[_NSS_MAP_MAX];
+        ManifestDelta delta[_NSS_MAP_MAX]; /* what the manifest offers instead of the whole map */
+        char *delta_url[_NSS_MAP_MAX];
 } HttpSourceRun;
 
 void http_source_run_done(HttpSourceRun *run);
@@ -38,7 +41,9 @@ void http_source_run_done(HttpSourceRun *run);
  * with manifest_public_key, its generation must not be lower than the one
  * applied last (kept in the state directory as manifest-generation), and
  * each map is the file it names, of its size and SHA-256; a map whose
- * applied copy has that digest is not fetched at all.
+ * applied copy has that digest is not fetched at all, and one whose copy
+ * is the map a delta the manifest names was made from gets only the delta
+ * (the whole map when the result is not the map the manifest signs).
  * Return: 0, or what http_fetch_get() or map_file_parse() returned; a map
  * file whose last line is cut short fails the run (-EBADMSG); a manifest
  * that does not verify -EPERM, an older generation -ESTALE.

@@ -20,8 +20,10 @@
 #define SIGNATURE_LEN 64
 
 void manifest_done(Manifest *m) {
-        for (size_t t = 0; t < _NSS_MAP_MAX; t++)
+        for (size_t t = 0; t < _NSS_MAP_MAX; t++) {
                 free(m->map[t].file);
+                free(m->map[t].delta.file);
+        }
         *m = (Manifest) {};
 }
 
@@ -148,16 +150,46 @@ static int signed_message(const char *payload, size_t len, char **ret, size_t *r
         return 0;
 }
 
-static json_object *map_json(const ManifestMap *mm) {
+/* {"file", "size", "sha256"} of a map or a delta. */
+static json_object *file_json(const char *file, uint64_t size, const uint8_t sha256[static MANIFEST_SHA256_LEN]) {
         char hex[2 * MANIFEST_SHA256_LEN + 1];
         json_object *o = json_object_new_object();
 
         if (!o)
                 return NULL;
-        manifest_sha256_hex(mm->sha256, hex);
-        if (json_object_object_add(o, "file", json_object_new_string(mm->file)) < 0 ||
-            json_object_object_add(o, "size", json_object_new_int64((int64_t) mm->size)) < 0 ||
+        manifest_sha256_hex(sha256, hex);
+        if (json_object_object_add(o, "file", json_object_new_string(file)) < 0 ||
+            json_object_object_add(o, "size", json_object_new_int64((int64_t) size)) < 0 ||
             json_object_object_add(o, "sha256", json_object_new_string(hex)) < 0) {
+                json_object_put(o);
+                return NULL;
+        }
+        return o;
+}
+
+static json_object *delta_json(const ManifestDelta *d) {
+        char hex[2 * MANIFEST_SHA256_LEN + 1];
+        json_object *o = file_json(d->file, d->size, d->sha256);
+
+        if (!o)
+                return NULL;
+        manifest_sha256_hex(d->from, hex);
+        if (json_object_object_add(o, "from_size", json_object_new_int64((int64_t) d->from_size)) < 0 ||
+            json_object_object_add(o, "from_sha256", json_object_new_string(hex)) < 0) {
+                json_object_put(o);
+                return NULL;
+        }
+        return o;
+}
+
+static json_object *map_json(const ManifestMap *mm) {
+        json_object *o = file_json(mm->file, mm->size, mm->sha256), *d;
+
+        if (!o || !mm->delta.present)
+                return o;
+        d = delta_json(&mm->delta);
+        if (!d || json_object_object_add(o, "delta", d) < 0) {
+                json_object_put(d);
                 json_object_put(o);
                 return NULL;
         }
@@ -212,7 +244,9 @@ int manifest_sign(const Manifest *m, EVP_PKEY *key, char **ret, size_t *ret_len)
         if (ed25519_check(key) < 0 || m->generation < 1 || m->generation > MANIFEST_GENERATION_MAX)
                 return -EINVAL;
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
-                if (m->map[t].present && (!m->map[t].file || !file_name_ok(m->map[t].file)))
+                if (m->map[t].present && (!m->map[t].file || !file_name_ok(m->map[t].file) ||
+                                          (m->map[t].delta.present &&
+                                           (!m->map[t].delta.file || !file_name_ok(m->map[t].delta.file)))))
                         return -EINVAL;
         payload = payload_json(m);
         if (!payload)
@@ -324,32 +358,75 @@ static int hex_sha256(const char *s, uint8_t ret[static MANIFEST_SHA256_LEN]) {
         return 0;
 }
 
-static int parse_map(json_object *o, NssMapType t, ManifestMap *ret, char **ret_error) {
-        const char *name = nss_map_to_string(t), *file, *sha;
+/* The members "file", "size" and "sha256" of @o, for the field @field. */
+static int parse_file(json_object *o, const char *field, char **ret_file, uint64_t *ret_size,
+                      uint8_t ret_sha256[static MANIFEST_SHA256_LEN], char **ret_error) {
+        const char *file, *sha;
         int64_t size;
         int r;
 
-        if (!json_object_is_type(o, json_type_object) || json_object_object_length(o) != 3)
-                return fail(ret_error, -EBADMSG, "manifest: field 'maps.%s': must be an object of file, size, sha256",
-                            name);
         file = json_member_string(o, "file");
         if (!file || !file_name_ok(file))
                 return fail(ret_error, -EBADMSG,
-                            "manifest: field 'maps.%s.file': must be a file name of [A-Za-z0-9._-], not starting with '.'",
-                            name);
+                            "manifest: field '%s.file': must be a file name of [A-Za-z0-9._-], not starting with '.'",
+                            field);
         sha = json_member_string(o, "sha256");
-        if (!sha || hex_sha256(sha, ret->sha256) < 0)
-                return fail(ret_error, -EBADMSG, "manifest: field 'maps.%s.sha256': must be 64 lowercase hex digits",
-                            name);
+        if (!sha || hex_sha256(sha, ret_sha256) < 0)
+                return fail(ret_error, -EBADMSG, "manifest: field '%s.sha256': must be 64 lowercase hex digits", field);
         r = member_uint(o, "size", 0, INT64_MAX, &size, ret_error);
         if (r < 0)
                 return r;
-        ret->size = (uint64_t) size;
-        ret->file = strdup(file);
-        if (!ret->file)
+        *ret_size = (uint64_t) size;
+        *ret_file = strdup(file);
+        return *ret_file ? 0 : -ENOMEM;
+}
+
+static int parse_delta(json_object *o, NssMapType t, ManifestDelta *ret, char **ret_error) {
+        _cleanup_free_ char *field = NULL;
+        const char *from;
+        int64_t size;
+        int r;
+
+        if (asprintf(&field, "maps.%s.delta", nss_map_to_string(t)) < 0)
                 return -ENOMEM;
+        if (!json_object_is_type(o, json_type_object) || json_object_object_length(o) != 5)
+                return fail(ret_error, -EBADMSG,
+                            "manifest: field '%s': must be an object of file, size, sha256, from_size, from_sha256",
+                            field);
+        r = parse_file(o, field, &ret->file, &ret->size, ret->sha256, ret_error);
+        if (r < 0)
+                return r;
+        from = json_member_string(o, "from_sha256");
+        if (!from || hex_sha256(from, ret->from) < 0)
+                return fail(ret_error, -EBADMSG, "manifest: field '%s.from_sha256': must be 64 lowercase hex digits",
+                            field);
+        r = member_uint(o, "from_size", 0, INT64_MAX, &size, ret_error);
+        if (r < 0)
+                return r;
+        ret->from_size = (uint64_t) size;
         ret->present = true;
         return 0;
+}
+
+static int parse_map(json_object *o, NssMapType t, ManifestMap *ret, char **ret_error) {
+        _cleanup_free_ char *field = NULL;
+        json_object *delta = NULL;
+        size_t n;
+        int r;
+
+        if (asprintf(&field, "maps.%s", nss_map_to_string(t)) < 0)
+                return -ENOMEM;
+        n = json_object_is_type(o, json_type_object) ? (size_t) json_object_object_length(o) : 0;
+        if (n == 4 && !json_object_object_get_ex(o, "delta", &delta))
+                n = 0;
+        if (n != 3 && n != 4)
+                return fail(ret_error, -EBADMSG,
+                            "manifest: field '%s': must be an object of file, size, sha256 and optionally delta", field);
+        r = parse_file(o, field, &ret->file, &ret->size, ret->sha256, ret_error);
+        if (r < 0)
+                return r;
+        ret->present = true;
+        return delta ? parse_delta(delta, t, &ret->delta, ret_error) : 0;
 }
 
 static int parse_maps(json_object *maps, Manifest *m, char **ret_error) {

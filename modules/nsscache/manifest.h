@@ -29,11 +29,22 @@
 #define MANIFEST_FILE_NAME_MAX 128
 #define MANIFEST_GENERATION_MAX (UINT64_C(1) << 53) /* exact in every JSON reader */
 
+/* The lines a map lost and gained since an earlier copy of it (map-delta.h). */
+typedef struct ManifestDelta {
+        bool present;
+        char *file; /* beside the manifest, named as a map's file is */
+        uint64_t size;
+        uint8_t sha256[MANIFEST_SHA256_LEN];
+        uint64_t from_size; /* the map it applies to: its size and SHA-256 */
+        uint8_t from[MANIFEST_SHA256_LEN];
+} ManifestDelta;
+
 typedef struct ManifestMap {
         bool present;
         char *file; /* beside the manifest: [A-Za-z0-9._-], not starting with '.' */
         uint64_t size;
         uint8_t sha256[MANIFEST_SHA256_LEN];
+        ManifestDelta delta; /* optional */
 } ManifestMap;
 
 typedef struct Manifest {

@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "manifest.h"
+#include "map-delta.h"
 #include "map-export.h"
 #include "util/cleanup.h"
 #include "util/errloc.h"
@@ -73,6 +74,18 @@ static int write_file(const char *dir, const char *name, const char *data, size_
         return 0;
 }
 
+/* NAME unless it is there already: the name is its content's digest. */
+static int write_file_once(const char *dir, const char *name, const char *data, size_t len, char **ret_error) {
+        _cleanup_free_ char *path = NULL;
+        struct stat st;
+
+        if (asprintf(&path, "%s/%s", dir, name) < 0)
+                return -ENOMEM;
+        if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t) st.st_size == len)
+                return 0;
+        return write_file(dir, name, data, len, ret_error);
+}
+
 /* NAME.gz, then NAME, unless NAME is there already: the name is its content's digest. */
 static int write_once(const char *dir, const char *name, const char *data, size_t len, char **ret_error) {
         _cleanup_free_ char *path = NULL, *gz = NULL, *gzname = NULL;
@@ -92,9 +105,68 @@ static int write_once(const char *dir, const char *name, const char *data, size_
         return r < 0 ? r : write_file(dir, name, data, len, ret_error);
 }
 
-/* Map @t as published: its digest and size into @mm, its files into export_dir. */
-static int export_map(const ScimConfig *c, const CacheOptions *opts, NssMapType t, ManifestMap *mm,
-                      char **ret_error) {
+/* The delta from the file @prev names in export_dir to @data, if it is
+ * well under a quarter of the map: past that the gzip copy costs a node
+ * about as much and needs no base. */
+static int export_delta(const char *dir, NssMapType t, const ManifestMap *prev, const char *data, size_t len,
+                        ManifestDelta *ret, char **ret_error) {
+        _cleanup_free_ char *path = NULL, *old = NULL, *delta = NULL;
+        uint8_t md[MANIFEST_SHA256_LEN];
+        char hex[2 * MANIFEST_SHA256_LEN + 1];
+        size_t olen, dlen;
+        unsigned n;
+        int r;
+
+        if (asprintf(&path, "%s/%s", dir, prev->file) < 0)
+                return -ENOMEM;
+        /* a previous file that is gone or not what its manifest says gets no delta: nodes fetch the map */
+        if (fileio_read(path, HTTP_MAX_SIZE_MAX, &old, &olen) < 0 || olen != prev->size ||
+            EVP_Digest(old, olen, md, &n, EVP_sha256(), NULL) != 1 || memcmp(md, prev->sha256, sizeof(md)) != 0)
+                return 0;
+        r = map_delta_make(old, olen, data, len, len / 4, &delta, &dlen);
+        if (r == -E2BIG || r == -EINVAL)
+                return 0;
+        if (r < 0)
+                return r;
+        if (EVP_Digest(delta, dlen, ret->sha256, &n, EVP_sha256(), NULL) != 1)
+                return -ENOMEM;
+        manifest_sha256_hex(ret->sha256, hex);
+        if (asprintf(&ret->file, "%s-delta-%s", nss_map_to_string(t), hex) < 0) {
+                ret->file = NULL;
+                return -ENOMEM;
+        }
+        ret->size = dlen;
+        ret->from_size = prev->size;
+        memcpy(ret->from, prev->sha256, sizeof(ret->from));
+        ret->present = true;
+        r = write_file_once(dir, ret->file, delta, dlen, ret_error);
+        return r;
+}
+
+/* The delta @prev carries, when the map is the same and its file is still there. */
+static int keep_delta(const char *dir, const ManifestDelta *prev, ManifestDelta *ret) {
+        _cleanup_free_ char *path = NULL;
+        struct stat st;
+
+        if (!prev->present)
+                return 0;
+        if (asprintf(&path, "%s/%s", dir, prev->file) < 0)
+                return -ENOMEM;
+        if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t) st.st_size != prev->size)
+                return 0;
+        *ret = *prev;
+        ret->file = strdup(prev->file);
+        if (!ret->file) {
+                *ret = (ManifestDelta) {};
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+/* Map @t as published: its digest and size into @mm, its files (and the
+ * delta from @prev, the map the last manifest named) into export_dir. */
+static int export_map(const ScimConfig *c, const CacheOptions *opts, NssMapType t, const ManifestMap *prev,
+                      ManifestMap *mm, char **ret_error) {
         _cleanup_free_ char *path = cache_publish_path(opts, t), *data = NULL;
         char hex[2 * MANIFEST_SHA256_LEN + 1];
         size_t len;
@@ -115,7 +187,12 @@ static int export_map(const ScimConfig *c, const CacheOptions *opts, NssMapType 
         }
         mm->size = len;
         mm->present = true;
-        return write_once(c->export_dir, mm->file, data, len, ret_error);
+        r = write_once(c->export_dir, mm->file, data, len, ret_error);
+        if (r < 0 || !prev->present)
+                return r;
+        if (strcmp(prev->file, mm->file) == 0)
+                return keep_delta(c->export_dir, &prev->delta, &mm->delta);
+        return export_delta(c->export_dir, t, prev, data, len, &mm->delta, ret_error);
 }
 
 /* The generation after the last one exported, written before any manifest
@@ -150,10 +227,19 @@ static bool is_export_file(const char *name) {
         const char *dash = strrchr(name, '-');
         size_t n;
 
-        if (!dash || nss_map_from_string(strndupa(name, (size_t) (dash - name))) == (NssMapType) -1)
+        size_t prefix;
+
+        if (!dash)
                 return false;
+        prefix = (size_t) (dash - name);
         n = strspn(dash + 1, "0123456789abcdef");
-        return n == 2 * MANIFEST_SHA256_LEN && (dash[1 + n] == 0 || strcmp(dash + 1 + n, ".gz") == 0);
+        if (n != 2 * MANIFEST_SHA256_LEN)
+                return false;
+        /* MAP-delta-HEX: a delta, never compressed */
+        if (prefix > 6 && strncmp(dash - 6, "-delta", 6) == 0)
+                return nss_map_from_string(strndupa(name, prefix - 6)) != (NssMapType) -1 && dash[1 + n] == 0;
+        return nss_map_from_string(strndupa(name, prefix)) != (NssMapType) -1 &&
+               (dash[1 + n] == 0 || strcmp(dash + 1 + n, ".gz") == 0);
 }
 
 static bool named_by(const Manifest *m, const char *name) {
@@ -161,6 +247,8 @@ static bool named_by(const Manifest *m, const char *name) {
                 size_t n = m->map[t].file ? strlen(m->map[t].file) : 0;
 
                 if (n && strncmp(name, m->map[t].file, n) == 0 && (name[n] == 0 || strcmp(name + n, ".gz") == 0))
+                        return true;
+                if (m->map[t].delta.file && strcmp(name, m->map[t].delta.file) == 0)
                         return true;
         }
         return false;
@@ -216,7 +304,7 @@ int map_export(const ScimConfig *c, const CacheOptions *opts, const CacheReport 
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
                 if (!opts->enabled[t])
                         continue;
-                r = export_map(c, opts, t, m.map + t, ret_error);
+                r = export_map(c, opts, t, before.map + t, m.map + t, ret_error);
                 if (r < 0)
                         return r;
         }

@@ -387,9 +387,14 @@ static int refresh_done(void *state, int r, void *input, void *result) {
                 if (res->stats.notes & bit)
                         sunkd_log_warning(s->ctx, "SCIM server: %s.", scim_fetch_note_to_string(bit));
         if (r >= 0 && res && res->published) {
-                char how[64];
+                char how[128];
 
-                if (nsscache_conf_is_http(in->ref->conf))
+                if (nsscache_conf_is_http(in->ref->conf) && res->stats.deltas + res->stats.delta_misses > 0)
+                        (void) snprintf(how, sizeof(how), "%llu answered 304 Not Modified, %llu map(s) by delta%s",
+                                        (unsigned long long) res->stats.not_modified,
+                                        (unsigned long long) res->stats.deltas,
+                                        res->stats.delta_misses ? ", some deltas did not apply" : "");
+                else if (nsscache_conf_is_http(in->ref->conf))
                         (void) snprintf(how, sizeof(how), "%llu answered 304 Not Modified",
                                         (unsigned long long) res->stats.not_modified);
                 else
@@ -633,9 +638,13 @@ static int nsscache_status(void *state, struct json_object *out) {
                 json_object_object_add(out, "not_modified", json_object_new_int64((int64_t) s->last_stats.not_modified));
                 if (s->source_modified >= 0)
                         json_object_object_add(out, "source_modified", json_object_new_int64(s->source_modified));
-                if (s->manifest_generation > 0)
+                if (s->manifest_generation > 0) {
                         json_object_object_add(out, "manifest_generation",
                                                json_object_new_int64((int64_t) s->manifest_generation));
+                        json_object_object_add(out, "deltas", json_object_new_int64((int64_t) s->last_stats.deltas));
+                        json_object_object_add(out, "delta_misses",
+                                               json_object_new_int64((int64_t) s->last_stats.delta_misses));
+                }
         }
         return 0;
 }

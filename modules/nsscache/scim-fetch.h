@@ -48,6 +48,8 @@ typedef struct ScimFetchStats {
         uint64_t not_modified;   /* http source: files answered 304 */
         int64_t source_modified; /* http source: the oldest Last-Modified of the files used, -1: unknown */
         uint64_t manifest_generation; /* manifest_url: the generation of the manifest used, 0: none */
+        uint64_t deltas;        /* manifest_url: maps brought up to date by a delta */
+        uint64_t delta_misses;  /* and deltas that did not give the signed map (then fetched whole) */
         bool cursor;    /* a listing was paged by cursor (RFC 9865) */
         bool replayed;  /* every answer was as in the last run: nothing was parsed (refresh-memo.h) */
         unsigned notes; /* ScimFetchNote bits */

@@ -11,83 +11,12 @@
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 . "$SUNKD_SRCDIR/tests/lib/scim.sh"
 . "$SUNKD_SRCDIR/tests/lib/nginx.sh"
+. "$SUNKD_SRCDIR/tests/lib/producer.sh"
 sunkd_setup
 cp "$SUNKD_BUILDDIR/modules/nsscache/.libs/nsscache.so" "$MODDIR/" || bail_out "nsscache.so not built"
-command -v openssl >/dev/null || bail_out "openssl is needed to make the signing keys"
-P="$T/producer"
-PRODUCER_PID=
-producer_stop() {
-        [ -n "$PRODUCER_PID" ] && kill -TERM "$PRODUCER_PID" 2>/dev/null && wait "$PRODUCER_PID"
-        PRODUCER_PID=
-}
 trap 'producer_stop; nginx_stop; scim_stop; sunkd_cleanup' EXIT
-W="$T/www"
-mkdir -p "$W" "$T/cache" "$T/ts" "$T/local" "$P/cache" "$P/ts" "$P/state" "$P/run"
-printf 'root:x:0:0:root:/root:/bin/bash\n' > "$T/local/passwd"
-printf 'root:x:0:\n' > "$T/local/group"
-cp "$SUNKD_SRCDIR/etc/demo/scim-data.json" "$T/data.json"
-scim_start "$T/data.json"
-scim_token
-(umask 077 && openssl genpkey -algorithm ed25519 -out "$T/signing.pem" 2>/dev/null &&
-        openssl genpkey -algorithm ed25519 -out "$T/other.pem" 2>/dev/null) || bail_out "openssl genpkey failed"
-PUB=$(openssl pkey -in "$T/signing.pem" -pubout | sed -n 2p)
-
-# The producer: its own socket and state directory, the SCIM fixture, export_dir served by nginx.
-cat > "$P/sunkd.yaml" <<EOF
-socket: $P/run/io.sunkd
-state_dir: $P/state
-module_dir: $MODDIR
-modules:
-  nsscache:
-    nsscache_conf: $SUNKD_SRCDIR/etc/nsscache.conf.example
-    scim_base_url: $SCIM_URL
-    files_dir: $P/cache
-    timestamp_dir: $P/ts
-    token_file: $T/token
-    local_passwd: $T/local/passwd
-    local_group: $T/local/group
-    interval: 1h
-    splay: 1h
-    export_dir: $W
-    export_signing_key: $T/signing.pem
-EOF
-chmod 644 "$P/sunkd.yaml"
-producer_start() {
-        "$SUNKD" -c "$P/sunkd.yaml" 2>> "$P/sunkd.log" &
-        PRODUCER_PID=$!
-        wait_for_file "$P/run/io.sunkd" 300 || { sed 's/^/# /' "$P/sunkd.log"; bail_out "the producer did not start"; }
-}
-pctl() {
-        "$SUNKCTL" -s "$P/run/io.sunkd" --timeout 300 "$@"
-}
-pstatus() {
-        pctl --json status | python3 -c '
-import json, sys
-m = [m for m in json.load(sys.stdin)["modules"] if m["name"] == "nsscache"]
-print(m[0].get("status", {}).get(sys.argv[1], "") if m else "")' "$1"
-}
-# mfile MAP: the file the served manifest names for MAP (read without checking: the node checks)
-mfile() {
-        python3 -c '
-import base64, json, sys
-env = json.load(open(sys.argv[1]))
-print(json.loads(base64.b64decode(env["payload"]))["maps"][sys.argv[2]]["file"])' "$W/manifest" "$1"
-}
-# sign_manifest KEY PAYLOAD: an envelope around PAYLOAD signed by KEY, as a producer signs
-sign_manifest() {
-        printf 'sunkd-nsscache-manifest 1\n%s' "$2" > "$T/msg"
-        openssl pkeyutl -sign -rawin -inkey "$1" -in "$T/msg" -out "$T/sig" || bail_out "openssl pkeyutl failed"
-        python3 -c '
-import base64, sys
-p = base64.b64encode(sys.argv[1].encode()).decode()
-s = base64.b64encode(open(sys.argv[2], "rb").read()).decode()
-print("{\"payload\":\"%s\",\"signature\":\"%s\"}" % (p, s))' "$2" "$T/sig"
-}
-payload() {
-        python3 -c '
-import base64, json, sys
-print(base64.b64decode(json.load(open(sys.argv[1]))["payload"]).decode(), end="")' "$W/manifest"
-}
+mkdir -p "$T/cache" "$T/ts"
+producer_setup "$SUNKD_SRCDIR/etc/demo/scim-data.json"
 
 producer_start
 nginx_start "$W"

@@ -80,6 +80,37 @@ START_TEST(test_round_trip) {
         ck_assert_str_eq(m.map[NSS_MAP_SSHKEY].file, "sshkey-3");
         ck_assert_uint_eq(m.map[NSS_MAP_GROUP].size, 100 + NSS_MAP_GROUP);
         ck_assert_int_eq(m.map[NSS_MAP_SHADOW].sha256[31], 0xa0 + NSS_MAP_SHADOW);
+        ck_assert(!m.map[NSS_MAP_PASSWD].delta.present);
+}
+END_TEST
+
+START_TEST(test_round_trip_delta) {
+        _cleanup_(evp_pkey_freep) EVP_PKEY *k = keygen();
+        _cleanup_(manifest_done) Manifest m, back = {};
+        _cleanup_free_ char *text = NULL, *err = NULL;
+        ManifestDelta *d = &m.map[NSS_MAP_SHADOW].delta;
+        size_t len;
+
+        sample(&m, 9);
+        *d = (ManifestDelta) { .present = true, .file = strdup("shadow-delta-1"), .size = 42, .from_size = 7 };
+        memset(d->sha256, 0x11, MANIFEST_SHA256_LEN);
+        memset(d->from, 0x22, MANIFEST_SHA256_LEN);
+        ck_assert_int_eq(manifest_sign(&m, k, &text, &len), 0);
+        ck_assert_int_eq(manifest_verify(text, len, k, &back, &err), 0);
+        d = &back.map[NSS_MAP_SHADOW].delta;
+        ck_assert(d->present);
+        ck_assert_str_eq(d->file, "shadow-delta-1");
+        ck_assert_uint_eq(d->size, 42);
+        ck_assert_uint_eq(d->from_size, 7);
+        ck_assert_int_eq(d->sha256[0], 0x11);
+        ck_assert_int_eq(d->from[31], 0x22);
+        ck_assert(!back.map[NSS_MAP_PASSWD].delta.present);
+        /* a delta whose name would not verify is not signed */
+        free(m.map[NSS_MAP_SHADOW].delta.file);
+        m.map[NSS_MAP_SHADOW].delta.file = strdup("a/b");
+        free(text);
+        text = NULL;
+        ck_assert_int_eq(manifest_sign(&m, k, &text, &len), -EINVAL);
 }
 END_TEST
 
@@ -174,6 +205,7 @@ START_TEST(test_envelope_hostile) {
 }
 END_TEST
 
+#define HEX "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 #define MAP_OK "\"passwd\":{\"file\":\"passwd-1\",\"size\":3,\"sha256\":\"" \
         "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\"}"
 
@@ -218,7 +250,29 @@ START_TEST(test_payload_hostile) {
                   "manifest: field 'size': out of range [0, 9223372036854775807]" },
                 { "{\"version\":1,\"generation\":1,\"time\":0,\"users\":0,\"groups\":0,\"maps\":{\"passwd\":"
                   "{\"file\":\"passwd-1\",\"size\":3}}}",
-                  "manifest: field 'maps.passwd': must be an object of file, size, sha256" },
+                  "manifest: field 'maps.passwd': must be an object of file, size, sha256 and optionally delta" },
+                { "{\"version\":1,\"generation\":1,\"time\":0,\"users\":0,\"groups\":0,\"maps\":{\"passwd\":"
+                  "{\"file\":\"passwd-1\",\"size\":3,\"sha256\":\"" HEX "\",\"x\":1}}}",
+                  "manifest: field 'maps.passwd': must be an object of file, size, sha256 and optionally delta" },
+                { "{\"version\":1,\"generation\":1,\"time\":0,\"users\":0,\"groups\":0,\"maps\":{\"passwd\":"
+                  "{\"file\":\"passwd-1\",\"size\":3,\"sha256\":\"" HEX "\",\"delta\":[]}}}",
+                  "manifest: field 'maps.passwd.delta': must be an object of file, size, sha256, from_size, from_sha256" },
+                { "{\"version\":1,\"generation\":1,\"time\":0,\"users\":0,\"groups\":0,\"maps\":{\"passwd\":"
+                  "{\"file\":\"passwd-1\",\"size\":3,\"sha256\":\"" HEX "\",\"delta\":"
+                  "{\"file\":\"../d\",\"size\":3,\"sha256\":\"" HEX "\",\"from_size\":1,\"from_sha256\":\"" HEX "\"}}}}",
+                  "manifest: field 'maps.passwd.delta.file': must be a file name of [A-Za-z0-9._-], not starting with '.'" },
+                { "{\"version\":1,\"generation\":1,\"time\":0,\"users\":0,\"groups\":0,\"maps\":{\"passwd\":"
+                  "{\"file\":\"passwd-1\",\"size\":3,\"sha256\":\"" HEX "\",\"delta\":"
+                  "{\"file\":\"d\",\"size\":3,\"sha256\":\"" HEX "\",\"from_size\":1,\"from_sha256\":\"AB\"}}}}",
+                  "manifest: field 'maps.passwd.delta.from_sha256': must be 64 lowercase hex digits" },
+                { "{\"version\":1,\"generation\":1,\"time\":0,\"users\":0,\"groups\":0,\"maps\":{\"passwd\":"
+                  "{\"file\":\"passwd-1\",\"size\":3,\"sha256\":\"" HEX "\",\"delta\":"
+                  "{\"file\":\"d\",\"size\":3,\"sha256\":\"" HEX "\",\"from_size\":-1,\"from_sha256\":\"" HEX "\"}}}}",
+                  "manifest: field 'from_size': out of range [0, 9223372036854775807]" },
+                { "{\"version\":1,\"generation\":1,\"time\":0,\"users\":0,\"groups\":0,\"maps\":{\"passwd\":"
+                  "{\"file\":\"passwd-1\",\"size\":3,\"sha256\":\"" HEX "\",\"delta\":"
+                  "{\"file\":\"d\",\"size\":3,\"sha256\":\"" HEX "\",\"from_size\":1,\"from\":\"" HEX "\"}}}}",
+                  "manifest: field 'maps.passwd.delta.from_sha256': must be 64 lowercase hex digits" },
         };
 
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -251,6 +305,7 @@ static Suite *suite(void) {
         TCase *tc = tcase_create("core");
 
         tcase_add_test(tc, test_round_trip);
+        tcase_add_test(tc, test_round_trip_delta);
         tcase_add_test(tc, test_public_key_text);
         tcase_add_test(tc, test_private_key_pem);
         tcase_add_test(tc, test_wrong_key_and_tampering);
