@@ -9,6 +9,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
+#include "digest.h"
 #include "http-source.h"
 #include "manifest.h"
 #include "map-delta.h"
@@ -333,7 +334,7 @@ static int fetch_one(const ScimConfig *c, const CacheOptions *opts, HttpFetch *f
                                  ret_error);
 }
 
-int http_source_fetch(const ScimConfig *c, const CacheOptions *opts, ScimMapper *m, const sunkd_cancel *cancel,
+int http_source_fetch(const ScimConfig *c, const CacheOptions *opts, const sunkd_cancel *cancel,
                       HttpSourceRun *run, ScimFetchStats *stats, char **ret_error) {
         _cleanup_(http_fetch_freep) HttpFetch *f = NULL;
         const HttpFetchOptions o = {
@@ -354,7 +355,6 @@ int http_source_fetch(const ScimConfig *c, const CacheOptions *opts, ScimMapper 
         stats->manifest_generation = run->generation;
         for (size_t i = 0; i < ELEMENTSOF(fetch_order) && r >= 0; i++) {
                 NssMapType t = fetch_order[i];
-                HttpBody *b = run->fetched + t;
                 int64_t lm;
 
                 if (!c->map_enabled[t])
@@ -362,18 +362,9 @@ int http_source_fetch(const ScimConfig *c, const CacheOptions *opts, ScimMapper 
                 r = fetch_one(c, opts, f, t, run, stats, cancel, ret_error);
                 if (r < 0)
                         break;
-                lm = b->validators.last_modified;
+                lm = run->fetched[t].validators.last_modified;
                 if (lm >= 0 && (stats->source_modified < 0 || lm < stats->source_modified))
                         stats->source_modified = lm;
-                r = map_file_parse(t, b->data, b->len, on_entry, on_bad, m, ret_error);
-                if (r == -EBADMSG && ret_error && *ret_error) {
-                        char *msg;
-
-                        if (asprintf(&msg, "%s: %s", run->url[t], *ret_error) >= 0) {
-                                free(*ret_error);
-                                *ret_error = msg;
-                        }
-                }
         }
         if (f) {
                 const HttpFetchStats *s = http_fetch_stats(f);
@@ -385,4 +376,70 @@ int http_source_fetch(const ScimConfig *c, const CacheOptions *opts, ScimMapper 
                 stats->duration_usec = s->duration_usec;
         }
         return r;
+}
+
+int http_source_map(const ScimConfig *c, const HttpSourceRun *run, ScimMapper *m, char **ret_error) {
+        for (size_t i = 0; i < ELEMENTSOF(fetch_order); i++) {
+                NssMapType t = fetch_order[i];
+                const HttpBody *b = run->fetched + t;
+                char *msg;
+                int r;
+
+                if (!c->map_enabled[t])
+                        continue;
+                r = map_file_parse(t, b->data, b->len, on_entry, on_bad, m, ret_error);
+                if (r == -EBADMSG && ret_error && *ret_error &&
+                    asprintf(&msg, "%s: %s", run->url[t], *ret_error) >= 0) {
+                        free(*ret_error);
+                        *ret_error = msg;
+                }
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* The keyed digest of each map's body, in fetch order. */
+static int body_digest(const uint8_t key[static DIGEST_KEY_LEN], const HttpBody *b, uint8_t ret[static DIGEST_LEN]) {
+        _cleanup_(digest_freep) Digest *md = NULL;
+        int r;
+
+        if ((r = digest_new(key, &md)) < 0 || (r = digest_begin(md)) < 0 || (r = digest_feed(md, b->data, b->len)) < 0)
+                return r;
+        return digest_end(md, ret);
+}
+
+int http_source_record(const ScimConfig *c, const HttpSourceRun *run, ScimRecord *rec) {
+        for (size_t i = 0; i < ELEMENTSOF(fetch_order); i++) {
+                NssMapType t = fetch_order[i];
+                uint8_t d[DIGEST_LEN];
+                int r;
+
+                if (!c->map_enabled[t])
+                        continue;
+                if ((r = body_digest(rec->key, run->fetched + t, d)) < 0 ||
+                    (r = scim_record_add(rec, run->url[t], nss_map_to_string(t), 200, false, d)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+bool http_source_same(const ScimConfig *c, const HttpSourceRun *run, const ScimRecord *rec) {
+        size_t k = 0;
+
+        if (rec->broken)
+                return false;
+        for (size_t i = 0; i < ELEMENTSOF(fetch_order); i++) {
+                NssMapType t = fetch_order[i];
+                uint8_t d[DIGEST_LEN];
+
+                if (!c->map_enabled[t])
+                        continue;
+                if (k >= rec->n || strcmp(rec->requests[k].url, run->url[t]) != 0 ||
+                    body_digest(rec->key, run->fetched + t, d) < 0 ||
+                    memcmp(d, rec->requests[k].digest, DIGEST_LEN) != 0)
+                        return false;
+                k++;
+        }
+        return k == rec->n;
 }

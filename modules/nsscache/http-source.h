@@ -16,6 +16,7 @@
 #include "nsscache-conf.h"
 #include "scim-fetch.h"
 #include "scim-map.h"
+#include "scim-record.h"
 
 typedef struct HttpSourceRun {
         HttpBody fetched[_NSS_MAP_MAX]; /* the answers of this run (a 304 holds the copy it confirmed) */
@@ -33,8 +34,7 @@ typedef struct HttpSourceRun {
 void http_source_run_done(HttpSourceRun *run);
 
 /**
- * http_source_fetch() - fetch every enabled map (passwd first: shadow and
- * sshkey entries are checked against it) and map each into @m.
+ * http_source_fetch() - fetch every enabled map into @run (passwd first).
  * *@stats gets the requests, 304s, bytes and time, and in source_modified
  * the oldest Last-Modified of the files used.
  * With manifest_url the manifest comes first: its signature must verify
@@ -44,12 +44,29 @@ void http_source_run_done(HttpSourceRun *run);
  * applied copy has that digest is not fetched at all, and one whose copy
  * is the map a delta the manifest names was made from gets only the delta
  * (the whole map when the result is not the map the manifest signs).
- * Return: 0, or what http_fetch_get() or map_file_parse() returned; a map
- * file whose last line is cut short fails the run (-EBADMSG); a manifest
- * that does not verify -EPERM, an older generation -ESTALE.
+ * Return: 0, or what http_fetch_get() returned; a manifest that does not
+ * verify -EPERM, an older generation -ESTALE.
  */
-int http_source_fetch(const ScimConfig *c, const CacheOptions *opts, ScimMapper *m, const sunkd_cancel *cancel,
+int http_source_fetch(const ScimConfig *c, const CacheOptions *opts, const sunkd_cancel *cancel,
                       HttpSourceRun *run, ScimFetchStats *stats, char **ret_error);
+
+/**
+ * http_source_map() - map each file of @run into @m, passwd first (shadow
+ * and sshkey entries are checked against it).
+ * Return: 0, or what map_file_parse() returned: a map file whose last line
+ * is cut short fails the run (-EBADMSG, *ret_error names its URL).
+ */
+int http_source_map(const ScimConfig *c, const HttpSourceRun *run, ScimMapper *m, char **ret_error);
+
+/**
+ * http_source_record() - each map of @run (its URL and a digest of its
+ * body under @rec's key) into @rec, for a memo (refresh-memo.h).
+ * Return: 0 or -ENOMEM.
+ */
+int http_source_record(const ScimConfig *c, const HttpSourceRun *run, ScimRecord *rec);
+
+/** http_source_same() - whether @run holds what @rec recorded, map for map. */
+bool http_source_same(const ScimConfig *c, const HttpSourceRun *run, const ScimRecord *rec);
 
 /**
  * http_source_save() - after a successful publish, keep what it applied as

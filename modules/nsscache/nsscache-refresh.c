@@ -93,17 +93,17 @@ static RefreshMemo *memo_new(const ScimConfig *c, const CacheOptions *opts, cons
         return TAKE_PTR(m);
 }
 
-/* Fetch, map and publish; with @memo, record the run and leave a memo if it changed nothing. */
-static int refresh_full(const ScimConfig *c, const CacheOptions *opts, RefreshMemo **memo,
+/* Map and publish what the http source fetched into @http, or fetch from
+ * SCIM (@http NULL) and map and publish that; with @memo, record the run
+ * and leave a memo if it changed nothing.  *@stats: the fetch's. */
+static int refresh_full(const ScimConfig *c, const CacheOptions *opts, RefreshMemo **memo, HttpSourceRun *http,
                         const sunkd_cancel *cancel, nsscache_rejects_fn on_rejects, void *userdata,
-                        ScimFetchStats *ret_stats, CacheReport *ret_report, char **ret_error) {
+                        ScimFetchStats *stats, CacheReport *ret_report, char **ret_error) {
         _cleanup_(formatted_donep) CacheFormatted text[_NSS_MAP_MAX];
         _cleanup_(scim_map_freep) ScimMapper *m = NULL;
         _cleanup_(scim_record_done) ScimRecord record;
         _cleanup_(refresh_rejects_done) ScimRejects rejects = {};
-        _cleanup_(http_source_run_done) HttpSourceRun http = {};
         uint8_t files_stat[DIGEST_LEN];
-        ScimFetchStats stats = {};
         CacheReport report = {};
         ScimSink sink;
         int r;
@@ -127,12 +127,12 @@ static int refresh_full(const ScimConfig *c, const CacheOptions *opts, RefreshMe
         r = load_host_files(c, opts, m, ret_error);
         if (r < 0)
                 return r;
-        if (nsscache_conf_is_http(c))
-                r = http_source_fetch(c, opts, m, cancel, &http, &stats, ret_error);
-        else
-                r = scim_fetch_run(c, m, memo ? &record : NULL, cancel, &stats, ret_error);
-        if (ret_stats)
-                *ret_stats = stats;
+        if (http) {
+                r = http_source_map(c, http, m, ret_error);
+                if (r >= 0 && memo && http_source_record(c, http, &record) < 0)
+                        memo = NULL;
+        } else
+                r = scim_fetch_run(c, m, memo ? &record : NULL, cancel, stats, ret_error);
         if (r < 0)
                 return r;
         r = scim_map_finish(m);
@@ -148,11 +148,43 @@ static int refresh_full(const ScimConfig *c, const CacheOptions *opts, RefreshMe
         r = cache_publish_formatted(opts, text, &report, ret_error);
         if (ret_report)
                 *ret_report = report;
-        if (r >= 0 && nsscache_conf_is_http(c))
-                http_source_save(c, opts, &http);
+        if (r >= 0 && http)
+                http_source_save(c, opts, http);
         if (r >= 0 && memo)
-                *memo = memo_new(c, opts, files_stat, &record, &rejects, &stats, &report);
+                *memo = memo_new(c, opts, files_stat, &record, &rejects, stats, &report);
         return r;
+}
+
+/* Whether the files a refresh reads are as @memo found them: by stat()
+ * first (nothing read), then by what they hold. */
+static bool memo_files_same(const ScimConfig *c, const CacheOptions *opts, const RefreshMemo *memo, bool contents) {
+        uint8_t d[DIGEST_LEN];
+
+        return refresh_files_digest(c, opts, memo->record.key, contents, d) >= 0 &&
+               memcmp(d, contents ? memo->files : memo->files_stat, sizeof(d)) == 0;
+}
+
+/* The sources' answers were @memo's and the files are as it found them:
+ * publish what an unchanged run publishes (timestamps). */
+static int replay_finish(const CacheOptions *opts, const RefreshMemo *memo, nsscache_rejects_fn on_rejects,
+                         void *userdata, ScimFetchStats *stats, CacheReport *ret_report, char **ret_error) {
+        int r = cache_publish_unchanged(opts, &memo->report, ret_report, ret_error);
+
+        if (r < 0)
+                return r;
+        if (on_rejects)
+                on_rejects(userdata, &memo->rejects);
+        stats->pages = memo->stats.pages;
+        stats->resources = memo->stats.resources;
+        stats->cursor = memo->stats.cursor;
+        stats->notes = memo->stats.notes;
+        stats->replayed = true;
+        return 0;
+}
+
+static bool replay_possible(const ScimConfig *c, const CacheOptions *opts, const RefreshMemo *memo) {
+        return !opts->force && !(opts->state_dir && cache_publish_pending(opts->state_dir) != 0) &&
+               memo_files_same(c, opts, memo, false);
 }
 
 /* Whether @memo's requests get the answers it recorded and the files are
@@ -161,14 +193,11 @@ static int refresh_full(const ScimConfig *c, const CacheOptions *opts, RefreshMe
 static int refresh_replay(const ScimConfig *c, const CacheOptions *opts, const RefreshMemo *memo,
                           const sunkd_cancel *cancel, nsscache_rejects_fn on_rejects, void *userdata,
                           ScimFetchStats *ret_stats, CacheReport *ret_report, bool *ret_same, char **ret_error) {
-        uint8_t d[DIGEST_LEN];
         bool same = false;
         int r;
 
         *ret_same = false;
-        if (opts->force || (opts->state_dir && cache_publish_pending(opts->state_dir) != 0) ||
-            refresh_files_digest(c, opts, memo->record.key, false, d) < 0 ||
-            memcmp(d, memo->files_stat, sizeof(d)) != 0)
+        if (!replay_possible(c, opts, memo))
                 return 0;
         r = scim_fetch_replay(c, &memo->record, cancel, ret_stats, &same, ret_error);
         if (r < 0 || !same)
@@ -176,21 +205,39 @@ static int refresh_replay(const ScimConfig *c, const CacheOptions *opts, const R
         if (sunkd_cancelled(cancel))
                 return -ECANCELED;
         /* the answers are the same; the files decide, by what they hold now */
-        if (refresh_files_digest(c, opts, memo->record.key, true, d) < 0 ||
-            memcmp(d, memo->files, sizeof(d)) != 0)
+        if (!memo_files_same(c, opts, memo, true))
                 return 0;
-        r = cache_publish_unchanged(opts, &memo->report, ret_report, ret_error);
-        if (r < 0)
+        r = replay_finish(opts, memo, on_rejects, userdata, ret_stats, ret_report, ret_error);
+        *ret_same = r >= 0;
+        return r;
+}
+
+/* The http source: fetch (conditionally, as always), then map only when a
+ * file differs from what the memo's run mapped, or the node's files do. */
+static int refresh_http(const ScimConfig *c, const CacheOptions *opts, RefreshMemo **memo,
+                        const sunkd_cancel *cancel, nsscache_rejects_fn on_rejects, void *userdata,
+                        ScimFetchStats *ret_stats, CacheReport *ret_report, char **ret_error) {
+        _cleanup_(http_source_run_done) HttpSourceRun http = {};
+        ScimFetchStats stats = {};
+        int r;
+
+        r = http_source_fetch(c, opts, cancel, &http, &stats, ret_error);
+        if (r >= 0 && memo && *memo && replay_possible(c, opts, *memo) && http_source_same(c, &http, &(*memo)->record) &&
+            memo_files_same(c, opts, *memo, true)) {
+                r = replay_finish(opts, *memo, on_rejects, userdata, &stats, ret_report, ret_error);
+                if (r >= 0)
+                        http_source_save(c, opts, &http);
+                if (ret_stats)
+                        *ret_stats = stats;
                 return r;
-        if (on_rejects)
-                on_rejects(userdata, &memo->rejects);
-        ret_stats->pages = memo->stats.pages;
-        ret_stats->resources = memo->stats.resources;
-        ret_stats->cursor = memo->stats.cursor;
-        ret_stats->notes = memo->stats.notes;
-        ret_stats->replayed = true;
-        *ret_same = true;
-        return 0;
+        }
+        if (memo)
+                *memo = refresh_memo_free(*memo);
+        if (r >= 0)
+                r = refresh_full(c, opts, memo, &http, cancel, on_rejects, userdata, &stats, ret_report, ret_error);
+        if (ret_stats)
+                *ret_stats = stats;
+        return r;
 }
 
 int nsscache_refresh_run(const ScimConfig *c, const CacheOptions *opts, RefreshMemo **memo,
@@ -200,9 +247,8 @@ int nsscache_refresh_run(const ScimConfig *c, const CacheOptions *opts, RefreshM
         bool same = false;
         int r;
 
-        /* the http source asks its server with validators instead (http-source.h) */
         if (nsscache_conf_is_http(c))
-                memo = NULL;
+                return refresh_http(c, opts, memo, cancel, on_rejects, userdata, ret_stats, ret_report, ret_error);
         if (memo && *memo) {
                 r = refresh_replay(c, opts, *memo, cancel, on_rejects, userdata, &replay, ret_report, &same,
                                    ret_error);
@@ -213,7 +259,7 @@ int nsscache_refresh_run(const ScimConfig *c, const CacheOptions *opts, RefreshM
                 }
                 *memo = refresh_memo_free(*memo);
         }
-        r = refresh_full(c, opts, memo, cancel, on_rejects, userdata, &full, ret_report, ret_error);
+        r = refresh_full(c, opts, memo, NULL, cancel, on_rejects, userdata, &full, ret_report, ret_error);
         /* the requests of a replay that found a change were sent too */
         full.requests += replay.requests;
         full.retries += replay.retries;

@@ -25,7 +25,9 @@ typedef void (*nsscache_rejects_fn)(void *userdata, const ScimRejects *rejects);
  * and every file it read is unchanged, it does only what a publish that
  * changes nothing does (timestamps), its stats say `replayed` and its
  * report and rejects are the memo's.  Otherwise the memo is dropped and
- * the run is done in full.  A forced run is always done in full.
+ * the run is done in full.  The http source fetches as always (with its
+ * validators) and skips the mapping when every file is the one the memo's
+ * run mapped.  A forced run is always done in full.
  * @on_rejects (optional) sees the rejects once the fetch has succeeded.
  * *ret_stats is filled on success and failure; *ret_report and *ret_error
  * as cache_publish() fills them.

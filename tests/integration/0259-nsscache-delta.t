@@ -99,6 +99,17 @@ is "$(nginx_requests "/$passwd2")" 0 "the whole passwd map was not"
 is "$(module_status nsscache deltas)" 1 "status counts the map brought up to date by delta"
 is "$(module_status nsscache delta_misses)" 0 "and no delta that missed"
 ok "the run received under 10 KB" test "$(module_status nsscache bytes)" -lt 10240
+# Unchanged runs after it: the first maps the files again (it is what
+# shows them unchanged), the next ones find every file as that run had
+# it and map nothing; a change to the node's own accounts maps again.
+refresh
+is "$(module_status nsscache replayed)" false "the first unchanged run is mapped"
+refresh
+is "$RC $(module_status nsscache replayed)" "0 true" "the next one is not: every file as the last run mapped it"
+is "$(cat "$T/cache/passwd.cache")" "$(cat "$P/cache/passwd.cache")" "and the maps stay as they are"
+printf 'svc:x:998:998::/:/sbin/nologin\n' >> "$T/local/passwd"
+refresh
+is "$RC $(module_status nsscache replayed)" "0 false" "a change to the node's own accounts maps the files again"
 copy2="$T/http-passwd.gen2"
 cp "$T/state/nsscache/http-passwd" "$copy2"
 
