@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
@@ -292,24 +293,43 @@ static int listed_urls(const ScimConfig *c, Manifest *m, HttpSourceRun *run, cha
         return 0;
 }
 
+/* A manifest signed longer ago than manifest_max_age: a server that was
+ * taken over could otherwise hold nodes at the last directory it saw. */
+static int check_age(const ScimConfig *c, const Manifest *m, char **ret_error) {
+        int64_t now = (int64_t) time(NULL), max = (int64_t) (c->manifest_max_age_usec / SUNKD_USEC_PER_SEC);
+
+        if (max <= 0 || m->time >= now - max)
+                return 0;
+        return errmsg_set(ret_error, -ESTALE,
+                          "%s: generation %" PRIu64 " was signed %" PRId64 " s ago, longer than manifest_max_age "
+                          "(%" PRId64 " s); refused (is the producer exporting?)",
+                          c->manifest_url, m->generation, now - m->time, max);
+}
+
 /* The manifest: fetched, verified, not older than the one applied. */
 static int fetch_manifest(const ScimConfig *c, const CacheOptions *opts, HttpFetch *f, const sunkd_cancel *cancel,
                           HttpSourceRun *run, char **ret_error) {
-        _cleanup_(evp_pkey_freep) EVP_PKEY *key = NULL;
         _cleanup_(manifest_done) Manifest m = {};
         _cleanup_free_ char *why = NULL;
+        EVP_PKEY *keys[MANIFEST_KEYS_MAX];
         uint64_t applied;
-        int r;
+        size_t bad;
+        int r, n;
 
-        r = manifest_key_public(c->manifest_public_key, &key);
-        if (r < 0)
-                return errmsg_set(ret_error, r, "manifest_public_key: not an Ed25519 public key");
+        n = manifest_keys_public(c->manifest_public_key, keys, &bad);
+        if (n < 0)
+                return errmsg_set(ret_error, n, "manifest_public_key: not Ed25519 public keys");
         r = fetch_conditional(c, opts, f, MANIFEST_COPY, c->manifest_url, cancel, &run->manifest, ret_error);
+        if (r >= 0)
+                r = manifest_verify_keys(run->manifest.data, run->manifest.len, keys, (size_t) n, &m, &why);
+        manifest_keys_free(keys, (size_t) n);
+        if (r < 0 && why)
+                return errmsg_set(ret_error, r, "%s: %s", c->manifest_url, why);
         if (r < 0)
                 return r;
-        r = manifest_verify(run->manifest.data, run->manifest.len, key, &m, &why);
+        r = check_age(c, &m, ret_error);
         if (r < 0)
-                return errmsg_set(ret_error, r, "%s: %s", c->manifest_url, why ?: strerror(-r));
+                return r;
         r = generation_load(opts, &applied);
         if (r < 0)
                 return errmsg_set(ret_error, r, "%s/%s: %s", opts->state_dir, GENERATION_FILE, strerror(-r));

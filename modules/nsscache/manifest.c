@@ -482,15 +482,63 @@ static int parse_payload(const char *text, size_t len, Manifest *m, char **ret_e
         return parse_maps(maps, m, ret_error);
 }
 
+int manifest_keys_public(const char *text, EVP_PKEY *ret[static MANIFEST_KEYS_MAX], size_t *ret_bad) {
+        static const char sep[] = " \t\n,";
+        EVP_PKEY *keys[MANIFEST_KEYS_MAX] = {};
+        size_t n = 0;
+        int r = 0;
+
+        *ret_bad = 0;
+        for (const char *p = text + strspn(text, sep); *p; p += strspn(p, sep)) {
+                size_t len = strcspn(p, sep);
+                _cleanup_free_ char *one = NULL;
+
+                if (n == MANIFEST_KEYS_MAX) {
+                        r = -EBADMSG;
+                        break;
+                }
+                one = strndup(p, len);
+                if (!one) {
+                        r = -ENOMEM;
+                        break;
+                }
+                r = manifest_key_public(one, keys + n);
+                if (r < 0) {
+                        *ret_bad = n + 1;
+                        break;
+                }
+                n++;
+                p += len;
+        }
+        if (r >= 0 && n == 0)
+                r = -EBADMSG;
+        if (r < 0) {
+                manifest_keys_free(keys, n);
+                return r;
+        }
+        memcpy(ret, keys, sizeof(keys));
+        return (int) n;
+}
+
 int manifest_verify(const char *text, size_t len, EVP_PKEY *key, Manifest *ret, char **ret_error) {
+        return manifest_verify_keys(text, len, &key, 1, ret, ret_error);
+}
+
+int manifest_verify_keys(const char *text, size_t len, EVP_PKEY *const *keys, size_t n, Manifest *ret,
+                         char **ret_error) {
         _cleanup_free_ char *payload = NULL;
         Manifest m = {};
-        size_t plen;
-        int r;
+        size_t plen = 0;
+        int r = -EPERM;
 
-        r = envelope_open(text, len, key, &payload, &plen, ret_error);
+        for (size_t i = 0; i < n && r == -EPERM; i++)
+                r = envelope_open(text, len, keys[i], &payload, &plen, ret_error);
         if (r < 0)
                 return r;
+        if (ret_error) {
+                free(*ret_error); /* a key tried before the one that verified */
+                *ret_error = NULL;
+        }
         r = parse_payload(payload, plen, &m, ret_error);
         if (r < 0) {
                 manifest_done(&m);

@@ -27,6 +27,7 @@
 #define MANIFEST_CONTEXT "sunkd-nsscache-manifest 1\n"
 #define MANIFEST_SHA256_LEN 32
 #define MANIFEST_FILE_NAME_MAX 128
+#define MANIFEST_KEYS_MAX 4 /* a node trusts this many at once: rotation needs two */
 #define MANIFEST_GENERATION_MAX (UINT64_C(1) << 53) /* exact in every JSON reader */
 
 /* The lines a map lost and gained since an earlier copy of it (map-delta.h). */
@@ -74,6 +75,14 @@ int manifest_sign(const Manifest *m, EVP_PKEY *key, char **ret, size_t *ret_len)
  */
 int manifest_verify(const char *text, size_t len, EVP_PKEY *key, Manifest *ret, char **ret_error);
 
+/**
+ * manifest_verify_keys() - manifest_verify() with the first of the @n keys
+ * @keys that the signature verifies with (a node trusts the old and the
+ * new key while the producer's key is rotated).
+ */
+int manifest_verify_keys(const char *text, size_t len, EVP_PKEY *const *keys, size_t n, Manifest *ret,
+                         char **ret_error);
+
 /** manifest_key_private() - an Ed25519 private key from PEM.  Return: 0, -EBADMSG (not PEM, not Ed25519), -ENOMEM. */
 int manifest_key_private(const char *pem, size_t len, EVP_PKEY **ret);
 
@@ -83,6 +92,19 @@ int manifest_key_private(const char *pem, size_t len, EVP_PKEY **ret);
  * `openssl pkey -pubout`).  Return: 0, -EBADMSG, -ENOMEM.
  */
 int manifest_key_public(const char *b64, EVP_PKEY **ret);
+
+/**
+ * manifest_keys_public() - the keys of @text: one to MANIFEST_KEYS_MAX of
+ * them as manifest_key_public() reads each, separated by blanks or commas.
+ * Return: the number of keys; -EBADMSG with the key's position (from 1) in
+ * *@ret_bad (0: none or too many), -ENOMEM.  Nothing is kept on failure.
+ */
+int manifest_keys_public(const char *text, EVP_PKEY *ret[static MANIFEST_KEYS_MAX], size_t *ret_bad);
+
+static inline void manifest_keys_free(EVP_PKEY **keys, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                EVP_PKEY_free(keys[i]);
+}
 
 /** manifest_sha256_hex() - @d as 64 lowercase hex digits in @ret. */
 void manifest_sha256_hex(const uint8_t d[static MANIFEST_SHA256_LEN], char ret[static 2 * MANIFEST_SHA256_LEN + 1]);

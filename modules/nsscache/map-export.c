@@ -308,8 +308,11 @@ int map_export(const ScimConfig *c, const CacheOptions *opts, const CacheReport 
                 if (r < 0)
                         return r;
         }
-        /* the maps it names are these: nothing to tell the nodes, no new generation */
-        if (before.generation > 0 && same_maps(&m, &before))
+        /* the maps it names are these: nothing to tell the nodes, no new
+         * generation, unless it is due to be signed again (manifest_max_age) */
+        if (before.generation > 0 && same_maps(&m, &before) &&
+            (c->export_resign_usec == 0 ||
+             (int64_t) time(NULL) - before.time < (int64_t) (c->export_resign_usec / SUNKD_USEC_PER_SEC)))
                 return 0;
         m.users = report->map[NSS_MAP_PASSWD].entries;
         m.groups = report->map[NSS_MAP_GROUP].entries;

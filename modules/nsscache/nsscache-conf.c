@@ -118,7 +118,9 @@ static const NsscacheKey keys[] = {
         K(NULL, "http_max_size", SUNKD_CFG_SIZE, http_max_size),
         K(NULL, "manifest_url", SUNKD_CFG_STRING, manifest_url),
         K(NULL, "manifest_public_key", SUNKD_CFG_STRING, manifest_public_key),
+        K(NULL, "manifest_max_age", SUNKD_CFG_DURATION, manifest_max_age_usec),
         K(NULL, "export_dir", SUNKD_CFG_PATH, export_dir),
+        K(NULL, "export_resign_interval", SUNKD_CFG_DURATION, export_resign_usec),
         K(NULL, "export_signing_key", SUNKD_CFG_PATH, export_signing_key),
         K(NULL, "token_file", SUNKD_CFG_PATH, token_file),
         K("http_tls_cacertfile", "ca_file", SUNKD_CFG_PATH, ca_file),
@@ -316,6 +318,7 @@ int nsscache_conf_new(ScimConfig **ret) {
         c->max_shrink_pct = SCIM_MAX_SHRINK_PCT_DEFAULT;
         c->interval_usec = 15 * 60 * SUNKD_USEC_PER_SEC;
         c->splay_usec = 60 * SUNKD_USEC_PER_SEC;
+        c->export_resign_usec = EXPORT_RESIGN_DEFAULT_USEC;
         *ret = TAKE_PTR(c);
         return 0;
 }
@@ -919,8 +922,9 @@ static int conf_check_common(ScimConfig *c, ConfFault *f, char **ret_error) {
 
 /* manifest_url: the manifest names the files, signed by the key given here. */
 static int conf_check_manifest(const ScimConfig *c, ConfFault *f, char **ret_error) {
-        _cleanup_(evp_pkey_freep) EVP_PKEY *key = NULL;
+        EVP_PKEY *pub[MANIFEST_KEYS_MAX];
         const char *why;
+        size_t bad;
         int r;
 
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
@@ -936,13 +940,18 @@ static int conf_check_manifest(const ScimConfig *c, ConfFault *f, char **ret_err
         if (isempty(c->manifest_public_key))
                 return fault(f, -1, "manifest_url", ret_error,
                              "key 'manifest_url': needs manifest_public_key (an unsigned manifest is never used)");
-        r = manifest_key_public(c->manifest_public_key, &key);
+        r = manifest_keys_public(c->manifest_public_key, pub, &bad);
         if (r == -ENOMEM)
                 return r;
+        if (r < 0 && bad > 0)
+                return fault(f, -1, "manifest_public_key", ret_error,
+                             "key 'manifest_public_key': key %zu: not the base64 of an Ed25519 public key "
+                             "(the line between the armour of 'openssl pkey -pubout')", bad);
         if (r < 0)
                 return fault(f, -1, "manifest_public_key", ret_error,
-                             "key 'manifest_public_key': not the base64 of an Ed25519 public key "
-                             "(the line between the armour of 'openssl pkey -pubout')");
+                             "key 'manifest_public_key': one to %d keys, separated by blanks or commas",
+                             MANIFEST_KEYS_MAX);
+        manifest_keys_free(pub, (size_t) r);
         if (c->map_enabled[NSS_MAP_SHADOW] || c->map_enabled[NSS_MAP_SSHKEY]) {
                 if (!c->map_enabled[NSS_MAP_PASSWD])
                         return fault(f, -1, "maps", ret_error,
@@ -977,6 +986,8 @@ static int conf_check_http(const ScimConfig *c, ConfFault *f, char **ret_error) 
                 return fault(f, -1, "http_retry_max", ret_error, "key 'http_retry_max': must be in [1, 10]");
         if (c->manifest_url || c->manifest_public_key)
                 return conf_check_manifest(c, f, ret_error);
+        if (c->manifest_max_age_usec)
+                return fault(f, -1, "manifest_max_age", ret_error, "key 'manifest_max_age': read only with manifest_url");
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
                 if (!c->map_enabled[t])
                         continue;
@@ -1025,10 +1036,13 @@ static int conf_check(ScimConfig *c, ConfFault *f, char **ret_error) {
                 if (c->http_url[t])
                         return fault(f, -1, http_url_keys[t], ret_error, "key '%s': read only with source = http",
                                      http_url_keys[t]);
-        if (c->manifest_url || c->manifest_public_key)
-                return fault(f, -1, c->manifest_url ? "manifest_url" : "manifest_public_key", ret_error,
-                             "key '%s': read only with source = http",
-                             c->manifest_url ? "manifest_url" : "manifest_public_key");
+        if (c->manifest_url || c->manifest_public_key || c->manifest_max_age_usec) {
+                const char *k = c->manifest_url          ? "manifest_url"
+                                : c->manifest_public_key ? "manifest_public_key"
+                                                         : "manifest_max_age";
+
+                return fault(f, -1, k, ret_error, "key '%s': read only with source = http", k);
+        }
         if (isempty(c->base_url))
                 return fault(f, -1, "scim_base_url", ret_error, "key 'scim_base_url': required");
         if (has_control(c->base_url) || strchr(c->base_url, ' ') || strchr(c->base_url, '?') ||

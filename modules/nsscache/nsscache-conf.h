@@ -29,6 +29,7 @@
 #define HTTP_RETRY_DELAY_DEFAULT_USEC (5 * SUNKD_USEC_PER_SEC)
 #define HTTP_MAX_SIZE_DEFAULT (UINT64_C(256) << 20)
 #define HTTP_MAX_SIZE_MAX (UINT64_C(1) << 30)
+#define EXPORT_RESIGN_DEFAULT_USEC (UINT64_C(24) * 3600 * SUNKD_USEC_PER_SEC)
 #define SCIM_CONF_FILE_MAX (1024 * 1024)
 #define SCIM_TOKEN_MAX (16 * 1024)
 #define SCIM_AUTH_TOKEN_ENV "NSSCACHE_SCIM_AUTH_TOKEN"
@@ -82,11 +83,13 @@ typedef struct ScimConfig {
         uint64_t http_retry_delay_usec;
         uint64_t http_max_size;          /* bytes of one decoded file at most */
         char *manifest_url;              /* the maps named by a signed manifest (map-export.h) */
-        char *manifest_public_key;       /* base64 of its Ed25519 SubjectPublicKeyInfo */
+        char *manifest_public_key;       /* base64 of its Ed25519 SubjectPublicKeyInfo; up to 4, blank-separated */
+        uint64_t manifest_max_age_usec;  /* a manifest signed longer ago is refused; 0: no limit */
 
         /* the producer: what a publish leaves for nodes (map-export.h) */
         char *export_dir;
         char *export_signing_key; /* Ed25519 private key, PEM */
+        uint64_t export_resign_usec; /* an unchanged export is signed again after this long; 0: never */
 
         /* sunkd's own */
         char *nsscache_conf;

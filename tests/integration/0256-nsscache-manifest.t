@@ -167,8 +167,36 @@ refused "the node trusts another key" "signature does not verify"
 sed -i "s|manifest_public_key: .*|manifest_public_key: not-a-key|" "$T/sunkd.yaml"
 out=$("$SUNKD" -c "$T/sunkd.yaml" --check-config 2>&1); rc=$?
 ok "a manifest_public_key that is not a key is refused" test "$rc" -ne 0
-like "$out" "sunkd.yaml:[0-9]+:[0-9]+: .*key 'manifest_public_key': not the base64 of an Ed25519 public key" \
+like "$out" "sunkd.yaml:[0-9]+:[0-9]+: .*key 'manifest_public_key': key 1: not the base64 of an Ed25519 public key" \
         "at its line"
+sed -i "s|manifest_public_key: .*|manifest_public_key: $PUB not-a-key|" "$T/sunkd.yaml"
+out=$("$SUNKD" -c "$T/sunkd.yaml" --check-config 2>&1)
+like "$out" "sunkd.yaml:[0-9]+:[0-9]+: .*key 'manifest_public_key': key 2: not the base64" "a second key that is not one: named"
+sed -i "s|manifest_public_key: .*|manifest_public_key: $PUB $PUB $PUB $PUB $PUB|" "$T/sunkd.yaml"
+out=$("$SUNKD" -c "$T/sunkd.yaml" --check-config 2>&1)
+like "$out" "key 'manifest_public_key': one to 4 keys" "more than four keys: refused"
+
+# 7b. Rotation: a node trusts the old and the new key while the producer moves to the new one.
+sunkd_stop
+sed -i "s|manifest_public_key: .*|manifest_public_key: $PUB, $OTHER|" "$T/sunkd.yaml"
+sunkd_start
+refresh
+is "$RC" 0 "a node trusting both keys takes the manifest signed with the old one" || diag "$OUT"
+sign_manifest "$T/other.pem" "$(payload)" > "$T/manifest.new" && mv "$T/manifest.new" "$W/manifest"
+refresh
+is "$RC" 0 "and the one signed with the new" || diag "$OUT"
+restore
+
+# 7c. manifest_max_age: a server that was taken over cannot hold the node at the last manifest it saw.
+sunkd_stop
+printf '    manifest_max_age: 1h\n' >> "$T/sunkd.yaml"
+sunkd_start
+refresh
+is "$RC" 0 "a manifest signed a moment ago is taken under manifest_max_age" || diag "$OUT"
+now=$(date +%s)
+sign_manifest "$T/signing.pem" "$(payload | sed -E "s/\"time\":[0-9]+/\"time\":$((now - 7200))/")" > "$W/manifest"
+refused "a manifest signed two hours ago" "was signed [0-9]+ s ago, longer than manifest_max_age \\(3600 s\\)"
+restore
 
 # 8. The producer's generation survives its restart.
 producer_stop
@@ -208,5 +236,25 @@ like "$out" "key 'http_passwd_url': not with manifest_url" "a map URL beside man
 grep -v manifest_public_key "$T/sunkd.yaml" > "$T/node.yaml"
 out=$("$SUNKD" -c "$T/node.yaml" --check-config 2>&1)
 like "$out" "key 'manifest_url': needs manifest_public_key" "manifest_url without a key is refused"
+grep -v '^    manifest_' "$T/sunkd.yaml" > "$T/node.yaml"
+printf '    http_passwd_url: %s/p\n    http_shadow_url: %s/s\n    http_group_url: %s/g\n    http_sshkey_url: %s/k\n    manifest_max_age: 1d\n' \
+        "$NGINX_URL" "$NGINX_URL" "$NGINX_URL" "$NGINX_URL" >> "$T/node.yaml"
+out=$("$SUNKD" -c "$T/node.yaml" --check-config 2>&1)
+like "$out" "node.yaml:[0-9]+:[0-9]+: .*key 'manifest_max_age': read only with manifest_url" \
+        "manifest_max_age without manifest_url is refused at its line"
+
+# 10. An unchanged export is signed again once export_resign_interval has passed,
+# so that nodes with manifest_max_age keep taking it.
+producer_stop
+printf '    export_resign_interval: 1s\n' >> "$P/sunkd.yaml"
+producer_start
+g=$(cat "$P/state/nsscache/export-generation")
+maps_before=$(payload | python3 -c 'import json, sys; print(json.load(sys.stdin)["maps"])')
+resigned() {
+        pctl run nsscache.refresh > /dev/null && [ "$(cat "$P/state/nsscache/export-generation")" -gt "$g" ]
+}
+ok "an unchanged export is signed again after export_resign_interval" wait_until 600 resigned
+is "$(payload | python3 -c 'import json, sys; print(json.load(sys.stdin)["maps"])')" "$maps_before" \
+        "naming the same maps"
 
 done_testing

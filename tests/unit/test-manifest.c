@@ -134,6 +134,49 @@ START_TEST(test_public_key_text) {
 }
 END_TEST
 
+static char *pub_b64(EVP_PKEY *k) {
+        unsigned char *der = NULL;
+        char *b64 = malloc(256);
+        int n = i2d_PUBKEY(k, &der);
+
+        ck_assert_int_gt(n, 0);
+        EVP_EncodeBlock((unsigned char *) b64, der, n);
+        OPENSSL_free(der);
+        return b64;
+}
+
+START_TEST(test_several_keys) {
+        _cleanup_(evp_pkey_freep) EVP_PKEY *old_key = keygen(), *new_key = keygen(), *third = keygen();
+        _cleanup_free_ char *a = pub_b64(old_key), *b = pub_b64(new_key), *c = pub_b64(third);
+        _cleanup_free_ char *two = NULL, *five = NULL, *bad2 = NULL, *text = signed_text(new_key, 3), *err = NULL;
+        _cleanup_(manifest_done) Manifest m = {};
+        EVP_PKEY *keys[MANIFEST_KEYS_MAX];
+        size_t bad;
+        int n;
+
+        /* the old and the new key while the producer's is rotated: either verifies */
+        ck_assert_int_ge(asprintf(&two, " %s,\t%s\n", a, b), 0);
+        n = manifest_keys_public(two, keys, &bad);
+        ck_assert_int_eq(n, 2);
+        ck_assert_int_eq(manifest_verify_keys(text, strlen(text), keys, 2, &m, &err), 0);
+        ck_assert_ptr_null(err);
+        ck_assert_uint_eq(m.generation, 3);
+        manifest_done(&m);
+        ck_assert_int_eq(manifest_verify_keys(text, strlen(text), keys, 1, &m, &err), -EPERM);
+        ck_assert_str_eq(err, "manifest: the signature does not verify with the configured key");
+        manifest_keys_free(keys, 2);
+        /* more than MANIFEST_KEYS_MAX, none, one that is not a key */
+        ck_assert_int_ge(asprintf(&five, "%s %s %s %s %s", a, b, c, a, b), 0);
+        ck_assert_int_eq(manifest_keys_public(five, keys, &bad), -EBADMSG);
+        ck_assert_uint_eq(bad, 0);
+        ck_assert_int_eq(manifest_keys_public(" , ", keys, &bad), -EBADMSG);
+        ck_assert_uint_eq(bad, 0);
+        ck_assert_int_ge(asprintf(&bad2, "%s AAAA %s", a, b), 0);
+        ck_assert_int_eq(manifest_keys_public(bad2, keys, &bad), -EBADMSG);
+        ck_assert_uint_eq(bad, 2);
+}
+END_TEST
+
 START_TEST(test_private_key_pem) {
         _cleanup_(evp_pkey_freep) EVP_PKEY *k = keygen(), *back = NULL, *rsa = NULL, *bad = NULL;
         EVP_PKEY *rsa_key = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t) 1024);
@@ -307,6 +350,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_round_trip);
         tcase_add_test(tc, test_round_trip_delta);
         tcase_add_test(tc, test_public_key_text);
+        tcase_add_test(tc, test_several_keys);
         tcase_add_test(tc, test_private_key_pem);
         tcase_add_test(tc, test_wrong_key_and_tampering);
         tcase_add_test(tc, test_envelope_hostile);
