@@ -39,27 +39,10 @@ pctl run nsscache.refresh > /dev/null
 is "$(cat "$P/state/nsscache/export-generation")" 1 "an unchanged run exports no new generation"
 
 # 2. The node: the manifest, verified, and the maps it names.
-sunkd_config "modules:
-  nsscache:
-    source: http
-    maps: [passwd, shadow, group, sshkey]
-    files_dir: $T/cache
-    timestamp_dir: $T/ts
-    files_cache_filename_suffix: cache
-    local_passwd: $T/local/passwd
-    local_group: $T/local/group
-    manifest_url: $NGINX_URL/manifest
-    manifest_public_key: $PUB
-    http_retry_max: 1
-    interval: 1h
-    splay: 1h"
+node_config
 out=$("$SUNKD" -c "$T/sunkd.yaml" --check-config 2>&1); rc=$?
 is "$rc" 0 "a node configuration with manifest_url is accepted" || diag "$out"
 sunkd_start
-refresh() {
-        OUT=$(ctl run nsscache.refresh 2>&1)
-        RC=$?
-}
 refresh
 is "$RC" 0 "the node's first refresh succeeds" || diag "$OUT"
 for m in passwd shadow group sshkey; do

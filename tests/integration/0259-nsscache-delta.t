@@ -40,25 +40,8 @@ nginx_start "$W"
 pctl run nsscache.refresh > "$T/out" 2>&1 || { sed 's/^/# /' "$T/out"; bail_out "the producer's first refresh failed"; }
 is "$(mfile passwd delta)" "" "generation 1 has no delta: there is no earlier map"
 
-sunkd_config "modules:
-  nsscache:
-    source: http
-    maps: [passwd, shadow, group, sshkey]
-    files_dir: $T/cache
-    timestamp_dir: $T/ts
-    files_cache_filename_suffix: cache
-    local_passwd: $T/local/passwd
-    local_group: $T/local/group
-    manifest_url: $NGINX_URL/manifest
-    manifest_public_key: $PUB
-    http_retry_max: 1
-    interval: 1h
-    splay: 1h"
+node_config
 sunkd_start
-refresh() {
-        OUT=$(ctl run nsscache.refresh 2>&1)
-        RC=$?
-}
 refresh
 is "$RC" 0 "the node's first refresh succeeds" || diag "$OUT"
 is "$(grep -c '^bulk' "$T/cache/passwd.cache")" 400 "the node has the 400 users"

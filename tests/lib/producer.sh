@@ -13,6 +13,9 @@
 #                              manifest names for MAP, read without checking: nodes check
 # payload                      the served manifest's payload, decoded
 # sign_manifest KEY PAYLOAD    an envelope around PAYLOAD signed by KEY, as a producer signs
+# node_config                  this test's sunkd as a node following the manifest at
+#                              $NGINX_URL into $T/cache (sunkd_config; start it yourself)
+# refresh                      one run on the node: its output in $OUT, exit status in $RC
 
 producer_setup() {
         local data=$1 extra=${2:-}
@@ -97,4 +100,27 @@ import base64, sys
 p = base64.b64encode(sys.argv[1].encode()).decode()
 s = base64.b64encode(open(sys.argv[2], "rb").read()).decode()
 print("{\"payload\":\"%s\",\"signature\":\"%s\"}" % (p, s))' "$2" "$T/sig"
+}
+
+node_config() {
+        mkdir -p "$T/cache" "$T/ts"
+        sunkd_config "modules:
+  nsscache:
+    source: http
+    maps: [passwd, shadow, group, sshkey]
+    files_dir: $T/cache
+    timestamp_dir: $T/ts
+    files_cache_filename_suffix: cache
+    local_passwd: $T/local/passwd
+    local_group: $T/local/group
+    manifest_url: $NGINX_URL/manifest
+    manifest_public_key: $PUB
+    http_retry_max: 1
+    interval: 1h
+    splay: 1h"
+}
+
+refresh() {
+        OUT=$(ctl run nsscache.refresh 2>&1)
+        RC=$?
 }
