@@ -45,6 +45,8 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-util.la
 	%reldir%/util/strbuf.h \
 	%reldir%/util/strv.c \
 	%reldir%/util/strv.h \
+	%reldir%/util/py-escape.c \
+	%reldir%/util/py-escape.h \
 	%reldir%/util/text-clean.c \
 	%reldir%/util/text-clean.h \
 	%reldir%/util/time-util.c \

@@ -21,6 +21,7 @@
 
 #include "util/cleanup.h"
 #include "util/macro.h"
+#include "util/py-escape.h"
 #include "util/rand-util.h"
 #include "util/siphash.h"
 #include "util/strbuf.h"
@@ -224,74 +225,17 @@ static void report(Builder *b, const char *user, AuthkeysLineError le, AuthkeysR
                 b->drop(&d, b->userdata);
 }
 
-static int hexval(char c) {
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
-static size_t utf8_put(char *out, uint32_t cp) {
-        if (cp < 0x80) {
-                out[0] = (char) cp;
-                return 1;
-        }
-        if (cp < 0x800) {
-                out[0] = (char) (0xC0 | cp >> 6);
-                out[1] = (char) (0x80 | (cp & 0x3F));
-                return 2;
-        }
-        if (cp < 0x10000) {
-                out[0] = (char) (0xE0 | cp >> 12);
-                out[1] = (char) (0x80 | ((cp >> 6) & 0x3F));
-                out[2] = (char) (0x80 | (cp & 0x3F));
-                return 3;
-        }
-        out[0] = (char) (0xF0 | cp >> 18);
-        out[1] = (char) (0x80 | ((cp >> 12) & 0x3F));
-        out[2] = (char) (0x80 | ((cp >> 6) & 0x3F));
-        out[3] = (char) (0x80 | (cp & 0x3F));
-        return 4;
-}
-
-/* Escapes repr() writes: the character after the backslash, and how many hex digits follow. */
-static const struct {
-        char c, value;
-        int hex;
-} escapes[] = {
-        { '\\', '\\', 0 }, { '\'', '\'', 0 }, { '"', '"', 0 }, { 't', '\t', 0 },
-        { 'n', '\n', 0 },  { 'r', '\r', 0 },  { 'x', 0, 2 },   { 'u', 0, 4 },   { 'U', 0, 8 },
-};
-
 /* One escape at s[*i] (past the backslash) onto out; the output is never longer than the input. */
 static int unescape(const char *s, size_t len, size_t *i, char *out, size_t *o) {
-        uint32_t cp = 0;
+        uint32_t cp;
+        size_t n;
+        int r = py_escape_decode(s + *i, len - *i, &cp, &n);
 
-        for (size_t e = 0; e < ELEMENTSOF(escapes); e++) {
-                if (s[*i] != escapes[e].c)
-                        continue;
-                (*i)++;
-                if (escapes[e].hex == 0) {
-                        out[(*o)++] = escapes[e].value;
-                        return 0;
-                }
-                if (len - *i < (size_t) escapes[e].hex)
-                        return -EINVAL;
-                for (int k = 0; k < escapes[e].hex; k++) {
-                        int v = hexval(s[(*i)++]);
-                        if (v < 0)
-                                return -EINVAL;
-                        cp = cp << 4 | (uint32_t) v;
-                }
-                if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-                        return -EINVAL;
-                *o += utf8_put(out + *o, cp);
-                return 0;
-        }
-        return -EINVAL;
+        if (r < 0)
+                return r;
+        *i += n;
+        *o += utf8_encode(cp, out + *o);
+        return 0;
 }
 
 /* One quoted string at s[*i]; only one with escapes is copied, into the scratch buffer. */

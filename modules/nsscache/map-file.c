@@ -19,6 +19,7 @@
 #include "util/cleanup.h"
 #include "util/errloc.h"
 #include "util/macro.h"
+#include "util/py-escape.h"
 #include "util/strbuf.h"
 #include "util/strv.h"
 
@@ -118,83 +119,18 @@ static int split_members(const char *s, char ***ret) {
         return 0;
 }
 
-static int hex_value(char c) {
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
-static void put_utf8(StrBuf *b, uint32_t cp) {
-        char u[4];
-        size_t n;
-
-        if (cp < 0x80) {
-                u[0] = (char) cp;
-                n = 1;
-        } else if (cp < 0x800) {
-                u[0] = (char) (0xC0 | (cp >> 6));
-                u[1] = (char) (0x80 | (cp & 0x3F));
-                n = 2;
-        } else if (cp < 0x10000) {
-                u[0] = (char) (0xE0 | (cp >> 12));
-                u[1] = (char) (0x80 | ((cp >> 6) & 0x3F));
-                u[2] = (char) (0x80 | (cp & 0x3F));
-                n = 3;
-        } else {
-                u[0] = (char) (0xF0 | (cp >> 18));
-                u[1] = (char) (0x80 | ((cp >> 12) & 0x3F));
-                u[2] = (char) (0x80 | ((cp >> 6) & 0x3F));
-                u[3] = (char) (0x80 | (cp & 0x3F));
-                n = 4;
-        }
-        strbuf_append(b, u, n);
-}
-
 /* The escape after a backslash at *p; advances *p past it. */
 static bool py_escape(const char **p, StrBuf *b) {
-        static const struct {
-                char c;
-                int digits;
-        } hex[] = { { 'x', 2 }, { 'u', 4 }, { 'U', 8 } };
-        char c = **p;
-        uint32_t cp = 0;
+        char u[4];
+        uint32_t cp;
+        size_t n;
 
-        (*p)++;
-        switch (c) {
-        case '\\': case '\'': case '"':
-                strbuf_putc(b, c);
-                return true;
-        case 't':
-                strbuf_putc(b, '\t');
-                return true;
-        case 'n':
-                strbuf_putc(b, '\n');
-                return true;
-        case 'r':
-                strbuf_putc(b, '\r');
-                return true;
-        }
-        for (size_t i = 0; i < ELEMENTSOF(hex); i++) {
-                if (c != hex[i].c)
-                        continue;
-                for (int j = 0; j < hex[i].digits; j++, (*p)++) {
-                        int v = hex_value(**p);
-
-                        if (v < 0)
-                                return false;
-                        cp = cp * 16 + (uint32_t) v;
-                }
-                /* NUL would end the C string; surrogates and beyond are not UTF-8 */
-                if (cp == 0 || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
-                        return false;
-                put_utf8(b, cp);
-                return true;
-        }
-        return false;
+        /* NUL would end the C string */
+        if (py_escape_decode(*p, strnlen(*p, 9), &cp, &n) < 0 || cp == 0)
+                return false;
+        *p += n;
+        strbuf_append(b, u, utf8_encode(cp, u));
+        return true;
 }
 
 /* One Python string literal at *p into a new string; advances *p past it. */
