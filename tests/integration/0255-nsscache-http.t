@@ -1,4 +1,5 @@
 #!/bin/bash
+# deadline: 600
 # source = http: nsscache's map files from a real nginx on loopback, read
 # through an nsscache.conf as nsscache reads it.  An unchanged file costs
 # one request and a 304; a change, gzip, bzip2 and an ETag round are

@@ -1,4 +1,5 @@
 #!/bin/bash
+# deadline: 600
 # Maps published once, signed: a producer sunkd maps the SCIM fixture and
 # exports the maps and an Ed25519-signed manifest into a directory a real
 # nginx serves; a node sunkd follows the manifest.  Whoever takes the web

@@ -1,4 +1,5 @@
 #!/bin/bash
+# deadline: 600
 # sunkd.socket: systemd-analyze verify finds nothing to report in it, the
 # service and the prolog drop-in together; its ListenStream, SocketMode and
 # SocketGroup are what sunkd.yaml says by default, so sunkd, given that

@@ -1,4 +1,5 @@
 #!/bin/bash
+# deadline: 600
 # The exposure systemd-analyze security --offline=yes gives the unit, alone
 # and with the prolog module's drop-in, is no worse than README.md records
 # (its "Hardening" table), and the unit alone is at or below 3.5 (chrony's
