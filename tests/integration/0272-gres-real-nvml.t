@@ -7,14 +7,10 @@
 # suite, since no GPU can be faked into the real library.
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 
-if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
-        echo "1..0 # SKIP no NVIDIA GPU here (nvidia-smi is missing or finds none): the real-NVML comparison needs one"
-        exit 0
-fi
+. "$SUNKD_SRCDIR/tests/lib/gpu.sh"
+gpu_or_skip "the real-NVML comparison"
 
-. "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
-sunkd_setup
-cp "$SUNKD_BUILDDIR/modules/gres/.libs/gres.so" "$MODDIR/" || bail_out "gres.so not built"
+gpu_setup gres
 sunkd_config "modules:
   gres:
     backend: nvml

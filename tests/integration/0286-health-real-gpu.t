@@ -9,31 +9,12 @@
 # Elsewhere the test reports itself skipped, saying why.
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 
-if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
-        echo "1..0 # SKIP no NVIDIA GPU here (nvidia-smi is missing or finds none): the real-GPU check needs one"
-        exit 0
-fi
+. "$SUNKD_SRCDIR/tests/lib/gpu.sh"
+gpu_or_skip "the real-GPU check"
 
-. "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
-sunkd_setup
-for m in gres health; do
-        cp "$SUNKD_BUILDDIR/modules/$m/.libs/$m.so" "$MODDIR/" || bail_out "$m.so not built"
-done
+gpu_setup gres health
 [ -r /dev/kmsg ] || bail_out "no /dev/kmsg to read"
-: > "$T/slurm.conf"
-sunkd_config "modules:
-  gres:
-    backend: nvml
-    gres_conf: $T/gres.conf
-    slurm_conf: $T/slurm.conf
-    interval: 1h
-  health:
-    transport: none
-    interval: 1h
-    checks:
-      - name: gpu
-        type: gpu
-  testmod: {}"
+gpu_health_config "  testmod: {}"
 sunkd_start
 ok "the first discovery" wait_runs gres.discover 1
 gres_status() {

@@ -9,16 +9,10 @@
 # Elsewhere the test reports itself skipped, saying why.
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 
-if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
-        echo "1..0 # SKIP no NVIDIA GPU here (nvidia-smi is missing or finds none): the confined-unit check needs one"
-        exit 0
-fi
+. "$SUNKD_SRCDIR/tests/lib/gpu.sh"
+gpu_or_skip "the confined-unit check"
 
-. "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
-sunkd_setup
-for m in gres health; do
-        cp "$SUNKD_BUILDDIR/modules/$m/.libs/$m.so" "$MODDIR/" || bail_out "$m.so not built"
-done
+gpu_setup gres health
 UNIT="$SUNKD_BUILDDIR/systemd/sunkd.service"
 [ -f "$UNIT" ] || bail_out "the unit is not built ($UNIT)"
 command -v setpriv >/dev/null || bail_out "setpriv is needed (util-linux)"
@@ -33,19 +27,7 @@ printf '#!/bin/sh\nexec setpriv --bounding-set=%s --inh-caps=-all --ambient-caps
         "$SETPRIV_CAPS" "$REAL" > "$T/sunkd-confined"
 chmod 755 "$T/sunkd-confined"
 SUNKD="$T/sunkd-confined"
-: > "$T/slurm.conf"
-sunkd_config "modules:
-  gres:
-    backend: nvml
-    gres_conf: $T/gres.conf
-    slurm_conf: $T/slurm.conf
-    interval: 1h
-  health:
-    transport: none
-    interval: 1h
-    checks:
-      - name: gpu
-        type: gpu"
+gpu_health_config
 sunkd_start
 is "$(sed -n 's/^NoNewPrivs:[[:space:]]*//p' /proc/$SUNKD_PID/status)" 1 "sunkd runs with no_new_privs"
 want=$(python3 -c '
