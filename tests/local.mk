@@ -158,7 +158,7 @@ EXTRA_DIST += tests/lib/docs.sh tests/lib/md-snippets.py tests/lib/man-snippets.
 	modules/nsscache/README.md modules/authkeys/README.md modules/gres/README.md modules/health/README.md \
 	modules/prolog/README.md tests/README.md
 # Included by the Check tests, not named in their sources.
-EXTRA_DIST += tests/lib/check-run.h
+EXTRA_DIST += tests/lib/check-run.h tests/lib/tmp-tree.h
 check_SCRIPTS += tests/demo.sh
 EXTRA_DIST += tests/demo.sh.in
 

@@ -20,53 +20,20 @@
 #include "../../modules/prolog/prolog-exec.h"
 #include "../../modules/prolog/prolog-local.h"
 #include "../lib/check-run.h"
+#include "../lib/tmp-tree.h"
 
 #define NOBODY 65534
-
-static char base[] = "/tmp/test-prolog-dir-XXXXXX";
-
-static char *at(const char *rel) {
-        char *p;
-
-        ck_assert_int_ge(asprintf(&p, "%s/%s", base, rel), 0);
-        return p;
-}
-
-static void mkdir_as(const char *rel, mode_t mode, uid_t uid) {
-        _cleanup_free_ char *p = at(rel);
-
-        ck_assert_msg(mkdir(p, 0700) == 0, "mkdir %s: %m", p);
-        ck_assert_int_eq(chmod(p, mode), 0);
-        ck_assert_int_eq(chown(p, uid, 0), 0);
-}
-
-static void file_as(const char *rel, const char *text, mode_t mode, uid_t uid) {
-        _cleanup_free_ char *p = at(rel);
-        int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-
-        ck_assert_msg(fd >= 0, "create %s: %m", p);
-        ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t) strlen(text));
-        ck_assert_int_eq(close(fd), 0);
-        ck_assert_int_eq(chmod(p, mode), 0);
-        ck_assert_int_eq(chown(p, uid, 0), 0);
-}
 
 static void script(const char *rel, const char *body) {
         _cleanup_free_ char *text = NULL;
 
         ck_assert_int_ge(asprintf(&text, "#!/bin/sh\n%s\n", body), 0);
-        file_as(rel, text, 0755, 0);
+        tmp_file_as(rel, text, 0755, 0);
 }
 
-static void link_at(const char *target, const char *rel) {
-        _cleanup_free_ char *p = at(rel);
-
-        ck_assert_msg(symlink(target, p) == 0, "symlink %s: %m", p);
-}
-
-/* Lists <base>/@rel: @r expected; the scripts in *ret. */
+/* Lists <tmp_tree>/@rel: @r expected; the scripts in *ret. */
 static size_t list(const char *rel, int r, PrologScript **ret, char **ret_error) {
-        _cleanup_free_ char *d = at(rel);
+        _cleanup_free_ char *d = tmp_at(rel);
         size_t n = 99;
         int got = prolog_dir_list(d, PROLOG_KIND_PROLOG, ret, &n, ret_error);
 
@@ -74,9 +41,9 @@ static size_t list(const char *rel, int r, PrologScript **ret, char **ret_error)
         return n;
 }
 
-/* *@e is @msg with "@" standing for <base>/@rel. */
+/* *@e is @msg with "@" standing for <tmp_tree>/@rel. */
 static void expect_error(const char *e, const char *msg, const char *rel) {
-        _cleanup_free_ char *p = at(rel), *want = calloc(1, strlen(msg) + strlen(p) + 1);
+        _cleanup_free_ char *p = tmp_at(rel), *want = calloc(1, strlen(msg) + strlen(p) + 1);
         const char *mark = strchr(msg, '@');
 
         ck_assert_ptr_nonnull(want);
@@ -96,25 +63,19 @@ static int run(const PrologScript *s, uint64_t timeout, size_t limit, PrologExec
 }
 
 static bool exists(const char *rel) {
-        _cleanup_free_ char *p = at(rel);
+        _cleanup_free_ char *p = tmp_at(rel);
 
         return access(p, F_OK) == 0;
 }
 
 static void setup(void) {
         ck_assert_msg(geteuid() == 0, "must run as root: the tests hand files to uid %d", NOBODY);
-        ck_assert_ptr_nonnull(mkdtemp(base));
-        ck_assert_int_eq(chmod(base, 0755), 0);
-        mkdir_as("d", 0755, 0);
+        tmp_tree_make("test-prolog-dir");
+        tmp_mkdir_as("d", 0755, 0);
 }
 
 static void teardown(void) {
-        _cleanup_free_ char *cmd = NULL;
-
-        if (strchr(base, 'X'))
-                return;
-        ck_assert_int_ge(asprintf(&cmd, "rm -rf '%s'", base), 0);
-        ck_assert_int_eq(system(cmd), 0);
+        tmp_tree_remove();
 }
 
 START_TEST(test_order) {
@@ -136,7 +97,7 @@ START_TEST(test_order) {
                 _cleanup_free_ char *p = NULL;
 
                 ck_assert_str_eq(s[i].name, want[i]);
-                ck_assert_int_ge(asprintf(&p, "%s/d/%s", base, want[i]), 0);
+                ck_assert_int_ge(asprintf(&p, "%s/d/%s", tmp_tree, want[i]), 0);
                 ck_assert_str_eq(s[i].path, p);
                 ck_assert_int_eq(s[i].kind, PROLOG_KIND_PROLOG);
         }
@@ -147,7 +108,7 @@ END_TEST
 START_TEST(test_filter) {
         const char *skipped[] = { ".hidden", "x~", "x.dpkg-old", "x.dpkg-new", "x.dpkg-dist", "x.dpkg-tmp",
                                   "x.rpmnew", "x.rpmsave", "x.rpmorig", "x.disabled", "..data" };
-        _cleanup_free_ char *e = NULL, *fifo = at("d/fifo");
+        _cleanup_free_ char *e = NULL, *fifo = tmp_at("d/fifo");
         PrologScript *s = NULL;
         size_t n;
 
@@ -161,13 +122,13 @@ START_TEST(test_filter) {
         ck_assert(!prolog_name_skipped("x.disabled.sh"));
         ck_assert(!prolog_name_skipped("dpkg-x"));
         ck_assert(!prolog_name_skipped("a~b"));
-        file_as("d/plain", "#!/bin/sh\n", 0644, 0);
+        tmp_file_as("d/plain", "#!/bin/sh\n", 0644, 0);
         /* not executable: no script, even if others could write it */
-        file_as("d/plain-writable", "#!/bin/sh\n", 0666, NOBODY);
-        mkdir_as("d/subdir", 0755, 0);
+        tmp_file_as("d/plain-writable", "#!/bin/sh\n", 0666, NOBODY);
+        tmp_mkdir_as("d/subdir", 0755, 0);
         ck_assert_int_eq(mkfifo(fifo, 0755), 0);
-        link_at("nowhere", "d/dangling");
-        link_at("subdir", "d/link-to-dir");
+        tmp_link_as("nowhere", "d/dangling", 0);
+        tmp_link_as("subdir", "d/link-to-dir", 0);
         script("d/ok", "true");
         n = list("d", 0, &s, &e);
         ck_assert_uint_eq(n, 1);
@@ -191,21 +152,21 @@ START_TEST(test_dir_refused) {
         _cleanup_free_ char *e = NULL;
         PrologScript *s = NULL;
 
-        mkdir_as("gw", 0775, 0);
+        tmp_mkdir_as("gw", 0775, 0);
         script("gw/a", "true");
         list("gw", -EPERM, &s, &e);
         expect_error(e, "refusing prolog directory '@': group- or world-writable (owner uid 0, mode 0775)", "gw");
-        mkdir_as("ww", 0757, 0);
+        tmp_mkdir_as("ww", 0757, 0);
         list("ww", -EPERM, &s, &e);
         expect_error(e, "refusing prolog directory '@': group- or world-writable (owner uid 0, mode 0757)", "ww");
-        mkdir_as("nobody", 0755, NOBODY);
+        tmp_mkdir_as("nobody", 0755, NOBODY);
         list("nobody", -EPERM, &s, &e);
         expect_error(e, "refusing prolog directory '@': owned by uid 65534, not root (mode 0755)", "nobody");
-        file_as("file", "", 0644, 0);
+        tmp_file_as("file", "", 0644, 0);
         list("file", -ENOTDIR, &s, &e);
         expect_error(e, "refusing prolog directory '@': not a directory (owner uid 0, mode 0644)", "file");
         /* a parent on the way counts too */
-        mkdir_as("gw/sub", 0755, 0);
+        tmp_mkdir_as("gw/sub", 0755, 0);
         list("gw/sub", -EPERM, &s, &e);
         ck_assert_ptr_nonnull(strstr(e, "group- or world-writable"));
         ck_assert_ptr_null(s);
@@ -213,11 +174,11 @@ START_TEST(test_dir_refused) {
 END_TEST
 
 START_TEST(test_script_refused) {
-        _cleanup_free_ char *e = NULL, *bad = at("d/b-group");
+        _cleanup_free_ char *e = NULL, *bad = tmp_at("d/b-group");
         PrologScript *s = NULL;
 
         script("d/a-good", "true");
-        file_as("d/b-group", "#!/bin/sh\n", 0775, 0);
+        tmp_file_as("d/b-group", "#!/bin/sh\n", 0775, 0);
         list("d", -EPERM, &s, &e);
         expect_error(e, "refusing prolog script '@': group- or world-writable (owner uid 0, mode 0775)", "d/b-group");
         ck_assert_ptr_null(s);
@@ -229,9 +190,9 @@ START_TEST(test_script_refused) {
         list("d", 0, &s, &e);
         prolog_scripts_free(s, 2);
         /* a symlink to a file in a directory nobody owns */
-        mkdir_as("theirs", 0755, NOBODY);
+        tmp_mkdir_as("theirs", 0755, NOBODY);
         script("theirs/x", "true");
-        link_at("../theirs/x", "d/c-link");
+        tmp_link_as("../theirs/x", "d/c-link", 0);
         list("d", -EPERM, &s, &e);
         ck_assert_ptr_nonnull(strstr(e, "owned by uid 65534, not root"));
         ck_assert_ptr_nonnull(strstr(e, "/theirs"));
@@ -240,25 +201,25 @@ END_TEST
 
 /* d/10-a -> ..data/10-a, ..data -> ..v1: a ConfigMap mount. */
 static void configmap(void) {
-        mkdir_as("d/..v1", 0755, 0);
+        tmp_mkdir_as("d/..v1", 0755, 0);
         script("d/..v1/10-a", "echo a-v1; echo \"$SUNKD_SCRIPT\" >&2");
-        link_at("..v1", "d/..data");
-        link_at("..data/10-a", "d/10-a");
+        tmp_link_as("..v1", "d/..data", 0);
+        tmp_link_as("..data/10-a", "d/10-a", 0);
 }
 
 /* ..data now points at ..v2, whose 10-a nobody should be able to run. */
 static void swap_to_unchecked(void) {
-        _cleanup_free_ char *tmp = at("d/..data_tmp"), *data = at("d/..data"), *evil = NULL;
+        _cleanup_free_ char *tmp = tmp_at("d/..data_tmp"), *data = tmp_at("d/..data"), *evil = NULL;
 
-        mkdir_as("d/..v2", 0755, 0);
-        ck_assert_int_ge(asprintf(&evil, "#!/bin/sh\necho EVIL; touch %s/ran-evil\n", base), 0);
-        file_as("d/..v2/10-a", evil, 0777, NOBODY);
+        tmp_mkdir_as("d/..v2", 0755, 0);
+        ck_assert_int_ge(asprintf(&evil, "#!/bin/sh\necho EVIL; touch %s/ran-evil\n", tmp_tree), 0);
+        tmp_file_as("d/..v2/10-a", evil, 0777, NOBODY);
         ck_assert_int_eq(symlink("..v2", tmp), 0);
         ck_assert_int_eq(rename(tmp, data), 0);
 }
 
 START_TEST(test_symlink_runs) {
-        _cleanup_free_ char *e = NULL, *want = at("d/..v1/10-a");
+        _cleanup_free_ char *e = NULL, *want = tmp_at("d/..v1/10-a");
         PrologExecResult res;
         PrologScript *s = NULL;
         size_t n;
@@ -278,7 +239,7 @@ START_TEST(test_symlink_runs) {
 END_TEST
 
 START_TEST(test_symlink_swap) {
-        _cleanup_free_ char *e = NULL, *old = at("d/..v1"), *evil = at("d/..v2/10-a");
+        _cleanup_free_ char *e = NULL, *old = tmp_at("d/..v1"), *evil = tmp_at("d/..v2/10-a");
         PrologExecResult res;
         PrologScript *s = NULL, *again = NULL;
         size_t n;
@@ -324,11 +285,11 @@ START_TEST(test_symlink_swap) {
 }
 END_TEST
 
-/* Runs <base>/d/@name until a run gets far enough to leave its
- * grandchild's pid in <base>/pid (the timeout may strike before, on a busy
+/* Runs <tmp_tree>/d/@name until a run gets far enough to leave its
+ * grandchild's pid in <tmp_tree>/pid (the timeout may strike before, on a busy
  * machine: each try doubles it), and returns that pid. */
 static pid_t run_until_grandchild(const char *body, PrologExecResult *res) {
-        _cleanup_free_ char *e = NULL, *pidfile = at("pid");
+        _cleanup_free_ char *e = NULL, *pidfile = tmp_at("pid");
         PrologScript *s = NULL;
         size_t n;
 
@@ -369,7 +330,7 @@ START_TEST(test_timeout_term) {
         pid_t pid;
 
         ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
-        ck_assert_int_ge(asprintf(&body, GRANDCHILD "; wait", base, base, base), 0);
+        ck_assert_int_ge(asprintf(&body, GRANDCHILD "; wait", tmp_tree, tmp_tree, tmp_tree), 0);
         pid = run_until_grandchild(body, &res);
         ck_assert_int_eq(res.signal, SIGTERM);
         prolog_exec_result_done(&res);
@@ -383,7 +344,7 @@ START_TEST(test_timeout_grace) {
         pid_t pid;
 
         ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
-        ck_assert_int_ge(asprintf(&body, "trap '' TERM; " GRANDCHILD "; while :; do wait; done", base, base, base),
+        ck_assert_int_ge(asprintf(&body, "trap '' TERM; " GRANDCHILD "; while :; do wait; done", tmp_tree, tmp_tree, tmp_tree),
                          0);
         pid = run_until_grandchild(body, &res);
         ck_assert_int_eq(res.signal, SIGKILL);
@@ -394,7 +355,7 @@ END_TEST
 
 /* A script that ends on its own leaves nothing running in its group. */
 START_TEST(test_leftover_killed) {
-        _cleanup_free_ char *body = NULL, *e = NULL, *pidfile = at("pid");
+        _cleanup_free_ char *body = NULL, *e = NULL, *pidfile = tmp_at("pid");
         _cleanup_fclose_ FILE *f = NULL;
         PrologExecResult res;
         PrologScript *s = NULL;
@@ -402,7 +363,7 @@ START_TEST(test_leftover_killed) {
         int pid;
 
         ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
-        ck_assert_int_ge(asprintf(&body, "sleep 1000 & echo $! > %s/pid; echo started", base), 0);
+        ck_assert_int_ge(asprintf(&body, "sleep 1000 & echo $! > %s/pid; echo started", tmp_tree), 0);
         script("d/bg", body);
         n = list("d", 0, &s, &e);
         ck_assert_int_eq(run(&s[0], 0, 0, &res, &e), 0);
@@ -470,11 +431,11 @@ START_TEST(test_exec_failures) {
         PrologScript *s = NULL;
         size_t n;
 
-        file_as("d/a-no-interp", "#!/nonexistent/sh\necho hi\n", 0755, 0);
-        file_as("d/b-garbage", "this is neither ELF nor #!\n", 0755, 0);
-        file_as("noexec-interp", "#!/bin/sh\n", 0644, 0);
-        ck_assert_int_ge(asprintf(&interp, "#!%s/noexec-interp\n", base), 0);
-        file_as("d/c-interp-not-executable", interp, 0755, 0);
+        tmp_file_as("d/a-no-interp", "#!/nonexistent/sh\necho hi\n", 0755, 0);
+        tmp_file_as("d/b-garbage", "this is neither ELF nor #!\n", 0755, 0);
+        tmp_file_as("noexec-interp", "#!/bin/sh\n", 0644, 0);
+        ck_assert_int_ge(asprintf(&interp, "#!%s/noexec-interp\n", tmp_tree), 0);
+        tmp_file_as("d/c-interp-not-executable", interp, 0755, 0);
         script("d/d-exit-127", "exit 127");
         n = list("d", 0, &s, &e);
         ck_assert_uint_eq(n, 4);
@@ -579,7 +540,7 @@ START_TEST(test_many_files) {
                 _cleanup_free_ char *p = NULL;
                 int fd;
 
-                ck_assert_int_ge(asprintf(&p, "%s/d/s%05u", base, i - 1), 0);
+                ck_assert_int_ge(asprintf(&p, "%s/d/s%05u", tmp_tree, i - 1), 0);
                 fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
                 ck_assert_int_ge(fd, 0);
                 ck_assert_int_eq(close(fd), 0);
@@ -616,7 +577,7 @@ static void seen_fn(void *userdata, const PrologScript *sc, int r, const PrologE
 
 static int local_run(PrologKind kind, uint64_t script_timeout, uint64_t total, Seen *seen, char *reason,
                      char **ret_error) {
-        _cleanup_free_ char *d = at("d");
+        _cleanup_free_ char *d = tmp_at("d");
         PrologSettings set = {
                 .prolog_dir = d, .epilog_dir = d,
                 .script_timeout_usec = script_timeout, .total_timeout_usec = total,
@@ -630,8 +591,8 @@ static int local_run(PrologKind kind, uint64_t script_timeout, uint64_t total, S
 static void three_scripts(void) {
         _cleanup_free_ char *a = NULL, *c = NULL;
 
-        ck_assert_int_ge(asprintf(&a, "echo a >> %s/ran", base), 0);
-        ck_assert_int_ge(asprintf(&c, "echo c >> %s/ran", base), 0);
+        ck_assert_int_ge(asprintf(&a, "echo a >> %s/ran", tmp_tree), 0);
+        ck_assert_int_ge(asprintf(&c, "echo c >> %s/ran", tmp_tree), 0);
         script("d/10-a", a);
         script("d/20-fail", "echo checking; echo boom; exit 4");
         script("d/30-c", c);
@@ -653,7 +614,7 @@ END_TEST
 
 START_TEST(test_local_epilog_all) {
         char reason[PROLOG_REASON_MAX + 1];
-        _cleanup_free_ char *e = NULL, *ran = at("ran");
+        _cleanup_free_ char *e = NULL, *ran = tmp_at("ran");
         _cleanup_fclose_ FILE *f = NULL;
         char line1[8] = "", line2[8] = "";
         Seen seen = {};
@@ -698,12 +659,12 @@ END_TEST
 
 START_TEST(test_local_refused) {
         char reason[PROLOG_REASON_MAX + 1];
-        _cleanup_free_ char *e = NULL, *d = at("d"), *ran = NULL;
+        _cleanup_free_ char *e = NULL, *d = tmp_at("d"), *ran = NULL;
         Seen seen = {};
 
-        ck_assert_int_ge(asprintf(&ran, "touch %s/ran", base), 0);
+        ck_assert_int_ge(asprintf(&ran, "touch %s/ran", tmp_tree), 0);
         script("d/10-ran", ran);
-        file_as("d/20-writable", "#!/bin/sh\nexit 0\n", 0775, 0);
+        tmp_file_as("d/20-writable", "#!/bin/sh\nexit 0\n", 0775, 0);
         ck_assert_int_eq(local_run(PROLOG_KIND_PROLOG, 10 * USEC_PER_SEC, 60 * USEC_PER_SEC, &seen, reason, &e), -EPERM);
         ck_assert_msg(e && strstr(e, "20-writable"), "%s", e ?: "");
         ck_assert_msg(strncmp(reason, "prolog ", 7) == 0 && strstr(reason, d) && strstr(reason, "refused"), "%s",
