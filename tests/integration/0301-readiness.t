@@ -3,16 +3,8 @@
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 sunkd_setup
-GATE="$T/gate"
-mkdir -p "$GATE"
 # testmod.ok is the readiness gate, and its first run lasts until release.ok.
-sunkd_config "modules:
-  testmod:
-    interval: 1h
-    splay: 0s
-    ready_gate: true
-    gate_dir: $GATE"
-gate_running() { [ "$(job_field testmod.ok state)" = running ]; }
+gate_config
 notify_has() { grep -E -q -- "$1" "$T/notify.log" 2>/dev/null; }
 
 python3 "$SUNKD_SRCDIR/tests/lib/notify-listen.py" "$T/notify.sock" "$T/notify.log" &

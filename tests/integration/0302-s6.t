@@ -43,15 +43,7 @@ like "$(cat "$SV/run")" "^exec $SUNKD --config=$T/sunkd.yaml --notify-fd 3\$" \
         "run execs sunkd with --notify-fd matching notification-fd (adapted to this build)"
 
 # testmod.ok is the readiness gate, and its first run lasts until release.ok.
-GATE="$T/gate"
-mkdir -p "$GATE"
-sunkd_config "modules:
-  testmod:
-    interval: 1h
-    splay: 0s
-    ready_gate: true
-    gate_dir: $GATE"
-gate_running() { [ "$(job_field testmod.ok state)" = running ]; }
+gate_config
 
 s6-svscan "$SCAN" > "$T/svscan.log" 2>&1 &
 SVSCAN_PID=$!

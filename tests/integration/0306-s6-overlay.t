@@ -115,15 +115,7 @@ printf 'SLURMD_OPTIONS="-f %s -N %s"\n' "$SLURM_CONF" "$NODE" > "$T/default-slur
 
 # sunkd's readiness waits for testmod.ok's first run, which lasts until
 # release.ok: the test holds sunkd not ready for as long as it needs.
-GATE="$T/gate"
-mkdir -p "$GATE"
-sunkd_config "modules:
-  testmod:
-    interval: 1h
-    splay: 0s
-    ready_gate: true
-    gate_dir: $GATE
-  gres:
+gate_config "  gres:
     nvml_library: $NVML
     gres_conf: $S/gres.conf
     interval: 1h
@@ -141,7 +133,6 @@ ok "munged answers on its socket" munge -n -S "$MUNGE_SOCK" -o /dev/null
 slurm_ctld_start
 
 wait_for_file "$SOCK" || bail_out "the supervised sunkd did not create its socket"
-gate_running() { [ "$(job_field testmod.ok state)" = running ]; }
 ok "sunkd's gate job is under way" wait_until 300 gate_running
 is "$(s6-svstat -o up,ready "$SCAN/sunkd")" "true false" "s6-svstat: sunkd up, not ready"
 waiting() { grep -q "slurmd: waiting for sunkd to be ready" "$T/svscan.log"; }

@@ -12,6 +12,9 @@
 # job_field JOB FIELD    one field of `ctl --json jobs` for JOB
 # module_status MOD FIELD  one field of module MOD's status (booleans as true/false)
 # status_without RE DESC a TAP check: the daemon answers status, no line matches RE
+# gate_config [YAML]     sunkd_config with testmod's readiness gate: its first testmod.ok
+#                        run holds sunkd not ready until $GATE/release.ok exists; YAML:
+#                        more modules.  gate_running: that run is under way
 #
 # Waits are bounded by a count of polls, not a deadline, and the bounds are
 # generous: a loaded machine makes them slower, never wrong.
@@ -164,4 +167,20 @@ status_without() {
                 return
         fi
         unlike "$out" "$1" "$2"
+}
+
+gate_config() {
+        GATE="$T/gate"
+        mkdir -p "$GATE"
+        sunkd_config "modules:
+  testmod:
+    interval: 1h
+    splay: 0s
+    ready_gate: true
+    gate_dir: $GATE${1:+
+$1}"
+}
+
+gate_running() {
+        [ "$(job_field testmod.ok state)" = running ]
 }
