@@ -188,6 +188,10 @@ int http_fetch_new(const HttpFetchOptions *o, HttpFetch **ret) {
                 SET(CURLOPT_CAINFO, o->ca_file);
         if (o->proxy)
                 SET(CURLOPT_PROXY, o->proxy);
+        if (o->aws_sigv4) {
+                SET(CURLOPT_AWS_SIGV4, o->aws_sigv4);
+                SET(CURLOPT_USERPWD, o->userpwd);
+        }
         SET(CURLOPT_TCP_KEEPALIVE, 1L);
 #undef SET
         if (cr != CURLE_OK)
@@ -315,10 +319,20 @@ static int backoff_sleep(const sunkd_cancel *cancel, uint64_t usec) {
         }
 }
 
-/* The conditional headers for @since, in *ret (owned by the caller). */
-static int conditional_headers(const HttpValidators *since, struct curl_slist **ret) {
+/* The conditional headers for @since and an S3 session token, in *ret (owned by the caller). */
+static int conditional_headers(const HttpValidators *since, const char *security_token,
+                               struct curl_slist **ret) {
+        _cleanup_erase_ char *token = NULL;
         struct curl_slist *l = NULL, *n;
         char line[HTTP_ETAG_MAX + 64];
+
+        if (security_token) {
+                /* signed by libcurl with the other x-amz- headers */
+                if (asprintf(&token, "x-amz-security-token: %s", security_token) < 0)
+                        return -ENOMEM;
+                if (!(l = curl_slist_append(NULL, token)))
+                        return -ENOMEM;
+        }
 
         if (since && since->etag && etag_valid(since->etag, strlen(since->etag))) {
                 (void) snprintf(line, sizeof(line), "If-None-Match: %s", since->etag);
@@ -445,7 +459,7 @@ int http_fetch_get(HttpFetch *f, const char *url, const HttpValidators *since, c
 
         *ret = (HttpBody) { .validators = { .last_modified = -1 } };
         f->cancel = cancel;
-        r = conditional_headers(since, &headers);
+        r = conditional_headers(since, f->o.security_token, &headers);
         if (r < 0)
                 return r;
         if (curl_easy_setopt(f->curl, CURLOPT_URL, url) != CURLE_OK ||

@@ -43,6 +43,11 @@ typedef struct HttpFetchOptions {
         uint64_t max_size;       /* decoded body bytes at most */
         int64_t attempts;        /* requests per file at most, at least 1 */
         uint64_t retry_delay_usec; /* before the second attempt, doubled after each (at most 30 s) */
+        /* S3 (s3-auth.h): libcurl signs every request with SigV4 ("aws:amz:REGION:s3") as
+         * userpwd ("KEYID:SECRET"), and security_token goes along as x-amz-security-token */
+        const char *aws_sigv4;
+        const char *userpwd;
+        const char *security_token;
 } HttpFetchOptions;
 
 typedef struct HttpFetchStats {
