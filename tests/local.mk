@@ -135,6 +135,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0250-nsscache-identity.t \
 	tests/integration/0255-nsscache-http.t \
 	tests/integration/0256-nsscache-manifest.t \
+	tests/integration/0258-nsscache-s3.t \
 	tests/integration/0301-readiness.t \
 	tests/integration/0302-s6.t \
 	tests/integration/0303-systemd-unit.t \
@@ -146,7 +147,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0313-unit-caps-gpu.t \
 	# End of INTEGRATION_TESTS
 TESTS += $(INTEGRATION_TESTS)
-EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib/tap.sh tests/lib/sunkd.sh tests/lib/summary tests/lib/scim.sh tests/lib/nginx.sh \
+EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib/tap.sh tests/lib/sunkd.sh tests/lib/summary tests/lib/scim.sh tests/lib/nginx.sh tests/lib/s3rver.sh \
 	tests/lib/etc-cache.sh tests/lib/fake-cpu-topology.sh tests/lib/scim-dump.sh tests/lib/varlink-raw.py tests/lib/notify-listen.py tests/lib/nss-index-check.py \
 	tests/lib/socket-hog.py tests/lib/ptrace-hold.py tests/lib/with-deadline tests/lib/sshd.sh tests/lib/source-files.sh tests/lib/fake-nvidia-devs.sh \
 	tests/bench/verdict.sh tests/bench/README.md

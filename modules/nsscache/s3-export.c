@@ -73,13 +73,29 @@ static CURLcode request_setup(Uploader *u, const char *url) {
         return cr;
 }
 
-/* @extra and the session token as headers, in *ret. */
-static int headers_build(const Uploader *u, const char *extra, struct curl_slist **ret) {
+/* @extra, the SHA-256 of the payload @data (libcurl before 8.0 does not send it)
+ * and the session token as headers, in *ret. */
+static int headers_build(const Uploader *u, const char *extra, const char *data, size_t len,
+                         struct curl_slist **ret) {
         _cleanup_erase_ char *token = NULL;
         struct curl_slist *l = NULL, *n;
+        uint8_t md[MANIFEST_SHA256_LEN];
+        char hex[2 * MANIFEST_SHA256_LEN + 1], line[128];
+        unsigned mdlen = 0;
 
-        if (extra && !(l = curl_slist_append(l, extra)))
+        if (EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) != 1)
                 return -ENOMEM;
+        manifest_sha256_hex(md, hex);
+        (void) snprintf(line, sizeof(line), "x-amz-content-sha256: %s", hex);
+        if (!(l = curl_slist_append(l, line)))
+                return -ENOMEM;
+        if (extra) {
+                if (!(n = curl_slist_append(l, extra))) {
+                        curl_slist_free_all(l);
+                        return -ENOMEM;
+                }
+                l = n;
+        }
         if (u->auth.token) {
                 if (asprintf(&token, "x-amz-security-token: %s", u->auth.token) < 0 ||
                     !(n = curl_slist_append(l, token))) {
@@ -115,7 +131,7 @@ static int object_exists(Uploader *u, const char *url, bool *ret, char **ret_err
         int r;
 
         if (request_setup(u, url) != CURLE_OK || curl_easy_setopt(u->curl, CURLOPT_NOBODY, 1L) != CURLE_OK ||
-            headers_build(u, NULL, &h) < 0)
+            headers_build(u, NULL, "", 0, &h) < 0)
                 return -ENOMEM;
         r = perform(u, url, h, &status, ret_error);
         curl_slist_free_all(h);
@@ -136,7 +152,7 @@ static int object_put(Uploader *u, const char *url, const char *data, size_t len
         if (request_setup(u, url) != CURLE_OK || curl_easy_setopt(u->curl, CURLOPT_CUSTOMREQUEST, "PUT") != CURLE_OK ||
             curl_easy_setopt(u->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) len) != CURLE_OK ||
             curl_easy_setopt(u->curl, CURLOPT_POSTFIELDS, data) != CURLE_OK ||
-            headers_build(u, "Content-Type: application/octet-stream", &h) < 0)
+            headers_build(u, "Content-Type: application/octet-stream", data, len, &h) < 0)
                 return -ENOMEM;
         if (!(n = curl_slist_append(h, "Expect:"))) {
                 curl_slist_free_all(h);
