@@ -270,6 +270,11 @@ TESTS += tests/unit/test-nsscache-mapfile
 tests_unit_test_nsscache_mapfile_SOURCES = tests/unit/test-nsscache-mapfile.c tests/lib/scim-collect.c tests/lib/scim-collect.h
 tests_unit_test_nsscache_mapfile_CFLAGS = $(CHECK_TEST_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir)
 tests_unit_test_nsscache_mapfile_LDADD = modules/nsscache/libnsscache-scim.la $(BZ2_LIBS) $(CHECK_TEST_LIBS)
+check_PROGRAMS += tests/unit/test-nsscache-s3
+TESTS += tests/unit/test-nsscache-s3
+tests_unit_test_nsscache_s3_SOURCES = tests/unit/test-nsscache-s3.c
+tests_unit_test_nsscache_s3_CFLAGS = $(CHECK_TEST_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir)
+tests_unit_test_nsscache_s3_LDADD = modules/nsscache/libnsscache-scim.la $(CURL_LIBS) $(CHECK_TEST_LIBS) -lpthread
 
 check_PROGRAMS += tests/unit/test-scim-cursor
 TESTS += tests/unit/test-scim-cursor
