@@ -1,5 +1,6 @@
 #!/bin/bash
-# make deps: install the Debian packages sunkd's build and tests need.
+# make deps: install the Debian packages sunkd's build and tests need, and
+# s3rver (npm), the S3-compatible server the s3 tests run.
 #   install-deps.sh PACKAGE...
 # Needs root (apt-get).  Waits for another apt or dpkg to finish instead of
 # failing at once.  The tests start their own sshd, munged, slurmctld and
@@ -31,6 +32,19 @@ fi
 
 "${APT[@]}" update
 "${APT[@]}" install -y --no-install-recommends "$@"
+
+# s3rver under /opt/sunkd-test (tests/lib/s3rver.sh): node and npm from Debian
+# unless a node with npm is there already (NodeSource's nodejs brings its own).
+S3RVER_VERSION=3.7.1
+S3RVER_PREFIX=/opt/sunkd-test
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+        "${APT[@]}" install -y --no-install-recommends nodejs npm
+fi
+if ! grep -qs "\"version\": \"$S3RVER_VERSION\"" "$S3RVER_PREFIX/node_modules/s3rver/package.json"; then
+        mkdir -p "$S3RVER_PREFIX"
+        npm install --prefix "$S3RVER_PREFIX" --no-audit --no-fund --omit=dev "s3rver@$S3RVER_VERSION" ||
+                { echo "make deps: npm could not install s3rver@$S3RVER_VERSION into $S3RVER_PREFIX" >&2; exit 1; }
+fi
 
 # Units of newly installed companions: the tests run their own copies.
 units=()

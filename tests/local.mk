@@ -135,6 +135,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0250-nsscache-identity.t \
 	tests/integration/0255-nsscache-http.t \
 	tests/integration/0256-nsscache-manifest.t \
+	tests/integration/0258-nsscache-s3.t \
 	tests/integration/0259-nsscache-delta.t \
 	tests/integration/0301-readiness.t \
 	tests/integration/0302-s6.t \
@@ -147,7 +148,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0313-unit-caps-gpu.t \
 	# End of INTEGRATION_TESTS
 TESTS += $(INTEGRATION_TESTS)
-EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib/tap.sh tests/lib/sunkd.sh tests/lib/summary tests/lib/scim.sh tests/lib/nginx.sh tests/lib/producer.sh tests/lib/gpu.sh \
+EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib/tap.sh tests/lib/sunkd.sh tests/lib/summary tests/lib/scim.sh tests/lib/nginx.sh tests/lib/producer.sh tests/lib/gpu.sh tests/lib/s3rver.sh \
 	tests/lib/etc-cache.sh tests/lib/fake-cpu-topology.sh tests/lib/scim-dump.sh tests/lib/varlink-raw.py tests/lib/notify-listen.py tests/lib/nss-index-check.py \
 	tests/lib/socket-hog.py tests/lib/ptrace-hold.py tests/lib/with-deadline tests/lib/sshd.sh tests/lib/source-files.sh tests/lib/fake-nvidia-devs.sh \
 	tests/bench/verdict.sh tests/bench/README.md
@@ -270,6 +271,11 @@ TESTS += tests/unit/test-nsscache-mapfile
 tests_unit_test_nsscache_mapfile_SOURCES = tests/unit/test-nsscache-mapfile.c tests/lib/scim-collect.c tests/lib/scim-collect.h
 tests_unit_test_nsscache_mapfile_CFLAGS = $(CHECK_TEST_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir)
 tests_unit_test_nsscache_mapfile_LDADD = modules/nsscache/libnsscache-scim.la $(BZ2_LIBS) $(CHECK_TEST_LIBS)
+check_PROGRAMS += tests/unit/test-nsscache-s3
+TESTS += tests/unit/test-nsscache-s3
+tests_unit_test_nsscache_s3_SOURCES = tests/unit/test-nsscache-s3.c
+tests_unit_test_nsscache_s3_CFLAGS = $(CHECK_TEST_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir)
+tests_unit_test_nsscache_s3_LDADD = modules/nsscache/libnsscache-scim.la $(CURL_LIBS) $(CHECK_TEST_LIBS) -lpthread
 
 check_PROGRAMS += tests/unit/test-scim-cursor
 TESTS += tests/unit/test-scim-cursor

@@ -188,6 +188,10 @@ int http_fetch_new(const HttpFetchOptions *o, HttpFetch **ret) {
                 SET(CURLOPT_CAINFO, o->ca_file);
         if (o->proxy)
                 SET(CURLOPT_PROXY, o->proxy);
+        if (o->aws_sigv4) {
+                SET(CURLOPT_AWS_SIGV4, o->aws_sigv4);
+                SET(CURLOPT_USERPWD, o->userpwd);
+        }
         SET(CURLOPT_TCP_KEEPALIVE, 1L);
 #undef SET
         if (cr != CURLE_OK)
@@ -315,18 +319,46 @@ static int backoff_sleep(const sunkd_cancel *cancel, uint64_t usec) {
         }
 }
 
-/* The conditional headers for @since, in *ret (owned by the caller). */
-static int conditional_headers(const HttpValidators *since, struct curl_slist **ret) {
+/* What S3 needs beside libcurl's signature, which covers these x-amz- headers too:
+ * the payload's SHA-256 (libcurl before 8.0 does not send it; a GET's is the empty
+ * body's) and the session token. */
+static int s3_headers(const HttpFetchOptions *o, struct curl_slist **l) {
+        _cleanup_erase_ char *token = NULL;
+        struct curl_slist *n;
+
+        if (!o->aws_sigv4)
+                return 0;
+        if (!(n = curl_slist_append(*l, "x-amz-content-sha256: " HTTP_SHA256_EMPTY)))
+                return -ENOMEM;
+        *l = n;
+        if (!o->security_token)
+                return 0;
+        if (asprintf(&token, "x-amz-security-token: %s", o->security_token) < 0)
+                return -ENOMEM;
+        if (!(n = curl_slist_append(*l, token)))
+                return -ENOMEM;
+        *l = n;
+        return 0;
+}
+
+/* The conditional headers for @since and S3's, in *ret (owned by the caller). */
+static int conditional_headers(const HttpFetchOptions *o, const HttpValidators *since, struct curl_slist **ret) {
+        bool etag = since && since->etag && etag_valid(since->etag, strlen(since->etag));
         struct curl_slist *l = NULL, *n;
         char line[HTTP_ETAG_MAX + 64];
 
-        if (since && since->etag && etag_valid(since->etag, strlen(since->etag))) {
+        if (s3_headers(o, &l) < 0)
+                goto oom;
+        if (etag) {
                 (void) snprintf(line, sizeof(line), "If-None-Match: %s", since->etag);
                 if (!(n = curl_slist_append(l, line)))
                         goto oom;
                 l = n;
         }
-        if (since && since->last_modified >= 0) {
+        /* S3 gives every object an ETag, which names its bytes; Last-Modified has
+         * one-second resolution, and an object written twice in one second would
+         * look unchanged to a server that lets If-Modified-Since win (s3rver) */
+        if (since && since->last_modified >= 0 && !(o->aws_sigv4 && etag)) {
                 time_t t = (time_t) since->last_modified;
                 struct tm tm;
 
@@ -445,7 +477,7 @@ int http_fetch_get(HttpFetch *f, const char *url, const HttpValidators *since, c
 
         *ret = (HttpBody) { .validators = { .last_modified = -1 } };
         f->cancel = cancel;
-        r = conditional_headers(since, &headers);
+        r = conditional_headers(&f->o, since, &headers);
         if (r < 0)
                 return r;
         if (curl_easy_setopt(f->curl, CURLOPT_URL, url) != CURLE_OK ||

@@ -21,6 +21,7 @@
 #include "sunkd/module.h"
 
 #define HTTP_SHA256_LEN 32
+#define HTTP_SHA256_EMPTY "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 #define HTTP_ETAG_MAX 256
 #define HTTP_RETRY_DELAY_MAX_USEC (30 * SUNKD_USEC_PER_SEC)
 
@@ -43,6 +44,11 @@ typedef struct HttpFetchOptions {
         uint64_t max_size;       /* decoded body bytes at most */
         int64_t attempts;        /* requests per file at most, at least 1 */
         uint64_t retry_delay_usec; /* before the second attempt, doubled after each (at most 30 s) */
+        /* S3 (s3-auth.h): libcurl signs every request with SigV4 ("aws:amz:REGION:s3") as
+         * userpwd ("KEYID:SECRET"), and security_token goes along as x-amz-security-token */
+        const char *aws_sigv4;
+        const char *userpwd;
+        const char *security_token;
 } HttpFetchOptions;
 
 typedef struct HttpFetchStats {

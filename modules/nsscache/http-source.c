@@ -15,6 +15,8 @@
 #include "manifest.h"
 #include "map-delta.h"
 #include "map-file.h"
+#include "s3-auth.h"
+#include "s3-object.h"
 #include "util/cleanup.h"
 #include "util/errloc.h"
 #include "util/fileio.h"
@@ -344,20 +346,55 @@ static int fetch_manifest(const ScimConfig *c, const CacheOptions *opts, HttpFet
 
 /* Map @t as the source has it. */
 static int fetch_one(const ScimConfig *c, const CacheOptions *opts, HttpFetch *f, NssMapType t,
-                     HttpSourceRun *run, ScimFetchStats *stats, const sunkd_cancel *cancel, char **ret_error) {
+                     const S3Auth *s3, HttpSourceRun *run, ScimFetchStats *stats, const sunkd_cancel *cancel,
+                     char **ret_error) {
         if (c->manifest_url)
                 return fetch_listed(c, opts, f, t, run, stats, cancel, run->fetched + t, ret_error);
-        run->url[t] = strdup(c->http_url[t]);
+        if (nsscache_conf_is_s3(c) && s3_object_url(c, s3->region, c->s3_object[t], &run->url[t]) < 0)
+                return -ENOMEM;
+        if (!nsscache_conf_is_s3(c))
+                run->url[t] = strdup(c->http_url[t]);
         if (!run->url[t])
                 return -ENOMEM;
         return fetch_conditional(c, opts, f, nss_map_to_string(t), run->url[t], cancel, run->fetched + t,
                                  ret_error);
 }
 
+/* source = s3: every request signed with this run's credentials (read anew, like a token). */
+static int http_source_sign(const ScimConfig *c, S3Auth *s3, HttpFetchOptions *o, char **ret_error) {
+        _cleanup_free_ char *why = NULL;
+        const char *key;
+        int r;
+
+        if (!nsscache_conf_is_s3(c))
+                return 0;
+        r = s3_auth_load(c, s3, &key, &why);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return errmsg_set(ret_error, r, "%s%s%s", key ?: "", key ? ": " : "", why ?: strerror(-r));
+        s3_auth_apply(s3, o);
+        return 0;
+}
+
+/* A 403 from S3 is the credentials' or the region's, a 404 the bucket's or the key's. */
+static void http_source_s3_hint(char **ret_error) {
+        char *msg;
+
+        if (!ret_error || !*ret_error)
+                return;
+        if (strstr(*ret_error, "HTTP 403") &&
+            asprintf(&msg, "%s (S3 refused the request: check the credentials, s3_region and the bucket's policy)",
+                     *ret_error) >= 0) {
+                free(*ret_error);
+                *ret_error = msg;
+        }
+}
+
 int http_source_fetch(const ScimConfig *c, const CacheOptions *opts, const sunkd_cancel *cancel,
                       HttpSourceRun *run, ScimFetchStats *stats, char **ret_error) {
         _cleanup_(http_fetch_freep) HttpFetch *f = NULL;
-        const HttpFetchOptions o = {
+        HttpFetchOptions o = {
                 .proxy = c->http_proxy,
                 .ca_file = c->ca_file,
                 .tls_verify = c->tls_verify,
@@ -366,10 +403,13 @@ int http_source_fetch(const ScimConfig *c, const CacheOptions *opts, const sunkd
                 .attempts = c->http_retry_max,
                 .retry_delay_usec = c->http_retry_delay_usec,
         };
+        _cleanup_(s3_auth_done) S3Auth s3 = {};
         int r;
 
         stats->source_modified = -1;
-        r = http_fetch_new(&o, &f);
+        r = http_source_sign(c, &s3, &o, ret_error);
+        if (r >= 0)
+                r = http_fetch_new(&o, &f);
         if (r >= 0 && c->manifest_url)
                 r = fetch_manifest(c, opts, f, cancel, run, ret_error);
         stats->manifest_generation = run->generation;
@@ -379,13 +419,15 @@ int http_source_fetch(const ScimConfig *c, const CacheOptions *opts, const sunkd
 
                 if (!c->map_enabled[t])
                         continue;
-                r = fetch_one(c, opts, f, t, run, stats, cancel, ret_error);
+                r = fetch_one(c, opts, f, t, &s3, run, stats, cancel, ret_error);
                 if (r < 0)
                         break;
                 lm = run->fetched[t].validators.last_modified;
                 if (lm >= 0 && (stats->source_modified < 0 || lm < stats->source_modified))
                         stats->source_modified = lm;
         }
+        if (r == -EPROTO && nsscache_conf_is_s3(c))
+                http_source_s3_hint(ret_error);
         if (f) {
                 const HttpFetchStats *s = http_fetch_stats(f);
 
@@ -407,7 +449,8 @@ int http_source_map(const ScimConfig *c, const HttpSourceRun *run, ScimMapper *m
 
                 if (!c->map_enabled[t])
                         continue;
-                r = map_file_parse(t, b->data, b->len, on_entry, on_bad, m, ret_error);
+                r = (nsscache_conf_is_s3(c) && !c->manifest_url ? s3_object_parse : map_file_parse)(
+                        t, b->data, b->len, on_entry, on_bad, m, ret_error);
                 if (r == -EBADMSG && ret_error && *ret_error &&
                     asprintf(&msg, "%s: %s", run->url[t], *ret_error) >= 0) {
                         free(*ret_error);

@@ -60,6 +60,12 @@ noinst_LTLIBRARIES += %reldir%/libnsscache-scim.la
 	%reldir%/map-export.h \
 	%reldir%/map-delta.c \
 	%reldir%/map-delta.h \
+	%reldir%/s3-auth.c \
+	%reldir%/s3-auth.h \
+	%reldir%/s3-object.c \
+	%reldir%/s3-object.h \
+	%reldir%/s3-export.c \
+	%reldir%/s3-export.h \
 	# End of libnsscache_scim_la_SOURCES
 %canon_reldir%_libnsscache_scim_la_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) $(CRYPTO_CFLAGS) $(ZLIB_CFLAGS)
 %canon_reldir%_libnsscache_scim_la_LIBADD = %reldir%/libnsscache-cache.la agent/libsunkd-util.la $(CURL_LIBS) \

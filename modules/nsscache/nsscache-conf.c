@@ -41,6 +41,7 @@
 #include "manifest.h"
 #include "map-export.h"
 #include "nsscache-conf.h"
+#include "s3-auth.h"
 #include "util/cleanup.h"
 #include "util/errloc.h"
 #include "util/fileio.h"
@@ -86,6 +87,11 @@ typedef struct NsscacheKey {
 #define KM(k, t, f) { k, k, t, KEY_MAP, offsetof(ScimMapConf, f), 0, 0, NULL }
 #define KS(k, f) { k, k, SUNKD_CFG_INT, KEY_MAP | KEY_EMPTY, offsetof(ScimMapConf, f), -1, INT32_MAX, NULL }
 
+#define GCS_HINT                                                                                              \
+        "nsscache's gcs source is not supported: use source = s3 with s3_endpoint = "                      \
+        "https://storage.googleapis.com, s3_bucket and s3_*_object, and an HMAC key of the bucket's service " \
+        "account in s3_credentials_file"
+
 static const NsscacheKey keys[] = {
         K(NULL, "nsscache_conf", SUNKD_CFG_PATH, nsscache_conf),
         { "source", "source", SUNKD_CFG_STRING, KEY_SAME, offsetof(ScimConfig, source), 0, 0, NULL },
@@ -122,6 +128,15 @@ static const NsscacheKey keys[] = {
         K(NULL, "export_dir", SUNKD_CFG_PATH, export_dir),
         K(NULL, "export_resign_interval", SUNKD_CFG_DURATION, export_resign_usec),
         K(NULL, "export_signing_key", SUNKD_CFG_PATH, export_signing_key),
+        K(NULL, "export_s3_url", SUNKD_CFG_STRING, export_s3_url),
+        K("s3_bucket", "s3_bucket", SUNKD_CFG_STRING, s3_bucket),
+        K("s3_passwd_object", "s3_passwd_object", SUNKD_CFG_STRING, s3_object[NSS_MAP_PASSWD]),
+        K("s3_shadow_object", "s3_shadow_object", SUNKD_CFG_STRING, s3_object[NSS_MAP_SHADOW]),
+        K("s3_group_object", "s3_group_object", SUNKD_CFG_STRING, s3_object[NSS_MAP_GROUP]),
+        K("s3_sshkey_object", "s3_sshkey_object", SUNKD_CFG_STRING, s3_object[NSS_MAP_SSHKEY]),
+        K(NULL, "s3_endpoint", SUNKD_CFG_STRING, s3_endpoint),
+        K(NULL, "s3_region", SUNKD_CFG_STRING, s3_region),
+        K(NULL, "s3_credentials_file", SUNKD_CFG_PATH, s3_credentials_file),
         K(NULL, "token_file", SUNKD_CFG_PATH, token_file),
         K("http_tls_cacertfile", "ca_file", SUNKD_CFG_PATH, ca_file),
         KI(NULL, "page_size", page_size, 1, 10000),
@@ -265,9 +280,15 @@ ScimConfig *nsscache_conf_free(ScimConfig *c) {
         free(c->manifest_public_key);
         free(c->export_dir);
         free(c->export_signing_key);
+        free(c->export_s3_url);
+        free(c->s3_bucket);
+        free(c->s3_endpoint);
+        free(c->s3_region);
+        free(c->s3_credentials_file);
         for (size_t i = 0; i < _NSS_MAP_MAX; i++) {
                 map_conf_done(&c->map[i]);
                 free(c->http_url[i]);
+                free(c->s3_object[i]);
         }
         free(c);
         return NULL;
@@ -530,6 +551,8 @@ static int ini_apply_entry(ScimConfig *c, const IniFile *f, const IniEntry *e, c
         if (!k && streq(e->key, "http_proxy"))
                 return ini_error(ret_error, f->fname, e->line, e->key,
                                  "nsscache ignores this key: its http source reads the proxy from 'http_http_proxy'");
+        if (!k && strncmp(e->key, "gcs_", 4) == 0)
+                return ini_error(ret_error, f->fname, e->line, e->key, "%s", GCS_HINT);
         if (!k)
                 return ini_error(ret_error, f->fname, e->line, e->key, "unknown or unsupported key");
         if (!(k->flags & (KEY_MAP | KEY_SAME)) && !k->fixed && !is_default)
@@ -541,9 +564,11 @@ static int ini_apply_entry(ScimConfig *c, const IniFile *f, const IniEntry *e, c
         if (k->fixed && !streq(v, k->fixed))
                 return ini_error(ret_error, f->fname, e->line, e->key, "only '%s' is supported, not '%s'", k->fixed,
                                  v);
-        if ((k->flags & KEY_SAME) && !streq(v, "scim") && !streq(v, "http"))
-                return ini_error(ret_error, f->fname, e->line, e->key, "only 'scim' and 'http' are supported, not '%s'",
-                                 v);
+        if ((k->flags & KEY_SAME) && streq(v, "gcs"))
+                return ini_error(ret_error, f->fname, e->line, e->key, "%s", GCS_HINT);
+        if ((k->flags & KEY_SAME) && !streq(v, "scim") && !streq(v, "http") && !streq(v, "s3"))
+                return ini_error(ret_error, f->fname, e->line, e->key,
+                                 "only 'scim', 'http' and 's3' are supported, not '%s'", v);
         if ((k->flags & KEY_SAME) && !is_default && !streq_ptr(v, *(char **) ((uint8_t *) c + k->offset)))
                 return ini_error(ret_error, f->fname, e->line, e->key,
                                  "every map must have the one set in [DEFAULT] (sunkd reads all maps from one source)");
@@ -972,6 +997,82 @@ static int conf_check_export(const ScimConfig *c, ConfFault *f, char **ret_error
         return 0;
 }
 
+static const char *const s3_object_keys[_NSS_MAP_MAX] = {
+        [NSS_MAP_PASSWD] = "s3_passwd_object", [NSS_MAP_SHADOW] = "s3_shadow_object",
+        [NSS_MAP_GROUP] = "s3_group_object", [NSS_MAP_SSHKEY] = "s3_sshkey_object",
+};
+
+/* What S3 keys say on their own, and that those of the source go with it. */
+static int conf_check_s3(const ScimConfig *c, ConfFault *f, char **ret_error) {
+        const char *why;
+
+        if (!nsscache_conf_is_s3(c)) {
+                if (c->s3_bucket)
+                        return fault(f, -1, "s3_bucket", ret_error, "key 's3_bucket': read only with source = s3");
+                for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                        if (c->s3_object[t])
+                                return fault(f, -1, s3_object_keys[t], ret_error,
+                                             "key '%s': read only with source = s3", s3_object_keys[t]);
+        }
+        if (!nsscache_conf_uses_s3(c)) {
+                const char *k = c->s3_endpoint ? "s3_endpoint" : c->s3_region ? "s3_region"
+                                : c->s3_credentials_file ? "s3_credentials_file" : NULL;
+                if (k)
+                        return fault(f, -1, k, ret_error, "key '%s': read only with source = s3 or export_s3_url", k);
+        }
+        if (c->export_s3_url && !c->export_dir)
+                return fault(f, -1, "export_s3_url", ret_error,
+                             "key 'export_s3_url': needs export_dir (what is uploaded is what it holds)");
+        if (c->export_s3_url && (why = http_url_refusal(c->export_s3_url)))
+                return fault(f, -1, "export_s3_url", ret_error, "key 'export_s3_url': %s", why);
+        if (c->s3_endpoint && (why = http_url_refusal(c->s3_endpoint)))
+                return fault(f, -1, "s3_endpoint", ret_error, "key 's3_endpoint': %s", why);
+        if (c->s3_endpoint && strpbrk(c->s3_endpoint, "?#"))
+                return fault(f, -1, "s3_endpoint", ret_error, "key 's3_endpoint': must not have a query or fragment");
+        if (c->s3_region && !s3_region_valid(c->s3_region))
+                return fault(f, -1, "s3_region", ret_error,
+                             "key 's3_region': lowercase letters, digits and '-' (e.g. us-east-1), at most %d",
+                             S3_REGION_MAX);
+        return 0;
+}
+
+/* source = s3: a bucket and an object for every map, or a manifest_url in a bucket. */
+static int conf_check_s3_source(const ScimConfig *c, ConfFault *f, char **ret_error) {
+        if (c->base_url)
+                return fault(f, -1, "scim_base_url", ret_error, "key 'scim_base_url': read only with source = scim");
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                if (c->http_url[t])
+                        return fault(f, -1, http_url_keys[t], ret_error, "key '%s': read only with source = http",
+                                     http_url_keys[t]);
+        if (c->http_max_size < 1024 || c->http_max_size > HTTP_MAX_SIZE_MAX)
+                return fault(f, -1, "http_max_size", ret_error, "key 'http_max_size': must be in [1K, 1G]");
+        if (c->manifest_url || c->manifest_public_key) {
+                if (c->s3_bucket)
+                        return fault(f, -1, "s3_bucket", ret_error,
+                                     "key 's3_bucket': not with manifest_url (the manifest names each map's file)");
+                return conf_check_manifest(c, f, ret_error);
+        }
+        if (isempty(c->s3_bucket))
+                return fault(f, -1, "s3_bucket", ret_error, "key 's3_bucket': required with source = s3");
+        if (!s3_bucket_valid(c->s3_bucket))
+                return fault(f, -1, "s3_bucket", ret_error,
+                             "key 's3_bucket': not a bucket name (3 to 222 of a-z, 0-9, '.', '_', '-')");
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
+                if (c->map_enabled[t] && isempty(c->s3_object[t]))
+                        return fault(f, -1, s3_object_keys[t], ret_error, "key '%s': required for the %s map",
+                                     s3_object_keys[t], nss_map_to_string(t));
+                if (c->map_enabled[t] && !s3_object_valid(c->s3_object[t]))
+                        return fault(f, -1, s3_object_keys[t], ret_error,
+                                     "key '%s': not an object key (1 to 1024 bytes, no control character, "
+                                     "no leading '/')", s3_object_keys[t]);
+        }
+        if ((c->map_enabled[NSS_MAP_SHADOW] || c->map_enabled[NSS_MAP_SSHKEY]) && !c->map_enabled[NSS_MAP_PASSWD])
+                return fault(f, -1, "maps", ret_error,
+                             "key 'maps': shadow and sshkey need passwd with source = s3 (their entries are "
+                             "only taken for users its object holds)");
+        return 0;
+}
+
 /* source = http: a URL for every map, shadow and sshkey only beside passwd. */
 static int conf_check_http(const ScimConfig *c, ConfFault *f, char **ret_error) {
         const char *why;
@@ -1021,13 +1122,21 @@ static int conf_check(ScimConfig *c, ConfFault *f, char **ret_error) {
         static const char *const param_keys[] = { "scim_users_parameters", "scim_groups_parameters" };
         int r;
 
-        if (!streq_ptr(c->source, "scim") && !streq_ptr(c->source, "http"))
-                return fault(f, -1, "source", ret_error, "key 'source': only 'scim' and 'http' are supported");
+        if (streq_ptr(c->source, "gcs"))
+                return fault(f, -1, "source", ret_error, "key 'source': %s", GCS_HINT);
+        if (!streq_ptr(c->source, "scim") && !streq_ptr(c->source, "http") && !streq_ptr(c->source, "s3"))
+                return fault(f, -1, "source", ret_error, "key 'source': only 'scim', 'http' and 's3' are supported");
         if (!streq_ptr(c->cache, "files"))
                 return fault(f, -1, "cache", ret_error, "key 'cache': only 'files' is supported");
         r = conf_check_export(c, f, ret_error);
+        if (r >= 0)
+                r = conf_check_s3(c, f, ret_error);
         if (r < 0)
                 return r;
+        if (nsscache_conf_is_s3(c)) {
+                r = conf_check_common(c, f, ret_error);
+                return r < 0 ? r : conf_check_s3_source(c, f, ret_error);
+        }
         if (nsscache_conf_is_http(c)) {
                 r = conf_check_common(c, f, ret_error);
                 return r < 0 ? r : conf_check_http(c, f, ret_error);
@@ -1041,7 +1150,7 @@ static int conf_check(ScimConfig *c, ConfFault *f, char **ret_error) {
                                 : c->manifest_public_key ? "manifest_public_key"
                                                          : "manifest_max_age";
 
-                return fault(f, -1, k, ret_error, "key '%s': read only with source = http", k);
+                return fault(f, -1, k, ret_error, "key '%s': read only with source = http or s3", k);
         }
         if (isempty(c->base_url))
                 return fault(f, -1, "scim_base_url", ret_error, "key 'scim_base_url': required");
@@ -1119,7 +1228,15 @@ static int conf_check_written(const ScimConfig *c, ConfFault *f, char **ret_erro
 }
 
 bool nsscache_conf_is_http(const ScimConfig *c) {
-        return streq_ptr(c->source, "http");
+        return streq_ptr(c->source, "http") || nsscache_conf_is_s3(c);
+}
+
+bool nsscache_conf_is_s3(const ScimConfig *c) {
+        return streq_ptr(c->source, "s3");
+}
+
+bool nsscache_conf_uses_s3(const ScimConfig *c) {
+        return nsscache_conf_is_s3(c) || c->export_s3_url;
 }
 
 const char *nsscache_conf_source_name(const ScimConfig *c) {
@@ -1127,6 +1244,8 @@ const char *nsscache_conf_source_name(const ScimConfig *c) {
                 return c->base_url ?: "";
         if (c->manifest_url)
                 return c->manifest_url;
+        if (nsscache_conf_is_s3(c))
+                return c->s3_bucket ?: "";
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
                 if (c->map_enabled[t] && c->http_url[t])
                         return c->http_url[t];
@@ -1235,6 +1354,23 @@ static int conf_check_signing_key(const ScimConfig *c, ConfFault *f, char **ret_
         return fault(f, -1, "export_signing_key", ret_error, "key 'export_signing_key': %s", msg ?: strerror(-r));
 }
 
+/* Every run would fail for want of S3 credentials: read them as a run does. */
+static int conf_check_s3_credentials(const ScimConfig *c, ConfFault *f, char **ret_error) {
+        _cleanup_(s3_auth_done) S3Auth a = {};
+        _cleanup_free_ char *msg = NULL;
+        const char *key;
+        int r;
+
+        if (!nsscache_conf_uses_s3(c))
+                return 0;
+        r = s3_auth_load(c, &a, &key, &msg);
+        if (r >= 0 || r == -ENOMEM)
+                return r;
+        if (key)
+                return fault(f, -1, key, ret_error, "key '%s': %s", key, msg ?: strerror(-r));
+        return fault(f, -1, NULL, ret_error, "%s", msg ?: strerror(-r));
+}
+
 /* Prefixes a cross-key error with where the key was written: its YAML
  * position, else the nsscache.conf it was read from, else the section. */
 static int conf_check_located(ScimConfig *c, const sunkd_host_api *api, const sunkd_cfg *cfg,
@@ -1253,6 +1389,8 @@ static int conf_check_located(ScimConfig *c, const sunkd_host_api *api, const su
                 r = conf_check_token(c, &f, ret_error);
         if (r >= 0)
                 r = conf_check_signing_key(c, &f, ret_error);
+        if (r >= 0)
+                r = conf_check_s3_credentials(c, &f, ret_error);
         if (r >= 0 || !ret_error || !*ret_error)
                 return r;
         if (f.map >= 0)

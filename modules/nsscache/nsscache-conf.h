@@ -60,7 +60,7 @@ typedef struct ScimMapConf {
 
 typedef struct ScimConfig {
         /* nsscache [DEFAULT] */
-        char *source; /* "scim" or "http" */
+        char *source; /* "scim", "http" or "s3" */
         char *cache;  /* must be "files" */
         char **maps;
         char *files_dir;
@@ -86,10 +86,18 @@ typedef struct ScimConfig {
         char *manifest_public_key;       /* base64 of its Ed25519 SubjectPublicKeyInfo; up to 4, blank-separated */
         uint64_t manifest_max_age_usec;  /* a manifest signed longer ago is refused; 0: no limit */
 
+        /* nsscache's s3 source (s3_bucket, s3_*_object), sunkd's endpoint,
+         * region and credentials (s3-auth.h) */
+        char *s3_bucket;
+        char *s3_object[_NSS_MAP_MAX];
+        char *s3_endpoint;         /* NULL: https://s3.REGION.amazonaws.com */
+        char *s3_region;           /* NULL: AWS_REGION, AWS_DEFAULT_REGION, else us-east-1 */
+        char *s3_credentials_file; /* AWS shared credentials INI; NULL: the AWS_* environment */
         /* the producer: what a publish leaves for nodes (map-export.h) */
         char *export_dir;
         char *export_signing_key; /* Ed25519 private key, PEM */
         uint64_t export_resign_usec; /* an unchanged export is signed again after this long; 0: never */
+        char *export_s3_url;      /* endpoint/bucket[/prefix] export_dir is uploaded to (s3-export.h) */
 
         /* sunkd's own */
         char *nsscache_conf;
@@ -173,8 +181,12 @@ int nsscache_conf_finalize(ScimConfig *c, char **ret_error);
 /** nsscache_conf_source_name() - what the maps come from, for logs and status: the SCIM base URL or the passwd file's URL. */
 const char *nsscache_conf_source_name(const ScimConfig *c);
 
-/** nsscache_conf_is_http() - whether the maps come from nsscache's http source. */
+/** nsscache_conf_is_http() - whether the maps come as files over HTTP: nsscache's http or s3 source. */
 bool nsscache_conf_is_http(const ScimConfig *c);
+/** nsscache_conf_is_s3() - whether they come from nsscache's s3 source (signed requests). */
+bool nsscache_conf_is_s3(const ScimConfig *c);
+/** nsscache_conf_uses_s3() - whether anything is signed for S3: source = s3 or export_s3_url. */
+bool nsscache_conf_uses_s3(const ScimConfig *c);
 
 /**
  * nsscache_conf_load_token() - the bearer token for this run.

@@ -33,6 +33,7 @@
 
 #include "cache-publish.h"
 #include "map-export.h"
+#include "s3-export.h"
 #include "nsscache-conf.h"
 #include "nsscache-refresh.h"
 #include "scim-fetch.h"
@@ -73,6 +74,8 @@ typedef struct Result {
         int export_result;          /* export_dir: after a publish; its message in export_error */
         char *export_error;
         uint64_t export_generation; /* the manifest written, 0: none needed */
+        bool upload_failed;         /* export_s3_url: export_error is the upload's */
+        uint64_t uploaded;          /* objects PUT to export_s3_url */
 } Result;
 
 typedef struct Metrics {
@@ -211,6 +214,10 @@ static int refresh_work(void *state, void *input, const sunkd_cancel *cancel, vo
                 res->published = true;
                 res->export_result = map_export(c, &opts, &res->report, &res->export_generation,
                                                 &res->export_error);
+                if (res->export_result >= 0) {
+                        res->export_result = s3_export(c, &opts, cancel, &res->uploaded, &res->export_error);
+                        res->upload_failed = res->export_result < 0;
+                }
         }
         res->cancelled = r == -ECANCELED && sunkd_cancelled(cancel);
         return r;
@@ -298,7 +305,8 @@ static void update_metrics(State *s, const Result *res) {
 static int log_export(State *s, Result *res) {
         if (res->export_result < 0) {
                 sunkd_log_error_errno(s->ctx, res->export_result, "Published, but failed to export the maps to '%s': %s",
-                                      s->conf->conf->export_dir, res->export_error ?: strerror(-res->export_result));
+                                      res->upload_failed ? s->conf->conf->export_s3_url : s->conf->conf->export_dir,
+                                      res->export_error ?: strerror(-res->export_result));
                 free(res->error);
                 res->error = TAKE_PTR(res->export_error);
                 return res->export_result;
@@ -308,6 +316,9 @@ static int log_export(State *s, Result *res) {
                                (unsigned long long) res->export_generation);
                 s->export_generation = res->export_generation;
         }
+        if (res->uploaded > 0)
+                sunkd_log_info(s->ctx, "Uploaded %llu objects of export_dir to '%s', the manifest last.",
+                               (unsigned long long) res->uploaded, s->conf->conf->export_s3_url);
         return 0;
 }
 

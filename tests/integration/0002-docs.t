@@ -103,10 +103,10 @@ done
 # The nsscache module's one key table: K/KI rows and the token's are "ini", "yaml" (NULL where a
 # file does not take the key), KF rows one name for both files, KM/KS rows one per-map name.
 rows=$(sed -n '/^static const NsscacheKey keys\[\] = {/,/^};/p' "$SUNKD_SRCDIR/modules/nsscache/nsscache-conf.c")
-ini=$(printf '%s\n' "$rows" | sed -n -E 's/^ *(\{ |K[A-Z]*\()"([a-z_]+)".*/\2/p')
-yaml=$(printf '%s\n' "$rows" | sed -n -E -e 's/^ *(\{ |KI?\()(NULL|"[a-z_]+"), "([a-z_]+)".*/\3/p' \
-        -e 's/^ *KF\("([a-z_]+)".*/\1/p')
-maps=$(printf '%s\n' "$rows" | sed -n -E 's/^ *K[MS]\("([a-z_]+)".*/\1/p')
+ini=$(printf '%s\n' "$rows" | sed -n -E 's/^ *(\{ |K[A-Z]*\()"([a-z0-9_]+)".*/\2/p')
+yaml=$(printf '%s\n' "$rows" | sed -n -E -e 's/^ *(\{ |KI?\()(NULL|"[a-z0-9_]+"), "([a-z0-9_]+)".*/\3/p' \
+        -e 's/^ *KF\("([a-z0-9_]+)".*/\1/p')
+maps=$(printf '%s\n' "$rows" | sed -n -E 's/^ *K[MS]\("([a-z0-9_]+)".*/\1/p')
 # The per-map sub-sections (passwd:, DEFAULT: ...).
 subs=$(sed -n '/^static const char \*const yaml_map_sections/,/^};/p' \
         "$SUNKD_SRCDIR/modules/nsscache/nsscache-conf.c" | grep -o -E '"[A-Za-z]+"' | tr -d '"')
@@ -118,7 +118,7 @@ for k in $yaml $maps; do
         if printf '%s\n' $subs | grep -q -x "$k"; then
                 like "$nss" "(^|[^A-Za-z_])$k:" "sunkd.yaml.5 documents the nsscache sub-section '$k:'"
         else
-                ok "sunkd.yaml.5 documents nsscache key '$k'" has_tag "$nss" "([a-z_]+, )*$k"
+                ok "sunkd.yaml.5 documents nsscache key '$k'" has_tag "$nss" "([a-z0-9_]+, )*$k"
         fi
 done
 conf=$(section "$YAML5" 'THE NSSCACHE.CONF FILE')
