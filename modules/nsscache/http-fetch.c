@@ -20,6 +20,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
+#include "curl-common.h"
 #include "http-fetch.h"
 #include "util/cleanup.h"
 #include "util/errloc.h"
@@ -65,13 +66,6 @@ void http_body_done(HttpBody *b) {
         free(b->data);
         http_validators_done(&b->validators);
         *b = (HttpBody) { .validators = { .last_modified = -1 } };
-}
-
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * SUNKD_USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
 }
 
 static size_t write_cb(char *data, size_t size, size_t nmemb, void *userdata) {
@@ -166,13 +160,11 @@ int http_fetch_new(const HttpFetchOptions *o, HttpFetch **ret) {
                 if (cr == CURLE_OK)                                                              \
                         cr = curl_easy_setopt(f->curl, opt, val);                                \
         } while (0)
+        cr = curl_transport_setup(f->curl, &(CurlTransport) { .timeout_usec = o->timeout_usec,
+                                                              .tls_verify = o->tls_verify,
+                                                              .ca_file = o->ca_file,
+                                                              .proxy = o->proxy });
         SET(CURLOPT_ACCEPT_ENCODING, "gzip");
-        SET(CURLOPT_NOSIGNAL, 1L);
-        SET(CURLOPT_FOLLOWLOCATION, 0L);
-        SET(CURLOPT_PROTOCOLS_STR, "https,http");
-        SET(CURLOPT_USERAGENT, "sunkd-nsscache/" PACKAGE_VERSION);
-        SET(CURLOPT_TIMEOUT_MS, (long) (o->timeout_usec / SUNKD_USEC_PER_MSEC));
-        SET(CURLOPT_CONNECTTIMEOUT_MS, (long) (MIN(o->timeout_usec, 10 * SUNKD_USEC_PER_SEC) / SUNKD_USEC_PER_MSEC));
         SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t) (o->max_size + HTTP_WIRE_MARGIN));
         SET(CURLOPT_FILETIME, 1L);
         SET(CURLOPT_WRITEFUNCTION, write_cb);
@@ -182,17 +174,10 @@ int http_fetch_new(const HttpFetchOptions *o, HttpFetch **ret) {
         SET(CURLOPT_NOPROGRESS, 0L);
         SET(CURLOPT_XFERINFOFUNCTION, xferinfo_cb);
         SET(CURLOPT_XFERINFODATA, f);
-        SET(CURLOPT_SSL_VERIFYPEER, o->tls_verify ? 1L : 0L);
-        SET(CURLOPT_SSL_VERIFYHOST, o->tls_verify ? 2L : 0L);
-        if (o->ca_file)
-                SET(CURLOPT_CAINFO, o->ca_file);
-        if (o->proxy)
-                SET(CURLOPT_PROXY, o->proxy);
         if (o->aws_sigv4) {
                 SET(CURLOPT_AWS_SIGV4, o->aws_sigv4);
                 SET(CURLOPT_USERPWD, o->userpwd);
         }
-        SET(CURLOPT_TCP_KEEPALIVE, 1L);
 #undef SET
         if (cr != CURLE_OK)
                 return cr == CURLE_OUT_OF_MEMORY ? -ENOMEM : -EINVAL;
@@ -262,61 +247,6 @@ int http_bzip2_decode(const char *in, size_t len, size_t max, char **ret, size_t
         *ret = TAKE_PTR(out);
         *ret_len = n;
         return 0;
-}
-
-static bool curl_transient(CURLcode cr) {
-        static const CURLcode transient[] = {
-                CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_CONNECT, CURLE_OPERATION_TIMEDOUT,
-                CURLE_SEND_ERROR,           CURLE_RECV_ERROR,      CURLE_GOT_NOTHING,
-                CURLE_PARTIAL_FILE,         CURLE_HTTP2,           CURLE_HTTP2_STREAM,
-                CURLE_SSL_CONNECT_ERROR,    CURLE_BAD_CONTENT_ENCODING,
-        };
-
-        for (size_t i = 0; i < ELEMENTSOF(transient); i++)
-                if (cr == transient[i])
-                        return true;
-        return false;
-}
-
-static int curl_to_errno(CURLcode cr) {
-        switch (cr) {
-        case CURLE_OPERATION_TIMEDOUT:
-                return -ETIMEDOUT;
-        case CURLE_COULDNT_CONNECT:
-                return -ECONNREFUSED;
-        case CURLE_COULDNT_RESOLVE_HOST:
-        case CURLE_COULDNT_RESOLVE_PROXY:
-                return -EHOSTUNREACH;
-        case CURLE_ABORTED_BY_CALLBACK:
-                return -ECANCELED;
-        case CURLE_FILESIZE_EXCEEDED:
-                return -EFBIG;
-        case CURLE_OUT_OF_MEMORY:
-                return -ENOMEM;
-        case CURLE_PEER_FAILED_VERIFICATION:
-        case CURLE_SSL_CACERT_BADFILE:
-                return -EPERM;
-        default:
-                return -EIO;
-        }
-}
-
-static int backoff_sleep(const sunkd_cancel *cancel, uint64_t usec) {
-        uint64_t end = now_usec() + usec;
-
-        for (;;) {
-                uint64_t now = now_usec(), slice;
-                struct timespec ts;
-
-                if (sunkd_cancelled(cancel))
-                        return -ECANCELED;
-                if (now >= end)
-                        return 0;
-                slice = MIN(end - now, 50 * SUNKD_USEC_PER_MSEC);
-                ts = (struct timespec) { .tv_sec = (time_t) (slice / SUNKD_USEC_PER_SEC),
-                                         .tv_nsec = (long) (slice % SUNKD_USEC_PER_SEC) * 1000 };
-                nanosleep(&ts, NULL);
-        }
 }
 
 /* What S3 needs beside libcurl's signature, which covers these x-amz- headers too:
@@ -405,7 +335,7 @@ static int perform_retrying(HttpFetch *f, const char *url, long *ret_status, cha
 
                 if (attempt > 0) {
                         f->stats.retries++;
-                        if (backoff_sleep(f->cancel, delay) < 0)
+                        if (curl_backoff_sleep(f->cancel, delay) < 0)
                                 return errmsg_set(ret_error, -ECANCELED, "%s: cancelled", url);
                         delay = MIN(delay * 2, HTTP_RETRY_DELAY_MAX_USEC);
                 }
@@ -471,7 +401,7 @@ static int take_body(HttpFetch *f, const char *url, const uint8_t *sha256, HttpB
 int http_fetch_get(HttpFetch *f, const char *url, const HttpValidators *since, const uint8_t *sha256,
                    const sunkd_cancel *cancel, HttpBody *ret, char **ret_error) {
         struct curl_slist *headers = NULL;
-        uint64_t start = now_usec();
+        uint64_t start = curl_now_usec();
         long status = 0;
         int r;
 
@@ -488,7 +418,7 @@ int http_fetch_get(HttpFetch *f, const char *url, const HttpValidators *since, c
         r = perform_retrying(f, url, &status, ret_error);
         (void) curl_easy_setopt(f->curl, CURLOPT_HTTPHEADER, NULL);
         curl_slist_free_all(headers);
-        f->stats.duration_usec += now_usec() - start;
+        f->stats.duration_usec += curl_now_usec() - start;
         if (r >= 0 && status == 304 && !since)
                 r = errmsg_set(ret_error, -EPROTO, "%s: HTTP 304 to a request that was not conditional", url);
         else if (r >= 0 && status == 304) {

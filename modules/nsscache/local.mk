@@ -48,6 +48,8 @@ noinst_LTLIBRARIES += %reldir%/libnsscache-scim.la
 	%reldir%/scim-record.h \
 	%reldir%/scim-fetch.c \
 	%reldir%/scim-fetch.h \
+	%reldir%/curl-common.c \
+	%reldir%/curl-common.h \
 	%reldir%/http-fetch.c \
 	%reldir%/http-fetch.h \
 	%reldir%/http-source.c \

@@ -7,6 +7,7 @@
 
 #include <curl/curl.h>
 
+#include "curl-common.h"
 #include "manifest.h"
 #include "map-export.h"
 #include "s3-auth.h"
@@ -51,18 +52,11 @@ static CURLcode request_setup(Uploader *u, const char *url) {
                 if (cr == CURLE_OK)                                       \
                         cr = curl_easy_setopt(u->curl, opt, val);         \
         } while (0)
+        cr = curl_transport_setup(u->curl, &(CurlTransport) { .timeout_usec = c->timeout_usec,
+                                                              .tls_verify = c->tls_verify,
+                                                              .ca_file = c->ca_file,
+                                                              .proxy = c->http_proxy });
         SET(CURLOPT_URL, url);
-        SET(CURLOPT_NOSIGNAL, 1L);
-        SET(CURLOPT_FOLLOWLOCATION, 0L);
-        SET(CURLOPT_PROTOCOLS_STR, "https,http");
-        SET(CURLOPT_USERAGENT, "sunkd-nsscache/" PACKAGE_VERSION);
-        SET(CURLOPT_TIMEOUT_MS, (long) (c->timeout_usec / SUNKD_USEC_PER_MSEC));
-        SET(CURLOPT_SSL_VERIFYPEER, c->tls_verify ? 1L : 0L);
-        SET(CURLOPT_SSL_VERIFYHOST, c->tls_verify ? 2L : 0L);
-        if (c->ca_file)
-                SET(CURLOPT_CAINFO, c->ca_file);
-        if (c->http_proxy)
-                SET(CURLOPT_PROXY, c->http_proxy);
         SET(CURLOPT_AWS_SIGV4, u->auth.sigv4);
         SET(CURLOPT_USERPWD, u->auth.userpwd);
         SET(CURLOPT_WRITEFUNCTION, discard_cb);

@@ -51,6 +51,7 @@
 #include <json-c/json.h>
 
 #include "dupset.h"
+#include "curl-common.h"
 #include "scim-fetch.h"
 #include "scim-record.h"
 #include "scim-spc.h"
@@ -80,13 +81,6 @@ struct ScimFetch {
         const sunkd_cancel *cancel;
         ScimFetchStats stats;
 };
-
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * SUNKD_USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
-}
 
 static size_t write_cb(char *data, size_t size, size_t nmemb, void *userdata) {
         ScimFetch *f = userdata;
@@ -176,27 +170,17 @@ int scim_fetch_new(const ScimConfig *c, const char *token, ScimFetch **ret) {
                 if (cr == CURLE_OK)                                                              \
                         cr = curl_easy_setopt(f->curl, opt, val);                                \
         } while (0)
+        cr = curl_transport_setup(f->curl, &(CurlTransport) { .timeout_usec = c->timeout_usec,
+                                                              .tls_verify = c->tls_verify,
+                                                              .ca_file = c->ca_file });
         SET(CURLOPT_HTTPHEADER, f->headers);
         SET(CURLOPT_ACCEPT_ENCODING, "");
-        SET(CURLOPT_NOSIGNAL, 1L);
-        SET(CURLOPT_FOLLOWLOCATION, 0L);
-        SET(CURLOPT_PROTOCOLS_STR, "https,http");
-        SET(CURLOPT_USERAGENT, "sunkd-nsscache/" PACKAGE_VERSION);
-        SET(CURLOPT_TIMEOUT_MS, (long) (c->timeout_usec / SUNKD_USEC_PER_MSEC));
-        SET(CURLOPT_CONNECTTIMEOUT_MS,
-            (long) (MIN(c->timeout_usec, 10 * SUNKD_USEC_PER_SEC) / SUNKD_USEC_PER_MSEC));
         SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t) SCIM_PAGE_BODY_MAX);
         SET(CURLOPT_WRITEFUNCTION, write_cb);
         SET(CURLOPT_WRITEDATA, f);
         SET(CURLOPT_NOPROGRESS, 0L);
         SET(CURLOPT_XFERINFOFUNCTION, xferinfo_cb);
         SET(CURLOPT_XFERINFODATA, f);
-        SET(CURLOPT_SSL_VERIFYPEER, c->tls_verify ? 1L : 0L);
-        SET(CURLOPT_SSL_VERIFYHOST, c->tls_verify ? 2L : 0L);
-        if (c->ca_file)
-                SET(CURLOPT_CAINFO, c->ca_file);
-        SET(CURLOPT_TCP_KEEPALIVE, 1L);
-        SET(CURLOPT_VERBOSE, 0L);
         if (cr != CURLE_OK)
                 return -EINVAL;
         /* HTTP/2 over TLS when libcurl has it; plain HTTP/1.1 otherwise. */
@@ -269,60 +253,6 @@ int scim_fetch_url(const ScimConfig *c, ScimEndpoint e, char **ret) {
                 return r < 0 ? r : -ENOMEM;
         *ret = TAKE_PTR(url);
         return 0;
-}
-
-static bool curl_transient(CURLcode cr) {
-        static const CURLcode transient[] = {
-                CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_CONNECT, CURLE_OPERATION_TIMEDOUT,
-                CURLE_SEND_ERROR,           CURLE_RECV_ERROR,      CURLE_GOT_NOTHING,
-                CURLE_PARTIAL_FILE,         CURLE_HTTP2,           CURLE_HTTP2_STREAM,
-                CURLE_SSL_CONNECT_ERROR,
-        };
-
-        for (size_t i = 0; i < ELEMENTSOF(transient); i++)
-                if (cr == transient[i])
-                        return true;
-        return false;
-}
-
-static int curl_to_errno(CURLcode cr) {
-        static const struct {
-                CURLcode code;
-                int err;
-        } table[] = {
-                { CURLE_OPERATION_TIMEDOUT, -ETIMEDOUT },
-                { CURLE_COULDNT_CONNECT, -ECONNREFUSED },
-                { CURLE_COULDNT_RESOLVE_HOST, -EHOSTUNREACH },
-                { CURLE_ABORTED_BY_CALLBACK, -ECANCELED },
-                { CURLE_FILESIZE_EXCEEDED, -EFBIG },
-                { CURLE_OUT_OF_MEMORY, -ENOMEM },
-                { CURLE_PEER_FAILED_VERIFICATION, -EPERM },
-                { CURLE_SSL_CACERT_BADFILE, -EPERM },
-        };
-
-        for (size_t i = 0; i < ELEMENTSOF(table); i++)
-                if (table[i].code == cr)
-                        return table[i].err;
-        return -EIO;
-}
-
-/* Sleeps @usec in slices so that cancellation is noticed quickly. */
-static int backoff_sleep(const sunkd_cancel *cancel, uint64_t usec) {
-        uint64_t end = now_usec() + usec;
-
-        for (;;) {
-                uint64_t now = now_usec(), slice;
-                struct timespec ts;
-
-                if (sunkd_cancelled(cancel))
-                        return -ECANCELED;
-                if (now >= end)
-                        return 0;
-                slice = MIN(end - now, 50 * SUNKD_USEC_PER_MSEC);
-                ts = (struct timespec) { .tv_sec = (time_t) (slice / SUNKD_USEC_PER_SEC),
-                                         .tv_nsec = (long) (slice % SUNKD_USEC_PER_SEC) * 1000 };
-                nanosleep(&ts, NULL);
-        }
 }
 
 /* Sends the GET for @url and returns without waiting for the answer. */
@@ -452,7 +382,7 @@ static int get_page(ScimFetch *f, const char *url, const char *what, char **ret_
 
                 if (attempt > 0) {
                         f->stats.retries++;
-                        r = backoff_sleep(f->cancel, MAX(delay, next_delay));
+                        r = curl_backoff_sleep(f->cancel, MAX(delay, next_delay));
                         if (r < 0) {
                                 (void) errmsg_set(ret_error, 0, "%s: cancelled", what);
                                 return r;
@@ -700,7 +630,7 @@ int scim_fetch_all(ScimFetch *f, ScimEndpoint e, const sunkd_cancel *cancel, sci
         _cleanup_free_ char *base = NULL, *url = NULL, *what = NULL, *next_url = NULL, *next_what = NULL;
         _cleanup_(dupset_freep) DupSet *ids = NULL;
         FetchRun run = { .endpoint = names[e], .cursor = f->cursor, .start_index = 1 };
-        uint64_t start = now_usec();
+        uint64_t start = curl_now_usec();
         int r;
 
         assert(e < _SCIM_ENDPOINT_MAX);
@@ -766,7 +696,7 @@ int scim_fetch_all(ScimFetch *f, ScimEndpoint e, const sunkd_cancel *cancel, sci
         }
         free(run.next_cursor);
         page_abort(f);
-        f->stats.duration_usec += now_usec() - start;
+        f->stats.duration_usec += curl_now_usec() - start;
         /* the body may hold directory data: do not keep it around */
         if (f->body)
                 explicit_bzero(f->body, f->body_cap);
@@ -892,7 +822,7 @@ static int replay_one(ScimFetch *f, const ScimRequest *q, bool *ret_same, char *
 int scim_fetch_replay(const ScimConfig *c, const ScimRecord *rec, const sunkd_cancel *cancel,
                       ScimFetchStats *ret_stats, bool *ret_same, char **ret_error) {
         _cleanup_(scim_fetch_freep) ScimFetch *f = NULL;
-        uint64_t start = now_usec();
+        uint64_t start = curl_now_usec();
         bool same = !rec->broken && rec->n > 0;
         int r;
 
@@ -906,7 +836,7 @@ int scim_fetch_replay(const ScimConfig *c, const ScimRecord *rec, const sunkd_ca
                 if (r >= 0 && sunkd_cancelled(cancel))
                         r = errmsg_set(ret_error, -ECANCELED, "%s: cancelled", rec->requests[i].what);
         }
-        f->stats.duration_usec = now_usec() - start;
+        f->stats.duration_usec = curl_now_usec() - start;
         if (f->body)
                 explicit_bzero(f->body, f->body_cap);
         if (ret_stats)
