@@ -100,12 +100,16 @@ static int creds_line(Creds *cr, char *line, const char *path, unsigned n, char 
 static int creds_parse(char *buf, const char *path, Creds *ret, char **ret_error) {
         bool in_default = false;
         unsigned n = 0;
-        char *save = NULL;
 
-        for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-                char *l = trim(line);
+        /* line by line, blank ones counted: errors name the line an editor shows */
+        for (char *line = buf, *next; line; line = next) {
+                char *l;
                 int r;
 
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = 0;
+                l = trim(line);
                 n++;
                 if (!*l || *l == '#' || *l == ';')
                         continue;

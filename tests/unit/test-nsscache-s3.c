@@ -221,6 +221,7 @@ static const struct {
           "aws_secret_access_key: empty, or a space" },
         { "[default\naws_access_key_id = A\n", 0600, -EBADMSG, NULL, NULL, "line 1: bad section header" },
         { "[default]\njust words\n", 0600, -EBADMSG, NULL, NULL, "line 2: expected 'key = value'" },
+        { "\n\n[default]\n\njust words\n", 0600, -EBADMSG, NULL, NULL, "line 5: expected 'key = value'" },
         { "[default]\naws_access_key_id = A\naws_secret_access_key = B\n", 0640, -EPERM, NULL, NULL, "refused" },
 };
 
