@@ -982,8 +982,8 @@ bench_fleet() {
         FLEET_WAIT=$((FLEET_INTERVAL * 4 + 120))
         # The nodes' maps and state in memory where it has room: 200 nodes on
         # one virtual disk wait on each other's writes, which nodes of their own do not.
-        if [ "$(df -k --output=avail /dev/shm 2> /dev/null | tail -n 1)" -gt $((FLEET_NODES * 100 * 1024 + 4194304)) ] 2> /dev/null &&
-           [ "$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo)" -gt $((FLEET_NODES * 100 * 1024 + 4194304)) ]; then
+        if [ "$(df -k --output=avail /dev/shm 2> /dev/null | tail -n 1)" -gt $((FLEET_NODES * 64 * 1024 + 2097152)) ] 2> /dev/null &&
+           [ "$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo)" -gt $((FLEET_NODES * 64 * 1024 + 2097152)) ]; then
                 FLEET_DIR=$(mktemp -d /dev/shm/sunkd-bench-fleet.XXXXXX) || die "mktemp failed"
         else
                 FLEET_DIR="$T/fleet/nodes"
