@@ -135,6 +135,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0250-nsscache-identity.t \
 	tests/integration/0255-nsscache-http.t \
 	tests/integration/0256-nsscache-manifest.t \
+	tests/integration/0257-nsscache-fleet.t \
 	tests/integration/0258-nsscache-s3.t \
 	tests/integration/0259-nsscache-delta.t \
 	tests/integration/0301-readiness.t \

@@ -67,6 +67,14 @@
 #   gres             bench-gres: discovery of the fake NVML's 8 H100s (the
 #                    library loaded and unloaded each time, as the module's
 #                    child does) and of the /proc fallback tree, 200 each
+#   fleet            BENCH_FLEET_NODES (200) sunkds following one producer's
+#                    signed export of BENCH_FLEET_USERS (100000) users through
+#                    nginx on 127.0.0.1, interval and splay BENCH_FLEET_INTERVAL
+#                    (30) s: from nginx's access log, the requests and bytes of a
+#                    run with nothing changed (and the nodes' CPU), per node after
+#                    one user changed and after every user changed, the time
+#                    until every node's status shows each change, and the
+#                    requests a second 10,000 nodes would send every 15 minutes
 #
 # BENCH_ONLY="authkeys gres" runs only those.  Needs root for the busy-job and
 # authkeys figures (root-only methods).
@@ -109,7 +117,7 @@ cleanup() {
                 kill "$p" 2>/dev/null
         done
         wait 2>/dev/null
-        rm -rf "$T"
+        rm -rf "$T" ${FLEET_DIR:+"$FLEET_DIR"}
 }
 trap cleanup EXIT
 
@@ -782,6 +790,288 @@ bench_prolog() {
             "$(ms "$(val p50_us "$client")") against $(ms "$(val p50_us "$ref")") (run-parts in C)" "<= 3 ms"
 }
 
+# fleet_wait GEN: until every node's status shows manifest_generation GEN
+# (sunkctl asks each node still behind, a round about every 2 s); prints how
+# many nodes are behind, and one's last error, if FLEET_WAIT seconds pass first
+fleet_wait() {
+        local gen=$1 k behind=() left t0=$SECONDS
+        for k in $(seq 1 "$FLEET_NODES"); do
+                behind+=("$k")
+        done
+        while :; do
+                left=()
+                for k in "${behind[@]}"; do
+                        [ "$(fleet_status "$k" manifest_generation)" = "$gen" ] || left+=("$k")
+                done
+                behind=("${left[@]}")
+                [ "${#behind[@]}" = 0 ] && return 0
+                if [ $((SECONDS - t0)) -ge "$FLEET_WAIT" ]; then
+                        echo "${#behind[@]} (node ${behind[0]}: $(fleet_status "${behind[0]}" last_error))"
+                        return 1
+                fi
+                sleep 2
+        done
+}
+
+# fleet_status K FIELD: a number or string of node K's nsscache status
+fleet_status() {
+        "$SUNKCTL" -s "$FLEET_DIR/n$1/io.sunkd" --json status 2> /dev/null |
+                sed -n "s/.*\"$2\": *\"\{0,1\}\([^,\"}]*\).*/\1/p" | head -n 1
+}
+
+# fleet_log FROM: the access log's lines after line FROM, per node:
+# "node requests bytes manifests" (a request for the manifest is a run)
+fleet_log() {
+        tail -n +$(($1 + 1)) "$T/fleet/access.log" | awk '
+        { split($2, p, "/"); n = p[2]; req[n]++; bytes[n] += $4; if ($2 ~ /\/manifest$/) man[n]++ }
+        END { for (n in req) print n, req[n], bytes[n], man[n] + 0 }'
+}
+
+# fleet_sum FROM: "requests bytes manifests" over the lines after FROM
+fleet_sum() {
+        fleet_log "$1" | awk '{ r += $2; b += $3; m += $4 } END { print r + 0, b + 0, m + 0 }'
+}
+
+# median_max: the median and the highest of the numbers on stdin
+median_max() {
+        sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] + 0, v[NR] + 0 }'
+}
+
+kb() {
+        awk -v b="$1" 'BEGIN { printf "%.1f KB", b / 1000 }'
+}
+
+# fleet_edit PYTHON: change the fixture's data (d; CW the extension's key), serve it
+fleet_edit() {
+        python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+CW = 'urn:coreweave:params:scim:schemas:extension:coreweave:2.0:CoreWeaveUser'
+$1
+json.dump(d, open(sys.argv[1], 'w'))" "$T/fleet/data.json" || die "cannot edit the fleet's SCIM data"
+        FLEET_RELOADS=$((FLEET_RELOADS + 1))
+        kill -HUP "$SCIM"
+        wait_until 600 grep -qx "RELOADED $FLEET_RELOADS" "$T/fleet/scim.log" || die "the SCIM fixture did not reload"
+}
+
+# fleet_change DESC PYTHON: the change made at the directory and exported by
+# the producer; then until every node has it.  Sets CHG_SECONDS (from the
+# export until the last node shows it), CHG_BYTES and CHG_REQS (per node: the
+# median and the highest) over that time
+fleet_change() {
+        local t0 from behind gen
+        fleet_edit "$2"
+        from=$(wc -l < "$T/fleet/access.log")
+        t0=$(date +%s%N)
+        "$SUNKCTL" -s "$T/fleet-producer/io.sunkd" --timeout 600 run nsscache.refresh > /dev/null ||
+                die "the fleet's producer failed to export $1"
+        gen=$(cat "$T/fleet-producer/state/nsscache/export-generation")
+        behind=$(fleet_wait "$gen") || die "$behind nodes of $FLEET_NODES still without $1 after $FLEET_WAIT s"
+        CHG_SECONDS=$(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
+        fleet_log "$from" > "$T/fleet/per-node"
+        [ "$(wc -l < "$T/fleet/per-node")" = "$FLEET_NODES" ] || die "not every node asked for $1"
+        CHG_BYTES=$(awk '{ print $3 }' "$T/fleet/per-node" | median_max)
+        CHG_REQS=$(awk '{ print $2 }' "$T/fleet/per-node" | median_max)
+}
+
+# fleet_nginx ROOT: nginx from the distribution on 127.0.0.1 serving ROOT to
+# each node under /nK/ (so the access log tells the nodes apart), gzip_static
+# for the producer's .gz copies; logs the time, URI, status, bytes sent and
+# request time of every request
+fleet_nginx() {
+        local d="$T/fleet/nginx" port
+        command -v nginx > /dev/null || die "nginx (Debian package nginx-light) is needed: make deps"
+        mkdir -p "$d/tmp"
+        port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+        {
+                echo "daemon off;"
+                echo "worker_processes 1;"
+                [ "$(id -u)" = 0 ] && echo "user root root;"
+                echo "pid $d/nginx.pid;"
+                echo "error_log $d/error.log;"
+                echo "events { worker_connections 4096; }"
+                echo "http {"
+                echo "  default_type text/plain;"
+                for t in client_body proxy fastcgi uwsgi scgi; do
+                        echo "  ${t}_temp_path $d/tmp/$t;"
+                done
+                echo "  log_format fleet '\$msec \$request_uri \$status \$bytes_sent \$request_time';"
+                echo "  access_log $T/fleet/access.log fleet;"
+                echo "  gzip_static on;"
+                echo "  server {"
+                echo "    listen 127.0.0.1:$port;"
+                echo "    root $1;"
+                echo "    location ~ ^/n[0-9]+/ { rewrite ^/n[0-9]+/(.*)\$ /\$1 break; }"
+                echo "  }"
+                echo "}"
+        } > "$d/nginx.conf"
+        nginx -p "$d" -c "$d/nginx.conf" 2> "$d/start.err" &
+        FLEET_PIDS+=($!)
+        PIDS+=($!)
+        FLEET_URL="http://127.0.0.1:$port"
+        wait_until 300 curl -s -f -o /dev/null "$FLEET_URL/n0/manifest" ||
+                { cat "$d/start.err" "$d/error.log" >&2; die "nginx did not start"; }
+        : > "$T/fleet/access.log"
+}
+
+# fleet_node K: node K, its own directories, following the manifest
+fleet_node() {
+        local d="$FLEET_DIR/n$1"
+        mkdir -p "$d/state" "$d/cache" "$d/ts"
+        {
+                echo "socket: $d/io.sunkd"
+                echo "state_dir: $d/state"
+                echo "module_dir: $T/fleet/modules"
+                echo "modules:"
+                echo "  nsscache:"
+                echo "    source: http"
+                echo "    maps: [passwd, shadow, group, sshkey]"
+                echo "    files_dir: $d/cache"
+                echo "    timestamp_dir: $d/ts"
+                echo "    files_cache_filename_suffix: cache"
+                echo "    manifest_url: $FLEET_URL/n$1/manifest"
+                echo "    manifest_public_key: $FLEET_PUB"
+                echo "    interval: ${FLEET_INTERVAL}s"
+                echo "    splay: ${FLEET_INTERVAL}s"
+        } > "$d/sunkd.yaml"
+        chmod 644 "$d/sunkd.yaml"
+        "$SUNKD" -c "$d/sunkd.yaml" 2> "$d/sunkd.log" &
+        FLEET_PIDS+=($!)
+        FLEET_NODE_PIDS+=($!)
+        PIDS+=($!)
+}
+
+# fleet_cpu_ns: the CPU time of every node so far
+fleet_cpu_ns() {
+        local p
+        for p in "${FLEET_NODE_PIDS[@]}"; do
+                cat /proc/"$p"/task/*/schedstat 2> /dev/null
+        done | awk '{ n += $1 } END { printf "%.0f\n", n }'
+}
+
+# fleet_stop: the nodes, nginx, the producer and the fixture, and their files
+fleet_stop() {
+        local p
+        for p in "${FLEET_PIDS[@]}"; do
+                kill "$p" 2> /dev/null
+        done
+        for p in "${FLEET_PIDS[@]}"; do
+                wait "$p" 2> /dev/null
+        done
+        stop "$SCIM"
+        stop "$FLEET_PRODUCER"
+        for p in "${FLEET_PIDS[@]}"; do
+                stop "$p"
+        done
+        FLEET_PIDS=()
+        FLEET_NODE_PIDS=()
+        rm -rf "$T/fleet" "$T/fleet-producer" "$FLEET_DIR"
+}
+
+# A fleet of BENCH_FLEET_NODES (200) sunkds following one producer's signed
+# export of BENCH_FLEET_USERS (100000) users through nginx, each refreshing
+# every BENCH_FLEET_INTERVAL (30) s with as much splay: what the origin serves
+# per node and run with nothing changed, after one user changed and after
+# every user changed, and how long until every node has a change.
+bench_fleet() {
+        local d="$T/fleet" p="$T/fleet-producer" t0 first_s du from full_bytes
+        local idle_req idle_bytes idle_man idle_cpu rps one_s one_bytes one_reqs all_s all_bytes all_reqs behind
+        FLEET_NODES=${BENCH_FLEET_NODES:-200}
+        FLEET_USERS=${BENCH_FLEET_USERS:-100000}
+        FLEET_INTERVAL=${BENCH_FLEET_INTERVAL:-60}
+        FLEET_WAIT=$((FLEET_INTERVAL * 4 + 120))
+        # The nodes' maps and state in memory where it has room: 200 nodes on
+        # one virtual disk wait on each other's writes, which nodes of their own do not.
+        if [ "$(df -k --output=avail /dev/shm 2> /dev/null | tail -n 1)" -gt $((FLEET_NODES * 64 * 1024 + 2097152)) ] 2> /dev/null &&
+           [ "$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo)" -gt $((FLEET_NODES * 64 * 1024 + 2097152)) ]; then
+                FLEET_DIR=$(mktemp -d /dev/shm/sunkd-bench-fleet.XXXXXX) || die "mktemp failed"
+        else
+                FLEET_DIR="$T/fleet/nodes"
+        fi
+        mkdir -p "$FLEET_DIR" && chmod 755 "$FLEET_DIR"
+        FLEET_RELOADS=0
+        FLEET_PIDS=()
+        FLEET_NODE_PIDS=()
+        command -v openssl > /dev/null || die "openssl is needed for the fleet's signing key"
+        mkdir -p "$d/modules" "$p/cache" "$p/ts" "$p/export"
+        chmod 755 "$d" "$d/modules" "$p"
+        cp "$B/modules/nsscache/.libs/nsscache.so" "$d/modules/" || die "the modules are not built"
+        python3 -c '
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("scim_server", sys.argv[1])
+m = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(m)
+json.dump(m.generate(int(sys.argv[2])), open(sys.argv[3], "w"))' \
+                "$S/tests/lib/scim-server.py" "$FLEET_USERS" "$d/data.json" || die "cannot generate the fleet's users"
+        rm -f "$T/scim.port"
+        python3 "$S/tests/lib/scim-server.py" --data "$d/data.json" --port-file "$T/scim.port" \
+                --log "$d/scim.log" --token "$TOKEN" 2> "$T/scim.err" &
+        SCIM=$!
+        PIDS+=("$SCIM")
+        wait_for_file "$T/scim.port" 600 || { cat "$T/scim.err" >&2; die "SCIM fixture did not start"; }
+        (umask 077 && openssl genpkey -algorithm ed25519 -out "$d/signing.pem" 2> /dev/null) || die "openssl genpkey failed"
+        FLEET_PUB=$(openssl pkey -in "$d/signing.pem" -pubout | sed -n 2p)
+        start_sunkd fleet-producer "modules:
+  nsscache:
+    nsscache_conf: $S/etc/nsscache.conf.example
+    scim_base_url: http://127.0.0.1:$(cat "$T/scim.port")/scim/v2
+    files_dir: $p/cache
+    timestamp_dir: $p/ts
+    token_file: $T/token
+    interval: 1h
+    splay: 1h
+    export_dir: $p/export
+    export_signing_key: $d/signing.pem"
+        FLEET_PRODUCER=$PID
+        "$SUNKCTL" -s "$SOCK" --timeout 600 run nsscache.refresh > /dev/null || die "the fleet's producer failed"
+        full_bytes=$(cat "$p"/export/*.gz | wc -c)
+        fleet_nginx "$p/export"
+
+        # The nodes start together; their first runs spread over the splay.
+        t0=$(date +%s%N)
+        for k in $(seq 1 "$FLEET_NODES"); do
+                fleet_node "$k"
+        done
+        behind=$(fleet_wait 1) || die "$behind nodes of $FLEET_NODES without the first export after $FLEET_WAIT s"
+        first_s=$(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
+        du="$(du -sk "$FLEET_DIR" | cut -f1) $(df --output=fstype "$FLEET_DIR" | tail -n 1)"
+
+        # (a) Nothing changed: an interval of runs.
+        from=$(wc -l < "$d/access.log")
+        idle_cpu=$(fleet_cpu_ns)
+        sleep "$FLEET_INTERVAL"
+        idle_cpu=$(($(fleet_cpu_ns) - idle_cpu))
+        read -r idle_req idle_bytes idle_man <<< "$(fleet_sum "$from")"
+        [ "$idle_man" -gt 0 ] || die "no node ran in $FLEET_INTERVAL s"
+        rps=$(awk -v r="$idle_req" -v m="$idle_man" 'BEGIN { printf "%.1f", 10000 * r / m / 900 }')
+
+        # (b) One user's shell changed.
+        fleet_change "one user changed" "d['Users'][len(d['Users']) // 2][CW]['sunkLoginShell'] = '/bin/zsh'"
+        one_s=$CHG_SECONDS one_bytes=($CHG_BYTES) one_reqs=($CHG_REQS)
+
+        # (c) Every user changed: every shell and every key.
+        fleet_change "every user changed" "
+for u in d['Users']:
+    u[CW]['sunkLoginShell'] = '/bin/sh'
+    u[CW]['sunkSshKeys'] = [k + '-rotated' for k in u[CW]['sunkSshKeys']]"
+        all_s=$CHG_SECONDS all_bytes=($CHG_BYTES) all_reqs=($CHG_REQS)
+        fleet_stop
+
+        row "fleet 10k nodes, 15 min interval: origin requests" "${rps}/s" \
+            "$FLEET_NODES nodes, ${FLEET_INTERVAL} s: $(ratio "$idle_req" "$idle_man") requests, $(awk -v b="$idle_bytes" -v m="$idle_man" 'BEGIN { printf "%.0f", b / m }') B a run" \
+            "<= 12/s"
+        row "fleet: a node's CPU for a run, nothing changed" "$(ms $((idle_cpu / idle_man / 1000)))" \
+            "$idle_man runs of $FLEET_NODES nodes in ${FLEET_INTERVAL} s, $(awk -v c="$idle_cpu" -v s="$FLEET_INTERVAL" 'BEGIN { printf "%.2f", c / 1e9 / s }') cores" ""
+        row "fleet: bytes per node, one user changed" "$(kb "${one_bytes[0]}") / $(kb "${one_bytes[1]}") max" \
+            "${one_reqs[0]} requests (max ${one_reqs[1]}); the export gzipped $(kb "$full_bytes")" "<= 10 KB"
+        row "fleet: bytes per node, every user changed" "$(kb "${all_bytes[0]}") / $(kb "${all_bytes[1]}") max" \
+            "${all_reqs[0]} requests (max ${all_reqs[1]}); the export gzipped $(kb "$full_bytes")" ""
+        row "fleet: until every node has it, one / every user" "${one_s} s / ${all_s} s" \
+            "interval and splay ${FLEET_INTERVAL} s; the first export ${first_s} s" ""
+        row "fleet: disk of a node's maps and state" "$(mb $((${du% *} / FLEET_NODES)))" \
+            "$(mb "${du% *}") for $FLEET_NODES nodes, $((FLEET_USERS / 1000))k users, on ${du#* }" ""
+}
+
 us_pair() {
         echo "$(val "$1_p50_us" "$2") / $(val "$1_p99_us" "$2") us"
 }
@@ -807,8 +1097,8 @@ printf '%s\n' "$TOKEN" > "$T/token"
 chmod 600 "$T/token"
 line "benchmark" "result" "reference (same run)" "goal" "met"
 # BENCH_ONLY="ping authkeys": only those (idle ping busy nsscache authkeys health
-# xid gres prolog spawn; busy measures the daemon ping started, so it needs ping before it).
-for b in ${BENCH_ONLY:-idle ping busy nsscache authkeys health xid gres prolog spawn}; do
+# xid gres prolog spawn fleet; busy measures the daemon ping started, so it needs ping before it).
+for b in ${BENCH_ONLY:-idle ping busy nsscache authkeys health xid gres prolog spawn fleet}; do
         declare -F "bench_$b" > /dev/null || die "no benchmark '$b'"
         "bench_$b"
 done

@@ -4,6 +4,7 @@
 #                              $NGINX_URL, $NGINX_LOG (access log) set; its prefix, config, pid
 #                              and logs are in $T/nginx; gzip on for every type
 # nginx_stop                   stop it (fast shutdown) and wait until it is gone
+# nginx_restart                start it again as it was, on the same port (bails out if taken)
 # nginx_requests PATH          how many requests for PATH the access log holds
 #
 # Each access log line: METHOD URI STATUS [If-None-Match] [If-Modified-Since] [Content-Encoding].
@@ -73,6 +74,14 @@ nginx_stop() {
         kill -TERM "$NGINX_PID" 2>/dev/null
         wait "$NGINX_PID" 2>/dev/null
         NGINX_PID=
+}
+
+nginx_restart() {
+        nginx -p "$T/nginx" -c "$T/nginx/nginx.conf" 2> "$T/nginx/start.err" &
+        NGINX_PID=$!
+        wait_until 300 nginx_listening && return 0
+        sed 's/^/# /' "$T/nginx/start.err" "$T/nginx/error.log" 2>/dev/null
+        bail_out "nginx did not start again on ${NGINX_URL##*:}"
 }
 
 nginx_requests() {
