@@ -17,6 +17,7 @@
 #include "util/cleanup.h"
 #include "util/errloc.h"
 #include "util/fileio.h"
+#include "util/macro.h"
 #include "util/secret-file.h"
 
 #define EXPORT_MODE 0644
@@ -195,18 +196,24 @@ static int export_map(const ScimConfig *c, const CacheOptions *opts, NssMapType 
         return export_delta(c->export_dir, t, prev, data, len, &mm->delta, ret_error);
 }
 
-/* The generation after the last one exported, written before any manifest
- * carries it: a crash never hands a number out twice. */
-static int next_generation(const CacheOptions *opts, uint64_t *ret, char **ret_error) {
-        _cleanup_free_ char *path = NULL, *text = NULL;
-        char buf[32];
+static char *generation_path(const CacheOptions *opts) {
+        char *p;
+
+        if (!opts->state_dir || asprintf(&p, "%s/%s", opts->state_dir, EXPORT_GENERATION_FILE) < 0)
+                return NULL;
+        return p;
+}
+
+/* The generation exported last as the state directory has it; 0 before the first. */
+static int state_generation(const CacheOptions *opts, uint64_t *ret, char **ret_error) {
+        _cleanup_free_ char *path = generation_path(opts), *text = NULL;
         uint64_t g = 0;
         size_t len;
         int r, n;
 
         if (!opts->state_dir)
                 return errmsg_set(ret_error, -EINVAL, "no state directory to keep the export generation in");
-        if (asprintf(&path, "%s/%s", opts->state_dir, EXPORT_GENERATION_FILE) < 0)
+        if (!path)
                 return -ENOMEM;
         r = fileio_read(path, 64, &text, &len);
         if (r < 0 && r != -ENOENT)
@@ -214,12 +221,26 @@ static int next_generation(const CacheOptions *opts, uint64_t *ret, char **ret_e
         if (r >= 0 && (sscanf(text, "%" SCNu64 "%n", &g, &n) != 1 || text[n + strspn(text + n, "\n")] != 0 ||
                        g >= MANIFEST_GENERATION_MAX))
                 return errmsg_set(ret_error, -EBADMSG, "'%s': not a generation number", path);
-        g++;
-        n = snprintf(buf, sizeof(buf), "%" PRIu64 "\n", g);
+        *ret = g;
+        return 0;
+}
+
+/* The generation after @last, written before any manifest carries it: a
+ * crash never hands a number out twice. */
+static int next_generation(const CacheOptions *opts, uint64_t last, uint64_t *ret, char **ret_error) {
+        _cleanup_free_ char *path = generation_path(opts);
+        char buf[32];
+        int r, n;
+
+        if (!path)
+                return -ENOMEM;
+        if (last + 1 > MANIFEST_GENERATION_MAX)
+                return errmsg_set(ret_error, -EOVERFLOW, "'%s': the generation is at its end", path);
+        n = snprintf(buf, sizeof(buf), "%" PRIu64 "\n", last + 1);
         r = fileio_write_atomic(path, buf, (size_t) n, 0644, (uid_t) -1, (gid_t) -1);
         if (r < 0)
                 return errmsg_set(ret_error, r, "cannot write '%s': %s", path, strerror(-r));
-        *ret = g;
+        *ret = last + 1;
         return 0;
 }
 
@@ -289,6 +310,7 @@ int map_export(const ScimConfig *c, const CacheOptions *opts, const CacheReport 
         _cleanup_(evp_pkey_freep) EVP_PKEY *key = NULL;
         _cleanup_(manifest_done) Manifest m = {}, before = {};
         _cleanup_free_ char *path = NULL, *text = NULL;
+        uint64_t last;
         size_t len;
         int r;
 
@@ -308,16 +330,23 @@ int map_export(const ScimConfig *c, const CacheOptions *opts, const CacheReport 
                 if (r < 0)
                         return r;
         }
+        r = state_generation(opts, &last, ret_error);
+        if (r < 0)
+                return r;
         /* the maps it names are these: nothing to tell the nodes, no new
-         * generation, unless it is due to be signed again (manifest_max_age) */
-        if (before.generation > 0 && same_maps(&m, &before) &&
+         * generation, unless it is due to be signed again (manifest_max_age)
+         * or the admin raised the generation past it (nodes that applied a
+         * higher one refuse it) */
+        if (before.generation > 0 && same_maps(&m, &before) && last <= before.generation &&
             (c->export_resign_usec == 0 ||
              (int64_t) time(NULL) - before.time < (int64_t) (c->export_resign_usec / SUNKD_USEC_PER_SEC)))
                 return 0;
         m.users = report->map[NSS_MAP_PASSWD].entries;
         m.groups = report->map[NSS_MAP_GROUP].entries;
         m.time = (int64_t) time(NULL);
-        r = next_generation(opts, &m.generation, ret_error);
+        /* a state directory that was lost or restored from an older backup
+         * must not take the directory served backwards: nodes refuse that */
+        r = next_generation(opts, MAX(last, before.generation), &m.generation, ret_error);
         if (r < 0)
                 return r;
         r = manifest_sign(&m, key, &text, &len);

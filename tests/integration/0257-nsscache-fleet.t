@@ -13,18 +13,12 @@
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 . "$SUNKD_SRCDIR/tests/lib/scim.sh"
 . "$SUNKD_SRCDIR/tests/lib/nginx.sh"
+. "$SUNKD_SRCDIR/tests/lib/producer.sh"
 sunkd_setup
 cp "$SUNKD_BUILDDIR/modules/nsscache/.libs/nsscache.so" "$MODDIR/" || bail_out "nsscache.so not built"
-command -v openssl >/dev/null || bail_out "openssl is needed to make the signing key"
 NODES="1 2 3"
 MAPS="passwd shadow group sshkey"
-P="$T/producer"
-PRODUCER_PID=
 declare -A NODE_PID
-producer_stop() {
-        [ -n "$PRODUCER_PID" ] && kill -TERM "$PRODUCER_PID" 2>/dev/null && wait "$PRODUCER_PID"
-        PRODUCER_PID=
-}
 nodes_stop() {
         local k
         for k in $NODES; do
@@ -34,43 +28,11 @@ nodes_stop() {
 }
 trap 'nodes_stop; producer_stop; nginx_stop; scim_stop; sunkd_cleanup' EXIT
 # nginx serves $T/served, a link: to the producer's export_dir, or to a copy staged by hand.
-W="$P/export"
-mkdir -p "$W" "$T/local" "$P/cache" "$P/ts" "$P/state" "$P/run"
+W="$T/producer/export"
+producer_setup "$SUNKD_SRCDIR/etc/demo/scim-data.json"
 ln -s "$W" "$T/served"
 serve() {
         ln -sfn "$1" "$T/served"
-}
-printf 'root:x:0:0:root:/root:/bin/bash\n' > "$T/local/passwd"
-printf 'root:x:0:\n' > "$T/local/group"
-cp "$SUNKD_SRCDIR/etc/demo/scim-data.json" "$T/data.json"
-scim_start "$T/data.json"
-scim_token
-(umask 077 && openssl genpkey -algorithm ed25519 -out "$T/signing.pem" 2>/dev/null) || bail_out "openssl genpkey failed"
-PUB=$(openssl pkey -in "$T/signing.pem" -pubout | sed -n 2p)
-
-cat > "$P/sunkd.yaml" <<EOF
-socket: $P/run/io.sunkd
-state_dir: $P/state
-module_dir: $MODDIR
-modules:
-  nsscache:
-    nsscache_conf: $SUNKD_SRCDIR/etc/nsscache.conf.example
-    scim_base_url: $SCIM_URL
-    files_dir: $P/cache
-    timestamp_dir: $P/ts
-    token_file: $T/token
-    local_passwd: $T/local/passwd
-    local_group: $T/local/group
-    interval: 1h
-    splay: 1h
-    export_dir: $W
-    export_signing_key: $T/signing.pem
-EOF
-chmod 644 "$P/sunkd.yaml"
-producer_start() {
-        "$SUNKD" -c "$P/sunkd.yaml" 2>> "$P/sunkd.log" &
-        PRODUCER_PID=$!
-        wait_for_file "$P/run/io.sunkd" 300 || { sed 's/^/# /' "$P/sunkd.log"; bail_out "the producer did not start"; }
 }
 produce() {
         "$SUNKCTL" -s "$P/run/io.sunkd" --timeout 300 run nsscache.refresh > "$T/out" 2>&1 ||
@@ -395,17 +357,14 @@ for k in $NODES; do
 done
 
 # The way out: the admin takes the highest generation the nodes applied,
-# writes it to the producer's export-generation, and has it export again
-# (its maps are the ones the served manifest names, so that manifest goes
-# first; the nodes' runs meanwhile fail and keep their maps).
+# writes it to the producer's export-generation and runs a refresh: a
+# generation raised past the served manifest's is exported even though the
+# maps are the ones it names.
 high=$(for k in $NODES; do nstatus "$k" manifest_generation; done | sort -n | tail -n 1)
 is "$high" 3 "the nodes' highest generation"
 printf '%s\n' "$high" > "$P/state/nsscache/export-generation"
 produce
-is "$(pgen)" "$high" "a run with the same maps exports nothing, the generation written stays"
-rm "$W/manifest"
-produce
-is "$(pgen)" 4 "the manifest removed, the producer exports generation 4"
+is "$(pgen)" 4 "the generation raised, the producer exports generation 4 with the same maps"
 refresh_all
 is "$FAILED" "" "every node accepts it"
 converged "past the nodes' generation"
@@ -415,5 +374,17 @@ done
 for k in $NODES; do
         ok "node $k: sunkd is alive" kill -0 "${NODE_PID[$k]}"
 done
+
+# 6. The producer's state directory lost, its web root kept: the served
+# manifest's generation is the floor, so the fleet never goes backwards.
+producer_stop
+rm -f "$P/state/nsscache/export-generation"
+producer_start
+user_edit grace "x['sunkLoginShell'] = '/bin/zsh'"
+produce
+is "$(pgen)" 5 "a producer without its state exports after the served manifest's generation"
+refresh_all
+is "$FAILED" "" "every node accepts it"
+converged "after the state was lost"
 
 done_testing

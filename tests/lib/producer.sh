@@ -1,7 +1,7 @@
 # A producer sunkd: the SCIM fixture mapped and exported, signed, into a
 # directory a web server serves (sourced after tap.sh, sunkd.sh and scim.sh).
 #
-# producer_setup DATA [YAML]   $P (its directory), $W (export_dir), the signing keys
+# producer_setup DATA [YAML]   $P (its directory), $W (export_dir; $T/www unless set), the signing keys
 #                              $T/signing.pem and $T/other.pem, $PUB (the node's
 #                              manifest_public_key), $T/local/{passwd,group}, the SCIM
 #                              fixture serving a copy of DATA at $T/data.json, and the
@@ -21,7 +21,7 @@ producer_setup() {
         local data=$1 extra=${2:-}
         command -v openssl >/dev/null || bail_out "openssl is needed to make the signing keys"
         P="$T/producer"
-        W="$T/www"
+        W=${W:-$T/www}
         PRODUCER_PID=
         mkdir -p "$W" "$T/local" "$P/cache" "$P/ts" "$P/state" "$P/run"
         printf 'root:x:0:0:root:/root:/bin/bash\n' > "$T/local/passwd"
