@@ -14,16 +14,13 @@
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 . "$SUNKD_SRCDIR/tests/lib/scim.sh"
 . "$SUNKD_SRCDIR/tests/lib/s3rver.sh"
+. "$SUNKD_SRCDIR/tests/lib/producer.sh"
 sunkd_setup
 cp "$SUNKD_BUILDDIR/modules/nsscache/.libs/nsscache.so" "$MODDIR/" || bail_out "nsscache.so not built"
 command -v openssl >/dev/null || bail_out "openssl is needed to make the signing key"
 command -v curl >/dev/null || bail_out "curl is needed to put objects into the bucket"
 P="$T/producer"
 PRODUCER_PID=
-producer_stop() {
-        [ -n "$PRODUCER_PID" ] && kill -TERM "$PRODUCER_PID" 2>/dev/null && wait "$PRODUCER_PID"
-        PRODUCER_PID=
-}
 trap 'producer_stop; s3rver_stop; scim_stop; sunkd_cleanup' EXIT
 mkdir -p "$T/cache" "$T/ts" "$T/obj" "$P/cache" "$P/ts" "$P/state" "$P/run" "$P/export"
 printf 'root:x:0:0:root:/root:/bin/bash\n' > "$T/local-passwd"
@@ -169,45 +166,11 @@ sunkd_start
 s3put maps/passwd.json "$T/obj/passwd.json" || bail_out "cannot put"
 
 # 5. The producer: SCIM in, export_dir out, uploaded to the bucket.
-cp "$SUNKD_SRCDIR/etc/demo/scim-data.json" "$T/data.json"
-scim_start "$T/data.json"
-scim_token
-(umask 077 && openssl genpkey -algorithm ed25519 -out "$T/signing.pem" 2>/dev/null) || bail_out "openssl genpkey failed"
-PUB=$(openssl pkey -in "$T/signing.pem" -pubout | sed -n 2p)
-cat > "$P/sunkd.yaml" <<EOF
-socket: $P/run/io.sunkd
-state_dir: $P/state
-module_dir: $MODDIR
-modules:
-  nsscache:
-    nsscache_conf: $SUNKD_SRCDIR/etc/nsscache.conf.example
-    scim_base_url: $SCIM_URL
-    files_dir: $P/cache
-    timestamp_dir: $P/ts
-    token_file: $T/token
-    local_passwd: $T/local-passwd
-    local_group: $T/local-group
-    interval: 1h
-    splay: 1h
-    export_dir: $P/export
-    export_signing_key: $T/signing.pem
-    export_s3_url: $S3_URL/fleet/export/
-    s3_credentials_file: $T/producer-credentials
-EOF
-chmod 644 "$P/sunkd.yaml"
+W="$P/export"
+producer_setup "$SUNKD_SRCDIR/etc/demo/scim-data.json" "    export_s3_url: $S3_URL/fleet/export/
+    s3_credentials_file: $T/producer-credentials"
 creds "$T/producer-credentials" S3RVER
-"$SUNKD" -c "$P/sunkd.yaml" 2>> "$P/sunkd.log" &
-PRODUCER_PID=$!
-wait_for_file "$P/run/io.sunkd" 300 || { sed 's/^/# /' "$P/sunkd.log"; bail_out "the producer did not start"; }
-pctl() {
-        "$SUNKCTL" -s "$P/run/io.sunkd" --timeout 300 "$@"
-}
-pstatus() {
-        pctl --json status | python3 -c '
-import json, sys
-m = [m for m in json.load(sys.stdin)["modules"] if m["name"] == "nsscache"]
-print(m[0].get("status", {}).get(sys.argv[1], "") if m else "")' "$1"
-}
+producer_start
 stored() { grep -o 'Stored object "[^"]*"' "$S3_LOG" | sed 's/Stored object "\(.*\)"/\1/'; }
 before=$(stored | wc -l)
 out=$(pctl run nsscache.refresh 2>&1) || { sed 's/^/# /' <<< "$out"; bail_out "the producer's first refresh failed"; }
