@@ -298,7 +298,7 @@ static int listed_urls(const ScimConfig *c, Manifest *m, HttpSourceRun *run, cha
 /* A manifest signed longer ago than manifest_max_age: a server that was
  * taken over could otherwise hold nodes at the last directory it saw. */
 static int check_age(const ScimConfig *c, const Manifest *m, char **ret_error) {
-        int64_t now = (int64_t) time(NULL), max = (int64_t) (c->manifest_max_age_usec / SUNKD_USEC_PER_SEC);
+        int64_t now = (int64_t) time(NULL), max = (int64_t) nsscache_conf_manifest_max_age(c);
 
         if (max <= 0 || m->time >= now - max)
                 return 0;

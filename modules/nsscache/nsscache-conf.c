@@ -304,6 +304,12 @@ static int strdup_to(char **dst, const char *s) {
         return 0;
 }
 
+uint64_t nsscache_conf_manifest_max_age(const ScimConfig *c) {
+        return (c->manifest_max_age_usec == MANIFEST_MAX_AGE_UNSET ? MANIFEST_MAX_AGE_DEFAULT_USEC
+                                                                   : c->manifest_max_age_usec) /
+               SUNKD_USEC_PER_SEC;
+}
+
 int nsscache_conf_new(ScimConfig **ret) {
         _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
         static const char *const default_maps[] = { "passwd", "shadow", "group", "sshkey" };
@@ -340,6 +346,7 @@ int nsscache_conf_new(ScimConfig **ret) {
         c->interval_usec = 15 * 60 * SUNKD_USEC_PER_SEC;
         c->splay_usec = 60 * SUNKD_USEC_PER_SEC;
         c->export_resign_usec = EXPORT_RESIGN_DEFAULT_USEC;
+        c->manifest_max_age_usec = MANIFEST_MAX_AGE_UNSET;
         *ret = TAKE_PTR(c);
         return 0;
 }
@@ -1087,7 +1094,7 @@ static int conf_check_http(const ScimConfig *c, ConfFault *f, char **ret_error) 
                 return fault(f, -1, "http_retry_max", ret_error, "key 'http_retry_max': must be in [1, 10]");
         if (c->manifest_url || c->manifest_public_key)
                 return conf_check_manifest(c, f, ret_error);
-        if (c->manifest_max_age_usec)
+        if (c->manifest_max_age_usec != MANIFEST_MAX_AGE_UNSET)
                 return fault(f, -1, "manifest_max_age", ret_error, "key 'manifest_max_age': read only with manifest_url");
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
                 if (!c->map_enabled[t])
@@ -1145,7 +1152,7 @@ static int conf_check(ScimConfig *c, ConfFault *f, char **ret_error) {
                 if (c->http_url[t])
                         return fault(f, -1, http_url_keys[t], ret_error, "key '%s': read only with source = http",
                                      http_url_keys[t]);
-        if (c->manifest_url || c->manifest_public_key || c->manifest_max_age_usec) {
+        if (c->manifest_url || c->manifest_public_key || c->manifest_max_age_usec != MANIFEST_MAX_AGE_UNSET) {
                 const char *k = c->manifest_url          ? "manifest_url"
                                 : c->manifest_public_key ? "manifest_public_key"
                                                          : "manifest_max_age";

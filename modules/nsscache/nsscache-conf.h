@@ -29,6 +29,8 @@
 #define HTTP_RETRY_DELAY_DEFAULT_USEC (5 * SUNKD_USEC_PER_SEC)
 #define HTTP_MAX_SIZE_DEFAULT (UINT64_C(256) << 20)
 #define HTTP_MAX_SIZE_MAX (UINT64_C(1) << 30)
+#define MANIFEST_MAX_AGE_UNSET UINT64_MAX
+#define MANIFEST_MAX_AGE_DEFAULT_USEC (UINT64_C(7) * 24 * 3600 * SUNKD_USEC_PER_SEC)
 #define EXPORT_RESIGN_DEFAULT_USEC (UINT64_C(24) * 3600 * SUNKD_USEC_PER_SEC)
 #define SCIM_CONF_FILE_MAX (1024 * 1024)
 #define SCIM_TOKEN_MAX (16 * 1024)
@@ -84,7 +86,8 @@ typedef struct ScimConfig {
         uint64_t http_max_size;          /* bytes of one decoded file at most */
         char *manifest_url;              /* the maps named by a signed manifest (map-export.h) */
         char *manifest_public_key;       /* base64 of its Ed25519 SubjectPublicKeyInfo; up to 4, blank-separated */
-        uint64_t manifest_max_age_usec;  /* a manifest signed longer ago is refused; 0: no limit */
+        uint64_t manifest_max_age_usec;  /* a manifest signed longer ago is refused; 0: no limit;
+                                          * MANIFEST_MAX_AGE_UNSET: not set, the default */
 
         /* nsscache's s3 source (s3_bucket, s3_*_object), sunkd's endpoint,
          * region and credentials (s3-auth.h) */
@@ -127,6 +130,9 @@ typedef struct ScimConfig {
         bool map_enabled[_NSS_MAP_MAX];
         ScimMapConf map[_NSS_MAP_MAX];
 } ScimConfig;
+
+/** nsscache_conf_manifest_max_age() - manifest_max_age as it applies (the default when not set), in seconds. */
+uint64_t nsscache_conf_manifest_max_age(const ScimConfig *c);
 
 /** nsscache_conf_new() - a config holding every default.  Return: 0 or -ENOMEM. */
 int nsscache_conf_new(ScimConfig **ret);

@@ -172,8 +172,20 @@ is "$RC" 0 "and the one signed with the new" || diag "$OUT"
 restore
 
 # 7c. manifest_max_age: a server that was taken over cannot hold the node at the last manifest it saw.
+now=$(date +%s)
+sign_manifest "$T/signing.pem" "$(payload | sed -E "s/\"time\":[0-9]+/\"time\":$((now - 8 * 86400))/")" > "$T/old.manifest"
+cp "$T/old.manifest" "$W/manifest"
+# nginx's validators are the file's mtime and size: another second than the copy the node holds
+touch -d "@$((now - 3600))" "$W/manifest"
+refused "a manifest signed eight days ago, by default" "longer than manifest_max_age \\(604800 s\\)"
 sunkd_stop
-printf '    manifest_max_age: 1h\n' >> "$T/sunkd.yaml"
+printf '    manifest_max_age: 0\n' >> "$T/sunkd.yaml"
+sunkd_start
+refresh
+is "$RC" 0 "manifest_max_age 0: taken however old" || diag "$OUT"
+restore
+sunkd_stop
+sed -i 's/^    manifest_max_age: 0$/    manifest_max_age: 1h/' "$T/sunkd.yaml"
 sunkd_start
 refresh
 is "$RC" 0 "a manifest signed a moment ago is taken under manifest_max_age" || diag "$OUT"
