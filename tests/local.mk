@@ -386,6 +386,13 @@ tests_fuzz_fuzz_map_file_SOURCES = tests/fuzz/fuzz-map-file.c tests/fuzz/fuzz-re
 tests_fuzz_fuzz_map_file_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir)
 tests_fuzz_fuzz_map_file_LDADD = modules/nsscache/libnsscache-scim.la
 EXTRA_DIST += tests/fuzz/corpus/map-file tests/fuzz/map-file.t
+check_PROGRAMS += tests/fuzz/fuzz-s3-object
+TESTS += tests/fuzz/s3-object.t
+tests_fuzz_fuzz_s3_object_SOURCES = tests/fuzz/fuzz-map-file.c tests/fuzz/fuzz-replay.c tests/lib/scim-collect.c \
+	tests/lib/scim-collect.h
+tests_fuzz_fuzz_s3_object_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir) -DFUZZ_S3_OBJECT
+tests_fuzz_fuzz_s3_object_LDADD = modules/nsscache/libnsscache-scim.la
+EXTRA_DIST += tests/fuzz/corpus/s3-object tests/fuzz/s3-object.t
 check_PROGRAMS += tests/fuzz/fuzz-map-delta
 TESTS += tests/fuzz/map-delta.t
 tests_fuzz_fuzz_map_delta_SOURCES = tests/fuzz/fuzz-map-delta.c tests/fuzz/fuzz-replay.c

@@ -1,8 +1,9 @@
-/* Fuzz target: a map file from an untrusted web server.  The bytes are read
- * as each of the four maps (after a passwd file of the same bytes, so shadow
- * and sshkey lines have users to belong to) through the mapper: never a
- * crash or a leak; the only failure is a file cut short; every entry kept
- * renders again. */
+/* Fuzz target: a map file from an untrusted web server (or, built with
+ * FUZZ_S3_OBJECT, an object of nsscache's s3 format from a bucket).  The
+ * bytes are read as each of the four maps (after a passwd file of the same
+ * bytes, so shadow and sshkey lines have users to belong to) through the
+ * mapper: never a crash or a leak; the only failure is a file that is not
+ * one (cut short, not a JSON array); every entry kept renders again. */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
@@ -10,9 +11,16 @@
 #include "modules/nsscache/cache-format.h"
 #include "modules/nsscache/map-file.h"
 #include "modules/nsscache/nsscache-conf.h"
+#include "modules/nsscache/s3-object.h"
 #include "modules/nsscache/scim-map.h"
 #include "tests/lib/scim-collect.h"
 #include "util/cleanup.h"
+
+#ifdef FUZZ_S3_OBJECT
+#define FUZZ_PARSE s3_object_parse
+#else
+#define FUZZ_PARSE map_file_parse
+#endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -38,9 +46,9 @@ static void one_map(const ScimConfig *c, NssMapType t, const char *text, size_t 
 
         if (scim_map_new(c, &sink, &m) < 0)
                 __builtin_trap();
-        r = map_file_parse(NSS_MAP_PASSWD, text, size, on_entry, on_bad, m, NULL);
+        r = FUZZ_PARSE(NSS_MAP_PASSWD, text, size, on_entry, on_bad, m, NULL);
         if (r >= 0 && t != NSS_MAP_PASSWD)
-                r = map_file_parse(t, text, size, on_entry, on_bad, m, NULL);
+                r = FUZZ_PARSE(t, text, size, on_entry, on_bad, m, NULL);
         if (r < 0 && r != -EBADMSG && r != -ENOMEM)
                 __builtin_trap();
         if (r >= 0 && scim_map_finish(m) < 0)
