@@ -59,9 +59,13 @@ sed -e 's|^scim_base_url=.*|scim_base_url=http://127.0.0.1:9/api/organizations/e
 printf 'readme-token\n' > "$T/token"
 chmod 644 "$T/nsscache.conf"
 chmod 600 "$T/token"
+# A signing key, its public half and an export directory, for the fleet's blocks.
+(umask 077 && openssl genpkey -algorithm ed25519 -out "$T/maps.key" 2>/dev/null) || bail_out "openssl genpkey failed"
+MAPS_PUB=$(openssl pkey -in "$T/maps.key" -pubout | sed -n 2p)
+mkdir -p "$T/export"
 
 # adapt FILE OUT: this build's modules, the nsscache.conf above, the token
-# file, a group this machine has.
+# file, a group this machine has, the signing key and export directory above.
 # root's group by its gid: a test that runs alongside may publish a user named
 # "0" through libnss-cache, which `id -gn 0` would take for a name.
 adapt() {
@@ -69,7 +73,10 @@ adapt() {
           sed -E -e "s|^#?module_dir: .*|module_dir: $MODDIR|" \
                 -e "s|^socket_group: .*|socket_group: $(getent group 0 | cut -d: -f1)|" \
                 -e "s|^( *)nsscache_conf: .*|\1nsscache_conf: $T/nsscache.conf|" \
-                -e "s|^( *)token_file: .*|\1token_file: $T/token|" "$1"; } > "$2"
+                -e "s|^( *)token_file: .*|\1token_file: $T/token|" \
+                -e "s|^( *)export_dir: .*|\1export_dir: $T/export|" \
+                -e "s|^( *)export_signing_key: .*|\1export_signing_key: $T/maps.key|" \
+                -e "s|^( *)manifest_public_key: .*|\1manifest_public_key: $MAPS_PUB|" "$1"; } > "$2"
         chmod 644 "$2"
 }
 uncomment() {
