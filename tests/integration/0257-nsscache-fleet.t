@@ -67,19 +67,7 @@ socket: $d/run/io.sunkd
 state_dir: $d/state
 module_dir: $MODDIR
 modules:
-  nsscache:
-    source: http
-    maps: [$(echo $MAPS | sed 's/ /, /g')]
-    files_dir: $d/cache
-    timestamp_dir: $d/ts
-    files_cache_filename_suffix: cache
-    local_passwd: $T/local/passwd
-    local_group: $T/local/group
-    manifest_url: $NGINX_URL/manifest
-    manifest_public_key: $PUB
-    http_retry_max: 1
-    interval: 1h
-    splay: 1h
+$(node_section "$d")
 EOF
         chmod 644 "$d/sunkd.yaml"
         "$SUNKD" -c "$d/sunkd.yaml" 2>> "$d/sunkd.log" &

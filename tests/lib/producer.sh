@@ -13,8 +13,10 @@
 #                              manifest names for MAP, read without checking: nodes check
 # payload                      the served manifest's payload, decoded
 # sign_manifest KEY PAYLOAD    an envelope around PAYLOAD signed by KEY, as a producer signs
-# node_config                  this test's sunkd as a node following the manifest at
-#                              $NGINX_URL into $T/cache (sunkd_config; start it yourself)
+# node_section DIR             the nsscache section of a node following the manifest at
+#                              $NGINX_URL, its maps in DIR/cache
+# node_config                  this test's sunkd as such a node into $T/cache
+#                              (sunkd_config; start it yourself)
 # refresh                      one run on the node: its output in $OUT, exit status in $RC
 
 producer_setup() {
@@ -102,14 +104,12 @@ s = base64.b64encode(open(sys.argv[2], "rb").read()).decode()
 print("{\"payload\":\"%s\",\"signature\":\"%s\"}" % (p, s))' "$2" "$T/sig"
 }
 
-node_config() {
-        mkdir -p "$T/cache" "$T/ts"
-        sunkd_config "modules:
-  nsscache:
+node_section() {
+        printf '%s\n' "  nsscache:
     source: http
     maps: [passwd, shadow, group, sshkey]
-    files_dir: $T/cache
-    timestamp_dir: $T/ts
+    files_dir: $1/cache
+    timestamp_dir: $1/ts
     files_cache_filename_suffix: cache
     local_passwd: $T/local/passwd
     local_group: $T/local/group
@@ -118,6 +118,12 @@ node_config() {
     http_retry_max: 1
     interval: 1h
     splay: 1h"
+}
+
+node_config() {
+        mkdir -p "$T/cache" "$T/ts"
+        sunkd_config "modules:
+$(node_section "$T")"
 }
 
 refresh() {
