@@ -41,7 +41,7 @@ const IniEntry *ini_lookup(const IniFile *f, const char *section, const char *ke
         return NULL;
 }
 
-static char *strip(char *s) {
+char *ini_strip(char *s) {
         char *e;
 
         while (*s == ' ' || *s == '\t')
@@ -64,7 +64,7 @@ static int section_header(IniFile *f, char *s, unsigned line, IniSectionCheck ch
         const char *why;
         int r;
 
-        if (!e || e == s + 1 || !isempty(strip(e + 1)))
+        if (!e || e == s + 1 || !isempty(ini_strip(e + 1)))
                 return ini_error(ret_error, f->fname, line, NULL, "malformed section header");
         *e = 0;
         name = s + 1;
@@ -127,7 +127,7 @@ int ini_read(IniFile *f, const char *text, size_t len, IniSectionCheck check, ch
                 next = strchr(p, '\n');
                 if (next)
                         *next++ = 0;
-                s = strip(p);
+                s = ini_strip(p);
                 if (!*s || *s == '#' || *s == ';')
                         continue;
                 if (p[0] == ' ' || p[0] == '\t')
@@ -142,13 +142,13 @@ int ini_read(IniFile *f, const char *text, size_t len, IniSectionCheck check, ch
                 if (!d)
                         return ini_error(ret_error, f->fname, line, NULL, "expected 'key = value'");
                 *d = 0;
-                key = strip(s);
+                key = ini_strip(s);
                 if (!*key)
                         return ini_error(ret_error, f->fname, line, NULL, "empty key");
                 if (!section)
                         return ini_error(ret_error, f->fname, line, key, "outside of any section");
                 lower(key);
-                r = entry_add(f, section, key, strip(d + 1), line, ret_error);
+                r = entry_add(f, section, key, ini_strip(d + 1), line, ret_error);
                 if (r < 0)
                         return r;
         }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ini.h"
 #include "s3-auth.h"
 #include "util/cleanup.h"
 #include "util/errloc.h"
@@ -63,17 +64,6 @@ static bool secret_valid(const char *s) {
         return true;
 }
 
-static char *trim(char *s) {
-        char *e;
-
-        while (*s == ' ' || *s == '\t')
-                s++;
-        e = s + strlen(s);
-        while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
-                *--e = 0;
-        return s;
-}
-
 typedef struct Creds {
         char *key_id, *secret, *token; /* in the file's buffer */
 } Creds;
@@ -85,8 +75,8 @@ static int creds_line(Creds *cr, char *line, const char *path, unsigned n, char 
         if (!eq)
                 return errmsg_set(ret_error, -EBADMSG, "'%s': line %u: expected 'key = value'", path, n);
         *eq = 0;
-        k = trim(line);
-        v = trim(eq + 1);
+        k = ini_strip(line);
+        v = ini_strip(eq + 1);
         if (streq(k, "aws_access_key_id"))
                 cr->key_id = v;
         else if (streq(k, "aws_secret_access_key"))
@@ -109,7 +99,7 @@ static int creds_parse(char *buf, const char *path, Creds *ret, char **ret_error
                 next = strchr(line, '\n');
                 if (next)
                         *next++ = 0;
-                l = trim(line);
+                l = ini_strip(line);
                 n++;
                 if (!*l || *l == '#' || *l == ';')
                         continue;
@@ -119,7 +109,7 @@ static int creds_parse(char *buf, const char *path, Creds *ret, char **ret_error
                         if (!e || e[1])
                                 return errmsg_set(ret_error, -EBADMSG, "'%s': line %u: bad section header", path, n);
                         *e = 0;
-                        in_default = streq(trim(l + 1), "default");
+                        in_default = streq(ini_strip(l + 1), "default");
                         continue;
                 }
                 if (!in_default)
