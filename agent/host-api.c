@@ -69,6 +69,10 @@ static const char *host_state_dir(sunkd_ctx *c) {
         return MOD(c)->state_dir;
 }
 
+static const char *host_runtime_dir(sunkd_ctx *c) {
+        return module_runtime_dir(MOD(c));
+}
+
 static int host_cfg_parse(const sunkd_cfg *cfg, const sunkd_cfg_key *keys, size_t n_keys, void *out,
                           char **ret_error) {
         int r = conf_keys_parse(cfg, keys, n_keys, out, ret_error);
@@ -292,4 +296,6 @@ const sunkd_host_api host_api = {
         .metric_remove = metrics_remove,
         /* ABI 1.5: work a stop lets end */
         .linger_end = host_linger_end,
+        /* ABI 1.6: a place clients find without sunkd.yaml */
+        .runtime_dir = host_runtime_dir,
 };

@@ -12,7 +12,8 @@
  *          is buffered.  Not reading is the backpressure: a peer that
  *          pipelines requests leaves them in the kernel until its current
  *          call is answered and the answer is on its way, so one connection
- *          holds at most one request buffer (max_request) and one reply.
+ *          holds at most one request buffer (max_request, or
+ *          IPC_ROOT_REQUEST_MAX for root) and one reply.
  *   idle   a one-shot timer: idle_timeout after the last read or write,
  *          but no later than request_timeout after the first byte of a
  *          request still incomplete; off while a call is pending.
@@ -297,6 +298,22 @@ static int conn_update_events(IpcConnection *c) {
 
 /* ---- Connections: input ------------------------------------------------- */
 
+/* How large a request of @need bytes may grow: max_request, or for root
+ * max_request_root (IPC_ROOT_REQUEST_MAX).  Root's calls carry what no other caller's do (the
+ * prolog client hands over a job's whole environment, up to the 6 MiB the
+ * kernel lets execve() pass, as base64), and root can hurt sunkd in easier
+ * ways than with memory.  The peer's credentials are read only once a
+ * request outgrows max_request. */
+static size_t conn_request_max(IpcConnection *c, size_t need) {
+        size_t max = c->ipc->limits.max_request, root = c->ipc->limits.max_request_root;
+
+        if (need < max || max >= root)
+                return max;
+        if (conn_creds(c) < 0 || c->ucred.uid != 0)
+                return max;
+        return root;
+}
+
 static const char *parse_error_reason(int r) {
         static const struct {
                 int error;
@@ -327,7 +344,7 @@ static int conn_dispatch(IpcConnection *c, const char *frame, size_t len) {
         bool oneway, anonymous;
         int r;
 
-        r = varlink_parse(frame, len, ipc->limits.max_request - 1, ipc->limits.max_depth, &msg);
+        r = varlink_parse(frame, len, conn_request_max(c, len + 1) - 1, ipc->limits.max_depth, &msg);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
@@ -416,9 +433,9 @@ static int conn_dispatch(IpcConnection *c, const char *frame, size_t len) {
 }
 
 /* Room for the next read: what was handled is dropped, and the buffer
- * grows by chunks up to max_request unconsumed bytes. */
+ * grows by chunks up to the request limit of unconsumed bytes. */
 static int conn_reserve(IpcConnection *c) {
-        size_t max = c->ipc->limits.max_request;
+        size_t max;
 
         if (c->in_start > 0) {
                 memmove(c->in, c->in + c->in_start, c->in_len - c->in_start);
@@ -426,6 +443,7 @@ static int conn_reserve(IpcConnection *c) {
                 c->in_scanned -= c->in_start;
                 c->in_start = 0;
         }
+        max = conn_request_max(c, c->in_alloc + 1);
         if (c->in_alloc - c->in_len < IPC_READ_CHUNK && c->in_alloc < max) {
                 size_t a = MIN(MAX(c->in_alloc * 2, (size_t) 4 * IPC_READ_CHUNK), max);
                 char *b = realloc(c->in, a);
@@ -465,7 +483,6 @@ static int conn_read(IpcConnection *c) {
 
 /* Handle complete frames in order while nothing is in flight. */
 static int conn_process(IpcConnection *c) {
-        size_t max = c->ipc->limits.max_request;
         int r;
 
         while (!c->call && c->out_len == 0 && !c->closing && !c->dead) {
@@ -475,7 +492,7 @@ static int conn_process(IpcConnection *c) {
 
                 if (!nul) {
                         c->in_scanned = c->in_len;
-                        if (c->in_len - c->in_start >= max)
+                        if (c->in_len - c->in_start >= conn_request_max(c, c->in_len - c->in_start))
                                 return conn_fail(c, "message too large");
                         if (c->eof) {
                                 if (c->in_len > c->in_start)

@@ -54,6 +54,8 @@ int ipc_new(sd_event *event, const IpcLimits *limits, Ipc **ret) {
         ipc->limits = limits ? *limits : d;
         if (ipc->limits.max_request < 2)
                 ipc->limits.max_request = d.max_request;
+        if (ipc->limits.max_request_root == 0)
+                ipc->limits.max_request_root = d.max_request_root;
         if (ipc->limits.max_reply == 0)
                 ipc->limits.max_reply = d.max_reply;
         if (ipc->limits.max_connections == 0)

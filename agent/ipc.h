@@ -21,9 +21,13 @@
 
 typedef struct Ipc Ipc;
 
+/* The largest request root may send by default, whatever max_request says. */
+#define IPC_ROOT_REQUEST_MAX ((size_t) 16 << 20)
+
 /* A zero field takes its default. */
 typedef struct IpcLimits {
         size_t max_request;          /* bytes, NUL included; default 64 KiB */
+        size_t max_request_root;     /* root's (when larger); default IPC_ROOT_REQUEST_MAX */
         size_t max_reply;            /* bytes; default 1 MiB */
         unsigned max_connections;    /* default 256 */
         uint64_t idle_timeout_usec;  /* default 30 s */
@@ -45,6 +49,7 @@ typedef struct IpcLimits {
 
 #define IPC_LIMITS_DEFAULT                                                                       \
         ((IpcLimits){ .max_request = 64 * 1024,                                                  \
+                      .max_request_root = IPC_ROOT_REQUEST_MAX,                                  \
                       .max_reply = 1024 * 1024,                                                  \
                       .max_connections = 256,                                                    \
                       .idle_timeout_usec = 30 * UINT64_C(1000000),                               \

@@ -173,6 +173,15 @@ static char *module_missing_error(const ModuleHost *host, const Config *c, const
         return out;
 }
 
+/* <dirname(socket)>/<name>: beside the socket, so a client that is given
+ * no more than the socket's path finds it. */
+static int module_runtime_path(const char *socket, const char *name, char **ret) {
+        const char *slash = strrchr(socket, '/');
+        int n = slash ? (int) (slash - socket) : 1;
+
+        return asprintf(ret, "%.*s/%s", n, slash ? socket : ".", name) < 0 ? -ENOMEM : 0;
+}
+
 int module_new(const ModuleHost *host, const ConfModule *cm, Module **ret) {
         const Config *c = host->config(host->userdata);
         _cleanup_free_ char *error = NULL;
@@ -185,7 +194,8 @@ int module_new(const ModuleHost *host, const ConfModule *cm, Module **ret) {
         mod->ctx.api = &host_api;
         mod->host = host;
         mod->name = strdup(cm->name);
-        if (!mod->name || asprintf(&mod->state_dir, "%s/%s", c->state_dir, cm->name) < 0) {
+        if (!mod->name || asprintf(&mod->state_dir, "%s/%s", c->state_dir, cm->name) < 0 ||
+            module_runtime_path(c->socket, cm->name, &mod->runtime_dir) < 0) {
                 module_free(mod);
                 return -ENOMEM;
         }
@@ -270,6 +280,26 @@ static int module_check_state_dir(Module *mod) {
         if (r < 0)
                 return log_ctx_full_errno(&mod->log, LOG_ERR, r, "%s", error ?: "untrusted state directory");
         return 0;
+}
+
+const char *module_runtime_dir(Module *mod) {
+        _cleanup_free_ char *error = NULL;
+        int r;
+
+        if (mod->runtime_dir_made)
+                return mod->runtime_dir;
+        if (mkdir(mod->runtime_dir, 0700) < 0 && errno != EEXIST) {
+                log_ctx_full_errno(&mod->log, LOG_ERR, errno, "Failed to create runtime directory '%s': %m",
+                                   mod->runtime_dir);
+                return NULL;
+        }
+        r = trusted_path_check(mod->runtime_dir, "runtime directory", TRUSTED_PATH_WRITTEN, &error);
+        if (r < 0) {
+                log_ctx_full_errno(&mod->log, LOG_ERR, r, "%s", error ?: "untrusted runtime directory");
+                return NULL;
+        }
+        mod->runtime_dir_made = true;
+        return mod->runtime_dir;
 }
 
 int module_init(Module *mod, const ConfModule *cm) {
@@ -498,6 +528,7 @@ Module *module_free(Module *mod) {
         allow_clear(&mod->allow);
         free(mod->error_message);
         free(mod->state_dir);
+        free(mod->runtime_dir);
         free(mod->path);
         free(mod->name);
         free(mod);

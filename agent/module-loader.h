@@ -55,6 +55,8 @@ struct Module {
         char *name;
         char *path;
         char *state_dir;
+        char *runtime_dir; /* made on the first module_runtime_dir() */
+        bool runtime_dir_made;
         const sunkd_module *def; /* &def_copy once loaded */
         sunkd_module def_copy;   /* the module's definition in this host's layout */
         void *dl;
@@ -90,6 +92,12 @@ int module_new(const ModuleHost *host, const ConfModule *cm, Module **ret);
 /** module_init() - init with @cm's section; on failure the module is FAILED. */
 int module_init(Module *mod, const ConfModule *cm);
 int module_check(Module *mod, const ConfModule *cm);
+
+/**
+ * module_runtime_dir() - <directory of the socket>/<module>, made (0700)
+ * and checked on the first call; NULL, logged, when it cannot be.
+ */
+const char *module_runtime_dir(Module *mod);
 /**
  * module_reload() - apply @cm in place, or, for a module without a reload
  * hook (or whose hook answers SUNKD_RELOAD_RESTART), stop it and init it

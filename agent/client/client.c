@@ -210,7 +210,7 @@ static int reply_check(json_object *reply) {
 }
 
 static int call(int fd, const char *method, json_object *params, uint64_t timeout_usec, size_t max_reply,
-                bool last, json_object **ret_reply, char **ret_error_name) {
+                bool last, json_object **ret_reply, char **ret_error_name, bool *ret_sent) {
         _cleanup_json_ json_object *msg = NULL, *reply = NULL;
         _cleanup_free_ char *out = NULL, *in = NULL;
         json_object *p = NULL, *e = NULL;
@@ -222,6 +222,8 @@ static int call(int fd, const char *method, json_object *params, uint64_t timeou
                 *ret_reply = NULL;
         if (ret_error_name)
                 *ret_error_name = NULL;
+        if (ret_sent)
+                *ret_sent = false;
         if (fd < 0 || !method || !ret_reply)
                 return -EINVAL;
         if (!varlink_method_name_is_valid(method, strlen(method)))
@@ -250,6 +252,8 @@ static int call(int fd, const char *method, json_object *params, uint64_t timeou
         r = send_all(fd, out, out_len, deadline);
         if (r < 0)
                 return r;
+        if (ret_sent)
+                *ret_sent = true;
         /* Nothing more to say: sunkd sees the end with the call and answers
          * and closes without another loop iteration. */
         if (last && shutdown(fd, SHUT_WR) < 0)
@@ -288,10 +292,15 @@ static int call(int fd, const char *method, json_object *params, uint64_t timeou
 
 int client_call(int fd, const char *method, json_object *params, uint64_t timeout_usec, size_t max_reply,
                 json_object **ret_reply, char **ret_error_name) {
-        return call(fd, method, params, timeout_usec, max_reply, false, ret_reply, ret_error_name);
+        return call(fd, method, params, timeout_usec, max_reply, false, ret_reply, ret_error_name, NULL);
 }
 
 int client_call_last(int fd, const char *method, json_object *params, uint64_t timeout_usec, size_t max_reply,
                      json_object **ret_reply, char **ret_error_name) {
-        return call(fd, method, params, timeout_usec, max_reply, true, ret_reply, ret_error_name);
+        return call(fd, method, params, timeout_usec, max_reply, true, ret_reply, ret_error_name, NULL);
+}
+
+int client_call_last_sent(int fd, const char *method, json_object *params, uint64_t timeout_usec, size_t max_reply,
+                          json_object **ret_reply, char **ret_error_name, bool *ret_sent) {
+        return call(fd, method, params, timeout_usec, max_reply, true, ret_reply, ret_error_name, ret_sent);
 }

@@ -8,6 +8,8 @@ noinst_LTLIBRARIES += %reldir%/libprolog.la
 %canon_reldir%_libprolog_la_SOURCES = \
 	%reldir%/prolog-dir.c \
 	%reldir%/prolog-dir.h \
+	%reldir%/prolog-environ.c \
+	%reldir%/prolog-environ.h \
 	%reldir%/prolog-exec.c \
 	%reldir%/prolog-exec.h \
 	%reldir%/prolog-local.c \
@@ -18,7 +20,7 @@ noinst_LTLIBRARIES += %reldir%/libprolog.la
 	%reldir%/prolog-settings.h \
 	# End of libprolog_la_SOURCES
 %canon_reldir%_libprolog_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
-%canon_reldir%_libprolog_la_LIBADD = agent/libsunkd-util.la $(JSONC_LIBS)
+%canon_reldir%_libprolog_la_LIBADD = agent/libsunkd-util.la $(JSONC_LIBS) -lresolv
 
 pkglib_LTLIBRARIES += %reldir%/prolog.la
 %canon_reldir%_prolog_la_SOURCES = \

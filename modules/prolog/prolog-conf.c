@@ -20,6 +20,7 @@ static const sunkd_cfg_key conf_keys[] = {
         { "output_limit", SUNKD_CFG_SIZE, offsetof(Conf, set.output_limit), 0, 0, PROLOG_OUTPUT_LIMIT_MAX },
         { "on_daemon_unreachable", SUNKD_CFG_STRING, offsetof(Conf, on_daemon_unreachable), 0, 0, 0 },
         { "keep_runs", SUNKD_CFG_INT, offsetof(Conf, keep_runs), 0, 0, PROLOG_KEEP_RUNS_MAX },
+        { "missing_dir", SUNKD_CFG_STRING, offsetof(Conf, missing_dir), 0, 0, 0 },
 };
 
 static int conf_error(sunkd_ctx *c, const sunkd_cfg *cfg, const char *key, const char *what) {
@@ -52,7 +53,43 @@ static int conf_validate(sunkd_ctx *c, const sunkd_cfg *cfg, Conf *conf) {
         if (!streq(u, "run") && !streq(u, "fail"))
                 return conf_error(c, cfg, "on_daemon_unreachable", "run or fail");
         conf->set.unreachable_fail = streq(u, "fail");
+        if (conf->missing_dir && !streq(conf->missing_dir, "fail") && !streq(conf->missing_dir, "later"))
+                return conf_error(c, cfg, "missing_dir", "fail or later");
         return 0;
+}
+
+/* A directory is listed as a run lists it, so what a run would refuse is
+ * refused here, where the mistake was made: at --check-config, start and
+ * reload.  Scripts skipped (not executable) are a run's to report. */
+static int conf_check_dir(sunkd_ctx *c, const sunkd_cfg *cfg, const Conf *conf, PrologKind kind) {
+        const char *key = kind == PROLOG_KIND_EPILOG ? "epilog_dir" : "prolog_dir";
+        const char *dir = prolog_settings_dir(&conf->set, kind);
+        _cleanup_free_ char *error = NULL;
+        PrologScript *sc = NULL;
+        size_t n = 0;
+        int r;
+
+        r = prolog_dir_list(dir, kind, &sc, &n, &error);
+        if (r == -ENOENT && conf->missing_dir && streq(conf->missing_dir, "later")) {
+                sunkd_log_notice(c, "%s directory %s does not exist yet: each %s fails until it appears "
+                                 "(missing_dir: later).", prolog_kind_name(kind), dir, prolog_kind_name(kind));
+                return 0;
+        }
+        if (r == -ENOENT) {
+                _cleanup_free_ char *what = NULL;
+
+                if (asprintf(&what, "%s (create it, or set missing_dir: later for one mounted after sunkd starts)",
+                             error ?: dir) < 0)
+                        return -ENOMEM;
+                return conf_error(c, cfg, key, what);
+        }
+        if (r < 0)
+                return r == -ENOMEM ? r : conf_error(c, cfg, key, error ?: strerror(-r));
+        for (size_t i = 0; i < n && r >= 0; i++)
+                if (sc[i].error < 0)
+                        r = conf_error(c, cfg, key, sc[i].why);
+        prolog_scripts_free(sc, n);
+        return r;
 }
 
 int conf_parse(sunkd_ctx *c, const sunkd_cfg *cfg, Conf *conf) {
@@ -82,23 +119,30 @@ int conf_parse(sunkd_ctx *c, const sunkd_cfg *cfg, Conf *conf) {
         if (!conf->set.epilog_dir)
                 conf->set.epilog_dir = TAKE_PTR(def.epilog_dir);
         prolog_settings_done(&def);
-        return conf_validate(c, cfg, conf);
+        r = conf_validate(c, cfg, conf);
+        if (r >= 0)
+                r = conf_check_dir(c, cfg, conf, PROLOG_KIND_PROLOG);
+        if (r >= 0)
+                r = conf_check_dir(c, cfg, conf, PROLOG_KIND_EPILOG);
+        return r;
 }
 
 /* Written at each start and reload, so the client's fallback follows the
- * settings sunkd ran with last; a failure only costs the fallback its
- * settings (it then uses the defaults), so it is logged, not fatal. */
+ * settings sunkd ran with last; a failure costs the fallback its settings
+ * (it then fails rather than guess), so it is logged, not fatal. */
 int conf_publish(State *s) {
         _cleanup_free_ char *text = NULL;
         int r;
 
+        if (!s->settings_path)
+                return 0;
         r = prolog_settings_format(&s->conf.set, &text);
         if (r < 0)
                 return r;
         r = fileio_write_atomic(s->settings_path, text, strlen(text), 0600, (uid_t) -1, (gid_t) -1);
         if (r < 0)
                 return sunkd_log_warning_errno(s->ctx, r,
-                                               "Cannot write %s, which the client's fallback reads (it will use the defaults): %m",
+                                               "Cannot write %s, which the client's fallback reads (without it the fallback fails): %m",
                                                s->settings_path);
         return 0;
 }

@@ -40,8 +40,16 @@ PrologScript *prolog_scripts_free(PrologScript *s, size_t n) {
         for (size_t i = 0; s && i < n; i++) {
                 free(s[i].name);
                 free(s[i].path);
+                free(s[i].why);
         }
         free(s);
+        return NULL;
+}
+
+const PrologScript *prolog_scripts_refused(const PrologScript *s, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (s[i].error < 0)
+                        return &s[i];
         return NULL;
 }
 
@@ -96,20 +104,37 @@ int prolog_script_open(const PrologScript *s, char **ret_error) {
         return r < 0 ? r : TAKE_FD(fd);
 }
 
-/* Whether @name in @dfd is, through its symlinks, a regular executable file:
- * 1, 0 to pass it over (anything else, or gone meanwhile), or -errno. */
-static int is_candidate(int dfd, const char *name) {
+/* What @name in @dfd is, through its symlinks: 1 a regular executable
+ * file; 0 a directory (passed over quietly: never a script); 2 anything
+ * else, with why it is not run in *@ret_why (malloc'd); -errno.  Gone
+ * meanwhile counts as a directory: nothing to say. */
+static int candidate(int dfd, const char *name, char **ret_why) {
         struct stat st;
+        int r = 2;
 
-        if (fstatat(dfd, name, &st, 0) < 0)
-                return errno == ENOENT || errno == ELOOP ? 0 : negative_errno(); /* dangling */
-        return S_ISREG(st.st_mode) && (st.st_mode & 0111);
+        if (fstatat(dfd, name, &st, 0) < 0) {
+                if (errno == ENOENT && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+                        *ret_why = strdup("a dangling symlink");
+                else if (errno == ELOOP)
+                        *ret_why = strdup("a symlink loop");
+                else
+                        return errno == ENOENT ? 0 : negative_errno();
+        } else if (S_ISDIR(st.st_mode))
+                return 0;
+        else if (!S_ISREG(st.st_mode))
+                r = asprintf(ret_why, "not a regular file (mode %06o)", (unsigned) st.st_mode) < 0 ? -ENOMEM : 2;
+        else if (!(st.st_mode & 0111))
+                r = asprintf(ret_why, "not executable (mode %04o)", (unsigned) (st.st_mode & 07777)) < 0 ? -ENOMEM : 2;
+        else
+                return 1;
+        return r < 0 || !*ret_why ? -ENOMEM : r;
 }
 
 /* Checks the entry's path with its symlinks and their targets, and resolves
- * it once: 1 with *@ret filled, 0 when it went away, or -errno. */
-static int resolve(const char *dir, const char *name, PrologKind kind, PrologScript *ret, char **ret_error) {
-        _cleanup_free_ char *path = NULL, *what = NULL, *resolved = NULL;
+ * it once: 1 with *@ret filled (refused when a check failed: ret->error and
+ * ret->why say so), 0 when it went away, or -errno. */
+static int resolve(const char *dir, const char *name, PrologKind kind, PrologScript *ret) {
+        _cleanup_free_ char *path = NULL, *what = NULL, *resolved = NULL, *error = NULL;
         int r;
 
         r = script_what(kind, &what);
@@ -117,29 +142,70 @@ static int resolve(const char *dir, const char *name, PrologKind kind, PrologScr
                 return r;
         if (asprintf(&path, "%s/%s", dir, name) < 0)
                 return -ENOMEM;
+        *ret = (PrologScript) { .kind = kind, .name = strdup(name) };
+        if (!ret->name)
+                return -ENOMEM;
         /* the links on the way decide what runs: only root may set them */
-        r = trusted_path_check(path, what, 0, ret_error);
+        r = trusted_path_check(path, what, 0, &error);
         if (r == -ENOENT)
                 return 0;
-        if (r < 0)
+        if (r == -ENOMEM)
                 return r;
+        if (r < 0) {
+                ret->error = r;
+                ret->why = TAKE_PTR(error);
+                return ret->why ? 1 : -ENOMEM;
+        }
         /* checked through its links: what it resolves to was checked, and
          * prolog_script_open() checks it again before it runs */
         resolved = realpath(path, NULL);
-        if (!resolved)
-                return errno == ENOENT ? 0 : errmsg_set(ret_error, negative_errno(), "%s: %m", path);
-        ret->name = strdup(name);
-        if (!ret->name)
-                return -ENOMEM;
-        ret->kind = kind;
+        if (!resolved && errno == ENOENT)
+                return 0;
+        if (!resolved) {
+                ret->error = negative_errno();
+                return asprintf(&ret->why, "%s: %m", path) < 0 ? -ENOMEM : 1;
+        }
         ret->path = TAKE_PTR(resolved);
         return 1;
 }
 
-/* The names worth a look, unsorted, in *@ret. */
-static int read_names(int dfd, char ***ret, size_t *ret_n) {
+typedef struct Entry {
+        char *name;
+        char *why; /* not run, and why; NULL for a candidate */
+} Entry;
+
+static void entries_free(Entry *e, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                free(e[i].name);
+                free(e[i].why);
+        }
+        free(e);
+}
+
+static int entry_add(Entry **e, size_t *n, size_t *cap, const char *name, char *why) {
+        if (*n == *cap) {
+                Entry *p = reallocarray(*e, *cap = *cap ? *cap * 2 : 16, sizeof(Entry));
+
+                if (!p) {
+                        free(why);
+                        return -ENOMEM;
+                }
+                *e = p;
+        }
+        (*e)[*n] = (Entry) { .name = strdup(name), .why = why };
+        if (!(*e)[*n].name) {
+                free(why);
+                return -ENOMEM;
+        }
+        (*n)++;
+        return 0;
+}
+
+/* The entries worth a look, unsorted, in *@ret: candidates, and what is not
+ * run with why (names passed over on purpose and directories not among them). */
+static int read_entries(int dfd, Entry **ret, size_t *ret_n) {
         _cleanup_closedir_ DIR *d = NULL;
-        char **names = NULL;
+        Entry *e = NULL;
         size_t n = 0, cap = 0;
         struct dirent *de;
         int r = 0, fd;
@@ -154,49 +220,33 @@ static int read_names(int dfd, char ***ret, size_t *ret_n) {
                 return r;
         }
         for (errno = 0; (de = readdir(d)); errno = 0) {
+                char *why = NULL;
+
                 if (prolog_name_skipped(de->d_name))
                         continue;
-                r = is_candidate(dfd, de->d_name);
-                if (r <= 0) {
-                        if (r < 0)
-                                break;
-                        continue;
-                }
-                r = 0;
-                if (n == cap) {
-                        char **p = reallocarray(names, cap = cap ? cap * 2 : 16, sizeof(char *));
-
-                        if (!p) {
-                                r = -ENOMEM;
-                                break;
-                        }
-                        names = p;
-                }
-                names[n] = strdup(de->d_name);
-                if (!names[n]) {
-                        r = -ENOMEM;
+                r = candidate(dfd, de->d_name, &why);
+                if (r < 0)
                         break;
-                }
-                n++;
+                r = r == 0 ? 0 : entry_add(&e, &n, &cap, de->d_name, why);
+                if (r < 0)
+                        break;
         }
         if (r == 0 && errno != 0)
                 r = negative_errno();
         if (r < 0) {
-                while (n > 0)
-                        free(names[--n]);
-                free(names);
+                entries_free(e, n);
                 return r;
         }
-        *ret = names;
+        *ret = e;
         *ret_n = n;
         return 0;
 }
 
-static int cmp_names(const void *a, const void *b) {
-        return strcmp(*(char *const *) a, *(char *const *) b);
+static int cmp_entries(const void *a, const void *b) {
+        return strcmp(((const Entry *) a)->name, ((const Entry *) b)->name);
 }
 
-/* The directory itself: 1 with it open in *@ret_fd, 0 when missing, or -errno. */
+/* The directory itself, open in *@ret_fd, or -errno (-ENOENT: missing). */
 static int open_dir(const char *dir, PrologKind kind, int *ret_fd, char **ret_error) {
         _cleanup_free_ char *what = NULL;
         struct stat st;
@@ -206,7 +256,7 @@ static int open_dir(const char *dir, PrologKind kind, int *ret_fd, char **ret_er
                 return -ENOMEM;
         r = trusted_path_check(dir, what, 0, ret_error);
         if (r == -ENOENT)
-                return 0;
+                return errmsg_set(ret_error, r, "%s '%s' does not exist", what, dir);
         if (r < 0)
                 return r;
         fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -216,44 +266,51 @@ static int open_dir(const char *dir, PrologKind kind, int *ret_fd, char **ret_er
         if (fd < 0)
                 return errmsg_set(ret_error, negative_errno(), "%s: %m", dir);
         *ret_fd = fd;
-        return 1;
+        return 0;
 }
 
-static void names_free(char **names, size_t n) {
-        for (size_t i = 0; i < n; i++)
-                free(names[i]);
-        free(names);
+/* One sorted entry as a script: resolved and checked, or not run and why.
+ * 1 when it is one, 0 when it went away. */
+static int entry_script(const char *dir, PrologKind kind, Entry *e, PrologScript *ret) {
+        if (!e->why)
+                return resolve(dir, e->name, kind, ret);
+        *ret = (PrologScript) { .kind = kind, .name = TAKE_PTR(e->name), .why = TAKE_PTR(e->why) };
+        return 1;
 }
 
 int prolog_dir_list(const char *dir, PrologKind kind, PrologScript **ret, size_t *ret_n, char **ret_error) {
         _cleanup_close_ int dfd = -1;
         PrologScript *scripts = NULL;
-        char **names = NULL;
-        size_t n_names = 0, n = 0;
+        Entry *entries = NULL;
+        size_t n_entries = 0, n = 0;
         int r;
 
         *ret = NULL;
         *ret_n = 0;
         r = open_dir(dir, kind, &dfd, ret_error);
-        if (r <= 0)
+        if (r < 0)
                 return r;
-        r = read_names(dfd, &names, &n_names);
+        r = read_entries(dfd, &entries, &n_entries);
         if (r < 0)
                 return errmsg_set(ret_error, r, "%s: %s", dir, strerror(-r));
-        if (n_names > 0) {
-                qsort(names, n_names, sizeof(char *), cmp_names);
-                scripts = calloc(n_names, sizeof(PrologScript));
+        if (n_entries > 0) {
+                qsort(entries, n_entries, sizeof(Entry), cmp_entries);
+                scripts = calloc(n_entries, sizeof(PrologScript));
                 if (!scripts)
                         r = -ENOMEM;
         }
-        for (size_t i = 0; r >= 0 && i < n_names; i++) {
-                r = resolve(dir, names[i], kind, &scripts[n], ret_error);
+        for (size_t i = 0; r >= 0 && i < n_entries; i++) {
+                r = entry_script(dir, kind, &entries[i], &scripts[n]);
                 if (r > 0)
                         n++;
+                else if (r == 0) { /* gone meanwhile: resolve() may have named it */
+                        free(scripts[n].name);
+                        scripts[n] = (PrologScript) {};
+                }
         }
-        names_free(names, n_names);
+        entries_free(entries, n_entries);
         if (r < 0) {
-                prolog_scripts_free(scripts, n);
+                prolog_scripts_free(scripts, n + 1);
                 return r;
         }
         if (n == 0)

@@ -5,8 +5,11 @@
  *
  * The directory is read at each call, never cached.  Its entries are taken in
  * strcmp() order; hidden names, "*~", "*.dpkg-*", "*.rpm*" and "*.disabled"
- * are package managers' and editors' leftovers and are passed over, as is
- * anything that is not, once symlinks are followed, a regular executable file.
+ * are package managers' and editors' leftovers and are passed over quietly,
+ * as are subdirectories.  Anything else that is not, once symlinks are
+ * followed, a regular executable file (a script that lost its x bit, a
+ * dangling symlink) is listed as not run, with why: a run's record shows
+ * it, so a script is never dropped without a word.
  *
  * Whatever is run must be changeable by root alone (trusted_path_check(): the
  * directory, every directory and symlink on the way to each script, and the
@@ -34,7 +37,9 @@ const char *prolog_kind_name(PrologKind kind);
 typedef struct PrologScript {
         PrologKind kind;
         char *name; /* the entry in the directory */
-        char *path; /* what it resolved to, absolute, without symlinks: checked, and run */
+        char *path; /* what it resolved to, absolute, without symlinks: checked, and run; NULL when why is set */
+        char *why;  /* not run: skipped (error 0: "not executable (mode 0644)") or refused (error < 0) */
+        int error;  /* < 0: refused by trusted_path_check() or unresolvable; its turn fails the run */
 } PrologScript;
 
 /**
@@ -44,19 +49,28 @@ typedef struct PrologScript {
 bool prolog_name_skipped(const char *name);
 
 /**
- * prolog_dir_list() - the scripts of @dir, in strcmp() order, each resolved
- * and checked.
+ * prolog_dir_list() - the entries of @dir, in strcmp() order, each resolved
+ * and checked: scripts to run, and those not run with why (skipped, or
+ * refused: "refusing prolog script '/etc/x/10-gpu': owned by uid 65534, not
+ * root (mode 0755)").
  * @kind: which directory it is, for the messages
- * Return: 0 and the scripts in *@ret (*@ret_n of them, NULL when none); a
- * missing @dir holds none.  -ENOTDIR when @dir is not a directory; -EPERM
- * from trusted_path_check() when @dir or a script could be changed by
- * someone other than root ("refusing prolog directory '/etc/x': owned by uid
- * 65534, not root (mode 0755)", "refusing prolog script '/etc/x/10-gpu': ...");
- * another lookup's -errno.  The message in *@ret_error names the path.
+ * Return: 0 and the entries in *@ret (*@ret_n of them, NULL when none).
+ * -ENOENT when @dir does not exist (a directory that is missing is a
+ * mistake, never an empty one); -ENOTDIR when it is not a directory; -EPERM
+ * from trusted_path_check() when @dir could be changed by someone other
+ * than root; another lookup's -errno.  The message in *@ret_error names
+ * the path.
  */
 int prolog_dir_list(const char *dir, PrologKind kind, PrologScript **ret, size_t *ret_n, char **ret_error);
 
 PrologScript *prolog_scripts_free(PrologScript *s, size_t n);
+
+/**
+ * prolog_scripts_refused() - the first of @s refused, or NULL.  A
+ * directory with one is not run at all: someone other than root could
+ * have put it there, and the scripts before it would run beside it.
+ */
+const PrologScript *prolog_scripts_refused(const PrologScript *s, size_t n);
 
 /**
  * prolog_script_open() - an O_PATH, close-on-exec descriptor of @s->path,

@@ -30,8 +30,11 @@
 #define PROLOG_KILL_GRACE_DEFAULT (5 * UINT64_C(1000000))
 
 /**
- * prolog_script_env() - @envp (NULL = empty) with PATH=PROLOG_DEFAULT_PATH
- * added when it has no PATH, and SUNKD_SCRIPT=@name in place of any it had.
+ * prolog_script_env() - @envp (NULL = empty) byte for byte, less the
+ * variables that would make a loader, shell or interpreter run code the
+ * environment chose (LD_*, BASH_ENV, BASH_FUNC_*, PYTHON*, ...: the list is
+ * in sunkd-prolog(8)), with PATH=PROLOG_DEFAULT_PATH added when it has no
+ * PATH, and SUNKD_SCRIPT=@name in place of any it had.
  * Return: a new strv, or NULL when out of memory.
  */
 char **prolog_script_env(char *const *envp, const char *name);

@@ -25,6 +25,8 @@ static const char *run_result_name(RunResult r) {
 }
 
 static const char *script_result_name(const ScriptResult *r) {
+        if (r->r == 0 && r->why)
+                return "skipped";
         if (r->r < 0)
                 return "not-run";
         if (r->timed_out)
@@ -45,7 +47,9 @@ static json_object *script_to_json(const ScriptResult *r) {
         json_object_object_add(o, "signal", json_object_new_int(r->signal));
         json_object_object_add(o, "duration_usec", json_object_new_int64((int64_t) r->duration_usec));
         if (r->r < 0)
-                json_object_object_add(o, "error", json_object_new_string(prolog_exec_why(r->r)));
+                json_object_object_add(o, "error", json_object_new_string(r->why ?: prolog_exec_why(r->r)));
+        else if (r->why)
+                json_object_object_add(o, "skipped", json_object_new_string(r->why));
         if (r->last_line[0])
                 json_object_object_add(o, "last_line", json_object_new_string(r->last_line));
         return o;

@@ -29,6 +29,7 @@ static void note(PrologKind kind, const PrologScript *s, int r, const PrologExec
 int prolog_run_local(const PrologSettings *set, PrologKind kind, char *const *envp, PrologLocalFn fn,
                      void *userdata, char reason[static PROLOG_REASON_MAX + 1], char **ret_error) {
         const char *dir = prolog_settings_dir(set, kind);
+        const PrologScript *refused;
         PrologScript *scripts = NULL;
         size_t n = 0;
         uint64_t begin = now_usec(CLOCK_MONOTONIC);
@@ -38,10 +39,18 @@ int prolog_run_local(const PrologSettings *set, PrologKind kind, char *const *en
         reason[0] = '\0';
         r = prolog_dir_list(dir, kind, &scripts, &n, ret_error);
         if (r < 0) {
-                const PrologFailure f = { .script = dir, .error = prolog_exec_why(r) };
+                const PrologFailure f = { .script = dir, .error = prolog_dir_why(r) };
 
                 prolog_failure_reason(reason, kind, &f);
                 return r;
+        }
+        refused = prolog_scripts_refused(scripts, n);
+        if (refused) {
+                r = refused->error;
+                note(kind, refused, r, &(PrologExecResult) {}, reason);
+                *ret_error = strdup(refused->why);
+                prolog_scripts_free(scripts, n);
+                return *ret_error ? r : -ENOMEM;
         }
         for (size_t i = 0; i < n; i++) {
                 _cleanup_free_ char *error = NULL;
@@ -54,6 +63,11 @@ int prolog_run_local(const PrologSettings *set, PrologKind kind, char *const *en
                 };
                 bool out_of_time = spec.timeout_usec == 0;
 
+                if (scripts[i].why) { /* skipped: said, and not a failure */
+                        if (fn)
+                                fn(userdata, &scripts[i], 0, &res, scripts[i].why);
+                        continue;
+                }
                 r = out_of_time ? -ETIMEDOUT : prolog_exec(&scripts[i], &spec, &res, &error);
                 if (fn)
                         fn(userdata, &scripts[i], r, &res, error ?: (r < 0 ? prolog_exec_why(r) : NULL));

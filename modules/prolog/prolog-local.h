@@ -11,8 +11,9 @@
 #include "prolog-reason.h"
 #include "prolog-settings.h"
 
-/* After each script: r < 0 when it never ran (@error says why), else how
- * it ended in @res. */
+/* After each script: r < 0 when it never ran (@error says why); r == 0
+ * with s->why set when it was skipped (not executable, say); else how it
+ * ended in @res. */
 typedef void (*PrologLocalFn)(void *userdata, const PrologScript *s, int r, const PrologExecResult *res,
                               const char *error);
 

@@ -65,6 +65,17 @@ const char *prolog_exec_why(int r) {
         }
 }
 
+const char *prolog_dir_why(int r) {
+        switch (-r) {
+        case ENOENT:
+                return "the directory does not exist";
+        case ENOTDIR:
+                return "not a directory";
+        default:
+                return prolog_exec_why(r);
+        }
+}
+
 const char *prolog_signal_name(int sig, char buf[static 16]) {
         const char *abbrev = sigabbrev_np(sig);
 

@@ -49,5 +49,11 @@ void prolog_failure_reason(char *buf, PrologKind kind, const PrologFailure *f);
  */
 const char *prolog_exec_why(int r);
 
+/**
+ * prolog_dir_why() - prolog_exec_why() for a directory that could not be
+ * listed: "the directory does not exist", ...
+ */
+const char *prolog_dir_why(int r);
+
 /** prolog_signal_name() - "SIGTERM" for 15, "signal 77" for one without a name. */
 const char *prolog_signal_name(int sig, char buf[static 16]);

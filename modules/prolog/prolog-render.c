@@ -32,6 +32,21 @@ static void output_tail(const char *text, FILE *out) {
         }
 }
 
+/* Entries of the directory that were not run, and why: a script that lost
+ * its x bit shows here rather than vanishing. */
+static void skipped_lines(json_object *run, FILE *out) {
+        json_object *scripts;
+
+        if (!json_object_object_get_ex(run, "scripts", &scripts) || !json_object_is_type(scripts, json_type_array))
+                return;
+        for (size_t i = 0; i < json_object_array_length(scripts); i++) {
+                json_object *s = json_object_array_get_idx(scripts, i);
+
+                if (*str(s, "skipped"))
+                        fprintf(out, "    %s skipped: %s\n", str(s, "name"), str(s, "skipped"));
+        }
+}
+
 static void run_line(json_object *run, FILE *out) {
         char at[32];
 
@@ -40,6 +55,7 @@ static void run_line(json_object *run, FILE *out) {
                 (double) json_member_int64(run, "duration_usec", 0) / 1e6, str(run, "result"));
         if (*str(run, "reason"))
                 fprintf(out, "    %s\n", str(run, "reason"));
+        skipped_lines(run, out);
         if (*str(run, "output"))
                 output_tail(str(run, "output"), out);
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "prolog-environ.h"
 #include "prolog-exec.h"
 #include "prolog-state.h"
 #include "util/cleanup.h"
@@ -30,8 +31,10 @@ Run *run_free(Run *run) {
                 return NULL;
         strv_free(run->env);
         prolog_scripts_free(run->scripts, run->n_scripts);
-        for (size_t i = 0; i < run->n_results; i++)
+        for (size_t i = 0; i < run->n_results; i++) {
                 free(run->results[i].name);
+                free(run->results[i].why);
+        }
         free(run->results);
         free(run->error);
         free(run->failed_output);
@@ -220,17 +223,30 @@ static void on_script_done(void *userdata, int r, const sunkd_spawn_result *res)
         script_ended(run, sr, res->output, res->output_len);
 }
 
+/* The result of a script that does not run: r < 0 refused, out of time or
+ * no spawn; r == 0 skipped (sc->why says why).  -ENOMEM ends the run. */
+static int result_not_run(Run *run, const PrologScript *sc, int r, ScriptResult **ret) {
+        ScriptResult *sr;
+
+        if (result_add(run, sc->name, &sr) < 0 || (sc->why && !(sr->why = strdup(sc->why)))) {
+                run->result = RUN_FAILED;
+                snprintf(run->reason, sizeof(run->reason), "%s: out of memory", prolog_kind_name(run->kind));
+                run_finish(run);
+                return -ENOMEM;
+        }
+        sr->r = r;
+        *ret = sr;
+        return 0;
+}
+
 /* A script that never started: refused, out of time, or no spawn. */
 static void script_not_run(Run *run, const PrologScript *sc, int r) {
         ScriptResult *sr;
 
-        if (result_add(run, sc->name, &sr) < 0) {
-                run->result = RUN_FAILED;
-                snprintf(run->reason, sizeof(run->reason), "%s: out of memory", prolog_kind_name(run->kind));
-                run_finish(run);
+        if (result_not_run(run, sc, r, &sr) < 0)
                 return;
-        }
-        sr->r = r;
+        if (sc->why)
+                sunkd_log_error(run->s->ctx, "%s of job %s: %s", prolog_kind_name(run->kind), run->job_id, sc->why);
         script_ended(run, sr, NULL, 0);
 }
 
@@ -260,6 +276,11 @@ static void run_next(Run *run) {
         uint64_t timeout;
         int r;
 
+        /* skipped entries are recorded, in a loop: a directory may hold many */
+        while (run->result != RUN_ABORTED && run->next < run->n_scripts && run->scripts[run->next].why &&
+               run->scripts[run->next].error == 0)
+                if (result_not_run(run, &run->scripts[run->next++], 0, &(ScriptResult *) { NULL }) < 0)
+                        return;
         if (run->result == RUN_ABORTED || run->next >= run->n_scripts) {
                 run_finish(run);
                 return;
@@ -308,26 +329,35 @@ static int parse_kind(json_object *params, PrologKind *ret) {
         return 0;
 }
 
-/* "NAME=value" strings, each name non-empty: what execve() takes. */
+/* The job's environment: "environ", base64 of its NUL-ended entries
+ * (prolog-environ.h), any bytes; or "env", an array of "NAME=value" strings,
+ * what clients before it sent. */
 static int parse_env(json_object *params, char ***ret) {
         _cleanup_strv_free_ char **env = NULL;
         json_object *a;
         size_t n;
 
+        if (json_object_object_get_ex(params, "environ", &a)) {
+                if (!json_object_is_type(a, json_type_string))
+                        return -EINVAL;
+                return prolog_environ_decode(json_object_get_string(a), ret);
+        }
         if (!json_object_object_get_ex(params, "env", &a) || !json_object_is_type(a, json_type_array))
                 return -EINVAL;
         n = json_object_array_length(a);
+        env = calloc(n + 1, sizeof(char *));
+        if (!env)
+                return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 json_object *v = json_object_array_get_idx(a, i);
                 const char *e = json_object_get_string(v);
 
                 if (!json_object_is_type(v, json_type_string) || !e || e[0] == '=' || !strchr(e, '='))
                         return -EINVAL;
-                if (strv_extend(&env, e) < 0)
+                env[i] = strdup(e);
+                if (!env[i])
                         return -ENOMEM;
         }
-        if (!env && !(env = calloc(1, sizeof(char *))))
-                return -ENOMEM;
         *ret = TAKE_PTR(env);
         return 0;
 }
@@ -362,7 +392,7 @@ static int run_create(State *s, sunkd_call *call, PrologKind kind, char **env, R
 /* A directory that cannot be listed, or is refused, fails the run. */
 static void run_list_failed(Run *run, int r, char *error) {
         const char *dir = prolog_settings_dir(&run->s->conf.set, run->kind);
-        const PrologFailure f = { .script = dir, .error = prolog_exec_why(r) };
+        const PrologFailure f = { .script = dir, .error = prolog_dir_why(r) };
 
         sunkd_log_error(run->s->ctx, "%s of job %s: %s", prolog_kind_name(run->kind), run->job_id,
                         error ?: strerror(-r));
@@ -371,7 +401,37 @@ static void run_list_failed(Run *run, int r, char *error) {
         run_finish(run);
 }
 
+/* The entries a listing skips, logged when they change, not at every run:
+ * a script that lost its x bit is said once, and again after a fix. */
+static void skipped_log(State *s, PrologKind kind, const PrologScript *sc, size_t n) {
+        _cleanup_free_ char *said = NULL;
+        size_t len = 0;
+        const char *sep = "";
+        FILE *f = open_memstream(&said, &len);
+
+        if (!f)
+                return;
+        for (size_t i = 0; i < n; i++)
+                if (sc[i].why && sc[i].error == 0) {
+                        fprintf(f, "%s'%s' (%s)", sep, sc[i].name, sc[i].why);
+                        sep = ", ";
+                }
+        if (fclose(f) != 0 || !said)
+                return;
+        if (streq(said, s->skipped_said[kind] ?: ""))
+                return;
+        if (said[0])
+                sunkd_log_warning(s->ctx, "%s directory %s: not run: %s.", prolog_kind_name(kind),
+                                  prolog_settings_dir(&s->conf.set, kind), said);
+        else
+                sunkd_log_notice(s->ctx, "%s directory %s: every script runs again.", prolog_kind_name(kind),
+                                 prolog_settings_dir(&s->conf.set, kind));
+        free(s->skipped_said[kind]);
+        s->skipped_said[kind] = TAKE_PTR(said);
+}
+
 static int method_run(sunkd_call *call, json_object *params, void *state) {
+        const PrologScript *refused;
         State *s = state;
         _cleanup_strv_free_ char **env = NULL;
         char *error = NULL;
@@ -386,7 +446,9 @@ static int method_run(sunkd_call *call, json_object *params, void *state) {
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return reply_invalid(s, call, "env", "an array of \"NAME=value\" strings");
+                return reply_invalid(s, call, "environ",
+                                     "base64 of the environment's NUL-ended entries (or \"env\": an array of "
+                                     "\"NAME=value\" strings)");
         if (s->n_runs >= PROLOG_RUNS_MAX)
                 return s->ctx->api->reply_error(call, "io.sunkd.Prolog.Busy",
                                                 json_object_new_string_object("reason", "too many runs in flight"));
@@ -397,6 +459,14 @@ static int method_run(sunkd_call *call, json_object *params, void *state) {
         r = prolog_dir_list(prolog_settings_dir(&s->conf.set, kind), kind, &run->scripts, &run->n_scripts, &error);
         if (r < 0) {
                 run_list_failed(run, r, error);
+                return 0;
+        }
+        skipped_log(s, kind, run->scripts, run->n_scripts);
+        refused = prolog_scripts_refused(run->scripts, run->n_scripts);
+        if (refused) {
+                /* the run fails at it, and nothing after it runs either */
+                run->next = run->n_scripts;
+                script_not_run(run, refused, refused->error);
                 return 0;
         }
         (void) s->ctx->api->call_on_gone(call, run_gone, run);

@@ -25,6 +25,7 @@ typedef struct Conf {
         PrologSettings set;
         char *on_daemon_unreachable;
         int64_t keep_runs;
+        char *missing_dir; /* "fail" (NULL) or "later" */
 } Conf;
 
 typedef enum RunResult {
@@ -37,6 +38,7 @@ typedef enum RunResult {
 typedef struct ScriptResult {
         char *name;
         int r; /* < 0: it never ran (exec failure, refusal, no time left) */
+        char *why; /* r == 0: skipped, and why ("not executable (mode 0644)"); r < 0: the refusal's words */
         int exit_code;
         int signal;
         bool timed_out;
@@ -75,6 +77,7 @@ struct State {
         uint64_t next_id;
         bool lingering;
         uint64_t counts[_PROLOG_KIND_MAX][4]; /* runs, failures, timeouts, aborts */
+        char *skipped_said[_PROLOG_KIND_MAX]; /* the entries not run, as last logged */
         sunkd_metric *m_runs, *m_failures, *m_timeouts, *m_aborts, *m_duration;
 };
 

@@ -18,8 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "prolog-state.h"
+#include "util/cleanup.h"
 #include "util/macro.h"
 
 static int metrics_add(State *s) {
@@ -34,6 +36,29 @@ static int metrics_add(State *s) {
         return sunkd_metrics_add(s->ctx, defs, ELEMENTSOF(defs));
 }
 
+/* The client finds the settings beside the socket it calls (module.h:
+ * runtime_dir), whatever state_dir is.  What releases before this one left
+ * in the state directory is removed: no client reads it any more, and a
+ * stale copy would only mislead. */
+static int settings_path_init(State *s) {
+        const char *dir = s->ctx->api->runtime_dir(s->ctx);
+        _cleanup_free_ char *old = NULL;
+
+        if (asprintf(&old, "%s/%s", s->ctx->api->state_dir(s->ctx), PROLOG_SETTINGS_FILE) < 0)
+                return -ENOMEM;
+        (void) unlink(old);
+        if (!dir) {
+                sunkd_log_warning(s->ctx, "The client's fallback will find no settings: with sunkd down it fails "
+                                          "rather than guess the directories.");
+                return 0;
+        }
+        if (asprintf(&s->settings_path, "%s/%s", dir, PROLOG_SETTINGS_FILE) < 0) {
+                s->settings_path = NULL;
+                return -ENOMEM;
+        }
+        return 0;
+}
+
 static void prolog_fini(void *state) {
         State *s = state;
 
@@ -44,6 +69,8 @@ static void prolog_fini(void *state) {
                 run_free(s->runs[i]);
         free(s->runs);
         history_free(s);
+        for (int k = 0; k < _PROLOG_KIND_MAX; k++)
+                free(s->skipped_said[k]);
         conf_clear(s->ctx, &s->conf);
         free(s->settings_path);
         free(s);
@@ -60,10 +87,9 @@ static int prolog_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
         r = conf_parse(c, cfg, &s->conf);
         if (r < 0)
                 return r;
-        if (asprintf(&s->settings_path, "%s/%s", c->api->state_dir(c), PROLOG_SETTINGS_FILE) < 0) {
-                s->settings_path = NULL;
-                return -ENOMEM;
-        }
+        r = settings_path_init(s);
+        if (r < 0)
+                return r;
         (void) conf_publish(s);
         r = metrics_add(s);
         if (r < 0)

@@ -35,6 +35,7 @@
 #include <json-c/json.h>
 
 #include "client/client.h"
+#include "prolog-environ.h"
 #include "prolog-local.h"
 #include "prolog-settings.h"
 #include "util/cleanup.h"
@@ -42,7 +43,8 @@
 #include "util/macro.h"
 
 #define SOCKET_DEFAULT SUNKD_RUNSTATEDIR "/sunkd/io.sunkd"
-#define SETTINGS_DEFAULT SUNKD_LOCALSTATEDIR "/lib/sunkd/prolog/" PROLOG_SETTINGS_FILE
+/* Beside the socket: the module's runtime directory (module.h: runtime_dir). */
+#define SETTINGS_BESIDE "<socket's directory>/prolog/" PROLOG_SETTINGS_FILE
 #define REACH_TIMEOUT_USEC (2 * UINT64_C(1000000))
 #define DRAIN_TIMEOUT_USEC (5 * UINT64_C(1000000))
 #define REPLY_MAX (4 * 1024 * 1024)
@@ -92,7 +94,7 @@ static void help(PrologKind kind) {
                "      --version        show the version\n\n"
                "Exit status: 0 when every script passed, 1 when one failed or the run could\n"
                "not be done, 2 usage.\n",
-               name_of(kind), prolog_kind_name(kind), SOCKET_DEFAULT, SETTINGS_DEFAULT);
+               name_of(kind), prolog_kind_name(kind), SOCKET_DEFAULT, SETTINGS_BESIDE);
 }
 
 static PrologKind kind_from_name(const char *argv0) {
@@ -112,7 +114,7 @@ static int parse_args(int argc, char **argv, Args *a) {
         };
         int opt;
 
-        *a = (Args) { .socket = SOCKET_DEFAULT, .settings = SETTINGS_DEFAULT, .kind = kind_from_name(argv[0]), .drain = true };
+        *a = (Args) { .socket = SOCKET_DEFAULT, .kind = kind_from_name(argv[0]), .drain = true };
         while ((opt = getopt_long(argc, argv, "s:h", options, NULL)) >= 0)
                 switch (opt) {
                 case 's':
@@ -184,6 +186,8 @@ static void local_logged(void *userdata, const PrologScript *s, int r, const Pro
 
         if (r < 0)
                 say(LOG_ERR, "%s: %s", name_of(a->kind), error);
+        else if (s->why)
+                say(LOG_WARNING, "%s: script '%s' not run: %s", name_of(a->kind), s->name, s->why);
         else if (res->signal || res->exit_code)
                 say(LOG_WARNING, "%s: script '%s' failed (%s %d%s); its output:\n%s", name_of(a->kind), s->name,
                     res->signal ? "signal" : "exit status", res->signal ?: res->exit_code,
@@ -230,19 +234,28 @@ static Reach reach(const Args *a, int *ret_fd) {
         return REACH_OK;
 }
 
-static json_object *run_params(PrologKind kind) {
-        json_object *p = json_object_new_object(), *env = json_object_new_array();
+/* The job's environment byte for byte (prolog-environ.h): whatever bytes
+ * and size slurmd passed, nothing of it can make the call fail. */
+static int run_params(PrologKind kind, json_object **ret) {
+        _cleanup_json_ json_object *p = json_object_new_object();
+        _cleanup_free_ char *block = NULL;
+        json_object *e;
+        int r;
 
-        if (!p || !env) {
-                json_object_put(p);
-                json_object_put(env);
-                return NULL;
+        if (!p)
+                return -ENOMEM;
+        r = prolog_environ_encode(environ, &block);
+        if (r < 0)
+                return r;
+        e = json_object_new_string(block);
+        if (!e || json_object_object_add(p, "environ", e) < 0) {
+                json_object_put(e);
+                return -ENOMEM;
         }
-        for (char **e = environ; e && *e; e++)
-                json_object_array_add(env, json_object_new_string(*e));
-        json_object_object_add(p, "kind", json_object_new_string(prolog_kind_name(kind)));
-        json_object_object_add(p, "env", env);
-        return p;
+        if (json_object_object_add(p, "kind", json_object_new_string(prolog_kind_name(kind))) < 0)
+                return -ENOMEM;
+        *ret = TAKE_PTR(p);
+        return 0;
 }
 
 /* What the Run reply says, said once, and the exit status. */
@@ -259,36 +272,53 @@ static int run_result(const Args *a, json_object *reply) {
         return EXIT_FAILED;
 }
 
+/* Errors sunkd answers before any script ran: the call is not run, and the
+ * scripts can be run here instead. */
+static bool refused_before_run(const char *error) {
+        static const char *const errors[] = {
+                "org.varlink.service.MethodNotFound", /* no prolog module */
+                "io.sunkd.Unavailable",               /* stopping, or reloading */
+                "io.sunkd.InvalidMessage",            /* a limit of sunkd's */
+                "org.varlink.service.InvalidParameter",
+                "io.sunkd.Prolog.Busy",
+                "io.sunkd.TooManyCalls",
+        };
+
+        for (size_t i = 0; error && i < ELEMENTSOF(errors); i++)
+                if (streq(error, errors[i]))
+                        return true;
+        return false;
+}
+
 /* -1: nothing ran (fall back); else the exit status. */
 static int run_remote(const Args *a, int fd, uint64_t timeout) {
-        _cleanup_json_ json_object *params = run_params(a->kind), *reply = NULL;
+        _cleanup_json_ json_object *params = NULL, *reply = NULL;
         _cleanup_free_ char *error = NULL;
+        bool sent;
         int r;
 
-        if (!params)
-                return EXIT_FAILED;
-        r = client_call_last(fd, "io.sunkd.Prolog.Run", params, timeout, REPLY_MAX, &reply, &error);
-        if (r == 0)
-                return run_result(a, reply);
-        if (r == -EREMOTEIO && (streq(error, "org.varlink.service.MethodNotFound") || streq(error, "io.sunkd.Unavailable"))) {
-                say(LOG_WARNING, "%s: sunkd has no prolog module running (%s)", name_of(a->kind), error);
+        r = run_params(a->kind, &params);
+        if (r < 0) {
+                say(LOG_ERR, "%s: nothing was sent to sunkd: the job's environment cannot be encoded: %s",
+                    name_of(a->kind), strerror(-r));
                 return -1;
         }
-        if (r == -EREMOTEIO && streq(error, "io.sunkd.InvalidMessage")) {
-                char reason[PROLOG_REASON_MAX + 1];
-
-                say(LOG_ERR, "%s: sunkd refused the call (%s): the job's environment (%zu bytes as JSON) is over its "
-                    "max_request_size", name_of(a->kind), json_member_string(reply, "reason") ?: "invalid",
-                    strlen(json_object_to_json_string(params)));
-                snprintf(reason, sizeof(reason), "%s: job environment over sunkd's max_request_size",
-                         prolog_kind_name(a->kind));
-                drain(a, reason);
-                return EXIT_FAILED;
+        r = client_call_last_sent(fd, "io.sunkd.Prolog.Run", params, timeout, REPLY_MAX, &reply, &error, &sent);
+        if (r == 0)
+                return run_result(a, reply);
+        if (r == -EREMOTEIO && refused_before_run(error)) {
+                say(LOG_WARNING, "%s: sunkd ran no script: it answered %s%s%s", name_of(a->kind), error,
+                    json_member_string(reply, "reason") ? ": " : "", json_member_string(reply, "reason") ?: "");
+                return -1;
         }
         if (r == -EREMOTEIO)
                 say(LOG_ERR, "%s: sunkd refused the run: %s: %s", name_of(a->kind), error,
                     json_member_string(reply, "reason") ?: "");
-        else
+        else if (!sent) {
+                say(LOG_WARNING, "%s: nothing was sent to sunkd (%s): no script ran there", name_of(a->kind),
+                    strerror(-r));
+                return -1;
+        } else
                 say(LOG_ERR, "%s: the connection to sunkd was lost after the run was asked for (%s); its scripts "
                     "may have run in part, so they are not run again here", name_of(a->kind), strerror(-r));
         return EXIT_FAILED;
@@ -310,8 +340,39 @@ static void signals_setup(void) {
         (void) signal(SIGPIPE, SIG_IGN);
 }
 
+/* sunkd's settings, left beside its socket (or in --settings): what the
+ * fallback must run.  Without them the fallback cannot know which
+ * directories sunkd.yaml names, so it fails (*@ret_why says why) rather
+ * than run defaults that may be nothing; @set then holds the defaults,
+ * for the timeouts of a call to sunkd. */
+static int settings_load(const Args *a, PrologSettings *set, char **ret_why) {
+        _cleanup_free_ char *path = NULL, *error = NULL;
+        const char *slash;
+        int r;
+
+        if (a->settings)
+                path = strdup(a->settings);
+        else if ((slash = strrchr(a->socket, '/')))
+                r = asprintf(&path, "%.*s/prolog/%s", (int) (slash - a->socket), a->socket, PROLOG_SETTINGS_FILE);
+        else
+                r = asprintf(&path, "prolog/%s", PROLOG_SETTINGS_FILE);
+        if (!path || (!a->settings && r < 0))
+                return -ENOMEM;
+        r = prolog_settings_load(path, set, &error);
+        if (r >= 0)
+                return 0;
+        prolog_settings_done(set);
+        if (prolog_settings_default(set) < 0)
+                return -ENOMEM;
+        if (r == -ENOENT)
+                return asprintf(ret_why, "sunkd has left no settings at %s (its prolog module has not run since the "
+                                "node booted, or it listens on another socket), so the directories sunkd.yaml "
+                                "names are unknown", path) < 0 ? -ENOMEM : r;
+        return asprintf(ret_why, "%s", error ?: strerror(-r)) < 0 ? -ENOMEM : r;
+}
+
 int main(int argc, char **argv) {
-        _cleanup_free_ char *error = NULL;
+        _cleanup_free_ char *unknown = NULL;
         _cleanup_close_ int fd = -1;
         PrologSettings set;
         Args a;
@@ -321,20 +382,21 @@ int main(int argc, char **argv) {
                 return EXIT_USAGE;
         openlog(name_of(a.kind), LOG_PID, LOG_DAEMON);
         signals_setup();
-        r = prolog_settings_load(a.settings, &set, &error);
-        if (r < 0 && r != -ENOENT)
-                say(LOG_WARNING, "%s: %s; using the defaults", name_of(a.kind), error ?: strerror(-r));
-        if (r < 0) {
-                prolog_settings_done(&set);
-                if (prolog_settings_default(&set) < 0)
-                        return EXIT_FAILED;
-        }
+        r = settings_load(&a, &set, &unknown);
+        if (r == -ENOMEM)
+                return EXIT_FAILED;
         if (!a.local && reach(&a, &fd) == REACH_OK) {
                 r = run_remote(&a, fd, set.total_timeout_usec + set.kill_grace_usec + 60 * UINT64_C(1000000));
                 if (r >= 0) {
                         prolog_settings_done(&set);
                         return r;
                 }
+        }
+        if (unknown) {
+                say(LOG_ERR, "%s: cannot run the %s scripts here: %s", name_of(a.kind), prolog_kind_name(a.kind),
+                    unknown);
+                prolog_settings_done(&set);
+                return EXIT_FAILED;
         }
         if (!a.local && set.unreachable_fail) {
                 say(LOG_ERR, "%s: sunkd cannot run the %s and on_daemon_unreachable is fail", name_of(a.kind),

@@ -767,8 +767,8 @@ bench_xid() {
 # The prolog client against the least a runner does, in the same run.
 bench_prolog() {
         local d="$T/prolog-scripts" out client ref
-        mkdir -p "$d"
-        chmod 755 "$d"
+        mkdir -p "$d" "$d.epilog"
+        chmod 755 "$d" "$d.epilog"
         for i in 1 2 3 4 5; do
                 printf '#!/bin/sh\nexit 0\n' > "$d/1$i-trivial"
                 chmod 755 "$d/1$i-trivial"
@@ -778,7 +778,7 @@ bench_prolog() {
     prolog_dir: $d
     epilog_dir: $d.epilog"
         out=$("$TOOLS/bench-exec" -n "$PROLOG_RUNS" \
-                -- "$B/modules/prolog/sunkd-prolog" -s "$SOCK" --settings "$T/prolog/state/prolog/client.json" \
+                -- "$B/modules/prolog/sunkd-prolog" -s "$SOCK" \
                 -- "$TOOLS/bench-runparts" "$d") || die "bench-exec failed"
         stop "$PID"
         client=$(sed -n 1p <<< "$out")

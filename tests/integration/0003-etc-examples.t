@@ -3,7 +3,7 @@
 # "#key: value" line uncommented, and in the native nsscache mode; the
 # installed sunkd.yaml.example; and etc/nsscache.conf.example through
 # nsscache_conf.  Only module_dir, the nsscache.conf path, the token file
-# (which must exist) and the socket's group (which must exist: the example
+# and the prolog and epilog directories (which must exist) and the socket's group (which must exist: the example
 # names the cluster's slurm group) are changed, and in nsscache.conf the
 # placeholder URL, which is refused as it is.
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
@@ -25,6 +25,7 @@ URL_LINE=$(grep -n '^scim_base_url=' "$NSSCACHE_CONF" | cut -d: -f1)
 sed -e 's|^scim_base_url=.*|scim_base_url=http://127.0.0.1:9/api/organizations/example/scim/v2|' \
         "$NSSCACHE_CONF" > "$T/nsscache.conf"
 chmod 644 "$T/nsscache.conf"
+install -d -m 0755 "$T/prolog.d" "$T/epilog.d"
 printf 'example-token\n' > "$T/token"
 chmod 600 "$T/token"
 
@@ -36,6 +37,8 @@ adapt() {
         sed -E -e "s|^#?module_dir: .*|module_dir: $MODDIR|" \
                 -e "s|^socket_group: .*|socket_group: $(getent group 0 | cut -d: -f1)|" \
                 -e "s|^( *)nsscache_conf: .*|\1nsscache_conf: $T/nsscache.conf|" \
+                -e "s|^( *)#?prolog_dir: .*|\1prolog_dir: $T/prolog.d|" \
+                -e "s|^( *)#?epilog_dir: .*|\1epilog_dir: $T/epilog.d|" \
                 -e "s|^( *)token_file: .*|\1token_file: $T/token|" "$1" > "$2"
         chmod 644 "$2"
 }

@@ -10,8 +10,8 @@
 # that exist; every path under /usr (and sunkd.yaml.example) it names is one
 # `make install` installs; apt-get's packages cover what the installed
 # programs link; links and manual pages lead somewhere.  Only module_dir, the
-# nsscache.conf path, the token file and the socket's group are changed in a
-# sunkd.yaml, as 0003-etc-examples.t does.
+# nsscache.conf path, the token file, the prolog and epilog directories and
+# the socket's group are changed in a sunkd.yaml, as 0003-etc-examples.t does.
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 sunkd_setup
@@ -56,6 +56,7 @@ inst() {
 # and a token file, for the sunkd.yaml blocks that name them.
 sed -e 's|^scim_base_url=.*|scim_base_url=http://127.0.0.1:9/api/organizations/example/scim/v2|' \
         "$SUNKD_SRCDIR/etc/nsscache.conf.example" > "$T/nsscache.conf"
+install -d -m 0755 "$T/prolog.d" "$T/epilog.d"
 printf 'readme-token\n' > "$T/token"
 chmod 644 "$T/nsscache.conf"
 chmod 600 "$T/token"
@@ -73,6 +74,8 @@ adapt() {
           sed -E -e "s|^#?module_dir: .*|module_dir: $MODDIR|" \
                 -e "s|^socket_group: .*|socket_group: $(getent group 0 | cut -d: -f1)|" \
                 -e "s|^( *)nsscache_conf: .*|\1nsscache_conf: $T/nsscache.conf|" \
+                -e "s|^( *)#?prolog_dir: .*|\1prolog_dir: $T/prolog.d|" \
+                -e "s|^( *)#?epilog_dir: .*|\1epilog_dir: $T/epilog.d|" \
                 -e "s|^( *)token_file: .*|\1token_file: $T/token|" \
                 -e "s|^( *)export_dir: .*|\1export_dir: $T/export|" \
                 -e "s|^( *)export_signing_key: .*|\1export_signing_key: $T/maps.key|" \
@@ -121,6 +124,9 @@ check_sshd() { # WHERE FILE YAML-BLOCKS...
         shift 2
         [ -f "$T/sshd_host" ] || ssh-keygen -q -t ed25519 -N '' -f "$T/sshd_host" || bail_out "ssh-keygen"
         { echo "HostKey $T/sshd_host"; cat "$f"; } > "$T/sshd_config"
+        # sshd -t wants its privilege separation directory, which only a
+        # started ssh.service (or tests/lib/sshd.sh) makes
+        mkdir -p /run/sshd && chmod 755 /run/sshd
         out=$(sshd -t -f "$T/sshd_config" 2>&1)
         is "$?:$out" "0:" "$where: sshd -t takes the sshd_config lines"
         cmd=$(sed -n 's/^AuthorizedKeysCommand //p' "$f")
@@ -258,14 +264,23 @@ apt_check() {
         done
 }
 install_check() {
-        local args=() a
+        local args=() a dirs=
         while [ $# -gt 0 ]; do
                 case "$1" in
                 -m|-o|-g) shift 2 ;;
+                -d) dirs=1; shift ;;
                 -*) shift ;;
                 *) args+=("$1"); shift ;;
                 esac
         done
+        # install -d DIR...: what it makes are absolute paths
+        if [ -n "$dirs" ]; then
+                [ ${#args[@]} -ge 1 ] || { echo "install -d DIR..."; return 1; }
+                for a in "${args[@]}"; do
+                        case "$a" in /*) ;; *) echo "$a is not an absolute path"; return 1 ;; esac
+                done
+                return 0
+        fi
         [ ${#args[@]} -ge 2 ] || { echo "install SOURCE... DEST"; return 1; }
         for a in "${args[@]:0:${#args[@]}-1}"; do
                 case "$a" in
@@ -311,7 +326,7 @@ APT_PACKAGES=$(python3 "$SNIPPETS" commands "$SUNKD_SRCDIR/README.md" | cut -f3 
 ok "README.md lists the packages a node needs" test -n "$APT_PACKAGES"
 for f in "$(inst /usr/sbin/sunkd)" "$(inst /usr/bin/sunkctl)" "$(inst /usr/libexec/sunkd)"/* "$(inst /usr/lib/sunkd)"/*.so; do
         for so in $(readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
-                case "$so" in libc.so.*|ld-linux*|libasan.so.*|libubsan.so.*|libm.so.*) continue ;; esac
+                case "$so" in libc.so.*|ld-linux*|libasan.so.*|libubsan.so.*|libm.so.*|libresolv.so.*) continue ;; esac
                 path=$(ldconfig -p | awk -v so="$so" '$1 == so { print $NF; exit }')
                 pkg=$(dpkg -S "$(readlink -f "$path")" 2>/dev/null | head -n 1 | cut -d: -f1)
                 [ -n "$pkg" ] || pkg=$(dpkg -S "$path" 2>/dev/null | head -n 1 | cut -d: -f1)

@@ -16,7 +16,7 @@ sunkd_setup
 cp "$SUNKD_BUILDDIR/modules/prolog/.libs/prolog.so" "$MODDIR/" || bail_out "prolog.so not built"
 B="$SUNKD_BUILDDIR/modules/prolog"
 [ -x "$B/sunkd-prolog" ] && [ -L "$B/sunkd-epilog" ] || bail_out "sunkd-prolog and sunkd-epilog not built"
-SETTINGS="$T/state/prolog/client.json"
+SETTINGS="$T/run/prolog/client.json"
 P="$T/p.d"
 E="$T/e.d"
 O="$T/out"
@@ -26,8 +26,8 @@ chmod 755 "$P" "$E" "$O"
 # A job's environment as slurmd gives it: no PATH.
 JOBENV=(SLURM_JOB_ID=4242 SLURM_JOB_USER=alice SLURM_JOB_UID=1000 SLURM_JOB_GPUS=0,1
         CUDA_VISIBLE_DEVICES=0,1 SLURM_JOB_PARTITION=gpu "SLURM_JOB_COMMENT=two words")
-prolog() { env -i "${JOBENV[@]}" "$B/sunkd-prolog" --socket "$SOCK" --settings "$SETTINGS" "$@"; }
-epilog() { env -i "${JOBENV[@]}" "$B/sunkd-epilog" --socket "$SOCK" --settings "$SETTINGS" "$@"; }
+prolog() { env -i "${JOBENV[@]}" "$B/sunkd-prolog" --socket "$SOCK" "$@"; }
+epilog() { env -i "${JOBENV[@]}" "$B/sunkd-epilog" --socket "$SOCK" "$@"; }
 script() { # NAME BODY: a root-owned 0755 script
         printf '#!/bin/sh\n%s\n' "$2" > "$1"
         chmod 755 "$1"
@@ -113,9 +113,24 @@ rm -f "$O/env"
 chmod 775 "$P/20-second"
 prolog
 is "$?" 1 "a group-writable script fails the prolog"
-like "$(last_run error)" "refusing prolog script .*20-second.*writable" "refused, saying why"
+like "$(last_run reason)" "^prolog 20-second cannot execute: refused" "the reason names the script, not its directory"
+is "$(last_run failed_script)" "20-second" "status names the script refused"
+like "$(ctl --json prolog status | python3 -c "import json,sys; print(json.load(sys.stdin)['runs'][0]['scripts'][0]['error'])")" \
+        "refusing prolog script .*20-second.*writable" "saying why"
 ok "and no script ran" test ! -e "$O/env"
 chmod 755 "$P/20-second"
+
+# ---- a script that lost its x bit is said, not dropped ----
+prolog
+is "$?" 0 "a directory with a non-executable entry passes"
+is "$(ctl --json prolog status | python3 -c "
+import json,sys
+s=[x for x in json.load(sys.stdin)['runs'][0]['scripts'] if x['name']=='25-data'][0]
+print(s['result'], s['skipped'])")" "skipped not executable (mode 0644)" "status lists it as skipped, with why"
+like "$(ctl prolog)" "25-data .*skipped: not executable \(mode 0644\)" "sunkctl prolog shows it"
+ok "it is logged" grep -q "not run: '25-data' (not executable (mode 0644))" "$T/sunkd.log"
+prolog
+is "$(grep -c "not run: '25-data'" "$T/sunkd.log")" 1 "once, not at every run"
 
 # ---- timeouts: the script and what it started ----
 sunkd_stop
@@ -232,6 +247,81 @@ is "$?" 1 "on_daemon_unreachable: fail: the client fails"
 like "$(cat "$O/client.err")" "on_daemon_unreachable is fail" "saying why"
 ok "and runs nothing" test ! -e "$O/order"
 
+# ---- a mistake in sunkd.yaml is refused where it is made ----
+dirs_config() { # PROLOG_DIR [EXTRA KEY LINE]
+        sunkd_config "modules:
+  prolog:
+    prolog_dir: $1
+    epilog_dir: $E
+    ${2:-keep_runs: 5}"
+}
+dirs_config "$T/typo.d"
+out=$("$SUNKD" --check-config -c "$T/sunkd.yaml" 2>&1)
+is "$?" 2 "--check-config refuses a prolog_dir that does not exist"
+like "$out" "sunkd.yaml:6:[0-9]+: key 'prolog_dir': prolog directory '$T/typo.d' does not exist \(create it, or set missing_dir: later" \
+        "naming the file, line, key and the way out"
+"$SUNKD" -c "$T/sunkd.yaml" > "$O/start.log" 2>&1
+is "$?" 2 "sunkd refuses to start with it"
+mkdir -m 755 "$T/owned.d"
+chown 65534 "$T/owned.d"
+dirs_config "$T/owned.d"
+like "$("$SUNKD" --check-config -c "$T/sunkd.yaml" 2>&1)" "key 'prolog_dir': refusing prolog directory '$T/owned.d': owned by uid 65534" \
+        "a directory another uid owns is refused at --check-config"
+chown 0 "$T/owned.d"
+script "$T/owned.d/10-theirs" "true"
+chown 65534 "$T/owned.d/10-theirs"
+like "$("$SUNKD" --check-config -c "$T/sunkd.yaml" 2>&1)" "key 'prolog_dir': refusing prolog script '$T/owned.d/10-theirs': owned by uid 65534" \
+        "and so is a script another uid owns, by its name"
+rm -r "$T/owned.d"
+config
+sunkd_start
+dirs_config "$T/typo.d"
+sunkd_hup
+like "$(log_since)" "key 'prolog_dir': prolog directory '$T/typo.d' does not exist" "a reload refuses it"
+rm -f "$O/order"
+prolog
+is "$?" 0 "and the scripts sunkd ran with still run"
+ok "they ran" test -s "$O/order"
+sunkd_stop
+dirs_config "$T/later.d" "missing_dir: later"
+"$SUNKD" --check-config -c "$T/sunkd.yaml" > "$O/check.log" 2>&1
+is "$?" 0 "missing_dir: later accepts a directory mounted after sunkd starts"
+sunkd_start
+prolog 2> "$O/client.err"
+is "$?" 1 "and each run fails while it is missing, never passes with nothing run"
+like "$(last_run reason)" "^prolog .*later.d" "naming the directory"
+like "$(last_run error)" "does not exist" "saying it does not exist"
+mkdir -m 755 "$T/later.d"
+script "$T/later.d/10-here" "echo here >> $O/later"
+prolog
+is "$?" 0 "once it appears, its scripts run"
+is "$(cat "$O/later")" "here" "these ones"
+sunkd_stop
+
+# ---- the fallback runs what sunkd would run, or fails ----
+SIDE="$T/run/prolog/client.json"
+ok "the settings lie beside the socket, whatever state_dir is" test -s "$SIDE"
+ok "and not in the state directory" test ! -e "$T/state/prolog/client.json"
+rm -f "$O/later"
+prolog 2> "$O/client.err"
+is "$?" 0 "with sunkd stopped, the client runs the directory sunkd.yaml names"
+is "$(cat "$O/later")" "here" "that one"
+rm "$SIDE"
+rm -f "$O/order" "$O/later"
+prolog 2> "$O/client.err"
+is "$?" 1 "without the settings the fallback fails"
+like "$(cat "$O/client.err")" "cannot run the prolog scripts here: sunkd has left no settings at $SIDE" "saying why"
+ok "and runs nothing" test ! -e "$O/order"
+rm -r "$T/later.d"
+config
+sunkd_start
+sunkd_stop
+rm -r "$E"
+epilog 2> "$O/client.err"
+is "$?" 1 "a directory gone since sunkd stopped fails the fallback"
+like "$(cat "$O/client.err")" "epilog directory '$E' does not exist" "saying so"
+mkdir -m 755 "$E"
+
 # ---- hostile calls ----
 config
 sunkd_start
@@ -247,12 +337,37 @@ like "$(setpriv --reuid 65534 --regid 65534 --clear-groups /usr/bin/python3 "$RA
         "PermissionDenied" "a peer other than root may not run scripts"
 like "$(setpriv --reuid 65534 --regid 65534 --clear-groups "$SUNKCTL" --socket "$SOCK" prolog 2>&1)" \
         "PermissionDenied" "nor read their output"
-rm -f "$O/env"
-JOBENV+=("SLURM_BIG=$(head -c 70000 /dev/zero | tr '\0' x)")
+like "$(call '{"kind":"prolog","environ":"not base64!"}')" "InvalidParameter.*environ" "an environ that is not base64 is refused"
+like "$(call '{"kind":"prolog","environ":"QQ=="}')" "InvalidParameter.*environ" "and one whose last entry has no NUL"
+like "$(call '{"kind":"prolog","environ":7}')" "InvalidParameter.*environ" "and one that is not a string"
+BIG=$(python3 -c 'import json; print(json.dumps({"kind":"other","pad":"x"*100000}))')
+like "$(setpriv --reuid 65534 --regid 65534 --clear-groups /usr/bin/python3 "$RAW" "$SOCK" call io.sunkd.Prolog.Run "$BIG" 2>&1)" \
+        "InvalidMessage.*too large" "a call past max_request_size from another uid is refused unread"
+like "$(call "$BIG")" "InvalidParameter.*kind" "root's is read (the prolog client hands over a whole environment)"
+
+# ---- the job's environment, byte for byte, whatever its size ----
+rm -f "$O/env" "$O/environ"
+script "$P/10-env" "cat /proc/\$\$/environ > $O/environ"
+JOBENV+=("SLURM_BIG=$(head -c 70000 /dev/zero | tr '\0' x)" "SLURM_JOB_ACCOUNT=caf$(printf '\xe9') $(printf '\xff\xfe')"
+         "SLURM_JOB_WORK_DIR=/tmp/$(printf '\xff')dir" "$(printf 'NAME\xff')=value" "LD_PRELOAD=/tmp/evil.so"
+         "BASH_ENV=/tmp/evil.sh" "BASH_FUNC_ls%%=() { :; }" "PYTHONPATH=/tmp/evil")
 prolog 2> "$O/client.err"
-is "$?" 1 "an environment over the request limit fails the prolog"
-like "$(cat "$O/client.err")" "max_request_size" "saying which limit"
-ok "and runs nothing" test ! -e "$O/env"
+is "$?" 0 "an environment over max_request_size, with bytes that are not UTF-8, passes the prolog"
+python3 - "$O/environ" "${JOBENV[@]}" <<'PY' > "$O/env-diff"
+import os, sys
+got = open(sys.argv[1], 'rb').read().split(b'\0')[:-1]
+sent = [os.fsencode(a) for a in sys.argv[2:]]
+dropped = (b'LD_', b'BASH_ENV=', b'BASH_FUNC_', b'PYTHON')
+want = [e for e in sent if not e.startswith(dropped)]
+ours = (b'PATH=', b'SUNKD_SCRIPT=', b'PWD=', b'SHLVL=', b'_=', b'OLDPWD=')
+extra = [e for e in got if e not in want and not e.startswith(ours)]
+missing = [e for e in want if e not in got]
+leaked = [e for e in got if e.startswith(dropped)]
+print(len(missing), len(extra), len(leaked))
+print('missing', missing, 'extra', extra, 'leaked', leaked, file=sys.stderr)
+PY
+is "$(cat "$O/env-diff")" "0 0 0" "each script sees the job's entries exactly, less the loader's and shells' (LD_*, BASH_ENV, BASH_FUNC_*, PYTHON*)"
+is "$(last_run job_id)" "4242" "and the run is recorded"
 kill -0 "$SUNKD_PID"
 is "$?" 0 "sunkd is alive after it all"
 sunkd_stop

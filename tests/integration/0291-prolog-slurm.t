@@ -23,7 +23,7 @@ for m in prolog health; do
 done
 B="$SUNKD_BUILDDIR/modules/prolog"
 NODE=pl-node-1
-SETTINGS="$T/state/prolog/client.json"
+SETTINGS="$T/run/prolog/client.json"
 P="$S/prolog.d"
 E="$S/epilog.d"
 O="$S/out"

@@ -8,9 +8,9 @@
 sunkd_setup
 cp "$SUNKD_BUILDDIR/modules/authkeys/.libs/authkeys.so" "$SUNKD_BUILDDIR/modules/prolog/.libs/prolog.so" "$MODDIR/" ||
         bail_out "authkeys.so and prolog.so not built"
-mkdir -p "$T/prolog.d"
+mkdir -p "$T/prolog.d" "$T/epilog.d"
 printf '#!/bin/sh\necho "GPU 3 missing"\nexit 3\n' > "$T/prolog.d/20-gpu"
-chmod 755 "$T/prolog.d" "$T/prolog.d/20-gpu"
+chmod 755 "$T/prolog.d" "$T/epilog.d" "$T/prolog.d/20-gpu"
 command -v ssh-keygen >/dev/null || bail_out "ssh-keygen (openssh-client) is needed"
 ssh-keygen -q -t ed25519 -N '' -C ada@test -f "$T/ada" || bail_out "ssh-keygen"
 printf 'ada:%s\n' "$(cat "$T/ada.pub")" > "$T/sshkey.cache"
@@ -61,7 +61,7 @@ wait_runs authkeys.load 1 || bail_out "the sshkey map was not loaded"
 AK_PID=$!
 wait $AK_PID
 is "$(cat "$T/answer")" "$(cat "$T/ada.pub")" "sunkd-authkeys answered from the module"
-env -i SLURM_JOB_ID=555 "$SUNKD_BUILDDIR/modules/prolog/sunkd-prolog" -s "$SOCK" --settings "$T/state/prolog/client.json" \
+env -i SLURM_JOB_ID=555 "$SUNKD_BUILDDIR/modules/prolog/sunkd-prolog" -s "$SOCK" \
         --no-drain 2> /dev/null
 is "$?" 1 "a failing prolog ran through the module"
 sunkd_stop

@@ -73,7 +73,8 @@ done
 needed() { objdump -p "$T/x/$1" | awk '/NEEDED/ { print $2 }' | sort | paste -s -d' '; }
 is "$(needed usr/libexec/sunkd/sunkd-authkeys)" "libc.so.6 libjson-c.so.5" "sunkd-authkeys links json-c and libc only"
 is "$(needed usr/bin/sunkctl)" "libc.so.6 libjson-c.so.5" "so does sunkctl"
-is "$(needed usr/libexec/sunkd/sunkd-prolog)" "libc.so.6 libjson-c.so.5" "so does sunkd-prolog, which slurmd runs"
+is "$(needed usr/libexec/sunkd/sunkd-prolog)" "libc.so.6 libjson-c.so.5 libresolv.so.2" \
+        "so does sunkd-prolog, which slurmd runs (libresolv, of libc6, for base64)"
 dep=$(dpkg-deb -f "$D_SUNKD" Depends)
 unlike "$dep" "libslurm|libmunge" "sunkd does not depend on libslurm or libmunge"
 like "$dep" "libcurl4" "it depends on libcurl4 (nsscache.so)"

@@ -837,12 +837,14 @@ static char *frame_of_size(size_t total) {
 }
 
 START_TEST(test_oversize) {
+        /* as for any uid but root: this process is root */
+        IpcLimits limits = { .max_request_root = 64 * 1024 };
         Server s;
         Raw big, other;
         json_object *o;
         char *b;
 
-        server_start(&s, NULL);
+        server_start(&s, &limits);
         raw_connect(&s, &other);
         raw_connect(&s, &big);
 
@@ -873,6 +875,38 @@ START_TEST(test_oversize) {
         json_object_put(o);
         pump_until_connections(&s, 1);
         raw_close(&other);
+        server_stop(&s);
+}
+END_TEST
+
+/* Root may send more than max_request (the prolog client hands over a
+ * job's whole environment), up to max_request_root. */
+START_TEST(test_oversize_root) {
+        IpcLimits limits = { .max_request_root = 256 * 1024 };
+        Server s;
+        Raw big;
+        json_object *o;
+        char *b;
+
+        server_start(&s, &limits);
+        raw_connect(&s, &big);
+        b = frame_of_size(256 * 1024);
+        ck_assert(raw_send(&s, &big, b, 256 * 1024));
+        free(b);
+        o = raw_recv(&s, &big, 5 * SEC);
+        assert_reply(o);
+        ck_assert_uint_eq(strlen(json_object_get_string(param(o, "s"))),
+                          256 * 1024 - 1 - strlen(frame_head) - strlen(frame_tail));
+        json_object_put(o);
+        b = frame_of_size(256 * 1024 + 1);
+        (void) raw_send(&s, &big, b, 256 * 1024 + 1);
+        free(b);
+        o = raw_recv(&s, &big, 5 * SEC);
+        assert_error(o, "io.sunkd.InvalidMessage");
+        ck_assert_str_eq(json_object_get_string(param(o, "reason")), "message too large");
+        json_object_put(o);
+        assert_eof(&s, &big);
+        raw_close(&big);
         server_stop(&s);
 }
 END_TEST
@@ -1740,6 +1774,7 @@ static Suite *ipc_suite(void) {
         tcase_add_test(tc, test_policy);
         tcase_add_test(tc, test_unknown_method);
         tcase_add_test(tc, test_oversize);
+        tcase_add_test(tc, test_oversize_root);
         tcase_add_test(tc, test_bad_messages);
         tcase_add_test(tc, test_truncated_then_eof);
         tcase_add_test(tc, test_idle_timeout);

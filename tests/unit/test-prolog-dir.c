@@ -41,6 +41,15 @@ static size_t list(const char *rel, int r, PrologScript **ret, char **ret_error)
         return n;
 }
 
+/* The entry @name of @s (@n of them). */
+static const PrologScript *entry(const PrologScript *s, size_t n, const char *name) {
+        for (size_t i = 0; i < n; i++)
+                if (streq(s[i].name, name))
+                        return &s[i];
+        ck_abort_msg("no entry '%s'", name);
+        return NULL;
+}
+
 /* *@e is @msg with "@" standing for <tmp_tree>/@rel. */
 static void expect_error(const char *e, const char *msg, const char *rel) {
         _cleanup_free_ char *p = tmp_at(rel), *want = calloc(1, strlen(msg) + strlen(p) + 1);
@@ -131,18 +140,39 @@ START_TEST(test_filter) {
         tmp_link_as("subdir", "d/link-to-dir", 0);
         script("d/ok", "true");
         n = list("d", 0, &s, &e);
-        ck_assert_uint_eq(n, 1);
-        ck_assert_str_eq(s[0].name, "ok");
+        /* skipped by name and directories: quietly; the rest listed, with why
+         * it is not run, so that no script is dropped without a word */
+        ck_assert_uint_eq(n, 5);
+        ck_assert_str_eq(s[0].name, "dangling");
+        ck_assert_str_eq(s[0].why, "a dangling symlink");
+        ck_assert_str_eq(s[1].name, "fifo");
+        ck_assert_ptr_nonnull(strstr(s[1].why, "not a regular file"));
+        ck_assert_str_eq(s[2].name, "ok");
+        ck_assert_ptr_null(s[2].why);
+        ck_assert_ptr_nonnull(s[2].path);
+        ck_assert_str_eq(s[3].name, "plain");
+        ck_assert_str_eq(s[3].why, "not executable (mode 0644)");
+        ck_assert_str_eq(s[4].name, "plain-writable");
+        ck_assert_str_eq(s[4].why, "not executable (mode 0666)");
+        for (size_t i = 0; i < n; i++) {
+                ck_assert_int_eq(s[i].error, 0);
+                ck_assert(i == 2 || !s[i].path);
+        }
+        ck_assert_ptr_null(prolog_scripts_refused(s, n));
         prolog_scripts_free(s, n);
 }
 END_TEST
 
+/* A missing directory is a mistake (a typo in sunkd.yaml), never an empty
+ * one: a run that finds none fails. */
 START_TEST(test_missing_dir) {
         _cleanup_free_ char *e = NULL;
         PrologScript *s = NULL;
 
-        ck_assert_uint_eq(list("absent", 0, &s, &e), 0);
+        list("absent", -ENOENT, &s, &e);
+        expect_error(e, "prolog directory '@' does not exist", "absent");
         ck_assert_ptr_null(s);
+        e = mfree(e);
         ck_assert_uint_eq(list("d", 0, &s, &e), 0);
         ck_assert_ptr_null(s);
 }
@@ -177,25 +207,37 @@ START_TEST(test_script_refused) {
         _cleanup_free_ char *e = NULL, *bad = tmp_at("d/b-group");
         PrologScript *s = NULL;
 
+        size_t n;
+
         script("d/a-good", "true");
         tmp_file_as("d/b-group", "#!/bin/sh\n", 0775, 0);
-        list("d", -EPERM, &s, &e);
-        expect_error(e, "refusing prolog script '@': group- or world-writable (owner uid 0, mode 0775)", "d/b-group");
-        ck_assert_ptr_null(s);
+        n = list("d", 0, &s, &e);
+        ck_assert_ptr_eq(prolog_scripts_refused(s, n), entry(s, n, "b-group"));
+        ck_assert_int_eq(entry(s, n, "b-group")->error, -EPERM);
+        ck_assert_ptr_null(entry(s, n, "b-group")->path);
+        expect_error(entry(s, n, "b-group")->why,
+                     "refusing prolog script '@': group- or world-writable (owner uid 0, mode 0775)", "d/b-group");
+        s = prolog_scripts_free(s, n);
         ck_assert_int_eq(chmod(bad, 0755), 0);
         ck_assert_int_eq(chown(bad, NOBODY, 0), 0);
-        list("d", -EPERM, &s, &e);
-        expect_error(e, "refusing prolog script '@': owned by uid 65534, not root (mode 0755)", "d/b-group");
+        n = list("d", 0, &s, &e);
+        expect_error(prolog_scripts_refused(s, n)->why,
+                     "refusing prolog script '@': owned by uid 65534, not root (mode 0755)", "d/b-group");
+        s = prolog_scripts_free(s, n);
         ck_assert_int_eq(chown(bad, 0, 0), 0);
-        list("d", 0, &s, &e);
-        prolog_scripts_free(s, 2);
+        n = list("d", 0, &s, &e);
+        ck_assert_uint_eq(n, 2);
+        ck_assert_ptr_null(prolog_scripts_refused(s, n));
+        s = prolog_scripts_free(s, n);
         /* a symlink to a file in a directory nobody owns */
         tmp_mkdir_as("theirs", 0755, NOBODY);
         script("theirs/x", "true");
         tmp_link_as("../theirs/x", "d/c-link", 0);
-        list("d", -EPERM, &s, &e);
-        ck_assert_ptr_nonnull(strstr(e, "owned by uid 65534, not root"));
-        ck_assert_ptr_nonnull(strstr(e, "/theirs"));
+        n = list("d", 0, &s, &e);
+        ck_assert_ptr_eq(prolog_scripts_refused(s, n), entry(s, n, "c-link"));
+        ck_assert_ptr_nonnull(strstr(entry(s, n, "c-link")->why, "owned by uid 65534, not root"));
+        ck_assert_ptr_nonnull(strstr(entry(s, n, "c-link")->why, "/theirs"));
+        prolog_scripts_free(s, n);
 }
 END_TEST
 
@@ -242,7 +284,7 @@ START_TEST(test_symlink_swap) {
         _cleanup_free_ char *e = NULL, *old = tmp_at("d/..v1"), *evil = tmp_at("d/..v2/10-a");
         PrologExecResult res;
         PrologScript *s = NULL, *again = NULL;
-        size_t n;
+        size_t n, n_again;
         int fd;
 
         configmap();
@@ -255,8 +297,11 @@ START_TEST(test_symlink_swap) {
         prolog_exec_result_done(&res);
         ck_assert(!exists("ran-evil"));
         /* listed again, the new target is refused */
-        list("d", -EPERM, &again, &e);
-        ck_assert_msg(strstr(e, "/d/..v2/10-a'") && strstr(e, "is group- or world-writable (owner uid 65534, mode 0777)"), "%s", e);
+        n_again = list("d", 0, &again, &e);
+        ck_assert_ptr_nonnull(prolog_scripts_refused(again, n_again));
+        ck_assert_msg(strstr(again[0].why, "/d/..v2/10-a'") &&
+                      strstr(again[0].why, "is group- or world-writable (owner uid 65534, mode 0777)"), "%s", again[0].why);
+        again = prolog_scripts_free(again, n_again);
         /* the checked inode runs even when its path is replaced after the check */
         fd = prolog_script_open(&s[0], &e);
         ck_assert_int_ge(fd, 0);
@@ -667,10 +712,45 @@ START_TEST(test_local_refused) {
         tmp_file_as("d/20-writable", "#!/bin/sh\nexit 0\n", 0775, 0);
         ck_assert_int_eq(local_run(PROLOG_KIND_PROLOG, 10 * USEC_PER_SEC, 60 * USEC_PER_SEC, &seen, reason, &e), -EPERM);
         ck_assert_msg(e && strstr(e, "20-writable"), "%s", e ?: "");
-        ck_assert_msg(strncmp(reason, "prolog ", 7) == 0 && strstr(reason, d) && strstr(reason, "refused"), "%s",
-                      reason);
+        /* the reason names the script refused, not its directory */
+        ck_assert_msg(strncmp(reason, "prolog 20-writable ", 19) == 0 && strstr(reason, "refused"), "%s", reason);
         ck_assert_uint_eq(seen.n, 0);
         ck_assert(!exists("ran"));
+        (void) d;
+}
+END_TEST
+
+/* A script that is not executable is said, not dropped: the callback hears
+ * of it, and the scripts around it run. */
+START_TEST(test_local_skipped) {
+        char reason[PROLOG_REASON_MAX + 1];
+        _cleanup_free_ char *e = NULL, *ran = NULL;
+        Seen seen = {};
+
+        ck_assert_int_ge(asprintf(&ran, "touch %s/ran", tmp_tree), 0);
+        tmp_file_as("d/10-lost-x", "#!/bin/sh\nexit 1\n", 0644, 0);
+        script("d/20-ran", ran);
+        ck_assert_int_eq(local_run(PROLOG_KIND_PROLOG, 10 * USEC_PER_SEC, 60 * USEC_PER_SEC, &seen, reason, &e), 0);
+        ck_assert_uint_eq(seen.n, 2);
+        ck_assert_str_eq(seen.names[0], "10-lost-x");
+        ck_assert_int_eq(seen.rs[0], 0);
+        ck_assert_str_eq(seen.names[1], "20-ran");
+        ck_assert(exists("ran"));
+}
+END_TEST
+
+/* A typo in prolog_dir fails the run: never "ok" with nothing run. */
+START_TEST(test_local_missing_dir) {
+        char reason[PROLOG_REASON_MAX + 1];
+        _cleanup_free_ char *e = NULL, *d = tmp_at("d");
+        Seen seen = {};
+
+        ck_assert_int_eq(rmdir(d), 0);
+        ck_assert_int_eq(local_run(PROLOG_KIND_PROLOG, 10 * USEC_PER_SEC, 60 * USEC_PER_SEC, &seen, reason, &e),
+                         -ENOENT);
+        ck_assert_msg(e && strstr(e, "does not exist"), "%s", e ?: "");
+        ck_assert_msg(strncmp(reason, "prolog ", 7) == 0, "%s", reason);
+        ck_assert_uint_eq(seen.n, 0);
 }
 END_TEST
 
@@ -701,6 +781,8 @@ int main(void) {
         tcase_add_test(tc, test_local_passes);
         tcase_add_test(tc, test_local_total_timeout);
         tcase_add_test(tc, test_local_refused);
+        tcase_add_test(tc, test_local_skipped);
+        tcase_add_test(tc, test_local_missing_dir);
         suite_add_tcase(s, tc);
         return check_run(s);
 }

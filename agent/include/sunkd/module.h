@@ -47,7 +47,7 @@ extern "C" {
 #endif
 
 #define SUNKD_MODULE_ABI_MAJOR 1
-#define SUNKD_MODULE_ABI_MINOR 5
+#define SUNKD_MODULE_ABI_MINOR 6
 
 #define SUNKD_USEC_PER_SEC  UINT64_C(1000000)
 #define SUNKD_USEC_PER_MSEC UINT64_C(1000)
@@ -533,6 +533,13 @@ typedef struct sunkd_host_api {
          * ended: the stop goes on at once (children killed, fini).  Only
          * while it lingers; a no-op otherwise. */
         void (*linger_end)(sunkd_ctx *c);
+        /* ABI 1.6: a place clients find without sunkd.yaml */
+        /* <directory of sunkd's socket>/<module>, created 0700 on the first
+         * call: what a client that knows the socket (a program slurmd or
+         * sshd runs with no arguments) reads while sunkd is down, whatever
+         * state_dir says.  NULL, logged, when it cannot be made or another
+         * uid could change it. */
+        const char *(*runtime_dir)(sunkd_ctx *c);
 } sunkd_host_api;
 
 struct sunkd_ctx {
