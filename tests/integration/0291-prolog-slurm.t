@@ -23,22 +23,21 @@ for m in prolog health; do
 done
 B="$SUNKD_BUILDDIR/modules/prolog"
 NODE=pl-node-1
-SETTINGS="$T/run/prolog/client.json"
 P="$S/prolog.d"
 E="$S/epilog.d"
 O="$S/out"
 mkdir -p "$P" "$E" "$O" "$S/bin"
 chmod 755 "$P" "$E" "$O" "$S/bin"
 for k in prolog epilog; do
-        printf '#!/bin/sh\nenv > %s/slurmd-%s-env.$SLURM_JOB_ID\nexec %s/sunkd-%s --socket %s --settings %s\n' \
-                "$O" "$k" "$B" "$k" "$SOCK" "$SETTINGS" > "$S/bin/$k"
+        printf '#!/bin/sh\nenv > %s/slurmd-%s-env.$SLURM_JOB_ID\ncat /proc/$$/environ > %s/slurmd-%s-environ.$SLURM_JOB_ID\nexec %s/sunkd-%s --socket %s\n' \
+                "$O" "$k" "$O" "$k" "$B" "$k" "$SOCK" > "$S/bin/$k"
         chmod 755 "$S/bin/$k"
 done
 script() { # NAME BODY
         printf '#!/bin/sh\n%s\n' "$2" > "$1"
         chmod 755 "$1"
 }
-script "$P/10-env" "env > $O/script-env.\$SLURM_JOB_ID"
+script "$P/10-env" "env > $O/script-env.\$SLURM_JOB_ID; cat /proc/\$\$/environ > $O/script-environ.\$SLURM_JOB_ID"
 script "$P/50-check" "[ -e $O/fail ] && { echo 'checking GPUs'; echo 'GPU 3 missing'; exit 1; }; exit 0"
 script "$E/10-done" "echo \$SLURM_JOB_ID >> $O/epilog-ran"
 
@@ -98,6 +97,45 @@ like "$(cat "$O/script-env.$ID")" "SLURM_JOB_USER=root" "and user"
 is "$(compare_env "$ID")" "" "exactly the environment slurmd passed, with PATH and SUNKD_SCRIPT"
 ok "the epilog runs after the job" wait_until 600 eval 'grep -qx "$ID" "$O/epilog-ran" 2>/dev/null'
 ok "sunkctl prolog shows both" wait_until 300 eval 'ctl prolog | grep -q "$ID *epilog .* ok"'
+
+# ---- any job's bytes and size: nobody's jobs pass, the scripts see them exactly ----
+# compare_environ JOBID: the script's /proc environ against the client's,
+# entry by entry as bytes (PATH, SUNKD_SCRIPT and the shell's own aside)
+compare_environ() {
+        python3 - "$O/slurmd-prolog-environ.$1" "$O/script-environ.$1" <<'PY'
+import sys
+ours = (b'PATH=', b'SUNKD_SCRIPT=', b'PWD=', b'SHLVL=', b'_=', b'OLDPWD=')
+def entries(path):
+    return sorted(e for e in open(path, 'rb').read().split(b'\0')[:-1] if not e.startswith(ours))
+a, b = entries(sys.argv[1]), entries(sys.argv[2])
+print('same' if a == b else 'differ: %r' % (set(a) ^ set(b)))
+PY
+}
+NOBODY_DIR="$T/$(printf 'caf\xe9-\xff')"
+mkdir -m 755 "$NOBODY_DIR" && chown 65534:65534 "$NOBODY_DIR"
+as_nobody() { setpriv --reuid 65534 --regid 65534 --clear-groups "$@"; }
+before=$(ls "$O" | grep -c '^script-environ\.')
+as_nobody timeout 120 srun -N1 -w "$NODE" --comment="$(printf 'Latin-1 caf\xe9 \xff\xfe')" --chdir="$NOBODY_DIR" \
+        --export="ALL,SUNKD_BIG=$(head -c 120000 /dev/zero | tr '\0' x),NOT_UTF8=$(printf '\xff')" true
+is "$?" 0 "nobody's job with a Latin-1 --comment, a --chdir holding 0xff and a 120 KB --export runs"
+ID=$(ls -t "$O" | sed -n 's/^script-environ\.//p' | head -1)
+ok "its prolog ran" test "$(ls "$O" | grep -c '^script-environ\.')" -gt "$before"
+like "$(tr '\0' '\n' < "$O/script-environ.$ID")" "SLURM_JOB_WORK_DIR=$NOBODY_DIR" "slurmd passed the --chdir"
+ok "and the --comment, bytes as they were" python3 -c "
+import sys
+e = open(sys.argv[1], 'rb').read().split(b'\0')
+sys.exit(0 if b'SLURM_JOB_COMMENT=Latin-1 caf\xe9 \xff\xfe' in e else 1)" "$O/script-environ.$ID"
+is "$(compare_environ "$ID")" "same" "the script saw slurmd's environment byte for byte"
+ok "the epilog ran for it" wait_until 600 eval 'grep -qx "$ID" "$O/epilog-ran" 2>/dev/null'
+unlike "$(slurm_state "$NODE")" "DRAIN" "and the node is not drained"
+is "$(reason)" "" "with no reason"
+sunkd_stop
+as_nobody timeout 120 srun -N1 -w "$NODE" --comment="$(printf 'Latin-1 caf\xe9 \xff\xfe')" --chdir="$NOBODY_DIR" true
+is "$?" 0 "with sunkd stopped the client's fallback runs it too"
+ID=$(ls -t "$O" | sed -n 's/^script-environ\.//p' | head -1)
+is "$(compare_environ "$ID")" "same" "with the same bytes"
+unlike "$(slurm_state "$NODE")" "DRAIN" "and the node is still not drained"
+sunkd_start
 
 # ---- a failing prolog drains the node, naming the script ----
 touch "$O/fail"
