@@ -180,13 +180,70 @@ log_mark
 kill -TERM "$SUNKD_PID"
 ok "sunkd waits for the run in flight" wait_log "letting its work in flight end" 600
 ok "the script still runs" kill -0 "$CLIENT"
+# a job that starts meanwhile: the module takes no new run, the client runs it
+env -i "${JOBENV[@]}" "$B/sunkd-prolog" --socket "$SOCK" > "$O/second.out" 2> "$O/second.err" &
+SECOND=$!
+ok "a second job meanwhile runs the scripts itself" wait_until 600 grep -q "running the prolog scripts here" "$O/second.err"
+like "$(cat "$O/second.err")" "sunkd is unreachable" "since a stopping sunkd listens no more"
 touch "$O/go"
+wait "$SECOND"
+is "$?" 0 "and its prolog passes"
 wait "$CLIENT"
 is "$?" 0 "and the prolog passes"
 ok "the script finished" test -e "$O/done"
 wait "$SUNKD_PID"
 is "$?" 0 "sunkd then exits cleanly"
 rm "$P/40-wait"
+
+# ---- a --local failure still asks sunkd for the drain ----
+sunkd_start
+script "$P/15-gpu" 'echo "GPU 3 missing"; exit 3'
+env -i "${JOBENV[@]}" "$B/sunkd-prolog" --socket "$SOCK" --local 2> "$O/client.err"
+is "$?" 1 "a --local prolog with a failing script exits 1"
+like "$(cat "$O/client.err")" "no health module" "having asked sunkd for the drain"
+env -i "${JOBENV[@]}" "$B/sunkd-prolog" --socket "$SOCK" --local --no-drain 2> "$O/client.err"
+unlike "$(cat "$O/client.err")" "health module" "--no-drain asks for none"
+rm "$P/15-gpu"
+
+# ---- the module reloads in place: new settings, status, the client's file ----
+rm -f "$O/other"
+mkdir -m 755 "$T/other.d"
+script "$T/other.d/10-other" "echo other > $O/other"
+sunkd_config "modules:
+  prolog:
+    prolog_dir: $T/other.d
+    epilog_dir: $E
+    script_timeout: 30s
+    keep_runs: 5"
+sunkd_hup
+like "$(log_since)" "Configuration reloaded" "a reload with another prolog_dir is taken"
+is "$(ctl --json status | python3 -c "
+import json, sys
+print([m for m in json.load(sys.stdin)['modules'] if m['name'] == 'prolog'][0]['status']['prolog_dir'])")" "$T/other.d" \
+        "status shows the new directory"
+ok "the client's settings follow" wait_until 300 grep -q "other.d" "$SETTINGS"
+prolog
+is "$?" 0 "the next prolog passes"
+is "$(cat "$O/other" 2>/dev/null)" "other" "running the new directory's scripts"
+is "$(last_run result)" "ok" "and Prolog.Status records it"
+sunkd_stop
+rm -r "$T/other.d"
+config
+sunkd_start
+sunkd_stop
+
+# ---- sunkd runs no prolog module: the client runs the scripts itself ----
+sunkd_config "modules:
+  testmod:
+    interval: 1h"
+sunkd_start
+rm -f "$O/order"
+prolog 2> "$O/client.err"
+is "$?" 0 "with sunkd running no prolog module the client runs the scripts itself"
+like "$(cat "$O/client.err")" "sunkd ran no script: it answered org.varlink.service.MethodNotFound" "saying why"
+ok "they ran" test -s "$O/order"
+sunkd_stop
+config
 
 # ---- sunkd accepts but does not answer: Ping's 2 s, then the scripts here ----
 sunkd_start
