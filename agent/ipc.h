@@ -47,16 +47,16 @@ typedef struct IpcLimits {
         uint64_t request_timeout_usec;
 } IpcLimits;
 
-#define IPC_LIMITS_DEFAULT                                                                       \
-        ((IpcLimits){ .max_request = 64 * 1024,                                                  \
-                      .max_request_root = IPC_ROOT_REQUEST_MAX,                                  \
-                      .max_reply = 1024 * 1024,                                                  \
-                      .max_connections = 256,                                                    \
-                      .idle_timeout_usec = 30 * UINT64_C(1000000),                               \
-                      .max_depth = 16,                                                           \
-                      .max_connections_per_uid = 32,                                             \
-                      .max_calls_per_uid = 16,                                                   \
-                      .reserved_connections = 16,                                                \
+#define IPC_LIMITS_DEFAULT                                                                                  \
+        ((IpcLimits){ .max_request = 64 * 1024,                                                             \
+                      .max_request_root = IPC_ROOT_REQUEST_MAX,                                             \
+                      .max_reply = 1024 * 1024,                                                             \
+                      .max_connections = 256,                                                               \
+                      .idle_timeout_usec = 30 * UINT64_C(1000000),                                          \
+                      .max_depth = 16,                                                                      \
+                      .max_connections_per_uid = 32,                                                        \
+                      .max_calls_per_uid = 16,                                                              \
+                      .reserved_connections = 16,                                                           \
                       .request_timeout_usec = 10 * UINT64_C(1000000) })
 
 /* Who may call a SUNKD_METHOD_ALLOW method besides root. */

@@ -300,7 +300,7 @@ int client_call_last(int fd, const char *method, json_object *params, uint64_t t
         return call(fd, method, params, timeout_usec, max_reply, true, ret_reply, ret_error_name, NULL);
 }
 
-int client_call_last_sent(int fd, const char *method, json_object *params, uint64_t timeout_usec, size_t max_reply,
-                          json_object **ret_reply, char **ret_error_name, bool *ret_sent) {
+int client_call_last_sent(int fd, const char *method, json_object *params, uint64_t timeout_usec,
+                          size_t max_reply, json_object **ret_reply, char **ret_error_name, bool *ret_sent) {
         return call(fd, method, params, timeout_usec, max_reply, true, ret_reply, ret_error_name, ret_sent);
 }

@@ -51,5 +51,5 @@ int client_call_last(int fd, const char *method, json_object *params, uint64_t t
  * went out in *@ret_sent: a call that did not is one sunkd never saw (its
  * frame ends with the last byte), so nothing it asked for was done.
  */
-int client_call_last_sent(int fd, const char *method, json_object *params, uint64_t timeout_usec, size_t max_reply,
-                          json_object **ret_reply, char **ret_error_name, bool *ret_sent);
+int client_call_last_sent(int fd, const char *method, json_object *params, uint64_t timeout_usec,
+                          size_t max_reply, json_object **ret_reply, char **ret_error_name, bool *ret_sent);

@@ -71,14 +71,17 @@ static int conf_check_dir(sunkd_ctx *c, const sunkd_cfg *cfg, const Conf *conf, 
 
         r = prolog_dir_list(dir, kind, &sc, &n, &error);
         if (r == -ENOENT && conf->missing_dir && streq(conf->missing_dir, "later")) {
-                sunkd_log_notice(c, "%s directory %s does not exist yet: each %s fails until it appears "
-                                 "(missing_dir: later).", prolog_kind_name(kind), dir, prolog_kind_name(kind));
+                sunkd_log_notice(c,
+                                 "%s directory %s does not exist yet: each %s fails until it appears "
+                                 "(missing_dir: later).",
+                                 prolog_kind_name(kind), dir, prolog_kind_name(kind));
                 return 0;
         }
         if (r == -ENOENT) {
                 _cleanup_free_ char *what = NULL;
 
-                if (asprintf(&what, "%s (create it, or set missing_dir: later for one mounted after sunkd starts)",
+                if (asprintf(&what,
+                             "%s (create it, or set missing_dir: later for one mounted after sunkd starts)",
                              error ?: dir) < 0)
                         return -ENOMEM;
                 return conf_error(c, cfg, key, what);
@@ -142,7 +145,8 @@ int conf_publish(State *s) {
         r = fileio_write_atomic(s->settings_path, text, strlen(text), 0600, (uid_t) -1, (gid_t) -1);
         if (r < 0)
                 return sunkd_log_warning_errno(s->ctx, r,
-                                               "Cannot write %s, which the client's fallback reads (without it the fallback fails): %m",
+                                               "Cannot write %s, which the client's fallback reads (without "
+                                               "it the fallback fails): %m",
                                                s->settings_path);
         return 0;
 }

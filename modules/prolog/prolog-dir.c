@@ -122,9 +122,12 @@ static int candidate(int dfd, const char *name, char **ret_why) {
         } else if (S_ISDIR(st.st_mode))
                 return 0;
         else if (!S_ISREG(st.st_mode))
-                r = asprintf(ret_why, "not a regular file (mode %06o)", (unsigned) st.st_mode) < 0 ? -ENOMEM : 2;
+                r = asprintf(ret_why, "not a regular file (mode %06o)", (unsigned) st.st_mode) < 0 ? -ENOMEM
+                                                                                                   : 2;
         else if (!(st.st_mode & 0111))
-                r = asprintf(ret_why, "not executable (mode %04o)", (unsigned) (st.st_mode & 07777)) < 0 ? -ENOMEM : 2;
+                r = asprintf(ret_why, "not executable (mode %04o)", (unsigned) (st.st_mode & 07777)) < 0
+                            ? -ENOMEM
+                            : 2;
         else
                 return 1;
         return r < 0 || !*ret_why ? -ENOMEM : r;
@@ -142,7 +145,7 @@ static int resolve(const char *dir, const char *name, PrologKind kind, PrologScr
                 return r;
         if (asprintf(&path, "%s/%s", dir, name) < 0)
                 return -ENOMEM;
-        *ret = (PrologScript) { .kind = kind, .name = strdup(name) };
+        *ret = (PrologScript){ .kind = kind, .name = strdup(name) };
         if (!ret->name)
                 return -ENOMEM;
         /* the links on the way decide what runs: only root may set them */
@@ -192,7 +195,7 @@ static int entry_add(Entry **e, size_t *n, size_t *cap, const char *name, char *
                 }
                 *e = p;
         }
-        (*e)[*n] = (Entry) { .name = strdup(name), .why = why };
+        (*e)[*n] = (Entry){ .name = strdup(name), .why = why };
         if (!(*e)[*n].name) {
                 free(why);
                 return -ENOMEM;
@@ -274,7 +277,7 @@ static int open_dir(const char *dir, PrologKind kind, int *ret_fd, char **ret_er
 static int entry_script(const char *dir, PrologKind kind, Entry *e, PrologScript *ret) {
         if (!e->why)
                 return resolve(dir, e->name, kind, ret);
-        *ret = (PrologScript) { .kind = kind, .name = TAKE_PTR(e->name), .why = TAKE_PTR(e->why) };
+        *ret = (PrologScript){ .kind = kind, .name = TAKE_PTR(e->name), .why = TAKE_PTR(e->why) };
         return 1;
 }
 
@@ -305,7 +308,7 @@ int prolog_dir_list(const char *dir, PrologKind kind, PrologScript **ret, size_t
                         n++;
                 else if (r == 0) { /* gone meanwhile: resolve() may have named it */
                         free(scripts[n].name);
-                        scripts[n] = (PrologScript) {};
+                        scripts[n] = (PrologScript){};
                 }
         }
         entries_free(entries, n_entries);

@@ -37,7 +37,8 @@ const char *prolog_kind_name(PrologKind kind);
 typedef struct PrologScript {
         PrologKind kind;
         char *name; /* the entry in the directory */
-        char *path; /* what it resolved to, absolute, without symlinks: checked, and run; NULL when why is set */
+        char *path; /* what it resolved to, absolute, without symlinks: checked, and run; NULL when why is
+                       set */
         char *why;  /* not run: skipped (error 0: "not executable (mode 0644)") or refused (error < 0) */
         int error;  /* < 0: refused by trusted_path_check() or unresolvable; its turn fails the run */
 } PrologScript;

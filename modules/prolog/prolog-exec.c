@@ -49,13 +49,13 @@ typedef struct Tail {
  * whoever put them there; slurmd passes none of them itself. */
 static bool env_dropped(const char *e) {
         static const char *const prefixes[] = {
-                "LD_",     "BASH_FUNC_", "PYTHON", "PERL5", "RUBY",
+                "LD_", "BASH_FUNC_", "PYTHON", "PERL5", "RUBY",
         };
         static const char *const names[] = {
-                "BASH_ENV",  "ENV",        "SHELLOPTS",        "BASHOPTS",     "PS4",       "GCONV_PATH",
-                "GETCONF_DIR", "HOSTALIASES", "LOCALDOMAIN",   "LOCPATH",      "MALLOC_TRACE", "NIS_PATH",
-                "NLSPATH",   "RESOLV_HOST_CONF", "RES_OPTIONS", "TZDIR",       "PERLLIB",   "NODE_OPTIONS",
-                "SUNKD_SCRIPT",
+                "BASH_ENV",     "ENV",         "SHELLOPTS",    "BASHOPTS",         "PS4",
+                "GCONV_PATH",   "GETCONF_DIR", "HOSTALIASES",  "LOCALDOMAIN",      "LOCPATH",
+                "MALLOC_TRACE", "NIS_PATH",    "NLSPATH",      "RESOLV_HOST_CONF", "RES_OPTIONS",
+                "TZDIR",        "PERLLIB",     "NODE_OPTIONS", "SUNKD_SCRIPT",
         };
         size_t n = strcspn(e, "=");
 

@@ -47,7 +47,7 @@ int prolog_run_local(const PrologSettings *set, PrologKind kind, char *const *en
         refused = prolog_scripts_refused(scripts, n);
         if (refused) {
                 r = refused->error;
-                note(kind, refused, r, &(PrologExecResult) {}, reason);
+                note(kind, refused, r, &(PrologExecResult){}, reason);
                 *ret_error = strdup(refused->why);
                 prolog_scripts_free(scripts, n);
                 return *ret_error ? r : -ENOMEM;

@@ -37,7 +37,8 @@ static void output_tail(const char *text, FILE *out) {
 static void skipped_lines(json_object *run, FILE *out) {
         json_object *scripts;
 
-        if (!json_object_object_get_ex(run, "scripts", &scripts) || !json_object_is_type(scripts, json_type_array))
+        if (!json_object_object_get_ex(run, "scripts", &scripts) ||
+            !json_object_is_type(scripts, json_type_array))
                 return;
         for (size_t i = 0; i < json_object_array_length(scripts); i++) {
                 json_object *s = json_object_array_get_idx(scripts, i);

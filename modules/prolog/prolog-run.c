@@ -246,7 +246,8 @@ static void script_not_run(Run *run, const PrologScript *sc, int r) {
         if (result_not_run(run, sc, r, &sr) < 0)
                 return;
         if (sc->why)
-                sunkd_log_error(run->s->ctx, "%s of job %s: %s", prolog_kind_name(run->kind), run->job_id, sc->why);
+                sunkd_log_error(run->s->ctx, "%s of job %s: %s", prolog_kind_name(run->kind), run->job_id,
+                                sc->why);
         script_ended(run, sr, NULL, 0);
 }
 
@@ -279,7 +280,7 @@ static void run_next(Run *run) {
         /* skipped entries are recorded, in a loop: a directory may hold many */
         while (run->result != RUN_ABORTED && run->next < run->n_scripts && run->scripts[run->next].why &&
                run->scripts[run->next].error == 0)
-                if (result_not_run(run, &run->scripts[run->next++], 0, &(ScriptResult *) { NULL }) < 0)
+                if (result_not_run(run, &run->scripts[run->next++], 0, &(ScriptResult *){ NULL }) < 0)
                         return;
         if (run->result == RUN_ABORTED || run->next >= run->n_scripts) {
                 run_finish(run);
@@ -446,9 +447,10 @@ static int method_run(sunkd_call *call, json_object *params, void *state) {
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return reply_invalid(s, call, "environ",
-                                     "base64 of the environment's NUL-ended entries (or \"env\": an array of "
-                                     "\"NAME=value\" strings)");
+                return reply_invalid(
+                        s, call, "environ",
+                        "base64 of the environment's NUL-ended entries (or \"env\": an array of "
+                        "\"NAME=value\" strings)");
         if (s->n_runs >= PROLOG_RUNS_MAX)
                 return s->ctx->api->reply_error(call, "io.sunkd.Prolog.Busy",
                                                 json_object_new_string_object("reason", "too many runs in flight"));

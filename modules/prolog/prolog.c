@@ -48,8 +48,9 @@ static int settings_path_init(State *s) {
                 return -ENOMEM;
         (void) unlink(old);
         if (!dir) {
-                sunkd_log_warning(s->ctx, "The client's fallback will find no settings: with sunkd down it fails "
-                                          "rather than guess the directories.");
+                sunkd_log_warning(s->ctx,
+                                  "The client's fallback will find no settings: with sunkd down it fails "
+                                  "rather than guess the directories.");
                 return 0;
         }
         if (asprintf(&s->settings_path, "%s/%s", dir, PROLOG_SETTINGS_FILE) < 0) {

@@ -114,7 +114,7 @@ static int parse_args(int argc, char **argv, Args *a) {
         };
         int opt;
 
-        *a = (Args) { .socket = SOCKET_DEFAULT, .kind = kind_from_name(argv[0]), .drain = true };
+        *a = (Args){ .socket = SOCKET_DEFAULT, .kind = kind_from_name(argv[0]), .drain = true };
         while ((opt = getopt_long(argc, argv, "s:h", options, NULL)) >= 0)
                 switch (opt) {
                 case 's':
@@ -303,12 +303,14 @@ static int run_remote(const Args *a, int fd, uint64_t timeout) {
                     name_of(a->kind), strerror(-r));
                 return -1;
         }
-        r = client_call_last_sent(fd, "io.sunkd.Prolog.Run", params, timeout, REPLY_MAX, &reply, &error, &sent);
+        r = client_call_last_sent(fd, "io.sunkd.Prolog.Run", params, timeout, REPLY_MAX, &reply, &error,
+                                  &sent);
         if (r == 0)
                 return run_result(a, reply);
         if (r == -EREMOTEIO && refused_before_run(error)) {
                 say(LOG_WARNING, "%s: sunkd ran no script: it answered %s%s%s", name_of(a->kind), error,
-                    json_member_string(reply, "reason") ? ": " : "", json_member_string(reply, "reason") ?: "");
+                    json_member_string(reply, "reason") ? ": " : "",
+                    json_member_string(reply, "reason") ?: "");
                 return -1;
         }
         if (r == -EREMOTEIO)
@@ -353,7 +355,8 @@ static int settings_load(const Args *a, PrologSettings *set, char **ret_why) {
         if (a->settings)
                 path = strdup(a->settings);
         else if ((slash = strrchr(a->socket, '/')))
-                r = asprintf(&path, "%.*s/prolog/%s", (int) (slash - a->socket), a->socket, PROLOG_SETTINGS_FILE);
+                r = asprintf(&path, "%.*s/prolog/%s", (int) (slash - a->socket), a->socket,
+                             PROLOG_SETTINGS_FILE);
         else
                 r = asprintf(&path, "prolog/%s", PROLOG_SETTINGS_FILE);
         if (!path || (!a->settings && r < 0))
@@ -365,9 +368,14 @@ static int settings_load(const Args *a, PrologSettings *set, char **ret_why) {
         if (prolog_settings_default(set) < 0)
                 return -ENOMEM;
         if (r == -ENOENT)
-                return asprintf(ret_why, "sunkd has left no settings at %s (its prolog module has not run since the "
-                                "node booted, or it listens on another socket), so the directories sunkd.yaml "
-                                "names are unknown", path) < 0 ? -ENOMEM : r;
+                return asprintf(ret_why,
+                                "sunkd has left no settings at %s (its prolog module has not run since the "
+                                "node booted, or it listens on another socket), so the directories "
+                                "sunkd.yaml "
+                                "names are unknown",
+                                path) < 0
+                               ? -ENOMEM
+                               : r;
         return asprintf(ret_why, "%s", error ?: strerror(-r)) < 0 ? -ENOMEM : r;
 }
 
@@ -393,8 +401,8 @@ int main(int argc, char **argv) {
                 }
         }
         if (unknown) {
-                say(LOG_ERR, "%s: cannot run the %s scripts here: %s", name_of(a.kind), prolog_kind_name(a.kind),
-                    unknown);
+                say(LOG_ERR, "%s: cannot run the %s scripts here: %s", name_of(a.kind),
+                    prolog_kind_name(a.kind), unknown);
                 prolog_settings_done(&set);
                 return EXIT_FAILED;
         }

@@ -216,7 +216,8 @@ START_TEST(test_script_refused) {
         ck_assert_int_eq(entry(s, n, "b-group")->error, -EPERM);
         ck_assert_ptr_null(entry(s, n, "b-group")->path);
         expect_error(entry(s, n, "b-group")->why,
-                     "refusing prolog script '@': group- or world-writable (owner uid 0, mode 0775)", "d/b-group");
+                     "refusing prolog script '@': group- or world-writable (owner uid 0, mode 0775)",
+                     "d/b-group");
         s = prolog_scripts_free(s, n);
         ck_assert_int_eq(chmod(bad, 0755), 0);
         ck_assert_int_eq(chown(bad, NOBODY, 0), 0);
@@ -299,8 +300,10 @@ START_TEST(test_symlink_swap) {
         /* listed again, the new target is refused */
         n_again = list("d", 0, &again, &e);
         ck_assert_ptr_nonnull(prolog_scripts_refused(again, n_again));
-        ck_assert_msg(strstr(again[0].why, "/d/..v2/10-a'") &&
-                      strstr(again[0].why, "is group- or world-writable (owner uid 65534, mode 0777)"), "%s", again[0].why);
+        ck_assert_msg(
+                strstr(again[0].why, "/d/..v2/10-a'") &&
+                        strstr(again[0].why, "is group- or world-writable (owner uid 65534, mode 0777)"),
+                "%s", again[0].why);
         again = prolog_scripts_free(again, n_again);
         /* the checked inode runs even when its path is replaced after the check */
         fd = prolog_script_open(&s[0], &e);
@@ -713,7 +716,8 @@ START_TEST(test_local_refused) {
         ck_assert_int_eq(local_run(PROLOG_KIND_PROLOG, 10 * USEC_PER_SEC, 60 * USEC_PER_SEC, &seen, reason, &e), -EPERM);
         ck_assert_msg(e && strstr(e, "20-writable"), "%s", e ?: "");
         /* the reason names the script refused, not its directory */
-        ck_assert_msg(strncmp(reason, "prolog 20-writable ", 19) == 0 && strstr(reason, "refused"), "%s", reason);
+        ck_assert_msg(strncmp(reason, "prolog 20-writable ", 19) == 0 && strstr(reason, "refused"), "%s",
+                      reason);
         ck_assert_uint_eq(seen.n, 0);
         ck_assert(!exists("ran"));
         (void) d;
@@ -730,7 +734,8 @@ START_TEST(test_local_skipped) {
         ck_assert_int_ge(asprintf(&ran, "touch %s/ran", tmp_tree), 0);
         tmp_file_as("d/10-lost-x", "#!/bin/sh\nexit 1\n", 0644, 0);
         script("d/20-ran", ran);
-        ck_assert_int_eq(local_run(PROLOG_KIND_PROLOG, 10 * USEC_PER_SEC, 60 * USEC_PER_SEC, &seen, reason, &e), 0);
+        ck_assert_int_eq(
+                local_run(PROLOG_KIND_PROLOG, 10 * USEC_PER_SEC, 60 * USEC_PER_SEC, &seen, reason, &e), 0);
         ck_assert_uint_eq(seen.n, 2);
         ck_assert_str_eq(seen.names[0], "10-lost-x");
         ck_assert_int_eq(seen.rs[0], 0);
@@ -746,8 +751,9 @@ START_TEST(test_local_missing_dir) {
         Seen seen = {};
 
         ck_assert_int_eq(rmdir(d), 0);
-        ck_assert_int_eq(local_run(PROLOG_KIND_PROLOG, 10 * USEC_PER_SEC, 60 * USEC_PER_SEC, &seen, reason, &e),
-                         -ENOENT);
+        ck_assert_int_eq(
+                local_run(PROLOG_KIND_PROLOG, 10 * USEC_PER_SEC, 60 * USEC_PER_SEC, &seen, reason, &e),
+                -ENOENT);
         ck_assert_msg(e && strstr(e, "does not exist"), "%s", e ?: "");
         ck_assert_msg(strncmp(reason, "prolog ", 7) == 0, "%s", reason);
         ck_assert_uint_eq(seen.n, 0);
