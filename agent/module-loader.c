@@ -206,7 +206,7 @@ int module_new(const ModuleHost *host, const ConfModule *cm, Module **ret) {
                 mod->mstate = MODULE_FAILED;
                 mod->error = r;
                 /* dlerror()'s text may quote a library's bytes */
-                mod->error_message = text_escape_str(error, TEXT_ESCAPE_LINE | TEXT_ESCAPE_IF_INVALID);
+                mod->error_message = text_escape_str(error, TEXT_ESCAPE_LINE);
                 *ret = mod;
                 return r;
         }

@@ -850,7 +850,7 @@ int sched_job_set_message(Job *j, const char *message) {
         char *m = NULL;
 
         if (message && !(m = text_escape(message, strlen(message), JOB_MESSAGE_MAX,
-                                         TEXT_ESCAPE_LINE | TEXT_ESCAPE_IF_INVALID)))
+                                         TEXT_ESCAPE_LINE)))
                 return -ENOMEM;
         free(j->message);
         j->message = m;

@@ -528,6 +528,8 @@ TESTS += tests/integration/0290-prolog.t
 EXTRA_DIST += tests/integration/0290-prolog.t
 TESTS += tests/integration/0291-prolog-slurm.t
 EXTRA_DIST += tests/integration/0291-prolog-slurm.t
+TESTS += tests/integration/0292-outside-text.t
+EXTRA_DIST += tests/integration/0292-outside-text.t
 # the slurmrestd transport against a fixture (Debian 12's slurmrestd has no node update)
 TESTS += tests/integration/0283-health-slurmrestd.t
 EXTRA_DIST += tests/integration/0283-health-slurmrestd.t tests/lib/slurmrestd-fixture.py

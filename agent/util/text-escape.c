@@ -47,17 +47,12 @@ bool text_escape_utf8_valid(const char *s, size_t n) {
 
 /* How many bytes at @p (of @n) are kept as they are: 0 when the first is
  * escaped. */
-#define KEEP_ALL (1u << 31) /* valid UTF-8 already: whole sequences are kept */
-
 static size_t kept(const unsigned char *p, size_t n, unsigned flags) {
         size_t k;
 
-        if (flags & KEEP_ALL)
-                return text_escape_utf8_len((const char *) p, n);
-
         if (*p < 0x80) {
                 if (*p >= 0x20 && *p < 0x7f)
-                        return *p == '\\' ? 0 : 1;
+                        return *p == '\\' && (flags & TEXT_ESCAPE_ASCII) ? 0 : 1;
                 return (*p == '\n' || *p == '\t') && !(flags & TEXT_ESCAPE_LINE) ? 1 : 0;
         }
         if (flags & TEXT_ESCAPE_ASCII)
@@ -71,9 +66,6 @@ static size_t kept(const unsigned char *p, size_t n, unsigned flags) {
 
 bool text_escape_needed(const char *s, size_t n, unsigned flags) {
         const unsigned char *p = (const unsigned char *) s;
-
-        if (flags & TEXT_ESCAPE_IF_INVALID)
-                return !text_escape_utf8_valid(s, n);
 
         for (size_t i = 0, k; i < n; i += k)
                 if ((k = kept(p + i, n - i, flags)) == 0)
@@ -90,8 +82,6 @@ size_t text_escape_append(char *out, size_t size, size_t *len, const char *s, si
                 return 0;
         if (*len >= size)
                 *len = size - 1;
-        if (p && (flags & TEXT_ESCAPE_IF_INVALID) && !text_escape_needed(s, n, flags))
-                flags = KEEP_ALL;
         while (p && i < n) {
                 size_t k = kept(p + i, n - i, flags);
 

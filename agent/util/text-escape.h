@@ -9,12 +9,19 @@
  * overlong forms, no UTF-16 surrogates, nothing past U+10FFFF) and printable
  * ASCII are kept; every other byte is written "\xNN", two lower-case hex
  * digits: a byte that is not part of such a sequence, a C0 control (newline
- * and tab stay in multi-line text), DEL, each byte of a C1 control
- * (U+0080..U+009F, which terminals obey), and the backslash itself, so an
- * escape cannot be forged and two different texts stay different.  Nothing
- * is dropped: a cut (the text is longer than its room) is at the end, never
- * inside an escape or a sequence.  sunkd(8) documents the rule for
- * operators. */
+ * and tab stay in multi-line text), DEL, and each byte of a C1 control
+ * (U+0080..U+009F, which terminals obey).  Nothing is dropped: a cut (the
+ * text is longer than its room) is at the end, never inside an escape or a
+ * sequence.
+ *
+ * The rule is idempotent: its output goes through it again unchanged.  So
+ * text built from pieces already clean (a reason naming an escaped file
+ * name) or handed on (a module's message to the host, the prolog client's
+ * reason to Health.Drain) is never escaped twice.  The price: a backslash
+ * is kept, so a script that prints "\xff" reads as one that printed the
+ * byte.  TEXT_ESCAPE_ASCII escapes the backslash too, for names that must
+ * stay apart (gres's GPU names, which become gres.conf types).  sunkd(8)
+ * documents the rule for operators. */
 #pragma once
 
 #include <stdbool.h>
@@ -22,12 +29,7 @@
 
 enum {
         TEXT_ESCAPE_LINE = 1u << 0,  /* one line: newline and tab escaped too */
-        TEXT_ESCAPE_ASCII = 1u << 1, /* printable ASCII only: every byte above 0x7e escaped */
-        /* Text that went through the rule once already (a module's, handed
-         * to the host) is only cut: escaping it again would double the
-         * backslashes of its escapes.  Only text that is not valid UTF-8 (a
-         * module that broke the rule) is escaped. */
-        TEXT_ESCAPE_IF_INVALID = 1u << 2,
+        TEXT_ESCAPE_ASCII = 1u << 1, /* printable ASCII only: every byte above 0x7e, and '\\', escaped */
 };
 
 /* The longest a byte can become: "\xNN". */

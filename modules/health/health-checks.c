@@ -16,7 +16,6 @@
 #include "util/json-util.h"
 #include "util/macro.h"
 #include "util/strv.h"
-#include "util/text-escape.h"
 #include "util/time-util.h"
 
 #define CHECK_TIMEOUT_DEFAULT_USEC (30 * SUNKD_USEC_PER_SEC)
@@ -47,14 +46,7 @@ static void result_from_json(json_object *o, HealthResult *res) {
                 health_result_set(res, HEALTH_FAIL, "check-error", "the check gave no result");
                 return;
         }
-        /* The child's health_result_set() escaped them already: escaping
-         * again would double the backslashes of its escapes. */
-        res->status = status;
-        snprintf(res->code, sizeof(res->code), "%s", json_member_string(o, "code") ?: "");
-        snprintf(res->detail, sizeof(res->detail), "%s", json_member_string(o, "detail") ?: "");
-        if (!text_escape_utf8_valid(res->code, strlen(res->code)) ||
-            !text_escape_utf8_valid(res->detail, strlen(res->detail)))
-                health_result_set(res, HEALTH_FAIL, "check-error", "the check's result is not valid text");
+        health_result_set(res, status, json_member_string(o, "code") ?: "", "%s", json_member_string(o, "detail") ?: "");
 }
 
 /* sunkd_health_finding{check,code}: one series while a check fails, its

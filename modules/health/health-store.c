@@ -33,8 +33,7 @@ static void copy_member(json_object *o, const char *key, char *dst, size_t len) 
         if (v && strlen(v) < len) {
                 memcpy(dst, v, strlen(v) + 1);
                 /* a file of an older version may hold what is not UTF-8 */
-                if (!text_escape_utf8_valid(dst, strlen(dst)))
-                        text_escape_buf(dst, len, TEXT_ESCAPE_LINE);
+                text_escape_buf(dst, len, TEXT_ESCAPE_LINE);
         }
 }
 
