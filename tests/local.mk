@@ -419,6 +419,12 @@ tests_unit_test_authkeys_local_SOURCES = tests/unit/test-authkeys-local.c
 tests_unit_test_authkeys_local_CFLAGS = $(CHECK_TEST_CFLAGS) -I$(top_srcdir)
 tests_unit_test_authkeys_local_LDADD = modules/authkeys/libauthkeys.la $(CHECK_LIBS)
 
+check_PROGRAMS += tests/fuzz/fuzz-agent-replies
+TESTS += tests/fuzz/agent-replies.t
+tests_fuzz_fuzz_agent_replies_SOURCES = tests/fuzz/fuzz-agent-replies.c tests/fuzz/fuzz-replay.c
+tests_fuzz_fuzz_agent_replies_CFLAGS = $(CHECK_TEST_CFLAGS) -I$(top_srcdir)/agent
+tests_fuzz_fuzz_agent_replies_LDADD = agent/libsunkd-core.la $(JSONC_LIBS)
+EXTRA_DIST += tests/fuzz/corpus/agent-replies tests/fuzz/agent-replies.t
 check_PROGRAMS += tests/fuzz/fuzz-health-methods
 TESTS += tests/fuzz/health-methods.t
 tests_fuzz_fuzz_health_methods_SOURCES = tests/fuzz/fuzz-methods.c tests/fuzz/fuzz-replay.c $(modules_health_health_la_SOURCES)
