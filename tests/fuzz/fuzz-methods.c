@@ -14,7 +14,7 @@
  *             (2-byte length, any bytes)
  *   2 run     a job (1 byte) runs: prepare, and for a job that is not
  *             async, work and done in place
- *   3 gone    the peer of the oldest pending call hangs up
+ *   3 gone    the peer of the oldest call not answered hangs up
  * At the end every child ends with no output and the module stops. */
 #include <errno.h>
 #include <stdarg.h>
@@ -112,9 +112,8 @@ static int f_reply_error(sunkd_call *call, const char *error, json_object *param
                 json_object_put(params);
                 return -EALREADY;
         }
-        call->replied = true;
+        call->replied = true; /* freed by op_call, or at the end */
         check_reply(error, params);
-        call_forget(call);
         return 0;
 }
 
@@ -427,6 +426,9 @@ static void op_call(Input *in) {
         sunkd_call *call;
         int r;
 
+        for (size_t i = H.n_calls; i-- > 0;)
+                if (H.calls[i]->replied)
+                        call_forget(H.calls[i]);
         if (H.n_methods == 0 || H.n_calls >= MAX_CALLS)
                 return;
         if (varlink_parse(text, len, 65536, 16, &params) < 0)
@@ -435,12 +437,12 @@ static void op_call(Input *in) {
                 return;
         H.calls[H.n_calls++] = call;
         r = H.methods[m % H.n_methods].fn(call, params, H.state);
-        if (call->replied)
-                return;
-        if (r == SUNKD_CALL_PENDING)
+        if (!call->replied && r == SUNKD_CALL_PENDING)
                 return;
         /* a handler's error: the host answers it */
-        (void) f_reply_error(call, "io.sunkd.InternalError", NULL);
+        if (!call->replied)
+                (void) f_reply_error(call, "io.sunkd.InternalError", NULL);
+        call_forget(call);
 }
 
 static void spawn_end(unsigned status, const char *out, size_t len) {
@@ -504,11 +506,14 @@ static void op_run(Input *in) {
 static void op_gone(Input *in) {
         sunkd_call *call;
 
-        if (H.n_calls == 0)
+        for (size_t i = 0; i < H.n_calls; i++) {
+                call = H.calls[i];
+                if (call->replied)
+                        continue;
+                if (call->gone)
+                        call->gone(call, call->gone_userdata);
                 return;
-        call = H.calls[0];
-        if (call->gone)
-                call->gone(call, call->gone_userdata);
+        }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
