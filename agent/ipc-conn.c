@@ -118,7 +118,21 @@ int conn_send(IpcConnection *c, const char *method, const char *error, json_obje
         size_t len = 0;
         int r;
 
+        /* A reply that is not UTF-8 is a module's bug: text from outside is
+         * made valid where it enters sunkd's state (util/text-escape.h).  As
+         * a last defence the host escapes it itself and says so, rather
+         * than answer InternalError for as long as the module keeps it. */
+        json_object_get(params);
         r = reply_format(error, params, &buf, &len);
+        if (r == -EILSEQ && params) {
+                int n = varlink_repair_utf8(params);
+
+                if (n > 0 && ratelimit_pass(&ipc->reply_rl, IPC_LOG_BURST, &suppressed))
+                        log_error("BUG: the reply to %s carried %d string(s) that are not UTF-8; sent them escaped%s",
+                                  method ?: "request", n, suppressed > 0 ? ", more suppressed" : "");
+                r = n < 0 ? n : reply_format(error, json_object_get(params), &buf, &len);
+        }
+        json_object_put(params);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {

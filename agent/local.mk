@@ -48,6 +48,8 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-util.la
 	%reldir%/util/py-escape.c \
 	%reldir%/util/py-escape.h \
 	%reldir%/util/text-clean.c \
+	%reldir%/util/text-escape.c \
+	%reldir%/util/text-escape.h \
 	%reldir%/util/text-clean.h \
 	%reldir%/util/time-util.c \
 	%reldir%/util/time-util.h \

@@ -31,6 +31,7 @@
 #include "util/macro.h"
 #include "util/time-util.h"
 #include "util/trusted-path.h"
+#include "util/text-escape.h"
 
 /* The most a module's linger may ask: a day, a prolog's longest total. */
 #define LINGER_MAX_USEC (UINT64_C(86400) * USEC_PER_SEC)
@@ -214,7 +215,8 @@ int module_new(const ModuleHost *host, const ConfModule *cm, Module **ret) {
                 /* Handed back anyway, FAILED, so status can show why. */
                 mod->mstate = MODULE_FAILED;
                 mod->error = r;
-                mod->error_message = TAKE_PTR(error);
+                /* dlerror()'s text may quote a library's bytes */
+                mod->error_message = text_escape_str(error, TEXT_ESCAPE_LINE);
                 *ret = mod;
                 return r;
         }

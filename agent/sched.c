@@ -42,6 +42,7 @@
 #include "util/macro.h"
 #include "util/rand-util.h"
 #include "util/time-util.h"
+#include "util/text-escape.h"
 
 typedef struct JobWait JobWait;
 typedef struct Unreaped Unreaped;
@@ -842,10 +843,14 @@ static int json_add(json_object *o, const char *key, json_object *v) {
         return json_object_object_add(o, key, v) < 0 ? -ENOMEM : 0;
 }
 
+/* A module's text (a check's detail, a script's line) enters the host's
+ * state here: cut and escaped by the one rule for outside text, so that no
+ * module can make `sunkctl jobs` or a trigger's answer invalid. */
 int sched_job_set_message(Job *j, const char *message) {
         char *m = NULL;
 
-        if (message && !(m = strndup(message, JOB_MESSAGE_MAX)))
+        if (message && !(m = text_escape(message, strlen(message), JOB_MESSAGE_MAX,
+                                         TEXT_ESCAPE_LINE)))
                 return -ENOMEM;
         free(j->message);
         j->message = m;

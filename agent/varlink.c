@@ -36,49 +36,14 @@
 #include "util/cleanup.h"
 #include "util/json-util.h"
 #include "util/macro.h"
+#include "util/text-escape.h"
 #include "varlink.h"
 
-/* Well-formed UTF-8 only: no overlong forms, no surrogates, nothing above
- * U+10FFFF.  Returns false at the first ill-formed byte. */
+/* Well-formed UTF-8 only (no overlong forms, no surrogates, nothing above
+ * U+10FFFF): the one definition, text-escape.c's, that every reply's text
+ * was made to meet. */
 static bool utf8_is_valid(const char *s, size_t len) {
-        const unsigned char *p = (const unsigned char *) s, *end = p + len;
-
-        while (p < end) {
-                unsigned char c = *p;
-                unsigned char lo = 0x80, hi = 0xbf;
-                size_t n;
-
-                if (c < 0x80) {
-                        p++;
-                        continue;
-                }
-                if (c >= 0xc2 && c <= 0xdf)
-                        n = 1;
-                else if (c >= 0xe0 && c <= 0xef) {
-                        n = 2;
-                        if (c == 0xe0)
-                                lo = 0xa0;
-                        else if (c == 0xed)
-                                hi = 0x9f;
-                } else if (c >= 0xf0 && c <= 0xf4) {
-                        n = 3;
-                        if (c == 0xf0)
-                                lo = 0x90;
-                        else if (c == 0xf4)
-                                hi = 0x8f;
-                } else
-                        return false;
-
-                if ((size_t) (end - p) <= n)
-                        return false;
-                if (p[1] < lo || p[1] > hi)
-                        return false;
-                for (size_t i = 2; i <= n; i++)
-                        if (p[i] < 0x80 || p[i] > 0xbf)
-                                return false;
-                p += n + 1;
-        }
-        return true;
+        return text_escape_utf8_valid(s, len);
 }
 
 /* ---- The strict walk ---------------------------------------------------- */
@@ -473,4 +438,87 @@ int varlink_format(json_object *msg, char **ret, size_t *ret_len) {
         *ret = b;
         *ret_len = len + 1;
         return 0;
+}
+
+/* ---- Repair ------------------------------------------------------------- */
+
+static bool string_is_valid(const char *s, size_t len) {
+        return !memchr(s, 0, len) && text_escape_utf8_valid(s, len);
+}
+
+static json_object *escaped_string(const char *s, size_t len) {
+        _cleanup_free_ char *e = text_escape(s, len, 0, 0);
+
+        return e ? json_object_new_string(e) : NULL;
+}
+
+int varlink_repair_utf8(json_object *o) {
+        int n = 0, r;
+
+        if (json_object_is_type(o, json_type_array)) {
+                for (size_t i = 0; i < json_object_array_length(o); i++) {
+                        json_object *v = json_object_array_get_idx(o, i), *e;
+
+                        if (json_object_is_type(v, json_type_string) &&
+                            !string_is_valid(json_object_get_string(v), (size_t) json_object_get_string_len(v))) {
+                                e = escaped_string(json_object_get_string(v), (size_t) json_object_get_string_len(v));
+                                if (!e || json_object_array_put_idx(o, i, e) < 0) {
+                                        json_object_put(e);
+                                        return -ENOMEM;
+                                }
+                                n++;
+                        } else if ((r = varlink_repair_utf8(v)) < 0)
+                                return r;
+                        else
+                                n += r;
+                }
+                return n;
+        }
+        if (!json_object_is_type(o, json_type_object))
+                return 0;
+        for (;;) {
+                const char *bad = NULL;
+
+                /* A key that is not UTF-8: the member moves to its escaped
+                 * key, and the walk starts again (the object changed). */
+                json_object_object_foreach(o, key, value) {
+                        if (!string_is_valid(key, strlen(key))) {
+                                bad = key;
+                                break;
+                        }
+                        (void) value;
+                }
+                if (!bad)
+                        break;
+                _cleanup_free_ char *k = text_escape(bad, strlen(bad), 0, 0);
+                json_object *v = json_object_get(json_object_object_get(o, bad));
+
+                if (!k) {
+                        json_object_put(v);
+                        return -ENOMEM;
+                }
+                json_object_object_del(o, bad);
+                if (json_object_object_add(o, k, v) < 0) {
+                        json_object_put(v);
+                        return -ENOMEM;
+                }
+                n++;
+        }
+        json_object_object_foreach(o, key, value) {
+                if (json_object_is_type(value, json_type_string) &&
+                    !string_is_valid(json_object_get_string(value), (size_t) json_object_get_string_len(value))) {
+                        json_object *e = escaped_string(json_object_get_string(value),
+                                                        (size_t) json_object_get_string_len(value));
+
+                        if (!e || json_object_object_add(o, key, e) < 0) {
+                                json_object_put(e);
+                                return -ENOMEM;
+                        }
+                        n++;
+                } else if ((r = varlink_repair_utf8(value)) < 0)
+                        return r;
+                else
+                        n += r;
+        }
+        return n;
 }

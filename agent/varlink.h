@@ -36,3 +36,12 @@ int varlink_format(json_object *msg, char **ret, size_t *ret_len);
  * [A-Za-z0-9_-] in dot-separated, non-empty parts, at least two of them.
  */
 bool varlink_method_name_is_valid(const char *s, size_t len);
+
+/**
+ * varlink_repair_utf8() - escape, in place, every string (value or key) in
+ * @o that is not valid UTF-8, by the one rule for outside text
+ * (util/text-escape.h).  The host's last defence for a reply a module
+ * built from text it did not clean where it entered.
+ * Return: how many strings were escaped, or -ENOMEM.
+ */
+int varlink_repair_utf8(json_object *o);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "util/strv.h"
+#include "util/text-escape.h"
 
 #include "gres-gpu.h"
 
@@ -26,21 +27,12 @@ void gres_gpus_free(GresGpu *gpus, size_t n) {
 }
 
 void gres_text_escape(const char *in, char *out, size_t size) {
-        size_t o = 0;
+        size_t len = 0;
 
         if (size == 0)
                 return;
-        for (const unsigned char *p = (const unsigned char *) (in ?: ""); *p; p++) {
-                bool plain = *p >= 0x20 && *p < 0x7f && *p != '\\';
-
-                if (o + (plain ? 1 : 4) >= size)
-                        break;
-                if (plain)
-                        out[o++] = (char) *p;
-                else
-                        o += (size_t) snprintf(out + o, size - o, "\\x%02x", *p);
-        }
-        out[o] = 0;
+        out[0] = '\0';
+        (void) text_escape_append(out, size, &len, in, in ? strlen(in) : 0, TEXT_ESCAPE_LINE | TEXT_ESCAPE_ASCII);
 }
 
 char *gres_text_safe(const char *in) {

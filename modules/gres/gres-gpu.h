@@ -30,10 +30,12 @@ typedef struct GresGpu {
 /* Text a driver hands over (a name, a UUID, an error message, from NVML or
  * from /proc) leaves the module in JSON answers and facts, which must be
  * UTF-8, in Prometheus labels, in the journal and in gres.conf: a broken or
- * hostile driver must not be able to make any of them invalid.  Printable
- * ASCII is kept; every other byte (not UTF-8, a control character, anything
- * above 0x7e) and the backslash become "\xHH", so the escape cannot be
- * forged and two broken names stay apart.  NVIDIA's names and UUIDs are ASCII. */
+ * hostile driver must not be able to make any of them invalid.  It goes
+ * through sunkd's one rule for outside text (util/text-escape.h) as one
+ * line of ASCII: printable ASCII is kept; every other byte (not UTF-8, a
+ * control character, anything above 0x7e) and the backslash become "\xHH",
+ * so the escape cannot be forged and two broken names stay apart.  NVIDIA's
+ * names and UUIDs are ASCII. */
 #define GRES_TEXT_MAX 96 /* NVML's name and UUID buffers; longer text is cut */
 
 /* gres_text_escape() - @in as above into @out (at most @size - 1 bytes and a

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "util/macro.h"
+#include "util/text-escape.h"
 
 #include "health-check.h"
 
@@ -40,26 +41,25 @@ static size_t utf8_cut(const char *s, size_t len) {
         return len - (i - 1) < need ? i - 1 : len;
 }
 
-/* One printable line: control bytes (newlines, escapes) become '?'. */
-static void one_line(char *s) {
-        for (; *s; s++)
-                if ((unsigned char) *s < 0x20 || *s == 0x7f)
-                        *s = '?';
-}
-
+/* What a check found is outside text (a path, a device's name, a script's
+ * line): it enters the module's state here, through the one rule for such
+ * text (util/text-escape.h), as one line. */
 void health_result_set(HealthResult *ret, HealthStatus status, const char *code, const char *fmt, ...) {
+        char raw[HEALTH_DETAIL_MAX];
+        size_t len = 0;
         va_list ap;
         int n;
 
         ret->status = status;
         snprintf(ret->code, sizeof(ret->code), "%s", code ?: "");
-        one_line(ret->code);
+        text_escape_buf(ret->code, sizeof(ret->code), TEXT_ESCAPE_LINE);
         va_start(ap, fmt);
-        n = vsnprintf(ret->detail, sizeof(ret->detail), fmt, ap);
+        n = vsnprintf(raw, sizeof(raw), fmt, ap);
         va_end(ap);
         if (n < 0)
-                ret->detail[0] = 0;
-        else if ((size_t) n >= sizeof(ret->detail))
-                ret->detail[utf8_cut(ret->detail, sizeof(ret->detail) - 1)] = 0;
-        one_line(ret->detail);
+                raw[0] = 0;
+        else if ((size_t) n >= sizeof(raw))
+                raw[utf8_cut(raw, sizeof(raw) - 1)] = 0;
+        ret->detail[0] = 0;
+        (void) text_escape_append(ret->detail, sizeof(ret->detail), &len, raw, strlen(raw), TEXT_ESCAPE_LINE);
 }

@@ -79,7 +79,9 @@ extern const HealthCheckType health_check_mount, health_check_disk_free, health_
 
 const HealthCheckType *health_check_type_find(const char *name);
 
-/* health_result_set() - fill @ret; detail is printf-style, made one printable
- * line (control bytes as '?') and cut to HEALTH_DETAIL_MAX - 1. */
+/* health_result_set() - fill @ret; detail is printf-style, cut to
+ * HEALTH_DETAIL_MAX - 1 and made one line of valid UTF-8 by the rule of
+ * util/text-escape.h (control bytes, invalid bytes and '\\' as "\xNN"), as
+ * is the code. */
 void health_result_set(HealthResult *ret, HealthStatus status, const char *code, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));

@@ -14,6 +14,7 @@
 #include "util/cleanup.h"
 #include "util/json-util.h"
 #include "util/macro.h"
+#include "util/text-escape.h"
 
 #define WAIT_IDLE_POLL_USEC (1 * SUNKD_USEC_PER_SEC)
 
@@ -68,12 +69,15 @@ static void signal_fill(State *s, HealthSignal *sig) {
         }
 }
 
-/* What the round found out, into the state that outlives it. */
-void signal_apply_outcome(State *s, const HealthSignal *sig) {
+/* What the round found out, into the state that outlives it.  Its message
+ * quotes slurmctld's and slurmrestd's text (a node's reason, an error): it
+ * enters the state here, through the one rule for outside text. */
+void signal_apply_outcome(State *s, HealthSignal *sig) {
         const char *labels[] = { health_outcome_to_string(sig->outcome), NULL };
         bool forced = sig->want == HEALTH_WANT_FORCE_DRAIN || sig->want == HEALTH_WANT_UNDRAIN;
         const Check *k = wanted(s);
 
+        text_escape_buf(sig->message, sizeof(sig->message), TEXT_ESCAPE_LINE);
         switch (sig->outcome) {
         case HEALTH_OUTCOME_DRAINED:
         case HEALTH_OUTCOME_UPDATED:

@@ -150,6 +150,9 @@ static void waiter_gone(sunkd_call *call, void *userdata) {
         for (size_t i = 0; i < s->n_waiters; i++)
                 if (s->waiters[i].call == call) {
                         drop_waiter(s, i);
+                        /* the round it asked for goes on, answering nobody */
+                        if (s->forced_call == call)
+                                s->forced_call = NULL;
                         (void) s->ctx->api->reply_error(call, "io.sunkd.Unavailable", NULL);
                         return;
                 }

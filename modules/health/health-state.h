@@ -144,7 +144,7 @@ void check_record(Check *k, const HealthResult *res, uint64_t duration_usec);
 /* health-judge.c: the wish from the checks, and the signal job */
 int signal_add_job(State *s);
 void signal_kick(State *s, const char *why);
-void signal_apply_outcome(State *s, const HealthSignal *sig);
+void signal_apply_outcome(State *s, HealthSignal *sig);
 int signal_result(const HealthSignal *sig);
 
 /* health-scontrol.c */

@@ -16,6 +16,7 @@
 #include "util/fileio.h"
 #include "util/json-util.h"
 #include "util/macro.h"
+#include "util/text-escape.h"
 
 #define STORE_FILE "state.json"
 #define STORE_MAX (256 * 1024)
@@ -29,8 +30,11 @@ static char *store_path(State *s) {
 static void copy_member(json_object *o, const char *key, char *dst, size_t len) {
         const char *v = json_member_string(o, key);
 
-        if (v && strlen(v) < len)
+        if (v && strlen(v) < len) {
                 memcpy(dst, v, strlen(v) + 1);
+                /* a file of an older version may hold what is not UTF-8 */
+                text_escape_buf(dst, len, TEXT_ESCAPE_LINE);
+        }
 }
 
 static void load_check(Check *k, json_object *o) {

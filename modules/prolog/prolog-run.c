@@ -22,6 +22,7 @@
 #include "util/macro.h"
 #include "util/strv.h"
 #include "util/text-clean.h"
+#include "util/text-escape.h"
 #include "util/time-util.h"
 
 static void run_next(Run *run);
@@ -92,7 +93,8 @@ static int result_add(Run *run, const char *name, ScriptResult **ret) {
         if (!a)
                 return -ENOMEM;
         run->results = a;
-        a[run->n_results] = (ScriptResult) { .name = strdup(name) };
+        /* a file's name may hold any byte: it enters the state escaped */
+        a[run->n_results] = (ScriptResult) { .name = text_escape_str(name, TEXT_ESCAPE_LINE) };
         if (!a[run->n_results].name)
                 return -ENOMEM;
         *ret = &a[run->n_results++];
@@ -117,10 +119,12 @@ static void note_failure(Run *run, const ScriptResult *res, const char *output, 
         if (run->reason[0])
                 return;
         prolog_failure_reason(run->reason, run->kind, &f);
-        if (keep > 0 && (run->failed_output = malloc(keep + 1))) {
-                memcpy(run->failed_output, output + output_len - keep, keep);
-                run->failed_output[keep] = '\0';
-        }
+        /* the end of the output, from the start of a UTF-8 character, enters
+         * the state through the one rule for outside text */
+        while (keep > 0 && keep < output_len && ((unsigned char) output[output_len - keep] & 0xc0) == 0x80)
+                keep--;
+        if (keep > 0)
+                run->failed_output = text_escape(output + output_len - keep, keep, 0, 0);
 }
 
 static void counters_add(State *s, const Run *run) {
@@ -397,7 +401,8 @@ static void run_list_failed(Run *run, int r, char *error) {
 
         sunkd_log_error(run->s->ctx, "%s of job %s: %s", prolog_kind_name(run->kind), run->job_id,
                         error ?: strerror(-r));
-        run->error = error ?: strdup(strerror(-r));
+        run->error = text_escape_str(error ?: strerror(-r), TEXT_ESCAPE_LINE);
+        free(error);
         prolog_failure_reason(run->reason, run->kind, &f);
         run_finish(run);
 }

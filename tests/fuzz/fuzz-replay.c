@@ -1,7 +1,8 @@
 /* Runs every file of a corpus directory through LLVMFuzzerTestOneInput(),
  * so the seed corpus (and every crash once found) is a regression test in
  * `make check`, under the sanitizers too.  Prints TAP: one line per file.
- * Linked into each fuzz target when it is not built with -fsanitize=fuzzer.
+ * Linked into each fuzz target; `make fuzz` builds the targets with
+ * libFuzzer's own main instead (SUNKD_LIBFUZZER), for finding new inputs.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -11,6 +12,8 @@
 #include <string.h>
 
 #include "util/fileio.h"
+
+#ifndef SUNKD_LIBFUZZER
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -87,3 +90,4 @@ int main(int argc, char **argv) {
         free(names);
         return 0;
 }
+#endif

@@ -133,7 +133,11 @@ START_TEST(test_result_set) {
         health_result_set(&r, HEALTH_FAIL, "x-code", "a\nb\tc\x1b[31m%s\x7f", "d");
         ck_assert_int_eq(r.status, HEALTH_FAIL);
         ck_assert_str_eq(r.code, "x-code");
-        ck_assert_str_eq(r.detail, "a?b?c?[31md?");
+        ck_assert_str_eq(r.detail, "a\\x0ab\\x09c\\x1b[31md\\x7f");
+        /* bytes that are not UTF-8, and Latin-1, are escaped, never dropped */
+        health_result_set(&r, HEALTH_FAIL, "bad\xff", "%s", "\xff\xfe caf\xe9 \xed\xa0\x80 \\x \xc3\xa9");
+        ck_assert_str_eq(r.code, "bad\\xff");
+        ck_assert_str_eq(r.detail, "\\xff\\xfe caf\\xe9 \\xed\\xa0\\x80 \\x \xc3\xa9");
         /* cut to the buffer, never inside a UTF-8 sequence: 254 bytes then "é" (2 bytes) */
         memset(long_text, 'a', 254);
         strcpy(long_text + 254, "\xc3\xa9zz");

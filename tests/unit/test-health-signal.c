@@ -190,9 +190,9 @@ START_TEST(test_reason_format) {
         health_reason_format(out, P, "disk", "/scratch 3% free");
         ck_assert_str_eq(out, "sunkd: disk: /scratch 3% free");
         health_reason_format(out, P, "x", "a\nb\tc\x1b[31m");
-        ck_assert_str_eq(out, "sunkd: x: a?b?c?[31m");
+        ck_assert_str_eq(out, "sunkd: x: a\\x0ab\\x09c\\x1b[31m");
         health_reason_format(out, P, "gpu", "XID 79 on GPU-\xc3\xa9t\xff");
-        ck_assert_str_eq(out, "sunkd: gpu: XID 79 on GPU-\xc3\xa9t?");
+        ck_assert_str_eq(out, "sunkd: gpu: XID 79 on GPU-\xc3\xa9t\\xff");
         memset(big, 'a', sizeof(big) - 1);
         big[sizeof(big) - 1] = '\0';
         health_reason_format(out, P, "x", big);

@@ -37,9 +37,12 @@ START_TEST(test_last_line) {
         expect_line("no newline at the end", 64, "no newline at the end");
         expect_line("  padded \t\r\n", 64, "padded");
         expect_line("what?\n", 64, "what?");
-        expect_line("bell\a and escape \x1b[31m red\n", 64, "bell? and escape ?[31m red");
-        expect_line("bad \xff\xfe bytes\n", 64, "bad ?? bytes");
+        expect_line("bell\a and escape \x1b[31m red\n", 64, "bell\\x07 and escape \\x1b[31m red");
+        expect_line("bad \xff\xfe bytes\n", 64, "bad \\xff\\xfe bytes");
         expect_line("caf\xc3\xa9 ok\n", 64, "caf\xc3\xa9 ok");
+        /* Latin-1, an encoded surrogate, an overlong '/', a C1 control, and a backslash, kept */
+        expect_line("caf\xe9 \xed\xa0\x80 \xc0\xaf \xc2\x9b \\n\n", 64,
+                    "caf\\xe9 \\xed\\xa0\\x80 \\xc0\\xaf \\xc2\\x9b \\n");
         /* a long line: its end, whole characters only */
         expect_line("0123456789abcdef\n", 9, "89abcdef");
         expect_line("xx\xc3\xa9\xc3\xa9\xc3\xa9\n", 6, "\xc3\xa9\xc3\xa9");
@@ -70,7 +73,7 @@ START_TEST(test_reason) {
         expect_reason(PROLOG_KIND_PROLOG, &(PrologFailure) { .script = "40-x", .error = prolog_exec_why(-ENOEXEC) },
                       "prolog 40-x cannot execute: neither a program nor a '#!' script");
         expect_reason(PROLOG_KIND_PROLOG, &(PrologFailure) { .script = "evil\nname\x1b", .exit_code = 1 },
-                      "prolog evil?name? rc=1");
+                      "prolog evil\\x0aname\\x1b rc=1");
 }
 END_TEST
 
