@@ -232,7 +232,8 @@ static void on_script_done(void *userdata, int r, const sunkd_spawn_result *res)
 static int result_not_run(Run *run, const PrologScript *sc, int r, ScriptResult **ret) {
         ScriptResult *sr;
 
-        if (result_add(run, sc->name, &sr) < 0 || (sc->why && !(sr->why = text_escape_str(sc->why, TEXT_ESCAPE_LINE)))) {
+        if (result_add(run, sc->name, &sr) < 0 ||
+            (sc->why && !(sr->why = text_escape_str(sc->why, TEXT_ESCAPE_LINE)))) {
                 run->result = RUN_FAILED;
                 snprintf(run->reason, sizeof(run->reason), "%s: out of memory", prolog_kind_name(run->kind));
                 run_finish(run);

@@ -17,7 +17,7 @@ done
 B="$SUNKD_BUILDDIR/modules/prolog"
 [ -x "$B/sunkd-prolog" ] || bail_out "sunkd-prolog not built"
 RAW="$SUNKD_SRCDIR/tests/lib/varlink-raw.py"
-SETTINGS="$T/state/prolog/client.json"
+SETTINGS="$T/run/prolog/client.json"
 NODE=ot-node-1
 N="$T/node"
 P="$T/p.d"
