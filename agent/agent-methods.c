@@ -31,6 +31,17 @@ static int method_version(sunkd_call *call, json_object *params, void *userdata)
         return ipc_reply(call, o);
 }
 
+/* The keys of the file in force that wait for a restart, as an array. */
+static json_object *pending_restart_json(const Manager *m) {
+        const char *keys[MANAGER_RESTART_KEYS_MAX];
+        size_t n = manager_pending_restart(m, keys);
+        json_object *a = json_object_new_array();
+
+        for (size_t i = 0; a && i < n; i++)
+                json_object_array_add(a, json_object_new_string(keys[i]));
+        return a;
+}
+
 static int method_status(sunkd_call *call, json_object *params, void *userdata) {
         Manager *m = userdata;
         _cleanup_json_ json_object *o = json_object_new_object();
@@ -49,6 +60,9 @@ static int method_status(sunkd_call *call, json_object *params, void *userdata) 
         json_object_object_add(o, "stopping", json_object_new_boolean(m->stopping));
         json_object_object_add(o, "config", json_object_new_string(m->config_path));
         json_object_object_add(o, "socket", json_object_new_string(m->socket_path));
+        json_object_object_add(o, "module_dir", json_object_new_string(m->module_host.module_dir));
+        json_object_object_add(o, "state_dir", json_object_new_string(m->module_host.state_dir));
+        json_object_object_add(o, "pending_restart", pending_restart_json(m));
         json_object_object_add(o, "start_usec", json_object_new_int64((int64_t) m->start_usec));
         json_object_object_add(o, "uptime_usec", json_object_new_int64((int64_t) (now_usec(CLOCK_REALTIME) - m->start_usec)));
         json_object_object_add(o, "reloads", json_object_new_int64(m->n_reloads));
@@ -142,17 +156,28 @@ static int method_trigger(sunkd_call *call, json_object *params, void *userdata)
         return SUNKD_CALL_PENDING;
 }
 
-static void on_reloaded(void *userdata, int r, const char *error) {
+/* The settings of the file that wait for a restart go with an applied reload. */
+static void on_reloaded(Manager *m, void *userdata, int r, const char *error) {
         sunkd_call *call = userdata;
+        json_object *o;
 
-        if (r < 0) {
-                json_object *o = json_object_new_string_object("reason", error ?: strerror(-r));
+        if (r < 0 && r != MANAGER_RELOAD_PARTIAL) {
+                o = json_object_new_string_object("reason", error ?: strerror(-r));
                 if (o)
-                        json_object_object_add(o, "applied", json_object_new_boolean(r == MANAGER_RELOAD_PARTIAL));
+                        json_object_object_add(o, "applied", json_object_new_boolean(false));
                 (void) ipc_reply_error(call, "io.sunkd.ReloadFailed", o);
+                return;
         }
-        else
-                (void) ipc_reply(call, NULL);
+        o = r < 0 ? json_object_new_string_object("reason", error ?: strerror(-r))
+                  : json_object_new_object();
+        if (o)
+                json_object_object_add(o, "pending_restart", pending_restart_json(m));
+        if (r < 0) {
+                if (o)
+                        json_object_object_add(o, "applied", json_object_new_boolean(true));
+                (void) ipc_reply_error(call, "io.sunkd.ReloadFailed", o);
+        } else
+                (void) ipc_reply(call, o);
 }
 
 static int method_reload(sunkd_call *call, json_object *params, void *userdata) {

@@ -9,12 +9,17 @@
  * section changed (config_module_same()) are reloaded or restarted; the
  * others keep their jobs, facts and state untouched.  A module whose reload
  * hook fails runs on with its old section, and the reload is reported as
- * failed, naming it.  Stop (SIGTERM): lame duck —
+ * failed, naming it.  The new file is checked by manager_check_config(), as
+ * --check-config checks it; the settings that take effect at restart
+ * (socket, workers, state_dir, module_dir, ...) keep the values sunkd
+ * started with (m->started), and a reload names those that differ.
+ * Stop (SIGTERM): lame duck —
  * stop accepting, cancel jobs and children, wait up to shutdown_timeout for
  * them, fini modules in reverse order, exit 0.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <grp.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -199,7 +204,7 @@ int manager_new(Config *config, const char *config_path, int notify_fd, Manager 
         m = calloc(1, sizeof(*m));
         if (!m)
                 return -ENOMEM;
-        m->config = config;
+        m->config = m->started = config;
         m->notify_fd = notify_fd;
         m->start_usec = now_usec(CLOCK_REALTIME);
         m->config_path = absolute_path(config_path);
@@ -240,6 +245,9 @@ int manager_new(Config *config, const char *config_path, int notify_fd, Manager 
                 .facts = m->facts,
                 .metrics = m->metrics,
                 .config_path = m->config_path,
+                .module_dir = config->module_dir,
+                .state_dir = config->state_dir,
+                .socket = config->socket,
                 .userdata = m,
                 .config = module_host_config,
                 .stopping = on_module_stopping,
@@ -278,6 +286,8 @@ Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->shutdown_timer);
         sd_event_source_disable_unref(m->stop_deadline);
         sd_event_unref(m->event);
+        if (m->started != m->config)
+                config_free(m->started);
         config_free(m->config);
         if (m->notify_fd >= 0)
                 close(m->notify_fd);
@@ -333,7 +343,7 @@ static int manager_start_module(Manager *m, const ConfModule *cm) {
         Module *mod = NULL;
         int r;
 
-        r = module_new(&m->module_host, cm, &mod);
+        r = module_new(&m->module_host, m->module_host.module_dir, m->module_host.state_dir, cm, &mod);
         if (mod) {
                 int k = manager_add_module(m, mod);
                 if (k < 0) {
@@ -350,8 +360,10 @@ static int manager_start_module(Manager *m, const ConfModule *cm) {
 }
 
 static int manager_ensure_state_dir(Manager *m) {
-        if (mkdir(m->config->state_dir, 0755) < 0 && errno != EEXIST)
-                return log_error_errno(errno, "Failed to create state directory '%s': %m", m->config->state_dir);
+        const char *dir = m->module_host.state_dir;
+
+        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+                return log_error_errno(errno, "Failed to create state directory '%s': %m", dir);
         return 0;
 }
 
@@ -580,38 +592,51 @@ static Module *manager_unretire(Manager *m, const char *name) {
         return NULL;
 }
 
-/* Validate every enabled module section of @c; new modules are opened into
- * @ret_new (dlopen only, not initialised). */
-static int manager_check_config(Manager *m, Config *c, Module ***ret_new, size_t *ret_n_new) {
+/* What --check-config, a start and a reload refuse, one check for all three:
+ * every enabled module of @c loaded from c->module_dir as the next start
+ * would load it, its state directory under c->state_dir trusted, and its
+ * section checked by the module.  A module already loaded from that file is
+ * not opened again (its file and directory are checked again).  Modules
+ * newly opened from the module_dir and state_dir in force go into @ret_new
+ * (dlopen only, not initialised); those opened from another (the file
+ * moves module_dir or state_dir, which take effect at restart) only for the
+ * check, and are freed again. */
+static int manager_check_config(Manager *m, const Config *c, Module ***ret_new, size_t *ret_n_new) {
+        bool in_force = streq(c->module_dir, m->module_host.module_dir) &&
+                        streq(c->state_dir, m->module_host.state_dir);
         Module **fresh = NULL;
         size_t n = 0;
         int r = 0;
 
         for (size_t i = 0; i < c->n_modules; i++) {
                 const ConfModule *cm = &c->modules[i];
-                Module *mod;
+                Module *mod, *probe = NULL;
 
                 if (!cm->enabled)
                         continue;
                 mod = manager_find_module(m, cm->name);
-                if (!mod) {
-                        Module **l;
-                        mod = NULL;
-                        r = module_new(&m->module_host, cm, &mod);
+                if (!mod || !in_force) {
+                        r = module_new(&m->module_host, c->module_dir, c->state_dir, cm, &probe);
                         if (r < 0) {
-                                module_free(mod);
+                                module_free(probe);
                                 break;
                         }
-                        l = realloc(fresh, (n + 1) * sizeof(Module *));
+                }
+                r = module_check(probe ?: mod, c->state_dir, cm);
+                if (probe && (mod || !in_force))
+                        /* never dlclose'd: its library stays mapped, unused */
+                        module_free(probe);
+                else if (probe) {
+                        Module **l = realloc(fresh, (n + 1) * sizeof(Module *));
+
                         if (!l) {
-                                module_free(mod);
+                                module_free(probe);
                                 r = log_oom();
                                 break;
                         }
                         fresh = l;
-                        fresh[n++] = mod;
+                        fresh[n++] = probe;
                 }
-                r = module_check(mod, cm);
                 if (r < 0)
                         break;
         }
@@ -728,6 +753,15 @@ static void manager_apply_modules(Manager *m, const Config *was, Config *c, Modu
                                 fresh[k] = NULL;
                                 note_failure(ret_failed, mod, module_init(mod, cm), "failed to start");
                         }
+                /* checked in the file's module_dir, loaded from the one in force */
+                if (!mod) {
+                        int r = module_new(&m->module_host, m->module_host.module_dir,
+                                           m->module_host.state_dir, cm, &mod);
+
+                        if (mod)
+                                note_failure(ret_failed, mod, r < 0 ? r : module_init(mod, cm),
+                                             "failed to start");
+                }
                 if (mod && manager_add_module(m, mod) < 0) {
                         module_free(mod);
                         continue;
@@ -743,28 +777,52 @@ static void manager_apply_modules(Manager *m, const Config *was, Config *c, Modu
         free(old);
 }
 
-/* Settings bound into the socket or the worker pool when sunkd started. */
-static void manager_note_restart_only(const Config *old, const Config *new) {
-        const struct {
-                const char *key;
-                bool changed;
-        } keys[] = {
-                { "socket", !streq(old->socket, new->socket) },
-                { "socket_mode", old->socket_mode != new->socket_mode },
-                { "socket_group", old->socket_gid != new->socket_gid },
-                { "max_connections", old->max_connections != new->max_connections },
-                { "max_request_size", old->max_request != new->max_request },
-                { "idle_timeout", old->idle_timeout_usec != new->idle_timeout_usec },
-                { "max_connections_per_uid", old->max_connections_per_uid != new->max_connections_per_uid },
-                { "max_calls_per_uid", old->max_calls_per_uid != new->max_calls_per_uid },
-                { "reserved_connections", old->reserved_connections != new->reserved_connections },
-                { "request_timeout", old->request_timeout_usec != new->request_timeout_usec },
-                { "workers", old->workers != new->workers },
-        };
+/* Settings bound into the socket, the worker pool and the modules' places
+ * when sunkd started: a reload keeps them as they were. */
+static const struct {
+        const char *key;
+        size_t offset, size;
+        bool string;
+} restart_keys[] = {
+#define RESTART_KEY(key, field, string)                                                                     \
+        { key, offsetof(Config, field), sizeof(((Config *) NULL)->field), string }
+        RESTART_KEY("socket", socket, true),
+        RESTART_KEY("socket_mode", socket_mode, false),
+        RESTART_KEY("socket_group", socket_gid, false),
+        RESTART_KEY("max_connections", max_connections, false),
+        RESTART_KEY("max_request_size", max_request, false),
+        RESTART_KEY("idle_timeout", idle_timeout_usec, false),
+        RESTART_KEY("max_connections_per_uid", max_connections_per_uid, false),
+        RESTART_KEY("max_calls_per_uid", max_calls_per_uid, false),
+        RESTART_KEY("reserved_connections", reserved_connections, false),
+        RESTART_KEY("request_timeout", request_timeout_usec, false),
+        RESTART_KEY("workers", workers, false),
+        RESTART_KEY("state_dir", state_dir, true),
+        RESTART_KEY("module_dir", module_dir, true),
+#undef RESTART_KEY
+};
+_Static_assert(ELEMENTSOF(restart_keys) <= MANAGER_RESTART_KEYS_MAX, "MANAGER_RESTART_KEYS_MAX");
 
-        for (size_t i = 0; i < ELEMENTSOF(keys); i++)
-                if (keys[i].changed)
-                        log_notice("%s: the new value takes effect at restart.", keys[i].key);
+size_t manager_pending_restart(const Manager *m, const char *ret[static MANAGER_RESTART_KEYS_MAX]) {
+        const uint8_t *a = (const uint8_t *) m->started, *b = (const uint8_t *) m->config;
+        size_t n = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(restart_keys); i++) {
+                const void *x = a + restart_keys[i].offset, *y = b + restart_keys[i].offset;
+
+                if (restart_keys[i].string ? !streq_ptr(*(char *const *) x, *(char *const *) y)
+                                           : memcmp(x, y, restart_keys[i].size) != 0)
+                        ret[n++] = restart_keys[i].key;
+        }
+        return n;
+}
+
+static void manager_note_restart_only(const Manager *m) {
+        const char *keys[MANAGER_RESTART_KEYS_MAX];
+        size_t n = manager_pending_restart(m, keys);
+
+        for (size_t i = 0; i < n; i++)
+                log_notice("%s: the new value takes effect at restart.", keys[i]);
 }
 
 /* Check and apply @c (taken) on the loop. */
@@ -786,13 +844,14 @@ static int manager_reload_apply(Manager *m, Config *c, char **error) {
                 config_free(c);
                 return r;
         }
-        manager_note_restart_only(m->config, c);
         log_set_max_level(c->log_level);
         old = m->config;
         m->config = c;
+        manager_note_restart_only(m);
         manager_apply_modules(m, old, c, fresh, n_fresh, &failed);
         free(fresh);
-        config_free(old);
+        if (old != m->started)
+                config_free(old);
         m->n_reloads++;
         if (!failed) {
                 log_info("Configuration reloaded.");
@@ -832,7 +891,7 @@ static void reload_done(void *userdata) {
         for (ReloadWait *w; (w = waits);) {
                 waits = w->next;
                 if (w->fn)
-                        w->fn(w->userdata, r, error);
+                        w->fn(m, w->userdata, r, error);
                 free(w);
         }
         if (m->reload_again && !m->stopping)

@@ -17,18 +17,24 @@
 #include "watch.h"
 #include "work.h"
 
+typedef struct Manager Manager;
 /* When a reload has been applied or refused: r < 0 with @error (may be NULL). */
-typedef void (*ManagerReloadFn)(void *userdata, int r, const char *error);
+typedef void (*ManagerReloadFn)(Manager *m, void *userdata, int r, const char *error);
 typedef struct ReloadWait ReloadWait;
 
 /* A reload's result when the file is in force but for modules whose new
  * section failed; any other negative result means nothing changed. */
 #define MANAGER_RELOAD_PARTIAL (-EBADE)
 
-typedef struct Manager {
+/* The most keys manager_pending_restart() names. */
+#define MANAGER_RESTART_KEYS_MAX 16
+
+struct Manager {
         sd_event *event;
         char *config_path;
         Config *config;
+        Config *started;   /* the one sunkd started with (config until the first reload): what the
+                              settings that take effect at restart hold until then */
         char *socket_path; /* where the socket is served: sunkd.yaml's, or the one passed */
         Module **modules;
         size_t n_modules;
@@ -63,7 +69,7 @@ typedef struct Manager {
         char *reload_error;
         int reload_r;
         MetricFamily *m_job_runs, *m_job_duration, *m_job_last_success, *m_info, *m_modules;
-} Manager;
+};
 
 /** manager_new() - take @config (owned from now on) and set up the loop. */
 int manager_new(Config *config, const char *config_path, int notify_fd, Manager **ret);
@@ -84,7 +90,15 @@ int manager_reload(Manager *m, ManagerReloadFn fn, void *userdata);
 void manager_begin_shutdown(Manager *m);
 /** manager_quiescent() - no worker runs module code, so all may be freed. */
 bool manager_quiescent(Manager *m);
-/** manager_check_modules() - dlopen and check every enabled module's section. */
+/** manager_check_modules() - dlopen and check every enabled module's section:
+ * manager_check_config() of the file sunkd was started with. */
 int manager_check_modules(Manager *m);
+/**
+ * manager_pending_restart() - the settings of the file in force that take
+ * effect at restart and differ from what sunkd started with (socket,
+ * workers, state_dir, module_dir, ...), their keys into @ret (static
+ * strings, at most MANAGER_RESTART_KEYS_MAX).  Return: how many.
+ */
+size_t manager_pending_restart(const Manager *m, const char *ret[static MANAGER_RESTART_KEYS_MAX]);
 
 int manager_add_agent_methods(Manager *m);

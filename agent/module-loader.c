@@ -161,14 +161,15 @@ static char *module_dir_list(const char *dir) {
 
 /* A module that is not there is most often a typo in sunkd.yaml: point at
  * the line and say what would have loaded. */
-static char *module_missing_error(const ModuleHost *host, const Config *c, const ConfModule *cm, const char *error) {
-        _cleanup_free_ char *list = module_dir_list(c->module_dir);
+static char *module_missing_error(const ModuleHost *host, const char *module_dir, const ConfModule *cm,
+                                  const char *error) {
+        _cleanup_free_ char *list = module_dir_list(module_dir);
         const ConfNode *n = cm->cfg;
         char *out = NULL;
 
         if (asprintf(&out, "%s:%u:%u: module '%s': %s%s%s%s%s", n ? n->file : host->config_path,
                      n ? n->key_line : 0, n ? n->key_column : 0, cm->name, error,
-                     list ? "; the modules in " : "", list ? c->module_dir : "", list ? " are: " : "",
+                     list ? "; the modules in " : "", list ? module_dir : "", list ? " are: " : "",
                      list ? (isempty(list) ? "(none)" : list) : "") < 0)
                 return NULL;
         return out;
@@ -183,8 +184,8 @@ static int module_runtime_path(const char *socket, const char *name, char **ret)
         return asprintf(ret, "%.*s/%s", n, slash ? socket : ".", name) < 0 ? -ENOMEM : 0;
 }
 
-int module_new(const ModuleHost *host, const ConfModule *cm, Module **ret) {
-        const Config *c = host->config(host->userdata);
+int module_new(const ModuleHost *host, const char *module_dir, const char *state_dir, const ConfModule *cm,
+               Module **ret) {
         _cleanup_free_ char *error = NULL;
         Module *mod;
         int r;
@@ -195,16 +196,18 @@ int module_new(const ModuleHost *host, const ConfModule *cm, Module **ret) {
         mod->ctx.api = &host_api;
         mod->host = host;
         mod->name = strdup(cm->name);
-        if (!mod->name || asprintf(&mod->state_dir, "%s/%s", c->state_dir, cm->name) < 0 ||
-            module_runtime_path(c->socket, cm->name, &mod->runtime_dir) < 0) {
+        if (!mod->name || asprintf(&mod->state_dir, "%s/%s", state_dir, cm->name) < 0 ||
+            module_runtime_path(host->socket ?: host->config(host->userdata)->socket, cm->name, &mod->runtime_dir) < 0 ||
+            asprintf(&mod->path, "%s/%s.so", module_dir, cm->name) < 0) {
+                mod->path = NULL;
                 module_free(mod);
                 return -ENOMEM;
         }
         mod->log.module = mod->name;
 
-        r = module_open(c->module_dir, cm->name, &mod->dl, &mod->def, &error);
+        r = module_open(module_dir, cm->name, &mod->dl, &mod->def, &error);
         if (r == -ENOENT) {
-                char *located = module_missing_error(host, c, cm, error);
+                char *located = module_missing_error(host, module_dir, cm, error);
                 if (located) {
                         free(error);
                         error = located;
@@ -274,11 +277,11 @@ static void module_set_failed(Module *mod, int r, const char *what) {
 
 /* What the module keeps there (nsscache's force-next-run, say) is its
  * orders: the directory must be no easier to change than the config. */
-static int module_check_state_dir(Module *mod) {
+static int module_check_state_dir(Module *mod, const char *path) {
         _cleanup_free_ char *error = NULL;
         int r;
 
-        r = trusted_path_check(mod->state_dir, "state directory", TRUSTED_PATH_WRITTEN, &error);
+        r = trusted_path_check(path, "state directory", TRUSTED_PATH_WRITTEN, &error);
         if (r < 0)
                 return log_ctx_full_errno(&mod->log, LOG_ERR, r, "%s", error ?: "untrusted state directory");
         return 0;
@@ -316,7 +319,7 @@ int module_init(Module *mod, const ConfModule *cm) {
                 module_set_failed(mod, r, "state directory");
                 return r;
         }
-        r = module_check_state_dir(mod);
+        r = module_check_state_dir(mod, mod->state_dir);
         if (r < 0) {
                 module_set_failed(mod, r, "state directory");
                 return r;
@@ -342,12 +345,19 @@ int module_init(Module *mod, const ConfModule *cm) {
         return 0;
 }
 
-int module_check(Module *mod, const ConfModule *cm) {
+int module_check(Module *mod, const char *state_dir, const ConfModule *cm) {
+        _cleanup_free_ char *error = NULL, *path = NULL;
         int r;
 
         if (!mod->def)
                 return mod->error;
-        r = module_check_state_dir(mod);
+        /* loaded at start: what a start would find there now */
+        r = check_module_path(mod->path, &error);
+        if (r < 0)
+                return log_ctx_full_errno(&mod->log, LOG_ERR, r, "%s", error ?: "untrusted module");
+        if (asprintf(&path, "%s/%s", state_dir, mod->name) < 0)
+                return -ENOMEM;
+        r = module_check_state_dir(mod, path);
         if (r < 0)
                 return r;
         if (!mod->def->check || mod->def->size < offsetof(sunkd_module, check) + sizeof(mod->def->check))

@@ -37,9 +37,14 @@ typedef struct ModuleHost {
         FactStore *facts;
         Metrics *metrics;
         const char *config_path; /* named in errors about a section */
+        /* Where modules are loaded from and their state directories are:
+         * the module_dir and state_dir sunkd started with, which a reload
+         * does not move (they take effect at restart). */
+        const char *module_dir;
+        const char *state_dir;
+        const char *socket; /* the one sunkd listens on: module_runtime_dir() is beside it */
         void *userdata;          /* the hooks' */
-        /* The configuration in force: where modules and their state
-         * directories are, and the section a module that restarts takes. */
+        /* The configuration in force: the section a module that restarts takes. */
         const Config *(*config)(void *userdata);
         /* @mod began stopping: module_stop_poll() it after each event until
          * it has stopped. */
@@ -86,12 +91,17 @@ struct Module {
 int module_open(const char *dir, const char *name, void **ret_dl, const sunkd_module **ret_def,
                 char **ret_error);
 
-/** module_new() - load @cm's module.  When loading fails the Module is still
- * returned, FAILED with the reason, along with the negative errno. */
-int module_new(const ModuleHost *host, const ConfModule *cm, Module **ret);
+/** module_new() - load @cm's module from @module_dir, its state directory in
+ * @state_dir.  When loading fails the Module is still returned, FAILED with
+ * the reason, along with the negative errno. */
+int module_new(const ModuleHost *host, const char *module_dir, const char *state_dir, const ConfModule *cm,
+               Module **ret);
 /** module_init() - init with @cm's section; on failure the module is FAILED. */
 int module_init(Module *mod, const ConfModule *cm);
-int module_check(Module *mod, const ConfModule *cm);
+/** module_check() - what a start would refuse of @cm: its module's file and
+ * directory no longer trusted, a state directory <@state_dir>/<name> that
+ * is not, and what the module's check hook says of the section. */
+int module_check(Module *mod, const char *state_dir, const ConfModule *cm);
 
 /**
  * module_runtime_dir() - <directory of the socket>/<module>, made (0700)

@@ -133,6 +133,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0230-nsscache-getent.t \
 	tests/integration/0240-nsscache-tls.t \
 	tests/integration/0250-nsscache-identity.t \
+	tests/integration/0254-nsscache-s3-memory.t \
 	tests/integration/0255-nsscache-http.t \
 	tests/integration/0256-nsscache-manifest.t \
 	tests/integration/0257-nsscache-fleet.t \

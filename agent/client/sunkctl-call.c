@@ -34,6 +34,7 @@ static int print_reload_failed(const char *error, json_object *reply) {
         if (json_object_get_boolean(json_object_object_get(reply, "applied"))) {
                 fprintf(stderr, "sunkctl: the new configuration is in force, except for %s (%s)\n",
                         reason ?: "some modules", error);
+                print_pending_restart(stderr, reply);
                 return EXIT_FAILED;
         }
         fprintf(stderr, "sunkctl: the new configuration was refused; the running one stays: %s (%s)\n",

@@ -9,6 +9,20 @@
 #include "util/cleanup.h"
 #include "util/json-util.h"
 
+/* "Settings that take effect at restart: a, b." when the reply names any. */
+void print_pending_restart(FILE *f, json_object *reply) {
+        json_object *keys = json_object_object_get(reply, "pending_restart");
+        size_t n = json_object_is_type(keys, json_type_array) ? json_object_array_length(keys) : 0;
+
+        if (n == 0)
+                return;
+        fputs("Settings that take effect at restart: ", f);
+        for (size_t i = 0; i < n; i++)
+                fprintf(f, "%s%s", i ? ", " : "",
+                        json_object_get_string(json_object_array_get_idx(keys, i)));
+        fputs(".\n", f);
+}
+
 int verb_reload(Ctl *c, int argc, char **argv) {
         _cleanup_json_ json_object *p = NULL;
         int r = ctl_call(c, "io.sunkd.Agent.Reload", NULL, &p);
@@ -18,6 +32,7 @@ int verb_reload(Ctl *c, int argc, char **argv) {
         if (c->json)
                 return ctl_print_json(p);
         printf("Configuration reloaded.\n");
+        print_pending_restart(stdout, p);
         return 0;
 }
 

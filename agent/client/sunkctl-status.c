@@ -23,6 +23,7 @@ static void print_headline(json_object *p) {
                json_object_get_boolean(json_object_object_get(p, "ready")) ? "ready" : "starting");
         printf("config:  %s\nsocket:  %s\n", json_member_string(p, "config") ?: "-",
                json_member_string(p, "socket") ?: "-");
+        print_pending_restart(stdout, p);
         if (unreaped > 0) {
                 char ago[64];
                 printf("unreaped: %" PRId64 " run%s unreaped since %s\n", unreaped, unreaped == 1 ? "" : "s",

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include <json-c/json.h>
@@ -42,6 +43,8 @@ int verb_status(Ctl *c, int argc, char **argv);
 int verb_jobs(Ctl *c, int argc, char **argv);
 int verb_run(Ctl *c, int argc, char **argv);
 int verb_reload(Ctl *c, int argc, char **argv);
+/** print_pending_restart() - a reply's pending_restart keys, one line on @f, if it names any. */
+void print_pending_restart(FILE *f, json_object *reply);
 int verb_metrics(Ctl *c, int argc, char **argv);
 int verb_version(Ctl *c, int argc, char **argv);
 

@@ -12,13 +12,24 @@
 #include "util/errloc.h"
 #include "util/macro.h"
 #include "util/secret-file.h"
+#include "util/trusted-path.h"
 
 int secret_file_read(const char *path, size_t max, char **ret, char **ret_error) {
         _cleanup_close_ int fd = -1;
         _cleanup_erase_ char *buf = NULL;
+        _cleanup_free_ char *why = NULL;
         struct stat st;
         size_t len = 0, size;
+        int r;
 
+        /* Whoever can change a directory on the way can swap the file
+         * between two reads.  A path that cannot be looked up is left to
+         * open() to report. */
+        r = trusted_path_check(path, NULL, 0, &why);
+        if (r == -ENOMEM)
+                return r;
+        if (r == -EPERM)
+                return errmsg_set(ret_error, r, "'%s': refused: %s", path, why ?: strerror(-r));
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0 || fstat(fd, &st) < 0)
                 return errmsg_set(ret_error, -errno, "'%s': %s", path, strerror(errno));

@@ -52,6 +52,9 @@ static int refuse_owner(const Walk *w, const char *item, const struct stat *st, 
                 return -ENOMEM;
         if (geteuid() != 0)
                 snprintf(also, sizeof(also), " or uid %u", (unsigned) geteuid());
+        if (!w->what)
+                return errmsg_set(ret_error, -EPERM, "%sowned by uid %u, not root%s (mode %04o)", who,
+                                  (unsigned) st->st_uid, also, (unsigned) (st->st_mode & 07777));
         return errmsg_set(ret_error, -EPERM, "refusing %s '%s': %sowned by uid %u, not root%s (mode %04o)", w->what,
                           w->path, who, (unsigned) st->st_uid, also, (unsigned) (st->st_mode & 07777));
 }
@@ -61,6 +64,9 @@ static int refuse_writable(const Walk *w, const char *item, const struct stat *s
 
         if (!who)
                 return -ENOMEM;
+        if (!w->what)
+                return errmsg_set(ret_error, -EPERM, "%sgroup- or world-writable (owner uid %u, mode %04o)",
+                                  who, (unsigned) st->st_uid, (unsigned) (st->st_mode & 07777));
         return errmsg_set(ret_error, -EPERM, "refusing %s '%s': %sgroup- or world-writable (owner uid %u, mode %04o)",
                           w->what, w->path, who, (unsigned) st->st_uid, (unsigned) (st->st_mode & 07777));
 }

@@ -1,7 +1,8 @@
 /* Whether only root and sunkd's own uid decide what a path holds.  Non-logging.
  *
- * A file sunkd takes orders from (sunkd.yaml, a module, nsscache.conf) or a
- * place it writes (gres.conf, the socket, the state directory) is as safe as
+ * A file sunkd takes orders from (sunkd.yaml, a module, nsscache.conf), a
+ * secret it reads (secret_file_read()) or a place it writes (gres.conf, the
+ * socket, the state directory) is as safe as
  * the easiest way to change it: the file itself, every directory on the way
  * (whose owner can rename something else into its place) and every symlink
  * met, with its target.  So the path is walked as the kernel resolves it,
@@ -36,7 +37,10 @@ enum {
 /**
  * trusted_path_check() - refuse @path unless only root and sunkd's uid can
  * change it, by the rules above.
- * @what: what @path is, for the message ("config file", "module directory")
+ * @what: what @path is, for the message ("config file", "module directory");
+ *   NULL for a caller that names @path itself: -EPERM's message is then the
+ *   reason alone, "['ITEM' is ]owned by uid U, not root (mode M)" or
+ *   "['ITEM' is ]group- or world-writable (owner uid U, mode M)"
  * @flags: TRUSTED_PATH_WRITTEN or 0
  * Return: 0; -EPERM with "refusing WHAT 'PATH': ['ITEM' is ]owned by uid U,
  * not root (mode M)" or "...: ['ITEM' is ]group- or world-writable (owner

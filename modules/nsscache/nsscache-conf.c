@@ -1208,18 +1208,23 @@ static int conf_check(ScimConfig *c, ConfFault *f, char **ret_error) {
 
 /* The directories the caches and their timestamps are written in: whoever
  * controls one can swap passwd.  Apart from conf_check(), which looks at the
- * text only; the state directory is the host's to check. */
+ * text only; the state directory is the host's to check.  files_dir and
+ * timestamp_dir are created by the publish; export_dir, the web server's
+ * document root or what is uploaded, is not: one that is not there is a
+ * typo every export would fail on. */
 static int conf_check_written(const ScimConfig *c, ConfFault *f, char **ret_error) {
         const struct {
                 const char *key, *path;
+                bool exists;
         } dirs[] = {
-                { "files_dir", c->files_dir },
-                { "timestamp_dir", c->timestamp_dir },
-                { "export_dir", c->export_dir },
+                { "files_dir", c->files_dir, false },
+                { "timestamp_dir", c->timestamp_dir, false },
+                { "export_dir", c->export_dir, true },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
                 _cleanup_free_ char *msg = NULL;
+                struct stat st;
                 int r;
 
                 if (!dirs[i].path)
@@ -1230,6 +1235,13 @@ static int conf_check_written(const ScimConfig *c, ConfFault *f, char **ret_erro
                 if (r < 0)
                         return fault(f, -1, dirs[i].key, ret_error, "key '%s': %s", dirs[i].key,
                                      msg ?: strerror(-r));
+                if (!dirs[i].exists)
+                        continue;
+                r = stat(dirs[i].path, &st) < 0 ? -errno : S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+                if (r < 0)
+                        return fault(f, -1, dirs[i].key, ret_error,
+                                     "key '%s': '%s': %s (sunkd does not create it)", dirs[i].key,
+                                     dirs[i].path, strerror(-r));
         }
         return 0;
 }

@@ -1,5 +1,6 @@
 /* nsscache's s3 JSON records into map entries (s3-object.h). */
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include "s3-object.h"
 #include "scim-page.h"
 #include "util/cleanup.h"
+#include "util/json-util.h"
 #include "util/errloc.h"
 #include "util/macro.h"
 #include "util/strv.h"
@@ -199,24 +201,133 @@ static int record(NssMapType t, json_object *rec, size_t i, map_file_entry_fn on
         return ok ? 0 : on_bad(userdata, t, i, name);
 }
 
+static size_t skip_space(const char *data, size_t len, size_t pos) {
+        while (pos < len && strchr(" \t\r\n", data[pos]) && data[pos])
+                pos++;
+        return pos;
+}
+
+/* Where the JSON value at @pos ends: past its closing bracket or quote, or
+ * at the character after a number or literal.  Only the extent: json-c
+ * judges the value itself. */
+static size_t value_end(const char *data, size_t len, size_t pos) {
+        size_t depth = 0;
+        bool in_string = false;
+
+        for (size_t i = pos; i < len; i++) {
+                char ch = data[i];
+
+                if (in_string) {
+                        if (ch == '\\')
+                                i++;
+                        else if (ch == '"') {
+                                in_string = false;
+                                if (depth == 0)
+                                        return i + 1;
+                        }
+                } else if (ch == '"')
+                        in_string = true;
+                else if (ch == '{' || ch == '[')
+                        depth++;
+                else if (ch == '}' || ch == ']') {
+                        if (depth == 0)
+                                return i;
+                        if (--depth == 0)
+                                return i + 1;
+                } else if (depth == 0 && (ch == ',' || ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n'))
+                        return i;
+        }
+        return len;
+}
+
+/* One record of the array, from @pos to where it ends (*ret_end), parsed
+ * alone and its tree freed again by the caller: a tree of the whole object
+ * would cost about 50 times its bytes.  NULL in *ret for the JSON null. */
+static int element_parse(json_tokener *tok, const char *data, size_t len, size_t pos, json_object **ret,
+                         size_t *ret_end, char **ret_error) {
+        enum json_tokener_error jerr;
+        size_t end = value_end(data, len, pos);
+        json_object *v;
+
+        if (end == pos)
+                return errmsg_set(ret_error, -EBADMSG, "invalid JSON: a record expected at byte %zu", pos);
+        json_tokener_reset(tok);
+        v = json_tokener_parse_ex(tok, data + pos, (int) (end - pos));
+        /* a number or literal is complete only once something follows it */
+        if (!v && json_tokener_get_error(tok) == json_tokener_continue)
+                v = json_tokener_parse_ex(tok, " ", 1);
+        jerr = json_tokener_get_error(tok);
+        json_tokener_reset(tok); /* drops what a truncated record left on its stack */
+        if (jerr == json_tokener_continue) {
+                json_object_put(v);
+                return errmsg_set(ret_error, -EBADMSG, "truncated JSON");
+        }
+        if (jerr != json_tokener_success) {
+                json_object_put(v);
+                return errmsg_set(ret_error, -EBADMSG, "invalid JSON: %s", json_tokener_error_desc(jerr));
+        }
+        *ret = v;
+        *ret_end = end;
+        return 0;
+}
+
+/* The array walked record by record: the peak is the body and one record's
+ * tree, as a SCIM page's is, not the tree of the whole object. */
+static int records_parse(NssMapType t, const char *data, size_t len, map_file_entry_fn on_entry,
+                         map_file_bad_fn on_bad, void *userdata, char **ret_error) {
+        _cleanup_tokener_ json_tokener *tok = NULL;
+        size_t pos, i = 0;
+        int r;
+
+        if (len > INT32_MAX)
+                return errmsg_set(ret_error, -EBADMSG, "body too large");
+        pos = skip_space(data, len, 0);
+        if (pos >= len)
+                return errmsg_set(ret_error, -EBADMSG, "truncated JSON");
+        if (data[pos] != '[')
+                return errmsg_set(ret_error, -EBADMSG, "not a JSON array of {\"Key\", \"Value\"} records");
+        /* the array is one level of the nesting allowed */
+        tok = json_tokener_new_ex(SCIM_JSON_DEPTH_MAX - 1);
+        if (!tok)
+                return -ENOMEM;
+        json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+        pos = skip_space(data, len, pos + 1);
+        if (pos < len && data[pos] == ']')
+                pos++;
+        else
+                for (;;) {
+                        json_object *rec = NULL;
+                        size_t end = pos;
+
+                        r = element_parse(tok, data, len, pos, &rec, &end, ret_error);
+                        if (r < 0)
+                                return r;
+                        r = record(t, rec, ++i, on_entry, on_bad, userdata);
+                        json_object_put(rec);
+                        if (r < 0)
+                                return r;
+                        pos = skip_space(data, len, end);
+                        if (pos >= len)
+                                return errmsg_set(ret_error, -EBADMSG, "truncated JSON");
+                        if (data[pos++] == ']')
+                                break;
+                        if (data[pos - 1] != ',')
+                                return errmsg_set(ret_error, -EBADMSG,
+                                                  "invalid JSON: ',' or ']' expected after record %zu", i);
+                        pos = skip_space(data, len, pos);
+                }
+        if (skip_space(data, len, pos) < len)
+                return errmsg_set(ret_error, -EBADMSG, "trailing data after the JSON value");
+        return 0;
+}
+
 int s3_object_parse(NssMapType t, const char *data, size_t len, map_file_entry_fn on_entry, map_file_bad_fn on_bad,
                     void *userdata, char **ret_error) {
         _cleanup_free_ char *why = NULL;
-        json_object *root = NULL;
         int r;
 
-        r = scim_json_parse(data, len, &root, &why);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0)
-                return errmsg_set(ret_error, r, "%s: %s", nss_map_to_string(t), why ?: strerror(-r));
-        if (!json_object_is_type(root, json_type_array)) {
-                json_object_put(root);
-                return errmsg_set(ret_error, -EBADMSG, "%s: not a JSON array of {\"Key\", \"Value\"} records",
-                                  nss_map_to_string(t));
-        }
-        for (size_t i = 0; i < json_object_array_length(root) && r >= 0; i++)
-                r = record(t, json_object_array_get_idx(root, i), i + 1, on_entry, on_bad, userdata);
-        json_object_put(root);
+        r = records_parse(t, data, len, on_entry, on_bad, userdata, &why);
+        if (why)
+                return errmsg_set(ret_error, r, "%s: %s", nss_map_to_string(t), why);
         return r;
 }

@@ -12,7 +12,11 @@
  * does not read or of the wrong type, a uid or gid that is not an integer,
  * a passwd or group password other than "x".  The entries then go through
  * scim_map_add_entry(), as a map file's lines do.  An object that is not a
- * JSON array fails the run.  Non-logging.
+ * JSON array fails the run.  The array is walked record by record, each
+ * parsed alone and freed: the peak is the body and one record's tree, not
+ * the json-c tree of the whole object (about 50 times its bytes).  A
+ * syntax error anywhere fails the run, after the records before it were
+ * handed on.  Non-logging.
  */
 #pragma once
 #include <stddef.h>

@@ -68,6 +68,60 @@ sunkd_config "modules:
 ctl reload >/dev/null
 like "$(ctl status)" "^testmod +running" "module added back by reload"
 
+# A reload checks the new file as --check-config does, and the settings that
+# take effect at restart (socket, workers, state_dir, module_dir, ...) keep
+# the values sunkd started with until then: status shows those, and both it
+# and the reload's answer name the ones the file changes.
+top_config() { # TOP-LEVEL-LINES: the file with these instead of sunkd_config's module_dir
+        { echo "socket: $SOCK"; echo "state_dir: $T/state"; [ -n "$1" ] && printf '%s\n' "$1"
+          printf 'modules:\n  testmod:\n    interval: 5m\n'; } > "$T/sunkd.yaml"
+        chmod 644 "$T/sunkd.yaml"
+}
+status_field() { ctl --json status | python3 -c 'import json,sys; v=json.load(sys.stdin).get(sys.argv[1]); print(" ".join(v) if isinstance(v, list) else v)' "$1"; }
+is "$(status_field module_dir)" "$MODDIR" "status shows the module_dir in force"
+is "$(status_field pending_restart)" "" "and nothing waiting for a restart"
+top_config "module_dir: $T/nowhere"
+want=$("$SUNKD" -c "$T/sunkd.yaml" --check-config 2>&1); rc=$?
+is "$rc" 2 "(--check-config refuses a module_dir that does not exist)"
+want=$(sed -n 's/^sunkd: error: //p' <<< "$want" | head -n 1)
+like "$want" "module 'testmod': module directory '$T/nowhere': No such file or directory" "(naming it)"
+err=$(ctl reload 2>&1); rc=$?
+is "$rc" 2 "a reload to a module_dir that does not exist is refused (exit 2)"
+like "$err" "refused; the running one stays: " "the error is printed"
+is "$(grep -cF -- "$want" <<< "$err")" 1 "with the words --check-config says it in" || diag "$err"
+like "$(ctl status)" "^testmod +running" "the module runs on"
+# The next start would load the modules from the default directory: a
+# file without module_dir is checked there, not against the one in force.
+top_config ""
+"$SUNKD" -c "$T/sunkd.yaml" --check-config > /dev/null 2>&1; rc=$?
+is "$rc" 2 "(--check-config refuses the file without module_dir: no testmod in the default directory)"
+err=$(ctl reload 2>&1); rc=$?
+is "$rc" 2 "so does a reload of it"
+like "$err" "module 'testmod': " "naming the module"
+is "$(status_field module_dir)" "$MODDIR" "the module_dir in force is unchanged"
+# Another good module directory, another socket, state_dir and workers:
+# the reload applies, names them, and they wait for a restart.
+mkdir "$T/mods2" && cp -p "$MODDIR"/*.so "$T/mods2/"
+top_config "module_dir: $T/mods2
+workers: 3
+socket_mode: '0600'"
+log_mark
+out=$(ctl reload 2>&1); rc=$?
+is "$rc" 0 "a reload to another module_dir that holds the modules applies"
+is "$out" "Configuration reloaded.
+Settings that take effect at restart: socket_mode, workers, module_dir." "and names the settings that wait for a restart"
+is "$(ctl --json reload | python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["pending_restart"]))')" \
+        "socket_mode workers module_dir" "the answer's pending_restart lists them"
+is "$(status_field module_dir)" "$MODDIR" "status shows the module_dir in force, the one sunkd started with"
+is "$(status_field pending_restart)" "socket_mode workers module_dir" "and what waits for a restart"
+like "$(ctl status)" "^Settings that take effect at restart: socket_mode, workers, module_dir\.$" "sunkctl status says so"
+like "$(log_since)" "module_dir: the new value takes effect at restart" "the log too"
+sunkd_config "modules:
+  testmod:
+    interval: 5m"
+is "$(ctl reload)" "Configuration reloaded." "back to the values in force: nothing waits"
+is "$(status_field pending_restart)" "" "and status agrees"
+
 sunkd_stop
 is "$SUNKD_EXIT" 0 "clean exit"
 

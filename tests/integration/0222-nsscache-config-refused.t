@@ -2,7 +2,9 @@
 # deadline: 400
 # A section no run could succeed with is a config error, located at the line
 # that makes it so: an nsscache.conf that cannot be read, a token_file that
-# cannot be read, no token at all, the example's placeholder URL.  Each is
+# cannot be read or lies in a directory another user owns (as an
+# s3_credentials_file), no token at all, an export_dir that is not there,
+# the example's placeholder URL.  Each is
 # refused by --check-config (2), at start (2) and by a reload, which keeps
 # the running configuration.
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
@@ -13,6 +15,7 @@ cp "$SUNKD_BUILDDIR/modules/nsscache/.libs/nsscache.so" "$MODDIR/" || bail_out "
 trap 'scim_stop; sunkd_cleanup' EXIT
 command -v setpriv >/dev/null || bail_out "setpriv (util-linux) is needed"
 command -v timeout >/dev/null || bail_out "timeout (coreutils) is needed"
+command -v openssl >/dev/null || bail_out "openssl is needed to make the signing key"
 NOBODY=$(id -u nobody) || bail_out "no user nobody"
 # The token must come from the config under test, not from this shell.
 unset NSSCACHE_SCIM_AUTH_TOKEN
@@ -134,6 +137,67 @@ write_config "scim_base_url: http://scim.example/v2"
 out=$("$SUNKD" -c "$Y" --check-config 2>&1); rc=$?
 like "$out" "$Y:$(line_of scim_base_url):5: key 'scim_base_url': plain http:// is only accepted" \
         "without a token, a bad URL is still the error reported"
+
+# --- secrets in a directory another uid owns ---------------------------------
+# Its owner can rename another file into the secret's place between two
+# reads, whatever the file's own mode: refused as a written path's directory
+# is, and through a symlink (a Secret volume's ..data) as well.
+mkdir -p "$T/theirs"
+install -m 600 "$T/token" "$T/theirs/token"
+chown "$NOBODY" "$T/theirs"
+ok "(its owner can replace the token)" setpriv --reuid "$NOBODY" --regid "$NOBODY" --clear-groups \
+        sh -c "echo other > '$T/theirs/t2' && mv '$T/theirs/t2' '$T/theirs/token'"
+install -m 600 "$T/token" "$T/theirs/token"
+write_config "scim_base_url: $SCIM_URL" "token_file: $T/theirs/token"
+refused "a token_file in a directory another user owns" \
+        "$Y:$(line_of token_file):5: key 'token_file': '$T/theirs/token': refused: '$T/theirs' is owned by uid $NOBODY, not root \(mode 0755\)"
+ln -sfn theirs/token "$T/token-link"
+write_config "scim_base_url: $SCIM_URL" "token_file: $T/token-link"
+refused "a token_file linked into a directory another user owns" \
+        "$Y:$(line_of token_file):5: key 'token_file': '$T/token-link': refused: '$T/theirs' is owned by uid $NOBODY"
+# source = s3: the credentials file, by the same rule.
+S3_SECTION="modules:
+  nsscache:
+    source: s3
+    maps: [passwd, group]
+    files_dir: $T/cache
+    timestamp_dir: $T/ts
+    s3_bucket: fleet
+    s3_passwd_object: maps/passwd.json
+    s3_group_object: maps/group.json
+    s3_endpoint: http://127.0.0.1:9
+    s3_region: us-east-1
+    interval: 1h
+    splay: 0s"
+printf '[default]\naws_access_key_id = KEYID\naws_secret_access_key = SECRET\n' > "$T/aws-credentials"
+chmod 600 "$T/aws-credentials"
+install -m 600 "$T/aws-credentials" "$T/theirs/aws-credentials"
+sunkd_config "$S3_SECTION
+    s3_credentials_file: $T/aws-credentials"
+out=$("$SUNKD" -c "$Y" --check-config 2>&1); rc=$?
+is "$rc" 0 "source = s3 with root's credentials file passes --check-config" || diag "$out"
+sunkd_config "$S3_SECTION
+    s3_credentials_file: $T/theirs/aws-credentials"
+refused "an s3_credentials_file in a directory another user owns" \
+        "$Y:$(line_of s3_credentials_file):5: key 's3_credentials_file': '$T/theirs/aws-credentials': refused: '$T/theirs' is owned by uid $NOBODY, not root \(mode 0755\)"
+chown +0 "$T/theirs"
+
+# --- export_dir that is not there ------------------------------------------------
+# sunkd does not create it (a web server serves it, or it is uploaded):
+# every export would fail.
+(umask 077 && openssl genpkey -algorithm ed25519 -out "$T/signing.pem" 2>/dev/null) ||
+        bail_out "openssl genpkey failed"
+mkdir -p "$T/export"
+write_config "${GOOD[@]}" "export_dir: $T/export" "export_signing_key: $T/signing.pem"
+out=$("$SUNKD" -c "$Y" --check-config 2>&1); rc=$?
+is "$rc" 0 "an export_dir that exists passes --check-config" || diag "$out"
+write_config "${GOOD[@]}" "export_dir: $T/no-export" "export_signing_key: $T/signing.pem"
+refused "an export_dir that does not exist" \
+        "$Y:$(line_of export_dir):5: key 'export_dir': '$T/no-export': No such file or directory \(sunkd does not create it\)"
+ok "and it was not created" test ! -e "$T/no-export"
+: > "$T/export-file"
+write_config "${GOOD[@]}" "export_dir: $T/export-file" "export_signing_key: $T/signing.pem"
+refused "an export_dir that is a file" "$Y:$(line_of export_dir):5: key 'export_dir': '$T/export-file': Not a directory"
 
 # --- the placeholder ----------------------------------------------------------
 write_config "scim_base_url: $PLACEHOLDER" "token_file: $T/token"

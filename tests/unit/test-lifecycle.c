@@ -112,7 +112,7 @@ typedef struct Reloaded {
         int r;
 } Reloaded;
 
-static void on_reloaded(void *userdata, int r, const char *error) {
+static void on_reloaded(Manager *m, void *userdata, int r, const char *error) {
         Reloaded *rl = userdata;
 
         rl->done = true;

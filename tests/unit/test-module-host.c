@@ -155,7 +155,7 @@ static Module *start(int generation) {
         const ConfModule *cm = set_config(generation);
         Module *mod = NULL;
 
-        ck_assert_int_ge(module_new(&H.host, cm, &mod), 0);
+        ck_assert_int_ge(module_new(&H.host, H.config->module_dir, H.config->state_dir, cm, &mod), 0);
         ck_assert_ptr_eq(mod->host, &H.host);
         ck_assert_int_ge(module_init(mod, cm), 0);
         ck_assert_int_eq(mod->mstate, MODULE_RUNNING);
