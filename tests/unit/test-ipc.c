@@ -836,38 +836,43 @@ static char *frame_of_size(size_t total) {
         return b;
 }
 
+/* On @big: a request of exactly @limit bytes with the NUL is answered; one
+ * byte more gets InvalidMessage, and the connection is closed. */
+static void expect_limit(Server *s, Raw *big, size_t limit) {
+        json_object *o;
+        char *b;
+
+        b = frame_of_size(limit);
+        ck_assert(raw_send(s, big, b, limit));
+        free(b);
+        o = raw_recv(s, big, 5 * SEC);
+        assert_reply(o);
+        ck_assert_uint_eq(strlen(json_object_get_string(param(o, "s"))),
+                          limit - 1 - strlen(frame_head) - strlen(frame_tail));
+        json_object_put(o);
+
+        b = frame_of_size(limit + 1);
+        (void) raw_send(s, big, b, limit + 1);
+        free(b);
+        o = raw_recv(s, big, 5 * SEC);
+        assert_error(o, "io.sunkd.InvalidMessage");
+        ck_assert_str_eq(json_object_get_string(param(o, "reason")), "message too large");
+        json_object_put(o);
+        assert_eof(s, big);
+        raw_close(big);
+}
+
 START_TEST(test_oversize) {
         /* as for any uid but root: this process is root */
         IpcLimits limits = { .max_request_root = 64 * 1024 };
         Server s;
         Raw big, other;
         json_object *o;
-        char *b;
 
         server_start(&s, &limits);
         raw_connect(&s, &other);
         raw_connect(&s, &big);
-
-        /* Exactly 64 KiB with the NUL: accepted. */
-        b = frame_of_size(64 * 1024);
-        ck_assert(raw_send(&s, &big, b, 64 * 1024));
-        o = raw_recv(&s, &big, 5 * SEC);
-        assert_reply(o);
-        ck_assert_uint_eq(strlen(json_object_get_string(param(o, "s"))),
-                          64 * 1024 - 1 - strlen(frame_head) - strlen(frame_tail));
-        json_object_put(o);
-        free(b);
-
-        /* One byte more: InvalidMessage, then the connection is closed. */
-        b = frame_of_size(64 * 1024 + 1);
-        (void) raw_send(&s, &big, b, 64 * 1024 + 1);
-        free(b);
-        o = raw_recv(&s, &big, 5 * SEC);
-        assert_error(o, "io.sunkd.InvalidMessage");
-        ck_assert_str_eq(json_object_get_string(param(o, "reason")), "message too large");
-        json_object_put(o);
-        assert_eof(&s, &big);
-        raw_close(&big);
+        expect_limit(&s, &big, 64 * 1024);
 
         /* Everybody else is unaffected. */
         o = call_raw(&s, &other, "{\"method\":\"io.sunkd.Test.Echo\"}");
@@ -885,28 +890,10 @@ START_TEST(test_oversize_root) {
         IpcLimits limits = { .max_request_root = 256 * 1024 };
         Server s;
         Raw big;
-        json_object *o;
-        char *b;
 
         server_start(&s, &limits);
         raw_connect(&s, &big);
-        b = frame_of_size(256 * 1024);
-        ck_assert(raw_send(&s, &big, b, 256 * 1024));
-        free(b);
-        o = raw_recv(&s, &big, 5 * SEC);
-        assert_reply(o);
-        ck_assert_uint_eq(strlen(json_object_get_string(param(o, "s"))),
-                          256 * 1024 - 1 - strlen(frame_head) - strlen(frame_tail));
-        json_object_put(o);
-        b = frame_of_size(256 * 1024 + 1);
-        (void) raw_send(&s, &big, b, 256 * 1024 + 1);
-        free(b);
-        o = raw_recv(&s, &big, 5 * SEC);
-        assert_error(o, "io.sunkd.InvalidMessage");
-        ck_assert_str_eq(json_object_get_string(param(o, "reason")), "message too large");
-        json_object_put(o);
-        assert_eof(&s, &big);
-        raw_close(&big);
+        expect_limit(&s, &big, 256 * 1024);
         server_stop(&s);
 }
 END_TEST
