@@ -28,7 +28,8 @@ START_TEST(test_owner_table) {
                 { "", false, "", HEALTH_OWNER_NONE },
                 { NULL, true, "", HEALTH_OWNER_OTHER }, /* drained, no reason: someone's */
                 { "sunkd: disk: full", true, "", HEALTH_OWNER_OURS },
-                { "sunkd: prolog: job 12 failed", true, "sunkd: prolog: job 12 failed", HEALTH_OWNER_STICKY },
+                { "sunkd: prolog: job 12 failed", true, "sunkd: prolog: job 12 failed",
+                  HEALTH_OWNER_STICKY },
                 /* sticky is recorded with the drain, not read from the text:
                  * a check may be named prolog-gpu or epilog */
                 { "sunkd: prolog: job 12 failed", true, "", HEALTH_OWNER_OURS },
