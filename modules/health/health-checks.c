@@ -1,6 +1,7 @@
 /* One job per check, health.<name>: a built-in type runs its `run` in a
  * killable child (file systems, munge) or on a worker (/proc only), a
- * script runs through the host's spawn in its own process group, and each
+ * script runs through the host's spawn under its reaper (SUNKD_SPAWN_REAP:
+ * nothing it starts outlives it), and each
  * result goes through the hysteresis here.  A change of what the checks
  * want from slurmctld kicks the signal job (health-judge.c). */
 #include <errno.h>
@@ -264,6 +265,8 @@ static int script_prepare(void *state, void **ret_input) {
                 .uid = (uid_t) -1,
                 .gid = (gid_t) -1,
                 .kill_grace_usec = 2 * SUNKD_USEC_PER_SEC,
+                /* a check leaves nothing running as root: setsid or not */
+                .flags = SUNKD_SPAWN_REAP,
         };
         r = k->s->ctx->api->spawn_start(k->s->ctx, &spec, script_done_cb, k, &k->child);
         return r;
