@@ -97,6 +97,7 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-core.la
 	%reldir%/sched.h \
 	%reldir%/spawn.c \
 	%reldir%/spawn.h \
+	%reldir%/spawn-reap.c \
 	%reldir%/watch.c \
 	%reldir%/watch.h \
 	%reldir%/work.c \

@@ -13,6 +13,7 @@
 #include "conf.h"
 #include "log.h"
 #include "manager.h"
+#include "spawn.h"
 #include "util/cleanup.h"
 #include "util/macro.h"
 
@@ -175,6 +176,9 @@ int main(int argc, char **argv) {
         Args a = { .config = SUNKD_CONF_DEFAULT, .notify_fd = -1 };
         int r;
 
+        /* sunkd run again by a spawn, as the reaper of a program (spawn-reap.c) */
+        if (argc > 0 && streq(argv[0], SPAWN_REAP_ARGV0))
+                return spawn_reap_main(argc, argv);
         log_open();
         r = parse_args(argc, argv, &a);
         if (r <= 0)

@@ -23,6 +23,10 @@
  * errno through a status pipe (read_exec_errno()), handed to the callback
  * as r < 0: an exit status of 127 or 126 could be the script's own.
  *
+ * With SUNKD_SPAWN_REAP the child executes sunkd again as the program's
+ * reaper (spawn-reap.c), which runs the program and, once it has exited,
+ * kills whatever it left behind, setsid() or not.
+ *
  * The parent reads the pipes on the loop into ring buffers of output_max
  * bytes each that keep the *last* bytes: the line that says why a script
  * failed comes at its end, and a runaway script cannot grow our memory.  It
@@ -33,6 +37,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
@@ -62,7 +67,10 @@
  * 1.3 flags.  Specs without flags share one pipe for stdout and stderr. */
 #define SPAWN_SPEC_SIZE_1_0 ABI_END_OF(sunkd_spawn_spec, input_len)
 #define SPAWN_SPEC_SIZE_1_3 ABI_END_OF(sunkd_spawn_spec, flags)
-#define SPAWN_FLAGS_KNOWN SUNKD_SPAWN_MERGE_STDERR
+#define SPAWN_FLAGS_KNOWN (SUNKD_SPAWN_MERGE_STDERR | SUNKD_SPAWN_REAP)
+/* Where a reaping spawn's child finds sunkd (spawn-reap.c): the executable
+ * of the memory it shares with the daemon, even one replaced on disk since. */
+#define SELF_EXE "/proc/self/exe"
 /* One read() from a child's pipe; the ring keeps what fits. */
 #define READ_CHUNK (16 * 1024)
 
@@ -122,6 +130,9 @@ struct SpawnSet {
 /* What the child reads, prepared by the parent before the clone. */
 typedef struct ChildExec {
         const sunkd_spawn_spec *spec;
+        const char *path;        /* what is executed: argv[0], or SELF_EXE to reap */
+        const char *const *argv; /* the spec's, or the reaper's around it */
+        bool reap;
         const char *const *envp;
         int in_fd, out_fd, err_fd; /* err_fd == out_fd when merged */
         int status_fd;             /* close-on-exec: the errno of a failure before exec */
@@ -405,7 +416,10 @@ _child_code_ static int child_exec(void *userdata) {
                 child_fail(a);
         if (chdir(spec->cwd ?: "/") < 0)
                 child_fail(a);
-        execve(spec->argv[0], (char *const *) spec->argv, (char *const *) a->envp);
+        /* the reaper reports the program's exec on the same pipe */
+        if (a->reap && fcntl(a->status_fd, F_SETFD, 0) < 0)
+                child_fail(a);
+        execve(a->path, (char *const *) a->argv, (char *const *) a->envp);
         child_fail(a);
 }
 
@@ -601,11 +615,36 @@ static int read_exec_errno(int fd) {
         return e > 0 ? e : EIO;
 }
 
+/* "sunkd-reap STATUS_FD GRACE_USEC -- ARGV...", in one allocation: the
+ * child may not allocate. */
+static int reap_argv(const sunkd_spawn_spec *spec, int status_fd, uint64_t grace_usec, char ***ret) {
+        size_t n = 0;
+        char **v, *nums;
+
+        while (spec->argv[n])
+                n++;
+        v = malloc((n + 5) * sizeof(char *) + 2 * (DECIMAL_STR_MAX(uint64_t) + 1));
+        if (!v)
+                return -ENOMEM;
+        nums = (char *) (v + n + 5);
+        v[0] = (char *) SPAWN_REAP_ARGV0;
+        v[1] = nums;
+        (void) snprintf(v[1], DECIMAL_STR_MAX(uint64_t) + 1, "%d", status_fd);
+        v[2] = nums + DECIMAL_STR_MAX(uint64_t) + 1;
+        (void) snprintf(v[2], DECIMAL_STR_MAX(uint64_t) + 1, "%" PRIu64, grace_usec);
+        v[3] = (char *) "--";
+        for (size_t i = 0; i <= n; i++)
+                v[4 + i] = (char *) spec->argv[i];
+        *ret = v;
+        return 0;
+}
+
 int spawn_start(SpawnSet *s, const sunkd_spawn_spec *spec_in, sunkd_spawn_cb cb, void *userdata,
                 const void *owner, sunkd_child **ret) {
         _cleanup_(child_fds_close) ChildFds f = { -1, -1, -1, -1 };
         _cleanup_close_ int status_fd = -1;
         _cleanup_(spawn_freep) Spawn *p = NULL;
+        _cleanup_free_ char **reap_args = NULL;
         size_t size = spec_in ? spec_in->size : 0;
         sunkd_spawn_spec spec;
         int r;
@@ -620,8 +659,16 @@ int spawn_start(SpawnSet *s, const sunkd_spawn_spec *spec_in, sunkd_spawn_cb cb,
         r = spawn_fds(p, &spec, &f, &status_fd);
         if (r < 0)
                 return r;
+        if (spec.flags & SUNKD_SPAWN_REAP) {
+                r = reap_argv(&spec, f.status, p->grace_usec, &reap_args);
+                if (r < 0)
+                        return r;
+        }
         ChildExec a = {
                 .spec = &spec,
+                .path = reap_args ? SELF_EXE : spec.argv[0],
+                .argv = reap_args ? (const char *const *) reap_args : spec.argv,
+                .reap = reap_args != NULL,
                 .envp = spec.envp ?: (const char *const[]){ NULL },
                 .in_fd = f.in,
                 .out_fd = f.out,

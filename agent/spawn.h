@@ -38,3 +38,9 @@ void spawn_kill_owner(SpawnSet *s, const void *owner);
  */
 void spawn_set_idle_hook(SpawnSet *s, void (*fn)(void *userdata), void *userdata);
 unsigned spawn_n_running(SpawnSet *s, const void *owner);
+
+/* The argv[0] under which sunkd, executed again, is the reaper of a spawn
+ * with SUNKD_SPAWN_REAP (spawn-reap.c). */
+#define SPAWN_REAP_ARGV0 "sunkd-reap"
+/** spawn_reap_main() - the reaper; main() calls it when argv[0] is SPAWN_REAP_ARGV0. */
+int spawn_reap_main(int argc, char **argv);

@@ -106,9 +106,13 @@ static size_t utf8_len(const unsigned char *s, size_t n) {
         return k;
 }
 
-static AuthkeysReject check_bytes(const char *line, size_t len) {
+/* A control byte anywhere refuses the line; the first byte that is not part
+ * of a UTF-8 sequence is put in *@ret_bad (@len if none): only the comment
+ * may have one. */
+static AuthkeysReject check_bytes(const char *line, size_t len, size_t *ret_bad) {
         const unsigned char *p = (const unsigned char *) line;
 
+        *ret_bad = len;
         for (size_t i = 0; i < len;) {
                 size_t k;
 
@@ -119,11 +123,25 @@ static AuthkeysReject check_bytes(const char *line, size_t len) {
                         continue;
                 }
                 k = utf8_len(p + i, len - i);
-                if (k == 0)
-                        return AUTHKEYS_REJECT_BAD_UTF8;
-                i += k;
+                if (k == 0 && *ret_bad == len)
+                        *ret_bad = i;
+                i += k ?: 1;
         }
         return AUTHKEYS_OK;
+}
+
+void authkeys_key_clean_comment(char *line, const AuthkeysKey *k) {
+        unsigned char *p = (unsigned char *) line + k->comment_off;
+
+        for (size_t i = 0; i < k->comment_len;) {
+                size_t n = p[i] < 0x80 ? 1 : utf8_len(p + i, k->comment_len - i);
+
+                if (n == 0) {
+                        p[i++] = '?';
+                        continue;
+                }
+                i += n;
+        }
 }
 
 static bool is_option_name_char(char c) {
@@ -220,17 +238,13 @@ static bool blob_type_is(const uint8_t *blob, size_t n, const char *type, size_t
         return l == type_len && n - 4 >= l && memcmp(blob + 4, type, type_len) == 0;
 }
 
-AuthkeysReject authkeys_key_parse(const char *line, size_t len, AuthkeysKey *ret) {
+/* The parse; a line with a byte that is not UTF-8 (at @bad) is refused as
+ * such unless the byte is in its comment. */
+static AuthkeysReject key_parse(const char *line, size_t len, size_t bad, AuthkeysKey *ret) {
         _uninitialized_ uint8_t blob[BLOB_MAX];
         AuthkeysKey k = {};
-        AuthkeysReject rj;
         size_t i, e, n;
 
-        if (len > AUTHKEYS_LINE_MAX)
-                return AUTHKEYS_REJECT_TOO_LONG;
-        rj = check_bytes(line, len);
-        if (rj != AUTHKEYS_OK)
-                return rj;
         i = authkeys_skip_blanks(line, len, 0);
         if (i == len || line[i] == '#')
                 return AUTHKEYS_REJECT_EMPTY;
@@ -260,9 +274,26 @@ AuthkeysReject authkeys_key_parse(const char *line, size_t len, AuthkeysKey *ret
 
         k.comment_off = authkeys_skip_blanks(line, len, e);
         k.comment_len = len - k.comment_off;
+        if (bad < k.comment_off)
+                return AUTHKEYS_REJECT_BAD_UTF8;
+        k.comment_not_utf8 = bad < len;
         if (ret)
                 *ret = k;
         return AUTHKEYS_OK;
+}
+
+AuthkeysReject authkeys_key_parse(const char *line, size_t len, AuthkeysKey *ret) {
+        AuthkeysReject rj;
+        size_t bad;
+
+        if (len > AUTHKEYS_LINE_MAX)
+                return AUTHKEYS_REJECT_TOO_LONG;
+        rj = check_bytes(line, len, &bad);
+        if (rj != AUTHKEYS_OK)
+                return rj;
+        rj = key_parse(line, len, bad, ret);
+        /* what cannot be read is refused for its bytes first, as it always was */
+        return rj != AUTHKEYS_OK && bad < len ? AUTHKEYS_REJECT_BAD_UTF8 : rj;
 }
 
 /* A certificate's plain key: its type without the certificate suffix, and

@@ -5,7 +5,14 @@
  * are accepted: a known OpenSSH key type, strict base64 that decodes to a
  * blob whose embedded type (uint32 length + string) is the declared one,
  * options that are well formed (quoted values may hold commas and spaces).
- * The line is kept verbatim; nothing is rewritten.  Non-logging.
+ * Non-logging.
+ *
+ * A line is UTF-8 but for its comment: sshd ignores the comment, and takes a
+ * key whose comment is any bytes (Latin-1 text, say), so such a key is
+ * valid too.  Its line then leaves sunkd as a string of a JSON reply, which
+ * must be UTF-8: authkeys_key_clean_comment() makes each byte of the comment
+ * that is not part of a UTF-8 sequence a '?', and the map serves the line so.
+ * Nothing else is ever rewritten.
  */
 #pragma once
 
@@ -45,6 +52,7 @@ typedef struct AuthkeysKey {
         size_t type_off, type_len;
         size_t blob_off, blob_len;      /* the base64 text */
         size_t comment_off, comment_len;
+        bool comment_not_utf8; /* authkeys_key_clean_comment() has work */
 } AuthkeysKey;
 
 /**
@@ -53,6 +61,13 @@ typedef struct AuthkeysKey {
  * Return: AUTHKEYS_OK or the reason it is refused.
  */
 AuthkeysReject authkeys_key_parse(const char *line, size_t len, AuthkeysKey *ret);
+
+/**
+ * authkeys_key_clean_comment() - in the valid @line parsed as @k, each byte
+ * of the comment that is not part of a UTF-8 sequence becomes '?'; the
+ * length stays.  What is served is then UTF-8 throughout.
+ */
+void authkeys_key_clean_comment(char *line, const AuthkeysKey *k);
 
 /** authkeys_type_known() - whether @type (@len bytes) is a key type sshd accepts. */
 bool authkeys_type_known(const char *type, size_t len);

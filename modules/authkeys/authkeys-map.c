@@ -291,7 +291,8 @@ static int list_parse(Builder *b, const char *s, size_t len, size_t *ret_n) {
 
 static int add_key(Builder *b, User *u, const char *key, size_t len, size_t index) {
         AuthkeysMap *m = b->map;
-        AuthkeysReject rj = authkeys_key_parse(key, len, NULL);
+        AuthkeysKey k;
+        AuthkeysReject rj = authkeys_key_parse(key, len, &k);
 
         if (rj == AUTHKEYS_OK && u->n_keys >= b->limits.max_keys_per_user)
                 rj = AUTHKEYS_REJECT_TOO_MANY;
@@ -303,8 +304,13 @@ static int add_key(Builder *b, User *u, const char *key, size_t len, size_t inde
                 return -ENOMEM;
         m->keys[m->n_keys++] = (KeyRef) { (uint32_t) m->text.len, (uint32_t) len };
         arena_append(b, key, len);
+        if (m->text.oom)
+                return -ENOMEM;
+        /* served as a JSON string: a comment's stray bytes become '?' */
+        if (k.comment_not_utf8)
+                authkeys_key_clean_comment(m->text.data + m->text.len - len, &k);
         u->n_keys++;
-        return m->text.oom ? -ENOMEM : 0;
+        return 0;
 }
 
 /* The @n keys list_parse() left in spans, or the one key line @rest. */

@@ -1,22 +1,26 @@
 /* One job per check, health.<name>: a built-in type runs its `run` in a
  * killable child (file systems, munge) or on a worker (/proc only), a
- * script runs through the host's spawn in its own process group, and each
+ * script runs through the host's spawn under its reaper (SUNKD_SPAWN_REAP:
+ * nothing it starts outlives it), and each
  * result goes through the hysteresis here.  A change of what the checks
  * want from slurmctld kicks the signal job (health-judge.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <json-c/json.h>
 
 #include "health-state.h"
 #include "util/cleanup.h"
+#include "util/errloc.h"
 #include "util/json-util.h"
 #include "util/macro.h"
 #include "util/strv.h"
 #include "util/time-util.h"
+#include "util/trusted-path.h"
 
 #define CHECK_TIMEOUT_DEFAULT_USEC (30 * SUNKD_USEC_PER_SEC)
 #define SCRIPT_OUTPUT_MAX (64 * 1024)
@@ -166,6 +170,36 @@ static void last_line(const char *out, char *buf, size_t len) {
         (void) snprintf(buf, len, "%.*s", (int) MIN((size_t) (end - start), len - 1), start);
 }
 
+/* A script sunkd runs as root is what every file sunkd executes must be:
+ * root's (or sunkd's) alone through each directory and link on its way
+ * (trusted_path_check(), the prolog module's rule too), a regular file,
+ * executable.  Checked when the config is read and again before each run:
+ * a script swapped since is refused, not run. */
+int script_trusted(const char *path, char **ret_error) {
+        struct stat st;
+        int r;
+
+        r = trusted_path_check(path, "health script", 0, ret_error);
+        if (r < 0)
+                return r;
+        if (stat(path, &st) < 0)
+                return errmsg_set(ret_error, negative_errno(), "health script '%s': %m", path);
+        if (!S_ISREG(st.st_mode))
+                return errmsg_set(ret_error, -EPERM, "refusing health script '%s': not a regular file",
+                                  path);
+        if (!(st.st_mode & 0111))
+                return errmsg_set(ret_error, -EACCES,
+                                  "refusing health script '%s': not executable (mode %04o)", path,
+                                  (unsigned) (st.st_mode & 07777));
+        return 0;
+}
+
+static void script_finish(Check *k, const HealthResult *hr, uint64_t duration_usec) {
+        check_record(k, hr, duration_usec);
+        (void) k->s->ctx->api->job_set_message(k->job, k->last.detail);
+        (void) k->s->ctx->api->job_complete(k->job, hr->status == HEALTH_FAIL ? -EIO : 0);
+}
+
 static void script_done_cb(void *userdata, int r, const sunkd_spawn_result *res) {
         Check *k = userdata;
         const ScriptConf *sc = k->conf;
@@ -173,9 +207,7 @@ static void script_done_cb(void *userdata, int r, const sunkd_spawn_result *res)
         char line[HEALTH_DETAIL_MAX];
 
         k->child = NULL;
-        if (r == -ENOENT)
-                health_result_set(&hr, HEALTH_UNKNOWN, "script-missing", "%s does not exist", sc->path);
-        else if (r < 0)
+        if (r < 0)
                 health_result_set(&hr, HEALTH_FAIL, "script-exec", "cannot run %s: %s", sc->path, strerror(-r));
         else if (res->timed_out)
                 health_result_set(&hr, HEALTH_FAIL, "check-timeout", "no answer within %.1fs, killed",
@@ -191,21 +223,31 @@ static void script_done_cb(void *userdata, int r, const sunkd_spawn_result *res)
                 else
                         health_result_set(&hr, HEALTH_FAIL, "script-failed", "%s", *line ? line : "exited non-zero");
         }
-        check_record(k, &hr, res->duration_usec);
-        (void) k->s->ctx->api->job_set_message(k->job, k->last.detail);
-        (void) k->s->ctx->api->job_complete(k->job, hr.status == HEALTH_FAIL ? -EIO : 0);
+        script_finish(k, &hr, res->duration_usec);
 }
 
 static int script_prepare(void *state, void **ret_input) {
         Check *k = state;
         const ScriptConf *sc = k->conf;
         _cleanup_free_ const char **argv = NULL;
+        _cleanup_free_ char *error = NULL;
         size_t n = 0;
         char node_env[128];
         const char *envp[] = { "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", node_env, NULL };
         int r;
 
         *ret_input = NULL;
+        r = script_trusted(sc->path, &error);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                /* not run: a failure that names the script and says why */
+                HealthResult hr = {};
+
+                health_result_set(&hr, HEALTH_FAIL, "script-refused", "%s", error ?: strerror(-r));
+                script_finish(k, &hr, 0);
+                return -EIO;
+        }
         argv = calloc(2 + (sc->args ? strv_length(sc->args) : 0), sizeof(char *));
         if (!argv)
                 return -ENOMEM;
@@ -223,6 +265,8 @@ static int script_prepare(void *state, void **ret_input) {
                 .uid = (uid_t) -1,
                 .gid = (gid_t) -1,
                 .kill_grace_usec = 2 * SUNKD_USEC_PER_SEC,
+                /* a check leaves nothing running as root: setsid or not */
+                .flags = SUNKD_SPAWN_REAP,
         };
         r = k->s->ctx->api->spawn_start(k->s->ctx, &spec, script_done_cb, k, &k->child);
         return r;

@@ -82,8 +82,9 @@ void signal_apply_outcome(State *s, HealthSignal *sig) {
         case HEALTH_OUTCOME_DRAINED:
         case HEALTH_OUTCOME_UPDATED:
                 memcpy(s->set_reason, sig->reason, sizeof(s->set_reason));
-                if (sig->want == HEALTH_WANT_FORCE_DRAIN && s->forced_sticky)
-                        memcpy(s->sticky_reason, sig->reason, sizeof(s->sticky_reason));
+                if (sig->want == HEALTH_WANT_FORCE_DRAIN)
+                        (void) snprintf(s->sticky_reason, sizeof(s->sticky_reason), "%s",
+                                        s->forced_sticky ? sig->reason : "");
                 break;
         case HEALTH_OUTCOME_RESUMED:
                 s->set_reason[0] = s->sticky_reason[0] = '\0';
@@ -97,6 +98,10 @@ void signal_apply_outcome(State *s, HealthSignal *sig) {
                 break;
         case HEALTH_OUTCOME_UNCHANGED:
         case HEALTH_OUTCOME_OTHER:
+                /* a sticky drain for the reason a check had set already */
+                if (sig->outcome == HEALTH_OUTCOME_UNCHANGED && sig->want == HEALTH_WANT_FORCE_DRAIN &&
+                    s->forced_sticky && sig->owner == HEALTH_OWNER_OURS)
+                        memcpy(s->sticky_reason, sig->reason, sizeof(s->sticky_reason));
                 /* nothing of ours on the node (any more): nothing to remember */
                 if (sig->owner == HEALTH_OWNER_NONE || sig->owner == HEALTH_OWNER_OTHER)
                         s->set_reason[0] = s->sticky_reason[0] = '\0';

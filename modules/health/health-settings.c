@@ -188,6 +188,15 @@ static int parse_check(State *s, const sunkd_cfg *item, Check *k) {
                 return located(s->ctx, api->cfg_get(item, "name"),
                                "key 'name': '%.40s' is not a check name (letters, digits, '_' and '-', at most 32; not signal or idle)",
                                common->name);
+        if (k->kind == CHECK_SCRIPT) {
+                _cleanup_free_ char *why = NULL;
+                r = script_trusted(((ScriptConf *) k->conf)->path, &why);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        return located(s->ctx, api->cfg_get(item, "path"), "key 'path': %s",
+                                       why ?: strerror(-r));
+        }
         if (k->type && k->type->validate) {
                 _cleanup_free_ char *why = NULL;
                 r = k->type->validate(k->conf, &why);

@@ -61,9 +61,10 @@ HealthOwner health_reason_owner(const char *reason, bool drained, const char *pr
                 return drained ? HEALTH_OWNER_OTHER : HEALTH_OWNER_NONE;
         if (!has_prefix(reason, prefix))
                 return HEALTH_OWNER_OTHER;
-        /* The prolog and epilog client's drains stay sticky even if our state is lost. */
-        if ((!isempty(sticky_reason) && streq(reason, sticky_reason)) || has_prefix(reason + strlen(prefix), "prolog") ||
-            has_prefix(reason + strlen(prefix), "epilog"))
+        /* Sticky is what the drain was asked to be (Health.Drain's sticky),
+         * recorded with it in our state, never read from the reason's text:
+         * a check may be named "prolog-gpu". */
+        if (!isempty(sticky_reason) && streq(reason, sticky_reason))
                 return HEALTH_OWNER_STICKY;
         return HEALTH_OWNER_OURS;
 }

@@ -32,7 +32,8 @@ typedef enum HealthOwner {
 } HealthOwner;
 
 /* health_reason_owner() - whose @reason is.  A drained node without a
- * reason counts as someone else's. */
+ * reason counts as someone else's; ours is sticky only when it is
+ * @sticky_reason, the one a sticky drain set. */
 HealthOwner health_reason_owner(const char *reason, bool drained, const char *prefix, const char *sticky_reason);
 
 /* health_reason_format() - "<prefix><what>: <detail>" (or without detail)

@@ -138,6 +138,7 @@ void settings_clear(State *s);
 const char *check_name(const Check *k);
 
 /* health-checks.c */
+int script_trusted(const char *path, char **ret_error);
 int checks_add_jobs(State *s);
 void check_record(Check *k, const HealthResult *res, uint64_t duration_usec);
 

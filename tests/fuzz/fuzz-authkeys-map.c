@@ -1,5 +1,6 @@
 /* Fuzz target: an sshkey cache file through the map builder under small
- * caps, then every kept key back through the parser and a lookup. */
+ * caps, then every kept key back through the parser (valid, and UTF-8
+ * throughout) and a lookup. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -43,7 +44,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 h = authkeys_map_lookup(m, name, &n);
                 for (size_t k = 0; h >= 0 && k < n; k++) {
                         AuthkeysMapKey key = authkeys_map_key(m, h, k);
-                        if (authkeys_key_parse(key.line, key.len, NULL) != AUTHKEYS_OK)
+                        AuthkeysKey parsed;
+
+                        /* valid, and UTF-8 throughout: it is served in a JSON string */
+                        if (authkeys_key_parse(key.line, key.len, &parsed) != AUTHKEYS_OK || parsed.comment_not_utf8)
                                 __builtin_trap();
                         (void) authkeys_map_key_matches(key, &match);
                 }

@@ -6,7 +6,9 @@
 # logs in, whether sunkd answers or the client reads the cache itself, with
 # sshd's %U or without it.  An ordinary user still does, and root itself
 # can with that key where a file allows it (the control), so the refusals
-# are the rule's, not the environment's.
+# are the rule's, not the environment's.  A key whose comment is not UTF-8
+# (Latin-1 bytes), which sshd takes, lets ada in both ways too; sunkd serves
+# it with those bytes as '?', so its reply stays UTF-8.
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 . "$SUNKD_SRCDIR/tests/lib/etc-cache.sh"
@@ -26,7 +28,7 @@ sshd_setup
 RAW="$SUNKD_SRCDIR/tests/lib/varlink-raw.py"
 
 mkdir -p "$T/k" "$T/keys"
-for k in ada attack; do
+for k in ada attack latin; do
         ssh-keygen -q -t ed25519 -N '' -C "$k@test" -f "$T/k/$k" || bail_out "ssh-keygen"
 done
 KA=$(cat "$T/k/attack.pub")
@@ -47,7 +49,7 @@ printf '%s\n' "grace:x:5000:5000::/:/bin/sh" "svc:x:20099:20099::/:/usr/sbin/nol
 C="$T/keys/sshkey.cache"
 {
         for u in root toor ROOT grace mallory 0; do printf "%s:['%s']\n" "$u" "$KA"; done
-        printf "ada:['%s']\n" "$(cat "$T/k/ada.pub")"
+        printf "ada:['%s', '%s caf\351 \377']\n" "$(cat "$T/k/ada.pub")" "$(cut -d' ' -f1,2 "$T/k/latin.pub")"
 } > "$C"
 chmod 755 "$T/keys" && chmod 644 "$C" "$LP"
 
@@ -78,6 +80,7 @@ refused() { # WHAT
                         is "$(login ${!p} $u attack)" "" "$1, $p: no login as $u"
                 done
                 is "$(login ${!p} ada ada)" "logged-in-as-ada" "$1, $p: ada logs in"
+                is "$(login ${!p} ada latin)" "logged-in-as-ada" "$1, $p: so does her key whose comment is not UTF-8"
         done
         # The defaults (/etc/passwd, the uid looked up): root, and uid 0 under other names.
         is "$(login $DEFAULT root attack)" "" "$1, defaults: no login as root"
@@ -90,6 +93,9 @@ status() { module_status authkeys "$1"; }
 # The module refuses by name (a uid is the client's to know): root, grace and 0.
 is "$(status bad_lines)" '{"local-account": 3}' "the module skips three lines as local-account"
 is "$(status users)" 4 "and serves the other four"
+is "$(status invalid_keys)" '{}' "dropping no key"
+like "$(python3 "$RAW" "$SOCK" call io.sunkd.AuthorizedKeys.Get '{"user":"ada"}')" ' caf\? \?"' \
+     "sunkd serves the comment's stray bytes as '?'"
 like "$(ctl metrics)" 'sunkd_authkeys_bad_lines\{reason="local-account"\} 3' "counted in the metrics"
 is "$(grep -c 'local or reserved accounts are never served' "$T/sunkd.log")" "$(job_field authkeys.load runs)" \
    "logged once per load"

@@ -9,7 +9,9 @@
 # meanwhile; with slurmctld stopped the state is kept and the node converges
 # once it is back; a hung check fails at its timeout; an operator's drain
 # --wait-idle returns only once the running job has ended, and is sticky
-# until undrain; with munged stopped the munge check fails, saying why.
+# until undrain; a check named prolog-gpu is resumed when it passes, while
+# a sticky drain (as the prolog client asks) survives a restart and passing
+# checks; with munged stopped the munge check fails, saying why.
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 . "$SUNKD_SRCDIR/tests/lib/slurm.sh"
@@ -21,8 +23,9 @@ NODE=hc-node-1
 # flag: fails, saying so, while $T/fault exists; hang: never answers.
 printf '#!/bin/sh\nif [ -e "%s/fault" ]; then echo "checking the fault file"; echo "fault file present"; exit 1; fi\necho ok\n' "$T" > "$T/flag.sh"
 printf '#!/bin/sh\nexec sleep 1000\n' > "$T/hang.sh"
+printf '#!/bin/sh\nif [ -e "%s/pfault" ]; then echo "no GPU"; exit 1; fi\n' "$T" > "$T/pgpu.sh"
 printf '#!/bin/sh\n[ -e "%s/prolog-fail" ] && exit 1\nexit 0\n' "$S" > "$S/prolog.sh"
-chmod 755 "$T/flag.sh" "$T/hang.sh" "$S/prolog.sh"
+chmod 755 "$T/flag.sh" "$T/hang.sh" "$T/pgpu.sh" "$S/prolog.sh"
 
 slurm_munge_start
 slurm_conf "Prolog=$S/prolog.sh" "PrologEpilogTimeout=30"
@@ -41,6 +44,9 @@ sunkd_config "modules:
       - name: flag
         type: script
         path: $T/flag.sh
+      - name: prolog-gpu
+        type: script
+        path: $T/pgpu.sh
       - name: hang
         type: script
         path: $T/hang.sh
@@ -202,6 +208,36 @@ is "$(reason)" "sunkd: maintenance window" "passing checks do not resume an oper
 ctl health undrain > /dev/null
 is "$?" 0 "undrain"
 ok "undrain resumes it" wait_until 600 eval '[ -z "$(reason)" ]'
+slurm_wait_ready $NODE
+
+# --- a check named prolog-... drains as a check: passing resumes the node
+pg() { ctl run health.prolog-gpu > /dev/null; }
+touch "$T/pfault"
+pg; pg
+ok "a failing check named prolog-gpu drains" wait_until 600 eval '[ "$(reason)" = "sunkd: prolog-gpu: no GPU" ]'
+is "$(module_status health sticky)" false "its drain is not sticky"
+rm "$T/pfault"
+pg
+is "$?" 0 "the check passes again"
+ok "and the node is resumed" wait_until 600 eval '[ -z "$(reason)" ]'
+slurm_wait_ready $NODE
+
+# --- a sticky drain outlives a restart and passing checks
+ctl health drain reason="prolog: job 7 failed" sticky=true > /dev/null
+is "$?" 0 "a sticky drain, as the prolog client asks for one"
+is "$(reason)" "sunkd: prolog: job 7 failed" "drains the node"
+is "$(module_status health sticky)" true "status says it is sticky"
+sunkd_stop
+sunkd_start
+ok "the first round after the restart" wait_rounds 1
+pg; flag
+ctl run health.signal > /dev/null
+is "$?" 0 "a round with the checks passing, after the restart"
+is "$(reason)" "sunkd: prolog: job 7 failed" "does not lift the sticky drain"
+is "$(module_status health sticky)" true "which is still sticky"
+ctl health undrain > /dev/null
+is "$?" 0 "undrain"
+ok "lifts it" wait_until 600 eval '[ -z "$(reason)" ]'
 slurm_wait_ready $NODE
 
 # --- undrain never takes someone else's reason

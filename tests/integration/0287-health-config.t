@@ -3,7 +3,10 @@
 # unknown check type (the types listed), a second check of a name, a name
 # that is a job of the module's own or not a name, a bad action, a second
 # gpu check, a transport that does not exist, a reason prefix too short, a
-# node name Slurm cannot have, a bad xid_policy, a group-readable JWT key.
+# node name Slurm cannot have, a bad xid_policy, a group-readable JWT key,
+# and a script sunkd would run as root that is not root's alone (another
+# uid's, group-writable, in another uid's directory, behind a symlink to one
+# of these), that is missing, not executable or not a file.
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 sunkd_setup
@@ -77,5 +80,31 @@ sunkd_config "modules:
 out=$("$SUNKD" --check-config -c "$T/sunkd.yaml" 2>&1)
 is "$?" 2 "a world-readable JWT key is refused"
 like "$out" "key 'jwt_key_file': .*$T/jwt.key" "naming the file"
+
+# --- a script: root's alone through every link, or refused at its key
+S="$T/scripts"
+mkdir -m 755 "$S" "$T/theirs"
+printf '#!/bin/sh\nexit 0\n' > "$S/ok.sh"
+chmod 755 "$S/ok.sh"
+cp -p "$S/ok.sh" "$S/other.sh" && chown 65534 "$S/other.sh"
+cp -p "$S/ok.sh" "$S/gw.sh" && chmod 775 "$S/gw.sh"
+cp -p "$S/ok.sh" "$S/noexec.sh" && chmod 644 "$S/noexec.sh"
+cp -p "$S/ok.sh" "$T/theirs/x.sh" && chown 65534 "$T/theirs"
+ln -s "$S/other.sh" "$S/link.sh"
+script() { printf '    checks:\n      - {name: s, type: script, path: %s}' "$1"; }
+refused "another uid's script" "key 'path': refusing health script '$S/other.sh': owned by uid 65534" "$(script "$S/other.sh")"
+refused "a group-writable script" "key 'path': refusing health script '$S/gw.sh': group- or world-writable" "$(script "$S/gw.sh")"
+refused "a script in another uid's directory" "key 'path': refusing health script '$T/theirs/x.sh': '$T/theirs' is owned by uid 65534" "$(script "$T/theirs/x.sh")"
+refused "a symlink to another uid's script" "key 'path': refusing health script '$S/link.sh': '$S/other.sh' is owned by uid 65534" "$(script "$S/link.sh")"
+refused "a missing script" "key 'path': $S/missing.sh: No such file or directory" "$(script "$S/missing.sh")"
+refused "a script that is not executable" "key 'path': refusing health script '$S/noexec.sh': not executable" "$(script "$S/noexec.sh")"
+refused "a directory" "key 'path': refusing health script '$S': not a regular file" "$(script "$S")"
+sunkd_config "modules:
+  health:
+    node_name: n1
+    transport: none
+$(script "$S/ok.sh")"
+"$SUNKD" --check-config -c "$T/sunkd.yaml" > "$T/ok.out" 2>&1
+is "$?" 0 "root's own script passes"
 ok "nothing was written to the state directory" test -z "$(ls -A "$T/state")"
 done_testing

@@ -90,12 +90,45 @@ START_TEST(test_valid_forms) {
 }
 END_TEST
 
+/* A comment that is not UTF-8: the key is valid, and cleaned it is UTF-8
+ * with its length and every valid sequence kept. */
+START_TEST(test_comment_not_utf8) {
+        static const struct {
+                const char *comment, *clean;
+        } t[] = {
+                { " caf\xe9", " caf?" },
+                { " \xff\xfe ok", " ?? ok" },
+                { " caf\xc3\xa9 \xc3", " caf\xc3\xa9 ?" },                /* a cut sequence at the end */
+                { " \xe2\x82 x", " ?? x" },                               /* one cut in the middle */
+                { " \xed\xa0\x80", " ???" },                              /* a surrogate */
+                { " \xf0\x9f\x94\x91 \xc0\xaf", " \xf0\x9f\x94\x91 ??" }, /* overlong */
+        };
+        for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+                _cleanup_free_ char *l = line_of("", "ssh-ed25519", "ssh-ed25519", t[i].comment);
+                _cleanup_free_ char *want = line_of("", "ssh-ed25519", "ssh-ed25519", t[i].clean);
+                AuthkeysKey k;
+
+                ck_assert_int_eq(authkeys_key_parse(l, strlen(l), &k), AUTHKEYS_OK);
+                ck_assert(k.comment_not_utf8);
+                authkeys_key_clean_comment(l, &k);
+                ck_assert_str_eq(l, want);
+                ck_assert_int_eq(authkeys_key_parse(l, strlen(l), &k), AUTHKEYS_OK);
+                ck_assert(!k.comment_not_utf8);
+        }
+}
+END_TEST
+
 START_TEST(test_reject_reasons) {
         _cleanup_free_ char *ok = line_of("", "ssh-ed25519", "ssh-ed25519", " c");
         _cleanup_free_ char *mismatch = line_of("", "ssh-rsa", "ssh-ed25519", "");
         _cleanup_free_ char *cert_mismatch = line_of("", "ssh-ed25519-cert-v01@openssh.com", "ssh-ed25519", "");
         _cleanup_free_ char *dss = line_of("", "ssh-dss", "ssh-dss", "");
         _cleanup_free_ char *bad_utf8 = line_of("", "ssh-ed25519", "ssh-ed25519", " caf\xc3");
+        _cleanup_free_ char *bad_opt =
+                line_of("command=\"echo caf\xe9\" ", "ssh-ed25519", "ssh-ed25519", "");
+        _cleanup_free_ char *bad_opt_comment =
+                line_of("command=\"echo \xff\" ", "ssh-ed25519", "ssh-ed25519", " caf\xe9");
+        _cleanup_free_ char *bad_type = line_of("", "ssh-ed25519\xe9", "ssh-ed25519", "");
         _cleanup_free_ char *ctl = line_of("", "ssh-ed25519", "ssh-ed25519", " a\x1b[31m");
         _cleanup_free_ char *del = line_of("", "ssh-ed25519", "ssh-ed25519", " a\x7f");
         _cleanup_free_ char *cr = line_of("", "ssh-ed25519", "ssh-ed25519", "\r");
@@ -113,7 +146,12 @@ START_TEST(test_reject_reasons) {
         ck_assert_int_eq(parse(dss), AUTHKEYS_REJECT_UNKNOWN_TYPE);
         ck_assert_int_eq(parse("garbage"), AUTHKEYS_REJECT_UNKNOWN_TYPE);
         ck_assert_int_eq(parse("no-pty"), AUTHKEYS_REJECT_UNKNOWN_TYPE);
-        ck_assert_int_eq(parse(bad_utf8), AUTHKEYS_REJECT_BAD_UTF8);
+        /* sshd takes a comment of any bytes: so do we (it is cleaned when served) */
+        ck_assert_int_eq(parse(bad_utf8), AUTHKEYS_OK);
+        /* ... but nothing else: an option's value is the user's command */
+        ck_assert_int_eq(parse(bad_opt), AUTHKEYS_REJECT_BAD_UTF8);
+        ck_assert_int_eq(parse(bad_opt_comment), AUTHKEYS_REJECT_BAD_UTF8);
+        ck_assert_int_eq(parse(bad_type), AUTHKEYS_REJECT_BAD_UTF8);
         ck_assert_int_eq(parse(ctl), AUTHKEYS_REJECT_CONTROL);
         ck_assert_int_eq(parse(del), AUTHKEYS_REJECT_CONTROL);
         ck_assert_int_eq(parse(cr), AUTHKEYS_REJECT_CONTROL);
@@ -415,6 +453,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_valid_forms);
         tcase_add_test(tc, test_user_names);
         tcase_add_test(tc, test_reject_reasons);
+        tcase_add_test(tc, test_comment_not_utf8);
         tcase_add_test(tc, test_options);
         tcase_add_test(tc, test_fingerprint_parse_strict);
         tcase_add_test(tc, test_match_oversized_key);

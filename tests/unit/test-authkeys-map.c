@@ -168,6 +168,33 @@ START_TEST(test_writer_round_trip) {
 }
 END_TEST
 
+/* A key whose comment is not UTF-8 is served, in both forms, its stray
+ * bytes '?': the line leaves sunkd in a JSON string.  Options that are not
+ * UTF-8 still drop the key, counted. */
+START_TEST(test_comment_not_utf8) {
+        _cleanup_free_ char *k1 = key_line(1, "", "caf\xe9 \xff"), *k1c = key_line(1, "", "caf? ?");
+        _cleanup_free_ char *k2 = key_line(2, "", "r\xc3\xa9sum\xc3\xa9 \xc3"),
+                            *k2c = key_line(2, "", "r\xc3\xa9sum\xc3\xa9 ?");
+        _cleanup_free_ char *bad = key_line(3, "command=\"echo \xe9\" ", "x");
+        _cleanup_free_ char *text = NULL, *two = NULL;
+        _cleanup_(authkeys_map_freep) AuthkeysMap *m = NULL;
+        Drops drops = {};
+
+        ck_assert_int_ge(asprintf(&text, "ada:%s\nbob:['%s', '%s', '%s']\n", k1, k1, bad, k2), 0);
+        ck_assert_int_ge(asprintf(&two, "%s\n%s", k1c, k2c), 0);
+        m = build(text, NULL, &drops);
+        assert_keys(m, "ada", k1c);
+        assert_keys(m, "bob", two);
+        ck_assert_uint_eq(drops.n, 1);
+        ck_assert_int_eq(drops.d[0].reject, AUTHKEYS_REJECT_BAD_UTF8);
+        ck_assert_uint_eq(drops.d[0].key_index, 1);
+        ck_assert_uint_eq(authkeys_map_stats(m)->invalid_keys[AUTHKEYS_REJECT_BAD_UTF8], 1);
+        ck_assert_uint_eq(authkeys_map_stats(m)->keys, 3);
+        /* the input is left as it was */
+        ck_assert_ptr_nonnull(strstr(text, "caf\xe9 \xff"));
+}
+END_TEST
+
 START_TEST(test_drop_reasons) {
         _cleanup_free_ char *k1 = key_line(1, "", ""), *k2 = key_line(2, "", ""), *k3 = key_line(3, "", "");
         _cleanup_free_ char *text = NULL, *two = NULL;
@@ -585,6 +612,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_empty_file);
         tcase_add_test(tc, test_writer_round_trip);
         tcase_add_test(tc, test_drop_reasons);
+        tcase_add_test(tc, test_comment_not_utf8);
         tcase_add_test(tc, test_crlf_and_nul);
         tcase_add_test(tc, test_binary_garbage);
         tcase_add_test(tc, test_truncated);

@@ -28,7 +28,13 @@ START_TEST(test_owner_table) {
                 { "", false, "", HEALTH_OWNER_NONE },
                 { NULL, true, "", HEALTH_OWNER_OTHER }, /* drained, no reason: someone's */
                 { "sunkd: disk: full", true, "", HEALTH_OWNER_OURS },
-                { "sunkd: prolog: job 12 failed", true, "", HEALTH_OWNER_STICKY },
+                { "sunkd: prolog: job 12 failed", true, "sunkd: prolog: job 12 failed",
+                  HEALTH_OWNER_STICKY },
+                /* sticky is recorded with the drain, not read from the text:
+                 * a check may be named prolog-gpu or epilog */
+                { "sunkd: prolog: job 12 failed", true, "", HEALTH_OWNER_OURS },
+                { "sunkd: prolog-gpu: no GPU", true, "", HEALTH_OWNER_OURS },
+                { "sunkd: epilog: x", true, "sunkd: maintenance", HEALTH_OWNER_OURS },
                 { "sunkd: maintenance", true, "sunkd: maintenance", HEALTH_OWNER_STICKY },
                 { "sunkd:disk", true, "", HEALTH_OWNER_OTHER }, /* not our prefix exactly */
                 { "SUNKD: disk", true, "", HEALTH_OWNER_OTHER },
@@ -63,6 +69,12 @@ static HealthSignal sig(HealthWant want, const char *reason, const char *set) {
         snprintf(s.prefix, sizeof(s.prefix), "%s", P);
         snprintf(s.reason, sizeof(s.reason), "%s", reason ?: "");
         snprintf(s.set_reason, sizeof(s.set_reason), "%s", set ?: "");
+        return s;
+}
+
+/* @s with @reason recorded as the sticky drain's. */
+static HealthSignal sticky(HealthSignal s, const char *reason) {
+        snprintf(s.sticky_reason, sizeof(s.sticky_reason), "%s", reason);
         return s;
 }
 
@@ -112,8 +124,11 @@ START_TEST(test_drain_paths) {
         s = sig(HEALTH_WANT_DRAIN, P "gpu: XID 95 on GPU-a1", P "gpu: XID 13 on GPU-a0");
         ck_assert_int_eq(run(&s, "IDLE", NULL, &st), HEALTH_OUTCOME_DRAINED);
         /* a sticky reason of ours is not replaced by a check's */
-        s = sig(HEALTH_WANT_DRAIN, P "disk: full", NULL);
+        s = sticky(sig(HEALTH_WANT_DRAIN, P "disk: full", NULL), P "prolog: job 7");
         ck_assert_int_eq(run(&s, "IDLE+DRAIN", P "prolog: job 7", &st), HEALTH_OUTCOME_UNCHANGED);
+        /* ... but one not recorded sticky is a check's, whatever it says */
+        s = sig(HEALTH_WANT_DRAIN, P "disk: full", P "prolog-gpu: no GPU");
+        ck_assert_int_eq(run(&s, "IDLE+DRAIN", P "prolog-gpu: no GPU", &st), HEALTH_OUTCOME_UPDATED);
         /* an operator's drain replaces a check's reason and is sticky */
         s = sig(HEALTH_WANT_FORCE_DRAIN, P "maintenance", P "disk: full");
         ck_assert_int_eq(run(&s, "IDLE+DRAIN", P "disk: full", &st), HEALTH_OUTCOME_UPDATED);
@@ -142,10 +157,13 @@ START_TEST(test_resume_paths) {
         s = sig(HEALTH_WANT_HEALTHY, NULL, NULL);
         ck_assert_int_eq(run(&s, "IDLE", NULL, &st), HEALTH_OUTCOME_UNCHANGED);
         /* sticky: only an undrain */
-        s = sig(HEALTH_WANT_HEALTHY, NULL, NULL);
+        s = sticky(sig(HEALTH_WANT_HEALTHY, NULL, NULL), P "prolog: job 7");
         ck_assert_int_eq(run(&s, "IDLE+DRAIN", P "prolog: job 7", &st), HEALTH_OUTCOME_UNCHANGED);
-        s = sig(HEALTH_WANT_UNDRAIN, NULL, NULL);
+        s = sticky(sig(HEALTH_WANT_UNDRAIN, NULL, NULL), P "prolog: job 7");
         ck_assert_int_eq(run(&s, "IDLE+DRAIN", P "prolog: job 7", &st), HEALTH_OUTCOME_RESUMED);
+        /* a check named prolog-gpu drained it, and passes now: resumed */
+        s = sig(HEALTH_WANT_HEALTHY, NULL, P "prolog-gpu: no GPU");
+        ck_assert_int_eq(run(&s, "IDLE+DRAIN", P "prolog-gpu: no GPU", &st), HEALTH_OUTCOME_RESUMED);
         /* undrain never takes someone else's */
         s = sig(HEALTH_WANT_UNDRAIN, NULL, NULL);
         ck_assert_int_eq(run(&s, "IDLE+DRAIN", "k8s: cordoned", &st), HEALTH_OUTCOME_OTHER);

@@ -300,6 +300,15 @@ enum {
          * written, and `err_output` empty.  What a spec older than 1.3 (one
          * whose @size ends before @flags) always gets. */
         SUNKD_SPAWN_MERGE_STDERR = 1u << 0,
+        /* ABI 1.6.  Nothing the program starts outlives it: the host runs it
+         * under a reaper (a child subreaper) that, once the program has
+         * exited, kills with SIGKILL every process it left behind, those
+         * that left its process group or session (setsid, a double fork)
+         * too, and only then reports the program's end.  A timeout or kill
+         * reaches them too: SIGTERM, then SIGKILL at half the grace.  For
+         * checks and helpers that must not leave a process running as
+         * root; never for a program that is meant to start a daemon. */
+        SUNKD_SPAWN_REAP = 1u << 1,
 };
 
 /* The spec and all it points to are read during the spawn call only.  A
