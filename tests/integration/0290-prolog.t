@@ -117,6 +117,17 @@ like "$(last_run error)" "refusing prolog script .*20-second.*writable" "refused
 ok "and no script ran" test ! -e "$O/env"
 chmod 755 "$P/20-second"
 
+# ---- a script changed after the listing, before its turn: checked again, refused ----
+rm -f "$O/env" "$O/order"
+script "$P/12-change" "chmod 775 $P/20-second"
+prolog
+is "$?" 1 "a script made group-writable after the listing fails the prolog"
+like "$(last_run error)" "refusing prolog script .*20-second.*writable" "refused when its turn came, saying why"
+is "$(cat "$O/order" 2>/dev/null)" "" "and it did not run"
+like "$(cat "$T/sunkd.log")" "Cannot start prolog script '20-second' .* of job 4242: refusing" "the journal names the refused script and the job"
+chmod 755 "$P/20-second"
+rm "$P/12-change"
+
 # ---- timeouts: the script and what it started ----
 sunkd_stop
 config 1s 60s
