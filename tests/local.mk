@@ -523,8 +523,8 @@ TESTS += tests/integration/0286-health-real-gpu.t
 EXTRA_DIST += tests/integration/0286-health-real-gpu.t
 TESTS += tests/integration/0287-health-config.t
 EXTRA_DIST += tests/integration/0287-health-config.t
-TESTS += tests/integration/0288-health-run.t
-EXTRA_DIST += tests/integration/0288-health-run.t
+TESTS += tests/integration/0289-health-run.t
+EXTRA_DIST += tests/integration/0289-health-run.t
 # prolog: the module and its client, then under a real slurmd
 TESTS += tests/integration/0290-prolog.t
 EXTRA_DIST += tests/integration/0290-prolog.t
