@@ -13,7 +13,8 @@ DEMO_SECONDS ?= 0
 # the GRES registration and the health module (with auth/jwt), s6-svscan and
 # s6-notifyoncheck, the SCIM fixture in python3, nginx-light serving map files
 # to the nsscache module's http source, curl as the benchmark's
-# reference, test certificates from openssl, setpriv and flock from util-linux,
+# reference, test certificates from openssl, strace watching the cache writer's fsync
+# and rename order, setpriv and flock from util-linux,
 # groff and man for the man pages, systemd-analyze for the unit, git for the
 # tarball's and the version's checks against the tracked files), and what
 # make deb, make rpm and make check-packages use (debhelper, lintian,
@@ -21,7 +22,7 @@ DEMO_SECONDS ?= 0
 DEB_PACKAGES = build-essential autoconf automake libtool autoconf-archive pkg-config \
 	libsystemd-dev libcurl4-openssl-dev libjson-c-dev libyaml-dev libssl-dev check \
 	libmunge-dev libslurm-dev libbz2-dev zlib1g-dev \
-	libnss-cache openssh-client openssh-server munge slurmctld slurmd slurm-client slurm-wlm-jwt-plugin s6 python3 curl openssl nginx-light \
+	libnss-cache openssh-client openssh-server munge slurmctld slurmd slurm-client slurm-wlm-jwt-plugin s6 python3 curl openssl nginx-light strace \
 	procps util-linux groff-base man-db systemd git \
 	debhelper dpkg-dev fakeroot lintian devscripts rpm rpmlint
 

@@ -455,6 +455,12 @@ int prolog_exec_fd(int fd, const PrologScript *s, const PrologExecSpec *spec, Pr
         return run_script(fd, s, spec, envp, ret, ret_error);
 }
 
+int prolog_exec_check(const PrologScript *s, char **ret_error) {
+        _cleanup_close_ int fd = prolog_script_open(s, ret_error);
+
+        return fd < 0 ? fd : 0;
+}
+
 int prolog_exec(const PrologScript *s, const PrologExecSpec *spec, PrologExecResult *ret, char **ret_error) {
         _cleanup_close_ int fd = -1;
 

@@ -12,7 +12,9 @@
  * it) and /dev/fd must be there (/proc mounted); the script's $0 is then
  * "/dev/fd/N", and SUNKD_SCRIPT carries its name.  The daemon runs the checked
  * path through the host's spawn instead (prolog_script_env() builds its
- * environment).
+ * environment), checking it again just before (prolog_exec_check()): the
+ * spawn executes by path, so a change between that check and the exec is
+ * not caught there, but one since the listing is.
  */
 #pragma once
 
@@ -76,6 +78,13 @@ void prolog_exec_result_done(PrologExecResult *r);
  */
 int prolog_exec_fd(int fd, const PrologScript *s, const PrologExecSpec *spec, PrologExecResult *ret,
                    char **ret_error);
+
+/**
+ * prolog_exec_check() - prolog_script_open()'s checks of @s, for a runner
+ * that executes the path (the daemon's spawn): what is there now, not only
+ * what was listed.  Return: 0, or its -errno with *@ret_error.
+ */
+int prolog_exec_check(const PrologScript *s, char **ret_error);
 
 /** prolog_exec() - prolog_script_open() then prolog_exec_fd(). */
 int prolog_exec(const PrologScript *s, const PrologExecSpec *spec, PrologExecResult *ret, char **ret_error);

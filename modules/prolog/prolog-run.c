@@ -256,7 +256,7 @@ static void script_not_run(Run *run, const PrologScript *sc, int r) {
         script_ended(run, sr, NULL, 0);
 }
 
-static int script_start(Run *run, const PrologScript *sc, uint64_t timeout) {
+static int script_start(Run *run, const PrologScript *sc, uint64_t timeout, char **ret_error) {
         const PrologSettings *set = &run->s->conf.set;
         _cleanup_strv_free_ char **envp = prolog_script_env(run->env, sc->name);
         const char *const argv[] = { sc->path, NULL };
@@ -271,13 +271,20 @@ static int script_start(Run *run, const PrologScript *sc, uint64_t timeout) {
                 .kill_grace_usec = set->kill_grace_usec,
                 .flags = SUNKD_SPAWN_MERGE_STDERR,
         };
+        int r;
 
         if (!envp)
                 return -ENOMEM;
+        /* the spawn executes the path: what is there now passes the checks
+         * the listing made, or it does not run (it may have changed since) */
+        r = prolog_exec_check(sc, ret_error);
+        if (r < 0)
+                return r;
         return run->s->ctx->api->spawn_start(run->s->ctx, &spec, on_script_done, run, &run->child);
 }
 
 static void run_next(Run *run) {
+        _cleanup_free_ char *why = NULL;
         const PrologScript *sc;
         uint64_t timeout;
         int r;
@@ -293,11 +300,15 @@ static void run_next(Run *run) {
         }
         sc = &run->scripts[run->next++];
         timeout = prolog_script_timeout(&run->s->conf.set, now_usec(CLOCK_MONOTONIC) - run->start_mono);
-        r = timeout == 0 ? -ETIMEDOUT : script_start(run, sc, timeout);
+        r = timeout == 0 ? -ETIMEDOUT : script_start(run, sc, timeout, &why);
         if (r < 0) {
                 if (r != -ETIMEDOUT)
-                        sunkd_log_error_errno(run->s->ctx, r, "Cannot start %s script '%s' (%s) of job %s: %m",
-                                              prolog_kind_name(run->kind), sc->name, sc->path, run->job_id);
+                        sunkd_log_error_errno(run->s->ctx, r,
+                                              "Cannot start %s script '%s' (%s) of job %s: %s",
+                                              prolog_kind_name(run->kind), sc->name, sc->path, run->job_id,
+                                              why ?: strerror(-r));
+                if (why && !run->error)
+                        run->error = TAKE_PTR(why);
                 script_not_run(run, sc, r);
         }
 }

@@ -230,7 +230,7 @@ is "$(module_error testmod)" "" "and the error is gone"
 is "$(snapshot gres)" "$before_g" "gres was untouched throughout"
 
 # ---- A reload while a module still restarts from the last one -------------------
-rm -f "$T/gate"
+rm -f "$T/gate" "$T/gate.started" # the run above left its marker: wait on a fresh one
 ctl run noreload.gated > /dev/null 2>&1 &
 RUN_PID=$!
 ok "noreload's job runs, and waits for its gate" wait_for_file "$T/gate.started"

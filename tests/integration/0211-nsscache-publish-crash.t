@@ -147,4 +147,35 @@ out=$("$HELPER" -R -d "$T/d" -s "$T/s" 2>&1); rc=$?
 is "$rc" 1 "a journal with too many entries is refused"
 is "$(generation "$T/d")" 1 "no malformed journal changed anything"
 
+# Durable before visible: every map and index is fsync'ed before the rename
+# that puts it in place (a crash between them never leaves a short or empty
+# map), and the directory after the renames.
+command -v strace > /dev/null || bail_out "strace is needed to watch the publish's fsync and rename calls: make deps"
+mkdir -p "$T/traced" "$T/st"
+"$HELPER" -d "$T/traced" -g 1 0 || bail_out "the traced directory's first publish"
+strace -f -y -qq -e trace=fsync,fdatasync,rename,renameat,renameat2 -o "$T/trace" \
+        "$HELPER" -d "$T/traced" -s "$T/st" -g 2 1 || bail_out "the traced publish failed"
+is "$(generation "$T/traced")" 2 "the traced publish put generation 2 in place"
+order=$(python3 - "$T/trace" "$T/traced" $FILES <<'PY'
+import os, re, sys
+trace, d, files = sys.argv[1], sys.argv[2], set(sys.argv[3:])
+synced, renamed, late = set(), [], []
+dir_synced = False
+for line in open(trace):
+    m = re.search(r"\b(?:fsync|fdatasync)\(\d+<([^>]*)>\) = 0", line)
+    if m:
+        synced.add(m.group(1))
+        dir_synced = dir_synced or (m.group(1) == d and bool(renamed))
+        continue
+    m = re.search(r'\brename(?:at2?)?\((?:AT_FDCWD, )?"([^"]+)", (?:AT_FDCWD, )?"([^"]+)"', line)
+    if m and os.path.dirname(m.group(2)) == d and os.path.basename(m.group(2)) in files:
+        renamed.append(os.path.basename(m.group(2)))
+        if m.group(1) not in synced:
+            late.append(os.path.basename(m.group(2)))
+print("renamed %d, unsynced: %s, directory synced after: %s" % (len(renamed), " ".join(late) or "none", dir_synced))
+PY
+)
+is "$order" "renamed $(echo $FILES | wc -w), unsynced: none, directory synced after: True" \
+        "each of the files was fsync'ed before its rename, the directory after them"
+
 done_testing

@@ -110,6 +110,21 @@ for m in passwd shadow group sshkey; do
         printf 'mallory:x:2999:2999::/home/mallory:/bin/bash\n' >> "$W/$(mfile $m)"
         refused "the $m file changed" "(digest|SHA-256|bytes, the manifest says)"
 done
+# ... and changed without changing its size: only the digest can tell.
+for m in passwd shadow group sshkey; do
+        restore
+        rm -f "$T"/state/nsscache/http-*
+        mf=$W/$(mfile $m)
+        size=$(stat -c %s "$mf")
+        python3 -c '
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+i = next(i for i, c in enumerate(d) if chr(c).isalpha())
+d[i] = ord("b") if d[i] == ord("a") else ord("a")
+open(sys.argv[1], "wb").write(d)' "$mf"
+        is "$(stat -c %s "$mf")" "$size" "the $m file changed in place: the same size"
+        refused "the $m file changed, its size kept" "SHA-256 of the body differs"
+done
 restore
 refresh
 is "$RC" 0 "the genuine files are fetched again" || diag "$OUT"
@@ -183,10 +198,14 @@ printf '    manifest_max_age: 0\n' >> "$T/sunkd.yaml"
 sunkd_start
 refresh
 is "$RC" 0 "manifest_max_age 0: taken however old" || diag "$OUT"
-restore
+# The node holds that manifest now; under a limit the server's 304 for it is refused too.
 sunkd_stop
 sed -i 's/^    manifest_max_age: 0$/    manifest_max_age: 1h/' "$T/sunkd.yaml"
 sunkd_start
+n304=$(grep -c '^GET /manifest 304 ' "$NGINX_LOG")
+refused "the manifest held, eight days old, answered 304" "longer than manifest_max_age \\(3600 s\\)"
+is "$(grep -c '^GET /manifest 304 ' "$NGINX_LOG")" "$((n304 + 1))" "the server answered 304: the node judged the copy it holds"
+restore
 refresh
 is "$RC" 0 "a manifest signed a moment ago is taken under manifest_max_age" || diag "$OUT"
 now=$(date +%s)

@@ -151,6 +151,9 @@ print(json.dumps(p, separators=(",", ":")), end="")' "$W/manifest" "$W/$dfile.ev
 
 printf '+mallory:x:2999:2999::/home/mallory:/bin/bash\n' >> "$W/$dfile"
 missed "the delta file altered on the server"
+sed -i 's/Grace/Grbce/' "$W/$dfile"
+is "$(stat -c %s "$W/$dfile")" "$(stat -c %s "$T/www.good/$dfile")" "a delta file altered in place keeps its size"
+missed "the delta file altered on the server, its size kept"
 rm -f "$W/$dfile"
 missed "the delta file missing"
 resign 'sunkd-map-delta 1\n@0 1 0\n-nosuchuser:x:1:1::/:/bin/sh\n'
@@ -158,6 +161,18 @@ missed "a signed delta made from another map"
 first=$(grep -m1 -n '^bulk' "$T/cache/passwd.cache" | cut -d: -f1)
 resign "sunkd-map-delta 1\n@$((first - 1)) 0 1\n+mallory:x:2999:2999::/home/mallory:/bin/bash\n"
 missed "a signed delta that gives another map"
+# the signed map's size, not its content: bulk0123's line of generation 1 replaced by its signed one, a letter off
+same_size=$(python3 -c '
+import sys
+old = open(sys.argv[1]).read().split("\n")
+new = open(sys.argv[2]).read().split("\n")
+k = next(i for i, l in enumerate(new) if l.startswith("bulk0123:"))
+was = next(l for l in old if l.startswith("bulk0123:"))
+assert "Grace" in new[k]
+print("sunkd-map-delta 1\\n@%d 1 1\\n-%s\\n+%s\\n" % (k, was, new[k].replace("Grace", "Grbce")))' \
+        "$copy1" "$P/cache/passwd.cache") || bail_out "cannot make the delta"
+resign "$same_size"
+missed "a signed delta that gives another map of the signed map's size"
 resign 'sunkd-map-delta 1\n@999999 0 1\n+x\n'
 missed "a signed delta past the end of the map"
 resign 'not a delta\n'

@@ -3,7 +3,8 @@
 # The fleet guard on a real slurmctld with several dynamic nodes: before it
 # drains, the health module counts the nodes of its partitions that carry
 # our prefix already; at max_drained_pct it reports instead, loudly, and
-# drains once the count is below again.  Other reasons do not count.
+# drains once the count is below again.  Other reasons do not count, nor
+# do the nodes of a partition the node is not in.
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 . "$SUNKD_SRCDIR/tests/lib/slurm.sh"
@@ -14,10 +15,15 @@ cp "$SUNKD_BUILDDIR/modules/health/.libs/health.so" "$MODDIR/" || bail_out "heal
 printf '#!/bin/sh\n[ -e "%s/fault" ] && { echo "bad rollout"; exit 1; }\nexit 0\n' "$T" > "$T/flag.sh"
 chmod 755 "$T/flag.sh"
 slurm_munge_start
-slurm_conf
+# two partitions: fl (the node's own, the default) and ot, each node in one by its feature
+slurm_conf "NodeSet=flset Feature=fl" "NodeSet=otset Feature=ot" "PartitionName=ot Nodes=otset State=UP"
+sed -i 's/^PartitionName=debug Nodes=ALL /PartitionName=fl Nodes=flset /' "$SLURM_CONF"
 slurm_ctld_start
-for n in fl-1 fl-2 fl-3 fl-4 fl-5; do slurm_node_start $n; done
-is "$(sinfo -h -N -o %N | sort -u | wc -l)" 5 "five dynamic nodes registered"
+for n in fl-1 fl-2 fl-3 fl-4 fl-5; do slurm_node_start $n "CPUs=2 RealMemory=500 Feature=fl"; done
+for n in ot-1 ot-2 ot-3; do slurm_node_start $n "CPUs=2 RealMemory=500 Feature=ot"; done
+is "$(sinfo -h -N -o %N | sort -u | wc -l)" 8 "eight dynamic nodes registered"
+is "$(sinfo -h -p fl -N -o %N | sort -u | xargs)" "fl-1 fl-2 fl-3 fl-4 fl-5" "five of them in partition fl"
+is "$(sinfo -h -p ot -N -o %N | sort -u | xargs)" "ot-1 ot-2 ot-3" "three in partition ot"
 
 # 40% of 5 nodes: two may be drained by us, not a third.
 sunkd_config "modules:
@@ -44,6 +50,10 @@ scontrol update nodename=fl-2 state=drain reason="sunkd: flag: bad rollout" || b
 scontrol update nodename=fl-3 state=drain reason="sunkd: flag: bad rollout" || bail_out "drain fl-3"
 # someone else's reasons do not count
 scontrol update nodename=fl-4 state=drain reason="k8s: cordoned" || bail_out "drain fl-4"
+# nor do our drains in a partition this node is not in
+for n in ot-1 ot-2 ot-3; do
+        scontrol update nodename=$n state=drain reason="sunkd: flag: bad rollout" || bail_out "drain $n"
+done
 touch "$T/fault"
 log_mark
 n=$(rounds)

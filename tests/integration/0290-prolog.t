@@ -33,7 +33,8 @@ script() { # NAME BODY: a root-owned 0755 script
         chmod 755 "$1"
 }
 config() {
-        sunkd_config "modules:
+        sunkd_config "log_level: debug
+modules:
   prolog:
     prolog_dir: $P
     epilog_dir: $E
@@ -75,6 +76,9 @@ is "$(cat "$O/stdin")" "" "stdin /dev/null"
 is "$(last_run result)" "ok" "status: the run passed"
 is "$(last_run job_id)" "4242" "status: the job"
 like "$(ctl prolog)" "4242 +prolog .* ok" "sunkctl prolog shows it"
+# the drain the client asks for on a failure (sunkd's debug line for a call no module answers)
+drains() { grep -c "Unknown method 'io.sunkd.Health.Drain' called by" "$T/sunkd.log"; }
+is "$(drains)" 0 "a passing prolog asks for no drain"
 
 # ---- a failing prolog stops; the failure is named ----
 rm -f "$O/order"
@@ -87,6 +91,7 @@ is "$(last_run failed_script)" "15-gpu" "status names the failed script"
 like "$(ctl prolog)" "prolog 15-gpu rc=3: GPU 3 missing" "sunkctl prolog shows the reason"
 like "$(ctl prolog)" "\| checking GPUs" "and the end of its output, stderr and stdout as written"
 like "$(cat "$O/client.err")" "no health module" "without the health module the client says the reason stays Slurm's"
+is "$(drains)" 1 "a failing prolog asks sunkd to drain the node, once"
 like "$(cat "$T/sunkd.log")" "prolog script '15-gpu' of job 4242: exit status 3" "the journal names the script and the job"
 rm "$P/15-gpu"
 
@@ -119,6 +124,17 @@ like "$(ctl --json prolog status | python3 -c "import json,sys; print(json.load(
         "refusing prolog script .*20-second.*writable" "saying why"
 ok "and no script ran" test ! -e "$O/env"
 chmod 755 "$P/20-second"
+
+# ---- a script changed after the listing, before its turn: checked again, refused ----
+rm -f "$O/env" "$O/order"
+script "$P/12-change" "chmod 775 $P/20-second"
+prolog
+is "$?" 1 "a script made group-writable after the listing fails the prolog"
+like "$(last_run error)" "refusing prolog script .*20-second.*writable" "refused when its turn came, saying why"
+is "$(cat "$O/order" 2>/dev/null)" "" "and it did not run"
+like "$(cat "$T/sunkd.log")" "Cannot start prolog script '20-second' .* of job 4242: refusing" "the journal names the refused script and the job"
+chmod 755 "$P/20-second"
+rm "$P/12-change"
 
 # ---- a script that lost its x bit is said, not dropped ----
 prolog

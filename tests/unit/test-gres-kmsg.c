@@ -18,6 +18,7 @@
 #include "util/time-util.h"
 
 #include "../../modules/gres/gres-kmsg.h"
+#include "../../modules/gres/gres-xid.h"
 #include "../lib/check-run.h"
 
 static int xid_of(const char *msg, char bus[16], uint64_t *xid) {
@@ -420,6 +421,85 @@ START_TEST(test_json) {
 }
 END_TEST
 
+/* The same XID on two GPUs in one batch: a count for each GPU, handed on
+ * as two events, which the XID log books on each GPU. */
+START_TEST(test_batch_same_xid_two_gpus) {
+        _cleanup_free_ GresKmsgBatch *b = batch(true, 0);
+        _cleanup_free_ GresXidLog *l = malloc(sizeof(*l));
+        const uint64_t rt = 1800000000000000ULL, mono = 10000000;
+        json_object *o, *events;
+
+        feed(b, "3,1,5000000,-;NVRM: Xid (PCI:0000:18:00): 79, pid=1, name=x, fell off the bus\n");
+        feed(b, "3,2,5000001,-;NVRM: Xid (PCI:0000:2a:00): 79, pid=1, name=x, fell off the bus\n");
+        feed(b, "3,3,5000002,-;NVRM: Xid (PCI:0000:2a:00): 79, pid=1, name=x, fell off the bus\n");
+        ck_assert_uint_eq(b->n_keys, 2);
+        ck_assert_str_eq(b->keys[0].bus_id, "0000:18:00.0");
+        ck_assert_uint_eq(b->keys[0].count, 1);
+        ck_assert_str_eq(b->keys[1].bus_id, "0000:2a:00.0");
+        ck_assert_uint_eq(b->keys[1].xid, 79);
+        ck_assert_uint_eq(b->keys[1].count, 2);
+        o = gres_kmsg_batch_to_json(b, rt, mono);
+        ck_assert_ptr_nonnull(o);
+        events = json_object_object_get(o, "events");
+        ck_assert_uint_eq(json_object_array_length(events), 2);
+        /* as the module takes them in (gres-xid-store.c) */
+        ck_assert_ptr_nonnull(l);
+        gres_xid_log_init(l);
+        for (size_t i = 0; i < json_object_array_length(events); i++) {
+                GresXidEvent e, *entry;
+
+                ck_assert_int_eq(gres_xid_event_from_json(json_object_array_get_idx(events, i), &e), 0);
+                ck_assert_int_eq(gres_xid_log_add(l, &e, e.count, GRES_XID_KMSG, &entry),
+                                 GRES_XID_ADDED_NEW);
+        }
+        json_object_put(o);
+        ck_assert_uint_eq(l->n, 2);
+        ck_assert_str_eq(gres_xid_log_get(l, 0)->bus_id, "0000:18:00.0");
+        ck_assert_uint_eq(gres_xid_log_get(l, 0)->count, 1);
+        ck_assert_str_eq(gres_xid_log_get(l, 1)->bus_id, "0000:2a:00.0");
+        ck_assert_uint_eq(gres_xid_log_get(l, 1)->count, 2);
+        ck_assert_uint_eq(l->total, 3);
+}
+END_TEST
+
+/* A record stamped after now (a stand-in's clock, a stamp read wrong) is
+ * not the newest: it counts as now, and a record of the pair stamped
+ * before it, read after it, keeps the first time. */
+START_TEST(test_json_stamped_after_now) {
+        _cleanup_free_ GresKmsgBatch *b = batch(true, 0);
+        const uint64_t rt = 1800000000000000ULL, mono = 10000000;
+        json_object *o, *e;
+
+        feed(b, "3,1,99000000,-;NVRM: Xid (PCI:0000:18:00): 79, pid=1, name=x, stamped ahead\n");
+        feed(b, "3,2,4000000,-;NVRM: Xid (PCI:0000:18:00): 79, pid=1, name=x, stamped before now\n");
+        feed(b, "3,3,4000000,-;NVRM: Xid (PCI:0000:2a:00): 48, pid=1, name=x, stamped before now\n");
+        feed(b, "3,4,99000000,-;NVRM: Xid (PCI:0000:2a:00): 48, pid=1, name=x, stamped ahead\n");
+        ck_assert_uint_eq(b->n_keys, 2);
+        for (size_t i = 0; i < 2; i++) {
+                ck_assert_uint_eq(b->keys[i].first_usec, 4000000);
+                ck_assert_uint_eq(b->keys[i].last_usec, 99000000);
+        }
+        o = gres_kmsg_batch_to_json(b, rt, mono);
+        ck_assert_ptr_nonnull(o);
+        for (size_t i = 0; i < 2; i++) {
+                e = json_object_array_get_idx(json_object_object_get(o, "events"), i);
+                ck_assert_int_eq(json_object_get_int64(json_object_object_get(e, "time_usec")),
+                                 (int64_t) (rt - 6000000));
+                ck_assert_int_eq(json_object_get_int64(json_object_object_get(e, "last_usec")),
+                                 (int64_t) rt);
+        }
+        json_object_put(o);
+        /* stamped ahead alone: both times are now, none after it */
+        gres_kmsg_batch_init(b, false, 0, NULL, 0);
+        feed(b, "3,9,99000000,-;NVRM: Xid (PCI:0000:18:00): 79, pid=1, name=x, stamped ahead\n");
+        o = gres_kmsg_batch_to_json(b, rt, mono);
+        e = json_object_array_get_idx(json_object_object_get(o, "events"), 0);
+        ck_assert_int_eq(json_object_get_int64(json_object_object_get(e, "time_usec")), (int64_t) rt);
+        ck_assert_int_eq(json_object_get_int64(json_object_object_get(e, "last_usec")), (int64_t) rt);
+        json_object_put(o);
+}
+END_TEST
+
 static Suite *suite(void) {
         Suite *s = suite_create("gres-kmsg");
         TCase *tc = tcase_create("parse");
@@ -436,6 +516,8 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_batch_partial);
         tcase_add_test(tc, test_batch_storm);
         tcase_add_test(tc, test_json);
+        tcase_add_test(tc, test_batch_same_xid_two_gpus);
+        tcase_add_test(tc, test_json_stamped_after_now);
         suite_add_tcase(s, tc);
         tc = tcase_create("read");
         tcase_add_test(tc, test_read_pipe);

@@ -264,6 +264,43 @@ START_TEST(test_parse_show_node) {
 }
 END_TEST
 
+/* The fleet guard counts the nodes of this node's partitions only: a
+ * partition of its own is not held back by another partition's drains. */
+static const char show_partitions[] =
+        "NodeName=self\n   State=IDLE\n   Partitions=gpu \n\n"
+        "NodeName=gpu-a\n   State=IDLE+DRAIN\n   Partitions=gpu \n   Reason=sunkd: xid: 79 [root@t]\n\n"
+        "NodeName=gpu-b\n   State=IDLE\n   Partitions=debug,gpu \n\n"
+        "NodeName=cpu-a\n   State=IDLE+DRAIN\n   Partitions=cpu \n   Reason=sunkd: disk: full [root@t]\n\n"
+        "NodeName=cpu-b\n   State=IDLE+DRAIN\n   Partitions=cpu,debug \n   Reason=sunkd: disk: full "
+        "[root@t]\n\n"
+        "NodeName=none\n   State=IDLE+DRAIN\n   Reason=sunkd: disk: full [root@t]\n\n";
+
+START_TEST(test_fleet_partitions) {
+        HealthNode *nodes = NULL;
+        size_t n = 0, total, ours;
+
+        ck_assert_int_eq(health_nodes_parse(show_partitions, &nodes, &n), 0);
+        ck_assert_uint_eq(n, 6);
+        /* gpu: self, gpu-a (ours), gpu-b */
+        health_fleet_count(nodes, n, health_nodes_find(nodes, n, "self"), P, &total, &ours);
+        ck_assert_uint_eq(total, 3);
+        ck_assert_uint_eq(ours, 1);
+        /* cpu: cpu-a and cpu-b, both ours, but a node's own reason is not counted */
+        health_fleet_count(nodes, n, health_nodes_find(nodes, n, "cpu-a"), P, &total, &ours);
+        ck_assert_uint_eq(total, 2);
+        ck_assert_uint_eq(ours, 1);
+        /* debug and gpu: every node of either, none of the others' */
+        health_fleet_count(nodes, n, health_nodes_find(nodes, n, "gpu-b"), P, &total, &ours);
+        ck_assert_uint_eq(total, 4);
+        ck_assert_uint_eq(ours, 2);
+        /* a node in no partition counts itself only */
+        health_fleet_count(nodes, n, health_nodes_find(nodes, n, "none"), P, &total, &ours);
+        ck_assert_uint_eq(total, 1);
+        ck_assert_uint_eq(ours, 0);
+        health_nodes_free(nodes, n);
+}
+END_TEST
+
 START_TEST(test_parse_hostile) {
         HealthNode *nodes = NULL;
         size_t n = 0;
@@ -356,6 +393,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_reason_format);
         tcase_add_test(tc, test_parse_show_node);
         tcase_add_test(tc, test_parse_hostile);
+        tcase_add_test(tc, test_fleet_partitions);
         tcase_add_test(tc, test_flags);
         tcase_add_test(tc, test_hysteresis);
         suite_add_tcase(s, tc);

@@ -2,9 +2,13 @@
  * the name filter, refusals, ConfigMap symlinks and their swaps, timeouts
  * that kill what a script started, the output tail, exec failures and
  * hostile names.  Runs as root: it hands files to nobody (uid 65534). */
+/* open() is interposed below: not fcntl.h's fortified inline. */
+#undef _FORTIFY_SOURCE
 #include <check.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +79,32 @@ static bool exists(const char *rel) {
         _cleanup_free_ char *p = tmp_at(rel);
 
         return access(p, F_OK) == 0;
+}
+
+/* open() with a hook: the next open of swap_path runs swap_fn() first, so
+ * a test replaces a script between the checks of its path and the open,
+ * where no real race could be timed. */
+static const char *swap_path;
+static void (*swap_fn)(void);
+
+int open(const char *path, int flags, ...) {
+        static int (*real_open)(const char *, int, ...);
+        mode_t mode = 0;
+
+        if (flags & (O_CREAT | O_TMPFILE)) {
+                va_list ap;
+
+                va_start(ap, flags);
+                mode = va_arg(ap, mode_t);
+                va_end(ap);
+        }
+        if (!real_open)
+                real_open = (int (*)(const char *, int, ...)) dlsym(RTLD_NEXT, "open");
+        if (swap_path && streq(path, swap_path)) {
+                swap_path = NULL;
+                swap_fn();
+        }
+        return real_open(path, flags, mode);
 }
 
 static void setup(void) {
@@ -330,6 +360,55 @@ START_TEST(test_symlink_swap) {
         prolog_exec_result_done(&res);
         ck_assert(!exists("ran-evil"));
         prolog_scripts_free(s, n);
+}
+END_TEST
+
+/* What replaces d/10-a between its checks and its open. */
+static void swap_writable(void) {
+        _cleanup_free_ char *evil = NULL, *tmp = tmp_at("d/.10-a.new"), *path = tmp_at("d/10-a");
+
+        ck_assert_int_ge(asprintf(&evil, "#!/bin/sh\ntouch %s/ran-evil\n", tmp_tree), 0);
+        tmp_file_as("d/.10-a.new", evil, 0777, 0);
+        ck_assert_int_eq(rename(tmp, path), 0);
+}
+
+/* a symlink to a root-owned script in a directory nobody owns: the link
+ * was never checked, nor the directory its target sits in */
+static void swap_symlink(void) {
+        _cleanup_free_ char *evil = NULL, *tmp = tmp_at("d/.10-a.new"), *path = tmp_at("d/10-a");
+
+        tmp_mkdir_as("theirs", 0755, NOBODY);
+        ck_assert_int_ge(asprintf(&evil, "#!/bin/sh\ntouch %s/ran-evil\n", tmp_tree), 0);
+        tmp_file_as("theirs/x", evil, 0755, 0);
+        tmp_link_as("../theirs/x", "d/.10-a.new", 0);
+        ck_assert_int_eq(rename(tmp, path), 0);
+}
+
+/* A script replaced after its path was checked, before it is opened: the
+ * open inode is what is checked and run, so the replacement is refused. */
+START_TEST(test_swap_before_open) {
+        static void (*const swaps[])(void) = { swap_writable, swap_symlink };
+        static const char *const why[] = { "group- or world-writable", "not a regular file" };
+
+        for (size_t i = 0; i < ELEMENTSOF(swaps); i++) {
+                _cleanup_free_ char *e = NULL, *path = tmp_at("d/10-a");
+                PrologExecResult res;
+                PrologScript *s = NULL;
+                size_t n;
+
+                script("d/10-a", "echo genuine");
+                n = list("d", 0, &s, &e);
+                ck_assert_uint_eq(n, 1);
+                swap_path = path;
+                swap_fn = swaps[i];
+                ck_assert_int_eq(run(&s[0], 0, 0, &res, &e), -EPERM);
+                ck_assert_ptr_null(swap_path); /* the swap happened */
+                ck_assert_msg(strstr(e, why[i]), "%zu: %s", i, e);
+                ck_assert(!exists("ran-evil"));
+                prolog_exec_result_done(&res);
+                prolog_scripts_free(s, n);
+                ck_assert_int_eq(unlink(path), 0);
+        }
 }
 END_TEST
 
@@ -774,6 +853,7 @@ int main(void) {
         tcase_add_test(tc, test_script_refused);
         tcase_add_test(tc, test_symlink_runs);
         tcase_add_test(tc, test_symlink_swap);
+        tcase_add_test(tc, test_swap_before_open);
         tcase_add_test(tc, test_timeout_term);
         tcase_add_test(tc, test_timeout_grace);
         tcase_add_test(tc, test_leftover_killed);

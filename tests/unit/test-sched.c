@@ -397,6 +397,31 @@ static int work_pid_pause(void *state, void *input, const sunkd_cancel *cancel, 
                 pause();
 }
 
+/* Forks a process that waits for a signal (SIGALRM at the latest, so that
+ * one spared by the kill fails the test rather than outliving it), leaves
+ * its pid where work_pid_pause() leaves its own, and waits too. */
+static int work_fork_pause(void *state, void *input, const sunkd_cancel *cancel, void **ret) {
+        char tmp[80], text[32];
+        pid_t g = fork();
+        int fd, n;
+
+        if (g < 0)
+                return -errno;
+        if (g == 0) {
+                signal(SIGALRM, SIG_DFL); /* not Check's handler, inherited */
+                alarm(120);
+                for (;;)
+                        pause();
+        }
+        snprintf(tmp, sizeof(tmp), "%s.tmp", pid_path);
+        n = snprintf(text, sizeof(text), "%d\n", (int) g);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0 || write(fd, text, (size_t) n) != n || close(fd) < 0 || rename(tmp, pid_path) < 0)
+                return -EIO;
+        for (;;)
+                pause();
+}
+
 /* Without running the loop: the run's timeout cannot fire before the test
  * has attached its tracer, however slow the machine. */
 static pid_t read_pid_file(void) {
@@ -510,6 +535,31 @@ START_TEST(test_child_outlives_kill) {
         run_until(done_2, WAIT_MAX);
         ck_assert_int_eq(H->results[1], -ETIMEDOUT);
         ck_assert(no_unreaped());
+}
+END_TEST
+
+/* A child's timeout kills what the child started, not the child alone: the
+ * process it forked is killed with it.  The test is the subreaper, so that
+ * process, orphaned, becomes its child and its end can be waited for. */
+START_TEST(test_timeout_kills_what_child_started) {
+        siginfo_t si = {};
+        pid_t g;
+
+        snprintf(pid_path, sizeof(pid_path), "/tmp/test-sched.%d.pid", (int) getpid());
+        ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+        block_sigchld();
+        J = add_job((sunkd_job_spec){ .name = "t.forks", .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_CHILD,
+                                      .timeout_usec = 300 * MS, .work = work_fork_pause });
+        ck_assert_int_eq(sched_job_trigger(J, NULL), 0);
+        run_until(j_running, WAIT_MAX);
+        g = read_pid_file();
+        run_until(done_1, WAIT_MAX);
+        ck_assert_uint_eq(H->n_done, 1);
+        ck_assert_int_eq(H->results[0], -ETIMEDOUT);
+        /* killed with the child, not ended by its alarm */
+        ck_assert_int_eq(waitid(P_PID, (id_t) g, &si, WEXITED), 0);
+        ck_assert_int_eq(si.si_code, CLD_KILLED);
+        ck_assert_int_eq(si.si_status, SIGKILL);
 }
 END_TEST
 
@@ -627,6 +677,7 @@ int main(void) {
         tcase_add_test(real, test_wait_and_stop);
         tcase_add_test(real, test_stop_kills_child_as_cancel);
         tcase_add_test(real, test_child_outlives_kill);
+        tcase_add_test(real, test_timeout_kills_what_child_started);
         tcase_add_test(real, test_stop_with_stuck_child);
         tcase_add_test(real, test_async_without_cancel);
         tcase_add_test(real, test_async_cancel_ignored);

@@ -1,0 +1,96 @@
+#!/bin/bash
+# deadline: 600
+# `sunkctl health run`, as slurmd's HealthCheckProgram runs it: every check
+# runs once more and the command exits 0 when all pass, 1 when one fails.
+# The check here waits on a FIFO, so each round is held open until the test
+# lets it end: two callers that come during one round are both answered by
+# it (one run of the check, not two), and a caller killed while it waits
+# leaves sunkd serving the other caller and the next run.
+. "$SUNKD_SRCDIR/tests/lib/tap.sh"
+. "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
+sunkd_setup
+cp "$SUNKD_BUILDDIR/modules/health/.libs/health.so" "$MODDIR/" || bail_out "health.so not built"
+
+# gate: one line per start in $T/started, then what the FIFO says decides
+mkfifo "$T/gate" || bail_out "mkfifo failed"
+printf '#!/bin/sh\necho start >> "%s/started"\nread v < "%s/gate"\n[ "$v" = pass ] && { echo fine; exit 0; }\necho "told to fail"\nexit 1\n' \
+        "$T" "$T" > "$T/gate.sh"
+chmod 755 "$T/gate.sh"
+: > "$T/started"
+sunkd_config "log_level: debug
+modules:
+  health:
+    node_name: n1
+    transport: none
+    interval: 1h
+    fail_after: 1
+    checks:
+      - name: gate
+        type: script
+        path: $T/gate.sh
+        timeout: 10m"
+starts() { wc -l < "$T/started"; }
+# release pass|fail: the round waiting on the FIFO ends so
+release() { printf '%s\n' "$1" > "$T/gate"; }
+calls() { log_since | grep -c 'Calling io.sunkd.Health.Run for uid=0 pid='; }
+sunkd_start
+
+# The first round starts by itself, within the splay.
+ok "the first round starts" wait_until 600 eval '[ "$(starts)" -ge 1 ]'
+release pass
+ok "and ends" wait_until 600 eval '[ "$(job_field health.gate runs)" = 1 ] && [ "$(job_field health.gate state)" != running ]'
+
+# 1. Two callers during one round: both answered, exit 0, by one run.
+log_mark
+ctl health run > "$T/a.out" 2>&1 &
+A=$!
+ok "a caller's run starts the check" wait_until 600 eval '[ "$(starts)" -ge 2 ]'
+ok "its call has come" wait_until 600 eval '[ "$(calls)" -ge 1 ]'
+ctl health run > "$T/b.out" 2>&1 &
+B=$!
+ok "a second caller's call has come during the round" wait_until 600 eval '[ "$(calls)" -ge 2 ]'
+release pass
+wait "$A"
+is "$?" 0 "the first caller is answered: all pass, exit 0"
+wait "$B"
+is "$?" 0 "the second caller is answered too"
+like "$(cat "$T/a.out")" "gate" "the first answer shows the check"
+is "$(cat "$T/b.out")" "$(cat "$T/a.out")" "both got the same round's answer"
+is "$(starts)" 2 "one run of the check served both"
+
+# 2. A failing check: exit 1, as HealthCheckProgram's caller sees it.
+ctl health run > "$T/c.out" 2>&1 &
+C=$!
+ok "the next caller's run starts" wait_until 600 eval '[ "$(starts)" -ge 3 ]'
+release fail
+wait "$C"
+is "$?" 1 "a failing check: exit 1"
+like "$(cat "$T/c.out")" "told to fail" "saying why"
+
+# 3. A caller killed while it waits: sunkd answers the other one and lives.
+log_mark
+"$SUNKCTL" -s "$SOCK" --timeout 300 health run > "$T/d.out" 2>&1 &
+D=$!
+ok "a caller's run starts" wait_until 600 eval '[ "$(starts)" -ge 4 ]'
+ok "its call has come" wait_until 600 eval '[ "$(calls)" -ge 1 ]'
+ctl health run > "$T/e.out" 2>&1 &
+E=$!
+ok "another caller's call has come" wait_until 600 eval '[ "$(calls)" -ge 2 ]'
+kill -KILL "$D"
+wait "$D" 2>/dev/null
+ok "the first caller's connection is closed" wait_log "Closing connection of uid=0 pid=$D"
+release pass
+wait "$E"
+is "$?" 0 "the caller that stayed is answered"
+ok "sunkd is alive" kill -0 "$SUNKD_PID"
+ctl health run > "$T/f.out" 2>&1 &
+F=$!
+ok "a later run starts" wait_until 600 eval '[ "$(starts)" -ge 5 ]'
+release pass
+wait "$F"
+is "$?" 0 "and is answered"
+is "$(starts)" 5 "each round ran the check once"
+
+sunkd_stop
+is "$SUNKD_EXIT" 0 "sunkd exits cleanly"
+done_testing
