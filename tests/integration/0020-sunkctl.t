@@ -109,8 +109,8 @@ ok "whose message quotes it cut" test "${#err}" -lt 300
 ctl test echo --check >/dev/null 2>&1; is "$?" 2 "--check is for gres only"
 
 # What sunkd refuses comes back as its error, exit 1, and sunkd stays.
-err=$(ctl test echo "v=$big" 2>&1); rc=$?
-is "$rc" 1 "a 100 kB value: exit 1"
+err=$(setpriv --reuid 65534 --regid 65534 --clear-groups "$SUNKCTL" -s "$SOCK" test echo "v=$big" 2>&1); rc=$?
+is "$rc" 1 "a 100 kB value from another uid than root: exit 1"
 like "$err" "io.sunkd.Test.Echo failed: io.sunkd.InvalidMessage .*message too large" "with sunkd's error"
 err=$(ctl nosuch verb 2>&1); rc=$?
 is "$rc" 1 "an unknown module: exit 1"

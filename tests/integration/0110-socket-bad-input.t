@@ -17,7 +17,10 @@ is "$(raw raw '[1,2]\x00')" "io.sunkd.InvalidMessage closed=True" "a non-object 
 is "$(raw raw '{"method":"io.sunkd.Agent.Ping","method":"io.sunkd.Agent.Reload"}\x00')" "io.sunkd.InvalidMessage closed=True" "duplicate keys"
 is "$(raw raw '{"method":"io.sunkd.Agent.Ping","parameters":{"a":"\xff\xfe"}}\x00')" "io.sunkd.InvalidMessage closed=True" "non-UTF-8"
 is "$(raw raw '{"method":42}\x00')" "io.sunkd.InvalidMessage closed=True" "method not a string"
-is "$(raw oversize 70000)" "io.sunkd.InvalidMessage closed=True" "a request over 64 KiB"
+is "$(setpriv --reuid 65534 --regid 65534 --clear-groups /usr/bin/python3 "$SUNKD_SRCDIR/tests/lib/varlink-raw.py" "$SOCK" oversize 70000)" \
+        "io.sunkd.InvalidMessage closed=True" "a request over 64 KiB from another uid than root"
+is "$(raw oversize 70000)" "ok closed=False" "root's is read (up to 16 MiB: the prolog client's job environments)"
+is "$(raw oversize 17000000)" "io.sunkd.InvalidMessage closed=True" "and root's over 16 MiB is not"
 is "$(raw deep 1000)" "io.sunkd.InvalidMessage closed=True" "deep nesting"
 is "$(raw truncated)" "io.sunkd.InvalidMessage truncated message closed=True" "a truncated message then EOF: an error, then closed"
 # Nothing but the idle timer closes a silent client, and not before 1 s; how
