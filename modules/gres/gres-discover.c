@@ -13,6 +13,7 @@
  * that hangs past the timeout makes the next run (started at once) use /proc.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,26 +224,35 @@ static bool has_gpu(json_object *gpus, const char *uuid) {
         return find_gpu(gpus, uuid) != NULL;
 }
 
-/* The "problems" of a GPU's health as one string, "" when healthy or unknown. */
-static char *problems_text(json_object *gpu) {
-        json_object *h, *p;
+/* What the driver reports of a GPU's memory, as one string: each counter
+ * above zero ("remap_failure 1") and the recovery action it asks for; ""
+ * when there is none or nothing is known. */
+static char *observed_text(json_object *gpu) {
+        json_object *h;
         _cleanup_free_ char *t = NULL;
-        size_t len = 0;
+        size_t len = 0, n = 0;
         FILE *f;
 
         f = open_memstream(&t, &len);
         if (!f)
                 return NULL;
-        if (json_object_object_get_ex(gpu, "health", &h) && json_object_object_get_ex(h, "problems", &p))
-                for (size_t i = 0; i < json_object_array_length(p); i++)
-                        fprintf(f, "%s%s", i ? "; " : "", json_object_get_string(json_object_array_get_idx(p, i)));
+        if (json_object_object_get_ex(gpu, "health", &h) && json_object_is_type(h, json_type_object)) {
+                json_object_object_foreach(h, key, v)
+                        if (json_object_is_type(v, json_type_int) && json_object_get_int64(v) > 0 &&
+                            !streq(key, "recovery_action"))
+                                fprintf(f, "%s%s %" PRId64, n++ ? ", " : "", key, json_object_get_int64(v));
+                if (json_member_int64(h, "recovery_action", 0) > 0)
+                        fprintf(f, "%sthe driver asks to %s", n++ ? "; " : "",
+                                json_member_string(h, "recovery") ?: "recover it");
+        }
         if (fclose(f) != 0)
                 return NULL;
         return TAKE_PTR(t);
 }
 
-/* Each GPU whose health findings changed since the last discovery, logged
- * once: a warning when it has findings, a notice when they are gone. */
+/* Each GPU whose memory counters changed since the last discovery, logged
+ * once: what the driver reports, not a verdict (the health module's gpu
+ * check judges them). */
 static void log_health(State *s, json_object *gpus) {
         json_object *old = NULL;
 
@@ -251,16 +261,15 @@ static void log_health(State *s, json_object *gpus) {
         for (size_t i = 0; i < json_object_array_length(gpus); i++) {
                 json_object *o = json_object_array_get_idx(gpus, i),
                             *was = find_gpu(old, json_member_string(o, "uuid") ?: "");
-                _cleanup_free_ char *now = problems_text(o), *before = was ? problems_text(was) : strdup("");
+                _cleanup_free_ char *now = observed_text(o), *before = was ? observed_text(was) : strdup("");
 
                 if (!now || !before || strcmp(now, before) == 0)
                         continue;
                 if (*now)
-                        sunkd_log_warning(s->ctx, "GPU %s at %s is unhealthy: %s.",
-                                          json_member_string(o, "uuid"), json_member_string(o, "bus_id"),
-                                          now);
+                        sunkd_log_warning(s->ctx, "GPU %s at %s: the driver reports %s.",
+                                          json_member_string(o, "uuid"), json_member_string(o, "bus_id"), now);
                 else
-                        sunkd_log_notice(s->ctx, "GPU %s at %s is healthy again.",
+                        sunkd_log_notice(s->ctx, "GPU %s at %s: the driver reports no memory error any more.",
                                          json_member_string(o, "uuid"), json_member_string(o, "bus_id"));
         }
 }

@@ -1,7 +1,8 @@
-/* A GPU's health as NVML reports it: memory errors, pending retirements
- * and remaps, the driver's recovery action, XID errors; and what of it
- * makes the GPU unhealthy.  Read by discovery (gres-nvml.c), shown in
- * io.sunkd.Gres.List and the gres.gpus fact for the health module. */
+/* A GPU's memory counters as NVML reports them: memory errors, pending
+ * retirements and remaps, the driver's recovery action.  Observations only:
+ * read by discovery (gres-nvml.c), shown in io.sunkd.Gres.List and the
+ * gres.gpus fact, and judged by the health module's gpu check under its
+ * memory policy (gres passes no verdict on them). */
 #pragma once
 
 #include <stdbool.h>
@@ -23,12 +24,9 @@ typedef struct GresHealth {
         int recovery_action;               /* NVML_GPU_RECOVERY_ACTION_*: 0 none */
 } GresHealth;
 
-/* gres_health_problems() - one line per finding that makes @h unhealthy, a
- * NULL-terminated strv (empty when healthy); NULL on OOM. */
-char **gres_health_problems(const GresHealth *h);
-
-/* gres_health_json() - {"healthy": bool, "problems": [...], and each
- * counter the driver reports}; NULL on OOM or when @h was not read. */
+/* gres_health_json() - each counter the driver reports (a key left out: not
+ * reported), and "recovery", the recovery action in words; {} when the
+ * driver reports none; NULL on OOM or when @h was not read. */
 struct json_object *gres_health_json(const GresHealth *h);
 
 /* gres_health_unknown() - every counter -1, read = false. */

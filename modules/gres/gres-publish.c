@@ -1,5 +1,6 @@
 /* What the module shows of the GPUs: its metrics and the fact gres.gpus
- * (its shape is in gres-state.h), from the last discovery and the XID log. */
+ * (its shape is sunkd(8)'s FACTS: a contract, held by 0277-gres-fact.t),
+ * from the last discovery and the XID log. */
 #include <errno.h>
 #include <time.h>
 
@@ -19,7 +20,6 @@ int gres_metrics_add(State *s) {
                 { { sizeof(sunkd_metric_spec), "gres_discovery_failures_total", "Discoveries that failed.", SUNKD_METRIC_COUNTER, { NULL } }, &s->m_failures },
                 { { sizeof(sunkd_metric_spec), "gres_gpu_changes_total", "GPUs lost or added between discoveries.", SUNKD_METRIC_COUNTER, { NULL } }, &s->m_changes },
                 { { sizeof(sunkd_metric_spec), "gres_check", "1 if the GPUs match slurm.conf's Gres=, 0 if not, -1 unknown.", SUNKD_METRIC_GAUGE, { NULL } }, &s->m_check },
-                { { sizeof(sunkd_metric_spec), "gres_gpu_healthy", "1 if NVML reports nothing wrong with the GPU, 0 if it does.", SUNKD_METRIC_GAUGE, { "uuid", "bus_id" } }, &s->m_healthy },
                 { { sizeof(sunkd_metric_spec), "gres_gpu_ecc_uncorrected", "Uncorrectable ECC errors since the driver loaded.", SUNKD_METRIC_GAUGE, { "uuid", "bus_id" } }, &s->m_ecc },
                 { { sizeof(sunkd_metric_spec), "gres_gpu_xid_errors_total", "XID errors NVML reported for the GPU.", SUNKD_METRIC_COUNTER, { "uuid", "bus_id" } }, &s->m_xid },
                 { { sizeof(sunkd_metric_spec), "gres_gpu_last_xid", "The GPU's last XID error.", SUNKD_METRIC_GAUGE, { "uuid", "bus_id" } }, &s->m_last_xid },
@@ -27,15 +27,6 @@ int gres_metrics_add(State *s) {
         };
 
         return sunkd_metrics_add(s->ctx, defs, sizeof(defs) / sizeof(defs[0]));
-}
-
-/* 1 healthy, 0 not, -1 not known (discovered through /proc). */
-static int gpu_healthy(json_object *gpu) {
-        json_object *h, *v;
-
-        if (!json_object_object_get_ex(gpu, "health", &h) || !json_object_object_get_ex(h, "healthy", &v))
-                return -1;
-        return json_object_get_boolean(v);
 }
 
 /* A GPU's metric labels: its UUID and bus id. */
@@ -47,7 +38,7 @@ static void gpu_labels(json_object *gpu, const char *labels[static 3]) {
 
 /* A GPU that is gone takes its series along: none lingers with its last value. */
 void gres_forget_gpu_metrics(State *s, json_object *gpu) {
-        sunkd_metric *per_gpu[] = { s->m_memory, s->m_healthy, s->m_ecc, s->m_recovery, s->m_xid, s->m_last_xid };
+        sunkd_metric *per_gpu[] = { s->m_memory, s->m_ecc, s->m_recovery, s->m_xid, s->m_last_xid };
         const char *labels[3];
 
         gpu_labels(gpu, labels);
@@ -109,7 +100,6 @@ static void fact_xids(State *s, json_object *f) {
 /* gres.gpus: what the health module's gpu check reads. */
 static void publish_fact(State *s, json_object *gpus) {
         json_object *f = json_object_new_object(), *list = json_object_new_array();
-        bool healthy = true;
         int r;
 
         if (!f || !list) {
@@ -121,8 +111,6 @@ static void publish_fact(State *s, json_object *gpus) {
                 json_object *o = json_object_array_get_idx(gpus, i), *e = fact_gpu(o);
                 if (!e)
                         break;
-                if (gpu_healthy(o) == 0)
-                        healthy = false;
                 json_object_array_add(list, e);
         }
         json_object_object_add(f, "found", json_object_new_int64((int64_t) json_object_array_length(gpus)));
@@ -132,8 +120,6 @@ static void publish_fact(State *s, json_object *gpus) {
                 json_object_object_add(f, "check_message", json_object_new_string(s->check_message));
         json_object_object_add(f, "gpus", list);
         json_object_object_add(f, "missing", fact_missing(s, gpus));
-        /* every GPU that NVML could read shows nothing wrong in its counters */
-        json_object_object_add(f, "healthy", json_object_new_boolean(healthy));
         json_object_object_add(f, "read_usec", json_object_new_int64((int64_t) s->read_usec));
         json_object_object_add(f, "boot_id", json_object_new_string(s->boot_id));
         fact_xids(s, f);
@@ -153,14 +139,11 @@ static void update_metrics(State *s, json_object *gpus) {
         for (size_t i = 0; i < json_object_array_length(gpus); i++) {
                 json_object *o = json_object_array_get_idx(gpus, i), *m, *h;
                 const char *labels[3];
-                int healthy = gpu_healthy(o);
 
                 gpu_labels(o, labels);
 
                 if (json_object_object_get_ex(o, "memory", &m))
                         (void) api->metric_set(s->m_memory, (double) json_object_get_int64(m), labels);
-                if (healthy >= 0)
-                        (void) api->metric_set(s->m_healthy, healthy, labels);
                 if (json_object_object_get_ex(o, "health", &h) &&
                     json_object_object_get_ex(h, "ecc_uncorrected_volatile", &m))
                         (void) api->metric_set(s->m_ecc, (double) json_object_get_int64(m), labels);

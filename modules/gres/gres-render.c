@@ -42,22 +42,34 @@ static void render_gpu(json_object *g, FILE *out) {
                 json_member_string(g, "cores") ?: "-", json_member_string(g, "uuid") ?: "-");
 }
 
-/* What NVML reports wrong with a GPU, one line each, after the table. */
-static void render_problems(json_object *gpus, FILE *out) {
+/* What the driver reports of a GPU's memory, one line each after the table:
+ * each counter above zero and the recovery action it asks for.  What was
+ * observed, not a verdict (the health module judges). */
+static void render_memory(json_object *gpus, FILE *out) {
         for (size_t i = 0, shown = 0; gpus && i < json_object_array_length(gpus); i++) {
-                json_object *g = json_object_array_get_idx(gpus, i);
-                json_object *problems =
-                        json_object_object_get(json_object_object_get(g, "health"), "problems");
+                json_object *g = json_object_array_get_idx(gpus, i), *h = json_object_object_get(g, "health");
+                size_t n = 0;
 
-                if (!json_object_is_type(problems, json_type_array) ||
-                    json_object_array_length(problems) == 0)
+                if (!json_object_is_type(h, json_type_object))
                         continue;
-                fprintf(out, "%sGPU %" PRId64 " at %s is unhealthy:", shown++ == 0 ? "\n" : "",
-                        json_member_int64(g, "index", 0), json_member_string(g, "bus_id") ?: "-");
-                for (size_t k = 0; k < json_object_array_length(problems); k++)
-                        fprintf(out, "%s %s", k ? ";" : "",
-                                json_object_get_string(json_object_array_get_idx(problems, k)));
-                fprintf(out, "\n");
+                json_object_object_foreach(h, key, v) {
+                        if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) <= 0 ||
+                            streq(key, "recovery_action"))
+                                continue;
+                        if (n++ == 0)
+                                fprintf(out, "%sGPU %" PRId64 " at %s, memory:", shown++ == 0 ? "\n" : "",
+                                        json_member_int64(g, "index", 0), json_member_string(g, "bus_id") ?: "-");
+                        fprintf(out, "%s %s %" PRId64, n > 1 ? "," : "", key, json_object_get_int64(v));
+                }
+                if (json_member_int64(h, "recovery_action", 0) > 0) {
+                        if (n++ == 0)
+                                fprintf(out, "%sGPU %" PRId64 " at %s, memory:", shown++ == 0 ? "\n" : "",
+                                        json_member_int64(g, "index", 0), json_member_string(g, "bus_id") ?: "-");
+                        fprintf(out, "%s the driver asks to %s", n > 1 ? ";" : "",
+                                json_member_string(h, "recovery") ?: "recover it");
+                }
+                if (n > 0)
+                        fprintf(out, "\n");
         }
 }
 
@@ -105,7 +117,7 @@ static void render_table(json_object *p, FILE *out) {
                 "CORES", "UUID");
         for (size_t i = 0; gpus && i < json_object_array_length(gpus); i++)
                 render_gpu(json_object_array_get_idx(gpus, i), out);
-        render_problems(gpus, out);
+        render_memory(gpus, out);
         render_xids(gpus, out);
 }
 

@@ -72,7 +72,7 @@ typedef struct State {
         char *check_message;
         uint64_t runs, failures, changes;
         sunkd_metric *m_gpus, *m_memory, *m_failures, *m_changes, *m_check;
-        sunkd_metric *m_healthy, *m_ecc, *m_recovery;
+        sunkd_metric *m_ecc, *m_recovery;
         uint64_t discover_started_usec; /* when the running discovery's child started */
         uint64_t read_usec;     /* ... and the last one's: its NVML counters were read after this */
         char boot_id[GRES_XID_BOOT_ID_MAX];

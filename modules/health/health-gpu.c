@@ -52,6 +52,7 @@ typedef struct Seat {
 
 struct HealthGpu {
         HealthXidPolicy policy;
+        HealthGpuMemoryPolicy memory;
         char *root;
         char boot_id[BOOT_ID_MAX];
         uint64_t floor;     /* entries numbered below it were judged and left the fact */
@@ -81,6 +82,7 @@ int health_gpu_new(const HealthXidPolicy *policy, const char *root, HealthGpu **
                 return -ENOMEM;
         }
         g->policy = *policy;
+        health_gpu_memory_policy_defaults(&g->memory);
         *ret = g;
         return 0;
 }
@@ -95,6 +97,10 @@ HealthGpu *health_gpu_free(HealthGpu *g) {
 
 void health_gpu_set_policy(HealthGpu *g, const HealthXidPolicy *policy) {
         g->policy = *policy;
+}
+
+void health_gpu_set_memory_policy(HealthGpu *g, const HealthGpuMemoryPolicy *policy) {
+        g->memory = *policy;
 }
 
 /* ---- Reading the fact ------------------------------------------------------ */
@@ -513,6 +519,34 @@ static void find_recovery(json_object *fact, Findings *f) {
         }
 }
 
+/* Each GPU's memory counters against the memory policy; a MIG instance
+ * carries its GPU's, so each bus id is weighed once. */
+static void find_memory(const HealthGpu *g, json_object *fact, Findings *f) {
+        json_object *gpus = json_object_object_get(fact, "gpus");
+
+        for (size_t i = 0; i < json_object_array_length(gpus); i++) {
+                json_object *o = json_object_array_get_idx(gpus, i), *h = json_object_object_get(o, "health");
+                const char *bus = get_str(o, "bus_id", BUS_MAX) ?: "?";
+                char name[UUID_MAX + BUS_MAX + 16];
+                bool first = true;
+
+                for (size_t k = 0; k < i && first; k++)
+                        first = !streq(json_member_string(json_object_array_get_idx(gpus, k), "bus_id") ?: "", bus);
+                if (!first || !json_object_is_type(h, json_type_object))
+                        continue;
+                for (int c = 0; c < _HEALTH_GPU_MEMORY_COUNTER_MAX; c++) {
+                        const HealthGpuMemoryRule *r = &g->memory.rules[c];
+                        uint64_t v;
+
+                        if (r->action == HEALTH_GPU_MEMORY_DRAIN &&
+                            get_uint(h, health_gpu_memory_counter_key(c), INT64_MAX, &v) && v >= r->threshold)
+                                found(f, "gpu-memory", "%s: %s (%s %" PRIu64 ")",
+                                      gpu_name(name, sizeof(name), uuid_of(fact, bus, NULL), bus),
+                                      health_gpu_memory_counter_words(c), health_gpu_memory_counter_key(c), v);
+                }
+        }
+}
+
 static void find_count(const HealthGpu *g, json_object *fact, Findings *f) {
         json_object *missing = json_object_object_get(fact, "missing");
         uint64_t n = 0, expected = 0;
@@ -556,6 +590,7 @@ static void verdict(const HealthGpu *g, json_object *fact, uint64_t now, HealthR
         find_holds(g, HEALTH_XID_RESET, &f);
         find_drains(g, fact, now, &f);
         find_recovery(fact, &f);
+        find_memory(g, fact, &f);
         find_count(g, fact, &f);
         if (f.n == 0) {
                 (void) get_uint(fact, "found", INT64_MAX, &n);

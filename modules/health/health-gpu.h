@@ -1,7 +1,8 @@
-/* The gpu check's judge: what the fact gres.gpus (gres-state.h describes
- * it) says of the node's GPUs, weighed by the XID policy
- * (health-xid-policy.h).  gres observes; this is the only place that
- * decides a GPU fault drains the node.  A library, no module glue: the
+/* The gpu check's judge: what the fact gres.gpus (sunkd(8)'s FACTS
+ * describes it) says of the node's GPUs, weighed by the XID policy
+ * (health-xid-policy.h) and the memory policy (health-gpu-memory.h).  gres
+ * observes; this is the only place that decides a GPU fault drains the
+ * node.  A library, no module glue: the
  * module feeds it the fact, saves its state, and drains on its verdict.
  *
  * Each XID event counts once: the judge remembers the sequence numbers of
@@ -16,10 +17,12 @@
  *   - `drain` rules while `count` of the XID fall within `window`.
  *   A reboot ends every hold; events of an earlier boot hold nothing.
  * NVML's recovery action decides where present: a GPU whose action is not
- * none fails (gpu-recovery) whatever its XIDs.  Fewer GPUs found than
- * expected (the most the fact or this boot has seen) fails (gpu-count).
+ * none fails (gpu-recovery) whatever its XIDs.  A GPU whose memory counters
+ * (the fact's "health") reach a `drain` rule of the memory policy fails
+ * (gpu-memory) while they do.  Fewer GPUs found than expected (the most the
+ * fact or this boot has seen) fails (gpu-count).
  *
- * Codes: gpu-xid, gpu-recovery, gpu-count; gpu-ok when passing; gpu-unknown
+ * Codes: gpu-xid, gpu-recovery, gpu-memory, gpu-count; gpu-ok when passing; gpu-unknown
  * (no fact, or not one) counts neither way.  The detail names the GPU,
  * "XID 79 on GPU-<uuid> (pci 0000:18:00.0)", for the drain reason after the
  * check's name ("gpu: "). */
@@ -28,6 +31,7 @@
 #include <stdint.h>
 
 #include "health-check.h"
+#include "health-gpu-memory.h"
 #include "health-xid-policy.h"
 #include "sunkd/module.h"
 
@@ -35,8 +39,9 @@ struct json_object;
 
 typedef struct HealthGpu HealthGpu;
 
-/* health_gpu_new() - a judge with @policy's rules (copied), reading the boot
- * id from <@root>/proc/sys/kernel/random/boot_id ("/" or NULL: the node's). */
+/* health_gpu_new() - a judge with @policy's rules (copied) and the memory
+ * policy's defaults, reading the boot id from
+ * <@root>/proc/sys/kernel/random/boot_id ("/" or NULL: the node's). */
 int health_gpu_new(const HealthXidPolicy *policy, const char *root, HealthGpu **ret);
 HealthGpu *health_gpu_free(HealthGpu *g);
 static inline void health_gpu_freep(HealthGpu **g) {
@@ -46,6 +51,9 @@ static inline void health_gpu_freep(HealthGpu **g) {
 /* health_gpu_set_policy() - new rules (a reload); what is held is judged
  * again by them at the next judge: a hold whose XID is now ignored ends. */
 void health_gpu_set_policy(HealthGpu *g, const HealthXidPolicy *policy);
+
+/* health_gpu_set_memory_policy() - the memory policy's rules (copied). */
+void health_gpu_set_memory_policy(HealthGpu *g, const HealthGpuMemoryPolicy *policy);
 
 /* health_gpu_judge() - judge @gres_gpus_fact (NULL when gres publishes
  * none) at @now_usec (CLOCK_REALTIME), remembering what it took.  Returns

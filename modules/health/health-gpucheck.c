@@ -1,4 +1,4 @@
-/* The gpu check: the fact gres.gpus judged by the XID policy
+/* The gpu check: the fact gres.gpus judged by the XID and memory policies
  * (health-gpu.h).  gres observes, this judges: on the loop, since facts
  * are loop-only, in the job's prepare (a job with no work), and again as
  * soon as the fact changes, so an XID drains the node within the time
@@ -68,6 +68,7 @@ int gpu_check_spec(State *s, Check *k, sunkd_job_spec *spec) {
                 r = health_gpu_new(&s->xid_policy, s->conf.root, &s->gpu);
                 if (r < 0)
                         return r;
+                health_gpu_set_memory_policy(s->gpu, &s->memory_policy);
                 store_load_gpu(s);
         }
         spec->prepare = gpu_prepare;

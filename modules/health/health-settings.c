@@ -28,6 +28,7 @@ static const sunkd_cfg_key conf_keys[] = {
         { "scontrol", SUNKD_CFG_MAP, offsetof(Conf, scontrol), 0, 0, 0 },
         { "slurmrestd", SUNKD_CFG_MAP, offsetof(Conf, slurmrestd), 0, 0, 0 },
         { "xid_policy", SUNKD_CFG_MAP, offsetof(Conf, xid_policy), 0, 0, 0 },
+        { "memory_policy", SUNKD_CFG_MAP, offsetof(Conf, memory_policy), 0, 0, 0 },
         { "checks", SUNKD_CFG_SEQUENCE, offsetof(Conf, checks), 0, 0, 0 },
 };
 
@@ -448,6 +449,16 @@ static int parse_xid_policy(State *s) {
         return 0;
 }
 
+static int parse_memory_policy(State *s) {
+        _cleanup_free_ char *error = NULL;
+        int r;
+
+        r = health_gpu_memory_policy_parse(s->ctx->api, s->conf.memory_policy, &s->memory_policy, &error);
+        if (r < 0)
+                return sunkd_log_error_errno(s->ctx, r, "%s", error ?: "invalid memory_policy");
+        return 0;
+}
+
 int settings_parse(sunkd_ctx *c, const sunkd_cfg *cfg, State *s) {
         _cleanup_free_ char *error = NULL;
         int r;
@@ -484,6 +495,9 @@ int settings_parse(sunkd_ctx *c, const sunkd_cfg *cfg, State *s) {
         if (r < 0)
                 return r;
         r = parse_xid_policy(s);
+        if (r < 0)
+                return r;
+        r = parse_memory_policy(s);
         if (r < 0)
                 return r;
         return parse_checks(s);

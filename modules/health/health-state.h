@@ -63,6 +63,7 @@ typedef struct Conf {
         const sunkd_cfg *scontrol;   /* borrowed during init only */
         const sunkd_cfg *slurmrestd;
         const sunkd_cfg *xid_policy;
+        const sunkd_cfg *memory_policy;
         const sunkd_cfg *checks;
 } Conf;
 
@@ -103,6 +104,7 @@ typedef struct State {
         Check checks[CHECKS_MAX];
         size_t n_checks;
         HealthXidPolicy xid_policy;
+        HealthGpuMemoryPolicy memory_policy;
         HealthGpu *gpu;              /* the gpu check's judge, if there is one */
         /* what we told slurmctld, kept in state_dir (health-store.c) */
         char set_reason[HEALTH_REASON_MAX];

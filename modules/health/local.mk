@@ -28,6 +28,8 @@ noinst_LTLIBRARIES += %reldir%/libhealth.la
 	%reldir%/health-count.h \
 	%reldir%/health-gpu.c \
 	%reldir%/health-gpu.h \
+	%reldir%/health-gpu-memory.c \
+	%reldir%/health-gpu-memory.h \
 	%reldir%/health-xid-policy.c \
 	%reldir%/health-xid-policy.h \
 	%reldir%/health-restjson.c \

@@ -149,35 +149,35 @@ like "$(python3 "$RAW" "$SOCK" call io.sunkd.Gres.List)" '"file": "/dev/nvidia3,
 
 # Health: what NVML reports of each GPU's memory and state, in sunkctl gres,
 # io.sunkd.Gres.List, the gres.gpus fact the health module reads, metrics
-# and the journal.
+# and the journal: observations, no verdict (the health module judges).
 cp "$DATA/nvml-health.desc" "$T/nvml.desc"
 ctl run gres.discover > /dev/null || bail_out "discovery failed"
 out=$(ctl gres)
-like "$out" "GPU 1 at 0000:2a:00.0 is unhealthy: 2 uncorrectable ECC error\(s\) since the driver loaded; a page retirement is pending \(reset the GPU\); a row remapping is pending \(reset the GPU\); the driver asks to reset the GPU" \
-     "sunkctl gres names each finding of an unhealthy GPU"
-like "$out" "GPU 3 at 0000:5d:00.0 is unhealthy: a row remapping failed \(the GPU needs service\); the driver asks to reboot the node" \
+like "$out" "GPU 1 at 0000:2a:00.0, memory: ecc_uncorrected_volatile 2, ecc_uncorrected_aggregate 5, retired_pages_pending 1, remapped_rows_uncorrectable 3, remap_pending 1; the driver asks to reset the GPU" \
+     "sunkctl gres shows each counter the driver reports of a GPU"
+like "$out" "GPU 3 at 0000:5d:00.0, memory: ecc_uncorrected_aggregate 1, remapped_rows_uncorrectable 7, remap_failure 1; the driver asks to reboot the node" \
      "and of another"
-unlike "$out" "GPU [02] at" "healthy GPUs and those NVML cannot judge are not listed"
+unlike "$out" "GPU [02] at" "GPUs whose counters are all 0, and those NVML cannot read, are not listed"
+unlike "$out" "unhealthy" "sunkctl gres passes no verdict"
 list_health() {
         python3 "$RAW" "$SOCK" call io.sunkd.Gres.List |
                 python3 -c 'import json,sys; g=json.load(sys.stdin)["parameters"]["gpus"]; print(json.dumps(g[int(sys.argv[1])].get("health"), sort_keys=True))' "$1"
 }
-is "$(list_health 2)" '{"healthy": true, "problems": []}' "List: a GPU whose driver supports no health call has no counters"
-is "$(list_health 3)" '{"ecc_uncorrected_aggregate": 1, "ecc_uncorrected_volatile": 0, "healthy": false, "problems": ["a row remapping failed (the GPU needs service)", "the driver asks to reboot the node"], "recovery": "reboot the node", "recovery_action": 2, "remap_failure": 1, "remap_pending": 0, "remapped_rows_uncorrectable": 7, "retired_pages_pending": 0}' \
-   "List: every counter of an unhealthy GPU"
+is "$(list_health 2)" '{}' "List: a GPU whose driver supports no health call has no counters"
+is "$(list_health 3)" '{"ecc_uncorrected_aggregate": 1, "ecc_uncorrected_volatile": 0, "recovery": "reboot the node", "recovery_action": 2, "remap_failure": 1, "remap_pending": 0, "remapped_rows_uncorrectable": 7, "retired_pages_pending": 0}' \
+   "List: every counter the driver reports, and no verdict"
 fact=$(python3 "$RAW" "$SOCK" call io.sunkd.Test.Fact '{"name":"gres.gpus"}')
-is "$(echo "$fact" | python3 -c 'import json,sys; f=json.load(sys.stdin)["parameters"]["value"]; print(f["healthy"], f["found"], [g["health"]["healthy"] for g in f["gpus"]], f["gpus"][1]["health"]["recovery"])')" \
-   "False 4 [True, False, True, False] reset the GPU" "the gres.gpus fact carries each GPU's health"
+is "$(echo "$fact" | python3 -c 'import json,sys; f=json.load(sys.stdin)["parameters"]["value"]; print("healthy" in f, f["found"], [g["health"].get("remap_failure") for g in f["gpus"]], f["gpus"][1]["health"]["recovery"])')" \
+   "False 4 [0, 0, None, 1] reset the GPU" "the gres.gpus fact carries each GPU's counters, no verdict"
 metrics=$(ctl metrics)
-like "$metrics" 'sunkd_gres_gpu_healthy\{uuid="GPU-h1",bus_id="0000:2a:00.0"\} 0' "metrics: an unhealthy GPU"
-like "$metrics" 'sunkd_gres_gpu_healthy\{uuid="GPU-h0",bus_id="0000:18:00.0"\} 1' "metrics: a healthy one"
+unlike "$metrics" 'sunkd_gres_gpu_healthy' "metrics: no verdict"
 like "$metrics" 'sunkd_gres_gpu_ecc_uncorrected\{uuid="GPU-h1",bus_id="0000:2a:00.0"\} 2' "metrics: uncorrectable ECC errors"
 like "$metrics" 'sunkd_gres_gpu_recovery_action\{uuid="GPU-h3",bus_id="0000:5d:00.0"\} 2' "metrics: the recovery action"
-ok "the journal says which GPU is unhealthy and why" \
-        wait_log "GPU GPU-h1 at 0000:2a:00.0 is unhealthy: 2 uncorrectable ECC error"
+ok "the journal says what the driver reports of which GPU" \
+        wait_log "GPU GPU-h1 at 0000:2a:00.0: the driver reports ecc_uncorrected_volatile 2, ecc_uncorrected_aggregate 5, retired_pages_pending 1, remapped_rows_uncorrectable 3, remap_pending 1; the driver asks to reset the GPU\."
 sed -i '/^health|00000000:2A:00.0|/d' "$T/nvml.desc"
 ctl run gres.discover > /dev/null || bail_out "discovery failed"
-ok "and when it is healthy again" wait_log "GPU GPU-h1 at 0000:2a:00.0 is healthy again\."
+ok "and when it reports none any more" wait_log "GPU GPU-h1 at 0000:2a:00.0: the driver reports no memory error any more\."
 
 # NVML hangs: the child is killed at the timeout, the socket answers
 # meanwhile, and the next discovery uses /proc.

@@ -86,14 +86,14 @@ is "$(module_status xid_watch) $(module_status xid_watched) $(module_status xid_
 like "$(ctl gres)" "GPU 0 at 0000:18:00.0, XID errors: XID 79 \(GPU has fallen off the bus\) at 2[0-9]{3}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z \[nvml\]" \
      "sunkctl gres names the XID, when, and where it was seen"
 unlike "$(ctl gres)" "unhealthy" "and calls no GPU unhealthy for it"
-is "$(list_gpu 0 'e=g["xid_events"]; print(len(e), e[0]["xid"], e[0]["what"], e[0]["uuid"], "gpu_instance" in e[0], e[0]["seq"], e[0]["count"], e[0]["source"], g["health"]["healthy"])')" \
+is "$(list_gpu 0 'e=g["xid_events"]; print(len(e), e[0]["xid"], e[0]["what"], e[0]["uuid"], "gpu_instance" in e[0], e[0]["seq"], e[0]["count"], e[0]["source"], all(v == 0 for k, v in g["health"].items() if k != "recovery"))')" \
    "1 79 GPU has fallen off the bus $G0 False 1 1 nvml True" "List: the GPU's XID events, numbered; its health is NVML's"
-is "$(list_gpu 1 'print("xid_events" in g, g["health"]["healthy"])')" "False True" "List: other GPUs are untouched"
+is "$(list_gpu 1 'print("xid_events" in g, all(v == 0 for k, v in g["health"].items() if k != "recovery"))')" "False True" "List: other GPUs are untouched"
 fact=$(python3 "$RAW" "$SOCK" call io.sunkd.Test.Fact '{"name":"gres.gpus"}')
-is "$(echo "$fact" | python3 -c 'import json,sys; f=json.load(sys.stdin)["parameters"]["value"]; e=f["xid_events"][-1]; print(f["healthy"], f["gpus"][0]["health"]["healthy"], f["gpus"][0]["health"]["problems"], f["xid_seq"], e["seq"], e["xid"], e["bus_id"], e["uuid"], e["source"], e["count"])')" \
-   "True True [] 1 1 79 0000:18:00.0 $G0 nvml 1" "the gres.gpus fact carries the event in its log, and no verdict"
-is "$(metric gres_gpu_xid_errors_total $G0) $(metric gres_gpu_last_xid $G0) $(metric gres_gpu_healthy $G0)" "1 79 1" \
-   "metrics: the GPU's XID count, its last XID; healthy is NVML's"
+is "$(echo "$fact" | python3 -c 'import json,sys; f=json.load(sys.stdin)["parameters"]["value"]; e=f["xid_events"][-1]; print("healthy" in f, "healthy" in f["gpus"][0]["health"], "problems" in f["gpus"][0]["health"], f["xid_seq"], e["seq"], e["xid"], e["bus_id"], e["uuid"], e["source"], e["count"])')" \
+   "False False False 1 1 79 0000:18:00.0 $G0 nvml 1" "the gres.gpus fact carries the event in its log, and no verdict"
+is "$(metric gres_gpu_xid_errors_total $G0) $(metric gres_gpu_last_xid $G0) $(metric gres_gpu_ecc_uncorrected $G0)" "1 79 0" \
+   "metrics: the GPU's XID count, its last XID; its ECC count is NVML's"
 
 # An XID an application causes is logged and shown, but the GPU stays healthy;
 # one inside a MIG instance names it.
@@ -102,9 +102,9 @@ event 00000000:2a:00.0 13 3 0
 ok "an application's XID is logged with its GPU instance" \
    wait_log "GPU $G1 at 0000:2a:00.0 \(GPU instance 3\): XID 13 \(graphics engine exception\)\.$"
 wait_until 300 eval '[ "$(module_status xid_events)" = 2 ]'
-is "$(list_gpu 1 'e=g["xid_events"][0]; print(e["xid"], e["gpu_instance"], e["compute_instance"], g["health"]["healthy"])')" \
+is "$(list_gpu 1 'e=g["xid_events"][0]; print(e["xid"], e["gpu_instance"], e["compute_instance"], all(v == 0 for k, v in g["health"].items() if k != "recovery"))')" \
    "13 3 0 True" "List: shown, with its instance, the GPU healthy"
-is "$(metric gres_gpu_healthy $G1)" 1 "metrics: still healthy"
+is "$(metric gres_gpu_ecc_uncorrected $G1)" 0 "metrics: its ECC count still NVML's"
 event 00000000:18:00.0 79
 wait_until 300 eval '[ "$(module_status xid_events)" = 3 ]'
 # Repeats within a minute of the first are one entry that counts them (on a
@@ -126,7 +126,7 @@ ok "a window hands back at most 64" eval '[ $(( $(job_field gres.events runs) - 
 ok "the summary of the repeats is logged" wait_log "XID storm: [0-9]+ repeat\(s\) folded into the log: XID 31 on $G5 \(pci 0000:ab:00.0\)" 600
 logged=$(log_since | grep -c 'XID 31')
 ok "a few lines say so, not one per event ($logged)" eval '[ "$logged" -le 4 ]'
-is "$(list_gpu 5 'e=g["xid_events"]; print(sum(x["count"] for x in e), len(e) <= 3, e[-1]["last_seq"], g["health"]["healthy"])')" \
+is "$(list_gpu 5 'e=g["xid_events"]; print(sum(x["count"] for x in e), len(e) <= 3, e[-1]["last_seq"], all(v == 0 for k, v in g["health"].items() if k != "recovery"))')" \
    "150 True 153 True" "List: the storm folded, all 150 counted and numbered"
 
 # The log is kept (root-only) across a restart: the GPU is still unhealthy.
@@ -151,7 +151,7 @@ for key in "xid_hold: 0s" "xid_critical: [13]"; do
         like "$(log_since)" "sunkd.yaml:[0-9]+:[0-9]+: key '${key%%:*}' is ignored: gres no longer judges XID errors; the health module does, as modules.health.xid_policy says" \
              "${key%%:*}: warned about, located, pointing to health's xid_policy"
         unlike "$(log_since)" "Reload failed|error:" "${key%%:*}: the reload goes through"
-        is "$(list_gpu 0 'print(g["health"]["healthy"])') $(list_gpu 1 'print(g["health"]["healthy"])')" "True True" \
+        is "$(list_gpu 0 'print(all(v == 0 for k, v in g["health"].items() if k != "recovery"))') $(list_gpu 1 'print(all(v == 0 for k, v in g["health"].items() if k != "recovery"))')" "True True" \
            "${key%%:*}: the GPUs' health is NVML's still"
 done
 

@@ -5,7 +5,8 @@
 # and from NVML's event API (the fake NVML), health's gpu check judges the
 # fact gres.gpus by the XID policy: XID 79 drains the node with a reason
 # that names the GPU, XID 13 (an application's fault) does not, an
-# override makes it drain; the hold survives a restart of sunkd.
+# override makes it drain; the hold survives a restart of sunkd.  A failed
+# row remap the fake NVML reports drains by the memory policy.
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 . "$SUNKD_SRCDIR/tests/lib/slurm.sh"
@@ -114,6 +115,21 @@ desc
 start
 ctl run health.gpu > /dev/null
 is "$?" 0 "after a reboot the gpu check passes"
+ok "and the node is resumed" wait_until 600 eval '[ -z "$(reason)" ]'
+slurm_wait_ready "$NODE"
+sunkd_stop
+
+# a failed row remap: gres observes the counter, the gpu check drains by
+# the memory policy, naming the GPU; once the counters are clean it resumes
+desc "health|00000000:07:00.0|0|0|0|0|0|1|0"
+start
+ok "a failed row remap drains the node, the reason naming the GPU" \
+        wait_until 600 eval 'reason | grep -q "^sunkd: gpu: GPU-a0 (pci 0000:07:00.0): a row remapping failed, the GPU needs service (remap_failure 1)"'
+is "$(gpu_field code)" "gpu-memory" "the finding's code"
+desc
+ctl run gres.discover > /dev/null
+ctl run health.gpu > /dev/null
+is "$?" 0 "the board serviced, the gpu check passes"
 ok "and the node is resumed" wait_until 600 eval '[ -z "$(reason)" ]'
 slurm_wait_ready "$NODE"
 sunkd_stop

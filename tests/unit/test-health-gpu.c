@@ -5,7 +5,9 @@
  * each event counted once, a reset (NVML's recovery action, or the GPU
  * coming back) and a reboot (a new boot id under a fake root) ending what
  * they should, storms counted in bounded room, the GPU count, and the state
- * the module keeps across a restart, hostile files refused. */
+ * the module keeps across a restart, hostile files refused; the memory
+ * policy's defaults and overrides, and a GPU's memory counters (a failed row
+ * remap, uncorrectable ECC errors) failing the check by it. */
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
@@ -20,6 +22,7 @@
 #include "util/cleanup.h"
 #include "util/json-util.h"
 
+#include "../../modules/health/health-gpu-memory.h"
 #include "../../modules/health/health-gpu.h"
 #include "../../modules/health/health-xid-policy.h"
 #include "../lib/check-run.h"
@@ -595,6 +598,130 @@ START_TEST(test_judge_bad_entries) {
 }
 END_TEST
 
+/* ---- The memory policy ------------------------------------------------------ */
+
+static int parse_memory(const char *yaml, HealthGpuMemoryPolicy *p, char **e) {
+        _cleanup_free_ char *doc = NULL;
+        ConfTree *t = NULL;
+        const ConfNode *health;
+        int r;
+
+        *e = NULL;
+        ck_assert_int_ge(asprintf(&doc, "modules:\n  health:\n%s", yaml), 0);
+        ck_assert_msg(conf_tree_parse("sunkd.yaml", doc, strlen(doc), &t, e) == 0, "%s", *e);
+        health = conf_node_get(conf_node_get(t->root, "modules"), "health");
+        r = health_gpu_memory_policy_parse(&host_api, conf_node_get(health, "memory_policy"), p, e);
+        conf_tree_free(t);
+        return r;
+}
+
+START_TEST(test_memory_policy) {
+        static const struct {
+                const char *yaml, *error;
+        } bad[] = {
+                { "    memory_policy: drain\n", "sunkd.yaml:3:5: key 'memory_policy': a mapping of counters" },
+                { "    memory_policy: [1]\n", "sunkd.yaml:3:5: key 'memory_policy': a mapping of counters" },
+                { "    memory_policy:\n      remap_failures: { action: drain }\n",
+                  "sunkd.yaml:4:7: key 'memory_policy': unknown counter 'remap_failures'" },
+                { "    memory_policy:\n      remap_failure: drain\n",
+                  "sunkd.yaml:4:7: key 'memory_policy': remap_failure: a mapping with 'action' and 'threshold'" },
+                { "    memory_policy:\n      remap_failure: { threshold: 2 }\n", "sunkd.yaml:4:7: key 'action'" },
+                { "    memory_policy:\n      remap_failure: { action: reset }\n",
+                  "sunkd.yaml:4:24: key 'memory_policy': remap_failure: action 'reset': ignore or drain" },
+                { "    memory_policy:\n      remap_failure: { action: drain, threshold: 0 }\n", "sunkd.yaml:4:39: key 'threshold'" },
+                { "    memory_policy:\n      remap_failure: { action: drain, colour: red }\n", "sunkd.yaml:4:39: key 'colour'" },
+        };
+        HealthGpuMemoryPolicy p, keep;
+        char *e;
+
+        ck_assert_int_eq(parse_memory("    interval: 1m\n", &p, &e), 0);
+        ck_assert_int_eq(p.rules[HEALTH_GPU_MEMORY_REMAP_FAILURE].action, HEALTH_GPU_MEMORY_DRAIN);
+        ck_assert_int_eq(p.rules[HEALTH_GPU_MEMORY_REMAP_PENDING].action, HEALTH_GPU_MEMORY_DRAIN);
+        ck_assert_int_eq(p.rules[HEALTH_GPU_MEMORY_RETIRED_PENDING].action, HEALTH_GPU_MEMORY_DRAIN);
+        ck_assert_int_eq(p.rules[HEALTH_GPU_MEMORY_ECC_VOLATILE].action, HEALTH_GPU_MEMORY_DRAIN);
+        ck_assert_int_eq(p.rules[HEALTH_GPU_MEMORY_ECC_VOLATILE].threshold, 1);
+        ck_assert_int_eq(p.rules[HEALTH_GPU_MEMORY_ECC_AGGREGATE].action, HEALTH_GPU_MEMORY_IGNORE);
+        ck_assert_int_eq(p.rules[HEALTH_GPU_MEMORY_REMAPPED_UNCORRECTABLE].action, HEALTH_GPU_MEMORY_IGNORE);
+        ck_assert_int_eq(parse_memory("    memory_policy:\n", &p, &e), 0);
+        ck_assert_int_eq(parse_memory("    memory_policy:\n"
+                                      "      remapped_rows_uncorrectable: { action: drain, threshold: 8 }\n"
+                                      "      ecc_uncorrected_volatile:\n"
+                                      "        action: ignore\n", &p, &e), 0);
+        ck_assert_int_eq(p.rules[HEALTH_GPU_MEMORY_REMAPPED_UNCORRECTABLE].action, HEALTH_GPU_MEMORY_DRAIN);
+        ck_assert_int_eq(p.rules[HEALTH_GPU_MEMORY_REMAPPED_UNCORRECTABLE].threshold, 8);
+        ck_assert_int_eq(p.rules[HEALTH_GPU_MEMORY_ECC_VOLATILE].action, HEALTH_GPU_MEMORY_IGNORE);
+        ck_assert_int_eq(p.rules[HEALTH_GPU_MEMORY_REMAP_FAILURE].action, HEALTH_GPU_MEMORY_DRAIN);
+
+        keep = p;
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                ck_assert_msg(parse_memory(bad[i].yaml, &p, &e) == -EINVAL, "accepted: %s", bad[i].yaml);
+                ck_assert_msg(e && strncmp(e, bad[i].error, strlen(bad[i].error)) == 0, "%s: got '%s', expected '%s...'",
+                              bad[i].yaml, e, bad[i].error);
+                ck_assert(memcmp(&p, &keep, sizeof(p)) == 0);
+                free(e);
+        }
+}
+END_TEST
+
+/* GPU @i of @f with a memory counter @key at @v. */
+static void counter(json_object *f, unsigned i, const char *key, int64_t v) {
+        json_object *g = json_object_array_get_idx(json_object_object_get(f, "gpus"), i), *h;
+
+        if (!json_object_object_get_ex(g, "health", &h)) {
+                h = json_object_new_object();
+                json_object_object_add(g, "health", h);
+        }
+        json_object_object_add(h, key, json_object_new_int64(v));
+}
+
+/* gres observes the counters; the judge fails the GPU by the policy, and
+ * only while the counters say so. */
+START_TEST(test_judge_memory) {
+        _cleanup_(health_gpu_freep) HealthGpu *g = judge_new(NULL);
+        HealthGpuMemoryPolicy p;
+        json_object *f = fact(4, 0, T0);
+        char *e;
+
+        counter(f, 1, "ecc_uncorrected_aggregate", 5);
+        counter(f, 1, "remapped_rows_uncorrectable", 3);
+        counter(f, 1, "remap_failure", 0);
+        ck_result(judge(g, f, T0 + SEC), HEALTH_PASS, "gpu-ok", "4 GPU(s), no fault held");
+        counter(f, 3, "remap_failure", 1);
+        ck_result(judge(g, f, T0 + 2 * SEC), HEALTH_FAIL, "gpu-memory",
+                  UUID(3) " (pci 0000:13:00.0): a row remapping failed, the GPU needs service (remap_failure 1)");
+        counter(f, 1, "ecc_uncorrected_volatile", 2);
+        ck_result(judge(g, f, T0 + 3 * SEC), HEALTH_FAIL, "gpu-memory",
+                  UUID(1) " (pci 0000:11:00.0): uncorrectable ECC errors since the driver loaded "
+                  "(ecc_uncorrected_volatile 2); and 1 more");
+        /* a MIG instance carries its GPU's counters: weighed once */
+        json_object_array_add(json_object_object_get(f, "gpus"),
+                              json_tokener_parse("{\"uuid\": \"MIG-x\", \"bus_id\": \"0000:13:00.0\", "
+                                                 "\"health\": {\"remap_failure\": 1}}"));
+        ck_assert_str_eq(judge(g, f, T0 + 4 * SEC).detail,
+                         UUID(1) " (pci 0000:11:00.0): uncorrectable ECC errors since the driver loaded "
+                         "(ecc_uncorrected_volatile 2); and 1 more");
+        json_object_put(f);
+
+        /* the site's policy: ECC ignored, remapped rows drain from 8 */
+        ck_assert_int_eq(parse_memory("    memory_policy:\n"
+                                      "      ecc_uncorrected_volatile: { action: ignore }\n"
+                                      "      remapped_rows_uncorrectable: { action: drain, threshold: 8 }\n", &p, &e), 0);
+        health_gpu_set_memory_policy(g, &p);
+        f = fact(4, 0, T0 + 10 * SEC);
+        counter(f, 1, "ecc_uncorrected_volatile", 2);
+        counter(f, 2, "remapped_rows_uncorrectable", 7);
+        ck_result(judge(g, f, T0 + 11 * SEC), HEALTH_PASS, "gpu-ok", "4 GPU(s), no fault held");
+        counter(f, 2, "remapped_rows_uncorrectable", 8);
+        ck_result(judge(g, f, T0 + 12 * SEC), HEALTH_FAIL, "gpu-memory",
+                  UUID(2) " (pci 0000:12:00.0): rows remapped for uncorrectable errors (remapped_rows_uncorrectable 8)");
+        json_object_put(f);
+        /* the board replaced, the counters clean: it passes again */
+        f = fact(4, 0, T0 + 20 * SEC);
+        ck_result(judge(g, f, T0 + 21 * SEC), HEALTH_PASS, "gpu-ok", "4 GPU(s), no fault held");
+        json_object_put(f);
+}
+END_TEST
+
 static Suite *suite(void) {
         Suite *s = suite_create("health-gpu");
         TCase *tc = tcase_create("policy");
@@ -603,6 +730,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_policy_overrides);
         tcase_add_test(tc, test_policy_bad);
         tcase_add_test(tc, test_policy_too_many);
+        tcase_add_test(tc, test_memory_policy);
         suite_add_tcase(s, tc);
         tc = tcase_create("judge");
         tcase_add_checked_fixture(tc, root_setup, root_teardown);
@@ -616,6 +744,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_judge_bounded);
         tcase_add_test(tc, test_judge_policy_change);
         tcase_add_test(tc, test_judge_bad_entries);
+        tcase_add_test(tc, test_judge_memory);
         tcase_add_test(tc, test_state_roundtrip);
         tcase_add_test(tc, test_state_hostile);
         suite_add_tcase(s, tc);
