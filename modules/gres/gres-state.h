@@ -142,45 +142,10 @@ const char *gres_uuid_of(const State *s, const char *bus);
 /* Entries whose GPU had no known UUID when they came get it once known. */
 void gres_xids_name(State *s);
 
-/* gres-publish.c
- *
- * The fact gres.gpus, what gres observes for the health module to judge
- * (gres judges nothing of it):
- *
- *   {
- *     "found": 8,              GPUs (and MIG instances) the last discovery found
- *     "expected": 8,           ... the discovery that found the most, since the start
- *     "check": true,           they match slurm.conf's Gres= (false: not; null: unknown)
- *     "check_message": "...",  why not, when there is a verdict to explain
- *     "gpus": [ {
- *         "uuid": "GPU-...", "bus_id": "0000:18:00.0", "type": "h100",
- *         "recovery_action": 0, NVML's (field 230): 0 none, 1 reset, 2 reboot,
- *                               3 drain P2P, 4 drain and reset; absent: not reported
- *         "health": { "healthy": true, "problems": [...], the NVML counters
- *                     (ecc_uncorrected_volatile, ..._aggregate,
- *                     retired_pages_pending, remapped_rows_uncorrectable,
- *                     remap_pending, remap_failure, recovery_action) that the
- *                     driver reports; absent when found through /proc }
- *     } ],
- *     "missing": [ { "uuid", "bus_id", "type" } ],  expected but not found
- *     "healthy": true,         no GPU's counters show a problem
- *     "read_usec": N,          the counters were read after this (CLOCK_REALTIME)
- *     "boot_id": "...",        this boot's (proc/sys/kernel/random/boot_id under root)
- *     "xid_seq": N,            the number of the last XID event (0: none yet)
- *     "xid_total": N,          XID events since the log began
- *     "xid_events": [ {        the log's last XID_FACT_MAX entries, oldest first
- *         "seq": 41, "last_seq": 57, "count": 12,  numbers of the first and the
- *                               last event folded into the entry, and how many
- *         "xid": 79, "bus_id": "0000:18:00.0",
- *         "uuid": "GPU-...",   absent when neither discovery nor the driver named it
- *         "gpu_instance": 3, "compute_instance": 0,  only where NVML named them
- *         "time_usec": N, "last_usec": N,  the first and the last (CLOCK_REALTIME)
- *         "source": "kmsg",    "kmsg" once the kernel log named it, else "nvml"
- *         "boot_id": "..."     the boot it happened in, where known
- *     } ],
- *     "topology_block": "..."  where the GPUs share one NVLink domain
- *   }
- */
+/* gres-publish.c: the fact gres.gpus, what gres observes for the health
+ * module to judge (gres judges nothing of it).  Its fields are a contract,
+ * written down in sunkd(8)'s FACTS and held to the code by
+ * tests/integration/0277-gres-fact.t. */
 int gres_metrics_add(State *s);
 void gres_show_gpus(State *s);
 int gres_apply_xids(State *s, json_object *gpus);
