@@ -1,4 +1,5 @@
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -7,12 +8,43 @@
 
 #include "health-check.h"
 
+static const sunkd_cfg_key script_keys[] = {
+        HEALTH_COMMON_KEYS,
+        { "path", SUNKD_CFG_PATH, offsetof(ScriptConf, path), SUNKD_CFG_REQUIRED, 0, 0 },
+        { "args", SUNKD_CFG_LIST, offsetof(ScriptConf, args), 0, 0, 0 },
+};
+
+/* A script: run by the module through the host's spawn (health-checks.c),
+ * refused unless it is a file only root can change. */
+const HealthCheckType health_check_script = {
+        .name = "script",
+        .keys = script_keys,
+        .n_keys = ELEMENTSOF(script_keys),
+        .conf_size = sizeof(ScriptConf),
+        .runner = HEALTH_RUNNER_SCRIPT,
+};
+
+static const sunkd_cfg_key gpu_keys[] = {
+        HEALTH_COMMON_KEYS,
+};
+
+/* The GPUs: the fact gres.gpus weighed by the module's judge on the loop
+ * (health-gpucheck.c, health-gpu.c). */
+const HealthCheckType health_check_gpu = {
+        .name = "gpu",
+        .keys = gpu_keys,
+        .n_keys = ELEMENTSOF(gpu_keys),
+        .conf_size = sizeof(GpuConf),
+        .runner = HEALTH_RUNNER_GPU,
+};
+
 const HealthCheckType *const health_check_types[] = {
         &health_check_mount,       &health_check_disk_free,
         &health_check_inodes_free, &health_check_memory,
         &health_check_process,     &health_check_file,
         &health_check_load,        &health_check_ib,
-        &health_check_munge,       NULL,
+        &health_check_munge,       &health_check_script,
+        &health_check_gpu,         NULL,
 };
 
 const HealthCheckType *health_check_type_find(const char *name) {

@@ -1,4 +1,4 @@
-/* One health check: its result, and the built-in types.  A type is a key
+/* One health check: its result, and the table of check types.  A type is a key
  * table for its section of `checks:` (each starting with the keys every
  * check has) and a `run` that reads the node through @root (a fake /proc,
  * /sys and mount table in the tests; "/" on a node) and changes nothing.
@@ -48,6 +48,25 @@ typedef struct HealthEnv {
         const char *root; /* prefix of every path a check reads; "/" on a node */
 } HealthEnv;
 
+/* Who runs a type's checks. */
+typedef enum HealthCheckRunner {
+        HEALTH_RUNNER_BUILTIN, /* its `run`, in a killable child or on a worker */
+        HEALTH_RUNNER_SCRIPT,  /* the module: `path` spawned under the host's reaper */
+        HEALTH_RUNNER_GPU,     /* the module: its judge weighs the fact gres.gpus on the loop */
+} HealthCheckRunner;
+
+/* A script check's keys beyond the common ones. */
+typedef struct ScriptConf {
+        HealthCheckCommon common;
+        char *path;
+        char **args;
+} ScriptConf;
+
+/* The gpu check has only the common keys. */
+typedef struct GpuConf {
+        HealthCheckCommon common;
+} GpuConf;
+
 typedef struct HealthCheckType {
         const char *name;
         const sunkd_cfg_key *keys; /* HEALTH_COMMON_KEYS first */
@@ -69,13 +88,17 @@ typedef struct HealthCheckType {
         int (*run)(const void *conf, const HealthEnv *env, HealthResult *ret);
         /* Reads file systems or talks to a daemon: runs in a killable child. */
         bool child;
+        /* HEALTH_RUNNER_BUILTIN: `run` above; the others have none, the
+         * module runs them by its own means. */
+        HealthCheckRunner runner;
 } HealthCheckType;
 
-/* The built-in types, NULL-terminated; the module adds `script` and `gpu`. */
+/* Every check type sunkd.yaml may name, NULL-terminated: the built-in ones,
+ * then `script` and `gpu`, which the module runs. */
 extern const HealthCheckType *const health_check_types[];
 extern const HealthCheckType health_check_mount, health_check_disk_free, health_check_inodes_free,
         health_check_memory, health_check_process, health_check_file, health_check_load, health_check_ib,
-        health_check_munge;
+        health_check_munge, health_check_script, health_check_gpu;
 
 const HealthCheckType *health_check_type_find(const char *name);
 

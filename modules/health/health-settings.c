@@ -51,16 +51,6 @@ static const sunkd_cfg_key rest_keys[] = {
         { "timeout", SUNKD_CFG_DURATION, offsetof(RestConf, timeout_usec), 0, 0, 0 },
 };
 
-static const sunkd_cfg_key script_keys[] = {
-        HEALTH_COMMON_KEYS,
-        { "path", SUNKD_CFG_PATH, offsetof(ScriptConf, path), SUNKD_CFG_REQUIRED, 0, 0 },
-        { "args", SUNKD_CFG_LIST, offsetof(ScriptConf, args), 0, 0, 0 },
-};
-
-static const sunkd_cfg_key gpu_keys[] = {
-        HEALTH_COMMON_KEYS,
-};
-
 /* Job names beside health.<check>: a check may not take them. */
 static const char *const reserved_names[] = { "signal", "idle", NULL };
 
@@ -114,23 +104,21 @@ static bool name_is_valid(const char *n) {
         return true;
 }
 
-/* The key table of the check type @type names. */
+/* The row of the check type @type names, and its key table. */
 static int check_kind(const char *type, Check *k) {
-        if (streq(type, "gpu")) {
-                *k = (Check) { .kind = CHECK_GPU, .keys = gpu_keys, .n_keys = ELEMENTSOF(gpu_keys) };
-                k->conf = calloc(1, sizeof(GpuConf));
-        } else if (streq(type, "script")) {
-                *k = (Check) { .kind = CHECK_SCRIPT, .keys = script_keys, .n_keys = ELEMENTSOF(script_keys) };
-                k->conf = calloc(1, sizeof(ScriptConf));
-        } else {
-                const HealthCheckType *t = health_check_type_find(type);
-                if (!t)
-                        return -ENOENT;
-                *k = (Check) { .kind = CHECK_BUILTIN, .type = t, .keys = t->keys, .n_keys = t->n_keys };
-                k->conf = calloc(1, t->conf_size);
-                if (k->conf && t->defaults)
-                        t->defaults(k->conf);
-        }
+        static const CheckKind kinds[] = {
+                [HEALTH_RUNNER_BUILTIN] = CHECK_BUILTIN,
+                [HEALTH_RUNNER_SCRIPT] = CHECK_SCRIPT,
+                [HEALTH_RUNNER_GPU] = CHECK_GPU,
+        };
+        const HealthCheckType *t = health_check_type_find(type);
+
+        if (!t)
+                return -ENOENT;
+        *k = (Check) { .kind = kinds[t->runner], .type = t, .keys = t->keys, .n_keys = t->n_keys };
+        k->conf = calloc(1, t->conf_size);
+        if (k->conf && t->defaults)
+                t->defaults(k->conf);
         return k->conf ? 0 : -ENOMEM;
 }
 
@@ -139,8 +127,7 @@ static int type_list(char *buf, size_t len) {
 
         buf[0] = '\0';
         for (const HealthCheckType *const *t = health_check_types; *t; t++)
-                n += (size_t) snprintf(buf + MIN(n, len), len - MIN(n, len), "%s, ", (*t)->name);
-        (void) snprintf(buf + MIN(n, len), len - MIN(n, len), "script, gpu");
+                n += (size_t) snprintf(buf + MIN(n, len), len - MIN(n, len), "%s%s", n ? ", " : "", (*t)->name);
         return 0;
 }
 

@@ -23,21 +23,10 @@
 typedef enum Transport { TRANSPORT_LIBSLURM, TRANSPORT_SCONTROL, TRANSPORT_SLURMRESTD, TRANSPORT_NONE } Transport;
 typedef enum CheckKind { CHECK_BUILTIN, CHECK_SCRIPT, CHECK_GPU } CheckKind;
 
-/* A script check's keys beyond the common ones. */
-typedef struct ScriptConf {
-        HealthCheckCommon common;
-        char *path;
-        char **args;
-} ScriptConf;
-
-typedef struct GpuConf {
-        HealthCheckCommon common;
-} GpuConf;
-
 typedef struct Check {
         struct State *s;
         CheckKind kind;
-        const HealthCheckType *type; /* CHECK_BUILTIN */
+        const HealthCheckType *type; /* its row of health_check_types */
         void *conf;                  /* starts with HealthCheckCommon */
         const sunkd_cfg_key *keys;
         size_t n_keys;

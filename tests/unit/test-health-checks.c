@@ -86,7 +86,7 @@ static HealthResult run(const char *type, const char *body) {
 
 START_TEST(test_types_table) {
         static const char *const names[] = { "mount", "disk_free", "inodes_free", "memory", "process",
-                                             "file",  "load",      "ib",          "munge" };
+                                             "file",  "load",      "ib",          "munge", "script", "gpu" };
         size_t n = 0;
 
         for (size_t i = 0; i < ELEMENTSOF(names); i++) {
@@ -98,19 +98,26 @@ START_TEST(test_types_table) {
                 ck_assert_str_eq(t->keys[1].key, "type");
                 ck_assert_str_eq(t->keys[2].key, "timeout");
                 ck_assert_str_eq(t->keys[3].key, "action");
-                ck_assert_uint_gt(t->n_keys, 4);
+                ck_assert_uint_gt(t->n_keys, streq(t->name, "gpu") ? 3 : 4);
                 /* a type's own key never shadows one every check has */
                 for (size_t a = 0; a < t->n_keys; a++)
                         for (size_t b = a + 1; b < t->n_keys; b++)
                                 ck_assert_msg(!streq(t->keys[a].key, t->keys[b].key), "%s: key '%s' twice",
                                               t->name, t->keys[a].key);
                 ck_assert_uint_ge(t->conf_size, sizeof(HealthCheckCommon));
-                ck_assert_ptr_nonnull(t->run);
+                /* a built-in type runs itself; script and gpu the module runs */
+                if (t->runner == HEALTH_RUNNER_BUILTIN)
+                        ck_assert_ptr_nonnull(t->run);
+                else
+                        ck_assert_ptr_null(t->run);
         }
         while (health_check_types[n])
                 n++;
         ck_assert_uint_eq(n, ELEMENTSOF(names));
-        ck_assert_ptr_null(health_check_type_find("script"));
+        ck_assert_int_eq(health_check_type_find("script")->runner, HEALTH_RUNNER_SCRIPT);
+        ck_assert_int_eq(health_check_type_find("gpu")->runner, HEALTH_RUNNER_GPU);
+        ck_assert_int_eq(health_check_type_find("munge")->runner, HEALTH_RUNNER_BUILTIN);
+        ck_assert_ptr_null(health_check_type_find("scripts"));
         ck_assert_ptr_null(health_check_type_find(""));
         ck_assert_ptr_null(health_check_type_find(NULL));
         /* what may hang in the kernel or on a daemon runs in a child */
