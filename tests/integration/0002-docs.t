@@ -150,6 +150,32 @@ for k in $rk; do
         like "$rest" "(^|[^a-z_])$k([^a-z_]|\$)" "sunkd.yaml.5 documents health slurmrestd key '$k'"
 done
 
+# The health module: each top-level key is a tag of its section ("key:"),
+# each check type of the code's table (modules/health, script and gpu
+# included) a tag of its `checks:` list; and each tag there is one of them.
+hk=$(table modules/health/health-settings.c conf_keys)
+[ -n "$hk" ] || bail_out "no key table conf_keys found in modules/health/health-settings.c"
+types=$(grep -rh -A1 -E '^const HealthCheckType health_check_[a-z_]+ = \{' "$SUNKD_SRCDIR/modules/health" |
+        sed -n -E 's/^ *\.name = "([a-z_]+)",.*/\1/p' | sort -u)
+[ -n "$types" ] || bail_out "no check types found in modules/health"
+for t in script gpu mount; do
+        grep -qx "$t" <<< "$types" || bail_out "check type '$t' not found in modules/health's table"
+done
+health=$(section "$YAML5" 'THE HEALTH MODULE')
+for k in $hk; do
+        ok "sunkd.yaml.5 documents health key '$k'" has_tag "$health" "$k:"
+done
+for t in $types; do
+        like "$health" "(^|\n) {14}([a-z_]+, )*$t([ ,]|\$)" "sunkd.yaml.5 documents health check type '$t'"
+done
+
+# The prolog module's keys, as tags of its section.
+pk=$(table modules/prolog/prolog-conf.c conf_keys)
+[ -n "$pk" ] || bail_out "no key table conf_keys found in modules/prolog/prolog-conf.c"
+for k in $pk; do
+        ok "sunkd.yaml.5 documents prolog key '$k'" has_tag "$(section "$YAML5" 'THE PROLOG MODULE')" "$k"
+done
+
 # sunkd-authkeys: every option of --help, its exit codes and environment.
 AKBIN="$SUNKD_BUILDDIR/modules/authkeys/sunkd-authkeys"
 opts=$("$AKBIN" --help | sed -n -E 's/^ +(-[a-zA-Z], )?(--[a-z][a-z-]*).*/\1\2/p')
@@ -267,5 +293,7 @@ tags_in 'MODULE SECTIONS' module "$mod"
 tags_in 'THE NSSCACHE MODULE' nsscache "$yaml $maps"
 tags_in 'THE AUTHKEYS MODULE' authkeys "$ak"
 tags_in 'THE GRES MODULE' gres "$gr"
+tags_in 'THE HEALTH MODULE' health "$hk $types"
+tags_in 'THE PROLOG MODULE' prolog "$pk"
 
 done_testing
