@@ -166,7 +166,7 @@ for k in $hk; do
         ok "sunkd.yaml.5 documents health key '$k'" has_tag "$health" "$k:"
 done
 for t in $types; do
-        like "$health" "(^|\n) {14}([a-z_]+, )*$t([ ,]|\$)" "sunkd.yaml.5 documents health check type '$t'"
+        like "$health" "^ {14}([a-z_]+, )*$t([ ,]|\$)" "sunkd.yaml.5 documents health check type '$t'"
 done
 
 # The prolog module's keys, as tags of its section.
