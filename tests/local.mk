@@ -365,6 +365,8 @@ TESTS += tests/integration/0275-gres-first-answer.t
 EXTRA_DIST += tests/integration/0275-gres-first-answer.t
 TESTS += tests/integration/0276-gres-kmsg.t
 EXTRA_DIST += tests/integration/0276-gres-kmsg.t tests/lib/kmsg-stand-in.py
+TESTS += tests/integration/0277-gres-fact.t
+EXTRA_DIST += tests/integration/0277-gres-fact.t
 
 # Fuzz targets replay their corpus under make check.
 check_PROGRAMS += tests/fuzz/fuzz-scim-json
