@@ -19,16 +19,20 @@ static const struct {
         [HEALTH_GPU_MEMORY_ECC_VOLATILE] = { "ecc_uncorrected_volatile",
                                              "uncorrectable ECC errors since the driver loaded",
                                              { HEALTH_GPU_MEMORY_DRAIN, 1 } },
-        [HEALTH_GPU_MEMORY_ECC_AGGREGATE] = { "ecc_uncorrected_aggregate", "uncorrectable ECC errors over its life",
+        [HEALTH_GPU_MEMORY_ECC_AGGREGATE] = { "ecc_uncorrected_aggregate",
+                                              "uncorrectable ECC errors over its life",
                                               { HEALTH_GPU_MEMORY_IGNORE, 1 } },
-        [HEALTH_GPU_MEMORY_RETIRED_PENDING] = { "retired_pages_pending", "a page retirement waits for a GPU reset",
+        [HEALTH_GPU_MEMORY_RETIRED_PENDING] = { "retired_pages_pending",
+                                                "a page retirement waits for a GPU reset",
                                                 { HEALTH_GPU_MEMORY_DRAIN, 1 } },
         [HEALTH_GPU_MEMORY_REMAPPED_UNCORRECTABLE] = { "remapped_rows_uncorrectable",
                                                        "rows remapped for uncorrectable errors",
                                                        { HEALTH_GPU_MEMORY_IGNORE, 1 } },
-        [HEALTH_GPU_MEMORY_REMAP_PENDING] = { "remap_pending", "a row remapping waits for a GPU reset",
+        [HEALTH_GPU_MEMORY_REMAP_PENDING] = { "remap_pending",
+                                              "a row remapping waits for a GPU reset",
                                               { HEALTH_GPU_MEMORY_DRAIN, 1 } },
-        [HEALTH_GPU_MEMORY_REMAP_FAILURE] = { "remap_failure", "a row remapping failed, the GPU needs service",
+        [HEALTH_GPU_MEMORY_REMAP_FAILURE] = { "remap_failure",
+                                              "a row remapping failed, the GPU needs service",
                                               { HEALTH_GPU_MEMORY_DRAIN, 1 } },
 };
 
@@ -53,7 +57,8 @@ void health_gpu_memory_policy_defaults(HealthGpuMemoryPolicy *p) {
 /* "file:line:column: key 'memory_policy': what" at @node. */
 static int located(const sunkd_host_api *api, const sunkd_cfg *node, char **ret_error, const char *fmt, ...)
         _printf_(4, 5);
-static int located(const sunkd_host_api *api, const sunkd_cfg *node, char **ret_error, const char *fmt, ...) {
+static int located(const sunkd_host_api *api, const sunkd_cfg *node, char **ret_error, const char *fmt,
+                   ...) {
         _cleanup_free_ char *where = NULL, *what = NULL;
         va_list ap;
         int r;
@@ -91,8 +96,8 @@ static const sunkd_cfg_key rule_keys[] = {
         { "threshold", SUNKD_CFG_INT, offsetof(RuleConf, threshold), 0, 1, 1000000000000LL },
 };
 
-static int parse_rule(const sunkd_host_api *api, const sunkd_cfg *item, const char *key, HealthGpuMemoryRule *ret,
-                      char **ret_error) {
+static int parse_rule(const sunkd_host_api *api, const sunkd_cfg *item, const char *key,
+                      HealthGpuMemoryRule *ret, char **ret_error) {
         RuleConf c = { .threshold = 1 };
         int r, a = -EINVAL;
 
@@ -103,17 +108,18 @@ static int parse_rule(const sunkd_host_api *api, const sunkd_cfg *item, const ch
                 if (streq(action_names[i], c.action))
                         a = i;
         if (r >= 0 && a < 0)
-                r = located(api, api->cfg_get(item, "action"), ret_error, "%s: action '%s': ignore or drain", key,
-                            c.action);
+                r = located(api, api->cfg_get(item, "action"), ret_error, "%s: action '%s': ignore or drain",
+                            key, c.action);
         api->cfg_clear(rule_keys, ELEMENTSOF(rule_keys), &c);
         if (r < 0)
                 return r;
-        *ret = (HealthGpuMemoryRule){ .action = (HealthGpuMemoryAction) a, .threshold = (uint64_t) c.threshold };
+        *ret = (HealthGpuMemoryRule){ .action = (HealthGpuMemoryAction) a,
+                                      .threshold = (uint64_t) c.threshold };
         return 0;
 }
 
-int health_gpu_memory_policy_parse(const sunkd_host_api *api, const sunkd_cfg *node, HealthGpuMemoryPolicy *ret,
-                                   char **ret_error) {
+int health_gpu_memory_policy_parse(const sunkd_host_api *api, const sunkd_cfg *node,
+                                   HealthGpuMemoryPolicy *ret, char **ret_error) {
         HealthGpuMemoryPolicy p;
         const sunkd_cfg *child;
         const char *key;
@@ -121,16 +127,19 @@ int health_gpu_memory_policy_parse(const sunkd_host_api *api, const sunkd_cfg *n
         health_gpu_memory_policy_defaults(&p);
         if (node && !empty_scalar(api, node)) {
                 if (api->cfg_scalar(node) || (api->cfg_child(node, 0, &key) && !key))
-                        return located(api, node, ret_error, "a mapping of counters, each with 'action' and 'threshold'");
+                        return located(api, node, ret_error,
+                                       "a mapping of counters, each with 'action' and 'threshold'");
                 for (size_t i = 0; (child = api->cfg_child(node, i, &key)); i++) {
                         int c = counter_from_key(key), r;
 
                         if (c < 0)
-                                return located(api, child, ret_error,
-                                               "unknown counter '%s' (ecc_uncorrected_volatile, ecc_uncorrected_aggregate, "
-                                               "retired_pages_pending, remapped_rows_uncorrectable, remap_pending, "
-                                               "remap_failure)",
-                                               key);
+                                return located(
+                                        api, child, ret_error,
+                                        "unknown counter '%s' (ecc_uncorrected_volatile, "
+                                        "ecc_uncorrected_aggregate, "
+                                        "retired_pages_pending, remapped_rows_uncorrectable, remap_pending, "
+                                        "remap_failure)",
+                                        key);
                         r = parse_rule(api, child, key, &p.rules[c], ret_error);
                         if (r < 0)
                                 return r;

@@ -65,5 +65,5 @@ void health_gpu_memory_policy_defaults(HealthGpuMemoryPolicy *p);
  * NULL: the defaults only) into @ret, through the host's config functions.
  * On -EINVAL, *ret_error is "file:line:column: key 'memory_policy': reason"
  * (malloc'd) and @ret is left as it was; -ENOMEM. */
-int health_gpu_memory_policy_parse(const sunkd_host_api *api, const sunkd_cfg *node, HealthGpuMemoryPolicy *ret,
-                                   char **ret_error);
+int health_gpu_memory_policy_parse(const sunkd_host_api *api, const sunkd_cfg *node,
+                                   HealthGpuMemoryPolicy *ret, char **ret_error);
