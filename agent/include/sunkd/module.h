@@ -1,51 +1,32 @@
-/* sunkd module ABI: the only header a module includes.  The only header
- * `make install` installs, too: a module built outside sunkd's tree has this
- * alone; one built in the tree may also use agent/util/ (libsunkd-util), the
- * in-tree helper library, and nothing else of agent/.
+/* sunkd module ABI: the only header a module includes, and the only one
+ * `make install` installs.  A module built outside sunkd's tree has this
+ * alone; one built in the tree may also use agent/util/ (libsunkd-util).
  *
- * A module is a shared object that exports exactly one data symbol,
- * `sunkd_module_v1` (the major ABI version is part of the name, so a module
- * built for another major fails to resolve and the loader says so).  The host
+ * A module is a shared object that exports one data symbol,
+ * `sunkd_module_v1` (the major ABI version is part of the name).  The host
  * owns the event loop, every thread and every child process: a module
- * describes work (jobs, socket methods, metrics) and the host runs it.
- * Nothing is exported from the sunkd executable; modules link with
- * -Wl,-z,defs and reach the host through the function table in `sunkd_ctx`.
+ * describes work (jobs, socket methods, metrics) and the host runs it,
+ * through the function table in `sunkd_ctx`.  Nothing is exported from the
+ * executable; modules link with -Wl,-z,defs.
  *
- * How to read this file, in an hour:
- *   1. This comment: lifecycle, threads, errors.
- *   2. The types, by concern: jobs, socket methods (calls and replies),
- *      config, metrics, child processes.
- *   3. sunkd_module: what a module exports (init, check, reload, fini...).
- *   4. "The host's functions, by concern": one `static inline` wrapper per
- *      host function, grouped as jobs, spawn and children, calls and
- *      replies, facts, watches, config, metrics, places, files and log.
- *      This is where each function is documented; new code calls these.
- *   5. "Changes by minor", at the end: what each minor added, and what a
- *      module rebuilt against 1.3 or later gets that an older one does not.
- * The function table itself (sunkd_host_api) is kept in release order, as
- * the ABI requires; read it only to see what a minor appended.
+ * Read in this order: the types by concern (jobs, socket methods, config,
+ * metrics, child processes); sunkd_module, what a module exports, with its
+ * lifecycle; "The host's functions, by concern", one static inline
+ * sunkd_*() wrapper per host function (jobs, spawn and children, calls and
+ * replies, facts, watches, config, metrics, places, files and log), where
+ * each is documented and which new code calls; "Changes by minor" at the
+ * end.  The table itself, sunkd_host_api, stays in release order.
  *
- * Lifecycle: LOADED -> RUNNING (init) -> STOPPING -> LOADED (fini).  A stop
- * (removed by a reload, a reload that changed the section of a module
- * without `reload` or whose `reload` answered SUNKD_RELOAD_RESTART,
- * shutdown) turns timers off, cancels running work, signals children and
- * waits for their callbacks before fini; nothing the host holds points into
- * the module's state after fini.  A reload that leaves a module's section
- * as it was leaves the module alone (see @reload below).
- *
- * Compatibility rules:
- *   - SUNKD_MODULE_ABI_MAJOR changes on any incompatible change; the symbol
- *     name changes with it.
- *   - Additive changes bump SUNKD_MODULE_ABI_MINOR and append fields at the
- *     end of structs, and functions at the end of sunkd_host_api.  Every
- *     struct a module hands the host starts with (or carries) its own size,
- *     so the host can tell an old module's shorter struct apart: the fields
- *     past it read as zero.  A host loads modules of its minor and older.
- *     tests/unit/test-abi-layout.c holds every layout to the frozen 1.0 and
- *     1.2 headers (tests/modules/abi-1.0, abi-1.2).
+ * Compatibility: SUNKD_MODULE_ABI_MAJOR changes on any incompatible change,
+ * and the symbol's name with it.  Additive changes bump the minor and
+ * append fields to structs and functions to the table.  Every struct a
+ * module hands the host starts with (or carries) its own size, and the
+ * fields past it read as zero; a host loads modules of its minor and older.
+ * tests/unit/test-abi-layout.c holds the layouts to the frozen 1.0 and 1.2
+ * headers.
  *
  * Threads: unless a function says "[any thread]", it may be called only on
- * the loop, i.e. from init/reload/fini/status, a job's prepare/done, a method
+ * the loop: from init/reload/fini/status, a job's prepare/done, a method
  * handler or a spawn, watch or fact callback.  A job's `work` runs on a host
  * worker thread and may call only [any thread] functions.
  *
@@ -465,6 +446,15 @@ struct sunkd_ctx {
 
 /**
  * sunkd_module - what a module exports as `sunkd_module_v1`.
+ *
+ * Lifecycle: LOADED -> RUNNING (init) -> STOPPING -> LOADED (fini).  A stop
+ * (removed by a reload, a reload that changed the section of a module
+ * without `reload` or whose `reload` answered SUNKD_RELOAD_RESTART,
+ * shutdown) turns timers off, cancels running work, signals children and
+ * waits for their callbacks before fini; nothing the host holds points into
+ * the module's state after fini.  A reload that leaves a module's section
+ * as it was leaves the module alone (see @reload).
+ *
  * @init:   register jobs, methods and metrics; parse config; hand state back
  *          through *ret_state.  A failure is reported and the module is shown
  *          as failed while the others run (unless `required: true`).
