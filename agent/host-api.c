@@ -116,7 +116,9 @@ static int host_job_add(sunkd_ctx *c, const sunkd_job_spec *spec, sunkd_job **re
          * modules' runs are ended by the host at the timeout or stop. */
         if (mod->def->abi_minor >= 3 && spec && (spec->flags & SUNKD_JOB_ASYNC) &&
             (spec->size < ABI_END_OF(sunkd_job_spec, cancel) || !spec->cancel))
-                return -EINVAL;
+                return sched_job_refuse(
+                        mod->name, spec->name,
+                        "a SUNKD_JOB_ASYNC job needs cancel (modules built against ABI 1.3 or later)");
         return sched_job_add(mod->host->sched, spec, &mod->state, mod, mod->name, ret);
 }
 

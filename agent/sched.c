@@ -603,6 +603,71 @@ static int spec_copy(sunkd_job_spec *dst, const sunkd_job_spec *spec) {
         return abi_copy(dst, sizeof(*dst), spec, spec ? spec->size : 0, ABI_END_OF(sunkd_job_spec, done));
 }
 
+/* What a job spec must be, each rule with the words that name it when a
+ * spec breaks it.  An async run is started by prepare and has no work; a
+ * child run has work. */
+typedef struct JobSpecRule {
+        bool (*broken)(const sunkd_job_spec *spec);
+        const char *rule;
+} JobSpecRule;
+
+static bool spec_no_name(const sunkd_job_spec *spec) {
+        return isempty(spec->name);
+}
+
+static bool spec_nothing_to_run(const sunkd_job_spec *spec) {
+        return !spec->work && !spec->prepare;
+}
+
+static bool spec_async_child(const sunkd_job_spec *spec) {
+        return (spec->flags & SUNKD_JOB_ASYNC) && (spec->flags & SUNKD_JOB_CHILD);
+}
+
+static bool spec_async_work(const sunkd_job_spec *spec) {
+        return (spec->flags & SUNKD_JOB_ASYNC) && spec->work;
+}
+
+static bool spec_child_no_work(const sunkd_job_spec *spec) {
+        return (spec->flags & SUNKD_JOB_CHILD) && !spec->work;
+}
+
+/* As spawn: an unprivileged child never keeps root's group. */
+static bool spec_child_root_group(const sunkd_job_spec *spec) {
+        return (spec->flags & SUNKD_JOB_CHILD) && spec->child_uid != 0 && spec->child_gid == 0;
+}
+
+static const JobSpecRule job_spec_rules[] = {
+        { spec_no_name, "a job needs a name" },
+        { spec_nothing_to_run, "a job needs work, or prepare for an async job" },
+        { spec_async_child, "a job is SUNKD_JOB_ASYNC or SUNKD_JOB_CHILD, not both" },
+        { spec_async_work, "a SUNKD_JOB_ASYNC job has no work: its prepare starts the run" },
+        { spec_child_no_work, "a SUNKD_JOB_CHILD job needs work, which the child runs" },
+        { spec_child_root_group, "a SUNKD_JOB_CHILD job with a child_uid needs a child_gid other than 0" },
+};
+
+int sched_job_refuse(const char *module, const char *name, const char *rule) {
+        LogContext ctx = { .module = module, .job = name };
+
+        return log_ctx_full_errno(&ctx, LOG_ERR, EINVAL, "Job '%s' refused: %s.", name ?: "", rule);
+}
+
+/* The spec in this host's layout in *copy, or -EINVAL logged with the rule it breaks. */
+static int spec_check(sunkd_job_spec *copy, const sunkd_job_spec *module_spec, const char *module) {
+        if (!module_spec)
+                return sched_job_refuse(module, NULL, "the spec is NULL");
+        if (spec_copy(copy, module_spec) < 0) {
+                LogContext ctx = { .module = module };
+
+                return log_ctx_full_errno(&ctx, LOG_ERR, EINVAL,
+                                          "Job refused: its spec's size %zu is less than ABI 1.0's %zu.",
+                                          module_spec->size, ABI_END_OF(sunkd_job_spec, done));
+        }
+        for (size_t i = 0; i < ELEMENTSOF(job_spec_rules); i++)
+                if (job_spec_rules[i].broken(copy))
+                        return sched_job_refuse(module, copy->name, job_spec_rules[i].rule);
+        return 0;
+}
+
 int sched_job_add(Sched *s, const sunkd_job_spec *module_spec, void **statep, const void *owner,
                   const char *module, Job **ret) {
         _cleanup_free_ Job *j = NULL;
@@ -610,21 +675,16 @@ int sched_job_add(Sched *s, const sunkd_job_spec *module_spec, void **statep, co
         Job **jobs;
         int r;
 
-        if (spec_copy(&copy, module_spec) < 0 || isempty(copy.name))
-                return -EINVAL;
+        r = spec_check(&copy, module_spec, module);
+        if (r < 0)
+                return r;
         const sunkd_job_spec *spec = &copy;
-        if (!spec->work && !spec->prepare)
-                return -EINVAL;
-        /* An async run is started by prepare and has no work; a child run has work. */
-        if ((spec->flags & SUNKD_JOB_ASYNC) && (spec->work || !spec->prepare || (spec->flags & SUNKD_JOB_CHILD)))
-                return -EINVAL;
-        if ((spec->flags & SUNKD_JOB_CHILD) && !spec->work)
-                return -EINVAL;
-        /* As spawn: an unprivileged child never keeps root's group. */
-        if ((spec->flags & SUNKD_JOB_CHILD) && spec->child_uid != 0 && spec->child_gid == 0)
-                return -EINVAL;
-        if (sched_find(s, spec->name))
-                return -EEXIST;
+        if (sched_find(s, spec->name)) {
+                LogContext ctx = { .module = module, .job = spec->name };
+
+                return log_ctx_full_errno(&ctx, LOG_ERR, EEXIST, "Job '%s' refused: the name is taken.",
+                                          spec->name);
+        }
 
         j = calloc(1, sizeof(*j));
         if (!j)

@@ -47,9 +47,13 @@ int sched_job_complete(Job *j, int r);
  * each call, so a module's state may be set after the job was added); @owner: groups jobs for
  * sched_stop_owner()/sched_remove_owner(); @log: module name for messages
  * (borrowed, must outlive the job).
+ * Return: 0; -EINVAL for a spec that breaks a rule of sunkd_job_spec, -EEXIST
+ * for a name already taken, each logged with the job's name and the rule.
  */
 int sched_job_add(Sched *s, const sunkd_job_spec *spec, void **statep, const void *owner,
                   const char *module, Job **ret);
+/** sched_job_refuse() - log "Job '@name' refused: @rule." for @module; -EINVAL. */
+int sched_job_refuse(const char *module, const char *name, const char *rule);
 /** sched_job_trigger() - run now; while running, coalesce into one rerun. */
 int sched_job_trigger(Job *j, const char *reason);
 /** sched_job_wait() - call @fn when the next run that starts from now completes. */

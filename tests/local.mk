@@ -58,6 +58,7 @@ UNIT_TESTS = \
 	tests/unit/test-facts \
 	tests/unit/test-errloc \
 	tests/unit/test-trusted-path \
+	tests/unit/test-abi-layout \
 	# End of UNIT_TESTS
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
@@ -97,6 +98,19 @@ tests_unit_test_errloc_LDADD = $(CHECK_TEST_LIBS)
 tests_unit_test_trusted_path_SOURCES = tests/unit/test-trusted-path.c
 tests_unit_test_trusted_path_CFLAGS = $(CHECK_TEST_CFLAGS)
 tests_unit_test_trusted_path_LDADD = $(CHECK_TEST_LIBS)
+# The frozen headers with their names prefixed, so that one file can hold
+# today's layouts to theirs (abi10_sunkd_job_spec beside sunkd_job_spec).
+ABI_FROZEN_COPIES = tests/unit/abi-frozen-1.0.h tests/unit/abi-frozen-1.2.h
+tests/unit/abi-frozen-1.0.h: $(top_srcdir)/tests/modules/abi-1.0/sunkd/module.h
+	$(AM_V_GEN)$(MKDIR_P) $(@D) && sed -e 's/\bsunkd_/abi10_sunkd_/g' -e 's/\bSUNKD_/abi10_SUNKD_/g' $< >$@.tmp && mv $@.tmp $@
+tests/unit/abi-frozen-1.2.h: $(top_srcdir)/tests/modules/abi-1.2/sunkd/module.h
+	$(AM_V_GEN)$(MKDIR_P) $(@D) && sed -e 's/\bsunkd_/abi12_sunkd_/g' -e 's/\bSUNKD_/abi12_SUNKD_/g' $< >$@.tmp && mv $@.tmp $@
+CLEANFILES += $(ABI_FROZEN_COPIES)
+tests_unit_test_abi_layout_SOURCES = tests/unit/test-abi-layout.c
+$(tests_unit_test_abi_layout_OBJECTS): $(ABI_FROZEN_COPIES)
+tests_unit_test_abi_layout_CPPFLAGS = -I$(top_builddir)/tests/unit $(AM_CPPFLAGS)
+tests_unit_test_abi_layout_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_test_abi_layout_LDADD = $(CHECK_LIBS)
 
 # Integration tests (TAP shell) against the real daemon.
 INTEGRATION_TESTS = \

@@ -108,6 +108,8 @@ sunkd_start
 is "$(ctl --json status | python3 -c 'import json,sys; print([m["state"] for m in json.load(sys.stdin)["modules"] if m["name"]=="testmod"][0])')" \
         failed "a 1.3 module's async job without a cancel is refused"
 like "$(cat "$T/sunkd.log")" "Failed to add job 'testmod.nocancel': Invalid argument" "and says which"
+like "$(cat "$T/sunkd.log")" "Job 'testmod.nocancel' refused: a SUNKD_JOB_ASYNC job needs cancel" \
+        "and the host names the rule it broke"
 sunkd_stop
 is "$SUNKD_EXIT" 0 "clean exit"
 unlike "$(cat "$T/sunkd.log")" "AddressSanitizer|runtime error|LeakSanitizer" "no sanitizer report"

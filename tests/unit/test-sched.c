@@ -661,6 +661,101 @@ START_TEST(test_child_uid_without_gid) {
 }
 END_TEST
 
+/* Each rule a job spec can break is named in one line with the job's name,
+ * and nothing is registered. */
+START_TEST(test_refusal_names_rule) {
+        static const struct {
+                sunkd_job_spec spec;
+                const char *says;
+        } cases[] = {
+                { { .name = "", .work = work_pause, .done = done_record },
+                  "Job '' refused: a job needs a name." },
+                { { .name = "t.none", .done = done_record },
+                  "Job 't.none' refused: a job needs work, or prepare for an async job." },
+                { { .name = "t.both",
+                    .flags = SUNKD_JOB_ASYNC | SUNKD_JOB_CHILD,
+                    .prepare = prepare_record,
+                    .work = work_pause,
+                    .done = done_record },
+                  "Job 't.both' refused: a job is SUNKD_JOB_ASYNC or SUNKD_JOB_CHILD, not both." },
+                { { .name = "t.asyncwork",
+                    .flags = SUNKD_JOB_ASYNC,
+                    .prepare = prepare_record,
+                    .work = work_pause,
+                    .done = done_record },
+                  "Job 't.asyncwork' refused: a SUNKD_JOB_ASYNC job has no work: its prepare starts the "
+                  "run." },
+                { { .name = "t.childprep",
+                    .flags = SUNKD_JOB_CHILD,
+                    .prepare = prepare_record,
+                    .done = done_record },
+                  "Job 't.childprep' refused: a SUNKD_JOB_CHILD job needs work, which the child runs." },
+                { { .name = "t.drop",
+                    .flags = SUNKD_JOB_CHILD,
+                    .work = work_pause,
+                    .done = done_record,
+                    .child_uid = 65534 },
+                  "Job 't.drop' refused: a SUNKD_JOB_CHILD job with a child_uid needs a child_gid other "
+                  "than 0." },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                sunkd_job_spec spec = cases[i].spec;
+                char *said = NULL;
+
+                spec.size = sizeof(spec);
+                log_capture_begin(&said);
+                ck_assert_int_eq(sched_job_add(H->sched, &spec, &H->state, H, "test", NULL), -EINVAL);
+                log_capture_end();
+                ck_assert_msg(said && strstr(said, cases[i].says), "case %zu said '%s', not '%s'", i,
+                              said ?: "nothing", cases[i].says);
+                free(said);
+        }
+        ck_assert_uint_eq(sched_n_jobs(H->sched), 0);
+}
+END_TEST
+
+/* A spec too short for ABI 1.0, or none, is named as such; so is a name
+ * already taken. */
+START_TEST(test_refusal_names_layout) {
+        sunkd_job_spec spec = {
+                .size = sizeof(spec), .name = "t.short", .work = work_pause, .done = done_record
+        };
+        char *said = NULL;
+
+        spec.size = offsetof(sunkd_job_spec, done);
+        log_capture_begin(&said);
+        ck_assert_int_eq(sched_job_add(H->sched, &spec, &H->state, H, "test", NULL), -EINVAL);
+        log_capture_end();
+        ck_assert_ptr_nonnull(said);
+        ck_assert_ptr_nonnull(strstr(said, "Job refused: its spec's size"));
+        ck_assert_ptr_nonnull(strstr(said, "less than ABI 1.0's"));
+        free(said);
+
+        said = NULL;
+        log_capture_begin(&said);
+        ck_assert_int_eq(sched_job_add(H->sched, NULL, &H->state, H, "test", NULL), -EINVAL);
+        log_capture_end();
+        ck_assert_ptr_nonnull(said);
+        ck_assert_ptr_nonnull(strstr(said, "refused: the spec is NULL."));
+        free(said);
+
+        spec = (sunkd_job_spec){ .size = sizeof(spec),
+                                 .name = "t.twice",
+                                 .flags = SUNKD_JOB_TRIGGER_ONLY,
+                                 .work = work_pause,
+                                 .done = done_record };
+        ck_assert_int_eq(sched_job_add(H->sched, &spec, &H->state, H, "test", NULL), 0);
+        said = NULL;
+        log_capture_begin(&said);
+        ck_assert_int_eq(sched_job_add(H->sched, &spec, &H->state, H, "test", NULL), -EEXIST);
+        log_capture_end();
+        ck_assert_ptr_nonnull(said);
+        ck_assert_ptr_nonnull(strstr(said, "Job 't.twice' refused: the name is taken."));
+        free(said);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("sched");
         TCase *math = tcase_create("math"), *real = tcase_create("real");
@@ -680,6 +775,8 @@ int main(void) {
         tcase_add_test(real, test_timeout_kills_what_child_started);
         tcase_add_test(real, test_stop_with_stuck_child);
         tcase_add_test(real, test_async_without_cancel);
+        tcase_add_test(real, test_refusal_names_rule);
+        tcase_add_test(real, test_refusal_names_layout);
         tcase_add_test(real, test_async_cancel_ignored);
         tcase_add_test(real, test_async_stop_without_cancel);
         tcase_add_test(real, test_child_uid_without_gid);
