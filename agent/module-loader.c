@@ -181,7 +181,11 @@ static int module_runtime_path(const char *socket, const char *name, char **ret)
         const char *slash = strrchr(socket, '/');
         int n = slash ? (int) (slash - socket) : 1;
 
-        return asprintf(ret, "%.*s/%s", n, slash ? socket : ".", name) < 0 ? -ENOMEM : 0;
+        if (asprintf(ret, "%.*s/%s", n, slash ? socket : ".", name) < 0) {
+                *ret = NULL; /* left undefined */
+                return -ENOMEM;
+        }
+        return 0;
 }
 
 int module_new(const ModuleHost *host, const char *module_dir, const char *state_dir, const ConfModule *cm,

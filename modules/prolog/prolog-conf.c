@@ -82,8 +82,10 @@ static int conf_check_dir(sunkd_ctx *c, const sunkd_cfg *cfg, const Conf *conf, 
 
                 if (asprintf(&what,
                              "%s (create it, or set missing_dir: later for one mounted after sunkd starts)",
-                             error ?: dir) < 0)
+                             error ?: dir) < 0) {
+                        what = NULL;
                         return -ENOMEM;
+                }
                 return conf_error(c, cfg, key, what);
         }
         if (r < 0)

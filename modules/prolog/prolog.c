@@ -44,8 +44,10 @@ static int settings_path_init(State *s) {
         const char *dir = s->ctx->api->runtime_dir(s->ctx);
         _cleanup_free_ char *old = NULL;
 
-        if (asprintf(&old, "%s/%s", s->ctx->api->state_dir(s->ctx), PROLOG_SETTINGS_FILE) < 0)
+        if (asprintf(&old, "%s/%s", s->ctx->api->state_dir(s->ctx), PROLOG_SETTINGS_FILE) < 0) {
+                old = NULL;
                 return -ENOMEM;
+        }
         (void) unlink(old);
         if (!dir) {
                 sunkd_log_warning(s->ctx,

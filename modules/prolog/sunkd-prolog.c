@@ -349,17 +349,17 @@ static void signals_setup(void) {
  * for the timeouts of a call to sunkd. */
 static int settings_load(const Args *a, PrologSettings *set, char **ret_why) {
         _cleanup_free_ char *path = NULL, *error = NULL;
-        const char *slash;
-        int r;
+        const char *slash = strrchr(a->socket, '/');
+        int r = 0, k;
 
         if (a->settings)
                 path = strdup(a->settings);
-        else if ((slash = strrchr(a->socket, '/')))
-                r = asprintf(&path, "%.*s/prolog/%s", (int) (slash - a->socket), a->socket,
-                             PROLOG_SETTINGS_FILE);
         else
-                r = asprintf(&path, "prolog/%s", PROLOG_SETTINGS_FILE);
-        if (!path || (!a->settings && r < 0))
+                r = asprintf(&path, "%.*s/prolog/%s", slash ? (int) (slash - a->socket) : 1, slash ? a->socket : ".",
+                             PROLOG_SETTINGS_FILE);
+        if (r < 0)
+                path = NULL; /* asprintf() leaves it undefined */
+        if (!path)
                 return -ENOMEM;
         r = prolog_settings_load(path, set, &error);
         if (r >= 0)
@@ -368,15 +368,18 @@ static int settings_load(const Args *a, PrologSettings *set, char **ret_why) {
         if (prolog_settings_default(set) < 0)
                 return -ENOMEM;
         if (r == -ENOENT)
-                return asprintf(ret_why,
-                                "sunkd has left no settings at %s (its prolog module has not run since the "
-                                "node booted, or it listens on another socket), so the directories "
-                                "sunkd.yaml "
-                                "names are unknown",
-                                path) < 0
-                               ? -ENOMEM
-                               : r;
-        return asprintf(ret_why, "%s", error ?: strerror(-r)) < 0 ? -ENOMEM : r;
+                k = asprintf(ret_why,
+                             "sunkd has left no settings at %s (its prolog module has not run since the node "
+                             "booted, or it listens on another socket), so the directories sunkd.yaml names "
+                             "are unknown",
+                             path);
+        else
+                k = asprintf(ret_why, "%s", error ?: strerror(-r));
+        if (k < 0) {
+                *ret_why = NULL; /* asprintf() leaves it undefined */
+                return -ENOMEM;
+        }
+        return r;
 }
 
 int main(int argc, char **argv) {
