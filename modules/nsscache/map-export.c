@@ -166,7 +166,7 @@ static int keep_delta(const char *dir, const ManifestDelta *prev, ManifestDelta 
 
 /* Map @t as published: its digest and size into @mm, its files (and the
  * delta from @prev, the map the last manifest named) into export_dir. */
-static int export_map(const ScimConfig *c, const CacheOptions *opts, NssMapType t, const ManifestMap *prev,
+static int export_map(const NsscacheConf *c, const CacheOptions *opts, NssMapType t, const ManifestMap *prev,
                       ManifestMap *mm, char **ret_error) {
         _cleanup_free_ char *path = cache_publish_path(opts, t), *data = NULL;
         char hex[2 * MANIFEST_SHA256_LEN + 1];
@@ -336,7 +336,7 @@ static int maps_moved(const CacheOptions *opts, const struct stat before[static 
         return 0;
 }
 
-int map_export(const ScimConfig *c, const CacheOptions *opts, const CacheReport *report, uint64_t *ret_generation,
+int map_export(const NsscacheConf *c, const CacheOptions *opts, const CacheReport *report, uint64_t *ret_generation,
                char **ret_error) {
         struct stat maps_before[_NSS_MAP_MAX];
         _cleanup_(evp_pkey_freep) EVP_PKEY *key = NULL;

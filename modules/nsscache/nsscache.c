@@ -55,7 +55,7 @@
 #define REFRESH_TIMEOUT_MIN_USEC (10 * 60 * SUNKD_USEC_PER_SEC)
 
 typedef struct ConfRef {
-        ScimConfig *conf;
+        NsscacheConf *conf;
         unsigned n_ref;
         /* What the last run of this config that changed nothing saw (refresh-memo.h);
          * only the refresh's worker touches it, and runs of the job never overlap. */
@@ -68,7 +68,7 @@ typedef struct Input {
 } Input;
 
 typedef struct Result {
-        ScimFetchStats stats;
+        NsscacheFetchStats stats;
         ScimRejects rejects; /* counts only; records are logged from `records` */
         ScimReject records[REJECTS_LOGGED_MAX];
         size_t n_records;
@@ -114,7 +114,7 @@ typedef struct State {
         char *last_error;
         size_t entries[_NSS_MAP_MAX];
         uint64_t rejects[_SCIM_REJECT_MAX];
-        ScimFetchStats last_stats;
+        NsscacheFetchStats last_stats;
         int64_t source_modified; /* http: the oldest Last-Modified of the files published last, -1: unknown */
         uint64_t export_generation;   /* the last manifest exported */
         uint64_t export_runs;
@@ -135,7 +135,7 @@ static ConfRef *conf_ref_unref(ConfRef *r) {
         return NULL;
 }
 
-static int conf_ref_new(ScimConfig *conf, ConfRef **ret) {
+static int conf_ref_new(NsscacheConf *conf, ConfRef **ret) {
         ConfRef *r = calloc(1, sizeof(*r));
 
         if (!r)
@@ -153,9 +153,9 @@ static uint64_t realtime_usec(void) {
 }
 
 /* Parses the section; on failure logs the located error and returns it. */
-static int load_conf(sunkd_ctx *c, const sunkd_cfg *cfg, ScimConfig **ret) {
+static int load_conf(sunkd_ctx *c, const sunkd_cfg *cfg, NsscacheConf **ret) {
         _cleanup_free_ char *error = NULL;
-        ScimConfig *conf = NULL;
+        NsscacheConf *conf = NULL;
         int r;
 
         r = nsscache_conf_new(&conf);
@@ -209,7 +209,7 @@ static bool recovery_blocked(const Result *res) {
 
 static int refresh_work(void *state, void *input, const sunkd_cancel *cancel, void **ret_result) {
         Input *in = input;
-        const ScimConfig *c = in->ref->conf;
+        const NsscacheConf *c = in->ref->conf;
         CacheOptions opts;
         Result *res;
         int r;
@@ -340,7 +340,7 @@ static void record_outcome(State *s, int r, const Input *in, const Result *res) 
  * start and after each reload, with "updated_usec" (CLOCK_REALTIME) after
  * each successful run.  Withdrawn when the sshkey map is not enabled. */
 static void publish_sshkey_fact(State *s) {
-        const ScimConfig *conf = s->conf->conf;
+        const NsscacheConf *conf = s->conf->conf;
         _cleanup_free_ char *path = NULL;
         CacheOptions opts;
         json_object *v = NULL;
@@ -473,7 +473,7 @@ static int export_prepare(void *state, void **ret_input) {
 
 static int export_work(void *state, void *input, const sunkd_cancel *cancel, void **ret_result) {
         ExportInput *in = input;
-        const ScimConfig *c = in->ref->conf;
+        const NsscacheConf *c = in->ref->conf;
         CacheOptions opts;
         ExportResult *res;
         int r = -EAGAIN;
@@ -511,7 +511,7 @@ static void export_metrics(State *s, int r, const ExportResult *res) {
 /* The maps were published by the refresh either way: a failed export fails
  * this job alone, which backs off and tries again. */
 static void export_log(State *s, int r, const ExportInput *in, const ExportResult *res) {
-        const ScimConfig *c = in->ref->conf;
+        const NsscacheConf *c = in->ref->conf;
 
         if (r < 0) {
                 sunkd_log_error_errno(s->ctx, r, "Published, but failed to export the maps to '%s'; the nodes keep "
@@ -580,7 +580,7 @@ static int add_metrics(State *s) {
         return sunkd_metrics_add(s->ctx, defs, sizeof(defs) / sizeof(defs[0]));
 }
 
-static uint64_t job_timeout(const ScimConfig *c) {
+static uint64_t job_timeout(const NsscacheConf *c) {
         uint64_t t = c->timeout_usec * 10;
         return t > REFRESH_TIMEOUT_MIN_USEC ? t : REFRESH_TIMEOUT_MIN_USEC;
 }
@@ -597,7 +597,7 @@ static void state_free(State *s) {
 }
 
 /* The refresh job's timing follows the config: built the same way at init and reload. */
-static sunkd_job_spec refresh_spec(const ScimConfig *conf) {
+static sunkd_job_spec refresh_spec(const NsscacheConf *conf) {
         return (sunkd_job_spec){
                 .size = sizeof(sunkd_job_spec),
                 .name = "nsscache.refresh",
@@ -616,7 +616,7 @@ static sunkd_job_spec refresh_spec(const ScimConfig *conf) {
 
 /* The export job checks every interval whether the manifest is due to be
  * signed again (map_export()), and a refresh that published starts it. */
-static sunkd_job_spec export_spec(const ScimConfig *conf) {
+static sunkd_job_spec export_spec(const NsscacheConf *conf) {
         uint64_t every = conf->interval_usec;
 
         if (conf->export_resign_usec > 0 && conf->export_resign_usec < every)
@@ -638,7 +638,7 @@ static sunkd_job_spec export_spec(const ScimConfig *conf) {
 
 /* The export job comes with the first config that has export_dir; a later
  * one without it keeps the job, whose runs then export nothing. */
-static int export_job_sync(State *s, const ScimConfig *conf) {
+static int export_job_sync(State *s, const NsscacheConf *conf) {
         sunkd_job_spec spec = export_spec(conf);
 
         if (s->export_job)
@@ -663,7 +663,7 @@ static int prepare_state_dir(sunkd_ctx *c) {
 }
 
 static int nsscache_setup(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
-        ScimConfig *conf = NULL;
+        NsscacheConf *conf = NULL;
         State *s;
         int r, pending;
 
@@ -725,7 +725,7 @@ static int nsscache_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
 }
 
 static int nsscache_check(sunkd_ctx *c, const sunkd_cfg *cfg) {
-        ScimConfig *conf = NULL;
+        NsscacheConf *conf = NULL;
         int r = load_conf(c, cfg, &conf);
 
         nsscache_conf_free(conf);
@@ -734,7 +734,7 @@ static int nsscache_check(sunkd_ctx *c, const sunkd_cfg *cfg) {
 
 static int nsscache_reload(void *state, const sunkd_cfg *cfg) {
         State *s = state;
-        ScimConfig *conf = NULL;
+        NsscacheConf *conf = NULL;
         ConfRef *ref;
         int r;
 
