@@ -51,7 +51,7 @@ static char *copy_path(const CacheOptions *opts, const char *name) {
 }
 
 /* The copy of @name applied last, if it is of @url (NULL: of any): its validators and body. */
-static int copy_load(const ScimConfig *c, const CacheOptions *opts, const char *name, const char *url,
+static int copy_load(const NsscacheConf *c, const CacheOptions *opts, const char *name, const char *url,
                      HttpBody *ret) {
         _cleanup_free_ char *path = copy_path(opts, name), *text = NULL, *want = NULL;
         char etag[HTTP_ETAG_MAX + 1] = "";
@@ -148,7 +148,7 @@ static void generation_save(const CacheOptions *opts, uint64_t g) {
                 (void) fileio_write_atomic(path, buf, (size_t) n, 0644, geteuid(), getegid());
 }
 
-void http_source_save(const ScimConfig *c, const CacheOptions *opts, const HttpSourceRun *run) {
+void http_source_save(const NsscacheConf *c, const CacheOptions *opts, const HttpSourceRun *run) {
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
                 if (c->map_enabled[t] && run->fetched[t].data && !run->fetched[t].not_modified)
                         copy_save(opts, nss_map_to_string(t), run->url[t], run->fetched + t);
@@ -168,7 +168,7 @@ static int on_bad(void *userdata, NssMapType t, size_t line, const char *name) {
 }
 
 /* @name from @url: the answer, or on a 304 the copy asked about. */
-static int fetch_conditional(const ScimConfig *c, const CacheOptions *opts, HttpFetch *f, const char *name,
+static int fetch_conditional(const NsscacheConf *c, const CacheOptions *opts, HttpFetch *f, const char *name,
                              const char *url, const sunkd_cancel *cancel, HttpBody *ret, char **ret_error) {
         _cleanup_(http_body_done) HttpBody copy = { .validators = { .last_modified = -1 } };
         bool have_copy;
@@ -229,8 +229,8 @@ static int apply_listed_delta(HttpFetch *f, NssMapType t, const HttpSourceRun *r
 /* Map @t as the manifest names it: the copy applied last if it has the
  * digest, else by the delta from that copy, else the file, which must have
  * it (a content-addressed file needs no validators). */
-static int fetch_listed(const ScimConfig *c, const CacheOptions *opts, HttpFetch *f, NssMapType t,
-                        HttpSourceRun *run, ScimFetchStats *stats, const sunkd_cancel *cancel, HttpBody *ret,
+static int fetch_listed(const NsscacheConf *c, const CacheOptions *opts, HttpFetch *f, NssMapType t,
+                        HttpSourceRun *run, NsscacheFetchStats *stats, const sunkd_cancel *cancel, HttpBody *ret,
                         char **ret_error) {
         _cleanup_(http_body_done) HttpBody copy = { .validators = { .last_modified = -1 } };
         bool tried;
@@ -266,7 +266,7 @@ static int fetch_listed(const ScimConfig *c, const CacheOptions *opts, HttpFetch
 }
 
 /* Each map's URL: beside the manifest, named by it. */
-static int listed_urls(const ScimConfig *c, Manifest *m, HttpSourceRun *run, char **ret_error) {
+static int listed_urls(const NsscacheConf *c, Manifest *m, HttpSourceRun *run, char **ret_error) {
         const char *slash = strrchr(c->manifest_url, '/');
         int base = slash ? (int) (slash + 1 - c->manifest_url) : 0;
 
@@ -297,7 +297,7 @@ static int listed_urls(const ScimConfig *c, Manifest *m, HttpSourceRun *run, cha
 
 /* A manifest signed longer ago than manifest_max_age: a server that was
  * taken over could otherwise hold nodes at the last directory it saw. */
-static int check_age(const ScimConfig *c, const Manifest *m, char **ret_error) {
+static int check_age(const NsscacheConf *c, const Manifest *m, char **ret_error) {
         int64_t now = (int64_t) time(NULL), max = (int64_t) nsscache_conf_manifest_max_age(c);
 
         if (max <= 0 || m->time >= now - max)
@@ -309,7 +309,7 @@ static int check_age(const ScimConfig *c, const Manifest *m, char **ret_error) {
 }
 
 /* The manifest: fetched, verified, not older than the one applied. */
-static int fetch_manifest(const ScimConfig *c, const CacheOptions *opts, HttpFetch *f, const sunkd_cancel *cancel,
+static int fetch_manifest(const NsscacheConf *c, const CacheOptions *opts, HttpFetch *f, const sunkd_cancel *cancel,
                           HttpSourceRun *run, char **ret_error) {
         _cleanup_(manifest_done) Manifest m = {};
         _cleanup_free_ char *why = NULL;
@@ -345,8 +345,8 @@ static int fetch_manifest(const ScimConfig *c, const CacheOptions *opts, HttpFet
 }
 
 /* Map @t as the source has it. */
-static int fetch_one(const ScimConfig *c, const CacheOptions *opts, HttpFetch *f, NssMapType t,
-                     const S3Auth *s3, HttpSourceRun *run, ScimFetchStats *stats, const sunkd_cancel *cancel,
+static int fetch_one(const NsscacheConf *c, const CacheOptions *opts, HttpFetch *f, NssMapType t,
+                     const S3Auth *s3, HttpSourceRun *run, NsscacheFetchStats *stats, const sunkd_cancel *cancel,
                      char **ret_error) {
         if (c->manifest_url)
                 return fetch_listed(c, opts, f, t, run, stats, cancel, run->fetched + t, ret_error);
@@ -361,7 +361,7 @@ static int fetch_one(const ScimConfig *c, const CacheOptions *opts, HttpFetch *f
 }
 
 /* source = s3: every request signed with this run's credentials (read anew, like a token). */
-static int http_source_sign(const ScimConfig *c, S3Auth *s3, HttpFetchOptions *o, char **ret_error) {
+static int http_source_sign(const NsscacheConf *c, S3Auth *s3, HttpFetchOptions *o, char **ret_error) {
         _cleanup_free_ char *why = NULL;
         const char *key;
         int r;
@@ -391,8 +391,8 @@ static void http_source_s3_hint(char **ret_error) {
         }
 }
 
-int http_source_fetch(const ScimConfig *c, const CacheOptions *opts, const sunkd_cancel *cancel,
-                      HttpSourceRun *run, ScimFetchStats *stats, char **ret_error) {
+int http_source_fetch(const NsscacheConf *c, const CacheOptions *opts, const sunkd_cancel *cancel,
+                      HttpSourceRun *run, NsscacheFetchStats *stats, char **ret_error) {
         _cleanup_(http_fetch_freep) HttpFetch *f = NULL;
         HttpFetchOptions o = {
                 .proxy = c->http_proxy,
@@ -440,7 +440,7 @@ int http_source_fetch(const ScimConfig *c, const CacheOptions *opts, const sunkd
         return r;
 }
 
-int http_source_map(const ScimConfig *c, const HttpSourceRun *run, ScimMapper *m, char **ret_error) {
+int http_source_map(const NsscacheConf *c, const HttpSourceRun *run, ScimMapper *m, char **ret_error) {
         for (size_t i = 0; i < ELEMENTSOF(fetch_order); i++) {
                 NssMapType t = fetch_order[i];
                 const HttpBody *b = run->fetched + t;
@@ -472,7 +472,7 @@ static int body_digest(const uint8_t key[static DIGEST_KEY_LEN], const HttpBody 
         return digest_end(md, ret);
 }
 
-int http_source_record(const ScimConfig *c, const HttpSourceRun *run, ScimRecord *rec) {
+int http_source_record(const NsscacheConf *c, const HttpSourceRun *run, ScimRecord *rec) {
         for (size_t i = 0; i < ELEMENTSOF(fetch_order); i++) {
                 NssMapType t = fetch_order[i];
                 uint8_t d[DIGEST_LEN];
@@ -487,7 +487,7 @@ int http_source_record(const ScimConfig *c, const HttpSourceRun *run, ScimRecord
         return 0;
 }
 
-bool http_source_same(const ScimConfig *c, const HttpSourceRun *run, const ScimRecord *rec) {
+bool http_source_same(const NsscacheConf *c, const HttpSourceRun *run, const ScimRecord *rec) {
         size_t k = 0;
 
         if (rec->broken)

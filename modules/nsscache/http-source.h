@@ -47,8 +47,8 @@ void http_source_run_done(HttpSourceRun *run);
  * Return: 0, or what http_fetch_get() returned; a manifest that does not
  * verify -EPERM, an older generation -ESTALE.
  */
-int http_source_fetch(const ScimConfig *c, const CacheOptions *opts, const sunkd_cancel *cancel,
-                      HttpSourceRun *run, ScimFetchStats *stats, char **ret_error);
+int http_source_fetch(const NsscacheConf *c, const CacheOptions *opts, const sunkd_cancel *cancel,
+                      HttpSourceRun *run, NsscacheFetchStats *stats, char **ret_error);
 
 /**
  * http_source_map() - map each file of @run into @m, passwd first (shadow
@@ -56,21 +56,21 @@ int http_source_fetch(const ScimConfig *c, const CacheOptions *opts, const sunkd
  * Return: 0, or what map_file_parse() returned: a map file whose last line
  * is cut short fails the run (-EBADMSG, *ret_error names its URL).
  */
-int http_source_map(const ScimConfig *c, const HttpSourceRun *run, ScimMapper *m, char **ret_error);
+int http_source_map(const NsscacheConf *c, const HttpSourceRun *run, ScimMapper *m, char **ret_error);
 
 /**
  * http_source_record() - each map of @run (its URL and a digest of its
  * body under @rec's key) into @rec, for a memo (refresh-memo.h).
  * Return: 0 or -ENOMEM.
  */
-int http_source_record(const ScimConfig *c, const HttpSourceRun *run, ScimRecord *rec);
+int http_source_record(const NsscacheConf *c, const HttpSourceRun *run, ScimRecord *rec);
 
 /** http_source_same() - whether @run holds what @rec recorded, map for map. */
-bool http_source_same(const ScimConfig *c, const HttpSourceRun *run, const ScimRecord *rec);
+bool http_source_same(const NsscacheConf *c, const HttpSourceRun *run, const ScimRecord *rec);
 
 /**
  * http_source_save() - after a successful publish, keep what it applied as
  * the copies the next run asks about.  A copy that cannot be written is
  * removed (the next run then fetches that file in full).
  */
-void http_source_save(const ScimConfig *c, const CacheOptions *opts, const HttpSourceRun *run);
+void http_source_save(const NsscacheConf *c, const CacheOptions *opts, const HttpSourceRun *run);

@@ -166,7 +166,7 @@ static int keep_delta(const char *dir, const ManifestDelta *prev, ManifestDelta 
 
 /* Map @t as published: its digest and size into @mm, its files (and the
  * delta from @prev, the map the last manifest named) into export_dir. */
-static int export_map(const ScimConfig *c, const CacheOptions *opts, NssMapType t, const ManifestMap *prev,
+static int export_map(const NsscacheConf *c, const CacheOptions *opts, NssMapType t, const ManifestMap *prev,
                       ManifestMap *mm, char **ret_error) {
         _cleanup_free_ char *path = cache_publish_path(opts, t), *data = NULL;
         char hex[2 * MANIFEST_SHA256_LEN + 1];
@@ -305,8 +305,40 @@ static void read_previous(const char *path, EVP_PKEY *key, Manifest *ret) {
                 (void) manifest_verify(text, len, key, ret, NULL);
 }
 
-int map_export(const ScimConfig *c, const CacheOptions *opts, const CacheReport *report, uint64_t *ret_generation,
+/* What identifies each enabled map as published: a publish renames a new
+ * file over a changed map, so its inode and mtime change. */
+static void maps_stat(const CacheOptions *opts, struct stat st[static _NSS_MAP_MAX]) {
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
+                _cleanup_free_ char *path = opts->enabled[t] ? cache_publish_path(opts, t) : NULL;
+
+                st[t] = (struct stat){};
+                if (path)
+                        (void) stat(path, &st[t]);
+        }
+}
+
+static bool maps_same(const struct stat a[static _NSS_MAP_MAX], const struct stat b[static _NSS_MAP_MAX]) {
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                if (a[t].st_dev != b[t].st_dev || a[t].st_ino != b[t].st_ino || a[t].st_size != b[t].st_size ||
+                    a[t].st_mtim.tv_sec != b[t].st_mtim.tv_sec || a[t].st_mtim.tv_nsec != b[t].st_mtim.tv_nsec)
+                        return false;
+        return true;
+}
+
+/* A publish in progress (its journal there) or one that renamed a map
+ * while the maps were read: what was read may be maps of two runs. */
+static int maps_moved(const CacheOptions *opts, const struct stat before[static _NSS_MAP_MAX], char **ret_error) {
+        struct stat now[_NSS_MAP_MAX];
+
+        maps_stat(opts, now);
+        if ((opts->state_dir && cache_publish_pending(opts->state_dir) != 0) || !maps_same(before, now))
+                return errmsg_set(ret_error, -EAGAIN, "the maps were published again while they were exported");
+        return 0;
+}
+
+int map_export(const NsscacheConf *c, const CacheOptions *opts, const CacheReport *report, uint64_t *ret_generation,
                char **ret_error) {
+        struct stat maps_before[_NSS_MAP_MAX];
         _cleanup_(evp_pkey_freep) EVP_PKEY *key = NULL;
         _cleanup_(manifest_done) Manifest m = {}, before = {};
         _cleanup_free_ char *path = NULL, *text = NULL;
@@ -323,6 +355,10 @@ int map_export(const ScimConfig *c, const CacheOptions *opts, const CacheReport 
         if (r < 0)
                 return r;
         read_previous(path, key, &before);
+        maps_stat(opts, maps_before);
+        r = maps_moved(opts, maps_before, ret_error);
+        if (r < 0)
+                return r;
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
                 if (!opts->enabled[t])
                         continue;
@@ -330,6 +366,9 @@ int map_export(const ScimConfig *c, const CacheOptions *opts, const CacheReport 
                 if (r < 0)
                         return r;
         }
+        r = maps_moved(opts, maps_before, ret_error);
+        if (r < 0)
+                return r;
         r = state_generation(opts, &last, ret_error);
         if (r < 0)
                 return r;

@@ -34,7 +34,9 @@ int map_export_key_load(const char *path, EVP_PKEY **ret, char **ret_error);
 /**
  * map_export() - export the maps @opts names after a publish that gave @report.
  * *@ret_generation: the manifest's generation, 0 when nothing needed export.
- * Return: 0 or negative errno with *ret_error naming the file.
+ * Return: 0 or negative errno with *ret_error naming the file; -EAGAIN when
+ * a publish moved the maps while they were read (nothing was signed: try
+ * again on the maps as they are now).
  */
-int map_export(const ScimConfig *c, const CacheOptions *opts, const CacheReport *report, uint64_t *ret_generation,
+int map_export(const NsscacheConf *c, const CacheOptions *opts, const CacheReport *report, uint64_t *ret_generation,
                char **ret_error);

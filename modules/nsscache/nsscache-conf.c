@@ -1,4 +1,4 @@
-/* nsscache.conf and the YAML section, into one ScimConfig.
+/* nsscache.conf and the YAML section, into one NsscacheConf.
  *
  * Sites already run nsscache with a SCIM source, so sunkd reads their
  * nsscache.conf unchanged and means the same thing by it: Python's
@@ -63,7 +63,7 @@ static inline void curl_freep(char **p) {
 /* Every key once, for both files: its name in nsscache.conf and in sunkd.yaml
  * (NULL where that file does not take it: nsscache.conf keeps nsscache's
  * names, sunkd.yaml adds sunkd's own settings), its type, and its field in
- * ScimConfig, or with KEY_MAP in each map's ScimMapConf ([DEFAULT] or a map
+ * NsscacheConf, or with KEY_MAP in each map's ScimMapConf ([DEFAULT] or a map
  * section; DEFAULT: or passwd: ... in YAML).  The YAML tables the host parses
  * are derived from it (yaml_keys()). */
 typedef enum KeyFlags {
@@ -81,9 +81,9 @@ typedef struct NsscacheKey {
         const char *fixed; /* nsscache.conf accepts only this value */
 } NsscacheKey;
 
-#define K(i, y, t, f) { i, y, t, 0, offsetof(ScimConfig, f), 0, 0, NULL }
-#define KI(i, y, f, lo, hi) { i, y, SUNKD_CFG_INT, 0, offsetof(ScimConfig, f), lo, hi, NULL }
-#define KF(i, f, v) { i, i, SUNKD_CFG_STRING, 0, offsetof(ScimConfig, f), 0, 0, v }
+#define K(i, y, t, f) { i, y, t, 0, offsetof(NsscacheConf, f), 0, 0, NULL }
+#define KI(i, y, f, lo, hi) { i, y, SUNKD_CFG_INT, 0, offsetof(NsscacheConf, f), lo, hi, NULL }
+#define KF(i, f, v) { i, i, SUNKD_CFG_STRING, 0, offsetof(NsscacheConf, f), 0, 0, v }
 #define KM(k, t, f) { k, k, t, KEY_MAP, offsetof(ScimMapConf, f), 0, 0, NULL }
 #define KS(k, f) { k, k, SUNKD_CFG_INT, KEY_MAP | KEY_EMPTY, offsetof(ScimMapConf, f), -1, INT32_MAX, NULL }
 
@@ -94,7 +94,7 @@ typedef struct NsscacheKey {
 
 static const NsscacheKey keys[] = {
         K(NULL, "nsscache_conf", SUNKD_CFG_PATH, nsscache_conf),
-        { "source", "source", SUNKD_CFG_STRING, KEY_SAME, offsetof(ScimConfig, source), 0, 0, NULL },
+        { "source", "source", SUNKD_CFG_STRING, KEY_SAME, offsetof(NsscacheConf, source), 0, 0, NULL },
         KF("cache", cache, "files"),
         K("maps", "maps", SUNKD_CFG_LIST, maps),
         K("files_dir", "files_dir", SUNKD_CFG_PATH, files_dir),
@@ -107,7 +107,7 @@ static const NsscacheKey keys[] = {
         K("scim_groups_endpoint", "scim_groups_endpoint", SUNKD_CFG_STRING, groups_endpoint),
         K("scim_users_parameters", "scim_users_parameters", SUNKD_CFG_STRING, users_parameters),
         K("scim_groups_parameters", "scim_groups_parameters", SUNKD_CFG_STRING, groups_parameters),
-        { "scim_auth_token", "scim_auth_token", SUNKD_CFG_SECRET, 0, offsetof(ScimConfig, auth_token), 0,
+        { "scim_auth_token", "scim_auth_token", SUNKD_CFG_SECRET, 0, offsetof(NsscacheConf, auth_token), 0,
           SCIM_TOKEN_MAX, NULL },
         K("scim_timeout", "timeout", SUNKD_CFG_DURATION, timeout_usec),
         K("scim_verify_ssl", "tls_verify", SUNKD_CFG_BOOL, tls_verify),
@@ -178,11 +178,11 @@ static const NsscacheKey keys[] = {
 /* The YAML section: top-level keys into the config, the map sub-sections
  * kept as nodes and parsed into each ScimMapConf afterwards. */
 typedef struct YamlConf {
-        ScimConfig c;
+        NsscacheConf c;
         const sunkd_cfg *maps_cfg[_NSS_MAP_MAX + 1]; /* last one is DEFAULT */
 } YamlConf;
 
-/* Offsets into YamlConf are offsets into its ScimConfig. */
+/* Offsets into YamlConf are offsets into its NsscacheConf. */
 _Static_assert(offsetof(YamlConf, c) == 0, "YamlConf.c must come first");
 
 static const char *const yaml_map_sections[_NSS_MAP_MAX + 1] = {
@@ -201,7 +201,7 @@ static size_t yaml_keys(bool map, sunkd_cfg_key ret[static N_YAML_KEYS_MAX]) {
                 if (keys[i].yaml && !!(keys[i].flags & KEY_MAP) == map)
                         /* A reload re-reads a changed nsscache.conf, even with sunkd.yaml unchanged. */
                         ret[n++] = (sunkd_cfg_key) { keys[i].yaml, keys[i].type, keys[i].offset,
-                                                     keys[i].offset == offsetof(ScimConfig, nsscache_conf) && !map ?
+                                                     keys[i].offset == offsetof(NsscacheConf, nsscache_conf) && !map ?
                                                              SUNKD_CFG_RELOAD_FILE : 0,
                                                      keys[i].min, keys[i].max };
         if (!map)
@@ -251,7 +251,7 @@ static void map_conf_init(ScimMapConf *m) {
         };
 }
 
-ScimConfig *nsscache_conf_free(ScimConfig *c) {
+NsscacheConf *nsscache_conf_free(NsscacheConf *c) {
         if (!c)
                 return NULL;
         free(c->source);
@@ -304,14 +304,14 @@ static int strdup_to(char **dst, const char *s) {
         return 0;
 }
 
-uint64_t nsscache_conf_manifest_max_age(const ScimConfig *c) {
+uint64_t nsscache_conf_manifest_max_age(const NsscacheConf *c) {
         return (c->manifest_max_age_usec == MANIFEST_MAX_AGE_UNSET ? MANIFEST_MAX_AGE_DEFAULT_USEC
                                                                    : c->manifest_max_age_usec) /
                SUNKD_USEC_PER_SEC;
 }
 
-int nsscache_conf_new(ScimConfig **ret) {
-        _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
+int nsscache_conf_new(NsscacheConf **ret) {
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c = NULL;
         static const char *const default_maps[] = { "passwd", "shadow", "group", "sshkey" };
 
         c = calloc(1, sizeof(*c));
@@ -519,7 +519,7 @@ static const char *ini_name(const char *yaml) {
         return yaml ?: "";
 }
 
-static int ini_note_origin(ScimConfig *c, const char *section, const char *key, unsigned line) {
+static int ini_note_origin(NsscacheConf *c, const char *section, const char *key, unsigned line) {
         _cleanup_free_ char *o = NULL;
 
         if (asprintf(&o, "%s/%s=%u", section, key, line) < 0)
@@ -528,7 +528,7 @@ static int ini_note_origin(ScimConfig *c, const char *section, const char *key, 
 }
 
 /* The line of ini_file where @key was set for @section (or in [DEFAULT]); 0 if it was not. */
-static unsigned ini_origin(const ScimConfig *c, const char *section, const char *key) {
+static unsigned ini_origin(const NsscacheConf *c, const char *section, const char *key) {
         const char *sections[] = { section, "DEFAULT" };
         size_t kl = strlen(key);
 
@@ -548,7 +548,7 @@ static const char *section_check(const char *s) {
         return "unknown section (expected DEFAULT, passwd, shadow, group or sshkey)";
 }
 
-static int ini_apply_entry(ScimConfig *c, const IniFile *f, const IniEntry *e, char **ret_error) {
+static int ini_apply_entry(NsscacheConf *c, const IniFile *f, const IniEntry *e, char **ret_error) {
         const NsscacheKey *k;
         _cleanup_erase_ char *v = NULL;
         bool is_default = streq(e->section, "DEFAULT");
@@ -591,7 +591,7 @@ static int ini_apply_entry(ScimConfig *c, const IniFile *f, const IniEntry *e, c
         return ini_note_origin(c, e->section, k->ini, e->line);
 }
 
-int nsscache_conf_parse_ini(ScimConfig *c, const char *text, size_t len, const char *fname,
+int nsscache_conf_parse_ini(NsscacheConf *c, const char *text, size_t len, const char *fname,
                             char **ret_error) {
         _cleanup_(ini_file_done) IniFile f = { .fname = fname ?: "nsscache.conf" };
         int r;
@@ -647,7 +647,7 @@ static void error_locate(const sunkd_host_api *api, const sunkd_cfg *node, const
 
 /* @path's syntax errors point into it; the others, when sunkd.yaml names it
  * (@named_by, the nsscache_conf key), at that key. */
-static int ini_load(ScimConfig *c, const char *path, const sunkd_host_api *api, const sunkd_cfg *named_by,
+static int ini_load(NsscacheConf *c, const char *path, const sunkd_host_api *api, const sunkd_cfg *named_by,
                     char **ret_error) {
         _cleanup_free_ char *text = NULL;
         size_t len = 0;
@@ -664,7 +664,7 @@ static int ini_load(ScimConfig *c, const char *path, const sunkd_host_api *api, 
         return r;
 }
 
-int nsscache_conf_load_ini(ScimConfig *c, const char *path, char **ret_error) {
+int nsscache_conf_load_ini(NsscacheConf *c, const char *path, char **ret_error) {
         return ini_load(c, path, NULL, NULL, ret_error);
 }
 
@@ -703,7 +703,7 @@ static void yaml_move(const sunkd_cfg_key *k, void *dst_base, void *src_base) {
         }
 }
 
-static int conf_check_located(ScimConfig *c, const sunkd_host_api *api, const sunkd_cfg *cfg,
+static int conf_check_located(NsscacheConf *c, const sunkd_host_api *api, const sunkd_cfg *cfg,
                               char **ret_error);
 
 static int yaml_apply_map(ScimMapConf *dst, const sunkd_host_api *api, const sunkd_cfg *node,
@@ -723,7 +723,7 @@ static int yaml_apply_map(ScimMapConf *dst, const sunkd_host_api *api, const sun
         return r;
 }
 
-int nsscache_conf_apply_cfg(ScimConfig *c, const sunkd_host_api *api, const sunkd_cfg *cfg,
+int nsscache_conf_apply_cfg(NsscacheConf *c, const sunkd_host_api *api, const sunkd_cfg *cfg,
                             char **ret_error) {
         sunkd_cfg_key k[N_YAML_KEYS_MAX];
         size_t n = yaml_keys(false, k);
@@ -911,7 +911,7 @@ static const char *http_url_refusal(const char *url) {
 }
 
 /* What both sources check: the maps, where they are written, the schedule. */
-static int conf_check_common(ScimConfig *c, ConfFault *f, char **ret_error) {
+static int conf_check_common(NsscacheConf *c, ConfFault *f, char **ret_error) {
         if (!c->maps || !c->maps[0])
                 return fault(f, -1, "maps", ret_error, "key 'maps': no maps configured");
         memset(c->map_enabled, 0, sizeof(c->map_enabled));
@@ -953,7 +953,7 @@ static int conf_check_common(ScimConfig *c, ConfFault *f, char **ret_error) {
 
 
 /* manifest_url: the manifest names the files, signed by the key given here. */
-static int conf_check_manifest(const ScimConfig *c, ConfFault *f, char **ret_error) {
+static int conf_check_manifest(const NsscacheConf *c, ConfFault *f, char **ret_error) {
         EVP_PKEY *pub[MANIFEST_KEYS_MAX];
         const char *why;
         size_t bad;
@@ -994,7 +994,7 @@ static int conf_check_manifest(const ScimConfig *c, ConfFault *f, char **ret_err
 }
 
 /* export_dir and export_signing_key: both or neither. */
-static int conf_check_export(const ScimConfig *c, ConfFault *f, char **ret_error) {
+static int conf_check_export(const NsscacheConf *c, ConfFault *f, char **ret_error) {
         if (c->export_dir && !c->export_signing_key)
                 return fault(f, -1, "export_dir", ret_error,
                              "key 'export_dir': needs export_signing_key (nodes use a signed manifest only)");
@@ -1010,7 +1010,7 @@ static const char *const s3_object_keys[_NSS_MAP_MAX] = {
 };
 
 /* What S3 keys say on their own, and that those of the source go with it. */
-static int conf_check_s3(const ScimConfig *c, ConfFault *f, char **ret_error) {
+static int conf_check_s3(const NsscacheConf *c, ConfFault *f, char **ret_error) {
         const char *why;
 
         if (!nsscache_conf_is_s3(c)) {
@@ -1044,7 +1044,7 @@ static int conf_check_s3(const ScimConfig *c, ConfFault *f, char **ret_error) {
 }
 
 /* source = s3: a bucket and an object for every map, or a manifest_url in a bucket. */
-static int conf_check_s3_source(const ScimConfig *c, ConfFault *f, char **ret_error) {
+static int conf_check_s3_source(const NsscacheConf *c, ConfFault *f, char **ret_error) {
         if (c->base_url)
                 return fault(f, -1, "scim_base_url", ret_error, "key 'scim_base_url': read only with source = scim");
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
@@ -1081,7 +1081,7 @@ static int conf_check_s3_source(const ScimConfig *c, ConfFault *f, char **ret_er
 }
 
 /* source = http: a URL for every map, shadow and sshkey only beside passwd. */
-static int conf_check_http(const ScimConfig *c, ConfFault *f, char **ret_error) {
+static int conf_check_http(const NsscacheConf *c, ConfFault *f, char **ret_error) {
         const char *why;
 
         if (c->base_url)
@@ -1112,7 +1112,7 @@ static int conf_check_http(const ScimConfig *c, ConfFault *f, char **ret_error) 
         return 0;
 }
 
-static int conf_check(ScimConfig *c, ConfFault *f, char **ret_error) {
+static int conf_check(NsscacheConf *c, ConfFault *f, char **ret_error) {
         static const struct {
                 NssMapType map;
                 size_t offset;
@@ -1212,7 +1212,7 @@ static int conf_check(ScimConfig *c, ConfFault *f, char **ret_error) {
  * timestamp_dir are created by the publish; export_dir, the web server's
  * document root or what is uploaded, is not: one that is not there is a
  * typo every export would fail on. */
-static int conf_check_written(const ScimConfig *c, ConfFault *f, char **ret_error) {
+static int conf_check_written(const NsscacheConf *c, ConfFault *f, char **ret_error) {
         const struct {
                 const char *key, *path;
                 bool exists;
@@ -1246,19 +1246,19 @@ static int conf_check_written(const ScimConfig *c, ConfFault *f, char **ret_erro
         return 0;
 }
 
-bool nsscache_conf_is_http(const ScimConfig *c) {
+bool nsscache_conf_is_http(const NsscacheConf *c) {
         return streq_ptr(c->source, "http") || nsscache_conf_is_s3(c);
 }
 
-bool nsscache_conf_is_s3(const ScimConfig *c) {
+bool nsscache_conf_is_s3(const NsscacheConf *c) {
         return streq_ptr(c->source, "s3");
 }
 
-bool nsscache_conf_uses_s3(const ScimConfig *c) {
+bool nsscache_conf_uses_s3(const NsscacheConf *c) {
         return nsscache_conf_is_s3(c) || c->export_s3_url;
 }
 
-const char *nsscache_conf_source_name(const ScimConfig *c) {
+const char *nsscache_conf_source_name(const NsscacheConf *c) {
         if (!nsscache_conf_is_http(c))
                 return c->base_url ?: "";
         if (c->manifest_url)
@@ -1271,7 +1271,7 @@ const char *nsscache_conf_source_name(const ScimConfig *c) {
         return "";
 }
 
-int nsscache_conf_finalize(ScimConfig *c, char **ret_error) {
+int nsscache_conf_finalize(NsscacheConf *c, char **ret_error) {
         ConfFault f = { -1, NULL };
 
         return conf_check(c, &f, ret_error);
@@ -1301,7 +1301,7 @@ static int token_clean(const char *t, char **ret, char **ret_error, const char *
 /* The token as each run takes it, and in *ret_key the key it came from
  * (NULL: the environment, or none), which the callers name before an error:
  * the file's is "'PATH': reason", scim_auth_token's the reason alone. */
-static int token_load(const ScimConfig *c, char **ret_token, char **ret_error, const char **ret_key) {
+static int token_load(const NsscacheConf *c, char **ret_token, char **ret_error, const char **ret_key) {
         _cleanup_erase_ char *buf = NULL;
         const char *env;
         int r;
@@ -1325,7 +1325,7 @@ static int token_load(const ScimConfig *c, char **ret_token, char **ret_error, c
                           SCIM_AUTH_TOKEN_ENV);
 }
 
-int nsscache_conf_load_token(const ScimConfig *c, char **ret_token, char **ret_error) {
+int nsscache_conf_load_token(const NsscacheConf *c, char **ret_token, char **ret_error) {
         _cleanup_free_ char *msg = NULL;
         const char *key;
         int r;
@@ -1345,7 +1345,7 @@ int nsscache_conf_load_token(const ScimConfig *c, char **ret_token, char **ret_e
  * the token read here as each run reads it and wiped.  The error is located
  * at token_file or scim_auth_token where the token comes from one, else at
  * the section. */
-static int conf_check_token(const ScimConfig *c, ConfFault *f, char **ret_error) {
+static int conf_check_token(const NsscacheConf *c, ConfFault *f, char **ret_error) {
         _cleanup_erase_ char *token = NULL;
         _cleanup_free_ char *msg = NULL;
         const char *key;
@@ -1360,7 +1360,7 @@ static int conf_check_token(const ScimConfig *c, ConfFault *f, char **ret_error)
 }
 
 /* Every export would fail for want of the key: read it as an export does. */
-static int conf_check_signing_key(const ScimConfig *c, ConfFault *f, char **ret_error) {
+static int conf_check_signing_key(const NsscacheConf *c, ConfFault *f, char **ret_error) {
         _cleanup_(evp_pkey_freep) EVP_PKEY *key = NULL;
         _cleanup_free_ char *msg = NULL;
         int r;
@@ -1374,7 +1374,7 @@ static int conf_check_signing_key(const ScimConfig *c, ConfFault *f, char **ret_
 }
 
 /* Every run would fail for want of S3 credentials: read them as a run does. */
-static int conf_check_s3_credentials(const ScimConfig *c, ConfFault *f, char **ret_error) {
+static int conf_check_s3_credentials(const NsscacheConf *c, ConfFault *f, char **ret_error) {
         _cleanup_(s3_auth_done) S3Auth a = {};
         _cleanup_free_ char *msg = NULL;
         const char *key;
@@ -1392,7 +1392,7 @@ static int conf_check_s3_credentials(const ScimConfig *c, ConfFault *f, char **r
 
 /* Prefixes a cross-key error with where the key was written: its YAML
  * position, else the nsscache.conf it was read from, else the section. */
-static int conf_check_located(ScimConfig *c, const sunkd_host_api *api, const sunkd_cfg *cfg,
+static int conf_check_located(NsscacheConf *c, const sunkd_host_api *api, const sunkd_cfg *cfg,
                               char **ret_error) {
         _cleanup_free_ char *where = NULL;
         ConfFault f = { -1, NULL };

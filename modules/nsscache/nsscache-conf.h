@@ -1,6 +1,6 @@
 /* nsscache module configuration: nsscache.conf (INI) and the sunkd.yaml section.
  *
- * Both sources fill one ScimConfig.  The INI side reads a file exactly the way
+ * Both sources fill one NsscacheConf.  The INI side reads a file exactly the way
  * nsscache's ConfigParser does ([DEFAULT] first, then the map's own section
  * overrides; "%%" is a literal percent, "%(key)s" interpolates; surrounding
  * quotes are stripped), but refuses keys and sections it does not implement.
@@ -60,7 +60,7 @@ typedef struct ScimMapConf {
                 shadow_flag;
 } ScimMapConf;
 
-typedef struct ScimConfig {
+typedef struct NsscacheConf {
         /* nsscache [DEFAULT] */
         char *source; /* "scim", "http" or "s3" */
         char *cache;  /* must be "files" */
@@ -129,15 +129,15 @@ typedef struct ScimConfig {
         /* Filled by nsscache_conf_finalize(). */
         bool map_enabled[_NSS_MAP_MAX];
         ScimMapConf map[_NSS_MAP_MAX];
-} ScimConfig;
+} NsscacheConf;
 
 /** nsscache_conf_manifest_max_age() - manifest_max_age as it applies (the default when not set), in seconds. */
-uint64_t nsscache_conf_manifest_max_age(const ScimConfig *c);
+uint64_t nsscache_conf_manifest_max_age(const NsscacheConf *c);
 
 /** nsscache_conf_new() - a config holding every default.  Return: 0 or -ENOMEM. */
-int nsscache_conf_new(ScimConfig **ret);
-ScimConfig *nsscache_conf_free(ScimConfig *c);
-static inline void nsscache_conf_freep(ScimConfig **c) {
+int nsscache_conf_new(NsscacheConf **ret);
+NsscacheConf *nsscache_conf_free(NsscacheConf *c);
+static inline void nsscache_conf_freep(NsscacheConf **c) {
         if (*c)
                 *c = nsscache_conf_free(*c);
 }
@@ -148,7 +148,7 @@ static inline void nsscache_conf_freep(ScimConfig **c) {
  * Return: 0; -EINVAL with "fname:line: key 'x': reason" in *ret_error for
  * syntax errors, unknown or misplaced keys, unknown sections, bad values.
  */
-int nsscache_conf_parse_ini(ScimConfig *c, const char *text, size_t len, const char *fname,
+int nsscache_conf_parse_ini(NsscacheConf *c, const char *text, size_t len, const char *fname,
                             char **ret_error);
 /**
  * nsscache_conf_load_ini() - read @path (at most SCIM_CONF_FILE_MAX) and parse it.
@@ -156,7 +156,7 @@ int nsscache_conf_parse_ini(ScimConfig *c, const char *text, size_t len, const c
  * error of trusted_path_check(); for one that cannot be read its -errno with
  * "cannot read 'PATH': reason".
  */
-int nsscache_conf_load_ini(ScimConfig *c, const char *path, char **ret_error);
+int nsscache_conf_load_ini(NsscacheConf *c, const char *path, char **ret_error);
 
 /**
  * nsscache_conf_apply_cfg() - apply the module's sunkd.yaml section.
@@ -171,7 +171,7 @@ int nsscache_conf_load_ini(ScimConfig *c, const char *path, char **ret_error);
  * token is wiped again); errors are located at the line that set the key,
  * in sunkd.yaml or nsscache.conf, or at the section.
  */
-int nsscache_conf_apply_cfg(ScimConfig *c, const sunkd_host_api *api, const sunkd_cfg *cfg,
+int nsscache_conf_apply_cfg(NsscacheConf *c, const sunkd_host_api *api, const sunkd_cfg *cfg,
                             char **ret_error);
 
 /**
@@ -182,17 +182,17 @@ int nsscache_conf_apply_cfg(ScimConfig *c, const sunkd_host_api *api, const sunk
  * group scim_path_gid, sshkey scim_path_ssh_keys; parameters may not carry
  * count or startIndex (the fetcher owns those).
  */
-int nsscache_conf_finalize(ScimConfig *c, char **ret_error);
+int nsscache_conf_finalize(NsscacheConf *c, char **ret_error);
 
 /** nsscache_conf_source_name() - what the maps come from, for logs and status: the SCIM base URL or the passwd file's URL. */
-const char *nsscache_conf_source_name(const ScimConfig *c);
+const char *nsscache_conf_source_name(const NsscacheConf *c);
 
 /** nsscache_conf_is_http() - whether the maps come as files over HTTP: nsscache's http or s3 source. */
-bool nsscache_conf_is_http(const ScimConfig *c);
+bool nsscache_conf_is_http(const NsscacheConf *c);
 /** nsscache_conf_is_s3() - whether they come from nsscache's s3 source (signed requests). */
-bool nsscache_conf_is_s3(const ScimConfig *c);
+bool nsscache_conf_is_s3(const NsscacheConf *c);
 /** nsscache_conf_uses_s3() - whether anything is signed for S3: source = s3 or export_s3_url. */
-bool nsscache_conf_uses_s3(const ScimConfig *c);
+bool nsscache_conf_uses_s3(const NsscacheConf *c);
 
 /**
  * nsscache_conf_load_token() - the bearer token for this run.
@@ -204,5 +204,5 @@ bool nsscache_conf_uses_s3(const ScimConfig *c);
  * Return: 0, -ENOKEY if no token is configured, -EPERM for a bad file mode,
  * other negative errno; *ret_error says why.
  */
-int nsscache_conf_load_token(const ScimConfig *c, char **ret_token, char **ret_error);
+int nsscache_conf_load_token(const NsscacheConf *c, char **ret_token, char **ret_error);
 

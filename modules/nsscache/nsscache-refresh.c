@@ -9,7 +9,7 @@
 #include "refresh-memo.h"
 #include "util/cleanup.h"
 
-void nsscache_refresh_options(const ScimConfig *c, bool force, CacheOptions *o) {
+void nsscache_refresh_options(const NsscacheConf *c, bool force, CacheOptions *o) {
         cache_options_init(o);
         o->dir = c->files_dir;
         o->suffix = c->files_cache_filename_suffix;
@@ -29,7 +29,7 @@ static void formatted_donep(CacheFormatted (*text)[_NSS_MAP_MAX]) {
 
 /* The node's own accounts and the maps published now, read at the start of
  * every run: a run never publishes what it could not check against them. */
-static int load_host_files(const ScimConfig *c, const CacheOptions *opts, ScimMapper *m, char **ret_error) {
+static int load_host_files(const NsscacheConf *c, const CacheOptions *opts, ScimMapper *m, char **ret_error) {
         _cleanup_free_ char *passwd = cache_publish_path(opts, NSS_MAP_PASSWD),
                             *group = cache_publish_path(opts, NSS_MAP_GROUP);
         int r;
@@ -73,8 +73,8 @@ static int spill_maps(const CacheOptions *opts, CacheFormatted text[static _NSS_
 /* What a full run leaves for the next one: a memo if it changed nothing
  * while the files it read stayed as they were (@files_stat, taken before
  * it read them).  NULL otherwise, or when a digest cannot be taken. */
-static RefreshMemo *memo_new(const ScimConfig *c, const CacheOptions *opts, const uint8_t *files_stat,
-                             ScimRecord *record, ScimRejects *rejects, const ScimFetchStats *stats,
+static RefreshMemo *memo_new(const NsscacheConf *c, const CacheOptions *opts, const uint8_t *files_stat,
+                             ScimRecord *record, ScimRejects *rejects, const NsscacheFetchStats *stats,
                              const CacheReport *report) {
         _cleanup_(refresh_memo_freep) RefreshMemo *m = NULL;
 
@@ -96,9 +96,9 @@ static RefreshMemo *memo_new(const ScimConfig *c, const CacheOptions *opts, cons
 /* Map and publish what the http source fetched into @http, or fetch from
  * SCIM (@http NULL) and map and publish that; with @memo, record the run
  * and leave a memo if it changed nothing.  *@stats: the fetch's. */
-static int refresh_full(const ScimConfig *c, const CacheOptions *opts, RefreshMemo **memo, HttpSourceRun *http,
+static int refresh_full(const NsscacheConf *c, const CacheOptions *opts, RefreshMemo **memo, HttpSourceRun *http,
                         const sunkd_cancel *cancel, nsscache_rejects_fn on_rejects, void *userdata,
-                        ScimFetchStats *stats, CacheReport *ret_report, char **ret_error) {
+                        NsscacheFetchStats *stats, CacheReport *ret_report, char **ret_error) {
         _cleanup_(formatted_donep) CacheFormatted text[_NSS_MAP_MAX];
         _cleanup_(scim_map_freep) ScimMapper *m = NULL;
         _cleanup_(scim_record_done) ScimRecord record;
@@ -157,7 +157,7 @@ static int refresh_full(const ScimConfig *c, const CacheOptions *opts, RefreshMe
 
 /* Whether the files a refresh reads are as @memo found them: by stat()
  * first (nothing read), then by what they hold. */
-static bool memo_files_same(const ScimConfig *c, const CacheOptions *opts, const RefreshMemo *memo, bool contents) {
+static bool memo_files_same(const NsscacheConf *c, const CacheOptions *opts, const RefreshMemo *memo, bool contents) {
         uint8_t d[DIGEST_LEN];
 
         return refresh_files_digest(c, opts, memo->record.key, contents, d) >= 0 &&
@@ -167,7 +167,7 @@ static bool memo_files_same(const ScimConfig *c, const CacheOptions *opts, const
 /* The sources' answers were @memo's and the files are as it found them:
  * publish what an unchanged run publishes (timestamps). */
 static int replay_finish(const CacheOptions *opts, const RefreshMemo *memo, nsscache_rejects_fn on_rejects,
-                         void *userdata, ScimFetchStats *stats, CacheReport *ret_report, char **ret_error) {
+                         void *userdata, NsscacheFetchStats *stats, CacheReport *ret_report, char **ret_error) {
         int r = cache_publish_unchanged(opts, &memo->report, ret_report, ret_error);
 
         if (r < 0)
@@ -182,7 +182,7 @@ static int replay_finish(const CacheOptions *opts, const RefreshMemo *memo, nssc
         return 0;
 }
 
-static bool replay_possible(const ScimConfig *c, const CacheOptions *opts, const RefreshMemo *memo) {
+static bool replay_possible(const NsscacheConf *c, const CacheOptions *opts, const RefreshMemo *memo) {
         return !opts->force && !(opts->state_dir && cache_publish_pending(opts->state_dir) != 0) &&
                memo_files_same(c, opts, memo, false);
 }
@@ -190,9 +190,9 @@ static bool replay_possible(const ScimConfig *c, const CacheOptions *opts, const
 /* Whether @memo's requests get the answers it recorded and the files are
  * as it found them; if so (*ret_same), does what a publish that changes
  * nothing does.  *ret_stats counts the requests replayed. */
-static int refresh_replay(const ScimConfig *c, const CacheOptions *opts, const RefreshMemo *memo,
+static int refresh_replay(const NsscacheConf *c, const CacheOptions *opts, const RefreshMemo *memo,
                           const sunkd_cancel *cancel, nsscache_rejects_fn on_rejects, void *userdata,
-                          ScimFetchStats *ret_stats, CacheReport *ret_report, bool *ret_same, char **ret_error) {
+                          NsscacheFetchStats *ret_stats, CacheReport *ret_report, bool *ret_same, char **ret_error) {
         bool same = false;
         int r;
 
@@ -214,11 +214,11 @@ static int refresh_replay(const ScimConfig *c, const CacheOptions *opts, const R
 
 /* The http source: fetch (conditionally, as always), then map only when a
  * file differs from what the memo's run mapped, or the node's files do. */
-static int refresh_http(const ScimConfig *c, const CacheOptions *opts, RefreshMemo **memo,
+static int refresh_http(const NsscacheConf *c, const CacheOptions *opts, RefreshMemo **memo,
                         const sunkd_cancel *cancel, nsscache_rejects_fn on_rejects, void *userdata,
-                        ScimFetchStats *ret_stats, CacheReport *ret_report, char **ret_error) {
+                        NsscacheFetchStats *ret_stats, CacheReport *ret_report, char **ret_error) {
         _cleanup_(http_source_run_done) HttpSourceRun http = {};
-        ScimFetchStats stats = {};
+        NsscacheFetchStats stats = {};
         int r;
 
         r = http_source_fetch(c, opts, cancel, &http, &stats, ret_error);
@@ -240,10 +240,10 @@ static int refresh_http(const ScimConfig *c, const CacheOptions *opts, RefreshMe
         return r;
 }
 
-int nsscache_refresh_run(const ScimConfig *c, const CacheOptions *opts, RefreshMemo **memo,
+int nsscache_refresh_run(const NsscacheConf *c, const CacheOptions *opts, RefreshMemo **memo,
                          const sunkd_cancel *cancel, nsscache_rejects_fn on_rejects, void *userdata,
-                         ScimFetchStats *ret_stats, CacheReport *ret_report, char **ret_error) {
-        ScimFetchStats replay = {}, full = {};
+                         NsscacheFetchStats *ret_stats, CacheReport *ret_report, char **ret_error) {
+        NsscacheFetchStats replay = {}, full = {};
         bool same = false;
         int r;
 

@@ -11,7 +11,7 @@
 #include "scim-map.h"
 
 /** nsscache_refresh_options() - the cache writer's options for config @c. */
-void nsscache_refresh_options(const ScimConfig *c, bool force, CacheOptions *ret);
+void nsscache_refresh_options(const NsscacheConf *c, bool force, CacheOptions *ret);
 
 typedef void (*nsscache_rejects_fn)(void *userdata, const ScimRejects *rejects);
 
@@ -34,6 +34,6 @@ typedef void (*nsscache_rejects_fn)(void *userdata, const ScimRejects *rejects);
  * Return: 0, or what scim_fetch_run() or cache_publish_formatted() returned,
  * or -ECANCELED.
  */
-int nsscache_refresh_run(const ScimConfig *c, const CacheOptions *opts, RefreshMemo **memo,
+int nsscache_refresh_run(const NsscacheConf *c, const CacheOptions *opts, RefreshMemo **memo,
                          const sunkd_cancel *cancel, nsscache_rejects_fn on_rejects, void *userdata,
-                         ScimFetchStats *ret_stats, CacheReport *ret_report, char **ret_error);
+                         NsscacheFetchStats *ret_stats, CacheReport *ret_report, char **ret_error);

@@ -1,12 +1,20 @@
 /* nsscache: users, groups and SSH keys from SCIM 2.0 into libnss-cache maps.
  *
- * One job, nsscache.refresh.  `prepare` (on the loop) takes a reference to
+ * Two jobs.  nsscache.refresh: `prepare` (on the loop) takes a reference to
  * the current config and decides whether this run is forced; `work` (on a
  * worker thread) reads the token, fetches Users once and Groups once, maps
  * and validates them, and publishes all enabled maps or none; `done` (on
  * the loop) records the outcome in status and metrics and logs rejects.
  * The config is reference-counted so a reload during a run swaps the config
  * for the next run without pulling it from under the running one.
+ *
+ * nsscache.export, a producer's (export_dir): the published maps into
+ * export_dir and, with export_s3_url, up to the bucket.  Triggered by each
+ * refresh that published, and run every interval (at most
+ * export_resign_interval) so that an unchanged export is signed again when
+ * due.  Its own job, so that a full disk or a bucket that refuses costs the
+ * nodes their update but never the producer's own maps: the refresh goes on
+ * publishing while the export fails and backs off.
  *
  * Forcing one run past the guards (empty map, min_entries, max_shrink_pct):
  * create the file <state_dir>/nsscache/force-next-run, then
@@ -47,7 +55,7 @@
 #define REFRESH_TIMEOUT_MIN_USEC (10 * 60 * SUNKD_USEC_PER_SEC)
 
 typedef struct ConfRef {
-        ScimConfig *conf;
+        NsscacheConf *conf;
         unsigned n_ref;
         /* What the last run of this config that changed nothing saw (refresh-memo.h);
          * only the refresh's worker touches it, and runs of the job never overlap. */
@@ -60,7 +68,7 @@ typedef struct Input {
 } Input;
 
 typedef struct Result {
-        ScimFetchStats stats;
+        NsscacheFetchStats stats;
         ScimRejects rejects; /* counts only; records are logged from `records` */
         ScimReject records[REJECTS_LOGGED_MAX];
         size_t n_records;
@@ -71,21 +79,31 @@ typedef struct Result {
         int recover_result;   /* and how that went; its message in recover_error */
         char *recover_error;
         char *error;
-        int export_result;          /* export_dir: after a publish; its message in export_error */
-        char *export_error;
-        uint64_t export_generation; /* the manifest written, 0: none needed */
-        bool upload_failed;         /* export_s3_url: export_error is the upload's */
-        uint64_t uploaded;          /* objects PUT to export_s3_url */
 } Result;
+
+typedef struct ExportInput {
+        ConfRef *ref;
+        CacheReport report; /* the entries of the maps published last */
+        bool skip;          /* nothing to export (yet): no export_dir, no publish */
+} ExportInput;
+
+typedef struct ExportResult {
+        uint64_t generation; /* the manifest written, 0: none needed */
+        uint64_t uploaded;   /* objects PUT to export_s3_url */
+        bool upload_failed;  /* export_s3_url: error is the upload's */
+        char *error;
+} ExportResult;
 
 typedef struct Metrics {
         sunkd_metric *entries, *rejected, *requests, *bytes, *duration, *last_success, *changed;
+        sunkd_metric *export_last_success, *export_failures, *uploaded;
 } Metrics;
 
 typedef struct State {
         sunkd_ctx *ctx;
         ConfRef *conf;
         sunkd_job *job;
+        sunkd_job *export_job; /* NULL until a config has export_dir */
         Metrics m;
         const char *state_dir;
         char *force_path;
@@ -96,9 +114,13 @@ typedef struct State {
         char *last_error;
         size_t entries[_NSS_MAP_MAX];
         uint64_t rejects[_SCIM_REJECT_MAX];
-        ScimFetchStats last_stats;
+        NsscacheFetchStats last_stats;
         int64_t source_modified; /* http: the oldest Last-Modified of the files published last, -1: unknown */
         uint64_t export_generation;   /* the last manifest exported */
+        uint64_t export_runs;
+        uint64_t export_last_success_usec;
+        int export_last_result;
+        char *export_last_error;
         uint64_t manifest_generation; /* manifest_url: the generation published last */
         uint64_t runs;
         char **logged_rejects; /* the last run's rejects, already logged */
@@ -113,7 +135,7 @@ static ConfRef *conf_ref_unref(ConfRef *r) {
         return NULL;
 }
 
-static int conf_ref_new(ScimConfig *conf, ConfRef **ret) {
+static int conf_ref_new(NsscacheConf *conf, ConfRef **ret) {
         ConfRef *r = calloc(1, sizeof(*r));
 
         if (!r)
@@ -131,9 +153,9 @@ static uint64_t realtime_usec(void) {
 }
 
 /* Parses the section; on failure logs the located error and returns it. */
-static int load_conf(sunkd_ctx *c, const sunkd_cfg *cfg, ScimConfig **ret) {
+static int load_conf(sunkd_ctx *c, const sunkd_cfg *cfg, NsscacheConf **ret) {
         _cleanup_free_ char *error = NULL;
-        ScimConfig *conf = NULL;
+        NsscacheConf *conf = NULL;
         int r;
 
         r = nsscache_conf_new(&conf);
@@ -187,7 +209,7 @@ static bool recovery_blocked(const Result *res) {
 
 static int refresh_work(void *state, void *input, const sunkd_cancel *cancel, void **ret_result) {
         Input *in = input;
-        const ScimConfig *c = in->ref->conf;
+        const NsscacheConf *c = in->ref->conf;
         CacheOptions opts;
         Result *res;
         int r;
@@ -210,15 +232,8 @@ static int refresh_work(void *state, void *input, const sunkd_cancel *cancel, vo
                                  &res->report, &res->error);
         /* The run's pages and maps are freed: give the heap back to the system. */
         (void) malloc_trim(0);
-        if (r >= 0) {
+        if (r >= 0)
                 res->published = true;
-                res->export_result = map_export(c, &opts, &res->report, &res->export_generation,
-                                                &res->export_error);
-                if (res->export_result >= 0) {
-                        res->export_result = s3_export(c, &opts, cancel, &res->uploaded, &res->export_error);
-                        res->upload_failed = res->export_result < 0;
-                }
-        }
         res->cancelled = r == -ECANCELED && sunkd_cancelled(cancel);
         return r;
 }
@@ -230,7 +245,6 @@ static void result_free(Result *res) {
                 free(res->records[i].name);
         free(res->recover_error);
         free(res->error);
-        free(res->export_error);
         free(res);
 }
 
@@ -300,28 +314,6 @@ static void update_metrics(State *s, const Result *res) {
         }
 }
 
-/* The maps are published either way; a failed export fails the run, so
- * that status and the job say the nodes did not get them. */
-static int log_export(State *s, Result *res) {
-        if (res->export_result < 0) {
-                sunkd_log_error_errno(s->ctx, res->export_result, "Published, but failed to export the maps to '%s': %s",
-                                      res->upload_failed ? s->conf->conf->export_s3_url : s->conf->conf->export_dir,
-                                      res->export_error ?: strerror(-res->export_result));
-                free(res->error);
-                res->error = TAKE_PTR(res->export_error);
-                return res->export_result;
-        }
-        if (res->export_generation > 0) {
-                sunkd_log_info(s->ctx, "Exported the maps to '%s' as generation %llu.", s->conf->conf->export_dir,
-                               (unsigned long long) res->export_generation);
-                s->export_generation = res->export_generation;
-        }
-        if (res->uploaded > 0)
-                sunkd_log_info(s->ctx, "Uploaded %llu objects of export_dir to '%s', the manifest last.",
-                               (unsigned long long) res->uploaded, s->conf->conf->export_s3_url);
-        return 0;
-}
-
 static void record_outcome(State *s, int r, const Input *in, const Result *res) {
         s->runs++;
         s->last_run_usec = realtime_usec();
@@ -348,7 +340,7 @@ static void record_outcome(State *s, int r, const Input *in, const Result *res) 
  * start and after each reload, with "updated_usec" (CLOCK_REALTIME) after
  * each successful run.  Withdrawn when the sshkey map is not enabled. */
 static void publish_sshkey_fact(State *s) {
-        const ScimConfig *conf = s->conf->conf;
+        const NsscacheConf *conf = s->conf->conf;
         _cleanup_free_ char *path = NULL;
         CacheOptions opts;
         json_object *v = NULL;
@@ -437,8 +429,6 @@ static int refresh_done(void *state, int r, void *input, void *result) {
         else if (r < 0)
                 sunkd_log_error_errno(s->ctx, r, "Refresh failed, the existing caches are unchanged: %s",
                                       res && res->error ? res->error : strerror(-r));
-        if (r >= 0 && res && res->published)
-                r = log_export(s, res);
         if (res && res->error && r < 0)
                 (void) s->ctx->api->job_set_message(s->job, res->error);
         if (res)
@@ -446,7 +436,127 @@ static int refresh_done(void *state, int r, void *input, void *result) {
         record_outcome(s, r, in, res);
         if (r >= 0 && res && res->published)
                 publish_sshkey_fact(s);
+        if (r >= 0 && res && res->published && s->export_job && s->conf->conf->export_dir) {
+                int k = s->ctx->api->job_trigger(s->export_job, "a refresh that published");
+                if (k < 0)
+                        sunkd_log_warning_errno(s->ctx, k, "Failed to start the export now, it runs when due: %m");
+        }
         result_free(res);
+        if (in)
+                conf_ref_unref(in->ref);
+        free(in);
+        return r;
+}
+
+
+/* A refresh may publish while an export reads the maps: the export then
+ * says -EAGAIN before it signs, and is tried again on the maps as they are
+ * now, so a manifest never names maps of two runs. */
+#define EXPORT_TRIES 3
+
+static int export_prepare(void *state, void **ret_input) {
+        State *s = state;
+        ExportInput *in = calloc(1, sizeof(*in));
+
+        if (!in)
+                return -ENOMEM;
+        in->ref = s->conf;
+        in->ref->n_ref++;
+        /* the maps on disk are exported only once a refresh of this process
+         * published them: their entries go into the manifest */
+        in->skip = !s->conf->conf->export_dir || !s->last_success_usec;
+        for (int t = 0; t < _NSS_MAP_MAX; t++)
+                in->report.map[t].entries = s->entries[t];
+        *ret_input = in;
+        return 0;
+}
+
+static int export_work(void *state, void *input, const sunkd_cancel *cancel, void **ret_result) {
+        ExportInput *in = input;
+        const NsscacheConf *c = in->ref->conf;
+        CacheOptions opts;
+        ExportResult *res;
+        int r = -EAGAIN;
+
+        res = calloc(1, sizeof(*res));
+        if (!res)
+                return -ENOMEM;
+        *ret_result = res;
+        if (in->skip)
+                return 0;
+        nsscache_refresh_options(c, false, &opts);
+        opts.state_dir = ((State *) state)->state_dir;
+        for (unsigned i = 0; i < EXPORT_TRIES && r == -EAGAIN && !sunkd_cancelled(cancel); i++) {
+                res->error = mfree(res->error);
+                r = map_export(c, &opts, &in->report, &res->generation, &res->error);
+        }
+        if (r < 0)
+                return r;
+        r = s3_export(c, &opts, cancel, &res->uploaded, &res->error);
+        res->upload_failed = r < 0;
+        return r;
+}
+
+static void export_metrics(State *s, int r, const ExportResult *res) {
+        const sunkd_host_api *api = s->ctx->api;
+
+        if (res && res->uploaded > 0)
+                (void) api->metric_add_value(s->m.uploaded, (double) res->uploaded, NULL);
+        if (r < 0)
+                (void) api->metric_add_value(s->m.export_failures, 1, NULL);
+        else
+                (void) api->metric_set(s->m.export_last_success, (double) realtime_usec() / 1e6, NULL);
+}
+
+/* The maps were published by the refresh either way: a failed export fails
+ * this job alone, which backs off and tries again. */
+static void export_log(State *s, int r, const ExportInput *in, const ExportResult *res) {
+        const NsscacheConf *c = in->ref->conf;
+
+        if (r < 0) {
+                sunkd_log_error_errno(s->ctx, r, "Published, but failed to export the maps to '%s'; the nodes keep "
+                                      "the previous export until a retry succeeds: %s",
+                                      res && res->upload_failed ? c->export_s3_url : c->export_dir,
+                                      res && res->error ? res->error : strerror(-r));
+                return;
+        }
+        if (res->generation > 0)
+                sunkd_log_info(s->ctx, "Exported the maps to '%s' as generation %llu.", c->export_dir,
+                               (unsigned long long) res->generation);
+        if (res->uploaded > 0)
+                sunkd_log_info(s->ctx, "Uploaded %llu objects of export_dir to '%s', the manifest last.",
+                               (unsigned long long) res->uploaded, c->export_s3_url);
+}
+
+static int export_done(void *state, int r, void *input, void *result) {
+        State *s = state;
+        ExportInput *in = input;
+        ExportResult *res = result;
+
+        if (in && in->skip && r >= 0) {
+                (void) s->ctx->api->job_set_message(s->export_job, in->ref->conf->export_dir ?
+                                                    "nothing to export: no refresh has published yet" :
+                                                    "nothing to export: no export_dir");
+                goto out;
+        }
+        if (in)
+                export_log(s, r, in, res);
+        if (r < 0 && res && res->error)
+                (void) s->ctx->api->job_set_message(s->export_job, res->error);
+        export_metrics(s, r, res);
+        s->export_runs++;
+        s->export_last_result = r;
+        free(s->export_last_error);
+        s->export_last_error = r >= 0 ? NULL : strdup(res && res->error ? res->error : strerror(-r));
+        if (r >= 0) {
+                s->export_last_success_usec = realtime_usec();
+                if (res->generation > 0)
+                        s->export_generation = res->generation;
+        }
+out:
+        if (res)
+                free(res->error);
+        free(res);
         if (in)
                 conf_ref_unref(in->ref);
         free(in);
@@ -462,12 +572,15 @@ static int add_metrics(State *s) {
                 { { sizeof(sunkd_metric_spec), "nsscache_fetch_duration_seconds", "Duration of the last fetch.", SUNKD_METRIC_GAUGE, { NULL } }, &s->m.duration },
                 { { sizeof(sunkd_metric_spec), "nsscache_last_success_timestamp_seconds", "When the maps were last published.", SUNKD_METRIC_GAUGE, { NULL } }, &s->m.last_success },
                 { { sizeof(sunkd_metric_spec), "nsscache_map_changes_total", "Times a map's content changed.", SUNKD_METRIC_COUNTER, { "map" } }, &s->m.changed },
+                { { sizeof(sunkd_metric_spec), "nsscache_export_last_success_timestamp_seconds", "When the export last succeeded.", SUNKD_METRIC_GAUGE, { NULL } }, &s->m.export_last_success },
+                { { sizeof(sunkd_metric_spec), "nsscache_export_failures_total", "Export runs that failed.", SUNKD_METRIC_COUNTER, { NULL } }, &s->m.export_failures },
+                { { sizeof(sunkd_metric_spec), "nsscache_uploaded_objects_total", "Objects uploaded to export_s3_url.", SUNKD_METRIC_COUNTER, { NULL } }, &s->m.uploaded },
         };
 
         return sunkd_metrics_add(s->ctx, defs, sizeof(defs) / sizeof(defs[0]));
 }
 
-static uint64_t job_timeout(const ScimConfig *c) {
+static uint64_t job_timeout(const NsscacheConf *c) {
         uint64_t t = c->timeout_usec * 10;
         return t > REFRESH_TIMEOUT_MIN_USEC ? t : REFRESH_TIMEOUT_MIN_USEC;
 }
@@ -478,12 +591,13 @@ static void state_free(State *s) {
         conf_ref_unref(s->conf);
         free(s->force_path);
         free(s->last_error);
+        free(s->export_last_error);
         strv_free(s->logged_rejects);
         free(s);
 }
 
 /* The refresh job's timing follows the config: built the same way at init and reload. */
-static sunkd_job_spec refresh_spec(const ScimConfig *conf) {
+static sunkd_job_spec refresh_spec(const NsscacheConf *conf) {
         return (sunkd_job_spec){
                 .size = sizeof(sunkd_job_spec),
                 .name = "nsscache.refresh",
@@ -498,6 +612,40 @@ static sunkd_job_spec refresh_spec(const ScimConfig *conf) {
                 .work = refresh_work,
                 .done = refresh_done,
         };
+}
+
+/* The export job checks every interval whether the manifest is due to be
+ * signed again (map_export()), and a refresh that published starts it. */
+static sunkd_job_spec export_spec(const NsscacheConf *conf) {
+        uint64_t every = conf->interval_usec;
+
+        if (conf->export_resign_usec > 0 && conf->export_resign_usec < every)
+                every = conf->export_resign_usec;
+        return (sunkd_job_spec){
+                .size = sizeof(sunkd_job_spec),
+                .name = "nsscache.export",
+                .interval_usec = every,
+                .splay_usec = conf->splay_usec,
+                .jitter_pct = 5,
+                .backoff_min_usec = 10 * SUNKD_USEC_PER_SEC,
+                .backoff_max_usec = every,
+                .timeout_usec = job_timeout(conf),
+                .prepare = export_prepare,
+                .work = export_work,
+                .done = export_done,
+        };
+}
+
+/* The export job comes with the first config that has export_dir; a later
+ * one without it keeps the job, whose runs then export nothing. */
+static int export_job_sync(State *s, const NsscacheConf *conf) {
+        sunkd_job_spec spec = export_spec(conf);
+
+        if (s->export_job)
+                return s->ctx->api->job_update(s->export_job, &spec);
+        if (!conf->export_dir)
+                return 0;
+        return s->ctx->api->job_add(s->ctx, &spec, &s->export_job);
 }
 
 /* Returns 1 when a crash interrupted a publish: finishing it renames and
@@ -515,7 +663,7 @@ static int prepare_state_dir(sunkd_ctx *c) {
 }
 
 static int nsscache_setup(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
-        ScimConfig *conf = NULL;
+        NsscacheConf *conf = NULL;
         State *s;
         int r, pending;
 
@@ -543,6 +691,8 @@ static int nsscache_setup(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) 
         r = add_metrics(s);
         if (r >= 0)
                 r = c->api->job_add(c, &spec, &s->job);
+        if (r >= 0)
+                r = export_job_sync(s, conf);
         if (r < 0) {
                 state_free(s);
                 return sunkd_log_error_errno(c, r, "Failed to set up the refresh job: %m");
@@ -575,7 +725,7 @@ static int nsscache_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
 }
 
 static int nsscache_check(sunkd_ctx *c, const sunkd_cfg *cfg) {
-        ScimConfig *conf = NULL;
+        NsscacheConf *conf = NULL;
         int r = load_conf(c, cfg, &conf);
 
         nsscache_conf_free(conf);
@@ -584,7 +734,7 @@ static int nsscache_check(sunkd_ctx *c, const sunkd_cfg *cfg) {
 
 static int nsscache_reload(void *state, const sunkd_cfg *cfg) {
         State *s = state;
-        ScimConfig *conf = NULL;
+        NsscacheConf *conf = NULL;
         ConfRef *ref;
         int r;
 
@@ -599,7 +749,10 @@ static int nsscache_reload(void *state, const sunkd_cfg *cfg) {
         s->conf = ref;
         publish_sshkey_fact(s);
         sunkd_job_spec spec = refresh_spec(conf);
-        return s->ctx->api->job_update(s->job, &spec);
+        r = s->ctx->api->job_update(s->job, &spec);
+        if (r >= 0)
+                r = export_job_sync(s, conf);
+        return r;
 }
 
 static void nsscache_fini(void *state) {
@@ -645,6 +798,16 @@ static int nsscache_status(void *state, struct json_object *out) {
         json_object_object_add(out, "replayed", json_object_new_boolean(s->last_stats.replayed));
         if (s->export_generation > 0)
                 json_object_object_add(out, "export_generation", json_object_new_int64((int64_t) s->export_generation));
+        if (s->export_runs) {
+                json_object_object_add(out, "export_runs", json_object_new_int64((int64_t) s->export_runs));
+                json_object_object_add(out, "export_last_result",
+                                       json_object_new_string(s->export_last_result >= 0 ? "success" : "failure"));
+        }
+        if (s->export_last_success_usec)
+                json_object_object_add(out, "export_last_success_usec",
+                                       json_object_new_int64((int64_t) s->export_last_success_usec));
+        if (s->export_last_error)
+                json_object_object_add(out, "export_last_error", json_object_new_string(s->export_last_error));
         if (nsscache_conf_is_http(s->conf->conf) && s->runs) {
                 json_object_object_add(out, "not_modified", json_object_new_int64((int64_t) s->last_stats.not_modified));
                 if (s->source_modified >= 0)

@@ -119,7 +119,7 @@ static int feed_file(Digest *md, const char *path, Look look) {
         return feed_contents(md, fd);
 }
 
-int refresh_files_digest(const ScimConfig *c, const CacheOptions *opts, const uint8_t key[static DIGEST_KEY_LEN],
+int refresh_files_digest(const NsscacheConf *c, const CacheOptions *opts, const uint8_t key[static DIGEST_KEY_LEN],
                          bool contents, uint8_t ret[static DIGEST_LEN]) {
         _cleanup_(digest_freep) Digest *md = NULL;
         _cleanup_strv_free_ char **data = NULL, **perms = NULL;

@@ -27,7 +27,7 @@ typedef struct RefreshMemo {
         uint8_t files_stat[DIGEST_LEN]; /* their stat(): a first look that reads nothing */
         uint8_t files[DIGEST_LEN];      /* their contents, type, mode and owner */
         CacheReport report;
-        ScimFetchStats stats;
+        NsscacheFetchStats stats;
         ScimRejects rejects; /* an owned copy */
 } RefreshMemo;
 
@@ -46,7 +46,7 @@ static inline void refresh_memo_freep(RefreshMemo **m) {
  * mode, owner), which any write changes.  A missing file counts as missing.
  * Return: 0, or a negative errno (a file could not be read).
  */
-int refresh_files_digest(const ScimConfig *c, const CacheOptions *opts, const uint8_t key[static DIGEST_KEY_LEN],
+int refresh_files_digest(const NsscacheConf *c, const CacheOptions *opts, const uint8_t key[static DIGEST_KEY_LEN],
                          bool contents, uint8_t ret[static DIGEST_LEN]);
 
 /** refresh_rejects_copy() - a deep copy of @from into @to.  Return: 0 or -ENOMEM. */

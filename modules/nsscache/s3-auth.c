@@ -169,7 +169,7 @@ static int auth_from_env(S3Auth *a, char **ret_error) {
         return auth_set(a, &cr, "the environment", ret_error);
 }
 
-static const char *region_of(const ScimConfig *c) {
+static const char *region_of(const NsscacheConf *c) {
         const char *r;
 
         if (c->s3_region)
@@ -181,7 +181,7 @@ static const char *region_of(const ScimConfig *c) {
         return S3_REGION_DEFAULT;
 }
 
-int s3_auth_load(const ScimConfig *c, S3Auth *ret, const char **ret_key, char **ret_error) {
+int s3_auth_load(const NsscacheConf *c, S3Auth *ret, const char **ret_key, char **ret_error) {
         _cleanup_(s3_auth_done) S3Auth a = {};
         const char *region = region_of(c);
         int r;
@@ -219,7 +219,7 @@ int s3_join(const char *base, const char *name, char **ret) {
         return asprintf(ret, "%.*s/%s", (int) n, base, name) < 0 ? -ENOMEM : 0;
 }
 
-int s3_object_url(const ScimConfig *c, const char *region, const char *object, char **ret) {
+int s3_object_url(const NsscacheConf *c, const char *region, const char *object, char **ret) {
         _cleanup_free_ char *endpoint = NULL, *bucket = NULL;
         StrBuf s = {};
         size_t len;

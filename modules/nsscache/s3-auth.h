@@ -37,7 +37,7 @@ void s3_auth_done(S3Auth *a);
  * -EBADMSG (a file or variable that is not valid), -EINVAL (a bad region),
  * -ENOMEM; *ret_error says why, naming the file or variable.
  */
-int s3_auth_load(const ScimConfig *c, S3Auth *ret, const char **ret_key, char **ret_error);
+int s3_auth_load(const NsscacheConf *c, S3Auth *ret, const char **ret_key, char **ret_error);
 
 /** s3_auth_apply() - sign the requests of a fetch made with @o as @a says. */
 void s3_auth_apply(const S3Auth *a, HttpFetchOptions *o);
@@ -56,7 +56,7 @@ bool s3_object_valid(const char *object);
  * s3_endpoint (default https://s3.@region.amazonaws.com), the key
  * percent-encoded but for its '/'.  Return: 0 or -ENOMEM.
  */
-int s3_object_url(const ScimConfig *c, const char *region, const char *object, char **ret);
+int s3_object_url(const NsscacheConf *c, const char *region, const char *object, char **ret);
 
 /** s3_join() - @base without trailing '/', a '/', @name.  Return: 0 or -ENOMEM. */
 int s3_join(const char *base, const char *name, char **ret);

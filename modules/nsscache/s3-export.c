@@ -18,7 +18,7 @@
 #include "util/macro.h"
 
 typedef struct Uploader {
-        const ScimConfig *c;
+        const NsscacheConf *c;
         CURL *curl;
         S3Auth auth;
         const sunkd_cancel *cancel;
@@ -43,7 +43,7 @@ static int xfer_cb(void *userdata, curl_off_t a, curl_off_t b, curl_off_t c, cur
 
 /* The handle reset for one request to @url: signed, bounded, answers discarded. */
 static CURLcode request_setup(Uploader *u, const char *url) {
-        const ScimConfig *c = u->c;
+        const NsscacheConf *c = u->c;
         CURLcode cr = CURLE_OK;
 
         curl_easy_reset(u->curl); /* keeps the connection */
@@ -193,7 +193,7 @@ static char *copy_path(const CacheOptions *opts) {
         return p;
 }
 
-static bool already_uploaded(const ScimConfig *c, const CacheOptions *opts, const char *text, size_t len) {
+static bool already_uploaded(const NsscacheConf *c, const CacheOptions *opts, const char *text, size_t len) {
         _cleanup_free_ char *path = copy_path(opts), *copy = NULL, *want = NULL;
         size_t n = 0;
         int w;
@@ -206,7 +206,7 @@ static bool already_uploaded(const ScimConfig *c, const CacheOptions *opts, cons
         return n == (size_t) w + len && memcmp(copy, want, (size_t) w) == 0 && memcmp(copy + w, text, len) == 0;
 }
 
-static void uploaded_save(const ScimConfig *c, const CacheOptions *opts, const char *text, size_t len) {
+static void uploaded_save(const NsscacheConf *c, const CacheOptions *opts, const char *text, size_t len) {
         _cleanup_free_ char *path = copy_path(opts), *data = NULL;
         int n;
 
@@ -238,7 +238,7 @@ static int upload_all(Uploader *u, const Manifest *m, const char *text, size_t l
 }
 
 /* export_dir's manifest, checked with the signing key (it names the files to upload). */
-static int manifest_load(const ScimConfig *c, char **ret_text, size_t *ret_len, Manifest *ret, char **ret_error) {
+static int manifest_load(const NsscacheConf *c, char **ret_text, size_t *ret_len, Manifest *ret, char **ret_error) {
         _cleanup_(evp_pkey_freep) EVP_PKEY *key = NULL;
         _cleanup_free_ char *path = NULL, *why = NULL;
         int r;
@@ -257,7 +257,7 @@ static int manifest_load(const ScimConfig *c, char **ret_text, size_t *ret_len, 
         return 0;
 }
 
-int s3_export(const ScimConfig *c, const CacheOptions *opts, const sunkd_cancel *cancel, uint64_t *ret_uploaded,
+int s3_export(const NsscacheConf *c, const CacheOptions *opts, const sunkd_cancel *cancel, uint64_t *ret_uploaded,
               char **ret_error) {
         _cleanup_(uploader_done) Uploader u = { .c = c, .cancel = cancel };
         _cleanup_(manifest_done) Manifest m = {};

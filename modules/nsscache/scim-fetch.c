@@ -63,7 +63,7 @@
 #include "util/siphash.h"
 
 struct ScimFetch {
-        const ScimConfig *conf;
+        const NsscacheConf *conf;
         CURLM *multi; /* drives the one easy handle, so a request can be in flight while a page is mapped */
         CURL *curl;
         bool in_flight;
@@ -79,7 +79,7 @@ struct ScimFetch {
         bool digest_ok;
         ScimRecord *record;
         const sunkd_cancel *cancel;
-        ScimFetchStats stats;
+        NsscacheFetchStats stats;
 };
 
 static size_t write_cb(char *data, size_t size, size_t nmemb, void *userdata) {
@@ -140,7 +140,7 @@ ScimFetch *scim_fetch_free(ScimFetch *f) {
         return NULL;
 }
 
-int scim_fetch_new(const ScimConfig *c, const char *token, ScimFetch **ret) {
+int scim_fetch_new(const NsscacheConf *c, const char *token, ScimFetch **ret) {
         _cleanup_(scim_fetch_freep) ScimFetch *f = NULL;
         _cleanup_erase_ char *auth = NULL;
         struct curl_slist *l;
@@ -191,7 +191,7 @@ int scim_fetch_new(const ScimConfig *c, const char *token, ScimFetch **ret) {
         return 0;
 }
 
-const ScimFetchStats *scim_fetch_stats(const ScimFetch *f) {
+const NsscacheFetchStats *scim_fetch_stats(const ScimFetch *f) {
         return &f->stats;
 }
 
@@ -205,7 +205,7 @@ static int append_encoded(FILE *out, CURL *curl, const char *s, size_t n) {
         return 0;
 }
 
-int scim_fetch_url(const ScimConfig *c, ScimEndpoint e, char **ret) {
+int scim_fetch_url(const NsscacheConf *c, ScimEndpoint e, char **ret) {
         const char *endpoint = e == SCIM_ENDPOINT_USERS    ? c->users_endpoint
                                : e == SCIM_ENDPOINT_GROUPS ? c->groups_endpoint
                                                            : "ServiceProviderConfig";
@@ -752,7 +752,7 @@ static int groups_page(void *userdata, const ScimPage *p) {
 
 /* A handle with the token read now (it may have been rotated since the
  * last run), digesting answers under @rec's key if there is a record. */
-static int fetch_open(const ScimConfig *c, const ScimRecord *rec, ScimFetch **ret, char **ret_error) {
+static int fetch_open(const NsscacheConf *c, const ScimRecord *rec, ScimFetch **ret, char **ret_error) {
         _cleanup_(scim_fetch_freep) ScimFetch *f = NULL;
         _cleanup_erase_ char *token = NULL;
         int r;
@@ -772,8 +772,8 @@ static int fetch_open(const ScimConfig *c, const ScimRecord *rec, ScimFetch **re
         return 0;
 }
 
-int scim_fetch_run(const ScimConfig *c, ScimMapper *m, ScimRecord *record, const sunkd_cancel *cancel,
-                   ScimFetchStats *ret_stats, char **ret_error) {
+int scim_fetch_run(const NsscacheConf *c, ScimMapper *m, ScimRecord *record, const sunkd_cancel *cancel,
+                   NsscacheFetchStats *ret_stats, char **ret_error) {
         _cleanup_(scim_fetch_freep) ScimFetch *f = NULL;
         int r;
 
@@ -819,8 +819,8 @@ static int replay_one(ScimFetch *f, const ScimRequest *q, bool *ret_same, char *
         return 0;
 }
 
-int scim_fetch_replay(const ScimConfig *c, const ScimRecord *rec, const sunkd_cancel *cancel,
-                      ScimFetchStats *ret_stats, bool *ret_same, char **ret_error) {
+int scim_fetch_replay(const NsscacheConf *c, const ScimRecord *rec, const sunkd_cancel *cancel,
+                      NsscacheFetchStats *ret_stats, bool *ret_same, char **ret_error) {
         _cleanup_(scim_fetch_freep) ScimFetch *f = NULL;
         uint64_t start = curl_now_usec();
         bool same = !rec->broken && rec->n > 0;

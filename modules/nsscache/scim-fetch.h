@@ -38,7 +38,7 @@ typedef enum ScimFetchNote {
         SCIM_NOTE_CURSOR_REQUIRED = 1u << 4, /* an index request was answered with a nextCursor: followed it */
 } ScimFetchNote;
 
-typedef struct ScimFetchStats {
+typedef struct NsscacheFetchStats {
         uint64_t requests;  /* HTTP requests sent, retries included */
         uint64_t retries;
         uint64_t pages;     /* pages accepted */
@@ -53,7 +53,7 @@ typedef struct ScimFetchStats {
         bool cursor;    /* a listing was paged by cursor (RFC 9865) */
         bool replayed;  /* every answer was as in the last run: nothing was parsed (refresh-memo.h) */
         unsigned notes; /* ScimFetchNote bits */
-} ScimFetchStats;
+} NsscacheFetchStats;
 
 /** scim_fetch_note_to_string() - a sentence for one ScimFetchNote bit, or NULL. */
 const char *scim_fetch_note_to_string(ScimFetchNote n);
@@ -64,7 +64,7 @@ typedef struct ScimFetch ScimFetch;
 typedef int (*scim_fetch_page_fn)(void *userdata, const ScimPage *page);
 
 /** scim_fetch_new() - a handle for @c (borrowed, must outlive it) and @token (copied). */
-int scim_fetch_new(const ScimConfig *c, const char *token, ScimFetch **ret);
+int scim_fetch_new(const NsscacheConf *c, const char *token, ScimFetch **ret);
 ScimFetch *scim_fetch_free(ScimFetch *f);
 static inline void scim_fetch_freep(ScimFetch **f) {
         if (*f)
@@ -77,7 +77,7 @@ static inline void scim_fetch_freep(ScimFetch **f) {
  * first '=' and both halves are percent-encoded.  The ServiceProviderConfig
  * URL has no parameters.
  */
-int scim_fetch_url(const ScimConfig *c, ScimEndpoint e, char **ret);
+int scim_fetch_url(const NsscacheConf *c, ScimEndpoint e, char **ret);
 
 /**
  * scim_fetch_paging() - decide how this handle pages (the pagination
@@ -114,7 +114,7 @@ int scim_fetch_paging(ScimFetch *f, const sunkd_cancel *cancel, char **ret_error
 int scim_fetch_all(ScimFetch *f, ScimEndpoint e, const sunkd_cancel *cancel, scim_fetch_page_fn fn,
                    void *userdata, char **ret_error);
 
-const ScimFetchStats *scim_fetch_stats(const ScimFetch *f);
+const NsscacheFetchStats *scim_fetch_stats(const ScimFetch *f);
 
 /**
  * scim_fetch_run() - one whole refresh: token, Users once (for passwd,
@@ -124,8 +124,8 @@ const ScimFetchStats *scim_fetch_stats(const ScimFetch *f);
  * with the answer's digest, for scim_fetch_replay().
  * *ret_stats (optional) is filled on success and failure.
  */
-int scim_fetch_run(const ScimConfig *c, ScimMapper *m, ScimRecord *record, const sunkd_cancel *cancel,
-                   ScimFetchStats *ret_stats, char **ret_error);
+int scim_fetch_run(const NsscacheConf *c, ScimMapper *m, ScimRecord *record, const sunkd_cancel *cancel,
+                   NsscacheFetchStats *ret_stats, char **ret_error);
 
 /**
  * scim_fetch_replay() - send the requests of @rec again, in order, and tell
@@ -137,5 +137,5 @@ int scim_fetch_run(const ScimConfig *c, ScimMapper *m, ScimRecord *record, const
  * and time of the replay only.
  * Return: 0, or as scim_fetch_all().
  */
-int scim_fetch_replay(const ScimConfig *c, const ScimRecord *rec, const sunkd_cancel *cancel,
-                      ScimFetchStats *ret_stats, bool *ret_same, char **ret_error);
+int scim_fetch_replay(const NsscacheConf *c, const ScimRecord *rec, const sunkd_cancel *cancel,
+                      NsscacheFetchStats *ret_stats, bool *ret_same, char **ret_error);

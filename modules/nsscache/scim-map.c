@@ -110,7 +110,7 @@ static uint64_t *claim_at(Claim *c, NssMapType t) {
 #define CLAIM_NONE UINT32_MAX
 
 struct ScimMapper {
-        const ScimConfig *conf;
+        const NsscacheConf *conf;
         ScimSink sink; /* where accepted entries go */
         ScimRejects rejects;
         DupSet *user_names, *uids, *group_names, *gids;
@@ -127,7 +127,7 @@ struct ScimMapper {
 
 /* ---- mapper ---------------------------------------------------------------- */
 
-int scim_map_new(const ScimConfig *c, const ScimSink *sink, ScimMapper **ret) {
+int scim_map_new(const NsscacheConf *c, const ScimSink *sink, ScimMapper **ret) {
         ScimMapper *m;
 
         m = calloc(1, sizeof(*m));
@@ -817,7 +817,7 @@ static int user_ids(ScimMapper *m, json_object *user, json_object *jname, int64_
 
 /* shadow and sshkey entries, for a user passwd accepted. */
 static int user_derived(ScimMapper *m, json_object *user, const char *name, json_object *jname, uint32_t i) {
-        const ScimConfig *c = m->conf;
+        const NsscacheConf *c = m->conf;
         const ScimMapConf *sc = &c->map[NSS_MAP_SHADOW];
         bool ok;
         int r;

@@ -67,7 +67,7 @@ const char *scim_reject_reason_to_string(ScimRejectReason r);
 typedef struct ScimMapper ScimMapper;
 
 /** scim_map_new() - a mapper for @c (borrowed) whose entries go to @sink (copied). */
-int scim_map_new(const ScimConfig *c, const ScimSink *sink, ScimMapper **ret);
+int scim_map_new(const NsscacheConf *c, const ScimSink *sink, ScimMapper **ret);
 ScimMapper *scim_map_free(ScimMapper *m);
 static inline void scim_map_freep(ScimMapper **m) {
         if (*m)

@@ -41,8 +41,8 @@ static uint64_t proc_status_kb(const char *key) {
 }
 
 static int load_conf(const char *path, const char *token_file, const char *dir, const char *url,
-                     ScimConfig **ret) {
-        _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
+                     NsscacheConf **ret) {
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c = NULL;
         _cleanup_free_ char *err = NULL, *text = NULL;
         int r;
 
@@ -68,10 +68,10 @@ static int load_conf(const char *path, const char *token_file, const char *dir, 
 }
 
 int main(int argc, char *argv[]) {
-        _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c = NULL;
         _cleanup_free_ char *err = NULL;
         const char *token = NULL, *dir = NULL, *url = NULL;
-        ScimFetchStats stats = {};
+        NsscacheFetchStats stats = {};
         CacheReport report = {};
         CacheOptions opts;
         uint64_t wall, cpu, base;

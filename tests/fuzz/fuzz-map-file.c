@@ -37,7 +37,7 @@ static int on_bad(void *userdata, NssMapType t, size_t line, const char *name) {
         return scim_map_reject_line(userdata, t, name);
 }
 
-static void one_map(const ScimConfig *c, NssMapType t, const char *text, size_t size) {
+static void one_map(const NsscacheConf *c, NssMapType t, const char *text, size_t size) {
         ScimCollect col = {};
         ScimSink sink = scim_collect_sink(&col);
         ScimMapper *m = NULL;
@@ -67,7 +67,7 @@ static void one_map(const ScimConfig *c, NssMapType t, const char *text, size_t 
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-        _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c = NULL;
         _cleanup_free_ char *err = NULL;
 
         if (nsscache_conf_new(&c) < 0 || nsscache_conf_parse_ini(c, conf_text, strlen(conf_text), "f", &err) < 0 ||

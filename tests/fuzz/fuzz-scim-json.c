@@ -26,7 +26,7 @@ static const char conf_text[] =
 
 /* The rendering sink, displaced entries cut out, gives byte for byte what
  * rendering the collecting sink's maps gives. */
-static void formatted_agrees(const ScimConfig *c, struct json_object *resources, ScimMapper *collected,
+static void formatted_agrees(const NsscacheConf *c, struct json_object *resources, ScimMapper *collected,
                              ScimCollect *col) {
         CacheFormatted text[_NSS_MAP_MAX];
         ScimSink render = scim_sink_formatted(text);
@@ -55,7 +55,7 @@ static void formatted_agrees(const ScimConfig *c, struct json_object *resources,
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-        _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c = NULL;
         ScimCollect col = {};
         ScimSink collect = scim_collect_sink(&col);
         _cleanup_(scim_map_freep) ScimMapper *m = NULL;
@@ -105,7 +105,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
         /* the same bytes as an nsscache.conf */
         {
-                _cleanup_(nsscache_conf_freep) ScimConfig *c2 = NULL;
+                _cleanup_(nsscache_conf_freep) NsscacheConf *c2 = NULL;
                 _cleanup_free_ char *e2 = NULL;
 
                 if (nsscache_conf_new(&c2) >= 0 &&

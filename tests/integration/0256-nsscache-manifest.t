@@ -21,7 +21,7 @@ producer_setup "$SUNKD_SRCDIR/etc/demo/scim-data.json"
 
 producer_start
 nginx_start "$W"
-pctl run nsscache.refresh > "$T/out" 2>&1 || { sed 's/^/# /' "$T/out"; bail_out "the producer's first refresh failed"; }
+pproduce > "$T/out" 2>&1 || { sed 's/^/# /' "$T/out"; bail_out "the producer's first refresh failed"; }
 
 # 1. The export: content-addressed maps, gzip copies, a signed manifest.
 ok "the producer wrote the manifest" test -f "$W/manifest"
@@ -36,7 +36,7 @@ for m in shadow group sshkey; do
 done
 like "$(payload)" "\"users\":$(wc -l < "$P/cache/passwd.cache"),\"groups\":$(wc -l < "$P/cache/group.cache")," \
         "the manifest counts the users and groups published"
-pctl run nsscache.refresh > /dev/null
+pproduce > /dev/null
 is "$(cat "$P/state/nsscache/export-generation")" 1 "an unchanged run exports no new generation"
 
 # 2. The node: the manifest, verified, and the maps it names.
@@ -65,7 +65,7 @@ d = json.load(open(sys.argv[1]))
 d["Users"] = [u for u in d["Users"] if u["userName"] != "ada@example.com"]
 json.dump(d, open(sys.argv[1], "w"))' "$T/data.json"
 scim_reload
-pctl run nsscache.refresh > /dev/null || diag "the producer's refresh failed"
+pproduce > /dev/null || diag "the producer's refresh failed"
 is "$(pstatus export_generation)" 2 "the producer exports generation 2"
 ok "the passwd file of generation 1 stays while a node may still read its manifest" test -e "$W/$f"
 refresh
@@ -222,7 +222,7 @@ d = json.load(open(sys.argv[1]))
 d["Users"] = [u for u in d["Users"] if u["userName"] != "grace@example.com"]
 json.dump(d, open(sys.argv[1], "w"))' "$T/data.json"
 scim_reload
-pctl run nsscache.refresh > /dev/null || diag "the producer's refresh failed"
+pproduce > /dev/null || diag "the producer's refresh failed"
 is "$(cat "$P/state/nsscache/export-generation")" 3 "after a restart the producer exports generation 3"
 unlike "$(cat "$W/$(mfile passwd)")" "^grace:" "without the user removed"
 
@@ -266,7 +266,7 @@ producer_start
 g=$(cat "$P/state/nsscache/export-generation")
 maps_before=$(payload | python3 -c 'import json, sys; print(json.load(sys.stdin)["maps"])')
 resigned() {
-        pctl run nsscache.refresh > /dev/null && [ "$(cat "$P/state/nsscache/export-generation")" -gt "$g" ]
+        pproduce > /dev/null && [ "$(cat "$P/state/nsscache/export-generation")" -gt "$g" ]
 }
 ok "an unchanged export is signed again after export_resign_interval" wait_until 600 resigned
 is "$(payload | python3 -c 'import json, sys; print(json.load(sys.stdin)["maps"])')" "$maps_before" \

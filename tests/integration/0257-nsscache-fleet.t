@@ -35,8 +35,7 @@ serve() {
         ln -sfn "$1" "$T/served"
 }
 produce() {
-        "$SUNKCTL" -s "$P/run/io.sunkd" --timeout 300 run nsscache.refresh > "$T/out" 2>&1 ||
-                { sed 's/^/# /' "$T/out"; bail_out "the producer's refresh failed"; }
+        pproduce > "$T/out" 2>&1 || { sed 's/^/# /' "$T/out"; bail_out "the producer's refresh failed"; }
 }
 pgen() {
         cat "$P/state/nsscache/export-generation"

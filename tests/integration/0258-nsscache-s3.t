@@ -7,7 +7,8 @@
 # credentials the server refuses keep the maps; a hostile object loses its
 # bad records only, one that is not an array or too large writes nothing.
 # A producer uploads its export_dir to the bucket (export_s3_url), the
-# manifest last, retried by the next run after a failure; a node follows
+# manifest last, in its own job: a failed upload fails and backs off that
+# job, not the refresh, and its retry uploads what it missed; a node follows
 # the manifest in the bucket with signed requests.  nsscache's gcs keys,
 # a bad region, missing or unprotected credentials are refused at their line.
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
@@ -173,7 +174,7 @@ creds "$T/producer-credentials" S3RVER
 producer_start
 stored() { grep -o 'Stored object "[^"]*"' "$S3_LOG" | sed 's/Stored object "\(.*\)"/\1/'; }
 before=$(stored | wc -l)
-out=$(pctl run nsscache.refresh 2>&1) || { sed 's/^/# /' <<< "$out"; bail_out "the producer's first refresh failed"; }
+out=$(pproduce 2>&1) || { sed 's/^/# /' <<< "$out"; bail_out "the producer's first refresh failed"; }
 is "$(s3get export/manifest)" "$(cat "$P/export/manifest")" "the bucket holds the producer's manifest"
 for f in $(cd "$P/export" && ls | grep -v -e '\.gz$' -e '^manifest$'); do
         is "$(s3get "export/$f" | sha256sum)" "$(sha256sum < "$P/export/$f")" "and $f"
@@ -182,10 +183,12 @@ is "$(stored | tail -n +$((before + 1)) | tail -n 1)" "export/manifest" "the man
 is "$(stored | tail -n +$((before + 1)) | wc -l)" 5 "four map files and the manifest, no gzip copy"
 like "$(cat "$P/sunkd.log")" "Uploaded 5 objects of export_dir to '$S3_URL/fleet/export/', the manifest last" "and said so"
 before=$(stored | wc -l)
-pctl run nsscache.refresh > /dev/null || diag "the producer's unchanged refresh failed"
+pproduce > /dev/null || diag "the producer's unchanged refresh failed"
 is "$(stored | wc -l)" "$before" "an unchanged run uploads nothing"
 
-# 6. A failed upload fails the run, and the next run uploads what it missed.
+# 6. A failed upload fails the export, a job of its own, never the refresh:
+# the producer's maps are published, the export backs off and, once the
+# bucket takes it again, uploads on its own what it missed.
 python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -193,15 +196,34 @@ d["Users"] = [u for u in d["Users"] if u["userName"] != "ada@example.com"]
 json.dump(d, open(sys.argv[1], "w"))' "$T/data.json"
 scim_reload
 creds "$T/producer-credentials" WRONGKEY
+exports=$(pstatus export_runs)
 out=$(pctl run nsscache.refresh 2>&1); rc=$?
-ok "an upload the bucket refuses fails the producer's run" test "$rc" -ne 0
-like "$(pstatus last_error)" "export/passwd-[0-9a-f]{64}: .*HTTP 403" "status says which object and why"
+is "$rc" 0 "an upload the bucket refuses does not fail the producer's refresh" || diag "$out"
+is "$(pstatus last_result)" success "status says the refresh succeeded"
+unlike "$(cat "$P/cache/passwd.cache")" "^ada:" "and the producer's own maps are published"
+export_failed() { [ "$(pstatus export_last_result)" = failure ] && [ "$(pstatus export_runs)" -gt "$exports" ]; }
+ok "the export the refresh started fails" wait_until 300 export_failed
+like "$(pstatus export_last_error)" "export/passwd-[0-9a-f]{64}: .*HTTP 403" "status says which object and why"
 like "$(cat "$P/sunkd.log")" "failed to export the maps to '$S3_URL/fleet/export/'" "the log names export_s3_url"
+pjob() { pctl --json jobs | python3 -c '
+import json, sys
+j = [j for j in json.load(sys.stdin)["jobs"] if j["name"] == sys.argv[1]]
+print(j[0].get(sys.argv[2], "") if j else "")' "$1" "$2"; }
+is "$(pjob nsscache.export last_result)" failure "the nsscache.export job failed"
+is "$(pjob nsscache.refresh last_result)" success "the nsscache.refresh job did not"
+ok "the export backs off: it failed in a row" test "$(pjob nsscache.export consecutive_failures)" -ge 1
+next=$(pjob nsscache.export next_run_usec)
+ok "and runs again within its backoff, not at its interval (1h)" \
+        test -n "$next" -a "$((next / 1000000))" -lt "$(($(date +%s) + 600))"
 unlike "$(s3get export/manifest)" "^$(cat "$P/export/manifest")$" "the bucket keeps the previous manifest"
+like "$(pctl metrics)" "sunkd_nsscache_export_failures_total [1-9]" \
+        "sunkd_nsscache_export_failures_total counts it"
 creds "$T/producer-credentials" S3RVER
-pctl run nsscache.refresh > /dev/null || diag "the producer's retry failed"
-is "$(s3get export/manifest)" "$(cat "$P/export/manifest")" "the next run uploads the new manifest"
-is "$(pstatus last_result)" success "and succeeds"
+uploaded() { [ "$(s3get export/manifest)" = "$(cat "$P/export/manifest")" ]; }
+ok "once the bucket takes it, the export's own retry uploads the new manifest" wait_until 300 uploaded
+export_ok() { [ "$(pstatus export_last_result)" = success ]; }
+ok "and the export job succeeds" wait_until 300 export_ok
+is "$(pjob nsscache.export consecutive_failures)" 0 "and is back at its interval"
 
 # 7. A node follows the manifest in the bucket, its requests signed.
 sunkd_stop

@@ -37,7 +37,7 @@ json.dump(d, open(sys.argv[2], "w"))' "$SUNKD_SRCDIR/etc/demo/scim-data.json" "$
 producer_setup "$T/bulk.json"
 producer_start
 nginx_start "$W"
-pctl run nsscache.refresh > "$T/out" 2>&1 || { sed 's/^/# /' "$T/out"; bail_out "the producer's first refresh failed"; }
+pproduce > "$T/out" 2>&1 || { sed 's/^/# /' "$T/out"; bail_out "the producer's first refresh failed"; }
 is "$(mfile passwd delta)" "" "generation 1 has no delta: there is no earlier map"
 
 node_config
@@ -59,7 +59,7 @@ for u in d["Users"]:
         u["name"]["givenName"] = sys.argv[3]
 json.dump(d, open(sys.argv[1], "w"))' "$T/data.json" "$1" "$2"
         scim_reload
-        pctl run nsscache.refresh > /dev/null || diag "the producer's refresh failed"
+        pproduce > /dev/null || diag "the producer's refresh failed"
 }
 change_user 123 Grace
 is "$(pstatus export_generation)" 2 "the producer exports generation 2"
@@ -103,7 +103,7 @@ d = json.load(open(sys.argv[1]))
 d["Groups"][0]["members"] = d["Groups"][0]["members"][:1]
 json.dump(d, open(sys.argv[1], "w"))' "$T/data.json"
 scim_reload
-pctl run nsscache.refresh > /dev/null || diag "the producer's refresh failed"
+pproduce > /dev/null || diag "the producer's refresh failed"
 if [ "$(pstatus export_generation)" = 3 ]; then
         is "$(mfile passwd)" "$passwd2" "generation 3: passwd unchanged"
         is "$(mfile passwd delta.file)" "$dfile" "its delta from generation 1 is still offered"

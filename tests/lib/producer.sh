@@ -8,6 +8,9 @@
 #                              producer's $P/sunkd.yaml (YAML: more keys of its section)
 # producer_start / producer_stop   start it (waits for its socket) / stop it (waits)
 # pctl ARGS...                 sunkctl against the producer
+# pproduce                     one refresh on the producer and then an export (its own job,
+#                              which a refresh that published starts), waited for; fails
+#                              when either fails
 # pstatus FIELD                a field of the producer's nsscache status
 # mfile MAP [FIELD]            the file (or FIELD: size, sha256, delta.file, ...) the served
 #                              manifest names for MAP, read without checking: nodes check
@@ -69,6 +72,10 @@ producer_stop() {
 
 pctl() {
         "$SUNKCTL" -s "$P/run/io.sunkd" --timeout 300 "$@"
+}
+
+pproduce() {
+        pctl run nsscache.refresh && pctl run nsscache.export
 }
 
 pstatus() {

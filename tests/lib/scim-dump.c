@@ -51,13 +51,13 @@ int main(int argc, char *argv[]) {
                 { "pagination", required_argument, NULL, 'g' },
                 {},
         };
-        _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c = NULL;
         _cleanup_(scim_collect_done) ScimCollect col = {};
         ScimSink sink = scim_collect_sink(&col);
         _cleanup_(scim_map_freep) ScimMapper *m = NULL;
         _cleanup_strv_free_ char **overrides = NULL;
         _cleanup_free_ char *err = NULL;
-        ScimFetchStats stats = { 0 };
+        NsscacheFetchStats stats = { 0 };
         NssMaps maps = { 0 };
         bool quiet = false;
         int64_t page_size = -1, timeout_ms = -1, max_total = -1;

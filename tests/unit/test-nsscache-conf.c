@@ -44,8 +44,8 @@ static const char seed[] =
         "scim_path_ssh_keys=" CW "/sunkSshKeys\n"
         "scim_path_username=" CW "/sunkPosixUsername\n";
 
-static int parse(const char *text, ScimConfig **ret, char **ret_error) {
-        ScimConfig *c = NULL;
+static int parse(const char *text, NsscacheConf **ret, char **ret_error) {
+        NsscacheConf *c = NULL;
         int r;
 
         ck_assert_int_eq(nsscache_conf_new(&c), 0);
@@ -59,7 +59,7 @@ static int parse(const char *text, ScimConfig **ret, char **ret_error) {
 }
 
 START_TEST(test_seed) {
-        _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c = NULL;
         _cleanup_free_ char *err = NULL;
 
         ck_assert_msg(parse(seed, &c, &err) == 0, "%s", err);
@@ -84,7 +84,7 @@ START_TEST(test_seed) {
 END_TEST
 
 START_TEST(test_precedence_and_escapes) {
-        _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c = NULL;
         _cleanup_free_ char *err = NULL;
         const char *t = "; comment\n"
                         "[DEFAULT]\n"
@@ -200,7 +200,7 @@ static const struct {
 };
 
 START_TEST(test_durations) {
-        _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c = NULL;
         _cleanup_free_ char *text = NULL, *err = NULL;
         int r;
 
@@ -218,7 +218,7 @@ START_TEST(test_durations) {
 END_TEST
 
 START_TEST(test_bad) {
-        _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c = NULL;
         _cleanup_free_ char *err = NULL;
 
         ck_assert_int_lt(parse(bad[_i].text, &c, &err), 0);
@@ -229,7 +229,7 @@ START_TEST(test_bad) {
 END_TEST
 
 START_TEST(test_hostile) {
-        _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c = NULL;
         _cleanup_free_ char *err = NULL, *big = NULL;
         const char nul[] = "[DEFAULT]\nmaps=pa\0sswd\n";
         size_t n = 2 * 1024 * 1024;
@@ -266,7 +266,7 @@ START_TEST(test_hostile) {
 END_TEST
 
 START_TEST(test_token) {
-        _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c = NULL;
         _cleanup_free_ char *err = NULL;
         _cleanup_erase_ char *tok = NULL;
         char path[] = "/tmp/test-nsscache-token-XXXXXX";
@@ -412,7 +412,7 @@ static const struct {
 };
 
 START_TEST(test_base_url) {
-        _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c = NULL;
         _cleanup_free_ char *err = NULL, *text = NULL;
         int r;
 

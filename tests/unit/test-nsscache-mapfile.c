@@ -123,12 +123,12 @@ END_TEST
 
 /* ---- entries through the mapper ---------------------------------------- */
 
-static ScimConfig *http_conf(void) {
+static NsscacheConf *http_conf(void) {
         static const char text[] = "[DEFAULT]\nsource = http\ncache = files\nmaps = passwd, shadow, group, sshkey\n"
                                    "files_dir = /tmp\ntimestamp_dir = /tmp\n"
                                    "http_passwd_url = http://127.0.0.1/passwd\nhttp_shadow_url = http://127.0.0.1/shadow\n"
                                    "http_group_url = http://127.0.0.1/group\nhttp_sshkey_url = http://127.0.0.1/sshkey\n";
-        ScimConfig *c = NULL;
+        NsscacheConf *c = NULL;
         _cleanup_free_ char *err = NULL;
 
         ck_assert_int_eq(nsscache_conf_new(&c), 0);
@@ -154,7 +154,7 @@ static void map_text(ScimMapper *m, NssMapType t, const char *text) {
 }
 
 START_TEST(test_mapper) {
-        ScimConfig *c = http_conf();
+        NsscacheConf *c = http_conf();
         ScimCollect col = {};
         ScimSink sink = scim_collect_sink(&col);
         ScimMapper *m = NULL;
@@ -246,7 +246,7 @@ static const struct {
 
 START_TEST(test_conf) {
         _cleanup_free_ char *text = NULL, *err = NULL;
-        ScimConfig *c = NULL;
+        NsscacheConf *c = NULL;
         int r;
 
         ck_assert_int_ge(asprintf(&text,
@@ -280,7 +280,7 @@ static const struct {
 
 START_TEST(test_conf_finalize) {
         _cleanup_free_ char *text = NULL, *err = NULL;
-        ScimConfig *c = NULL;
+        NsscacheConf *c = NULL;
 
         ck_assert_int_ge(asprintf(&text, "[DEFAULT]\nsource = http\ncache = files\nfiles_dir = /tmp\n%s",
                                   finalize_bad[_i].text), 0);

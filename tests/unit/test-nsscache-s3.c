@@ -226,7 +226,7 @@ static const struct {
 };
 
 START_TEST(test_credentials) {
-        _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c = NULL;
         _cleanup_(s3_auth_done) S3Auth a = {};
         _cleanup_free_ char *err = NULL;
         const char *key = NULL;
@@ -250,7 +250,7 @@ START_TEST(test_credentials) {
 END_TEST
 
 START_TEST(test_environment_and_region) {
-        _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c = NULL;
         _cleanup_(s3_auth_done) S3Auth a = {};
         _cleanup_free_ char *err = NULL;
         const char *key = NULL;
@@ -283,7 +283,7 @@ START_TEST(test_environment_and_region) {
 END_TEST
 
 START_TEST(test_object_url) {
-        _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c = NULL;
         _cleanup_free_ char *u1 = NULL, *u2 = NULL;
 
         ck_assert_int_eq(nsscache_conf_new(&c), 0);
@@ -426,7 +426,7 @@ static const struct {
 };
 
 START_TEST(test_conf) {
-        _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c = NULL;
         _cleanup_free_ char *text = NULL, *err = NULL;
 
         ck_assert_int_ge(asprintf(&text, "[DEFAULT]\n%s", confs[_i].text), 0);
@@ -439,7 +439,7 @@ END_TEST
 START_TEST(test_conf_s3) {
         static const char text[] = "[DEFAULT]\nsource = s3\ncache = files\nfiles_dir = /tmp\nmaps = passwd, group\n"
                                    "s3_bucket = fleet\ns3_passwd_object = p.json\ns3_group_object = g.json\n";
-        _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c = NULL;
         _cleanup_free_ char *err = NULL;
 
         ck_assert_int_eq(nsscache_conf_new(&c), 0);

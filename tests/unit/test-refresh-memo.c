@@ -56,7 +56,7 @@ END_TEST
 
 typedef struct Fixture {
         char dir[64];
-        ScimConfig *conf;
+        NsscacheConf *conf;
         CacheOptions opts;
 } Fixture;
 

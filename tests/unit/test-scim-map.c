@@ -30,8 +30,8 @@ static const char conf_text[] =
         "scim_path_home_directory=" CW "/sunkPreferredHomeDirectory\n"
         SEED_PASSWD_PATHS;
 
-static ScimConfig *conf(const char *extra_passwd) {
-        ScimConfig *c = NULL;
+static NsscacheConf *conf(const char *extra_passwd) {
+        NsscacheConf *c = NULL;
         _cleanup_free_ char *err = NULL, *t = NULL;
 
         ck_assert_int_eq(nsscache_conf_new(&c), 0);
@@ -115,7 +115,7 @@ static const char *tmp_file(TmpDir *d, const char *name, const char *text) {
 }
 
 /* Maps one users page (and optionally a groups page) with config @c. */
-static void run(ScimConfig *c, const char *users, const char *groups, NssMaps *maps,
+static void run(NsscacheConf *c, const char *users, const char *groups, NssMaps *maps,
                 ScimRejects *rej) {
         ScimCollect col = {};
         ScimSink sink = scim_collect_sink(&col);
@@ -147,7 +147,7 @@ static void run(ScimConfig *c, const char *users, const char *groups, NssMaps *m
 }
 
 START_TEST(test_seed_layout) {
-        _cleanup_(nsscache_conf_freep) ScimConfig *c = conf("[DEFAULT]\nscim_override_home_directory=/mnt/home/%%u\n");
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c = conf("[DEFAULT]\nscim_override_home_directory=/mnt/home/%%u\n");
         NssMaps maps = { 0 };
         ScimRejects rej;
         _cleanup_free_ char *u1 = user("\"alice\"", "5001",
@@ -196,7 +196,7 @@ START_TEST(test_seed_layout) {
 END_TEST
 
 START_TEST(test_home_fallback_and_gecos) {
-        _cleanup_(nsscache_conf_freep) ScimConfig *c = conf(NULL);
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c = conf(NULL);
         NssMaps maps = { 0 };
         ScimRejects rej;
         _cleanup_free_ char *u1 = NULL, *u2 = NULL, *users = NULL;
@@ -297,7 +297,7 @@ static const struct {
 };
 
 START_TEST(test_user_reject) {
-        _cleanup_(nsscache_conf_freep) ScimConfig *c = conf(NULL);
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c = conf(NULL);
         NssMaps maps = { 0 };
         ScimRejects rej;
 
@@ -340,7 +340,7 @@ static const struct {
 };
 
 START_TEST(test_group_reject) {
-        _cleanup_(nsscache_conf_freep) ScimConfig *c = conf(NULL);
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c = conf(NULL);
         NssMaps maps = { 0 };
         ScimRejects rej;
 
@@ -358,7 +358,7 @@ START_TEST(test_group_reject) {
 END_TEST
 
 START_TEST(test_duplicates) {
-        _cleanup_(nsscache_conf_freep) ScimConfig *c = conf(NULL);
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c = conf(NULL);
         NssMaps maps = { 0 };
         ScimRejects rej;
         _cleanup_free_ char *a = user("\"a\"", "5000", ",\"sunkSshKeys\":\"ssh-ed25519 AAAA a\"");
@@ -402,7 +402,7 @@ START_TEST(test_duplicates) {
 END_TEST
 
 START_TEST(test_sshkeys_and_mismatch) {
-        _cleanup_(nsscache_conf_freep) ScimConfig *c = NULL;
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c = NULL;
         _cleanup_free_ char *err = NULL, *t = NULL, *users = NULL, *big = NULL, *u = NULL;
         NssMaps maps = { 0 };
         ScimRejects rej;
@@ -493,7 +493,7 @@ START_TEST(test_page_parse) {
 END_TEST
 
 START_TEST(test_huge_strings) {
-        _cleanup_(nsscache_conf_freep) ScimConfig *c = conf(NULL);
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c = conf(NULL);
         _cleanup_free_ char *name = NULL, *home = NULL, *users = NULL, *u1 = NULL, *u2 = NULL;
         size_t n = 4 * 1024 * 1024;
         NssMaps maps = { 0 };
@@ -519,7 +519,7 @@ START_TEST(test_huge_strings) {
 END_TEST
 
 START_TEST(test_reject_records_capped) {
-        _cleanup_(nsscache_conf_freep) ScimConfig *c = conf(NULL);
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c = conf(NULL);
         ScimCollect col = {};
         ScimSink sink = scim_collect_sink(&col);
         _cleanup_(scim_map_freep) ScimMapper *m = NULL;
@@ -541,7 +541,7 @@ END_TEST
 /* Maps @users and @groups with a collecting mapper and a rendering one;
  * with @dir, the rendering one spills each map to a file there, writing
  * after every entry. */
-static void map_both(ScimConfig *c, const char *users, const char *groups, const char *dir, NssMaps *maps,
+static void map_both(NsscacheConf *c, const char *users, const char *groups, const char *dir, NssMaps *maps,
                      CacheFormatted text[static _NSS_MAP_MAX]) {
         ScimCollect col = {};
         ScimSink collect = scim_collect_sink(&col), render = scim_sink_formatted(text);
@@ -606,7 +606,7 @@ static char *formatted_bytes(CacheFormatted *f, size_t *ret_len) {
  * gives: the same bytes, lines and, for an entry that cannot be rendered,
  * the same error. */
 START_TEST(test_formatted_matches_maps) {
-        _cleanup_(nsscache_conf_freep) ScimConfig *c = conf(NULL);
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c = conf(NULL);
         static const char *const keys[] = {
                 "[\"ssh-ed25519 AAAA it's\",\"ssh-rsa AAAA \\\"q\\\" \\\\ \\u00e9\\u200b\"]",
                 "[\"ssh-ed25519 AAAA bad \xff\"]",
@@ -676,7 +676,7 @@ END_TEST
  * read when the run starts, are never handed to a SCIM entry; a SCIM group
  * never lists a local account as a member. */
 START_TEST(test_local_accounts) {
-        _cleanup_(nsscache_conf_freep) ScimConfig *c = conf(NULL);
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c = conf(NULL);
         _cleanup_free_ char *users = NULL;
         NssMaps maps = { 0 };
         ScimRejects rej;
@@ -723,7 +723,7 @@ END_TEST
 
 /* An unreadable local file fails the run rather than publish unchecked entries. */
 START_TEST(test_local_unreadable) {
-        _cleanup_(nsscache_conf_freep) ScimConfig *c = conf(NULL);
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c = conf(NULL);
         ScimCollect col = {};
         ScimSink sink = scim_collect_sink(&col);
         _cleanup_(scim_map_freep) ScimMapper *m = NULL;
@@ -739,7 +739,7 @@ END_TEST
  * the keys of an account already published, in either order; of two
  * claimants of which neither is published, neither wins. */
 START_TEST(test_takeover) {
-        _cleanup_(nsscache_conf_freep) ScimConfig *c = conf(NULL);
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c = conf(NULL);
         _cleanup_free_ char *users = NULL;
         NssMaps maps = { 0 };
         ScimRejects rej;
@@ -794,7 +794,7 @@ END_TEST
 /* nsscache takes an empty shell or home as missing and falls back (to the
  * enterprise extension, then to the default); a comma in key options is fine. */
 START_TEST(test_empty_shell_home) {
-        _cleanup_(nsscache_conf_freep) ScimConfig *c = conf(NULL);
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c = conf(NULL);
         _cleanup_free_ char *users = NULL;
         NssMaps maps = { 0 };
         ScimRejects rej;
@@ -823,7 +823,7 @@ END_TEST
  * keys of every JSON type, NUL, newline, bytes that are not UTF-8, huge
  * keys; gecos bytes that are not UTF-8 become '?'. */
 START_TEST(test_hostile_values) {
-        _cleanup_(nsscache_conf_freep) ScimConfig *c = conf(NULL);
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c = conf(NULL);
         _cleanup_free_ char *users = NULL, *big = NULL;
         CacheFormatted text[_NSS_MAP_MAX];
         NssMaps maps = { 0 };
