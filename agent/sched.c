@@ -610,7 +610,9 @@ int sched_job_add(Sched *s, const sunkd_job_spec *module_spec, void **statep, co
         Job **jobs;
         int r;
 
-        if (spec_copy(&copy, module_spec) < 0 || isempty(copy.name))
+        /* The name is shown in answers and metrics labels: UTF-8 only. */
+        if (spec_copy(&copy, module_spec) < 0 || isempty(copy.name) ||
+            !text_escape_utf8_valid(copy.name, strlen(copy.name)))
                 return -EINVAL;
         const sunkd_job_spec *spec = &copy;
         if (!spec->work && !spec->prepare)
