@@ -1,9 +1,11 @@
 # sunkd: top-level driver. This file is committed and is not generated: it
 # works on a fresh clone (make deps demo, make check) and builds out of tree
-# in build/ (and build-asan/ for the sanitizer run).
+# in build/ (and build-asan/ for the sanitizer run, build-fuzz/ for libFuzzer).
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_RUNS  ?= 100000
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CONFIGURE_FLAGS ?= --enable-werror --prefix=/usr --sysconfdir=/etc --localstatedir=/var
 DEMO_SECONDS ?= 0
@@ -32,7 +34,7 @@ DEB_PACKAGES = build-essential autoconf automake libtool autoconf-archive pkg-co
 # configure.ac, so nothing is regenerated there (autoreconf is not needed).
 AM_INPUTS = configure.ac
 
-.PHONY: all deps demo check check-asan bench install dist distcheck clean distclean deb rpm check-packages
+.PHONY: all deps demo check check-asan fuzz fuzz-run bench install dist distcheck clean distclean deb rpm check-packages
 
 # make deb and make rpm build from a copy of the source tree (the files git
 # tracks, or everything but the build folders outside a git checkout), the
@@ -71,6 +73,26 @@ check: all
 check-asan: $(ASAN_BUILD)/config.status
 	$(MAKE) -C $(ASAN_BUILD) -j$(JOBS)
 	$(MAKE) -C $(ASAN_BUILD) -j$(JOBS) check; rc=$$?; tests/lib/summary $(ASAN_BUILD); exit $$rc
+
+# The fuzz targets with libFuzzer's main (clang, ASan, UBSan; fuzz-replay.c
+# steps aside under SUNKD_LIBFUZZER), and the fake NVML the gres target
+# loads, built plain: a shared library cannot link the sanitizers' runtime.
+# (clang warns of format strings handed on in a va_list, which gcc takes.)
+# fuzz-run runs each target FUZZ_RUNS times over a copy of its corpus.
+FUZZ_TARGETS = $(shell sed -n 's,^check_PROGRAMS += \(tests\|%reldir%\)/fuzz/\(fuzz-[a-z0-9-]*\)$$,tests/fuzz/\2,p' \
+	tests/local.mk)
+
+$(FUZZ_BUILD)/config.status: configure
+	mkdir -p $(FUZZ_BUILD)
+	cd $(FUZZ_BUILD) && CC=clang CFLAGS='-g -O1 -fsanitize=fuzzer-no-link,address,undefined -Wno-format-nonliteral' \
+		CPPFLAGS=-DSUNKD_LIBFUZZER LDFLAGS=-fsanitize=address,undefined ../configure $(CONFIGURE_FLAGS)
+
+fuzz: $(FUZZ_BUILD)/config.status
+	$(MAKE) -C $(FUZZ_BUILD) CFLAGS='-g -O1' LDFLAGS= tests/fake-nvml/libnvidia-ml.la
+	$(MAKE) -C $(FUZZ_BUILD) -j$(JOBS) LDFLAGS=-fsanitize=fuzzer,address,undefined $(FUZZ_TARGETS)
+
+fuzz-run: fuzz
+	tests/fuzz/run.sh -b $(FUZZ_BUILD) $(FUZZ_RUNS)
 
 bench: all
 	$(MAKE) -C $(BUILD) bench
@@ -119,7 +141,8 @@ distcheck: $(BUILD)/config.status
 clean:
 	-$(MAKE) -C $(BUILD) clean
 	-$(MAKE) -C $(ASAN_BUILD) clean
+	-$(MAKE) -C $(FUZZ_BUILD) clean
 
 distclean:
-	rm -rf $(BUILD) $(ASAN_BUILD) autom4te.cache build-aux configure config.h.in \
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) autom4te.cache build-aux configure config.h.in \
 		aclocal.m4 Makefile.in m4/libtool.m4 m4/lt*.m4

@@ -615,6 +615,10 @@ static bool spec_no_name(const sunkd_job_spec *spec) {
         return isempty(spec->name);
 }
 
+static bool spec_name_not_utf8(const sunkd_job_spec *spec) {
+        return !text_escape_utf8_valid(spec->name, strlen(spec->name));
+}
+
 static bool spec_nothing_to_run(const sunkd_job_spec *spec) {
         return !spec->work && !spec->prepare;
 }
@@ -638,6 +642,7 @@ static bool spec_child_root_group(const sunkd_job_spec *spec) {
 
 static const JobSpecRule job_spec_rules[] = {
         { spec_no_name, "a job needs a name" },
+        { spec_name_not_utf8, "a job's name must be UTF-8: answers and metric labels show it" },
         { spec_nothing_to_run, "a job needs work, or prepare for an async job" },
         { spec_async_child, "a job is SUNKD_JOB_ASYNC or SUNKD_JOB_CHILD, not both" },
         { spec_async_work, "a SUNKD_JOB_ASYNC job has no work: its prepare starts the run" },

@@ -57,8 +57,11 @@ static int add_line(const char *name, size_t len, int64_t id, void *userdata) {
         AuthkeysLocal *l = userdata;
         char *s;
 
-        if (reserve(l) < 0 || !(s = strndup(name, len)))
+        /* all @len bytes, a NUL among them too: name_compare() reads them all */
+        if (reserve(l) < 0 || !(s = malloc(len + 1)))
                 return -ENOMEM;
+        memcpy(s, name, len);
+        s[len] = '\0';
         l->names[l->n_names++] = (Name) { s, len };
         if (id >= 0)
                 l->uids[l->n_uids++] = (uint32_t) id;

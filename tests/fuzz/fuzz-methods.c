@@ -2,8 +2,8 @@
  * must be valid Varlink JSON whatever the parameters and whatever the text
  * from outside (a script's output, scontrol's answer, a file's name).
  *
- * The module (FUZZ_MODULE: health or prolog, linked in) is started with a
- * fixed section through the real config parser; the host's other entries
+ * The module (health, prolog, gres or authkeys, linked in) is started with
+ * a fixed section through the real config parser; the host's other entries
  * are the fuzzer's: replies are formatted as the host formats them and
  * abort when varlink_format() refuses them, which the real host's last
  * defence (varlink_repair_utf8()) would hide.  The input is a list of
@@ -15,15 +15,24 @@
  *   2 run     a job (1 byte) runs: prepare, and for a job that is not
  *             async, work and done in place
  *   3 gone    the peer of the oldest call not answered hangs up
- * At the end every child ends with no output and the module stops. */
+ *   4 text    for a module that reads files (gres, authkeys): one of them
+ *             (1 byte) gets new content (2-byte length, any bytes)
+ * A job run in a child (SUNKD_JOB_CHILD) runs in place, its result handed
+ * to `done` through JSON text as the host's pipe hands it over.  At the end
+ * every child ends with no output and the module stops. */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <libgen.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "conf.h"
@@ -72,6 +81,9 @@ static struct {
         char dir[64], state_dir[96];
         Config *config;
         bool stopping;
+        const struct World *world;
+        bool no_sleep; /* a job's work runs: its sleeps take no time */
+        char nvml_library[PATH_MAX];
 } H;
 
 /* ---- replies: the check ------------------------------------------------ */
@@ -310,17 +322,208 @@ static void api_init(void) {
 
 /* ---- the module's world ------------------------------------------------- */
 
-static void write_file(const char *path, const char *text, mode_t mode) {
+static void write_bytes(const char *path, const void *data, size_t len, mode_t mode) {
         FILE *f = fopen(path, "we");
 
-        if (!f || fputs(text, f) < 0 || fclose(f) != 0 || chmod(path, mode) < 0)
+        if (!f || fwrite(data, 1, len, f) != len || fclose(f) != 0 || chmod(path, mode) < 0)
                 abort();
 }
+
+static void write_file(const char *path, const char *text, mode_t mode) {
+        write_bytes(path, text, strlen(text), mode);
+}
+
+static char *world_path(const char *rel) {
+        static char path[512];
+
+        if (snprintf(path, sizeof(path), "%s/%s", H.dir, rel) >= (int) sizeof(path))
+                abort();
+        return path;
+}
+
+/* ---- gres: a fake NVML and a fake /proc, /dev and kernel log ------------- */
+
+/* The fake NVML's description, less what would make nvmlInit wait. */
+static void gres_nvml(const char *text, size_t len) {
+        FILE *f = fopen(world_path("nvml.conf"), "we");
+
+        if (!f)
+                abort();
+        for (size_t i = 0; i < len;) {
+                const char *nl = memchr(text + i, '\n', len - i);
+                size_t n = nl ? (size_t) (nl - text - i) + 1 : len - i;
+
+                if (!(n >= 5 && memcmp(text + i, "init ", 5) == 0 &&
+                      (n < 9 || memcmp(text + i + 5, "fail", 4) != 0)))
+                        fwrite(text + i, 1, n, f);
+                i += n;
+        }
+        /* so that the XID watch's wait never waits (gres_before_run()) */
+        fprintf(f, "\nevents|%s\n", world_path("events"));
+        if (fclose(f) != 0)
+                abort();
+}
+
+static void gres_info(const char *text, size_t len) {
+        write_bytes(world_path("root/proc/driver/nvidia/gpus/0000:18:00.0/information"), text, len, 0644);
+}
+
+/* The GPU directories but the first go. */
+static void gres_info_unnamed(void) {
+        const char *dir = world_path("root/proc/driver/nvidia/gpus");
+        DIR *d = opendir(dir);
+
+        for (struct dirent *de; d && (de = readdir(d));)
+                if (de->d_name[0] != '.' && !streq(de->d_name, "0000:18:00.0")) {
+                        char info[300];
+
+                        snprintf(info, sizeof(info), "%s/information", de->d_name);
+                        (void) unlinkat(dirfd(d), info, 0);
+                        (void) unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
+                }
+        if (d)
+                closedir(d);
+}
+
+/* A second GPU directory: its name is the text's first line (a file name's
+ * bytes), its information the rest. */
+static void gres_info_named(const char *text, size_t len) {
+        char name[256], path[512];
+        const char *nl = memchr(text, '\n', len);
+        size_t n = 0, skip = nl ? (size_t) (nl - text) + 1 : len;
+
+        for (size_t i = 0; i < skip && n < sizeof(name) - 1; i++)
+                if (text[i] != '/' && text[i] != 0 && text[i] != '\n')
+                        name[n++] = text[i];
+        name[n] = 0;
+        if (n == 0 || streq(name, ".") || streq(name, ".."))
+                return;
+        gres_info_unnamed();
+        snprintf(path, sizeof(path), "root/proc/driver/nvidia/gpus/%s", name);
+        if (mkdir(world_path(path), 0755) < 0)
+                return;
+        snprintf(path, sizeof(path), "root/proc/driver/nvidia/gpus/%s/information", name);
+        write_bytes(world_path(path), text + skip, len - skip, 0644);
+}
+
+static void gres_kmsg(const char *text, size_t len) {
+        write_bytes(world_path("root/dev/kmsg"), text, len, 0644);
+}
+
+static void gres_event(const char *text, size_t len) {
+        write_bytes(world_path("events/a-event"), text, len, 0644);
+}
+
+static void gres_slurm_conf(const char *text, size_t len) {
+        write_bytes(world_path("slurm.conf"), text, len, 0644);
+}
+
+/* The fake NVML's wait ends at once: with the event written, else GPU_IS_LOST. */
+static void gres_before_run(sunkd_job *j) {
+        if (streq(j->spec.name, "gres.events"))
+                write_file(world_path("events/zz-lost"), "lost", 0644);
+}
+
+static void gres_world(void) {
+        static const char *const dirs[] = { "root/proc",
+                                            "root/proc/driver",
+                                            "root/proc/driver/nvidia",
+                                            "root/proc/driver/nvidia/gpus",
+                                            "root/proc/driver/nvidia/gpus/0000:18:00.0",
+                                            "root/dev",
+                                            "root/sys",
+                                            "events" };
+        char exe[PATH_MAX], lib[PATH_MAX + 64];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++)
+                (void) mkdir(world_path(dirs[i]), 0755);
+        /* the fake NVML, built beside the fuzz targets */
+        if (n <= 0)
+                abort();
+        exe[n] = 0;
+        snprintf(lib, sizeof(lib), "%s/../fake-nvml/.libs/libnvidia-ml.so", dirname(exe));
+        if (!realpath(lib, exe)) {
+                fprintf(stderr, "%s: %m (build tests/fake-nvml/libnvidia-ml.la)\n", lib);
+                abort();
+        }
+        snprintf(H.nvml_library, sizeof(H.nvml_library), "%s", exe);
+        setenv("FAKE_NVML_CONFIG", world_path("nvml.conf"), 1);
+}
+
+/* Each input starts from two GPUs, one through NVML, one through /proc. */
+static void gres_reset(void) {
+        static const char info[] =
+                "Model: \t NVIDIA H100\nGPU UUID: \t GPU-11111111-2222-3333-4444-555555555555\n"
+                "Bus Location: \t 0000:18:00.0\nDevice Minor: \t 0\n";
+        static const char nvml[] = "gpu|0000:18:00.0|0|NVIDIA H100|GPU-1|85899345920|0-3|-|-\n";
+
+        gres_info_unnamed();
+        write_file(world_path("root/dev/nvidia0"), "", 0644);
+        write_file(world_path("root/dev/nvidia1"), "", 0644);
+        write_file(world_path("root/dev/kmsg"), "", 0644);
+        write_file(world_path("slurm.conf"), "NodeName=n1 Gres=gpu:nvidia_h100:2\n", 0644);
+        gres_info(info, sizeof(info) - 1);
+        gres_nvml(nvml, sizeof(nvml) - 1);
+}
+
+/* ---- authkeys: the sshkey map and the node's accounts ------------------- */
+
+static void authkeys_cache(const char *text, size_t len) {
+        write_bytes(world_path("sshkey.cache"), text, len, 0644);
+}
+
+static void authkeys_passwd(const char *text, size_t len) {
+        write_bytes(world_path("passwd"), text, len, 0644);
+}
+
+static void authkeys_world(void) {
+}
+
+static void authkeys_reset(void) {
+        write_file(world_path("passwd"), "root:x:0:0::/root:/bin/sh\n", 0644);
+        write_file(world_path("sshkey.cache"),
+                   "alice:[\"ssh-ed25519 "
+                   "AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl a@b\"]\n",
+                   0644);
+}
+
+typedef struct World {
+        const char *name;
+        void (*init)(void);
+        void (*reset)(void); /* before each input */
+        void (*before_run)(sunkd_job *j);
+        void (*texts[8])(const char *text, size_t len);
+        size_t n_texts;
+} World;
+
+static const World worlds[] = {
+        { "gres",
+          gres_world,
+          gres_reset,
+          gres_before_run,
+          { gres_nvml, gres_info, gres_info_named, gres_kmsg, gres_event, gres_slurm_conf },
+          6 },
+        { "authkeys", authkeys_world, authkeys_reset, NULL, { authkeys_cache, authkeys_passwd }, 2 },
+};
 
 static const char *section(void) {
         static char text[2048];
 
-        if (streq(sunkd_module_v1.name, "health"))
+        if (streq(sunkd_module_v1.name, "gres")) {
+                if (snprintf(
+                            text, sizeof(text),
+                            "modules:\n  gres:\n    node_name: n1\n    root: %s/root\n    nvml_library: %s\n"
+                            "    slurm_conf: %s/slurm.conf\n    gres_conf: %s/gres.conf\n"
+                            "    type_alias: {NVIDIA H100: h100}\n",
+                            H.dir, H.nvml_library, H.dir, H.dir) >= (int) sizeof(text))
+                        abort();
+        } else if (streq(sunkd_module_v1.name, "authkeys"))
+                snprintf(text, sizeof(text),
+                         "modules:\n  authkeys:\n    sshkey_cache: %s/sshkey.cache\n    local_passwd: "
+                         "%s/passwd\n",
+                         H.dir, H.dir);
+        else if (streq(sunkd_module_v1.name, "health"))
                 snprintf(text, sizeof(text),
                          "modules:\n  health:\n    node_name: n1\n    interval: 1h\n    fail_after: 1\n"
                          "    transport: scontrol\n    root: %s/root\n"
@@ -359,6 +562,13 @@ static void world_init(void) {
         write_file(path, "#!/bin/sh\nexit 1\n", 0755);
         snprintf(path, sizeof(path), "%s/e.d/90-clean", H.dir);
         write_file(path, "#!/bin/sh\nexit 0\n", 0755);
+        for (size_t i = 0; i < ELEMENTSOF(worlds); i++)
+                if (streq(worlds[i].name, sunkd_module_v1.name))
+                        H.world = &worlds[i];
+        if (H.world)
+                H.world->init();
+        if (H.world)
+                H.world->reset();
         if (config_parse("fuzz.yaml", section(), strlen(section()), &H.config, &error) < 0) {
                 fprintf(stderr, "fuzz.yaml: %s\n", error ?: "?");
                 abort();
@@ -366,17 +576,42 @@ static void world_init(void) {
 }
 
 /* What the last input's module kept (its state file, the prolog client's
- * settings) goes: each input starts from nothing. */
-static void state_clear(void) {
-        DIR *d = opendir(H.state_dir);
+ * settings, gres's XID log in a directory of its own) goes: each input
+ * starts from nothing. */
+static void dir_clear(const char *path) {
+        DIR *d = opendir(path);
         struct dirent *de;
 
         if (!d)
                 return;
         while ((de = readdir(d)))
-                if (de->d_name[0] != '.')
-                        (void) unlinkat(dirfd(d), de->d_name, 0);
+                if (de->d_name[0] != '.' && unlinkat(dirfd(d), de->d_name, 0) < 0 && errno == EISDIR) {
+                        char sub[512];
+
+                        snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
+                        dir_clear(sub);
+                        (void) unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
+                }
         closedir(d);
+}
+
+static void state_clear(void) {
+        dir_clear(H.state_dir);
+        if (H.world && streq(H.world->name, "gres"))
+                dir_clear(world_path("events"));
+}
+
+/* libslurm's hostlist parser (gres's slurm.conf check) leaks on some
+ * host lists of its own accord; in sunkd it runs in a child that exits. */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void) {
+        return "leak:libslurm.so\n";
+}
+
+/* The XID watch waits out its window when it has no GPU to watch: on this
+ * host time passes at once while a job's work runs. */
+int nanosleep(const struct timespec *req, struct timespec *rem) {
+        return H.no_sleep ? 0 : (int) syscall(SYS_nanosleep, req, rem);
 }
 
 /* ---- the operations ------------------------------------------------------ */
@@ -479,6 +714,29 @@ static void op_spawn(Input *in) {
         spawn_end(status, text, len);
 }
 
+/* As job-child.c hands a child's result over: written as JSON text, read
+ * back with json-c's parser. */
+static json_object *child_result(json_object *result, int *r) {
+        _cleanup_json_ json_object *o = json_object_new_object(), *back = NULL;
+        json_object *res = NULL;
+
+        if (!o) {
+                json_object_put(result);
+                return NULL;
+        }
+        json_object_object_add(o, "r", json_object_new_int(*r));
+        if (result)
+                json_object_object_add(o, "result", result);
+        back = json_tokener_parse(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+        if (!back) {
+                *r = -EPROTO;
+                return NULL;
+        }
+        if (json_object_object_get_ex(back, "result", &res))
+                res = json_object_get(res);
+        return res;
+}
+
 static void op_run(Input *in) {
         unsigned k = take_byte(in);
         sunkd_job *j;
@@ -497,10 +755,25 @@ static void op_run(Input *in) {
                 j->input = input;
                 return;
         }
+        if (H.world && H.world->before_run)
+                H.world->before_run(j);
+        H.no_sleep = true;
         if (j->spec.work)
                 r = j->spec.work(job_state(j), input, NULL, &result);
+        H.no_sleep = false;
+        if (j->spec.flags & SUNKD_JOB_CHILD)
+                result = child_result(result, &r);
         if (j->spec.done)
                 (void) j->spec.done(job_state(j), r, input, result);
+}
+
+static void op_text(Input *in) {
+        unsigned k = take_byte(in);
+        size_t len;
+        const char *text = take_text(in, &len);
+
+        if (H.world && H.world->n_texts > 0)
+                H.world->texts[k % H.world->n_texts](text, len);
 }
 
 static void op_gone(Input *in) {
@@ -518,19 +791,24 @@ static void op_gone(Input *in) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-        static void (*const ops[])(Input *) = { op_call, op_spawn, op_run, op_gone };
+        static void (*const ops[])(Input *) = { op_call, op_spawn, op_run, op_gone, op_text };
         Input in = { data, size };
         const ConfModule *cm;
+        unsigned n_ops;
 
         if (!H.config)
                 world_init();
         state_clear();
+        if (H.world)
+                H.world->reset();
         cm = config_find_module(H.config, sunkd_module_v1.name);
         H.state = NULL;
         if (!cm || sunkd_module_v1.init(&H.ctx, (const sunkd_cfg *) cm->cfg, &H.state) < 0)
                 abort();
+        /* (health's and prolog's inputs read no files: their corpora keep their meaning) */
+        n_ops = H.world ? 5 : 4;
         for (unsigned steps = 0; in.n > 0 && steps < 64; steps++)
-                ops[take_byte(&in) % 4](&in);
+                ops[take_byte(&in) % n_ops](&in);
         /* the children end, the async runs with them, and the module stops */
         for (unsigned i = 0; i < 64 && H.n_spawns > 0; i++)
                 spawn_end(0, "", 0);

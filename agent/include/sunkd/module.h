@@ -116,7 +116,8 @@ enum {
 /**
  * sunkd_job_spec - a unit of periodic or triggered work.
  * @size:        sizeof(sunkd_job_spec) as the module saw it.
- * @name:        "<module>.<verb>", shown by `sunkctl jobs`, used by `sunkctl run`.
+ * @name:        "<module>.<verb>", shown by `sunkctl jobs`, used by `sunkctl run`;
+ *               a name that is not UTF-8 is refused (-EINVAL).
  * @interval_usec: period between runs; ignored with SUNKD_JOB_TRIGGER_ONLY.
  * @splay_usec:  the first run happens at now + U(0, splay).
  * @jitter_pct:  later runs at interval +/- jitter_pct percent.
