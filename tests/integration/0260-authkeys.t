@@ -251,7 +251,8 @@ ok "and is logged as an error" log_since_has "Failed to load '$T/keys/not-there'
 sunkd_stop
 is "$SUNKD_EXIT" 0 "sunkd stops cleanly"
 
-head -c 4096 /dev/urandom | tr -d '\n' > "$T/keys/garbage"
+# no ':' either: random bytes before one can make a user of a line
+head -c 4096 /dev/urandom | tr -d '\n:' > "$T/keys/garbage"
 no_map "a file that cannot be read" "$T/keys/garbage"
 is "$(status state)" "no keys are served" "a file that cannot be read: status says no keys are served"
 is "$(status reload_failures)" 1 "it is a failed load"
