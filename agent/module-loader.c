@@ -295,7 +295,7 @@ const char *module_runtime_dir(Module *mod) {
         _cleanup_free_ char *error = NULL;
         int r;
 
-        if (mod->runtime_dir_made)
+        if (mod->runtime_dir_made || !mod->runtime_dir)
                 return mod->runtime_dir;
         if (mkdir(mod->runtime_dir, 0700) < 0 && errno != EEXIST) {
                 log_ctx_full_errno(&mod->log, LOG_ERR, errno, "Failed to create runtime directory '%s': %m",

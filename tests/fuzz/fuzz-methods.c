@@ -78,7 +78,7 @@ static struct {
         size_t n_spawns;
         sunkd_call *calls[MAX_CALLS];
         size_t n_calls;
-        char dir[64], state_dir[96];
+        char dir[64], state_dir[96], runtime_dir[96];
         Config *config;
         bool stopping;
         const struct World *world;
@@ -149,6 +149,10 @@ static const char *f_module_name(sunkd_ctx *c) {
 
 static const char *f_state_dir(sunkd_ctx *c) {
         return H.state_dir;
+}
+
+static const char *f_runtime_dir(sunkd_ctx *c) {
+        return H.runtime_dir;
 }
 
 static int f_job_add(sunkd_ctx *c, const sunkd_job_spec *spec, sunkd_job **ret) {
@@ -290,6 +294,7 @@ static void api_init(void) {
         api.log_fields = f_log_fields;
         api.module_name = f_module_name;
         api.state_dir = f_state_dir;
+        api.runtime_dir = f_runtime_dir;
         api.job_add = f_job_add;
         api.job_trigger = f_job_trigger;
         api.job_set_interval = f_job_set_interval;
@@ -550,6 +555,8 @@ static void world_init(void) {
                 abort();
         snprintf(H.state_dir, sizeof(H.state_dir), "%s/state", H.dir);
         mkdir(H.state_dir, 0700);
+        snprintf(H.runtime_dir, sizeof(H.runtime_dir), "%s/run", H.dir);
+        mkdir(H.runtime_dir, 0700);
         snprintf(path, sizeof(path), "%s/root", H.dir);
         mkdir(path, 0755);
         snprintf(path, sizeof(path), "%s/p.d", H.dir);
@@ -597,6 +604,7 @@ static void dir_clear(const char *path) {
 
 static void state_clear(void) {
         dir_clear(H.state_dir);
+        dir_clear(H.runtime_dir);
         if (H.world && streq(H.world->name, "gres"))
                 dir_clear(world_path("events"));
 }
