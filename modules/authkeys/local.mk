@@ -35,4 +35,9 @@ pkglibexec_PROGRAMS += %reldir%/sunkd-authkeys
 %canon_reldir%_sunkd_authkeys_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 %canon_reldir%_sunkd_authkeys_LDADD = agent/client/libsunkd-client.la %reldir%/libauthkeys-core.la $(JSONC_LIBS) -ldl
 
+# sunkctl's view of the module's answers (client/sunkctl-view.h), linked
+# into sunkctl, which lists it in its generated table.
+SUNKCTL_VIEWS += authkeys
+SUNKCTL_VIEW_SOURCES += %reldir%/authkeys-render.c
+
 # End of modules/authkeys/local.mk

@@ -2,8 +2,11 @@
 # The source tree keeps its layers apart: agent/util/ is loop-free helpers
 # that include nothing of the daemon; agent/client/ includes util/ and the
 # Varlink codec only; a module includes <sunkd/module.h>, util/ and its own
-# folder (a client program in it also client/client.h).  agent/*.h is the
-# daemon's own, included by the daemon alone.
+# folder (a client program in it also client/client.h, its render file
+# client/sunkctl-view.h).  agent/*.h is the daemon's own, included by the
+# daemon alone.  Nothing under agent/ names a module: the code (comments
+# aside) and the makefiles' rules know modules only through the lists the
+# modules' own local.mk fill.
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 
 S="$SUNKD_SRCDIR"
@@ -40,11 +43,29 @@ util_h() { (cd "$S/agent/util" && ls *.h) | sed 's/\./\\./; s|^|util/|' | paste 
 UTIL="($(util_h))"
 
 check agent/util "$UTIL"
-check agent/client "$UTIL" "client/[a-z-]+\.h" "varlink\.h" "[a-z]+/[a-z]+-render\.h"
+check agent/client "$UTIL" "client/[a-z-]+\.h" "varlink\.h"
 for d in "$S"/modules/*/; do
         d=${d%/}
-        check "modules/${d##*/}" "$UTIL" "sunkd/module\.h" "client/client\.h"
+        check "modules/${d##*/}" "$UTIL" "sunkd/module\.h" "client/client\.h" "client/sunkctl-view\.h"
 done
 check tests/modules "$UTIL" "sunkd/module\.h"
+
+# code FILE: FILE without its comments (C: by the preprocessor, macros left
+# as written; a makefile: its '#' lines).
+command -v gcc >/dev/null || bail_out "gcc is needed to read the sources without their comments"
+code() {
+        case "$1" in
+        *.mk) grep -v -E '^[[:space:]]*#' "$1" ;;
+        *) gcc -fpreprocessed -E -P -x c "$1" 2>/dev/null || echo "UNREADABLE $1" ;;
+        esac
+}
+modules=$(cd "$S/modules" && for d in */; do printf '%s\n' "${d%/}"; done | paste -s -d'|')
+[ -n "$modules" ] || bail_out "no modules found"
+named=""
+while read -r f; do
+        hits=$(code "$f" | grep -n -i -E "\b($modules)\b|modules/|UNREADABLE" | head -3 | tr '\n' ' ')
+        [ -z "$hits" ] || named="$named ${f#$S/}: $hits"
+done < <(find "$S/agent" -name '*.[ch]' -o -name '*.mk' | sort)
+is "${named# }" "" "nothing under agent/ names a module ($modules) outside a comment"
 
 done_testing
