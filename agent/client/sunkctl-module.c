@@ -18,7 +18,7 @@
 #include "util/cleanup.h"
 #include "util/json-util.h"
 #include "util/macro.h"
-#include "varlink.h"
+#include "proto/varlink.h"
 
 #define METHOD_PREFIX "io.sunkd."
 #define WORD_SHOWN 64 /* of a word an error quotes */

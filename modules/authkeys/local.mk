@@ -14,7 +14,7 @@ noinst_LTLIBRARIES += %reldir%/libauthkeys-core.la
 	%reldir%/authkeys-map.c \
 	%reldir%/authkeys-map.h \
 	# End of libauthkeys_core_la_SOURCES
-%canon_reldir%_libauthkeys_core_la_LIBADD = agent/libsunkd-util.la
+%canon_reldir%_libauthkeys_core_la_LIBADD = agent/libsunkd-modutil.la agent/libsunkd-util.la
 
 noinst_LTLIBRARIES += %reldir%/libauthkeys.la
 %canon_reldir%_libauthkeys_la_SOURCES = %reldir%/authkeys-crypto.c

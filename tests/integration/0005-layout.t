@@ -1,10 +1,13 @@
 #!/bin/bash
 # The source tree keeps its layers apart: agent/util/ is loop-free helpers
-# that include nothing of the daemon; agent/client/ includes util/ and the
-# Varlink codec only; a module includes <sunkd/module.h>, util/ and its own
-# folder (a client program in it also client/client.h, its render file
-# client/sunkctl-view.h).  agent/*.h is the daemon's own, included by the
-# daemon alone.  Nothing under agent/ names a module: the code (comments
+# that include nothing of the daemon; agent/modutil/, the helpers only
+# modules use, includes util/ alone; agent/proto/, the Varlink codec the
+# daemon and the clients share, util/ alone; agent/client/ includes util/
+# and the codec only; the daemon (agent/*.[ch]) util/, the codec and
+# <sunkd/module.h>, never modutil/ nor client/; a module includes
+# <sunkd/module.h>, util/, modutil/ and its own folder (a client program in
+# it also client/client.h, its render file client/sunkctl-view.h).
+# agent/*.h is the daemon's own, included by the daemon alone.  Nothing under agent/ names a module: the code (comments
 # aside) and the makefiles' rules know modules only through the lists the
 # modules' own local.mk fill.
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
@@ -40,15 +43,42 @@ check() {
 }
 
 util_h() { (cd "$S/agent/util" && ls *.h) | sed 's/\./\\./; s|^|util/|' | paste -s -d'|'; }
+modutil_h() { (cd "$S/agent/modutil" && ls *.h) | sed 's/\./\\./; s|^|modutil/|' | paste -s -d'|'; }
 UTIL="($(util_h))"
+MODUTIL="($(modutil_h))"
 
 check agent/util "$UTIL"
-check agent/client "$UTIL" "client/[a-z-]+\.h" "varlink\.h"
+check agent/modutil "$UTIL" "$MODUTIL"
+check agent/proto "$UTIL" "proto/varlink\.h"
+check agent "$UTIL" "proto/varlink\.h" "sunkd/module\.h"
+check agent/client "$UTIL" "client/[a-z-]+\.h" "proto/varlink\.h"
 for d in "$S"/modules/*/; do
         d=${d%/}
-        check "modules/${d##*/}" "$UTIL" "sunkd/module\.h" "client/client\.h" "client/sunkctl-view\.h"
+        check "modules/${d##*/}" "$UTIL" "$MODUTIL" "sunkd/module\.h" "client/client\.h" "client/sunkctl-view\.h"
 done
 check tests/modules "$UTIL" "sunkd/module\.h"
+
+# The daemon links no helper only modules use, and a module no piece of
+# the daemon: libsunkd-core's and sunkd's libraries, as the makefile names them.
+mk_var() { sed -n "/^%canon_reldir%_$1 = /,/[^\\]\$/p" "$S/agent/local.mk"; }
+core_libs="$(mk_var libsunkd_core_la_LIBADD) $(mk_var sunkd_LDADD)"
+[ -n "$(mk_var libsunkd_core_la_LIBADD)" ] || bail_out "no libsunkd_core_la_LIBADD in agent/local.mk"
+unlike "$core_libs" "modutil" "the daemon does not link libsunkd-modutil"
+bad=$(grep -l -E 'agent/libsunkd-core\.la' "$S"/modules/*/local.mk | sed "s|^$S/||" | paste -s -d' ')
+is "$bad" "" "no module links the daemon's core"
+# util/ holds no helper that only modules include, but for the general
+# text helpers named here (a string builder, the cleaning of outside text),
+# which are not shaped by any module's files.
+GENERAL="util/strbuf.h util/text-clean.h"
+only_mod=""
+for h in "$S"/agent/util/*.h; do
+        inc="util/${h##*/}"
+        case " $GENERAL " in *" $inc "*) continue ;; esac
+        users=$(grep -rl --include='*.[ch]' -F "\"$inc\"" "$S/agent" "$S/modules" | grep -v "^$S/agent/util/")
+        [ -z "$users" ] && continue
+        printf '%s\n' "$users" | grep -q -v "^$S/modules/" || only_mod="$only_mod $inc"
+done
+is "${only_mod# }" "" "every helper of agent/util/ is used outside the modules (the others are in modutil/)"
 
 # code FILE: FILE without its comments (C: by the preprocessor, macros left
 # as written; a makefile: its '#' lines).
