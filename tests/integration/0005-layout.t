@@ -98,4 +98,53 @@ while read -r f; do
 done < <(find "$S/agent" -name '*.[ch]' -o -name '*.mk' | sort)
 is "${named# }" "" "nothing under agent/ names a module ($modules) outside a comment"
 
+# The index of the tests' helpers lists each of them, and names none that is gone.
+idx="$S/tests/lib/README.md"
+[ -f "$idx" ] || bail_out "no tests/lib/README.md"
+missing=""
+for f in "$S"/tests/lib/*; do
+        n=${f##*/}
+        [ "$n" = README.md ] && continue
+        grep -q -F "\`$n\`" "$idx" || missing="$missing $n"
+done
+is "${missing# }" "" "tests/lib/README.md lists every helper of tests/lib"
+gone=""
+for n in $(grep -o -E '`[a-z][a-z0-9.-]*\.(sh|py|c|h)`|`(with-deadline|summary)`' "$idx" | tr -d '`' | sort -u); do
+        [ -e "$S/tests/lib/$n" ] || gone="$gone $n"
+done
+is "${gone# }" "" "tests/lib/README.md names only helpers that are there"
+
+# Each module's README says which tests hold it: a "## Tests" section naming
+# every integration test named for the module, and only tests that exist.
+for d in "$S"/modules/*/; do
+        d=${d%/}
+        m=${d##*/}
+        readme="$d/README.md"
+        tests=$(sed -n '/^## Tests$/,/^## /p' "$readme" 2>/dev/null)
+        ok "modules/$m/README.md has a Tests section" [ -n "$tests" ]
+        unnamed=""
+        for t in "$S"/tests/integration/[0-9]*-"$m"*.t; do
+                [ -e "$t" ] || continue
+                grep -q -F "${t##*/}" <<< "$tests" || unnamed="$unnamed ${t##*/}"
+        done
+        is "${unnamed# }" "" "modules/$m/README.md's Tests names each of its integration tests"
+        gone=""
+        for t in $(grep -o -E '[0-9]{4}-[a-z0-9-]+\.t|\b(test|fuzz|bench)-[a-z0-9-]+' <<< "$tests" | sort -u); do
+                case "$t" in
+                *.t) [ -e "$S/tests/integration/$t" ] ;;
+                test-*) [ -e "$S/tests/unit/$t.c" ] ;;
+                fuzz-*) [ -e "$S/tests/fuzz/$t.c" ] ;;
+                bench-*) [ -e "$S/tests/bench/$t.c" ] ;;
+                esac || gone="$gone $t"
+        done
+        is "${gone# }" "" "modules/$m/README.md's Tests names only tests that exist"
+done
+
+# agent/README.md draws every module.
+drawing=$(sed -n '/^```$/,/^```$/p' "$S/agent/README.md" | head -40)
+for d in "$S"/modules/*/; do
+        d=${d%/}
+        like "$drawing" "${d##*/}\.so" "agent/README.md draws the ${d##*/} module"
+done
+
 done_testing
