@@ -350,7 +350,7 @@ static void signals_setup(void) {
 static int settings_load(const Args *a, PrologSettings *set, char **ret_why) {
         _cleanup_free_ char *path = NULL, *error = NULL;
         const char *slash;
-        int r;
+        int r = 0;
 
         if (a->settings)
                 path = strdup(a->settings);
