@@ -10,7 +10,8 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CONFIGURE_FLAGS ?= --enable-werror --prefix=/usr --sysconfdir=/etc --localstatedir=/var
 DEMO_SECONDS ?= 0
 
-# Build dependencies, then what the tests run for real (libnss-cache through
+# Build dependencies (clang and clang-format for .ci/run's extra build and
+# formatting check), then what the tests run for real (libnss-cache through
 # getent, sshd for the AuthorizedKeysCommand, munged, slurmctld and slurmd for
 # the GRES registration and the health module (with auth/jwt), s6-svscan and
 # s6-notifyoncheck, the SCIM fixture in python3, nginx-light serving map files
@@ -24,6 +25,7 @@ DEMO_SECONDS ?= 0
 DEB_PACKAGES = build-essential autoconf automake libtool autoconf-archive pkg-config \
 	libsystemd-dev libcurl4-openssl-dev libjson-c-dev libyaml-dev libssl-dev check \
 	libmunge-dev libslurm-dev libbz2-dev zlib1g-dev \
+	clang clang-format \
 	libnss-cache openssh-client openssh-server munge slurmctld slurmd slurm-client slurm-wlm-jwt-plugin s6 python3 curl openssl nginx-light strace \
 	procps util-linux groff-base man-db systemd git \
 	debhelper dpkg-dev fakeroot lintian devscripts rpm rpmlint

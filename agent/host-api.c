@@ -36,7 +36,7 @@ static Module *MOD(sunkd_ctx *c) {
         return (Module *) c;
 }
 
-static int host_log(sunkd_ctx *c, int level, int r, const char *fmt, ...) {
+_printf_(4, 5) static int host_log(sunkd_ctx *c, int level, int r, const char *fmt, ...) {
         va_list ap;
 
         va_start(ap, fmt);
@@ -45,7 +45,8 @@ static int host_log(sunkd_ctx *c, int level, int r, const char *fmt, ...) {
         return r;
 }
 
-static int host_log_fields(sunkd_ctx *c, int level, const char *const *fields, const char *fmt, ...) {
+_printf_(4, 5) static int host_log_fields(sunkd_ctx *c, int level, const char *const *fields,
+                                          const char *fmt, ...) {
         LogContext ctx = MOD(c)->log;
         size_t n = 0;
         va_list ap;

@@ -18,7 +18,7 @@
 #include "ipc-internal.h"
 #include "log.h"
 #include "util/macro.h"
-#include "varlink.h"
+#include "proto/varlink.h"
 
 /* ---- Methods ------------------------------------------------------------ */
 

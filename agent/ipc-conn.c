@@ -40,7 +40,7 @@
 #include "util/json-util.h"
 #include "util/macro.h"
 #include "util/time-util.h"
-#include "varlink.h"
+#include "proto/varlink.h"
 
 #define IPC_READ_CHUNK 4096
 #define IPC_LOG_BURST 5

@@ -1,8 +1,11 @@
-# agent/: the daemon core; agent/util/ the helpers every part links; the
-# client library and sunkctl are in agent/client/local.mk.
+# agent/: the daemon core; agent/util/ the helpers every part links;
+# agent/modutil/ the helpers only modules link; agent/proto/ the Varlink
+# codec the daemon and the clients share; the client library and sunkctl
+# are in agent/client/local.mk.
 
 # The only installed header: <sunkd/module.h> for modules built outside this
-# tree.  In-tree modules may also use agent/util/; nothing else.
+# tree.  In-tree modules may also use agent/util/ and agent/modutil/;
+# nothing else.
 sunkdincludedir = $(includedir)/sunkd
 sunkdinclude_HEADERS = %reldir%/include/sunkd/module.h
 
@@ -27,8 +30,6 @@ CLEANFILES += %reldir%/sunkd-module.pc
 noinst_LTLIBRARIES += %reldir%/libsunkd-util.la
 %canon_reldir%_libsunkd_util_la_SOURCES = \
 	%reldir%/util/cleanup.h \
-	%reldir%/util/colon-file.c \
-	%reldir%/util/colon-file.h \
 	%reldir%/util/macro.h \
 	%reldir%/util/errloc.c \
 	%reldir%/util/errloc.h \
@@ -38,15 +39,11 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-util.la
 	%reldir%/util/fileio.h \
 	%reldir%/util/rand-util.c \
 	%reldir%/util/rand-util.h \
-	%reldir%/util/reserved-accounts.c \
-	%reldir%/util/reserved-accounts.h \
 	%reldir%/util/siphash.h \
 	%reldir%/util/strbuf.c \
 	%reldir%/util/strbuf.h \
 	%reldir%/util/strv.c \
 	%reldir%/util/strv.h \
-	%reldir%/util/py-escape.c \
-	%reldir%/util/py-escape.h \
 	%reldir%/util/text-clean.c \
 	%reldir%/util/text-escape.c \
 	%reldir%/util/text-escape.h \
@@ -57,6 +54,20 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-util.la
 	%reldir%/util/trusted-path.h \
 	%reldir%/util/json-util.h \
 	# End of libsunkd_util_la_SOURCES
+
+# The helpers only modules use (the shapes of the files and maps nsscache
+# and authkeys share: colon-separated files, Python-escaped strings, the
+# accounts never published): the daemon does not link them.  Its users link
+# libsunkd-util too (a convenience library in another one is copied whole).
+noinst_LTLIBRARIES += %reldir%/libsunkd-modutil.la
+%canon_reldir%_libsunkd_modutil_la_SOURCES = \
+	%reldir%/modutil/colon-file.c \
+	%reldir%/modutil/colon-file.h \
+	%reldir%/modutil/py-escape.c \
+	%reldir%/modutil/py-escape.h \
+	%reldir%/modutil/reserved-accounts.c \
+	%reldir%/modutil/reserved-accounts.h \
+	# End of libsunkd_modutil_la_SOURCES
 
 # The daemon's core, as a library so unit tests link exactly what runs.
 noinst_LTLIBRARIES += %reldir%/libsunkd-core.la
@@ -107,12 +118,12 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-core.la
 %canon_reldir%_libsunkd_core_la_LIBADD = %reldir%/libsunkd-varlink.la %reldir%/libsunkd-util.la $(SYSTEMD_LIBS) $(JSONC_LIBS) \
 	$(YAML_LIBS) $(PTHREAD_LIBS) $(LIBS) -lm
 
-# The Varlink codec: the daemon and the client library parse with the same
-# code, built once.
+# The Varlink codec (agent/proto/): the daemon and the client library parse
+# with the same code, built once.
 noinst_LTLIBRARIES += %reldir%/libsunkd-varlink.la
 %canon_reldir%_libsunkd_varlink_la_SOURCES = \
-	%reldir%/varlink.c \
-	%reldir%/varlink.h \
+	%reldir%/proto/varlink.c \
+	%reldir%/proto/varlink.h \
 	# End of libsunkd_varlink_la_SOURCES
 %canon_reldir%_libsunkd_varlink_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 %canon_reldir%_libsunkd_varlink_la_LIBADD = $(JSONC_LIBS)

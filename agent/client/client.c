@@ -29,7 +29,7 @@
 #include "util/json-util.h"
 #include "util/macro.h"
 #include "util/time-util.h"
-#include "varlink.h"
+#include "proto/varlink.h"
 
 #define CLIENT_MAX_DEPTH 64
 #define CLIENT_READ_CHUNK 4096

@@ -11,8 +11,10 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-client.la
 %canon_reldir%_libsunkd_client_la_LIBADD = agent/libsunkd-varlink.la agent/libsunkd-util.la $(JSONC_LIBS)
 
 # sunkctl's verbs and renderers, as a library so its unit test links what
-# runs.  A module's own renderer (modules/<name>/<name>-render.c) is linked
-# in here where the generic one will not do.
+# runs.  The modules' views (modules/<name>/<name>-render.c, listed in
+# SUNKCTL_VIEWS and SUNKCTL_VIEW_SOURCES by their local.mk) are linked in
+# here, and sunkctl-views.c, generated from the list, is their table: no
+# file of sunkctl names a module.
 noinst_LTLIBRARIES += %reldir%/libsunkctl.la
 %canon_reldir%_libsunkctl_la_SOURCES = \
 	%reldir%/sunkctl.h \
@@ -26,16 +28,22 @@ noinst_LTLIBRARIES += %reldir%/libsunkctl.la
 	%reldir%/sunkctl-render.h \
 	%reldir%/sunkctl-run.c \
 	%reldir%/sunkctl-status.c \
-	modules/gres/gres-render.c \
-	modules/gres/gres-render.h \
-	modules/health/health-render.c \
-	modules/health/health-render.h \
-	modules/prolog/prolog-render.c \
-	modules/prolog/prolog-render.h \
+	%reldir%/sunkctl-view.h \
+	$(SUNKCTL_VIEW_SOURCES) \
 	# End of libsunkctl_la_SOURCES
-%canon_reldir%_libsunkctl_la_CPPFLAGS = $(AM_CPPFLAGS) -iquote $(top_srcdir)/modules
+nodist_%canon_reldir%_libsunkctl_la_SOURCES = %reldir%/sunkctl-views.c
+CLEANFILES += %reldir%/sunkctl-views.c
 %canon_reldir%_libsunkctl_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 %canon_reldir%_libsunkctl_la_LIBADD = %reldir%/libsunkd-client.la $(JSONC_LIBS) -lm
+
+%reldir%/sunkctl-views.c: Makefile
+	$(AM_V_GEN)$(MKDIR_P) $(@D) && { \
+	echo '/* Generated from SUNKCTL_VIEWS by agent/client/local.mk: do not edit. */'; \
+	echo '#include "client/sunkctl-view.h"'; \
+	for m in $(SUNKCTL_VIEWS); do echo "extern const SunkctlView sunkctl_view_$$m;"; done; \
+	echo 'const SunkctlView *const sunkctl_views[] = {'; \
+	for m in $(SUNKCTL_VIEWS); do echo "        &sunkctl_view_$$m,"; done; \
+	echo '        NULL,'; echo '};'; } > $@.tmp && mv $@.tmp $@
 
 bin_PROGRAMS += %reldir%/sunkctl
 %canon_reldir%_sunkctl_SOURCES = %reldir%/sunkctl.c

@@ -1,106 +1,44 @@
 /* sunkctl MODULE VERB [KEY=VALUE...]: any module's method without code in
  * sunkctl.  The words name io.sunkd.<Module>.<Verb>, each capitalised at
- * its start and after each '-' (gres list: io.sunkd.Gres.List; test
- * metric-add: io.sunkd.Test.MetricAdd); a module whose interface is named
- * otherwise has an alias here.  The answer is shown by the module's own
- * renderer where its output must differ (modules/<name>/<name>-render.c,
- * linked in), else by the generic one. */
+ * its start and after each '-' (test metric-add: io.sunkd.Test.MetricAdd);
+ * a module whose interface is named otherwise says so in its view.  The
+ * answer is shown by the module's view where it has one for the verb
+ * (sunkctl-view.h: modules/<name>/<name>-render.c, linked in through the
+ * generated table sunkctl_views), else by the generic renderer; the view's
+ * flags become the call's parameters or pick how the answer is shown. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gres/gres-render.h"
-#include "health/health-render.h"
-#include "prolog/prolog-render.h"
 #include "sunkctl-params.h"
 #include "sunkctl-render.h"
+#include "sunkctl-view.h"
 #include "sunkctl.h"
 #include "util/cleanup.h"
 #include "util/json-util.h"
 #include "util/macro.h"
-#include "varlink.h"
+#include "proto/varlink.h"
 
 #define METHOD_PREFIX "io.sunkd."
 #define WORD_SHOWN 64 /* of a word an error quotes */
 
-/* Modules whose socket interface is not their name capitalised. */
-static const struct {
-        const char *module;
-        const char *interface;
-} aliases[] = {
-        { "authkeys", "AuthorizedKeys" },
-};
-
-/* The verb `sunkctl MODULE` alone stands for. */
-static const struct {
-        const char *module;
-        const char *verb;
-} default_verbs[] = {
-        { "gres", "list" },
-        { "health", "status" },
-        { "prolog", "status" },
-};
-
-typedef struct ModuleRenderer {
-        const char *method;
-        int (*view_from_string)(const char *view); /* NULL view: the default */
-        void (*render)(json_object *reply, int view);
-        bool (*ok)(json_object *reply, int view); /* false: exit 1 */
-} ModuleRenderer;
-
-static void gres_render_stdout(json_object *reply, int view) {
-        gres_render(reply, (GresView) view, stdout, stderr);
+const SunkctlView *ctl_view(const char *module) {
+        for (const SunkctlView *const *v = sunkctl_views; *v; v++)
+                if (streq((*v)->module, module))
+                        return *v;
+        return NULL;
 }
 
-static bool gres_ok(json_object *reply, int view) {
-        return gres_render_ok(reply, (GresView) view);
-}
-
-static void health_render_stdout(json_object *reply, int view) {
-        (void) view;
-        health_render(reply, stdout);
-}
-
-static bool health_ok(json_object *reply, int view) {
-        (void) view;
-        return health_render_ok(reply);
-}
-
-static void prolog_render_stdout(json_object *reply, int view) {
-        (void) view;
-        prolog_render(reply, stdout);
-}
-
-static const ModuleRenderer renderers[] = {
-        { "io.sunkd.Gres.List", gres_view_from_string, gres_render_stdout, gres_ok },
-        { "io.sunkd.Health.Status", NULL, health_render_stdout, health_ok },
-        { "io.sunkd.Health.Run", NULL, health_render_stdout, health_ok },
-        { "io.sunkd.Health.Drain", NULL, health_render_stdout, health_ok },
-        { "io.sunkd.Health.Undrain", NULL, health_render_stdout, health_ok },
-        { "io.sunkd.Prolog.Status", NULL, prolog_render_stdout, NULL },
-};
-
-/* --reason and --wait-idle (health drain) as the call's parameters; with
- * --wait-idle the daemon gets --timeout too, and without one the call
- * waits as long as the node is busy. */
-static int add_option_params(Ctl *c, const char *method, json_object *params) {
-        bool drain = streq(method, "io.sunkd.Health.Drain");
-
-        if ((c->reason || c->wait_idle) && !drain) {
-                fprintf(stderr, "sunkctl: --reason and --wait-idle are for health drain only\n");
-                return EXIT_USAGE;
-        }
-        if (c->reason)
-                json_object_object_add(params, "reason", json_object_new_string(c->reason));
-        if (c->wait_idle) {
-                json_object_object_add(params, "wait_idle", json_object_new_boolean(true));
-                if (c->timeout_set)
-                        json_object_object_add(params, "timeout_usec", json_object_new_int64((int64_t) c->timeout_usec));
-                else
-                        c->timeout_usec = 0;
-        }
-        return 0;
+const SunkctlFlag *ctl_flag_at(size_t i, const SunkctlView **ret_view) {
+        for (const SunkctlView *const *v = sunkctl_views; *v; v++)
+                for (const SunkctlFlag *f = (*v)->flags; f && f->name; f++)
+                        if (i-- == 0) {
+                                if (ret_view)
+                                        *ret_view = *v;
+                                return f;
+                        }
+        return NULL;
 }
 
 /* Append @word to @buf capitalised at its start and after each '-', which
@@ -132,16 +70,14 @@ static int append_capitalised(char *buf, size_t len, const char *word) {
 }
 
 int module_method_name(const char *module, const char *verb, char *buf, size_t len, const char **ret_bad) {
-        const char *interface = NULL;
+        const SunkctlView *v = ctl_view(module);
+        const char *interface = v ? v->interface : NULL;
         int r;
 
         *ret_bad = module;
         if (len < sizeof(METHOD_PREFIX))
                 return -ENAMETOOLONG;
         strcpy(buf, METHOD_PREFIX);
-        for (size_t i = 0; i < ELEMENTSOF(aliases); i++)
-                if (streq(aliases[i].module, module))
-                        interface = aliases[i].interface;
         r = append_capitalised(buf, len, interface ?: module);
         if (r < 0)
                 return r;
@@ -155,18 +91,64 @@ int module_method_name(const char *module, const char *verb, char *buf, size_t l
         return varlink_method_name_is_valid(buf, strlen(buf)) ? 0 : -ENAMETOOLONG;
 }
 
-static const ModuleRenderer *renderer_for(const char *method) {
-        for (size_t i = 0; i < ELEMENTSOF(renderers); i++)
-                if (streq(renderers[i].method, method))
-                        return &renderers[i];
+/* Whether @verb of @v's module names @method (words capitalised alike). */
+static bool view_verb_is(const SunkctlView *v, const char *verb, const char *method) {
+        char buf[256];
+        const char *bad;
+
+        return module_method_name(v->module, verb, buf, sizeof(buf), &bad) == 0 && streq(buf, method);
+}
+
+/* The view whose interface @method is of, however its module was written. */
+static const SunkctlView *view_for_method(const char *method) {
+        for (const SunkctlView *const *v = sunkctl_views; *v; v++) {
+                char buf[256];
+                const char *bad;
+
+                if (module_method_name((*v)->module, "x", buf, sizeof(buf), &bad) == 0 &&
+                    strncmp(buf, method, strlen(buf) - 1) == 0)
+                        return *v;
+        }
         return NULL;
 }
 
-static const char *default_verb(const char *module) {
-        for (size_t i = 0; i < ELEMENTSOF(default_verbs); i++)
-                if (streq(default_verbs[i].module, module))
-                        return default_verbs[i].verb;
+static const SunkctlMethodView *method_view(const SunkctlView *v, const char *method) {
+        for (const SunkctlMethodView *m = v ? v->methods : NULL; m && m->verb; m++)
+                if (view_verb_is(v, m->verb, method))
+                        return m;
         return NULL;
+}
+
+/* The flags given, into @params (or *ret_view_name, a view flag): each
+ * must be one of @v's for @method's verb.  Returns 0 or EXIT_USAGE. */
+static int add_flags(Ctl *c, const SunkctlView *v, const char *method, json_object *params,
+                     const char **ret_view_name) {
+        const SunkctlView *fv;
+        const SunkctlFlag *f;
+
+        for (size_t i = 0; (f = ctl_flag_at(i, &fv)); i++) {
+                if (!c->flag_value[i])
+                        continue;
+                if (fv != v || !view_verb_is(fv, f->verb, method)) {
+                        fprintf(stderr, "sunkctl: --%s is for %s %s only\n", f->name, fv->module, f->verb);
+                        return EXIT_USAGE;
+                }
+                if (!f->param) {
+                        *ret_view_name = f->name;
+                        continue;
+                }
+                json_object_object_add(params, f->param,
+                                       f->arg ? json_object_new_string(c->flag_value[i])
+                                              : json_object_new_boolean(true));
+                if (!f->waits)
+                        continue;
+                if (c->timeout_set)
+                        json_object_object_add(params, "timeout_usec",
+                                               json_object_new_int64((int64_t) c->timeout_usec));
+                else
+                        c->timeout_usec = 0;
+        }
+        return 0;
 }
 
 /* @word, if any, is quoted cut to WORD_SHOWN bytes. */
@@ -181,12 +163,15 @@ static int usage(const char *why, const char *word) {
 
 int verb_module(Ctl *c, int argc, char **argv) {
         _cleanup_json_ json_object *params = NULL, *reply = NULL;
-        const char *module = argv[0], *verb = argc > 1 ? argv[1] : default_verb(module);
-        const ModuleRenderer *rd;
-        const char *bad;
+        const char *module = argv[0], *verb = argc > 1 ? argv[1] : NULL;
+        const SunkctlView *v = ctl_view(module);
+        const SunkctlMethodView *mv;
+        const char *bad, *view_name = NULL;
         char method[256], err[256];
-        int view = 0, r;
+        int r;
 
+        if (!verb && v)
+                verb = v->default_verb;
         if (!verb)
                 return usage("a module needs a verb", module);
         r = module_method_name(module, verb, method, sizeof(method), &bad);
@@ -200,25 +185,19 @@ int verb_module(Ctl *c, int argc, char **argv) {
                 return EXIT_FAILED;
         if (r < 0)
                 return usage(err, NULL);
-        r = add_option_params(c, method, params);
+        v = view_for_method(method);
+        r = add_flags(c, v, method, params, &view_name);
         if (r)
                 return r;
-        rd = renderer_for(method);
-        if (c->view) {
-                view = rd && rd->view_from_string ? rd->view_from_string(c->view) : -EINVAL;
-                if (view < 0) {
-                        fprintf(stderr, "sunkctl: --slurmd-conf, --check and --block are for gres only\n");
-                        return EXIT_USAGE;
-                }
-        }
+        mv = method_view(v, method);
         r = ctl_call(c, method, params, &reply);
         if (r)
                 return r;
         if (c->json)
                 ctl_print_json(reply);
-        else if (rd)
-                rd->render(reply, view);
+        else if (mv)
+                mv->render(reply, view_name, stdout, stderr);
         else if (render_reply(stdout, reply) < 0)
                 return EXIT_FAILED;
-        return rd && rd->ok && !rd->ok(reply, view) ? EXIT_FAILED : 0;
+        return mv && mv->ok && !mv->ok(reply, view_name) ? EXIT_FAILED : 0;
 }

@@ -6,11 +6,14 @@
  * [KEY=VALUE...]` calls any module's method (sunkctl-module.c).  Exit codes:
  * 0 success, 1 the call or the job failed, 2 usage, 3 sunkd not reachable.
  */
+#include <errno.h>
 #include <getopt.h>
+#include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "sunkctl-view.h"
 #include "sunkctl.h"
 #include "util/macro.h"
 #include "util/time-util.h"
@@ -37,52 +40,74 @@ static void help(void) {
                "Ask the sunkd node agent.\n\nCommands:\n");
         for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
                 printf("  %-7s %-5s %s\n", verbs[i].name, verbs[i].args, verbs[i].help);
-        printf("  gres          the GPUs found, as gres.conf and Gres= see them (gres list)\n"
-               "  health        the checks and the node's drain (health status); health run, health drain,\n"
-               "                health undrain\n"
-               "  MODULE VERB [KEY=VALUE...]\n"
+        for (const SunkctlView *const *v = sunkctl_views; *v; v++)
+                if ((*v)->help)
+                        printf("  %-13s %s\n", (*v)->module, (*v)->help);
+        printf("  MODULE VERB [KEY=VALUE...]\n"
                "                call the module's method io.sunkd.<Module>.<Verb>\n"
                "\nOptions:\n"
                "  -s, --socket=PATH   sunkd's socket (default %s)\n"
                "      --json          print replies as JSON\n"
                "  -t, --timeout=SECS  give up after this long (default 30; run waits for the job unless "
-               "given)\n"
-               "      --slurmd-conf   gres: print the Gres= for slurmd -Z --conf\n"
-               "      --check         gres: compare with slurm.conf; exit 1 if they differ\n"
-               "      --block         gres: print this node's topology/block line (multi-node NVLink)\n"
-               "      --reason=TEXT   health drain: the reason, after sunkd's prefix\n"
-               "      --wait-idle     health drain: return once no job runs on the node (bounded by --timeout)\n"
-               "  -h, --help          show this help\n"
-               "      --version       show the version\n\n"
-               "Exit status: 0 success, 1 failure, 2 usage, 3 sunkd not reachable.\n",
+               "given)\n",
                SUNKCTL_SOCKET_DEFAULT);
+        for (size_t i = 0; ctl_flag_at(i, NULL); i++) {
+                const SunkctlFlag *f = ctl_flag_at(i, NULL);
+                char opt[64];
+
+                snprintf(opt, sizeof(opt), "--%s%s%s", f->name, f->arg ? "=" : "", f->arg ?: "");
+                printf("      %-15s %s\n", opt, f->help);
+        }
+        printf("  -h, --help          show this help\n"
+               "      --version       show the version\n\n"
+               "Exit status: 0 success, 1 failure, 2 usage, 3 sunkd not reachable.\n");
 }
 
-/* --slurmd-conf, --check, --block: views of gres list, one at most. */
-static int set_view(Ctl *c, const char *view) {
-        if (c->view && !streq(c->view, view)) {
-                fprintf(stderr, "sunkctl: gres: --slurmd-conf, --check and --block do not go together\n");
-                return -EINVAL;
+/* A module's flag, the @i-th: its argument kept; of the flags that pick a
+ * view of the answer (SunkctlFlag.param NULL), one at most. */
+static int set_flag(Ctl *c, size_t i, const char *arg) {
+        const SunkctlView *v;
+        const SunkctlFlag *f = ctl_flag_at(i, &v);
+
+        for (size_t k = 0; !f->param && ctl_flag_at(k, NULL); k++) {
+                const SunkctlFlag *g = ctl_flag_at(k, NULL);
+
+                if (k != i && !g->param && c->flag_value[k]) {
+                        fprintf(stderr, "sunkctl: %s: --%s and --%s do not go together\n", v->module,
+                                g->name, f->name);
+                        return -EINVAL;
+                }
         }
-        c->view = view;
+        c->flag_value[i] = arg ?: "";
         return 0;
+}
+
+/* The first flag given, or NULL. */
+static const SunkctlFlag *flag_given(const Ctl *c, const SunkctlView **ret_view) {
+        for (size_t i = 0; ctl_flag_at(i, NULL); i++)
+                if (c->flag_value[i])
+                        return ctl_flag_at(i, ret_view);
+        return NULL;
 }
 
 /* Returns -1 to go on, or the exit code. */
 static int parse_options(Ctl *c, int argc, char **argv) {
-        enum { ARG_JSON = 0x100, ARG_VERSION, ARG_SLURMD_CONF, ARG_CHECK, ARG_BLOCK, ARG_REASON, ARG_WAIT_IDLE };
-        static const struct option options[] = { { "socket", required_argument, NULL, 's' },
-                                                 { "json", no_argument, NULL, ARG_JSON },
-                                                 { "timeout", required_argument, NULL, 't' },
-                                                 { "help", no_argument, NULL, 'h' },
-                                                 { "version", no_argument, NULL, ARG_VERSION },
-                                                 { "slurmd-conf", no_argument, NULL, ARG_SLURMD_CONF },
-                                                 { "check", no_argument, NULL, ARG_CHECK },
-                                                 { "block", no_argument, NULL, ARG_BLOCK },
-                                                 { "reason", required_argument, NULL, ARG_REASON },
-                                                 { "wait-idle", no_argument, NULL, ARG_WAIT_IDLE },
-                                                 {} };
+        enum { ARG_JSON = 0x100, ARG_VERSION, ARG_FLAG = 0x200 };
+        static const struct option base[] = { { "socket", required_argument, NULL, 's' },
+                                              { "json", no_argument, NULL, ARG_JSON },
+                                              { "timeout", required_argument, NULL, 't' },
+                                              { "help", no_argument, NULL, 'h' },
+                                              { "version", no_argument, NULL, ARG_VERSION } };
+        struct option options[ELEMENTSOF(base) + SUNKCTL_FLAGS_MAX + 1] = {};
+        const SunkctlFlag *f;
+        size_t n = ELEMENTSOF(base);
         int opt;
+
+        memcpy(options, base, sizeof(base));
+        /* the modules' flags after sunkctl's own (the unit test holds them apart) */
+        for (size_t i = 0; (f = ctl_flag_at(i, NULL)) && i < SUNKCTL_FLAGS_MAX; i++)
+                options[n++] = (struct option){ f->name, f->arg ? required_argument : no_argument, NULL,
+                                                ARG_FLAG + (int) i };
 
         /* Options may follow the command too ("sunkctl status --json"). */
         while ((opt = getopt_long(argc, argv, "s:t:h", options, NULL)) >= 0) {
@@ -100,20 +125,6 @@ static int parse_options(Ctl *c, int argc, char **argv) {
                 case ARG_JSON:
                         c->json = true;
                         break;
-                case ARG_SLURMD_CONF:
-                case ARG_CHECK:
-                case ARG_BLOCK:
-                        if (set_view(c, opt == ARG_SLURMD_CONF ? "slurmd-conf"
-                                        : opt == ARG_CHECK     ? "check"
-                                                               : "block") < 0)
-                                return EXIT_USAGE;
-                        break;
-                case ARG_REASON:
-                        c->reason = optarg;
-                        break;
-                case ARG_WAIT_IDLE:
-                        c->wait_idle = true;
-                        break;
                 case 'h':
                         help();
                         return 0;
@@ -121,6 +132,11 @@ static int parse_options(Ctl *c, int argc, char **argv) {
                         print_client_version();
                         return 0;
                 default:
+                        if (opt >= ARG_FLAG && opt < ARG_FLAG + SUNKCTL_FLAGS_MAX) {
+                                if (set_flag(c, (size_t) (opt - ARG_FLAG), optarg) < 0)
+                                        return EXIT_USAGE;
+                                break;
+                        }
                         fprintf(stderr, "Try 'sunkctl --help'.\n");
                         return EXIT_USAGE;
                 }
@@ -133,6 +149,9 @@ static int parse_options(Ctl *c, int argc, char **argv) {
 }
 
 static int dispatch(Ctl *c, int argc, char **argv) {
+        const SunkctlView *v;
+        const SunkctlFlag *f;
+
         for (size_t i = 0; i < ELEMENTSOF(verbs); i++) {
                 if (!streq(verbs[i].name, argv[0]))
                         continue;
@@ -141,12 +160,9 @@ static int dispatch(Ctl *c, int argc, char **argv) {
                                 verbs[i].n_args ? " " : "", verbs[i].args);
                         return EXIT_USAGE;
                 }
-                if (c->view) {
-                        fprintf(stderr, "sunkctl: --slurmd-conf, --check and --block are for gres only\n");
-                        return EXIT_USAGE;
-                }
-                if (c->reason || c->wait_idle) {
-                        fprintf(stderr, "sunkctl: --reason and --wait-idle are for health drain only\n");
+                f = flag_given(c, &v);
+                if (f) {
+                        fprintf(stderr, "sunkctl: --%s is for %s %s only\n", f->name, v->module, f->verb);
                         return EXIT_USAGE;
                 }
                 return verbs[i].fn(c, argc, argv);

@@ -8,6 +8,10 @@
 #include <json-c/json.h>
 
 #define SUNKCTL_SOCKET_DEFAULT "/run/sunkd/io.sunkd"
+#define SUNKCTL_FLAGS_MAX 32 /* the modules' views' flags, all together */
+
+typedef struct SunkctlView SunkctlView;
+typedef struct SunkctlFlag SunkctlFlag;
 
 /* The exit codes of sunkctl(1). */
 enum { EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_UNREACHABLE = 3 };
@@ -15,11 +19,11 @@ enum { EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_UNREACHABLE = 3 };
 typedef struct Ctl {
         const char *socket;
         bool json;
-        const char *view; /* a module renderer's view: "slurmd-conf", "check", "block" (gres), or NULL */
         uint64_t timeout_usec;
         bool timeout_set; /* given on the command line: bounds `run` too */
-        const char *reason; /* health drain --reason */
-        bool wait_idle;     /* health drain --wait-idle */
+        /* The modules' flags given, by ctl_flag_at()'s index: the argument,
+         * "" for a flag without one; NULL: not given. */
+        const char *flag_value[SUNKCTL_FLAGS_MAX];
         int fd;
 } Ctl;
 
@@ -58,6 +62,15 @@ int verb_ping(Ctl *c, int argc, char **argv);
  * has one (sunkctl-module.c), else by the generic one (sunkctl-render.c).
  */
 int verb_module(Ctl *c, int argc, char **argv);
+
+/** ctl_view() - the view of the module written @module on the command line, or NULL. */
+const SunkctlView *ctl_view(const char *module);
+
+/**
+ * ctl_flag_at() - the @i-th flag of all the modules' views, its view in
+ * *@ret_view (if not NULL); NULL past the last.
+ */
+const SunkctlFlag *ctl_flag_at(size_t i, const SunkctlView **ret_view);
 
 /**
  * module_method_name() - io.sunkd.<Module>.<Verb> for the words @module and

@@ -111,7 +111,8 @@ char *text_escape(const char *s, size_t n, size_t max, unsigned flags) {
 
         if (!s)
                 n = 0;
-        size = n <= (SIZE_MAX - 1) / TEXT_ESCAPE_RATIO ? n * TEXT_ESCAPE_RATIO : SIZE_MAX - 1;
+        /* no object is larger than PTRDIFF_MAX: more fails as the allocation would */
+        size = n <= (PTRDIFF_MAX - 1) / TEXT_ESCAPE_RATIO ? n * TEXT_ESCAPE_RATIO : PTRDIFF_MAX - 1;
         if (max > 0 && size > max)
                 size = max;
         out = malloc(size + 1);

@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "util/cleanup.h"
-#include "util/colon-file.h"
+#include "modutil/colon-file.h"
 #include "util/macro.h"
-#include "util/reserved-accounts.h"
+#include "modutil/reserved-accounts.h"
 
 #include "authkeys-local.h"
 

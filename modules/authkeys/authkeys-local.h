@@ -1,6 +1,6 @@
 /* The node's own accounts, whose keys are never served: the names and uids
  * of its passwd file and the reserved system accounts of
- * util/reserved-accounts.h, the rule the nsscache module publishes by.
+ * modutil/reserved-accounts.h, the rule the nsscache module publishes by.
  *
  * An sshkey cache may come from any nsscache, or a mounted Secret, and
  * hold a line for `root`; with `files cache` in nsswitch.conf the local

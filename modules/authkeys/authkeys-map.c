@@ -21,7 +21,7 @@
 
 #include "util/cleanup.h"
 #include "util/macro.h"
-#include "util/py-escape.h"
+#include "modutil/py-escape.h"
 #include "util/rand-util.h"
 #include "util/siphash.h"
 #include "util/strbuf.h"

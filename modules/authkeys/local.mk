@@ -14,7 +14,7 @@ noinst_LTLIBRARIES += %reldir%/libauthkeys-core.la
 	%reldir%/authkeys-map.c \
 	%reldir%/authkeys-map.h \
 	# End of libauthkeys_core_la_SOURCES
-%canon_reldir%_libauthkeys_core_la_LIBADD = agent/libsunkd-util.la
+%canon_reldir%_libauthkeys_core_la_LIBADD = agent/libsunkd-modutil.la agent/libsunkd-util.la
 
 noinst_LTLIBRARIES += %reldir%/libauthkeys.la
 %canon_reldir%_libauthkeys_la_SOURCES = %reldir%/authkeys-crypto.c
@@ -34,5 +34,10 @@ pkglibexec_PROGRAMS += %reldir%/sunkd-authkeys
 %canon_reldir%_sunkd_authkeys_SOURCES = %reldir%/sunkd-authkeys.c %reldir%/authkeys-crypto-dl.c
 %canon_reldir%_sunkd_authkeys_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 %canon_reldir%_sunkd_authkeys_LDADD = agent/client/libsunkd-client.la %reldir%/libauthkeys-core.la $(JSONC_LIBS) -ldl
+
+# sunkctl's view of the module's answers (client/sunkctl-view.h), linked
+# into sunkctl, which lists it in its generated table.
+SUNKCTL_VIEWS += authkeys
+SUNKCTL_VIEW_SOURCES += %reldir%/authkeys-render.c
 
 # End of modules/authkeys/local.mk

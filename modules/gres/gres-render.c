@@ -1,12 +1,22 @@
 /* sunkctl's views of io.sunkd.Gres.List: what the module's answer means to
- * the person or the slurmd run script reading it. */
+ * the person or the slurmd run script reading it (a GPU table, the Gres=
+ * line slurmd takes, the check's verdict), linked into sunkctl as
+ * sunkctl_view_gres. */
 #include <errno.h>
 #include <inttypes.h>
 #include <time.h>
 
-#include "gres-render.h"
+#include "client/sunkctl-view.h"
 #include "util/json-util.h"
 #include "util/macro.h"
+
+typedef enum GresView {
+        GRES_VIEW_TABLE,       /* sunkctl gres */
+        GRES_VIEW_SLURMD_CONF, /* sunkctl gres --slurmd-conf */
+        GRES_VIEW_CHECK,       /* sunkctl gres --check */
+        GRES_VIEW_BLOCK,       /* sunkctl gres --block */
+        _GRES_VIEW_MAX,
+} GresView;
 
 static const char *const view_names[_GRES_VIEW_MAX] = {
         [GRES_VIEW_SLURMD_CONF] = "slurmd-conf",
@@ -14,13 +24,12 @@ static const char *const view_names[_GRES_VIEW_MAX] = {
         [GRES_VIEW_BLOCK] = "block",
 };
 
-int gres_view_from_string(const char *s) {
-        if (!s)
-                return GRES_VIEW_TABLE;
-        for (size_t i = 0; i < ELEMENTSOF(view_names); i++)
+/* The view a flag names ("slurmd-conf", "check", "block"); NULL and any other the table. */
+static GresView view_from_string(const char *s) {
+        for (size_t i = 0; s && i < ELEMENTSOF(view_names); i++)
                 if (view_names[i] && streq(view_names[i], s))
-                        return (int) i;
-        return -EINVAL;
+                        return (GresView) i;
+        return GRES_VIEW_TABLE;
 }
 
 static const char *check_result(json_object *list) {
@@ -121,7 +130,8 @@ static void render_table(json_object *p, FILE *out) {
         render_xids(gpus, out);
 }
 
-void gres_render(json_object *list, GresView view, FILE *out, FILE *err) {
+static void gres_render(json_object *list, const char *view_name, FILE *out, FILE *err) {
+        GresView view = view_from_string(view_name);
         const char *gres = json_member_string(list, "gres"),
                    *block = json_member_string(list, "topology_block");
 
@@ -149,10 +159,34 @@ void gres_render(json_object *list, GresView view, FILE *out, FILE *err) {
         }
 }
 
-bool gres_render_ok(json_object *list, GresView view) {
+/* False where the view reports a failure: a check that does not match, no block line. */
+static bool gres_render_ok(json_object *list, const char *view_name) {
+        GresView view = view_from_string(view_name);
+
         if (view == GRES_VIEW_CHECK)
                 return streq(check_result(list), "match");
         if (view == GRES_VIEW_BLOCK)
                 return json_member_string(list, "topology_block") != NULL;
         return true;
 }
+
+static const SunkctlMethodView methods[] = {
+        { "list", gres_render, gres_render_ok },
+        {},
+};
+
+static const SunkctlFlag flags[] = {
+        { "slurmd-conf", NULL, "list", NULL, false, "gres: print the Gres= for slurmd -Z --conf" },
+        { "check", NULL, "list", NULL, false, "gres: compare with slurm.conf; exit 1 if they differ" },
+        { "block", NULL, "list", NULL, false,
+          "gres: print this node's topology/block line (multi-node NVLink)" },
+        {},
+};
+
+const SunkctlView sunkctl_view_gres = {
+        .module = "gres",
+        .default_verb = "list",
+        .help = "the GPUs found, as gres.conf and Gres= see them (gres list)",
+        .methods = methods,
+        .flags = flags,
+};

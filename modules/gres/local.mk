@@ -45,4 +45,9 @@ pkglib_LTLIBRARIES += %reldir%/gres.la
 %canon_reldir%_gres_la_LIBADD = %reldir%/libgres.la agent/libsunkd-util.la $(JSONC_LIBS) $(SLURM_LIBS) -ldl
 
 
+# sunkctl's view of the module's answers (client/sunkctl-view.h), linked
+# into sunkctl, which lists it in its generated table.
+SUNKCTL_VIEWS += gres
+SUNKCTL_VIEW_SOURCES += %reldir%/gres-render.c
+
 # End of modules/gres/local.mk

@@ -42,7 +42,7 @@ static const sunkd_cfg_key ib_keys[] = {
 typedef struct IbScan {
         unsigned ports, failed, bad;
         HealthResult fail, unknown;
-        char last[96]; /* "mlx5_0 port 1 ACTIVE at 400 Gb/s" */
+        char last[128]; /* "mlx5_0 port 1 ACTIVE at 400 Gb/s" */
 } IbScan;
 
 static int ib_validate(void *conf, char **ret_error) {
@@ -164,7 +164,8 @@ static void check_port(IbScan *s, const IbConf *c, const HealthEnv *env, const c
                 port_fail(s, "ib-rate", "%s port %s: rate: %s", dev, port, strerror(-r));
         else
                 check_rate(s, c, dev, port, rate, &milli);
-        snprintf(s->last, sizeof(s->last), "%s port %s ACTIVE at %s Gb/s", dev, port,
+        /* a device's name is at most 64 bytes (IB_DEVICE_NAME_MAX), a port's a number */
+        snprintf(s->last, sizeof(s->last), "%.64s port %.8s ACTIVE at %s Gb/s", dev, port,
                  check_format_milli(milli, have));
 }
 

@@ -118,7 +118,8 @@ static int read_status(const HealthEnv *env, const char *pid, uid_t *ret_uid, bo
         size_t n;
         HealthResult ignored;
 
-        snprintf(rel, sizeof(rel), "/proc/%s/status", pid);
+        if (snprintf(rel, sizeof(rel), "/proc/%s/status", pid) >= (int) sizeof(rel))
+                return -ENOENT; /* too long a name for a pid */
         if (check_read(env, "process", rel, STATUS_MAX, &text, NULL, &ignored) < 0 || !text)
                 return -ENOENT;
         uid = status_field(text, "Uid");
@@ -147,7 +148,8 @@ static bool comm_is(const HealthEnv *env, const char *pid, const char *name) {
         size_t len;
         HealthResult ignored;
 
-        snprintf(rel, sizeof(rel), "/proc/%s/comm", pid);
+        if (snprintf(rel, sizeof(rel), "/proc/%s/comm", pid) >= (int) sizeof(rel))
+                return false;
         if (check_read(env, "process", rel, 64, &comm, &len, &ignored) < 0 || !comm)
                 return false;
         if (len > 0 && comm[len - 1] == '\n')

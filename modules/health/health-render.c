@@ -1,11 +1,13 @@
 /* What `sunkctl health` and `sunkctl health run` print: the node and the
  * reason we set, then a line per check with its last result, how many
- * times in a row, its action, how long it took and its detail. */
+ * times in a row, its action, how long it took and its detail; and an exit
+ * status that says whether a check failed (for slurmd's HealthCheckProgram).
+ * Linked into sunkctl as sunkctl_view_health. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "health-render.h"
+#include "client/sunkctl-view.h"
 #include "util/json-util.h"
 
 static const char *str(json_object *o, const char *key) {
@@ -18,7 +20,9 @@ static bool flag(json_object *o, const char *key) {
         return json_object_object_get_ex(o, key, &v) && json_object_get_boolean(v);
 }
 
-void health_render(json_object *status, FILE *out) {
+static void health_render(json_object *status, const char *view, FILE *out, FILE *err) {
+        (void) view;
+        (void) err;
         json_object *checks;
         const char *reason = str(status, "reason_set");
 
@@ -43,6 +47,32 @@ void health_render(json_object *status, FILE *out) {
         }
 }
 
-bool health_render_ok(json_object *status) {
+/* False when the reply says a check failed ("failed": true, Run's). */
+static bool health_render_ok(json_object *status, const char *view) {
+        (void) view;
         return !flag(status, "failed");
 }
+
+static const SunkctlMethodView methods[] = {
+        { "status", health_render, health_render_ok },
+        { "run", health_render, health_render_ok },
+        { "drain", health_render, health_render_ok },
+        { "undrain", health_render, health_render_ok },
+        {},
+};
+
+static const SunkctlFlag flags[] = {
+        { "reason", "TEXT", "drain", "reason", false, "health drain: the reason, after sunkd's prefix" },
+        { "wait-idle", NULL, "drain", "wait_idle", true,
+          "health drain: return once no job runs on the node (bounded by --timeout)" },
+        {},
+};
+
+const SunkctlView sunkctl_view_health = {
+        .module = "health",
+        .default_verb = "status",
+        .help = "the checks and the node's drain (health status); health run, health drain,\n"
+                "                health undrain",
+        .methods = methods,
+        .flags = flags,
+};

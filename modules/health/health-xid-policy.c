@@ -64,7 +64,8 @@ HealthXidRule health_xid_rule(const HealthXidPolicy *p, uint64_t xid) {
 }
 
 /* "file:line:column: key 'xid_policy': what" at @node. */
-static int located(const sunkd_host_api *api, const sunkd_cfg *node, char **ret_error, const char *fmt, ...) {
+_printf_(4, 5) static int located(const sunkd_host_api *api, const sunkd_cfg *node, char **ret_error,
+                                  const char *fmt, ...) {
         _cleanup_free_ char *where = NULL, *what = NULL;
         va_list ap;
         int r;

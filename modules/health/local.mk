@@ -57,4 +57,9 @@ pkglib_LTLIBRARIES += %reldir%/health.la
 %canon_reldir%_health_la_LDFLAGS = $(MODULE_LINK_FLAGS)
 %canon_reldir%_health_la_LIBADD = %reldir%/libhealth.la agent/libsunkd-util.la $(JSONC_LIBS) $(SLURM_LIBS) $(CURL_LIBS)
 
+# sunkctl's view of the module's answers (client/sunkctl-view.h), linked
+# into sunkctl, which lists it in its generated table.
+SUNKCTL_VIEWS += health
+SUNKCTL_VIEW_SOURCES += %reldir%/health-render.c
+
 # End of modules/health/local.mk

@@ -70,7 +70,7 @@ noinst_LTLIBRARIES += %reldir%/libnsscache-scim.la
 	%reldir%/s3-export.h \
 	# End of libnsscache_scim_la_SOURCES
 %canon_reldir%_libnsscache_scim_la_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) $(CRYPTO_CFLAGS) $(ZLIB_CFLAGS)
-%canon_reldir%_libnsscache_scim_la_LIBADD = %reldir%/libnsscache-cache.la agent/libsunkd-util.la $(CURL_LIBS) \
+%canon_reldir%_libnsscache_scim_la_LIBADD = %reldir%/libnsscache-cache.la agent/libsunkd-modutil.la agent/libsunkd-util.la $(CURL_LIBS) \
 	$(JSONC_LIBS) $(CRYPTO_LIBS) $(BZ2_LIBS) $(ZLIB_LIBS)
 
 pkglib_LTLIBRARIES += %reldir%/nsscache.la

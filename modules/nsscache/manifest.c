@@ -14,6 +14,7 @@
 #include "manifest.h"
 #include "util/cleanup.h"
 #include "util/json-util.h"
+#include "util/macro.h"
 
 #define ENVELOPE_DEPTH 4
 #define PAYLOAD_DEPTH 6
@@ -32,7 +33,7 @@ void manifest_sha256_hex(const uint8_t d[static MANIFEST_SHA256_LEN], char ret[s
                 sprintf(ret + 2 * i, "%02x", d[i]);
 }
 
-static int fail(char **ret_error, int r, const char *fmt, ...) {
+_printf_(3, 4) static int fail(char **ret_error, int r, const char *fmt, ...) {
         va_list ap;
 
         if (!ret_error)

@@ -19,7 +19,7 @@
 #include "util/cleanup.h"
 #include "util/errloc.h"
 #include "util/macro.h"
-#include "util/py-escape.h"
+#include "modutil/py-escape.h"
 #include "util/strbuf.h"
 #include "util/strv.h"
 

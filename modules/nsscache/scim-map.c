@@ -47,9 +47,9 @@
 #include "attr-path.h"
 #include "scim-map.h"
 #include "util/cleanup.h"
-#include "util/colon-file.h"
+#include "modutil/colon-file.h"
 #include "util/macro.h"
-#include "util/reserved-accounts.h"
+#include "modutil/reserved-accounts.h"
 #include "util/strbuf.h"
 #include "util/strv.h"
 
@@ -115,7 +115,7 @@ struct ScimMapper {
         ScimRejects rejects;
         DupSet *user_names, *uids, *group_names, *gids;
         DupSet *members; /* of the group being mapped */
-        /* The node's own accounts; the system ones every node refuses are in util/reserved-accounts.h. */
+        /* The node's own accounts; the system ones every node refuses are in modutil/reserved-accounts.h. */
         DupSet *local_user_names, *local_uids, *local_group_names, *local_gids;
         /* name + NUL + id of each entry in the published passwd / group map */
         DupSet *published_users, *published_groups;

@@ -53,4 +53,9 @@ install-sunkd-epilog:
 uninstall-sunkd-epilog:
 	rm -f $(DESTDIR)$(pkglibexecdir)/sunkd-epilog
 
+# sunkctl's view of the module's answers (client/sunkctl-view.h), linked
+# into sunkctl, which lists it in its generated table.
+SUNKCTL_VIEWS += prolog
+SUNKCTL_VIEW_SOURCES += %reldir%/prolog-render.c
+
 # End of modules/prolog/local.mk

@@ -1,10 +1,12 @@
-/* What `sunkctl prolog` prints. */
+/* What `sunkctl prolog` prints: a line per run, newest first (job, kind,
+ * when, how long, result), and under a failed run the script, how it ended
+ * and the end of its output.  Linked into sunkctl as sunkctl_view_prolog. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
-#include "prolog-render.h"
+#include "client/sunkctl-view.h"
 #include "util/json-util.h"
 
 static const char *str(json_object *o, const char *key) {
@@ -61,7 +63,9 @@ static void run_line(json_object *run, FILE *out) {
                 output_tail(str(run, "output"), out);
 }
 
-void prolog_render(json_object *status, FILE *out) {
+static void prolog_render(json_object *status, const char *view, FILE *out, FILE *err) {
+        (void) view;
+        (void) err;
         json_object *running, *runs;
         size_t n_running = 0, n_runs = 0;
 
@@ -80,3 +84,14 @@ void prolog_render(json_object *status, FILE *out) {
         for (size_t i = 0; i < n_runs; i++)
                 run_line(json_object_array_get_idx(runs, i), out);
 }
+
+static const SunkctlMethodView methods[] = {
+        { "status", prolog_render, NULL },
+        {},
+};
+
+const SunkctlView sunkctl_view_prolog = {
+        .module = "prolog",
+        .default_verb = "status",
+        .methods = methods,
+};

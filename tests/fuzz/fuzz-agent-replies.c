@@ -16,7 +16,7 @@
 #include "util/cleanup.h"
 #include "util/json-util.h"
 #include "util/text-escape.h"
-#include "varlink.h"
+#include "proto/varlink.h"
 #include "work.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

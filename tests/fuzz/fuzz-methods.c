@@ -41,7 +41,7 @@
 #include "util/json-util.h"
 #include "util/macro.h"
 #include "util/text-escape.h"
-#include "varlink.h"
+#include "proto/varlink.h"
 
 extern const sunkd_module sunkd_module_v1;
 

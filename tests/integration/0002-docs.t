@@ -239,7 +239,7 @@ for n in $named; do
 done
 
 # sunkctl's commands, both ways: each of its table (agent/client/sunkctl.c)
-# and each module it calls without a verb (sunkctl-module.c) is a tag of
+# and each module it calls without a verb (its view's default_verb) is a tag of
 # sunkctl.1's COMMANDS, and each tag there is one of them (or MODULE VERB).
 ctl_cmds=$( (code_verbs; code_default_verbs) | cut -d' ' -f1)
 [ -n "$ctl_cmds" ] || bail_out "no sunkctl commands found in agent/client/"

@@ -5,7 +5,8 @@
 # code_errors            the error names they answer (io.sunkd.X, org.varlink.service.X)
 # code_verbs             sunkctl's own commands with the number of words each takes ("run 1")
 # code_default_verbs     "module verb" for each module `sunkctl MODULE` alone calls (gres list)
-# code_view_methods      the methods whose renderer has views (--slurmd-conf, --check, --block)
+# code_view_flags        "--flag method" for each flag of the modules' sunkctl views
+#                        (modules/*/*-render.c), the method it goes with
 # code_jobs              the jobs the modules register (nsscache.refresh ...)
 # sunkctl_method M V     the method `sunkctl M V` calls
 # sunkctl_check WORD...  the words after "sunkctl" make a command that exists, with options
@@ -40,14 +41,32 @@ code_verbs() {
                 sed -n -E 's/^ *\{ "([a-z][a-z-]*)", verb_[a-z_]+, "[A-Z ]*", (-?[0-9]+),.*/\1 \2/p'
 }
 
-code_default_verbs() {
-        c_rows agent/client/sunkctl-module.c default_verbs | sed -n -E 's/^ *\{ "([a-z-]+)", "([a-z-]+)" \},.*/\1 \2/p'
+# view_field FIELD: "module value" for each module's sunkctl view (its
+# render file's SunkctlView) that sets .FIELD to a string.
+view_field() {
+        local f m v
+        for f in "$SUNKD_SRCDIR"/modules/*/*-render.c; do
+                m=$(sed -n -E 's/^ *\.module = "([a-z-]+)",.*/\1/p' "$f")
+                v=$(sed -n -E "s/^ *\\.$1 = \"([A-Za-z-]+)\",.*/\\1/p" "$f")
+                if [ -n "$m" ] && [ -n "$v" ]; then echo "$m $v"; fi
+        done
 }
 
-code_view_methods() {
-        sed -n '/^static const ModuleRenderer renderers\[\] = {/,/^};/p' \
-                "$SUNKD_SRCDIR/agent/client/sunkctl-module.c" |
-                sed -n -E 's/^ *\{ "(io\.sunkd\.[A-Za-z.]+)", [a-z_]+_view_from_string,.*/\1/p'
+code_default_verbs() {
+        view_field default_verb
+}
+
+code_view_flags() {
+        local f m
+        for f in "$SUNKD_SRCDIR"/modules/*/*-render.c; do
+                m=$(sed -n -E 's/^ *\.module = "([a-z-]+)",.*/\1/p' "$f")
+                [ -n "$m" ] || continue
+                sed -n '/^static const SunkctlFlag flags\[\] = {/,/^};/p' "$f" |
+                        sed -n -E 's/^ *\{ "([a-z-]+)", (NULL|"[A-Z]+"), "([a-z-]+)",.*/\1 \3/p' |
+                        while read -r flag verb; do
+                                echo "--$flag $(sunkctl_method "$m" "$verb")"
+                        done
+        done
 }
 
 code_jobs() {
@@ -67,8 +86,7 @@ capitalise() {
 
 sunkctl_method() {
         local iface
-        iface=$(c_rows agent/client/sunkctl-module.c aliases |
-                sed -n -E "s/^ *\\{ \"$1\", \"([A-Za-z]+)\" \\},.*/\\1/p")
+        iface=$(view_field interface | sed -n "s/^$1 //p")
         printf 'io.sunkd.%s.%s\n' "${iface:-$(capitalise "$1")}" "$(capitalise "$2")"
 }
 
@@ -136,7 +154,7 @@ sunkctl_check() {
                         code_jobs | grep -qx -- "$2" || { echo "no module registers a job '$2'"; return 1; }
                 fi
                 for view in "${VIEWS[@]}"; do
-                        case "$view" in --slurmd-conf|--check|--block) echo "$view is not for '$1'"; return 1 ;; esac
+                        code_view_flags | grep -q -- "^$view " && { echo "$view is not for '$1'"; return 1; }
                 done
         elif is_placeholder "$1"; then
                 return 0 # MODULE VERB
@@ -150,10 +168,8 @@ sunkctl_check() {
                         [[ $w =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || { echo "'$w' is not KEY=VALUE"; return 1; }
                 done
                 for view in "${VIEWS[@]}"; do
-                        case "$view" in
-                        --slurmd-conf|--check|--block)
-                                code_view_methods | grep -qx -- "$method" || { echo "$view: $method has no views"; return 1; } ;;
-                        esac
+                        code_view_flags | grep -q -- "^$view " || continue
+                        code_view_flags | grep -qx -- "$view $method" || { echo "$view is not for $method"; return 1; }
                 done
         fi
         SUNKD_SOCKET="$DOCS_NOSOCK" "$SUNKCTL" -s "$DOCS_NOSOCK" -t 5 "${orig[@]}" >/dev/null 2>&1

@@ -9,7 +9,7 @@
 
 #include "modules/authkeys/authkeys-local.h"
 #include "util/cleanup.h"
-#include "util/reserved-accounts.h"
+#include "modutil/reserved-accounts.h"
 #include "../lib/check-run.h"
 
 static bool local_name(const AuthkeysLocal *l, const char *name) {

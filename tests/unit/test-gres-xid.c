@@ -251,11 +251,12 @@ START_TEST(test_log_json_hostile) {
                 EV(", \"boot_id\": \"0123456789012345678901234567890123456789\""),
                 EV(", \"unmatched_kmsg\": 2"),                              /* more than its count */
                 EV(", \"seq\": 9223372036854775807, \"last_seq\": 9223372036854775807"),
-                "{\"total\": 2, \"seq\": 3, \"events\": ["
-                "{\"bus_id\": \"0000:18:00.0\", \"xid\": 1, \"time_usec\": 1, \"seq\": 2, \"last_seq\": 2},"
-                "{\"bus_id\": \"0000:18:00.0\", \"xid\": 1, \"time_usec\": 1, \"seq\": 1, \"last_seq\": 1}]}", /* not rising */
-                "{\"total\": 1, \"seq\": 1, \"events\": ["
-                "{\"bus_id\": \"0000:18:00.0\", \"xid\": 1, \"time_usec\": 1, \"seq\": 4, \"last_seq\": 4}]}",  /* next behind */
+                /* one entry each, its literals joined (parenthesised: no missing comma) */
+                ("{\"total\": 2, \"seq\": 3, \"events\": ["
+                 "{\"bus_id\": \"0000:18:00.0\", \"xid\": 1, \"time_usec\": 1, \"seq\": 2, \"last_seq\": 2},"
+                 "{\"bus_id\": \"0000:18:00.0\", \"xid\": 1, \"time_usec\": 1, \"seq\": 1, \"last_seq\": 1}]}"), /* not rising */
+                ("{\"total\": 1, \"seq\": 1, \"events\": ["
+                 "{\"bus_id\": \"0000:18:00.0\", \"xid\": 1, \"time_usec\": 1, \"seq\": 4, \"last_seq\": 4}]}"), /* next behind */
                 "{\"total\": 1, \"seq\": 0, \"events\": []}",
         };
 #undef EV

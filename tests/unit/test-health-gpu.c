@@ -207,7 +207,7 @@ static json_object *fact(unsigned n, int recovery, uint64_t read) {
 
         for (unsigned i = 0; i < n; i++) {
                 json_object *g = json_object_new_object();
-                char bus[16], uuid[64];
+                char bus[32], uuid[64];
 
                 snprintf(bus, sizeof(bus), "0000:1%u:00.0", i);
                 snprintf(uuid, sizeof(uuid), "GPU-0000000%u-1111-2222-3333-444444444444", i);

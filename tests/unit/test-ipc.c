@@ -28,7 +28,7 @@
 #include "log.h"
 #include "util/macro.h"
 #include "util/time-util.h"
-#include "varlink.h"
+#include "proto/varlink.h"
 #include "../lib/check-run.h"
 
 #define SEC USEC_PER_SEC

@@ -9,6 +9,7 @@
 
 #include "client/sunkctl-params.h"
 #include "client/sunkctl-render.h"
+#include "client/sunkctl-view.h"
 #include "client/sunkctl.h"
 #include "../lib/check-run.h"
 
@@ -102,6 +103,39 @@ START_TEST(test_params_huge) {
         ck_assert_uint_eq(strlen(json_object_get_string(v)), n - 2);
         json_object_put(o);
         free(w);
+}
+END_TEST
+
+/* The modules' views, as the build linked them: one per module, flags that
+ * getopt can tell apart from sunkctl's own and from each other, each for a
+ * verb its module has, no more than Ctl keeps. */
+START_TEST(test_views) {
+        static const char *const own[] = { "socket", "json", "timeout", "help", "version" };
+        const SunkctlView *v, *w;
+        const SunkctlFlag *f;
+        size_t n = 0;
+
+        ck_assert_ptr_nonnull(sunkctl_views[0]);
+        for (size_t i = 0; sunkctl_views[i]; i++) {
+                v = sunkctl_views[i];
+                ck_assert_ptr_eq(ctl_view(v->module), v);
+                ck_assert_ptr_nonnull(v->methods);
+                for (size_t k = 0; k < i; k++)
+                        ck_assert_str_ne(sunkctl_views[k]->module, v->module);
+                for (const SunkctlMethodView *m = v->methods; m->verb; m++)
+                        ck_assert_ptr_nonnull(m->render);
+        }
+        ck_assert_ptr_null(ctl_view("no-such-module"));
+        for (size_t i = 0; (f = ctl_flag_at(i, &v)); i++, n++) {
+                ck_assert_ptr_nonnull(f->help);
+                ck_assert_ptr_nonnull(f->verb);
+                ck_assert(!f->waits || f->param);
+                for (size_t k = 0; k < sizeof(own) / sizeof(own[0]); k++)
+                        ck_assert_str_ne(f->name, own[k]);
+                for (size_t k = 0; k < i; k++)
+                        ck_assert_str_ne(ctl_flag_at(k, &w)->name, f->name);
+        }
+        ck_assert_uint_le(n, SUNKCTL_FLAGS_MAX);
 }
 END_TEST
 
@@ -232,6 +266,7 @@ static Suite *sunkctl_suite(void) {
         tcase_add_test(tc, test_params_values);
         tcase_add_test(tc, test_params_refused);
         tcase_add_test(tc, test_params_huge);
+        tcase_add_test(tc, test_views);
         tcase_add_test(tc, test_method_names);
         tcase_add_test(tc, test_method_name_too_long);
         tcase_add_test(tc, test_render_scalars);

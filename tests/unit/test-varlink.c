@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "varlink.h"
+#include "proto/varlink.h"
 #include "../lib/check-run.h"
 
 #define MAX 65535

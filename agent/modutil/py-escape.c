@@ -2,7 +2,7 @@
 #include <errno.h>
 
 #include "util/macro.h"
-#include "util/py-escape.h"
+#include "modutil/py-escape.h"
 
 static int hex_digit(char c) {
         if (c >= '0' && c <= '9')

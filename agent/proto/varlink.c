@@ -37,7 +37,7 @@
 #include "util/json-util.h"
 #include "util/macro.h"
 #include "util/text-escape.h"
-#include "varlink.h"
+#include "proto/varlink.h"
 
 /* Well-formed UTF-8 only (no overlong forms, no surrogates, nothing above
  * U+10FFFF): the one definition, text-escape.c's, that every reply's text

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "macro.h"
-#include "reserved-accounts.h"
+#include "util/macro.h"
+#include "modutil/reserved-accounts.h"
 
 const char *const reserved_account_names[] = {
         "adm", "admin", "audio", "avahi", "backup", "bin", "cdrom", "chrony", "crontab", "daemon",

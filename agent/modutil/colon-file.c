@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cleanup.h"
-#include "colon-file.h"
-#include "macro.h"
+#include "util/cleanup.h"
+#include "modutil/colon-file.h"
+#include "util/macro.h"
 
 /* The id field of a passwd or group line: -1 unless a plain uint32. */
 static int64_t colon_id(const char *p, const char *end) {
