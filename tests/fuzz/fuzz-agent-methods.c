@@ -30,7 +30,7 @@
 #include <string.h>
 
 #include "util/text-escape.h"
-#include "varlink.h"
+#include "proto/varlink.h"
 
 /* The handlers' replies and reloads come here. */
 #define ipc_reply fuzz_reply
