@@ -36,8 +36,12 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-util.la
 	%reldir%/util/secret-file.h \
 	%reldir%/util/fileio.c \
 	%reldir%/util/fileio.h \
+	%reldir%/util/peer-cred.c \
+	%reldir%/util/peer-cred.h \
 	%reldir%/util/rand-util.c \
 	%reldir%/util/rand-util.h \
+	%reldir%/util/ratelimit.c \
+	%reldir%/util/ratelimit.h \
 	%reldir%/util/reserved-accounts.c \
 	%reldir%/util/reserved-accounts.h \
 	%reldir%/util/siphash.h \

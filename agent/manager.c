@@ -328,7 +328,7 @@ static void manager_update_privileged(Manager *m) {
         for (size_t i = 0; allows && i < m->n_modules; i++)
                 allows[i] = &m->modules[i]->allow;
         if (r >= 0)
-                r = ipc_set_privileged(m->ipc, allows, m->n_modules);
+                r = ipc_admit_set_privileged(m->ipc, allows, m->n_modules);
         if (r < 0)
                 log_warning_errno(r, "Failed to update who may use the reserved socket slots: %m");
 }
