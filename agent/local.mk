@@ -91,6 +91,8 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-core.la
 	%reldir%/log.h \
 	%reldir%/manager.c \
 	%reldir%/manager.h \
+	%reldir%/manager-internal.h \
+	%reldir%/manager-reload.c \
 	%reldir%/metrics.c \
 	%reldir%/metrics.h \
 	%reldir%/module-loader.c \
