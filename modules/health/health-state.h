@@ -143,10 +143,10 @@ int checks_add_jobs(State *s);
 void check_record(Check *k, const HealthResult *res, uint64_t duration_usec);
 
 /* health-judge.c: the wish from the checks, and the signal job */
-int signal_add_job(State *s);
-void signal_kick(State *s, const char *why);
-void signal_apply_outcome(State *s, HealthSignal *sig);
-int signal_result(const HealthSignal *sig);
+int health_judge_add_job(State *s);
+void health_judge_kick(State *s, const char *why);
+void health_judge_apply_outcome(State *s, HealthSignal *sig);
+int health_judge_result(const HealthSignal *sig);
 
 /* health-scontrol.c */
 int scontrol_start(State *s);

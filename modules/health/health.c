@@ -79,7 +79,7 @@ static int health_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
         r = checks_add_jobs(s);
         if (r < 0)
                 return r;
-        r = signal_add_job(s);
+        r = health_judge_add_job(s);
         if (r < 0)
                 return sunkd_log_error_errno(c, r, "Cannot add the job health.signal: %m");
         sunkd_log_info(c, "Watching node %s with %zu checks, drains %s.", s->node_name, s->n_checks,
