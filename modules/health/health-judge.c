@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "health-libslurm.h"
+#include "transport/health-libslurm.h"
 #include "health-state.h"
 #include "util/cleanup.h"
 #include "util/json-util.h"

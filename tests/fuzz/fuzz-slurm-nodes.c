@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "modules/health/health-node.h"
-#include "modules/health/health-restjson.h"
+#include "modules/health/transport/health-restjson.h"
 #include "modules/health/health-signal.h"
 #include "util/cleanup.h"
 

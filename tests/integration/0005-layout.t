@@ -2,8 +2,9 @@
 # The source tree keeps its layers apart: agent/util/ is loop-free helpers
 # that include nothing of the daemon; agent/client/ includes util/ and the
 # Varlink codec only; a module includes <sunkd/module.h>, util/ and its own
-# folder (a client program in it also client/client.h).  agent/*.h is the
-# daemon's own, included by the daemon alone.
+# folder (a client program in it also client/client.h), and so do the files
+# of its subfolders.  agent/*.h is the daemon's own, included by the daemon
+# alone.
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 
 S="$SUNKD_SRCDIR"
@@ -15,7 +16,9 @@ quoted() {
 }
 
 # check DIR ALLOWED...: every quoted include of DIR's sources is a file of DIR
-# itself or matches one of the extended regexes ALLOWED.
+# itself, or (with ROOT set: a module's subfolder) a file of the module's own
+# folder ROOT named from there, or matches one of the extended regexes
+# ALLOWED.  No include climbs out with "..".
 check() {
         local dir="$1" f inc bad="" n=0 re ok_inc
         shift
@@ -26,6 +29,8 @@ check() {
                         [ -n "$inc" ] || continue
                         ok_inc=0
                         [ -f "$S/$dir/$inc" ] && ok_inc=1
+                        [ -n "${ROOT:-}" ] && [ -f "$S/$ROOT/$inc" ] && ok_inc=1
+                        case "/$inc/" in */../*) ok_inc=0 ;; esac
                         for re in "$@"; do
                                 printf '%s\n' "$inc" | grep -q -x -E "$re" && ok_inc=1
                         done
@@ -44,6 +49,13 @@ check agent/client "$UTIL" "client/[a-z-]+\.h" "varlink\.h" "[a-z]+/[a-z]+-rende
 for d in "$S"/modules/*/; do
         d=${d%/}
         check "modules/${d##*/}" "$UTIL" "sunkd/module\.h" "client/client\.h"
+        # its subfolders, as its own files: they name the module's headers
+        # from the module's folder, and nothing else of the tree
+        for sub in "$d"/*/; do
+                [ -d "$sub" ] || continue
+                sub=${sub%/}
+                ROOT="modules/${d##*/}" check "modules/${d##*/}/${sub##*/}" "$UTIL" "sunkd/module\.h"
+        done
 done
 check tests/modules "$UTIL" "sunkd/module\.h"
 
