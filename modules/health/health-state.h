@@ -137,7 +137,7 @@ int settings_parse(sunkd_ctx *c, const sunkd_cfg *cfg, State *s);
 void settings_clear(State *s);
 const char *check_name(const Check *k);
 
-/* health-checks.c */
+/* health-check-jobs.c */
 int script_trusted(const char *path, char **ret_error);
 int checks_add_jobs(State *s);
 void check_record(Check *k, const HealthResult *res, uint64_t duration_usec);

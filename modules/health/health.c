@@ -5,7 +5,7 @@
  * state of health-state.h:
  *
  *   health-settings.c  the section of sunkd.yaml: keys, checks, transport
- *   health-checks.c    a job per check, and the hysteresis
+ *   health-check-jobs.c  a job per check, and the hysteresis
  *   health-gpucheck.c  the gpu check: gres's fact judged by the XID policy
  *   health-judge.c     what the checks want, and the job health.signal
  *   transport/health-scontrol.c  the scontrol transport (spawns on the loop)
@@ -19,10 +19,10 @@
  * health-check.c, the rules of draining health-signal.c, the scontrol
  * parser, slurmrestd's JSON and the JWT in transport/, the XID policy) is
  * libhealth, which the unit tests link.  The folder reads as a round does:
- * checks/ -> health-checks.c -> health-judge.c -> health-signal.c ->
- * transport/.  There is no reload in place: a changed
- * section restarts the module, and health-store.c carries the hysteresis
- * and our reason over.
+ * checks/ -> health-check-jobs.c -> health-judge.c -> health-signal.c ->
+ * transport/.  There is no reload in place: a changed section restarts
+ * the module, and health-store.c carries the hysteresis and our reason
+ * over.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -41,7 +41,7 @@ pkglib_LTLIBRARIES += %reldir%/health.la
 	%reldir%/health.c \
 	%reldir%/health-state.h \
 	%reldir%/health-settings.c \
-	%reldir%/health-checks.c \
+	%reldir%/health-check-jobs.c \
 	%reldir%/health-gpucheck.c \
 	%reldir%/health-judge.c \
 	%reldir%/transport/health-scontrol.c \
