@@ -125,7 +125,8 @@ static void on_retired_stopped(Module *mod, void *userdata) {
 
         for (size_t i = 0; i < m->n_retired; i++)
                 if (m->retired[i] == mod) {
-                        memmove(m->retired + i, m->retired + i + 1, (m->n_retired - i - 1) * sizeof(Module *));
+                        memmove(m->retired + i, m->retired + i + 1,
+                                (m->n_retired - i - 1) * sizeof(Module *));
                         m->n_retired--;
                         break;
                 }
@@ -156,7 +157,8 @@ static void manager_retire_module(Manager *m, Module *mod) {
  * (allow, required) are taken. */
 static int manager_reload_module(Module *mod, const ConfModule *was, const ConfModule *cm) {
         if (was && mod->mstate == MODULE_RUNNING && !mod->config_stale && config_module_same(was, cm)) {
-                log_ctx_full_errno(&mod->log, LOG_DEBUG, 0, "Section unchanged; the module is left as it is.");
+                log_ctx_full_errno(&mod->log, LOG_DEBUG, 0,
+                                   "Section unchanged; the module is left as it is.");
                 return module_apply_host_keys(mod, cm);
         }
         return module_reload(mod, cm);
@@ -168,7 +170,8 @@ static void note_failure(char **failed, const Module *mod, int r, const char *wh
 
         if (r >= 0)
                 return;
-        if (asprintf(&l, "%s%s%s (%s: %s)", *failed ?: "", *failed ? ", " : "", mod->name, what, strerror(-r)) < 0)
+        if (asprintf(&l, "%s%s%s (%s: %s)", *failed ?: "", *failed ? ", " : "", mod->name, what,
+                     strerror(-r)) < 0)
                 return;
         free(*failed);
         *failed = l;
@@ -197,8 +200,10 @@ static void manager_apply_modules(Manager *m, const Config *was, Config *c, Modu
                                 mod = old[k];
                                 old[k] = NULL;
                                 r = manager_reload_module(mod, config_find_module(was, cm->name), cm);
-                                note_failure(ret_failed, mod, r, mod->mstate == MODULE_RUNNING ?
-                                             "runs its previous configuration" : "failed");
+                                note_failure(ret_failed, mod, r,
+                                             mod->mstate == MODULE_RUNNING
+                                                     ? "runs its previous configuration"
+                                                     : "failed");
                         }
                 if (!mod && (mod = manager_unretire(m, cm->name)))
                         note_failure(ret_failed, mod, module_reload(mod, cm), "failed");
@@ -226,7 +231,8 @@ static void manager_apply_modules(Manager *m, const Config *was, Config *c, Modu
         }
         for (size_t k = n_old; k > 0; k--)
                 if (old[k - 1]) {
-                        log_info("Module '%s' removed from the configuration, stopping it.", old[k - 1]->name);
+                        log_info("Module '%s' removed from the configuration, stopping it.",
+                                 old[k - 1]->name);
                         manager_retire_module(m, old[k - 1]);
                 }
         free(old);
@@ -339,7 +345,8 @@ static void reload_done(void *userdata) {
                 config_free(c);
                 r = -ESHUTDOWN;
         } else if (r < 0)
-                log_error_errno(r, "Failed to reload, keeping the running configuration: %s", error ?: "invalid");
+                log_error_errno(r, "Failed to reload, keeping the running configuration: %s",
+                                error ?: "invalid");
         else
                 r = manager_reload_apply(m, c, &error);
         (void) notify_reloaded(r < 0 ? "Reload failed; running the previous configuration." : "Ready.");

@@ -47,9 +47,10 @@ void authkeys_get_check_staleness(State *s) {
         age = now > updated ? now - updated : 0;
         stale = age > s->conf.max_staleness_usec;
         if (stale && (!s->stale || monotonic_usec() - s->stale_logged_usec >= STALE_LOG_USEC)) {
-                sunkd_log_warning(s->ctx, "The keys served from '%s' are STALE: last updated %llu s ago, over "
-                                  "max_staleness; is the SCIM source failing?", s->map_path,
-                                  (unsigned long long) (age / SUNKD_USEC_PER_SEC));
+                sunkd_log_warning(s->ctx,
+                                  "The keys served from '%s' are STALE: last updated %llu s ago, over "
+                                  "max_staleness; is the SCIM source failing?",
+                                  s->map_path, (unsigned long long) (age / SUNKD_USEC_PER_SEC));
                 s->stale_logged_usec = monotonic_usec();
         } else if (!stale && s->stale)
                 sunkd_log_notice(s->ctx, "The keys served from '%s' are current again.", s->map_path);
@@ -63,7 +64,8 @@ static bool audit_pass(State *s) {
 
         if (now - s->audit_window_usec >= AUDIT_WINDOW_USEC) {
                 if (s->audit_suppressed > 0)
-                        sunkd_log_notice(s->ctx, "%u key answers were not logged (rate limit).", s->audit_suppressed);
+                        sunkd_log_notice(s->ctx, "%u key answers were not logged (rate limit).",
+                                         s->audit_suppressed);
                 s->audit_window_usec = now;
                 s->audit_count = 0;
                 s->audit_suppressed = 0;
@@ -84,15 +86,16 @@ static void audit(State *s, sunkd_call *call, const char *user, AuthkeysMapKey k
 
         if (!audit_pass(s))
                 return;
-        if (authkeys_key_parse(k.line, k.len, &key) != AUTHKEYS_OK || authkeys_key_digest(k.line, &key, digest) < 0)
+        if (authkeys_key_parse(k.line, k.len, &key) != AUTHKEYS_OK ||
+            authkeys_key_digest(k.line, &key, digest) < 0)
                 return;
         authkeys_fingerprint_format(digest, fp);
         snprintf(f_user, sizeof(f_user), "SUNKD_USER=%s", user);
         snprintf(f_fp, sizeof(f_fp), "SUNKD_FINGERPRINT=%s", fp);
         snprintf(f_pid, sizeof(f_pid), "SUNKD_PEER_PID=%d", (int) pid);
         const char *fields[] = { f_user, f_fp, f_pid, NULL };
-        (void) s->ctx->api->log_fields(s->ctx, SUNKD_LOG_NOTICE, fields, "Key %s of user '%s' given to pid %d.", fp,
-                                       user, (int) pid);
+        (void) s->ctx->api->log_fields(s->ctx, SUNKD_LOG_NOTICE, fields,
+                                       "Key %s of user '%s' given to pid %d.", fp, user, (int) pid);
 }
 
 /* ---- io.sunkd.AuthorizedKeys.Get ------------------------------------------ */
@@ -164,7 +167,8 @@ static int method_get(sunkd_call *call, json_object *params, void *state) {
                 s->unavailable++;
                 (void) api->metric_add_value(s->m.queries, 1, label);
                 if (p)
-                        json_object_object_add(p, "reason", json_object_new_string("no sshkey map is loaded"));
+                        json_object_object_add(p, "reason",
+                                               json_object_new_string("no sshkey map is loaded"));
                 return api->reply_error(call, "io.sunkd.Unavailable", p);
         }
         authkeys_get_check_staleness(s);

@@ -65,8 +65,7 @@ int authkeys_load_prepare(void *state, void **ret_input) {
         if (!s->path)
                 return -ENOENT;
         l = calloc(1, sizeof(*l));
-        if (!l || !(l->path = strdup(s->path)) ||
-            !(l->local_passwd = strdup(s->conf.local_passwd))) {
+        if (!l || !(l->path = strdup(s->path)) || !(l->local_passwd = strdup(s->conf.local_passwd))) {
                 load_free(l);
                 return -ENOMEM;
         }
@@ -130,7 +129,8 @@ int authkeys_load_work(void *state, void *input, const sunkd_cancel *cancel, voi
                 r = load_check(l, fd, &st);
         if (r < 0)
                 return r;
-        l->mtime_usec = (uint64_t) st.st_mtim.tv_sec * SUNKD_USEC_PER_SEC + (uint64_t) st.st_mtim.tv_nsec / 1000;
+        l->mtime_usec =
+                (uint64_t) st.st_mtim.tv_sec * SUNKD_USEC_PER_SEC + (uint64_t) st.st_mtim.tv_nsec / 1000;
         return 0;
 }
 
@@ -155,11 +155,13 @@ static void log_drops(State *s, const Load *l) {
                         sunkd_log_warning(s->ctx, "%s:%zu: line skipped: %s.", l->path, d->line_no,
                                           authkeys_line_error_to_string(d->line_error));
                 else
-                        sunkd_log_warning(s->ctx, "%s:%zu: user '%s': key %zu dropped: %s.", l->path, d->line_no,
-                                          d->user ?: "?", d->key_index + 1, authkeys_reject_to_string(d->reject));
+                        sunkd_log_warning(s->ctx, "%s:%zu: user '%s': key %zu dropped: %s.", l->path,
+                                          d->line_no, d->user ?: "?", d->key_index + 1,
+                                          authkeys_reject_to_string(d->reject));
         }
         if (l->n_dropped > l->n_drops)
-                sunkd_log_warning(s->ctx, "%s: %zu more lines or keys dropped.", l->path, l->n_dropped - l->n_drops);
+                sunkd_log_warning(s->ctx, "%s: %zu more lines or keys dropped.", l->path,
+                                  l->n_dropped - l->n_drops);
         log_local_accounts(s, l);
 }
 
@@ -190,7 +192,8 @@ static bool load_waiting(State *s, int r, const Load *l) {
         }
         (void) s->ctx->api->job_set_message(s->job, "waiting for the first sshkey map");
         if (current && !s->waiting_logged)
-                sunkd_log_notice(s->ctx, "'%s' does not exist yet: waiting for the first sshkey map.", l->path);
+                sunkd_log_notice(s->ctx, "'%s' does not exist yet: waiting for the first sshkey map.",
+                                 l->path);
         s->waiting_logged = s->waiting_logged || current;
         return true;
 }
@@ -203,8 +206,9 @@ static int load_failed(State *s, int r, Load *l) {
         if (asprintf(&s->last_error, "%s: %s", l ? l->path : "?", why) < 0)
                 s->last_error = NULL;
         if (s->map)
-                sunkd_log_error_errno(s->ctx, r, "Failed to load '%s' (%s), keeping the %zu users loaded from '%s'.",
-                                      l ? l->path : "?", why, authkeys_map_stats(s->map)->users, s->map_path);
+                sunkd_log_error_errno(
+                        s->ctx, r, "Failed to load '%s' (%s), keeping the %zu users loaded from '%s'.",
+                        l ? l->path : "?", why, authkeys_map_stats(s->map)->users, s->map_path);
         else
                 sunkd_log_error_errno(s->ctx, r, "Failed to load '%s' (%s), no keys are served.",
                                       l ? l->path : "?", why);
@@ -220,7 +224,8 @@ int authkeys_load_done(void *state, int r, void *input, void *result) {
         if (!l) {
                 /* No file known yet (waiting for the nsscache module's fact), or no memory. */
                 if (r == -ENOENT)
-                        (void) s->ctx->api->job_set_message(s->job, "waiting for the nsscache module's sshkey cache");
+                        (void) s->ctx->api->job_set_message(
+                                s->job, "waiting for the nsscache module's sshkey cache");
                 return r == -ENOENT ? 0 : r;
         }
         free(s->last_error);
@@ -241,8 +246,8 @@ int authkeys_load_done(void *state, int r, void *input, void *result) {
         s->map_mtime_usec = l->mtime_usec;
         s->map_loaded_usec = realtime_usec();
         st = authkeys_map_stats(s->map);
-        sunkd_log_info(s->ctx, "Loaded %zu users with %zu keys from '%s' (%zu lines or keys dropped).", st->users,
-                       st->keys, s->map_path, l->n_dropped);
+        sunkd_log_info(s->ctx, "Loaded %zu users with %zu keys from '%s' (%zu lines or keys dropped).",
+                       st->users, st->keys, s->map_path, l->n_dropped);
         authkeys_load_update_metrics(s);
         load_free(l);
         return 0;
@@ -304,13 +309,15 @@ void authkeys_load_on_fact(void *userdata, const char *name, struct json_object 
 
         if (!value) {
                 /* Keep serving what is loaded: the file is still there. */
-                sunkd_log_notice(s->ctx, "The nsscache module no longer publishes its sshkey cache; keeping '%s'.",
+                sunkd_log_notice(s->ctx,
+                                 "The nsscache module no longer publishes its sshkey cache; keeping '%s'.",
                                  s->path ?: "nothing");
                 s->fact_updated_usec = 0;
                 return;
         }
-        s->fact_updated_usec = json_object_object_get_ex(value, "updated_usec", &o) ?
-                (uint64_t) json_object_get_int64(o) : 0;
+        s->fact_updated_usec = json_object_object_get_ex(value, "updated_usec", &o)
+                                       ? (uint64_t) json_object_get_int64(o)
+                                       : 0;
         if (!json_object_object_get_ex(value, "path", &o) || !json_object_is_type(o, json_type_string) ||
             json_object_get_string(o)[0] != '/') {
                 sunkd_log_warning(s->ctx, "Ignoring the fact %s without an absolute path.", name);

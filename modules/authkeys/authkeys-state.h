@@ -43,8 +43,8 @@ typedef struct Load {
         size_t n_drops, n_dropped;
         char *local_users[LOCAL_LOGGED_MAX]; /* "name (line N)" of local accounts' lines */
         size_t n_local;
-        size_t last_bad_line;    /* the last line skipped whole */
-        const char *why;         /* why a file was refused whole */
+        size_t last_bad_line; /* the last line skipped whole */
+        const char *why;      /* why a file was refused whole */
 } Load;
 
 typedef struct Metrics {
@@ -54,8 +54,8 @@ typedef struct Metrics {
 typedef struct State {
         sunkd_ctx *ctx;
         Conf conf;
-        char *path;              /* the file served (and watched); NULL until known */
-        bool path_seen;          /* it has been there since it became the one served */
+        char *path;     /* the file served (and watched); NULL until known */
+        bool path_seen; /* it has been there since it became the one served */
         bool waiting_logged;
         uint64_t fact_updated_usec; /* the nsscache module's last success, if it writes the file */
         sunkd_watch *watch;

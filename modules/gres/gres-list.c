@@ -16,7 +16,7 @@
 #include "sunkd/module.h"
 #include "util/cleanup.h"
 
-#define LIST_WAITING_MAX 64     /* io.sunkd.Gres.List calls waiting for the first discovery */
+#define LIST_WAITING_MAX 64 /* io.sunkd.Gres.List calls waiting for the first discovery */
 
 static int reply_unavailable(State *s, sunkd_call *call, const char *reason) {
         json_object *p = json_object_new_object();
@@ -37,8 +37,10 @@ static int list_reply(State *s, sunkd_call *call) {
         }
         check = json_object_new_object();
         if (check) {
-                json_object_object_add(check, "result", json_object_new_string(s->check == 1 ? "match" :
-                                                                               s->check == 0 ? "mismatch" : "unknown"));
+                json_object_object_add(check, "result",
+                                       json_object_new_string(s->check == 1   ? "match"
+                                                              : s->check == 0 ? "mismatch"
+                                                                              : "unknown"));
                 json_object_object_add(check, "message", json_object_new_string(s->check_message ?: ""));
                 json_object_object_add(check, "slurm_conf", json_object_new_string(s->conf.slurm_conf));
                 json_object_object_add(check, "node_name", json_object_new_string(s->conf.node_name));
@@ -67,7 +69,8 @@ static int method_list(sunkd_call *call, json_object *params, void *state) {
 static void answer_waiting(sunkd_call *call, void *userdata) {
         State *s = userdata;
 
-        if ((s->last ? list_reply(s, call) : reply_unavailable(s, call, s->unavailable ?: "no discovery has finished yet")) < 0)
+        if ((s->last ? list_reply(s, call)
+                     : reply_unavailable(s, call, s->unavailable ?: "no discovery has finished yet")) < 0)
                 (void) s->ctx->api->reply_error(call, "io.sunkd.InternalError", NULL);
 }
 
