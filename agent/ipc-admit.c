@@ -22,20 +22,19 @@
 #include "ipc-internal.h"
 #include "log.h"
 #include "util/macro.h"
-
-#define IPC_GROUPS_INITIAL 32
+#include "util/peer-cred.h"
 
 /* A linear scan: there are at most max_connections entries holding
  * connections, and in practice a handful of distinct uids. */
-static IpcUid *ipc_uid_find(Ipc *ipc, uid_t uid) {
+static IpcUid *uid_find(Ipc *ipc, uid_t uid) {
         for (size_t i = 0; i < ipc->n_uids; i++)
                 if (ipc->uids[i].uid == uid)
                         return &ipc->uids[i];
         return NULL;
 }
 
-IpcUid *ipc_uid_get(Ipc *ipc, uid_t uid) {
-        IpcUid *u = ipc_uid_find(ipc, uid);
+IpcUid *ipc_admit_uid_get(Ipc *ipc, uid_t uid) {
+        IpcUid *u = uid_find(ipc, uid);
 
         if (u)
                 return u;
@@ -49,7 +48,7 @@ IpcUid *ipc_uid_get(Ipc *ipc, uid_t uid) {
 }
 
 /* Drops the entry once it holds nothing; a refusal episode ends with it. */
-static void ipc_uid_release(Ipc *ipc, IpcUid *u) {
+static void uid_release(Ipc *ipc, IpcUid *u) {
         if (u->n_connections > 0 || u->n_calls > 0)
                 return;
         if (u->n_refused > 0)
@@ -58,30 +57,30 @@ static void ipc_uid_release(Ipc *ipc, IpcUid *u) {
         *u = ipc->uids[--ipc->n_uids];
 }
 
-void ipc_uid_put_connection(Ipc *ipc, uid_t uid) {
-        IpcUid *u = ipc_uid_find(ipc, uid);
+void ipc_admit_put_connection(Ipc *ipc, uid_t uid) {
+        IpcUid *u = uid_find(ipc, uid);
 
         if (!u)
                 return;
         assert(u->n_connections > 0);
         u->n_connections--;
-        ipc_uid_release(ipc, u);
+        uid_release(ipc, u);
 }
 
-void ipc_uid_put_call(Ipc *ipc, uid_t uid) {
-        IpcUid *u = ipc_uid_find(ipc, uid);
+void ipc_admit_put_call(Ipc *ipc, uid_t uid) {
+        IpcUid *u = uid_find(ipc, uid);
 
         if (!u)
                 return;
         assert(u->n_calls > 0);
         u->n_calls--;
-        ipc_uid_release(ipc, u);
+        uid_release(ipc, u);
 }
 
 /* The peer's credentials, read the first time something needs them: the
  * policy of a method other than an anonymous one, the per-uid accounting,
  * a warning that names the peer. */
-int conn_creds(IpcConnection *c) {
+int ipc_admit_creds(IpcConnection *c) {
         socklen_t len = sizeof(struct ucred);
 
         if (c->creds_known)
@@ -93,16 +92,16 @@ int conn_creds(IpcConnection *c) {
 }
 
 /* Counts @c in its uid's connections, once. */
-int conn_account(IpcConnection *c) {
+int ipc_admit_account(IpcConnection *c) {
         IpcUid *u;
         int r;
 
         if (c->accounted)
                 return 0;
-        r = conn_creds(c);
+        r = ipc_admit_creds(c);
         if (r < 0)
                 return r;
-        u = ipc_uid_get(c->ipc, c->ucred.uid);
+        u = ipc_admit_uid_get(c->ipc, c->ucred.uid);
         if (!u)
                 return -ENOMEM;
         u->n_connections++;
@@ -129,13 +128,13 @@ static int allow_merge(IpcAllow *into, const IpcAllow *a) {
         return 0;
 }
 
-void allow_clear(IpcAllow *a) {
+void ipc_admit_allow_clear(IpcAllow *a) {
         free(a->uids);
         free(a->gids);
         *a = (IpcAllow){ 0 };
 }
 
-int ipc_set_privileged(Ipc *ipc, const IpcAllow *const *allows, size_t n) {
+int ipc_admit_set_privileged(Ipc *ipc, const IpcAllow *const *allows, size_t n) {
         IpcAllow p = { 0 };
         int r;
 
@@ -146,11 +145,11 @@ int ipc_set_privileged(Ipc *ipc, const IpcAllow *const *allows, size_t n) {
                         continue;
                 r = allow_merge(&p, allows[i]);
                 if (r < 0) {
-                        allow_clear(&p);
+                        ipc_admit_allow_clear(&p);
                         return r;
                 }
         }
-        allow_clear(&ipc->privileged);
+        ipc_admit_allow_clear(&ipc->privileged);
         ipc->privileged = p;
         return 0;
 }
@@ -173,28 +172,6 @@ static bool allow_matches(const IpcAllow *a, const struct ucred *u, const gid_t 
         return false;
 }
 
-static int conn_read_groups(IpcConnection *c) {
-        socklen_t len = IPC_GROUPS_INITIAL * sizeof(gid_t);
-
-        for (;;) {
-                gid_t *g = realloc(c->groups, MAX(len, (socklen_t) sizeof(gid_t)));
-
-                if (!g)
-                        return -ENOMEM;
-                c->groups = g;
-                if (getsockopt(c->fd, SOL_SOCKET, SO_PEERGROUPS, c->groups, &len) >= 0) {
-                        c->n_groups = len / sizeof(gid_t);
-                        return 0;
-                }
-                if (errno == ENOPROTOOPT || errno == ENODATA) {
-                        c->n_groups = 0;
-                        return 0;
-                }
-                if (errno != ERANGE)
-                        return -errno;
-        }
-}
-
 /* Most callers are root or call any-uid methods: their groups are never
  * read.  A failure to read them leaves none, which can only deny. */
 static bool conn_matches(IpcConnection *c, const IpcAllow *a) {
@@ -204,13 +181,13 @@ static bool conn_matches(IpcConnection *c, const IpcAllow *a) {
                 return false;
         if (!c->groups_loaded) {
                 c->groups_loaded = true;
-                if (conn_read_groups(c) < 0)
+                if (peer_cred_groups(c->fd, &c->groups, &c->n_groups) < 0)
                         c->n_groups = 0;
         }
         return allow_matches(a, &c->ucred, c->groups, c->n_groups);
 }
 
-bool ipc_peer_allowed(IpcConnection *c, const IpcMethod *m) {
+bool ipc_admit_peer_allowed(IpcConnection *c, const IpcMethod *m) {
         if (c->ucred.uid == 0)
                 return true;
         if (m->flags & SUNKD_METHOD_ANY_UID)
@@ -221,31 +198,31 @@ bool ipc_peer_allowed(IpcConnection *c, const IpcMethod *m) {
 }
 
 /* The per-uid call limit; root is exempt. */
-bool conn_may_call(IpcConnection *c) {
+bool ipc_admit_call(IpcConnection *c) {
         Ipc *ipc = c->ipc;
         IpcUid *u;
         unsigned suppressed;
 
         if (c->ucred.uid == 0)
                 return true;
-        u = ipc_uid_find(ipc, c->ucred.uid);
+        u = uid_find(ipc, c->ucred.uid);
         if (!u || u->n_calls < ipc->limits.max_calls_per_uid)
                 return true;
-        if (ratelimit_pass(&ipc->busy_rl, 1, &suppressed))
+        if (ratelimit_pass(&ipc->busy_rl, IPC_LOG_INTERVAL_USEC, 1, &suppressed))
                 log_warning("uid=%u has %u calls unanswered, the limit per uid: refusing more%s",
                             (unsigned) c->ucred.uid, u->n_calls, suppressed > 0 ? " (similar messages suppressed)" : "");
         return false;
 }
 
-static bool ipc_is_privileged(Ipc *ipc, IpcConnection *c) {
+static bool is_privileged(Ipc *ipc, IpcConnection *c) {
         return c->ucred.uid == 0 || conn_matches(c, &ipc->privileged);
 }
 
 /* A uid's refusals are logged at the first, then counted until it holds
  * nothing; a uid holding nothing is refused only at the global limits,
  * which are rate-limited instead. */
-static void ipc_refuse_uid(Ipc *ipc, const IpcConnection *c, const char *why) {
-        IpcUid *u = ipc_uid_find(ipc, c->ucred.uid);
+static void refuse_uid(Ipc *ipc, const IpcConnection *c, const char *why) {
+        IpcUid *u = uid_find(ipc, c->ucred.uid);
         unsigned suppressed;
 
         if (u) {
@@ -254,7 +231,7 @@ static void ipc_refuse_uid(Ipc *ipc, const IpcConnection *c, const char *why) {
                                     (unsigned) c->ucred.pid, u->n_connections, why);
                 return;
         }
-        if (ratelimit_pass(&ipc->refuse_rl, 1, &suppressed))
+        if (ratelimit_pass(&ipc->refuse_rl, IPC_LOG_INTERVAL_USEC, 1, &suppressed))
                 log_warning("Refusing connection from uid=%u pid=%u: %s%s", (unsigned) c->ucred.uid,
                             (unsigned) c->ucred.pid, why, suppressed > 0 ? " (more refusals suppressed)" : "");
 }
@@ -262,19 +239,19 @@ static void ipc_refuse_uid(Ipc *ipc, const IpcConnection *c, const char *why) {
 /* Whether @c may take a slot: the last reserved_connections slots are for
  * root and privileged uids, and a uid other than root holds at most
  * max_connections_per_uid. */
-static bool ipc_admit(Ipc *ipc, IpcConnection *c) {
+static bool may_take_slot(Ipc *ipc, IpcConnection *c) {
         const IpcLimits *l = &ipc->limits;
         IpcUid *u;
 
         if (c->ucred.uid == 0)
                 return true;
-        if (ipc->n_connections + l->reserved_connections >= l->max_connections && !ipc_is_privileged(ipc, c)) {
-                ipc_refuse_uid(ipc, c, "the remaining slots are reserved for root and the modules' allow lists");
+        if (ipc->n_connections + l->reserved_connections >= l->max_connections && !is_privileged(ipc, c)) {
+                refuse_uid(ipc, c, "the remaining slots are reserved for root and the modules' allow lists");
                 return false;
         }
-        u = ipc_uid_find(ipc, c->ucred.uid);
+        u = uid_find(ipc, c->ucred.uid);
         if (u && u->n_connections >= l->max_connections_per_uid) {
-                ipc_refuse_uid(ipc, c, "limit of connections per uid reached");
+                refuse_uid(ipc, c, "limit of connections per uid reached");
                 return false;
         }
         return true;
@@ -282,7 +259,7 @@ static bool ipc_admit(Ipc *ipc, IpcConnection *c) {
 
 /* Below this many open connections no uid can hold max_connections_per_uid
  * and no reserved slot is at stake: who connects need not be known yet. */
-static unsigned ipc_checked_from(const Ipc *ipc) {
+static unsigned checked_from(const Ipc *ipc) {
         const IpcLimits *l = &ipc->limits;
         unsigned reserved_from = l->max_connections > l->reserved_connections ?
                 l->max_connections - l->reserved_connections : 0;
@@ -292,9 +269,9 @@ static unsigned ipc_checked_from(const Ipc *ipc) {
 
 /* From there on every connection counts under its uid, those admitted
  * before without being asked too, so that the limits see them all. */
-static int ipc_account_all(Ipc *ipc) {
+static int account_all(Ipc *ipc) {
         for (IpcConnection *i = ipc->connections; i; i = i->next) {
-                int r = conn_account(i);
+                int r = ipc_admit_account(i);
 
                 if (r == -ENOMEM)
                         return r;
@@ -305,20 +282,20 @@ static int ipc_account_all(Ipc *ipc) {
 }
 
 /* Whether the new connection @c, not yet counted, may stay.  Below
- * ipc_checked_from() open connections nothing is asked; from there on the
+ * checked_from() open connections nothing is asked; from there on the
  * peer's credentials are read and every connection counts under its uid.
- * Returns 0, -EUSERS (refused, logged by ipc_admit()), or a negative errno. */
+ * Returns 0, -EUSERS (refused, logged by may_take_slot()), or a negative errno. */
 int ipc_admit_connection(Ipc *ipc, IpcConnection *c) {
         int r;
 
-        if (ipc->n_connections < ipc_checked_from(ipc))
+        if (ipc->n_connections < checked_from(ipc))
                 return 0;
-        r = ipc_account_all(ipc);
+        r = account_all(ipc);
         if (r >= 0)
-                r = conn_creds(c);
-        if (r >= 0 && !ipc_admit(ipc, c))
+                r = ipc_admit_creds(c);
+        if (r >= 0 && !may_take_slot(ipc, c))
                 r = -EUSERS;
         if (r >= 0)
-                r = conn_account(c);
+                r = ipc_admit_account(c);
         return r;
 }

@@ -165,7 +165,7 @@ sunkd_call *call_free(sunkd_call *call) {
                 if (call->next)
                         call->next->prev = call->prev;
                 if (call->accounted)
-                        ipc_uid_put_call(ipc, call->ucred.uid);
+                        ipc_admit_put_call(ipc, call->ucred.uid);
         }
         json_object_put(call->message);
         free(call);

@@ -127,7 +127,7 @@ int conn_send(IpcConnection *c, const char *method, const char *error, json_obje
         if (r == -EILSEQ && params) {
                 int n = varlink_repair_utf8(params);
 
-                if (n > 0 && ratelimit_pass(&ipc->reply_rl, IPC_LOG_BURST, &suppressed))
+                if (n > 0 && ratelimit_pass(&ipc->reply_rl, IPC_LOG_INTERVAL_USEC, IPC_LOG_BURST, &suppressed))
                         log_error("BUG: the reply to %s carried %d string(s) that are not UTF-8; sent them escaped%s",
                                   method ?: "request", n, suppressed > 0 ? ", more suppressed" : "");
                 r = n < 0 ? n : reply_format(error, json_object_get(params), &buf, &len);
@@ -148,8 +148,8 @@ int conn_send(IpcConnection *c, const char *method, const char *error, json_obje
                 }
         }
         if (fallback) {
-                (void) conn_creds(c);
-                if (ratelimit_pass(&ipc->reply_rl, IPC_LOG_BURST, &suppressed))
+                (void) ipc_admit_creds(c);
+                if (ratelimit_pass(&ipc->reply_rl, IPC_LOG_INTERVAL_USEC, IPC_LOG_BURST, &suppressed))
                         log_warning("Reply to %s for uid=%u pid=%u replaced by %s (%zu bytes, limit %zu)%s",
                                     method ?: "request", (unsigned) c->ucred.uid, (unsigned) c->ucred.pid,
                                     fallback, len, ipc->limits.max_reply,
@@ -207,7 +207,7 @@ IpcConnection *conn_free(IpcConnection *c) {
                 c->next->prev = c->prev;
         c->ipc->n_connections--;
         if (c->accounted)
-                ipc_uid_put_connection(c->ipc, c->ucred.uid);
+                ipc_admit_put_connection(c->ipc, c->ucred.uid);
         free(c);
         return NULL;
 }
@@ -323,7 +323,7 @@ static size_t conn_request_max(IpcConnection *c, size_t need) {
 
         if (need < max || max >= root)
                 return max;
-        if (conn_creds(c) < 0 || c->ucred.uid != 0)
+        if (ipc_admit_creds(c) < 0 || c->ucred.uid != 0)
                 return max;
         return root;
 }
@@ -388,15 +388,15 @@ static int conn_dispatch(IpcConnection *c, const char *frame, size_t len) {
          * per-uid accounting needs to know who calls. */
         anonymous = (m->flags & IPC_METHOD_ANONYMOUS) && !c->creds_known;
         if (!anonymous) {
-                r = conn_account(c);
+                r = ipc_admit_account(c);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)
                         return conn_fail(c, "cannot read the peer's credentials");
         }
 
-        if (!anonymous && !ipc_peer_allowed(c, m)) {
-                if (ratelimit_pass(&ipc->deny_rl, IPC_LOG_BURST, &suppressed))
+        if (!anonymous && !ipc_admit_peer_allowed(c, m)) {
+                if (ratelimit_pass(&ipc->deny_rl, IPC_LOG_INTERVAL_USEC, IPC_LOG_BURST, &suppressed))
                         log_warning("Refused %s to uid=%u gid=%u pid=%u%s", method, (unsigned) c->ucred.uid,
                                     (unsigned) c->ucred.gid, (unsigned) c->ucred.pid,
                                     suppressed > 0 ? " (similar messages suppressed)" : "");
@@ -404,10 +404,10 @@ static int conn_dispatch(IpcConnection *c, const char *frame, size_t len) {
         }
         if (ipc->n_suspended > 0 && ipc_owner_suspended(ipc, m->owner))
                 return oneway ? 0 : conn_send(c, method, "io.sunkd.Unavailable", NULL);
-        if (!anonymous && !conn_may_call(c))
+        if (!anonymous && !ipc_admit_call(c))
                 return oneway ? 0 : conn_send(c, method, "io.sunkd.TooManyCalls", NULL);
 
-        u = anonymous ? NULL : ipc_uid_get(ipc, c->ucred.uid);
+        u = anonymous ? NULL : ipc_admit_uid_get(ipc, c->ucred.uid);
         if (!anonymous && !u)
                 return -ENOMEM;
         call = calloc(1, sizeof(sunkd_call));

@@ -12,12 +12,11 @@
 #include <systemd/sd-event.h>
 
 #include "ipc.h"
+#include "util/macro.h"
+#include "util/ratelimit.h"
 
-typedef struct Ratelimit {
-        uint64_t begin;
-        unsigned n;
-        unsigned suppressed;
-} Ratelimit;
+/* The interval of the server's log rate limits (util/ratelimit.h). */
+#define IPC_LOG_INTERVAL_USEC (10 * USEC_PER_SEC)
 
 typedef struct IpcMethod {
         char *name;
@@ -115,18 +114,15 @@ struct Ipc {
         Ratelimit busy_rl;   /* per-uid call limit */
 };
 
-/* ipc.c */
-bool ratelimit_pass(Ratelimit *rl, unsigned burst, unsigned *ret_suppressed);
-
 /* ipc-admit.c: per-uid accounting, policy, admission */
-IpcUid *ipc_uid_get(Ipc *ipc, uid_t uid);
-void ipc_uid_put_connection(Ipc *ipc, uid_t uid);
-void ipc_uid_put_call(Ipc *ipc, uid_t uid);
-int conn_creds(IpcConnection *c);
-int conn_account(IpcConnection *c);
-void allow_clear(IpcAllow *a);
-bool ipc_peer_allowed(IpcConnection *c, const IpcMethod *m);
-bool conn_may_call(IpcConnection *c);
+IpcUid *ipc_admit_uid_get(Ipc *ipc, uid_t uid);
+void ipc_admit_put_connection(Ipc *ipc, uid_t uid);
+void ipc_admit_put_call(Ipc *ipc, uid_t uid);
+int ipc_admit_creds(IpcConnection *c);
+int ipc_admit_account(IpcConnection *c);
+void ipc_admit_allow_clear(IpcAllow *a);
+bool ipc_admit_peer_allowed(IpcConnection *c, const IpcMethod *m);
+bool ipc_admit_call(IpcConnection *c);
 int ipc_admit_connection(Ipc *ipc, IpcConnection *c);
 
 /* ipc-call.c: methods, calls, replies */

@@ -60,7 +60,7 @@ static void ipc_refuse(Ipc *ipc, int fd) {
         socklen_t len = sizeof(u);
         unsigned suppressed;
 
-        if (!ratelimit_pass(&ipc->refuse_rl, 1, &suppressed))
+        if (!ratelimit_pass(&ipc->refuse_rl, IPC_LOG_INTERVAL_USEC, 1, &suppressed))
                 return;
         (void) getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &u, &len);
         log_warning("Refusing connection from uid=%u pid=%u: limit of %u connections reached%s",
@@ -82,7 +82,7 @@ static int ipc_on_accept(sd_event_source *s, int fd, uint32_t revents, void *use
                         if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
                                 continue;
                         r = -errno;
-                        if (ratelimit_pass(&ipc->refuse_rl, 1, &suppressed))
+                        if (ratelimit_pass(&ipc->refuse_rl, IPC_LOG_INTERVAL_USEC, 1, &suppressed))
                                 log_warning_errno(r, "Failed to accept a connection, pausing: %m");
                         ipc_pause_accepting(ipc);
                         return 0;
@@ -93,7 +93,7 @@ static int ipc_on_accept(sd_event_source *s, int fd, uint32_t revents, void *use
                         continue;
                 }
                 r = conn_new(ipc, cfd);
-                if (r < 0 && r != -EUSERS && ratelimit_pass(&ipc->refuse_rl, 1, &suppressed))
+                if (r < 0 && r != -EUSERS && ratelimit_pass(&ipc->refuse_rl, IPC_LOG_INTERVAL_USEC, 1, &suppressed))
                         log_warning_errno(r, "Failed to set up a connection: %m");
                 if (r >= 0)
                         conn_start(ipc->connections);

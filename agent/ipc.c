@@ -15,25 +15,6 @@
 #include "util/macro.h"
 #include "util/time-util.h"
 
-#define IPC_LOG_INTERVAL_USEC (10 * USEC_PER_SEC)
-
-bool ratelimit_pass(Ratelimit *rl, unsigned burst, unsigned *ret_suppressed) {
-        uint64_t now = now_usec(CLOCK_MONOTONIC);
-
-        if (rl->begin == 0 || now - rl->begin >= IPC_LOG_INTERVAL_USEC) {
-                rl->begin = now;
-                rl->n = 0;
-        }
-        if (rl->n >= burst) {
-                rl->suppressed++;
-                return false;
-        }
-        rl->n++;
-        *ret_suppressed = rl->suppressed;
-        rl->suppressed = 0;
-        return true;
-}
-
 unsigned ipc_n_connections(Ipc *ipc) {
         return ipc ? ipc->n_connections : 0;
 }
@@ -109,7 +90,7 @@ Ipc *ipc_free(Ipc *ipc) {
         ipc->gone_defer = sd_event_source_disable_unref(ipc->gone_defer);
         ipc_stop_accepting(ipc);
         free(ipc->uids);
-        allow_clear(&ipc->privileged);
+        ipc_admit_allow_clear(&ipc->privileged);
         free(ipc->suspended);
         for (size_t i = 0; i < ipc->n_methods; i++)
                 free(ipc->methods[i].name);

@@ -38,7 +38,7 @@ typedef struct IpcLimits {
         unsigned max_connections_per_uid;
         unsigned max_calls_per_uid;
         /* The last slots of max_connections only root and privileged uids
-         * (ipc_set_privileged()) may take.  Default 16; at most a quarter of
+         * (ipc_admit_set_privileged()) may take.  Default 16; at most a quarter of
          * max_connections when it is as large as max_connections. */
         unsigned reserved_connections;
         /* A request must be complete this long after its first byte, however
@@ -107,11 +107,11 @@ void ipc_remove_methods(Ipc *ipc, const void *owner);
 void ipc_suspend_owner(Ipc *ipc, const void *owner);
 
 /**
- * ipc_set_privileged() - the uids and groups besides root that may take the
+ * ipc_admit_set_privileged() - the uids and groups besides root that may take the
  * reserved connection slots: the union of @allows (copied; NULL entries are
  * skipped).  Replaces the previous set.
  */
-int ipc_set_privileged(Ipc *ipc, const IpcAllow *const *allows, size_t n);
+int ipc_admit_set_privileged(Ipc *ipc, const IpcAllow *const *allows, size_t n);
 
 /* Replies; each takes ownership of @params (may be NULL = {}).  A call is
  * answered exactly once; a second reply from inside the handler is

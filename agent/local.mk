@@ -37,8 +37,12 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-util.la
 	%reldir%/util/secret-file.h \
 	%reldir%/util/fileio.c \
 	%reldir%/util/fileio.h \
+	%reldir%/util/peer-cred.c \
+	%reldir%/util/peer-cred.h \
 	%reldir%/util/rand-util.c \
 	%reldir%/util/rand-util.h \
+	%reldir%/util/ratelimit.c \
+	%reldir%/util/ratelimit.h \
 	%reldir%/util/siphash.h \
 	%reldir%/util/strbuf.c \
 	%reldir%/util/strbuf.h \
@@ -98,6 +102,8 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-core.la
 	%reldir%/log.h \
 	%reldir%/manager.c \
 	%reldir%/manager.h \
+	%reldir%/manager-internal.h \
+	%reldir%/manager-reload.c \
 	%reldir%/metrics.c \
 	%reldir%/metrics.h \
 	%reldir%/module-loader.c \

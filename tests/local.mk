@@ -419,7 +419,7 @@ EXTRA_DIST += tests/fuzz/corpus/map-delta tests/fuzz/map-delta.t
 check_PROGRAMS += tests/fuzz/fuzz-slurm-nodes
 TESTS += tests/fuzz/slurm-nodes.t
 tests_fuzz_fuzz_slurm_nodes_SOURCES = tests/fuzz/fuzz-slurm-nodes.c tests/fuzz/fuzz-replay.c
-tests_fuzz_fuzz_slurm_nodes_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir)
+tests_fuzz_fuzz_slurm_nodes_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir) $(HEALTH_TEST_CFLAGS)
 tests_fuzz_fuzz_slurm_nodes_LDADD = modules/health/libhealth.la agent/libsunkd-util.la $(JSONC_LIBS)
 EXTRA_DIST += tests/fuzz/corpus/slurm-nodes tests/fuzz/slurm-nodes.t
 
@@ -451,7 +451,7 @@ EXTRA_DIST += tests/fuzz/corpus/agent-methods tests/fuzz/agent-methods.t tests/f
 check_PROGRAMS += tests/fuzz/fuzz-health-methods
 TESTS += tests/fuzz/health-methods.t
 tests_fuzz_fuzz_health_methods_SOURCES = tests/fuzz/fuzz-methods.c tests/fuzz/fuzz-replay.c $(modules_health_health_la_SOURCES)
-tests_fuzz_fuzz_health_methods_CFLAGS = $(CHECK_TEST_CFLAGS) $(SLURM_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir)/agent
+tests_fuzz_fuzz_health_methods_CFLAGS = $(CHECK_TEST_CFLAGS) $(SLURM_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir)/agent $(HEALTH_TEST_CFLAGS)
 tests_fuzz_fuzz_health_methods_LDADD = modules/health/libhealth.la agent/libsunkd-core.la $(JSONC_LIBS) $(SLURM_LIBS) $(CURL_LIBS)
 EXTRA_DIST += tests/fuzz/corpus/health-methods tests/fuzz/health-methods.t
 check_PROGRAMS += tests/fuzz/fuzz-prolog-methods
@@ -516,7 +516,7 @@ tests_unit_test_gres_kmsg_LDADD = modules/gres/libgres.la agent/libsunkd-util.la
 check_PROGRAMS += tests/unit/test-health-gpu
 TESTS += tests/unit/test-health-gpu
 tests_unit_test_health_gpu_SOURCES = tests/unit/test-health-gpu.c
-tests_unit_test_health_gpu_CFLAGS = $(CHECK_TEST_CFLAGS) $(JSONC_CFLAGS)
+tests_unit_test_health_gpu_CFLAGS = $(CHECK_TEST_CFLAGS) $(JSONC_CFLAGS) $(HEALTH_TEST_CFLAGS)
 tests_unit_test_health_gpu_LDADD = modules/health/libhealth.la $(CHECK_TEST_LIBS) agent/libsunkd-util.la $(JSONC_LIBS)
 check_PROGRAMS += tests/unit/test-gres-topo
 TESTS += tests/unit/test-gres-topo
@@ -527,27 +527,30 @@ EXTRA_DIST += tests/data/gres
 
 # health: the built-in check types against fake roots, munge against a real
 # munged, the JWT checked with the openssl command.
+# The module's subfolders (checks/, transport/) include its own headers by
+# their names under modules/health/.
+HEALTH_TEST_CFLAGS = -I$(top_srcdir)/modules/health
 HEALTH_TEST_LIBS = modules/health/libhealth.la agent/libsunkd-util.la $(CHECK_TEST_LIBS)
 check_PROGRAMS += tests/unit/test-health-checks tests/unit/test-health-munge tests/unit/test-health-jwt
 TESTS += tests/unit/test-health-checks tests/unit/test-health-munge tests/unit/test-health-jwt
 tests_unit_test_health_checks_SOURCES = tests/unit/test-health-checks.c tests/lib/health-check-test.h
-tests_unit_test_health_checks_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_test_health_checks_CFLAGS = $(CHECK_TEST_CFLAGS) $(HEALTH_TEST_CFLAGS)
 tests_unit_test_health_checks_LDADD = $(HEALTH_TEST_LIBS)
 tests_unit_test_health_munge_SOURCES = tests/unit/test-health-munge.c tests/lib/health-check-test.h
-tests_unit_test_health_munge_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_test_health_munge_CFLAGS = $(CHECK_TEST_CFLAGS) $(HEALTH_TEST_CFLAGS)
 tests_unit_test_health_munge_LDADD = $(HEALTH_TEST_LIBS)
 tests_unit_test_health_jwt_SOURCES = tests/unit/test-health-jwt.c
-tests_unit_test_health_jwt_CFLAGS = $(CHECK_TEST_CFLAGS) $(CRYPTO_CFLAGS)
+tests_unit_test_health_jwt_CFLAGS = $(CHECK_TEST_CFLAGS) $(CRYPTO_CFLAGS) $(HEALTH_TEST_CFLAGS)
 tests_unit_test_health_jwt_LDADD = $(HEALTH_TEST_LIBS) $(JSONC_LIBS)
 check_PROGRAMS += tests/unit/test-health-signal
 TESTS += tests/unit/test-health-signal
 tests_unit_test_health_signal_SOURCES = tests/unit/test-health-signal.c
-tests_unit_test_health_signal_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_test_health_signal_CFLAGS = $(CHECK_TEST_CFLAGS) $(HEALTH_TEST_CFLAGS)
 tests_unit_test_health_signal_LDADD = $(HEALTH_TEST_LIBS)
 check_PROGRAMS += tests/unit/test-health-rest
 TESTS += tests/unit/test-health-rest
 tests_unit_test_health_rest_SOURCES = tests/unit/test-health-rest.c
-tests_unit_test_health_rest_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_test_health_rest_CFLAGS = $(CHECK_TEST_CFLAGS) $(HEALTH_TEST_CFLAGS)
 tests_unit_test_health_rest_LDADD = $(HEALTH_TEST_LIBS) $(JSONC_LIBS)
 # prolog: the directory scan and the client's own run of a script, linked
 # without the daemon core, as the client links them.
@@ -555,7 +558,7 @@ check_PROGRAMS += tests/unit/test-prolog-dir
 TESTS += tests/unit/test-prolog-dir
 tests_unit_test_prolog_dir_SOURCES = tests/unit/test-prolog-dir.c
 tests_unit_test_prolog_dir_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_unit_test_prolog_dir_LDADD = modules/prolog/libprolog.la agent/libsunkd-util.la $(CHECK_LIBS)
+tests_unit_test_prolog_dir_LDADD = modules/prolog/libprolog-exec.la modules/prolog/libprolog.la agent/libsunkd-util.la $(CHECK_LIBS)
 check_PROGRAMS += tests/unit/test-prolog-reason
 TESTS += tests/unit/test-prolog-reason
 tests_unit_test_prolog_reason_SOURCES = tests/unit/test-prolog-reason.c

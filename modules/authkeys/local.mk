@@ -22,7 +22,12 @@ noinst_LTLIBRARIES += %reldir%/libauthkeys.la
 %canon_reldir%_libauthkeys_la_LIBADD = %reldir%/libauthkeys-core.la $(CRYPTO_LIBS)
 
 pkglib_LTLIBRARIES += %reldir%/authkeys.la
-%canon_reldir%_authkeys_la_SOURCES = %reldir%/authkeys.c
+%canon_reldir%_authkeys_la_SOURCES = \
+	%reldir%/authkeys.c \
+	%reldir%/authkeys-state.h \
+	%reldir%/authkeys-load.c \
+	%reldir%/authkeys-get.c \
+	# End of authkeys_la_SOURCES
 %canon_reldir%_authkeys_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) $(CRYPTO_CFLAGS)
 %canon_reldir%_authkeys_la_LDFLAGS = $(MODULE_LINK_FLAGS)
 %canon_reldir%_authkeys_la_LIBADD = %reldir%/libauthkeys.la $(JSONC_LIBS) $(CRYPTO_LIBS)

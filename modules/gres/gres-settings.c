@@ -143,6 +143,13 @@ int gres_settings_load(sunkd_ctx *c, const sunkd_cfg *cfg, State *s) {
         return r;
 }
 
+/* A State that holds a section and nothing else: the one a check reads,
+ * and the old or new settings of a reload. */
+static void settings_free(State *s) {
+        gres_settings_clear(s);
+        free(s);
+}
+
 int gres_check(sunkd_ctx *c, const sunkd_cfg *cfg) {
         State *s = calloc(1, sizeof(*s));
         int r;
@@ -150,7 +157,7 @@ int gres_check(sunkd_ctx *c, const sunkd_cfg *cfg) {
         if (!s)
                 return -ENOMEM;
         r = gres_settings_load(c, cfg, s);
-        gres_state_free(s);
+        settings_free(s);
         /* the host checks each section before it starts or reloads the
          * module, and for --check-config: said once each time */
         if (r >= 0)
@@ -202,7 +209,7 @@ int gres_reload(void *state, const sunkd_cfg *cfg) {
         r = gres_settings_load(s->ctx, cfg, n);
         if (r >= 0 && (gres_watches_xids(n) != gres_watches_xids(s) || gres_reads_kmsg(n) != gres_reads_kmsg(s) ||
                        !streq(n->conf.kmsg, s->conf.kmsg))) {
-                gres_state_free(n);
+                settings_free(n);
                 return SUNKD_RELOAD_RESTART;
         }
         if (r >= 0) {
@@ -214,7 +221,7 @@ int gres_reload(void *state, const sunkd_cfg *cfg) {
                         r = s->ctx->api->job_update(s->kmsg_job, &k);
         }
         if (r < 0) {
-                gres_state_free(n);
+                settings_free(n);
                 return r;
         }
         rediscover = discovery_changed(s, n);
@@ -222,7 +229,7 @@ int gres_reload(void *state, const sunkd_cfg *cfg) {
                 s->use_proc = false; /* another NVML may answer */
         /* The old settings go to @n, and are freed with it. */
         swap_conf(s, n);
-        gres_state_free(n);
+        settings_free(n);
         if (rediscover)
                 (void) s->ctx->api->job_trigger(s->job, "configuration changed");
         return 0;

@@ -101,11 +101,16 @@ typedef struct State {
 
 /* gres.c */
 void gres_state_free(State *s);
+
+/* gres-list.c */
+int gres_list_methods_add(State *s);
 /* A discovery has a result: the List calls waiting for one get it. */
 void gres_list_result(State *s);
 /* A discovery ended without one: calls waiting are told why, and so are
  * later ones until a discovery succeeds. */
 void gres_list_no_result(State *s, int r, const char *why);
+/* The module stops: calls still waiting are told so. */
+void gres_list_stopping(State *s);
 
 /* gres-settings.c */
 int gres_settings_load(sunkd_ctx *c, const sunkd_cfg *cfg, State *s);

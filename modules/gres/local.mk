@@ -31,6 +31,7 @@ pkglib_LTLIBRARIES += %reldir%/gres.la
 %canon_reldir%_gres_la_SOURCES = \
 	%reldir%/gres.c \
 	%reldir%/gres-state.h \
+	%reldir%/gres-list.c \
 	%reldir%/gres-discover.c \
 	%reldir%/gres-events.c \
 	%reldir%/gres-kmsg-job.c \

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "health-libslurm.h"
+#include "transport/health-libslurm.h"
 #include "health-state.h"
 #include "util/cleanup.h"
 #include "util/json-util.h"
@@ -19,7 +19,7 @@
 #define WAIT_IDLE_POLL_USEC (1 * SUNKD_USEC_PER_SEC)
 
 static void check_reason(const State *s, const Check *k, char out[static HEALTH_REASON_MAX]) {
-        health_reason_format(out, s->conf.reason_prefix, check_name(k), k->last.detail);
+        health_signal_reason_format(out, s->conf.reason_prefix, check_name(k), k->last.detail);
 }
 
 /* The check whose reason the node should carry, or NULL: healthy. */
@@ -72,8 +72,8 @@ static void signal_fill(State *s, HealthSignal *sig) {
 /* What the round found out, into the state that outlives it.  Its message
  * quotes slurmctld's and slurmrestd's text (a node's reason, an error): it
  * enters the state here, through the one rule for outside text. */
-void signal_apply_outcome(State *s, HealthSignal *sig) {
-        const char *labels[] = { health_outcome_to_string(sig->outcome), NULL };
+void health_judge_apply_outcome(State *s, HealthSignal *sig) {
+        const char *labels[] = { health_signal_outcome_to_string(sig->outcome), NULL };
         bool forced = sig->want == HEALTH_WANT_FORCE_DRAIN || sig->want == HEALTH_WANT_UNDRAIN;
         const Check *k = wanted(s);
 
@@ -130,7 +130,7 @@ void signal_apply_outcome(State *s, HealthSignal *sig) {
  * responding (a resume leaves it so for a second), or that the fleet guard
  * held, is tried again with the scheduler's backoff instead of waiting for
  * the next interval: the node drains soon after there is room. */
-int signal_result(const HealthSignal *sig) {
+int health_judge_result(const HealthSignal *sig) {
         bool drain = sig->want == HEALTH_WANT_DRAIN || sig->want == HEALTH_WANT_FORCE_DRAIN;
 
         switch (sig->outcome) {
@@ -147,7 +147,7 @@ int signal_result(const HealthSignal *sig) {
         }
 }
 
-void signal_kick(State *s, const char *why) {
+void health_judge_kick(State *s, const char *why) {
         if (s->signal_job)
                 (void) s->ctx->api->job_trigger(s->signal_job, why);
 }
@@ -272,12 +272,12 @@ static int round_done(void *state, int r, void *input, void *result) {
         } else if (s->transport == TRANSPORT_LIBSLURM)
                 child_result(sig, o);
         s->node_busy = sig->busy;
-        signal_apply_outcome(s, sig);
+        health_judge_apply_outcome(s, sig);
         (void) s->ctx->api->job_set_message(s->signal_job, sig->message);
-        return signal_done(state, signal_result(sig), NULL, NULL);
+        return signal_done(state, health_judge_result(sig), NULL, NULL);
 }
 
-int signal_add_job(State *s) {
+int health_judge_add_job(State *s) {
         if (s->transport == TRANSPORT_NONE)
                 return 0;
         sunkd_job_spec spec = {

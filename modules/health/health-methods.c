@@ -57,7 +57,7 @@ static json_object *status_json(State *s) {
         json_object_object_add(o, "sticky", json_object_new_boolean(*s->sticky_reason != '\0'));
         if (s->lifted_check[0])
                 json_object_object_add(o, "lifted_check", json_object_new_string(s->lifted_check));
-        json_object_object_add(o, "last_signal", json_object_new_string(s->have_outcome ? health_outcome_to_string(s->outcome) : "none"));
+        json_object_object_add(o, "last_signal", json_object_new_string(s->have_outcome ? health_signal_outcome_to_string(s->outcome) : "none"));
         json_object_object_add(o, "last_signal_message", json_object_new_string(s->last_outcome));
         for (size_t i = 0; i < s->n_checks; i++)
                 json_object_array_add(checks, check_json(&s->checks[i]));
@@ -215,7 +215,7 @@ static int forced_start(State *s, sunkd_call *call, HealthWant want, const char 
         s->forced = want;
         s->forced_call = call;
         (void) snprintf(s->forced_reason, sizeof(s->forced_reason), "%s", reason ?: "");
-        signal_kick(s, want == HEALTH_WANT_UNDRAIN ? "undrain" : "drain");
+        health_judge_kick(s, want == HEALTH_WANT_UNDRAIN ? "undrain" : "drain");
         return SUNKD_CALL_PENDING;
 }
 
@@ -247,7 +247,7 @@ static int method_drain(sunkd_call *call, json_object *params, void *state) {
         if (wait_idle && s->n_waiters >= WAITERS_MAX)
                 return reply_invalid(s, call, "wait_idle", "too many calls wait already");
         /* "prolog..." after our prefix is what the prolog client sends */
-        health_reason_format(reason, s->conf.reason_prefix, isempty(text) ? "drained by an operator" : text, NULL);
+        health_signal_reason_format(reason, s->conf.reason_prefix, isempty(text) ? "drained by an operator" : text, NULL);
         r = forced_start(s, call, HEALTH_WANT_FORCE_DRAIN, reason);
         if (r == SUNKD_CALL_PENDING)
                 s->forced_sticky = sticky;

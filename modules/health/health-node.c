@@ -1,6 +1,7 @@
-/* `scontrol show node` records into HealthNode: NodeName=, State=,
- * Partitions= and Reason= (whose " [user@time]" tail scontrol adds goes).
- * Everything else is skipped; a line is never longer than the text. */
+/* A HealthNode's state flags, and `scontrol show node` records into
+ * HealthNode: NodeName=, State=, Partitions= and Reason= (whose
+ * " [user@time]" tail scontrol adds goes).  Everything else is skipped; a
+ * line is never longer than the text. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,47 @@
 #include "util/strv.h"
 
 #define NODES_MAX 100000
+
+void health_node_clear(HealthNode *n) {
+        free(n->name);
+        free(n->state);
+        free(n->reason);
+        strv_free(n->partitions);
+        *n = (HealthNode) {};
+}
+
+/* @flag is one of the '+'-joined words of the state. */
+bool health_node_has_flag(const HealthNode *n, const char *flag) {
+        size_t len = strlen(flag);
+
+        for (const char *p = n->state ?: ""; *p;) {
+                size_t w = strcspn(p, "+");
+                if (w == len && strncmp(p, flag, len) == 0)
+                        return true;
+                p += w;
+                p += *p == '+';
+        }
+        return false;
+}
+
+bool health_node_drained(const HealthNode *n) {
+        return health_node_has_flag(n, "DRAIN") || health_node_has_flag(n, "DRAINING") ||
+               health_node_has_flag(n, "DRAINED");
+}
+
+bool health_node_unreachable(const HealthNode *n) {
+        static const char *const flags[] = { "DOWN", "NOT_RESPONDING", "FAIL", "FUTURE", "POWERED_DOWN", "POWER_DOWN" };
+
+        for (size_t i = 0; i < ELEMENTSOF(flags); i++)
+                if (health_node_has_flag(n, flags[i]))
+                        return true;
+        return false;
+}
+
+bool health_node_busy(const HealthNode *n) {
+        return health_node_has_flag(n, "ALLOCATED") || health_node_has_flag(n, "MIXED") ||
+               health_node_has_flag(n, "COMPLETING");
+}
 
 HealthNode *health_nodes_free(HealthNode *nodes, size_t n) {
         for (size_t i = 0; nodes && i < n; i++)

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "health-jwt.h"
+#include "transport/health-jwt.h"
 #include "health-state.h"
 #include "util/cleanup.h"
 #include "util/macro.h"

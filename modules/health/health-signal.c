@@ -11,52 +11,11 @@
 #include "util/text-clean.h"
 #include "util/strv.h"
 
-void health_node_clear(HealthNode *n) {
-        free(n->name);
-        free(n->state);
-        free(n->reason);
-        strv_free(n->partitions);
-        *n = (HealthNode) {};
-}
-
-/* @flag is one of the '+'-joined words of the state. */
-bool health_node_has_flag(const HealthNode *n, const char *flag) {
-        size_t len = strlen(flag);
-
-        for (const char *p = n->state ?: ""; *p;) {
-                size_t w = strcspn(p, "+");
-                if (w == len && strncmp(p, flag, len) == 0)
-                        return true;
-                p += w;
-                p += *p == '+';
-        }
-        return false;
-}
-
-bool health_node_drained(const HealthNode *n) {
-        return health_node_has_flag(n, "DRAIN") || health_node_has_flag(n, "DRAINING") ||
-               health_node_has_flag(n, "DRAINED");
-}
-
-bool health_node_unreachable(const HealthNode *n) {
-        static const char *const flags[] = { "DOWN", "NOT_RESPONDING", "FAIL", "FUTURE", "POWERED_DOWN", "POWER_DOWN" };
-
-        for (size_t i = 0; i < ELEMENTSOF(flags); i++)
-                if (health_node_has_flag(n, flags[i]))
-                        return true;
-        return false;
-}
-
-bool health_node_busy(const HealthNode *n) {
-        return health_node_has_flag(n, "ALLOCATED") || health_node_has_flag(n, "MIXED") ||
-               health_node_has_flag(n, "COMPLETING");
-}
-
 static bool has_prefix(const char *s, const char *prefix) {
         return !isempty(prefix) && strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-HealthOwner health_reason_owner(const char *reason, bool drained, const char *prefix, const char *sticky_reason) {
+HealthOwner health_signal_reason_owner(const char *reason, bool drained, const char *prefix, const char *sticky_reason) {
         if (isempty(reason))
                 return drained ? HEALTH_OWNER_OTHER : HEALTH_OWNER_NONE;
         if (!has_prefix(reason, prefix))
@@ -69,7 +28,7 @@ HealthOwner health_reason_owner(const char *reason, bool drained, const char *pr
         return HEALTH_OWNER_OURS;
 }
 
-void health_reason_format(char out[static HEALTH_REASON_MAX], const char *prefix, const char *what,
+void health_signal_reason_format(char out[static HEALTH_REASON_MAX], const char *prefix, const char *what,
                           const char *detail) {
         size_t len = 0;
 
@@ -85,7 +44,7 @@ void health_reason_format(char out[static HEALTH_REASON_MAX], const char *prefix
                 out[--len] = '\0';
 }
 
-const char *health_outcome_to_string(HealthOutcome o) {
+const char *health_signal_outcome_to_string(HealthOutcome o) {
         static const char *const names[] = {
                 [HEALTH_OUTCOME_UNCHANGED] = "unchanged",   [HEALTH_OUTCOME_DRAINED] = "drained",
                 [HEALTH_OUTCOME_UPDATED] = "updated",       [HEALTH_OUTCOME_RESUMED] = "resumed",
@@ -168,7 +127,7 @@ void health_signal_node(HealthSignal *s, const HealthNode *node) {
 
         if (!node)
                 return finish(s, HEALTH_OUTCOME_NOT_FOUND, "slurmctld knows no such node");
-        owner = health_reason_owner(node->reason, health_node_drained(node), s->prefix, s->sticky_reason);
+        owner = health_signal_reason_owner(node->reason, health_node_drained(node), s->prefix, s->sticky_reason);
         s->owner = owner;
         s->busy = health_node_busy(node);
         (void) snprintf(s->node, sizeof(s->node), "%s", node->name ?: "");
@@ -216,7 +175,7 @@ static bool share_partition(const HealthNode *a, const HealthNode *b) {
         return false;
 }
 
-void health_fleet_count(const HealthNode *nodes, size_t n, const HealthNode *self, const char *prefix,
+void health_signal_fleet_count(const HealthNode *nodes, size_t n, const HealthNode *self, const char *prefix,
                         size_t *ret_total, size_t *ret_ours) {
         size_t total = 0, ours = 0;
 

@@ -8,21 +8,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "health-node.h"
+
 #define HEALTH_REASON_MAX 256
-
-/* A node as slurmctld shows it. */
-typedef struct HealthNode {
-        char *name;
-        char *state;      /* "IDLE+DRAIN+DYNAMIC_NORM", as scontrol prints it */
-        char *reason;     /* without the "[user@time]" scontrol adds; NULL if none */
-        char **partitions;
-} HealthNode;
-
-void health_node_clear(HealthNode *n);
-bool health_node_has_flag(const HealthNode *n, const char *flag);
-bool health_node_drained(const HealthNode *n); /* DRAIN, DRAINING or DRAINED */
-bool health_node_unreachable(const HealthNode *n); /* DOWN, NOT_RESPONDING, FAIL, FUTURE, POWERED_DOWN */
-bool health_node_busy(const HealthNode *n); /* ALLOCATED, MIXED or COMPLETING: a job runs */
 
 typedef enum HealthOwner {
         HEALTH_OWNER_NONE,   /* no reason */
@@ -31,15 +19,15 @@ typedef enum HealthOwner {
         HEALTH_OWNER_OTHER,  /* an admin's, NHC's, Kubernetes', slurmctld's own... */
 } HealthOwner;
 
-/* health_reason_owner() - whose @reason is.  A drained node without a
+/* health_signal_reason_owner() - whose @reason is.  A drained node without a
  * reason counts as someone else's; ours is sticky only when it is
  * @sticky_reason, the one a sticky drain set. */
-HealthOwner health_reason_owner(const char *reason, bool drained, const char *prefix, const char *sticky_reason);
+HealthOwner health_signal_reason_owner(const char *reason, bool drained, const char *prefix, const char *sticky_reason);
 
-/* health_reason_format() - "<prefix><what>: <detail>" (or without detail)
+/* health_signal_reason_format() - "<prefix><what>: <detail>" (or without detail)
  * as one printable line, at most HEALTH_REASON_MAX - 1 bytes, cut on a UTF-8
  * boundary; control bytes become '?'.  Slurm stores the reason verbatim. */
-void health_reason_format(char out[static HEALTH_REASON_MAX], const char *prefix, const char *what,
+void health_signal_reason_format(char out[static HEALTH_REASON_MAX], const char *prefix, const char *what,
                           const char *detail);
 
 typedef enum HealthWant {
@@ -70,7 +58,7 @@ typedef enum HealthOutcome {
         HEALTH_OUTCOME_FAILED,    /* slurmctld refused or did not answer */
 } HealthOutcome;
 
-const char *health_outcome_to_string(HealthOutcome o);
+const char *health_signal_outcome_to_string(HealthOutcome o);
 
 typedef struct HealthSignal {
         /* in */
@@ -106,7 +94,7 @@ void health_signal_updated(HealthSignal *s, int r, const char *error);
 /* health_signal_failed() - a query failed (slurmctld unreachable). */
 void health_signal_failed(HealthSignal *s, int r, const char *error);
 
-/* health_fleet_count() - over @nodes, those sharing a partition with @self
+/* health_signal_fleet_count() - over @nodes, those sharing a partition with @self
  * (itself included), and of them those whose reason has @prefix. */
-void health_fleet_count(const HealthNode *nodes, size_t n, const HealthNode *self, const char *prefix,
+void health_signal_fleet_count(const HealthNode *nodes, size_t n, const HealthNode *self, const char *prefix,
                         size_t *ret_total, size_t *ret_ours);

@@ -128,16 +128,16 @@ int settings_parse(sunkd_ctx *c, const sunkd_cfg *cfg, State *s);
 void settings_clear(State *s);
 const char *check_name(const Check *k);
 
-/* health-checks.c */
+/* health-check-jobs.c */
 int script_trusted(const char *path, char **ret_error);
 int checks_add_jobs(State *s);
 void check_record(Check *k, const HealthResult *res, uint64_t duration_usec);
 
 /* health-judge.c: the wish from the checks, and the signal job */
-int signal_add_job(State *s);
-void signal_kick(State *s, const char *why);
-void signal_apply_outcome(State *s, HealthSignal *sig);
-int signal_result(const HealthSignal *sig);
+int health_judge_add_job(State *s);
+void health_judge_kick(State *s, const char *why);
+void health_judge_apply_outcome(State *s, HealthSignal *sig);
+int health_judge_result(const HealthSignal *sig);
 
 /* health-scontrol.c */
 int scontrol_start(State *s);

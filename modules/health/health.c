@@ -5,20 +5,24 @@
  * state of health-state.h:
  *
  *   health-settings.c  the section of sunkd.yaml: keys, checks, transport
- *   health-checks.c    a job per check, and the hysteresis
+ *   health-check-jobs.c  a job per check, and the hysteresis
  *   health-gpucheck.c  the gpu check: gres's fact judged by the XID policy
  *   health-judge.c     what the checks want, and the job health.signal
- *   health-scontrol.c  the scontrol transport (spawns on the loop)
- *   health-libslurm.c  the libslurm transport (a child per round)
- *   health-rest.c      the slurmrestd transport (libcurl on a worker)
+ *   transport/health-scontrol.c  the scontrol transport (spawns on the loop)
+ *   transport/health-libslurm.c  the libslurm transport (a child per round)
+ *   transport/health-rest.c      the slurmrestd transport (libcurl on a
+ *                                worker)
  *   health-store.c     what survives a restart
  *   health-methods.c   io.sunkd.Health.{Status,Run,Drain,Undrain}
  *
- * What needs no module context (the check types, the rules of draining,
- * the scontrol parser, slurmrestd's JSON, the XID policy) is libhealth,
- * which the unit tests link.  There is no reload in place: a changed
- * section restarts the module, and health-store.c carries the hysteresis
- * and our reason over.
+ * What needs no module context (the check types, checks/ and their table
+ * health-check.c, the rules of draining health-signal.c, the scontrol
+ * parser, slurmrestd's JSON and the JWT in transport/, the XID policy) is
+ * libhealth, which the unit tests link.  The folder reads as a round does:
+ * checks/ -> health-check-jobs.c -> health-judge.c -> health-signal.c ->
+ * transport/.  There is no reload in place: a changed section restarts
+ * the module, and health-store.c carries the hysteresis and our reason
+ * over.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -79,7 +83,7 @@ static int health_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
         r = checks_add_jobs(s);
         if (r < 0)
                 return r;
-        r = signal_add_job(s);
+        r = health_judge_add_job(s);
         if (r < 0)
                 return sunkd_log_error_errno(c, r, "Cannot add the job health.signal: %m");
         sunkd_log_info(c, "Watching node %s with %zu checks, drains %s.", s->node_name, s->n_checks,

@@ -7,19 +7,19 @@ noinst_LTLIBRARIES += %reldir%/libhealth.la
 %canon_reldir%_libhealth_la_SOURCES = \
 	%reldir%/health-check.c \
 	%reldir%/health-check.h \
-	%reldir%/check-util.c \
-	%reldir%/check-util.h \
-	%reldir%/check-mount.c \
-	%reldir%/check-disk-free.c \
-	%reldir%/check-inodes-free.c \
-	%reldir%/check-memory.c \
-	%reldir%/check-process.c \
-	%reldir%/check-file.c \
-	%reldir%/check-load.c \
-	%reldir%/check-ib.c \
-	%reldir%/check-munge.c \
-	%reldir%/health-jwt.c \
-	%reldir%/health-jwt.h \
+	%reldir%/checks/check-util.c \
+	%reldir%/checks/check-util.h \
+	%reldir%/checks/check-mount.c \
+	%reldir%/checks/check-disk-free.c \
+	%reldir%/checks/check-inodes-free.c \
+	%reldir%/checks/check-memory.c \
+	%reldir%/checks/check-process.c \
+	%reldir%/checks/check-file.c \
+	%reldir%/checks/check-load.c \
+	%reldir%/checks/check-ib.c \
+	%reldir%/checks/check-munge.c \
+	%reldir%/transport/health-jwt.c \
+	%reldir%/transport/health-jwt.h \
 	%reldir%/health-signal.c \
 	%reldir%/health-signal.h \
 	%reldir%/health-node.c \
@@ -32,10 +32,10 @@ noinst_LTLIBRARIES += %reldir%/libhealth.la
 	%reldir%/health-gpu-memory.h \
 	%reldir%/health-xid-policy.c \
 	%reldir%/health-xid-policy.h \
-	%reldir%/health-restjson.c \
-	%reldir%/health-restjson.h \
+	%reldir%/transport/health-restjson.c \
+	%reldir%/transport/health-restjson.h \
 	# End of libhealth_la_SOURCES
-%canon_reldir%_libhealth_la_CFLAGS = $(AM_CFLAGS) $(CRYPTO_CFLAGS) $(JSONC_CFLAGS)
+%canon_reldir%_libhealth_la_CFLAGS = $(AM_CFLAGS) -I$(srcdir)/%reldir% $(CRYPTO_CFLAGS) $(JSONC_CFLAGS)
 %canon_reldir%_libhealth_la_LIBADD = $(MUNGE_LIBS) $(CRYPTO_LIBS) $(JSONC_LIBS)
 
 pkglib_LTLIBRARIES += %reldir%/health.la
@@ -43,17 +43,17 @@ pkglib_LTLIBRARIES += %reldir%/health.la
 	%reldir%/health.c \
 	%reldir%/health-state.h \
 	%reldir%/health-settings.c \
-	%reldir%/health-checks.c \
+	%reldir%/health-check-jobs.c \
 	%reldir%/health-gpucheck.c \
 	%reldir%/health-judge.c \
-	%reldir%/health-scontrol.c \
-	%reldir%/health-libslurm.c \
-	%reldir%/health-libslurm.h \
-	%reldir%/health-rest.c \
+	%reldir%/transport/health-scontrol.c \
+	%reldir%/transport/health-libslurm.c \
+	%reldir%/transport/health-libslurm.h \
+	%reldir%/transport/health-rest.c \
 	%reldir%/health-store.c \
 	%reldir%/health-methods.c \
 	# End of health_la_SOURCES
-%canon_reldir%_health_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) $(SLURM_CFLAGS) $(CURL_CFLAGS)
+%canon_reldir%_health_la_CFLAGS = $(AM_CFLAGS) -I$(srcdir)/%reldir% $(JSONC_CFLAGS) $(SLURM_CFLAGS) $(CURL_CFLAGS)
 %canon_reldir%_health_la_LDFLAGS = $(MODULE_LINK_FLAGS)
 %canon_reldir%_health_la_LIBADD = %reldir%/libhealth.la agent/libsunkd-util.la $(JSONC_LIBS) $(SLURM_LIBS) $(CURL_LIBS)
 

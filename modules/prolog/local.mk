@@ -1,26 +1,37 @@
 # modules/prolog/: prolog and epilog directories for slurmd.
 
-# The directory scan, its filter and permission checks, and the client's own
-# run of a script: one library the module and the client both link, so both
-# apply the same rules.  It needs agent/libsunkd-util.la (the consumer links
-# it) and nothing else of the daemon.
+# The directory scan, its filter and permission checks, a script's
+# environment, the settings file and the reason text: one library the module
+# and the client both link, so both apply the same rules.  It needs
+# agent/libsunkd-util.la (the consumer links it) and nothing else of the
+# daemon.  Nothing in it forks.
 noinst_LTLIBRARIES += %reldir%/libprolog.la
 %canon_reldir%_libprolog_la_SOURCES = \
 	%reldir%/prolog-dir.c \
 	%reldir%/prolog-dir.h \
 	%reldir%/prolog-environ.c \
 	%reldir%/prolog-environ.h \
-	%reldir%/prolog-exec.c \
-	%reldir%/prolog-exec.h \
-	%reldir%/prolog-local.c \
-	%reldir%/prolog-local.h \
 	%reldir%/prolog-reason.c \
 	%reldir%/prolog-reason.h \
+	%reldir%/prolog-script.c \
+	%reldir%/prolog-script.h \
 	%reldir%/prolog-settings.c \
 	%reldir%/prolog-settings.h \
 	# End of libprolog_la_SOURCES
 %canon_reldir%_libprolog_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 %canon_reldir%_libprolog_la_LIBADD = agent/libsunkd-util.la $(JSONC_LIBS) -lresolv
+
+# The client's own run of a script (fork, execveat(), poll) and of a whole
+# directory: the client links it, the module never does (modules never fork),
+# so prolog.so holds no fork or exec.  It needs libprolog.la, linked after it.
+noinst_LTLIBRARIES += %reldir%/libprolog-exec.la
+%canon_reldir%_libprolog_exec_la_SOURCES = \
+	%reldir%/prolog-exec.c \
+	%reldir%/prolog-exec.h \
+	%reldir%/prolog-local.c \
+	%reldir%/prolog-local.h \
+	# End of libprolog_exec_la_SOURCES
+%canon_reldir%_libprolog_exec_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 
 pkglib_LTLIBRARIES += %reldir%/prolog.la
 %canon_reldir%_prolog_la_SOURCES = \
@@ -35,11 +46,11 @@ pkglib_LTLIBRARIES += %reldir%/prolog.la
 %canon_reldir%_prolog_la_LIBADD = %reldir%/libprolog.la $(JSONC_LIBS)
 
 # slurmd's Prolog= and Epilog=: one program, two names.  The socket client
-# and libprolog only (no libcurl, libyaml, libsystemd).
+# libprolog-exec and libprolog only (no libcurl, libyaml, libsystemd).
 pkglibexec_PROGRAMS += %reldir%/sunkd-prolog
 %canon_reldir%_sunkd_prolog_SOURCES = %reldir%/sunkd-prolog.c
 %canon_reldir%_sunkd_prolog_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
-%canon_reldir%_sunkd_prolog_LDADD = agent/client/libsunkd-client.la %reldir%/libprolog.la $(JSONC_LIBS)
+%canon_reldir%_sunkd_prolog_LDADD = agent/client/libsunkd-client.la %reldir%/libprolog-exec.la %reldir%/libprolog.la $(JSONC_LIBS)
 
 # The second name, in the build tree for the tests and where it is installed.
 noinst_SCRIPTS += %reldir%/sunkd-epilog

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "prolog-exec.h"
 #include "prolog-state.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"

@@ -1,6 +1,7 @@
 /* Running one checked script outside the daemon: the client's fallback when
  * sunkd cannot be reached.  Its own fork, exec and poll; nothing of the
- * daemon.  Non-logging.
+ * daemon, and linked into the client alone (libprolog-exec), never into the
+ * module.  Non-logging.
  *
  * prolog-dir.h checks the path a script resolves to; prolog_exec() goes one
  * step further: it opens the checked file, checks the open inode, and
@@ -11,10 +12,8 @@
  * close-on-exec (an O_PATH descriptor: nothing can be read or written through
  * it) and /dev/fd must be there (/proc mounted); the script's $0 is then
  * "/dev/fd/N", and SUNKD_SCRIPT carries its name.  The daemon runs the checked
- * path through the host's spawn instead (prolog_script_env() builds its
- * environment), checking it again just before (prolog_exec_check()): the
- * spawn executes by path, so a change between that check and the exec is
- * not caught there, but one since the listing is.
+ * path through the host's spawn instead, with prolog-script.h's environment
+ * and checks.
  */
 #pragma once
 
@@ -24,22 +23,8 @@
 #include <sys/types.h>
 
 #include "prolog-dir.h"
-
-/* The PATH a script gets when its environment has none (slurmd passes none). */
-#define PROLOG_DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-#define PROLOG_OUTPUT_LIMIT_DEFAULT (64u * 1024)
-#define PROLOG_OUTPUT_LIMIT_MAX (256u * 1024 * 1024)
-#define PROLOG_KILL_GRACE_DEFAULT (5 * UINT64_C(1000000))
-
-/**
- * prolog_script_env() - @envp (NULL = empty) byte for byte, less the
- * variables that would make a loader, shell or interpreter run code the
- * environment chose (LD_*, BASH_ENV, BASH_FUNC_*, PYTHON*, ...: the list is
- * in sunkd-prolog(8)), with PATH=PROLOG_DEFAULT_PATH added when it has no
- * PATH, and SUNKD_SCRIPT=@name in place of any it had.
- * Return: a new strv, or NULL when out of memory.
- */
-char **prolog_script_env(char *const *envp, const char *name);
+#include "prolog-script.h"
+#include "prolog-settings.h"
 
 typedef struct PrologExecSpec {
         char *const *envp;        /* the job's environment, as slurmd passed it */
@@ -78,13 +63,6 @@ void prolog_exec_result_done(PrologExecResult *r);
  */
 int prolog_exec_fd(int fd, const PrologScript *s, const PrologExecSpec *spec, PrologExecResult *ret,
                    char **ret_error);
-
-/**
- * prolog_exec_check() - prolog_script_open()'s checks of @s, for a runner
- * that executes the path (the daemon's spawn): what is there now, not only
- * what was listed.  Return: 0, or its -errno with *@ret_error.
- */
-int prolog_exec_check(const PrologScript *s, char **ret_error);
 
 /** prolog_exec() - prolog_script_open() then prolog_exec_fd(). */
 int prolog_exec(const PrologScript *s, const PrologExecSpec *spec, PrologExecResult *ret, char **ret_error);

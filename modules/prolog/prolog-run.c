@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "prolog-environ.h"
-#include "prolog-exec.h"
+#include "prolog-script.h"
 #include "prolog-state.h"
 #include "util/cleanup.h"
 #include "util/json-util.h"
@@ -277,7 +277,7 @@ static int script_start(Run *run, const PrologScript *sc, uint64_t timeout, char
                 return -ENOMEM;
         /* the spawn executes the path: what is there now passes the checks
          * the listing made, or it does not run (it may have changed since) */
-        r = prolog_exec_check(sc, ret_error);
+        r = prolog_script_check(sc, ret_error);
         if (r < 0)
                 return r;
         return run->s->ctx->api->spawn_start(run->s->ctx, &spec, on_script_done, run, &run->child);

@@ -5,7 +5,6 @@
 
 #include <json-c/json.h>
 
-#include "prolog-exec.h"
 #include "prolog-settings.h"
 #include "util/cleanup.h"
 #include "util/errloc.h"

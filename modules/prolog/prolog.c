@@ -9,8 +9,10 @@
  *   prolog-run.c      io.sunkd.Prolog.Run: a run, script after script
  *   prolog-history.c  the runs remembered, io.sunkd.Prolog.Status
  *
- * What the client compiles in too (the directory scan and its checks, the
- * client's own runner, the settings file, the reason text) is libprolog.
+ * What the client compiles in too (the directory scan and its checks, a
+ * script's environment, the settings file, the reason text) is libprolog;
+ * the client's own runner, which forks, is libprolog-exec, which the module
+ * never links.
  * A stop (sunkd restarting, a package upgrade) lets the runs in flight end
  * first, within their total_timeout and kill_grace: killing them would fail
  * the prolog of every job starting on the node then. */

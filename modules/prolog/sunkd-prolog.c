@@ -13,7 +13,8 @@
  * sunkd is unreachable when connecting fails or Ping gets no answer within
  * 2 s (a socket-activated sunkd accepts even while it is not running), or
  * when it answers that the prolog module is not there or is stopping: then
- * the scripts are run here, by the same code's rules (libprolog), or the run
+ * the scripts are run here, by the same code's rules (libprolog, and
+ * libprolog-exec's fork and exec, which the client alone links), or the run
  * fails, as on_daemon_unreachable says.  Once Run has been sent, a lost
  * connection never falls back: scripts may have half run.
  *

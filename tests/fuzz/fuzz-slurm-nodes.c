@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "modules/health/health-node.h"
-#include "modules/health/health-restjson.h"
+#include "modules/health/transport/health-restjson.h"
 #include "modules/health/health-signal.h"
 #include "util/cleanup.h"
 
@@ -26,7 +26,7 @@ static void judge(const HealthNode *nodes, size_t n) {
                 strcpy(s.reason, "sunkd: x: y");
                 health_signal_node(&s, &nodes[i]);
                 if (s.step == HEALTH_STEP_QUERY_FLEET) {
-                        health_fleet_count(nodes, n, &nodes[i], s.prefix, &total, &ours);
+                        health_signal_fleet_count(nodes, n, &nodes[i], s.prefix, &total, &ours);
                         if (ours >= total)
                                 __builtin_trap(); /* the node itself is never counted as ours */
                         health_signal_fleet(&s, total, ours);

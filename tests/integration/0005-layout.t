@@ -7,9 +7,10 @@
 # <sunkd/module.h>, never modutil/ nor client/; a module includes
 # <sunkd/module.h>, util/, modutil/ and its own folder (a client program in
 # it also client/client.h, its render file client/sunkctl-view.h).
-# agent/*.h is the daemon's own, included by the daemon alone.  Nothing under agent/ names a module: the code (comments
-# aside) and the makefiles' rules know modules only through the lists the
-# modules' own local.mk fill.
+# The files of a module's subfolders follow its rule.  agent/*.h is the
+# daemon's own, included by the daemon alone.  Nothing under agent/ names a
+# module: the code (comments aside) and the makefiles' rules know modules
+# only through the lists the modules' own local.mk fill.
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 
 S="$SUNKD_SRCDIR"
@@ -21,7 +22,9 @@ quoted() {
 }
 
 # check DIR ALLOWED...: every quoted include of DIR's sources is a file of DIR
-# itself or matches one of the extended regexes ALLOWED.
+# itself, or (with ROOT set: a module's subfolder) a file of the module's own
+# folder ROOT named from there, or matches one of the extended regexes
+# ALLOWED.  No include climbs out with "..".
 check() {
         local dir="$1" f inc bad="" n=0 re ok_inc
         shift
@@ -32,6 +35,8 @@ check() {
                         [ -n "$inc" ] || continue
                         ok_inc=0
                         [ -f "$S/$dir/$inc" ] && ok_inc=1
+                        [ -n "${ROOT:-}" ] && [ -f "$S/$ROOT/$inc" ] && ok_inc=1
+                        case "/$inc/" in */../*) ok_inc=0 ;; esac
                         for re in "$@"; do
                                 printf '%s\n' "$inc" | grep -q -x -E "$re" && ok_inc=1
                         done
@@ -55,6 +60,13 @@ check agent/client "$UTIL" "client/[a-z-]+\.h" "proto/varlink\.h"
 for d in "$S"/modules/*/; do
         d=${d%/}
         check "modules/${d##*/}" "$UTIL" "$MODUTIL" "sunkd/module\.h" "client/client\.h" "client/sunkctl-view\.h"
+        # its subfolders, as its own files: they name the module's headers
+        # from the module's folder, and nothing else of the tree
+        for sub in "$d"/*/; do
+                [ -d "$sub" ] || continue
+                sub=${sub%/}
+                ROOT="modules/${d##*/}" check "modules/${d##*/}/${sub##*/}" "$UTIL" "$MODUTIL" "sunkd/module\.h"
+        done
 done
 check tests/modules "$UTIL" "sunkd/module\.h"
 

@@ -9,13 +9,23 @@
 # script that cannot be executed is named as such; a group-writable script
 # is refused; the client runs the scripts itself with sunkd stopped (or
 # fails, as configured), and never after Run was sent; a stop of sunkd lets
-# a run in flight end; bad calls are refused.
+# a run in flight end; bad calls are refused; the module links no fork or
+# exec (the client's runner is the client's alone).
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 sunkd_setup
 cp "$SUNKD_BUILDDIR/modules/prolog/.libs/prolog.so" "$MODDIR/" || bail_out "prolog.so not built"
 B="$SUNKD_BUILDDIR/modules/prolog"
 [ -x "$B/sunkd-prolog" ] && [ -L "$B/sunkd-epilog" ] || bail_out "sunkd-prolog and sunkd-epilog not built"
+
+# The module never forks, by construction: the client's own runner (fork,
+# execveat()) is linked into sunkd-prolog alone, never into prolog.so.
+command -v nm >/dev/null || bail_out "nm not found (binutils)"
+calls() { nm -D --undefined-only "$1" | awk '{ sub(/@.*/, "", $2); print $2 }' |
+        grep -x -E 'fork|vfork|clone|clone3|execve|execveat|execv|execvp|execvpe|posix_spawnp?|system|popen|pthread_create' |
+        sort | paste -s -d' '; }
+is "$(calls "$MODDIR/prolog.so")" "" "prolog.so references no fork, exec, spawn or thread"
+is "$(calls "$B/sunkd-prolog")" "execveat fork" "sunkd-prolog holds the runner (fork, execveat)"
 SETTINGS="$T/run/prolog/client.json"
 P="$T/p.d"
 E="$T/e.d"

@@ -16,7 +16,7 @@
 #include "util/fileio.h"
 #include "util/macro.h"
 
-#include "../../modules/health/health-jwt.h"
+#include "../../modules/health/transport/health-jwt.h"
 #include "../lib/check-run.h"
 
 #define NOW UINT64_C(1795703283)

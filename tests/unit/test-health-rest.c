@@ -15,7 +15,7 @@
 #include "util/strv.h"
 
 #include "../../modules/health/health-node.h"
-#include "../../modules/health/health-restjson.h"
+#include "../../modules/health/transport/health-restjson.h"
 #include "../lib/check-run.h"
 
 /* The nodes of @body (a C string), or the error's text in @err. */

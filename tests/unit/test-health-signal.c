@@ -49,7 +49,7 @@ START_TEST(test_owner_table) {
                 { " sunkd: disk", true, "", HEALTH_OWNER_OTHER },
         };
         for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
-                ck_assert_msg(health_reason_owner(t[i].reason, t[i].drained, P, t[i].sticky) == t[i].want,
+                ck_assert_msg(health_signal_reason_owner(t[i].reason, t[i].drained, P, t[i].sticky) == t[i].want,
                               "reason '%s'", t[i].reason ?: "(null)");
 }
 END_TEST
@@ -205,24 +205,24 @@ END_TEST
 START_TEST(test_reason_format) {
         char out[HEALTH_REASON_MAX], big[1000];
 
-        health_reason_format(out, P, "disk", "/scratch 3% free");
+        health_signal_reason_format(out, P, "disk", "/scratch 3% free");
         ck_assert_str_eq(out, "sunkd: disk: /scratch 3% free");
-        health_reason_format(out, P, "x", "a\nb\tc\x1b[31m");
+        health_signal_reason_format(out, P, "x", "a\nb\tc\x1b[31m");
         ck_assert_str_eq(out, "sunkd: x: a\\x0ab\\x09c\\x1b[31m");
-        health_reason_format(out, P, "gpu", "XID 79 on GPU-\xc3\xa9t\xff");
+        health_signal_reason_format(out, P, "gpu", "XID 79 on GPU-\xc3\xa9t\xff");
         ck_assert_str_eq(out, "sunkd: gpu: XID 79 on GPU-\xc3\xa9t\\xff");
         memset(big, 'a', sizeof(big) - 1);
         big[sizeof(big) - 1] = '\0';
-        health_reason_format(out, P, "x", big);
+        health_signal_reason_format(out, P, "x", big);
         ck_assert_uint_eq(strlen(out), HEALTH_REASON_MAX - 1);
         /* a multi-byte character is never cut in half */
         for (size_t i = 0; i + 2 < sizeof(big); i += 2)
                 memcpy(big + i, "\xc3\xa9", 2);
         big[sizeof(big) - 1] = '\0';
-        health_reason_format(out, P, "x", big);
+        health_signal_reason_format(out, P, "x", big);
         ck_assert_uint_lt(strlen(out), HEALTH_REASON_MAX);
         ck_assert_int_ne((unsigned char) out[strlen(out) - 1], 0xc3);
-        health_reason_format(out, P, "x", "trailing   ");
+        health_signal_reason_format(out, P, "x", "trailing   ");
         ck_assert_str_eq(out, "sunkd: x: trailing");
 }
 END_TEST
@@ -257,7 +257,7 @@ START_TEST(test_parse_show_node) {
         ck_assert(health_node_drained(a));
         ck_assert(!health_node_unreachable(a));
         ck_assert_ptr_null(health_nodes_find(nodes, n, "n2")->reason);
-        health_fleet_count(nodes, n, health_nodes_find(nodes, n, "n2"), P, &total, &ours);
+        health_signal_fleet_count(nodes, n, health_nodes_find(nodes, n, "n2"), P, &total, &ours);
         ck_assert_uint_eq(total, 2);
         ck_assert_uint_eq(ours, 1);
         health_nodes_free(nodes, n);
@@ -282,19 +282,19 @@ START_TEST(test_fleet_partitions) {
         ck_assert_int_eq(health_nodes_parse(show_partitions, &nodes, &n), 0);
         ck_assert_uint_eq(n, 6);
         /* gpu: self, gpu-a (ours), gpu-b */
-        health_fleet_count(nodes, n, health_nodes_find(nodes, n, "self"), P, &total, &ours);
+        health_signal_fleet_count(nodes, n, health_nodes_find(nodes, n, "self"), P, &total, &ours);
         ck_assert_uint_eq(total, 3);
         ck_assert_uint_eq(ours, 1);
         /* cpu: cpu-a and cpu-b, both ours, but a node's own reason is not counted */
-        health_fleet_count(nodes, n, health_nodes_find(nodes, n, "cpu-a"), P, &total, &ours);
+        health_signal_fleet_count(nodes, n, health_nodes_find(nodes, n, "cpu-a"), P, &total, &ours);
         ck_assert_uint_eq(total, 2);
         ck_assert_uint_eq(ours, 1);
         /* debug and gpu: every node of either, none of the others' */
-        health_fleet_count(nodes, n, health_nodes_find(nodes, n, "gpu-b"), P, &total, &ours);
+        health_signal_fleet_count(nodes, n, health_nodes_find(nodes, n, "gpu-b"), P, &total, &ours);
         ck_assert_uint_eq(total, 4);
         ck_assert_uint_eq(ours, 2);
         /* a node in no partition counts itself only */
-        health_fleet_count(nodes, n, health_nodes_find(nodes, n, "none"), P, &total, &ours);
+        health_signal_fleet_count(nodes, n, health_nodes_find(nodes, n, "none"), P, &total, &ours);
         ck_assert_uint_eq(total, 1);
         ck_assert_uint_eq(ours, 0);
         health_nodes_free(nodes, n);

@@ -1569,7 +1569,7 @@ START_TEST(test_reserved_slots) {
         pump_until_connections(&s, 2); /* the child's connection is gone */
         ck_assert_int_eq(run_child(&s, child_echo_as, &listed_refused), 0);
         pump_until_connections(&s, 2); /* the child's connection is gone */
-        ck_assert_int_eq(ipc_set_privileged(s.ipc, allows, ELEMENTSOF(allows)), 0);
+        ck_assert_int_eq(ipc_admit_set_privileged(s.ipc, allows, ELEMENTSOF(allows)), 0);
         ck_assert_int_eq(run_child(&s, child_echo_as, &listed), 0);
         pump_until_connections(&s, 2); /* the child's connection is gone */
         ck_assert_int_eq(run_child(&s, child_echo_as, &by_group), 0);
@@ -1577,10 +1577,10 @@ START_TEST(test_reserved_slots) {
         ck_assert_int_eq(run_child(&s, child_echo_as, &nobody), 0);
         pump_until_connections(&s, 2); /* the child's connection is gone */
         /* Replaced, not merged. */
-        ck_assert_int_eq(ipc_set_privileged(s.ipc, NULL, 0), 0);
+        ck_assert_int_eq(ipc_admit_set_privileged(s.ipc, NULL, 0), 0);
         ck_assert_int_eq(run_child(&s, child_echo_as, &listed_refused), 0);
         pump_until_connections(&s, 2); /* the child's connection is gone */
-        ck_assert_int_eq(ipc_set_privileged(s.ipc, NULL, 1), -EINVAL);
+        ck_assert_int_eq(ipc_admit_set_privileged(s.ipc, NULL, 1), -EINVAL);
         /* Root takes the reserved slots, up to max_connections. */
         raw_connect(&s, &c[2]);
         raw_connect(&s, &c[3]);

@@ -340,7 +340,7 @@ static void query_fleet(Rest *h, HealthSignal *sig) {
         if (!self)
                 health_signal_failed(sig, -EBADMSG, "slurmrestd's node list lacks this node");
         else {
-                health_fleet_count(nodes, n, self, sig->prefix, &total, &ours);
+                health_signal_fleet_count(nodes, n, self, sig->prefix, &total, &ours);
                 health_signal_fleet(sig, total, ours);
         }
         health_nodes_free(nodes, n);

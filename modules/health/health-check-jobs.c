@@ -92,7 +92,7 @@ void check_record(Check *k, const HealthResult *res, uint64_t duration_usec) {
                           k->count.failing ? res->detail : "");
         store_save(s);
         if ((changed || detail_changed) && k->action == HEALTH_ACTION_DRAIN)
-                signal_kick(s, check_name(k));
+                health_judge_kick(s, check_name(k));
         if (s->run_pending > 0 && --s->run_pending == 0)
                 methods_run_done(s);
 }

@@ -103,7 +103,7 @@ static void query_fleet(HealthSignal *sig, const char *name, const char *prefix)
         if (!self)
                 health_signal_failed(sig, -EBADMSG, "slurmctld's node list lacks this node");
         else {
-                health_fleet_count(nodes, n, self, prefix, &total, &ours);
+                health_signal_fleet_count(nodes, n, self, prefix, &total, &ours);
                 health_signal_fleet(sig, total, ours);
         }
         health_nodes_free(nodes, n);

@@ -30,8 +30,8 @@ static void round_end(State *s) {
 
         s->signal = NULL;
         s->node_busy = sig->busy;
-        signal_apply_outcome(s, sig);
-        r = signal_result(sig);
+        health_judge_apply_outcome(s, sig);
+        r = health_judge_result(sig);
         (void) s->ctx->api->job_set_message(s->signal_job, sig->message);
         free(sig);
         (void) s->ctx->api->job_complete(s->signal_job, r);
@@ -102,7 +102,7 @@ static void on_show_fleet(void *userdata, int r, const sunkd_spawn_result *res) 
                 health_nodes_free(nodes, n);
                 return step(s);
         }
-        health_fleet_count(nodes, n, self, s->conf.reason_prefix, &total, &ours);
+        health_signal_fleet_count(nodes, n, self, s->conf.reason_prefix, &total, &ours);
         health_nodes_free(nodes, n);
         health_signal_fleet(s->signal, total, ours);
         step(s);
