@@ -93,7 +93,8 @@ static int ipc_on_accept(sd_event_source *s, int fd, uint32_t revents, void *use
                         continue;
                 }
                 r = conn_new(ipc, cfd);
-                if (r < 0 && r != -EUSERS && ratelimit_pass(&ipc->refuse_rl, IPC_LOG_INTERVAL_USEC, 1, &suppressed))
+                if (r < 0 && r != -EUSERS &&
+                    ratelimit_pass(&ipc->refuse_rl, IPC_LOG_INTERVAL_USEC, 1, &suppressed))
                         log_warning_errno(r, "Failed to set up a connection: %m");
                 if (r >= 0)
                         conn_start(ipc->connections);

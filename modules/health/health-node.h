@@ -10,16 +10,16 @@
 /* A node as slurmctld shows it. */
 typedef struct HealthNode {
         char *name;
-        char *state;      /* "IDLE+DRAIN+DYNAMIC_NORM", as scontrol prints it */
-        char *reason;     /* without the "[user@time]" scontrol adds; NULL if none */
+        char *state;  /* "IDLE+DRAIN+DYNAMIC_NORM", as scontrol prints it */
+        char *reason; /* without the "[user@time]" scontrol adds; NULL if none */
         char **partitions;
 } HealthNode;
 
 void health_node_clear(HealthNode *n);
 bool health_node_has_flag(const HealthNode *n, const char *flag);
-bool health_node_drained(const HealthNode *n); /* DRAIN, DRAINING or DRAINED */
+bool health_node_drained(const HealthNode *n);     /* DRAIN, DRAINING or DRAINED */
 bool health_node_unreachable(const HealthNode *n); /* DOWN, NOT_RESPONDING, FAIL, FUTURE, POWERED_DOWN */
-bool health_node_busy(const HealthNode *n); /* ALLOCATED, MIXED or COMPLETING: a job runs */
+bool health_node_busy(const HealthNode *n);        /* ALLOCATED, MIXED or COMPLETING: a job runs */
 
 /* health_nodes_parse() - every "NodeName=" record of @text into a new array
  * in *ret (*ret_n entries; free with health_nodes_free).  Records without a
