@@ -87,8 +87,7 @@ like "$(section "$SUNKCTL1" ENVIRONMENT)" "^ {7}SUNKD_SOCKET" "sunkctl.1 documen
 # sunkd.yaml: the keys of the code's tables.  table FILE NAME: the quoted
 # first fields of the rows of the C array NAME.
 table() {
-        sed -n "/^\(static \)\{0,1\}const sunkd_cfg_key $2\[\] = {/,/^};/p" "$SUNKD_SRCDIR/$1" |
-                sed -n -E 's/^ *(\{ |[A-Z]+\()"([A-Za-z_]+)".*/\2/p'
+        c_rows "$1" "$2" | sed -n -E 's/^ *(\{ |[A-Z]+\()"([A-Za-z_]+)".*/\2/p'
 }
 top=$(table agent/conf.c top_keys)
 mod=$(table agent/conf.c module_keys)
@@ -102,18 +101,17 @@ done
 
 # The nsscache module's one key table: K/KI rows and the token's are "ini", "yaml" (NULL where a
 # file does not take the key), KF rows one name for both files, KM/KS rows one per-map name.
-rows=$(sed -n '/^static const NsscacheKey keys\[\] = {/,/^};/p' "$SUNKD_SRCDIR/modules/nsscache/nsscache-conf.c")
+rows=$(c_rows modules/nsscache keys)
 ini=$(printf '%s\n' "$rows" | sed -n -E 's/^ *(\{ |K[A-Z]*\()"([a-z0-9_]+)".*/\2/p')
 yaml=$(printf '%s\n' "$rows" | sed -n -E -e 's/^ *(\{ |KI?\()(NULL|"[a-z0-9_]+"), "([a-z0-9_]+)".*/\3/p' \
         -e 's/^ *KF\("([a-z0-9_]+)".*/\1/p')
 maps=$(printf '%s\n' "$rows" | sed -n -E 's/^ *K[MS]\("([a-z0-9_]+)".*/\1/p')
 # The per-map sub-sections (passwd:, DEFAULT: ...).
-subs=$(sed -n '/^static const char \*const yaml_map_sections/,/^};/p' \
-        "$SUNKD_SRCDIR/modules/nsscache/nsscache-conf.c" | grep -o -E '"[A-Za-z]+"' | tr -d '"')
+subs=$(c_rows modules/nsscache yaml_map_sections | grep -o -E '"[A-Za-z]+"' | tr -d '"')
 yaml="$yaml $subs"
-[ -n "$yaml" ] && [ -n "$maps" ] && [ -n "$ini" ] || bail_out "no key tables found in modules/nsscache/nsscache-conf.c"
+[ -n "$yaml" ] && [ -n "$maps" ] && [ -n "$ini" ] || bail_out "no key table keys[] found in modules/nsscache"
 nss=$(section "$YAML5" 'THE NSSCACHE MODULE')
-[ -n "$subs" ] || bail_out "no per-map sub-sections found in modules/nsscache/nsscache-conf.c"
+[ -n "$subs" ] || bail_out "no per-map sub-sections (yaml_map_sections[]) found in modules/nsscache"
 for k in $yaml $maps; do
         if printf '%s\n' $subs | grep -q -x "$k"; then
                 like "$nss" "(^|[^A-Za-z_])$k:" "sunkd.yaml.5 documents the nsscache sub-section '$k:'"
@@ -155,8 +153,8 @@ done
 # included) a tag of its `checks:` list; and each tag there is one of them.
 hk=$(table modules/health/health-settings.c conf_keys)
 [ -n "$hk" ] || bail_out "no key table conf_keys found in modules/health/health-settings.c"
-types=$(grep -rh -A1 -E '^const HealthCheckType health_check_[a-z_]+ = \{' "$SUNKD_SRCDIR/modules/health" |
-        sed -n -E 's/^ *\.name = "([a-z_]+)",.*/\1/p' | sort -u)
+types=$(c_flat modules/health | grep -oE 'const HealthCheckType health_check_[a-z_]+ = \{ \.name = "[a-z_]+"' |
+        cut -d'"' -f2 | sort -u)
 [ -n "$types" ] || bail_out "no check types found in modules/health"
 for t in script gpu mount; do
         grep -qx "$t" <<< "$types" || bail_out "check type '$t' not found in modules/health's table"
@@ -204,8 +202,8 @@ done
 
 # Metrics, both ways: every family the daemon or a module registers is in
 # sunkd.8's METRICS section, and every family named there is registered.
-code_metrics=$(grep -rhoE '"[a-z0-9_]+", "[^"]*", SUNKD_METRIC_(COUNTER|GAUGE)' \
-        "$SUNKD_SRCDIR/agent" "$SUNKD_SRCDIR/modules" | cut -d'"' -f2 | sort -u)
+code_metrics=$(printf '%s\n' "$FLAT_AGENT" "$FLAT_MODULES" |
+        grep -oE '"[a-z0-9_]+", "([^"\\]|\\.)*", SUNKD_METRIC_(COUNTER|GAUGE)' | cut -d'"' -f2 | sort -u)
 [ -n "$code_metrics" ] || bail_out "no metric families found in agent/ and modules/"
 man_metrics=$(section "$SUNKD8" METRICS | grep -oE 'sunkd_[a-z0-9_]*[a-z0-9]' | sed 's/^sunkd_//' | sort -u)
 for f in $code_metrics; do

@@ -75,8 +75,8 @@ like "$(cat "$T/native.yaml")" "^    scim_base_url: https://" "the native mode n
 ok "the native nsscache mode alone passes --check-config" check "$T/native.yaml"
 
 # Every top-level key the code accepts is in the example.
-keys=$(sed -n '/^static const sunkd_cfg_key top_keys\[\] = {/,/^};/p' "$SUNKD_SRCDIR/agent/conf.c" |
-        sed -n -E 's/^ *\{ "([a-z_]+)",.*/\1/p')
+keys=$(python3 "$SUNKD_SRCDIR/tests/lib/c-scan.py" rows "$SUNKD_SRCDIR/agent/conf.c" top_keys |
+        sed -n -E 's/^\{ "([a-z_]+)",.*/\1/p')
 [ -n "$keys" ] || bail_out "no top-level keys found in agent/conf.c"
 for k in $keys; do
         like "$(cat "$T/all.yaml")" "^$k:" "top-level key '$k' from agent/conf.c is in etc/sunkd.yaml"

@@ -20,48 +20,54 @@
 DOCS_NOSOCK="${T:?docs.sh needs \$T (sunkd_setup)}/docs-nobody-listens.sock"
 AKBIN="$SUNKD_BUILDDIR/modules/authkeys/sunkd-authkeys"
 
-code_methods() {
-        grep -rhoE '(\{ *|\.name *= *)"io\.sunkd\.[A-Za-z]+\.[A-Za-z]+", *(SUNKD|IPC)_METHOD_' \
-                "$SUNKD_SRCDIR/agent" "$SUNKD_SRCDIR/modules" --include='*.c' |
+# The sources as tokens (tests/lib/c-scan.py), so that how a line is broken never matters.
+# c_flat PATH...: each .c file under PATH on one line.  c_rows PATH... NAME: the elements of
+# the C array NAME[] defined under PATH, one per line.  PATHs are relative to the source tree.
+c_flat() {
+        local p a=()
+        for p in "$@"; do a+=("$SUNKD_SRCDIR/$p"); done
+        python3 "$SUNKD_SRCDIR/tests/lib/c-scan.py" flat "${a[@]}"
+}
+c_rows() {
+        local p a=() n=$#
+        for p in "${@:1:n-1}"; do a+=("$SUNKD_SRCDIR/$p"); done
+        python3 "$SUNKD_SRCDIR/tests/lib/c-scan.py" rows "${a[@]}" "${!n}"
+}
+
+_code_methods() {
+        printf '%s\n' "$FLAT_AGENT" "$FLAT_MODULES" | grep -oE '(\{ *|\.name *= *)"io\.sunkd\.[A-Za-z]+\.[A-Za-z]+", *(SUNKD|IPC)_METHOD_' |
                 grep -oE 'io\.sunkd\.[A-Za-z]+\.[A-Za-z]+' | sort -u
 }
 
-code_errors() {
-        grep -rhoE '"(io\.sunkd|org\.varlink\.service)\.[A-Z][A-Za-z]+"' \
-                "$SUNKD_SRCDIR/agent" "$SUNKD_SRCDIR/modules" --include='*.c' | tr -d '"' | sort -u
+_code_errors() {
+        printf '%s\n' "$FLAT_AGENT" "$FLAT_MODULES" | grep -oE '"(io\.sunkd|org\.varlink\.service)\.[A-Z][A-Za-z]+"' | tr -d '"' | sort -u
 }
 
-# table FILE NAME: the rows of the C array NAME[] (from its "} NAME[] = {" line).
-c_rows() {
-        sed -n "/^} $2\[\] = {/,/^};/p" "$SUNKD_SRCDIR/$1"
-}
-
-code_verbs() {
+_code_verbs() {
         c_rows agent/client/sunkctl.c verbs |
                 sed -n -E 's/^ *\{ "([a-z][a-z-]*)", verb_[a-z_]+, "[A-Z ]*", (-?[0-9]+),.*/\1 \2/p'
 }
 
 # view_field FIELD: "module value" for each module's sunkctl view (its
 # render file's SunkctlView) that sets .FIELD to a string.
-view_field() {
-        local f m v
+_view_field() {
+        local f m v flat
         for f in "$SUNKD_SRCDIR"/modules/*/*-render.c; do
-                m=$(sed -n -E 's/^ *\.module = "([a-z-]+)",.*/\1/p' "$f")
-                v=$(sed -n -E "s/^ *\\.$1 = \"([A-Za-z-]+)\",.*/\\1/p" "$f")
+                flat=$(c_flat "${f#"$SUNKD_SRCDIR"/}")
+                m=$(grep -oE '\.module = "[a-z-]+"' <<< "$flat" | cut -d'"' -f2)
+                v=$(grep -oE "\\.$1 = \"[A-Za-z-]+\"" <<< "$flat" | cut -d'"' -f2)
                 if [ -n "$m" ] && [ -n "$v" ]; then echo "$m $v"; fi
         done
 }
 
-code_default_verbs() {
-        view_field default_verb
-}
 
-code_view_flags() {
+_code_view_flags() {
         local f m
         for f in "$SUNKD_SRCDIR"/modules/*/*-render.c; do
-                m=$(sed -n -E 's/^ *\.module = "([a-z-]+)",.*/\1/p' "$f")
+                f=${f#"$SUNKD_SRCDIR"/}
+                m=$(c_flat "$f" | grep -oE '\.module = "[a-z-]+"' | cut -d'"' -f2)
                 [ -n "$m" ] || continue
-                sed -n '/^static const SunkctlFlag flags\[\] = {/,/^};/p' "$f" |
+                c_rows "$f" flags |
                         sed -n -E 's/^ *\{ "([a-z-]+)", (NULL|"[A-Z]+"), "([a-z-]+)",.*/\1 \3/p' |
                         while read -r flag verb; do
                                 echo "--$flag $(sunkctl_method "$m" "$verb")"
@@ -69,9 +75,25 @@ code_view_flags() {
         done
 }
 
-code_jobs() {
-        grep -rhoE '\.name = "[a-z0-9_-]+\.[a-z0-9_.-]+"' "$SUNKD_SRCDIR/modules" --include='*.c' |
+_code_jobs() {
+        printf '%s\n' "$FLAT_MODULES" | grep -oE '\.name = "[a-z0-9_-]+\.[a-z0-9_.-]+"' |
                 cut -d'"' -f2 | sort -u
+}
+
+# What the code has, read once.
+FLAT_AGENT=$(c_flat agent)
+FLAT_MODULES=$(c_flat modules)
+VIEW_INTERFACE=$(_view_field interface)
+VIEW_DEFAULT_VERB=$(_view_field default_verb)
+view_field() {
+        case "$1" in
+        interface) printf '%s\n' "$VIEW_INTERFACE" ;;
+        default_verb) printf '%s\n' "$VIEW_DEFAULT_VERB" ;;
+        *) _view_field "$1" ;;
+        esac
+}
+code_default_verbs() {
+        view_field default_verb
 }
 
 # capitalise WORD: each part of WORD, joined by '-', with its first letter in capitals, the '-' gone.
@@ -133,6 +155,19 @@ split_options() {
 is_placeholder() {
         [[ $1 =~ ^[A-Z][A-Z_]*$ ]]
 }
+
+CODE_METHODS=$(_code_methods)
+CODE_ERRORS=$(_code_errors)
+CODE_VERBS=$(_code_verbs)
+CODE_VIEW_FLAGS=$(_code_view_flags)
+CODE_JOBS=$(_code_jobs)
+[ -n "$CODE_METHODS" ] && [ -n "$CODE_ERRORS" ] && [ -n "$CODE_VERBS" ] && [ -n "$CODE_JOBS" ] ||
+        bail_out "cannot read the methods, errors, sunkctl commands or jobs from agent/ and modules/"
+code_methods() { printf '%s\n' "$CODE_METHODS"; }
+code_errors() { printf '%s\n' "$CODE_ERRORS"; }
+code_verbs() { printf '%s\n' "$CODE_VERBS"; }
+code_view_flags() { printf '%s\n' "$CODE_VIEW_FLAGS"; }
+code_jobs() { printf '%s\n' "$CODE_JOBS"; }
 
 SUNKCTL_OPTS=$(help_options "$("$SUNKCTL" --help)")
 SUNKD_OPTS=$(help_options "$("$SUNKD" --help)")
