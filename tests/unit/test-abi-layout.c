@@ -34,88 +34,159 @@
         _Static_assert((long long) name == (long long) v##_##name,                                          \
                        #name " changed value since the frozen " #v " header");
 
+/* clang-format off: one member a line, as the frozen headers list them */
 #define CANCEL_1_0(X, v) X(v, sunkd_cancel, requested)
 #define JOB_SPEC_1_0(X, v)                                                                                  \
         X(v, sunkd_job_spec, size)                                                                          \
-        X(v, sunkd_job_spec, name) X(v, sunkd_job_spec, interval_usec) X(v, sunkd_job_spec, splay_usec)     \
-                X(v, sunkd_job_spec, jitter_pct) X(v, sunkd_job_spec, backoff_min_usec)                     \
-                        X(v, sunkd_job_spec, backoff_max_usec) X(v, sunkd_job_spec, timeout_usec)           \
-                                X(v, sunkd_job_spec, flags) X(v, sunkd_job_spec, prepare)                   \
-                                        X(v, sunkd_job_spec, work) X(v, sunkd_job_spec, done)
+        X(v, sunkd_job_spec, name)                                                                          \
+        X(v, sunkd_job_spec, interval_usec)                                                                 \
+        X(v, sunkd_job_spec, splay_usec)                                                                    \
+        X(v, sunkd_job_spec, jitter_pct)                                                                    \
+        X(v, sunkd_job_spec, backoff_min_usec)                                                              \
+        X(v, sunkd_job_spec, backoff_max_usec)                                                              \
+        X(v, sunkd_job_spec, timeout_usec)                                                                  \
+        X(v, sunkd_job_spec, flags)                                                                         \
+        X(v, sunkd_job_spec, prepare)                                                                       \
+        X(v, sunkd_job_spec, work)                                                                          \
+        X(v, sunkd_job_spec, done)
 #define JOB_SPEC_1_2(X, v)                                                                                  \
         JOB_SPEC_1_0(X, v)                                                                                  \
-        X(v, sunkd_job_spec, cancel) X(v, sunkd_job_spec, child_uid) X(v, sunkd_job_spec, child_gid)
-#define METHOD_1_0(X, v) X(v, sunkd_method, name) X(v, sunkd_method, flags) X(v, sunkd_method, fn)
+        X(v, sunkd_job_spec, cancel)                                                                        \
+        X(v, sunkd_job_spec, child_uid)                                                                     \
+        X(v, sunkd_job_spec, child_gid)
+#define METHOD_1_0(X, v)                                                                                    \
+        X(v, sunkd_method, name)                                                                            \
+        X(v, sunkd_method, flags)                                                                           \
+        X(v, sunkd_method, fn)
 #define CFG_KEY_1_0(X, v)                                                                                   \
         X(v, sunkd_cfg_key, key)                                                                            \
-        X(v, sunkd_cfg_key, type) X(v, sunkd_cfg_key, offset) X(v, sunkd_cfg_key, flags)                    \
-                X(v, sunkd_cfg_key, min) X(v, sunkd_cfg_key, max)
+        X(v, sunkd_cfg_key, type)                                                                           \
+        X(v, sunkd_cfg_key, offset)                                                                         \
+        X(v, sunkd_cfg_key, flags)                                                                          \
+        X(v, sunkd_cfg_key, min)                                                                            \
+        X(v, sunkd_cfg_key, max)
 #define METRIC_SPEC_1_0(X, v)                                                                               \
         X(v, sunkd_metric_spec, size)                                                                       \
-        X(v, sunkd_metric_spec, name) X(v, sunkd_metric_spec, help) X(v, sunkd_metric_spec, type)           \
-                X(v, sunkd_metric_spec, labels)
-#define METRIC_DEF_1_2(X, v) X(v, sunkd_metric_def, spec) X(v, sunkd_metric_def, ret)
+        X(v, sunkd_metric_spec, name)                                                                       \
+        X(v, sunkd_metric_spec, help)                                                                       \
+        X(v, sunkd_metric_spec, type)                                                                       \
+        X(v, sunkd_metric_spec, labels)
+#define METRIC_DEF_1_2(X, v)                                                                                \
+        X(v, sunkd_metric_def, spec)                                                                        \
+        X(v, sunkd_metric_def, ret)
 #define SPAWN_SPEC_1_0(X, v)                                                                                \
         X(v, sunkd_spawn_spec, size)                                                                        \
-        X(v, sunkd_spawn_spec, argv) X(v, sunkd_spawn_spec, envp) X(v, sunkd_spawn_spec, timeout_usec)      \
-                X(v, sunkd_spawn_spec, output_max) X(v, sunkd_spawn_spec, uid) X(v, sunkd_spawn_spec, gid)  \
-                        X(v, sunkd_spawn_spec, cwd) X(v, sunkd_spawn_spec, input)                           \
-                                X(v, sunkd_spawn_spec, input_len)
+        X(v, sunkd_spawn_spec, argv)                                                                        \
+        X(v, sunkd_spawn_spec, envp)                                                                        \
+        X(v, sunkd_spawn_spec, timeout_usec)                                                                \
+        X(v, sunkd_spawn_spec, output_max)                                                                  \
+        X(v, sunkd_spawn_spec, uid)                                                                         \
+        X(v, sunkd_spawn_spec, gid)                                                                         \
+        X(v, sunkd_spawn_spec, cwd)                                                                         \
+        X(v, sunkd_spawn_spec, input)                                                                       \
+        X(v, sunkd_spawn_spec, input_len)
 #define SPAWN_SPEC_1_2(X, v)                                                                                \
         SPAWN_SPEC_1_0(X, v)                                                                                \
         X(v, sunkd_spawn_spec, kill_grace_usec)                                                             \
-        X(v, sunkd_spawn_spec, groups) X(v, sunkd_spawn_spec, n_groups)
+        X(v, sunkd_spawn_spec, groups)                                                                      \
+        X(v, sunkd_spawn_spec, n_groups)
 #define SPAWN_RESULT_1_0(X, v)                                                                              \
         X(v, sunkd_spawn_result, pid)                                                                       \
-        X(v, sunkd_spawn_result, exit_code) X(v, sunkd_spawn_result, signal)                                \
-                X(v, sunkd_spawn_result, timed_out) X(v, sunkd_spawn_result, output)                        \
-                        X(v, sunkd_spawn_result, output_len) X(v, sunkd_spawn_result, output_truncated)     \
-                                X(v, sunkd_spawn_result, duration_usec)
+        X(v, sunkd_spawn_result, exit_code)                                                                 \
+        X(v, sunkd_spawn_result, signal)                                                                    \
+        X(v, sunkd_spawn_result, timed_out)                                                                 \
+        X(v, sunkd_spawn_result, output)                                                                    \
+        X(v, sunkd_spawn_result, output_len)                                                                \
+        X(v, sunkd_spawn_result, output_truncated)                                                          \
+        X(v, sunkd_spawn_result, duration_usec)
 #define HOST_API_1_0(X, v)                                                                                  \
         X(v, sunkd_host_api, size)                                                                          \
-        X(v, sunkd_host_api, log) X(v, sunkd_host_api, module_name) X(v, sunkd_host_api, state_dir) X(      \
-                v, sunkd_host_api, cfg_parse) X(v, sunkd_host_api, cfg_clear)                               \
-                X(v, sunkd_host_api, cfg_where) X(v, sunkd_host_api, cfg_get) X(                            \
-                        v, sunkd_host_api, cfg_scalar) X(v, sunkd_host_api, job_add)                        \
-                        X(v, sunkd_host_api, job_trigger) X(v, sunkd_host_api, job_set_interval) X(         \
-                                v, sunkd_host_api, methods_add) X(v, sunkd_host_api,                        \
-                                                                  reply) X(v, sunkd_host_api, reply_error)  \
-                                X(v, sunkd_host_api, call_uid) X(v, sunkd_host_api, call_gid) X(            \
-                                        v, sunkd_host_api, metric_add) X(v, sunkd_host_api, metric_set)     \
-                                        X(v, sunkd_host_api, metric_add_value) X(v, sunkd_host_api, spawn)  \
-                                                X(v, sunkd_host_api, file_stage)                            \
-                                                        X(v, sunkd_host_api, file_commit)                   \
-                                                                X(v, sunkd_host_api, file_write_atomic)
+        X(v, sunkd_host_api, log)                                                                           \
+        X(v, sunkd_host_api, module_name)                                                                   \
+        X(v, sunkd_host_api, state_dir)                                                                     \
+        X(v, sunkd_host_api, cfg_parse)                                                                     \
+        X(v, sunkd_host_api, cfg_clear)                                                                     \
+        X(v, sunkd_host_api, cfg_where)                                                                     \
+        X(v, sunkd_host_api, cfg_get)                                                                       \
+        X(v, sunkd_host_api, cfg_scalar)                                                                    \
+        X(v, sunkd_host_api, job_add)                                                                       \
+        X(v, sunkd_host_api, job_trigger)                                                                   \
+        X(v, sunkd_host_api, job_set_interval)                                                              \
+        X(v, sunkd_host_api, methods_add)                                                                   \
+        X(v, sunkd_host_api, reply)                                                                         \
+        X(v, sunkd_host_api, reply_error)                                                                   \
+        X(v, sunkd_host_api, call_uid)                                                                      \
+        X(v, sunkd_host_api, call_gid)                                                                      \
+        X(v, sunkd_host_api, metric_add)                                                                    \
+        X(v, sunkd_host_api, metric_set)                                                                    \
+        X(v, sunkd_host_api, metric_add_value)                                                              \
+        X(v, sunkd_host_api, spawn)                                                                         \
+        X(v, sunkd_host_api, file_stage)                                                                    \
+        X(v, sunkd_host_api, file_commit)                                                                   \
+        X(v, sunkd_host_api, file_write_atomic)
 #define HOST_API_1_2(X, v)                                                                                  \
         HOST_API_1_0(X, v)                                                                                  \
         X(v, sunkd_host_api, job_set_message)                                                               \
-        X(v, sunkd_host_api, job_update) X(v, sunkd_host_api, job_complete)                                 \
-                X(v, sunkd_host_api, spawn_start) X(v, sunkd_host_api, child_kill)                          \
-                        X(v, sunkd_host_api, watch_add) X(v, sunkd_host_api, watch_remove) X(               \
-                                v, sunkd_host_api, fact_publish) X(v, sunkd_host_api, fact_get)             \
-                                X(v, sunkd_host_api, fact_subscribe) X(v, sunkd_host_api, fact_unsubscribe) \
-                                        X(v, sunkd_host_api, call_on_gone) X(v, sunkd_host_api, call_pid)   \
-                                                X(v, sunkd_host_api, log_fields)                            \
-                                                        X(v, sunkd_host_api, cfg_child)
+        X(v, sunkd_host_api, job_update)                                                                    \
+        X(v, sunkd_host_api, job_complete)                                                                  \
+        X(v, sunkd_host_api, spawn_start)                                                                   \
+        X(v, sunkd_host_api, child_kill)                                                                    \
+        X(v, sunkd_host_api, watch_add)                                                                     \
+        X(v, sunkd_host_api, watch_remove)                                                                  \
+        X(v, sunkd_host_api, fact_publish)                                                                  \
+        X(v, sunkd_host_api, fact_get)                                                                      \
+        X(v, sunkd_host_api, fact_subscribe)                                                                \
+        X(v, sunkd_host_api, fact_unsubscribe)                                                              \
+        X(v, sunkd_host_api, call_on_gone)                                                                  \
+        X(v, sunkd_host_api, call_pid)                                                                      \
+        X(v, sunkd_host_api, log_fields)                                                                    \
+        X(v, sunkd_host_api, cfg_child)
 #define CTX_1_0(X, v) X(v, sunkd_ctx, api)
 #define MODULE_1_0(X, v)                                                                                    \
         X(v, sunkd_module, abi_major)                                                                       \
-        X(v, sunkd_module, abi_minor) X(v, sunkd_module, size) X(v, sunkd_module, name)                     \
-                X(v, sunkd_module, version) X(v, sunkd_module, init) X(v, sunkd_module, check)              \
-                        X(v, sunkd_module, reload) X(v, sunkd_module, fini) X(v, sunkd_module, status)
+        X(v, sunkd_module, abi_minor)                                                                       \
+        X(v, sunkd_module, size)                                                                            \
+        X(v, sunkd_module, name)                                                                            \
+        X(v, sunkd_module, version)                                                                         \
+        X(v, sunkd_module, init)                                                                            \
+        X(v, sunkd_module, check)                                                                           \
+        X(v, sunkd_module, reload)                                                                          \
+        X(v, sunkd_module, fini)                                                                            \
+        X(v, sunkd_module, status)
 
 #define VALUES_1_0(X, v)                                                                                    \
         X(v, SUNKD_MODULE_ABI_MAJOR)                                                                        \
-        X(v, SUNKD_USEC_PER_SEC) X(v, SUNKD_USEC_PER_MSEC) X(v, SUNKD_LOG_ERR) X(v, SUNKD_LOG_WARNING) X(   \
-                v, SUNKD_LOG_NOTICE) X(v, SUNKD_LOG_INFO) X(v, SUNKD_LOG_DEBUG) X(v, SUNKD_JOB_READY_GATE)  \
-                X(v, SUNKD_JOB_TRIGGER_ONLY) X(v, SUNKD_METHOD_ROOT) X(v, SUNKD_METHOD_ANY_UID)             \
-                        X(v, SUNKD_METHOD_ALLOW) X(v, SUNKD_CALL_PENDING) X(v, SUNKD_CFG_STRING)            \
-                                X(v, SUNKD_CFG_INT) X(v, SUNKD_CFG_BOOL) X(v, SUNKD_CFG_DURATION)           \
-                                        X(v, SUNKD_CFG_SIZE) X(v, SUNKD_CFG_PATH) X(v, SUNKD_CFG_LIST)      \
-                                                X(v, SUNKD_CFG_MAP) X(v, SUNKD_CFG_REQUIRED)                \
-                                                        X(v, SUNKD_METRIC_COUNTER) X(v, SUNKD_METRIC_GAUGE) \
-                                                                X(v, SUNKD_METRIC_LABELS_MAX)
-#define VALUES_1_2(X, v) VALUES_1_0(X, v) X(v, SUNKD_JOB_ASYNC) X(v, SUNKD_JOB_CHILD) X(v, SUNKD_CFG_SECRET)
+        X(v, SUNKD_USEC_PER_SEC)                                                                            \
+        X(v, SUNKD_USEC_PER_MSEC)                                                                           \
+        X(v, SUNKD_LOG_ERR)                                                                                 \
+        X(v, SUNKD_LOG_WARNING)                                                                             \
+        X(v, SUNKD_LOG_NOTICE)                                                                              \
+        X(v, SUNKD_LOG_INFO)                                                                                \
+        X(v, SUNKD_LOG_DEBUG)                                                                               \
+        X(v, SUNKD_JOB_READY_GATE)                                                                          \
+        X(v, SUNKD_JOB_TRIGGER_ONLY)                                                                        \
+        X(v, SUNKD_METHOD_ROOT)                                                                             \
+        X(v, SUNKD_METHOD_ANY_UID)                                                                          \
+        X(v, SUNKD_METHOD_ALLOW)                                                                            \
+        X(v, SUNKD_CALL_PENDING)                                                                            \
+        X(v, SUNKD_CFG_STRING)                                                                              \
+        X(v, SUNKD_CFG_INT)                                                                                 \
+        X(v, SUNKD_CFG_BOOL)                                                                                \
+        X(v, SUNKD_CFG_DURATION)                                                                            \
+        X(v, SUNKD_CFG_SIZE)                                                                                \
+        X(v, SUNKD_CFG_PATH)                                                                                \
+        X(v, SUNKD_CFG_LIST)                                                                                \
+        X(v, SUNKD_CFG_MAP)                                                                                 \
+        X(v, SUNKD_CFG_REQUIRED)                                                                            \
+        X(v, SUNKD_METRIC_COUNTER)                                                                          \
+        X(v, SUNKD_METRIC_GAUGE)                                                                            \
+        X(v, SUNKD_METRIC_LABELS_MAX)
+#define VALUES_1_2(X, v)                                                                                    \
+        VALUES_1_0(X, v)                                                                                    \
+        X(v, SUNKD_JOB_ASYNC)                                                                               \
+        X(v, SUNKD_JOB_CHILD)                                                                               \
+        X(v, SUNKD_CFG_SECRET)
+/* clang-format on */
 
 /* ABI 1.0 */
 CANCEL_1_0(SAME_MEMBER, abi10)

@@ -19,16 +19,15 @@
 #include "../lib/nsscache-seed.h"
 
 #define CW SEED_CW
+/* The start of a user resource with a name and id, for the cases about its other attributes. */
+#define USER_5000 "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":5000,"
 
 static const char conf_text[] =
         "[DEFAULT]\n"
         "maps=passwd,shadow,group,sshkey\n"
-        "scim_base_url=https://scim.example/v2\n"
-        SEED_OTHER_MAPS
-        "[passwd]\n"
+        "scim_base_url=https://scim.example/v2\n" SEED_OTHER_MAPS "[passwd]\n"
         "scim_default_shell=/bin/bash\n"
-        "scim_path_home_directory=" CW "/sunkPreferredHomeDirectory\n"
-        SEED_PASSWD_PATHS;
+        "scim_path_home_directory=" CW "/sunkPreferredHomeDirectory\n" SEED_PASSWD_PATHS;
 
 static NsscacheConf *conf(const char *extra_passwd) {
         NsscacheConf *c = NULL;
@@ -46,7 +45,9 @@ static char *page_of(const char *resources) {
         ck_assert_int_ge(asprintf(&s,
                                   "{\"schemas\":[\"urn:ietf:params:scim:api:messages:2.0:ListResponse\"],"
                                   "\"totalResults\":1000,\"startIndex\":1,\"itemsPerPage\":100,"
-                                  "\"Resources\":[%s]}", resources), 0);
+                                  "\"Resources\":[%s]}",
+                                  resources),
+                         0);
         return s;
 }
 
@@ -55,7 +56,8 @@ static char *user(const char *name, const char *uid, const char *extra) {
         ck_assert_int_ge(asprintf(&s,
                                   "{\"userName\":\"ignored@example.com\",\"" CW "\":{"
                                   "\"sunkPosixUsername\":%s,\"sunkPosixUserId\":%s%s}}",
-                                  name, uid, extra ?: ""), 0);
+                                  name, uid, extra ?: ""),
+                         0);
         return s;
 }
 
@@ -88,7 +90,7 @@ typedef struct TmpDir {
 } TmpDir;
 
 static void tmp_dir_init(TmpDir *d) {
-        *d = (TmpDir) { .path = "/tmp/test-scim-map-XXXXXX" };
+        *d = (TmpDir){ .path = "/tmp/test-scim-map-XXXXXX" };
         ck_assert_msg(mkdtemp(d->path), "mkdtemp: %m");
 }
 
@@ -115,8 +117,7 @@ static const char *tmp_file(TmpDir *d, const char *name, const char *text) {
 }
 
 /* Maps one users page (and optionally a groups page) with config @c. */
-static void run(NsscacheConf *c, const char *users, const char *groups, NssMaps *maps,
-                ScimRejects *rej) {
+static void run(NsscacheConf *c, const char *users, const char *groups, NssMaps *maps, ScimRejects *rej) {
         ScimCollect col = {};
         ScimSink sink = scim_collect_sink(&col);
         _cleanup_(scim_map_freep) ScimMapper *m = NULL;
@@ -147,19 +148,22 @@ static void run(NsscacheConf *c, const char *users, const char *groups, NssMaps 
 }
 
 START_TEST(test_seed_layout) {
-        _cleanup_(nsscache_conf_freep) NsscacheConf *c = conf("[DEFAULT]\nscim_override_home_directory=/mnt/home/%%u\n");
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c =
+                conf("[DEFAULT]\nscim_override_home_directory=/mnt/home/%%u\n");
         NssMaps maps = { 0 };
         ScimRejects rej;
-        _cleanup_free_ char *u1 = user("\"alice\"", "5001",
-                                       ",\"sunkPosixGroupId\":\"6000\",\"sunkLoginShell\":\"/bin/zsh\","
-                                       "\"sunkPreferredHomeDirectory\":\"/home/alice\","
-                                       "\"sunkSshKeys\":[\"ssh-ed25519 AAAAC3 alice@x\",\"  \",\" ssh-rsa AAAAB3 a2 \\n\"]");
+        _cleanup_free_ char *u1 =
+                user("\"alice\"", "5001",
+                     ",\"sunkPosixGroupId\":\"6000\",\"sunkLoginShell\":\"/bin/zsh\","
+                     "\"sunkPreferredHomeDirectory\":\"/home/alice\","
+                     "\"sunkSshKeys\":[\"ssh-ed25519 AAAAC3 alice@x\",\"  \",\" ssh-rsa AAAAB3 a2 \\n\"]");
         _cleanup_free_ char *u2 = user("\"bob\"", "\"5002\"", NULL);
         _cleanup_free_ char *users = NULL;
 
         ck_assert_int_ge(asprintf(&users, "%s,%s", u1, u2), 0);
         run(c, users,
-            "{\"displayName\":\"Research Team\",\"sunkPosixGroupName\":\"research\",\"sunkPosixGroupId\":6000,"
+            "{\"displayName\":\"Research "
+            "Team\",\"sunkPosixGroupName\":\"research\",\"sunkPosixGroupId\":6000,"
             "\"members\":[{\"value\":\"1\",\"sunkPosixUsername\":\"alice\"},{\"sunkPosixUsername\":\"bob\"},"
             "{\"sunkPosixUsername\":\"alice\"}]}",
             &maps, &rej);
@@ -201,7 +205,8 @@ START_TEST(test_home_fallback_and_gecos) {
         ScimRejects rej;
         _cleanup_free_ char *u1 = NULL, *u2 = NULL, *users = NULL;
 
-        u1 = user("\"carol\"", "5003", ",\"sunkPreferredHomeDirectory\":\"/home/carol\"}"
+        u1 = user("\"carol\"", "5003",
+                  ",\"sunkPreferredHomeDirectory\":\"/home/carol\"}"
                   ",\"name\":{\"formatted\":\"Carol: Doe, Jr.\\n\"},\"x\":{\"y\":1");
         u2 = user("\"dave\"", "5004", "},\"name\":{\"givenName\":\"Dave\",\"familyName\":\"Roe\"},\"x\":{");
         ck_assert_int_ge(asprintf(&users, "%s,%s", u1, u2), 0);
@@ -230,27 +235,37 @@ static const struct {
         { "{\"" CW "\":{\"sunkPosixUsername\":\"a:b\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
         { "{\"" CW "\":{\"sunkPosixUsername\":\"a b\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
         { "{\"" CW "\":{\"sunkPosixUsername\":\"a\\nb\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"a\\u0000b\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"abcdefghijklmnopqrstuvwxyz0123456\",\"sunkPosixUserId\":5000}}",
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"a\\u0000b\",\"sunkPosixUserId\":5000}}",
           SCIM_REJECT_BAD_NAME },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"j\\u00f6rg\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
+        { "{\"" CW
+          "\":{\"sunkPosixUsername\":\"abcdefghijklmnopqrstuvwxyz0123456\",\"sunkPosixUserId\":5000}}",
+          SCIM_REJECT_BAD_NAME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"j\\u00f6rg\",\"sunkPosixUserId\":5000}}",
+          SCIM_REJECT_BAD_NAME },
         { "{\"" CW "\":{\"sunkPosixUsername\":\".\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
         { "{\"" CW "\":{\"sunkPosixUsername\":\"..\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
         { "{\"" CW "\":{\"sunkPosixUsername\":\"...\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
         { "{\"" CW "\":{\"sunkPosixUsername\":\"5000\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
         { "{\"" CW "\":{\"sunkPosixUsername\":\"a/b\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"a\xff" "b\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"root\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_LOCAL_ACCOUNT },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"sshd\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_LOCAL_ACCOUNT },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"daemon\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_LOCAL_ACCOUNT },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"a\xff"
+          "b\",\"sunkPosixUserId\":5000}}",
+          SCIM_REJECT_BAD_NAME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"root\",\"sunkPosixUserId\":5000}}",
+          SCIM_REJECT_LOCAL_ACCOUNT },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"sshd\",\"sunkPosixUserId\":5000}}",
+          SCIM_REJECT_LOCAL_ACCOUNT },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"daemon\",\"sunkPosixUserId\":5000}}",
+          SCIM_REJECT_LOCAL_ACCOUNT },
         { "{\"" CW "\":{\"sunkPosixUsername\":\"systemd-network\",\"sunkPosixUserId\":5000}}",
           SCIM_REJECT_LOCAL_ACCOUNT },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"_apt\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_LOCAL_ACCOUNT },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"docker\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_LOCAL_ACCOUNT },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":65534}}", SCIM_REJECT_LOCAL_ACCOUNT },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":5000,\"sunkPosixGroupId\":65534}}",
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"_apt\",\"sunkPosixUserId\":5000}}",
           SCIM_REJECT_LOCAL_ACCOUNT },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"docker\",\"sunkPosixUserId\":5000}}",
+          SCIM_REJECT_LOCAL_ACCOUNT },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":65534}}",
+          SCIM_REJECT_LOCAL_ACCOUNT },
+        { USER_5000 "\"sunkPosixGroupId\":65534}}", SCIM_REJECT_LOCAL_ACCOUNT },
         { "{\"" CW "\":{\"sunkPosixUsername\":\"u\"}}", SCIM_REJECT_NO_ID },
         { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":\"12a\"}}", SCIM_REJECT_BAD_ID },
         { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":\"-5000\"}}", SCIM_REJECT_BAD_ID },
@@ -264,36 +279,24 @@ static const struct {
         { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":\"0\"}}", SCIM_REJECT_ID_RANGE },
         { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":-1}}", SCIM_REJECT_ID_RANGE },
         { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":999}}", SCIM_REJECT_ID_RANGE },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":2147483648}}", SCIM_REJECT_ID_RANGE },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":2147483648}}",
+          SCIM_REJECT_ID_RANGE },
         { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":99999999999999999999999}}",
           SCIM_REJECT_ID_RANGE },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":5000,\"sunkPosixGroupId\":0}}",
-          SCIM_REJECT_ID_RANGE },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":5000,\"sunkPosixGroupId\":\"x\"}}",
-          SCIM_REJECT_BAD_ID },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":5000,\"sunkPreferredHomeDirectory\":\"home/u\"}}",
-          SCIM_REJECT_BAD_HOME },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":5000,\"sunkPreferredHomeDirectory\":\"/home/../root\"}}",
-          SCIM_REJECT_BAD_HOME },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":5000,\"sunkPreferredHomeDirectory\":\"/home/u:x\"}}",
-          SCIM_REJECT_BAD_HOME },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":5000,\"sunkPreferredHomeDirectory\":\"/home/u\\n\"}}",
-          SCIM_REJECT_BAD_HOME },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":5000,\"sunkPreferredHomeDirectory\":{\"a\":1}}}",
-          SCIM_REJECT_BAD_HOME },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":5000,\"sunkLoginShell\":\"bash\"}}",
-          SCIM_REJECT_BAD_SHELL },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":5000,\"sunkLoginShell\":\"/bin/sh,x\"}}",
-          SCIM_REJECT_BAD_SHELL },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":5000,\"sunkLoginShell\":5}}",
-          SCIM_REJECT_BAD_SHELL },
+        { USER_5000 "\"sunkPosixGroupId\":0}}", SCIM_REJECT_ID_RANGE },
+        { USER_5000 "\"sunkPosixGroupId\":\"x\"}}", SCIM_REJECT_BAD_ID },
+        { USER_5000 "\"sunkPreferredHomeDirectory\":\"home/u\"}}", SCIM_REJECT_BAD_HOME },
+        { USER_5000 "\"sunkPreferredHomeDirectory\":\"/home/../root\"}}", SCIM_REJECT_BAD_HOME },
+        { USER_5000 "\"sunkPreferredHomeDirectory\":\"/home/u:x\"}}", SCIM_REJECT_BAD_HOME },
+        { USER_5000 "\"sunkPreferredHomeDirectory\":\"/home/u\\n\"}}", SCIM_REJECT_BAD_HOME },
+        { USER_5000 "\"sunkPreferredHomeDirectory\":{\"a\":1}}}", SCIM_REJECT_BAD_HOME },
+        { USER_5000 "\"sunkLoginShell\":\"bash\"}}", SCIM_REJECT_BAD_SHELL },
+        { USER_5000 "\"sunkLoginShell\":\"/bin/sh,x\"}}", SCIM_REJECT_BAD_SHELL },
+        { USER_5000 "\"sunkLoginShell\":5}}", SCIM_REJECT_BAD_SHELL },
         /* a path is used as it is: bytes that are not UTF-8 are refused, not repaired */
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":5000,\"sunkPreferredHomeDirectory\":\"/home/\xe9\"}}",
-          SCIM_REJECT_BAD_HOME },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":5000,\"sunkLoginShell\":\"/bin/\xc0\xafsh\"}}",
-          SCIM_REJECT_BAD_SHELL },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":5000,\"sunkLoginShell\":[\"/bin/sh\"]}}",
-          SCIM_REJECT_BAD_SHELL },
+        { USER_5000 "\"sunkPreferredHomeDirectory\":\"/home/\xe9\"}}", SCIM_REJECT_BAD_HOME },
+        { USER_5000 "\"sunkLoginShell\":\"/bin/\xc0\xafsh\"}}", SCIM_REJECT_BAD_SHELL },
+        { USER_5000 "\"sunkLoginShell\":[\"/bin/sh\"]}}", SCIM_REJECT_BAD_SHELL },
 };
 
 START_TEST(test_user_reject) {
@@ -325,18 +328,28 @@ static const struct {
         { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":{}}", SCIM_REJECT_BAD_ID, 0 },
         { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":1e9}", SCIM_REJECT_BAD_ID, 0 },
         { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":65535}", SCIM_REJECT_LOCAL_ACCOUNT, 0 },
-        { "{\"sunkPosixGroupName\":\"systemd-journal\",\"sunkPosixGroupId\":7000}", SCIM_REJECT_LOCAL_ACCOUNT, 0 },
+        { "{\"sunkPosixGroupName\":\"systemd-journal\",\"sunkPosixGroupId\":7000}",
+          SCIM_REJECT_LOCAL_ACCOUNT, 0 },
         { "{\"sunkPosixGroupName\":\"docker\",\"sunkPosixGroupId\":7000}", SCIM_REJECT_LOCAL_ACCOUNT, 0 },
         /* a bad member costs that member only */
-        { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":7000,\"members\":\"ok\"}", SCIM_REJECT_BAD_MEMBER, 0 },
-        { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":7000,\"members\":[{\"sunkPosixUsername\":\"ok\"},"
-          "{\"sunkPosixUsername\":\"n\\u0000ul\"}]}", SCIM_REJECT_BAD_MEMBER, 1 },
-        { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":7000,\"members\":[{\"sunkPosixUsername\":\"ok\"},"
-          "{\"sunkPosixUsername\":[\"x\"]}]}", SCIM_REJECT_BAD_MEMBER, 1 },
-        { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":7000,\"members\":[{\"sunkPosixUsername\":\"ok\"},"
-          "{\"sunkPosixUsername\":\"a,b\"}]}", SCIM_REJECT_BAD_MEMBER, 1 },
-        { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":7000,\"members\":[{\"sunkPosixUsername\":\"ok\"},"
-          "{\"sunkPosixUsername\":\"_apt\"}]}", SCIM_REJECT_LOCAL_ACCOUNT, 1 },
+        { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":7000,\"members\":\"ok\"}",
+          SCIM_REJECT_BAD_MEMBER, 0 },
+        { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":7000,\"members\":[{\"sunkPosixUsername\":"
+          "\"ok\"},"
+          "{\"sunkPosixUsername\":\"n\\u0000ul\"}]}",
+          SCIM_REJECT_BAD_MEMBER, 1 },
+        { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":7000,\"members\":[{\"sunkPosixUsername\":"
+          "\"ok\"},"
+          "{\"sunkPosixUsername\":[\"x\"]}]}",
+          SCIM_REJECT_BAD_MEMBER, 1 },
+        { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":7000,\"members\":[{\"sunkPosixUsername\":"
+          "\"ok\"},"
+          "{\"sunkPosixUsername\":\"a,b\"}]}",
+          SCIM_REJECT_BAD_MEMBER, 1 },
+        { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":7000,\"members\":[{\"sunkPosixUsername\":"
+          "\"ok\"},"
+          "{\"sunkPosixUsername\":\"_apt\"}]}",
+          SCIM_REJECT_LOCAL_ACCOUNT, 1 },
 };
 
 START_TEST(test_group_reject) {
@@ -425,7 +438,8 @@ START_TEST(test_sshkeys_and_mismatch) {
                                   "{\"userName\":\"z\",\"" CW "\":{\"sunkPosixUsername\":\"z\","
                                   "\"sunkPosixUserId\":5002,\"sunkSshKeys\":[\"ok 1\",\"bad,comma\","
                                   "\"bad\\u0001ctl\",7,\"%s\",\"ok 2\"]}},%s",
-                                  big, u), 0);
+                                  big, u),
+                         0);
         run(c, users, NULL, &maps, &rej);
         ck_assert_int_eq(maps.n_passwd, 3);
         ck_assert_int_eq(rej.count[SCIM_REJECT_NAME_MISMATCH], 1);
@@ -463,8 +477,8 @@ START_TEST(test_page_parse) {
         size_t depth = 10000;
 
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-                ck_assert_msg(scim_page_parse(bad[i].body, strlen(bad[i].body), 0, &p, &err) ==
-                              -EBADMSG, "case %zu accepted", i);
+                ck_assert_msg(scim_page_parse(bad[i].body, strlen(bad[i].body), 0, &p, &err) == -EBADMSG,
+                              "case %zu accepted", i);
                 ck_assert_msg(strstr(err, bad[i].error), "case %zu: %s", i, err);
         }
 
@@ -578,7 +592,8 @@ static void map_both(NsscacheConf *c, const char *users, const char *groups, con
         ck_assert_int_eq(scim_map_rejects(a)->total, scim_map_rejects(b)->total);
         ck_assert_uint_eq(scim_map_rejects(a)->n_records, scim_map_rejects(b)->n_records);
         for (size_t i = 0; i < scim_map_rejects(a)->n_records; i++) {
-                const ScimReject *x = scim_map_rejects(a)->records + i, *y = scim_map_rejects(b)->records + i;
+                const ScimReject *x = scim_map_rejects(a)->records + i,
+                                 *y = scim_map_rejects(b)->records + i;
 
                 ck_assert_int_eq(x->reason, y->reason);
                 ck_assert_str_eq(x->name ?: "(null)", y->name ?: "(null)");
@@ -616,23 +631,30 @@ START_TEST(test_formatted_matches_maps) {
 
         tmp_dir_init(&d);
         for (size_t k = 0; k < 2 * ELEMENTSOF(keys); k++) {
-                _cleanup_free_ char *extra = NULL, *u0 = NULL, *u1 = NULL, *u2 = NULL, *u3 = NULL, *users = NULL;
+                _cleanup_free_ char *extra = NULL, *u0 = NULL, *u1 = NULL, *u2 = NULL, *u3 = NULL,
+                                    *users = NULL;
                 CacheFormatted text[_NSS_MAP_MAX];
                 NssMaps maps = { 0 };
 
                 ck_assert_int_ge(asprintf(&extra, ",\"sunkSshKeys\":%s,\"sunkLoginShell\":\"/bin/zsh\"",
-                                          keys[k % ELEMENTSOF(keys)]), 0);
+                                          keys[k % ELEMENTSOF(keys)]),
+                                 0);
                 u0 = user("\"dave\"", "5000", extra);
                 u1 = user("\"alice\"", "5001", extra);
                 u2 = user("\"alice\"", "5002", NULL);
                 u3 = user("\"b\\u00f6b\"", "5003", NULL);
-                ck_assert_int_ge(asprintf(&users, "%s,%s,%s,%s,{\"userName\":\"carol\",\"name\":{\"givenName\":"
-                                          "\"Car\\u00f6l\",\"familyName\":\"X:Y\"},\"" CW "\":{\"sunkPosixUsername\":"
-                                          "\"carol\",\"sunkPosixUserId\":5004}}", u0, u1, u2, u3), 0);
+                ck_assert_int_ge(asprintf(&users,
+                                          "%s,%s,%s,%s,{\"userName\":\"carol\",\"name\":{\"givenName\":"
+                                          "\"Car\\u00f6l\",\"familyName\":\"X:Y\"},\"" CW
+                                          "\":{\"sunkPosixUsername\":"
+                                          "\"carol\",\"sunkPosixUserId\":5004}}",
+                                          u0, u1, u2, u3),
+                                 0);
                 map_both(c, users,
                          "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":7000,\"members\":"
                          "[{\"sunkPosixUsername\":\"alice\"},{\"sunkPosixUsername\":\"carol\"},"
-                         "{\"sunkPosixUsername\":\"alice\"}]},{\"sunkPosixGroupName\":\"h\",\"sunkPosixGroupId\":7001}",
+                         "{\"sunkPosixUsername\":\"alice\"}]},{\"sunkPosixGroupName\":\"h\","
+                         "\"sunkPosixGroupId\":7001}",
                          k < ELEMENTSOF(keys) ? NULL : d.path, &maps, text);
                 for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
                         _cleanup_free_ char *buf = NULL, *err = NULL, *got = NULL;
@@ -683,15 +705,16 @@ START_TEST(test_local_accounts) {
         TmpDir d;
 
         tmp_dir_init(&d);
-        local_passwd = tmp_file(&d, "passwd", "# comment\nroot:x:0:0:root:/root:/bin/bash\n"
-                                          "ubuntu:x:1000:1000::/home/ubuntu:/bin/bash\n"
-                                          "+nis\nops:x:5100:5100::/home/ops:/bin/sh\nbroken-no-id\n"
-                                          "a-local-name-longer-than-32-bytes:x:5200:5200::/:/bin/sh\n"
-                                          "odd:x:12a:1::/:/bin/sh");
+        local_passwd = tmp_file(&d, "passwd",
+                                "# comment\nroot:x:0:0:root:/root:/bin/bash\n"
+                                "ubuntu:x:1000:1000::/home/ubuntu:/bin/bash\n"
+                                "+nis\nops:x:5100:5100::/home/ops:/bin/sh\nbroken-no-id\n"
+                                "a-local-name-longer-than-32-bytes:x:5200:5200::/:/bin/sh\n"
+                                "odd:x:12a:1::/:/bin/sh");
         local_group = tmp_file(&d, "group", "root:x:0:\nubuntu:x:1000:\ngpu:x:7000:ops\n");
-        users = join_free(8, user("\"x4\"", "5200", NULL), user("\"ubuntu\"", "9000", NULL), user("\"x1\"", "1000", NULL),
-                          user("\"ops\"", "9001", NULL), user("\"x2\"", "5100", NULL),
-                          user("\"x3\"", "9002", ",\"sunkPosixGroupId\":7000"),
+        users = join_free(8, user("\"x4\"", "5200", NULL), user("\"ubuntu\"", "9000", NULL),
+                          user("\"x1\"", "1000", NULL), user("\"ops\"", "9001", NULL),
+                          user("\"x2\"", "5100", NULL), user("\"x3\"", "9002", ",\"sunkPosixGroupId\":7000"),
                           user("\"odd\"", "9003", NULL), user("\"fine\"", "9004", NULL));
         run(c, users,
             "{\"sunkPosixGroupName\":\"gpu\",\"sunkPosixGroupId\":7100},"
@@ -700,8 +723,10 @@ START_TEST(test_local_accounts) {
             "{\"sunkPosixGroupName\":\"wheel\",\"sunkPosixGroupId\":7102},"
             "{\"sunkPosixGroupName\":\"nogroup\",\"sunkPosixGroupId\":7103},"
             "{\"sunkPosixGroupName\":\"g2\",\"sunkPosixGroupId\":65534},"
-            "{\"sunkPosixGroupName\":\"team\",\"sunkPosixGroupId\":7200,\"members\":[{\"sunkPosixUsername\":\"fine\"},"
-            "{\"sunkPosixUsername\":\"root\"},{\"sunkPosixUsername\":\"ops\"},{\"sunkPosixUsername\":\"sshd\"},"
+            "{\"sunkPosixGroupName\":\"team\",\"sunkPosixGroupId\":7200,\"members\":[{\"sunkPosixUsername\":"
+            "\"fine\"},"
+            "{\"sunkPosixUsername\":\"root\"},{\"sunkPosixUsername\":\"ops\"},{\"sunkPosixUsername\":"
+            "\"sshd\"},"
             "{\"sunkPosixUsername\":\"systemd-timesync\"}]}",
             &maps, &rej);
         local_passwd = local_group = NULL;
@@ -746,8 +771,9 @@ START_TEST(test_takeover) {
         TmpDir d;
 
         tmp_dir_init(&d);
-        published_passwd = tmp_file(&d, "passwd.cache", "alice:x:5000:5000::/home/alice:/bin/bash\n"
-                                                    "bob:x:5001:5001::/home/bob:/bin/bash\n");
+        published_passwd = tmp_file(&d, "passwd.cache",
+                                    "alice:x:5000:5000::/home/alice:/bin/bash\n"
+                                    "bob:x:5001:5001::/home/bob:/bin/bash\n");
         published_group = tmp_file(&d, "group.cache", "research:x:7000:alice\n");
         users = join_free(10, user("\"alice\"", "6666", ",\"sunkSshKeys\":[\"ssh-ed25519 AAAA evil\"]"),
                           user("\"mallory\"", "5001", ",\"sunkSshKeys\":[\"ssh-ed25519 AAAA evil\"]"),
@@ -759,9 +785,12 @@ START_TEST(test_takeover) {
                           user("\"carol\"", "5002", NULL), user("\"carol\"", "5003", NULL),
                           user("\"dave\"", "5002", NULL));
         run(c, users,
-            "{\"sunkPosixGroupName\":\"research\",\"sunkPosixGroupId\":7666,\"members\":[{\"sunkPosixUsername\":\"mallory\"}]},"
-            "{\"sunkPosixGroupName\":\"evil\",\"sunkPosixGroupId\":7000,\"members\":[{\"sunkPosixUsername\":\"mallory\"}]},"
-            "{\"sunkPosixGroupName\":\"research\",\"sunkPosixGroupId\":7000,\"members\":[{\"sunkPosixUsername\":\"alice\"}]},"
+            "{\"sunkPosixGroupName\":\"research\",\"sunkPosixGroupId\":7666,\"members\":[{"
+            "\"sunkPosixUsername\":\"mallory\"}]},"
+            "{\"sunkPosixGroupName\":\"evil\",\"sunkPosixGroupId\":7000,\"members\":[{\"sunkPosixUsername\":"
+            "\"mallory\"}]},"
+            "{\"sunkPosixGroupName\":\"research\",\"sunkPosixGroupId\":7000,\"members\":[{"
+            "\"sunkPosixUsername\":\"alice\"}]},"
             "{\"sunkPosixGroupName\":\"new\",\"sunkPosixGroupId\":7001},"
             "{\"sunkPosixGroupName\":\"new\",\"sunkPosixGroupId\":7002}",
             &maps, &rej);
@@ -799,12 +828,16 @@ START_TEST(test_empty_shell_home) {
         NssMaps maps = { 0 };
         ScimRejects rej;
 
-        users = join_free(3, user("\"a\"", "5000", ",\"sunkLoginShell\":\"\",\"sunkPreferredHomeDirectory\":\"\","
-                                       "\"sunkSshKeys\":[\"from=\\\"10.0.0.0/8,192.168.0.0/16\\\" ssh-ed25519 AAAA a\"]"),
-                                  user("\"b\"", "5001", ",\"sunkLoginShell\":\"\"},\"urn:ietf:params:scim:schemas:"
-                                       "extension:enterprise:2.0:User\":{\"loginShell\":\"/bin/zsh\","
-                                       "\"homeDirectory\":\"/data/b\"},\"x\":{"),
-                                  user("\"c\"", "5002", ",\"sunkPreferredHomeDirectory\":null,\"sunkLoginShell\":null"));
+        users = join_free(
+                3,
+                user("\"a\"", "5000",
+                     ",\"sunkLoginShell\":\"\",\"sunkPreferredHomeDirectory\":\"\","
+                     "\"sunkSshKeys\":[\"from=\\\"10.0.0.0/8,192.168.0.0/16\\\" ssh-ed25519 AAAA a\"]"),
+                user("\"b\"", "5001",
+                     ",\"sunkLoginShell\":\"\"},\"urn:ietf:params:scim:schemas:"
+                     "extension:enterprise:2.0:User\":{\"loginShell\":\"/bin/zsh\","
+                     "\"homeDirectory\":\"/data/b\"},\"x\":{"),
+                user("\"c\"", "5002", ",\"sunkPreferredHomeDirectory\":null,\"sunkLoginShell\":null"));
         run(c, users, NULL, &maps, &rej);
         ck_assert_int_eq(rej.total, 0);
         ck_assert_int_eq(maps.n_passwd, 3);
