@@ -64,7 +64,8 @@ static int method_status(sunkd_call *call, json_object *params, void *userdata) 
         json_object_object_add(o, "state_dir", json_object_new_string(m->module_host.state_dir));
         json_object_object_add(o, "pending_restart", pending_restart_json(m));
         json_object_object_add(o, "start_usec", json_object_new_int64((int64_t) m->start_usec));
-        json_object_object_add(o, "uptime_usec", json_object_new_int64((int64_t) (now_usec(CLOCK_REALTIME) - m->start_usec)));
+        json_object_object_add(o, "uptime_usec",
+                               json_object_new_int64((int64_t) (now_usec(CLOCK_REALTIME) - m->start_usec)));
         json_object_object_add(o, "reloads", json_object_new_int64(m->n_reloads));
         json_object_object_add(o, "connections", json_object_new_int64(ipc_n_connections(m->ipc)));
         n_unreaped = sched_n_unreaped(m->sched, &oldest);
@@ -103,7 +104,8 @@ static int method_jobs(sunkd_call *call, json_object *params, void *userdata) {
                 if (r < 0)
                         return r;
                 if (owner)
-                        json_object_object_add(jo, "module", json_object_new_string(((const Module *) owner)->name));
+                        json_object_object_add(jo, "module",
+                                               json_object_new_string(((const Module *) owner)->name));
                 json_object_array_add(jobs, jo);
         }
         return ipc_reply(call, TAKE_PTR(o));
@@ -120,7 +122,8 @@ static void on_triggered_job_done(void *userdata, Job *j, int result) {
         json_object_object_add(o, "result", json_object_new_string(result >= 0 ? "success" : "failure"));
         if (result < 0) {
                 json_object_object_add(o, "errno", json_object_new_int(-result));
-                json_object_object_add(o, "error", json_object_new_string(sched_job_error(j) ?: strerror(-result)));
+                json_object_object_add(o, "error",
+                                       json_object_new_string(sched_job_error(j) ?: strerror(-result)));
         }
         (void) ipc_reply(call, o);
 }
@@ -132,7 +135,8 @@ static int method_trigger(sunkd_call *call, json_object *params, void *userdata)
         Job *j;
         int r;
 
-        if (!json_object_object_get_ex(params, "job", &name_o) || !json_object_is_type(name_o, json_type_string))
+        if (!json_object_object_get_ex(params, "job", &name_o) ||
+            !json_object_is_type(name_o, json_type_string))
                 return ipc_reply_error(call, "org.varlink.service.InvalidParameter",
                                        json_object_new_string_object("parameter", "job"));
         if (json_object_object_get_ex(params, "wait", &wait_o)) {
@@ -216,8 +220,8 @@ int manager_add_agent_methods(Manager *m) {
         int r;
 
         for (size_t i = 0; i < ELEMENTSOF(agent_methods); i++) {
-                r = ipc_add_method(m->ipc, agent_methods[i].name, agent_methods[i].flags, agent_methods[i].fn, m,
-                                   NULL, m);
+                r = ipc_add_method(m->ipc, agent_methods[i].name, agent_methods[i].flags,
+                                   agent_methods[i].fn, m, NULL, m);
                 if (r < 0)
                         return r;
         }

@@ -73,7 +73,8 @@ static int parser_next(Parser *p, yaml_event_t *ev) {
 
                 /* libyaml's message for a tab says nothing about tabs. */
                 if (at < p->len && p->data[at] == '\t')
-                        return parser_fail(p, &p->yaml.problem_mark, "a tab character: YAML indentation must use spaces");
+                        return parser_fail(p, &p->yaml.problem_mark,
+                                           "a tab character: YAML indentation must use spaces");
                 if (p->yaml.context)
                         return parser_fail(p, &p->yaml.problem_mark, "%s %s", what, p->yaml.context);
                 return parser_fail(p, &p->yaml.problem_mark, "%s", what);
@@ -322,8 +323,8 @@ int conf_tree_load(const char *path, ConfTree **ret, char **ret_error) {
 
         r = fileio_read(path, CONF_FILE_MAX, &data, &len);
         if (r < 0) {
-                if (ret_error && asprintf(ret_error, "%s: %s", path,
-                                          r == -EFBIG ? "file too large" : strerror(-r)) < 0)
+                if (ret_error &&
+                    asprintf(ret_error, "%s: %s", path, r == -EFBIG ? "file too large" : strerror(-r)) < 0)
                         *ret_error = NULL;
                 return r;
         }
@@ -381,9 +382,10 @@ void conf_node_note_file(const ConfNode *n, const char *path) {
         if (stat(path, &st) < 0)
                 f[0] = (uint64_t) errno;
         else
-                memcpy(f, (const uint64_t[]){ st.st_dev, st.st_ino, (uint64_t) st.st_size,
-                                              (uint64_t) st.st_mtim.tv_sec, (uint64_t) st.st_mtim.tv_nsec,
-                                              (uint64_t) st.st_ctim.tv_sec, (uint64_t) st.st_ctim.tv_nsec },
+                memcpy(f,
+                       (const uint64_t[]){ st.st_dev, st.st_ino, (uint64_t) st.st_size,
+                                           (uint64_t) st.st_mtim.tv_sec, (uint64_t) st.st_mtim.tv_nsec,
+                                           (uint64_t) st.st_ctim.tv_sec, (uint64_t) st.st_ctim.tv_nsec },
                        sizeof(f));
         w->names_file = true;
         w->file_id = siphash13(0, 0, (const unsigned char *) f, sizeof(f));
@@ -394,8 +396,8 @@ char *conf_node_error(const ConfNode *n, const char *fmt, ...) {
         char *s;
 
         va_start(ap, fmt);
-        s = n->key ? errloc_formatv(n->file, n->key_line, n->key_column, n->key, fmt, ap) :
-                     errloc_formatv(n->file, n->line, n->column, NULL, fmt, ap);
+        s = n->key ? errloc_formatv(n->file, n->key_line, n->key_column, n->key, fmt, ap)
+                   : errloc_formatv(n->file, n->line, n->column, NULL, fmt, ap);
         va_end(ap);
         return s;
 }

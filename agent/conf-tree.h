@@ -25,13 +25,13 @@ struct sunkd_cfg {
         ConfNodeType type;
         const char *file; /* owned by the ConfTree */
         unsigned line, column;
-        char *key;        /* set on the values of a map */
+        char *key; /* set on the values of a map */
         unsigned key_line, key_column;
-        char *value;      /* CONF_SCALAR */
-        bool plain;       /* unquoted scalar: "null", "~" and "" mean absent */
+        char *value;         /* CONF_SCALAR */
+        bool plain;          /* unquoted scalar: "null", "~" and "" mean absent */
         bool module_section; /* a section under modules:, where the host keys live */
-        bool names_file;  /* parsed as a file that is part of the configuration ... */
-        uint64_t file_id; /* ... which stat() described so (conf_node_note_file()) */
+        bool names_file;     /* parsed as a file that is part of the configuration ... */
+        uint64_t file_id;    /* ... which stat() described so (conf_node_note_file()) */
         ConfNode **children;
         size_t n_children;
 };

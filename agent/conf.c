@@ -27,7 +27,8 @@ static const sunkd_cfg_key top_keys[] = {
         { "state_dir", SUNKD_CFG_PATH, offsetof(Config, state_dir), SUNKD_CFG_WRITE_PATH, 0, 0 },
         { "module_dir", SUNKD_CFG_PATH, offsetof(Config, module_dir), 0, 0, 0 },
         { "log_level", SUNKD_CFG_STRING, offsetof(Config, log_level_str), 0, 0, 0 },
-        { "metrics_textfile", SUNKD_CFG_PATH, offsetof(Config, metrics_textfile), SUNKD_CFG_WRITE_PATH, 0, 0 },
+        { "metrics_textfile", SUNKD_CFG_PATH, offsetof(Config, metrics_textfile), SUNKD_CFG_WRITE_PATH, 0,
+          0 },
         { "max_connections", SUNKD_CFG_INT, offsetof(Config, max_connections), 0, 1, 65536 },
         { "max_request_size", SUNKD_CFG_SIZE, offsetof(Config, max_request), 0, 256, 16 << 20 },
         { "idle_timeout", SUNKD_CFG_DURATION, offsetof(Config, idle_timeout_usec), 0, 1000, 0 },
@@ -121,7 +122,8 @@ static int parse_module(ConfNode *n, ConfModule *m, char **ret_error) {
                 *ret_error = conf_node_error(n, "a module section must be a mapping");
                 return -EINVAL;
         }
-        if (strlen(n->key) > 64 || strspn(n->key, "abcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(n->key)) {
+        if (strlen(n->key) > 64 ||
+            strspn(n->key, "abcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(n->key)) {
                 *ret_error = conf_node_error(n, "not a valid module name");
                 return -EINVAL;
         }
@@ -134,8 +136,12 @@ static int parse_module(ConfNode *n, ConfModule *m, char **ret_error) {
                 if (!v)
                         continue;
                 /* Parse one row at a time so module keys are not "unknown". */
-                fake = (ConfNode){ .type = CONF_MAP, .file = n->file, .line = n->line, .column = n->column,
-                                   .children = (ConfNode **) &v, .n_children = 1 };
+                fake = (ConfNode){ .type = CONF_MAP,
+                                   .file = n->file,
+                                   .line = n->line,
+                                   .column = n->column,
+                                   .children = (ConfNode **) &v,
+                                   .n_children = 1 };
                 r = conf_keys_parse(&fake, &module_keys[i], 1, m, ret_error);
                 if (r < 0)
                         return r;
@@ -191,8 +197,9 @@ static int parse_derived(Config *c, char **ret_error) {
                 char *end;
                 unsigned long m = strtoul(c->socket_mode_str, &end, 8);
                 if (isempty(c->socket_mode_str) || *end || m > 0777) {
-                        *ret_error = conf_node_error(conf_node_get(root, "socket_mode"),
-                                                     "'%s' is not an octal mode like 0660", c->socket_mode_str);
+                        *ret_error =
+                                conf_node_error(conf_node_get(root, "socket_mode"),
+                                                "'%s' is not an octal mode like 0660", c->socket_mode_str);
                         return -EINVAL;
                 }
                 c->socket_mode = (mode_t) m;
@@ -201,8 +208,8 @@ static int parse_derived(Config *c, char **ret_error) {
                 /* Resolved here so --check-config catches a group that does not exist. */
                 struct group *g = getgrnam(c->socket_group);
                 if (!g) {
-                        *ret_error = conf_node_error(conf_node_get(root, "socket_group"), "no such group '%s'",
-                                                     c->socket_group);
+                        *ret_error = conf_node_error(conf_node_get(root, "socket_group"),
+                                                     "no such group '%s'", c->socket_group);
                         return -EINVAL;
                 }
                 c->socket_gid = g->gr_gid;

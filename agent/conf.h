@@ -15,8 +15,8 @@ typedef struct ConfModule {
         char *name;
         bool enabled;
         bool required;
-        char **allow;        /* users and @groups for SUNKD_METHOD_ALLOW methods */
-        uid_t *allow_uids;   /* ... resolved when the file is loaded */
+        char **allow;      /* users and @groups for SUNKD_METHOD_ALLOW methods */
+        uid_t *allow_uids; /* ... resolved when the file is loaded */
         size_t n_allow_uids;
         gid_t *allow_gids;
         size_t n_allow_gids;

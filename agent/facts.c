@@ -246,7 +246,8 @@ json_object *fact_get_copy(FactStore *s, const char *name) {
 static Subscription *sub_find(FactStore *s, const void *owner, const char *name, FactFn cb, void *userdata) {
         for (size_t i = 0; i < s->n_subs; i++) {
                 Subscription *sub = &s->subs[i];
-                if (sub->owner == owner && sub->cb == cb && sub->userdata == userdata && streq(sub->name, name))
+                if (sub->owner == owner && sub->cb == cb && sub->userdata == userdata &&
+                    streq(sub->name, name))
                         return sub;
         }
         return NULL;
@@ -271,7 +272,8 @@ int fact_subscribe(FactStore *s, const void *owner, const char *name, FactFn cb,
                 return -ENOMEM;
         }
         s->subs = v;
-        s->subs[s->n_subs++] = (Subscription){ .name = copy, .cb = cb, .userdata = userdata, .owner = owner };
+        s->subs[s->n_subs++] =
+                (Subscription){ .name = copy, .cb = cb, .userdata = userdata, .owner = owner };
         if (fact_find(s, name)) {
                 s->subs[s->n_subs - 1].pending = true;
                 (void) sd_event_source_set_enabled(s->defer, SD_EVENT_ONESHOT);

@@ -165,8 +165,8 @@ static int host_methods_add(sunkd_ctx *c, const sunkd_method *methods, size_t n)
                 if (methods[i].flags & IPC_METHOD_ANONYMOUS)
                         return -EINVAL;
                 b[i] = (MethodBinding){ .module = mod, .fn = methods[i].fn };
-                r = ipc_add_method(mod->host->ipc, methods[i].name, methods[i].flags, method_trampoline, &b[i],
-                                   &mod->allow, mod);
+                r = ipc_add_method(mod->host->ipc, methods[i].name, methods[i].flags, method_trampoline,
+                                   &b[i], &mod->allow, mod);
                 if (r < 0)
                         return r;
                 mod->n_bindings++;
@@ -190,14 +190,17 @@ static int host_metric_add(sunkd_ctx *c, const sunkd_metric_spec *spec, sunkd_me
         const char *name = spec && spec->name ? spec->name : "(null)";
         int r;
 
-        r = metrics_add_owned(mod->host->metrics, mod, mod->name, mod->def->abi_minor >= 3, spec, ret, &error);
+        r = metrics_add_owned(mod->host->metrics, mod, mod->name, mod->def->abi_minor >= 3, spec, ret,
+                              &error);
         if (r < 0 && error)
                 log_ctx_full_errno(&mod->log, LOG_ERR, r, "Module '%s' may not register metric '%s': %s",
                                    mod->name, name, error);
         else if (error)
-                log_ctx_full_errno(&mod->log, LOG_WARNING, 0,
-                                   "Module '%s' (ABI 1.%u) registers metric '%s' against the rule of ABI 1.3, "
-                                   "allowed for now: %s", mod->name, (unsigned) mod->def->abi_minor, name, error);
+                log_ctx_full_errno(
+                        &mod->log, LOG_WARNING, 0,
+                        "Module '%s' (ABI 1.%u) registers metric '%s' against the rule of ABI 1.3, "
+                        "allowed for now: %s",
+                        mod->name, (unsigned) mod->def->abi_minor, name, error);
         return r;
 }
 

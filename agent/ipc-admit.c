@@ -52,7 +52,8 @@ static void uid_release(Ipc *ipc, IpcUid *u) {
         if (u->n_connections > 0 || u->n_calls > 0)
                 return;
         if (u->n_refused > 0)
-                log_info("uid=%u holds no connection to the socket any more; %u of its connections were refused",
+                log_info("uid=%u holds no connection to the socket any more; %u of its connections were "
+                         "refused",
                          (unsigned) u->uid, u->n_refused);
         *u = ipc->uids[--ipc->n_uids];
 }
@@ -210,7 +211,8 @@ bool ipc_admit_call(IpcConnection *c) {
                 return true;
         if (ratelimit_pass(&ipc->busy_rl, IPC_LOG_INTERVAL_USEC, 1, &suppressed))
                 log_warning("uid=%u has %u calls unanswered, the limit per uid: refusing more%s",
-                            (unsigned) c->ucred.uid, u->n_calls, suppressed > 0 ? " (similar messages suppressed)" : "");
+                            (unsigned) c->ucred.uid, u->n_calls,
+                            suppressed > 0 ? " (similar messages suppressed)" : "");
         return false;
 }
 
@@ -227,13 +229,14 @@ static void refuse_uid(Ipc *ipc, const IpcConnection *c, const char *why) {
 
         if (u) {
                 if (u->n_refused++ == 0)
-                        log_warning("Refusing connections from uid=%u (pid=%u, %u open): %s", (unsigned) c->ucred.uid,
-                                    (unsigned) c->ucred.pid, u->n_connections, why);
+                        log_warning("Refusing connections from uid=%u (pid=%u, %u open): %s",
+                                    (unsigned) c->ucred.uid, (unsigned) c->ucred.pid, u->n_connections, why);
                 return;
         }
         if (ratelimit_pass(&ipc->refuse_rl, IPC_LOG_INTERVAL_USEC, 1, &suppressed))
                 log_warning("Refusing connection from uid=%u pid=%u: %s%s", (unsigned) c->ucred.uid,
-                            (unsigned) c->ucred.pid, why, suppressed > 0 ? " (more refusals suppressed)" : "");
+                            (unsigned) c->ucred.pid, why,
+                            suppressed > 0 ? " (more refusals suppressed)" : "");
 }
 
 /* Whether @c may take a slot: the last reserved_connections slots are for
@@ -261,8 +264,9 @@ static bool may_take_slot(Ipc *ipc, IpcConnection *c) {
  * and no reserved slot is at stake: who connects need not be known yet. */
 static unsigned checked_from(const Ipc *ipc) {
         const IpcLimits *l = &ipc->limits;
-        unsigned reserved_from = l->max_connections > l->reserved_connections ?
-                l->max_connections - l->reserved_connections : 0;
+        unsigned reserved_from = l->max_connections > l->reserved_connections
+                                         ? l->max_connections - l->reserved_connections
+                                         : 0;
 
         return MIN(l->max_connections_per_uid, reserved_from);
 }
@@ -276,7 +280,8 @@ static int account_all(Ipc *ipc) {
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)
-                        log_debug_errno(r, "Cannot read the credentials of a connection, not counting it: %m");
+                        log_debug_errno(r,
+                                        "Cannot read the credentials of a connection, not counting it: %m");
         }
         return 0;
 }

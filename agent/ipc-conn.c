@@ -127,8 +127,10 @@ int conn_send(IpcConnection *c, const char *method, const char *error, json_obje
         if (r == -EILSEQ && params) {
                 int n = varlink_repair_utf8(params);
 
-                if (n > 0 && ratelimit_pass(&ipc->reply_rl, IPC_LOG_INTERVAL_USEC, IPC_LOG_BURST, &suppressed))
-                        log_error("BUG: the reply to %s carried %d string(s) that are not UTF-8; sent them escaped%s",
+                if (n > 0 &&
+                    ratelimit_pass(&ipc->reply_rl, IPC_LOG_INTERVAL_USEC, IPC_LOG_BURST, &suppressed))
+                        log_error("BUG: the reply to %s carried %d string(s) that are not UTF-8; sent them "
+                                  "escaped%s",
                                   method ?: "request", n, suppressed > 0 ? ", more suppressed" : "");
                 r = n < 0 ? n : reply_format(error, json_object_get(params), &buf, &len);
         }
@@ -142,7 +144,8 @@ int conn_send(IpcConnection *c, const char *method, const char *error, json_obje
                 fallback = "io.sunkd.ReplyTooLarge";
                 fallback_params = json_object_new_object();
                 if (fallback_params) {
-                        json_object_object_add(fallback_params, "size", json_object_new_int64((int64_t) len));
+                        json_object_object_add(fallback_params, "size",
+                                               json_object_new_int64((int64_t) len));
                         json_object_object_add(fallback_params, "max",
                                                json_object_new_int64((int64_t) ipc->limits.max_reply));
                 }
@@ -422,7 +425,8 @@ static int conn_dispatch(IpcConnection *c, const char *frame, size_t len) {
         call->message = TAKE_PTR(msg);
         call->method = method;
         call->owner = m->owner;
-        call->ucred = anonymous ? (struct ucred) { .pid = 0, .uid = (uid_t) -1, .gid = (gid_t) -1 } : c->ucred;
+        call->ucred =
+                anonymous ? (struct ucred){ .pid = 0, .uid = (uid_t) -1, .gid = (gid_t) -1 } : c->ucred;
         call->oneway = oneway;
         call->dispatching = true;
         c->call = call;
@@ -625,7 +629,7 @@ int conn_new(Ipc *ipc, int fd) {
         c->ipc = ipc;
         c->fd = fd;
         /* Unknown until read: never mistaken for root. */
-        c->ucred = (struct ucred) { .pid = 0, .uid = (uid_t) -1, .gid = (gid_t) -1 };
+        c->ucred = (struct ucred){ .pid = 0, .uid = (uid_t) -1, .gid = (gid_t) -1 };
         r = ipc_admit_connection(ipc, c);
         if (r < 0) {
                 close(fd);
@@ -640,7 +644,8 @@ int conn_new(Ipc *ipc, int fd) {
         ipc->n_connections++;
         conn_touch(c);
 
-        log_debug("Connection %s, %u open", c->creds_known ? "checked" : "admitted unchecked", ipc->n_connections);
+        log_debug("Connection %s, %u open", c->creds_known ? "checked" : "admitted unchecked",
+                  ipc->n_connections);
         return 0;
 }
 

@@ -64,7 +64,7 @@ struct IpcConnection {
         struct ucred ucred; /* valid once creds_known */
         bool creds_known;
         bool accounted; /* counted in its uid's n_connections */
-        gid_t *groups; /* read when a policy first needs them */
+        gid_t *groups;  /* read when a policy first needs them */
         size_t n_groups;
         bool groups_loaded;
         uint64_t active_usec;  /* the last read, write or reply */

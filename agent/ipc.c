@@ -83,8 +83,11 @@ Ipc *ipc_free(Ipc *ipc) {
                 sunkd_call *call = ipc->calls;
 
                 ipc->calls = call->next;
-                *call = (sunkd_call){ .message = call->message, .method = call->method, .ucred = call->ucred,
-                                      .oneway = call->oneway, .replied = call->replied,
+                *call = (sunkd_call){ .message = call->message,
+                                      .method = call->method,
+                                      .ucred = call->ucred,
+                                      .oneway = call->oneway,
+                                      .replied = call->replied,
                                       .dispatching = call->dispatching };
         }
         ipc->gone_defer = sd_event_source_disable_unref(ipc->gone_defer);

@@ -26,12 +26,12 @@ typedef struct Ipc Ipc;
 
 /* A zero field takes its default. */
 typedef struct IpcLimits {
-        size_t max_request;          /* bytes, NUL included; default 64 KiB */
-        size_t max_request_root;     /* root's (when larger); default IPC_ROOT_REQUEST_MAX */
-        size_t max_reply;            /* bytes; default 1 MiB */
-        unsigned max_connections;    /* default 256 */
-        uint64_t idle_timeout_usec;  /* default 30 s */
-        unsigned max_depth;          /* JSON nesting; default 16 */
+        size_t max_request;         /* bytes, NUL included; default 64 KiB */
+        size_t max_request_root;    /* root's (when larger); default IPC_ROOT_REQUEST_MAX */
+        size_t max_reply;           /* bytes; default 1 MiB */
+        unsigned max_connections;   /* default 256 */
+        uint64_t idle_timeout_usec; /* default 30 s */
+        unsigned max_depth;         /* JSON nesting; default 16 */
         /* Per peer uid, root exempt: connections open, and calls not yet
          * answered (a pending call counts until answered, even after its
          * caller hung up).  Defaults 32 and 16. */

@@ -51,7 +51,8 @@ static int child_drop(uid_t uid, gid_t gid) {
         return 0;
 }
 
-static __attribute__((noreturn)) void child_main(int fd, JobChildWorkFn work, void *userdata, uid_t uid, gid_t gid) {
+static __attribute__((noreturn)) void child_main(int fd, JobChildWorkFn work, void *userdata, uid_t uid,
+                                                 gid_t gid) {
         json_object *result = NULL, *o;
         const char *text;
         sigset_t ss;
@@ -106,7 +107,8 @@ static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         return 0;
 }
 
-static int job_child_parse(JobChild *c, const siginfo_t *si, json_object **ret_result, const char **ret_why) {
+static int job_child_parse(JobChild *c, const siginfo_t *si, json_object **ret_result,
+                           const char **ret_why) {
         _cleanup_json_ json_object *o = NULL;
         json_object *r, *result;
 

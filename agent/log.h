@@ -42,12 +42,12 @@ const char *log_level_to_string(int level);
 void log_capture_begin(char **first_error);
 void log_capture_end(void);
 
-int log_internalv(int level, int error, const LogContext *ctx, const char *file, int line,
-                  const char *func, const char *format, va_list ap) _printf_(7, 0);
-int log_internal(int level, int error, const LogContext *ctx, const char *file, int line,
-                 const char *func, const char *format, ...) _printf_(7, 8);
+int log_internalv(int level, int error, const LogContext *ctx, const char *file, int line, const char *func,
+                  const char *format, va_list ap) _printf_(7, 0);
+int log_internal(int level, int error, const LogContext *ctx, const char *file, int line, const char *func,
+                 const char *format, ...) _printf_(7, 8);
 
-#define log_ctx_full_errno(ctx, level, error, ...)                                               \
+#define log_ctx_full_errno(ctx, level, error, ...)                                                          \
         log_internal((level), (error), (ctx), __FILE__, __LINE__, __func__, __VA_ARGS__)
 #define log_full_errno(level, error, ...) log_ctx_full_errno(NULL, level, error, __VA_ARGS__)
 

@@ -35,8 +35,8 @@ static void manager_watch_stopping(Manager *m);
 static void textfile_run(void *userdata) {
         Manager *m = userdata;
 
-        m->textfile_r = fileio_write_atomic(m->config->metrics_textfile, m->textfile_text, m->textfile_len, 0644,
-                                            (uid_t) -1, (gid_t) -1);
+        m->textfile_r = fileio_write_atomic(m->config->metrics_textfile, m->textfile_text, m->textfile_len,
+                                            0644, (uid_t) -1, (gid_t) -1);
 }
 
 static void textfile_done(void *userdata) {
@@ -68,7 +68,8 @@ void manager_write_textfile(Manager *m) {
                 r = work_submit(m->host_pool, textfile_run, textfile_done, m);
         if (r < 0) {
                 m->textfile_text = mfree(m->textfile_text);
-                log_warning_errno(r, "Failed to write metrics to '%s', ignoring: %m", m->config->metrics_textfile);
+                log_warning_errno(r, "Failed to write metrics to '%s', ignoring: %m",
+                                  m->config->metrics_textfile);
                 return;
         }
         m->textfile_busy = true;
@@ -95,8 +96,10 @@ static void on_job_done(void *userdata, Job *j, int result) {
         Manager *m = userdata;
         const char *name = sched_job_name(j);
 
-        (void) metrics_add_value(m->m_job_runs, 1, (const char *[]){ name, result >= 0 ? "success" : "failure" });
-        (void) metrics_set(m->m_job_duration, (double) sched_job_last_duration(j) / USEC_PER_SEC, (const char *[]){ name });
+        (void) metrics_add_value(m->m_job_runs, 1,
+                                 (const char *[]){ name, result >= 0 ? "success" : "failure" });
+        (void) metrics_set(m->m_job_duration, (double) sched_job_last_duration(j) / USEC_PER_SEC,
+                           (const char *[]){ name });
         if (result >= 0)
                 (void) metrics_set(m->m_job_last_success, (double) now_usec(CLOCK_REALTIME) / USEC_PER_SEC,
                                    (const char *[]){ name });
@@ -147,13 +150,34 @@ static int on_signal_stop(sd_event_source *s, const struct signalfd_siginfo *si,
 
 static int add_core_metrics(Manager *m) {
         static const sunkd_metric_spec specs[] = {
-                { sizeof(sunkd_metric_spec), "job_runs_total", "Completed job runs by result.", SUNKD_METRIC_COUNTER, { "job", "result" } },
-                { sizeof(sunkd_metric_spec), "job_last_duration_seconds", "Duration of the last run of a job.", SUNKD_METRIC_GAUGE, { "job" } },
-                { sizeof(sunkd_metric_spec), "job_last_success_timestamp_seconds", "Wall-clock time of the last successful run.", SUNKD_METRIC_GAUGE, { "job" } },
-                { sizeof(sunkd_metric_spec), "build_info", "sunkd version and module ABI.", SUNKD_METRIC_GAUGE, { "version", "abi" } },
-                { sizeof(sunkd_metric_spec), "module_up", "1 if the module initialised, 0 if it failed.", SUNKD_METRIC_GAUGE, { "module" } },
+                { sizeof(sunkd_metric_spec),
+                  "job_runs_total",
+                  "Completed job runs by result.",
+                  SUNKD_METRIC_COUNTER,
+                  { "job", "result" } },
+                { sizeof(sunkd_metric_spec),
+                  "job_last_duration_seconds",
+                  "Duration of the last run of a job.",
+                  SUNKD_METRIC_GAUGE,
+                  { "job" } },
+                { sizeof(sunkd_metric_spec),
+                  "job_last_success_timestamp_seconds",
+                  "Wall-clock time of the last successful run.",
+                  SUNKD_METRIC_GAUGE,
+                  { "job" } },
+                { sizeof(sunkd_metric_spec),
+                  "build_info",
+                  "sunkd version and module ABI.",
+                  SUNKD_METRIC_GAUGE,
+                  { "version", "abi" } },
+                { sizeof(sunkd_metric_spec),
+                  "module_up",
+                  "1 if the module initialised, 0 if it failed.",
+                  SUNKD_METRIC_GAUGE,
+                  { "module" } },
         };
-        MetricFamily **dst[] = { &m->m_job_runs, &m->m_job_duration, &m->m_job_last_success, &m->m_info, &m->m_modules };
+        MetricFamily **dst[] = { &m->m_job_runs, &m->m_job_duration, &m->m_job_last_success, &m->m_info,
+                                 &m->m_modules };
         int r;
 
         for (size_t i = 0; i < ELEMENTSOF(specs); i++) {
@@ -161,7 +185,10 @@ static int add_core_metrics(Manager *m) {
                 if (r < 0)
                         return r;
         }
-        return metrics_set(m->m_info, 1, (const char *[]){ PACKAGE_VERSION, STRINGIFY(SUNKD_MODULE_ABI_MAJOR) "." STRINGIFY(SUNKD_MODULE_ABI_MINOR) });
+        return metrics_set(
+                m->m_info, 1,
+                (const char *[]){ PACKAGE_VERSION,
+                                  STRINGIFY(SUNKD_MODULE_ABI_MAJOR) "." STRINGIFY(SUNKD_MODULE_ABI_MINOR) });
 }
 
 /* Made absolute against the working directory but not resolved: a
@@ -213,7 +240,8 @@ int manager_new(Config *config, const char *config_path, int notify_fd, Manager 
             (r = sched_new(m->event, m->pool, &m->sched)) < 0 ||
             (r = spawn_set_new(m->event, &m->spawns)) < 0 || (r = metrics_new(&m->metrics)) < 0 ||
             (r = add_core_metrics(m)) < 0 || (r = ipc_new(m->event, &limits, &m->ipc)) < 0 ||
-            (r = watch_set_new(m->event, &m->watches)) < 0 || (r = fact_store_new(m->event, &m->facts)) < 0) {
+            (r = watch_set_new(m->event, &m->watches)) < 0 ||
+            (r = fact_store_new(m->event, &m->facts)) < 0) {
                 log_error_errno(r, "Failed to set up the event loop: %m");
                 manager_free(m);
                 return r;
@@ -316,7 +344,8 @@ static void manager_update_privileged(Manager *m) {
 }
 
 void manager_module_metric(Manager *m, Module *mod) {
-        (void) metrics_set(m->m_modules, mod->mstate == MODULE_RUNNING ? 1 : 0, (const char *[]){ mod->name });
+        (void) metrics_set(m->m_modules, mod->mstate == MODULE_RUNNING ? 1 : 0,
+                           (const char *[]){ mod->name });
         /* Every module (re)initialisation passes here, the last after the module list is final. */
         manager_update_privileged(m);
 }
@@ -442,7 +471,8 @@ static bool module_overdue(Manager *m, Module *mod, uint64_t now) {
 static void warn_overdue(Manager *m, Module *mod) {
         mod->stop_overdue = true;
         log_ctx_full_errno(&mod->log, LOG_WARNING, 0,
-                           "Module has not stopped within shutdown_timeout (%" PRIu64 " s): %u run(s) still on worker threads; "
+                           "Module has not stopped within shutdown_timeout (%" PRIu64
+                           " s): %u run(s) still on worker threads; "
                            "it stops when they return, and keeps its place meanwhile.",
                            m->config->shutdown_timeout_usec / USEC_PER_SEC, sched_n_running(m->sched, mod));
 }
@@ -495,7 +525,8 @@ static void manager_arm_stop_deadline(Manager *m) {
                 return;
         }
         if (!m->stop_deadline) {
-                if (sd_event_add_time(m->event, &m->stop_deadline, CLOCK_MONOTONIC, next, 0, on_stop_deadline, m) < 0) {
+                if (sd_event_add_time(m->event, &m->stop_deadline, CLOCK_MONOTONIC, next, 0,
+                                      on_stop_deadline, m) < 0) {
                         log_oom();
                         return;
                 }
@@ -509,7 +540,8 @@ static void manager_arm_stop_deadline(Manager *m) {
 static int on_shutdown_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
 
-        log_warning("Shutdown deadline reached with %u job(s) and %u child process(es) still running; exiting anyway.",
+        log_warning("Shutdown deadline reached with %u job(s) and %u child process(es) still running; "
+                    "exiting anyway.",
                     sched_n_running(m->sched, NULL), spawn_n_running(m->spawns, NULL));
         /* Module code may still run on a worker: nothing it uses is freed. */
         m->abandoned = true;

@@ -41,9 +41,9 @@ struct Manager {
         Module **retired; /* removed from the configuration, still stopping */
         size_t n_retired;
         sd_event_source *stopping_watch; /* polls stopping modules after each event */
-        WorkPool *pool;      /* the modules' job work */
-        WorkPool *host_pool; /* one thread of the host's own: reload parse, metrics textfile,
-                                so modules' stuck work can never keep a SIGHUP from removing them */
+        WorkPool *pool;                  /* the modules' job work */
+        WorkPool *host_pool;             /* one thread of the host's own: reload parse, metrics textfile,
+                                            so modules' stuck work can never keep a SIGHUP from removing them */
         Sched *sched;
         Ipc *ipc;
         Metrics *metrics;

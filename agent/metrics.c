@@ -162,17 +162,20 @@ int metrics_add_owned(Metrics *m, const void *owner, const char *owner_name, boo
                      ABI_END_OF(sunkd_metric_spec, labels)) < 0)
                 return errmsg_set(ret_error, -EINVAL, "the spec is missing or shorter than ABI 1.0's");
         if (!valid_name(spec->name))
-                return errmsg_set(ret_error, -EINVAL, "'%s' is not a valid metric name", spec->name ?: "(null)");
+                return errmsg_set(ret_error, -EINVAL, "'%s' is not a valid metric name",
+                                  spec->name ?: "(null)");
         if (spec->type != SUNKD_METRIC_COUNTER && spec->type != SUNKD_METRIC_GAUGE)
                 return errmsg_set(ret_error, -EINVAL, "unknown metric type %d", (int) spec->type);
         if (owner) {
                 prefix = module_prefix(owner_name);
                 if (!prefix)
                         return -ENOMEM;
-                if (strncmp(spec->name, prefix, strlen(prefix)) != 0 || strlen(spec->name) == strlen(prefix)) {
-                        (void) errmsg_set(ret_error, 0,
-                                          "a module's metric names start with its own name: '%s...' (sunkd_%s...)",
-                                          prefix, prefix);
+                if (strncmp(spec->name, prefix, strlen(prefix)) != 0 ||
+                    strlen(spec->name) == strlen(prefix)) {
+                        (void) errmsg_set(
+                                ret_error, 0,
+                                "a module's metric names start with its own name: '%s...' (sunkd_%s...)",
+                                prefix, prefix);
                         if (strict)
                                 return -EINVAL;
                 }
@@ -185,7 +188,8 @@ int metrics_add_owned(Metrics *m, const void *owner, const char *owner_name, boo
         if (f && f->owner != owner)
                 return errmsg_set(ret_error, -EEXIST, "'%s' belongs to sunkd itself", name);
         if (f && !same_shape(f, spec))
-                return errmsg_set(ret_error, -EEXIST, "'%s' is registered already with another type or labels", name);
+                return errmsg_set(ret_error, -EEXIST,
+                                  "'%s' is registered already with another type or labels", name);
         if (f) {
                 *ret = f; /* the same again: a module registering in reload */
                 return 0;
@@ -356,7 +360,8 @@ int metrics_render(Metrics *m, char **ret, size_t *ret_len) {
                         continue;
                 fprintf(out, "# HELP %s ", f->name);
                 put_escaped(out, f->help, false);
-                fprintf(out, "\n# TYPE %s %s\n", f->name, f->type == SUNKD_METRIC_COUNTER ? "counter" : "gauge");
+                fprintf(out, "\n# TYPE %s %s\n", f->name,
+                        f->type == SUNKD_METRIC_COUNTER ? "counter" : "gauge");
                 for (Series *s = f->series; s; s = s->next) {
                         fputs(f->name, out);
                         for (size_t i = 0; i < f->n_labels; i++) {

@@ -43,7 +43,7 @@ typedef struct ModuleHost {
         const char *module_dir;
         const char *state_dir;
         const char *socket; /* the one sunkd listens on: module_runtime_dir() is beside it */
-        void *userdata;          /* the hooks' */
+        void *userdata;     /* the hooks' */
         /* The configuration in force: the section a module that restarts takes. */
         const Config *(*config)(void *userdata);
         /* @mod began stopping: module_stop_poll() it after each event until
@@ -74,9 +74,9 @@ struct Module {
         LogContext log;
         struct MethodBinding *bindings;
         size_t n_bindings;
-        uint64_t stop_since;  /* CLOCK_MONOTONIC when the current stop began */
-        bool stop_overdue;    /* its stop outlasted shutdown_timeout (logged once) */
-        bool lingering;       /* its stop waits for work in flight (module.h: linger) */
+        uint64_t stop_since;   /* CLOCK_MONOTONIC when the current stop began */
+        bool stop_overdue;     /* its stop outlasted shutdown_timeout (logged once) */
+        bool lingering;        /* its stop waits for work in flight (module.h: linger) */
         uint64_t linger_until; /* CLOCK_MONOTONIC: when the stop goes on regardless */
         ModuleStoppedFn stopped_fn;
         void *stopped_userdata;

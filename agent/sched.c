@@ -73,11 +73,11 @@ struct sunkd_job {
         sd_event_source *timer;
         JobState jstate;
         bool rerun, timed_out, stopping;
-        bool deferred;     /* due, but its owner has its share of workers busy */
-        bool uses_worker;  /* the current run holds a worker thread */
-        JobChild *child;   /* the current run's process, SUNKD_JOB_CHILD */
-        bool killed;       /* the run's child was SIGKILLed or its async cancel called */
-        bool blocked;      /* due, but the last run's child or async work lives on */
+        bool deferred;        /* due, but its owner has its share of workers busy */
+        bool uses_worker;     /* the current run holds a worker thread */
+        JobChild *child;      /* the current run's process, SUNKD_JOB_CHILD */
+        bool killed;          /* the run's child was SIGKILLed or its async cancel called */
+        bool blocked;         /* due, but the last run's child or async work lives on */
         bool async_abandoned; /* the host ended an async run the module has not completed */
         Unreaped *unreaped;
         sunkd_cancel cancel;
@@ -230,7 +230,8 @@ static int job_arm(Job *j, uint64_t delay_usec) {
         if (r >= 0)
                 r = sd_event_source_set_enabled(j->timer, SD_EVENT_ONESHOT);
         if (r < 0)
-                return log_ctx_full_errno(&j->log, LOG_ERR, r, "Failed to arm timer of job '%s': %m", j->name);
+                return log_ctx_full_errno(&j->log, LOG_ERR, r, "Failed to arm timer of job '%s': %m",
+                                          j->name);
         if (j->jstate != JOB_RUNNING)
                 j->jstate = JOB_ARMED;
         return 0;
@@ -248,13 +249,15 @@ static bool job_periodic(const Job *j) {
 
 static void job_log_result(Job *j, int result) {
         if (result == -ECANCELED && j->stopping) {
-                log_ctx_full_errno(&j->log, LOG_INFO, 0, "Job '%s' cancelled: its module is stopping.", j->name);
+                log_ctx_full_errno(&j->log, LOG_INFO, 0, "Job '%s' cancelled: its module is stopping.",
+                                   j->name);
                 return;
         }
         if (result >= 0) {
                 if (j->consecutive_failures > 0)
-                        log_ctx_full_errno(&j->log, LOG_NOTICE, 0, "Job '%s' recovered after %u failed runs.",
-                                           j->name, j->consecutive_failures);
+                        log_ctx_full_errno(&j->log, LOG_NOTICE, 0,
+                                           "Job '%s' recovered after %u failed runs.", j->name,
+                                           j->consecutive_failures);
                 else
                         log_ctx_full_errno(&j->log, LOG_DEBUG, 0, "Job '%s' succeeded in %" PRIu64 " ms.",
                                            j->name, j->last_duration_usec / USEC_PER_MSEC);
@@ -271,7 +274,9 @@ static void job_log_result(Job *j, int result) {
 static uint64_t job_next_delay(Job *j, int result) {
         if (result < 0 && !j->rerun) {
                 uint64_t min = j->spec.backoff_min_usec ?: BACKOFF_MIN_DEFAULT;
-                uint64_t max = j->spec.backoff_max_usec ?: (job_periodic(j) ? j->spec.interval_usec : TRIGGER_ONLY_BACKOFF_MAX);
+                uint64_t max =
+                        j->spec.backoff_max_usec
+                                ?: (job_periodic(j) ? j->spec.interval_usec : TRIGGER_ONLY_BACKOFF_MAX);
                 return sched_backoff_delay(min, MAX(max, min), j->consecutive_failures);
         }
         if (j->rerun)
@@ -396,8 +401,8 @@ static int job_dispatch(Job *j) {
         int r;
 
         if (j->spec.flags & SUNKD_JOB_CHILD)
-                return job_child_start(j->sched->event, job_child_work, j, j->spec.child_uid, j->spec.child_gid,
-                                       job_child_done, j, &j->child);
+                return job_child_start(j->sched->event, job_child_work, j, j->spec.child_uid,
+                                       j->spec.child_gid, job_child_done, j, &j->child);
         r = work_submit(j->sched->pool, job_work_run, job_work_done, j);
         if (r >= 0)
                 j->uses_worker = true;
@@ -411,9 +416,10 @@ static void job_start(Job *j) {
         if (j->unreaped || j->async_abandoned) {
                 if (!j->blocked)
                         log_ctx_full_errno(&j->log, LOG_WARNING, 0,
-                                           "Job '%s' is due, but its last run %s; it waits for that.", j->name,
-                                           j->unreaped ? "left a child that has not exited yet" :
-                                                         "has not been completed by its module yet");
+                                           "Job '%s' is due, but its last run %s; it waits for that.",
+                                           j->name,
+                                           j->unreaped ? "left a child that has not exited yet"
+                                                       : "has not been completed by its module yet");
                 j->blocked = true;
                 job_disarm(j);
                 return;
@@ -421,7 +427,8 @@ static void job_start(Job *j) {
         if (job_needs_worker(j) && owner_at_cap(j->sched, j->owner)) {
                 if (!j->deferred)
                         log_ctx_full_errno(&j->log, LOG_NOTICE, 0,
-                                           "Job '%s' is due, but its module already has %u runs on workers; it waits for one of them.",
+                                           "Job '%s' is due, but its module already has %u runs on workers; "
+                                           "it waits for one of them.",
                                            j->name, j->sched->max_workers_per_owner);
                 j->deferred = true;
                 job_disarm(j);
@@ -471,7 +478,8 @@ static void unreaped_gone(Unreaped *u) {
         for (p = &u->sched->unreaped; *p != u; p = &(*p)->next)
                 ;
         *p = u->next;
-        log_full_errno(LOG_NOTICE, 0, "The abandoned child (pid %d) of job '%s' has exited after %" PRIu64 " s.",
+        log_full_errno(LOG_NOTICE, 0,
+                       "The abandoned child (pid %d) of job '%s' has exited after %" PRIu64 " s.",
                        (int) u->pid, j ? j->name : "(removed)",
                        (now_usec(CLOCK_REALTIME) - u->since_realtime) / USEC_PER_SEC);
         free(u);
@@ -491,7 +499,8 @@ static int on_reap_timer(sd_event_source *source, uint64_t usec, void *userdata)
         for (; u; u = next) {
                 siginfo_t si = {};
                 next = u->next;
-                if (waitid(P_PID, u->pid, &si, WEXITED | WNOHANG) < 0 ? errno == ECHILD : si.si_pid == u->pid)
+                if (waitid(P_PID, u->pid, &si, WEXITED | WNOHANG) < 0 ? errno == ECHILD
+                                                                      : si.si_pid == u->pid)
                         unreaped_gone(u);
         }
         if (!s->unreaped)
@@ -525,14 +534,19 @@ static int job_abandon_child(Job *j) {
                 free(u);
                 return r;
         }
-        *u = (Unreaped){ .sched = j->sched, .job = j, .pid = job_child_disown(TAKE_PTR(j->child)),
-                         .since_realtime = now_usec(CLOCK_REALTIME), .next = j->sched->unreaped };
+        *u = (Unreaped){ .sched = j->sched,
+                         .job = j,
+                         .pid = job_child_disown(TAKE_PTR(j->child)),
+                         .since_realtime = now_usec(CLOCK_REALTIME),
+                         .next = j->sched->unreaped };
         j->sched->unreaped = u;
         j->unreaped = u;
-        log_ctx_full_errno(&j->log, LOG_ERR, 0,
-                           "Job '%s': its child (pid %d) has not exited %" PRIu64 " ms after SIGKILL (stuck in the kernel?); "
-                           "the run ends now, the child is still reaped, and the job runs again only once it is gone.",
-                           j->name, (int) u->pid, j->sched->kill_grace_usec / USEC_PER_MSEC);
+        log_ctx_full_errno(
+                &j->log, LOG_ERR, 0,
+                "Job '%s': its child (pid %d) has not exited %" PRIu64
+                " ms after SIGKILL (stuck in the kernel?); "
+                "the run ends now, the child is still reaped, and the job runs again only once it is gone.",
+                j->name, (int) u->pid, j->sched->kill_grace_usec / USEC_PER_MSEC);
         return 0;
 }
 
@@ -545,9 +559,10 @@ static void job_give_up(Job *j) {
                         return; /* keep waiting for the exit; the timer is re-armed below */
         } else {
                 j->async_abandoned = true;
-                log_ctx_full_errno(&j->log, LOG_ERR, 0,
-                                   "Job '%s': its module has not completed the run %s; the host ends it now.",
-                                   j->name, j->spec.cancel ? "after its cancel" : "(it has no cancel)");
+                log_ctx_full_errno(
+                        &j->log, LOG_ERR, 0,
+                        "Job '%s': its module has not completed the run %s; the host ends it now.", j->name,
+                        j->spec.cancel ? "after its cancel" : "(it has no cancel)");
         }
         job_completed(j, r);
 }
@@ -739,8 +754,8 @@ int sched_job_complete(Job *j, int r) {
         if (j->jstate != JOB_RUNNING && j->async_abandoned) {
                 /* The late end of a run the host already ended: no second done(). */
                 j->async_abandoned = false;
-                log_ctx_full_errno(&j->log, LOG_NOTICE, r, "Job '%s': its module completed the run the host had ended.",
-                                   j->name);
+                log_ctx_full_errno(&j->log, LOG_NOTICE, r,
+                                   "Job '%s': its module completed the run the host had ended.", j->name);
                 if (j->blocked && !j->stopping) {
                         j->blocked = false;
                         job_start(j);
@@ -803,8 +818,8 @@ int sched_job_set_interval(Job *j, uint64_t interval_usec, uint64_t splay_usec) 
         /* A shorter interval takes effect now; an unchanged one keeps its slot. */
         if (!was_periodic || j->jstate != JOB_ARMED ||
             j->next_boottime > now_usec(CLOCK_BOOTTIME) + interval_usec)
-                return job_arm(j, was_periodic ? sched_interval_delay(interval_usec, j->spec.jitter_pct) :
-                                                 sched_splay_delay(splay_usec));
+                return job_arm(j, was_periodic ? sched_interval_delay(interval_usec, j->spec.jitter_pct)
+                                               : sched_splay_delay(splay_usec));
         return 0;
 }
 
@@ -815,9 +830,10 @@ int sched_job_update(Job *j, const sunkd_job_spec *module_spec) {
         if (spec_copy(&copy, module_spec) < 0)
                 return -EINVAL;
         /* Only the timing may change: the rest is what the job is. */
-        if (!streq_ptr(spec->name, j->name) || spec->flags != j->spec.flags || spec->prepare != j->spec.prepare ||
-            spec->work != j->spec.work || spec->done != j->spec.done || spec->cancel != j->spec.cancel ||
-            spec->child_uid != j->spec.child_uid || spec->child_gid != j->spec.child_gid)
+        if (!streq_ptr(spec->name, j->name) || spec->flags != j->spec.flags ||
+            spec->prepare != j->spec.prepare || spec->work != j->spec.work || spec->done != j->spec.done ||
+            spec->cancel != j->spec.cancel || spec->child_uid != j->spec.child_uid ||
+            spec->child_gid != j->spec.child_gid)
                 return -EINVAL;
         j->spec.jitter_pct = spec->jitter_pct;
         j->spec.backoff_min_usec = spec->backoff_min_usec;
@@ -914,8 +930,7 @@ static int json_add(json_object *o, const char *key, json_object *v) {
 int sched_job_set_message(Job *j, const char *message) {
         char *m = NULL;
 
-        if (message && !(m = text_escape(message, strlen(message), JOB_MESSAGE_MAX,
-                                         TEXT_ESCAPE_LINE)))
+        if (message && !(m = text_escape(message, strlen(message), JOB_MESSAGE_MAX, TEXT_ESCAPE_LINE)))
                 return -ENOMEM;
         free(j->message);
         j->message = m;
@@ -936,7 +951,9 @@ int sched_job_to_json(Job *j, json_object **ret) {
         if (!o)
                 return -ENOMEM;
         r |= json_add(o, "name", json_object_new_string(j->name));
-        r |= json_add(o, "state", json_object_new_string(j->deferred || j->blocked ? "waiting" : job_state_to_string(j->jstate)));
+        r |= json_add(o, "state",
+                      json_object_new_string(j->deferred || j->blocked ? "waiting"
+                                                                       : job_state_to_string(j->jstate)));
         r |= json_add(o, "interval_usec", json_object_new_int64((int64_t) j->spec.interval_usec));
         r |= json_add(o, "runs", json_object_new_int64(j->n_completed));
         r |= json_add(o, "failures", json_object_new_int64(j->n_failed));
@@ -944,8 +961,10 @@ int sched_job_to_json(Job *j, json_object **ret) {
         if (j->n_started > 0)
                 r |= json_add(o, "last_start_usec", json_object_new_int64((int64_t) j->last_start_realtime));
         if (j->n_completed > 0) {
-                r |= json_add(o, "last_duration_usec", json_object_new_int64((int64_t) j->last_duration_usec));
-                r |= json_add(o, "last_result", json_object_new_string(j->last_result >= 0 ? "success" : "failure"));
+                r |= json_add(o, "last_duration_usec",
+                              json_object_new_int64((int64_t) j->last_duration_usec));
+                r |= json_add(o, "last_result",
+                              json_object_new_string(j->last_result >= 0 ? "success" : "failure"));
                 if (j->last_result < 0) {
                         r |= json_add(o, "last_errno", json_object_new_int(-j->last_result));
                         r |= json_add(o, "last_error", json_object_new_string(sched_job_error(j)));
@@ -953,17 +972,21 @@ int sched_job_to_json(Job *j, json_object **ret) {
                         r |= json_add(o, "last_message", json_object_new_string(j->message));
         }
         if (j->last_success_realtime)
-                r |= json_add(o, "last_success_usec", json_object_new_int64((int64_t) j->last_success_realtime));
+                r |= json_add(o, "last_success_usec",
+                              json_object_new_int64((int64_t) j->last_success_realtime));
         if (j->jstate == JOB_ARMED && j->next_boottime >= now_bt)
-                r |= json_add(o, "next_run_usec", json_object_new_int64((int64_t) (now_rt + (j->next_boottime - now_bt))));
+                r |= json_add(o, "next_run_usec",
+                              json_object_new_int64((int64_t) (now_rt + (j->next_boottime - now_bt))));
         if (j->jstate == JOB_RUNNING) {
-                r |= json_add(o, "running_usec", json_object_new_int64((int64_t) (now_bt - j->last_start_boottime)));
+                r |= json_add(o, "running_usec",
+                              json_object_new_int64((int64_t) (now_bt - j->last_start_boottime)));
                 if (j->timed_out)
                         r |= json_add(o, "timed_out", json_object_new_boolean(true));
         }
         if (j->unreaped) {
                 r |= json_add(o, "unreaped_pid", json_object_new_int(j->unreaped->pid));
-                r |= json_add(o, "unreaped_since_usec", json_object_new_int64((int64_t) j->unreaped->since_realtime));
+                r |= json_add(o, "unreaped_since_usec",
+                              json_object_new_int64((int64_t) j->unreaped->since_realtime));
         }
         if (j->async_abandoned)
                 r |= json_add(o, "abandoned", json_object_new_boolean(true));

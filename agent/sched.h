@@ -50,8 +50,8 @@ int sched_job_complete(Job *j, int r);
  * Return: 0; -EINVAL for a spec that breaks a rule of sunkd_job_spec, -EEXIST
  * for a name already taken, each logged with the job's name and the rule.
  */
-int sched_job_add(Sched *s, const sunkd_job_spec *spec, void **statep, const void *owner,
-                  const char *module, Job **ret);
+int sched_job_add(Sched *s, const sunkd_job_spec *spec, void **statep, const void *owner, const char *module,
+                  Job **ret);
 /** sched_job_refuse() - log "Job '@name' refused: @rule." for @module; -EINVAL. */
 int sched_job_refuse(const char *module, const char *name, const char *rule);
 /** sched_job_trigger() - run now; while running, coalesce into one rerun. */

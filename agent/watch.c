@@ -35,8 +35,8 @@
 #include "util/macro.h"
 #include "watch.h"
 
-#define WATCH_DIR_MASK                                                                           \
-        (IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB |     \
+#define WATCH_DIR_MASK                                                                                      \
+        (IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB |                 \
          IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_EXCL_UNLINK)
 
 typedef struct Interest {

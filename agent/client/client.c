@@ -295,8 +295,8 @@ int client_call(int fd, const char *method, json_object *params, uint64_t timeou
         return call(fd, method, params, timeout_usec, max_reply, false, ret_reply, ret_error_name, NULL);
 }
 
-int client_call_last(int fd, const char *method, json_object *params, uint64_t timeout_usec, size_t max_reply,
-                     json_object **ret_reply, char **ret_error_name) {
+int client_call_last(int fd, const char *method, json_object *params, uint64_t timeout_usec,
+                     size_t max_reply, json_object **ret_reply, char **ret_error_name) {
         return call(fd, method, params, timeout_usec, max_reply, true, ret_reply, ret_error_name, NULL);
 }
 

@@ -43,8 +43,8 @@ int client_call(int fd, const char *method, json_object *params, uint64_t timeou
  * side is shut down after the call, which is what a one-shot client should
  * do (sunkd then answers and closes at once).  @fd can only read afterwards.
  */
-int client_call_last(int fd, const char *method, json_object *params, uint64_t timeout_usec, size_t max_reply,
-                     json_object **ret_reply, char **ret_error_name);
+int client_call_last(int fd, const char *method, json_object *params, uint64_t timeout_usec,
+                     size_t max_reply, json_object **ret_reply, char **ret_error_name);
 
 /**
  * client_call_last_sent() - client_call_last(), and whether the whole call

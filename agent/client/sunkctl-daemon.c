@@ -51,7 +51,8 @@ int verb_metrics(Ctl *c, int argc, char **argv) {
 /* The module ABI of the sunkd built with this sunkctl: a sunkctl and a
  * sunkd from different builds tell apart by it and the version. */
 void print_client_version(void) {
-        printf("sunkctl %s (module ABI %d.%d)\n", PACKAGE_VERSION, SUNKD_MODULE_ABI_MAJOR, SUNKD_MODULE_ABI_MINOR);
+        printf("sunkctl %s (module ABI %d.%d)\n", PACKAGE_VERSION, SUNKD_MODULE_ABI_MAJOR,
+               SUNKD_MODULE_ABI_MINOR);
 }
 
 int verb_version(Ctl *c, int argc, char **argv) {

@@ -155,7 +155,8 @@ static int add_flags(Ctl *c, const SunkctlView *v, const char *method, json_obje
 static int usage(const char *why, const char *word) {
         size_t n = word ? strlen(word) : 0;
 
-        fprintf(stderr, "sunkctl: %s%.*s%s%s%s\nsunkctl: usage: sunkctl [OPTIONS] MODULE VERB [KEY=VALUE...]\n",
+        fprintf(stderr,
+                "sunkctl: %s%.*s%s%s%s\nsunkctl: usage: sunkctl [OPTIONS] MODULE VERB [KEY=VALUE...]\n",
                 word ? "'" : "", (int) MIN(n, (size_t) WORD_SHOWN), word ?: "", n > WORD_SHOWN ? "..." : "",
                 word ? "': " : "", why);
         return EXIT_USAGE;

@@ -7,14 +7,15 @@
 #include "modutil/reserved-accounts.h"
 
 const char *const reserved_account_names[] = {
-        "adm", "admin", "audio", "avahi", "backup", "bin", "cdrom", "chrony", "crontab", "daemon",
-        "dbus", "dialout", "disk", "dnsmasq", "docker", "fax", "floppy", "ftp", "games", "gnats",
-        "halt", "input", "irc", "kmem", "kvm", "list", "lp", "lxd", "mail", "man", "messagebus",
-        "munge", "netdev", "news", "nfsnobody", "nobody", "nogroup", "ntp", "operator", "plugdev",
-        "polkitd", "postfix", "proxy", "render", "root", "rpc", "rpcuser", "sasl", "sgx", "shadow",
-        "shutdown", "slurm", "slurmrestd", "src", "ssh", "sshd", "staff", "sudo", "sync", "sys",
-        "syslog", "tape", "tss", "tty", "users", "utmp", "uucp", "uuidd", "video", "voice",
-        "wheel", "www-data",
+        "adm",     "admin",   "audio",     "avahi",   "backup",     "bin",     "cdrom",      "chrony",
+        "crontab", "daemon",  "dbus",      "dialout", "disk",       "dnsmasq", "docker",     "fax",
+        "floppy",  "ftp",     "games",     "gnats",   "halt",       "input",   "irc",        "kmem",
+        "kvm",     "list",    "lp",        "lxd",     "mail",       "man",     "messagebus", "munge",
+        "netdev",  "news",    "nfsnobody", "nobody",  "nogroup",    "ntp",     "operator",   "plugdev",
+        "polkitd", "postfix", "proxy",     "render",  "root",       "rpc",     "rpcuser",    "sasl",
+        "sgx",     "shadow",  "shutdown",  "slurm",   "slurmrestd", "src",     "ssh",        "sshd",
+        "staff",   "sudo",    "sync",      "sys",     "syslog",     "tape",    "tss",        "tty",
+        "users",   "utmp",    "uucp",      "uuidd",   "video",      "voice",   "wheel",      "www-data",
 };
 const size_t reserved_account_names_count = ELEMENTSOF(reserved_account_names);
 
@@ -49,7 +50,8 @@ bool reserved_account_name(const char *name, size_t len) {
                 if (len >= n && memcmp(name, reserved_prefixes[i], n) == 0)
                         return true;
         }
-        return bsearch(&key, reserved_account_names, ELEMENTSOF(reserved_account_names), sizeof(char *), compare);
+        return bsearch(&key, reserved_account_names, ELEMENTSOF(reserved_account_names), sizeof(char *),
+                       compare);
 }
 
 bool reserved_account_id(uint32_t id) {

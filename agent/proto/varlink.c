@@ -362,11 +362,8 @@ typedef struct CallKey {
 } CallKey;
 
 static const CallKey call_keys[] = {
-        { "method", json_type_string },
-        { "parameters", json_type_object },
-        { "oneway", json_type_boolean },
-        { "more", json_type_boolean },
-        { "upgrade", json_type_boolean },
+        { "method", json_type_string }, { "parameters", json_type_object }, { "oneway", json_type_boolean },
+        { "more", json_type_boolean },  { "upgrade", json_type_boolean },
 };
 
 int varlink_parse_call(json_object *msg, const char **ret_method, json_object **ret_params) {
@@ -460,8 +457,10 @@ int varlink_repair_utf8(json_object *o) {
                         json_object *v = json_object_array_get_idx(o, i), *e;
 
                         if (json_object_is_type(v, json_type_string) &&
-                            !string_is_valid(json_object_get_string(v), (size_t) json_object_get_string_len(v))) {
-                                e = escaped_string(json_object_get_string(v), (size_t) json_object_get_string_len(v));
+                            !string_is_valid(json_object_get_string(v),
+                                             (size_t) json_object_get_string_len(v))) {
+                                e = escaped_string(json_object_get_string(v),
+                                                   (size_t) json_object_get_string_len(v));
                                 if (!e || json_object_array_put_idx(o, i, e) < 0) {
                                         json_object_put(e);
                                         return -ENOMEM;
@@ -506,7 +505,8 @@ int varlink_repair_utf8(json_object *o) {
         }
         json_object_object_foreach(o, key, value) {
                 if (json_object_is_type(value, json_type_string) &&
-                    !string_is_valid(json_object_get_string(value), (size_t) json_object_get_string_len(value))) {
+                    !string_is_valid(json_object_get_string(value),
+                                     (size_t) json_object_get_string_len(value))) {
                         json_object *e = escaped_string(json_object_get_string(value),
                                                         (size_t) json_object_get_string_len(value));
 

@@ -59,22 +59,22 @@ static inline void erase_and_freep(char **s) {
 }
 #define _cleanup_erase_ _cleanup_(erase_and_freep)
 
-#define TAKE_PTR(p)                                                                              \
-        ({                                                                                       \
-                __typeof__(p) _p_ = (p);                                                         \
-                (p) = NULL;                                                                      \
-                _p_;                                                                             \
+#define TAKE_PTR(p)                                                                                         \
+        ({                                                                                                  \
+                __typeof__(p) _p_ = (p);                                                                    \
+                (p) = NULL;                                                                                 \
+                _p_;                                                                                        \
         })
-#define TAKE_FD(fd)                                                                              \
-        ({                                                                                       \
-                int _fd_ = (fd);                                                                 \
-                (fd) = -1;                                                                       \
-                _fd_;                                                                            \
+#define TAKE_FD(fd)                                                                                         \
+        ({                                                                                                  \
+                int _fd_ = (fd);                                                                            \
+                (fd) = -1;                                                                                  \
+                _fd_;                                                                                       \
         })
 
 /* Define foo_freep() for a destructor `Foo *foo_free(Foo *)`. */
-#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func)                                                  \
-        static inline void func##p(type *p) {                                                    \
-                if (*p)                                                                          \
-                        *p = func(*p);                                                           \
+#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func)                                                             \
+        static inline void func##p(type *p) {                                                               \
+                if (*p)                                                                                     \
+                        *p = func(*p);                                                                      \
         }

@@ -24,7 +24,8 @@ char *errloc_formatv(const char *file, unsigned line, unsigned column, const cha
         return s;
 }
 
-char *errloc_format(const char *file, unsigned line, unsigned column, const char *key, const char *fmt, ...) {
+char *errloc_format(const char *file, unsigned line, unsigned column, const char *key, const char *fmt,
+                    ...) {
         va_list ap;
         char *s;
 

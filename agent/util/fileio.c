@@ -142,8 +142,7 @@ int fileio_commit(const char *tmp, const char *path) {
         return fileio_fsync_dir(path);
 }
 
-int fileio_write_atomic(const char *path, const void *data, size_t len, mode_t mode, uid_t uid,
-                        gid_t gid) {
+int fileio_write_atomic(const char *path, const void *data, size_t len, mode_t mode, uid_t uid, gid_t gid) {
         _cleanup_free_ char *tmp = NULL;
         int r;
 

@@ -19,8 +19,7 @@ int fileio_stage(const char *path, const void *data, size_t len, mode_t mode, ui
 int fileio_commit(const char *tmp, const char *path);
 
 /** fileio_write_atomic() - fileio_stage() + fileio_commit(). */
-int fileio_write_atomic(const char *path, const void *data, size_t len, mode_t mode, uid_t uid,
-                        gid_t gid);
+int fileio_write_atomic(const char *path, const void *data, size_t len, mode_t mode, uid_t uid, gid_t gid);
 
 /** fileio_fsync_dir() - fsync the directory that contains @path. */
 int fileio_fsync_dir(const char *path);
@@ -39,7 +38,8 @@ int fileio_mkdir_p(const char *path, mode_t mode);
  */
 int fileio_read(const char *path, size_t max, char **ret, size_t *ret_len);
 
-/** fileio_write_all() / fileio_pwrite_all() - all @len bytes, retrying short writes.  Return: 0 or negative errno. */
+/** fileio_write_all() / fileio_pwrite_all() - all @len bytes, retrying short writes.  Return: 0 or negative
+ * errno. */
 int fileio_write_all(int fd, const void *data, size_t len);
 int fileio_pwrite_all(int fd, const void *data, size_t len, uint64_t offset);
 

@@ -33,8 +33,9 @@ static inline json_object *json_object_new_string_object(const char *key, const 
 static inline const char *json_member_string(json_object *o, const char *key) {
         json_object *v;
 
-        return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string) ?
-                json_object_get_string(v) : NULL;
+        return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
+                       ? json_object_get_string(v)
+                       : NULL;
 }
 
 /* The number member @key of @o as an int64 (a double truncated), or @def. */

@@ -20,7 +20,8 @@
 #define USEC_INFINITY UINT64_MAX
 
 /* Digits needed for any integer type, with sign and NUL. */
-#define DECIMAL_STR_MAX(type) (2 + (sizeof(type) <= 1 ? 3 : sizeof(type) <= 2 ? 5 : sizeof(type) <= 4 ? 10 : 20))
+#define DECIMAL_STR_MAX(type)                                                                               \
+        (2 + (sizeof(type) <= 1 ? 3 : sizeof(type) <= 2 ? 5 : sizeof(type) <= 4 ? 10 : 20))
 
 static inline bool streq_ptr(const char *a, const char *b) {
         if (!a || !b)
@@ -37,10 +38,10 @@ static inline bool isempty(const char *s) {
 static inline int negative_errno(void) {
         return errno > 0 ? -errno : -EIO;
 }
-#define RET_NERRNO(expr)                                                                         \
-        ({                                                                                       \
-                int _r_ = (expr);                                                                \
-                _r_ < 0 ? negative_errno() : _r_;                                                \
+#define RET_NERRNO(expr)                                                                                    \
+        ({                                                                                                  \
+                int _r_ = (expr);                                                                           \
+                _r_ < 0 ? negative_errno() : _r_;                                                           \
         })
 
 #define XSTRINGIFY(x) #x

@@ -34,10 +34,11 @@ int secret_file_read(const char *path, size_t max, char **ret, char **ret_error)
         if (fd < 0 || fstat(fd, &st) < 0)
                 return errmsg_set(ret_error, -errno, "'%s': %s", path, strerror(errno));
         if (!S_ISREG(st.st_mode) || (st.st_mode & 077) || (st.st_uid != geteuid() && st.st_uid != 0))
-                return errmsg_set(ret_error, -EPERM,
-                              "'%s': refused: must be a regular file owned by root or uid %u with mode 0600 "
-                              "or stricter (is %04o)",
-                              path, (unsigned) geteuid(), (unsigned) (st.st_mode & 07777));
+                return errmsg_set(
+                        ret_error, -EPERM,
+                        "'%s': refused: must be a regular file owned by root or uid %u with mode 0600 "
+                        "or stricter (is %04o)",
+                        path, (unsigned) geteuid(), (unsigned) (st.st_mode & 07777));
         if ((uint64_t) st.st_size > (uint64_t) max + 2) /* room for a final "\r\n" */
                 return errmsg_set(ret_error, -EFBIG, "'%s': is longer than %zu bytes", path, max);
         /* One byte more than the file, and one for the NUL: a file that grew

@@ -26,8 +26,8 @@ static inline void siphash_round(uint64_t v[4]) {
 
 /* SipHash-1-3 of @len bytes at @p under the key (@k0, @k1). */
 static inline uint64_t siphash13(uint64_t k0, uint64_t k1, const unsigned char *p, size_t len) {
-        uint64_t v[4] = { k0 ^ 0x736f6d6570736575ULL, k1 ^ 0x646f72616e646f6dULL,
-                          k0 ^ 0x6c7967656e657261ULL, k1 ^ 0x7465646279746573ULL };
+        uint64_t v[4] = { k0 ^ 0x736f6d6570736575ULL, k1 ^ 0x646f72616e646f6dULL, k0 ^ 0x6c7967656e657261ULL,
+                          k1 ^ 0x7465646279746573ULL };
         uint64_t b = (uint64_t) len << 56, m;
         size_t i = 0;
 

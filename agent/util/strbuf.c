@@ -32,7 +32,7 @@ bool strbuf_reserve(StrBuf *b, size_t n) {
 
 void strbuf_done(StrBuf *b) {
         free(b->data);
-        *b = (StrBuf) {};
+        *b = (StrBuf){};
 }
 
 char *strbuf_steal(StrBuf *b, size_t *ret_len) {
@@ -46,7 +46,7 @@ char *strbuf_steal(StrBuf *b, size_t *ret_len) {
         d[b->len] = 0;
         if (ret_len)
                 *ret_len = b->len;
-        *b = (StrBuf) {};
+        *b = (StrBuf){};
         return d;
 }
 

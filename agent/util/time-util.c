@@ -94,7 +94,8 @@ static int parse_units(const char *s, const Unit *units, size_t n, uint64_t defa
                 if (!isdigit((unsigned char) *s))
                         return -EINVAL;
                 while (isdigit((unsigned char) *s)) {
-                        if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, (uint64_t) (*s - '0'), &v))
+                        if (__builtin_mul_overflow(v, 10, &v) ||
+                            __builtin_add_overflow(v, (uint64_t) (*s - '0'), &v))
                                 return -ERANGE;
                         s++;
                 }

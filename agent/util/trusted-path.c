@@ -20,10 +20,10 @@
 typedef struct Walk {
         const char *path, *what;
         unsigned flags;
-        char *dir;          /* the directory reached: canonical, no symlinks */
+        char *dir; /* the directory reached: canonical, no symlinks */
         struct stat dir_st;
-        char *todo;         /* what is left to resolve, relative to dir */
-        size_t pos;         /* ... from this offset */
+        char *todo; /* what is left to resolve, relative to dir */
+        size_t pos; /* ... from this offset */
         unsigned links;
 } Walk;
 
@@ -55,8 +55,9 @@ static int refuse_owner(const Walk *w, const char *item, const struct stat *st, 
         if (!w->what)
                 return errmsg_set(ret_error, -EPERM, "%sowned by uid %u, not root%s (mode %04o)", who,
                                   (unsigned) st->st_uid, also, (unsigned) (st->st_mode & 07777));
-        return errmsg_set(ret_error, -EPERM, "refusing %s '%s': %sowned by uid %u, not root%s (mode %04o)", w->what,
-                          w->path, who, (unsigned) st->st_uid, also, (unsigned) (st->st_mode & 07777));
+        return errmsg_set(ret_error, -EPERM, "refusing %s '%s': %sowned by uid %u, not root%s (mode %04o)",
+                          w->what, w->path, who, (unsigned) st->st_uid, also,
+                          (unsigned) (st->st_mode & 07777));
 }
 
 static int refuse_writable(const Walk *w, const char *item, const struct stat *st, char **ret_error) {
@@ -67,8 +68,9 @@ static int refuse_writable(const Walk *w, const char *item, const struct stat *s
         if (!w->what)
                 return errmsg_set(ret_error, -EPERM, "%sgroup- or world-writable (owner uid %u, mode %04o)",
                                   who, (unsigned) st->st_uid, (unsigned) (st->st_mode & 07777));
-        return errmsg_set(ret_error, -EPERM, "refusing %s '%s': %sgroup- or world-writable (owner uid %u, mode %04o)",
-                          w->what, w->path, who, (unsigned) st->st_uid, (unsigned) (st->st_mode & 07777));
+        return errmsg_set(ret_error, -EPERM,
+                          "refusing %s '%s': %sgroup- or world-writable (owner uid %u, mode %04o)", w->what,
+                          w->path, who, (unsigned) st->st_uid, (unsigned) (st->st_mode & 07777));
 }
 
 static int lookup_error(const Walk *w, const char *item, int r, char **ret_error) {
@@ -128,7 +130,8 @@ static int enter(Walk *w, char *dir, char **ret_error) {
 static int go_up(Walk *w, char **ret_error) {
         char *slash = strrchr(w->dir, '/');
 
-        return enter(w, slash == w->dir ? strdup("/") : strndup(w->dir, (size_t) (slash - w->dir)), ret_error);
+        return enter(w, slash == w->dir ? strdup("/") : strndup(w->dir, (size_t) (slash - w->dir)),
+                     ret_error);
 }
 
 /* Resolution goes on in the link's target, from "/" if it is absolute. */

@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <string.h>
 
-
 #include "util/macro.h"
 
 #include "authkeys-key.h"
@@ -364,7 +363,8 @@ int authkeys_key_digest(const char *line, const AuthkeysKey *k, uint8_t ret[AUTH
         return blob_key_digest(blob, n, ret);
 }
 
-void authkeys_fingerprint_format(const uint8_t digest[AUTHKEYS_DIGEST_SIZE], char ret[AUTHKEYS_FINGERPRINT_MAX]) {
+void authkeys_fingerprint_format(const uint8_t digest[AUTHKEYS_DIGEST_SIZE],
+                                 char ret[AUTHKEYS_FINGERPRINT_MAX]) {
         unsigned char b64[45];
 
         if (authkeys_base64_encode(b64, digest, AUTHKEYS_DIGEST_SIZE) != 44) /* 43 characters and one '=' */
@@ -408,7 +408,8 @@ int authkeys_match_from_key(const char *type, const char *key, AuthkeysMatch *re
         tl = strlen(type);
         if (tl >= sizeof(m.type) || !authkeys_type_known(type, tl))
                 return -EINVAL;
-        if (decode_key(key, strnlen(key, AUTHKEYS_LINE_MAX + 1), blob, &n) < 0 || !blob_type_is(blob, n, type, tl))
+        if (decode_key(key, strnlen(key, AUTHKEYS_LINE_MAX + 1), blob, &n) < 0 ||
+            !blob_type_is(blob, n, type, tl))
                 return -EINVAL;
         if (authkeys_sha256(blob, n, m.digest) < 0)
                 return -ENOSYS;
@@ -421,7 +422,8 @@ bool authkeys_key_matches(const char *line, const AuthkeysKey *k, const Authkeys
         _uninitialized_ uint8_t blob[BLOB_MAX], d[AUTHKEYS_DIGEST_SIZE];
         size_t n;
 
-        if (m->type[0] && (strlen(m->type) != k->type_len || memcmp(m->type, line + k->type_off, k->type_len) != 0))
+        if (m->type[0] &&
+            (strlen(m->type) != k->type_len || memcmp(m->type, line + k->type_off, k->type_len) != 0))
                 return false;
         if (decode_key(line + k->blob_off, k->blob_len, blob, &n) < 0)
                 return false;
@@ -441,8 +443,8 @@ bool authkeys_user_name_valid(const char *name, size_t len) {
         for (size_t i = 0; i < len; i++) {
                 char c = name[i];
 
-                if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                      c == '_' || c == '-'))
+                if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '.' || c == '_' || c == '-'))
                         return false;
         }
         return true;

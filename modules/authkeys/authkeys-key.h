@@ -31,15 +31,15 @@
 /* Why a line is refused; the names are metric labels. */
 typedef enum AuthkeysReject {
         AUTHKEYS_OK = 0,
-        AUTHKEYS_REJECT_EMPTY,          /* blank or a '#' comment */
-        AUTHKEYS_REJECT_TOO_LONG,       /* over AUTHKEYS_LINE_MAX */
-        AUTHKEYS_REJECT_CONTROL,        /* a control character, NUL included */
+        AUTHKEYS_REJECT_EMPTY,    /* blank or a '#' comment */
+        AUTHKEYS_REJECT_TOO_LONG, /* over AUTHKEYS_LINE_MAX */
+        AUTHKEYS_REJECT_CONTROL,  /* a control character, NUL included */
         AUTHKEYS_REJECT_BAD_UTF8,
         AUTHKEYS_REJECT_BAD_OPTIONS,
         AUTHKEYS_REJECT_UNKNOWN_TYPE,
         AUTHKEYS_REJECT_BAD_BASE64,
-        AUTHKEYS_REJECT_TYPE_MISMATCH,  /* the blob says another type */
-        AUTHKEYS_REJECT_TOO_MANY,       /* over the per-user cap (set by the map) */
+        AUTHKEYS_REJECT_TYPE_MISMATCH, /* the blob says another type */
+        AUTHKEYS_REJECT_TOO_MANY,      /* over the per-user cap (set by the map) */
         _AUTHKEYS_REJECT_MAX,
 } AuthkeysReject;
 
@@ -50,7 +50,7 @@ const char *authkeys_reject_to_string(AuthkeysReject r);
 typedef struct AuthkeysKey {
         size_t options_off, options_len; /* options_len 0: none */
         size_t type_off, type_len;
-        size_t blob_off, blob_len;      /* the base64 text */
+        size_t blob_off, blob_len; /* the base64 text */
         size_t comment_off, comment_len;
         bool comment_not_utf8; /* authkeys_key_clean_comment() has work */
 } AuthkeysKey;
@@ -81,7 +81,8 @@ bool authkeys_type_known(const char *type, size_t len);
 int authkeys_key_digest(const char *line, const AuthkeysKey *k, uint8_t ret[AUTHKEYS_DIGEST_SIZE]);
 
 /** authkeys_fingerprint_format() - "SHA256:<unpadded base64>", as ssh-keygen -l prints it. */
-void authkeys_fingerprint_format(const uint8_t digest[AUTHKEYS_DIGEST_SIZE], char ret[AUTHKEYS_FINGERPRINT_MAX]);
+void authkeys_fingerprint_format(const uint8_t digest[AUTHKEYS_DIGEST_SIZE],
+                                 char ret[AUTHKEYS_FINGERPRINT_MAX]);
 
 /** authkeys_fingerprint_parse() - the reverse; strict.  Return: 0 or -EINVAL. */
 int authkeys_fingerprint_parse(const char *s, uint8_t ret[AUTHKEYS_DIGEST_SIZE]);
@@ -91,8 +92,8 @@ int authkeys_fingerprint_parse(const char *s, uint8_t ret[AUTHKEYS_DIGEST_SIZE])
  * a type and key match that exact blob only. */
 typedef struct AuthkeysMatch {
         uint8_t digest[AUTHKEYS_DIGEST_SIZE];
-        char type[64];                  /* empty: any type (fingerprint form) */
-        bool whole_blob;                /* digest is of the whole blob (type and key form) */
+        char type[64];   /* empty: any type (fingerprint form) */
+        bool whole_blob; /* digest is of the whole blob (type and key form) */
 } AuthkeysMatch;
 
 /**

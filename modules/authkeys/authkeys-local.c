@@ -62,7 +62,7 @@ static int add_line(const char *name, size_t len, int64_t id, void *userdata) {
                 return -ENOMEM;
         memcpy(s, name, len);
         s[len] = '\0';
-        l->names[l->n_names++] = (Name) { s, len };
+        l->names[l->n_names++] = (Name){ s, len };
         if (id >= 0)
                 l->uids[l->n_uids++] = (uint32_t) id;
         return 0;

@@ -248,7 +248,7 @@ static int list_string(Builder *b, const char *s, size_t len, size_t *i, size_t 
         for (j = *i + 1; j < len && s[j] != quote && s[j] != '\\'; j++)
                 ;
         if (j < len && s[j] == quote) {
-                *ret = (Span) { s + *i + 1, j - *i - 1 };
+                *ret = (Span){ s + *i + 1, j - *i - 1 };
                 *i = j + 1;
                 return 0;
         }
@@ -256,7 +256,7 @@ static int list_string(Builder *b, const char *s, size_t len, size_t *i, size_t 
                 char c = s[(*i)++];
 
                 if (c == quote) {
-                        *ret = (Span) { b->scratch + start, *o - start };
+                        *ret = (Span){ b->scratch + start, *o - start };
                         return 0;
                 }
                 if (c != '\\')
@@ -302,7 +302,7 @@ static int add_key(Builder *b, User *u, const char *key, size_t len, size_t inde
         }
         if (!grow((void **) &m->keys, &m->cap_keys, m->n_keys + 1, sizeof(KeyRef)))
                 return -ENOMEM;
-        m->keys[m->n_keys++] = (KeyRef) { (uint32_t) m->text.len, (uint32_t) len };
+        m->keys[m->n_keys++] = (KeyRef){ (uint32_t) m->text.len, (uint32_t) len };
         arena_append(b, key, len);
         if (m->text.oom)
                 return -ENOMEM;
@@ -355,7 +355,7 @@ static int add_user(Builder *b, const char *name, size_t name_len, uint32_t h, U
                 return -ENOMEM;
         slot = table_slot(m, name, name_len, h);
         m->users[m->n_users] = *u;
-        m->table[slot] = (Slot) { (uint32_t) ++m->n_users, h };
+        m->table[slot] = (Slot){ (uint32_t) ++m->n_users, h };
         m->stats.users++;
         m->stats.keys += u->n_keys;
         return 0;
@@ -488,7 +488,7 @@ static void builder_done(Builder *b) {
 /* @size_hint: the file's size if known, else 0; what the map keeps is never more than the file. */
 static int builder_init(Builder *b, const AuthkeysMapLimits *limits, AuthkeysDropFn drop, void *userdata,
                         uint64_t size_hint) {
-        *b = (Builder) {
+        *b = (Builder){
                 .limits = limits ? *limits : authkeys_map_default_limits,
                 .drop = drop,
                 .userdata = userdata,
@@ -502,15 +502,16 @@ static int builder_init(Builder *b, const AuthkeysMapLimits *limits, AuthkeysDro
         if (!b->map || !b->carry || !b->scratch)
                 return -ENOMEM;
         /* One arena of the right size up front: growing it by copies costs more than the parsing. */
-        if (size_hint > 0 && size_hint <= b->limits.max_file_size && !strbuf_reserve(&b->map->text, size_hint))
+        if (size_hint > 0 && size_hint <= b->limits.max_file_size &&
+            !strbuf_reserve(&b->map->text, size_hint))
                 return -ENOMEM;
         b->map->k0 = random_u64();
         b->map->k1 = random_u64();
         return 0;
 }
 
-int authkeys_map_build_mem(const void *data, size_t len, const AuthkeysMapLimits *limits, AuthkeysDropFn drop,
-                           void *userdata, AuthkeysMap **ret) {
+int authkeys_map_build_mem(const void *data, size_t len, const AuthkeysMapLimits *limits,
+                           AuthkeysDropFn drop, void *userdata, AuthkeysMap **ret) {
         _cleanup_(builder_done) Builder b = {};
         int r;
 
@@ -582,7 +583,7 @@ int authkeys_map_lookup(const AuthkeysMap *m, const char *user, size_t *ret_n) {
 AuthkeysMapKey authkeys_map_key(const AuthkeysMap *m, int handle, size_t i) {
         const KeyRef *k = &m->keys[m->users[handle].first_key + i];
 
-        return (AuthkeysMapKey) { m->text.data + k->off, k->len };
+        return (AuthkeysMapKey){ m->text.data + k->off, k->len };
 }
 
 bool authkeys_map_key_matches(AuthkeysMapKey k, const AuthkeysMatch *match) {

@@ -25,11 +25,11 @@
 #include "authkeys-local.h"
 
 typedef struct AuthkeysMapLimits {
-        size_t max_line;                /* bytes of one file line, newline excluded */
-        size_t max_keys_per_user;       /* valid keys kept per user; more are dropped */
-        size_t max_users;               /* more fails the build with -E2BIG */
-        uint64_t max_file_size;         /* more fails the build with -EFBIG */
-        const AuthkeysLocal *local;     /* whose lines are skipped (local-account); NULL: none */
+        size_t max_line;            /* bytes of one file line, newline excluded */
+        size_t max_keys_per_user;   /* valid keys kept per user; more are dropped */
+        size_t max_users;           /* more fails the build with -E2BIG */
+        uint64_t max_file_size;     /* more fails the build with -EFBIG */
+        const AuthkeysLocal *local; /* whose lines are skipped (local-account); NULL: none */
 } AuthkeysMapLimits;
 
 #define AUTHKEYS_MAP_LINE_MAX (256U * 1024U)
@@ -45,11 +45,11 @@ extern const AuthkeysMapLimits authkeys_map_default_limits;
 typedef enum AuthkeysLineError {
         AUTHKEYS_LINE_OK = 0,
         AUTHKEYS_LINE_NO_COLON,
-        AUTHKEYS_LINE_BAD_NAME,         /* empty, over AUTHKEYS_MAP_NAME_MAX, control or blank characters */
-        AUTHKEYS_LINE_BAD_LIST,         /* not a list of Python string literals */
+        AUTHKEYS_LINE_BAD_NAME, /* empty, over AUTHKEYS_MAP_NAME_MAX, control or blank characters */
+        AUTHKEYS_LINE_BAD_LIST, /* not a list of Python string literals */
         AUTHKEYS_LINE_TOO_LONG,
-        AUTHKEYS_LINE_DUPLICATE,        /* the name was on an earlier line, which wins */
-        AUTHKEYS_LINE_LOCAL_ACCOUNT,    /* a name limits.local refuses: its keys are never served */
+        AUTHKEYS_LINE_DUPLICATE,     /* the name was on an earlier line, which wins */
+        AUTHKEYS_LINE_LOCAL_ACCOUNT, /* a name limits.local refuses: its keys are never served */
         _AUTHKEYS_LINE_MAX,
 } AuthkeysLineError;
 
@@ -57,11 +57,11 @@ const char *authkeys_line_error_to_string(AuthkeysLineError e);
 
 /* One thing dropped: a line (line_error set) or one key of a line (reject set). */
 typedef struct AuthkeysDrop {
-        size_t line_no;                 /* 1-based */
-        const char *user;               /* NULL when the name could not be read */
+        size_t line_no;   /* 1-based */
+        const char *user; /* NULL when the name could not be read */
         AuthkeysLineError line_error;
         AuthkeysReject reject;
-        size_t key_index;               /* 0-based position in the line's list */
+        size_t key_index; /* 0-based position in the line's list */
 } AuthkeysDrop;
 
 typedef void (*AuthkeysDropFn)(const AuthkeysDrop *drop, void *userdata);
@@ -85,8 +85,8 @@ int authkeys_map_build_fd(int fd, const AuthkeysMapLimits *limits, AuthkeysDropF
                           AuthkeysMap **ret);
 int authkeys_map_build_file(const char *path, const AuthkeysMapLimits *limits, AuthkeysDropFn drop,
                             void *userdata, AuthkeysMap **ret);
-int authkeys_map_build_mem(const void *data, size_t len, const AuthkeysMapLimits *limits, AuthkeysDropFn drop,
-                           void *userdata, AuthkeysMap **ret);
+int authkeys_map_build_mem(const void *data, size_t len, const AuthkeysMapLimits *limits,
+                           AuthkeysDropFn drop, void *userdata, AuthkeysMap **ret);
 
 AuthkeysMap *authkeys_map_free(AuthkeysMap *m);
 static inline void authkeys_map_freep(AuthkeysMap **m) {

@@ -106,7 +106,8 @@ int gres_slurm_conf_node_gres(const char *path, const char *node, char **ret, ch
                 if (!names)
                         continue;
                 if (nl == 0)
-                        return errmsg_set(ret_error, -EBADMSG, "%s:%u: NodeName= without a name", path, line_no);
+                        return errmsg_set(ret_error, -EBADMSG, "%s:%u: NodeName= without a name", path,
+                                          line_no);
                 gres = line_value(line, "Gres", &gl);
                 if (nl == 7 && strncasecmp(names, "DEFAULT", 7) == 0) {
                         free(deflt);
@@ -150,19 +151,23 @@ static int parse_configured(const char *s, Want *w, size_t *n, char **ret_messag
                         continue;
                 }
                 if (*n >= TYPES_MAX)
-                        return errmsg_set(ret_message, -EINVAL, "Gres=%s: more than %d GPU entries", s, TYPES_MAX);
+                        return errmsg_set(ret_message, -EINVAL, "Gres=%s: more than %d GPU entries", s,
+                                          TYPES_MAX);
                 c2 = memchr(c1 + 1, ':', (size_t) (e - c1 - 1));
                 if (c2) {
                         tl = (size_t) (c2 - c1 - 1);
                         if (tl == 0 || tl >= sizeof(w[0].type))
-                                return errmsg_set(ret_message, -EINVAL, "Gres=%s: a GPU type of %zu bytes", s, tl);
+                                return errmsg_set(ret_message, -EINVAL, "Gres=%s: a GPU type of %zu bytes",
+                                                  s, tl);
                         memcpy(w[*n].type, c1 + 1, tl);
                 }
                 w[*n].type[tl] = '\0';
                 errno = 0;
                 w[*n].count = strtoul(c2 ? c2 + 1 : c1 + 1, &end, 10);
-                if (errno != 0 || end != e || end == (c2 ? c2 + 1 : c1 + 1) || !isdigit((unsigned char) *(c2 ? c2 + 1 : c1 + 1)))
-                        return errmsg_set(ret_message, -EINVAL, "Gres=%s: '%.*s' is not gpu[:TYPE]:COUNT", s, (int) (e - p), p);
+                if (errno != 0 || end != e || end == (c2 ? c2 + 1 : c1 + 1) ||
+                    !isdigit((unsigned char) *(c2 ? c2 + 1 : c1 + 1)))
+                        return errmsg_set(ret_message, -EINVAL, "Gres=%s: '%.*s' is not gpu[:TYPE]:COUNT", s,
+                                          (int) (e - p), p);
                 (*n)++;
                 p = *e ? e + 1 : e;
         }

@@ -20,9 +20,9 @@ char *gres_type_normalise(const char *name);
 
 /* gres_conf_render() - one "Name=gpu Type=... File=... [Cores=...] [Links=...]"
  * line per GPU, in PCI bus order; a MIG instance has MultipleFiles= (its
- * GPU's device file and its two nvidia-caps files) instead of File=.  Links= (Slurm: -1 for the GPU itself, the
- * NVLink count to each other GPU, in the same order) appears only when some
- * GPU has NVLink.  @gpus is sorted in place.  Returns 0 or -ENOMEM. */
+ * GPU's device file and its two nvidia-caps files) instead of File=.  Links= (Slurm: -1 for the GPU itself,
+ * the NVLink count to each other GPU, in the same order) appears only when some GPU has NVLink.  @gpus is
+ * sorted in place.  Returns 0 or -ENOMEM. */
 int gres_conf_render(GresGpu *gpus, size_t n, const GresTypeAlias *aliases, size_t n_aliases, char **ret);
 
 /* gres_conf_gres_value() - "gpu:<type>:<count>[,gpu:<type>:<count>...]", types

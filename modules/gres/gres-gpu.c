@@ -17,7 +17,7 @@ void gres_gpu_done(GresGpu *g) {
         free(g->fabric);
         free(g->files);
         strv_free(g->peers);
-        *g = (GresGpu) {};
+        *g = (GresGpu){};
 }
 
 void gres_gpus_free(GresGpu *gpus, size_t n) {
@@ -32,7 +32,8 @@ void gres_text_escape(const char *in, char *out, size_t size) {
         if (size == 0)
                 return;
         out[0] = '\0';
-        (void) text_escape_append(out, size, &len, in, in ? strlen(in) : 0, TEXT_ESCAPE_LINE | TEXT_ESCAPE_ASCII);
+        (void) text_escape_append(out, size, &len, in, in ? strlen(in) : 0,
+                                  TEXT_ESCAPE_LINE | TEXT_ESCAPE_ASCII);
 }
 
 char *gres_text_safe(const char *in) {

@@ -7,9 +7,13 @@
 #include "gres-health.h"
 
 void gres_health_unknown(GresHealth *h) {
-        *h = (GresHealth) { .ecc_uncorrected_volatile = -1, .ecc_uncorrected_aggregate = -1,
-                            .retired_pages_pending = -1, .remapped_rows_uncorrectable = -1,
-                            .remap_pending = -1, .remap_failure = -1, .recovery_action = -1 };
+        *h = (GresHealth){ .ecc_uncorrected_volatile = -1,
+                           .ecc_uncorrected_aggregate = -1,
+                           .retired_pages_pending = -1,
+                           .remapped_rows_uncorrectable = -1,
+                           .remap_pending = -1,
+                           .remap_failure = -1,
+                           .recovery_action = -1 };
 }
 
 /* nvml.h's nvmlDeviceGpuRecoveryAction_t, in words an admin acts on. */
@@ -44,6 +48,8 @@ json_object *gres_health_json(const GresHealth *h) {
         add_int(o, "remap_failure", h->remap_failure);
         add_int(o, "recovery_action", h->recovery_action);
         if (h->recovery_action >= 0 && recovery_action_to_string(h->recovery_action))
-                json_object_object_add(o, "recovery", json_object_new_string(recovery_action_to_string(h->recovery_action)));
+                json_object_object_add(
+                        o, "recovery",
+                        json_object_new_string(recovery_action_to_string(h->recovery_action)));
         return o;
 }

@@ -19,9 +19,9 @@ typedef struct GresHealth {
         int64_t ecc_uncorrected_aggregate; /* over the GPU's life */
         int retired_pages_pending;         /* 0/1: a page retirement waits for a reset */
         int64_t remapped_rows_uncorrectable;
-        int remap_pending;                 /* 0/1: a row remap waits for a reset */
-        int remap_failure;                 /* 0/1: a remap failed: the GPU needs service */
-        int recovery_action;               /* NVML_GPU_RECOVERY_ACTION_*: 0 none */
+        int remap_pending;   /* 0/1: a row remap waits for a reset */
+        int remap_failure;   /* 0/1: a remap failed: the GPU needs service */
+        int recovery_action; /* NVML_GPU_RECOVERY_ACTION_*: 0 none */
 } GresHealth;
 
 /* gres_health_json() - each counter the driver reports (a key left out: not

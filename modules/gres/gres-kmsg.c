@@ -54,7 +54,10 @@ int gres_kmsg_parse_record(const char *line, size_t len, GresKmsgRecord *ret) {
             parse_number(&p, semi, INT64_MAX, &seq) < 0 || !skip(&p, semi, ",") ||
             parse_number(&p, semi, INT64_MAX, &usec) < 0 || !skip(&p, semi, ",") || p == semi || *p == ',')
                 return -EBADMSG;
-        *ret = (GresKmsgRecord){ .prio = (unsigned) prio, .seq = seq, .usec = usec, .msg = semi + 1,
+        *ret = (GresKmsgRecord){ .prio = (unsigned) prio,
+                                 .seq = seq,
+                                 .usec = usec,
+                                 .msg = semi + 1,
                                  .msg_len = (size_t) (end - semi - 1) };
         return 0;
 }
@@ -64,8 +67,10 @@ static int hex_field(const char **p, const char *end, unsigned digits, unsigned 
 
         for (; *p < end && n < digits; (*p)++, n++) {
                 char c = **p;
-                int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
-                        c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+                int d = c >= '0' && c <= '9'   ? c - '0'
+                        : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                        : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                               : -1;
                 if (d < 0)
                         break;
                 v = v * 16 + (unsigned) d;
@@ -83,7 +88,8 @@ static int parse_bus(const char **p, const char *end, char bus_id[static 16]) {
 
         (void) skip(p, end, "PCI:");
         if (hex_field(p, end, 8, &dom) < 0 || !skip(p, end, ":") || hex_field(p, end, 2, &bus) < 0 ||
-            !skip(p, end, ":") || hex_field(p, end, 2, &dev) < 0 || (skip(p, end, ".") && hex_field(p, end, 1, &fn) < 0))
+            !skip(p, end, ":") || hex_field(p, end, 2, &dev) < 0 ||
+            (skip(p, end, ".") && hex_field(p, end, 1, &fn) < 0))
                 return -EBADMSG;
         snprintf(text, sizeof(text), "%x:%x:%x.%x", dom, bus, dev, fn);
         return gres_bus_id_normalise(text, bus_id) < 0 ? -EBADMSG : 0;
@@ -97,8 +103,8 @@ int gres_kmsg_parse_xid(const char *msg, size_t len, char bus_id[static 16], uin
                 return -ENOENT;
         /* what a driver adds in the parentheses after the bus (a MIG
          * instance, say) is not needed: NVML's events name instances */
-        if (!skip(&p, end, "(") || parse_bus(&p, end, bus_id) < 0 || !(close = memchr(p, ')', (size_t) (end - p))) ||
-            (close != p && *p != ' ') || close - p > 64)
+        if (!skip(&p, end, "(") || parse_bus(&p, end, bus_id) < 0 ||
+            !(close = memchr(p, ')', (size_t) (end - p))) || (close != p && *p != ' ') || close - p > 64)
                 return -EBADMSG;
         p = close + 1;
         if (!skip(&p, end, ": ") || parse_number(&p, end, UINT32_MAX, &xid) < 0 ||
@@ -113,7 +119,8 @@ int gres_kmsg_parse_gpu(const char *msg, size_t len, char bus_id[static 16], cha
 
         if (!skip(&p, end, "NVRM: GPU at "))
                 return -ENOENT;
-        if (parse_bus(&p, end, bus_id) < 0 || !skip(&p, end, ": ") || (size_t) (end - p) < 5 || memcmp(p, "GPU-", 4) != 0)
+        if (parse_bus(&p, end, bus_id) < 0 || !skip(&p, end, ": ") || (size_t) (end - p) < 5 ||
+            memcmp(p, "GPU-", 4) != 0)
                 return -EBADMSG;
         for (u = p + 4; u < end && (strchr("0123456789abcdefABCDEF-", *u) && *u); u++)
                 ;
@@ -124,7 +131,8 @@ int gres_kmsg_parse_gpu(const char *msg, size_t len, char bus_id[static 16], cha
         return 0;
 }
 
-void gres_kmsg_batch_init(GresKmsgBatch *b, bool have_cursor, uint64_t after, const char *carry, size_t carry_len) {
+void gres_kmsg_batch_init(GresKmsgBatch *b, bool have_cursor, uint64_t after, const char *carry,
+                          size_t carry_len) {
         memset(b, 0, sizeof(*b));
         b->have_cursor = have_cursor;
         b->after = after;
@@ -308,7 +316,8 @@ int gres_kmsg_read(int fd, uint64_t window_usec, uint64_t max, GresKmsgBatch *b)
                 now = now_usec(CLOCK_MONOTONIC);
                 if (now >= deadline)
                         break;
-                r = wait_readable(fd, data && b->n_partial > 0 ? MIN(PARTIAL_WAIT_USEC, deadline - now) : deadline - now);
+                r = wait_readable(fd, data && b->n_partial > 0 ? MIN(PARTIAL_WAIT_USEC, deadline - now)
+                                                               : deadline - now);
                 if (r < 0)
                         return r;
                 if (r == 0)
@@ -389,7 +398,8 @@ static bool printable(const char *s, size_t n) {
         return true;
 }
 
-json_object *gres_kmsg_batch_to_json(const GresKmsgBatch *b, uint64_t realtime_usec, uint64_t monotonic_usec) {
+json_object *gres_kmsg_batch_to_json(const GresKmsgBatch *b, uint64_t realtime_usec,
+                                     uint64_t monotonic_usec) {
         json_object *o = json_object_new_object(), *keys = keys_json(b, realtime_usec, monotonic_usec),
                     *gpus = gpus_json(b), *gaps = gaps_json(b);
         bool partial_ok = printable(b->partial, b->n_partial);
@@ -412,7 +422,8 @@ json_object *gres_kmsg_batch_to_json(const GresKmsgBatch *b, uint64_t realtime_u
         if (b->eof)
                 json_object_object_add(o, "eof", json_object_new_boolean(true));
         if (b->n_partial > 0 && partial_ok)
-                json_object_object_add(o, "partial", json_object_new_string_len(b->partial, (int) b->n_partial));
+                json_object_object_add(o, "partial",
+                                       json_object_new_string_len(b->partial, (int) b->n_partial));
         json_object_object_add(o, "gaps", gaps);
         json_object_object_add(o, "events", keys);
         json_object_object_add(o, "gpus", gpus);

@@ -33,8 +33,8 @@ struct json_object;
 typedef struct GresKmsgRecord {
         unsigned prio;
         uint64_t seq;
-        uint64_t usec;       /* since boot, as the kernel stamps it */
-        const char *msg;     /* into the parsed line, not NUL-terminated */
+        uint64_t usec;   /* since boot, as the kernel stamps it */
+        const char *msg; /* into the parsed line, not NUL-terminated */
         size_t msg_len;
 } GresKmsgRecord;
 
@@ -60,23 +60,27 @@ typedef struct GresKmsgKey {
 } GresKmsgKey;
 
 typedef struct GresKmsgBatch {
-        bool have_cursor;        /* in: records up to @after are skipped */
+        bool have_cursor; /* in: records up to @after are skipped */
         uint64_t after;
-        bool seen;               /* a record was taken: @last is its seq */
+        bool seen; /* a record was taken: @last is its seq */
         uint64_t last;
         uint64_t records, skipped, malformed;
-        uint64_t lost;           /* records the seq numbers say were never read */
-        uint64_t overflows;      /* read() said EPIPE */
-        bool overflow_pending;   /* ... and the next record's gap is the loss */
-        struct { uint64_t from, to; } gaps[GRES_KMSG_GAPS_MAX];
+        uint64_t lost;         /* records the seq numbers say were never read */
+        uint64_t overflows;    /* read() said EPIPE */
+        bool overflow_pending; /* ... and the next record's gap is the loss */
+        struct {
+                uint64_t from, to;
+        } gaps[GRES_KMSG_GAPS_MAX];
         size_t n_gaps;
         GresKmsgKey keys[GRES_KMSG_KEYS_MAX];
         size_t n_keys;
-        uint64_t dropped;        /* XIDs of a pair beyond GRES_KMSG_KEYS_MAX */
-        struct { char bus_id[16], uuid[96]; } gpus[GRES_KMSG_GPUS_MAX];
+        uint64_t dropped; /* XIDs of a pair beyond GRES_KMSG_KEYS_MAX */
+        struct {
+                char bus_id[16], uuid[96];
+        } gpus[GRES_KMSG_GPUS_MAX];
         size_t n_gpus;
-        bool discarding;         /* within an over-long line: dropped up to its end */
-        bool eof;                /* read() returned 0: nothing writes to a stand-in */
+        bool discarding; /* within an over-long line: dropped up to its end */
+        bool eof;        /* read() returned 0: nothing writes to a stand-in */
         char partial[GRES_KMSG_RECORD_MAX];
         size_t n_partial;
 } GresKmsgBatch;
@@ -84,7 +88,8 @@ typedef struct GresKmsgBatch {
 /* gres_kmsg_batch_init() - an empty batch that resumes after record
  * @after (when @have_cursor) with @carry, a partial line the last batch
  * left, before what it reads. */
-void gres_kmsg_batch_init(GresKmsgBatch *b, bool have_cursor, uint64_t after, const char *carry, size_t carry_len);
+void gres_kmsg_batch_init(GresKmsgBatch *b, bool have_cursor, uint64_t after, const char *carry,
+                          size_t carry_len);
 
 /* gres_kmsg_batch_feed() - bytes as read() returned them. */
 void gres_kmsg_batch_feed(GresKmsgBatch *b, const char *buf, size_t len);
@@ -106,4 +111,5 @@ int gres_kmsg_read(int fd, uint64_t window_usec, uint64_t max, GresKmsgBatch *b)
  * kernel stamps as CLOCK_REALTIME given both clocks' @realtime_usec and
  * @monotonic_usec now (a stamp ahead of the monotonic clock, as a stand-in
  * may write, counts as now).  NULL on OOM. */
-struct json_object *gres_kmsg_batch_to_json(const GresKmsgBatch *b, uint64_t realtime_usec, uint64_t monotonic_usec);
+struct json_object *gres_kmsg_batch_to_json(const GresKmsgBatch *b, uint64_t realtime_usec,
+                                            uint64_t monotonic_usec);

@@ -105,14 +105,16 @@ static int nvml_open(Nvml *n, const char *library) {
         n->fabric = (nvmlDeviceGetGpuFabricInfo_fn) dlsym(n->dl, "nvmlDeviceGetGpuFabricInfo");
         n->mig_mode = (nvmlDeviceGetMigMode_fn) dlsym(n->dl, "nvmlDeviceGetMigMode");
         n->mig_max = (nvmlDeviceGetMaxMigDeviceCount_fn) dlsym(n->dl, "nvmlDeviceGetMaxMigDeviceCount");
-        n->mig_handle = (nvmlDeviceGetMigDeviceHandleByIndex_fn) dlsym(n->dl, "nvmlDeviceGetMigDeviceHandleByIndex");
+        n->mig_handle =
+                (nvmlDeviceGetMigDeviceHandleByIndex_fn) dlsym(n->dl, "nvmlDeviceGetMigDeviceHandleByIndex");
         n->mig_gi = (nvmlDeviceGetGpuInstanceId_fn) dlsym(n->dl, "nvmlDeviceGetGpuInstanceId");
         n->mig_ci = (nvmlDeviceGetComputeInstanceId_fn) dlsym(n->dl, "nvmlDeviceGetComputeInstanceId");
         n->mig_attributes = (nvmlDeviceGetAttributes_v2_fn) dlsym(n->dl, "nvmlDeviceGetAttributes_v2");
         if (!n->mig_max || !n->mig_handle || !n->mig_gi || !n->mig_ci || !n->mig_attributes)
                 n->mig_mode = NULL;
         n->ecc = (nvmlDeviceGetTotalEccErrors_fn) dlsym(n->dl, "nvmlDeviceGetTotalEccErrors");
-        n->retired_pending = (nvmlDeviceGetRetiredPagesPendingStatus_fn) dlsym(n->dl, "nvmlDeviceGetRetiredPagesPendingStatus");
+        n->retired_pending = (nvmlDeviceGetRetiredPagesPendingStatus_fn) dlsym(
+                n->dl, "nvmlDeviceGetRetiredPagesPendingStatus");
         n->remapped_rows = (nvmlDeviceGetRemappedRows_fn) dlsym(n->dl, "nvmlDeviceGetRemappedRows");
         n->field_values = (nvmlDeviceGetFieldValues_fn) dlsym(n->dl, "nvmlDeviceGetFieldValues");
         n->set_create = (nvmlEventSetCreate_fn) dlsym(n->dl, "nvmlEventSetCreate");
@@ -128,11 +130,12 @@ static int gpu_fabric(Nvml *n, nvmlDevice_t dev, GresGpu *g) {
         nvmlGpuFabricInfo_t fi = {};
         const unsigned char *u = fi.clusterUuid;
 
-        if (!n->fabric || n->fabric(dev, &fi) != NVML_SUCCESS || fi.state != NVML_GPU_FABRIC_STATE_COMPLETED ||
-            fi.status != NVML_SUCCESS)
+        if (!n->fabric || n->fabric(dev, &fi) != NVML_SUCCESS ||
+            fi.state != NVML_GPU_FABRIC_STATE_COMPLETED || fi.status != NVML_SUCCESS)
                 return 0;
-        if (asprintf(&g->fabric, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
-                     u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]) < 0) {
+        if (asprintf(&g->fabric, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                     u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+                     u[14], u[15]) < 0) {
                 g->fabric = NULL;
                 return -ENOMEM;
         }
@@ -192,20 +195,24 @@ static void gpu_health(Nvml *n, nvmlDevice_t dev, GresHealth *h) {
 
         gres_health_unknown(h);
         h->read = true;
-        if (n->ecc && n->ecc(dev, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, &count) == NVML_SUCCESS)
+        if (n->ecc &&
+            n->ecc(dev, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, &count) == NVML_SUCCESS)
                 h->ecc_uncorrected_volatile = (int64_t) MIN(count, (unsigned long long) INT64_MAX);
-        if (n->ecc && n->ecc(dev, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC, &count) == NVML_SUCCESS)
+        if (n->ecc &&
+            n->ecc(dev, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC, &count) == NVML_SUCCESS)
                 h->ecc_uncorrected_aggregate = (int64_t) MIN(count, (unsigned long long) INT64_MAX);
         if (n->retired_pending && n->retired_pending(dev, &pending) == NVML_SUCCESS)
                 h->retired_pages_pending = pending == NVML_FEATURE_ENABLED;
-        if (n->remapped_rows && n->remapped_rows(dev, &corr, &unc, &remap_pending, &failure) == NVML_SUCCESS) {
+        if (n->remapped_rows &&
+            n->remapped_rows(dev, &corr, &unc, &remap_pending, &failure) == NVML_SUCCESS) {
                 h->remapped_rows_uncorrectable = unc;
                 h->remap_pending = remap_pending != 0;
                 h->remap_failure = failure != 0;
         }
         if (n->field_values && n->field_values(dev, 1, &fv) == NVML_SUCCESS && fv.nvmlReturn == NVML_SUCCESS)
-                h->recovery_action = fv.valueType == NVML_VALUE_TYPE_UNSIGNED_LONG_LONG ? (int) MIN(fv.value.ullVal, 1000ULL)
-                                                                                       : (int) MIN(fv.value.uiVal, 1000U);
+                h->recovery_action = fv.valueType == NVML_VALUE_TYPE_UNSIGNED_LONG_LONG
+                                             ? (int) MIN(fv.value.ullVal, 1000ULL)
+                                             : (int) MIN(fv.value.uiVal, 1000U);
 }
 
 static int gpu_read(Nvml *n, unsigned index, GresGpu *g) {
@@ -288,13 +295,17 @@ static int mig_read(Nvml *n, nvmlDevice_t dev, const GresGpu *p, unsigned j, Gre
                 return r;
         if (r < 0) {
                 if (n->error && !*n->error &&
-                    asprintf(n->error, "%s/proc/driver/nvidia-caps/mig-minors: no minors for gpu%u/gi%u/ci%u (%s)",
+                    asprintf(n->error,
+                             "%s/proc/driver/nvidia-caps/mig-minors: no minors for gpu%u/gi%u/ci%u (%s)",
                              n->root, p->minor, gi, ci, strerror(-r)) < 0)
                         *n->error = NULL;
                 return -EIO;
         }
-        *m = (GresGpu) { .index = p->index, .minor = p->minor, .memory = a.memorySizeMB * 1024 * 1024,
-                         .mig = j + 1, .health = p->health };
+        *m = (GresGpu){ .index = p->index,
+                        .minor = p->minor,
+                        .memory = a.memorySizeMB * 1024 * 1024,
+                        .mig = j + 1,
+                        .health = p->health };
         m->name = mig_name(p->name, &a);
         m->uuid = gres_text_safe(uuid);
         m->bus_id = strdup(p->bus_id);
@@ -315,7 +326,7 @@ static int gpus_append(GresGpu **gpus, size_t *n, size_t *cap, GresGpu *g) {
                 *cap = c;
         }
         (*gpus)[(*n)++] = *g;
-        *g = (GresGpu) {};
+        *g = (GresGpu){};
         return 0;
 }
 
@@ -329,8 +340,9 @@ static int gpu_entries(Nvml *n, unsigned index, GresGpu **gpus, size_t *count, s
         r = gpu_read(n, index, &g);
         if (r < 0)
                 return r;
-        if (!n->mig_mode || n->handle(index, &dev) != NVML_SUCCESS || n->mig_mode(dev, &cur, &pending) != NVML_SUCCESS ||
-            cur != NVML_DEVICE_MIG_ENABLE || n->mig_max(dev, &max) != NVML_SUCCESS)
+        if (!n->mig_mode || n->handle(index, &dev) != NVML_SUCCESS ||
+            n->mig_mode(dev, &cur, &pending) != NVML_SUCCESS || cur != NVML_DEVICE_MIG_ENABLE ||
+            n->mig_max(dev, &max) != NVML_SUCCESS)
                 return gpus_append(gpus, count, cap, &g);
         for (unsigned j = 0; j < max; j++) {
                 GresGpu m = {};
@@ -367,7 +379,8 @@ static int nvml_discover(Nvml *n, GresGpu **ret, size_t *ret_n) {
         return 0;
 }
 
-int gres_nvml_discover(const char *library, const char *root, GresGpu **ret, size_t *ret_n, char **ret_error) {
+int gres_nvml_discover(const char *library, const char *root, GresGpu **ret, size_t *ret_n,
+                       char **ret_error) {
         Nvml n = { .error = ret_error, .root = root ?: "/" };
         nvmlReturn_t rc;
         int r;
@@ -397,7 +410,7 @@ typedef struct Watched {
 void gres_xid_watch_done(GresXidWatch *w) {
         free(w->events);
         strv_free(w->unwatched);
-        *w = (GresXidWatch) {};
+        *w = (GresXidWatch){};
 }
 
 /* Register GPU @index for XID events; one that cannot be is named in w->unwatched. */
@@ -428,7 +441,8 @@ static int watch_gpu(Nvml *n, nvmlEventSet_t set, unsigned index, Watched *d, Gr
         return strv_extendf(&w->unwatched, "GPU %u: %s", index, nvml_strerror(n, rc, why));
 }
 
-static int record(GresXidWatch *w, const Watched *d, unsigned n_devs, const nvmlEventData_t *data, size_t max) {
+static int record(GresXidWatch *w, const Watched *d, unsigned n_devs, const nvmlEventData_t *data,
+                  size_t max) {
         GresXidEvent *e;
 
         if (!(data->eventType & nvmlEventTypeXidCriticalError))
@@ -458,7 +472,9 @@ static int wait_events(Nvml *n, nvmlEventSet_t set, const Watched *d, unsigned n
 
         while (w->n < max) {
                 uint64_t now = now_usec(CLOCK_MONOTONIC);
-                unsigned ms = w->n > 0 || now >= deadline ? 0 : (unsigned) MIN((deadline - now + 999) / 1000, UINT32_MAX);
+                unsigned ms = w->n > 0 || now >= deadline
+                                      ? 0
+                                      : (unsigned) MIN((deadline - now + 999) / 1000, UINT32_MAX);
                 nvmlEventData_t data = {};
                 nvmlReturn_t rc = n->set_wait(set, &data, ms);
                 int r;
@@ -510,17 +526,19 @@ static int nvml_watch(Nvml *n, uint64_t window_usec, size_t max, GresXidWatch *w
         return r;
 }
 
-int gres_nvml_watch_xids(const char *library, uint64_t window_usec, size_t max, GresXidWatch *w, char **ret_error) {
+int gres_nvml_watch_xids(const char *library, uint64_t window_usec, size_t max, GresXidWatch *w,
+                         char **ret_error) {
         Nvml n = { .error = ret_error };
         nvmlReturn_t rc;
         int r;
 
-        *w = (GresXidWatch) {};
+        *w = (GresXidWatch){};
         if (ret_error)
                 *ret_error = NULL;
         r = nvml_open(&n, library);
         if (r == 0 && (!n.set_create || !n.register_events || !n.set_wait || !n.set_free)) {
-                if (ret_error && asprintf(ret_error, "the driver's NVML has no event API (nvmlEventSetWait_v2)") < 0)
+                if (ret_error &&
+                    asprintf(ret_error, "the driver's NVML has no event API (nvmlEventSetWait_v2)") < 0)
                         *ret_error = NULL;
                 r = -ENOSYS;
         }

@@ -17,14 +17,15 @@
  * message (the caller logs it and falls back); may be NULL.
  * Returns 0; -ENOENT when no library loads; -ENOSYS when one lacks an entry
  * point; -EIO when an NVML call fails; -ENOMEM. */
-int gres_nvml_discover(const char *library, const char *root, GresGpu **ret, size_t *ret_n, char **ret_error);
+int gres_nvml_discover(const char *library, const char *root, GresGpu **ret, size_t *ret_n,
+                       char **ret_error);
 
 /* What one window of watching for XID events saw. */
 typedef struct GresXidWatch {
         GresXidEvent *events;
         size_t n;
-        unsigned watched;       /* GPUs registered for XID events */
-        char **unwatched;       /* "<bus id>: <NVML's reason>" per GPU that could not be */
+        unsigned watched; /* GPUs registered for XID events */
+        char **unwatched; /* "<bus id>: <NVML's reason>" per GPU that could not be */
 } GresXidWatch;
 
 void gres_xid_watch_done(GresXidWatch *w);
@@ -35,4 +36,5 @@ void gres_xid_watch_done(GresXidWatch *w);
  * events that happen while a set is registered; none is lost within a
  * window.  With no GPU to watch the window is slept through.  Errors as
  * gres_nvml_discover(); -ENOSYS also when the library has no event API. */
-int gres_nvml_watch_xids(const char *library, uint64_t window_usec, size_t max, GresXidWatch *w, char **ret_error);
+int gres_nvml_watch_xids(const char *library, uint64_t window_usec, size_t max, GresXidWatch *w,
+                         char **ret_error);

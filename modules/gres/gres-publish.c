@@ -15,15 +15,61 @@
 
 int gres_metrics_add(State *s) {
         const sunkd_metric_def defs[] = {
-                { { sizeof(sunkd_metric_spec), "gres_gpus", "GPUs found by the last discovery.", SUNKD_METRIC_GAUGE, { NULL } }, &s->m_gpus },
-                { { sizeof(sunkd_metric_spec), "gres_gpu_memory_bytes", "Memory of each GPU.", SUNKD_METRIC_GAUGE, { "uuid", "bus_id" } }, &s->m_memory },
-                { { sizeof(sunkd_metric_spec), "gres_discovery_failures_total", "Discoveries that failed.", SUNKD_METRIC_COUNTER, { NULL } }, &s->m_failures },
-                { { sizeof(sunkd_metric_spec), "gres_gpu_changes_total", "GPUs lost or added between discoveries.", SUNKD_METRIC_COUNTER, { NULL } }, &s->m_changes },
-                { { sizeof(sunkd_metric_spec), "gres_check", "1 if the GPUs match slurm.conf's Gres=, 0 if not, -1 unknown.", SUNKD_METRIC_GAUGE, { NULL } }, &s->m_check },
-                { { sizeof(sunkd_metric_spec), "gres_gpu_ecc_uncorrected", "Uncorrectable ECC errors since the driver loaded.", SUNKD_METRIC_GAUGE, { "uuid", "bus_id" } }, &s->m_ecc },
-                { { sizeof(sunkd_metric_spec), "gres_gpu_xid_errors_total", "XID errors NVML reported for the GPU.", SUNKD_METRIC_COUNTER, { "uuid", "bus_id" } }, &s->m_xid },
-                { { sizeof(sunkd_metric_spec), "gres_gpu_last_xid", "The GPU's last XID error.", SUNKD_METRIC_GAUGE, { "uuid", "bus_id" } }, &s->m_last_xid },
-                { { sizeof(sunkd_metric_spec), "gres_gpu_recovery_action", "NVML's GPU recovery action: 0 none, 1 reset, 2 reboot, 3 drain P2P, 4 drain and reset, 5 recover IMEX.", SUNKD_METRIC_GAUGE, { "uuid", "bus_id" } }, &s->m_recovery },
+                { { sizeof(sunkd_metric_spec),
+                    "gres_gpus",
+                    "GPUs found by the last discovery.",
+                    SUNKD_METRIC_GAUGE,
+                    { NULL } },
+                  &s->m_gpus },
+                { { sizeof(sunkd_metric_spec),
+                    "gres_gpu_memory_bytes",
+                    "Memory of each GPU.",
+                    SUNKD_METRIC_GAUGE,
+                    { "uuid", "bus_id" } },
+                  &s->m_memory },
+                { { sizeof(sunkd_metric_spec),
+                    "gres_discovery_failures_total",
+                    "Discoveries that failed.",
+                    SUNKD_METRIC_COUNTER,
+                    { NULL } },
+                  &s->m_failures },
+                { { sizeof(sunkd_metric_spec),
+                    "gres_gpu_changes_total",
+                    "GPUs lost or added between discoveries.",
+                    SUNKD_METRIC_COUNTER,
+                    { NULL } },
+                  &s->m_changes },
+                { { sizeof(sunkd_metric_spec),
+                    "gres_check",
+                    "1 if the GPUs match slurm.conf's Gres=, 0 if not, -1 unknown.",
+                    SUNKD_METRIC_GAUGE,
+                    { NULL } },
+                  &s->m_check },
+                { { sizeof(sunkd_metric_spec),
+                    "gres_gpu_ecc_uncorrected",
+                    "Uncorrectable ECC errors since the driver loaded.",
+                    SUNKD_METRIC_GAUGE,
+                    { "uuid", "bus_id" } },
+                  &s->m_ecc },
+                { { sizeof(sunkd_metric_spec),
+                    "gres_gpu_xid_errors_total",
+                    "XID errors NVML reported for the GPU.",
+                    SUNKD_METRIC_COUNTER,
+                    { "uuid", "bus_id" } },
+                  &s->m_xid },
+                { { sizeof(sunkd_metric_spec),
+                    "gres_gpu_last_xid",
+                    "The GPU's last XID error.",
+                    SUNKD_METRIC_GAUGE,
+                    { "uuid", "bus_id" } },
+                  &s->m_last_xid },
+                { { sizeof(sunkd_metric_spec),
+                    "gres_gpu_recovery_action",
+                    "NVML's GPU recovery action: 0 none, 1 reset, 2 reboot, 3 drain P2P, 4 drain and reset, "
+                    "5 recover IMEX.",
+                    SUNKD_METRIC_GAUGE,
+                    { "uuid", "bus_id" } },
+                  &s->m_recovery },
         };
 
         return sunkd_metrics_add(s->ctx, defs, sizeof(defs) / sizeof(defs[0]));
@@ -147,7 +193,8 @@ static void update_metrics(State *s, json_object *gpus) {
                 if (json_object_object_get_ex(o, "health", &h) &&
                     json_object_object_get_ex(h, "ecc_uncorrected_volatile", &m))
                         (void) api->metric_set(s->m_ecc, (double) json_object_get_int64(m), labels);
-                if (json_object_object_get_ex(o, "health", &h) && json_object_object_get_ex(h, "recovery_action", &m))
+                if (json_object_object_get_ex(o, "health", &h) &&
+                    json_object_object_get_ex(h, "recovery_action", &m))
                         (void) api->metric_set(s->m_recovery, (double) json_object_get_int64(m), labels);
         }
 }

@@ -56,7 +56,8 @@ static void render_gpu(json_object *g, FILE *out) {
  * observed, not a verdict (the health module judges). */
 static void render_memory(json_object *gpus, FILE *out) {
         for (size_t i = 0, shown = 0; gpus && i < json_object_array_length(gpus); i++) {
-                json_object *g = json_object_array_get_idx(gpus, i), *h = json_object_object_get(g, "health");
+                json_object *g = json_object_array_get_idx(gpus, i),
+                            *h = json_object_object_get(g, "health");
                 size_t n = 0;
 
                 if (!json_object_is_type(h, json_type_object))
@@ -67,13 +68,15 @@ static void render_memory(json_object *gpus, FILE *out) {
                                 continue;
                         if (n++ == 0)
                                 fprintf(out, "%sGPU %" PRId64 " at %s, memory:", shown++ == 0 ? "\n" : "",
-                                        json_member_int64(g, "index", 0), json_member_string(g, "bus_id") ?: "-");
+                                        json_member_int64(g, "index", 0),
+                                        json_member_string(g, "bus_id") ?: "-");
                         fprintf(out, "%s %s %" PRId64, n > 1 ? "," : "", key, json_object_get_int64(v));
                 }
                 if (json_member_int64(h, "recovery_action", 0) > 0) {
                         if (n++ == 0)
                                 fprintf(out, "%sGPU %" PRId64 " at %s, memory:", shown++ == 0 ? "\n" : "",
-                                        json_member_int64(g, "index", 0), json_member_string(g, "bus_id") ?: "-");
+                                        json_member_int64(g, "index", 0),
+                                        json_member_string(g, "bus_id") ?: "-");
                         fprintf(out, "%s the driver asks to %s", n > 1 ? ";" : "",
                                 json_member_string(h, "recovery") ?: "recover it");
                 }
@@ -86,7 +89,8 @@ static void render_memory(json_object *gpus, FILE *out) {
  * last: what happened, not a verdict (the health module judges). */
 static void render_xids(json_object *gpus, FILE *out) {
         for (size_t i = 0, shown = 0; gpus && i < json_object_array_length(gpus); i++) {
-                json_object *g = json_object_array_get_idx(gpus, i), *list = json_object_object_get(g, "xid_events");
+                json_object *g = json_object_array_get_idx(gpus, i),
+                            *list = json_object_object_get(g, "xid_events");
 
                 if (!json_object_is_type(list, json_type_array) || json_object_array_length(list) == 0)
                         continue;
@@ -100,10 +104,12 @@ static void render_xids(json_object *gpus, FILE *out) {
                         char when[32];
                         struct tm tm;
 
-                        if (!gmtime_r(&t, &tm) || strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+                        if (!gmtime_r(&t, &tm) ||
+                            strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
                                 snprintf(when, sizeof(when), "?");
-                        fprintf(out, "%s XID %" PRId64 "%s%s%s at %s", k ? ";" : "", json_member_int64(e, "xid", 0),
-                                what ? " (" : "", what ?: "", what ? ")" : "", when);
+                        fprintf(out, "%s XID %" PRId64 "%s%s%s at %s", k ? ";" : "",
+                                json_member_int64(e, "xid", 0), what ? " (" : "", what ?: "",
+                                what ? ")" : "", when);
                         if (count > 1)
                                 fprintf(out, ", %" PRId64 " times", count);
                         fprintf(out, " [%s]", json_member_string(e, "source") ?: "?");

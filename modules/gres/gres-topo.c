@@ -148,7 +148,7 @@ static int cpu_read(const char *base, uint32_t id, Cpu *c) {
 
         if (asprintf(&dir, "%s/cpu%u", base, id) < 0)
                 return -ENOMEM;
-        *c = (Cpu) { .id = id };
+        *c = (Cpu){ .id = id };
         r = read_id(dir, "physical_package_id", false, &c->pkg);
         if (r >= 0)
                 r = read_id(dir, "die_id", true, &c->die);
@@ -221,7 +221,8 @@ static bool same_core(const Cpu *a, const Cpu *b) {
 static void cpus_key(Cpu *cpus, size_t n) {
         qsort(cpus, n, sizeof(Cpu), by_core);
         for (size_t i = 0; i < n; i++)
-                cpus[i].core_first = i > 0 && same_core(&cpus[i - 1], &cpus[i]) ? cpus[i - 1].core_first : cpus[i].id;
+                cpus[i].core_first =
+                        i > 0 && same_core(&cpus[i - 1], &cpus[i]) ? cpus[i - 1].core_first : cpus[i].id;
         for (size_t i = 0, j; i < n; i = j) {
                 uint32_t first = cpus[i].core_first;
 
@@ -267,7 +268,7 @@ int gres_topo_load(const char *root, GresTopo *ret) {
 
 void gres_topo_done(GresTopo *t) {
         free(t->core_of);
-        *t = (GresTopo) {};
+        *t = (GresTopo){};
 }
 
 int gres_topo_cores(const GresTopo *t, const char *cpus, char **ret) {

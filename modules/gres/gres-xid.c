@@ -209,7 +209,8 @@ static int get_string(json_object *o, const char *key, bool optional, char *buf,
         if (!json_object_is_type(v, json_type_string))
                 return -EBADMSG;
         s = json_object_get_string(v);
-        if (!*s || (size_t) json_object_get_string_len(v) >= size || strlen(s) != (size_t) json_object_get_string_len(v))
+        if (!*s || (size_t) json_object_get_string_len(v) >= size ||
+            strlen(s) != (size_t) json_object_get_string_len(v))
                 return -EBADMSG;
         for (const char *p = s; *p; p++)
                 if (*p <= ' ' || *p >= 0x7f)
@@ -249,8 +250,9 @@ static int get_numbers(json_object *o, GresXidEvent *x) {
                 return -EBADMSG;
         /* numbered: the count must fit between the first number and the last */
         x->last_seq = x->seq ? x->seq + x->count - 1 : 0;
-        if (get_uint(o, "last_seq", INT64_MAX, true, &x->last_seq) < 0 || (x->seq == 0) != (x->last_seq == 0) ||
-            x->last_seq < x->seq || (x->seq && x->last_seq - x->seq < x->count - 1))
+        if (get_uint(o, "last_seq", INT64_MAX, true, &x->last_seq) < 0 ||
+            (x->seq == 0) != (x->last_seq == 0) || x->last_seq < x->seq ||
+            (x->seq && x->last_seq - x->seq < x->count - 1))
                 return -EBADMSG;
         x->gpu_instance = (uint32_t) gi;
         x->compute_instance = (uint32_t) ci;
@@ -261,11 +263,12 @@ int gres_xid_event_from_json(json_object *o, GresXidEvent *e) {
         GresXidEvent x = {};
         char norm[16];
 
-        if (!json_object_is_type(o, json_type_object) || get_string(o, "bus_id", false, x.bus_id, sizeof(x.bus_id)) < 0 ||
+        if (!json_object_is_type(o, json_type_object) ||
+            get_string(o, "bus_id", false, x.bus_id, sizeof(x.bus_id)) < 0 ||
             gres_bus_id_normalise(x.bus_id, norm) < 0 || strcmp(norm, x.bus_id) != 0 ||
             get_string(o, "uuid", true, x.uuid, sizeof(x.uuid)) < 0 ||
-            get_string(o, "boot_id", true, x.boot_id, sizeof(x.boot_id)) < 0 || get_source(o, &x.source) < 0 ||
-            get_numbers(o, &x) < 0)
+            get_string(o, "boot_id", true, x.boot_id, sizeof(x.boot_id)) < 0 ||
+            get_source(o, &x.source) < 0 || get_numbers(o, &x) < 0)
                 return -EBADMSG;
         x.reported = x.count;
         *e = x;
@@ -323,7 +326,8 @@ int gres_xid_log_from_json(json_object *o, GresXidLog *l) {
         uint64_t total, next = 1;
 
         gres_xid_log_init(l);
-        if (!json_object_is_type(o, json_type_object) || get_uint(o, "total", INT64_MAX, false, &total) < 0 ||
+        if (!json_object_is_type(o, json_type_object) ||
+            get_uint(o, "total", INT64_MAX, false, &total) < 0 ||
             get_uint(o, "seq", INT64_MAX, true, &next) < 0 || next == 0 ||
             !json_object_object_get_ex(o, "events", &list) || !json_object_is_type(list, json_type_array) ||
             json_object_array_length(list) > GRES_XID_LOG_MAX || take_events(list, l, total) < 0 ||

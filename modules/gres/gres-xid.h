@@ -20,7 +20,7 @@
 
 struct json_object;
 
-#define GRES_XID_LOG_MAX 256     /* entries kept, all GPUs together */
+#define GRES_XID_LOG_MAX 256 /* entries kept, all GPUs together */
 #define GRES_XID_PER_GPU_SHOWN 16
 #define GRES_XID_NONE UINT32_MAX /* gpu/compute instance: the whole GPU, or not attributable */
 #define GRES_XID_STORM_USEC (60 * UINT64_C(1000000))
@@ -34,8 +34,8 @@ typedef enum GresXidSource {
 } GresXidSource;
 
 typedef struct GresXidEvent {
-        char bus_id[16];        /* normalised "dddd:bb:dd.f" */
-        char uuid[96];          /* "" when not known: a kernel log line names the bus only */
+        char bus_id[16];                    /* normalised "dddd:bb:dd.f" */
+        char uuid[96];                      /* "" when not known: a kernel log line names the bus only */
         char boot_id[GRES_XID_BOOT_ID_MAX]; /* the boot it happened in; "" not known */
         uint64_t xid;
         uint32_t gpu_instance, compute_instance;
@@ -46,14 +46,14 @@ typedef struct GresXidEvent {
         GresXidSource source;   /* GRES_XID_KMSG once the kernel log named it */
         /* events only one source reported so far, for the other to match */
         uint64_t unmatched[_GRES_XID_SOURCE_MAX];
-        uint64_t reported;      /* of count, how many the module has logged (not kept) */
+        uint64_t reported; /* of count, how many the module has logged (not kept) */
 } GresXidEvent;
 
 typedef struct GresXidLog {
         GresXidEvent ev[GRES_XID_LOG_MAX]; /* a ring: the oldest at start */
         size_t start, n;
-        uint64_t total;                    /* events added since the log began */
-        uint64_t next_seq;                 /* the number the next event gets, from 1 */
+        uint64_t total;    /* events added since the log began */
+        uint64_t next_seq; /* the number the next event gets, from 1 */
 } GresXidLog;
 
 /* gres_xid_describe() - NVIDIA's name for a well-known XID, or NULL. */

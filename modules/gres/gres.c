@@ -107,38 +107,51 @@ static int gres_status(void *state, struct json_object *out) {
         if (s->last && json_object_object_get_ex(s->last, "gpus", &gpus)) {
                 json_object_object_add(out, "source",
                                        json_object_new_string(json_member_string(s->last, "source") ?: ""));
-                json_object_object_add(out, "gpus", json_object_new_int64((int64_t) json_object_array_length(gpus)));
+                json_object_object_add(out, "gpus",
+                                       json_object_new_int64((int64_t) json_object_array_length(gpus)));
                 json_object_object_add(out, "gres",
                                        json_object_new_string(json_member_string(s->last, "gres") ?: ""));
-                json_object_object_add(out, "discovered_usec", json_object_new_int64((int64_t) s->last_usec));
+                json_object_object_add(out, "discovered_usec",
+                                       json_object_new_int64((int64_t) s->last_usec));
         }
         json_object_object_add(out, "list_waiting", json_object_new_int64((int64_t) s->waiting.n));
-        json_object_object_add(out, "check", json_object_new_string(s->check == 1 ? "match" :
-                                                                    s->check == 0 ? "mismatch" : "unknown"));
+        json_object_object_add(out, "check",
+                               json_object_new_string(s->check == 1   ? "match"
+                                                      : s->check == 0 ? "mismatch"
+                                                                      : "unknown"));
         if (s->check_message)
                 json_object_object_add(out, "check_message", json_object_new_string(s->check_message));
         if (s->events_job) {
-                json_object_object_add(out, "xid_watch", json_object_new_string(s->watching == 1 ? "watching" :
-                                                                                s->watching == 0 ? "failed" : "starting"));
+                json_object_object_add(out, "xid_watch",
+                                       json_object_new_string(s->watching == 1   ? "watching"
+                                                              : s->watching == 0 ? "failed"
+                                                                                 : "starting"));
                 if (s->watching == 1)
                         json_object_object_add(out, "xid_watched", json_object_new_int64(s->xid_watched));
                 if (s->watch_error)
-                        json_object_object_add(out, "xid_watch_error", json_object_new_string(s->watch_error));
+                        json_object_object_add(out, "xid_watch_error",
+                                               json_object_new_string(s->watch_error));
                 if (s->xid_unwatched && json_object_array_length(s->xid_unwatched))
                         json_object_object_add(out, "xid_unwatched", json_object_get(s->xid_unwatched));
         }
         if (s->kmsg_job) {
                 json_object_object_add(out, "kmsg", json_object_new_string(s->conf.kmsg));
-                json_object_object_add(out, "kmsg_read", json_object_new_string(s->kmsg_reading == 1 ? "reading" :
-                                                                                s->kmsg_reading == 0 ? "failed" : "starting"));
+                json_object_object_add(out, "kmsg_read",
+                                       json_object_new_string(s->kmsg_reading == 1   ? "reading"
+                                                              : s->kmsg_reading == 0 ? "failed"
+                                                                                     : "starting"));
                 if (s->kmsg_error)
                         json_object_object_add(out, "kmsg_error", json_object_new_string(s->kmsg_error));
-                json_object_object_add(out, "kmsg_records", json_object_new_int64((int64_t) s->kmsg_records));
+                json_object_object_add(out, "kmsg_records",
+                                       json_object_new_int64((int64_t) s->kmsg_records));
                 json_object_object_add(out, "kmsg_lost", json_object_new_int64((int64_t) s->kmsg_lost));
-                json_object_object_add(out, "kmsg_overflows", json_object_new_int64((int64_t) s->kmsg_overflows));
-                json_object_object_add(out, "kmsg_malformed", json_object_new_int64((int64_t) s->kmsg_malformed));
+                json_object_object_add(out, "kmsg_overflows",
+                                       json_object_new_int64((int64_t) s->kmsg_overflows));
+                json_object_object_add(out, "kmsg_malformed",
+                                       json_object_new_int64((int64_t) s->kmsg_malformed));
                 if (s->kmsg_cursor.valid)
-                        json_object_object_add(out, "kmsg_seq", json_object_new_int64((int64_t) s->kmsg_cursor.seq));
+                        json_object_object_add(out, "kmsg_seq",
+                                               json_object_new_int64((int64_t) s->kmsg_cursor.seq));
         }
         json_object_object_add(out, "xid_events", json_object_new_int64((int64_t) s->xids->total));
         json_object_object_add(out, "xid_seq", json_object_new_int64((int64_t) (s->xids->next_seq - 1)));

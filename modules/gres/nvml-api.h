@@ -158,28 +158,34 @@ typedef nvmlReturn_t (*nvmlDeviceGetMinorNumber_fn)(nvmlDevice_t device, unsigne
 typedef nvmlReturn_t (*nvmlDeviceGetMemoryInfo_fn)(nvmlDevice_t device, nvmlMemory_t *memory);
 /* cpuSetSize counts unsigned longs, not bits. */
 typedef nvmlReturn_t (*nvmlDeviceGetCpuAffinity_fn)(nvmlDevice_t device, unsigned int cpuSetSize,
-                                                     unsigned long *cpuSet);
+                                                    unsigned long *cpuSet);
 typedef nvmlReturn_t (*nvmlDeviceGetNvLinkState_fn)(nvmlDevice_t device, unsigned int link,
-                                                     nvmlEnableState_t *isActive);
+                                                    nvmlEnableState_t *isActive);
 typedef nvmlReturn_t (*nvmlDeviceGetNvLinkRemotePciInfo_v2_fn)(nvmlDevice_t device, unsigned int link,
-                                                                nvmlPciInfo_t *pci);
+                                                               nvmlPciInfo_t *pci);
 typedef nvmlReturn_t (*nvmlDeviceGetGpuFabricInfo_fn)(nvmlDevice_t device, nvmlGpuFabricInfo_t *info);
 typedef nvmlReturn_t (*nvmlDeviceGetMigMode_fn)(nvmlDevice_t device, unsigned int *currentMode,
-                                                 unsigned int *pendingMode);
+                                                unsigned int *pendingMode);
 typedef nvmlReturn_t (*nvmlDeviceGetMaxMigDeviceCount_fn)(nvmlDevice_t device, unsigned int *count);
 typedef nvmlReturn_t (*nvmlDeviceGetMigDeviceHandleByIndex_fn)(nvmlDevice_t device, unsigned int index,
-                                                                nvmlDevice_t *migDevice);
+                                                               nvmlDevice_t *migDevice);
 typedef nvmlReturn_t (*nvmlDeviceGetGpuInstanceId_fn)(nvmlDevice_t device, unsigned int *id);
 typedef nvmlReturn_t (*nvmlDeviceGetComputeInstanceId_fn)(nvmlDevice_t device, unsigned int *id);
-typedef nvmlReturn_t (*nvmlDeviceGetAttributes_v2_fn)(nvmlDevice_t device, nvmlDeviceAttributes_t *attributes);
+typedef nvmlReturn_t (*nvmlDeviceGetAttributes_v2_fn)(nvmlDevice_t device,
+                                                      nvmlDeviceAttributes_t *attributes);
 typedef nvmlReturn_t (*nvmlDeviceGetTotalEccErrors_fn)(nvmlDevice_t device, nvmlMemoryErrorType_t errorType,
-                                                        nvmlEccCounterType_t counterType, unsigned long long *eccCounts);
-typedef nvmlReturn_t (*nvmlDeviceGetRetiredPagesPendingStatus_fn)(nvmlDevice_t device, nvmlEnableState_t *isPending);
-typedef nvmlReturn_t (*nvmlDeviceGetRemappedRows_fn)(nvmlDevice_t device, unsigned int *corrRows, unsigned int *uncRows,
-                                                      unsigned int *isPending, unsigned int *failureOccurred);
-typedef nvmlReturn_t (*nvmlDeviceGetFieldValues_fn)(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values);
+                                                       nvmlEccCounterType_t counterType,
+                                                       unsigned long long *eccCounts);
+typedef nvmlReturn_t (*nvmlDeviceGetRetiredPagesPendingStatus_fn)(nvmlDevice_t device,
+                                                                  nvmlEnableState_t *isPending);
+typedef nvmlReturn_t (*nvmlDeviceGetRemappedRows_fn)(nvmlDevice_t device, unsigned int *corrRows,
+                                                     unsigned int *uncRows, unsigned int *isPending,
+                                                     unsigned int *failureOccurred);
+typedef nvmlReturn_t (*nvmlDeviceGetFieldValues_fn)(nvmlDevice_t device, int valuesCount,
+                                                    nvmlFieldValue_t *values);
 typedef nvmlReturn_t (*nvmlEventSetCreate_fn)(nvmlEventSet_t *set);
 typedef nvmlReturn_t (*nvmlDeviceRegisterEvents_fn)(nvmlDevice_t device, unsigned long long eventTypes,
-                                                     nvmlEventSet_t set);
-typedef nvmlReturn_t (*nvmlEventSetWait_v2_fn)(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeoutms);
+                                                    nvmlEventSet_t set);
+typedef nvmlReturn_t (*nvmlEventSetWait_v2_fn)(nvmlEventSet_t set, nvmlEventData_t *data,
+                                               unsigned int timeoutms);
 typedef nvmlReturn_t (*nvmlEventSetFree_fn)(nvmlEventSet_t set);

@@ -18,11 +18,11 @@
 #include "util/json-util.h"
 #include "util/macro.h"
 
-#define SEEN_MAX 256                          /* log entries remembered (the fact shows 64) */
-#define HOLDS_MAX 64                          /* GPU and XID pairs held failed */
-#define HITS_MAX 256                          /* recent events of counted rules */
-#define SEATS_MAX 64                          /* GPUs (bus ids) followed */
-#define HIT_MERGE_USEC (60 * USEC_PER_SEC)    /* hits of a pair this close are one, counted */
+#define SEEN_MAX 256                       /* log entries remembered (the fact shows 64) */
+#define HOLDS_MAX 64                       /* GPU and XID pairs held failed */
+#define HITS_MAX 256                       /* recent events of counted rules */
+#define SEATS_MAX 64                       /* GPUs (bus ids) followed */
+#define HIT_MERGE_USEC (60 * USEC_PER_SEC) /* hits of a pair this close are one, counted */
 #define BOOT_ID_MAX 40
 #define BUS_MAX 16
 #define UUID_MAX 96
@@ -123,11 +123,12 @@ static const char *get_str(json_object *o, const char *key, size_t size) {
 }
 
 static bool event_from(json_object *o, Event *e) {
-        *e = (Event){ .bus_id = get_str(o, "bus_id", BUS_MAX), .uuid = get_str(o, "uuid", UUID_MAX),
+        *e = (Event){ .bus_id = get_str(o, "bus_id", BUS_MAX),
+                      .uuid = get_str(o, "uuid", UUID_MAX),
                       .boot_id = get_str(o, "boot_id", BOOT_ID_MAX) };
         if (!e->bus_id || !*e->bus_id || !get_uint(o, "seq", INT64_MAX, &e->seq) || e->seq == 0 ||
-            !get_uint(o, "count", INT64_MAX, &e->count) || e->count == 0 || !get_uint(o, "xid", UINT32_MAX, &e->xid) ||
-            !get_uint(o, "time_usec", INT64_MAX, &e->time_usec))
+            !get_uint(o, "count", INT64_MAX, &e->count) || e->count == 0 ||
+            !get_uint(o, "xid", UINT32_MAX, &e->xid) || !get_uint(o, "time_usec", INT64_MAX, &e->time_usec))
                 return false;
         if (!get_uint(o, "last_usec", INT64_MAX, &e->last_usec) || e->last_usec < e->time_usec)
                 e->last_usec = e->time_usec;
@@ -187,7 +188,8 @@ static void read_boot_id(const HealthGpu *g, char out[static BOOT_ID_MAX]) {
         size_t len;
 
         out[0] = '\0';
-        if (asprintf(&path, "%s/proc/sys/kernel/random/boot_id", g->root) < 0 || fileio_read(path, 64, &text, &len) < 0)
+        if (asprintf(&path, "%s/proc/sys/kernel/random/boot_id", g->root) < 0 ||
+            fileio_read(path, 64, &text, &len) < 0)
                 return;
         len = strcspn(text, "\n");
         if (len == 0 || len >= BOOT_ID_MAX)
@@ -236,7 +238,8 @@ static bool in_list(json_object *list, const char *bus) {
 /* The fact's GPUs as of its discovery (read_usec): one missing that was
  * there is gone from then; one there that was gone came back then. */
 static void observe_gpus(HealthGpu *g, json_object *fact, uint64_t now_usec) {
-        json_object *gpus = json_object_object_get(fact, "gpus"), *missing = json_object_object_get(fact, "missing");
+        json_object *gpus = json_object_object_get(fact, "gpus"),
+                    *missing = json_object_object_get(fact, "missing");
         uint64_t at = now_usec, found;
 
         if (get_uint(fact, "read_usec", INT64_MAX, &at) && at == 0)
@@ -294,7 +297,8 @@ static void add_hit(HealthGpu *g, const char *bus, uint32_t xid, uint64_t time_u
         for (size_t i = g->n_hits; i-- > 0;) {
                 Hit *h = &g->hits[i];
                 if (h->xid == xid && streq(h->bus_id, bus) &&
-                    (time_usec > h->time_usec ? time_usec - h->time_usec : h->time_usec - time_usec) < HIT_MERGE_USEC) {
+                    (time_usec > h->time_usec ? time_usec - h->time_usec : h->time_usec - time_usec) <
+                            HIT_MERGE_USEC) {
                         h->count += count;
                         h->time_usec = MAX(h->time_usec, time_usec);
                         return;
@@ -308,7 +312,8 @@ static void add_hit(HealthGpu *g, const char *bus, uint32_t xid, uint64_t time_u
 
 /* Events of the pair within @window of now (0: this boot); one stamped
  * later than now (a clock set back) counts as within. */
-static uint64_t hits_within(const HealthGpu *g, const char *bus, uint32_t xid, uint64_t window, uint64_t now) {
+static uint64_t hits_within(const HealthGpu *g, const char *bus, uint32_t xid, uint64_t window,
+                            uint64_t now) {
         uint64_t n = 0;
 
         for (size_t i = 0; i < g->n_hits; i++) {
@@ -442,7 +447,7 @@ static void resolve_holds(HealthGpu *g, json_object *fact) {
 /* ---- The verdict ----------------------------------------------------------- */
 
 typedef struct Findings {
-        const char *code;   /* the first's */
+        const char *code; /* the first's */
         char first[HEALTH_DETAIL_MAX];
         size_t n;
 } Findings;
@@ -497,7 +502,9 @@ static void find_drains(const HealthGpu *g, json_object *fact, uint64_t now, Fin
 /* nvml.h's nvmlDeviceGpuRecoveryAction_t, as a reason says it. */
 static const char *recovery_words(int a) {
         static const char *const words[] = {
-                [1] = "a GPU reset", [2] = "a node reboot", [3] = "peer-to-peer traffic drained",
+                [1] = "a GPU reset",
+                [2] = "a node reboot",
+                [3] = "peer-to-peer traffic drained",
                 [4] = "peer-to-peer traffic drained and a GPU reset",
         };
 
@@ -515,7 +522,8 @@ static void find_recovery(json_object *fact, Findings *f) {
 
                 if (a > 0 && find_gpu(fact, bus) == o) /* a MIG instance's is its GPU's */
                         found(f, "gpu-recovery", "%s needs %s (NVML recovery action %d)",
-                              gpu_name(name, sizeof(name), uuid_of(fact, bus, NULL), bus), recovery_words(a), a);
+                              gpu_name(name, sizeof(name), uuid_of(fact, bus, NULL), bus), recovery_words(a),
+                              a);
         }
 }
 
@@ -525,13 +533,15 @@ static void find_memory(const HealthGpu *g, json_object *fact, Findings *f) {
         json_object *gpus = json_object_object_get(fact, "gpus");
 
         for (size_t i = 0; i < json_object_array_length(gpus); i++) {
-                json_object *o = json_object_array_get_idx(gpus, i), *h = json_object_object_get(o, "health");
+                json_object *o = json_object_array_get_idx(gpus, i),
+                            *h = json_object_object_get(o, "health");
                 const char *bus = get_str(o, "bus_id", BUS_MAX) ?: "?";
                 char name[UUID_MAX + BUS_MAX + 16];
                 bool first = true;
 
                 for (size_t k = 0; k < i && first; k++)
-                        first = !streq(json_member_string(json_object_array_get_idx(gpus, k), "bus_id") ?: "", bus);
+                        first = !streq(
+                                json_member_string(json_object_array_get_idx(gpus, k), "bus_id") ?: "", bus);
                 if (!first || !json_object_is_type(h, json_type_object))
                         continue;
                 for (int c = 0; c < _HEALTH_GPU_MEMORY_COUNTER_MAX; c++) {
@@ -539,10 +549,12 @@ static void find_memory(const HealthGpu *g, json_object *fact, Findings *f) {
                         uint64_t v;
 
                         if (r->action == HEALTH_GPU_MEMORY_DRAIN &&
-                            get_uint(h, health_gpu_memory_counter_key(c), INT64_MAX, &v) && v >= r->threshold)
+                            get_uint(h, health_gpu_memory_counter_key(c), INT64_MAX, &v) &&
+                            v >= r->threshold)
                                 found(f, "gpu-memory", "%s: %s (%s %" PRIu64 ")",
                                       gpu_name(name, sizeof(name), uuid_of(fact, bus, NULL), bus),
-                                      health_gpu_memory_counter_words(c), health_gpu_memory_counter_key(c), v);
+                                      health_gpu_memory_counter_words(c), health_gpu_memory_counter_key(c),
+                                      v);
                 }
         }
 }
@@ -561,7 +573,8 @@ static void find_count(const HealthGpu *g, json_object *fact, Findings *f) {
                 char name[UUID_MAX + BUS_MAX + 16];
 
                 found(f, "gpu-count", "%" PRIu64 " of %" PRIu64 " GPUs found; %s is missing", n, expected,
-                      gpu_name(name, sizeof(name), get_str(m, "uuid", UUID_MAX), get_str(m, "bus_id", BUS_MAX) ?: "?"));
+                      gpu_name(name, sizeof(name), get_str(m, "uuid", UUID_MAX),
+                               get_str(m, "bus_id", BUS_MAX) ?: "?"));
         } else
                 found(f, "gpu-count", "%" PRIu64 " of %" PRIu64 " GPUs found", n, expected);
 }
@@ -604,8 +617,10 @@ static void verdict(const HealthGpu *g, json_object *fact, uint64_t now, HealthR
 int health_gpu_judge(HealthGpu *g, json_object *fact, uint64_t now_usec, HealthResult *ret) {
         if (!fact || !json_object_is_type(fact, json_type_object) ||
             !json_object_is_type(json_object_object_get(fact, "gpus"), json_type_array)) {
-                result(ret, HEALTH_UNKNOWN, "gpu-unknown", "%s", fact ? "the fact gres.gpus is not one gres publishes" :
-                       "no fact gres.gpus: the gres module has not found the GPUs yet, or does not run");
+                result(ret, HEALTH_UNKNOWN, "gpu-unknown", "%s",
+                       fact ? "the fact gres.gpus is not one gres publishes"
+                            : "no fact gres.gpus: the gres module has not found the GPUs yet, or does not "
+                              "run");
                 return ret->status;
         }
         check_boot(g);
@@ -693,7 +708,8 @@ static json_object *seats_json(const HealthGpu *g) {
 }
 
 json_object *health_gpu_state_to_json(const HealthGpu *g) {
-        json_object *o = json_object_new_object(), *parts[4] = { seen_json(g), holds_json(g), hits_json(g), seats_json(g) };
+        json_object *o = json_object_new_object(),
+                    *parts[4] = { seen_json(g), holds_json(g), hits_json(g), seats_json(g) };
         static const char *const names[4] = { "seen", "holds", "hits", "gpus" };
         bool ok = o;
 
@@ -728,8 +744,8 @@ static bool word(json_object *o, const char *key, size_t size, bool empty_ok, ch
 }
 
 /* A list of at most @max elements, each taken by @take into @ret. */
-static bool take_list(json_object *o, const char *key, size_t max, bool (*take)(json_object *e, void *slot), void *base,
-                      size_t size, size_t *ret_n) {
+static bool take_list(json_object *o, const char *key, size_t max, bool (*take)(json_object *e, void *slot),
+                      void *base, size_t size, size_t *ret_n) {
         json_object *l = json_object_object_get(o, key);
 
         if (!json_object_is_type(l, json_type_array) || json_object_array_length(l) > max)
@@ -771,8 +787,8 @@ static bool take_hit(json_object *e, void *slot) {
 
         *h = (Hit){};
         if (!word(e, "bus_id", BUS_MAX, false, h->bus_id) || !get_uint(e, "xid", UINT32_MAX, &xid) ||
-            !get_uint(e, "time_usec", INT64_MAX, &h->time_usec) || !get_uint(e, "count", INT64_MAX, &h->count) ||
-            h->count == 0)
+            !get_uint(e, "time_usec", INT64_MAX, &h->time_usec) ||
+            !get_uint(e, "count", INT64_MAX, &h->count) || h->count == 0)
                 return false;
         h->xid = (uint32_t) xid;
         return true;
@@ -782,7 +798,8 @@ static bool take_seat(json_object *e, void *slot) {
         Seat *s = slot;
 
         *s = (Seat){};
-        return word(e, "bus_id", BUS_MAX, false, s->bus_id) && get_uint(e, "gone_usec", INT64_MAX, &s->gone_usec) &&
+        return word(e, "bus_id", BUS_MAX, false, s->bus_id) &&
+               get_uint(e, "gone_usec", INT64_MAX, &s->gone_usec) &&
                get_uint(e, "back_usec", INT64_MAX, &s->back_usec);
 }
 
@@ -793,8 +810,10 @@ int health_gpu_state_from_json(HealthGpu *g, json_object *o) {
                 return -ENOMEM;
         *n = *g;
         n->n_seen = n->n_holds = n->n_hits = n->n_seats = 0;
-        if (!json_object_is_type(o, json_type_object) || !word(o, "boot_id", BOOT_ID_MAX, true, n->boot_id) ||
-            !get_uint(o, "floor", INT64_MAX, &n->floor) || !get_uint(o, "last_seq", INT64_MAX, &n->last_seq) ||
+        if (!json_object_is_type(o, json_type_object) ||
+            !word(o, "boot_id", BOOT_ID_MAX, true, n->boot_id) ||
+            !get_uint(o, "floor", INT64_MAX, &n->floor) ||
+            !get_uint(o, "last_seq", INT64_MAX, &n->last_seq) ||
             !get_uint(o, "max_found", 4096, &n->max_found) ||
             !take_list(o, "seen", SEEN_MAX, take_seen, n->seen, sizeof(Seen), &n->n_seen) ||
             !take_list(o, "holds", HOLDS_MAX, take_hold, n->holds, sizeof(Hold), &n->n_holds) ||

@@ -30,10 +30,15 @@ static json_object *check_json(const Check *k) {
                 return NULL;
         json_object_object_add(o, "name", json_object_new_string(c->name));
         json_object_object_add(o, "type", json_object_new_string(c->type));
-        json_object_object_add(o, "action", json_object_new_string(k->action == HEALTH_ACTION_DRAIN ? "drain" : "report"));
-        json_object_object_add(o, "result", json_object_new_string(k->have_result ? status_names[k->last.status] : "pending"));
+        json_object_object_add(
+                o, "action", json_object_new_string(k->action == HEALTH_ACTION_DRAIN ? "drain" : "report"));
+        json_object_object_add(
+                o, "result",
+                json_object_new_string(k->have_result ? status_names[k->last.status] : "pending"));
         json_object_object_add(o, "failing", json_object_new_boolean(k->count.failing));
-        json_object_object_add(o, "consecutive", json_object_new_int64(k->last.status == HEALTH_PASS ? k->count.passes : k->count.fails));
+        json_object_object_add(
+                o, "consecutive",
+                json_object_new_int64(k->last.status == HEALTH_PASS ? k->count.passes : k->count.fails));
         json_object_object_add(o, "code", json_object_new_string(k->last.code));
         json_object_object_add(o, "detail", json_object_new_string(k->last.detail));
         json_object_object_add(o, "duration_usec", json_object_new_int64((int64_t) k->duration_usec));
@@ -57,7 +62,10 @@ static json_object *status_json(State *s) {
         json_object_object_add(o, "sticky", json_object_new_boolean(*s->sticky_reason != '\0'));
         if (s->lifted_check[0])
                 json_object_object_add(o, "lifted_check", json_object_new_string(s->lifted_check));
-        json_object_object_add(o, "last_signal", json_object_new_string(s->have_outcome ? health_signal_outcome_to_string(s->outcome) : "none"));
+        json_object_object_add(o, "last_signal",
+                               json_object_new_string(s->have_outcome
+                                                              ? health_signal_outcome_to_string(s->outcome)
+                                                              : "none"));
         json_object_object_add(o, "last_signal_message", json_object_new_string(s->last_outcome));
         for (size_t i = 0; i < s->n_checks; i++)
                 json_object_array_add(checks, check_json(&s->checks[i]));
@@ -175,7 +183,8 @@ void methods_answer_waiters(State *s, bool idle, const char *error) {
                 else
                         (void) s->ctx->api->reply_error(
                                 w.call, "io.sunkd.Timeout",
-                                json_object_new_string_object("reason", error ?: "jobs still run on the node"));
+                                json_object_new_string_object("reason",
+                                                              error ?: "jobs still run on the node"));
         }
 }
 
@@ -207,11 +216,13 @@ void methods_forced_done(State *s, const HealthSignal *sig) {
 
 static int forced_start(State *s, sunkd_call *call, HealthWant want, const char *reason) {
         if (s->transport == TRANSPORT_NONE)
-                return s->ctx->api->reply_error(call, "io.sunkd.Refused",
-                                                json_object_new_string_object("reason", "transport is none: nothing is drained"));
+                return s->ctx->api->reply_error(
+                        call, "io.sunkd.Refused",
+                        json_object_new_string_object("reason", "transport is none: nothing is drained"));
         if (s->forced_call)
-                return s->ctx->api->reply_error(call, "io.sunkd.Unavailable",
-                                                json_object_new_string_object("reason", "another drain or undrain is in progress"));
+                return s->ctx->api->reply_error(
+                        call, "io.sunkd.Unavailable",
+                        json_object_new_string_object("reason", "another drain or undrain is in progress"));
         s->forced = want;
         s->forced_call = call;
         (void) snprintf(s->forced_reason, sizeof(s->forced_reason), "%s", reason ?: "");
@@ -237,7 +248,8 @@ static int method_drain(sunkd_call *call, json_object *params, void *state) {
         }
         if (json_object_object_get_ex(params, "timeout_usec", &v)) {
                 if (!json_object_is_type(v, json_type_int) || (timeout = json_object_get_int64(v)) < 0)
-                        return reply_invalid(s, call, "timeout_usec", "a number of microseconds, 0 for none");
+                        return reply_invalid(s, call, "timeout_usec",
+                                             "a number of microseconds, 0 for none");
         }
         if (json_object_object_get_ex(params, "sticky", &v)) {
                 if (!json_object_is_type(v, json_type_boolean))
@@ -247,12 +259,13 @@ static int method_drain(sunkd_call *call, json_object *params, void *state) {
         if (wait_idle && s->n_waiters >= WAITERS_MAX)
                 return reply_invalid(s, call, "wait_idle", "too many calls wait already");
         /* "prolog..." after our prefix is what the prolog client sends */
-        health_signal_reason_format(reason, s->conf.reason_prefix, isempty(text) ? "drained by an operator" : text, NULL);
+        health_signal_reason_format(reason, s->conf.reason_prefix,
+                                    isempty(text) ? "drained by an operator" : text, NULL);
         r = forced_start(s, call, HEALTH_WANT_FORCE_DRAIN, reason);
         if (r == SUNKD_CALL_PENDING)
                 s->forced_sticky = sticky;
         if (r == SUNKD_CALL_PENDING && wait_idle) {
-                s->waiters[s->n_waiters++] = (Waiter) {
+                s->waiters[s->n_waiters++] = (Waiter){
                         .call = call,
                         .deadline_usec = timeout > 0 ? now_usec(CLOCK_MONOTONIC) + (uint64_t) timeout : 0,
                 };

@@ -18,7 +18,7 @@ void health_node_clear(HealthNode *n) {
         free(n->state);
         free(n->reason);
         strv_free(n->partitions);
-        *n = (HealthNode) {};
+        *n = (HealthNode){};
 }
 
 /* @flag is one of the '+'-joined words of the state. */
@@ -41,7 +41,8 @@ bool health_node_drained(const HealthNode *n) {
 }
 
 bool health_node_unreachable(const HealthNode *n) {
-        static const char *const flags[] = { "DOWN", "NOT_RESPONDING", "FAIL", "FUTURE", "POWERED_DOWN", "POWER_DOWN" };
+        static const char *const flags[] = { "DOWN",   "NOT_RESPONDING", "FAIL",
+                                             "FUTURE", "POWERED_DOWN",   "POWER_DOWN" };
 
         for (size_t i = 0; i < ELEMENTSOF(flags); i++)
                 if (health_node_has_flag(n, flags[i]))
@@ -168,7 +169,7 @@ int health_nodes_parse(const char *text, HealthNode **ret, size_t *ret_n) {
                         }
                         nodes = nn;
                         cur = &nodes[n++];
-                        *cur = (HealthNode) { .name = line_value(line, len, "NodeName=") };
+                        *cur = (HealthNode){ .name = line_value(line, len, "NodeName=") };
                         if (!cur->name)
                                 r = -ENOMEM;
                         continue;

@@ -27,23 +27,28 @@ static void health_render(json_object *status, const char *view, FILE *out, FILE
         const char *reason = str(status, "reason_set");
 
         fprintf(out, "node:      %s (transport %s)\n", str(status, "node_name"), str(status, "transport"));
-        fprintf(out, "our reason: %s%s\n", *reason ? reason : "(none)", flag(status, "sticky") ? " (sticky: sunkctl health undrain)" : "");
+        fprintf(out, "our reason: %s%s\n", *reason ? reason : "(none)",
+                flag(status, "sticky") ? " (sticky: sunkctl health undrain)" : "");
         if (*str(status, "last_signal_message"))
-                fprintf(out, "slurmctld: %s: %s\n", str(status, "last_signal"), str(status, "last_signal_message"));
+                fprintf(out, "slurmctld: %s: %s\n", str(status, "last_signal"),
+                        str(status, "last_signal_message"));
         if (*str(status, "message"))
                 fprintf(out, "%s\n", str(status, "message"));
         if (!json_object_object_get_ex(status, "checks", &checks) || json_object_array_length(checks) == 0) {
                 fprintf(out, "no checks\n");
                 return;
         }
-        fprintf(out, "%-20s %-8s %-8s %4s %-7s %9s  %s\n", "CHECK", "RESULT", "VERDICT", "IN-A-ROW", "ACTION", "DURATION", "DETAIL");
+        fprintf(out, "%-20s %-8s %-8s %4s %-7s %9s  %s\n", "CHECK", "RESULT", "VERDICT", "IN-A-ROW",
+                "ACTION", "DURATION", "DETAIL");
         for (size_t i = 0; i < json_object_array_length(checks); i++) {
                 json_object *c = json_object_array_get_idx(checks, i);
                 double secs = (double) json_member_int64(c, "duration_usec", 0) / 1e6;
 
-                fprintf(out, "%-20s %-8s %-8s %8" PRId64 " %-7s %8.3fs  %s%s%s%s\n", str(c, "name"), str(c, "result"),
-                        flag(c, "failing") ? "failing" : "ok", json_member_int64(c, "consecutive", 0), str(c, "action"),
-                        secs, *str(c, "code") ? "[" : "", str(c, "code"), *str(c, "code") ? "] " : "", str(c, "detail"));
+                fprintf(out, "%-20s %-8s %-8s %8" PRId64 " %-7s %8.3fs  %s%s%s%s\n", str(c, "name"),
+                        str(c, "result"), flag(c, "failing") ? "failing" : "ok",
+                        json_member_int64(c, "consecutive", 0), str(c, "action"), secs,
+                        *str(c, "code") ? "[" : "", str(c, "code"), *str(c, "code") ? "] " : "",
+                        str(c, "detail"));
         }
 }
 

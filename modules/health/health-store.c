@@ -102,7 +102,8 @@ void store_load(State *s) {
         copy_member(o, "sticky_reason", s->sticky_reason, sizeof(s->sticky_reason));
         copy_member(o, "lifted_check", s->lifted_check, sizeof(s->lifted_check));
         copy_member(o, "lifted_reason", s->lifted_reason, sizeof(s->lifted_reason));
-        if (!json_object_object_get_ex(o, "checks", &checks) || !json_object_is_type(checks, json_type_object))
+        if (!json_object_object_get_ex(o, "checks", &checks) ||
+            !json_object_is_type(checks, json_type_object))
                 return;
         for (size_t i = 0; i < s->n_checks; i++)
                 if (json_object_object_get_ex(checks, check_name(&s->checks[i]), &c) &&
@@ -147,7 +148,8 @@ void store_save(State *s) {
         json_object_object_add(o, "lifted_reason", json_object_new_string(s->lifted_reason));
         for (size_t i = 0; i < s->n_checks; i++)
                 json_object_object_add(checks, check_name(&s->checks[i]),
-                                       check_to_json(&s->checks[i], (unsigned) s->conf.fail_after, (unsigned) s->conf.pass_after));
+                                       check_to_json(&s->checks[i], (unsigned) s->conf.fail_after,
+                                                     (unsigned) s->conf.pass_after));
         json_object_object_add(o, "checks", checks);
         if (s->gpu)
                 json_object_object_add(o, "gpu", health_gpu_state_to_json(s->gpu));

@@ -37,12 +37,12 @@ static const struct {
         uint32_t xid;
         HealthXidAction action;
 } catalogue[] = {
-        { 13, HEALTH_XID_IGNORE },  { 31, HEALTH_XID_IGNORE },  { 43, HEALTH_XID_IGNORE },
-        { 45, HEALTH_XID_IGNORE },  { 46, HEALTH_XID_RESET },   { 62, HEALTH_XID_RESET },
-        { 64, HEALTH_XID_RESET },   { 79, HEALTH_XID_REBOOT },  { 95, HEALTH_XID_RESET },
-        { 109, HEALTH_XID_RESET },  { 110, HEALTH_XID_RESET },  { 119, HEALTH_XID_RESET },
-        { 120, HEALTH_XID_RESET },  { 136, HEALTH_XID_RESET },  { 140, HEALTH_XID_RESET },
-        { 143, HEALTH_XID_RESET },  { 155, HEALTH_XID_RESET },  { 156, HEALTH_XID_RESET },
+        { 13, HEALTH_XID_IGNORE }, { 31, HEALTH_XID_IGNORE }, { 43, HEALTH_XID_IGNORE },
+        { 45, HEALTH_XID_IGNORE }, { 46, HEALTH_XID_RESET },  { 62, HEALTH_XID_RESET },
+        { 64, HEALTH_XID_RESET },  { 79, HEALTH_XID_REBOOT }, { 95, HEALTH_XID_RESET },
+        { 109, HEALTH_XID_RESET }, { 110, HEALTH_XID_RESET }, { 119, HEALTH_XID_RESET },
+        { 120, HEALTH_XID_RESET }, { 136, HEALTH_XID_RESET }, { 140, HEALTH_XID_RESET },
+        { 143, HEALTH_XID_RESET }, { 155, HEALTH_XID_RESET }, { 156, HEALTH_XID_RESET },
         { 158, HEALTH_XID_RESET },
 };
 
@@ -52,7 +52,9 @@ void health_xid_policy_defaults(HealthXidPolicy *p) {
 }
 
 HealthXidRule health_xid_rule(const HealthXidPolicy *p, uint64_t xid) {
-        HealthXidRule r = { .xid = (uint32_t) MIN(xid, (uint64_t) UINT32_MAX), .count = 1, .action = p->fallback };
+        HealthXidRule r = { .xid = (uint32_t) MIN(xid, (uint64_t) UINT32_MAX),
+                            .count = 1,
+                            .action = p->fallback };
 
         for (size_t i = 0; i < p->n_overrides; i++)
                 if (p->overrides[i].xid == xid)
@@ -73,7 +75,8 @@ _printf_(4, 5) static int located(const sunkd_host_api *api, const sunkd_cfg *no
         va_start(ap, fmt);
         r = vasprintf(&what, fmt, ap);
         va_end(ap);
-        if (r < 0 || api->cfg_where(node, &where) < 0 || asprintf(ret_error, "%s: key 'xid_policy': %s", where, what) < 0)
+        if (r < 0 || api->cfg_where(node, &where) < 0 ||
+            asprintf(ret_error, "%s: key 'xid_policy': %s", where, what) < 0)
                 return -ENOMEM;
         return -EINVAL;
 }
@@ -112,22 +115,28 @@ static int parse_override(const sunkd_host_api *api, const sunkd_cfg *item, cons
         }
         a = health_xid_action_from_string(c.action);
         if (a < 0)
-                r = located(api, api->cfg_get(item, "action"), ret_error, "override of XID %" PRId64 ": action '%s': "
-                            "ignore, reset, reboot or drain", c.xid, c.action);
+                r = located(api, api->cfg_get(item, "action"), ret_error,
+                            "override of XID %" PRId64 ": action '%s': "
+                            "ignore, reset, reboot or drain",
+                            c.xid, c.action);
         else if (a == HEALTH_XID_DRAIN && c.window_usec == 0)
-                r = located(api, item, ret_error, "override of XID %" PRId64 ": drain needs a window", c.xid);
+                r = located(api, item, ret_error, "override of XID %" PRId64 ": drain needs a window",
+                            c.xid);
         for (size_t i = 0; r >= 0 && i < p->n_overrides; i++)
                 if (p->overrides[i].xid == c.xid)
                         r = located(api, item, ret_error, "XID %" PRId64 " is overridden twice", c.xid);
         api->cfg_clear(override_keys, ELEMENTSOF(override_keys), &c);
         if (r < 0)
                 return r;
-        *ret = (HealthXidRule){ .xid = (uint32_t) c.xid, .count = (uint64_t) c.count, .window_usec = c.window_usec,
+        *ret = (HealthXidRule){ .xid = (uint32_t) c.xid,
+                                .count = (uint64_t) c.count,
+                                .window_usec = c.window_usec,
                                 .action = (HealthXidAction) a };
         return 0;
 }
 
-static int parse_overrides(const sunkd_host_api *api, const sunkd_cfg *list, HealthXidPolicy *p, char **ret_error) {
+static int parse_overrides(const sunkd_host_api *api, const sunkd_cfg *list, HealthXidPolicy *p,
+                           char **ret_error) {
         const sunkd_cfg *item;
         const char *key = NULL;
 
@@ -139,7 +148,8 @@ static int parse_overrides(const sunkd_host_api *api, const sunkd_cfg *list, Hea
                 int r;
 
                 if (p->n_overrides == HEALTH_XID_OVERRIDES_MAX)
-                        return located(api, item, ret_error, "overrides: more than %d", HEALTH_XID_OVERRIDES_MAX);
+                        return located(api, item, ret_error, "overrides: more than %d",
+                                       HEALTH_XID_OVERRIDES_MAX);
                 r = parse_override(api, item, p, &p->overrides[p->n_overrides], ret_error);
                 if (r < 0)
                         return r;
@@ -148,7 +158,8 @@ static int parse_overrides(const sunkd_host_api *api, const sunkd_cfg *list, Hea
         return 0;
 }
 
-static int parse_into(const sunkd_host_api *api, const sunkd_cfg *node, HealthXidPolicy *p, char **ret_error) {
+static int parse_into(const sunkd_host_api *api, const sunkd_cfg *node, HealthXidPolicy *p,
+                      char **ret_error) {
         const sunkd_cfg *child;
         const char *key;
 
@@ -175,7 +186,8 @@ static int parse_into(const sunkd_host_api *api, const sunkd_cfg *node, HealthXi
         return 0;
 }
 
-int health_xid_policy_parse(const sunkd_host_api *api, const sunkd_cfg *node, HealthXidPolicy *ret, char **ret_error) {
+int health_xid_policy_parse(const sunkd_host_api *api, const sunkd_cfg *node, HealthXidPolicy *ret,
+                            char **ret_error) {
         _cleanup_free_ HealthXidPolicy *p = malloc(sizeof(*p));
         int r;
 

@@ -36,8 +36,8 @@ typedef enum HealthXidAction {
 
 typedef struct HealthXidRule {
         uint32_t xid;
-        uint64_t count;         /* >= 1 */
-        uint64_t window_usec;   /* 0: any time in this boot */
+        uint64_t count;       /* >= 1 */
+        uint64_t window_usec; /* 0: any time in this boot */
         HealthXidAction action;
 } HealthXidRule;
 
@@ -54,7 +54,8 @@ int health_xid_action_from_string(const char *s); /* -EINVAL for anything else *
  * defaults only) into @ret, through the host's config functions.  On
  * -EINVAL, *ret_error is "file:line:column: key 'xid_policy...': reason"
  * (malloc'd) and @ret is left as it was; -ENOMEM. */
-int health_xid_policy_parse(const sunkd_host_api *api, const sunkd_cfg *node, HealthXidPolicy *ret, char **ret_error);
+int health_xid_policy_parse(const sunkd_host_api *api, const sunkd_cfg *node, HealthXidPolicy *ret,
+                            char **ret_error);
 
 /* health_xid_policy_defaults() - the catalogue's policy, no overrides. */
 void health_xid_policy_defaults(HealthXidPolicy *p);

@@ -79,7 +79,7 @@ static void path_done(Path *p) {
         for (size_t i = 0; i < p->n; i++)
                 free(p->steps[i].key);
         free(p->steps);
-        *p = (Path) {};
+        *p = (Path){};
 }
 
 AttrPaths *attr_paths_free(AttrPaths *c) {
@@ -97,7 +97,7 @@ static int path_compile(Path *p, const char *text) {
 
         for (const char *s = text; (s = strchr(s, '/')); s++)
                 n++;
-        *p = (Path) { .text = text, .steps = calloc(n, sizeof(Step)) };
+        *p = (Path){ .text = text, .steps = calloc(n, sizeof(Step)) };
         if (!p->steps)
                 return -ENOMEM;
         for (const char *s = text;; p->n++) {

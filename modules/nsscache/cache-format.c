@@ -259,11 +259,11 @@ static int check_fields(const Field *fields, size_t n, NssMapType t, size_t i, c
                         return entry_error(ret_error, t, i, "field %s is empty", fields[j].label);
                 bad = v ? strpbrk(v, fields[j].forbidden) : NULL;
                 if (bad)
-                        return entry_error(ret_error, t, i, "'%s': field %s contains %s",
-                                           fields[0].value, fields[j].label,
-                                           *bad == '\n' ? "a newline" :
-                                           *bad == ':'  ? "':'" :
-                                                          "','");
+                        return entry_error(ret_error, t, i, "'%s': field %s contains %s", fields[0].value,
+                                           fields[j].label,
+                                           *bad == '\n'  ? "a newline"
+                                           : *bad == ':' ? "':'"
+                                                         : "','");
         }
         return 0;
 }
@@ -284,23 +284,23 @@ static void put_fields(StrBuf *b, const char *const *v, size_t n) {
 static int render_passwd(StrBuf *b, const void *entry, size_t i, bool *ret_line, char **ret_error) {
         const NssPasswd *e = entry;
         const Field fields[] = {
-                { "name", e->name, ":\n", true },
-                { "passwd", or_default(e->passwd, "x"), ":\n", false },
-                { "gecos", e->gecos, ":\n", false },
-                { "dir", e->dir, ":\n", false },
+                { "name", e->name, ":\n", true },    { "passwd", or_default(e->passwd, "x"), ":\n", false },
+                { "gecos", e->gecos, ":\n", false }, { "dir", e->dir, ":\n", false },
                 { "shell", e->shell, ":\n", false },
         };
         int r = check_fields(fields, ELEMENTSOF(fields), NSS_MAP_PASSWD, i, ret_error);
 
         if (r < 0)
                 return r;
-        put_fields(b, (const char *[]) { e->name, or_default(e->passwd, "x") }, 2);
+        put_fields(b, (const char *[]){ e->name, or_default(e->passwd, "x") }, 2);
         strbuf_putc(b, ':');
         strbuf_put_u64(b, e->uid);
         strbuf_putc(b, ':');
         strbuf_put_u64(b, e->gid);
         strbuf_putc(b, ':');
-        put_fields(b, (const char *[]) { or_default(e->gecos, ""), or_default(e->dir, ""), or_default(e->shell, "") },
+        put_fields(b,
+                   (const char *[]){ or_default(e->gecos, ""), or_default(e->dir, ""),
+                                     or_default(e->shell, "") },
                    3);
         strbuf_putc(b, '\n');
         *ret_line = true;
@@ -325,7 +325,7 @@ static int render_shadow(StrBuf *b, const void *entry, size_t i, bool *ret_line,
 
         if (r < 0)
                 return r;
-        put_fields(b, (const char *[]) { e->name, or_default(e->passwd, "!!") }, 2);
+        put_fields(b, (const char *[]){ e->name, or_default(e->passwd, "!!") }, 2);
         for (size_t j = 0; j < ELEMENTSOF(nums); j++)
                 shadow_num(b, nums[j]);
         strbuf_putc(b, '\n');
@@ -353,7 +353,7 @@ static int render_group(StrBuf *b, const void *entry, size_t i, bool *ret_line, 
                         return r;
         }
 
-        put_fields(b, (const char *[]) { e->name, or_default(e->passwd, "x") }, 2);
+        put_fields(b, (const char *[]){ e->name, or_default(e->passwd, "x") }, 2);
         strbuf_putc(b, ':');
         strbuf_put_u64(b, e->gid);
         strbuf_putc(b, ':');
@@ -403,10 +403,14 @@ static const struct {
         RenderFn render;
         size_t array, count, size; /* where NssMaps keeps this map's entries */
 } renderers[_NSS_MAP_MAX] = {
-        [NSS_MAP_PASSWD] = { render_passwd, offsetof(NssMaps, passwd), offsetof(NssMaps, n_passwd), sizeof(NssPasswd) },
-        [NSS_MAP_SHADOW] = { render_shadow, offsetof(NssMaps, shadow), offsetof(NssMaps, n_shadow), sizeof(NssShadow) },
-        [NSS_MAP_GROUP] = { render_group, offsetof(NssMaps, group), offsetof(NssMaps, n_group), sizeof(NssGroup) },
-        [NSS_MAP_SSHKEY] = { render_sshkey, offsetof(NssMaps, sshkey), offsetof(NssMaps, n_sshkey), sizeof(NssSshkey) },
+        [NSS_MAP_PASSWD] = { render_passwd, offsetof(NssMaps, passwd), offsetof(NssMaps, n_passwd),
+                             sizeof(NssPasswd) },
+        [NSS_MAP_SHADOW] = { render_shadow, offsetof(NssMaps, shadow), offsetof(NssMaps, n_shadow),
+                             sizeof(NssShadow) },
+        [NSS_MAP_GROUP] = { render_group, offsetof(NssMaps, group), offsetof(NssMaps, n_group),
+                            sizeof(NssGroup) },
+        [NSS_MAP_SSHKEY] = { render_sshkey, offsetof(NssMaps, sshkey), offsetof(NssMaps, n_sshkey),
+                             sizeof(NssSshkey) },
 };
 
 /* One entry; a failed entry leaves no partial line behind. */
@@ -426,8 +430,8 @@ static int render_entry(StrBuf *b, NssMapType t, const void *entry, size_t i, si
         return b->oom ? -ENOMEM : 0;
 }
 
-int cache_format_render(const NssMaps *m, NssMapType t, char **ret_buf, size_t *ret_len,
-                        size_t *ret_entries, char **ret_error) {
+int cache_format_render(const NssMaps *m, NssMapType t, char **ret_buf, size_t *ret_len, size_t *ret_entries,
+                        char **ret_error) {
         StrBuf b = {};
         const char *entries;
         size_t n, lines = 0;
@@ -453,7 +457,7 @@ int cache_format_render(const NssMaps *m, NssMapType t, char **ret_buf, size_t *
 }
 
 void cache_formatted_init(CacheFormatted *f, NssMapType t) {
-        *f = (CacheFormatted) { .type = t, .fd = -1, .max = CACHE_FORMATTED_MAX };
+        *f = (CacheFormatted){ .type = t, .fd = -1, .max = CACHE_FORMATTED_MAX };
 }
 
 void cache_formatted_spill(CacheFormatted *f, int fd, char *path) {

@@ -27,8 +27,8 @@
  * Return: 0, -EINVAL or -EILSEQ (invalid UTF-8 in an ssh key) with
  * *ret_error set, or -ENOMEM.
  */
-int cache_format_render(const NssMaps *m, NssMapType t, char **ret_buf, size_t *ret_len,
-                        size_t *ret_entries, char **ret_error);
+int cache_format_render(const NssMaps *m, NssMapType t, char **ret_buf, size_t *ret_len, size_t *ret_entries,
+                        char **ret_error);
 
 /**
  * cache_format_pyrepr() - write Python 3's repr() of the UTF-8 string @s to @f.
@@ -50,16 +50,16 @@ int cache_format_pylist(FILE *f, char *const *l);
  * memory; positions (cache_formatted_size()) count from the file's start. */
 typedef struct CacheFormatted {
         NssMapType type;
-        StrBuf buf;         /* the map's bytes so far, or those after `spilled` */
-        size_t entries;     /* lines written */
-        size_t offered;     /* entries offered, the N of "MAP entry N" */
-        int error;          /* 0, or -EINVAL/-EILSEQ of the first entry that failed, or a write error */
-        char *error_text;   /* its message; NULL for a write error (the publisher names the file) */
-        int fd;             /* -1, or the file the bytes are spilled to */
-        char *path;         /* its name, removed by cache_formatted_done() unless taken */
-        uint64_t spilled;   /* bytes written to fd */
-        size_t chunk;       /* bytes buffered before they are written (CACHE_FORMATTED_CHUNK) */
-        uint64_t max;       /* a map larger than this fails with -EFBIG (CACHE_FORMATTED_MAX; 0: none) */
+        StrBuf buf;       /* the map's bytes so far, or those after `spilled` */
+        size_t entries;   /* lines written */
+        size_t offered;   /* entries offered, the N of "MAP entry N" */
+        int error;        /* 0, or -EINVAL/-EILSEQ of the first entry that failed, or a write error */
+        char *error_text; /* its message; NULL for a write error (the publisher names the file) */
+        int fd;           /* -1, or the file the bytes are spilled to */
+        char *path;       /* its name, removed by cache_formatted_done() unless taken */
+        uint64_t spilled; /* bytes written to fd */
+        size_t chunk;     /* bytes buffered before they are written (CACHE_FORMATTED_CHUNK) */
+        uint64_t max;     /* a map larger than this fails with -EFBIG (CACHE_FORMATTED_MAX; 0: none) */
 } CacheFormatted;
 
 #define CACHE_FORMATTED_CHUNK (64u * 1024)
@@ -78,10 +78,12 @@ static inline uint64_t cache_formatted_size(const CacheFormatted *f) {
         return f->spilled + f->buf.len;
 }
 
-/** cache_formatted_flush() - write what the buffer holds to the file (if spilled).  Return: 0 or f->error. */
+/** cache_formatted_flush() - write what the buffer holds to the file (if spilled).  Return: 0 or f->error.
+ */
 int cache_formatted_flush(CacheFormatted *f);
 
-/** cache_formatted_read() - up to @len bytes at @pos, from the file or the buffer.  Return: the count or negative errno. */
+/** cache_formatted_read() - up to @len bytes at @pos, from the file or the buffer.  Return: the count or
+ * negative errno. */
 ssize_t cache_formatted_read(CacheFormatted *f, uint64_t pos, void *buf, size_t len);
 
 /* A byte range of a map. */

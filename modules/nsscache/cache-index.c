@@ -59,7 +59,7 @@ typedef struct IndexRecord {
 } IndexRecord;
 
 void cache_index_builder_init(CacheIndexBuilder *b, unsigned field) {
-        *b = (CacheIndexBuilder) { .field = field };
+        *b = (CacheIndexBuilder){ .field = field };
 }
 
 void cache_index_builder_done(CacheIndexBuilder *b) {
@@ -83,8 +83,8 @@ static int add_record(CacheIndexBuilder *b) {
                 b->recs = r;
                 b->cap = cap;
         }
-        b->recs[b->n++] = (IndexRecord) { b->line_start, (uint32_t) b->key_start,
-                                          (uint32_t) (b->keys.len - b->key_start) };
+        b->recs[b->n++] = (IndexRecord){ b->line_start, (uint32_t) b->key_start,
+                                         (uint32_t) (b->keys.len - b->key_start) };
         b->key_done = true;
         return 0;
 }

@@ -39,20 +39,21 @@ int cache_index_build(const char *data, size_t len, unsigned field, char **ret, 
  * chunks): memory holds the keys and a record per line, never the data. */
 typedef struct CacheIndexBuilder {
         unsigned field;
-        StrBuf keys;                 /* every line's key, back to back */
+        StrBuf keys; /* every line's key, back to back */
         struct IndexRecord *recs;
         size_t n, cap;
-        uint64_t pos;                /* offset of the next byte fed */
-        uint64_t line_start;         /* of the line being fed */
-        size_t key_start;            /* its key's start in keys */
-        unsigned colons;             /* ':' seen in it so far */
+        uint64_t pos;        /* offset of the next byte fed */
+        uint64_t line_start; /* of the line being fed */
+        size_t key_start;    /* its key's start in keys */
+        unsigned colons;     /* ':' seen in it so far */
         bool in_line, key_done;
 } CacheIndexBuilder;
 
 void cache_index_builder_init(CacheIndexBuilder *b, unsigned field);
 void cache_index_builder_done(CacheIndexBuilder *b);
 
-/** cache_index_feed() - the next @n bytes of the data.  Return: 0, -EINVAL (a NUL, or a line without the field), -ENOMEM. */
+/** cache_index_feed() - the next @n bytes of the data.  Return: 0, -EINVAL (a NUL, or a line without the
+ * field), -ENOMEM. */
 int cache_index_feed(CacheIndexBuilder *b, const char *p, size_t n);
 
 /**

@@ -51,7 +51,7 @@ void cache_journal_done(CacheJournal *j) {
         free(j->dir);
         for (size_t i = 0; i < j->n; i++)
                 free(j->entry[i].name);
-        *j = (CacheJournal) {};
+        *j = (CacheJournal){};
 }
 
 static bool name_ok(const char *name) {
@@ -259,7 +259,7 @@ static int unlink_indexes(const Paths *p, size_t first, size_t end, char **ret_e
                 return 0;
         for (size_t i = first + 1; i < end; i++) {
                 had = had || access(p->target[i], F_OK) >= 0;
-                r = step_run(&(Step) { "unlink-index", NULL, p->target[i] }, ret_error);
+                r = step_run(&(Step){ "unlink-index", NULL, p->target[i] }, ret_error);
                 if (r < 0)
                         return r;
         }
@@ -271,7 +271,7 @@ static int rename_map(const CacheJournal *j, const Paths *p, size_t first, size_
         int r;
 
         if (access(p->staged[first], F_OK) >= 0) {
-                r = step_run(&(Step) { "rename-data", p->staged[first], p->target[first] }, ret_error);
+                r = step_run(&(Step){ "rename-data", p->staged[first], p->target[first] }, ret_error);
                 if (r < 0)
                         return r;
         }
@@ -279,9 +279,9 @@ static int rename_map(const CacheJournal *j, const Paths *p, size_t first, size_
                 const CacheJournalEntry *e = j->entry + i;
 
                 if (e->kind == CACHE_JOURNAL_DROP)
-                        r = step_run(&(Step) { "drop-index", NULL, p->target[i] }, ret_error);
+                        r = step_run(&(Step){ "drop-index", NULL, p->target[i] }, ret_error);
                 else if (access(p->staged[i], F_OK) >= 0)
-                        r = step_run(&(Step) { "rename-index", p->staged[i], p->target[i] }, ret_error);
+                        r = step_run(&(Step){ "rename-index", p->staged[i], p->target[i] }, ret_error);
                 else
                         r = 0;
                 if (r < 0)
@@ -315,7 +315,8 @@ int cache_journal_apply(const CacheJournal *j, char **ret_error) {
                 r = rename_map(j, &p, first, map_end(j, first), ret_error);
         if (r >= 0 && j->n > 0) {
                 r = fileio_fsync_dir(p.target[0]);
-                if (r < 0 && ret_error && asprintf(ret_error, "%s: fsync failed: %s", j->dir, strerror(-r)) < 0)
+                if (r < 0 && ret_error &&
+                    asprintf(ret_error, "%s: fsync failed: %s", j->dir, strerror(-r)) < 0)
                         *ret_error = NULL;
         }
         paths_done(&p, j->n);

@@ -45,7 +45,8 @@ int cache_journal_step(const char *step, const char *path);
 
 void cache_journal_done(CacheJournal *j);
 
-/** cache_journal_add() - append an entry (@name copied).  Return: 0, -E2BIG, -EINVAL (a '/' or newline), -ENOMEM. */
+/** cache_journal_add() - append an entry (@name copied).  Return: 0, -E2BIG, -EINVAL (a '/' or newline),
+ * -ENOMEM. */
 int cache_journal_add(CacheJournal *j, CacheJournalKind kind, const char *name);
 
 /**

@@ -99,7 +99,7 @@ static void staged_done(Staged *f) {
 }
 
 static void map_work_init(MapWork *w) {
-        *w = (MapWork) { .file.fd = -1 };
+        *w = (MapWork){ .file.fd = -1 };
         for (size_t i = 0; i < MAX_INDEXES; i++)
                 w->index[i].file.fd = -1;
 }
@@ -115,14 +115,14 @@ static void map_work_done(MapWork *w) {
 }
 
 void cache_options_init(CacheOptions *opts) {
-        *opts = (CacheOptions) {
+        *opts = (CacheOptions){
                 .dir = "/etc",
                 .suffix = "cache",
                 .max_shrink_pct = 50,
         };
         for (size_t t = 0; t < _NSS_MAP_MAX; t++) {
                 opts->enabled[t] = true;
-                opts->perms[t] = (CachePerms) { .mode = 0, .uid = (uid_t) -1, .gid = (gid_t) -1 };
+                opts->perms[t] = (CachePerms){ .mode = 0, .uid = (uid_t) -1, .gid = (gid_t) -1 };
         }
 }
 
@@ -322,7 +322,7 @@ static int take_data(MapWork *w, CacheFormatted *f) {
         r = cache_formatted_flush(f);
         if (r < 0)
                 return r;
-        w->file = (Staged) { .fd = TAKE_FD(f->fd), .tmp = TAKE_PTR(f->path), .len = f->spilled };
+        w->file = (Staged){ .fd = TAKE_FD(f->fd), .tmp = TAKE_PTR(f->path), .len = f->spilled };
         w->entries = f->entries;
         return 0;
 }
@@ -340,7 +340,8 @@ static int build_index(const Staged *data, unsigned field, IndexWork *ix) {
         if (!buf)
                 return -ENOMEM;
         for (uint64_t pos = 0; r >= 0 && pos < data->len;) {
-                ssize_t got = fileio_pread_full(data->fd, buf, (size_t) MIN((uint64_t) CHUNK, data->len - pos), pos);
+                ssize_t got = fileio_pread_full(data->fd, buf,
+                                                (size_t) MIN((uint64_t) CHUNK, data->len - pos), pos);
 
                 if (got <= 0)
                         return got < 0 ? (int) got : -EIO;
@@ -376,7 +377,8 @@ static int prepare_map(const CacheOptions *opts, CacheFormatted *f, NssMapType t
                         return append_error(ret_error, "%s: staging failed: %s", w->path, strerror(-r)) ?: r;
         }
         if (f->error < 0 && !f->error_text) /* writing the spilled text failed */
-                return append_error(ret_error, "%s: staging failed: %s", w->path, strerror(-f->error)) ?: f->error;
+                return append_error(ret_error, "%s: staging failed: %s", w->path, strerror(-f->error))
+                               ?: f->error;
         if (f->error < 0) {
                 if (ret_error && f->error_text && !(*ret_error = strdup(f->error_text)))
                         return -ENOMEM;
@@ -429,11 +431,13 @@ static int check_guards(const CacheOptions *opts, const MapWork *w, char **err) 
                 r = append_error(err, "%s: the new map is empty", name) ?: 1;
         else if (user_map(w->type) && w->entries < opts->min_entries[w->type])
                 r = append_error(err, "%s: %zu entries, fewer than the minimum of %zu", name, w->entries,
-                                 opts->min_entries[w->type]) ?: 1;
+                                 opts->min_entries[w->type])
+                            ?: 1;
         else if (opts->max_shrink_pct < 100 && w->old_entries > w->entries &&
                  (w->old_entries - w->entries) * 100 > (size_t) opts->max_shrink_pct * w->old_entries)
                 r = append_error(err, "%s: would shrink from %zu to %zu entries, more than %u%%", name,
-                                 w->old_entries, w->entries, opts->max_shrink_pct) ?: 1;
+                                 w->old_entries, w->entries, opts->max_shrink_pct)
+                            ?: 1;
         return r;
 }
 
@@ -464,8 +468,8 @@ static int seal_file(const char *path, const Staged *f, const CachePerms *perms,
         if (r >= 0 && perms->uid != (uid_t) -1)
                 r = RET_NERRNO(fchown(f->fd, perms->uid, perms->gid));
         if (r >= 0)
-                r = RET_NERRNO(futimens(f->fd, (const struct timespec[2]) {
-                                                       { .tv_nsec = UTIME_OMIT }, { .tv_sec = mtime } }));
+                r = RET_NERRNO(futimens(f->fd, (const struct timespec[2]){ { .tv_nsec = UTIME_OMIT },
+                                                                           { .tv_sec = mtime } }));
         if (r >= 0)
                 r = RET_NERRNO(fsync(f->fd));
         return r;
@@ -758,7 +762,7 @@ static void report_fill(CacheReport *rep, const CacheOptions *opts, const MapWor
         for (size_t t = 0; t < _NSS_MAP_MAX; t++) {
                 if (!opts->enabled[t])
                         continue;
-                rep->map[t] = (CacheMapReport) {
+                rep->map[t] = (CacheMapReport){
                         .enabled = true,
                         .had_old = work[t].had_old,
                         .entries = work[t].entries,
@@ -770,7 +774,8 @@ static void report_fill(CacheReport *rep, const CacheOptions *opts, const MapWor
 
 /* Renders every enabled map, stopping at the first that cannot be rendered:
  * it keeps its error for prepare_map() to report in map order. */
-static int format_maps(const CacheOptions *opts, const NssMaps *maps, CacheFormatted f[static _NSS_MAP_MAX]) {
+static int format_maps(const CacheOptions *opts, const NssMaps *maps,
+                       CacheFormatted f[static _NSS_MAP_MAX]) {
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
                 cache_formatted_init(f + t, t);
                 if (!opts->enabled[t])
@@ -815,7 +820,8 @@ static int publish_begin(const CacheOptions *opts, const CacheFormatted *maps, C
         r = clean_stale(opts, maps, &rep->stale_removed);
         if (r < 0)
                 return append_error(ret_error, "%s: cannot remove stale temporary files: %s", opts->dir,
-                                    strerror(-r)) ?: r;
+                                    strerror(-r))
+                               ?: r;
         return 0;
 }
 
@@ -901,11 +907,12 @@ int cache_publish_unchanged(const CacheOptions *opts, const CacheReport *known, 
         r = clean_stale(opts, NULL, &rep.stale_removed);
         if (r < 0)
                 return append_error(ret_error, "%s: cannot remove stale temporary files: %s", opts->dir,
-                                    strerror(-r)) ?: r;
+                                    strerror(-r))
+                               ?: r;
         for (size_t t = 0; t < _NSS_MAP_MAX; t++) {
                 if (!opts->enabled[t])
                         continue;
-                rep.map[t] = (CacheMapReport) {
+                rep.map[t] = (CacheMapReport){
                         .enabled = true,
                         .had_old = known->map[t].had_old || known->map[t].changed,
                         .entries = known->map[t].entries,

@@ -19,35 +19,35 @@ typedef struct CachePerms {
 } CachePerms;
 
 typedef struct CacheOptions {
-        const char *dir;           /* where MAP.SUFFIX goes: "/etc" for libnss-cache */
-        const char *suffix;        /* files_cache_filename_suffix; "" or NULL: none */
+        const char *dir;    /* where MAP.SUFFIX goes: "/etc" for libnss-cache */
+        const char *suffix; /* files_cache_filename_suffix; "" or NULL: none */
         bool enabled[_NSS_MAP_MAX];
-        const char *timestamp_dir; /* timestamp-MAP-{update,modify}; NULL: none */
-        const char *compat_dir;    /* where nsscache copies modes from; NULL: "/etc" */
+        const char *timestamp_dir;        /* timestamp-MAP-{update,modify}; NULL: none */
+        const char *compat_dir;           /* where nsscache copies modes from; NULL: "/etc" */
         size_t min_entries[_NSS_MAP_MAX]; /* refuse fewer entries (0: only "empty") */
-        unsigned max_shrink_pct;   /* refuse losing more than this % of entries; >=100: off */
-        bool force;                /* this run only: skip the guards */
+        unsigned max_shrink_pct;          /* refuse losing more than this % of entries; >=100: off */
+        bool force;                       /* this run only: skip the guards */
         CachePerms perms[_NSS_MAP_MAX];
-        time_t now;                /* for the timestamp files; 0: time(NULL) */
-        const char *state_dir;     /* where the publish journal goes; NULL: none (no crash safety) */
+        time_t now;            /* for the timestamp files; 0: time(NULL) */
+        const char *state_dir; /* where the publish journal goes; NULL: none (no crash safety) */
 } CacheOptions;
 
 typedef struct CacheMapReport {
         bool enabled;
-        bool changed;          /* new files were put in place */
-        bool had_old;          /* a data file existed before */
-        size_t entries;        /* lines in the new data */
-        size_t old_entries;    /* lines in the data file found */
+        bool changed;       /* new files were put in place */
+        bool had_old;       /* a data file existed before */
+        size_t entries;     /* lines in the new data */
+        size_t old_entries; /* lines in the data file found */
         size_t bytes;
 } CacheMapReport;
 
 typedef struct CacheReport {
         CacheMapReport map[_NSS_MAP_MAX];
         size_t n_changed;
-        int timestamp_error;   /* first failure writing a timestamp file (not fatal), or 0 */
-        bool recovered;        /* an interrupted publish was finished first */
+        int timestamp_error;    /* first failure writing a timestamp file (not fatal), or 0 */
+        bool recovered;         /* an interrupted publish was finished first */
         unsigned stale_removed; /* temporary files of killed runs removed */
-        bool journal_pending;  /* failed halfway: the journal finishes it next time */
+        bool journal_pending;   /* failed halfway: the journal finishes it next time */
 } CacheReport;
 
 /** cache_options_init() - defaults: dir "/etc", suffix "cache", all four maps,

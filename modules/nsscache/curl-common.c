@@ -10,17 +10,18 @@
 CURLcode curl_transport_setup(CURL *c, const CurlTransport *t) {
         CURLcode cr = CURLE_OK;
 
-#define SET(opt, val)                                             \
-        do {                                                      \
-                if (cr == CURLE_OK)                               \
-                        cr = curl_easy_setopt(c, opt, val);       \
+#define SET(opt, val)                                                                                       \
+        do {                                                                                                \
+                if (cr == CURLE_OK)                                                                         \
+                        cr = curl_easy_setopt(c, opt, val);                                                 \
         } while (0)
         SET(CURLOPT_NOSIGNAL, 1L);
         SET(CURLOPT_FOLLOWLOCATION, 0L);
         SET(CURLOPT_PROTOCOLS_STR, "https,http");
         SET(CURLOPT_USERAGENT, "sunkd-nsscache/" PACKAGE_VERSION);
         SET(CURLOPT_TIMEOUT_MS, (long) (t->timeout_usec / SUNKD_USEC_PER_MSEC));
-        SET(CURLOPT_CONNECTTIMEOUT_MS, (long) (MIN(t->timeout_usec, CONNECT_TIMEOUT_MAX_USEC) / SUNKD_USEC_PER_MSEC));
+        SET(CURLOPT_CONNECTTIMEOUT_MS,
+            (long) (MIN(t->timeout_usec, CONNECT_TIMEOUT_MAX_USEC) / SUNKD_USEC_PER_MSEC));
         SET(CURLOPT_SSL_VERIFYPEER, t->tls_verify ? 1L : 0L);
         SET(CURLOPT_SSL_VERIFYHOST, t->tls_verify ? 2L : 0L);
         if (t->ca_file)
@@ -58,10 +59,12 @@ int curl_to_errno(CURLcode cr) {
 bool curl_transient(CURLcode cr) {
         /* a body that does not decode was most likely cut or mangled on the way */
         static const CURLcode transient[] = {
-                CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_CONNECT, CURLE_OPERATION_TIMEDOUT,
-                CURLE_SEND_ERROR,           CURLE_RECV_ERROR,      CURLE_GOT_NOTHING,
-                CURLE_PARTIAL_FILE,         CURLE_HTTP2,           CURLE_HTTP2_STREAM,
-                CURLE_SSL_CONNECT_ERROR,    CURLE_BAD_CONTENT_ENCODING,
+                CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_CONNECT,
+                CURLE_OPERATION_TIMEDOUT,   CURLE_SEND_ERROR,
+                CURLE_RECV_ERROR,           CURLE_GOT_NOTHING,
+                CURLE_PARTIAL_FILE,         CURLE_HTTP2,
+                CURLE_HTTP2_STREAM,         CURLE_SSL_CONNECT_ERROR,
+                CURLE_BAD_CONTENT_ENCODING,
         };
 
         for (size_t i = 0; i < ELEMENTSOF(transient); i++)
@@ -89,8 +92,8 @@ int curl_backoff_sleep(const sunkd_cancel *cancel, uint64_t usec) {
                 if (now >= end)
                         return 0;
                 slice = MIN(end - now, 50 * SUNKD_USEC_PER_MSEC);
-                ts = (struct timespec) { .tv_sec = (time_t) (slice / SUNKD_USEC_PER_SEC),
-                                         .tv_nsec = (long) (slice % SUNKD_USEC_PER_SEC) * 1000 };
+                ts = (struct timespec){ .tv_sec = (time_t) (slice / SUNKD_USEC_PER_SEC),
+                                        .tv_nsec = (long) (slice % SUNKD_USEC_PER_SEC) * 1000 };
                 nanosleep(&ts, NULL);
         }
 }

@@ -20,7 +20,8 @@ typedef struct CurlTransport {
         const char *proxy;   /* NULL: libcurl's default (the environment's) */
 } CurlTransport;
 
-/** curl_transport_setup() - @t on the easy handle @c.  Return: libcurl's code of the first option refused. */
+/** curl_transport_setup() - @t on the easy handle @c.  Return: libcurl's code of the first option refused.
+ */
 CURLcode curl_transport_setup(CURL *c, const CurlTransport *t);
 
 /** curl_to_errno() - @cr as a negative errno (-EIO for those without a better one). */
@@ -29,7 +30,8 @@ int curl_to_errno(CURLcode cr);
 /** curl_transient() - whether a transfer that failed with @cr is worth another attempt. */
 bool curl_transient(CURLcode cr);
 
-/** curl_backoff_sleep() - sleep @usec in slices, so that cancellation is noticed quickly.  Return: 0 or -ECANCELED. */
+/** curl_backoff_sleep() - sleep @usec in slices, so that cancellation is noticed quickly.  Return: 0 or
+ * -ECANCELED. */
 int curl_backoff_sleep(const sunkd_cancel *cancel, uint64_t usec);
 
 /** curl_now_usec() - CLOCK_MONOTONIC in microseconds, for the fetches' durations. */

@@ -1,9 +1,9 @@
 /* Open addressing with linear probing over offsets into one key buffer.
  *
  * A slot holds 0 (empty) or 1 + the offset of its key, stored as one length
- * byte, the key's bytes and a 4-byte value (unaligned, so copied).  The table is kept at most half full; growing
- * rehashes from the key buffer.  Keys are never removed one by one, only
- * all at once by dupset_clear().
+ * byte, the key's bytes and a 4-byte value (unaligned, so copied).  The table is kept at most half full;
+ * growing rehashes from the key buffer.  Keys are never removed one by one, only all at once by
+ * dupset_clear().
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -43,7 +43,7 @@ struct HttpFetch {
 };
 
 void http_validators_init(HttpValidators *v) {
-        *v = (HttpValidators) { .last_modified = -1 };
+        *v = (HttpValidators){ .last_modified = -1 };
 }
 
 void http_validators_done(HttpValidators *v) {
@@ -65,7 +65,7 @@ int http_validators_copy(HttpValidators *dst, const HttpValidators *src) {
 void http_body_done(HttpBody *b) {
         free(b->data);
         http_validators_done(&b->validators);
-        *b = (HttpBody) { .validators = { .last_modified = -1 } };
+        *b = (HttpBody){ .validators = { .last_modified = -1 } };
 }
 
 static size_t write_cb(char *data, size_t size, size_t nmemb, void *userdata) {
@@ -155,15 +155,15 @@ int http_fetch_new(const HttpFetchOptions *o, HttpFetch **ret) {
         f->curl = curl_easy_init();
         if (!f->curl)
                 return -ENOMEM;
-#define SET(opt, val)                                                                            \
-        do {                                                                                     \
-                if (cr == CURLE_OK)                                                              \
-                        cr = curl_easy_setopt(f->curl, opt, val);                                \
+#define SET(opt, val)                                                                                       \
+        do {                                                                                                \
+                if (cr == CURLE_OK)                                                                         \
+                        cr = curl_easy_setopt(f->curl, opt, val);                                           \
         } while (0)
-        cr = curl_transport_setup(f->curl, &(CurlTransport) { .timeout_usec = o->timeout_usec,
-                                                              .tls_verify = o->tls_verify,
-                                                              .ca_file = o->ca_file,
-                                                              .proxy = o->proxy });
+        cr = curl_transport_setup(f->curl, &(CurlTransport){ .timeout_usec = o->timeout_usec,
+                                                             .tls_verify = o->tls_verify,
+                                                             .ca_file = o->ca_file,
+                                                             .proxy = o->proxy });
         SET(CURLOPT_ACCEPT_ENCODING, "gzip");
         SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t) (o->max_size + HTTP_WIRE_MARGIN));
         SET(CURLOPT_FILETIME, 1L);
@@ -272,7 +272,8 @@ static int s3_headers(const HttpFetchOptions *o, struct curl_slist **l) {
 }
 
 /* The conditional headers for @since and S3's, in *ret (owned by the caller). */
-static int conditional_headers(const HttpFetchOptions *o, const HttpValidators *since, struct curl_slist **ret) {
+static int conditional_headers(const HttpFetchOptions *o, const HttpValidators *since,
+                               struct curl_slist **ret) {
         bool etag = since && since->etag && etag_valid(since->etag, strlen(since->etag));
         struct curl_slist *l = NULL, *n;
         char line[HTTP_ETAG_MAX + 64];
@@ -388,8 +389,8 @@ static int take_body(HttpFetch *f, const char *url, const uint8_t *sha256, HttpB
                 if (EVP_Digest(ret->data, ret->len, md, &n, EVP_sha256(), NULL) != 1 || n != sizeof(md))
                         return -ENOMEM;
                 if (CRYPTO_memcmp(md, sha256, sizeof(md)) != 0)
-                        return errmsg_set(ret_error, -EBADMSG, "%s: SHA-256 of the body differs from the one expected",
-                                          url);
+                        return errmsg_set(ret_error, -EBADMSG,
+                                          "%s: SHA-256 of the body differs from the one expected", url);
         }
         if (curl_easy_getinfo(f->curl, CURLINFO_FILETIME_T, &filetime) == CURLE_OK && filetime >= 0)
                 ret->validators.last_modified = (int64_t) filetime;
@@ -405,7 +406,7 @@ int http_fetch_get(HttpFetch *f, const char *url, const HttpValidators *since, c
         long status = 0;
         int r;
 
-        *ret = (HttpBody) { .validators = { .last_modified = -1 } };
+        *ret = (HttpBody){ .validators = { .last_modified = -1 } };
         f->cancel = cancel;
         r = conditional_headers(&f->o, since, &headers);
         if (r < 0)
@@ -420,7 +421,8 @@ int http_fetch_get(HttpFetch *f, const char *url, const HttpValidators *since, c
         curl_slist_free_all(headers);
         f->stats.duration_usec += curl_now_usec() - start;
         if (r >= 0 && status == 304 && !since)
-                r = errmsg_set(ret_error, -EPROTO, "%s: HTTP 304 to a request that was not conditional", url);
+                r = errmsg_set(ret_error, -EPROTO, "%s: HTTP 304 to a request that was not conditional",
+                               url);
         else if (r >= 0 && status == 304) {
                 f->stats.not_modified++;
                 ret->not_modified = true;

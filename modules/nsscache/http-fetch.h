@@ -40,9 +40,9 @@ typedef struct HttpFetchOptions {
         const char *proxy;   /* NULL: libcurl's default (the environment's) */
         const char *ca_file; /* NULL: the system's CAs */
         bool tls_verify;
-        uint64_t timeout_usec;   /* per request */
-        uint64_t max_size;       /* decoded body bytes at most */
-        int64_t attempts;        /* requests per file at most, at least 1 */
+        uint64_t timeout_usec;     /* per request */
+        uint64_t max_size;         /* decoded body bytes at most */
+        int64_t attempts;          /* requests per file at most, at least 1 */
         uint64_t retry_delay_usec; /* before the second attempt, doubled after each (at most 30 s) */
         /* S3 (s3-auth.h): libcurl signs every request with SigV4 ("aws:amz:REGION:s3") as
          * userpwd ("KEYID:SECRET"), and security_token goes along as x-amz-security-token */
@@ -55,16 +55,16 @@ typedef struct HttpFetchStats {
         uint64_t requests; /* retries included */
         uint64_t retries;
         uint64_t not_modified; /* answers 304 */
-        uint64_t bytes;    /* body bytes received, as decoded by libcurl */
+        uint64_t bytes;        /* body bytes received, as decoded by libcurl */
         uint64_t duration_usec;
 } HttpFetchStats;
 
 /* One answer. */
 typedef struct HttpBody {
-        bool not_modified;  /* 304: data is NULL */
-        char *data;         /* the decoded body, NUL-terminated (the NUL not counted) */
+        bool not_modified; /* 304: data is NULL */
+        char *data;        /* the decoded body, NUL-terminated (the NUL not counted) */
         size_t len;
-        bool bzip2;         /* it came bzip2-compressed */
+        bool bzip2;                /* it came bzip2-compressed */
         HttpValidators validators; /* this answer's */
 } HttpBody;
 
@@ -72,7 +72,8 @@ void http_body_done(HttpBody *b);
 
 typedef struct HttpFetch HttpFetch;
 
-/** http_fetch_new() - a handle with @o (copied; the strings must outlive it).  Return: 0, -ENOMEM, -EINVAL. */
+/** http_fetch_new() - a handle with @o (copied; the strings must outlive it).  Return: 0, -ENOMEM, -EINVAL.
+ */
 int http_fetch_new(const HttpFetchOptions *o, HttpFetch **ret);
 HttpFetch *http_fetch_free(HttpFetch *f);
 static inline void http_fetch_freep(HttpFetch **f) {

@@ -63,7 +63,8 @@ static int copy_load(const NsscacheConf *c, const CacheOptions *opts, const char
                 return -ENOENT;
         if (fileio_read(path, c->http_max_size + COPY_HEADER_MAX, &text, &len) < 0)
                 return -ENOENT;
-        if (len < strlen(COPY_MAGIC "url ") || memcmp(text, COPY_MAGIC "url ", strlen(COPY_MAGIC "url ")) != 0)
+        if (len < strlen(COPY_MAGIC "url ") ||
+            memcmp(text, COPY_MAGIC "url ", strlen(COPY_MAGIC "url ")) != 0)
                 return -ENOENT;
         if (url) {
                 if (asprintf(&want, COPY_MAGIC "url %s\n", url) < 0)
@@ -71,7 +72,8 @@ static int copy_load(const NsscacheConf *c, const CacheOptions *opts, const char
                 if (len < strlen(want) || memcmp(text, want, strlen(want)) != 0)
                         return -ENOENT;
                 p = text + strlen(want);
-        } else if (!(p = memchr(text, '\n', len)) || !(p = memchr(p + 1, '\n', len - (size_t) (p + 1 - text))))
+        } else if (!(p = memchr(text, '\n', len)) ||
+                   !(p = memchr(p + 1, '\n', len - (size_t) (p + 1 - text))))
                 return -ENOENT;
         else
                 p++;
@@ -192,7 +194,8 @@ static bool sha256_is(const char *data, size_t len, const uint8_t want[static HT
         uint8_t md[HTTP_SHA256_LEN];
         unsigned n;
 
-        return EVP_Digest(data, len, md, &n, EVP_sha256(), NULL) == 1 && CRYPTO_memcmp(md, want, sizeof(md)) == 0;
+        return EVP_Digest(data, len, md, &n, EVP_sha256(), NULL) == 1 &&
+               CRYPTO_memcmp(md, want, sizeof(md)) == 0;
 }
 
 /* @copy brought to map @t by the delta the manifest names, if it is the
@@ -207,7 +210,8 @@ static int apply_listed_delta(HttpFetch *f, NssMapType t, const HttpSourceRun *r
         int r;
 
         *ret_tried = false;
-        if (!d->present || !copy->data || copy->len != d->from_size || !sha256_is(copy->data, copy->len, d->from))
+        if (!d->present || !copy->data || copy->len != d->from_size ||
+            !sha256_is(copy->data, copy->len, d->from))
                 return 0;
         *ret_tried = true;
         r = http_fetch_get(f, run->delta_url[t], NULL, d->sha256, cancel, &delta, &why);
@@ -230,8 +234,8 @@ static int apply_listed_delta(HttpFetch *f, NssMapType t, const HttpSourceRun *r
  * digest, else by the delta from that copy, else the file, which must have
  * it (a content-addressed file needs no validators). */
 static int fetch_listed(const NsscacheConf *c, const CacheOptions *opts, HttpFetch *f, NssMapType t,
-                        HttpSourceRun *run, NsscacheFetchStats *stats, const sunkd_cancel *cancel, HttpBody *ret,
-                        char **ret_error) {
+                        HttpSourceRun *run, NsscacheFetchStats *stats, const sunkd_cancel *cancel,
+                        HttpBody *ret, char **ret_error) {
         _cleanup_(http_body_done) HttpBody copy = { .validators = { .last_modified = -1 } };
         bool tried;
         int r;
@@ -241,7 +245,7 @@ static int fetch_listed(const NsscacheConf *c, const CacheOptions *opts, HttpFet
                 return r;
         if (r >= 0 && copy.len == run->size[t] && sha256_is(copy.data, copy.len, run->sha256[t])) {
                 *ret = copy;
-                copy = (HttpBody) {};
+                copy = (HttpBody){};
                 ret->not_modified = true;
                 return 0;
         }
@@ -259,8 +263,8 @@ static int fetch_listed(const NsscacheConf *c, const CacheOptions *opts, HttpFet
                 return r;
         if (ret->len != run->size[t]) {
                 http_body_done(ret);
-                return errmsg_set(ret_error, -EBADMSG, "%s: %zu bytes, the manifest says %" PRIu64, run->url[t],
-                                  ret->len, run->size[t]);
+                return errmsg_set(ret_error, -EBADMSG, "%s: %zu bytes, the manifest says %" PRIu64,
+                                  run->url[t], ret->len, run->size[t]);
         }
         return 0;
 }
@@ -274,16 +278,17 @@ static int listed_urls(const NsscacheConf *c, Manifest *m, HttpSourceRun *run, c
                 if (!c->map_enabled[t])
                         continue;
                 if (!m->map[t].present)
-                        return errmsg_set(ret_error, -EBADMSG, "%s: the manifest has no %s map", c->manifest_url,
-                                          nss_map_to_string(t));
+                        return errmsg_set(ret_error, -EBADMSG, "%s: the manifest has no %s map",
+                                          c->manifest_url, nss_map_to_string(t));
                 if (asprintf(&run->url[t], "%.*s%s", base, c->manifest_url, m->map[t].file) < 0) {
                         run->url[t] = NULL;
                         return -ENOMEM;
                 }
                 if (m->map[t].delta.present) {
                         run->delta[t] = m->map[t].delta;
-                        m->map[t].delta = (ManifestDelta) {};
-                        if (asprintf(&run->delta_url[t], "%.*s%s", base, c->manifest_url, run->delta[t].file) < 0) {
+                        m->map[t].delta = (ManifestDelta){};
+                        if (asprintf(&run->delta_url[t], "%.*s%s", base, c->manifest_url,
+                                     run->delta[t].file) < 0) {
                                 run->delta_url[t] = NULL;
                                 return -ENOMEM;
                         }
@@ -303,14 +308,15 @@ static int check_age(const NsscacheConf *c, const Manifest *m, char **ret_error)
         if (max <= 0 || m->time >= now - max)
                 return 0;
         return errmsg_set(ret_error, -ESTALE,
-                          "%s: generation %" PRIu64 " was signed %" PRId64 " s ago, longer than manifest_max_age "
+                          "%s: generation %" PRIu64 " was signed %" PRId64
+                          " s ago, longer than manifest_max_age "
                           "(%" PRId64 " s); refused (is the producer exporting?)",
                           c->manifest_url, m->generation, now - m->time, max);
 }
 
 /* The manifest: fetched, verified, not older than the one applied. */
-static int fetch_manifest(const NsscacheConf *c, const CacheOptions *opts, HttpFetch *f, const sunkd_cancel *cancel,
-                          HttpSourceRun *run, char **ret_error) {
+static int fetch_manifest(const NsscacheConf *c, const CacheOptions *opts, HttpFetch *f,
+                          const sunkd_cancel *cancel, HttpSourceRun *run, char **ret_error) {
         _cleanup_(manifest_done) Manifest m = {};
         _cleanup_free_ char *why = NULL;
         EVP_PKEY *keys[MANIFEST_KEYS_MAX];
@@ -346,8 +352,8 @@ static int fetch_manifest(const NsscacheConf *c, const CacheOptions *opts, HttpF
 
 /* Map @t as the source has it. */
 static int fetch_one(const NsscacheConf *c, const CacheOptions *opts, HttpFetch *f, NssMapType t,
-                     const S3Auth *s3, HttpSourceRun *run, NsscacheFetchStats *stats, const sunkd_cancel *cancel,
-                     char **ret_error) {
+                     const S3Auth *s3, HttpSourceRun *run, NsscacheFetchStats *stats,
+                     const sunkd_cancel *cancel, char **ret_error) {
         if (c->manifest_url)
                 return fetch_listed(c, opts, f, t, run, stats, cancel, run->fetched + t, ret_error);
         if (nsscache_conf_is_s3(c) && s3_object_url(c, s3->region, c->s3_object[t], &run->url[t]) < 0)
@@ -384,7 +390,8 @@ static void http_source_s3_hint(char **ret_error) {
         if (!ret_error || !*ret_error)
                 return;
         if (strstr(*ret_error, "HTTP 403") &&
-            asprintf(&msg, "%s (S3 refused the request: check the credentials, s3_region and the bucket's policy)",
+            asprintf(&msg,
+                     "%s (S3 refused the request: check the credentials, s3_region and the bucket's policy)",
                      *ret_error) >= 0) {
                 free(*ret_error);
                 *ret_error = msg;
@@ -463,11 +470,13 @@ int http_source_map(const NsscacheConf *c, const HttpSourceRun *run, ScimMapper 
 }
 
 /* The keyed digest of each map's body, in fetch order. */
-static int body_digest(const uint8_t key[static DIGEST_KEY_LEN], const HttpBody *b, uint8_t ret[static DIGEST_LEN]) {
+static int body_digest(const uint8_t key[static DIGEST_KEY_LEN], const HttpBody *b,
+                       uint8_t ret[static DIGEST_LEN]) {
         _cleanup_(digest_freep) Digest *md = NULL;
         int r;
 
-        if ((r = digest_new(key, &md)) < 0 || (r = digest_begin(md)) < 0 || (r = digest_feed(md, b->data, b->len)) < 0)
+        if ((r = digest_new(key, &md)) < 0 || (r = digest_begin(md)) < 0 ||
+            (r = digest_feed(md, b->data, b->len)) < 0)
                 return r;
         return digest_end(md, ret);
 }

@@ -73,7 +73,8 @@ static int section_header(IniFile *f, char *s, unsigned line, IniSectionCheck ch
                 return ini_error(ret_error, f->fname, line, NULL, "section '%s': %s", name, why);
         if (!streq(name, "DEFAULT")) {
                 if (strv_contains(*seen, name))
-                        return ini_error(ret_error, f->fname, line, NULL, "section '%s': duplicate section", name);
+                        return ini_error(ret_error, f->fname, line, NULL, "section '%s': duplicate section",
+                                         name);
                 r = strv_extend(seen, name);
                 if (r < 0)
                         return r;
@@ -89,7 +90,8 @@ static int entry_add(IniFile *f, const char *section, const char *key, const cha
 
         for (size_t i = 0; i < f->n; i++)
                 if (streq(f->entries[i].section, section) && streq(f->entries[i].key, key))
-                        return ini_error(ret_error, f->fname, line, key, "duplicate key in section [%s]", section);
+                        return ini_error(ret_error, f->fname, line, key, "duplicate key in section [%s]",
+                                         section);
         if (f->n >= INI_ENTRIES_MAX)
                 return ini_error(ret_error, f->fname, line, NULL, "too many keys");
         if (!(f->n % 16)) {
@@ -99,7 +101,9 @@ static int entry_add(IniFile *f, const char *section, const char *key, const cha
                 f->entries = n;
         }
         e = &f->entries[f->n++];
-        *e = (IniEntry) { .section = strdup(section), .key = strdup(key), .value = strdup(value), .line = line };
+        *e = (IniEntry){
+                .section = strdup(section), .key = strdup(key), .value = strdup(value), .line = line
+        };
         return e->section && e->key && e->value ? 0 : -ENOMEM;
 }
 
@@ -131,7 +135,8 @@ int ini_read(IniFile *f, const char *text, size_t len, IniSectionCheck check, ch
                 if (!*s || *s == '#' || *s == ';')
                         continue;
                 if (p[0] == ' ' || p[0] == '\t')
-                        return ini_error(ret_error, f->fname, line, NULL, "continuation lines are not supported");
+                        return ini_error(ret_error, f->fname, line, NULL,
+                                         "continuation lines are not supported");
                 if (*s == '[') {
                         r = section_header(f, s, line, check, &seen, &section, ret_error);
                         if (r < 0)
@@ -156,8 +161,8 @@ int ini_read(IniFile *f, const char *text, size_t len, IniSectionCheck check, ch
 }
 
 /* Appends @n bytes of @p to the growing value, within INI_VALUE_MAX. */
-static int value_append(const IniFile *f, const IniEntry *e, const char *p, size_t n, char **out, size_t *out_len,
-                        char **ret_error) {
+static int value_append(const IniFile *f, const IniEntry *e, const char *p, size_t n, char **out,
+                        size_t *out_len, char **ret_error) {
         char *t;
 
         if (*out_len + n >= INI_VALUE_MAX)
@@ -202,7 +207,8 @@ static int interpolate(const IniFile *f, const IniEntry *e, const char *value, u
                 }
                 if (pct[1] != '(')
                         return ini_error(ret_error, f->fname, e->line, e->key,
-                                         "'%%' must be followed by '%%' or '(' (write %%%% for a literal percent sign)");
+                                         "'%%' must be followed by '%%' or '(' (write %%%% for a literal "
+                                         "percent sign)");
                 close = strstr(pct + 2, ")s");
                 if (!close)
                         return ini_error(ret_error, f->fname, e->line, e->key, "bad interpolation syntax");

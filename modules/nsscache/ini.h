@@ -52,7 +52,8 @@ const IniEntry *ini_lookup(const IniFile *f, const char *section, const char *ke
  */
 int ini_value(const IniFile *f, const IniEntry *e, char **ret, char **ret_error);
 
-/** ini_strip() - @s without the blanks ConfigParser strips around names and values (spaces, tabs, a CR); cut in place. */
+/** ini_strip() - @s without the blanks ConfigParser strips around names and values (spaces, tabs, a CR); cut
+ * in place. */
 char *ini_strip(char *s);
 
 /** ini_error() - errloc_format() into *ret_error (replacing it); returns -EINVAL. */

@@ -25,10 +25,11 @@ void manifest_done(Manifest *m) {
                 free(m->map[t].file);
                 free(m->map[t].delta.file);
         }
-        *m = (Manifest) {};
+        *m = (Manifest){};
 }
 
-void manifest_sha256_hex(const uint8_t d[static MANIFEST_SHA256_LEN], char ret[static 2 * MANIFEST_SHA256_LEN + 1]) {
+void manifest_sha256_hex(const uint8_t d[static MANIFEST_SHA256_LEN],
+                         char ret[static 2 * MANIFEST_SHA256_LEN + 1]) {
         for (size_t i = 0; i < MANIFEST_SHA256_LEN; i++)
                 sprintf(ret + 2 * i, "%02x", d[i]);
 }
@@ -152,7 +153,8 @@ static int signed_message(const char *payload, size_t len, char **ret, size_t *r
 }
 
 /* {"file", "size", "sha256"} of a map or a delta. */
-static json_object *file_json(const char *file, uint64_t size, const uint8_t sha256[static MANIFEST_SHA256_LEN]) {
+static json_object *file_json(const char *file, uint64_t size,
+                              const uint8_t sha256[static MANIFEST_SHA256_LEN]) {
         char hex[2 * MANIFEST_SHA256_LEN + 1];
         json_object *o = json_object_new_object();
 
@@ -310,7 +312,8 @@ static int envelope_open(const char *text, size_t len, EVP_PKEY *key, char **ret
                 return fail(ret_error, r, "manifest: not a JSON object");
         if (json_object_object_length(env) != 2 || !(p64 = json_member_string(env, "payload")) ||
             !(s64 = json_member_string(env, "signature")))
-                return fail(ret_error, -EBADMSG, "manifest: must be an object of the strings 'payload' and 'signature'");
+                return fail(ret_error, -EBADMSG,
+                            "manifest: must be an object of the strings 'payload' and 'signature'");
         r = b64_decode(s64, &sig, &slen);
         if (r == -ENOMEM)
                 return r;
@@ -329,14 +332,16 @@ static int envelope_open(const char *text, size_t len, EVP_PKEY *key, char **ret
                 return -ENOMEM;
         if (EVP_DigestVerifyInit(ctx, NULL, NULL, NULL, key) != 1 ||
             EVP_DigestVerify(ctx, sig, slen, (const unsigned char *) msg, mlen) != 1)
-                return fail(ret_error, -EPERM, "manifest: the signature does not verify with the configured key");
+                return fail(ret_error, -EPERM,
+                            "manifest: the signature does not verify with the configured key");
         *ret_payload = (char *) TAKE_PTR(payload);
         *ret_len = plen;
         return 0;
 }
 
 /* An integer member in [lo, hi]: JSON integers only, not 1.0 or "1". */
-static int member_uint(json_object *o, const char *key, int64_t lo, int64_t hi, int64_t *ret, char **ret_error) {
+static int member_uint(json_object *o, const char *key, int64_t lo, int64_t hi, int64_t *ret,
+                       char **ret_error) {
         json_object *v;
         int64_t x;
 
@@ -345,8 +350,8 @@ static int member_uint(json_object *o, const char *key, int64_t lo, int64_t hi, 
         errno = 0;
         x = json_object_get_int64(v);
         if (errno != 0 || x < lo || x > hi)
-                return fail(ret_error, -EBADMSG, "manifest: field '%s': out of range [%" PRId64 ", %" PRId64 "]",
-                            key, lo, hi);
+                return fail(ret_error, -EBADMSG,
+                            "manifest: field '%s': out of range [%" PRId64 ", %" PRId64 "]", key, lo, hi);
         *ret = x;
         return 0;
 }
@@ -369,11 +374,13 @@ static int parse_file(json_object *o, const char *field, char **ret_file, uint64
         file = json_member_string(o, "file");
         if (!file || !file_name_ok(file))
                 return fail(ret_error, -EBADMSG,
-                            "manifest: field '%s.file': must be a file name of [A-Za-z0-9._-], not starting with '.'",
+                            "manifest: field '%s.file': must be a file name of [A-Za-z0-9._-], not starting "
+                            "with '.'",
                             field);
         sha = json_member_string(o, "sha256");
         if (!sha || hex_sha256(sha, ret_sha256) < 0)
-                return fail(ret_error, -EBADMSG, "manifest: field '%s.sha256': must be 64 lowercase hex digits", field);
+                return fail(ret_error, -EBADMSG,
+                            "manifest: field '%s.sha256': must be 64 lowercase hex digits", field);
         r = member_uint(o, "size", 0, INT64_MAX, &size, ret_error);
         if (r < 0)
                 return r;
@@ -392,15 +399,16 @@ static int parse_delta(json_object *o, NssMapType t, ManifestDelta *ret, char **
                 return -ENOMEM;
         if (!json_object_is_type(o, json_type_object) || json_object_object_length(o) != 5)
                 return fail(ret_error, -EBADMSG,
-                            "manifest: field '%s': must be an object of file, size, sha256, from_size, from_sha256",
+                            "manifest: field '%s': must be an object of file, size, sha256, from_size, "
+                            "from_sha256",
                             field);
         r = parse_file(o, field, &ret->file, &ret->size, ret->sha256, ret_error);
         if (r < 0)
                 return r;
         from = json_member_string(o, "from_sha256");
         if (!from || hex_sha256(from, ret->from) < 0)
-                return fail(ret_error, -EBADMSG, "manifest: field '%s.from_sha256': must be 64 lowercase hex digits",
-                            field);
+                return fail(ret_error, -EBADMSG,
+                            "manifest: field '%s.from_sha256': must be 64 lowercase hex digits", field);
         r = member_uint(o, "from_size", 0, INT64_MAX, &size, ret_error);
         if (r < 0)
                 return r;
@@ -421,8 +429,10 @@ static int parse_map(json_object *o, NssMapType t, ManifestMap *ret, char **ret_
         if (n == 4 && !json_object_object_get_ex(o, "delta", &delta))
                 n = 0;
         if (n != 3 && n != 4)
-                return fail(ret_error, -EBADMSG,
-                            "manifest: field '%s': must be an object of file, size, sha256 and optionally delta", field);
+                return fail(
+                        ret_error, -EBADMSG,
+                        "manifest: field '%s': must be an object of file, size, sha256 and optionally delta",
+                        field);
         r = parse_file(o, field, &ret->file, &ret->size, ret->sha256, ret_error);
         if (r < 0)
                 return r;

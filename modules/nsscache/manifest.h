@@ -27,7 +27,7 @@
 #define MANIFEST_CONTEXT "sunkd-nsscache-manifest 1\n"
 #define MANIFEST_SHA256_LEN 32
 #define MANIFEST_FILE_NAME_MAX 128
-#define MANIFEST_KEYS_MAX 4 /* a node trusts this many at once: rotation needs two */
+#define MANIFEST_KEYS_MAX 4                         /* a node trusts this many at once: rotation needs two */
 #define MANIFEST_GENERATION_MAX (UINT64_C(1) << 53) /* exact in every JSON reader */
 
 /* The lines a map lost and gained since an earlier copy of it (map-delta.h). */
@@ -83,7 +83,8 @@ int manifest_verify(const char *text, size_t len, EVP_PKEY *key, Manifest *ret, 
 int manifest_verify_keys(const char *text, size_t len, EVP_PKEY *const *keys, size_t n, Manifest *ret,
                          char **ret_error);
 
-/** manifest_key_private() - an Ed25519 private key from PEM.  Return: 0, -EBADMSG (not PEM, not Ed25519), -ENOMEM. */
+/** manifest_key_private() - an Ed25519 private key from PEM.  Return: 0, -EBADMSG (not PEM, not Ed25519),
+ * -ENOMEM. */
 int manifest_key_private(const char *pem, size_t len, EVP_PKEY **ret);
 
 /**
@@ -107,7 +108,8 @@ static inline void manifest_keys_free(EVP_PKEY **keys, size_t n) {
 }
 
 /** manifest_sha256_hex() - @d as 64 lowercase hex digits in @ret. */
-void manifest_sha256_hex(const uint8_t d[static MANIFEST_SHA256_LEN], char ret[static 2 * MANIFEST_SHA256_LEN + 1]);
+void manifest_sha256_hex(const uint8_t d[static MANIFEST_SHA256_LEN],
+                         char ret[static 2 * MANIFEST_SHA256_LEN + 1]);
 
 static inline void evp_pkey_freep(EVP_PKEY **k) {
         if (*k)

@@ -40,7 +40,7 @@ static int lines_split(const char *p, size_t len, Lines *ret) {
         if (!ret->v)
                 return -ENOMEM;
         for (const char *q; s < end && (q = memchr(s, '\n', (size_t) (end - s))); s = q + 1)
-                ret->v[k++] = (Line) { s, (size_t) (q - s) };
+                ret->v[k++] = (Line){ s, (size_t) (q - s) };
         ret->n = n;
         return 0;
 }
@@ -100,7 +100,7 @@ static int pair_unique(const Lines *old, const Lines *new, size_t *match) {
         of_new = calloc(new->n ? new->n : 1, sizeof(Slot *));
         if (!v || !of_new)
                 return -ENOMEM;
-        t = (Table) { v, cap - 1 };
+        t = (Table){ v, cap - 1 };
         for (size_t i = 0; i < old->n; i++) {
                 Slot *s = table_slot(&t, old->v + i);
 
@@ -161,7 +161,8 @@ static void put_line(StrBuf *b, char sign, const Line *l) {
 }
 
 /* The hunk for old[i, ei) and new[j, ej), after growing the equal lines at both ends away. */
-static void put_gap(StrBuf *b, const Lines *old, const Lines *new, size_t i, size_t ei, size_t j, size_t ej) {
+static void put_gap(StrBuf *b, const Lines *old, const Lines *new, size_t i, size_t ei, size_t j,
+                    size_t ej) {
         char head[HUNK_MAX];
 
         while (i < ei && j < ej && line_eq(old->v + i, new->v + j))
@@ -240,7 +241,7 @@ static bool next_line(Reader *rd, Line *ret) {
 
         if (rd->p >= rd->end || !(nl = memchr(rd->p, '\n', (size_t) (rd->end - rd->p))))
                 return false;
-        *ret = (Line) { rd->p, (size_t) (nl - rd->p) };
+        *ret = (Line){ rd->p, (size_t) (nl - rd->p) };
         rd->p = nl + 1;
         rd->line++;
         return true;
@@ -252,17 +253,19 @@ static int bad(char **ret_error, const Reader *rd, const char *why) {
 
 static void put_lines(StrBuf *out, const Lines *base, size_t from, size_t to) {
         if (from < to)
-                strbuf_append(out, base->v[from].p, (size_t) (base->v[to - 1].p + base->v[to - 1].len + 1 - base->v[from].p));
+                strbuf_append(out, base->v[from].p,
+                              (size_t) (base->v[to - 1].p + base->v[to - 1].len + 1 - base->v[from].p));
 }
 
 /* One hunk at @rd's next line: base lines up to it copied, its lines checked and added. */
-static int apply_hunk(Reader *rd, const Line *head, const Lines *base, size_t *pos, StrBuf *out, char **ret_error) {
+static int apply_hunk(Reader *rd, const Line *head, const Lines *base, size_t *pos, StrBuf *out,
+                      char **ret_error) {
         const char *p = head->p + 1, *end = head->p + head->len + 1; /* the newline ends the last number */
         size_t k, del, add;
         Line l;
 
-        if (head->len < 1 || head->p[0] != '@' || !take_number(&p, end, ' ', &k) || !take_number(&p, end, ' ', &del) ||
-            !take_number(&p, end, '\n', &add) || p != end)
+        if (head->len < 1 || head->p[0] != '@' || !take_number(&p, end, ' ', &k) ||
+            !take_number(&p, end, ' ', &del) || !take_number(&p, end, '\n', &add) || p != end)
                 return bad(ret_error, rd, "not a hunk header '@LINE REMOVED ADDED'");
         if (k < *pos || k > base->n || del > base->n - k || (del == 0 && add == 0))
                 return bad(ret_error, rd, "a hunk out of order or past the end of the map");
@@ -270,7 +273,8 @@ static int apply_hunk(Reader *rd, const Line *head, const Lines *base, size_t *p
         for (size_t i = 0; i < del; i++)
                 if (!next_line(rd, &l) || l.len < 1 || l.p[0] != '-' || l.len - 1 != base->v[k + i].len ||
                     memcmp(l.p + 1, base->v[k + i].p, l.len - 1) != 0)
-                        return bad(ret_error, rd, "a removed line that is not the map's (a delta from another map)");
+                        return bad(ret_error, rd,
+                                   "a removed line that is not the map's (a delta from another map)");
         for (size_t i = 0; i < add; i++) {
                 if (!next_line(rd, &l) || l.len < 1 || l.p[0] != '+')
                         return bad(ret_error, rd, "an added line expected ('+LINE')");
@@ -291,8 +295,8 @@ int map_delta_apply(const char *base, size_t blen, const char *delta, size_t dle
         int r;
 
         if (dlen < strlen(MAP_DELTA_MAGIC) || memcmp(delta, MAP_DELTA_MAGIC, strlen(MAP_DELTA_MAGIC)) != 0)
-                return errmsg_set(ret_error, -EBADMSG, "delta line 1: not '%.*s'", (int) strlen(MAP_DELTA_MAGIC) - 1,
-                                  MAP_DELTA_MAGIC);
+                return errmsg_set(ret_error, -EBADMSG, "delta line 1: not '%.*s'",
+                                  (int) strlen(MAP_DELTA_MAGIC) - 1, MAP_DELTA_MAGIC);
         if (dlen > 0 && delta[dlen - 1] != '\n')
                 return errmsg_set(ret_error, -EBADMSG, "the delta's last line is cut short");
         r = lines_split(base, blen, &b);

@@ -76,7 +76,8 @@ static int write_file(const char *dir, const char *name, const char *data, size_
 }
 
 /* NAME unless it is there already: the name is its content's digest. */
-static int write_file_once(const char *dir, const char *name, const char *data, size_t len, char **ret_error) {
+static int write_file_once(const char *dir, const char *name, const char *data, size_t len,
+                           char **ret_error) {
         _cleanup_free_ char *path = NULL;
         struct stat st;
 
@@ -122,7 +123,8 @@ static int export_delta(const char *dir, NssMapType t, const ManifestMap *prev, 
                 return -ENOMEM;
         /* a previous file that is gone or not what its manifest says gets no delta: nodes fetch the map */
         if (fileio_read(path, HTTP_MAX_SIZE_MAX, &old, &olen) < 0 || olen != prev->size ||
-            EVP_Digest(old, olen, md, &n, EVP_sha256(), NULL) != 1 || memcmp(md, prev->sha256, sizeof(md)) != 0)
+            EVP_Digest(old, olen, md, &n, EVP_sha256(), NULL) != 1 ||
+            memcmp(md, prev->sha256, sizeof(md)) != 0)
                 return 0;
         r = map_delta_make(old, olen, data, len, len / 4, &delta, &dlen);
         if (r == -E2BIG || r == -EINVAL)
@@ -158,7 +160,7 @@ static int keep_delta(const char *dir, const ManifestDelta *prev, ManifestDelta 
         *ret = *prev;
         ret->file = strdup(prev->file);
         if (!ret->file) {
-                *ret = (ManifestDelta) {};
+                *ret = (ManifestDelta){};
                 return -ENOMEM;
         }
         return 0;
@@ -258,7 +260,8 @@ static bool is_export_file(const char *name) {
                 return false;
         /* MAP-delta-HEX: a delta, never compressed */
         if (prefix > 6 && strncmp(dash - 6, "-delta", 6) == 0)
-                return nss_map_from_string(strndupa(name, prefix - 6)) != (NssMapType) -1 && dash[1 + n] == 0;
+                return nss_map_from_string(strndupa(name, prefix - 6)) != (NssMapType) -1 &&
+                       dash[1 + n] == 0;
         return nss_map_from_string(strndupa(name, prefix)) != (NssMapType) -1 &&
                (dash[1 + n] == 0 || strcmp(dash + 1 + n, ".gz") == 0);
 }
@@ -267,7 +270,8 @@ static bool named_by(const Manifest *m, const char *name) {
         for (size_t t = 0; t < _NSS_MAP_MAX; t++) {
                 size_t n = m->map[t].file ? strlen(m->map[t].file) : 0;
 
-                if (n && strncmp(name, m->map[t].file, n) == 0 && (name[n] == 0 || strcmp(name + n, ".gz") == 0))
+                if (n && strncmp(name, m->map[t].file, n) == 0 &&
+                    (name[n] == 0 || strcmp(name + n, ".gz") == 0))
                         return true;
                 if (m->map[t].delta.file && strcmp(name, m->map[t].delta.file) == 0)
                         return true;
@@ -283,7 +287,8 @@ static void remove_old(const char *dir, const Manifest *now, const Manifest *bef
         if (!d)
                 return;
         while ((de = readdir(d)))
-                if (is_export_file(de->d_name) && !named_by(now, de->d_name) && !named_by(before, de->d_name))
+                if (is_export_file(de->d_name) && !named_by(now, de->d_name) &&
+                    !named_by(before, de->d_name))
                         (void) unlinkat(dirfd(d), de->d_name, 0);
 }
 
@@ -319,25 +324,28 @@ static void maps_stat(const CacheOptions *opts, struct stat st[static _NSS_MAP_M
 
 static bool maps_same(const struct stat a[static _NSS_MAP_MAX], const struct stat b[static _NSS_MAP_MAX]) {
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
-                if (a[t].st_dev != b[t].st_dev || a[t].st_ino != b[t].st_ino || a[t].st_size != b[t].st_size ||
-                    a[t].st_mtim.tv_sec != b[t].st_mtim.tv_sec || a[t].st_mtim.tv_nsec != b[t].st_mtim.tv_nsec)
+                if (a[t].st_dev != b[t].st_dev || a[t].st_ino != b[t].st_ino ||
+                    a[t].st_size != b[t].st_size || a[t].st_mtim.tv_sec != b[t].st_mtim.tv_sec ||
+                    a[t].st_mtim.tv_nsec != b[t].st_mtim.tv_nsec)
                         return false;
         return true;
 }
 
 /* A publish in progress (its journal there) or one that renamed a map
  * while the maps were read: what was read may be maps of two runs. */
-static int maps_moved(const CacheOptions *opts, const struct stat before[static _NSS_MAP_MAX], char **ret_error) {
+static int maps_moved(const CacheOptions *opts, const struct stat before[static _NSS_MAP_MAX],
+                      char **ret_error) {
         struct stat now[_NSS_MAP_MAX];
 
         maps_stat(opts, now);
         if ((opts->state_dir && cache_publish_pending(opts->state_dir) != 0) || !maps_same(before, now))
-                return errmsg_set(ret_error, -EAGAIN, "the maps were published again while they were exported");
+                return errmsg_set(ret_error, -EAGAIN,
+                                  "the maps were published again while they were exported");
         return 0;
 }
 
-int map_export(const NsscacheConf *c, const CacheOptions *opts, const CacheReport *report, uint64_t *ret_generation,
-               char **ret_error) {
+int map_export(const NsscacheConf *c, const CacheOptions *opts, const CacheReport *report,
+               uint64_t *ret_generation, char **ret_error) {
         struct stat maps_before[_NSS_MAP_MAX];
         _cleanup_(evp_pkey_freep) EVP_PKEY *key = NULL;
         _cleanup_(manifest_done) Manifest m = {}, before = {};

@@ -38,5 +38,5 @@ int map_export_key_load(const char *path, EVP_PKEY **ret, char **ret_error);
  * a publish moved the maps while they were read (nothing was signed: try
  * again on the maps as they are now).
  */
-int map_export(const NsscacheConf *c, const CacheOptions *opts, const CacheReport *report, uint64_t *ret_generation,
-               char **ret_error);
+int map_export(const NsscacheConf *c, const CacheOptions *opts, const CacheReport *report,
+               uint64_t *ret_generation, char **ret_error);

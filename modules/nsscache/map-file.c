@@ -210,14 +210,19 @@ static int parse_line(NssMapType t, char *line, Parsed *e) {
         uint32_t uid, gid;
         int r;
 
-        *e = (Parsed) { .type = t };
+        *e = (Parsed){ .type = t };
         switch (t) {
         case NSS_MAP_PASSWD:
                 if (!split_fields(line, f, 7) || !streq(f[1], "x") || !parse_u32(f[2], &uid) ||
                     !parse_u32(f[3], &gid))
                         return -EINVAL;
-                e->passwd = (NssPasswd) { .name = f[0], .passwd = f[1], .uid = uid, .gid = gid, .gecos = f[4],
-                                          .dir = f[5], .shell = f[6] };
+                e->passwd = (NssPasswd){ .name = f[0],
+                                         .passwd = f[1],
+                                         .uid = uid,
+                                         .gid = gid,
+                                         .gecos = f[4],
+                                         .dir = f[5],
+                                         .shell = f[6] };
                 return 0;
         case NSS_MAP_SHADOW: {
                 int64_t v[7];
@@ -227,8 +232,15 @@ static int parse_line(NssMapType t, char *line, Parsed *e) {
                 for (size_t i = 0; i < ELEMENTSOF(v); i++)
                         if (!parse_shadow_num(f[2 + i], v + i))
                                 return -EINVAL;
-                e->shadow = (NssShadow) { .name = f[0], .passwd = f[1], .lstchg = v[0], .min = v[1], .max = v[2],
-                                          .warn = v[3], .inact = v[4], .expire = v[5], .flag = v[6] };
+                e->shadow = (NssShadow){ .name = f[0],
+                                         .passwd = f[1],
+                                         .lstchg = v[0],
+                                         .min = v[1],
+                                         .max = v[2],
+                                         .warn = v[3],
+                                         .inact = v[4],
+                                         .expire = v[5],
+                                         .flag = v[6] };
                 return 0;
         }
         case NSS_MAP_GROUP:
@@ -239,7 +251,7 @@ static int parse_line(NssMapType t, char *line, Parsed *e) {
                         if (r < 0)
                                 return r;
                 }
-                e->group = (NssGroup) { .name = f[0], .passwd = f[1], .gid = gid, .members = e->list };
+                e->group = (NssGroup){ .name = f[0], .passwd = f[1], .gid = gid, .members = e->list };
                 return 0;
         case NSS_MAP_SSHKEY: {
                 char *colon = strchr(line, ':');
@@ -250,7 +262,7 @@ static int parse_line(NssMapType t, char *line, Parsed *e) {
                 r = py_list(colon + 1, &e->list);
                 if (r < 0)
                         return r;
-                e->sshkey = (NssSshkey) { .name = line, .keys = e->list };
+                e->sshkey = (NssSshkey){ .name = line, .keys = e->list };
                 return 0;
         }
         default:
@@ -266,7 +278,8 @@ static int renders_as(CacheFormatted *out, const Parsed *e, const char *line, si
         r = cache_formatted_try_add(out, &e->passwd);
         if (r == -ENOMEM)
                 return r;
-        *ret = r >= 0 && out->buf.len == n + 1 && memcmp(out->buf.data, line, n) == 0 && out->buf.data[n] == '\n';
+        *ret = r >= 0 && out->buf.len == n + 1 && memcmp(out->buf.data, line, n) == 0 &&
+               out->buf.data[n] == '\n';
         return 0;
 }
 
@@ -293,8 +306,8 @@ static int one_line(CacheFormatted *out, NssMapType t, const char *line, size_t 
         return r;
 }
 
-int map_file_parse(NssMapType t, const char *data, size_t len, map_file_entry_fn on_entry, map_file_bad_fn on_bad,
-                   void *userdata, char **ret_error) {
+int map_file_parse(NssMapType t, const char *data, size_t len, map_file_entry_fn on_entry,
+                   map_file_bad_fn on_bad, void *userdata, char **ret_error) {
         CacheFormatted out;
         size_t lineno = 0;
         int r = 0;
@@ -304,7 +317,8 @@ int map_file_parse(NssMapType t, const char *data, size_t len, map_file_entry_fn
 
                 for (size_t i = 0; i < len; i++)
                         lines += data[i] == '\n';
-                return errmsg_set(ret_error, -EBADMSG, "%s: line %zu: no newline at the end: the file was cut short",
+                return errmsg_set(ret_error, -EBADMSG,
+                                  "%s: line %zu: no newline at the end: the file was cut short",
                                   nss_map_to_string(t), lines);
         }
         cache_formatted_init(&out, t);

@@ -25,5 +25,5 @@ typedef int (*map_file_bad_fn)(void *userdata, NssMapType t, size_t line, const 
  * Return: 0; -EBADMSG (the last line has no newline) with *ret_error
  * "MAP: line N: ..."; -ENOMEM; or what a callback returned.
  */
-int map_file_parse(NssMapType t, const char *data, size_t len, map_file_entry_fn on_entry, map_file_bad_fn on_bad,
-                   void *userdata, char **ret_error);
+int map_file_parse(NssMapType t, const char *data, size_t len, map_file_entry_fn on_entry,
+                   map_file_bad_fn on_bad, void *userdata, char **ret_error);

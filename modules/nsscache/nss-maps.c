@@ -85,5 +85,5 @@ void nss_maps_done(NssMaps *m) {
         }
         free(m->sshkey);
 
-        *m = (NssMaps) {};
+        *m = (NssMaps){};
 }

@@ -59,7 +59,6 @@ static inline void curl_freep(char **p) {
         curl_free(*p);
 }
 
-
 /* Every key once, for both files: its name in nsscache.conf and in sunkd.yaml
  * (NULL where that file does not take it: nsscache.conf keeps nsscache's
  * names, sunkd.yaml adds sunkd's own settings), its type, and its field in
@@ -77,19 +76,25 @@ typedef struct NsscacheKey {
         sunkd_cfg_type type;
         unsigned flags;
         size_t offset;
-        int64_t min, max; /* INT range; SECRET: the longest */
+        int64_t min, max;  /* INT range; SECRET: the longest */
         const char *fixed; /* nsscache.conf accepts only this value */
 } NsscacheKey;
 
-#define K(i, y, t, f) { i, y, t, 0, offsetof(NsscacheConf, f), 0, 0, NULL }
-#define KI(i, y, f, lo, hi) { i, y, SUNKD_CFG_INT, 0, offsetof(NsscacheConf, f), lo, hi, NULL }
-#define KF(i, f, v) { i, i, SUNKD_CFG_STRING, 0, offsetof(NsscacheConf, f), 0, 0, v }
-#define KM(k, t, f) { k, k, t, KEY_MAP, offsetof(ScimMapConf, f), 0, 0, NULL }
-#define KS(k, f) { k, k, SUNKD_CFG_INT, KEY_MAP | KEY_EMPTY, offsetof(ScimMapConf, f), -1, INT32_MAX, NULL }
+#define K(i, y, t, f)                                                                                       \
+        { i, y, t, 0, offsetof(NsscacheConf, f), 0, 0, NULL }
+#define KI(i, y, f, lo, hi)                                                                                 \
+        { i, y, SUNKD_CFG_INT, 0, offsetof(NsscacheConf, f), lo, hi, NULL }
+#define KF(i, f, v)                                                                                         \
+        { i, i, SUNKD_CFG_STRING, 0, offsetof(NsscacheConf, f), 0, 0, v }
+#define KM(k, t, f)                                                                                         \
+        { k, k, t, KEY_MAP, offsetof(ScimMapConf, f), 0, 0, NULL }
+#define KS(k, f)                                                                                            \
+        { k, k, SUNKD_CFG_INT, KEY_MAP | KEY_EMPTY, offsetof(ScimMapConf, f), -1, INT32_MAX, NULL }
 
-#define GCS_HINT                                                                                              \
-        "nsscache's gcs source is not supported: use source = s3 with s3_endpoint = "                      \
-        "https://storage.googleapis.com, s3_bucket and s3_*_object, and an HMAC key of the bucket's service " \
+#define GCS_HINT                                                                                            \
+        "nsscache's gcs source is not supported: use source = s3 with s3_endpoint = "                       \
+        "https://storage.googleapis.com, s3_bucket and s3_*_object, and an HMAC key of the bucket's "       \
+        "service "                                                                                          \
         "account in s3_credentials_file"
 
 static const NsscacheKey keys[] = {
@@ -200,14 +205,19 @@ static size_t yaml_keys(bool map, sunkd_cfg_key ret[static N_YAML_KEYS_MAX]) {
         for (size_t i = 0; i < ELEMENTSOF(keys); i++)
                 if (keys[i].yaml && !!(keys[i].flags & KEY_MAP) == map)
                         /* A reload re-reads a changed nsscache.conf, even with sunkd.yaml unchanged. */
-                        ret[n++] = (sunkd_cfg_key) { keys[i].yaml, keys[i].type, keys[i].offset,
-                                                     keys[i].offset == offsetof(NsscacheConf, nsscache_conf) && !map ?
-                                                             SUNKD_CFG_RELOAD_FILE : 0,
-                                                     keys[i].min, keys[i].max };
+                        ret[n++] = (sunkd_cfg_key){
+                                keys[i].yaml,
+                                keys[i].type,
+                                keys[i].offset,
+                                keys[i].offset == offsetof(NsscacheConf, nsscache_conf) && !map ? SUNKD_CFG_RELOAD_FILE : 0,
+                                keys[i].min,
+                                keys[i].max
+                        };
         if (!map)
                 for (size_t m = 0; m <= _NSS_MAP_MAX; m++)
-                        ret[n++] = (sunkd_cfg_key) { yaml_map_sections[m], SUNKD_CFG_MAP,
-                                                     offsetof(YamlConf, maps_cfg[m]), 0, 0, 0 };
+                        ret[n++] = (sunkd_cfg_key){
+                                yaml_map_sections[m], SUNKD_CFG_MAP, offsetof(YamlConf, maps_cfg[m]), 0, 0, 0
+                        };
         return n;
 }
 
@@ -245,9 +255,14 @@ static void map_conf_done(ScimMapConf *m) {
 }
 
 static void map_conf_init(ScimMapConf *m) {
-        *m = (ScimMapConf) {
-                .shadow_lstchg = -1, .shadow_min = -1, .shadow_max = -1, .shadow_warn = -1,
-                .shadow_inact = -1, .shadow_expire = -1, .shadow_flag = -1,
+        *m = (ScimMapConf){
+                .shadow_lstchg = -1,
+                .shadow_min = -1,
+                .shadow_max = -1,
+                .shadow_warn = -1,
+                .shadow_inact = -1,
+                .shadow_expire = -1,
+                .shadow_flag = -1,
         };
 }
 
@@ -323,8 +338,7 @@ int nsscache_conf_new(NsscacheConf **ret) {
             strdup_to(&c->files_dir, "/etc") < 0 ||
             strdup_to(&c->files_cache_filename_suffix, "cache") < 0 ||
             strdup_to(&c->timestamp_dir, "/var/lib/nsscache") < 0 ||
-            strdup_to(&c->users_endpoint, "Users") < 0 ||
-            strdup_to(&c->groups_endpoint, "Groups") < 0 ||
+            strdup_to(&c->users_endpoint, "Users") < 0 || strdup_to(&c->groups_endpoint, "Groups") < 0 ||
             strdup_to(&c->local_passwd, "/etc/passwd") < 0 || strdup_to(&c->local_group, "/etc/group") < 0 ||
             strdup_to(&c->pagination, "auto") < 0)
                 return -ENOMEM;
@@ -491,10 +505,12 @@ static int ini_store(const NsscacheKey *k, void *base, const char *v, const IniF
                 }
                 r = parse_int(v, (k->flags & KEY_EMPTY) ? 0 : k->min, k->max, &i);
                 if (r < 0 && (k->flags & KEY_EMPTY))
-                        return ini_error(ret_error, f->fname, e->line, k->ini, "expected empty or a number of days");
+                        return ini_error(ret_error, f->fname, e->line, k->ini,
+                                         "expected empty or a number of days");
                 if (r < 0)
                         return ini_error(ret_error, f->fname, e->line, k->ini,
-                                         "expected an integer in [%" PRId64 ", %" PRId64 "]", k->min, k->max);
+                                         "expected an integer in [%" PRId64 ", %" PRId64 "]", k->min,
+                                         k->max);
                 *(int64_t *) dst = i;
                 return 0;
         case SUNKD_CFG_BOOL:
@@ -556,8 +572,9 @@ static int ini_apply_entry(NsscacheConf *c, const IniFile *f, const IniEntry *e,
 
         k = ini_key_find(e->key);
         if (!k && streq(e->key, "http_proxy"))
-                return ini_error(ret_error, f->fname, e->line, e->key,
-                                 "nsscache ignores this key: its http source reads the proxy from 'http_http_proxy'");
+                return ini_error(
+                        ret_error, f->fname, e->line, e->key,
+                        "nsscache ignores this key: its http source reads the proxy from 'http_http_proxy'");
         if (!k && strncmp(e->key, "gcs_", 4) == 0)
                 return ini_error(ret_error, f->fname, e->line, e->key, "%s", GCS_HINT);
         if (!k)
@@ -569,8 +586,8 @@ static int ini_apply_entry(NsscacheConf *c, const IniFile *f, const IniEntry *e,
         if (r < 0)
                 return r;
         if (k->fixed && !streq(v, k->fixed))
-                return ini_error(ret_error, f->fname, e->line, e->key, "only '%s' is supported, not '%s'", k->fixed,
-                                 v);
+                return ini_error(ret_error, f->fname, e->line, e->key, "only '%s' is supported, not '%s'",
+                                 k->fixed, v);
         if ((k->flags & KEY_SAME) && streq(v, "gcs"))
                 return ini_error(ret_error, f->fname, e->line, e->key, "%s", GCS_HINT);
         if ((k->flags & KEY_SAME) && !streq(v, "scim") && !streq(v, "http") && !streq(v, "s3"))
@@ -578,7 +595,8 @@ static int ini_apply_entry(NsscacheConf *c, const IniFile *f, const IniEntry *e,
                                  "only 'scim', 'http' and 's3' are supported, not '%s'", v);
         if ((k->flags & KEY_SAME) && !is_default && !streq_ptr(v, *(char **) ((uint8_t *) c + k->offset)))
                 return ini_error(ret_error, f->fname, e->line, e->key,
-                                 "every map must have the one set in [DEFAULT] (sunkd reads all maps from one source)");
+                                 "every map must have the one set in [DEFAULT] (sunkd reads all maps from "
+                                 "one source)");
         if (!(k->flags & KEY_MAP))
                 r = ini_store(k, c, v, f, e, ret_error);
         else if (is_default)
@@ -633,7 +651,8 @@ static int ini_file_read(const char *path, char **ret_text, size_t *ret_len, cha
 }
 
 /* Prefixes *ret_error with where @node is and "key '@key': ". */
-static void error_locate(const sunkd_host_api *api, const sunkd_cfg *node, const char *key, char **ret_error) {
+static void error_locate(const sunkd_host_api *api, const sunkd_cfg *node, const char *key,
+                         char **ret_error) {
         _cleanup_free_ char *where = NULL;
         char *msg;
 
@@ -812,7 +831,8 @@ static const char *base_url_refusal(const char *url) {
                 return url_authority_has_at(url)
                                ? "must not contain a user name or password (put the token in "
                                  "scim_auth_token or token_file)"
-                               : "is a placeholder or its host cannot be parsed: write the SCIM server's URL";
+                               : "is a placeholder or its host cannot be parsed: write the SCIM server's "
+                                 "URL";
         if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
             curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
             curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK)
@@ -857,8 +877,8 @@ typedef struct ConfFault {
         const char *key;
 } ConfFault;
 
-static _printf_(5, 6) int fault(ConfFault *f, int map, const char *key, char **ret_error,
-                                const char *fmt, ...) {
+static _printf_(5, 6) int fault(ConfFault *f, int map, const char *key, char **ret_error, const char *fmt,
+                                ...) {
         va_list ap;
         int r;
 
@@ -877,8 +897,10 @@ static bool path_is_etc(const char *dir) {
 }
 
 static const char *const http_url_keys[_NSS_MAP_MAX] = {
-        [NSS_MAP_PASSWD] = "http_passwd_url", [NSS_MAP_SHADOW] = "http_shadow_url",
-        [NSS_MAP_GROUP] = "http_group_url", [NSS_MAP_SSHKEY] = "http_sshkey_url",
+        [NSS_MAP_PASSWD] = "http_passwd_url",
+        [NSS_MAP_SHADOW] = "http_shadow_url",
+        [NSS_MAP_GROUP] = "http_group_url",
+        [NSS_MAP_SSHKEY] = "http_sshkey_url",
 };
 
 /* A map file's URL as libcurl parses it: http or https (nsscache takes no
@@ -919,12 +941,12 @@ static int conf_check_common(NsscacheConf *c, ConfFault *f, char **ret_error) {
                 NssMapType t = nss_map_from_string(*m);
                 if ((int) t < 0)
                         return fault(f, -1, "maps", ret_error,
-                                         "key 'maps': map '%s' is not supported (passwd, shadow, "
-                                         "group, sshkey)", *m);
+                                     "key 'maps': map '%s' is not supported (passwd, shadow, "
+                                     "group, sshkey)",
+                                     *m);
                 c->map_enabled[t] = true;
         }
-        if (isempty(c->files_cache_filename_suffix) && c->files_dir &&
-            path_is_etc(c->files_dir))
+        if (isempty(c->files_cache_filename_suffix) && c->files_dir && path_is_etc(c->files_dir))
                 return fault(f, -1, "files_cache_filename_suffix", ret_error,
                              "key 'files_cache_filename_suffix': must not be empty when "
                              "files_dir is /etc (the caches would replace /etc/passwd and "
@@ -938,7 +960,8 @@ static int conf_check_common(NsscacheConf *c, ConfFault *f, char **ret_error) {
         else if (streq_ptr(c->pagination, "cursor"))
                 c->paging = SCIM_PAGING_CURSOR;
         else
-                return fault(f, -1, "pagination", ret_error, "key 'pagination': must be auto, index or cursor");
+                return fault(f, -1, "pagination", ret_error,
+                             "key 'pagination': must be auto, index or cursor");
         if (c->min_uid < 1 || c->min_gid < 1)
                 return fault(f, -1, c->min_uid < 1 ? "min_uid" : "min_gid", ret_error,
                              "key '%s': must be at least 1", c->min_uid < 1 ? "min_uid" : "min_gid");
@@ -950,7 +973,6 @@ static int conf_check_common(NsscacheConf *c, ConfFault *f, char **ret_error) {
                 return fault(f, -1, "timeout", ret_error, "key 'timeout': must be at least 100ms");
         return 0;
 }
-
 
 /* manifest_url: the manifest names the files, signed by the key given here. */
 static int conf_check_manifest(const NsscacheConf *c, ConfFault *f, char **ret_error) {
@@ -971,14 +993,16 @@ static int conf_check_manifest(const NsscacheConf *c, ConfFault *f, char **ret_e
                 return fault(f, -1, "manifest_url", ret_error, "key 'manifest_url': %s", why);
         if (isempty(c->manifest_public_key))
                 return fault(f, -1, "manifest_url", ret_error,
-                             "key 'manifest_url': needs manifest_public_key (an unsigned manifest is never used)");
+                             "key 'manifest_url': needs manifest_public_key (an unsigned manifest is never "
+                             "used)");
         r = manifest_keys_public(c->manifest_public_key, pub, &bad);
         if (r == -ENOMEM)
                 return r;
         if (r < 0 && bad > 0)
                 return fault(f, -1, "manifest_public_key", ret_error,
                              "key 'manifest_public_key': key %zu: not the base64 of an Ed25519 public key "
-                             "(the line between the armour of 'openssl pkey -pubout')", bad);
+                             "(the line between the armour of 'openssl pkey -pubout')",
+                             bad);
         if (r < 0)
                 return fault(f, -1, "manifest_public_key", ret_error,
                              "key 'manifest_public_key': one to %d keys, separated by blanks or commas",
@@ -987,7 +1011,8 @@ static int conf_check_manifest(const NsscacheConf *c, ConfFault *f, char **ret_e
         if (c->map_enabled[NSS_MAP_SHADOW] || c->map_enabled[NSS_MAP_SSHKEY]) {
                 if (!c->map_enabled[NSS_MAP_PASSWD])
                         return fault(f, -1, "maps", ret_error,
-                                     "key 'maps': shadow and sshkey need passwd with source = http (their entries "
+                                     "key 'maps': shadow and sshkey need passwd with source = http (their "
+                                     "entries "
                                      "are only taken for users its file holds)");
         }
         return 0;
@@ -996,8 +1021,9 @@ static int conf_check_manifest(const NsscacheConf *c, ConfFault *f, char **ret_e
 /* export_dir and export_signing_key: both or neither. */
 static int conf_check_export(const NsscacheConf *c, ConfFault *f, char **ret_error) {
         if (c->export_dir && !c->export_signing_key)
-                return fault(f, -1, "export_dir", ret_error,
-                             "key 'export_dir': needs export_signing_key (nodes use a signed manifest only)");
+                return fault(
+                        f, -1, "export_dir", ret_error,
+                        "key 'export_dir': needs export_signing_key (nodes use a signed manifest only)");
         if (c->export_signing_key && !c->export_dir)
                 return fault(f, -1, "export_signing_key", ret_error,
                              "key 'export_signing_key': read only with export_dir");
@@ -1005,8 +1031,10 @@ static int conf_check_export(const NsscacheConf *c, ConfFault *f, char **ret_err
 }
 
 static const char *const s3_object_keys[_NSS_MAP_MAX] = {
-        [NSS_MAP_PASSWD] = "s3_passwd_object", [NSS_MAP_SHADOW] = "s3_shadow_object",
-        [NSS_MAP_GROUP] = "s3_group_object", [NSS_MAP_SSHKEY] = "s3_sshkey_object",
+        [NSS_MAP_PASSWD] = "s3_passwd_object",
+        [NSS_MAP_SHADOW] = "s3_shadow_object",
+        [NSS_MAP_GROUP] = "s3_group_object",
+        [NSS_MAP_SSHKEY] = "s3_sshkey_object",
 };
 
 /* What S3 keys say on their own, and that those of the source go with it. */
@@ -1015,17 +1043,21 @@ static int conf_check_s3(const NsscacheConf *c, ConfFault *f, char **ret_error) 
 
         if (!nsscache_conf_is_s3(c)) {
                 if (c->s3_bucket)
-                        return fault(f, -1, "s3_bucket", ret_error, "key 's3_bucket': read only with source = s3");
+                        return fault(f, -1, "s3_bucket", ret_error,
+                                     "key 's3_bucket': read only with source = s3");
                 for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
                         if (c->s3_object[t])
                                 return fault(f, -1, s3_object_keys[t], ret_error,
                                              "key '%s': read only with source = s3", s3_object_keys[t]);
         }
         if (!nsscache_conf_uses_s3(c)) {
-                const char *k = c->s3_endpoint ? "s3_endpoint" : c->s3_region ? "s3_region"
-                                : c->s3_credentials_file ? "s3_credentials_file" : NULL;
+                const char *k = c->s3_endpoint           ? "s3_endpoint"
+                                : c->s3_region           ? "s3_region"
+                                : c->s3_credentials_file ? "s3_credentials_file"
+                                                         : NULL;
                 if (k)
-                        return fault(f, -1, k, ret_error, "key '%s': read only with source = s3 or export_s3_url", k);
+                        return fault(f, -1, k, ret_error,
+                                     "key '%s': read only with source = s3 or export_s3_url", k);
         }
         if (c->export_s3_url && !c->export_dir)
                 return fault(f, -1, "export_s3_url", ret_error,
@@ -1035,28 +1067,32 @@ static int conf_check_s3(const NsscacheConf *c, ConfFault *f, char **ret_error) 
         if (c->s3_endpoint && (why = http_url_refusal(c->s3_endpoint)))
                 return fault(f, -1, "s3_endpoint", ret_error, "key 's3_endpoint': %s", why);
         if (c->s3_endpoint && strpbrk(c->s3_endpoint, "?#"))
-                return fault(f, -1, "s3_endpoint", ret_error, "key 's3_endpoint': must not have a query or fragment");
+                return fault(f, -1, "s3_endpoint", ret_error,
+                             "key 's3_endpoint': must not have a query or fragment");
         if (c->s3_region && !s3_region_valid(c->s3_region))
-                return fault(f, -1, "s3_region", ret_error,
-                             "key 's3_region': lowercase letters, digits and '-' (e.g. us-east-1), at most %d",
-                             S3_REGION_MAX);
+                return fault(
+                        f, -1, "s3_region", ret_error,
+                        "key 's3_region': lowercase letters, digits and '-' (e.g. us-east-1), at most %d",
+                        S3_REGION_MAX);
         return 0;
 }
 
 /* source = s3: a bucket and an object for every map, or a manifest_url in a bucket. */
 static int conf_check_s3_source(const NsscacheConf *c, ConfFault *f, char **ret_error) {
         if (c->base_url)
-                return fault(f, -1, "scim_base_url", ret_error, "key 'scim_base_url': read only with source = scim");
+                return fault(f, -1, "scim_base_url", ret_error,
+                             "key 'scim_base_url': read only with source = scim");
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
                 if (c->http_url[t])
-                        return fault(f, -1, http_url_keys[t], ret_error, "key '%s': read only with source = http",
-                                     http_url_keys[t]);
+                        return fault(f, -1, http_url_keys[t], ret_error,
+                                     "key '%s': read only with source = http", http_url_keys[t]);
         if (c->http_max_size < 1024 || c->http_max_size > HTTP_MAX_SIZE_MAX)
                 return fault(f, -1, "http_max_size", ret_error, "key 'http_max_size': must be in [1K, 1G]");
         if (c->manifest_url || c->manifest_public_key) {
                 if (c->s3_bucket)
                         return fault(f, -1, "s3_bucket", ret_error,
-                                     "key 's3_bucket': not with manifest_url (the manifest names each map's file)");
+                                     "key 's3_bucket': not with manifest_url (the manifest names each map's "
+                                     "file)");
                 return conf_check_manifest(c, f, ret_error);
         }
         if (isempty(c->s3_bucket))
@@ -1066,14 +1102,17 @@ static int conf_check_s3_source(const NsscacheConf *c, ConfFault *f, char **ret_
                              "key 's3_bucket': not a bucket name (3 to 222 of a-z, 0-9, '.', '_', '-')");
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
                 if (c->map_enabled[t] && isempty(c->s3_object[t]))
-                        return fault(f, -1, s3_object_keys[t], ret_error, "key '%s': required for the %s map",
-                                     s3_object_keys[t], nss_map_to_string(t));
+                        return fault(f, -1, s3_object_keys[t], ret_error,
+                                     "key '%s': required for the %s map", s3_object_keys[t],
+                                     nss_map_to_string(t));
                 if (c->map_enabled[t] && !s3_object_valid(c->s3_object[t]))
                         return fault(f, -1, s3_object_keys[t], ret_error,
                                      "key '%s': not an object key (1 to 1024 bytes, no control character, "
-                                     "no leading '/')", s3_object_keys[t]);
+                                     "no leading '/')",
+                                     s3_object_keys[t]);
         }
-        if ((c->map_enabled[NSS_MAP_SHADOW] || c->map_enabled[NSS_MAP_SSHKEY]) && !c->map_enabled[NSS_MAP_PASSWD])
+        if ((c->map_enabled[NSS_MAP_SHADOW] || c->map_enabled[NSS_MAP_SSHKEY]) &&
+            !c->map_enabled[NSS_MAP_PASSWD])
                 return fault(f, -1, "maps", ret_error,
                              "key 'maps': shadow and sshkey need passwd with source = s3 (their entries are "
                              "only taken for users its object holds)");
@@ -1085,9 +1124,11 @@ static int conf_check_http(const NsscacheConf *c, ConfFault *f, char **ret_error
         const char *why;
 
         if (c->base_url)
-                return fault(f, -1, "scim_base_url", ret_error, "key 'scim_base_url': read only with source = scim");
+                return fault(f, -1, "scim_base_url", ret_error,
+                             "key 'scim_base_url': read only with source = scim");
         if (c->http_proxy && (has_control(c->http_proxy) || strchr(c->http_proxy, ' ')))
-                return fault(f, -1, "http_proxy", ret_error, "key 'http_proxy': must be a URL without spaces");
+                return fault(f, -1, "http_proxy", ret_error,
+                             "key 'http_proxy': must be a URL without spaces");
         if (c->http_max_size < 1024 || c->http_max_size > HTTP_MAX_SIZE_MAX)
                 return fault(f, -1, "http_max_size", ret_error, "key 'http_max_size': must be in [1K, 1G]");
         if (c->http_retry_max < 1 || c->http_retry_max > 10)
@@ -1095,7 +1136,8 @@ static int conf_check_http(const NsscacheConf *c, ConfFault *f, char **ret_error
         if (c->manifest_url || c->manifest_public_key)
                 return conf_check_manifest(c, f, ret_error);
         if (c->manifest_max_age_usec != MANIFEST_MAX_AGE_UNSET)
-                return fault(f, -1, "manifest_max_age", ret_error, "key 'manifest_max_age': read only with manifest_url");
+                return fault(f, -1, "manifest_max_age", ret_error,
+                             "key 'manifest_max_age': read only with manifest_url");
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
                 if (!c->map_enabled[t])
                         continue;
@@ -1103,12 +1145,15 @@ static int conf_check_http(const NsscacheConf *c, ConfFault *f, char **ret_error
                         return fault(f, -1, http_url_keys[t], ret_error, "key '%s': required for the %s map",
                                      http_url_keys[t], nss_map_to_string(t));
                 if ((why = http_url_refusal(c->http_url[t])))
-                        return fault(f, -1, http_url_keys[t], ret_error, "key '%s': %s", http_url_keys[t], why);
+                        return fault(f, -1, http_url_keys[t], ret_error, "key '%s': %s", http_url_keys[t],
+                                     why);
         }
-        if ((c->map_enabled[NSS_MAP_SHADOW] || c->map_enabled[NSS_MAP_SSHKEY]) && !c->map_enabled[NSS_MAP_PASSWD])
-                return fault(f, -1, "maps", ret_error,
-                             "key 'maps': shadow and sshkey need passwd with source = http (their entries are "
-                             "only taken for users its file holds)");
+        if ((c->map_enabled[NSS_MAP_SHADOW] || c->map_enabled[NSS_MAP_SSHKEY]) &&
+            !c->map_enabled[NSS_MAP_PASSWD])
+                return fault(
+                        f, -1, "maps", ret_error,
+                        "key 'maps': shadow and sshkey need passwd with source = http (their entries are "
+                        "only taken for users its file holds)");
         return 0;
 }
 
@@ -1132,7 +1177,8 @@ static int conf_check(NsscacheConf *c, ConfFault *f, char **ret_error) {
         if (streq_ptr(c->source, "gcs"))
                 return fault(f, -1, "source", ret_error, "key 'source': %s", GCS_HINT);
         if (!streq_ptr(c->source, "scim") && !streq_ptr(c->source, "http") && !streq_ptr(c->source, "s3"))
-                return fault(f, -1, "source", ret_error, "key 'source': only 'scim', 'http' and 's3' are supported");
+                return fault(f, -1, "source", ret_error,
+                             "key 'source': only 'scim', 'http' and 's3' are supported");
         if (!streq_ptr(c->cache, "files"))
                 return fault(f, -1, "cache", ret_error, "key 'cache': only 'files' is supported");
         r = conf_check_export(c, f, ret_error);
@@ -1150,9 +1196,10 @@ static int conf_check(NsscacheConf *c, ConfFault *f, char **ret_error) {
         }
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
                 if (c->http_url[t])
-                        return fault(f, -1, http_url_keys[t], ret_error, "key '%s': read only with source = http",
-                                     http_url_keys[t]);
-        if (c->manifest_url || c->manifest_public_key || c->manifest_max_age_usec != MANIFEST_MAX_AGE_UNSET) {
+                        return fault(f, -1, http_url_keys[t], ret_error,
+                                     "key '%s': read only with source = http", http_url_keys[t]);
+        if (c->manifest_url || c->manifest_public_key ||
+            c->manifest_max_age_usec != MANIFEST_MAX_AGE_UNSET) {
                 const char *k = c->manifest_url          ? "manifest_url"
                                 : c->manifest_public_key ? "manifest_public_key"
                                                          : "manifest_max_age";
@@ -1164,21 +1211,22 @@ static int conf_check(NsscacheConf *c, ConfFault *f, char **ret_error) {
         if (has_control(c->base_url) || strchr(c->base_url, ' ') || strchr(c->base_url, '?') ||
             strchr(c->base_url, '#'))
                 return fault(f, -1, "scim_base_url", ret_error,
-                                 "key 'scim_base_url': must be a URL without spaces, query or "
-                                 "fragment");
+                             "key 'scim_base_url': must be a URL without spaces, query or "
+                             "fragment");
         if ((why = base_url_refusal(c->base_url)))
                 return fault(f, -1, "scim_base_url", ret_error, "key 'scim_base_url': %s", why);
         for (size_t i = 0; i < ELEMENTSOF(endpoints); i++) {
-                if (isempty(endpoints[i]) || has_control(endpoints[i]) ||
-                    strpbrk(endpoints[i], " ?#"))
-                        return fault(f, -1, endpoint_keys[i], ret_error, "key '%s': must be a non-empty path segment",
-                                         endpoint_keys[i]);
+                if (isempty(endpoints[i]) || has_control(endpoints[i]) || strpbrk(endpoints[i], " ?#"))
+                        return fault(f, -1, endpoint_keys[i], ret_error,
+                                     "key '%s': must be a non-empty path segment", endpoint_keys[i]);
                 if (params[i] && has_control(params[i]))
-                        return fault(f, -1, param_keys[i], ret_error, "key '%s': control character in value", param_keys[i]);
+                        return fault(f, -1, param_keys[i], ret_error, "key '%s': control character in value",
+                                     param_keys[i]);
                 if (params_name_reserved(params[i]))
                         return fault(f, -1, param_keys[i], ret_error,
                                      "key '%s': must not set count, startIndex or cursor "
-                                     "(pagination is sunkd's)", param_keys[i]);
+                                     "(pagination is sunkd's)",
+                                     param_keys[i]);
         }
         r = conf_check_common(c, f, ret_error);
         if (r < 0)
@@ -1188,20 +1236,21 @@ static int conf_check(NsscacheConf *c, ConfFault *f, char **ret_error) {
                     isempty(*(char **) ((uint8_t *) &c->map[required[i].map] + required[i].offset)))
                         return fault(f, (int) required[i].map, required[i].key, ret_error,
                                      "[%s] key '%s': required for the %s map",
-                                         nss_map_to_string(required[i].map), required[i].key,
-                                         nss_map_to_string(required[i].map));
+                                     nss_map_to_string(required[i].map), required[i].key,
+                                     nss_map_to_string(required[i].map));
         /* shadow and sshkey entries are only emitted for users passwd accepted */
         if ((c->map_enabled[NSS_MAP_SHADOW] || c->map_enabled[NSS_MAP_SSHKEY]) &&
             isempty(c->map[NSS_MAP_PASSWD].path_uid))
                 return fault(f, NSS_MAP_PASSWD, "scim_path_uid", ret_error,
-                                 "[passwd] key 'scim_path_uid': required (shadow and sshkey "
-                                 "entries are only made for users with a valid uid)");
+                             "[passwd] key 'scim_path_uid': required (shadow and sshkey "
+                             "entries are only made for users with a valid uid)");
         for (size_t i = 0; i < _NSS_MAP_MAX; i++) {
                 const char *o = c->map[i].override_home_directory;
                 if (o && *o && (o[0] != '/' || has_control(o)))
                         return fault(f, (int) i, "scim_override_home_directory", ret_error,
-                                         "[%s] key 'scim_override_home_directory': must be "
-                                         "absolute", nss_map_to_string((NssMapType) i));
+                                     "[%s] key 'scim_override_home_directory': must be "
+                                     "absolute",
+                                     nss_map_to_string((NssMapType) i));
         }
         return 0;
 }
@@ -1370,7 +1419,8 @@ static int conf_check_signing_key(const NsscacheConf *c, ConfFault *f, char **re
         r = map_export_key_load(c->export_signing_key, &key, &msg);
         if (r >= 0 || r == -ENOMEM)
                 return r;
-        return fault(f, -1, "export_signing_key", ret_error, "key 'export_signing_key': %s", msg ?: strerror(-r));
+        return fault(f, -1, "export_signing_key", ret_error, "key 'export_signing_key': %s",
+                     msg ?: strerror(-r));
 }
 
 /* Every run would fail for want of S3 credentials: read them as a run does. */
@@ -1422,8 +1472,8 @@ static int conf_check_located(NsscacheConf *c, const sunkd_host_api *api, const 
         if (!k && f.key && c->nsscache_conf) {
                 unsigned line = ini_origin(c, f.map >= 0 ? nss_map_to_string((NssMapType) f.map) : "DEFAULT",
                                            ini_name(f.key));
-                msg = errloc_format(line > 0 && c->ini_file ? c->ini_file : c->nsscache_conf, line, 0, NULL, "%s",
-                                    *ret_error);
+                msg = errloc_format(line > 0 && c->ini_file ? c->ini_file : c->nsscache_conf, line, 0, NULL,
+                                    "%s", *ret_error);
                 if (msg) {
                         free(*ret_error);
                         *ret_error = msg;

@@ -38,7 +38,8 @@
 
 /* How the fetcher pages through a listing (pagination:). */
 typedef enum ScimPaging {
-        SCIM_PAGING_AUTO,   /* cursors where /ServiceProviderConfig advertises them or the server requires them */
+        SCIM_PAGING_AUTO, /* cursors where /ServiceProviderConfig advertises them or the server requires them
+                           */
         SCIM_PAGING_INDEX,  /* startIndex and count only (RFC 7644) */
         SCIM_PAGING_CURSOR, /* cursor and count (RFC 9865), without asking first */
 } ScimPaging;
@@ -56,8 +57,7 @@ typedef struct ScimMapConf {
         char *default_shell;
         char *override_home_directory; /* "%u" is the user name */
         /* shadow(5) numeric fields, -1 = empty */
-        int64_t shadow_lstchg, shadow_min, shadow_max, shadow_warn, shadow_inact, shadow_expire,
-                shadow_flag;
+        int64_t shadow_lstchg, shadow_min, shadow_max, shadow_warn, shadow_inact, shadow_expire, shadow_flag;
 } ScimMapConf;
 
 typedef struct NsscacheConf {
@@ -81,13 +81,13 @@ typedef struct NsscacheConf {
         /* nsscache's http source (http_*), sunkd's http_max_size */
         char *http_url[_NSS_MAP_MAX];
         char *http_proxy;
-        int64_t http_retry_max;          /* requests per file at most, as nsscache counts them */
+        int64_t http_retry_max; /* requests per file at most, as nsscache counts them */
         uint64_t http_retry_delay_usec;
-        uint64_t http_max_size;          /* bytes of one decoded file at most */
-        char *manifest_url;              /* the maps named by a signed manifest (map-export.h) */
-        char *manifest_public_key;       /* base64 of its Ed25519 SubjectPublicKeyInfo; up to 4, blank-separated */
-        uint64_t manifest_max_age_usec;  /* a manifest signed longer ago is refused; 0: no limit;
-                                          * MANIFEST_MAX_AGE_UNSET: not set, the default */
+        uint64_t http_max_size;    /* bytes of one decoded file at most */
+        char *manifest_url;        /* the maps named by a signed manifest (map-export.h) */
+        char *manifest_public_key; /* base64 of its Ed25519 SubjectPublicKeyInfo; up to 4, blank-separated */
+        uint64_t manifest_max_age_usec; /* a manifest signed longer ago is refused; 0: no limit;
+                                         * MANIFEST_MAX_AGE_UNSET: not set, the default */
 
         /* nsscache's s3 source (s3_bucket, s3_*_object), sunkd's endpoint,
          * region and credentials (s3-auth.h) */
@@ -98,9 +98,9 @@ typedef struct NsscacheConf {
         char *s3_credentials_file; /* AWS shared credentials INI; NULL: the AWS_* environment */
         /* the producer: what a publish leaves for nodes (map-export.h) */
         char *export_dir;
-        char *export_signing_key; /* Ed25519 private key, PEM */
+        char *export_signing_key;    /* Ed25519 private key, PEM */
         uint64_t export_resign_usec; /* an unchanged export is signed again after this long; 0: never */
-        char *export_s3_url;      /* endpoint/bucket[/prefix] export_dir is uploaded to (s3-export.h) */
+        char *export_s3_url;         /* endpoint/bucket[/prefix] export_dir is uploaded to (s3-export.h) */
 
         /* sunkd's own */
         char *nsscache_conf;
@@ -131,7 +131,8 @@ typedef struct NsscacheConf {
         ScimMapConf map[_NSS_MAP_MAX];
 } NsscacheConf;
 
-/** nsscache_conf_manifest_max_age() - manifest_max_age as it applies (the default when not set), in seconds. */
+/** nsscache_conf_manifest_max_age() - manifest_max_age as it applies (the default when not set), in seconds.
+ */
 uint64_t nsscache_conf_manifest_max_age(const NsscacheConf *c);
 
 /** nsscache_conf_new() - a config holding every default.  Return: 0 or -ENOMEM. */
@@ -184,7 +185,8 @@ int nsscache_conf_apply_cfg(NsscacheConf *c, const sunkd_host_api *api, const su
  */
 int nsscache_conf_finalize(NsscacheConf *c, char **ret_error);
 
-/** nsscache_conf_source_name() - what the maps come from, for logs and status: the SCIM base URL or the passwd file's URL. */
+/** nsscache_conf_source_name() - what the maps come from, for logs and status: the SCIM base URL or the
+ * passwd file's URL. */
 const char *nsscache_conf_source_name(const NsscacheConf *c);
 
 /** nsscache_conf_is_http() - whether the maps come as files over HTTP: nsscache's http or s3 source. */
@@ -205,4 +207,3 @@ bool nsscache_conf_uses_s3(const NsscacheConf *c);
  * other negative errno; *ret_error says why.
  */
 int nsscache_conf_load_token(const NsscacheConf *c, char **ret_token, char **ret_error);
-

@@ -29,7 +29,8 @@ static void formatted_donep(CacheFormatted (*text)[_NSS_MAP_MAX]) {
 
 /* The node's own accounts and the maps published now, read at the start of
  * every run: a run never publishes what it could not check against them. */
-static int load_host_files(const NsscacheConf *c, const CacheOptions *opts, ScimMapper *m, char **ret_error) {
+static int load_host_files(const NsscacheConf *c, const CacheOptions *opts, ScimMapper *m,
+                           char **ret_error) {
         _cleanup_free_ char *passwd = cache_publish_path(opts, NSS_MAP_PASSWD),
                             *group = cache_publish_path(opts, NSS_MAP_GROUP);
         int r;
@@ -38,14 +39,14 @@ static int load_host_files(const NsscacheConf *c, const CacheOptions *opts, Scim
                 return -ENOMEM;
         r = scim_map_load_local(m, c->local_passwd, c->local_group);
         if (r < 0) {
-                if (ret_error && asprintf(ret_error, "reading the local accounts (%s, %s): %s", c->local_passwd,
-                                          c->local_group, strerror(-r)) < 0)
+                if (ret_error && asprintf(ret_error, "reading the local accounts (%s, %s): %s",
+                                          c->local_passwd, c->local_group, strerror(-r)) < 0)
                         *ret_error = NULL;
                 return r;
         }
         r = scim_map_load_published(m, passwd, group);
-        if (r < 0 && ret_error && asprintf(ret_error, "reading the published maps (%s, %s): %s", passwd, group,
-                                           strerror(-r)) < 0)
+        if (r < 0 && ret_error &&
+            asprintf(ret_error, "reading the published maps (%s, %s): %s", passwd, group, strerror(-r)) < 0)
                 *ret_error = NULL;
         return r;
 }
@@ -61,8 +62,9 @@ static int spill_maps(const CacheOptions *opts, CacheFormatted text[static _NSS_
                 if (r < 0) {
                         _cleanup_free_ char *path = cache_publish_path(opts, t);
 
-                        if (ret_error && asprintf(ret_error, "%s: cannot create a temporary file beside it: %s",
-                                                  path ?: opts->dir, strerror(-r)) < 0)
+                        if (ret_error &&
+                            asprintf(ret_error, "%s: cannot create a temporary file beside it: %s",
+                                     path ?: opts->dir, strerror(-r)) < 0)
                                 *ret_error = NULL;
                         return r;
                 }
@@ -85,9 +87,9 @@ static RefreshMemo *memo_new(const NsscacheConf *c, const CacheOptions *opts, co
             refresh_files_digest(c, opts, record->key, true, m->files) < 0)
                 return NULL;
         m->record = *record;
-        *record = (ScimRecord) {};
+        *record = (ScimRecord){};
         m->rejects = *rejects;
-        *rejects = (ScimRejects) {};
+        *rejects = (ScimRejects){};
         m->stats = *stats;
         m->report = *report;
         return TAKE_PTR(m);
@@ -96,9 +98,10 @@ static RefreshMemo *memo_new(const NsscacheConf *c, const CacheOptions *opts, co
 /* Map and publish what the http source fetched into @http, or fetch from
  * SCIM (@http NULL) and map and publish that; with @memo, record the run
  * and leave a memo if it changed nothing.  *@stats: the fetch's. */
-static int refresh_full(const NsscacheConf *c, const CacheOptions *opts, RefreshMemo **memo, HttpSourceRun *http,
-                        const sunkd_cancel *cancel, nsscache_rejects_fn on_rejects, void *userdata,
-                        NsscacheFetchStats *stats, CacheReport *ret_report, char **ret_error) {
+static int refresh_full(const NsscacheConf *c, const CacheOptions *opts, RefreshMemo **memo,
+                        HttpSourceRun *http, const sunkd_cancel *cancel, nsscache_rejects_fn on_rejects,
+                        void *userdata, NsscacheFetchStats *stats, CacheReport *ret_report,
+                        char **ret_error) {
         _cleanup_(formatted_donep) CacheFormatted text[_NSS_MAP_MAX];
         _cleanup_(scim_map_freep) ScimMapper *m = NULL;
         _cleanup_(scim_record_done) ScimRecord record;
@@ -157,7 +160,8 @@ static int refresh_full(const NsscacheConf *c, const CacheOptions *opts, Refresh
 
 /* Whether the files a refresh reads are as @memo found them: by stat()
  * first (nothing read), then by what they hold. */
-static bool memo_files_same(const NsscacheConf *c, const CacheOptions *opts, const RefreshMemo *memo, bool contents) {
+static bool memo_files_same(const NsscacheConf *c, const CacheOptions *opts, const RefreshMemo *memo,
+                            bool contents) {
         uint8_t d[DIGEST_LEN];
 
         return refresh_files_digest(c, opts, memo->record.key, contents, d) >= 0 &&
@@ -167,7 +171,8 @@ static bool memo_files_same(const NsscacheConf *c, const CacheOptions *opts, con
 /* The sources' answers were @memo's and the files are as it found them:
  * publish what an unchanged run publishes (timestamps). */
 static int replay_finish(const CacheOptions *opts, const RefreshMemo *memo, nsscache_rejects_fn on_rejects,
-                         void *userdata, NsscacheFetchStats *stats, CacheReport *ret_report, char **ret_error) {
+                         void *userdata, NsscacheFetchStats *stats, CacheReport *ret_report,
+                         char **ret_error) {
         int r = cache_publish_unchanged(opts, &memo->report, ret_report, ret_error);
 
         if (r < 0)
@@ -192,7 +197,8 @@ static bool replay_possible(const NsscacheConf *c, const CacheOptions *opts, con
  * nothing does.  *ret_stats counts the requests replayed. */
 static int refresh_replay(const NsscacheConf *c, const CacheOptions *opts, const RefreshMemo *memo,
                           const sunkd_cancel *cancel, nsscache_rejects_fn on_rejects, void *userdata,
-                          NsscacheFetchStats *ret_stats, CacheReport *ret_report, bool *ret_same, char **ret_error) {
+                          NsscacheFetchStats *ret_stats, CacheReport *ret_report, bool *ret_same,
+                          char **ret_error) {
         bool same = false;
         int r;
 
@@ -222,8 +228,8 @@ static int refresh_http(const NsscacheConf *c, const CacheOptions *opts, Refresh
         int r;
 
         r = http_source_fetch(c, opts, cancel, &http, &stats, ret_error);
-        if (r >= 0 && memo && *memo && replay_possible(c, opts, *memo) && http_source_same(c, &http, &(*memo)->record) &&
-            memo_files_same(c, opts, *memo, true)) {
+        if (r >= 0 && memo && *memo && replay_possible(c, opts, *memo) &&
+            http_source_same(c, &http, &(*memo)->record) && memo_files_same(c, opts, *memo, true)) {
                 r = replay_finish(opts, *memo, on_rejects, userdata, &stats, ret_report, ret_error);
                 if (r >= 0)
                         http_source_save(c, opts, &http);
@@ -234,7 +240,8 @@ static int refresh_http(const NsscacheConf *c, const CacheOptions *opts, Refresh
         if (memo)
                 *memo = refresh_memo_free(*memo);
         if (r >= 0)
-                r = refresh_full(c, opts, memo, &http, cancel, on_rejects, userdata, &stats, ret_report, ret_error);
+                r = refresh_full(c, opts, memo, &http, cancel, on_rejects, userdata, &stats, ret_report,
+                                 ret_error);
         if (ret_stats)
                 *ret_stats = stats;
         return r;
@@ -248,7 +255,8 @@ int nsscache_refresh_run(const NsscacheConf *c, const CacheOptions *opts, Refres
         int r;
 
         if (nsscache_conf_is_http(c))
-                return refresh_http(c, opts, memo, cancel, on_rejects, userdata, ret_stats, ret_report, ret_error);
+                return refresh_http(c, opts, memo, cancel, on_rejects, userdata, ret_stats, ret_report,
+                                    ret_error);
         if (memo && *memo) {
                 r = refresh_replay(c, opts, *memo, cancel, on_rejects, userdata, &replay, ret_report, &same,
                                    ret_error);

@@ -75,8 +75,8 @@ typedef struct Result {
         CacheReport report;
         bool published;
         bool cancelled;
-        bool recovered;       /* an interrupted publish was finished before the run */
-        int recover_result;   /* and how that went; its message in recover_error */
+        bool recovered;     /* an interrupted publish was finished before the run */
+        int recover_result; /* and how that went; its message in recover_error */
         char *recover_error;
         char *error;
 } Result;
@@ -115,8 +115,9 @@ typedef struct State {
         size_t entries[_NSS_MAP_MAX];
         uint64_t rejects[_SCIM_REJECT_MAX];
         NsscacheFetchStats last_stats;
-        int64_t source_modified; /* http: the oldest Last-Modified of the files published last, -1: unknown */
-        uint64_t export_generation;   /* the last manifest exported */
+        int64_t source_modified; /* http: the oldest Last-Modified of the files published last, -1: unknown
+                                  */
+        uint64_t export_generation; /* the last manifest exported */
         uint64_t export_runs;
         uint64_t export_last_success_usec;
         int export_last_result;
@@ -167,11 +168,13 @@ static int load_conf(sunkd_ctx *c, const sunkd_cfg *cfg, NsscacheConf **ret) {
                 return sunkd_log_error_errno(c, r, "%s", error ?: "invalid configuration");
         }
         if (!conf->tls_verify && nsscache_conf_is_http(conf))
-                sunkd_log_warning(c, "TLS certificate verification is disabled (tls_verify: false): the server "
+                sunkd_log_warning(c,
+                                  "TLS certificate verification is disabled (tls_verify: false): the server "
                                   "of the map files is not authenticated.");
         else if (!conf->tls_verify)
-                sunkd_log_warning(c, "TLS certificate verification is disabled (tls_verify: false): the SCIM "
-                                  "server is not authenticated and the bearer token goes to whoever answers.");
+                sunkd_log_warning(
+                        c, "TLS certificate verification is disabled (tls_verify: false): the SCIM "
+                           "server is not authenticated and the bearer token goes to whoever answers.");
         *ret = conf;
         return 0;
 }
@@ -252,8 +255,9 @@ static void log_reject(State *s, const ScimReject *rj) {
         const char *map = nss_map_to_string(rj->map) ?: "?";
 
         if (rj->id >= 0)
-                sunkd_log_warning(s->ctx, "Rejected %s entry '%s' (id %lld): %s.", map, rj->name ?: "(no name)",
-                                  (long long) rj->id, scim_reject_reason_to_string(rj->reason));
+                sunkd_log_warning(s->ctx, "Rejected %s entry '%s' (id %lld): %s.", map,
+                                  rj->name ?: "(no name)", (long long) rj->id,
+                                  scim_reject_reason_to_string(rj->reason));
         else
                 sunkd_log_warning(s->ctx, "Rejected %s entry '%s': %s.", map, rj->name ?: "(no name)",
                                   scim_reject_reason_to_string(rj->reason));
@@ -272,7 +276,8 @@ static void log_rejects(State *s, const Result *res) {
                 char *key = NULL;
 
                 if (asprintf(&key, "%d/%s/%lld/%d", (int) rj->map, rj->name ?: "", (long long) rj->id,
-                             (int) rj->reason) < 0 || strv_push(&seen, key) < 0) {
+                             (int) rj->reason) < 0 ||
+                    strv_push(&seen, key) < 0) {
                         log_reject(s, rj);
                         continue;
                 }
@@ -282,8 +287,10 @@ static void log_rejects(State *s, const Result *res) {
                         log_reject(s, rj);
         }
         if (repeated > 0)
-                sunkd_log_info(s->ctx, "%zu entries rejected as in the previous run (logged then; see sunkctl status).",
-                               repeated);
+                sunkd_log_info(
+                        s->ctx,
+                        "%zu entries rejected as in the previous run (logged then; see sunkctl status).",
+                        repeated);
         if (res->rejects.total > res->n_records)
                 sunkd_log_warning(s->ctx, "... and %llu more rejected entries (see sunkctl status).",
                                   (unsigned long long) (res->rejects.total - res->n_records));
@@ -310,7 +317,8 @@ static void update_metrics(State *s, const Result *res) {
                 (void) api->metric_set(s->m.entries, (double) res->report.map[t].entries,
                                        (const char *[]){ nss_map_to_string(t) });
                 if (res->report.map[t].changed)
-                        (void) api->metric_add_value(s->m.changed, 1, (const char *[]){ nss_map_to_string(t) });
+                        (void) api->metric_add_value(s->m.changed, 1,
+                                                     (const char *[]){ nss_map_to_string(t) });
         }
 }
 
@@ -352,9 +360,11 @@ static void publish_sshkey_fact(State *s) {
                 v = path ? json_object_new_object() : NULL;
                 if (!v || json_object_object_add(v, "path", json_object_new_string(path)) < 0 ||
                     (s->last_success_usec &&
-                     json_object_object_add(v, "updated_usec", json_object_new_int64((int64_t) s->last_success_usec)) < 0)) {
+                     json_object_object_add(v, "updated_usec",
+                                            json_object_new_int64((int64_t) s->last_success_usec)) < 0)) {
                         json_object_put(v);
-                        sunkd_log_error_errno(s->ctx, -ENOMEM, "Failed to publish the sshkey cache's path: %m");
+                        sunkd_log_error_errno(s->ctx, -ENOMEM,
+                                              "Failed to publish the sshkey cache's path: %m");
                         return;
                 }
         }
@@ -369,10 +379,11 @@ static void log_recovery(State *s, const Result *res) {
         if (res->recover_result == -EBADMSG)
                 sunkd_log_warning(s->ctx, "%s.", res->recover_error ?: "malformed publish journal");
         else if (res->recover_result < 0)
-                sunkd_log_error_errno(s->ctx, res->recover_result,
-                                      "Failed to finish the interrupted publish into '%s'; until it is, the maps "
-                                      "may be from two runs and nothing new is fetched: %s", dir,
-                                      res->recover_error ?: strerror(-res->recover_result));
+                sunkd_log_error_errno(
+                        s->ctx, res->recover_result,
+                        "Failed to finish the interrupted publish into '%s'; until it is, the maps "
+                        "may be from two runs and nothing new is fetched: %s",
+                        dir, res->recover_error ?: strerror(-res->recover_result));
         else if (res->recovered)
                 sunkd_log_notice(s->ctx, "Finished the publish into '%s' that was interrupted.", dir);
 }
@@ -393,7 +404,8 @@ static int refresh_done(void *state, int r, void *input, void *result) {
                 char how[128];
 
                 if (nsscache_conf_is_http(in->ref->conf) && res->stats.deltas + res->stats.delta_misses > 0)
-                        (void) snprintf(how, sizeof(how), "%llu answered 304 Not Modified, %llu map(s) by delta%s",
+                        (void) snprintf(how, sizeof(how),
+                                        "%llu answered 304 Not Modified, %llu map(s) by delta%s",
                                         (unsigned long long) res->stats.not_modified,
                                         (unsigned long long) res->stats.deltas,
                                         res->stats.delta_misses ? ", some deltas did not apply" : "");
@@ -401,16 +413,21 @@ static int refresh_done(void *state, int r, void *input, void *result) {
                         (void) snprintf(how, sizeof(how), "%llu answered 304 Not Modified",
                                         (unsigned long long) res->stats.not_modified);
                 else
-                        (void) snprintf(how, sizeof(how), "paged by %s", res->stats.cursor ? "cursor" : "index");
-                sunkd_log_info(s->ctx, "Refreshed: %zu users, %zu groups, %zu sshkey entries; %zu map(s) changed, "
-                               "%llu requests (%s) in %llu ms%s.",
-                               res->report.map[NSS_MAP_PASSWD].entries, res->report.map[NSS_MAP_GROUP].entries,
-                               res->report.map[NSS_MAP_SSHKEY].entries, res->report.n_changed,
-                               (unsigned long long) res->stats.requests, how,
-                               (unsigned long long) res->stats.duration_usec / 1000,
-                               res->stats.replayed ? "; every answer and file as in the last run, not mapped again" : "");
+                        (void) snprintf(how, sizeof(how), "paged by %s",
+                                        res->stats.cursor ? "cursor" : "index");
+                sunkd_log_info(
+                        s->ctx,
+                        "Refreshed: %zu users, %zu groups, %zu sshkey entries; %zu map(s) changed, "
+                        "%llu requests (%s) in %llu ms%s.",
+                        res->report.map[NSS_MAP_PASSWD].entries, res->report.map[NSS_MAP_GROUP].entries,
+                        res->report.map[NSS_MAP_SSHKEY].entries, res->report.n_changed,
+                        (unsigned long long) res->stats.requests, how,
+                        (unsigned long long) res->stats.duration_usec / 1000,
+                        res->stats.replayed ? "; every answer and file as in the last run, not mapped again"
+                                            : "");
                 if (res->report.stale_removed > 0)
-                        sunkd_log_notice(s->ctx, "Removed %u temporary file(s) an interrupted publish left in '%s'.",
+                        sunkd_log_notice(s->ctx,
+                                         "Removed %u temporary file(s) an interrupted publish left in '%s'.",
                                          res->report.stale_removed, s->conf->conf->files_dir);
                 if (res->report.timestamp_error < 0)
                         sunkd_log_warning_errno(s->ctx, res->report.timestamp_error,
@@ -418,14 +435,17 @@ static int refresh_done(void *state, int r, void *input, void *result) {
         } else if (r == -ECANCELED && (!res || res->cancelled))
                 sunkd_log_notice(s->ctx, "Refresh cancelled; the existing caches are unchanged.");
         else if (r == CACHE_PUBLISH_REFUSED)
-                sunkd_log_error(s->ctx, "Refusing to publish: %s. The existing caches are unchanged; to accept "
+                sunkd_log_error(s->ctx,
+                                "Refusing to publish: %s. The existing caches are unchanged; to accept "
                                 "this once, create '%s' and run 'sunkctl run nsscache.refresh'.",
                                 res && res->error ? res->error : "guard", s->force_path);
         else if (r < 0 && res && recovery_blocked(res))
                 ; /* log_recovery() said why */
         else if (r < 0 && res && res->report.journal_pending)
-                sunkd_log_error_errno(s->ctx, r, "Refresh failed while putting the maps in place; the next run "
-                                      "or start finishes it from the journal: %s", res->error ?: strerror(-r));
+                sunkd_log_error_errno(s->ctx, r,
+                                      "Refresh failed while putting the maps in place; the next run "
+                                      "or start finishes it from the journal: %s",
+                                      res->error ?: strerror(-r));
         else if (r < 0)
                 sunkd_log_error_errno(s->ctx, r, "Refresh failed, the existing caches are unchanged: %s",
                                       res && res->error ? res->error : strerror(-r));
@@ -439,7 +459,8 @@ static int refresh_done(void *state, int r, void *input, void *result) {
         if (r >= 0 && res && res->published && s->export_job && s->conf->conf->export_dir) {
                 int k = s->ctx->api->job_trigger(s->export_job, "a refresh that published");
                 if (k < 0)
-                        sunkd_log_warning_errno(s->ctx, k, "Failed to start the export now, it runs when due: %m");
+                        sunkd_log_warning_errno(s->ctx, k,
+                                                "Failed to start the export now, it runs when due: %m");
         }
         result_free(res);
         if (in)
@@ -447,7 +468,6 @@ static int refresh_done(void *state, int r, void *input, void *result) {
         free(in);
         return r;
 }
-
 
 /* A refresh may publish while an export reads the maps: the export then
  * says -EAGAIN before it signs, and is tried again on the maps as they are
@@ -514,7 +534,8 @@ static void export_log(State *s, int r, const ExportInput *in, const ExportResul
         const NsscacheConf *c = in->ref->conf;
 
         if (r < 0) {
-                sunkd_log_error_errno(s->ctx, r, "Published, but failed to export the maps to '%s'; the nodes keep "
+                sunkd_log_error_errno(s->ctx, r,
+                                      "Published, but failed to export the maps to '%s'; the nodes keep "
                                       "the previous export until a retry succeeds: %s",
                                       res && res->upload_failed ? c->export_s3_url : c->export_dir,
                                       res && res->error ? res->error : strerror(-r));
@@ -534,9 +555,10 @@ static int export_done(void *state, int r, void *input, void *result) {
         ExportResult *res = result;
 
         if (in && in->skip && r >= 0) {
-                (void) s->ctx->api->job_set_message(s->export_job, in->ref->conf->export_dir ?
-                                                    "nothing to export: no refresh has published yet" :
-                                                    "nothing to export: no export_dir");
+                (void) s->ctx->api->job_set_message(
+                        s->export_job, in->ref->conf->export_dir
+                                               ? "nothing to export: no refresh has published yet"
+                                               : "nothing to export: no export_dir");
                 goto out;
         }
         if (in)
@@ -565,16 +587,66 @@ out:
 
 static int add_metrics(State *s) {
         const sunkd_metric_def defs[] = {
-                { { sizeof(sunkd_metric_spec), "nsscache_entries", "Entries in each published map.", SUNKD_METRIC_GAUGE, { "map" } }, &s->m.entries },
-                { { sizeof(sunkd_metric_spec), "nsscache_rejected_total", "Entries (SCIM resources or map file lines) rejected by validation, by reason.", SUNKD_METRIC_COUNTER, { "reason" } }, &s->m.rejected },
-                { { sizeof(sunkd_metric_spec), "nsscache_requests_total", "HTTP requests sent to the SCIM server or for the map files.", SUNKD_METRIC_COUNTER, { NULL } }, &s->m.requests },
-                { { sizeof(sunkd_metric_spec), "nsscache_bytes_total", "Response body bytes received from the SCIM server or for the map files.", SUNKD_METRIC_COUNTER, { NULL } }, &s->m.bytes },
-                { { sizeof(sunkd_metric_spec), "nsscache_fetch_duration_seconds", "Duration of the last fetch.", SUNKD_METRIC_GAUGE, { NULL } }, &s->m.duration },
-                { { sizeof(sunkd_metric_spec), "nsscache_last_success_timestamp_seconds", "When the maps were last published.", SUNKD_METRIC_GAUGE, { NULL } }, &s->m.last_success },
-                { { sizeof(sunkd_metric_spec), "nsscache_map_changes_total", "Times a map's content changed.", SUNKD_METRIC_COUNTER, { "map" } }, &s->m.changed },
-                { { sizeof(sunkd_metric_spec), "nsscache_export_last_success_timestamp_seconds", "When the export last succeeded.", SUNKD_METRIC_GAUGE, { NULL } }, &s->m.export_last_success },
-                { { sizeof(sunkd_metric_spec), "nsscache_export_failures_total", "Export runs that failed.", SUNKD_METRIC_COUNTER, { NULL } }, &s->m.export_failures },
-                { { sizeof(sunkd_metric_spec), "nsscache_uploaded_objects_total", "Objects uploaded to export_s3_url.", SUNKD_METRIC_COUNTER, { NULL } }, &s->m.uploaded },
+                { { sizeof(sunkd_metric_spec),
+                    "nsscache_entries",
+                    "Entries in each published map.",
+                    SUNKD_METRIC_GAUGE,
+                    { "map" } },
+                  &s->m.entries },
+                { { sizeof(sunkd_metric_spec),
+                    "nsscache_rejected_total",
+                    "Entries (SCIM resources or map file lines) rejected by validation, by reason.",
+                    SUNKD_METRIC_COUNTER,
+                    { "reason" } },
+                  &s->m.rejected },
+                { { sizeof(sunkd_metric_spec),
+                    "nsscache_requests_total",
+                    "HTTP requests sent to the SCIM server or for the map files.",
+                    SUNKD_METRIC_COUNTER,
+                    { NULL } },
+                  &s->m.requests },
+                { { sizeof(sunkd_metric_spec),
+                    "nsscache_bytes_total",
+                    "Response body bytes received from the SCIM server or for the map files.",
+                    SUNKD_METRIC_COUNTER,
+                    { NULL } },
+                  &s->m.bytes },
+                { { sizeof(sunkd_metric_spec),
+                    "nsscache_fetch_duration_seconds",
+                    "Duration of the last fetch.",
+                    SUNKD_METRIC_GAUGE,
+                    { NULL } },
+                  &s->m.duration },
+                { { sizeof(sunkd_metric_spec),
+                    "nsscache_last_success_timestamp_seconds",
+                    "When the maps were last published.",
+                    SUNKD_METRIC_GAUGE,
+                    { NULL } },
+                  &s->m.last_success },
+                { { sizeof(sunkd_metric_spec),
+                    "nsscache_map_changes_total",
+                    "Times a map's content changed.",
+                    SUNKD_METRIC_COUNTER,
+                    { "map" } },
+                  &s->m.changed },
+                { { sizeof(sunkd_metric_spec),
+                    "nsscache_export_last_success_timestamp_seconds",
+                    "When the export last succeeded.",
+                    SUNKD_METRIC_GAUGE,
+                    { NULL } },
+                  &s->m.export_last_success },
+                { { sizeof(sunkd_metric_spec),
+                    "nsscache_export_failures_total",
+                    "Export runs that failed.",
+                    SUNKD_METRIC_COUNTER,
+                    { NULL } },
+                  &s->m.export_failures },
+                { { sizeof(sunkd_metric_spec),
+                    "nsscache_uploaded_objects_total",
+                    "Objects uploaded to export_s3_url.",
+                    SUNKD_METRIC_COUNTER,
+                    { NULL } },
+                  &s->m.uploaded },
         };
 
         return sunkd_metrics_add(s->ctx, defs, sizeof(defs) / sizeof(defs[0]));
@@ -705,7 +777,8 @@ static int nsscache_setup(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) 
                                  conf->files_dir);
                 r = c->api->job_trigger(s->job, "finish an interrupted publish");
                 if (r < 0)
-                        sunkd_log_warning_errno(c, r, "Failed to start the refresh now, it runs when due: %m");
+                        sunkd_log_warning_errno(c, r,
+                                                "Failed to start the refresh now, it runs when due: %m");
         }
         *ret_state = s;
         return 0;
@@ -769,53 +842,69 @@ static int nsscache_status(void *state, struct json_object *out) {
                 json_object_put(rejects);
                 return -ENOMEM;
         }
-        json_object_object_add(out, "source", json_object_new_string(nsscache_conf_source_name(s->conf->conf)));
+        json_object_object_add(out, "source",
+                               json_object_new_string(nsscache_conf_source_name(s->conf->conf)));
         json_object_object_add(out, "runs", json_object_new_int64((int64_t) s->runs));
         if (s->last_success_usec) {
                 uint64_t now = realtime_usec();
 
-                json_object_object_add(out, "last_success_usec", json_object_new_int64((int64_t) s->last_success_usec));
+                json_object_object_add(out, "last_success_usec",
+                                       json_object_new_int64((int64_t) s->last_success_usec));
                 /* how old the maps are when the source has been failing since */
-                json_object_object_add(out, "age_sec", json_object_new_int64(
-                        (int64_t) ((now > s->last_success_usec ? now - s->last_success_usec : 0) / SUNKD_USEC_PER_SEC)));
+                json_object_object_add(
+                        out, "age_sec",
+                        json_object_new_int64(
+                                (int64_t) ((now > s->last_success_usec ? now - s->last_success_usec : 0) /
+                                           SUNKD_USEC_PER_SEC)));
         }
         if (s->runs)
-                json_object_object_add(out, "last_result", json_object_new_string(s->last_result >= 0 ? "success" : "failure"));
+                json_object_object_add(out, "last_result",
+                                       json_object_new_string(s->last_result >= 0 ? "success" : "failure"));
         if (s->last_error)
                 json_object_object_add(out, "last_error", json_object_new_string(s->last_error));
         for (int t = 0; t < _NSS_MAP_MAX; t++)
                 if (s->conf->conf->map_enabled[t])
-                        json_object_object_add(entries, nss_map_to_string(t), json_object_new_int64((int64_t) s->entries[t]));
+                        json_object_object_add(entries, nss_map_to_string(t),
+                                               json_object_new_int64((int64_t) s->entries[t]));
         json_object_object_add(out, "entries", entries);
         for (int i = 0; i < _SCIM_REJECT_MAX; i++)
                 if (s->rejects[i])
-                        json_object_object_add(rejects, scim_reject_reason_to_string(i), json_object_new_int64((int64_t) s->rejects[i]));
+                        json_object_object_add(rejects, scim_reject_reason_to_string(i),
+                                               json_object_new_int64((int64_t) s->rejects[i]));
         json_object_object_add(out, "rejected", rejects);
         json_object_object_add(out, "requests", json_object_new_int64((int64_t) s->last_stats.requests));
-        json_object_object_add(out, "pagination", json_object_new_string(s->last_stats.cursor ? "cursor" : "index"));
+        json_object_object_add(out, "pagination",
+                               json_object_new_string(s->last_stats.cursor ? "cursor" : "index"));
         json_object_object_add(out, "bytes", json_object_new_int64((int64_t) s->last_stats.bytes));
-        json_object_object_add(out, "duration_usec", json_object_new_int64((int64_t) s->last_stats.duration_usec));
+        json_object_object_add(out, "duration_usec",
+                               json_object_new_int64((int64_t) s->last_stats.duration_usec));
         json_object_object_add(out, "replayed", json_object_new_boolean(s->last_stats.replayed));
         if (s->export_generation > 0)
-                json_object_object_add(out, "export_generation", json_object_new_int64((int64_t) s->export_generation));
+                json_object_object_add(out, "export_generation",
+                                       json_object_new_int64((int64_t) s->export_generation));
         if (s->export_runs) {
                 json_object_object_add(out, "export_runs", json_object_new_int64((int64_t) s->export_runs));
-                json_object_object_add(out, "export_last_result",
-                                       json_object_new_string(s->export_last_result >= 0 ? "success" : "failure"));
+                json_object_object_add(
+                        out, "export_last_result",
+                        json_object_new_string(s->export_last_result >= 0 ? "success" : "failure"));
         }
         if (s->export_last_success_usec)
                 json_object_object_add(out, "export_last_success_usec",
                                        json_object_new_int64((int64_t) s->export_last_success_usec));
         if (s->export_last_error)
-                json_object_object_add(out, "export_last_error", json_object_new_string(s->export_last_error));
+                json_object_object_add(out, "export_last_error",
+                                       json_object_new_string(s->export_last_error));
         if (nsscache_conf_is_http(s->conf->conf) && s->runs) {
-                json_object_object_add(out, "not_modified", json_object_new_int64((int64_t) s->last_stats.not_modified));
+                json_object_object_add(out, "not_modified",
+                                       json_object_new_int64((int64_t) s->last_stats.not_modified));
                 if (s->source_modified >= 0)
-                        json_object_object_add(out, "source_modified", json_object_new_int64(s->source_modified));
+                        json_object_object_add(out, "source_modified",
+                                               json_object_new_int64(s->source_modified));
                 if (s->manifest_generation > 0) {
                         json_object_object_add(out, "manifest_generation",
                                                json_object_new_int64((int64_t) s->manifest_generation));
-                        json_object_object_add(out, "deltas", json_object_new_int64((int64_t) s->last_stats.deltas));
+                        json_object_object_add(out, "deltas",
+                                               json_object_new_int64((int64_t) s->last_stats.deltas));
                         json_object_object_add(out, "delta_misses",
                                                json_object_new_int64((int64_t) s->last_stats.delta_misses));
                 }
@@ -823,5 +912,6 @@ static int nsscache_status(void *state, struct json_object *out) {
         return 0;
 }
 
-SUNKD_MODULE_DEFINE(.name = "nsscache", .version = PACKAGE_VERSION, .init = nsscache_init, .check = nsscache_check,
-                    .reload = nsscache_reload, .fini = nsscache_fini, .status = nsscache_status);
+SUNKD_MODULE_DEFINE(.name = "nsscache", .version = PACKAGE_VERSION, .init = nsscache_init,
+                    .check = nsscache_check, .reload = nsscache_reload, .fini = nsscache_fini,
+                    .status = nsscache_status);

@@ -17,7 +17,7 @@ void refresh_rejects_done(ScimRejects *r) {
         for (size_t i = 0; i < r->n_records; i++)
                 free(r->records[i].name);
         free(r->records);
-        *r = (ScimRejects) {};
+        *r = (ScimRejects){};
 }
 
 RefreshMemo *refresh_memo_free(RefreshMemo *m) {
@@ -119,8 +119,9 @@ static int feed_file(Digest *md, const char *path, Look look) {
         return feed_contents(md, fd);
 }
 
-int refresh_files_digest(const NsscacheConf *c, const CacheOptions *opts, const uint8_t key[static DIGEST_KEY_LEN],
-                         bool contents, uint8_t ret[static DIGEST_LEN]) {
+int refresh_files_digest(const NsscacheConf *c, const CacheOptions *opts,
+                         const uint8_t key[static DIGEST_KEY_LEN], bool contents,
+                         uint8_t ret[static DIGEST_LEN]) {
         _cleanup_(digest_freep) Digest *md = NULL;
         _cleanup_strv_free_ char **data = NULL, **perms = NULL;
         Look look = contents ? LOOK_CONTENTS : LOOK_STAT;

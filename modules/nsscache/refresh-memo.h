@@ -46,8 +46,9 @@ static inline void refresh_memo_freep(RefreshMemo **m) {
  * mode, owner), which any write changes.  A missing file counts as missing.
  * Return: 0, or a negative errno (a file could not be read).
  */
-int refresh_files_digest(const NsscacheConf *c, const CacheOptions *opts, const uint8_t key[static DIGEST_KEY_LEN],
-                         bool contents, uint8_t ret[static DIGEST_LEN]);
+int refresh_files_digest(const NsscacheConf *c, const CacheOptions *opts,
+                         const uint8_t key[static DIGEST_KEY_LEN], bool contents,
+                         uint8_t ret[static DIGEST_LEN]);
 
 /** refresh_rejects_copy() - a deep copy of @from into @to.  Return: 0 or -ENOMEM. */
 int refresh_rejects_copy(ScimRejects *to, const ScimRejects *from);

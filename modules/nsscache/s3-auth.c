@@ -22,7 +22,7 @@ void s3_auth_done(S3Auth *a) {
         erase_and_free(a->userpwd);
         erase_and_free(a->token);
         free(a->region);
-        *a = (S3Auth) {};
+        *a = (S3Auth){};
 }
 
 bool s3_region_valid(const char *region) {
@@ -52,7 +52,8 @@ bool s3_object_valid(const char *object) {
 static bool key_id_valid(const char *s) {
         size_t n = strlen(s);
 
-        return n > 0 && n <= 128 && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") == n;
+        return n > 0 && n <= 128 &&
+               strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") == n;
 }
 
 static bool secret_valid(const char *s) {
@@ -107,7 +108,8 @@ static int creds_parse(char *buf, const char *path, Creds *ret, char **ret_error
                         char *e = strchr(l, ']');
 
                         if (!e || e[1])
-                                return errmsg_set(ret_error, -EBADMSG, "'%s': line %u: bad section header", path, n);
+                                return errmsg_set(ret_error, -EBADMSG, "'%s': line %u: bad section header",
+                                                  path, n);
                         *e = 0;
                         in_default = streq(ini_strip(l + 1), "default");
                         continue;
@@ -119,16 +121,18 @@ static int creds_parse(char *buf, const char *path, Creds *ret, char **ret_error
                         return r;
         }
         if (!ret->key_id || !ret->secret)
-                return errmsg_set(ret_error, -EBADMSG, "'%s': [default] needs aws_access_key_id and aws_secret_access_key",
-                                  path);
+                return errmsg_set(ret_error, -EBADMSG,
+                                  "'%s': [default] needs aws_access_key_id and aws_secret_access_key", path);
         return 0;
 }
 
 static int auth_set(S3Auth *a, const Creds *cr, const char *where, char **ret_error) {
         if (!key_id_valid(cr->key_id))
-                return errmsg_set(ret_error, -EBADMSG, "%s: aws_access_key_id: must be letters and digits", where);
+                return errmsg_set(ret_error, -EBADMSG, "%s: aws_access_key_id: must be letters and digits",
+                                  where);
         if (!secret_valid(cr->secret) || (cr->token && !secret_valid(cr->token)))
-                return errmsg_set(ret_error, -EBADMSG, "%s: %s: empty, or a space or control character in it", where,
+                return errmsg_set(ret_error, -EBADMSG,
+                                  "%s: %s: empty, or a space or control character in it", where,
                                   secret_valid(cr->secret) ? "aws_session_token" : "aws_secret_access_key");
         if (asprintf(&a->userpwd, "%s:%s", cr->key_id, cr->secret) < 0) {
                 a->userpwd = NULL;
@@ -164,8 +168,9 @@ static int auth_from_env(S3Auth *a, char **ret_error) {
         Creds cr = { (char *) id, (char *) secret, (char *) token };
 
         if (isempty(id) || isempty(secret))
-                return errmsg_set(ret_error, -ENOKEY, "no S3 credentials: set s3_credentials_file, or %s and %s",
-                                  ENV_KEY_ID, ENV_SECRET);
+                return errmsg_set(ret_error, -ENOKEY,
+                                  "no S3 credentials: set s3_credentials_file, or %s and %s", ENV_KEY_ID,
+                                  ENV_SECRET);
         return auth_set(a, &cr, "the environment", ret_error);
 }
 
@@ -188,9 +193,10 @@ int s3_auth_load(const NsscacheConf *c, S3Auth *ret, const char **ret_key, char 
 
         *ret_key = c->s3_region ? "s3_region" : NULL;
         if (!s3_region_valid(region))
-                return errmsg_set(ret_error, -EINVAL,
-                                  "S3 region '%s' is not valid (lowercase letters, digits and '-', e.g. us-east-1)",
-                                  region);
+                return errmsg_set(
+                        ret_error, -EINVAL,
+                        "S3 region '%s' is not valid (lowercase letters, digits and '-', e.g. us-east-1)",
+                        region);
         *ret_key = c->s3_credentials_file ? "s3_credentials_file" : NULL;
         r = c->s3_credentials_file ? auth_from_file(&a, c->s3_credentials_file, ret_error)
                                    : auth_from_env(&a, ret_error);
@@ -201,7 +207,7 @@ int s3_auth_load(const NsscacheConf *c, S3Auth *ret, const char **ret_key, char 
                 return -ENOMEM;
         }
         *ret = a;
-        a = (S3Auth) {};
+        a = (S3Auth){};
         return 0;
 }
 

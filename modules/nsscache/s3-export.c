@@ -47,15 +47,15 @@ static CURLcode request_setup(Uploader *u, const char *url) {
         CURLcode cr = CURLE_OK;
 
         curl_easy_reset(u->curl); /* keeps the connection */
-#define SET(opt, val)                                                     \
-        do {                                                              \
-                if (cr == CURLE_OK)                                       \
-                        cr = curl_easy_setopt(u->curl, opt, val);         \
+#define SET(opt, val)                                                                                       \
+        do {                                                                                                \
+                if (cr == CURLE_OK)                                                                         \
+                        cr = curl_easy_setopt(u->curl, opt, val);                                           \
         } while (0)
-        cr = curl_transport_setup(u->curl, &(CurlTransport) { .timeout_usec = c->timeout_usec,
-                                                              .tls_verify = c->tls_verify,
-                                                              .ca_file = c->ca_file,
-                                                              .proxy = c->http_proxy });
+        cr = curl_transport_setup(u->curl, &(CurlTransport){ .timeout_usec = c->timeout_usec,
+                                                             .tls_verify = c->tls_verify,
+                                                             .ca_file = c->ca_file,
+                                                             .proxy = c->http_proxy });
         SET(CURLOPT_URL, url);
         SET(CURLOPT_AWS_SIGV4, u->auth.sigv4);
         SET(CURLOPT_USERPWD, u->auth.userpwd);
@@ -103,7 +103,8 @@ static int headers_build(const Uploader *u, const char *extra, const char *data,
 }
 
 /* One request; *ret_status its HTTP status. */
-static int perform(Uploader *u, const char *url, struct curl_slist *headers, long *ret_status, char **ret_error) {
+static int perform(Uploader *u, const char *url, struct curl_slist *headers, long *ret_status,
+                   char **ret_error) {
         CURLcode cr;
 
         cr = curl_easy_setopt(u->curl, CURLOPT_HTTPHEADER, headers);
@@ -143,7 +144,8 @@ static int object_put(Uploader *u, const char *url, const char *data, size_t len
         long status = 0;
         int r;
 
-        if (request_setup(u, url) != CURLE_OK || curl_easy_setopt(u->curl, CURLOPT_CUSTOMREQUEST, "PUT") != CURLE_OK ||
+        if (request_setup(u, url) != CURLE_OK ||
+            curl_easy_setopt(u->curl, CURLOPT_CUSTOMREQUEST, "PUT") != CURLE_OK ||
             curl_easy_setopt(u->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) len) != CURLE_OK ||
             curl_easy_setopt(u->curl, CURLOPT_POSTFIELDS, data) != CURLE_OK ||
             headers_build(u, "Content-Type: application/octet-stream", data, len, &h) < 0)
@@ -158,8 +160,9 @@ static int object_put(Uploader *u, const char *url, const char *data, size_t len
         if (r < 0)
                 return r;
         if (status != 200)
-                return errmsg_set(ret_error, -EPROTO, "%s: PUT answered HTTP %ld%s", url, status,
-                                  status == 403 ? " (check the credentials, s3_region and the bucket's policy)" : "");
+                return errmsg_set(
+                        ret_error, -EPROTO, "%s: PUT answered HTTP %ld%s", url, status,
+                        status == 403 ? " (check the credentials, s3_region and the bucket's policy)" : "");
         return 0;
 }
 
@@ -203,7 +206,8 @@ static bool already_uploaded(const NsscacheConf *c, const CacheOptions *opts, co
         w = asprintf(&want, "%s\n", c->export_s3_url);
         if (w < 0)
                 return false;
-        return n == (size_t) w + len && memcmp(copy, want, (size_t) w) == 0 && memcmp(copy + w, text, len) == 0;
+        return n == (size_t) w + len && memcmp(copy, want, (size_t) w) == 0 &&
+               memcmp(copy + w, text, len) == 0;
 }
 
 static void uploaded_save(const NsscacheConf *c, const CacheOptions *opts, const char *text, size_t len) {
@@ -238,7 +242,8 @@ static int upload_all(Uploader *u, const Manifest *m, const char *text, size_t l
 }
 
 /* export_dir's manifest, checked with the signing key (it names the files to upload). */
-static int manifest_load(const NsscacheConf *c, char **ret_text, size_t *ret_len, Manifest *ret, char **ret_error) {
+static int manifest_load(const NsscacheConf *c, char **ret_text, size_t *ret_len, Manifest *ret,
+                         char **ret_error) {
         _cleanup_(evp_pkey_freep) EVP_PKEY *key = NULL;
         _cleanup_free_ char *path = NULL, *why = NULL;
         int r;
@@ -257,8 +262,8 @@ static int manifest_load(const NsscacheConf *c, char **ret_text, size_t *ret_len
         return 0;
 }
 
-int s3_export(const NsscacheConf *c, const CacheOptions *opts, const sunkd_cancel *cancel, uint64_t *ret_uploaded,
-              char **ret_error) {
+int s3_export(const NsscacheConf *c, const CacheOptions *opts, const sunkd_cancel *cancel,
+              uint64_t *ret_uploaded, char **ret_error) {
         _cleanup_(uploader_done) Uploader u = { .c = c, .cancel = cancel };
         _cleanup_(manifest_done) Manifest m = {};
         _cleanup_free_ char *text = NULL, *why = NULL;

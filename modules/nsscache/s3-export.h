@@ -25,5 +25,5 @@
  * *@ret_uploaded: the objects PUT (0 when the bucket was up to date).
  * Return: 0, or negative errno with *ret_error naming the URL or file.
  */
-int s3_export(const NsscacheConf *c, const CacheOptions *opts, const sunkd_cancel *cancel, uint64_t *ret_uploaded,
-              char **ret_error);
+int s3_export(const NsscacheConf *c, const CacheOptions *opts, const sunkd_cancel *cancel,
+              uint64_t *ret_uploaded, char **ret_error);

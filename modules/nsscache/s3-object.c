@@ -70,7 +70,8 @@ static const char *get_str(json_object *v, const char *k, const char *def, bool 
         return json_object_get_string(a);
 }
 
-static int record_passwd(const char *name, json_object *v, map_file_entry_fn on_entry, void *userdata, bool *ok) {
+static int record_passwd(const char *name, json_object *v, map_file_entry_fn on_entry, void *userdata,
+                         bool *ok) {
         _cleanup_free_ char *home = NULL;
         json_object *a;
         int64_t uid = -1, gid = -1;
@@ -88,12 +89,17 @@ static int record_passwd(const char *name, json_object *v, map_file_entry_fn on_
         if (!*ok || !streq(pw, "x"))
                 return *ok = false, 0;
         return on_entry(userdata, NSS_MAP_PASSWD,
-                        &(NssPasswd) { .name = (char *) name, .passwd = (char *) pw, .uid = (uint32_t) uid,
-                                       .gid = (uint32_t) gid, .gecos = (char *) gecos, .dir = (char *) dir,
-                                       .shell = (char *) shell });
+                        &(NssPasswd){ .name = (char *) name,
+                                      .passwd = (char *) pw,
+                                      .uid = (uint32_t) uid,
+                                      .gid = (uint32_t) gid,
+                                      .gecos = (char *) gecos,
+                                      .dir = (char *) dir,
+                                      .shell = (char *) shell });
 }
 
-static int record_shadow(const char *name, json_object *v, map_file_entry_fn on_entry, void *userdata, bool *ok) {
+static int record_shadow(const char *name, json_object *v, map_file_entry_fn on_entry, void *userdata,
+                         bool *ok) {
         static const char *const fields[] = { "lstchg", "min", "max", "warn", "inact", "expire" };
         int64_t n[ELEMENTSOF(fields)];
         const char *pw = get_str(v, "passwd", "*", ok);
@@ -107,8 +113,15 @@ static int record_shadow(const char *name, json_object *v, map_file_entry_fn on_
         if (!*ok || !*pw)
                 return *ok = false, 0;
         return on_entry(userdata, NSS_MAP_SHADOW,
-                        &(NssShadow) { .name = (char *) name, .passwd = (char *) pw, .lstchg = n[0], .min = n[1],
-                                       .max = n[2], .warn = n[3], .inact = n[4], .expire = n[5], .flag = -1 });
+                        &(NssShadow){ .name = (char *) name,
+                                      .passwd = (char *) pw,
+                                      .lstchg = n[0],
+                                      .min = n[1],
+                                      .max = n[2],
+                                      .warn = n[3],
+                                      .inact = n[4],
+                                      .expire = n[5],
+                                      .flag = -1 });
 }
 
 /* @s split at '\n', empty parts dropped. */
@@ -132,24 +145,29 @@ static int split_lines(const char *s, char ***ret) {
         return 0;
 }
 
-static int record_group(const char *name, json_object *v, map_file_entry_fn on_entry, void *userdata, bool *ok) {
+static int record_group(const char *name, json_object *v, map_file_entry_fn on_entry, void *userdata,
+                        bool *ok) {
         _cleanup_strv_free_ char **members = NULL;
         const char *pw = get_str(v, "passwd", "x", ok), *m = get_str(v, "members", "", ok);
         json_object *a;
         int64_t gid = -1;
         int r;
 
-        if (!json_object_object_get_ex(v, "gid", &a) || !get_int(a, 0, UINT32_MAX, &gid) || !*ok || !streq(pw, "x"))
+        if (!json_object_object_get_ex(v, "gid", &a) || !get_int(a, 0, UINT32_MAX, &gid) || !*ok ||
+            !streq(pw, "x"))
                 return *ok = false, 0;
         r = split_lines(m, &members);
         if (r < 0)
                 return r;
         return on_entry(userdata, NSS_MAP_GROUP,
-                        &(NssGroup) { .name = (char *) name, .passwd = (char *) pw, .gid = (uint32_t) gid,
-                                      .members = members });
+                        &(NssGroup){ .name = (char *) name,
+                                     .passwd = (char *) pw,
+                                     .gid = (uint32_t) gid,
+                                     .members = members });
 }
 
-static int record_sshkey(const char *name, json_object *v, map_file_entry_fn on_entry, void *userdata, bool *ok) {
+static int record_sshkey(const char *name, json_object *v, map_file_entry_fn on_entry, void *userdata,
+                         bool *ok) {
         _cleanup_strv_free_ char **keys = NULL;
         const char *k = get_str(v, "sshPublicKey", "", ok);
         int r;
@@ -159,11 +177,11 @@ static int record_sshkey(const char *name, json_object *v, map_file_entry_fn on_
         r = split_lines(k, &keys);
         if (r < 0)
                 return r;
-        return on_entry(userdata, NSS_MAP_SSHKEY, &(NssSshkey) { .name = (char *) name, .keys = keys });
+        return on_entry(userdata, NSS_MAP_SSHKEY, &(NssSshkey){ .name = (char *) name, .keys = keys });
 }
 
-static int record(NssMapType t, json_object *rec, size_t i, map_file_entry_fn on_entry, map_file_bad_fn on_bad,
-                  void *userdata) {
+static int record(NssMapType t, json_object *rec, size_t i, map_file_entry_fn on_entry,
+                  map_file_bad_fn on_bad, void *userdata) {
         json_object *key = NULL, *value = NULL;
         const char *name = NULL;
         bool ok = true;
@@ -173,7 +191,8 @@ static int record(NssMapType t, json_object *rec, size_t i, map_file_entry_fn on
             json_object_is_type(key, json_type_string))
                 name = json_object_get_string(key);
         if (!name || !*name || strlen(name) > NAME_MAX_LEN || json_object_object_length(rec) != 2 ||
-            !json_object_object_get_ex(rec, "Value", &value) || !json_object_is_type(value, json_type_object))
+            !json_object_object_get_ex(rec, "Value", &value) ||
+            !json_object_is_type(value, json_type_object))
                 return on_bad(userdata, t, i, name && strlen(name) <= NAME_MAX_LEN ? name : NULL);
         json_object_object_foreach(value, k, unused) {
                 (void) unused;
@@ -321,8 +340,8 @@ static int records_parse(NssMapType t, const char *data, size_t len, map_file_en
         return 0;
 }
 
-int s3_object_parse(NssMapType t, const char *data, size_t len, map_file_entry_fn on_entry, map_file_bad_fn on_bad,
-                    void *userdata, char **ret_error) {
+int s3_object_parse(NssMapType t, const char *data, size_t len, map_file_entry_fn on_entry,
+                    map_file_bad_fn on_bad, void *userdata, char **ret_error) {
         _cleanup_free_ char *why = NULL;
         int r;
 

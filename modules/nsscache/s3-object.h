@@ -30,5 +30,5 @@
  * a JSON array; -ENOMEM; or what a callback returned.  @on_bad gets the
  * record's index (from 1) as its line.
  */
-int s3_object_parse(NssMapType t, const char *data, size_t len, map_file_entry_fn on_entry, map_file_bad_fn on_bad,
-                    void *userdata, char **ret_error);
+int s3_object_parse(NssMapType t, const char *data, size_t len, map_file_entry_fn on_entry,
+                    map_file_bad_fn on_bad, void *userdata, char **ret_error);

@@ -165,14 +165,14 @@ int scim_fetch_new(const NsscacheConf *c, const char *token, ScimFetch **ret) {
                 return -ENOMEM;
         f->headers = l;
 
-#define SET(opt, val)                                                                            \
-        do {                                                                                     \
-                if (cr == CURLE_OK)                                                              \
-                        cr = curl_easy_setopt(f->curl, opt, val);                                \
+#define SET(opt, val)                                                                                       \
+        do {                                                                                                \
+                if (cr == CURLE_OK)                                                                         \
+                        cr = curl_easy_setopt(f->curl, opt, val);                                           \
         } while (0)
-        cr = curl_transport_setup(f->curl, &(CurlTransport) { .timeout_usec = c->timeout_usec,
-                                                              .tls_verify = c->tls_verify,
-                                                              .ca_file = c->ca_file });
+        cr = curl_transport_setup(f->curl, &(CurlTransport){ .timeout_usec = c->timeout_usec,
+                                                             .tls_verify = c->tls_verify,
+                                                             .ca_file = c->ca_file });
         SET(CURLOPT_HTTPHEADER, f->headers);
         SET(CURLOPT_ACCEPT_ENCODING, "");
         SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t) SCIM_PAGE_BODY_MAX);
@@ -338,8 +338,10 @@ static int retry_after(ScimFetch *f, long status, const char *what, uint64_t *de
             curl_easy_getinfo(f->curl, CURLINFO_RETRY_AFTER, &secs) != CURLE_OK || secs <= 0)
                 return 0;
         if ((uint64_t) secs > f->conf->timeout_usec / SUNKD_USEC_PER_SEC) {
-                (void) errmsg_set(ret_error, 0, "%s: HTTP %ld, the server asks to retry after %" CURL_FORMAT_CURL_OFF_T
-                          " s, longer than the timeout", what, status, secs);
+                (void) errmsg_set(ret_error, 0,
+                                  "%s: HTTP %ld, the server asks to retry after %" CURL_FORMAT_CURL_OFF_T
+                                  " s, longer than the timeout",
+                                  what, status, secs);
                 return -EPROTO;
         }
         *delay = MAX(*delay, (uint64_t) secs * SUNKD_USEC_PER_SEC);
@@ -358,8 +360,8 @@ static void error_type(const ScimFetch *f, char ret[static 48]) {
         if (!f->body || f->body_len == 0 || f->body_len > SCIM_SPC_BODY_MAX)
                 return;
         if (scim_json_parse(f->body, f->body_len, &root, NULL) < 0 ||
-            !json_object_is_type(root, json_type_object) || !json_object_object_get_ex(root, "scimType", &v) ||
-            !json_object_is_type(v, json_type_string))
+            !json_object_is_type(root, json_type_object) ||
+            !json_object_object_get_ex(root, "scimType", &v) || !json_object_is_type(v, json_type_string))
                 return;
         t = json_object_get_string(v);
         if (json_object_get_string_len(v) == 0 || json_object_get_string_len(v) > 32)
@@ -397,7 +399,7 @@ static int get_page(ScimFetch *f, const char *url, const char *what, char **ret_
                 if (cr != CURLE_OK) {
                         if (f->body_too_big || cr == CURLE_FILESIZE_EXCEEDED) {
                                 (void) errmsg_set(ret_error, 0, "%s: response body larger than %u bytes",
-                                          what, SCIM_PAGE_BODY_MAX);
+                                                  what, SCIM_PAGE_BODY_MAX);
                                 return -EFBIG;
                         }
                         r = curl_to_errno(cr);
@@ -410,8 +412,9 @@ static int get_page(ScimFetch *f, const char *url, const char *what, char **ret_
                 if (status == 200)
                         return 0;
                 if (status == 401 || status == 403) {
-                        (void) errmsg_set(ret_error, 0, "%s: authentication failed (HTTP %ld): check the token",
-                                  what, status);
+                        (void) errmsg_set(ret_error, 0,
+                                          "%s: authentication failed (HTTP %ld): check the token", what,
+                                          status);
                         return -EACCES;
                 }
                 {
@@ -434,15 +437,15 @@ static int get_page(ScimFetch *f, const char *url, const char *what, char **ret_
 /* One endpoint's pagination state. */
 typedef struct FetchRun {
         const char *endpoint;
-        bool cursor;          /* paging by cursor */
-        int64_t start_index;  /* by index: the next page's */
-        char *next_cursor;    /* by cursor: the next page's; NULL for the first */
-        DupSet *ids;          /* resource ids seen in this run, as keyed hashes (see page_new_ids()) */
+        bool cursor;         /* paging by cursor */
+        int64_t start_index; /* by index: the next page's */
+        char *next_cursor;   /* by cursor: the next page's; NULL for the first */
+        DupSet *ids;         /* resource ids seen in this run, as keyed hashes (see page_new_ids()) */
         uint64_t id_key[2];
-        uint64_t received;    /* Resources received, repeats included */
-        uint64_t pages_cap;   /* set from the first page */
+        uint64_t received;  /* Resources received, repeats included */
+        uint64_t pages_cap; /* set from the first page */
         int64_t first_total;
-        bool repeated;        /* the last page brought nothing new */
+        bool repeated; /* the last page brought nothing new */
 } FetchRun;
 
 /* The URL and the name used in errors for the next page of @run
@@ -457,13 +460,14 @@ static int page_names(const ScimFetch *f, const char *base, const FetchRun *run,
         free(*ret_what);
         *ret_url = *ret_what = NULL;
         if (run->cursor)
-                r = asprintf(ret_url, "%s%ccursor%s%s&count=%" PRId64, base, sep, run->next_cursor ? "=" : "",
-                             run->next_cursor ?: "", f->conf->page_size) < 0 ||
+                r = asprintf(ret_url, "%s%ccursor%s%s&count=%" PRId64, base, sep,
+                             run->next_cursor ? "=" : "", run->next_cursor ?: "", f->conf->page_size) < 0 ||
                     asprintf(ret_what, "%s page %" PRIu64 " by cursor", run->endpoint, page + 1) < 0;
         else
-                r = asprintf(ret_url, "%s%cstartIndex=%" PRId64 "&count=%" PRId64, base, sep, run->start_index,
-                             f->conf->page_size) < 0 ||
-                    asprintf(ret_what, "%s page at startIndex=%" PRId64, run->endpoint, run->start_index) < 0;
+                r = asprintf(ret_url, "%s%cstartIndex=%" PRId64 "&count=%" PRId64, base, sep,
+                             run->start_index, f->conf->page_size) < 0 ||
+                    asprintf(ret_what, "%s page at startIndex=%" PRId64, run->endpoint, run->start_index) <
+                            0;
         return r ? -ENOMEM : 0;
 }
 
@@ -485,14 +489,16 @@ const char *scim_fetch_note_to_string(ScimFetchNote n) {
 /* The page answers what was asked and the run stays within its bounds. */
 static int page_check(ScimFetch *f, const ScimPage *p, FetchRun *run, const char *what, char **ret_error) {
         if (!run->cursor && p->start_index >= 0 && p->start_index != run->start_index) {
-                (void) errmsg_set(ret_error, 0, "%s: server answered startIndex=%" PRId64, what, p->start_index);
+                (void) errmsg_set(ret_error, 0, "%s: server answered startIndex=%" PRId64, what,
+                                  p->start_index);
                 return -EBADMSG;
         }
         f->stats.pages++;
         f->stats.resources += p->n_resources;
         run->received += p->n_resources;
         if (run->received > SCIM_RESOURCES_MAX) {
-                (void) errmsg_set(ret_error, 0, "%s: more than %d resources", run->endpoint, SCIM_RESOURCES_MAX);
+                (void) errmsg_set(ret_error, 0, "%s: more than %d resources", run->endpoint,
+                                  SCIM_RESOURCES_MAX);
                 return -E2BIG;
         }
         return 0;
@@ -506,7 +512,8 @@ static int run_bound(ScimFetch *f, FetchRun *run, const ScimPage *p, char **ret_
 
         if (p->total_results > f->conf->max_total_results) {
                 (void) errmsg_set(ret_error, 0,
-                                  "%s: the server reports totalResults=%" PRId64 ", more than max_total_results=%" PRId64,
+                                  "%s: the server reports totalResults=%" PRId64
+                                  ", more than max_total_results=%" PRId64,
                                   run->endpoint, p->total_results, f->conf->max_total_results);
                 return -E2BIG;
         }
@@ -579,7 +586,8 @@ static int page_is_last(ScimFetch *f, FetchRun *run, const ScimPage *p, uint64_t
             run->received < (uint64_t) p->total_results) {
                 (void) errmsg_set(ret_error, 0,
                                   "%s: the server answered a cursor request without nextCursor after %zu of "
-                                  "totalResults=%" PRId64 " (it does not page by cursor: set pagination: index)",
+                                  "totalResults=%" PRId64
+                                  " (it does not page by cursor: set pagination: index)",
                                   run->endpoint, p->n_resources, p->total_results);
                 return -EPROTO;
         }
@@ -587,10 +595,12 @@ static int page_is_last(ScimFetch *f, FetchRun *run, const ScimPage *p, uint64_t
                 f->stats.notes |= SCIM_NOTE_TOTAL_SHORT;
         if (!*ret && page + 1 >= run->pages_cap) {
                 if (run->first_total >= 0)
-                        (void) errmsg_set(ret_error, 0, "%s: more than %" PRIu64 " pages for totalResults=%" PRId64,
+                        (void) errmsg_set(ret_error, 0,
+                                          "%s: more than %" PRIu64 " pages for totalResults=%" PRId64,
                                           run->endpoint, run->pages_cap, run->first_total);
                 else
-                        (void) errmsg_set(ret_error, 0, "%s: more than %" PRIu64 " pages without totalResults",
+                        (void) errmsg_set(ret_error, 0,
+                                          "%s: more than %" PRIu64 " pages without totalResults",
                                           run->endpoint, run->pages_cap);
                 return -E2BIG;
         }
@@ -655,8 +665,8 @@ int scim_fetch_all(ScimFetch *f, ScimEndpoint e, const sunkd_cancel *cancel, sci
                         r = record_answer(f, url, what, 200, true);
                 if (r < 0)
                         break;
-                r = scim_page_parse_bounded(f->tok, f->body ?: "", f->body_len, f->conf->page_size, page_flags(f, &run),
-                                            &p, &perr);
+                r = scim_page_parse_bounded(f->tok, f->body ?: "", f->body_len, f->conf->page_size,
+                                            page_flags(f, &run), &p, &perr);
                 if (r < 0) {
                         (void) errmsg_set(ret_error, 0, "%s: %s", what, perr ?: "unparsable");
                         break;
@@ -731,7 +741,8 @@ int scim_fetch_paging(ScimFetch *f, const sunkd_cancel *cancel, char **ret_error
         /* the listing would be refused the same way: one request is enough */
         if (status == 401 || status == 403)
                 return errmsg_set(ret_error, -EACCES,
-                                  "ServiceProviderConfig: authentication failed (HTTP %ld): check the token", status);
+                                  "ServiceProviderConfig: authentication failed (HTTP %ld): check the token",
+                                  status);
         if (status != 200)
                 return 0;
         if (scim_spc_parse(f->body ?: "", f->body_len, &pg, NULL) < 0) {
@@ -783,7 +794,7 @@ int scim_fetch_run(const NsscacheConf *c, ScimMapper *m, ScimRecord *record, con
         f->record = record;
         r = scim_fetch_paging(f, cancel, ret_error);
         if (r >= 0 && (c->map_enabled[NSS_MAP_PASSWD] || c->map_enabled[NSS_MAP_SHADOW] ||
-            c->map_enabled[NSS_MAP_SSHKEY]))
+                       c->map_enabled[NSS_MAP_SSHKEY]))
                 r = scim_fetch_all(f, SCIM_ENDPOINT_USERS, cancel, users_page, m, ret_error);
         if (r >= 0 && c->map_enabled[NSS_MAP_GROUP])
                 r = scim_fetch_all(f, SCIM_ENDPOINT_GROUPS, cancel, groups_page, m, ret_error);
@@ -812,7 +823,8 @@ static int replay_one(ScimFetch *f, const ScimRequest *q, bool *ret_same, char *
                 cr = page_wait(f);
                 if (cr == CURLE_ABORTED_BY_CALLBACK && sunkd_cancelled(f->cancel))
                         return errmsg_set(ret_error, -ECANCELED, "%s: cancelled", q->what);
-                if (cr != CURLE_OK || curl_easy_getinfo(f->curl, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK)
+                if (cr != CURLE_OK ||
+                    curl_easy_getinfo(f->curl, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK)
                         status = 0;
         }
         *ret_same = f->digest_ok && status == q->status && memcmp(f->digest, q->digest, DIGEST_LEN) == 0;

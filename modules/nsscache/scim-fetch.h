@@ -31,15 +31,17 @@ typedef enum ScimEndpoint {
 
 /* Server misbehaviour a run survived; the caller logs each once per run. */
 typedef enum ScimFetchNote {
-        SCIM_NOTE_REPEATED_PAGE = 1u << 0, /* a page brought no id not seen before: stopped there */
+        SCIM_NOTE_REPEATED_PAGE = 1u << 0,  /* a page brought no id not seen before: stopped there */
         SCIM_NOTE_TOTAL_EXCEEDED = 1u << 1, /* more Resources came than the first totalResults */
-        SCIM_NOTE_TOTAL_SHORT = 1u << 2,    /* fewer came than totalResults (entries dropped between pages) */
-        SCIM_NOTE_SPC_INVALID = 1u << 3,    /* /ServiceProviderConfig answered 200 with a body that does not parse */
-        SCIM_NOTE_CURSOR_REQUIRED = 1u << 4, /* an index request was answered with a nextCursor: followed it */
+        SCIM_NOTE_TOTAL_SHORT = 1u << 2, /* fewer came than totalResults (entries dropped between pages) */
+        SCIM_NOTE_SPC_INVALID =
+                1u << 3, /* /ServiceProviderConfig answered 200 with a body that does not parse */
+        SCIM_NOTE_CURSOR_REQUIRED = 1u
+                                    << 4, /* an index request was answered with a nextCursor: followed it */
 } ScimFetchNote;
 
 typedef struct NsscacheFetchStats {
-        uint64_t requests;  /* HTTP requests sent, retries included */
+        uint64_t requests; /* HTTP requests sent, retries included */
         uint64_t retries;
         uint64_t pages;     /* pages accepted */
         uint64_t resources; /* Resources received */
@@ -48,9 +50,9 @@ typedef struct NsscacheFetchStats {
         uint64_t not_modified;   /* http source: files answered 304 */
         int64_t source_modified; /* http source: the oldest Last-Modified of the files used, -1: unknown */
         uint64_t manifest_generation; /* manifest_url: the generation of the manifest used, 0: none */
-        uint64_t deltas;        /* manifest_url: maps brought up to date by a delta */
-        uint64_t delta_misses;  /* and deltas that did not give the signed map (then fetched whole) */
-        bool cursor;    /* a listing was paged by cursor (RFC 9865) */
+        uint64_t deltas;              /* manifest_url: maps brought up to date by a delta */
+        uint64_t delta_misses;        /* and deltas that did not give the signed map (then fetched whole) */
+        bool cursor;                  /* a listing was paged by cursor (RFC 9865) */
         bool replayed;  /* every answer was as in the last run: nothing was parsed (refresh-memo.h) */
         unsigned notes; /* ScimFetchNote bits */
 } NsscacheFetchStats;

@@ -56,22 +56,14 @@
 #define MEMBERS_CAP_MIN 16
 
 static const char *const reject_table[_SCIM_REJECT_MAX] = {
-        [SCIM_REJECT_NOT_OBJECT] = "not-an-object",
-        [SCIM_REJECT_NO_NAME] = "missing-name",
-        [SCIM_REJECT_BAD_NAME] = "invalid-name",
-        [SCIM_REJECT_NO_ID] = "missing-id",
-        [SCIM_REJECT_BAD_ID] = "invalid-id",
-        [SCIM_REJECT_ID_RANGE] = "id-out-of-range",
-        [SCIM_REJECT_BAD_HOME] = "invalid-home",
-        [SCIM_REJECT_BAD_SHELL] = "invalid-shell",
-        [SCIM_REJECT_DUP_NAME] = "duplicate-name",
-        [SCIM_REJECT_DUP_ID] = "duplicate-id",
-        [SCIM_REJECT_BAD_MEMBER] = "invalid-member",
-        [SCIM_REJECT_BAD_SSHKEY] = "invalid-sshkey",
-        [SCIM_REJECT_NAME_MISMATCH] = "name-mismatch",
-        [SCIM_REJECT_TOO_MANY] = "too-many-values",
-        [SCIM_REJECT_LOCAL_ACCOUNT] = "local-account",
-        [SCIM_REJECT_BAD_ENTRY] = "invalid-entry",
+        [SCIM_REJECT_NOT_OBJECT] = "not-an-object",    [SCIM_REJECT_NO_NAME] = "missing-name",
+        [SCIM_REJECT_BAD_NAME] = "invalid-name",       [SCIM_REJECT_NO_ID] = "missing-id",
+        [SCIM_REJECT_BAD_ID] = "invalid-id",           [SCIM_REJECT_ID_RANGE] = "id-out-of-range",
+        [SCIM_REJECT_BAD_HOME] = "invalid-home",       [SCIM_REJECT_BAD_SHELL] = "invalid-shell",
+        [SCIM_REJECT_DUP_NAME] = "duplicate-name",     [SCIM_REJECT_DUP_ID] = "duplicate-id",
+        [SCIM_REJECT_BAD_MEMBER] = "invalid-member",   [SCIM_REJECT_BAD_SSHKEY] = "invalid-sshkey",
+        [SCIM_REJECT_NAME_MISMATCH] = "name-mismatch", [SCIM_REJECT_TOO_MANY] = "too-many-values",
+        [SCIM_REJECT_LOCAL_ACCOUNT] = "local-account", [SCIM_REJECT_BAD_ENTRY] = "invalid-entry",
         [SCIM_REJECT_BAD_LINE] = "invalid-line",
 };
 
@@ -135,12 +127,12 @@ int scim_map_new(const NsscacheConf *c, const ScimSink *sink, ScimMapper **ret) 
                 return -ENOMEM;
         m->conf = c;
         m->sink = *sink;
-        if (dupset_new(&m->user_names) < 0 || dupset_new(&m->uids) < 0 ||
-            dupset_new(&m->group_names) < 0 || dupset_new(&m->gids) < 0 ||
-            dupset_new(&m->members) < 0 || dupset_new(&m->local_user_names) < 0 ||
-            dupset_new(&m->local_uids) < 0 || dupset_new(&m->local_group_names) < 0 ||
-            dupset_new(&m->local_gids) < 0 || dupset_new(&m->published_users) < 0 ||
-            dupset_new(&m->published_groups) < 0 || attr_paths_new(&m->paths) < 0) {
+        if (dupset_new(&m->user_names) < 0 || dupset_new(&m->uids) < 0 || dupset_new(&m->group_names) < 0 ||
+            dupset_new(&m->gids) < 0 || dupset_new(&m->members) < 0 ||
+            dupset_new(&m->local_user_names) < 0 || dupset_new(&m->local_uids) < 0 ||
+            dupset_new(&m->local_group_names) < 0 || dupset_new(&m->local_gids) < 0 ||
+            dupset_new(&m->published_users) < 0 || dupset_new(&m->published_groups) < 0 ||
+            attr_paths_new(&m->paths) < 0) {
                 scim_map_free(m);
                 return -ENOMEM;
         }
@@ -243,14 +235,14 @@ static int reject_name(ScimMapper *m, ScimRejectReason reason, NssMapType map, c
                         if ((unsigned char) *p < 0x20 || (unsigned char) *p >= 0x7f)
                                 *p = '?';
         }
-        r->records[r->n_records++] = (ScimReject) { .reason = reason, .map = map, .name = copy, .id = id };
+        r->records[r->n_records++] = (ScimReject){ .reason = reason, .map = map, .name = copy, .id = id };
         return 0;
 }
 
-static int reject(ScimMapper *m, ScimRejectReason reason, NssMapType map, json_object *name,
-                  int64_t id) {
+static int reject(ScimMapper *m, ScimRejectReason reason, NssMapType map, json_object *name, int64_t id) {
         return reject_name(m, reason, map,
-                           name && json_object_is_type(name, json_type_string) ? json_object_get_string(name) : NULL,
+                           name && json_object_is_type(name, json_type_string) ? json_object_get_string(name)
+                                                                               : NULL,
                            id);
 }
 
@@ -351,11 +343,11 @@ static int published_line(const char *name, size_t len, int64_t id, void *userda
 }
 
 int scim_map_load_local(ScimMapper *m, const char *passwd, const char *group) {
-        int r = colon_file_read(passwd, local_line, &(ColonSets) { m->local_user_names, m->local_uids });
+        int r = colon_file_read(passwd, local_line, &(ColonSets){ m->local_user_names, m->local_uids });
 
         if (r < 0)
                 return r;
-        return colon_file_read(group, local_line, &(ColonSets) { m->local_group_names, m->local_gids });
+        return colon_file_read(group, local_line, &(ColonSets){ m->local_group_names, m->local_gids });
 }
 
 int scim_map_load_published(ScimMapper *m, const char *passwd, const char *group) {
@@ -417,7 +409,8 @@ static bool claim_published(const ScimMapper *m, bool group, const Claim *c) {
  * is yes; the rejects are recorded here.  One lookup per key when nobody
  * claimed it before: the common case costs two.
  */
-static int claim(ScimMapper *m, bool group, const char *name, uint32_t id, bool *ret_ok, uint32_t *ret_claim) {
+static int claim(ScimMapper *m, bool group, const char *name, uint32_t id, bool *ret_ok,
+                 uint32_t *ret_claim) {
         DupSet *names = group ? m->group_names : m->user_names, *ids = group ? m->gids : m->uids;
         NssMapType map = group ? NSS_MAP_GROUP : NSS_MAP_PASSWD;
         uint32_t next, ni = CLAIM_NONE, ii = CLAIM_NONE;
@@ -464,8 +457,8 @@ static int claim(ScimMapper *m, bool group, const char *name, uint32_t id, bool 
         if ((rn == 0 && dupset_put(names, name, strlen(name), next) < 0) ||
             (ri == 0 && dupset_put_id(ids, id, next) < 0))
                 return -ENOMEM;
-        m->claims[m->n_claims++] = (Claim) { .at = { SCIM_AT_NONE, SCIM_AT_NONE, SCIM_AT_NONE }, .id = id,
-                                             .group = group };
+        m->claims[m->n_claims++] =
+                (Claim){ .at = { SCIM_AT_NONE, SCIM_AT_NONE, SCIM_AT_NONE }, .id = id, .group = group };
         *ret_ok = true;
         *ret_claim = next;
         return 0;
@@ -557,8 +550,7 @@ static char *gecos_from(ScimMapper *m, json_object *user, const char *path) {
                 name = attr(m, user, "name");
                 v = attr(m, name, "formatted");
                 if (!v || !json_object_is_type(v, json_type_string)) {
-                        json_object *g = attr(m, name, "givenName"),
-                                    *f = attr(m, name, "familyName");
+                        json_object *g = attr(m, name, "givenName"), *f = attr(m, name, "familyName");
                         if (g && f && json_object_is_type(g, json_type_string) &&
                             json_object_is_type(f, json_type_string)) {
                                 if (asprintf(&joined, "%s %s", json_object_get_string(g),
@@ -608,7 +600,8 @@ static char *home_from_override(const char *tmpl, const char *name) {
 }
 
 /* A string attribute: NULL when missing; *bad when present with the wrong type. */
-static const char *string_at(ScimMapper *m, json_object *o, const char *path, json_object **ret_v, bool *bad) {
+static const char *string_at(ScimMapper *m, json_object *o, const char *path, json_object **ret_v,
+                             bool *bad) {
         json_object *v = attr(m, o, path);
 
         *ret_v = v;
@@ -705,7 +698,9 @@ static int emit_named(ScimMapper *m, NssMapType t, const void *entry, uint32_t i
 
 static int emit_for(ScimMapper *m, NssMapType t, const void *entry, uint32_t i, json_object *jname) {
         return emit_named(m, t, entry, i,
-                          jname && json_object_is_type(jname, json_type_string) ? json_object_get_string(jname) : NULL);
+                          jname && json_object_is_type(jname, json_type_string)
+                                  ? json_object_get_string(jname)
+                                  : NULL);
 }
 
 /* As nsscache's SCIM source, every user gets an sshkey entry, "name:" when
@@ -716,7 +711,7 @@ static int add_sshkeys(ScimMapper *m, json_object *user, const char *name, json_
 
         if (r < 0)
                 return r;
-        return emit_for(m, NSS_MAP_SSHKEY, &(NssSshkey) { .name = (char *) name, .keys = keys }, i, jname);
+        return emit_for(m, NSS_MAP_SSHKEY, &(NssSshkey){ .name = (char *) name, .keys = keys }, i, jname);
 }
 
 /* shadow and sshkey may name the user through their own path; it must agree. */
@@ -825,17 +820,19 @@ static int user_derived(ScimMapper *m, json_object *user, const char *name, json
         if (c->map_enabled[NSS_MAP_SHADOW]) {
                 r = derived_name_ok(m, NSS_MAP_SHADOW, user, name, jname, &ok);
                 if (r >= 0 && ok)
-                        r = emit_for(m, NSS_MAP_SHADOW, &(NssShadow) {
-                                .name = (char *) name,
-                                .passwd = (char *) "*",
-                                .lstchg = sc->shadow_lstchg,
-                                .min = sc->shadow_min,
-                                .max = sc->shadow_max,
-                                .warn = sc->shadow_warn,
-                                .inact = sc->shadow_inact,
-                                .expire = sc->shadow_expire,
-                                .flag = sc->shadow_flag,
-                        }, i, jname);
+                        r = emit_for(m, NSS_MAP_SHADOW,
+                                     &(NssShadow){
+                                             .name = (char *) name,
+                                             .passwd = (char *) "*",
+                                             .lstchg = sc->shadow_lstchg,
+                                             .min = sc->shadow_min,
+                                             .max = sc->shadow_max,
+                                             .warn = sc->shadow_warn,
+                                             .inact = sc->shadow_inact,
+                                             .expire = sc->shadow_expire,
+                                             .flag = sc->shadow_flag,
+                                     },
+                                     i, jname);
                 if (r < 0)
                         return r;
         }
@@ -864,8 +861,7 @@ static int map_user(ScimMapper *m, json_object *user) {
 
         name = string_at(m, user, pc->path_username ?: "userName", &jname, &bad);
         if (!name)
-                return reject(m, bad ? SCIM_REJECT_BAD_NAME : SCIM_REJECT_NO_NAME, NSS_MAP_PASSWD,
-                              NULL, -1);
+                return reject(m, bad ? SCIM_REJECT_BAD_NAME : SCIM_REJECT_NO_NAME, NSS_MAP_PASSWD, NULL, -1);
         if (!name_valid(name) || (size_t) json_object_get_string_len(jname) != strlen(name))
                 return reject(m, SCIM_REJECT_BAD_NAME, NSS_MAP_PASSWD, jname, -1);
         r = user_ids(m, user, jname, &uid, &gid, &ok);
@@ -892,15 +888,17 @@ static int map_user(ScimMapper *m, json_object *user) {
         if (r < 0 || !ok)
                 return r;
         if (m->conf->map_enabled[NSS_MAP_PASSWD]) {
-                r = emit_for(m, NSS_MAP_PASSWD, &(NssPasswd) {
-                        .name = (char *) name,
-                        .passwd = (char *) "x",
-                        .uid = (uint32_t) uid,
-                        .gid = (uint32_t) gid,
-                        .gecos = gecos,
-                        .dir = dir,
-                        .shell = (char *) shell,
-                }, i, jname);
+                r = emit_for(m, NSS_MAP_PASSWD,
+                             &(NssPasswd){
+                                     .name = (char *) name,
+                                     .passwd = (char *) "x",
+                                     .uid = (uint32_t) uid,
+                                     .gid = (uint32_t) gid,
+                                     .gecos = gecos,
+                                     .dir = dir,
+                                     .shell = (char *) shell,
+                             },
+                             i, jname);
                 if (r < 0)
                         return r;
                 if (*claim_at(m->claims + i, NSS_MAP_PASSWD) == SCIM_AT_NONE) {
@@ -957,12 +955,11 @@ static int push_member(char ***members, size_t *n, const char *s) {
         return 0;
 }
 
-static int add_member(ScimMapper *m, char ***members, size_t *n, DupSet *set,
-                      json_object *jgroup, json_object *v) {
+static int add_member(ScimMapper *m, char ***members, size_t *n, DupSet *set, json_object *jgroup,
+                      json_object *v) {
         const char *s;
 
-        if (!v || !json_object_is_type(v, json_type_string) ||
-            !name_valid(s = json_object_get_string(v)) ||
+        if (!v || !json_object_is_type(v, json_type_string) || !name_valid(s = json_object_get_string(v)) ||
             (size_t) json_object_get_string_len(v) != strlen(s))
                 return reject(m, SCIM_REJECT_BAD_MEMBER, NSS_MAP_GROUP, v ?: jgroup, -1);
         /* a SCIM group may not pull a system account into itself */
@@ -1033,8 +1030,7 @@ static int map_group(ScimMapper *m, json_object *group) {
                 return reject(m, SCIM_REJECT_NOT_OBJECT, NSS_MAP_GROUP, NULL, -1);
         name = string_at(m, group, gc->path_groupname ?: "displayName", &jname, &bad);
         if (!name)
-                return reject(m, bad ? SCIM_REJECT_BAD_NAME : SCIM_REJECT_NO_NAME, NSS_MAP_GROUP,
-                              NULL, -1);
+                return reject(m, bad ? SCIM_REJECT_BAD_NAME : SCIM_REJECT_NO_NAME, NSS_MAP_GROUP, NULL, -1);
         if (!name_valid(name) || (size_t) json_object_get_string_len(jname) != strlen(name))
                 return reject(m, SCIM_REJECT_BAD_NAME, NSS_MAP_GROUP, jname, -1);
         ir = parse_id(attr(m, group, gc->path_gid), m->conf->min_gid, &gid);
@@ -1048,12 +1044,14 @@ static int map_group(ScimMapper *m, json_object *group) {
         r = claim(m, true, name, (uint32_t) gid, &ok, &i);
         if (r < 0 || !ok)
                 return r;
-        r = emit_for(m, NSS_MAP_GROUP, &(NssGroup) {
-                .name = (char *) name,
-                .passwd = (char *) "x",
-                .gid = (uint32_t) gid,
-                .members = members,
-        }, i, jname);
+        r = emit_for(m, NSS_MAP_GROUP,
+                     &(NssGroup){
+                             .name = (char *) name,
+                             .passwd = (char *) "x",
+                             .gid = (uint32_t) gid,
+                             .members = members,
+                     },
+                     i, jname);
         if (r >= 0 && *claim_at(m->claims + i, NSS_MAP_GROUP) == SCIM_AT_NONE) {
                 m->claims[i].removed = true;
                 m->n_removed++;
@@ -1202,7 +1200,7 @@ static int file_sshkey(ScimMapper *m, const NssSshkey *e) {
         r = file_sshkeys(m, e, &keys);
         if (r < 0)
                 return r;
-        return emit_named(m, NSS_MAP_SSHKEY, &(NssSshkey) { .name = e->name, .keys = keys }, i, e->name);
+        return emit_named(m, NSS_MAP_SSHKEY, &(NssSshkey){ .name = e->name, .keys = keys }, i, e->name);
 }
 
 /* A member as add_member() takes one: valid, not a local account, once. */
@@ -1244,8 +1242,10 @@ static int file_group(ScimMapper *m, const NssGroup *e) {
         r = claim(m, true, e->name, e->gid, &ok, &i);
         if (r < 0 || !ok)
                 return r;
-        r = emit_named(m, NSS_MAP_GROUP, &(NssGroup) { .name = e->name, .passwd = e->passwd, .gid = e->gid,
-                                                        .members = members }, i, e->name);
+        r = emit_named(
+                m, NSS_MAP_GROUP,
+                &(NssGroup){ .name = e->name, .passwd = e->passwd, .gid = e->gid, .members = members }, i,
+                e->name);
         if (r >= 0)
                 drop_unwritten(m, NSS_MAP_GROUP, i);
         return r;

@@ -17,7 +17,7 @@ void scim_page_done(ScimPage *p) {
         if (!p)
                 return;
         json_object_put(p->root);
-        *p = (ScimPage) { .start_index = -1, .items_per_page = -1 };
+        *p = (ScimPage){ .start_index = -1, .items_per_page = -1 };
 }
 
 static bool get_count(json_object *root, const char *key, int64_t *ret) {
@@ -131,7 +131,8 @@ static int page_parse(json_tokener *tok, const char *buf, size_t len, unsigned f
         /* RFC 9865 lets a cursor listing leave it out: a page paged by
          * cursor, or one handing out a nextCursor, is one */
         p.total_results = -1;
-        if (json_object_object_get_ex(root, "totalResults", NULL) || !((flags & SCIM_PAGE_CURSOR) || p.next_cursor))
+        if (json_object_object_get_ex(root, "totalResults", NULL) ||
+            !((flags & SCIM_PAGE_CURSOR) || p.next_cursor))
                 if (!get_count(root, "totalResults", &p.total_results) || p.total_results < 0) {
                         scim_page_done(&p);
                         return errmsg_set(ret_error, -EBADMSG, "missing or invalid totalResults");
@@ -256,13 +257,16 @@ int scim_page_parse_bounded(struct json_tokener *tok, const char *buf, size_t le
 
         prescan(buf, len, &s);
         if (s.resources > max) {
-                return errmsg_set(ret_error, -EBADMSG, "%" PRIu64 " Resources on a page that asked for %" PRId64
-                                  " (at most %" PRIu64 " accepted)", s.resources, page_size, max);
+                return errmsg_set(ret_error, -EBADMSG,
+                                  "%" PRIu64 " Resources on a page that asked for %" PRId64
+                                  " (at most %" PRIu64 " accepted)",
+                                  s.resources, page_size, max);
         }
         if (s.cost > budget) {
-                return errmsg_set(ret_error, -EBADMSG, "page of %zu bytes would take about %" PRIu64
-                                  " MiB to parse (at most %" PRIu64 " MiB)", len, s.cost >> 20, budget >> 20);
+                return errmsg_set(ret_error, -EBADMSG,
+                                  "page of %zu bytes would take about %" PRIu64
+                                  " MiB to parse (at most %" PRIu64 " MiB)",
+                                  len, s.cost >> 20, budget >> 20);
         }
         return page_parse(tok, buf, len, flags, ret, ret_error);
 }
-

@@ -18,8 +18,8 @@ typedef struct ScimPage {
         struct json_object *resources; /* borrowed from root; NULL if absent */
         size_t n_resources;
         int64_t total_results;
-        int64_t start_index;    /* -1 if absent */
-        int64_t items_per_page; /* -1 if absent */
+        int64_t start_index;     /* -1 if absent */
+        int64_t items_per_page;  /* -1 if absent */
         const char *next_cursor; /* RFC 9865; borrowed from root; NULL if absent, null or "" */
 } ScimPage;
 
@@ -86,4 +86,3 @@ static inline uint64_t scim_page_resources_max(int64_t page_size) {
  */
 int scim_page_parse_bounded(struct json_tokener *tok, const char *buf, size_t len, int64_t page_size,
                             unsigned flags, ScimPage *ret, char **ret_error);
-

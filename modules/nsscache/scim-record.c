@@ -19,7 +19,7 @@ static void drop(ScimRecord *r) {
 }
 
 void scim_record_init(ScimRecord *r) {
-        *r = (ScimRecord) {};
+        *r = (ScimRecord){};
         digest_key_new(r->key);
 }
 
@@ -44,7 +44,7 @@ int scim_record_add(ScimRecord *r, const char *url, const char *what, long statu
                 r->cap = cap;
         }
         q = r->requests + r->n;
-        *q = (ScimRequest) { .url = strdup(url), .what = strdup(what), .status = status, .listing = listing };
+        *q = (ScimRequest){ .url = strdup(url), .what = strdup(what), .status = status, .listing = listing };
         if (!q->url || !q->what) {
                 free(q->url);
                 free(q->what);

@@ -16,7 +16,6 @@
 
 #include "digest.h"
 
-
 /* What a record may hold: a 1M-user directory paged by 100 is 10,000
  * requests of about 250 bytes.  A larger record (a server handing out
  * kilobyte cursors one resource at a time) is dropped and marked broken:
@@ -26,8 +25,8 @@
 
 typedef struct ScimRequest {
         char *url;
-        char *what;  /* the name errors give it */
-        long status; /* the HTTP status used; 0: the transfer failed */
+        char *what;   /* the name errors give it */
+        long status;  /* the HTTP status used; 0: the transfer failed */
         bool listing; /* a page of a listing (else /ServiceProviderConfig): see scim_fetch_replay() */
         uint8_t digest[DIGEST_LEN]; /* of the body as decoded */
 } ScimRequest;

@@ -20,7 +20,8 @@ static int formatted_add(void *data, NssMapType t, const void *entry, uint64_t *
 }
 
 /* Every map's line starts with the entry's name and a colon. */
-static const char *formatted_name(void *data, NssMapType t, uint64_t at, char buf[static SCIM_NAME_MAX + 1]) {
+static const char *formatted_name(void *data, NssMapType t, uint64_t at,
+                                  char buf[static SCIM_NAME_MAX + 1]) {
         CacheFormatted *f = (CacheFormatted *) data + t;
         char line[SCIM_NAME_MAX + 1];
         const char *colon;
@@ -81,5 +82,5 @@ static int formatted_cut(void *data, NssMapType t, const uint64_t *at, size_t n)
 }
 
 ScimSink scim_sink_formatted(CacheFormatted text[static _NSS_MAP_MAX]) {
-        return (ScimSink) { formatted_add, formatted_name, formatted_cut, text };
+        return (ScimSink){ formatted_add, formatted_name, formatted_cut, text };
 }

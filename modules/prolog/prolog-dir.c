@@ -70,18 +70,21 @@ static int check_inode(int fd, const PrologScript *s, char **ret_error) {
         if (fstat(fd, &st) < 0)
                 return errmsg_set(ret_error, negative_errno(), "%s script '%s': %m", kind, s->path);
         if (!S_ISREG(st.st_mode))
-                return errmsg_set(ret_error, -EPERM, "refusing %s script '%s': not a regular file (mode %06o)",
-                                  kind, s->path, (unsigned) st.st_mode);
-        if (!(st.st_mode & 0111))
-                return errmsg_set(ret_error, -EACCES, "refusing %s script '%s': not executable (mode %04o)", kind,
-                                  s->path, (unsigned) (st.st_mode & 07777));
-        if (st.st_mode & (S_IWGRP | S_IWOTH))
                 return errmsg_set(ret_error, -EPERM,
-                                  "refusing %s script '%s': group- or world-writable (owner uid %u, mode %04o)",
-                                  kind, s->path, (unsigned) st.st_uid, (unsigned) (st.st_mode & 07777));
+                                  "refusing %s script '%s': not a regular file (mode %06o)", kind, s->path,
+                                  (unsigned) st.st_mode);
+        if (!(st.st_mode & 0111))
+                return errmsg_set(ret_error, -EACCES, "refusing %s script '%s': not executable (mode %04o)",
+                                  kind, s->path, (unsigned) (st.st_mode & 07777));
+        if (st.st_mode & (S_IWGRP | S_IWOTH))
+                return errmsg_set(
+                        ret_error, -EPERM,
+                        "refusing %s script '%s': group- or world-writable (owner uid %u, mode %04o)", kind,
+                        s->path, (unsigned) st.st_uid, (unsigned) (st.st_mode & 07777));
         if (!uid_trusted(st.st_uid))
-                return errmsg_set(ret_error, -EPERM, "refusing %s script '%s': owned by uid %u, not root (mode %04o)",
-                                  kind, s->path, (unsigned) st.st_uid, (unsigned) (st.st_mode & 07777));
+                return errmsg_set(ret_error, -EPERM,
+                                  "refusing %s script '%s': owned by uid %u, not root (mode %04o)", kind,
+                                  s->path, (unsigned) st.st_uid, (unsigned) (st.st_mode & 07777));
         return 0;
 }
 
@@ -264,8 +267,9 @@ static int open_dir(const char *dir, PrologKind kind, int *ret_fd, char **ret_er
                 return r;
         fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0 && errno == ENOTDIR && stat(dir, &st) == 0)
-                return errmsg_set(ret_error, -ENOTDIR, "refusing %s '%s': not a directory (owner uid %u, mode %04o)",
-                                  what, dir, (unsigned) st.st_uid, (unsigned) (st.st_mode & 07777));
+                return errmsg_set(ret_error, -ENOTDIR,
+                                  "refusing %s '%s': not a directory (owner uid %u, mode %04o)", what, dir,
+                                  (unsigned) st.st_uid, (unsigned) (st.st_mode & 07777));
         if (fd < 0)
                 return errmsg_set(ret_error, negative_errno(), "%s: %m", dir);
         *ret_fd = fd;

@@ -45,7 +45,7 @@ typedef struct Tail {
 
 void prolog_exec_result_done(PrologExecResult *r) {
         free(r->output);
-        *r = (PrologExecResult) {};
+        *r = (PrologExecResult){};
 }
 
 static int tail_put(Tail *t, const char *p, size_t n) {
@@ -190,7 +190,8 @@ _Noreturn static void child(pid_t parent, int script_fd, int out_fd, int err_fd,
         if (getppid() != parent)
                 _exit(127);
         null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0 || chdir("/") < 0)
+        if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0 ||
+            chdir("/") < 0)
                 child_fail(err_fd, STAGE_SETUP, errno);
         if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
                 child_fail(err_fd, STAGE_SETUP, errno);
@@ -210,24 +211,28 @@ static int exec_error(const PrologScript *s, const ExecFailure *f, char **ret_er
         const char *kind = prolog_kind_name(s->kind), *why = strerror(f->error);
 
         if (f->stage == STAGE_DEV_FD)
-                return errmsg_set(ret_error, -f->error,
-                                  "cannot execute %s script '%s' (%s): /dev/fd, needed to run it by its descriptor, "
-                                  "is missing (is /proc mounted?): %s",
-                                  kind, s->name, s->path, why);
+                return errmsg_set(
+                        ret_error, -f->error,
+                        "cannot execute %s script '%s' (%s): /dev/fd, needed to run it by its descriptor, "
+                        "is missing (is /proc mounted?): %s",
+                        kind, s->name, s->path, why);
         if (f->stage == STAGE_SETUP)
-                return errmsg_set(ret_error, -f->error, "cannot execute %s script '%s' (%s): setting up its process: %s",
-                                  kind, s->name, s->path, why);
+                return errmsg_set(ret_error, -f->error,
+                                  "cannot execute %s script '%s' (%s): setting up its process: %s", kind,
+                                  s->name, s->path, why);
         if (f->error == ENOENT)
                 /* the script itself is held open: what is missing is what it names */
-                return errmsg_set(ret_error, -ENOENT,
-                                  "cannot execute %s script '%s' (%s): its '#!' interpreter was not found: %s", kind,
-                                  s->name, s->path, why);
+                return errmsg_set(
+                        ret_error, -ENOENT,
+                        "cannot execute %s script '%s' (%s): its '#!' interpreter was not found: %s", kind,
+                        s->name, s->path, why);
         if (f->error == ENOEXEC)
-                return errmsg_set(ret_error, -ENOEXEC,
-                                  "cannot execute %s script '%s' (%s): neither a program nor a '#!' script: %s", kind,
-                                  s->name, s->path, why);
-        return errmsg_set(ret_error, -f->error, "cannot execute %s script '%s' (%s): %s", kind, s->name, s->path,
-                          why);
+                return errmsg_set(
+                        ret_error, -ENOEXEC,
+                        "cannot execute %s script '%s' (%s): neither a program nor a '#!' script: %s", kind,
+                        s->name, s->path, why);
+        return errmsg_set(ret_error, -f->error, "cannot execute %s script '%s' (%s): %s", kind, s->name,
+                          s->path, why);
 }
 
 typedef struct Run {
@@ -288,7 +293,8 @@ static int wait_exit(Run *run) {
         }
 }
 
-static int start(int fd, const PrologScript *s, char *const *envp, int *ret_out, int *ret_err, pid_t *ret_pid) {
+static int start(int fd, const PrologScript *s, char *const *envp, int *ret_out, int *ret_err,
+                 pid_t *ret_pid) {
         char *const argv[] = { s->path, NULL };
         int out[2], err[2], r;
         pid_t pid, parent;
@@ -314,7 +320,8 @@ static int start(int fd, const PrologScript *s, char *const *envp, int *ret_out,
                 close(err[0]);
                 return r;
         }
-        (void) setpgid(pid, pid); /* also here, so that a kill before the child's own setpgid() finds the group */
+        (void) setpgid(pid,
+                       pid); /* also here, so that a kill before the child's own setpgid() finds the group */
         *ret_out = out[0];
         *ret_err = err[0];
         *ret_pid = pid;
@@ -350,7 +357,8 @@ static int run_script(int fd, const PrologScript *s, const PrologExecSpec *spec,
                 .out_fd = -1,
                 .grace = spec->kill_grace_usec ?: PROLOG_KILL_GRACE_DEFAULT,
                 .kill_at = USEC_INFINITY,
-                .tail.limit = MIN(spec->output_limit ?: PROLOG_OUTPUT_LIMIT_DEFAULT, PROLOG_OUTPUT_LIMIT_MAX),
+                .tail.limit =
+                        MIN(spec->output_limit ?: PROLOG_OUTPUT_LIMIT_DEFAULT, PROLOG_OUTPUT_LIMIT_MAX),
         };
         _cleanup_close_ int err_fd = -1;
         uint64_t begin = now_usec(CLOCK_MONOTONIC);
@@ -360,8 +368,8 @@ static int run_script(int fd, const PrologScript *s, const PrologExecSpec *spec,
         run.deadline = spec->timeout_usec ? begin + spec->timeout_usec : USEC_INFINITY;
         r = start(fd, s, envp, &run.out_fd, &err_fd, &run.pid);
         if (r < 0)
-                return errmsg_set(ret_error, r, "cannot execute %s script '%s' (%s): %s", prolog_kind_name(s->kind),
-                                  s->name, s->path, strerror(-r));
+                return errmsg_set(ret_error, r, "cannot execute %s script '%s' (%s): %s",
+                                  prolog_kind_name(s->kind), s->name, s->path, strerror(-r));
         ret->pid = run.pid;
         running_pgid = run.pid;
         run.pidfd = pidfd_open(run.pid, 0);
@@ -378,13 +386,13 @@ static int run_script(int fd, const PrologScript *s, const PrologExecSpec *spec,
         } else
                 r = finish(&run, ret);
         if (r == 0 && read(err_fd, &f, sizeof(f)) == (ssize_t) sizeof(f)) {
-                *ret = (PrologExecResult) { .pid = run.pid };
+                *ret = (PrologExecResult){ .pid = run.pid };
                 r = exec_error(s, &f, ret_error);
         } else if (r == 0)
                 r = tail_steal(&run.tail, ret);
         else
-                r = errmsg_set(ret_error, r, "running %s script '%s' (%s): %s", prolog_kind_name(s->kind), s->name,
-                               s->path, strerror(-r));
+                r = errmsg_set(ret_error, r, "running %s script '%s' (%s): %s", prolog_kind_name(s->kind),
+                               s->name, s->path, strerror(-r));
         ret->duration_usec = now_usec(CLOCK_MONOTONIC) - begin;
         free(run.tail.buf);
         safe_close_fd(run.out_fd);
@@ -396,7 +404,7 @@ int prolog_exec_fd(int fd, const PrologScript *s, const PrologExecSpec *spec, Pr
                    char **ret_error) {
         _cleanup_strv_free_ char **envp = prolog_script_env(spec->envp, s->name);
 
-        *ret = (PrologExecResult) {};
+        *ret = (PrologExecResult){};
         if (!envp)
                 return -ENOMEM;
         return run_script(fd, s, spec, envp, ret, ret_error);
@@ -405,7 +413,7 @@ int prolog_exec_fd(int fd, const PrologScript *s, const PrologExecSpec *spec, Pr
 int prolog_exec(const PrologScript *s, const PrologExecSpec *spec, PrologExecResult *ret, char **ret_error) {
         _cleanup_close_ int fd = -1;
 
-        *ret = (PrologExecResult) {};
+        *ret = (PrologExecResult){};
         fd = prolog_script_open(s, ret_error);
         if (fd < 0)
                 return fd;

@@ -142,7 +142,8 @@ void history_free(State *s) {
 
 int history_method_status(sunkd_call *call, json_object *params, void *state) {
         State *s = state;
-        json_object *o = json_object_new_object(), *runs = json_object_new_array(), *running = json_object_new_array();
+        json_object *o = json_object_new_object(), *runs = json_object_new_array(),
+                    *running = json_object_new_array();
 
         (void) params;
         if (!o || !runs || !running) {

@@ -98,7 +98,8 @@ void prolog_failure_reason(char *buf, PrologKind kind, const PrologFailure *f) {
                 text_append_clean(line, sizeof(line), &n, f->error);
         } else {
                 if (f->timed_out)
-                        snprintf(how, sizeof(how), "timed out (%s)", prolog_signal_name(f->signal ?: SIGTERM, sig));
+                        snprintf(how, sizeof(how), "timed out (%s)",
+                                 prolog_signal_name(f->signal ?: SIGTERM, sig));
                 else if (f->signal)
                         snprintf(how, sizeof(how), "killed by %s", prolog_signal_name(f->signal, sig));
                 else

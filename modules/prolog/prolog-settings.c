@@ -16,7 +16,7 @@
 #define SETTINGS_FILE_MAX (16 * 1024)
 
 int prolog_settings_default(PrologSettings *s) {
-        *s = (PrologSettings) {
+        *s = (PrologSettings){
                 .prolog_dir = strdup(SUNKD_SYSCONFDIR "/sunkd/prolog.d"),
                 .epilog_dir = strdup(SUNKD_SYSCONFDIR "/sunkd/epilog.d"),
                 .script_timeout_usec = PROLOG_SCRIPT_TIMEOUT_DEFAULT,
@@ -58,8 +58,10 @@ int prolog_settings_format(const PrologSettings *s, char **ret) {
                 return -ENOMEM;
         json_object_object_add(o, "prolog_dir", json_object_new_string(s->prolog_dir));
         json_object_object_add(o, "epilog_dir", json_object_new_string(s->epilog_dir));
-        json_object_object_add(o, "script_timeout_usec", json_object_new_int64((int64_t) s->script_timeout_usec));
-        json_object_object_add(o, "total_timeout_usec", json_object_new_int64((int64_t) s->total_timeout_usec));
+        json_object_object_add(o, "script_timeout_usec",
+                               json_object_new_int64((int64_t) s->script_timeout_usec));
+        json_object_object_add(o, "total_timeout_usec",
+                               json_object_new_int64((int64_t) s->total_timeout_usec));
         json_object_object_add(o, "kill_grace_usec", json_object_new_int64((int64_t) s->kill_grace_usec));
         json_object_object_add(o, "output_limit", json_object_new_int64((int64_t) s->output_limit));
         json_object_object_add(o, "on_daemon_unreachable",
@@ -96,7 +98,8 @@ static int take_number(json_object *o, const char *path, const char *field, uint
 
         if (!json_object_object_get_ex(o, field, &v))
                 return 0;
-        if (!json_object_is_type(v, json_type_int) || (n = json_object_get_int64(v)) < 0 || (uint64_t) n > max)
+        if (!json_object_is_type(v, json_type_int) || (n = json_object_get_int64(v)) < 0 ||
+            (uint64_t) n > max)
                 return bad(ret_error, path, field, "a whole number within range");
         *dst = (uint64_t) n;
         return 0;
@@ -114,7 +117,8 @@ static int settings_parse(json_object *o, const char *path, PrologSettings *s, c
             (r = take_number(o, path, "script_timeout_usec", day, &s->script_timeout_usec, ret_error)) < 0 ||
             (r = take_number(o, path, "total_timeout_usec", day, &s->total_timeout_usec, ret_error)) < 0 ||
             (r = take_number(o, path, "kill_grace_usec", day, &s->kill_grace_usec, ret_error)) < 0 ||
-            (r = take_number(o, path, "output_limit", PROLOG_OUTPUT_LIMIT_MAX, &s->output_limit, ret_error)) < 0)
+            (r = take_number(o, path, "output_limit", PROLOG_OUTPUT_LIMIT_MAX, &s->output_limit,
+                             ret_error)) < 0)
                 return r;
         if (json_object_object_get_ex(o, "on_daemon_unreachable", NULL)) {
                 unreachable = json_member_string(o, "on_daemon_unreachable");

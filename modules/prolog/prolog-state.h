@@ -37,7 +37,7 @@ typedef enum RunResult {
 
 typedef struct ScriptResult {
         char *name;
-        int r; /* < 0: it never ran (exec failure, refusal, no time left) */
+        int r;     /* < 0: it never ran (exec failure, refusal, no time left) */
         char *why; /* r == 0: skipped, and why ("not executable (mode 0644)"); r < 0: the refusal's words */
         int exit_code;
         int signal;

@@ -28,11 +28,36 @@
 
 static int metrics_add(State *s) {
         const sunkd_metric_def defs[] = {
-                { { sizeof(sunkd_metric_spec), "prolog_runs_total", "Runs of a script directory, by kind.", SUNKD_METRIC_COUNTER, { "kind", NULL } }, &s->m_runs },
-                { { sizeof(sunkd_metric_spec), "prolog_failures_total", "Runs that failed: a script failed, timed out or could not run.", SUNKD_METRIC_COUNTER, { "kind", NULL } }, &s->m_failures },
-                { { sizeof(sunkd_metric_spec), "prolog_timeouts_total", "Runs in which a script was stopped at its timeout.", SUNKD_METRIC_COUNTER, { "kind", NULL } }, &s->m_timeouts },
-                { { sizeof(sunkd_metric_spec), "prolog_aborts_total", "Runs whose client went away before they ended.", SUNKD_METRIC_COUNTER, { "kind", NULL } }, &s->m_aborts },
-                { { sizeof(sunkd_metric_spec), "prolog_last_run_duration_seconds", "How long the last run took, by kind.", SUNKD_METRIC_GAUGE, { "kind", NULL } }, &s->m_duration },
+                { { sizeof(sunkd_metric_spec),
+                    "prolog_runs_total",
+                    "Runs of a script directory, by kind.",
+                    SUNKD_METRIC_COUNTER,
+                    { "kind", NULL } },
+                  &s->m_runs },
+                { { sizeof(sunkd_metric_spec),
+                    "prolog_failures_total",
+                    "Runs that failed: a script failed, timed out or could not run.",
+                    SUNKD_METRIC_COUNTER,
+                    { "kind", NULL } },
+                  &s->m_failures },
+                { { sizeof(sunkd_metric_spec),
+                    "prolog_timeouts_total",
+                    "Runs in which a script was stopped at its timeout.",
+                    SUNKD_METRIC_COUNTER,
+                    { "kind", NULL } },
+                  &s->m_timeouts },
+                { { sizeof(sunkd_metric_spec),
+                    "prolog_aborts_total",
+                    "Runs whose client went away before they ended.",
+                    SUNKD_METRIC_COUNTER,
+                    { "kind", NULL } },
+                  &s->m_aborts },
+                { { sizeof(sunkd_metric_spec),
+                    "prolog_last_run_duration_seconds",
+                    "How long the last run took, by kind.",
+                    SUNKD_METRIC_GAUGE,
+                    { "kind", NULL } },
+                  &s->m_duration },
         };
 
         return sunkd_metrics_add(s->ctx, defs, ELEMENTSOF(defs));
@@ -102,8 +127,8 @@ static int prolog_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
         r = methods_add(s);
         if (r < 0)
                 return sunkd_log_error_errno(c, r, "Cannot add the io.sunkd.Prolog methods: %m");
-        sunkd_log_info(c, "Running %s and %s for slurmd's sunkd-prolog and sunkd-epilog.", s->conf.set.prolog_dir,
-                       s->conf.set.epilog_dir);
+        sunkd_log_info(c, "Running %s and %s for slurmd's sunkd-prolog and sunkd-epilog.",
+                       s->conf.set.prolog_dir, s->conf.set.epilog_dir);
         return 0;
 }
 

@@ -108,10 +108,14 @@ static PrologKind kind_from_name(const char *argv0) {
 static int parse_args(int argc, char **argv, Args *a) {
         enum { ARG_VERSION = 0x100, ARG_SETTINGS, ARG_KIND, ARG_LOCAL, ARG_NO_DRAIN };
         static const struct option options[] = {
-                { "socket", required_argument, NULL, 's' },        { "settings", required_argument, NULL, ARG_SETTINGS },
-                { "kind", required_argument, NULL, ARG_KIND },     { "local", no_argument, NULL, ARG_LOCAL },
-                { "no-drain", no_argument, NULL, ARG_NO_DRAIN },   { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, ARG_VERSION },     {},
+                { "socket", required_argument, NULL, 's' },
+                { "settings", required_argument, NULL, ARG_SETTINGS },
+                { "kind", required_argument, NULL, ARG_KIND },
+                { "local", no_argument, NULL, ARG_LOCAL },
+                { "no-drain", no_argument, NULL, ARG_NO_DRAIN },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, ARG_VERSION },
+                {},
         };
         int opt;
 
@@ -130,7 +134,8 @@ static int parse_args(int argc, char **argv, Args *a) {
                         else if (streq(optarg, "epilog"))
                                 a->kind = PROLOG_KIND_EPILOG;
                         else {
-                                fprintf(stderr, "%s: --kind takes prolog or epilog, not '%s'\n", name_of(a->kind), optarg);
+                                fprintf(stderr, "%s: --kind takes prolog or epilog, not '%s'\n",
+                                        name_of(a->kind), optarg);
                                 return -EINVAL;
                         }
                         break;
@@ -150,7 +155,8 @@ static int parse_args(int argc, char **argv, Args *a) {
                         return -EINVAL;
                 }
         if (optind < argc) {
-                fprintf(stderr, "%s: takes no arguments (the job's environment says it all)\n", name_of(a->kind));
+                fprintf(stderr, "%s: takes no arguments (the job's environment says it all)\n",
+                        name_of(a->kind));
                 return -EINVAL;
         }
         return 0;
@@ -170,19 +176,23 @@ static void drain(const Args *a, const char *reason) {
         json_object_object_add(params, "sticky", json_object_new_boolean(true));
         r = client_connect(a->socket, REACH_TIMEOUT_USEC, &fd);
         if (r >= 0)
-                r = client_call_last(fd, "io.sunkd.Health.Drain", params, DRAIN_TIMEOUT_USEC, 0, &reply, &error);
+                r = client_call_last(fd, "io.sunkd.Health.Drain", params, DRAIN_TIMEOUT_USEC, 0, &reply,
+                                     &error);
         if (r == -EREMOTEIO && error && streq(error, "org.varlink.service.MethodNotFound"))
-                say(LOG_NOTICE, "%s: no health module in sunkd: the node's reason stays Slurm's", name_of(a->kind));
+                say(LOG_NOTICE, "%s: no health module in sunkd: the node's reason stays Slurm's",
+                    name_of(a->kind));
         else if (r == -EREMOTEIO)
                 say(LOG_WARNING, "%s: sunkd did not drain the node (%s: %s)", name_of(a->kind), error,
                     json_member_string(reply, "reason") ?: "no reason given");
         else if (r < 0)
-                say(LOG_WARNING, "%s: could not ask sunkd to drain the node: %s", name_of(a->kind), strerror(-r));
+                say(LOG_WARNING, "%s: could not ask sunkd to drain the node: %s", name_of(a->kind),
+                    strerror(-r));
 }
 
 /* ---- Run here ---- */
 
-static void local_logged(void *userdata, const PrologScript *s, int r, const PrologExecResult *res, const char *error) {
+static void local_logged(void *userdata, const PrologScript *s, int r, const PrologExecResult *res,
+                         const char *error) {
         const Args *a = userdata;
 
         if (r < 0)
@@ -190,8 +200,8 @@ static void local_logged(void *userdata, const PrologScript *s, int r, const Pro
         else if (s->why)
                 say(LOG_WARNING, "%s: script '%s' not run: %s", name_of(a->kind), s->name, s->why);
         else if (res->signal || res->exit_code)
-                say(LOG_WARNING, "%s: script '%s' failed (%s %d%s); its output:\n%s", name_of(a->kind), s->name,
-                    res->signal ? "signal" : "exit status", res->signal ?: res->exit_code,
+                say(LOG_WARNING, "%s: script '%s' failed (%s %d%s); its output:\n%s", name_of(a->kind),
+                    s->name, res->signal ? "signal" : "exit status", res->signal ?: res->exit_code,
                     res->timed_out ? ", timed out" : "", res->output ?: "");
         else
                 syslog(LOG_INFO, "script '%s' passed", s->name);
@@ -223,12 +233,14 @@ static Reach reach(const Args *a, int *ret_fd) {
 
         r = client_connect(a->socket, REACH_TIMEOUT_USEC, &fd);
         if (r < 0) {
-                say(LOG_WARNING, "%s: sunkd is unreachable at %s: %s", name_of(a->kind), a->socket, strerror(-r));
+                say(LOG_WARNING, "%s: sunkd is unreachable at %s: %s", name_of(a->kind), a->socket,
+                    strerror(-r));
                 return REACH_NONE;
         }
         r = client_call(fd, "io.sunkd.Agent.Ping", NULL, REACH_TIMEOUT_USEC, 0, &reply, NULL);
         if (r < 0) {
-                say(LOG_WARNING, "%s: sunkd does not answer at %s: %s", name_of(a->kind), a->socket, strerror(-r));
+                say(LOG_WARNING, "%s: sunkd does not answer at %s: %s", name_of(a->kind), a->socket,
+                    strerror(-r));
                 return REACH_NONE;
         }
         *ret_fd = TAKE_FD(fd);
@@ -266,8 +278,8 @@ static int run_result(const Args *a, json_object *reply) {
 
         if (streq(result, "ok"))
                 return EXIT_OK;
-        say(LOG_WARNING, "%s of job %s failed: %s", prolog_kind_name(a->kind), json_member_string(reply, "job_id") ?: "-",
-            reason ?: result);
+        say(LOG_WARNING, "%s of job %s failed: %s", prolog_kind_name(a->kind),
+            json_member_string(reply, "job_id") ?: "-", reason ?: result);
         if (reason)
                 drain(a, reason);
         return EXIT_FAILED;
@@ -322,8 +334,10 @@ static int run_remote(const Args *a, int fd, uint64_t timeout) {
                     strerror(-r));
                 return -1;
         } else
-                say(LOG_ERR, "%s: the connection to sunkd was lost after the run was asked for (%s); its scripts "
-                    "may have run in part, so they are not run again here", name_of(a->kind), strerror(-r));
+                say(LOG_ERR,
+                    "%s: the connection to sunkd was lost after the run was asked for (%s); its scripts "
+                    "may have run in part, so they are not run again here",
+                    name_of(a->kind), strerror(-r));
         return EXIT_FAILED;
 }
 
@@ -356,8 +370,8 @@ static int settings_load(const Args *a, PrologSettings *set, char **ret_why) {
         if (a->settings)
                 path = strdup(a->settings);
         else
-                r = asprintf(&path, "%.*s/prolog/%s", slash ? (int) (slash - a->socket) : 1, slash ? a->socket : ".",
-                             PROLOG_SETTINGS_FILE);
+                r = asprintf(&path, "%.*s/prolog/%s", slash ? (int) (slash - a->socket) : 1,
+                             slash ? a->socket : ".", PROLOG_SETTINGS_FILE);
         if (r < 0)
                 path = NULL; /* asprintf() leaves it undefined */
         if (!path)
@@ -369,11 +383,12 @@ static int settings_load(const Args *a, PrologSettings *set, char **ret_why) {
         if (prolog_settings_default(set) < 0)
                 return -ENOMEM;
         if (r == -ENOENT)
-                k = asprintf(ret_why,
-                             "sunkd has left no settings at %s (its prolog module has not run since the node "
-                             "booted, or it listens on another socket), so the directories sunkd.yaml names "
-                             "are unknown",
-                             path);
+                k = asprintf(
+                        ret_why,
+                        "sunkd has left no settings at %s (its prolog module has not run since the node "
+                        "booted, or it listens on another socket), so the directories sunkd.yaml names "
+                        "are unknown",
+                        path);
         else
                 k = asprintf(ret_why, "%s", error ?: strerror(-r));
         if (k < 0) {
@@ -398,7 +413,8 @@ int main(int argc, char **argv) {
         if (r == -ENOMEM)
                 return EXIT_FAILED;
         if (!a.local && reach(&a, &fd) == REACH_OK) {
-                r = run_remote(&a, fd, set.total_timeout_usec + set.kill_grace_usec + 60 * UINT64_C(1000000));
+                r = run_remote(&a, fd,
+                               set.total_timeout_usec + set.kill_grace_usec + 60 * UINT64_C(1000000));
                 if (r >= 0) {
                         prolog_settings_done(&set);
                         return r;
@@ -411,13 +427,14 @@ int main(int argc, char **argv) {
                 return EXIT_FAILED;
         }
         if (!a.local && set.unreachable_fail) {
-                say(LOG_ERR, "%s: sunkd cannot run the %s and on_daemon_unreachable is fail", name_of(a.kind),
-                    prolog_kind_name(a.kind));
+                say(LOG_ERR, "%s: sunkd cannot run the %s and on_daemon_unreachable is fail",
+                    name_of(a.kind), prolog_kind_name(a.kind));
                 prolog_settings_done(&set);
                 return EXIT_FAILED;
         }
         if (!a.local)
-                say(LOG_NOTICE, "%s: running the %s scripts here", name_of(a.kind), prolog_kind_name(a.kind));
+                say(LOG_NOTICE, "%s: running the %s scripts here", name_of(a.kind),
+                    prolog_kind_name(a.kind));
         r = run_here(&a, &set);
         prolog_settings_done(&set);
         return r;

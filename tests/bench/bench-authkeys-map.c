@@ -97,7 +97,7 @@ int main(int argc, char **argv) {
         fclose(f);
         unlink(path);
         qsort(t, (size_t) runs, sizeof(double), cmp);
-        printf("users=%u file_mb=%.1f build_ms=%.1f build_min_ms=%.1f build_max_ms=%.1f map_mb=%.1f\n", users,
-               (double) size / 1e6, t[runs / 2], t[0], t[runs - 1], (double) heap / 1e6);
+        printf("users=%u file_mb=%.1f build_ms=%.1f build_min_ms=%.1f build_max_ms=%.1f map_mb=%.1f\n",
+               users, (double) size / 1e6, t[runs / 2], t[0], t[runs - 1], (double) heap / 1e6);
         return 0;
 }

@@ -33,7 +33,8 @@ int main(int argc, char **argv) {
         uint64_t *tn, *tp;
         size_t nn = 0, np = 0;
 
-        if (argc < 3 || runs == 0 || !(tn = calloc(runs, sizeof(*tn))) || !(tp = calloc(runs, sizeof(*tp)))) {
+        if (argc < 3 || runs == 0 || !(tn = calloc(runs, sizeof(*tn))) ||
+            !(tp = calloc(runs, sizeof(*tp)))) {
                 fprintf(stderr, "usage: bench-gres NVML_LIBRARY PROC_ROOT [RUNS]\n");
                 return 2;
         }
@@ -53,8 +54,8 @@ int main(int argc, char **argv) {
         }
         qsort(tn, runs, sizeof(*tn), cmp);
         qsort(tp, runs, sizeof(*tp), cmp);
-        printf("nvml_gpus=%zu nvml_p50_us=%llu proc_gpus=%zu proc_p50_us=%llu\n", nn, (unsigned long long) tn[runs / 2],
-               np, (unsigned long long) tp[runs / 2]);
+        printf("nvml_gpus=%zu nvml_p50_us=%llu proc_gpus=%zu proc_p50_us=%llu\n", nn,
+               (unsigned long long) tn[runs / 2], np, (unsigned long long) tp[runs / 2]);
         free(tn);
         free(tp);
         return 0;

@@ -22,7 +22,6 @@
 #include "util/json-util.h"
 #include "util/time-util.h"
 
-
 typedef struct {
         char *data;
         size_t len;

@@ -50,8 +50,9 @@ static int load_conf(const char *path, const char *token_file, const char *dir, 
         if (r < 0)
                 return r;
         r = nsscache_conf_load_ini(c, path, &err);
-        if (r >= 0 && asprintf(&text, "[DEFAULT]\nfiles_dir=%s\ntimestamp_dir=%s/timestamps\nscim_base_url=%s\n",
-                                     dir, dir, url) < 0)
+        if (r >= 0 &&
+            asprintf(&text, "[DEFAULT]\nfiles_dir=%s\ntimestamp_dir=%s/timestamps\nscim_base_url=%s\n", dir,
+                     dir, url) < 0)
                 r = -ENOMEM;
         if (r >= 0)
                 r = nsscache_conf_parse_ini(c, text, strlen(text), "bench", &err);

@@ -192,19 +192,21 @@ int main(int argc, char *argv[]) {
                         return 2;
                 }
         if (method) {
-                int len = snprintf(request, sizeof(request), "{\"method\":\"%s\",\"parameters\":%s}", method, params);
+                int len = snprintf(request, sizeof(request), "{\"method\":\"%s\",\"parameters\":%s}", method,
+                                   params);
 
                 if (len < 0 || (size_t) len >= sizeof(request))
                         return 2;
                 request_size = (size_t) len + 1;
         }
         if (optind + 1 != argc || threads < 1 || threads > THREADS_MAX || seconds <= 0) {
-                fprintf(stderr, "usage: bench-ping [-t THREADS] [-d SECONDS] [-k] [-m METHOD [-P PARAMS]] SOCKET\n");
+                fprintf(stderr,
+                        "usage: bench-ping [-t THREADS] [-d SECONDS] [-k] [-m METHOD [-P PARAMS]] SOCKET\n");
                 return 2;
         }
         start = now_usec();
         for (unsigned i = 0; i < threads; i++) {
-                w[i] = (Worker) { .path = argv[optind], .deadline = start + (uint64_t) (seconds * 1e6) };
+                w[i] = (Worker){ .path = argv[optind], .deadline = start + (uint64_t) (seconds * 1e6) };
                 if (pthread_create(&w[i].thread, NULL, worker_run, &w[i]) != 0) {
                         fprintf(stderr, "bench-ping: cannot start a thread\n");
                         return 1;

@@ -49,7 +49,8 @@ int main(int argc, char **argv) {
                         execv(path, args);
                         _exit(127);
                 }
-                if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+                    WEXITSTATUS(status) != 0)
                         failed = 1;
         }
         return failed;

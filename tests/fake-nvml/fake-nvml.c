@@ -19,8 +19,8 @@
  * "-" (NOT_SUPPORTED, as on Hopper HGX; also when absent).
  *   mig|<parent busId>|<gpu instance id>|<compute instance id>|<gi slices>|<memory MB>|<uuid>
  * puts the GPU with that bus id in MIG mode, with its MIG devices in file order.
- *   health|<busId>|<ecc volatile>|<ecc aggregate>|<retired pending>|<remapped unc>|<remap pending>|<remap failure>|<recovery action>
- * sets what the health calls answer for that GPU ("-": NOT_SUPPORTED); a GPU
+ *   health|<busId>|<ecc volatile>|<ecc aggregate>|<retired pending>|<remapped unc>|<remap pending>|<remap
+ * failure>|<recovery action> sets what the health calls answer for that GPU ("-": NOT_SUPPORTED); a GPU
  * without such a line is healthy (all zeros).
  *   events|<directory>
  * is where XID events come from: nvmlEventSetWait_v2 takes the file that
@@ -129,7 +129,8 @@ static void parse_links(struct nvmlDevice_st *d, char *s) {
 static void parse_cpus(struct nvmlDevice_st *d, char *s) {
         for (char *t = strtok(s, ","); t; t = strtok(NULL, ",")) {
                 char *dash = strchr(t, '-');
-                unsigned long a = strtoul(t, NULL, 10), b = dash && dash != t ? strtoul(dash + 1, NULL, 10) : a;
+                unsigned long a = strtoul(t, NULL, 10),
+                              b = dash && dash != t ? strtoul(dash + 1, NULL, 10) : a;
 
                 if (dash == t)
                         continue; /* "-": none */
@@ -165,7 +166,7 @@ static void parse_gpu(char *line) {
         if (n < 9 || n_devs >= MAX_GPUS)
                 return;
         d = &devs[n_devs++];
-        *d = (struct nvmlDevice_st) {};
+        *d = (struct nvmlDevice_st){};
         snprintf(d->bus, sizeof(d->bus), "%s", f[1]);
         d->minor = strtoul(f[2], NULL, 10);
         snprintf(d->name, sizeof(d->name), "%s", f[3]);
@@ -193,10 +194,10 @@ static void parse_mig(char *line) {
                 if (strcmp(d->bus, f[1]) != 0 || d->n_migs >= MAX_MIGS_PER_GPU)
                         continue;
                 m = &migs[n_migs++];
-                *m = (struct nvmlDevice_st) { .gi = (unsigned) strtoul(f[2], NULL, 10),
-                                              .ci = (unsigned) strtoul(f[3], NULL, 10),
-                                              .slices = (unsigned) strtoul(f[4], NULL, 10),
-                                              .mem_mb = strtoull(f[5], NULL, 10) };
+                *m = (struct nvmlDevice_st){ .gi = (unsigned) strtoul(f[2], NULL, 10),
+                                             .ci = (unsigned) strtoul(f[3], NULL, 10),
+                                             .slices = (unsigned) strtoul(f[4], NULL, 10),
+                                             .mem_mb = strtoull(f[5], NULL, 10) };
                 snprintf(m->uuid, sizeof(m->uuid), "%s", f[6]);
                 d->migs[d->n_migs++] = m;
                 return;
@@ -214,7 +215,8 @@ static void parse_health(char *line) {
         for (unsigned i = 0; i < n_devs; i++)
                 if (strcmp(devs[i].bus, f[1]) == 0)
                         for (unsigned k = 0; k < 7; k++)
-                                devs[i].health[k] = strcmp(f[2 + k], "-") == 0 ? -1 : strtoll(f[2 + k], NULL, 10);
+                                devs[i].health[k] =
+                                        strcmp(f[2 + k], "-") == 0 ? -1 : strtoll(f[2 + k], NULL, 10);
 }
 
 /* Tells the test that this process is inside nvmlInit_v2. */
@@ -298,7 +300,9 @@ EXPORT nvmlReturn_t nvmlShutdown(void) {
 EXPORT const char *nvmlErrorString(nvmlReturn_t r) {
         if (r != NVML_SUCCESS && *error_text)
                 return error_text;
-        return r == NVML_SUCCESS ? "Success" : r == NVML_ERROR_NOT_SUPPORTED ? "Not Supported" : "Fake error";
+        return r == NVML_SUCCESS               ? "Success"
+               : r == NVML_ERROR_NOT_SUPPORTED ? "Not Supported"
+                                               : "Fake error";
 }
 
 EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned *count) {
@@ -351,7 +355,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t d, unsigned *minor) {
 }
 
 EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m) {
-        *m = (nvmlMemory_t) { .total = d->memory, .free = d->memory };
+        *m = (nvmlMemory_t){ .total = d->memory, .free = d->memory };
         return NVML_SUCCESS;
 }
 
@@ -440,8 +444,8 @@ static nvmlReturn_t health(nvmlDevice_t d, unsigned k, long long *v) {
         return NVML_SUCCESS;
 }
 
-EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, nvmlMemoryErrorType_t type, nvmlEccCounterType_t counter,
-                                                unsigned long long *count) {
+EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, nvmlMemoryErrorType_t type,
+                                                nvmlEccCounterType_t counter, unsigned long long *count) {
         long long v;
         nvmlReturn_t r;
 
@@ -462,8 +466,8 @@ EXPORT nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t d, nvmlE
         return r;
 }
 
-EXPORT nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t d, unsigned *corr, unsigned *unc, unsigned *pending,
-                                              unsigned *failure) {
+EXPORT nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t d, unsigned *corr, unsigned *unc,
+                                              unsigned *pending, unsigned *failure) {
         long long v[3];
 
         for (unsigned k = 0; k < 3; k++)
@@ -504,7 +508,8 @@ EXPORT nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set) {
         e->inotify = -1;
         if (*events_dir) {
                 e->inotify = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-                if (e->inotify >= 0 && inotify_add_watch(e->inotify, events_dir, IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
+                if (e->inotify >= 0 &&
+                    inotify_add_watch(e->inotify, events_dir, IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
                         close(e->inotify);
                         e->inotify = -1;
                 }
@@ -564,12 +569,17 @@ static int next_event(nvmlEventSet_t set, nvmlEventData_t *data) {
                 for (; p && k < 4; k++)
                         f[k] = strsep(&p, "|");
                 for (unsigned d = 0; k >= 2 && d < n_devs && !found; d++)
-                        if (strcasecmp(devs[d].bus, f[0]) == 0 && (set->types[d] & nvmlEventTypeXidCriticalError)) {
-                                *data = (nvmlEventData_t) { .device = &devs[d],
-                                                            .eventType = nvmlEventTypeXidCriticalError,
-                                                            .eventData = strtoull(f[1], NULL, 10),
-                                                            .gpuInstanceId = f[2] ? (unsigned) strtoul(f[2], NULL, 10) : 0xFFFFFFFFu,
-                                                            .computeInstanceId = f[3] ? (unsigned) strtoul(f[3], NULL, 10) : 0xFFFFFFFFu };
+                        if (strcasecmp(devs[d].bus, f[0]) == 0 &&
+                            (set->types[d] & nvmlEventTypeXidCriticalError)) {
+                                *data = (nvmlEventData_t){
+                                        .device = &devs[d],
+                                        .eventType = nvmlEventTypeXidCriticalError,
+                                        .eventData = strtoull(f[1], NULL, 10),
+                                        .gpuInstanceId =
+                                                f[2] ? (unsigned) strtoul(f[2], NULL, 10) : 0xFFFFFFFFu,
+                                        .computeInstanceId =
+                                                f[3] ? (unsigned) strtoul(f[3], NULL, 10) : 0xFFFFFFFFu
+                                };
                                 found = 1;
                         }
         }

@@ -144,8 +144,8 @@ static void setup(void) {
         m->socket_path = (char *) "/run/sunkd/sunkd.sock";
         /* a configuration in force, the one sunkd started with: Status and
          * Reload name the settings that would take effect at restart */
-        if (config_parse(m->config_path, "socket: /run/sunkd/sunkd.sock\n", strlen("socket: /run/sunkd/sunkd.sock\n"),
-                         &m->config, &error) < 0)
+        if (config_parse(m->config_path, "socket: /run/sunkd/sunkd.sock\n",
+                         strlen("socket: /run/sunkd/sunkd.sock\n"), &m->config, &error) < 0)
                 abort();
         m->started = m->config;
         m->module_host.module_dir = m->config->module_dir;

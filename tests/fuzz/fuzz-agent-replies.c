@@ -70,7 +70,8 @@ static void setup(void) {
 
         if (sd_event_new(&H.event) < 0 || work_pool_new(H.event, 1, &H.pool) < 0 ||
             sched_new(H.event, H.pool, &H.sched) < 0 ||
-            sched_job_add(H.sched, &spec, &state, NULL, "fuzz", &H.job) < 0 || sched_job_trigger(H.job, "fuzz") < 0)
+            sched_job_add(H.sched, &spec, &state, NULL, "fuzz", &H.job) < 0 ||
+            sched_job_trigger(H.job, "fuzz") < 0)
                 abort();
         for (int i = 0; i < 1000 && !H.started; i++)
                 (void) sd_event_run(H.event, 10000);

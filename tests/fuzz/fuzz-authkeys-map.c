@@ -47,7 +47,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         AuthkeysKey parsed;
 
                         /* valid, and UTF-8 throughout: it is served in a JSON string */
-                        if (authkeys_key_parse(key.line, key.len, &parsed) != AUTHKEYS_OK || parsed.comment_not_utf8)
+                        if (authkeys_key_parse(key.line, key.len, &parsed) != AUTHKEYS_OK ||
+                            parsed.comment_not_utf8)
                                 __builtin_trap();
                         (void) authkeys_map_key_matches(key, &match);
                 }

@@ -34,7 +34,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         for (size_t i = 0; i < c->n_modules; i++) {
                 Any a = {};
                 char *e = NULL;
-                (void) conf_keys_parse(c->modules[i].cfg, any_keys, sizeof(any_keys) / sizeof(any_keys[0]), &a, &e);
+                (void) conf_keys_parse(c->modules[i].cfg, any_keys, sizeof(any_keys) / sizeof(any_keys[0]),
+                                       &a, &e);
                 free(e);
                 conf_keys_clear(any_keys, sizeof(any_keys) / sizeof(any_keys[0]), &a);
         }

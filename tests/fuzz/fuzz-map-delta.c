@@ -24,7 +24,8 @@ static void round_trip(const char *a, size_t alen, const char *b, size_t blen) {
                 return;
         if (r < 0)
                 __builtin_trap();
-        if (map_delta_apply(a, alen, delta, dlen, MAX, &back, &n, &err) < 0 || n != blen || memcmp(back, b, n) != 0)
+        if (map_delta_apply(a, alen, delta, dlen, MAX, &back, &n, &err) < 0 || n != blen ||
+            memcmp(back, b, n) != 0)
                 __builtin_trap();
 }
 

@@ -70,7 +70,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         _cleanup_(nsscache_conf_freep) NsscacheConf *c = NULL;
         _cleanup_free_ char *err = NULL;
 
-        if (nsscache_conf_new(&c) < 0 || nsscache_conf_parse_ini(c, conf_text, strlen(conf_text), "f", &err) < 0 ||
+        if (nsscache_conf_new(&c) < 0 ||
+            nsscache_conf_parse_ini(c, conf_text, strlen(conf_text), "f", &err) < 0 ||
             nsscache_conf_finalize(c, &err) < 0)
                 __builtin_trap();
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)

@@ -245,7 +245,7 @@ static int f_spawn_start(sunkd_ctx *c, const sunkd_spawn_spec *spec, sunkd_spawn
                 return -ESHUTDOWN;
         if (H.n_spawns >= MAX_SPAWNS)
                 return -EAGAIN;
-        H.spawns[H.n_spawns++] = (Spawn) { .cb = cb, .userdata = userdata };
+        H.spawns[H.n_spawns++] = (Spawn){ .cb = cb, .userdata = userdata };
         if (ret)
                 *ret = (sunkd_child *) &H.spawns[H.n_spawns - 1];
         return 0;
@@ -702,7 +702,7 @@ static void spawn_end(unsigned status, const char *out, size_t len) {
                 return;
         memcpy(copy, out, len);
         copy[len] = 0;
-        res = (sunkd_spawn_result) {
+        res = (sunkd_spawn_result){
                 .pid = 0,
                 .exit_code = (int) (status & 0x7f),
                 .signal = status & 0x80 ? 9 : 0,

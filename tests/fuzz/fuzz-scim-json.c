@@ -16,13 +16,9 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const char conf_text[] =
-        "[DEFAULT]\n"
-        "scim_base_url=https://scim.example/v2\n"
-        SEED_OTHER_MAPS
-        "[passwd]\n"
-        "scim_override_home_directory=/mnt/home/%%u\n"
-        SEED_PASSWD_PATHS;
+static const char conf_text[] = "[DEFAULT]\n"
+                                "scim_base_url=https://scim.example/v2\n" SEED_OTHER_MAPS "[passwd]\n"
+                                "scim_override_home_directory=/mnt/home/%%u\n" SEED_PASSWD_PATHS;
 
 /* The rendering sink, displaced entries cut out, gives byte for byte what
  * rendering the collecting sink's maps gives. */
@@ -37,7 +33,8 @@ static void formatted_agrees(const NsscacheConf *c, struct json_object *resource
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
                 cache_formatted_init(text + t, t);
         ok = scim_map_new(c, &render, &f) >= 0 && scim_map_add_users(f, resources) >= 0 &&
-             scim_map_add_groups(f, resources) >= 0 && scim_map_finish(f) >= 0 && scim_map_finish(collected) >= 0;
+             scim_map_add_groups(f, resources) >= 0 && scim_map_finish(f) >= 0 &&
+             scim_map_finish(collected) >= 0;
         scim_map_free(f);
         scim_collect_take(col, &maps);
         for (NssMapType t = 0; ok && t < _NSS_MAP_MAX; t++) {
@@ -85,7 +82,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 ScimPagination pg;
                 ScimPage q = { 0 };
 
-                if (scim_page_parse_bounded(NULL, (const char *) data, size, 10000, SCIM_PAGE_CURSOR, &q, &e) >= 0) {
+                if (scim_page_parse_bounded(NULL, (const char *) data, size, 10000, SCIM_PAGE_CURSOR, &q,
+                                            &e) >= 0) {
                         if (q.next_cursor && strlen(q.next_cursor) > SCIM_CURSOR_MAX)
                                 __builtin_trap();
                         scim_page_done(&q);

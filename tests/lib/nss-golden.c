@@ -31,23 +31,66 @@ typedef struct Group {
 } Group;
 
 static const User users[] = {
-        { "sunkt-carol", 50003, 50100, "Carol Example", "/bin/bash", -1, -1, -1, -1,
+        { "sunkt-carol",
+          50003,
+          50100,
+          "Carol Example",
+          "/bin/bash",
+          -1,
+          -1,
+          -1,
+          -1,
           { "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICarol \"carol's\" \\key", NULL } },
-        { "sunkt-alice", 50001, 50100, "Alice \xc3\x9cn\xc3\xaf" "c\xc3\xb6" "d\xc3\xa9", "/bin/zsh", 19000, 0,
-          99999, 7,
+        { "sunkt-alice",
+          50001,
+          50100,
+          "Alice \xc3\x9cn\xc3\xaf"
+          "c\xc3\xb6"
+          "d\xc3\xa9",
+          "/bin/zsh",
+          19000,
+          0,
+          99999,
+          7,
           { "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAlice alice@laptop",
             "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQAlice alice@desk", NULL } },
         { "sunkt-bob", 50002, 50101, "", "/bin/bash", 0, -1, -1, -1, { NULL } },
-        { "sunkt-dave", 9999, 50100, "Dave O'Neil", "/bin/bash", 18500, 1, 90, 14,
+        { "sunkt-dave",
+          9999,
+          50100,
+          "Dave O'Neil",
+          "/bin/bash",
+          18500,
+          1,
+          90,
+          14,
           { "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDave dave's key", NULL } },
-        { "sunkt-zo\xc3\xab", 50005, 50103, "Zo\xc3\xab", "/bin/sh", -1, -1, -1, -1,
+        { "sunkt-zo\xc3\xab",
+          50005,
+          50103,
+          "Zo\xc3\xab",
+          "/bin/sh",
+          -1,
+          -1,
+          -1,
+          -1,
           { "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIZoe zo\xc3\xab@host\xc2\xa0tab\there",
-            "from=\"10.0.0.0/8\" ssh-ed25519 AAAAC3Nz ctl\x01zw\xe2\x80\x8b" "end", NULL } },
+            "from=\"10.0.0.0/8\" ssh-ed25519 AAAAC3Nz ctl\x01zw\xe2\x80\x8b"
+            "end",
+            NULL } },
 };
 
 static const User extra_users[] = {
         { "sunkt-erin", 50006, 50100, "Erin Extra", "/bin/bash", -1, -1, -1, -1, { NULL } },
-        { "sunkt-frank", 50007, 50100, "Frank Extra", "/bin/bash", -1, -1, -1, -1,
+        { "sunkt-frank",
+          50007,
+          50100,
+          "Frank Extra",
+          "/bin/bash",
+          -1,
+          -1,
+          -1,
+          -1,
           { "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFrank frank@x", NULL } },
 };
 
@@ -76,17 +119,29 @@ static int add_user(NssMaps *m, const User *u, unsigned variant) {
         if (asprintf(&dir, "/mnt/home/%s", u->name) < 0)
                 dir = NULL;
 
-        m->passwd[i] = (NssPasswd) {
-                .name = strdup(u->name), .passwd = strdup("x"), .uid = u->uid, .gid = u->gid,
-                .gecos = gecos, .dir = dir, .shell = strdup(u->shell),
+        m->passwd[i] = (NssPasswd){
+                .name = strdup(u->name),
+                .passwd = strdup("x"),
+                .uid = u->uid,
+                .gid = u->gid,
+                .gecos = gecos,
+                .dir = dir,
+                .shell = strdup(u->shell),
         };
         m->n_passwd++;
-        m->shadow[i] = (NssShadow) {
-                .name = strdup(u->name), .passwd = strdup("*"), .lstchg = u->lstchg, .min = u->min,
-                .max = u->max, .warn = u->warn, .inact = -1, .expire = -1, .flag = -1,
+        m->shadow[i] = (NssShadow){
+                .name = strdup(u->name),
+                .passwd = strdup("*"),
+                .lstchg = u->lstchg,
+                .min = u->min,
+                .max = u->max,
+                .warn = u->warn,
+                .inact = -1,
+                .expire = -1,
+                .flag = -1,
         };
         m->n_shadow++;
-        m->sshkey[i] = (NssSshkey) { .name = strdup(u->name), .keys = strv_copy((char *const *) u->keys) };
+        m->sshkey[i] = (NssSshkey){ .name = strdup(u->name), .keys = strv_copy((char *const *) u->keys) };
         m->n_sshkey++;
 
         if (!m->passwd[i].name || !m->passwd[i].passwd || !gecos || !dir || !m->passwd[i].shell ||
@@ -116,8 +171,10 @@ int nss_golden_build(unsigned variant, NssMaps *ret) {
                 r = add_user(&m, duplicate_user + i, 0);
 
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(groups); i++) {
-                m.group[i] = (NssGroup) {
-                        .name = strdup(groups[i].name), .passwd = strdup("x"), .gid = groups[i].gid,
+                m.group[i] = (NssGroup){
+                        .name = strdup(groups[i].name),
+                        .passwd = strdup("x"),
+                        .gid = groups[i].gid,
                         .members = strv_copy((char *const *) groups[i].members),
                 };
                 m.n_group++;
@@ -127,7 +184,7 @@ int nss_golden_build(unsigned variant, NssMaps *ret) {
 
         if (r < 0) {
                 nss_maps_done(&m);
-                *ret = (NssMaps) {};
+                *ret = (NssMaps){};
                 return r;
         }
         *ret = m;

@@ -148,8 +148,10 @@ int main(int argc, char *argv[]) {
         if (do_recover)
                 return opts.state_dir && optind == argc ? recover(&opts) : 2;
         if (optind + 1 != argc) {
-                fprintf(stderr, "usage: %s [-d DIR] [-t TIMESTAMP_DIR] [-s STATE_DIR] [-f] [-n COUNT] [-g GEN] "
-                        "[-K STEP[:N]] [-E STEP[:N]] VARIANT\n", argv[0]);
+                fprintf(stderr,
+                        "usage: %s [-d DIR] [-t TIMESTAMP_DIR] [-s STATE_DIR] [-f] [-n COUNT] [-g GEN] "
+                        "[-K STEP[:N]] [-E STEP[:N]] VARIANT\n",
+                        argv[0]);
                 return 2;
         }
         variant = strtoul(argv[optind], NULL, 10) % 3;

@@ -45,9 +45,13 @@ static int copy(NssMapType t, void *dst, const void *src) {
         case NSS_MAP_PASSWD: {
                 const NssPasswd *e = src;
                 NssPasswd *p = dst;
-                *p = (NssPasswd) { .name = strdup(e->name), .passwd = strdup(e->passwd), .uid = e->uid,
-                                   .gid = e->gid, .gecos = strdup(e->gecos), .dir = strdup(e->dir),
-                                   .shell = strdup(e->shell) };
+                *p = (NssPasswd){ .name = strdup(e->name),
+                                  .passwd = strdup(e->passwd),
+                                  .uid = e->uid,
+                                  .gid = e->gid,
+                                  .gecos = strdup(e->gecos),
+                                  .dir = strdup(e->dir),
+                                  .shell = strdup(e->shell) };
                 return p->name && p->passwd && p->gecos && p->dir && p->shell ? 0 : -ENOMEM;
         }
         case NSS_MAP_SHADOW: {
@@ -61,14 +65,16 @@ static int copy(NssMapType t, void *dst, const void *src) {
         case NSS_MAP_GROUP: {
                 const NssGroup *e = src;
                 NssGroup *p = dst;
-                *p = (NssGroup) { .name = strdup(e->name), .passwd = strdup(e->passwd), .gid = e->gid,
-                                  .members = strv_copy(e->members) };
+                *p = (NssGroup){ .name = strdup(e->name),
+                                 .passwd = strdup(e->passwd),
+                                 .gid = e->gid,
+                                 .members = strv_copy(e->members) };
                 return p->name && p->passwd && p->members ? 0 : -ENOMEM;
         }
         case NSS_MAP_SSHKEY: {
                 const NssSshkey *e = src;
                 NssSshkey *p = dst;
-                *p = (NssSshkey) { .name = strdup(e->name), .keys = strv_copy(e->keys) };
+                *p = (NssSshkey){ .name = strdup(e->name), .keys = strv_copy(e->keys) };
                 return p->name && p->keys ? 0 : -ENOMEM;
         }
         default:
@@ -129,15 +135,15 @@ static int collect_cut(void *data, NssMapType t, const uint64_t *at, size_t n) {
 }
 
 ScimSink scim_collect_sink(ScimCollect *c) {
-        return (ScimSink) { collect_add, collect_name, collect_cut, c };
+        return (ScimSink){ collect_add, collect_name, collect_cut, c };
 }
 
 void scim_collect_take(ScimCollect *c, NssMaps *ret) {
         *ret = c->maps;
-        *c = (ScimCollect) {};
+        *c = (ScimCollect){};
 }
 
 void scim_collect_done(ScimCollect *c) {
         nss_maps_done(&c->maps);
-        *c = (ScimCollect) {};
+        *c = (ScimCollect){};
 }

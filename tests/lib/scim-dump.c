@@ -143,9 +143,8 @@ int main(int argc, char *argv[]) {
         if (scim_map_finish(m) < 0)
                 return 1;
         scim_collect_take(&col, &maps);
-        printf("count passwd=%zu shadow=%zu group=%zu sshkey=%zu rejects=%" PRIu64 "\n",
-               maps.n_passwd, maps.n_shadow, maps.n_group, maps.n_sshkey,
-               scim_map_rejects(m)->total);
+        printf("count passwd=%zu shadow=%zu group=%zu sshkey=%zu rejects=%" PRIu64 "\n", maps.n_passwd,
+               maps.n_shadow, maps.n_group, maps.n_sshkey, scim_map_rejects(m)->total);
         for (size_t i = 0; i < scim_map_rejects(m)->n_records; i++) {
                 const ScimReject *j = &scim_map_rejects(m)->records[i];
                 printf("reject %s %s %s %" PRId64 "\n", nss_map_to_string(j->map),

@@ -16,7 +16,8 @@
 static char tmp_tree[PATH_MAX];
 
 static inline void tmp_tree_make(const char *name) {
-        ck_assert_int_lt(snprintf(tmp_tree, sizeof(tmp_tree), "/tmp/%s-XXXXXX", name), (int) sizeof(tmp_tree));
+        ck_assert_int_lt(snprintf(tmp_tree, sizeof(tmp_tree), "/tmp/%s-XXXXXX", name),
+                         (int) sizeof(tmp_tree));
         ck_assert_ptr_nonnull(mkdtemp(tmp_tree));
         ck_assert_int_eq(chmod(tmp_tree, 0755), 0);
 }

@@ -68,15 +68,20 @@ static const sunkd_method methods[] = {
 };
 
 static int abi10_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
-        static const sunkd_metric_spec runs = { sizeof(sunkd_metric_spec), "abi10_runs_total", "Runs.",
-                                                SUNKD_METRIC_COUNTER, { NULL } };
+        static const sunkd_metric_spec runs = {
+                sizeof(sunkd_metric_spec), "abi10_runs_total", "Runs.", SUNKD_METRIC_COUNTER, { NULL }
+        };
         /* Named before ABI 1.3 asked for the module's name in front: allowed
          * to a 1.0 module, with a warning. */
-        static const sunkd_metric_spec legacy = { sizeof(sunkd_metric_spec), "legacy_abi10_up", "Always 1.",
-                                                  SUNKD_METRIC_GAUGE, { NULL } };
+        static const sunkd_metric_spec legacy = {
+                sizeof(sunkd_metric_spec), "legacy_abi10_up", "Always 1.", SUNKD_METRIC_GAUGE, { NULL }
+        };
         sunkd_metric *up;
-        sunkd_job_spec job = { .size = sizeof(job), .name = "abi10.work", .flags = SUNKD_JOB_TRIGGER_ONLY,
-                               .work = work, .done = done };
+        sunkd_job_spec job = { .size = sizeof(job),
+                               .name = "abi10.work",
+                               .flags = SUNKD_JOB_TRIGGER_ONLY,
+                               .work = work,
+                               .done = done };
         State *s = calloc(1, sizeof(*s));
         int r;
 

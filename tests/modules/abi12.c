@@ -63,10 +63,16 @@ static int done_block(void *state, int r, void *input, void *result) {
 
 static int abi12_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
         sunkd_job_spec jobs[] = {
-                { .size = sizeof(sunkd_job_spec), .name = "abi12.async", .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_ASYNC,
-                  .prepare = prepare_async, .done = done_async },
-                { .size = sizeof(sunkd_job_spec), .name = "abi12.block", .flags = SUNKD_JOB_TRIGGER_ONLY,
-                  .work = work_block, .done = done_block },
+                { .size = sizeof(sunkd_job_spec),
+                  .name = "abi12.async",
+                  .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_ASYNC,
+                  .prepare = prepare_async,
+                  .done = done_async },
+                { .size = sizeof(sunkd_job_spec),
+                  .name = "abi12.block",
+                  .flags = SUNKD_JOB_TRIGGER_ONLY,
+                  .work = work_block,
+                  .done = done_block },
         };
         char *error = NULL;
         State *s = calloc(1, sizeof(*s));

@@ -71,8 +71,12 @@ static void noreload_fini(void *state) {
 }
 
 static int noreload_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
-        sunkd_job_spec job = { .size = sizeof(job), .name = "noreload.gated", .flags = SUNKD_JOB_TRIGGER_ONLY,
-                               .prepare = prepare, .work = work, .done = done };
+        sunkd_job_spec job = { .size = sizeof(job),
+                               .name = "noreload.gated",
+                               .flags = SUNKD_JOB_TRIGGER_ONLY,
+                               .prepare = prepare,
+                               .work = work,
+                               .done = done };
         char *error = NULL;
         State *s = calloc(1, sizeof(*s));
         int r;
@@ -106,5 +110,5 @@ static int noreload_status(void *state, struct json_object *out) {
         return 0;
 }
 
-SUNKD_MODULE_DEFINE(.name = "noreload", .version = PACKAGE_VERSION, .init = noreload_init, .fini = noreload_fini,
-                    .status = noreload_status);
+SUNKD_MODULE_DEFINE(.name = "noreload", .version = PACKAGE_VERSION, .init = noreload_init,
+                    .fini = noreload_fini, .status = noreload_status);

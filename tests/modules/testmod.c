@@ -26,8 +26,8 @@
  * testmod.echo has seen.
  *
  * ABI 1.3: MetricAdd registers a gauge (a counter with "counter": true)
- * {"name", "labels"} and answers the host's verdict {"r"}; MetricRemove drops the series of testmod_runs_total
- * for {"job"} (every series without it) and answers {"r"}.
+ * {"name", "labels"} and answers the host's verdict {"r"}; MetricRemove drops the series of
+ * testmod_runs_total for {"job"} (every series without it) and answers {"r"}.
  *
  * Reload: status counts the hook's calls (`reloads`); a new section with
  * `reload_fail: true` makes the hook fail with -EIO, changing nothing.
@@ -120,13 +120,14 @@ typedef struct State {
         int64_t watch_changes;
         int64_t fact_changes;
         json_object *fact_last;
-        unsigned held;       /* io.sunkd.Test.Hold calls not yet answered */
-        int64_t gone_calls;  /* ... whose caller hung up first */
-        int64_t reloads;     /* calls of the reload hook, failed ones too */
+        unsigned held;      /* io.sunkd.Test.Hold calls not yet answered */
+        int64_t gone_calls; /* ... whose caller hung up first */
+        int64_t reloads;    /* calls of the reload hook, failed ones too */
 } State;
 
 static void sleep_usec(uint64_t usec) {
-        struct timespec ts = { .tv_sec = (time_t) (usec / 1000000), .tv_nsec = (long) (usec % 1000000) * 1000 };
+        struct timespec ts = { .tv_sec = (time_t) (usec / 1000000),
+                               .tv_nsec = (long) (usec % 1000000) * 1000 };
         while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
                 ;
 }
@@ -266,7 +267,8 @@ static int done_child(void *state, int r, void *input, void *result) {
         State *s = state;
 
         free(s->child_result);
-        s->child_result = result ? strdup(json_object_to_json_string_ext(result, JSON_C_TO_STRING_PLAIN)) : NULL;
+        s->child_result =
+                result ? strdup(json_object_to_json_string_ext(result, JSON_C_TO_STRING_PLAIN)) : NULL;
         json_object_put(result);
         count_run(s, "child");
         return r;
@@ -285,7 +287,8 @@ static int work_childhang(void *state, void *input, const sunkd_cancel *cancel, 
                 if (snprintf(tmp, sizeof(tmp), "%s.tmp", s->conf.pid_file) >= (int) sizeof(tmp))
                         return -ENAMETOOLONG;
                 fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-                if (fd < 0 || write(fd, text, (size_t) n) != n || close(fd) < 0 || rename(tmp, s->conf.pid_file) < 0)
+                if (fd < 0 || write(fd, text, (size_t) n) != n || close(fd) < 0 ||
+                    rename(tmp, s->conf.pid_file) < 0)
                         return -EIO;
         }
         for (;;)
@@ -297,7 +300,9 @@ static void on_async_spawned(void *userdata, int r, const sunkd_spawn_result *re
         State *s = userdata;
 
         /* -ESTALE after a cancel already ended the run: nothing to do. */
-        (void) s->ctx->api->job_complete(s->async_job, r < 0 ? r : res->exit_code == 0 && !res->signal ? 0 : -EIO);
+        (void) s->ctx->api->job_complete(s->async_job, r < 0                                 ? r
+                                                       : res->exit_code == 0 && !res->signal ? 0
+                                                                                             : -EIO);
 }
 
 static int prepare_async(void *state, void **ret_input) {
@@ -437,7 +442,8 @@ static void on_spawned(void *userdata, int r, const sunkd_spawn_result *res) {
         json_object_object_add(o, "truncated", json_object_new_boolean(res->output_truncated));
         json_object_object_add(o, "output", json_object_new_string_len(res->output, (int) res->output_len));
         /* ABI 1.3: stderr apart. */
-        json_object_object_add(o, "err_output", json_object_new_string_len(res->err_output, (int) res->err_output_len));
+        json_object_object_add(o, "err_output",
+                               json_object_new_string_len(res->err_output, (int) res->err_output_len));
         json_object_object_add(o, "err_truncated", json_object_new_boolean(res->err_output_truncated));
         api->reply(sc->call, o);
         free(sc);
@@ -464,21 +470,33 @@ static int method_spawn(sunkd_call *call, struct json_object *params, void *stat
         State *s = state;
         json_object *v;
         const char *arg = json_object_object_get_ex(params, "arg", &v) ? json_object_get_string(v) : "";
-        uint64_t timeout = json_object_object_get_ex(params, "timeout_ms", &v) ? (uint64_t) json_object_get_int64(v) * 1000 : 0;
-        size_t max = json_object_object_get_ex(params, "output_max", &v) ? (size_t) json_object_get_int64(v) : 0;
+        uint64_t timeout = json_object_object_get_ex(params, "timeout_ms", &v)
+                                   ? (uint64_t) json_object_get_int64(v) * 1000
+                                   : 0;
+        size_t max =
+                json_object_object_get_ex(params, "output_max", &v) ? (size_t) json_object_get_int64(v) : 0;
         bool kill = json_object_object_get_ex(params, "kill", &v) && json_object_get_boolean(v);
         bool v1_0 = json_object_object_get_ex(params, "v1_0", &v) && json_object_get_boolean(v);
-        uid_t uid = json_object_object_get_ex(params, "uid", &v) ? (uid_t) json_object_get_int64(v) : (uid_t) -1;
+        uid_t uid =
+                json_object_object_get_ex(params, "uid", &v) ? (uid_t) json_object_get_int64(v) : (uid_t) -1;
         gid_t groups[8];
         const char *exec = json_object_object_get_ex(params, "exec", &v) ? json_object_get_string(v) : NULL;
         const char *argv[] = { exec ?: s->conf.spawn_command ?: "/bin/sh", exec ? NULL : "-c", arg, NULL };
         sunkd_spawn_spec spec = {
                 .size = v1_0 ? offsetof(sunkd_spawn_spec, input_len) + sizeof(size_t) : sizeof(spec),
-                .argv = argv, .timeout_usec = timeout, .output_max = max, .uid = uid, .gid = (gid_t) uid,
-                .kill_grace_usec = json_object_object_get_ex(params, "grace_ms", &v) ? (uint64_t) json_object_get_int64(v) * 1000 : 0,
-                .groups = groups, .n_groups = spawn_groups(params, groups, sizeof(groups) / sizeof(groups[0])),
+                .argv = argv,
+                .timeout_usec = timeout,
+                .output_max = max,
+                .uid = uid,
+                .gid = (gid_t) uid,
+                .kill_grace_usec = json_object_object_get_ex(params, "grace_ms", &v)
+                                           ? (uint64_t) json_object_get_int64(v) * 1000
+                                           : 0,
+                .groups = groups,
+                .n_groups = spawn_groups(params, groups, sizeof(groups) / sizeof(groups[0])),
                 .flags = json_object_object_get_ex(params, "merge", &v) && json_object_get_boolean(v)
-                                 ? SUNKD_SPAWN_MERGE_STDERR : 0,
+                                 ? SUNKD_SPAWN_MERGE_STDERR
+                                 : 0,
         };
         SpawnCall *sc = calloc(1, sizeof(*sc));
         sunkd_child *child;
@@ -520,8 +538,9 @@ static int method_watched(sunkd_call *call, struct json_object *params, void *st
         json_object *o = json_object_new_object();
 
         json_object_object_add(o, "changes", json_object_new_int64(s->watch_changes));
-        json_object_object_add(o, "secret_length",
-                               json_object_new_int64(s->conf.secret ? (int64_t) strlen(s->conf.secret) : -1));
+        json_object_object_add(
+                o, "secret_length",
+                json_object_new_int64(s->conf.secret ? (int64_t) strlen(s->conf.secret) : -1));
         return s->ctx->api->reply(call, o);
 }
 
@@ -552,7 +571,8 @@ static int method_fact(sunkd_call *call, struct json_object *params, void *state
         json_object *name, *o = json_object_new_object();
 
         if (json_object_object_get_ex(params, "name", &name))
-                json_object_object_add(o, "value", s->ctx->api->fact_get(s->ctx, json_object_get_string(name)));
+                json_object_object_add(o, "value",
+                                       s->ctx->api->fact_get(s->ctx, json_object_get_string(name)));
         json_object_object_add(o, "seen", json_object_new_int64(s->fact_changes));
         json_object_object_add(o, "last", json_object_get(s->fact_last));
         return s->ctx->api->reply(call, o);
@@ -570,9 +590,12 @@ static int reply_r(State *s, sunkd_call *call, int r) {
 static int method_metric_add(sunkd_call *call, struct json_object *params, void *state) {
         State *s = state;
         json_object *v;
-        sunkd_metric_spec spec = { .size = sizeof(spec), .help = "Registered through io.sunkd.Test.MetricAdd.",
-                                   .type = json_object_object_get_ex(params, "counter", &v) && json_object_get_boolean(v)
-                                                   ? SUNKD_METRIC_COUNTER : SUNKD_METRIC_GAUGE };
+        sunkd_metric_spec spec = { .size = sizeof(spec),
+                                   .help = "Registered through io.sunkd.Test.MetricAdd.",
+                                   .type = json_object_object_get_ex(params, "counter", &v) &&
+                                                           json_object_get_boolean(v)
+                                                   ? SUNKD_METRIC_COUNTER
+                                                   : SUNKD_METRIC_GAUGE };
         sunkd_metric *m;
         size_t n = 0;
 
@@ -632,32 +655,67 @@ static void state_free(State *s) {
 static int add_jobs(State *s) {
         const sunkd_host_api *api = s->ctx->api;
         sunkd_job_spec specs[] = {
-                { .name = "testmod.ok", .interval_usec = s->conf.interval, .splay_usec = s->conf.splay,
-                  .flags = s->conf.ready_gate ? SUNKD_JOB_READY_GATE : 0, .work = work_ok, .done = done_ok },
-                { .name = "testmod.fail", .interval_usec = s->conf.interval,
-                  .flags = s->conf.periodic_fail ? 0 : SUNKD_JOB_TRIGGER_ONLY, .backoff_min_usec = 100 * USEC_PER_MSEC,
-                  .backoff_max_usec = 800 * USEC_PER_MSEC, .work = work_fail, .done = done_count },
-                { .name = "testmod.hang", .flags = SUNKD_JOB_TRIGGER_ONLY, .timeout_usec = s->conf.hang_timeout,
-                  .work = work_hang, .done = done_count },
-                { .name = "testmod.flaky", .flags = SUNKD_JOB_TRIGGER_ONLY, .prepare = prepare_flaky,
-                  .work = work_flaky, .done = done_flaky },
-                { .name = "testmod.block", .flags = SUNKD_JOB_TRIGGER_ONLY, .work = work_block, .done = done_count },
-                { .name = "testmod.gated", .flags = SUNKD_JOB_TRIGGER_ONLY, .prepare = prepare_gated,
-                  .work = work_gated, .done = done_gated },
-                { .name = "testmod.child", .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_CHILD, .work = work_child,
-                  .done = done_child, .child_uid = (uid_t) s->conf.child_uid, .child_gid = (gid_t) s->conf.child_uid },
-                { .name = "testmod.childhang", .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_CHILD,
-                  .timeout_usec = s->conf.hang_timeout, .work = work_childhang, .done = done_count },
-                { .name = "testmod.async", .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_ASYNC,
-                  .timeout_usec = s->conf.hang_timeout, .prepare = prepare_async, .done = done_count,
+                { .name = "testmod.ok",
+                  .interval_usec = s->conf.interval,
+                  .splay_usec = s->conf.splay,
+                  .flags = s->conf.ready_gate ? SUNKD_JOB_READY_GATE : 0,
+                  .work = work_ok,
+                  .done = done_ok },
+                { .name = "testmod.fail",
+                  .interval_usec = s->conf.interval,
+                  .flags = s->conf.periodic_fail ? 0 : SUNKD_JOB_TRIGGER_ONLY,
+                  .backoff_min_usec = 100 * USEC_PER_MSEC,
+                  .backoff_max_usec = 800 * USEC_PER_MSEC,
+                  .work = work_fail,
+                  .done = done_count },
+                { .name = "testmod.hang",
+                  .flags = SUNKD_JOB_TRIGGER_ONLY,
+                  .timeout_usec = s->conf.hang_timeout,
+                  .work = work_hang,
+                  .done = done_count },
+                { .name = "testmod.flaky",
+                  .flags = SUNKD_JOB_TRIGGER_ONLY,
+                  .prepare = prepare_flaky,
+                  .work = work_flaky,
+                  .done = done_flaky },
+                { .name = "testmod.block",
+                  .flags = SUNKD_JOB_TRIGGER_ONLY,
+                  .work = work_block,
+                  .done = done_count },
+                { .name = "testmod.gated",
+                  .flags = SUNKD_JOB_TRIGGER_ONLY,
+                  .prepare = prepare_gated,
+                  .work = work_gated,
+                  .done = done_gated },
+                { .name = "testmod.child",
+                  .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_CHILD,
+                  .work = work_child,
+                  .done = done_child,
+                  .child_uid = (uid_t) s->conf.child_uid,
+                  .child_gid = (gid_t) s->conf.child_uid },
+                { .name = "testmod.childhang",
+                  .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_CHILD,
+                  .timeout_usec = s->conf.hang_timeout,
+                  .work = work_childhang,
+                  .done = done_count },
+                { .name = "testmod.async",
+                  .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_ASYNC,
+                  .timeout_usec = s->conf.hang_timeout,
+                  .prepare = prepare_async,
+                  .done = done_count,
                   .cancel = cancel_async },
-                { .name = "testmod.gate", .flags = SUNKD_JOB_TRIGGER_ONLY, .prepare = prepare_gate,
-                  .work = work_gate, .done = done_gate },
+                { .name = "testmod.gate",
+                  .flags = SUNKD_JOB_TRIGGER_ONLY,
+                  .prepare = prepare_gate,
+                  .work = work_gate,
+                  .done = done_gate },
         };
         sunkd_job **handles[] = { [0] = &s->ok_job, [3] = &s->flaky_job, [8] = &s->async_job };
         /* ABI 1.3 refuses it: an async run needs a way to be ended early. */
-        sunkd_job_spec nocancel = { .size = sizeof(nocancel), .name = "testmod.nocancel",
-                                    .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_ASYNC, .prepare = prepare_async,
+        sunkd_job_spec nocancel = { .size = sizeof(nocancel),
+                                    .name = "testmod.nocancel",
+                                    .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_ASYNC,
+                                    .prepare = prepare_async,
                                     .done = done_count };
         int r;
 
@@ -669,7 +727,8 @@ static int add_jobs(State *s) {
 
         for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
                 specs[i].size = sizeof(sunkd_job_spec);
-                r = api->job_add(s->ctx, &specs[i], i < sizeof(handles) / sizeof(handles[0]) ? handles[i] : NULL);
+                r = api->job_add(s->ctx, &specs[i],
+                                 i < sizeof(handles) / sizeof(handles[0]) ? handles[i] : NULL);
                 if (r < 0)
                         return sunkd_log_error_errno(s->ctx, r, "Failed to add job '%s': %m", specs[i].name);
         }
@@ -677,8 +736,11 @@ static int add_jobs(State *s) {
 }
 
 static int testmod_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
-        static const sunkd_metric_spec runs = { sizeof(sunkd_metric_spec), "testmod_runs_total", "Test runs.",
-                                                SUNKD_METRIC_COUNTER, { "job" } };
+        static const sunkd_metric_spec runs = { sizeof(sunkd_metric_spec),
+                                                "testmod_runs_total",
+                                                "Test runs.",
+                                                SUNKD_METRIC_COUNTER,
+                                                { "job" } };
         State *s;
         int r;
 
@@ -750,7 +812,8 @@ static int testmod_reload(void *state, const sunkd_cfg *cfg) {
         if (conf.reload_fail) {
                 /* As the ABI asks of a failing hook: nothing applied. */
                 s->ctx->api->cfg_clear(conf_keys, sizeof(conf_keys) / sizeof(conf_keys[0]), &conf);
-                return sunkd_log_error_errno(s->ctx, -EIO, "reload_fail is set, failing the reload as asked.");
+                return sunkd_log_error_errno(s->ctx, -EIO,
+                                             "reload_fail is set, failing the reload as asked.");
         }
         s->ctx->api->cfg_clear(conf_keys, sizeof(conf_keys) / sizeof(conf_keys[0]), &s->conf);
         s->conf = conf;
@@ -784,6 +847,6 @@ static int testmod_status(void *state, struct json_object *out) {
         return 0;
 }
 
-SUNKD_MODULE_DEFINE(.name = "testmod", .version = PACKAGE_VERSION, .init = testmod_init, .check = testmod_check,
-                    .reload = testmod_reload, .fini = testmod_fini, .status = testmod_status,
-                    .linger = testmod_linger);
+SUNKD_MODULE_DEFINE(.name = "testmod", .version = PACKAGE_VERSION, .init = testmod_init,
+                    .check = testmod_check, .reload = testmod_reload, .fini = testmod_fini,
+                    .status = testmod_status, .linger = testmod_linger);

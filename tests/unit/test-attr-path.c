@@ -18,10 +18,30 @@ static const char doc[] =
         "\"dup\":1,\"dup\":2}";
 
 static const char *const paths[] = {
-        "userName", "name", "name/givenName", "name/formatted", "name/familyName", "name/givenName/x",
+        "userName",
+        "name",
+        "name/givenName",
+        "name/formatted",
+        "name/familyName",
+        "name/givenName/x",
         "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User/homeDirectory",
-        "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User", "a//b", "a/", "name/", "/",
-        "//", "arr", "arr/0", "arr/k", "n", "n/x", "s/x", "num", "dup", "missing", "missing/deeper", "",
+        "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User",
+        "a//b",
+        "a/",
+        "name/",
+        "/",
+        "//",
+        "arr",
+        "arr/0",
+        "arr/k",
+        "n",
+        "n/x",
+        "s/x",
+        "num",
+        "dup",
+        "missing",
+        "missing/deeper",
+        "",
 };
 
 static void agree(json_object *o, const char *path, AttrPaths *c) {

@@ -54,10 +54,11 @@ START_TEST(test_reject_names) {
 END_TEST
 
 START_TEST(test_user_names) {
-        static const char *const good[] = { "ada", "a", "ada.lovelace", "ada_l", "ada-l", "A1", "1ada", "a..b",
-                                            "_ada", ".ada" };
-        static const char *const bad[] = { "", "-x", "-", ".", "..", "../x", "a/b", "a:b", "a b", "a\tb", "a\nb",
-                                           "ad\xc3\xa9", "ad\xe9", "a@b", "a$(id)", "a;b", "a*", "~ada" };
+        static const char *const good[] = { "ada", "a",    "ada.lovelace", "ada_l", "ada-l",
+                                            "A1",  "1ada", "a..b",         "_ada",  ".ada" };
+        static const char *const bad[] = { "",       "-x",  "-",      ".",    "..",   "../x",
+                                           "a/b",    "a:b", "a b",    "a\tb", "a\nb", "ad\xc3\xa9",
+                                           "ad\xe9", "a@b", "a$(id)", "a;b",  "a*",   "~ada" };
         char big[AUTHKEYS_USER_MAX + 2];
 
         for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
@@ -75,9 +76,15 @@ END_TEST
 
 START_TEST(test_valid_forms) {
         static const char *const types[] = {
-                "ssh-ed25519", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521", "ssh-rsa",
-                "sk-ssh-ed25519@openssh.com", "sk-ecdsa-sha2-nistp256@openssh.com",
-                "ssh-ed25519-cert-v01@openssh.com", "ssh-rsa-cert-v01@openssh.com",
+                "ssh-ed25519",
+                "ecdsa-sha2-nistp256",
+                "ecdsa-sha2-nistp384",
+                "ecdsa-sha2-nistp521",
+                "ssh-rsa",
+                "sk-ssh-ed25519@openssh.com",
+                "sk-ecdsa-sha2-nistp256@openssh.com",
+                "ssh-ed25519-cert-v01@openssh.com",
+                "ssh-rsa-cert-v01@openssh.com",
                 "sk-ecdsa-sha2-nistp256-cert-v01@openssh.com",
         };
 
@@ -121,7 +128,8 @@ END_TEST
 START_TEST(test_reject_reasons) {
         _cleanup_free_ char *ok = line_of("", "ssh-ed25519", "ssh-ed25519", " c");
         _cleanup_free_ char *mismatch = line_of("", "ssh-rsa", "ssh-ed25519", "");
-        _cleanup_free_ char *cert_mismatch = line_of("", "ssh-ed25519-cert-v01@openssh.com", "ssh-ed25519", "");
+        _cleanup_free_ char *cert_mismatch =
+                line_of("", "ssh-ed25519-cert-v01@openssh.com", "ssh-ed25519", "");
         _cleanup_free_ char *dss = line_of("", "ssh-dss", "ssh-dss", "");
         _cleanup_free_ char *bad_utf8 = line_of("", "ssh-ed25519", "ssh-ed25519", " caf\xc3");
         _cleanup_free_ char *bad_opt =
@@ -167,7 +175,8 @@ START_TEST(test_reject_reasons) {
         memcpy(long_line, ok, n);
         memset(long_line + n, 'x', AUTHKEYS_LINE_MAX + 1 - n);
         ck_assert_int_eq(authkeys_key_parse(long_line, AUTHKEYS_LINE_MAX, NULL), AUTHKEYS_OK);
-        ck_assert_int_eq(authkeys_key_parse(long_line, AUTHKEYS_LINE_MAX + 1, NULL), AUTHKEYS_REJECT_TOO_LONG);
+        ck_assert_int_eq(authkeys_key_parse(long_line, AUTHKEYS_LINE_MAX + 1, NULL),
+                         AUTHKEYS_REJECT_TOO_LONG);
 
         /* Base64: missing, wrong length, foreign characters, '=' inside, slack bits set. */
         ck_assert_int_eq(parse("ssh-ed25519"), AUTHKEYS_REJECT_BAD_BASE64);
@@ -203,15 +212,15 @@ START_TEST(test_options) {
                 "cert-authority,principals=\"ada,bob\"",
         };
         static const char *const bad[] = {
-                "from=\"10.0.0.0/8",          /* unterminated */
-                "no-pty,,restrict",           /* empty option */
+                "from=\"10.0.0.0/8", /* unterminated */
+                "no-pty,,restrict",  /* empty option */
                 ",no-pty",
                 "no-pty,",
-                "=\"x\"",                     /* no name */
-                "from=\"a\"x",                /* junk after the value */
-                "no pty",                     /* the blank ends the options: 'pty' is no type */
-                "from=\"a\\\"",               /* the escaped quote does not close */
-                "from=x",                     /* unquoted value */
+                "=\"x\"",       /* no name */
+                "from=\"a\"x",  /* junk after the value */
+                "no pty",       /* the blank ends the options: 'pty' is no type */
+                "from=\"a\\\"", /* the escaped quote does not close */
+                "from=x",       /* unquoted value */
         };
         AuthkeysKey k;
         char buf[1024];
@@ -229,7 +238,8 @@ START_TEST(test_options) {
         }
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 snprintf(buf, sizeof(buf), "%s ssh-ed25519 %s c", bad[i], b);
-                ck_assert_msg(parse(buf) == AUTHKEYS_REJECT_BAD_OPTIONS || parse(buf) == AUTHKEYS_REJECT_UNKNOWN_TYPE,
+                ck_assert_msg(parse(buf) == AUTHKEYS_REJECT_BAD_OPTIONS ||
+                                      parse(buf) == AUTHKEYS_REJECT_UNKNOWN_TYPE,
                               "%s: %s", bad[i], authkeys_reject_to_string(parse(buf)));
                 ck_assert_int_ne(parse(buf), AUTHKEYS_OK);
         }
@@ -291,14 +301,16 @@ static char *keygen(size_t i, bool cert, char fp[128]) {
         const char *pub = cert ? "-cert.pub" : ".pub";
         char *sp;
 
-        ck_assert_int_ge(asprintf(&cmd,
-                                  "cd '%s' && rm -f %s %s.pub %s-cert.pub ca ca.pub && ssh-keygen -q -N '' %s -C 'user@test' -f %s </dev/null >/dev/null && "
-                                  "{ [ -z '%s' ] || { ssh-keygen -q -N '' -t ed25519 -f ca </dev/null >/dev/null && "
-                                  "ssh-keygen -q -s ca -I id -n ada %s.pub >/dev/null 2>&1; }; } && "
-                                  "ssh-keygen -lf %s%s -E sha256",
-                                  tmpdir, keygens[i].name, keygens[i].name, keygens[i].name, keygens[i].args, keygens[i].name, cert ? "c" : "", keygens[i].name,
-                                  keygens[i].name, pub),
-                         0);
+        ck_assert_int_ge(
+                asprintf(&cmd,
+                         "cd '%s' && rm -f %s %s.pub %s-cert.pub ca ca.pub && ssh-keygen -q -N '' %s -C "
+                         "'user@test' -f %s </dev/null >/dev/null && "
+                         "{ [ -z '%s' ] || { ssh-keygen -q -N '' -t ed25519 -f ca </dev/null >/dev/null && "
+                         "ssh-keygen -q -s ca -I id -n ada %s.pub >/dev/null 2>&1; }; } && "
+                         "ssh-keygen -lf %s%s -E sha256",
+                         tmpdir, keygens[i].name, keygens[i].name, keygens[i].name, keygens[i].args,
+                         keygens[i].name, cert ? "c" : "", keygens[i].name, keygens[i].name, pub),
+                0);
         out = run_line(cmd);
         /* "256 SHA256:xxx user@test (ED25519)" */
         sp = strchr(out, ' ');
@@ -324,7 +336,8 @@ START_TEST(test_fingerprint_vs_ssh_keygen) {
 
                         ck_assert_msg(authkeys_key_parse(line, strlen(line), &k) == AUTHKEYS_OK, "%s", line);
                         ck_assert(strncmp(line + k.type_off, keygens[i].type, strlen(keygens[i].type)) == 0);
-                        ck_assert_int_eq(k.type_len, strlen(keygens[i].type) + (cert ? strlen("-cert-v01@openssh.com") : 0));
+                        ck_assert_int_eq(k.type_len, strlen(keygens[i].type) +
+                                                             (cert ? strlen("-cert-v01@openssh.com") : 0));
                         ck_assert_int_eq(authkeys_key_digest(line, &k, d), 0);
                         authkeys_fingerprint_format(d, got);
                         ck_assert_str_eq(got, want);
@@ -376,7 +389,8 @@ START_TEST(test_fingerprint_parse_strict) {
         buf[20] = '%';
         ck_assert_int_eq(authkeys_fingerprint_parse(buf, d), -EINVAL);
         /* The last character carries 2 slack bits that must be zero. */
-        snprintf(buf, sizeof(buf), "SHA256:%.42sE", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA");
+        snprintf(buf, sizeof(buf), "SHA256:%.42sE",
+                 "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA");
         ck_assert_int_eq(authkeys_fingerprint_parse(buf, d), 0);
         buf[49] = 'B';
         ck_assert_int_eq(authkeys_fingerprint_parse(buf, d), -EINVAL);

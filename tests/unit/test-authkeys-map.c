@@ -74,15 +74,16 @@ static char *keys_of(const AuthkeysMap *m, const char *user) {
         return out;
 }
 
-#define assert_keys(m, user, want)                                                                   \
-        do {                                                                                         \
-                _cleanup_free_ char *_got = keys_of((m), (user));                                    \
-                ck_assert_ptr_nonnull(_got);                                                         \
-                ck_assert_str_eq(_got, (want));                                                      \
+#define assert_keys(m, user, want)                                                                          \
+        do {                                                                                                \
+                _cleanup_free_ char *_got = keys_of((m), (user));                                           \
+                ck_assert_ptr_nonnull(_got);                                                                \
+                ck_assert_str_eq(_got, (want));                                                             \
         } while (0)
 
 START_TEST(test_forms) {
-        _cleanup_free_ char *k1 = key_line(1, "", "ada@a"), *k2 = key_line(2, "", ""), *text = NULL, *two = NULL;
+        _cleanup_free_ char *k1 = key_line(1, "", "ada@a"), *k2 = key_line(2, "", ""), *text = NULL,
+                            *two = NULL;
         _cleanup_(authkeys_map_freep) AuthkeysMap *m = NULL;
         Drops drops = {};
         size_t n;
@@ -229,23 +230,23 @@ START_TEST(test_drop_reasons) {
         memset(longline, 'x', sizeof(longline) - 1);
         longline[sizeof(longline) - 1] = 0;
         ck_assert_int_ge(asprintf(&text,
-                                  "no colon here\n"                /* 1 */
-                                  ":%s\n"                          /* 2 */
-                                  "a b:%s\n"                       /* 3 */
-                                  "x1:['%s'\n"                     /* 4: unterminated list */
-                                  "x2:['%s' '%s']\n"               /* 5: no comma */
-                                  "x3:[b'%s']\n"                   /* 6: bytes literal */
-                                  "x4:['\\q']\n"                   /* 7: escape repr never writes */
-                                  "x5:['\\x4']\n"                  /* 8: short \\x */
-                                  "x6:['\\ud800']\n"               /* 9: lone surrogate */
-                                  "x7:['%s'] junk\n"               /* 10 */
-                                  "x8:['%s\n"                      /* 11: unterminated string */
+                                  "no colon here\n"  /* 1 */
+                                  ":%s\n"            /* 2 */
+                                  "a b:%s\n"         /* 3 */
+                                  "x1:['%s'\n"       /* 4: unterminated list */
+                                  "x2:['%s' '%s']\n" /* 5: no comma */
+                                  "x3:[b'%s']\n"     /* 6: bytes literal */
+                                  "x4:['\\q']\n"     /* 7: escape repr never writes */
+                                  "x5:['\\x4']\n"    /* 8: short \\x */
+                                  "x6:['\\ud800']\n" /* 9: lone surrogate */
+                                  "x7:['%s'] junk\n" /* 10 */
+                                  "x8:['%s\n"        /* 11: unterminated string */
                                   "ada:['%s', 'ssh-dss AAAA', '%s', '%s']\n" /* 12 */
-                                  "ada:['%s']\n"                   /* 13: the first line wins */
-                                  "bob:ssh-ed25519 AAAA*AAA\n"     /* 14 */
-                                  "cyd:%s\n"                       /* 15 */
-                                  "dee:['']\n"                     /* 16 */
-                                  "\n"                             /* blank lines are skipped */
+                                  "ada:['%s']\n"                             /* 13: the first line wins */
+                                  "bob:ssh-ed25519 AAAA*AAA\n"               /* 14 */
+                                  "cyd:%s\n"                                 /* 15 */
+                                  "dee:['']\n"                               /* 16 */
+                                  "\n"                                       /* blank lines are skipped */
                                   "eve:%s\n",
                                   k1, k1, k1, k1, k2, k1, k1, k1, k1, k2, k3, k3, longline, k1),
                          0);
@@ -317,7 +318,8 @@ START_TEST(test_binary_garbage) {
                 for (size_t i = 0; i < (1 << 20); i++) {
                         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
                         /* Later rounds lean on the bytes the grammar cares about. */
-                        buf[i] = round == 0 ? (unsigned char) x : (unsigned char) grammar[x % (sizeof(grammar) - 1)];
+                        buf[i] = round == 0 ? (unsigned char) x
+                                            : (unsigned char) grammar[x % (sizeof(grammar) - 1)];
                 }
                 ck_assert_int_eq(authkeys_map_build_mem(buf, 1 << 20, NULL, NULL, NULL, &m), 0);
                 ck_assert_uint_eq(authkeys_map_stats(m)->keys, 0);
@@ -350,7 +352,8 @@ END_TEST
 /* Local accounts: no keys whatever the file says, reported by name as
  * local-account, and told apart from broken lines. */
 START_TEST(test_local_accounts) {
-        _cleanup_free_ char *k1 = key_line(1, "", "x"), *k2 = key_line(2, "", "y"), *text = NULL, *cut = NULL;
+        _cleanup_free_ char *k1 = key_line(1, "", "x"), *k2 = key_line(2, "", "y"), *text = NULL,
+                            *cut = NULL;
         _cleanup_(authkeys_local_freep) AuthkeysLocal *local = NULL;
         _cleanup_(authkeys_map_freep) AuthkeysMap *m = NULL;
         AuthkeysMapLimits limits = authkeys_map_default_limits;
@@ -361,16 +364,16 @@ START_TEST(test_local_accounts) {
         ck_assert_int_eq(authkeys_local_load("/nonexistent", &local), 0);
         limits.local = local;
         n = asprintf(&text,
-                     "root:['%s']\n"            /* 1 */
-                     "ada:['%s']\n"             /* 2 */
-                     "daemon:%s\n"              /* 3: the one-key form */
-                     "root:['%s']\n"            /* 4: again: still local, not a duplicate */
-                     "0:['%s']\n"               /* 5: uid 0 spelt as a name */
-                     "systemd-network:\n"       /* 6 */
-                     "_apt:['%s']\r\n"          /* 7: CRLF */
-                     "ROOT:['%s']\n"            /* 8: another name: sshd and NSS tell case apart */
-                     "root :['%s']\n"           /* 9: a blank in the name */
-                     "ro#ot:['%s']\n"           /* 10: a NUL in the name */
+                     "root:['%s']\n"      /* 1 */
+                     "ada:['%s']\n"       /* 2 */
+                     "daemon:%s\n"        /* 3: the one-key form */
+                     "root:['%s']\n"      /* 4: again: still local, not a duplicate */
+                     "0:['%s']\n"         /* 5: uid 0 spelt as a name */
+                     "systemd-network:\n" /* 6 */
+                     "_apt:['%s']\r\n"    /* 7: CRLF */
+                     "ROOT:['%s']\n"      /* 8: another name: sshd and NSS tell case apart */
+                     "root :['%s']\n"     /* 9: a blank in the name */
+                     "ro#ot:['%s']\n"     /* 10: a NUL in the name */
                      "nobody:['%s', 'ssh-ed25519 AAAA!!']\n", /* 11 */
                      k1, k2, k1, k1, k1, k1, k2, k1, k1, k1);
         ck_assert_int_ge(n, 0);
@@ -502,7 +505,8 @@ START_TEST(test_file_size_cap) {
         close(p[0]);
         waitpid(pid, NULL, 0);
 
-        ck_assert_int_eq(authkeys_map_build_file("/nonexistent/sshkey.cache", NULL, NULL, NULL, &m), -ENOENT);
+        ck_assert_int_eq(authkeys_map_build_file("/nonexistent/sshkey.cache", NULL, NULL, NULL, &m),
+                         -ENOENT);
         ck_assert_ptr_null(m);
 }
 END_TEST

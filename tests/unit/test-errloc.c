@@ -17,7 +17,8 @@ START_TEST(test_shapes) {
         expect(errloc_format("a.yaml", 3, 7, "interval", "'%s' is not a duration", "x"),
                "a.yaml:3:7: key 'interval': 'x' is not a duration");
         expect(errloc_format("a.yaml", 3, 7, NULL, "bad"), "a.yaml:3:7: bad");
-        expect(errloc_format("nsscache.conf", 12, 0, "scim_timeout", "bad"), "nsscache.conf:12: key 'scim_timeout': bad");
+        expect(errloc_format("nsscache.conf", 12, 0, "scim_timeout", "bad"),
+               "nsscache.conf:12: key 'scim_timeout': bad");
         expect(errloc_format("nsscache.conf", 12, 0, NULL, "malformed section header"),
                "nsscache.conf:12: malformed section header");
         expect(errloc_format("f", 0, 0, "k", "v"), "f: key 'k': v");

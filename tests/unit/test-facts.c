@@ -34,7 +34,8 @@ static void on_fact(void *userdata, const char *name, json_object *value) {
                 ck_assert_int_eq(fact_unsubscribe(fs, health, name, on_fact, s), 0);
         if (s->publish) {
                 s->publish = false;
-                ck_assert_int_eq(fact_publish(fs, health, health, "health.state", json_object_new_int(s->n)), 0);
+                ck_assert_int_eq(fact_publish(fs, health, health, "health.state", json_object_new_int(s->n)),
+                                 0);
         }
 }
 
@@ -92,8 +93,18 @@ END_TEST
 
 START_TEST(test_hostile_names) {
         static const char *const bad[] = {
-                "", "gres", "gres.", ".gpus", "gres..gpus", "gres.gp us", "gres.gpus/../x", "gres.gpus\n",
-                "gres.\xc3\xa4", "gres.*", "gres.gpus\x01", "gres.%s%n",
+                "",
+                "gres",
+                "gres.",
+                ".gpus",
+                "gres..gpus",
+                "gres.gp us",
+                "gres.gpus/../x",
+                "gres.gpus\n",
+                "gres.\xc3\xa4",
+                "gres.*",
+                "gres.gpus\x01",
+                "gres.%s%n",
         };
         char longname[FACT_NAME_MAX + 8];
 
@@ -145,7 +156,8 @@ START_TEST(test_caps) {
         ck_assert_int_eq(publish(NULL, gres, gres, "gres.big", json_object_new_int(1)), 0);
 
         for (unsigned i = 0; i < FACT_SUBSCRIPTIONS_MAX; i++)
-                ck_assert_int_eq(fact_subscribe(fs, health, "gres.gpus", on_fact, (void *) (uintptr_t) (i + 1)), 0);
+                ck_assert_int_eq(
+                        fact_subscribe(fs, health, "gres.gpus", on_fact, (void *) (uintptr_t) (i + 1)), 0);
         ck_assert_int_eq(fact_subscribe(fs, health, "gres.gpus", on_fact, NULL), -E2BIG);
         ck_assert_int_eq(fact_subscribe(fs, health, "gres.gpus", on_fact, (void *) 1), -EEXIST);
 }

@@ -74,7 +74,8 @@ START_TEST(test_mkdir_file_in_the_way) {
         snprintf(p, sizeof(p), "%s/file/sub/sock", dir);
         ck_assert_int_eq(fileio_mkdir_parents(p, 0755), -ENOTDIR);
         snprintf(p, sizeof(p), "%s/file", dir);
-        ck_assert_int_eq(fileio_mkdir_p(p, 0755), 0); /* EEXIST is not an error: the caller checks its type */
+        ck_assert_int_eq(fileio_mkdir_p(p, 0755),
+                         0); /* EEXIST is not an error: the caller checks its type */
         snprintf(p, sizeof(p), "%s/file/sub", dir);
         ck_assert_int_eq(fileio_mkdir_p(p, 0755), -ENOTDIR);
 }

@@ -28,14 +28,27 @@ static int xid_of(const char *msg, char bus[16], uint64_t *xid) {
 START_TEST(test_record) {
         static const char *const good[] = {
                 "6,339,5140900,-;NET: Registered PF_INET6 protocol family",
-                "3,1234,18446744073,c;NVRM: Xid (PCI:0000:18:00): 79, pid=1, name=x, GPU has fallen off the bus.",
+                "3,1234,18446744073,c;NVRM: Xid (PCI:0000:18:00): 79, pid=1, name=x, GPU has fallen off the "
+                "bus.",
                 "4,7,0,-,caller=T123;message with a caller field",
                 "14,8,9,-;",
         };
         static const char *const bad[] = {
-                "", "no header", "6,339,5140900;no flags", "6,339;x", ",1,2,-;x", "6,,2,-;x", "6,1,,-;x",
-                "-6,1,2,-;x", "6, 1,2,-;x", "6,1,2,,;x", "1024,1,2,-;x", "6,99999999999999999999,2,-;x",
-                "6,1,99999999999999999999,-;x", "6x,1,2,-;x", "6,1,2,-",
+                "",
+                "no header",
+                "6,339,5140900;no flags",
+                "6,339;x",
+                ",1,2,-;x",
+                "6,,2,-;x",
+                "6,1,,-;x",
+                "-6,1,2,-;x",
+                "6, 1,2,-;x",
+                "6,1,2,,;x",
+                "1024,1,2,-;x",
+                "6,99999999999999999999,2,-;x",
+                "6,1,99999999999999999999,-;x",
+                "6x,1,2,-;x",
+                "6,1,2,-",
         };
         GresKmsgRecord r;
 
@@ -46,10 +59,12 @@ START_TEST(test_record) {
         ck_assert_int_eq((int) r.msg_len, (int) strlen("NET: Registered PF_INET6 protocol family"));
         ck_assert(strncmp(r.msg, "NET: Registered", 15) == 0);
         for (size_t i = 1; i < sizeof(good) / sizeof(good[0]); i++)
-                ck_assert_msg(gres_kmsg_parse_record(good[i], strlen(good[i]), &r) == 0, "refused: %s", good[i]);
+                ck_assert_msg(gres_kmsg_parse_record(good[i], strlen(good[i]), &r) == 0, "refused: %s",
+                              good[i]);
         ck_assert_uint_eq(r.msg_len, 0);
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-                ck_assert_msg(gres_kmsg_parse_record(bad[i], strlen(bad[i]), &r) == -EBADMSG, "accepted: %s", bad[i]);
+                ck_assert_msg(gres_kmsg_parse_record(bad[i], strlen(bad[i]), &r) == -EBADMSG, "accepted: %s",
+                              bad[i]);
         /* a NUL inside is no record */
         ck_assert_int_eq(gres_kmsg_parse_record("6,1,2,-;a\0b", 11, &r), -EBADMSG);
 }
@@ -62,21 +77,29 @@ START_TEST(test_nvrm_xid) {
                 const char *msg, *bus;
                 uint64_t xid;
         } good[] = {
-                { "NVRM: Xid (PCI:0000:18:00): 79, pid=1234, name=python3, GPU has fallen off the bus.", "0000:18:00.0", 79 },
-                { "NVRM: Xid (PCI:0000:cb:00): 13, pid='<unknown>', name=<unknown>, Graphics SM Warp Exception on "
-                  "(GPC 7, TPC 7, SM 0): Illegal Instruction Parameter", "0000:cb:00.0", 13 },
-                { "NVRM: Xid (PCI:0000:cb:00): 109, pid=1797828, name=pt_main_thread, Ch 00000008, errorString CTX "
-                  "SWITCH TIMEOUT, Info 0x58005", "0000:cb:00.0", 109 },
-                { "NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused by previous Xid 149",
+                { "NVRM: Xid (PCI:0000:18:00): 79, pid=1234, name=python3, GPU has fallen off the bus.",
+                  "0000:18:00.0", 79 },
+                { "NVRM: Xid (PCI:0000:cb:00): 13, pid='<unknown>', name=<unknown>, Graphics SM Warp "
+                  "Exception on "
+                  "(GPC 7, TPC 7, SM 0): Illegal Instruction Parameter",
+                  "0000:cb:00.0", 13 },
+                { "NVRM: Xid (PCI:0000:cb:00): 109, pid=1797828, name=pt_main_thread, Ch 00000008, "
+                  "errorString CTX "
+                  "SWITCH TIMEOUT, Info 0x58005",
+                  "0000:cb:00.0", 109 },
+                { "NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused by "
+                  "previous Xid 149",
                   "0000:dc:00.0", 45 },
-                { "NVRM: Xid (PCI:0009:01:00): 43, pid=3188489, name=trigger_xid, channel 0x0b00000a", "0009:01:00.0", 43 },
+                { "NVRM: Xid (PCI:0009:01:00): 43, pid=3188489, name=trigger_xid, channel 0x0b00000a",
+                  "0009:01:00.0", 43 },
                 { "NVRM: Xid (0000:03:00): 14, Channel 00000001", "0000:03:00.0", 14 },
-                { "NVRM: Xid (PCI:0000:DB:00.0): 95, pid=7, name=x, Uncontained: FBHUB.", "0000:db:00.0", 95 },
+                { "NVRM: Xid (PCI:0000:DB:00.0): 95, pid=7, name=x, Uncontained: FBHUB.", "0000:db:00.0",
+                  95 },
                 { "NVRM: Xid (PCI:0000:3a:00 GPU-I:03): 13, pid=1, name=x", "0000:3a:00.0", 13 },
                 { "NVRM: Xid (PCI:0000:18:00): 4294967295", "0000:18:00.0", 4294967295ULL },
         };
         static const char *const bad[] = {
-                "NVRM: Xid (PCI:0000:18:00) 79, pid=1",       /* no colon */
+                "NVRM: Xid (PCI:0000:18:00) 79, pid=1", /* no colon */
                 "NVRM: Xid (PCI:0000:18:00): x79",
                 "NVRM: Xid (PCI:0000:18:00): 79x",
                 "NVRM: Xid (PCI:0000:18:00): -79",
@@ -102,7 +125,9 @@ START_TEST(test_nvrm_xid) {
         }
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
                 ck_assert_msg(xid_of(bad[i], bus, &xid) == -EBADMSG, "accepted: %s", bad[i]);
-        ck_assert_int_eq(xid_of("NVRM: GPU at PCI:0000:18:00: GPU-b850f46d-d5ea-c752-ddf3-c4453e44d3f7", bus, &xid), -ENOENT);
+        ck_assert_int_eq(
+                xid_of("NVRM: GPU at PCI:0000:18:00: GPU-b850f46d-d5ea-c752-ddf3-c4453e44d3f7", bus, &xid),
+                -ENOENT);
         ck_assert_int_eq(xid_of("nvidia-peermem nv_get_p2p_free_callback:127 ERROR", bus, &xid), -ENOENT);
         ck_assert_int_eq(xid_of("NVRM: Xid", bus, &xid), -ENOENT);
         /* the text is the message's length, not up to a NUL */
@@ -112,10 +137,8 @@ END_TEST
 
 START_TEST(test_nvrm_gpu) {
         static const char *const bad[] = {
-                "NVRM: GPU at PCI:0000:18:00: b850f46d",
-                "NVRM: GPU at PCI:0000:18:00: GPU-",
-                "NVRM: GPU at PCI:0000:18:00: GPU-b850f46d\\x0a",
-                "NVRM: GPU at PCI:0000:18:00 GPU-b850f46d",
+                "NVRM: GPU at PCI:0000:18:00: b850f46d",          "NVRM: GPU at PCI:0000:18:00: GPU-",
+                "NVRM: GPU at PCI:0000:18:00: GPU-b850f46d\\x0a", "NVRM: GPU at PCI:0000:18:00 GPU-b850f46d",
                 "NVRM: GPU at PCI:0000:18: GPU-b850f46d",
         };
         char bus[16], uuid[96], lng[200];
@@ -128,7 +151,8 @@ START_TEST(test_nvrm_gpu) {
         ck_assert_int_eq(gres_kmsg_parse_gpu(m, strlen(m), bus, uuid), 0);
         ck_assert_str_eq(bus, "0000:03:00.0");
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-                ck_assert_msg(gres_kmsg_parse_gpu(bad[i], strlen(bad[i]), bus, uuid) == -EBADMSG, "accepted: %s", bad[i]);
+                ck_assert_msg(gres_kmsg_parse_gpu(bad[i], strlen(bad[i]), bus, uuid) == -EBADMSG,
+                              "accepted: %s", bad[i]);
         snprintf(lng, sizeof(lng), "NVRM: GPU at PCI:0000:18:00: GPU-%0150d", 0);
         ck_assert_int_eq(gres_kmsg_parse_gpu(lng, strlen(lng), bus, uuid), -EBADMSG);
         ck_assert_int_eq(gres_kmsg_parse_gpu("NVRM: GPU Board Serial Number: 1", 32, bus, uuid), -ENOENT);
@@ -147,7 +171,8 @@ static void feed(GresKmsgBatch *b, const char *text) {
         gres_kmsg_batch_feed(b, text, strlen(text));
 }
 
-#define XID79(seq) seq ",5000000,-;NVRM: Xid (PCI:0000:18:00): 79, pid=1, name=x, GPU has fallen off the bus.\n"
+#define XID79(seq)                                                                                          \
+        seq ",5000000,-;NVRM: Xid (PCI:0000:18:00): 79, pid=1, name=x, GPU has fallen off the bus.\n"
 
 /* Records as /dev/kmsg hands them, dictionary lines and all; a GPU line
  * names the UUID; the records up to the cursor are skipped. */
@@ -188,12 +213,12 @@ END_TEST
 START_TEST(test_batch_not_kernel) {
         _cleanup_free_ GresKmsgBatch *b = batch(true, 0);
 
-        feed(b, "14," XID79("1"));  /* user.info */
-        feed(b, "11," XID79("2"));  /* user.err */
-        feed(b, "30," XID79("3"));  /* daemon.info */
+        feed(b, "14," XID79("1")); /* user.info */
+        feed(b, "11," XID79("2")); /* user.err */
+        feed(b, "30," XID79("3")); /* daemon.info */
         ck_assert_uint_eq(b->n_keys, 0);
         ck_assert_uint_eq(b->last, 3);
-        feed(b, "3," XID79("4"));   /* kern.err: the driver */
+        feed(b, "3," XID79("4")); /* kern.err: the driver */
         ck_assert_uint_eq(b->n_keys, 1);
         ck_assert_uint_eq(b->keys[0].xid, 79);
 }
@@ -286,8 +311,9 @@ START_TEST(test_batch_storm) {
         char line[160];
 
         for (unsigned i = 0; i < 100000; i++) {
-                snprintf(line, sizeof(line), "3,%u,%u,-;NVRM: Xid (PCI:0000:18:00): 45, pid=%u, name=x, Ch 00000001\n",
-                         i + 1, 1000000 + i * 10, i);
+                snprintf(line, sizeof(line),
+                         "3,%u,%u,-;NVRM: Xid (PCI:0000:18:00): 45, pid=%u, name=x, Ch 00000001\n", i + 1,
+                         1000000 + i * 10, i);
                 feed(b, line);
         }
         ck_assert_uint_eq(b->n_keys, 1);
@@ -295,7 +321,8 @@ START_TEST(test_batch_storm) {
         ck_assert_uint_eq(b->keys[0].first_usec, 1000000);
         ck_assert_uint_eq(b->keys[0].last_usec, 1000000 + 99999 * 10);
         for (unsigned i = 0; i < GRES_KMSG_KEYS_MAX + 10; i++) {
-                snprintf(line, sizeof(line), "3,%u,1,-;NVRM: Xid (PCI:0000:18:00): %u, pid=1, name=x\n", 200000 + i, 1000 + i);
+                snprintf(line, sizeof(line), "3,%u,1,-;NVRM: Xid (PCI:0000:18:00): %u, pid=1, name=x\n",
+                         200000 + i, 1000 + i);
                 feed(b, line);
         }
         ck_assert_uint_eq(b->n_keys, GRES_KMSG_KEYS_MAX);
@@ -310,7 +337,8 @@ START_TEST(test_read_pipe) {
         int p[2];
         uint64_t t;
         const char *recs = "6,1,1,-;NVRM: GPU at PCI:0000:18:00: GPU-b850f46d-d5ea-c752-ddf3-c4453e44d3f7\n"
-                           "3,2,2,-;NVRM: Xid (PCI:0000:18:00): 79, pid=1, name=x, GPU has fallen off the bus.\n3,3,3,-;NVRM: X";
+                           "3,2,2,-;NVRM: Xid (PCI:0000:18:00): 79, pid=1, name=x, GPU has fallen off the "
+                           "bus.\n3,3,3,-;NVRM: X";
 
         ck_assert_int_eq(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0);
         ck_assert_int_eq(write(p[1], recs, strlen(recs)), (ssize_t) strlen(recs));
@@ -378,7 +406,8 @@ START_TEST(test_read_dev_kmsg) {
         _cleanup_free_ GresKmsgBatch *b = batch(false, 0);
         int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 
-        ck_assert_msg(fd >= 0, "Bail out! cannot read /dev/kmsg (%s): run the tests as root", strerror(errno));
+        ck_assert_msg(fd >= 0, "Bail out! cannot read /dev/kmsg (%s): run the tests as root",
+                      strerror(errno));
         ck_assert_int_eq(gres_kmsg_read(fd, 1000000, UINT64_MAX, b), 0);
         close(fd);
         ck_assert_uint_gt(b->records, 0);
@@ -394,7 +423,8 @@ START_TEST(test_json) {
         const uint64_t rt = 1800000000000000ULL, mono = 10000000;
 
         feed(b, "6,1,4000000,-;NVRM: GPU at PCI:0000:18:00: GPU-b850f46d-d5ea-c752-ddf3-c4453e44d3f7\n");
-        feed(b, "3,3,5000000,-;NVRM: Xid (PCI:0000:18:00): 79, pid=1, name=x, GPU has fallen off the bus.\n");
+        feed(b,
+             "3,3,5000000,-;NVRM: Xid (PCI:0000:18:00): 79, pid=1, name=x, GPU has fallen off the bus.\n");
         feed(b, "3,4,99000000,-;NVRM: Xid (PCI:0000:18:00): 79, pid=1, name=x, stamped ahead\n");
         feed(b, "6,5,1,-;part");
         o = gres_kmsg_batch_to_json(b, rt, mono);
@@ -405,7 +435,8 @@ START_TEST(test_json) {
         ck_assert_str_eq(json_object_get_string(json_object_object_get(o, "partial")), "6,5,1,-;part");
         e = json_object_array_get_idx(json_object_object_get(o, "events"), 0);
         ck_assert_int_eq(json_object_get_int64(json_object_object_get(e, "count")), 2);
-        ck_assert_int_eq(json_object_get_int64(json_object_object_get(e, "time_usec")), (int64_t) (rt - 5000000));
+        ck_assert_int_eq(json_object_get_int64(json_object_object_get(e, "time_usec")),
+                         (int64_t) (rt - 5000000));
         ck_assert_int_eq(json_object_get_int64(json_object_object_get(e, "last_usec")), (int64_t) rt);
         ck_assert_str_eq(json_object_get_string(json_object_object_get(
                                  json_object_array_get_idx(json_object_object_get(o, "gpus"), 0), "uuid")),

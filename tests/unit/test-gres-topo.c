@@ -31,8 +31,8 @@ static void sh(const char *fmt, ...) {
 
 static void topology(unsigned sockets, unsigned cores, unsigned threads, const char *mode) {
         ck_assert_ptr_nonnull(mkdtemp(root));
-        sh("'%s/tests/lib/fake-cpu-topology.sh' '%s' %u %u %u %s", getenv("SUNKD_SRCDIR"), root, sockets, cores,
-           threads, mode);
+        sh("'%s/tests/lib/fake-cpu-topology.sh' '%s' %u %u %u %s", getenv("SUNKD_SRCDIR"), root, sockets,
+           cores, threads, mode);
 }
 
 static void teardown(void) {
@@ -58,7 +58,8 @@ static void assert_cores(const char *cpus, const char *want) {
         if (!want)
                 ck_assert_msg(!got, "%s: want no cores, got %s", cpus, got);
         else
-                ck_assert_msg(got && strcmp(got, want) == 0, "%s: want %s, got %s", cpus, want, got ?: "(none)");
+                ck_assert_msg(got && strcmp(got, want) == 0, "%s: want %s, got %s", cpus, want,
+                              got ?: "(none)");
 }
 
 /* 2 sockets x 48 cores x 2 threads: an HGX host.  A GPU's affinity names
@@ -73,7 +74,7 @@ START_TEST(test_smt_two_sockets) {
         gres_topo_done(&t);
         assert_cores("0-47,96-143", "0-47");
         assert_cores("48-95,144-191", "48-95");
-        assert_cores("96", "0");       /* a second thread is its core */
+        assert_cores("96", "0"); /* a second thread is its core */
         assert_cores("0-191", "0-95");
 }
 END_TEST
@@ -164,8 +165,8 @@ START_TEST(test_hostile_tree) {
 END_TEST
 
 START_TEST(test_cpulist) {
-        static const char *const bad[] = { "", "-", "1-", "-1", "3-1", "1,,2", "1,", ",1", "a", "1 2", "1-2-3",
-                                           "0x1", "1\n" };
+        static const char *const bad[] = { "",   "-", "1-",  "-1",    "3-1", "1,,2", "1,",
+                                           ",1", "a", "1 2", "1-2-3", "0x1", "1\n" };
         unsigned long m[GRES_CPUS_MAX / (8 * sizeof(unsigned long))];
         _cleanup_free_ char *s = NULL;
 

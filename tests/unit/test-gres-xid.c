@@ -22,8 +22,11 @@
 #define SEC 1000000ULL
 
 static GresXidEvent ev(const char *bus, uint64_t xid, uint64_t t) {
-        GresXidEvent e = { .xid = xid, .gpu_instance = GRES_XID_NONE, .compute_instance = GRES_XID_NONE,
-                           .time_usec = t, .last_usec = t };
+        GresXidEvent e = { .xid = xid,
+                           .gpu_instance = GRES_XID_NONE,
+                           .compute_instance = GRES_XID_NONE,
+                           .time_usec = t,
+                           .last_usec = t };
 
         snprintf(e.bus_id, sizeof(e.bus_id), "%s", bus);
         snprintf(e.uuid, sizeof(e.uuid), "GPU-%s", bus);
@@ -69,7 +72,8 @@ START_TEST(test_log_storm) {
 
         ck_assert_int_eq(add(l, ev("0000:18:00.0", 45, t), 1, GRES_XID_KMSG), GRES_XID_ADDED_NEW);
         for (unsigned i = 1; i < 100000; i++)
-                ck_assert_int_eq(add(l, ev("0000:18:00.0", 45, t + i * 10), 1, GRES_XID_KMSG), GRES_XID_ADDED_FOLDED);
+                ck_assert_int_eq(add(l, ev("0000:18:00.0", 45, t + i * 10), 1, GRES_XID_KMSG),
+                                 GRES_XID_ADDED_FOLDED);
         ck_assert_uint_eq(l->n, 1);
         e = gres_xid_log_at(l, 0);
         ck_assert_uint_eq(e->count, 100000);
@@ -79,13 +83,15 @@ START_TEST(test_log_storm) {
         ck_assert_uint_eq(e->last_usec, t + 99999 * 10);
         ck_assert_uint_eq(l->total, 100000);
         /* counted in one go, as a read of the kernel log hands them */
-        ck_assert_int_eq(add(l, ev("0000:18:00.0", 45, t + 2 * SEC), 5000, GRES_XID_KMSG), GRES_XID_ADDED_FOLDED);
+        ck_assert_int_eq(add(l, ev("0000:18:00.0", 45, t + 2 * SEC), 5000, GRES_XID_KMSG),
+                         GRES_XID_ADDED_FOLDED);
         ck_assert_uint_eq(gres_xid_log_get(l, 0)->count, 105000);
         ck_assert_uint_eq(gres_xid_log_get(l, 0)->last_seq, 105000);
         /* another GPU, another XID, or past the window: entries of their own */
         ck_assert_int_eq(add(l, ev("0000:2a:00.0", 45, t + 3 * SEC), 1, GRES_XID_KMSG), GRES_XID_ADDED_NEW);
         ck_assert_int_eq(add(l, ev("0000:18:00.0", 13, t + 3 * SEC), 1, GRES_XID_KMSG), GRES_XID_ADDED_NEW);
-        ck_assert_int_eq(add(l, ev("0000:18:00.0", 45, t + GRES_XID_STORM_USEC), 1, GRES_XID_KMSG), GRES_XID_ADDED_NEW);
+        ck_assert_int_eq(add(l, ev("0000:18:00.0", 45, t + GRES_XID_STORM_USEC), 1, GRES_XID_KMSG),
+                         GRES_XID_ADDED_NEW);
         ck_assert_uint_eq(l->n, 4);
         ck_assert_uint_eq(gres_xid_log_get(l, 3)->seq, 105003);
         /* the newest entry of the pair takes the next repeats */
@@ -198,7 +204,8 @@ START_TEST(test_log_json_older) {
         json_object *o = json_tokener_parse(
                 "{\"total\": 5, \"events\": ["
                 "{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"GPU-a\", \"xid\": 79, \"time_usec\": 1},"
-                "{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"GPU-a\", \"xid\": 48, \"time_usec\": 2, \"gpu_instance\": 1}]}");
+                "{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"GPU-a\", \"xid\": 48, \"time_usec\": 2, "
+                "\"gpu_instance\": 1}]}");
 
         ck_assert_int_eq(gres_xid_log_from_json(o, l), 0);
         json_object_put(o);
@@ -215,48 +222,65 @@ END_TEST
 /* Each of these, in a log file or from a child, is refused as a whole and
  * leaves the log empty. */
 START_TEST(test_log_json_hostile) {
-#define EV(x) "{\"total\": 1, \"events\": [{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"U\", \"xid\": 1, \"time_usec\": 1" x "}]}"
+#define EV(x)                                                                                               \
+        "{\"total\": 1, \"events\": [{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"U\", \"xid\": 1, "          \
+        "\"time_usec\": 1" x "}]}"
         static const char *const bad[] = {
                 "[]",
                 "{\"events\": []}",
                 "{\"total\": -1, \"events\": []}",
                 "{\"total\": 1, \"events\": {}}",
-                "{\"total\": 0, \"events\": [{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"U\", \"xid\": 1, \"time_usec\": 1}]}",
+                "{\"total\": 0, \"events\": [{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"U\", \"xid\": 1, "
+                "\"time_usec\": 1}]}",
                 "{\"total\": 1, \"events\": [{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"U\", \"xid\": 1}]}",
-                "{\"total\": 1, \"events\": [{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"U\", \"xid\": \"79\", \"time_usec\": 1}]}",
-                "{\"total\": 1, \"events\": [{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"U\", \"xid\": 4294967296, \"time_usec\": 1}]}",
-                "{\"total\": 1, \"events\": [{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"U\", \"xid\": 1, \"time_usec\": -5}]}",
-                "{\"total\": 1, \"events\": [{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"U\", \"xid\": 1, \"time_usec\": 1.5}]}",
+                "{\"total\": 1, \"events\": [{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"U\", \"xid\": "
+                "\"79\", \"time_usec\": 1}]}",
+                "{\"total\": 1, \"events\": [{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"U\", \"xid\": "
+                "4294967296, \"time_usec\": 1}]}",
+                "{\"total\": 1, \"events\": [{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"U\", \"xid\": 1, "
+                "\"time_usec\": -5}]}",
+                "{\"total\": 1, \"events\": [{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"U\", \"xid\": 1, "
+                "\"time_usec\": 1.5}]}",
                 EV(", \"gpu_instance\": 4294967295"),
-                "{\"total\": 1, \"events\": [{\"bus_id\": \"00000000:18:00.0\", \"uuid\": \"U\", \"xid\": 1, \"time_usec\": 1}]}",
-                "{\"total\": 1, \"events\": [{\"bus_id\": \"0000:1B:00.0\", \"uuid\": \"U\", \"xid\": 1, \"time_usec\": 1}]}",
-                "{\"total\": 1, \"events\": [{\"bus_id\": \"../../etc/pw\", \"uuid\": \"U\", \"xid\": 1, \"time_usec\": 1}]}",
-                "{\"total\": 1, \"events\": [{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"GPU 1\", \"xid\": 1, \"time_usec\": 1}]}",
-                "{\"total\": 1, \"events\": [{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"GPU\\n1\", \"xid\": 1, \"time_usec\": 1}]}",
-                "{\"total\": 1, \"events\": [{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"GPU\\u00001\", \"xid\": 1, \"time_usec\": 1}]}",
-                "{\"total\": 1, \"events\": [{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"\", \"xid\": 1, \"time_usec\": 1}]}",
-                "{\"total\": 1, \"events\": [{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"\xc3\xa9\", \"xid\": 1, \"time_usec\": 1}]}",
+                "{\"total\": 1, \"events\": [{\"bus_id\": \"00000000:18:00.0\", \"uuid\": \"U\", \"xid\": "
+                "1, \"time_usec\": 1}]}",
+                "{\"total\": 1, \"events\": [{\"bus_id\": \"0000:1B:00.0\", \"uuid\": \"U\", \"xid\": 1, "
+                "\"time_usec\": 1}]}",
+                "{\"total\": 1, \"events\": [{\"bus_id\": \"../../etc/pw\", \"uuid\": \"U\", \"xid\": 1, "
+                "\"time_usec\": 1}]}",
+                "{\"total\": 1, \"events\": [{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"GPU 1\", \"xid\": "
+                "1, \"time_usec\": 1}]}",
+                "{\"total\": 1, \"events\": [{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"GPU\\n1\", \"xid\": "
+                "1, \"time_usec\": 1}]}",
+                "{\"total\": 1, \"events\": [{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"GPU\\u00001\", "
+                "\"xid\": 1, \"time_usec\": 1}]}",
+                "{\"total\": 1, \"events\": [{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"\", \"xid\": 1, "
+                "\"time_usec\": 1}]}",
+                "{\"total\": 1, \"events\": [{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"\xc3\xa9\", "
+                "\"xid\": 1, \"time_usec\": 1}]}",
                 "{\"total\": 1, \"events\": [7]}",
                 /* the fields the log added */
                 EV(", \"count\": 0"),
-                EV(", \"count\": 2"),                                      /* more than the total */
+                EV(", \"count\": 2"), /* more than the total */
                 EV(", \"seq\": 5, \"last_seq\": 4"),
-                EV(", \"last_seq\": 4"),                                   /* a last without a first */
-                EV(", \"seq\": 5, \"last_seq\": 5, \"count\": 2"),         /* two in one number */
-                EV(", \"last_usec\": 0"),                                  /* the last before the first */
+                EV(", \"last_seq\": 4"),                           /* a last without a first */
+                EV(", \"seq\": 5, \"last_seq\": 5, \"count\": 2"), /* two in one number */
+                EV(", \"last_usec\": 0"),                          /* the last before the first */
                 EV(", \"source\": \"dmesg\""),
                 EV(", \"source\": 1"),
                 EV(", \"boot_id\": \"a b\""),
                 EV(", \"boot_id\": \"\""),
                 EV(", \"boot_id\": \"0123456789012345678901234567890123456789\""),
-                EV(", \"unmatched_kmsg\": 2"),                              /* more than its count */
+                EV(", \"unmatched_kmsg\": 2"), /* more than its count */
                 EV(", \"seq\": 9223372036854775807, \"last_seq\": 9223372036854775807"),
                 /* one entry each, its literals joined (parenthesised: no missing comma) */
                 ("{\"total\": 2, \"seq\": 3, \"events\": ["
                  "{\"bus_id\": \"0000:18:00.0\", \"xid\": 1, \"time_usec\": 1, \"seq\": 2, \"last_seq\": 2},"
-                 "{\"bus_id\": \"0000:18:00.0\", \"xid\": 1, \"time_usec\": 1, \"seq\": 1, \"last_seq\": 1}]}"), /* not rising */
+                 "{\"bus_id\": \"0000:18:00.0\", \"xid\": 1, \"time_usec\": 1, \"seq\": 1, \"last_seq\": "
+                 "1}]}"), /* not rising */
                 ("{\"total\": 1, \"seq\": 1, \"events\": ["
-                 "{\"bus_id\": \"0000:18:00.0\", \"xid\": 1, \"time_usec\": 1, \"seq\": 4, \"last_seq\": 4}]}"), /* next behind */
+                 "{\"bus_id\": \"0000:18:00.0\", \"xid\": 1, \"time_usec\": 1, \"seq\": 4, \"last_seq\": "
+                 "4}]}"), /* next behind */
                 "{\"total\": 1, \"seq\": 0, \"events\": []}",
         };
 #undef EV
@@ -276,8 +300,12 @@ START_TEST(test_log_json_hostile) {
         }
         memset(longuuid, 'U', 199);
         longuuid[199] = 0;
-        ck_assert_int_ge(asprintf(&text, "{\"total\": 1, \"events\": [{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"%s\", "
-                                         "\"xid\": 1, \"time_usec\": 1}]}", longuuid), 0);
+        ck_assert_int_ge(
+                asprintf(&text,
+                         "{\"total\": 1, \"events\": [{\"bus_id\": \"0000:18:00.0\", \"uuid\": \"%s\", "
+                         "\"xid\": 1, \"time_usec\": 1}]}",
+                         longuuid),
+                0);
         {
                 json_object *o = json_tokener_parse(text);
                 ck_assert_int_eq(gres_xid_log_from_json(o, l), -EBADMSG);
@@ -321,8 +349,8 @@ static json_object *gpu(const char *bus, bool with_health) {
 START_TEST(test_show) {
         _cleanup_free_ GresXidLog *l = log_new();
         uint64_t now = 1800000000000000ULL;
-        json_object *g0 = gpu("0000:18:00.0", true), *g1 = gpu("0000:2a:00.0", true), *g2 = gpu("0000:3a:00.0", false),
-                    *list;
+        json_object *g0 = gpu("0000:18:00.0", true), *g1 = gpu("0000:2a:00.0", true),
+                    *g2 = gpu("0000:3a:00.0", false), *list;
 
         add(l, ev("0000:18:00.0", 79, now - 2 * HOUR), 1, GRES_XID_NVML);
         add(l, ev("0000:18:00.0", 48, now - 100), 1, GRES_XID_NVML);
@@ -334,17 +362,22 @@ START_TEST(test_show) {
         ck_assert_int_eq(gres_xid_show(l, g0), 0);
         list = json_object_object_get(g0, "xid_events");
         ck_assert_uint_eq(json_object_array_length(list), 3);
-        ck_assert_int_eq(json_object_get_int64(json_object_object_get(json_object_array_get_idx(list, 1), "count")), 2);
-        ck_assert_str_eq(json_object_get_string(json_object_object_get(json_object_array_get_idx(list, 0), "what")),
-                         "GPU has fallen off the bus");
+        ck_assert_int_eq(
+                json_object_get_int64(json_object_object_get(json_object_array_get_idx(list, 1), "count")),
+                2);
+        ck_assert_str_eq(
+                json_object_get_string(json_object_object_get(json_object_array_get_idx(list, 0), "what")),
+                "GPU has fallen off the bus");
         /* the counters as NVML gave them, and no verdict added */
-        ck_assert_str_eq(json_object_to_json_string_ext(json_object_object_get(g0, "health"), JSON_C_TO_STRING_PLAIN),
-                         "{\"remap_failure\":0,\"ecc_uncorrected_volatile\":0}");
+        ck_assert_str_eq(
+                json_object_to_json_string_ext(json_object_object_get(g0, "health"), JSON_C_TO_STRING_PLAIN),
+                "{\"remap_failure\":0,\"ecc_uncorrected_volatile\":0}");
 
         ck_assert_int_eq(gres_xid_show(l, g1), 0);
         list = json_object_object_get(g1, "xid_events");
         ck_assert_uint_eq(json_object_array_length(list), GRES_XID_PER_GPU_SHOWN);
-        ck_assert_int_eq(json_object_get_int64(json_object_object_get(json_object_array_get_idx(list, 0), "time_usec")),
+        ck_assert_int_eq(json_object_get_int64(
+                                 json_object_object_get(json_object_array_get_idx(list, 0), "time_usec")),
                          (int64_t) (now - HOUR + 4 * GRES_XID_STORM_USEC));
         /* none of its own: none added, no health made up */
         ck_assert_int_eq(gres_xid_show(l, g2), 0);
@@ -365,8 +398,11 @@ START_TEST(test_tail) {
                 add(l, ev("0000:18:00.0", i, i), 1, GRES_XID_KMSG);
         t = gres_xid_log_tail_json(l, 64);
         ck_assert_uint_eq(json_object_array_length(t), 64);
-        ck_assert_int_eq(json_object_get_int64(json_object_object_get(json_object_array_get_idx(t, 0), "seq")), 37);
-        ck_assert_str_eq(json_object_get_string(json_object_object_get(json_object_array_get_idx(t, 63), "source")), "kmsg");
+        ck_assert_int_eq(
+                json_object_get_int64(json_object_object_get(json_object_array_get_idx(t, 0), "seq")), 37);
+        ck_assert_str_eq(
+                json_object_get_string(json_object_object_get(json_object_array_get_idx(t, 63), "source")),
+                "kmsg");
         ck_assert_ptr_null(json_object_object_get(json_object_array_get_idx(t, 0), "unmatched_kmsg"));
         json_object_put(t);
 }
@@ -403,12 +439,16 @@ static char *fake(const char *fail) {
         ck_assert_int_ge(asprintf(&src, "%s/tests/data/gres/nvml-h100-8.desc", getenv("SUNKD_SRCDIR")), 0);
         ck_assert_int_ge(asprintf(&desc, "%s/nvml.desc", dir), 0);
         ck_assert_int_ge(asprintf(&evdir, "%s/ev", dir), 0);
-        ck_assert_int_ge(asprintf(&cmd, "mkdir -p '%s' && sed '/^gpu|00000000:2A:00.0|/s/|-$/|%s/' '%s' > '%s' && "
-                                        "echo 'events|%s' >> '%s'", evdir, fail, src, desc, evdir, desc), 0);
+        ck_assert_int_ge(asprintf(&cmd,
+                                  "mkdir -p '%s' && sed '/^gpu|00000000:2A:00.0|/s/|-$/|%s/' '%s' > '%s' && "
+                                  "echo 'events|%s' >> '%s'",
+                                  evdir, fail, src, desc, evdir, desc),
+                         0);
         ck_assert_int_eq(system(cmd), 0);
         free(cmd);
         ck_assert_int_eq(setenv("FAKE_NVML_CONFIG", desc, 1), 0);
-        ck_assert_int_ge(asprintf(&lib, "%s/tests/fake-nvml/.libs/libnvidia-ml.so", getenv("SUNKD_BUILDDIR")), 0);
+        ck_assert_int_ge(
+                asprintf(&lib, "%s/tests/fake-nvml/.libs/libnvidia-ml.so", getenv("SUNKD_BUILDDIR")), 0);
         return lib;
 }
 
@@ -487,7 +527,8 @@ START_TEST(test_watch_no_library) {
         _cleanup_free_ char *err = NULL;
         GresXidWatch w;
 
-        ck_assert_int_eq(gres_nvml_watch_xids("/nonexistent/libnvidia-ml.so.1", 1000000, 64, &w, &err), -ENOENT);
+        ck_assert_int_eq(gres_nvml_watch_xids("/nonexistent/libnvidia-ml.so.1", 1000000, 64, &w, &err),
+                         -ENOENT);
         ck_assert_uint_eq(w.n, 0);
 }
 END_TEST

@@ -50,7 +50,8 @@ static const char *topo_root(void) {
         if (strchr(topo_dir, 'X')) {
                 ck_assert_ptr_nonnull(mkdtemp(topo_dir));
                 ck_assert_int_ge(asprintf(&cmd, "'%s/tests/lib/fake-cpu-topology.sh' '%s' 2 48 2",
-                                          getenv("SUNKD_SRCDIR"), topo_dir), 0);
+                                          getenv("SUNKD_SRCDIR"), topo_dir),
+                                 0);
                 ck_assert_int_eq(system(cmd), 0);
         }
         return topo_dir;
@@ -68,7 +69,7 @@ static void topo_teardown(void) {
 
 static void gpu_set(GresGpu *g, unsigned index, unsigned minor, const char *name, const char *bus,
                     const char *cores) {
-        *g = (GresGpu) { .index = index, .minor = minor };
+        *g = (GresGpu){ .index = index, .minor = minor };
         g->name = strdup(name);
         g->bus_id = strdup(bus);
         g->cores = cores ? strdup(cores) : NULL;
@@ -190,9 +191,9 @@ START_TEST(test_text_escape) {
         } cases[] = {
                 { "NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3" },
                 { "GPU-\xc3(\x07", "GPU-\\xc3(\\x07" },
-                { "a\\xffb", "a\\x5cxffb" },                 /* a literal "\xff" stays apart from the byte */
+                { "a\\xffb", "a\\x5cxffb" }, /* a literal "\xff" stays apart from the byte */
                 { "\x1b[2J\r\n\t\x7f", "\\x1b[2J\\x0d\\x0a\\x09\\x7f" },
-                { "\xc3\xa9", "\\xc3\\xa9" },                  /* valid UTF-8 too: gres.conf and the XID log take ASCII */
+                { "\xc3\xa9", "\\xc3\\xa9" }, /* valid UTF-8 too: gres.conf and the XID log take ASCII */
                 { "", "" },
         };
         char out[GRES_TEXT_MAX], small[8];
@@ -204,7 +205,8 @@ START_TEST(test_text_escape) {
         }
         gres_text_escape(NULL, out, sizeof(out));
         ck_assert_str_eq(out, "");
-        gres_text_escape("abcd\xff", small, sizeof(small)); /* "abcd\xff" needs 9 bytes: the escape goes whole */
+        gres_text_escape("abcd\xff", small,
+                         sizeof(small)); /* "abcd\xff" needs 9 bytes: the escape goes whole */
         ck_assert_str_eq(small, "abcd");
         gres_text_escape("ab\xff", small, sizeof(small));
         ck_assert_str_eq(small, "ab\\xff");
@@ -234,7 +236,7 @@ START_TEST(test_hostile_and_long_names) {
         ck_assert(strncmp(conf, "Name=gpu Type=evil_name_gpu_file_/dev/sda File=/dev/nvidia0\n", 60) == 0);
         ck_assert_uint_eq(strlen(conf), 60 + strlen("Name=gpu Type= File=/dev/nvidia1\n") + 65536);
         ck_assert_ptr_eq(strchr(gres, '\n'), NULL);
-        ck_assert_uint_eq(strv_length((char *[]) { gres, NULL }), 1);
+        ck_assert_uint_eq(strv_length((char *[]){ gres, NULL }), 1);
         ck_assert(strncmp(gres, "gpu:evil_name_gpu_file_/dev/sda:1,gpu:aaaa", 42) == 0);
         gres_gpus_free(g, 2);
 }
@@ -321,7 +323,8 @@ static int proc_at(const char *bus, const char *info, size_t len, GresGpu **g, s
 
         ck_assert_ptr_nonnull(mkdtemp(root));
         ck_assert_int_ge(asprintf(&gdir, "%s/proc/driver/nvidia/gpus/%s", root, bus), 0);
-        ck_assert_int_ge(asprintf(&cmd, "mkdir -p '%s' '%s/dev' && : > '%s/dev/nvidia0'", gdir, root, root), 0);
+        ck_assert_int_ge(asprintf(&cmd, "mkdir -p '%s' '%s/dev' && : > '%s/dev/nvidia0'", gdir, root, root),
+                         0);
         ck_assert_int_eq(system(cmd), 0);
         write_file(gdir, "information", info, len);
         r = gres_proc_discover(root, g, n);
@@ -361,9 +364,9 @@ END_TEST
 START_TEST(test_proc_malformed) {
         static const char *const bad[] = {
                 "",
-                "Model: X\nBus Location: 0000:01:00.0\n",                       /* no minor */
-                "Model: X\nDevice Minor: 0\n",                                  /* no bus */
-                "Bus Location: 0000:01:00.0\nDevice Minor: 0\n",                /* no model */
+                "Model: X\nBus Location: 0000:01:00.0\n",        /* no minor */
+                "Model: X\nDevice Minor: 0\n",                   /* no bus */
+                "Bus Location: 0000:01:00.0\nDevice Minor: 0\n", /* no model */
                 "Model: X\nBus Location: 0000:01:00.0\nDevice Minor: -1\n",
                 "Model: X\nBus Location: 0000:01:00.0\nDevice Minor: 256\n",
                 "Model: X\nBus Location: 0000:01:00.0\nDevice Minor: 99999999999999999999\n",
@@ -425,7 +428,8 @@ static char *fake_nvml(const char *desc) {
         char *lib;
 
         ck_assert_int_eq(setenv("FAKE_NVML_CONFIG", d, 1), 0);
-        ck_assert_int_ge(asprintf(&lib, "%s/tests/fake-nvml/.libs/libnvidia-ml.so", getenv("SUNKD_BUILDDIR")), 0);
+        ck_assert_int_ge(
+                asprintf(&lib, "%s/tests/fake-nvml/.libs/libnvidia-ml.so", getenv("SUNKD_BUILDDIR")), 0);
         return lib;
 }
 
@@ -531,7 +535,8 @@ END_TEST
  * mig-minors, by the GPU's device minor); a GPU not in MIG mode stays whole. */
 START_TEST(test_nvml_mig) {
         _cleanup_free_ char *lib = fake_nvml("nvml-a100-mig.desc"), *root = data_path("mig-node");
-        _cleanup_free_ char *conf = NULL, *gres = NULL, *want = golden("nvml-a100-mig.gres.conf"), *err = NULL;
+        _cleanup_free_ char *conf = NULL, *gres = NULL, *want = golden("nvml-a100-mig.gres.conf"),
+                            *err = NULL;
         GresGpu *g = NULL;
         size_t n = 0;
 
@@ -548,8 +553,9 @@ START_TEST(test_nvml_mig) {
         ck_assert_int_eq(gres_conf_render(g, n, NULL, 0, &conf), 0);
         ck_assert_str_eq(conf, want);
         ck_assert_int_eq(gres_conf_gres_value(g, n, NULL, 0, &gres), 0);
-        ck_assert_str_eq(gres, "gpu:nvidia_a100_3g.20gb:2,gpu:nvidia_a100-sxm4-40gb:1,gpu:nvidia_a100_4g.20gb:1,"
-                               "gpu:nvidia_a100_2g.10gb:1,gpu:nvidia_a100_1g.5gb:3");
+        ck_assert_str_eq(gres,
+                         "gpu:nvidia_a100_3g.20gb:2,gpu:nvidia_a100-sxm4-40gb:1,gpu:nvidia_a100_4g.20gb:1,"
+                         "gpu:nvidia_a100_2g.10gb:1,gpu:nvidia_a100_1g.5gb:3");
         gres_gpus_free(g, n);
 }
 END_TEST
@@ -562,14 +568,15 @@ START_TEST(test_nvml_mig_minors_missing) {
         size_t n = 0;
 
         ck_assert_int_eq(gres_nvml_discover(lib, "/nonexistent-gres-root", &g, &n, &err), -EIO);
-        ck_assert_str_eq(err, "/nonexistent-gres-root/proc/driver/nvidia-caps/mig-minors: no minors for gpu0/gi1/ci0 "
-                              "(No such file or directory)");
+        ck_assert_str_eq(
+                err, "/nonexistent-gres-root/proc/driver/nvidia-caps/mig-minors: no minors for gpu0/gi1/ci0 "
+                     "(No such file or directory)");
 }
 END_TEST
 
 START_TEST(test_mig_minors_hostile) {
         static const char *const bad[] = {
-                "gpu0/gi1/access 12\ngpu0/gi1/ci0/access x\n",      /* not a number */
+                "gpu0/gi1/access 12\ngpu0/gi1/ci0/access x\n",        /* not a number */
                 "gpu0/gi1/access 12\ngpu0/gi1/ci0/access 99999999\n", /* past any minor */
                 "gpu0/gi1/access 12\ngpu0/gi1/ci0/access -1\n",
         };
@@ -630,19 +637,25 @@ END_TEST
 /* GPUs that disagree about their domain give no line but a reason that names them. */
 START_TEST(test_block_disagree) {
         GresGpu g[2] = {
-                { .uuid = (char *) "GPU-a", .bus_id = (char *) "0008:01:00.0", .fabric = (char *) "f1", .clique = 7 },
+                { .uuid = (char *) "GPU-a",
+                  .bus_id = (char *) "0008:01:00.0",
+                  .fabric = (char *) "f1",
+                  .clique = 7 },
                 { .uuid = (char *) "GPU-b", .bus_id = (char *) "0009:01:00.0", .fabric = NULL },
         };
         char *block = (char *) 1, *err = NULL;
 
         ck_assert_int_eq(gres_conf_block(g, 2, "n1", &block, &err), -EINVAL);
         ck_assert_ptr_null(block);
-        ck_assert_str_eq(err, "GPU GPU-b at 0009:01:00.0 is in no NVLink fabric, GPU GPU-a at 0008:01:00.0 in nvl-f1-7");
+        ck_assert_str_eq(
+                err,
+                "GPU GPU-b at 0009:01:00.0 is in no NVLink fabric, GPU GPU-a at 0008:01:00.0 in nvl-f1-7");
         free(TAKE_PTR(err));
         g[1].fabric = (char *) "f1";
         g[1].clique = 8;
         ck_assert_int_eq(gres_conf_block(g, 2, "n1", &block, &err), -EINVAL);
-        ck_assert_str_eq(err, "GPU GPU-b at 0009:01:00.0 is in nvl-f1-8, GPU GPU-a at 0008:01:00.0 in nvl-f1-7");
+        ck_assert_str_eq(err,
+                         "GPU GPU-b at 0009:01:00.0 is in nvl-f1-8, GPU GPU-a at 0008:01:00.0 in nvl-f1-7");
         free(TAKE_PTR(err));
         g[1].clique = 7;
         ck_assert_int_eq(gres_conf_block(g, 2, "n1", &block, &err), 0);
@@ -714,10 +727,13 @@ START_TEST(test_slurm_conf) {
         _cleanup_free_ char *g = NULL, *err = NULL;
 
         /* Host lists, case-insensitive keys, continuation, comments, DEFAULT. */
-        ck_assert_int_eq(node_gres("ClusterName=x\nnodename=gpu[01-04,07] gres=gpu:h100:8 # c\n", "gpu07", &g, &err), 0);
+        ck_assert_int_eq(
+                node_gres("ClusterName=x\nnodename=gpu[01-04,07] gres=gpu:h100:8 # c\n", "gpu07", &g, &err),
+                0);
         ck_assert_str_eq(g, "gpu:h100:8");
         g = mfree(g);
-        ck_assert_int_eq(node_gres("NodeName=DEFAULT Gres=gpu:4\nNodeName=a,b \\\n  CPUs=8\n", "b", &g, &err), 0);
+        ck_assert_int_eq(
+                node_gres("NodeName=DEFAULT Gres=gpu:4\nNodeName=a,b \\\n  CPUs=8\n", "b", &g, &err), 0);
         ck_assert_str_eq(g, "gpu:4");
         g = mfree(g);
         ck_assert_int_eq(node_gres("NodeName=a CPUs=8\n", "a", &g, &err), 0);
@@ -726,7 +742,8 @@ START_TEST(test_slurm_conf) {
         ck_assert_ptr_nonnull(strstr(err, "no NodeName= line names gpu05"));
         err = mfree(err);
         /* The first line naming the node wins, as in Slurm. */
-        ck_assert_int_eq(node_gres("NodeName=n1 Gres=gpu:1\nNodeName=n[1-2] Gres=gpu:2\n", "n1", &g, &err), 0);
+        ck_assert_int_eq(node_gres("NodeName=n1 Gres=gpu:1\nNodeName=n[1-2] Gres=gpu:2\n", "n1", &g, &err),
+                         0);
         ck_assert_str_eq(g, "gpu:1");
         g = mfree(g);
         /* Hostile: NUL bytes, an empty NodeName=, a broken host list, huge. */
@@ -760,11 +777,13 @@ END_TEST
 
 START_TEST(test_check_compare) {
         const GresCheckGpu eight[] = {
-                { "h100", "GPU-0", "0000:18:00.0" }, { "h100", "GPU-1", "0000:2a:00.0" }, { "h100", "GPU-2", "0000:3a:00.0" },
-                { "h100", "GPU-3", "0000:5d:00.0" }, { "h100", "GPU-4", "0000:9a:00.0" }, { "h100", "GPU-5", "0000:ab:00.0" },
+                { "h100", "GPU-0", "0000:18:00.0" }, { "h100", "GPU-1", "0000:2a:00.0" },
+                { "h100", "GPU-2", "0000:3a:00.0" }, { "h100", "GPU-3", "0000:5d:00.0" },
+                { "h100", "GPU-4", "0000:9a:00.0" }, { "h100", "GPU-5", "0000:ab:00.0" },
                 { "h100", "GPU-6", "0000:ba:00.0" }, { "h100", "GPU-7", "0000:db:00.0" },
         };
-        const GresCheckGpu mixed[] = { { "a100", "GPU-a", "0000:07:00.0" }, { "t4", "GPU-t", "0000:0b:00.0" } };
+        const GresCheckGpu mixed[] = { { "a100", "GPU-a", "0000:07:00.0" },
+                                       { "t4", "GPU-t", "0000:0b:00.0" } };
         _cleanup_free_ char *m = NULL;
 
         ck_assert_int_eq(gres_check_compare("gpu:h100:8", eight, 8, eight, 8, &m), 1);
@@ -783,10 +802,13 @@ START_TEST(test_check_compare) {
         ck_assert_int_eq(gres_check_compare("", NULL, 0, NULL, 0, &m), 1);
         m = mfree(m);
         /* Values that are not gpu[:TYPE]:COUNT. */
-        static const char *const bad[] = { "gpu", "gpu:", "gpu:h100:", "gpu:h100:x", "gpu:h100:8x", "gpu::8",
-                                           "gpu:h100:-1", "gpu:h100:99999999999999999999999" };
+        static const char *const bad[] = {
+                "gpu",         "gpu:",   "gpu:h100:",   "gpu:h100:x",
+                "gpu:h100:8x", "gpu::8", "gpu:h100:-1", "gpu:h100:99999999999999999999999"
+        };
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
-                ck_assert_msg(gres_check_compare(bad[i], eight, 8, NULL, 0, &m) == -EINVAL, "%s accepted", bad[i]);
+                ck_assert_msg(gres_check_compare(bad[i], eight, 8, NULL, 0, &m) == -EINVAL, "%s accepted",
+                              bad[i]);
                 ck_assert_ptr_nonnull(m);
                 m = mfree(m);
         }

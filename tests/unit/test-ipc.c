@@ -80,9 +80,9 @@ static int m_later(sunkd_call *call, json_object *params, void *userdata) {
 
         ck_assert_ptr_null(s->pending);
         s->pending = call;
-        ck_assert_int_eq(sd_event_add_time_relative(s->event, &s->later, CLOCK_MONOTONIC, 50 * MSEC, 0,
-                                                    on_later, s),
-                         0);
+        ck_assert_int_eq(
+                sd_event_add_time_relative(s->event, &s->later, CLOCK_MONOTONIC, 50 * MSEC, 0, on_later, s),
+                0);
         sd_event_source_set_floating(s->later, true);
         sd_event_source_unref(s->later);
         s->later = NULL;
@@ -926,7 +926,8 @@ START_TEST(test_bad_messages) {
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 raw_connect(&s, &c);
                 /* A good call first: the connection is healthy until the bad one. */
-                o = call_raw(&s, &c, "{\"method\":\"io.sunkd.Test.Echo\",\"parameters\":{\"a\":{\"a\":{}}}}");
+                o = call_raw(&s, &c,
+                             "{\"method\":\"io.sunkd.Test.Echo\",\"parameters\":{\"a\":{\"a\":{}}}}");
                 assert_reply(o);
                 json_object_put(o);
                 o = call_raw(&s, &c, cases[i].frame);
@@ -1434,9 +1435,9 @@ START_TEST(test_listen) {
         ck_assert_int_eq(stat(s.path, &st), 0);
         ck_assert_int_eq(st.st_mode & 07777, 0660);
         ck_assert_int_eq(st.st_gid, 4242);
-        ck_assert_int_eq(ipc_add_method(other, "io.sunkd.Test.Echo", SUNKD_METHOD_ANY_UID, m_echo, NULL, NULL,
-                                        NULL),
-                         0);
+        ck_assert_int_eq(
+                ipc_add_method(other, "io.sunkd.Test.Echo", SUNKD_METHOD_ANY_UID, m_echo, NULL, NULL, NULL),
+                0);
         raw_connect(&s, &c);
         o = call_raw(&s, &c, "{\"method\":\"io.sunkd.Test.Echo\"}");
         assert_reply(o);
@@ -1461,9 +1462,9 @@ START_TEST(test_listen) {
         ck_assert_int_eq(bind(lfd, (struct sockaddr *) &sa, sizeof(sa)), 0);
         ck_assert_int_eq(listen(lfd, 16), 0);
         ck_assert_int_eq(ipc_adopt(other, lfd), 0);
-        ck_assert_int_eq(ipc_add_method(other, "io.sunkd.Test.Echo", SUNKD_METHOD_ANY_UID, m_echo, NULL, NULL,
-                                        NULL),
-                         0);
+        ck_assert_int_eq(
+                ipc_add_method(other, "io.sunkd.Test.Echo", SUNKD_METHOD_ANY_UID, m_echo, NULL, NULL, NULL),
+                0);
         raw_connect(&s, &c);
         o = call_raw(&s, &c, "{\"method\":\"io.sunkd.Test.Echo\"}");
         assert_reply(o);
@@ -1488,7 +1489,9 @@ START_TEST(test_listen) {
 END_TEST
 
 START_TEST(test_per_uid_limits) {
-        IpcLimits limits = { .max_connections = 16, .max_connections_per_uid = 2, .max_calls_per_uid = 1,
+        IpcLimits limits = { .max_connections = 16,
+                             .max_connections_per_uid = 2,
+                             .max_calls_per_uid = 1,
                              .reserved_connections = 2 };
         static const Identity nobody = { 65534, 65534, 0, { 0 }, NULL, NULL };
         const unsigned n = 2;
@@ -1528,18 +1531,21 @@ START_TEST(test_anonymous) {
         ck_assert_int_eq(run_child(&s, child_anonymous, NULL), 0);
         pump_until_connections(&s, 0);
         /* Anonymous is only for any-uid methods. */
-        ck_assert_int_eq(ipc_add_method(s.ipc, "io.sunkd.Test.AnonRoot", SUNKD_METHOD_ROOT | IPC_METHOD_ANONYMOUS,
-                                        m_empty, NULL, NULL, NULL),
+        ck_assert_int_eq(ipc_add_method(s.ipc, "io.sunkd.Test.AnonRoot",
+                                        SUNKD_METHOD_ROOT | IPC_METHOD_ANONYMOUS, m_empty, NULL, NULL, NULL),
                          -EINVAL);
         ck_assert_int_eq(ipc_add_method(s.ipc, "io.sunkd.Test.AnonAllow",
-                                        SUNKD_METHOD_ALLOW | IPC_METHOD_ANONYMOUS, m_empty, NULL, NULL, NULL),
+                                        SUNKD_METHOD_ALLOW | IPC_METHOD_ANONYMOUS, m_empty, NULL, NULL,
+                                        NULL),
                          -EINVAL);
         server_stop(&s);
 }
 END_TEST
 
 START_TEST(test_unchecked_connections_capped) {
-        IpcLimits limits = { .max_connections = 16, .max_connections_per_uid = 2, .reserved_connections = 2 };
+        IpcLimits limits = { .max_connections = 16,
+                             .max_connections_per_uid = 2,
+                             .reserved_connections = 2 };
         Server s;
 
         server_start(&s, &limits);
@@ -1738,7 +1744,8 @@ START_TEST(test_suspend_and_remove) {
         o = call_raw(&s, &c, "{\"method\":\"io.sunkd.Test.Echo\"}");
         assert_error(o, "org.varlink.service.MethodNotFound");
         json_object_put(o);
-        ck_assert_int_eq(ipc_add_method(s.ipc, "io.sunkd.Test.Echo", SUNKD_METHOD_ANY_UID, m_echo, &s, NULL, &s), 0);
+        ck_assert_int_eq(
+                ipc_add_method(s.ipc, "io.sunkd.Test.Echo", SUNKD_METHOD_ANY_UID, m_echo, &s, NULL, &s), 0);
         o = call_raw(&s, &c, "{\"method\":\"io.sunkd.Test.Echo\"}");
         assert_reply(o);
         json_object_put(o);

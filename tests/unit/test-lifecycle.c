@@ -27,8 +27,9 @@ static void write_config(const char *modules) {
         FILE *f = fopen(cfg_path, "w");
 
         ck_assert_ptr_nonnull(f);
-        fprintf(f, "socket: %s/sock\nstate_dir: %s/state\nmodule_dir: %s/tests/modules/.libs\n"
-                   "shutdown_timeout: 60s\nmodules:\n%s",
+        fprintf(f,
+                "socket: %s/sock\nstate_dir: %s/state\nmodule_dir: %s/tests/modules/.libs\n"
+                "shutdown_timeout: 60s\nmodules:\n%s",
                 T, T, getenv("SUNKD_BUILDDIR"), modules);
         fclose(f);
         chmod(cfg_path, 0644);
@@ -250,7 +251,8 @@ static bool generation_is(void *want) {
 
         if (!mod || mod->mstate != MODULE_RUNNING || module_status_json(mod, &o) < 0)
                 return false;
-        ok = json_object_object_get_ex(o, "status", &st) && json_object_object_get_ex(st, "generation", &g) &&
+        ok = json_object_object_get_ex(o, "status", &st) &&
+             json_object_object_get_ex(st, "generation", &g) &&
              json_object_get_int64(g) == (int64_t) (intptr_t) want;
         json_object_put(o);
         return ok;
@@ -315,7 +317,8 @@ static bool abi10_ran(void *arg) {
              json_object_get_int64(v) == 1 && json_object_object_get_ex(st, "spawned_exit", &e) &&
              json_object_get_int64(e) == 7 && json_object_object_get_ex(st, "spawned_output", &out) &&
              streq(json_object_get_string(out), "out\nerr\n") &&
-             json_object_object_get_ex(st, "spawned_missing", &missing) && json_object_get_int64(missing) == -ENOENT;
+             json_object_object_get_ex(st, "spawned_missing", &missing) &&
+             json_object_get_int64(missing) == -ENOENT;
         json_object_put(o);
         return ok;
 }

@@ -20,7 +20,7 @@ static EVP_PKEY *keygen(void) {
 }
 
 static void sample(Manifest *m, uint64_t generation) {
-        *m = (Manifest) { .generation = generation, .time = 1700000000, .users = 3, .groups = 1 };
+        *m = (Manifest){ .generation = generation, .time = 1700000000, .users = 3, .groups = 1 };
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
                 m->map[t].present = true;
                 ck_assert_int_ge(asprintf(&m->map[t].file, "%s-%d", nss_map_to_string(t), (int) t), 0);
@@ -92,7 +92,9 @@ START_TEST(test_round_trip_delta) {
         size_t len;
 
         sample(&m, 9);
-        *d = (ManifestDelta) { .present = true, .file = strdup("shadow-delta-1"), .size = 42, .from_size = 7 };
+        *d = (ManifestDelta){
+                .present = true, .file = strdup("shadow-delta-1"), .size = 42, .from_size = 7
+        };
         memset(d->sha256, 0x11, MANIFEST_SHA256_LEN);
         memset(d->from, 0x22, MANIFEST_SHA256_LEN);
         ck_assert_int_eq(manifest_sign(&m, k, &text, &len), 0);
@@ -148,7 +150,8 @@ static char *pub_b64(EVP_PKEY *k) {
 START_TEST(test_several_keys) {
         _cleanup_(evp_pkey_freep) EVP_PKEY *old_key = keygen(), *new_key = keygen(), *third = keygen();
         _cleanup_free_ char *a = pub_b64(old_key), *b = pub_b64(new_key), *c = pub_b64(third);
-        _cleanup_free_ char *two = NULL, *five = NULL, *bad2 = NULL, *text = signed_text(new_key, 3), *err = NULL;
+        _cleanup_free_ char *two = NULL, *five = NULL, *bad2 = NULL, *text = signed_text(new_key, 3),
+                            *err = NULL;
         _cleanup_(manifest_done) Manifest m = {};
         EVP_PKEY *keys[MANIFEST_KEYS_MAX];
         size_t bad;
@@ -224,9 +227,15 @@ END_TEST
 
 START_TEST(test_envelope_hostile) {
         _cleanup_(evp_pkey_freep) EVP_PKEY *k = keygen();
-        _cleanup_free_ char *err = NULL, *big = NULL, *good = signed_text(k, 2), *extra = NULL, *trail = NULL;
+        _cleanup_free_ char *err = NULL, *big = NULL, *good = signed_text(k, 2), *extra = NULL,
+                            *trail = NULL;
         static const char *const bad[] = {
-                "", "[]", "\"x\"", "{", "{}", "{\"payload\":\"AAAA\"}",
+                "",
+                "[]",
+                "\"x\"",
+                "{",
+                "{}",
+                "{\"payload\":\"AAAA\"}",
                 "{\"payload\":1,\"signature\":\"AAAA\"}",
                 "{\"payload\":\"AAAA\",\"signature\":\"AAAA\"}",
                 "{\"payload\":\"A===\",\"signature\":\"AAAA\"}",
@@ -244,12 +253,13 @@ START_TEST(test_envelope_hostile) {
         ck_assert_int_ge(asprintf(&trail, "%s{}", good), 0);
         ck_assert_int_eq(verify(k, trail, &err), -EBADMSG);
         /* an embedded NUL ends nothing early */
-        ck_assert_int_eq(manifest_verify(good, strlen(good) + 1, k, &(Manifest) {}, &err), -EBADMSG);
+        ck_assert_int_eq(manifest_verify(good, strlen(good) + 1, k, &(Manifest){}, &err), -EBADMSG);
 }
 END_TEST
 
 #define HEX "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
-#define MAP_OK "\"passwd\":{\"file\":\"passwd-1\",\"size\":3,\"sha256\":\"" \
+#define MAP_OK                                                                                              \
+        "\"passwd\":{\"file\":\"passwd-1\",\"size\":3,\"sha256\":\""                                        \
         "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\"}"
 
 START_TEST(test_payload_hostile) {
@@ -259,7 +269,8 @@ START_TEST(test_payload_hostile) {
                 const char *payload, *error;
         } cases[] = {
                 { "[1]", "manifest: the payload is not a JSON object" },
-                { "{\"version\":1,\"generation\":1,\"time\":0,\"users\":0,\"groups\":0,\"maps\":{" MAP_OK "}",
+                { "{\"version\":1,\"generation\":1,\"time\":0,\"users\":0,\"groups\":0,\"maps\":{" MAP_OK
+                  "}",
                   "manifest: the payload is not a JSON object" },
                 { "{\"version\":2,\"generation\":1,\"time\":0,\"users\":0,\"groups\":0,\"maps\":{}}",
                   "manifest: field 'version': out of range [1, 1]" },
@@ -269,7 +280,8 @@ START_TEST(test_payload_hostile) {
                   "manifest: field 'generation': must be an integer" },
                 { "{\"version\":1,\"generation\":0,\"time\":0,\"users\":0,\"groups\":0,\"maps\":{}}",
                   "manifest: field 'generation': out of range [1, 9007199254740992]" },
-                { "{\"version\":1,\"generation\":99999999999999999999,\"time\":0,\"users\":0,\"groups\":0,\"maps\":{}}",
+                { "{\"version\":1,\"generation\":99999999999999999999,\"time\":0,\"users\":0,\"groups\":0,"
+                  "\"maps\":{}}",
                   "manifest: field 'generation': out of range [1, 9007199254740992]" },
                 { "{\"version\":1,\"generation\":1,\"time\":-1,\"users\":0,\"groups\":0,\"maps\":{}}",
                   "manifest: field 'time': out of range [0, 9223372036854775807]" },
@@ -279,11 +291,13 @@ START_TEST(test_payload_hostile) {
                   "manifest: field 'maps': missing" },
                 { "{\"version\":1,\"generation\":1,\"time\":0,\"users\":0,\"groups\":0,\"maps\":{},\"x\":1}",
                   "manifest: unknown field in the payload" },
-                { "{\"version\":1,\"generation\":1,\"time\":0,\"users\":0,\"groups\":0,\"maps\":{\"hosts\":{}}}",
+                { "{\"version\":1,\"generation\":1,\"time\":0,\"users\":0,\"groups\":0,\"maps\":{\"hosts\":{"
+                  "}}}",
                   "manifest: field 'maps': unknown map" },
                 { "{\"version\":1,\"generation\":1,\"time\":0,\"users\":0,\"groups\":0,\"maps\":{\"passwd\":"
                   "{\"file\":\"../etc/passwd\",\"size\":3,\"sha256\":\"00\"}}}",
-                  "manifest: field 'maps.passwd.file': must be a file name of [A-Za-z0-9._-], not starting with '.'" },
+                  "manifest: field 'maps.passwd.file': must be a file name of [A-Za-z0-9._-], not starting "
+                  "with '.'" },
                 { "{\"version\":1,\"generation\":1,\"time\":0,\"users\":0,\"groups\":0,\"maps\":{\"passwd\":"
                   "{\"file\":\"passwd-1\",\"size\":3,\"sha256\":\"00\"}}}",
                   "manifest: field 'maps.passwd.sha256': must be 64 lowercase hex digits" },
@@ -293,28 +307,36 @@ START_TEST(test_payload_hostile) {
                   "manifest: field 'size': out of range [0, 9223372036854775807]" },
                 { "{\"version\":1,\"generation\":1,\"time\":0,\"users\":0,\"groups\":0,\"maps\":{\"passwd\":"
                   "{\"file\":\"passwd-1\",\"size\":3}}}",
-                  "manifest: field 'maps.passwd': must be an object of file, size, sha256 and optionally delta" },
+                  "manifest: field 'maps.passwd': must be an object of file, size, sha256 and optionally "
+                  "delta" },
                 { "{\"version\":1,\"generation\":1,\"time\":0,\"users\":0,\"groups\":0,\"maps\":{\"passwd\":"
                   "{\"file\":\"passwd-1\",\"size\":3,\"sha256\":\"" HEX "\",\"x\":1}}}",
-                  "manifest: field 'maps.passwd': must be an object of file, size, sha256 and optionally delta" },
+                  "manifest: field 'maps.passwd': must be an object of file, size, sha256 and optionally "
+                  "delta" },
                 { "{\"version\":1,\"generation\":1,\"time\":0,\"users\":0,\"groups\":0,\"maps\":{\"passwd\":"
                   "{\"file\":\"passwd-1\",\"size\":3,\"sha256\":\"" HEX "\",\"delta\":[]}}}",
-                  "manifest: field 'maps.passwd.delta': must be an object of file, size, sha256, from_size, from_sha256" },
+                  "manifest: field 'maps.passwd.delta': must be an object of file, size, sha256, from_size, "
+                  "from_sha256" },
                 { "{\"version\":1,\"generation\":1,\"time\":0,\"users\":0,\"groups\":0,\"maps\":{\"passwd\":"
                   "{\"file\":\"passwd-1\",\"size\":3,\"sha256\":\"" HEX "\",\"delta\":"
-                  "{\"file\":\"../d\",\"size\":3,\"sha256\":\"" HEX "\",\"from_size\":1,\"from_sha256\":\"" HEX "\"}}}}",
-                  "manifest: field 'maps.passwd.delta.file': must be a file name of [A-Za-z0-9._-], not starting with '.'" },
+                  "{\"file\":\"../d\",\"size\":3,\"sha256\":\"" HEX
+                  "\",\"from_size\":1,\"from_sha256\":\"" HEX "\"}}}}",
+                  "manifest: field 'maps.passwd.delta.file': must be a file name of [A-Za-z0-9._-], not "
+                  "starting with '.'" },
                 { "{\"version\":1,\"generation\":1,\"time\":0,\"users\":0,\"groups\":0,\"maps\":{\"passwd\":"
                   "{\"file\":\"passwd-1\",\"size\":3,\"sha256\":\"" HEX "\",\"delta\":"
-                  "{\"file\":\"d\",\"size\":3,\"sha256\":\"" HEX "\",\"from_size\":1,\"from_sha256\":\"AB\"}}}}",
+                  "{\"file\":\"d\",\"size\":3,\"sha256\":\"" HEX
+                  "\",\"from_size\":1,\"from_sha256\":\"AB\"}}}}",
                   "manifest: field 'maps.passwd.delta.from_sha256': must be 64 lowercase hex digits" },
                 { "{\"version\":1,\"generation\":1,\"time\":0,\"users\":0,\"groups\":0,\"maps\":{\"passwd\":"
                   "{\"file\":\"passwd-1\",\"size\":3,\"sha256\":\"" HEX "\",\"delta\":"
-                  "{\"file\":\"d\",\"size\":3,\"sha256\":\"" HEX "\",\"from_size\":-1,\"from_sha256\":\"" HEX "\"}}}}",
+                  "{\"file\":\"d\",\"size\":3,\"sha256\":\"" HEX "\",\"from_size\":-1,\"from_sha256\":\"" HEX
+                  "\"}}}}",
                   "manifest: field 'from_size': out of range [0, 9223372036854775807]" },
                 { "{\"version\":1,\"generation\":1,\"time\":0,\"users\":0,\"groups\":0,\"maps\":{\"passwd\":"
                   "{\"file\":\"passwd-1\",\"size\":3,\"sha256\":\"" HEX "\",\"delta\":"
-                  "{\"file\":\"d\",\"size\":3,\"sha256\":\"" HEX "\",\"from_size\":1,\"from\":\"" HEX "\"}}}}",
+                  "{\"file\":\"d\",\"size\":3,\"sha256\":\"" HEX "\",\"from_size\":1,\"from\":\"" HEX
+                  "\"}}}}",
                   "manifest: field 'maps.passwd.delta.from_sha256': must be 64 lowercase hex digits" },
         };
 

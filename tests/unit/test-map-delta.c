@@ -21,7 +21,8 @@ static size_t round_trip(const char *a, const char *b) {
         ck_assert_uint_eq(strlen(delta), dlen);
         ck_assert_int_eq(map_delta_apply(a, strlen(a), delta, dlen, MAX, &back, &blen, &err), 0);
         ck_assert_uint_eq(blen, strlen(b));
-        ck_assert_msg(memcmp(back, b, blen) == 0, "delta\n%s\nfrom\n%s\ngave\n%s\nnot\n%s", delta, a, back, b);
+        ck_assert_msg(memcmp(back, b, blen) == 0, "delta\n%s\nfrom\n%s\ngave\n%s\nnot\n%s", delta, a, back,
+                      b);
         return dlen;
 }
 
@@ -59,7 +60,7 @@ static char *big_map(size_t users, size_t changed, const char *tag) {
                 strbuf_puts(&b, line);
         }
         ck_assert(!b.oom);
-        return strbuf_steal(&b, &(size_t) { 0 });
+        return strbuf_steal(&b, &(size_t){ 0 });
 }
 
 START_TEST(test_one_user_of_100k) {
@@ -72,7 +73,7 @@ START_TEST(test_one_user_of_100k) {
         /* one user added at the end, one removed in the middle */
         strbuf_puts(&s, a);
         strbuf_puts(&s, "zed:x:99999:99999::/home/zed:/bin/bash\n");
-        c = strbuf_steal(&s, &(size_t) { 0 });
+        c = strbuf_steal(&s, &(size_t){ 0 });
         memmove(strstr(c, "user000500:"), strstr(c, "user000501:"), strlen(strstr(c, "user000501:")) + 1);
         ck_assert_uint_lt(round_trip(a, c), 300);
 }
@@ -99,7 +100,7 @@ START_TEST(test_rotation_and_shuffles) {
                 strbuf_append(&s, start, (size_t) (end - start));
                 end = start;
         }
-        rev = strbuf_steal(&s, &(size_t) { 0 });
+        rev = strbuf_steal(&s, &(size_t){ 0 });
         round_trip(a, rev);
 }
 END_TEST
@@ -119,16 +120,18 @@ START_TEST(test_random_edits) {
                         (void) snprintf(line, sizeof(line), "l%d\n", v);
                         strbuf_puts(&a, line);
                         switch (rand_r(&seed) % 5) {
-                        case 0: break; /* removed */
+                        case 0:
+                                break; /* removed */
                         case 1:
                                 (void) snprintf(line, sizeof(line), "n%d\n", rand_r(&seed) % 25);
                                 strbuf_puts(&b, line);
                                 break;
-                        default: strbuf_puts(&b, line);
+                        default:
+                                strbuf_puts(&b, line);
                         }
                 }
-                as = strbuf_steal(&a, &(size_t) { 0 });
-                bs = strbuf_steal(&b, &(size_t) { 0 });
+                as = strbuf_steal(&a, &(size_t){ 0 });
+                bs = strbuf_steal(&b, &(size_t){ 0 });
                 round_trip(as, bs);
                 round_trip(bs, as);
         }
@@ -157,17 +160,24 @@ START_TEST(test_apply_hostile) {
                 { "sunkd-map-delta 2\n", -EBADMSG, "delta line 1: not 'sunkd-map-delta 1'" },
                 { MAP_DELTA_MAGIC "@0 1 0\n-a", -EBADMSG, "the delta's last line is cut short" },
                 { MAP_DELTA_MAGIC "x\n", -EBADMSG, "delta line 2: not a hunk header '@LINE REMOVED ADDED'" },
-                { MAP_DELTA_MAGIC "@0 1\n-a\n", -EBADMSG, "delta line 2: not a hunk header '@LINE REMOVED ADDED'" },
-                { MAP_DELTA_MAGIC "@0 1 0 \n-a\n", -EBADMSG, "delta line 2: not a hunk header '@LINE REMOVED ADDED'" },
-                { MAP_DELTA_MAGIC "@-1 1 0\n-a\n", -EBADMSG, "delta line 2: not a hunk header '@LINE REMOVED ADDED'" },
-                { MAP_DELTA_MAGIC "@01 1 0\n-b\n", -EBADMSG, "delta line 2: not a hunk header '@LINE REMOVED ADDED'" },
-                { MAP_DELTA_MAGIC "@ 0 1 0\n-a\n", -EBADMSG, "delta line 2: not a hunk header '@LINE REMOVED ADDED'" },
+                { MAP_DELTA_MAGIC "@0 1\n-a\n", -EBADMSG,
+                  "delta line 2: not a hunk header '@LINE REMOVED ADDED'" },
+                { MAP_DELTA_MAGIC "@0 1 0 \n-a\n", -EBADMSG,
+                  "delta line 2: not a hunk header '@LINE REMOVED ADDED'" },
+                { MAP_DELTA_MAGIC "@-1 1 0\n-a\n", -EBADMSG,
+                  "delta line 2: not a hunk header '@LINE REMOVED ADDED'" },
+                { MAP_DELTA_MAGIC "@01 1 0\n-b\n", -EBADMSG,
+                  "delta line 2: not a hunk header '@LINE REMOVED ADDED'" },
+                { MAP_DELTA_MAGIC "@ 0 1 0\n-a\n", -EBADMSG,
+                  "delta line 2: not a hunk header '@LINE REMOVED ADDED'" },
                 { MAP_DELTA_MAGIC "@99999999999999999999999 1 0\n-a\n", -EBADMSG,
                   "delta line 2: not a hunk header '@LINE REMOVED ADDED'" },
-                { MAP_DELTA_MAGIC "@4 0 1\n+d\n", -EBADMSG, "delta line 2: a hunk out of order or past the end of the map" },
+                { MAP_DELTA_MAGIC "@4 0 1\n+d\n", -EBADMSG,
+                  "delta line 2: a hunk out of order or past the end of the map" },
                 { MAP_DELTA_MAGIC "@2 2 0\n-c\n-d\n", -EBADMSG,
                   "delta line 2: a hunk out of order or past the end of the map" },
-                { MAP_DELTA_MAGIC "@1 0 0\n", -EBADMSG, "delta line 2: a hunk out of order or past the end of the map" },
+                { MAP_DELTA_MAGIC "@1 0 0\n", -EBADMSG,
+                  "delta line 2: a hunk out of order or past the end of the map" },
                 { MAP_DELTA_MAGIC "@2 1 0\n-c\n@0 1 0\n-a\n", -EBADMSG,
                   "delta line 4: a hunk out of order or past the end of the map" },
                 { MAP_DELTA_MAGIC "@0 1 0\n-x\n", -EBADMSG,
@@ -178,8 +188,10 @@ START_TEST(test_apply_hostile) {
                   "delta line 3: a removed line that is not the map's (a delta from another map)" },
                 { MAP_DELTA_MAGIC "@0 2 0\n-a\n", -EBADMSG,
                   "delta line 3: a removed line that is not the map's (a delta from another map)" },
-                { MAP_DELTA_MAGIC "@0 0 2\n+z\n", -EBADMSG, "delta line 3: an added line expected ('+LINE')" },
-                { MAP_DELTA_MAGIC "@0 0 1\n-a\n", -EBADMSG, "delta line 3: an added line expected ('+LINE')" },
+                { MAP_DELTA_MAGIC "@0 0 2\n+z\n", -EBADMSG,
+                  "delta line 3: an added line expected ('+LINE')" },
+                { MAP_DELTA_MAGIC "@0 0 1\n-a\n", -EBADMSG,
+                  "delta line 3: an added line expected ('+LINE')" },
                 { MAP_DELTA_MAGIC "@0 0 1\n\n", -EBADMSG, "delta line 3: an added line expected ('+LINE')" },
                 { MAP_DELTA_MAGIC "@0 0 1\n+0123456789012345678901234567890123456789\n", -EFBIG,
                   "the map would be over 32 bytes" },
@@ -192,15 +204,15 @@ START_TEST(test_apply_hostile) {
 
                 free(err);
                 err = NULL;
-                ck_assert_msg(map_delta_apply(base, strlen(base), cases[i].delta, strlen(cases[i].delta), 32, &out, &n,
-                                              &err) == cases[i].r,
+                ck_assert_msg(map_delta_apply(base, strlen(base), cases[i].delta, strlen(cases[i].delta), 32,
+                                              &out, &n, &err) == cases[i].r,
                               "case %zu", i);
                 ck_assert_ptr_null(out);
                 ck_assert_str_eq(err, cases[i].error);
         }
         /* a base cut short is not a map a delta applies to */
-        ck_assert_int_eq(map_delta_apply("a", 1, MAP_DELTA_MAGIC, strlen(MAP_DELTA_MAGIC), 32, &(char *) { NULL }, &(size_t) { 0 },
-                                         &err),
+        ck_assert_int_eq(map_delta_apply("a", 1, MAP_DELTA_MAGIC, strlen(MAP_DELTA_MAGIC), 32,
+                                         &(char *){ NULL }, &(size_t){ 0 }, &err),
                          -EBADMSG);
         ck_assert_str_eq(err, "the map's last line is cut short");
 }

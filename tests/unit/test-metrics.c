@@ -15,8 +15,12 @@ START_TEST(test_render) {
         size_t len;
 
         ck_assert_int_eq(metrics_new(&m), 0);
-        sunkd_metric_spec s1 = { sizeof(s1), "runs_total", "Runs by result.", SUNKD_METRIC_COUNTER, { "job", "result" } };
-        sunkd_metric_spec s2 = { sizeof(s2), "up", "Up with a \\ and\nnewline.", SUNKD_METRIC_GAUGE, { NULL } };
+        sunkd_metric_spec s1 = {
+                sizeof(s1), "runs_total", "Runs by result.", SUNKD_METRIC_COUNTER, { "job", "result" }
+        };
+        sunkd_metric_spec s2 = {
+                sizeof(s2), "up", "Up with a \\ and\nnewline.", SUNKD_METRIC_GAUGE, { NULL }
+        };
         ck_assert_int_eq(metrics_add(m, &s1, &runs), 0);
         ck_assert_int_eq(metrics_add(m, &s2, &up), 0);
         ck_assert_int_eq(metrics_add(m, &s1, &again), 0);
@@ -81,8 +85,10 @@ static const sunkd_metric_spec *gauge(const char *name, const char *label) {
 /* A module's families are named after it; the reason names the metric. */
 START_TEST(test_module_prefix) {
         static const char gres, dashed;
-        static const char *const refused[] = { "nsscache_entries", "gres", "gres_", "gresx_gpus", "sunkd_gres_gpus",
-                                               "job_runs_total", "GRES_gpus" };
+        static const char *const refused[] = {
+                "nsscache_entries", "gres",           "gres_",    "gresx_gpus",
+                "sunkd_gres_gpus",  "job_runs_total", "GRES_gpus"
+        };
         Metrics *m;
         MetricFamily *f, *g;
         char *error = NULL;
@@ -91,7 +97,8 @@ START_TEST(test_module_prefix) {
         ck_assert_int_eq(metrics_add_owned(m, &gres, "gres", true, gauge("gres_gpus", NULL), &f, &error), 0);
         ck_assert_ptr_null(error);
         for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
-                ck_assert_msg(metrics_add_owned(m, &gres, "gres", true, gauge(refused[i], NULL), &g, &error) == -EINVAL,
+                ck_assert_msg(metrics_add_owned(m, &gres, "gres", true, gauge(refused[i], NULL), &g,
+                                                &error) == -EINVAL,
                               "'%s' accepted", refused[i]);
                 ck_assert_ptr_nonnull(error);
                 ck_assert_msg(strstr(error, "gres_"), "reason: %s", error);
@@ -99,22 +106,28 @@ START_TEST(test_module_prefix) {
                 error = NULL;
         }
         /* Not a valid name at all: said so, with the name. */
-        ck_assert_int_eq(metrics_add_owned(m, &gres, "gres", true, gauge("gres-gpus", NULL), &g, &error), -EINVAL);
+        ck_assert_int_eq(metrics_add_owned(m, &gres, "gres", true, gauge("gres-gpus", NULL), &g, &error),
+                         -EINVAL);
         ck_assert_ptr_nonnull(strstr(error, "'gres-gpus'"));
         free(error);
         /* A dash in the module's name is an underscore in its metrics'. */
-        ck_assert_int_eq(metrics_add_owned(m, &dashed, "my-mod", true, gauge("my_mod_checks", NULL), &g, NULL), 0);
-        ck_assert_int_eq(metrics_add_owned(m, &dashed, "my-mod", true, gauge("my-mod_checks", NULL), &g, NULL), -EINVAL);
+        ck_assert_int_eq(
+                metrics_add_owned(m, &dashed, "my-mod", true, gauge("my_mod_checks", NULL), &g, NULL), 0);
+        ck_assert_int_eq(
+                metrics_add_owned(m, &dashed, "my-mod", true, gauge("my-mod_checks", NULL), &g, NULL),
+                -EINVAL);
         /* The host's own families have no prefix to keep. */
         ck_assert_int_eq(metrics_add(m, gauge("up", NULL), &g), 0);
         /* Not strict (a module built before the rule): let through, with the
          * reason as a warning, and still the module's own. */
-        ck_assert_int_eq(metrics_add_owned(m, &gres, "gres", false, gauge("legacy_total", NULL), &f, &error), 0);
+        ck_assert_int_eq(metrics_add_owned(m, &gres, "gres", false, gauge("legacy_total", NULL), &f, &error),
+                         0);
         ck_assert_ptr_nonnull(strstr(error, "gres_"));
         free(error);
         error = NULL;
-        ck_assert_int_eq(metrics_add_owned(m, &dashed, "my-mod", false, gauge("legacy_total", NULL), &g, &error),
-                         -EEXIST);
+        ck_assert_int_eq(
+                metrics_add_owned(m, &dashed, "my-mod", false, gauge("legacy_total", NULL), &g, &error),
+                -EEXIST);
         ck_assert_ptr_nonnull(strstr(error, "module 'gres'"));
         free(error);
         ck_assert_int_eq(metrics_add_owned(m, &gres, "gres", false, gauge("up", NULL), &g, NULL), -EEXIST);
@@ -134,12 +147,14 @@ START_TEST(test_owner_conflict) {
         ck_assert_int_eq(metrics_add_owned(m, &a, "a", true, gauge("a_b_total", NULL), &mine, NULL), 0);
 
         /* Module "a_b" may use the prefix "a_b_", but "sunkd_a_b_total" is module a's. */
-        ck_assert_int_eq(metrics_add_owned(m, &a_b, "a_b", true, gauge("a_b_total", NULL), &f, &error), -EEXIST);
+        ck_assert_int_eq(metrics_add_owned(m, &a_b, "a_b", true, gauge("a_b_total", NULL), &f, &error),
+                         -EEXIST);
         ck_assert_ptr_null(f);
         ck_assert_msg(strstr(error, "sunkd_a_b_total") && strstr(error, "module 'a'"), "reason: %s", error);
         free(error);
         /* Nor may a module named "job" take the host's family. */
-        ck_assert_int_eq(metrics_add_owned(m, &job, "job", true, gauge("job_last_duration_seconds", "job"), &f, &error),
+        ck_assert_int_eq(metrics_add_owned(m, &job, "job", true, gauge("job_last_duration_seconds", "job"),
+                                           &f, &error),
                          -EEXIST);
         ck_assert_ptr_null(f);
         ck_assert_msg(strstr(error, "sunkd itself"), "reason: %s", error);
@@ -159,7 +174,8 @@ START_TEST(test_owner_conflict) {
 
         ck_assert_int_eq(metrics_set(mine, 1, NULL), 0);
         text = render(m);
-        ck_assert_str_eq(text, "# HELP sunkd_a_b_total A gauge.\n# TYPE sunkd_a_b_total gauge\nsunkd_a_b_total 1\n");
+        ck_assert_str_eq(
+                text, "# HELP sunkd_a_b_total A gauge.\n# TYPE sunkd_a_b_total gauge\nsunkd_a_b_total 1\n");
         free(text);
         metrics_free(m);
 }
@@ -185,8 +201,9 @@ START_TEST(test_remove_owner) {
         metrics_remove_owner(m, &a);
         metrics_remove_owner(m, NULL); /* the host's stay */
         text = render(m);
-        ck_assert_str_eq(text, "# HELP sunkd_up A gauge.\n# TYPE sunkd_up gauge\nsunkd_up 2\n"
-                               "# HELP sunkd_b_only A gauge.\n# TYPE sunkd_b_only gauge\nsunkd_b_only{x=\"y\"} 3\n");
+        ck_assert_str_eq(
+                text, "# HELP sunkd_up A gauge.\n# TYPE sunkd_up gauge\nsunkd_up 2\n"
+                      "# HELP sunkd_b_only A gauge.\n# TYPE sunkd_b_only gauge\nsunkd_b_only{x=\"y\"} 3\n");
         free(text);
 
         /* Registered again, after the last family: the list's end was kept right. */
@@ -196,9 +213,10 @@ START_TEST(test_remove_owner) {
         ck_assert_int_eq(metrics_add_owned(m, &b, "b", true, gauge("b_again", NULL), &b1, NULL), 0);
         ck_assert_int_eq(metrics_set(b1, 6, NULL), 0);
         text = render(m);
-        ck_assert_str_eq(text, "# HELP sunkd_up A gauge.\n# TYPE sunkd_up gauge\nsunkd_up 2\n"
-                               "# HELP sunkd_a_last A gauge.\n# TYPE sunkd_a_last gauge\nsunkd_a_last 5\n"
-                               "# HELP sunkd_b_again A gauge.\n# TYPE sunkd_b_again gauge\nsunkd_b_again 6\n");
+        ck_assert_str_eq(text,
+                         "# HELP sunkd_up A gauge.\n# TYPE sunkd_up gauge\nsunkd_up 2\n"
+                         "# HELP sunkd_a_last A gauge.\n# TYPE sunkd_a_last gauge\nsunkd_a_last 5\n"
+                         "# HELP sunkd_b_again A gauge.\n# TYPE sunkd_b_again gauge\nsunkd_b_again 6\n");
         free(text);
         metrics_free(m);
 }
@@ -210,7 +228,9 @@ START_TEST(test_remove_series) {
         char *text;
 
         ck_assert_int_eq(metrics_new(&m), 0);
-        sunkd_metric_spec spec = { sizeof(spec), "xid_total", "XIDs.", SUNKD_METRIC_COUNTER, { "uuid", "bus" } };
+        sunkd_metric_spec spec = {
+                sizeof(spec), "xid_total", "XIDs.", SUNKD_METRIC_COUNTER, { "uuid", "bus" }
+        };
         ck_assert_int_eq(metrics_add(m, &spec, &f), 0);
         ck_assert_int_eq(metrics_add(m, gauge("plain", NULL), &plain), 0);
         for (int i = 0; i < 3; i++) {

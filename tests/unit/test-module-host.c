@@ -68,10 +68,13 @@ static const ConfModule *set_config(int generation) {
         char *text = NULL, *error = NULL;
         Config *c = NULL;
 
-        ck_assert_int_ge(asprintf(&text, "state_dir: %s/state\nmodule_dir: %s/tests/modules/.libs\nmodules:\n"
-                                         "  noreload:\n    gate_file: %s\n    generation: %d\n",
-                                  T, getenv("SUNKD_BUILDDIR"), gate, generation), 0);
-        ck_assert_msg(config_parse("sunkd.yaml", text, strlen(text), &c, &error) >= 0, "config: %s", error ?: "?");
+        ck_assert_int_ge(asprintf(&text,
+                                  "state_dir: %s/state\nmodule_dir: %s/tests/modules/.libs\nmodules:\n"
+                                  "  noreload:\n    gate_file: %s\n    generation: %d\n",
+                                  T, getenv("SUNKD_BUILDDIR"), gate, generation),
+                         0);
+        ck_assert_msg(config_parse("sunkd.yaml", text, strlen(text), &c, &error) >= 0, "config: %s",
+                      error ?: "?");
         free(text);
         config_free(H.config);
         H.config = c;

@@ -124,7 +124,9 @@ START_TEST(test_pyrepr) {
                 { "both ' and \"", "'both \\' and \"'" },
                 { "back\\slash", "'back\\\\slash'" },
                 { "t\tn\nr\r", "'t\\tn\\nr\\r'" },
-                { "esc\x1b" "del\x7f", "'esc\\x1bdel\\x7f'" },
+                { "esc\x1b"
+                  "del\x7f",
+                  "'esc\\x1bdel\\x7f'" },
                 { "\xc2\xa0nbsp \xc2\xad shy", "'\\xa0nbsp \\xad shy'" },
                 { "\xc3\xa9t\xc3\xa9", "'\xc3\xa9t\xc3\xa9'" },
                 { "zw\xe2\x80\x8bsp", "'zw\\u200bsp'" },
@@ -136,7 +138,12 @@ START_TEST(test_pyrepr) {
                 { "cjk \xe4\xb8\xad", "'cjk \xe4\xb8\xad'" },
         };
         static const char *const bad[] = {
-                "\xff", "a\xc0\xaf", "\xed\xa0\x80", "\xe2\x82", "\xf4\x90\x80\x80", "\x80",
+                "\xff",
+                "a\xc0\xaf",
+                "\xed\xa0\x80",
+                "\xe2\x82",
+                "\xf4\x90\x80\x80",
+                "\x80",
                 "\xf8\x88\x80\x80\x80",
         };
 
@@ -171,8 +178,14 @@ START_TEST(test_pylist) {
 END_TEST
 
 static void one_user(NssMaps *m, NssPasswd *pw, NssGroup *gr, NssSshkey *sk, NssShadow *sp) {
-        *m = (NssMaps) { .passwd = pw, .n_passwd = pw ? 1 : 0, .group = gr, .n_group = gr ? 1 : 0,
-                         .sshkey = sk, .n_sshkey = sk ? 1 : 0, .shadow = sp, .n_shadow = sp ? 1 : 0 };
+        *m = (NssMaps){ .passwd = pw,
+                        .n_passwd = pw ? 1 : 0,
+                        .group = gr,
+                        .n_group = gr ? 1 : 0,
+                        .sshkey = sk,
+                        .n_sshkey = sk ? 1 : 0,
+                        .shadow = sp,
+                        .n_shadow = sp ? 1 : 0 };
 }
 
 START_TEST(test_render_hostile) {
@@ -184,23 +197,55 @@ START_TEST(test_render_hostile) {
                 int r;
                 const char *msg;
         } cases[] = {
-                { NSS_MAP_PASSWD, { .name = "a:b", .gecos = "" }, {}, NULL,
-                  -EINVAL, "passwd entry 0: 'a:b': field name contains ':'" },
-                { NSS_MAP_PASSWD, { .name = "ok", .gecos = "two\nlines" }, {}, NULL,
-                  -EINVAL, "passwd entry 0: 'ok': field gecos contains a newline" },
-                { NSS_MAP_PASSWD, { .name = "ok", .shell = "/bin/sh:x" }, {}, NULL,
-                  -EINVAL, "passwd entry 0: 'ok': field shell contains ':'" },
+                { NSS_MAP_PASSWD,
+                  { .name = "a:b", .gecos = "" },
+                  {},
+                  NULL,
+                  -EINVAL,
+                  "passwd entry 0: 'a:b': field name contains ':'" },
+                { NSS_MAP_PASSWD,
+                  { .name = "ok", .gecos = "two\nlines" },
+                  {},
+                  NULL,
+                  -EINVAL,
+                  "passwd entry 0: 'ok': field gecos contains a newline" },
+                { NSS_MAP_PASSWD,
+                  { .name = "ok", .shell = "/bin/sh:x" },
+                  {},
+                  NULL,
+                  -EINVAL,
+                  "passwd entry 0: 'ok': field shell contains ':'" },
                 { NSS_MAP_PASSWD, { .name = "" }, {}, NULL, -EINVAL, "passwd entry 0: field name is empty" },
-                { NSS_MAP_PASSWD, { .name = NULL }, {}, NULL,
-                  -EINVAL, "passwd entry 0: field name is empty" },
-                { NSS_MAP_GROUP, {}, { .name = "g", .members = (char *[]) { "a", "b,c", NULL } }, NULL,
-                  -EINVAL, "group entry 0: 'g': field members contains ','" },
-                { NSS_MAP_GROUP, {}, { .name = "g", .members = (char *[]) { "", NULL } }, NULL,
-                  -EINVAL, "group entry 0: field members is empty" },
-                { NSS_MAP_GROUP, {}, { .name = "g\n" }, NULL,
-                  -EINVAL, "group entry 0: 'g\n': field name contains a newline" },
-                { NSS_MAP_SSHKEY, {}, {}, "ssh-ed25519 AAAA \xff",
-                  -EILSEQ, "sshkey entry 0: 'u': a key is not valid UTF-8" },
+                { NSS_MAP_PASSWD,
+                  { .name = NULL },
+                  {},
+                  NULL,
+                  -EINVAL,
+                  "passwd entry 0: field name is empty" },
+                { NSS_MAP_GROUP,
+                  {},
+                  { .name = "g", .members = (char *[]){ "a", "b,c", NULL } },
+                  NULL,
+                  -EINVAL,
+                  "group entry 0: 'g': field members contains ','" },
+                { NSS_MAP_GROUP,
+                  {},
+                  { .name = "g", .members = (char *[]){ "", NULL } },
+                  NULL,
+                  -EINVAL,
+                  "group entry 0: field members is empty" },
+                { NSS_MAP_GROUP,
+                  {},
+                  { .name = "g\n" },
+                  NULL,
+                  -EINVAL,
+                  "group entry 0: 'g\n': field name contains a newline" },
+                { NSS_MAP_SSHKEY,
+                  {},
+                  {},
+                  "ssh-ed25519 AAAA \xff",
+                  -EILSEQ,
+                  "sshkey entry 0: 'u': a key is not valid UTF-8" },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -224,8 +269,9 @@ END_TEST
 START_TEST(test_render_defaults) {
         NssPasswd pw = { .name = "u", .uid = 4294967294u, .gid = 0 };
         NssGroup gr = { .name = "g", .gid = 7 };
-        NssShadow sp = { .name = "u", .lstchg = 0, .min = -1, .max = 5, .warn = -7, .inact = 1,
-                         .expire = 0, .flag = 3 };
+        NssShadow sp = {
+                .name = "u", .lstchg = 0, .min = -1, .max = 5, .warn = -7, .inact = 1, .expire = 0, .flag = 3
+        };
         NssSshkey sk = { .name = "nokeys" };
         NssMaps m;
         static const char *const want[_NSS_MAP_MAX] = {
@@ -363,7 +409,11 @@ START_TEST(test_index_large) {
         for (size_t i = 0; i < N; i++) {
                 NssPasswd *p = m.passwd + i;
                 ck_assert_int_ge(asprintf(&p->name, "u%05zu\xc3\xa9", (i * 7919) % N), 0);
-                ck_assert_int_ge(asprintf(&p->gecos, "G\xc3\xa9" "cos %zu", i), 0);
+                ck_assert_int_ge(asprintf(&p->gecos,
+                                          "G\xc3\xa9"
+                                          "cos %zu",
+                                          i),
+                                 0);
                 p->uid = (uint32_t) (100000 + (i * 7919) % N);
                 m.n_passwd++;
         }
@@ -408,17 +458,19 @@ static void check_index_pieces(const char *data, size_t len, unsigned field, siz
 }
 
 START_TEST(test_index_pieces) {
-#define PIECE(s) { s, sizeof(s) - 1 }
+#define PIECE(s)                                                                                            \
+        { s, sizeof(s) - 1 }
         static const struct {
                 const char *s;
                 size_t len;
         } data[] = {
                 PIECE("a:x:5:5::/:/bin/sh\nbb:x:6:6::/:/bin/sh\na:x:7:7::/:/bin/sh\n"),
-                PIECE("a:1\nbb:2"),             /* no trailing newline */
-                PIECE("\n\nname::1\n"),          /* empty lines: empty names */
-                PIECE("a:x:1:1\nb:x\n"),          /* a line without field 2 */
-                PIECE("a:x:1\nb:x:2:\0:\n"),       /* a NUL in a later piece */
-                PIECE("user\xc3\xa9:x:100:100:G\xc3\xa9" "cos:/home/u:/bin/sh\n"),
+                PIECE("a:1\nbb:2"),          /* no trailing newline */
+                PIECE("\n\nname::1\n"),      /* empty lines: empty names */
+                PIECE("a:x:1:1\nb:x\n"),     /* a line without field 2 */
+                PIECE("a:x:1\nb:x:2:\0:\n"), /* a NUL in a later piece */
+                PIECE("user\xc3\xa9:x:100:100:G\xc3\xa9"
+                      "cos:/home/u:/bin/sh\n"),
         };
 #undef PIECE
         _cleanup_free_ char *big = NULL;
@@ -468,8 +520,9 @@ static size_t snapshot(const char *dir, Snap **ret) {
                 ck_assert_int_eq(lstat(p, &st), 0);
                 s = reallocarray(s, n + 1, sizeof(Snap));
                 ck_assert_ptr_nonnull(s);
-                s[n] = (Snap) { .name = strdup(de->d_name), .ino = st.st_ino, .mtime = st.st_mtim,
-                                .mode = st.st_mode };
+                s[n] = (Snap){
+                        .name = strdup(de->d_name), .ino = st.st_ino, .mtime = st.st_mtim, .mode = st.st_mode
+                };
                 if (S_ISREG(st.st_mode))
                         s[n].data = read_all(p, &s[n].len);
                 n++;
@@ -520,7 +573,7 @@ static void env_init(Env *e) {
         e->opts.dir = e->dir;
         e->opts.timestamp_dir = e->ts;
         for (size_t t = 0; t < _NSS_MAP_MAX; t++)
-                e->opts.perms[t] = (CachePerms) { .mode = 0644, .uid = (uid_t) -1, .gid = (gid_t) -1 };
+                e->opts.perms[t] = (CachePerms){ .mode = 0644, .uid = (uid_t) -1, .gid = (gid_t) -1 };
         e->opts.now = 1700000000; /* 2023-11-14T22:13:20Z */
 }
 
@@ -548,7 +601,7 @@ static void publish_ok(Env *e, const NssMaps *m, CacheReport *rep) {
 
 static const char *const all_files[] = {
         "passwd.cache", "passwd.cache.ixname", "passwd.cache.ixuid", "shadow.cache", "shadow.cache.ixname",
-        "group.cache", "group.cache.ixname", "group.cache.ixgid", "sshkey.cache", "sshkey.cache.ixname",
+        "group.cache",  "group.cache.ixname",  "group.cache.ixgid",  "sshkey.cache", "sshkey.cache.ixname",
 };
 
 START_TEST(test_publish_golden) {
@@ -887,8 +940,10 @@ END_TEST
 static void spill_maps(const Env *e, const NssMaps *m, size_t chunk, uint64_t max,
                        CacheFormatted f[static _NSS_MAP_MAX]) {
         static const size_t sizes[_NSS_MAP_MAX] = {
-                [NSS_MAP_PASSWD] = sizeof(NssPasswd), [NSS_MAP_SHADOW] = sizeof(NssShadow),
-                [NSS_MAP_GROUP] = sizeof(NssGroup), [NSS_MAP_SSHKEY] = sizeof(NssSshkey),
+                [NSS_MAP_PASSWD] = sizeof(NssPasswd),
+                [NSS_MAP_SHADOW] = sizeof(NssShadow),
+                [NSS_MAP_GROUP] = sizeof(NssGroup),
+                [NSS_MAP_SSHKEY] = sizeof(NssSshkey),
         };
         const void *arrays[_NSS_MAP_MAX] = { m->passwd, m->shadow, m->group, m->sshkey };
         const size_t counts[_NSS_MAP_MAX] = { m->n_passwd, m->n_shadow, m->n_group, m->n_sshkey };
@@ -901,7 +956,8 @@ static void spill_maps(const Env *e, const NssMaps *m, size_t chunk, uint64_t ma
                 if (max > 0)
                         f[t].max = max;
                 for (size_t i = 0; i < counts[t]; i++)
-                        ck_assert_int_eq(cache_formatted_add(f + t, (const char *) arrays[t] + i * sizes[t]), 0);
+                        ck_assert_int_eq(cache_formatted_add(f + t, (const char *) arrays[t] + i * sizes[t]),
+                                         0);
         }
 }
 
@@ -1059,7 +1115,8 @@ START_TEST(test_publish_spill_too_large) {
         ck_assert_int_eq(f[NSS_MAP_SSHKEY].error, -EFBIG);
         ck_assert_int_eq(cache_publish_formatted(&e.opts, f, NULL, &err), -EFBIG);
         ck_assert_int_ge(asprintf(&want, "%s: the map would be larger than 100 bytes",
-                                  nss_map_to_string(NSS_MAP_PASSWD)), 0);
+                                  nss_map_to_string(NSS_MAP_PASSWD)),
+                         0);
         ck_assert_msg(err && strstr(err, want), "%s", err ?: "");
         err = mfree(err);
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
@@ -1115,8 +1172,10 @@ START_TEST(test_publish_perms_and_subset) {
                 const char *name;
                 mode_t mode;
         } want[] = {
-                { "shadow.cache", 0640 }, { "shadow.cache.ixname", 0640 },
-                { "sshkey.cache", 0444 }, { "sshkey.cache.ixname", 0644 },
+                { "shadow.cache", 0640 },
+                { "shadow.cache.ixname", 0640 },
+                { "sshkey.cache", 0444 },
+                { "sshkey.cache.ixname", 0644 },
         };
 
         env_init(&e);
@@ -1178,9 +1237,14 @@ END_TEST
 START_TEST(test_journal_names) {
         static const char *const staged[] = { ".sunkd-passwd.cache.a1B2c3", ".sunkd-x.ABCDEF",
                                               ".sunkd-group.cache.ixgid.000000" };
-        static const char *const not_staged[] = { "", ".sunkd-", ".sunkd-.abcdef", ".sunkd-passwd.cache",
-                                                  "passwd.cache.abcdef", ".sunkd-passwd.cache.abcdefg",
-                                                  ".sunkd-a/b.abcdef", "x.sunkd-passwd.cache.abcdef" };
+        static const char *const not_staged[] = { "",
+                                                  ".sunkd-",
+                                                  ".sunkd-.abcdef",
+                                                  ".sunkd-passwd.cache",
+                                                  "passwd.cache.abcdef",
+                                                  ".sunkd-passwd.cache.abcdefg",
+                                                  ".sunkd-a/b.abcdef",
+                                                  "x.sunkd-passwd.cache.abcdef" };
         static const char *const targets[] = { "passwd.cache", "x", "group.cache.ixgid" };
 
         for (size_t i = 0; i < ELEMENTSOF(staged); i++) {
@@ -1208,7 +1272,8 @@ START_TEST(test_journal_add_write_read) {
         env_init(&e);
         path = env_file(&e, "journal");
         j.dir = strdup("/etc/with space");
-        ck_assert_int_eq(cache_journal_add(&j, CACHE_JOURNAL_INDEX, ".sunkd-passwd.cache.ixname.abcdef"), -EINVAL);
+        ck_assert_int_eq(cache_journal_add(&j, CACHE_JOURNAL_INDEX, ".sunkd-passwd.cache.ixname.abcdef"),
+                         -EINVAL);
         ck_assert_int_eq(cache_journal_add(&j, CACHE_JOURNAL_DATA, "passwd.cache"), -EINVAL);
         ck_assert_int_eq(cache_journal_add(&j, CACHE_JOURNAL_DATA, ".sunkd-../passwd.abcdef"), -EINVAL);
         ck_assert_int_eq(cache_journal_add(&j, CACHE_JOURNAL_DATA, ".sunkd-pass\nwd.abcdef"), -EINVAL);
@@ -1259,8 +1324,9 @@ START_TEST(test_journal_read_malformed) {
         path = env_file(&e, "journal");
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 /* the one with a NUL is written whole */
-                size_t len = i == 9 ? sizeof("sunkd-publish-journal 1\ndir /x\ndata .sunkd-a.abcdef\0\nend\n") - 1
-                                    : strlen(bad[i]);
+                size_t len =
+                        i == 9 ? sizeof("sunkd-publish-journal 1\ndir /x\ndata .sunkd-a.abcdef\0\nend\n") - 1
+                               : strlen(bad[i]);
                 ck_assert_int_eq(fileio_write_atomic(path, bad[i], len, 0600, (uid_t) -1, (gid_t) -1), 0);
                 ck_assert_msg(cache_journal_read(path, &j) == -EBADMSG, "accepted journal %zu", i);
                 ck_assert_ptr_null(j.dir);
@@ -1305,7 +1371,8 @@ START_TEST(test_journal_publish_failure_recovered) {
         ck_assert_int_eq(cache_publish(&e.opts, &m1, &rep, &err), -EROFS);
         cache_publish_test_hook = NULL;
         ck_assert_ptr_nonnull(err);
-        ck_assert_msg(strstr(err, "/passwd.cache.ixname: unlink-index failed: Read-only file system"), "%s", err);
+        ck_assert_msg(strstr(err, "/passwd.cache.ixname: unlink-index failed: Read-only file system"), "%s",
+                      err);
         ck_assert(rep.journal_pending);
         ck_assert_int_eq(access(jpath, F_OK), 0);
         ck_assert_int_eq(cache_journal_read(jpath, &j), 0);

@@ -13,36 +13,35 @@
 
 #define CW "urn:coreweave:params:scim:schemas:extension:coreweave:2.0:CoreWeaveUser"
 
-static const char seed[] =
-        "[DEFAULT]\n"
-        "cache=files\n"
-        "files_cache_filename_suffix=cache\n"
-        "files_dir=/etc/nsscache\n"
-        "maps=passwd,shadow,group,sshkey\n"
-        "scim_base_url=https://platform.example/api/organizations/org/scim/v2\n"
-        "scim_groups_endpoint=Groups\n"
-        "scim_groups_parameters=excludeInactiveUsers=true\n"
-        "scim_users_endpoint=Users\n"
-        "scim_users_parameters=attributes=" CW "\n"
-        "source=scim\n"
-        "timestamp_dir=/var/lib/nsscache\n"
-        "[group]\n"
-        "scim_path_gid=sunkPosixGroupId\n"
-        "scim_path_groupname=sunkPosixGroupName\n"
-        "scim_path_username=members/sunkPosixUsername\n"
-        "[passwd]\n"
-        "scim_default_shell=/bin/bash\n"
-        "scim_override_home_directory=/mnt/home/%%u\n"
-        "scim_path_gid=" CW "/sunkPosixGroupId\n"
-        "scim_path_home_directory=" CW "/sunkPreferredHomeDirectory\n"
-        "scim_path_login_shell=" CW "/sunkLoginShell\n"
-        "scim_path_uid=" CW "/sunkPosixUserId\n"
-        "scim_path_username=" CW "/sunkPosixUsername\n"
-        "[shadow]\n"
-        "scim_path_username=" CW "/sunkPosixUsername\n"
-        "[sshkey]\n"
-        "scim_path_ssh_keys=" CW "/sunkSshKeys\n"
-        "scim_path_username=" CW "/sunkPosixUsername\n";
+static const char seed[] = "[DEFAULT]\n"
+                           "cache=files\n"
+                           "files_cache_filename_suffix=cache\n"
+                           "files_dir=/etc/nsscache\n"
+                           "maps=passwd,shadow,group,sshkey\n"
+                           "scim_base_url=https://platform.example/api/organizations/org/scim/v2\n"
+                           "scim_groups_endpoint=Groups\n"
+                           "scim_groups_parameters=excludeInactiveUsers=true\n"
+                           "scim_users_endpoint=Users\n"
+                           "scim_users_parameters=attributes=" CW "\n"
+                           "source=scim\n"
+                           "timestamp_dir=/var/lib/nsscache\n"
+                           "[group]\n"
+                           "scim_path_gid=sunkPosixGroupId\n"
+                           "scim_path_groupname=sunkPosixGroupName\n"
+                           "scim_path_username=members/sunkPosixUsername\n"
+                           "[passwd]\n"
+                           "scim_default_shell=/bin/bash\n"
+                           "scim_override_home_directory=/mnt/home/%%u\n"
+                           "scim_path_gid=" CW "/sunkPosixGroupId\n"
+                           "scim_path_home_directory=" CW "/sunkPreferredHomeDirectory\n"
+                           "scim_path_login_shell=" CW "/sunkLoginShell\n"
+                           "scim_path_uid=" CW "/sunkPosixUserId\n"
+                           "scim_path_username=" CW "/sunkPosixUsername\n"
+                           "[shadow]\n"
+                           "scim_path_username=" CW "/sunkPosixUsername\n"
+                           "[sshkey]\n"
+                           "scim_path_ssh_keys=" CW "/sunkSshKeys\n"
+                           "scim_path_username=" CW "/sunkPosixUsername\n";
 
 static int parse(const char *text, NsscacheConf **ret, char **ret_error) {
         NsscacheConf *c = NULL;
@@ -144,11 +143,13 @@ static const struct {
         const char *text;
         const char *error;
 } bad[] = {
-        { "[DEFAULT]\nscim_base_url=https://x\nscim_path_uid=a\nscim_path_gid=b\nscim_path_ssh_keys=c\nbogus=1\n",
+        { "[DEFAULT]\nscim_base_url=https://"
+          "x\nscim_path_uid=a\nscim_path_gid=b\nscim_path_ssh_keys=c\nbogus=1\n",
           "test.conf:6: key 'bogus': unknown" },
         { "[DEFAULT]\nsource=ldap\n", "test.conf:2: key 'source': only 'scim'" },
         { "[DEFAULT]\ncache=nssdb\n", "test.conf:2: key 'cache': only 'files'" },
-        { "[passwd]\nscim_base_url=https://x\n", "test.conf:2: key 'scim_base_url': must be set in [DEFAULT]" },
+        { "[passwd]\nscim_base_url=https://x\n",
+          "test.conf:2: key 'scim_base_url': must be set in [DEFAULT]" },
         { "[automount]\n", "test.conf:1: section 'automount': unknown section" },
         { "[passwd]\n[group]\n[passwd]\n", "test.conf:3: section 'passwd': duplicate" },
         { "[DEFAULT]\nmaps=passwd\nMAPS=group\n", "test.conf:3: key 'maps': duplicate" },
@@ -167,16 +168,19 @@ static const struct {
         { "[DEFAULT]\nfiles_dir=/etc/../root\n", "key 'files_dir': must be an absolute path" },
         { "[shadow]\nscim_shadow_default_max=-5\n", "key 'scim_shadow_default_max'" },
         { "[DEFAULT]\nscim_path_uid=a\n", "key 'scim_base_url': required" },
-        { "[DEFAULT]\nscim_base_url=http://scim.example/v2\nscim_path_uid=a\nscim_path_gid=a\nscim_path_ssh_keys=a\n",
+        { "[DEFAULT]\nscim_base_url=http://scim.example/"
+          "v2\nscim_path_uid=a\nscim_path_gid=a\nscim_path_ssh_keys=a\n",
           "plain http:// is only accepted" },
         { "[DEFAULT]\nscim_base_url=ftp://x\n", "must be https://" },
         { "[DEFAULT]\nscim_base_url=https://x\nmaps=passwd\n", "[passwd] key 'scim_path_uid': required" },
         { "[DEFAULT]\nscim_base_url=https://x\nmaps=group\n", "[group] key 'scim_path_gid': required" },
         { "[DEFAULT]\nscim_base_url=https://x\nmaps=netgroup\n", "map 'netgroup' is not supported" },
         { "[DEFAULT]\nscim_base_url=https://x\nmaps=\n", "no maps configured" },
-        { "[DEFAULT]\nscim_base_url=https://x\nmaps=group\nscim_path_gid=g\nscim_groups_parameters=a=b&count=5\n",
+        { "[DEFAULT]\nscim_base_url=https://"
+          "x\nmaps=group\nscim_path_gid=g\nscim_groups_parameters=a=b&count=5\n",
           "must not set count, startIndex or cursor" },
-        { "[DEFAULT]\nscim_base_url=https://x\nmaps=group\nscim_path_gid=g\nscim_groups_parameters=Cursor=abc\n",
+        { "[DEFAULT]\nscim_base_url=https://"
+          "x\nmaps=group\nscim_path_gid=g\nscim_groups_parameters=Cursor=abc\n",
           "must not set count, startIndex or cursor" },
         { "[DEFAULT]\nscim_base_url=https://x\nmaps=group\nscim_path_gid=g\nscim_groups_endpoint=a b\n",
           "key 'scim_groups_endpoint'" },
@@ -193,9 +197,12 @@ static const struct {
         const char *value;
         uint64_t usec; /* 0: refused */
 } durations[] = {
-        { "60", 60000000 },   { "2.5", 2500000 },      { "0.25", 250000 }, { "500ms", 500000 },
-        { "1.5m", 90000000 }, { "1h30m", 5400000000 }, { "5 s", 5000000 }, { "0", 0 },
-        { "0.01", 0 },        { "-1", 0 },             { "1e3", 0 },       { ".5", 0 },
+        { "60", 60000000 },   { "2.5", 2500000 },
+        { "0.25", 250000 },   { "500ms", 500000 },
+        { "1.5m", 90000000 }, { "1h30m", 5400000000 },
+        { "5 s", 5000000 },   { "0", 0 },
+        { "0.01", 0 },        { "-1", 0 },
+        { "1e3", 0 },         { ".5", 0 },
         { "soon", 0 },        { "99999999999999999999", 0 },
 };
 
@@ -205,7 +212,8 @@ START_TEST(test_durations) {
         int r;
 
         ck_assert_int_ge(asprintf(&text, "[DEFAULT]\nscim_timeout = %s\n%s", durations[_i].value,
-                                  seed + strlen("[DEFAULT]\n")), 0);
+                                  seed + strlen("[DEFAULT]\n")),
+                         0);
         r = parse(text, &c, &err);
         if (durations[_i].usec == 0) { /* unparsable, or below the 100 ms floor */
                 ck_assert_msg(r < 0, "'%s' accepted", durations[_i].value);
@@ -223,8 +231,7 @@ START_TEST(test_bad) {
 
         ck_assert_int_lt(parse(bad[_i].text, &c, &err), 0);
         ck_assert_ptr_nonnull(err);
-        ck_assert_msg(strstr(err, bad[_i].error), "case %d: got '%s', want '%s'", _i, err,
-                      bad[_i].error);
+        ck_assert_msg(strstr(err, bad[_i].error), "case %d: got '%s', want '%s'", _i, err, bad[_i].error);
 }
 END_TEST
 
@@ -416,10 +423,9 @@ START_TEST(test_base_url) {
         _cleanup_free_ char *err = NULL, *text = NULL;
         int r;
 
-        ck_assert_int_ge(asprintf(&text,
-                                  "[DEFAULT]\nmaps=group\nscim_path_gid=g\nscim_base_url=%s\n",
-                                  urls[_i].url),
-                         0);
+        ck_assert_int_ge(
+                asprintf(&text, "[DEFAULT]\nmaps=group\nscim_path_gid=g\nscim_base_url=%s\n", urls[_i].url),
+                0);
         r = parse(text, &c, &err);
         if (!urls[_i].error) {
                 ck_assert_msg(r == 0, "%s: %s", urls[_i].url, err);

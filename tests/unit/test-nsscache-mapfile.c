@@ -36,20 +36,21 @@ static const struct {
 } lines[] = {
         { NSS_MAP_PASSWD, "alice:x:2001:2001:Alice A:/home/alice:/bin/bash", true },
         { NSS_MAP_PASSWD, "alice:x:2001:2001::/home/alice:/bin/bash", true },
-        { NSS_MAP_PASSWD, "alice:x:02001:2001::/home/alice:/bin/bash", false },   /* leading zero */
+        { NSS_MAP_PASSWD, "alice:x:02001:2001::/home/alice:/bin/bash", false }, /* leading zero */
         { NSS_MAP_PASSWD, "alice:x:+2001:2001::/home/alice:/bin/bash", false },
         { NSS_MAP_PASSWD, "alice:x:4294967296:2001::/home/alice:/bin/bash", false },
         { NSS_MAP_PASSWD, "alice::2001:2001::/home/alice:/bin/bash", false },     /* no password field */
         { NSS_MAP_PASSWD, "alice:$6$h:2001:2001::/home/alice:/bin/bash", false }, /* a hash in passwd */
         { NSS_MAP_PASSWD, "alice:x:2001:2001::/home/alice", false },              /* six fields */
         { NSS_MAP_PASSWD, "alice:x:2001:2001::/home/alice:/bin/bash:x", false },  /* eight */
-        { NSS_MAP_PASSWD, "alice:x:2001:2001::/home/alice:/bin/bash\r", true }, /* the mapper refuses the CR */
+        { NSS_MAP_PASSWD, "alice:x:2001:2001::/home/alice:/bin/bash\r",
+          true }, /* the mapper refuses the CR */
         { NSS_MAP_PASSWD, "# comment", false },
         { NSS_MAP_PASSWD, "", false },
         { NSS_MAP_SHADOW, "alice:*:::::::", true },
-        { NSS_MAP_SHADOW, "alice:$6$salt$hash:19000:0::7:::", false },           /* 0 is written empty */
+        { NSS_MAP_SHADOW, "alice:$6$salt$hash:19000:0::7:::", false }, /* 0 is written empty */
         { NSS_MAP_SHADOW, "alice:$6$salt$hash:19000:1:99999:7:::", true },
-        { NSS_MAP_SHADOW, "alice::::::::", false },                               /* empty password */
+        { NSS_MAP_SHADOW, "alice::::::::", false }, /* empty password */
         { NSS_MAP_SHADOW, "alice:*:-1::::::", false },
         { NSS_MAP_GROUP, "team:x:3001:alice,bob", true },
         { NSS_MAP_GROUP, "team:x:3001:", true },
@@ -60,11 +61,11 @@ static const struct {
         { NSS_MAP_SSHKEY, "alice:['ssh-ed25519 AAAA a@b']", true },
         { NSS_MAP_SSHKEY, "alice:['ssh-ed25519 AAAA a@b', 'ssh-rsa BBBB c']", true },
         { NSS_MAP_SSHKEY, "alice:[\"it's\"]", true },
-        { NSS_MAP_SSHKEY, "alice:['a\xc3\xa9']", true },                          /* printable: as it is */
-        { NSS_MAP_SSHKEY, "alice:['a\\xe9']", false },                            /* repr() writes it raw */
-        { NSS_MAP_SSHKEY, "alice:['a\\x85']", true },                             /* not printable: escaped */
-        { NSS_MAP_SSHKEY, "alice:[]", false },                                    /* written "alice:" */
-        { NSS_MAP_SSHKEY, "alice:[\"ssh-ed25519 AAAA\"]", false },                /* repr() quotes with ' */
+        { NSS_MAP_SSHKEY, "alice:['a\xc3\xa9']", true },           /* printable: as it is */
+        { NSS_MAP_SSHKEY, "alice:['a\\xe9']", false },             /* repr() writes it raw */
+        { NSS_MAP_SSHKEY, "alice:['a\\x85']", true },              /* not printable: escaped */
+        { NSS_MAP_SSHKEY, "alice:[]", false },                     /* written "alice:" */
+        { NSS_MAP_SSHKEY, "alice:[\"ssh-ed25519 AAAA\"]", false }, /* repr() quotes with ' */
         { NSS_MAP_SSHKEY, "alice:['a','b']", false },
         { NSS_MAP_SSHKEY, "alice:['a\\x00b']", false },
         { NSS_MAP_SSHKEY, "alice:['a\\ud800']", false },
@@ -87,17 +88,21 @@ START_TEST(test_lines) {
 END_TEST
 
 START_TEST(test_nul_and_cut_short) {
-        static const char nul[] = "alice:x:2001:2001::/home/alice:/bin/bash\nbob:x:2002:2002::/h\0me/bob:/bin/sh\n";
-        static const char cut[] = "alice:x:2001:2001::/home/alice:/bin/bash\nbob:x:2002:2002::/home/bob:/bin/s";
+        static const char nul[] =
+                "alice:x:2001:2001::/home/alice:/bin/bash\nbob:x:2002:2002::/h\0me/bob:/bin/sh\n";
+        static const char cut[] =
+                "alice:x:2001:2001::/home/alice:/bin/bash\nbob:x:2002:2002::/home/bob:/bin/s";
         _cleanup_free_ char *err = NULL;
         Count c = {};
 
-        ck_assert_int_eq(map_file_parse(NSS_MAP_PASSWD, nul, sizeof(nul) - 1, count_entry, count_bad, &c, &err), 0);
+        ck_assert_int_eq(
+                map_file_parse(NSS_MAP_PASSWD, nul, sizeof(nul) - 1, count_entry, count_bad, &c, &err), 0);
         ck_assert_uint_eq(c.good, 1);
         ck_assert_uint_eq(c.bad, 1);
-        c = (Count) {};
-        ck_assert_int_eq(map_file_parse(NSS_MAP_PASSWD, cut, sizeof(cut) - 1, count_entry, count_bad, &c, &err),
-                         -EBADMSG);
+        c = (Count){};
+        ck_assert_int_eq(
+                map_file_parse(NSS_MAP_PASSWD, cut, sizeof(cut) - 1, count_entry, count_bad, &c, &err),
+                -EBADMSG);
         ck_assert_str_eq(err, "passwd: line 2: no newline at the end: the file was cut short");
         ck_assert_uint_eq(c.good + c.bad, 0);
 }
@@ -124,10 +129,11 @@ END_TEST
 /* ---- entries through the mapper ---------------------------------------- */
 
 static NsscacheConf *http_conf(void) {
-        static const char text[] = "[DEFAULT]\nsource = http\ncache = files\nmaps = passwd, shadow, group, sshkey\n"
-                                   "files_dir = /tmp\ntimestamp_dir = /tmp\n"
-                                   "http_passwd_url = http://127.0.0.1/passwd\nhttp_shadow_url = http://127.0.0.1/shadow\n"
-                                   "http_group_url = http://127.0.0.1/group\nhttp_sshkey_url = http://127.0.0.1/sshkey\n";
+        static const char text[] =
+                "[DEFAULT]\nsource = http\ncache = files\nmaps = passwd, shadow, group, sshkey\n"
+                "files_dir = /tmp\ntimestamp_dir = /tmp\n"
+                "http_passwd_url = http://127.0.0.1/passwd\nhttp_shadow_url = http://127.0.0.1/shadow\n"
+                "http_group_url = http://127.0.0.1/group\nhttp_sshkey_url = http://127.0.0.1/sshkey\n";
         NsscacheConf *c = NULL;
         _cleanup_free_ char *err = NULL;
 
@@ -176,19 +182,21 @@ START_TEST(test_mapper) {
         map_text(m, NSS_MAP_SHADOW, "alice:*:::::::\nalice:*:::::::\nnobody:*:::::::\nghost:*:::::::\n");
         map_text(m, NSS_MAP_SSHKEY,
                  "alice:['ssh-ed25519 AAAA a', ' padded', 'ctl\\x01']\nroot:['ssh-ed25519 AAAA evil']\n");
-        map_text(m, NSS_MAP_GROUP, "team:x:3001:alice,root,bad name,alice\nsudo:x:3002:alice\nlow:x:10:alice\n");
+        map_text(m, NSS_MAP_GROUP,
+                 "team:x:3001:alice,root,bad name,alice\nsudo:x:3002:alice\nlow:x:10:alice\n");
         ck_assert_int_eq(scim_map_finish(m), 0);
         rj = scim_map_rejects(m);
-        ck_assert_uint_eq(rj->count[SCIM_REJECT_ID_RANGE], 2);        /* toor, low */
-        ck_assert_uint_eq(rj->count[SCIM_REJECT_LOCAL_ACCOUNT], 6);   /* sshd, bob, nobody, root key, root member, sudo */
-        ck_assert_uint_eq(rj->count[SCIM_REJECT_BAD_HOME], 2);        /* carol, dave */
-        ck_assert_uint_eq(rj->count[SCIM_REJECT_BAD_ENTRY], 1);       /* erin */
-        ck_assert_uint_eq(rj->count[SCIM_REJECT_BAD_SHELL], 1);       /* frank */
-        ck_assert_uint_eq(rj->count[SCIM_REJECT_BAD_NAME], 1);        /* 9999 */
-        ck_assert_uint_eq(rj->count[SCIM_REJECT_DUP_NAME], 1);        /* the second alice shadow */
-        ck_assert_uint_eq(rj->count[SCIM_REJECT_NAME_MISMATCH], 1);   /* ghost: no passwd entry */
-        ck_assert_uint_eq(rj->count[SCIM_REJECT_BAD_SSHKEY], 2);      /* padded, control */
-        ck_assert_uint_eq(rj->count[SCIM_REJECT_BAD_MEMBER], 1);      /* "bad name" */
+        ck_assert_uint_eq(rj->count[SCIM_REJECT_ID_RANGE], 2); /* toor, low */
+        ck_assert_uint_eq(rj->count[SCIM_REJECT_LOCAL_ACCOUNT],
+                          6); /* sshd, bob, nobody, root key, root member, sudo */
+        ck_assert_uint_eq(rj->count[SCIM_REJECT_BAD_HOME], 2);      /* carol, dave */
+        ck_assert_uint_eq(rj->count[SCIM_REJECT_BAD_ENTRY], 1);     /* erin */
+        ck_assert_uint_eq(rj->count[SCIM_REJECT_BAD_SHELL], 1);     /* frank */
+        ck_assert_uint_eq(rj->count[SCIM_REJECT_BAD_NAME], 1);      /* 9999 */
+        ck_assert_uint_eq(rj->count[SCIM_REJECT_DUP_NAME], 1);      /* the second alice shadow */
+        ck_assert_uint_eq(rj->count[SCIM_REJECT_NAME_MISMATCH], 1); /* ghost: no passwd entry */
+        ck_assert_uint_eq(rj->count[SCIM_REJECT_BAD_SSHKEY], 2);    /* padded, control */
+        ck_assert_uint_eq(rj->count[SCIM_REJECT_BAD_MEMBER], 1);    /* "bad name" */
         scim_collect_take(&col, &maps);
         ck_assert_uint_eq(maps.n_passwd, 1);
         ck_assert_str_eq(maps.passwd[0].name, "alice");
@@ -215,7 +223,8 @@ START_TEST(test_bzip2) {
         size_t out_len = 0;
 
         memset(plain, 'a', sizeof(plain));
-        ck_assert_int_eq(BZ2_bzBuffToBuffCompress(packed, &packed_len, plain, sizeof(plain), 9, 0, 0), BZ_OK);
+        ck_assert_int_eq(BZ2_bzBuffToBuffCompress(packed, &packed_len, plain, sizeof(plain), 9, 0, 0),
+                         BZ_OK);
         ck_assert(http_is_bzip2(packed, packed_len));
         ck_assert(!http_is_bzip2("BZh9 not really", 15));
         ck_assert_int_eq(http_bzip2_decode(packed, packed_len, sizeof(plain), &out, &out_len), 0);
@@ -249,11 +258,13 @@ START_TEST(test_conf) {
         NsscacheConf *c = NULL;
         int r;
 
-        ck_assert_int_ge(asprintf(&text,
-                                  "[DEFAULT]\nsource = http\ncache = files\nmaps = passwd, group\nfiles_dir = /tmp\n"
-                                  "timestamp_dir = /tmp\nhttp_passwd_url = https://maps.example/passwd\n"
-                                  "http_group_url = https://maps.example/group\n%s",
-                                  confs[_i].extra), 0);
+        ck_assert_int_ge(
+                asprintf(&text,
+                         "[DEFAULT]\nsource = http\ncache = files\nmaps = passwd, group\nfiles_dir = /tmp\n"
+                         "timestamp_dir = /tmp\nhttp_passwd_url = https://maps.example/passwd\n"
+                         "http_group_url = https://maps.example/group\n%s",
+                         confs[_i].extra),
+                0);
         ck_assert_int_eq(nsscache_conf_new(&c), 0);
         r = nsscache_conf_parse_ini(c, text, strlen(text), "test.conf", &err);
         if (r >= 0)
@@ -271,8 +282,10 @@ static const struct {
         const char *text;
         const char *error;
 } finalize_bad[] = {
-        { "maps = passwd, group\nhttp_passwd_url = https://maps.example/passwd\n", "key 'http_group_url': required" },
-        { "maps = shadow\nhttp_shadow_url = https://maps.example/shadow\n", "shadow and sshkey need passwd" },
+        { "maps = passwd, group\nhttp_passwd_url = https://maps.example/passwd\n",
+          "key 'http_group_url': required" },
+        { "maps = shadow\nhttp_shadow_url = https://maps.example/shadow\n",
+          "shadow and sshkey need passwd" },
         { "maps = passwd\nhttp_passwd_url = ftp://maps.example/passwd\n", "must be http:// or https://" },
         { "maps = passwd\nhttp_passwd_url = https://u:p@maps.example/passwd\n", "user name or password" },
         { "maps = passwd\nhttp_passwd_url = https://<producer>/passwd\n", "placeholder" },
@@ -283,11 +296,13 @@ START_TEST(test_conf_finalize) {
         NsscacheConf *c = NULL;
 
         ck_assert_int_ge(asprintf(&text, "[DEFAULT]\nsource = http\ncache = files\nfiles_dir = /tmp\n%s",
-                                  finalize_bad[_i].text), 0);
+                                  finalize_bad[_i].text),
+                         0);
         ck_assert_int_eq(nsscache_conf_new(&c), 0);
         ck_assert_int_eq(nsscache_conf_parse_ini(c, text, strlen(text), "test.conf", &err), 0);
         ck_assert_int_eq(nsscache_conf_finalize(c, &err), -EINVAL);
-        ck_assert_msg(strstr(err, finalize_bad[_i].error), "got '%s', want '%s'", err, finalize_bad[_i].error);
+        ck_assert_msg(strstr(err, finalize_bad[_i].error), "got '%s', want '%s'", err,
+                      finalize_bad[_i].error);
         nsscache_conf_free(c);
 }
 END_TEST

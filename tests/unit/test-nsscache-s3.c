@@ -105,7 +105,8 @@ static const struct {
         { "get-vanilla", "GET", "/", NULL,
           SUITE_SCOPE "SignedHeaders=host;x-amz-date, "
                       "Signature=5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31" },
-        { "get-vanilla-query-order-key-case", "GET", "/?Param2=value2&Param1=value1", "/?Param1=value1&Param2=value2",
+        { "get-vanilla-query-order-key-case", "GET", "/?Param2=value2&Param1=value1",
+          "/?Param1=value1&Param2=value2",
           SUITE_SCOPE "SignedHeaders=host;x-amz-date, "
                       "Signature=b97d918cfa904a5beff61c982a1b6f458b799221646efd99d3219ec94cdf2500" },
         { "post-vanilla", "POST", "/", NULL,
@@ -144,8 +145,8 @@ START_TEST(test_sigv4_suite) {
         capture_wait(&cap);
         authz = header_of(cap.request, "Authorization");
         ck_assert_msg(authz, "%s: no Authorization in\n%s", vectors[_i].name, cap.request);
-        ck_assert_msg(strcmp(authz, vectors[_i].authorization) == 0, "%s:\n got  %s\n want %s", vectors[_i].name,
-                      authz, vectors[_i].authorization);
+        ck_assert_msg(strcmp(authz, vectors[_i].authorization) == 0, "%s:\n got  %s\n want %s",
+                      vectors[_i].name, authz, vectors[_i].authorization);
         curl_slist_free_all(h);
         curl_slist_free_all(to);
         curl_easy_cleanup(curl);
@@ -162,8 +163,13 @@ START_TEST(test_fetch_headers) {
         HttpBody b = {};
         Capture cap;
         const HttpFetchOptions o = {
-                .tls_verify = true, .timeout_usec = 10 * SUNKD_USEC_PER_SEC, .max_size = 4096, .attempts = 1,
-                .aws_sigv4 = "aws:amz:eu-west-1:s3", .userpwd = "AKID:SECRET", .security_token = "TOKEN/x+y=",
+                .tls_verify = true,
+                .timeout_usec = 10 * SUNKD_USEC_PER_SEC,
+                .max_size = 4096,
+                .attempts = 1,
+                .aws_sigv4 = "aws:amz:eu-west-1:s3",
+                .userpwd = "AKID:SECRET",
+                .security_token = "TOKEN/x+y=",
         };
 
         capture_start(&cap);
@@ -180,7 +186,8 @@ START_TEST(test_fetch_headers) {
         ck_assert_msg(strncmp(authz, "AWS4-HMAC-SHA256 Credential=AKID/", 33) == 0, "%s", authz);
         ck_assert_msg(strstr(authz, "/eu-west-1/s3/aws4_request, "), "%s", authz);
         /* the payload hash and the token are signed, not only sent */
-        ck_assert_msg(strstr(authz, "x-amz-content-sha256;") && strstr(authz, "x-amz-security-token"), "%s", authz);
+        ck_assert_msg(strstr(authz, "x-amz-content-sha256;") && strstr(authz, "x-amz-security-token"), "%s",
+                      authz);
         ck_assert_str_eq(sha, HTTP_SHA256_EMPTY);
         ck_assert_str_eq(token, "TOKEN/x+y=");
         ck_assert_str_eq(inm, "\"abc\"");
@@ -209,12 +216,15 @@ static const struct {
         const char *userpwd, *token, *error;
 } creds[] = {
         { "[other]\naws_access_key_id = NO\naws_secret_access_key = no\n"
-          "[default]\n  aws_access_key_id=AKIDEXAMPLE \r\naws_secret_access_key = se/cr+et\n; c\n# c\nregion = x\n",
+          "[default]\n  aws_access_key_id=AKIDEXAMPLE \r\naws_secret_access_key = se/cr+et\n; c\n# "
+          "c\nregion = x\n",
           0600, 0, "AKIDEXAMPLE:se/cr+et", NULL, NULL },
-        { "[default]\naws_access_key_id = A\naws_secret_access_key = B\naws_session_token = T0k/en=\n", 0400, 0, "A:B",
-          "T0k/en=", NULL },
-        { "[default]\naws_access_key_id = A\n", 0600, -EBADMSG, NULL, NULL, "[default] needs aws_access_key_id" },
-        { "[other]\naws_access_key_id = A\naws_secret_access_key = B\n", 0600, -EBADMSG, NULL, NULL, "[default] needs" },
+        { "[default]\naws_access_key_id = A\naws_secret_access_key = B\naws_session_token = T0k/en=\n", 0400,
+          0, "A:B", "T0k/en=", NULL },
+        { "[default]\naws_access_key_id = A\n", 0600, -EBADMSG, NULL, NULL,
+          "[default] needs aws_access_key_id" },
+        { "[other]\naws_access_key_id = A\naws_secret_access_key = B\n", 0600, -EBADMSG, NULL, NULL,
+          "[default] needs" },
         { "[default]\naws_access_key_id = A:B\naws_secret_access_key = B\n", 0600, -EBADMSG, NULL, NULL,
           "aws_access_key_id: must be letters and digits" },
         { "[default]\naws_access_key_id = A\naws_secret_access_key = B C\n", 0600, -EBADMSG, NULL, NULL,
@@ -222,7 +232,8 @@ static const struct {
         { "[default\naws_access_key_id = A\n", 0600, -EBADMSG, NULL, NULL, "line 1: bad section header" },
         { "[default]\njust words\n", 0600, -EBADMSG, NULL, NULL, "line 2: expected 'key = value'" },
         { "\n\n[default]\n\njust words\n", 0600, -EBADMSG, NULL, NULL, "line 5: expected 'key = value'" },
-        { "[default]\naws_access_key_id = A\naws_secret_access_key = B\n", 0640, -EPERM, NULL, NULL, "refused" },
+        { "[default]\naws_access_key_id = A\naws_secret_access_key = B\n", 0640, -EPERM, NULL, NULL,
+          "refused" },
 };
 
 START_TEST(test_credentials) {
@@ -240,7 +251,8 @@ START_TEST(test_credentials) {
         ck_assert_msg(r == creds[_i].r, "case %d: %d (%s)", _i, r, err ?: "");
         if (r < 0) {
                 ck_assert_str_eq(key, "s3_credentials_file");
-                ck_assert_msg(err && strstr(err, creds[_i].error) && strstr(err, path), "case %d: %s", _i, err);
+                ck_assert_msg(err && strstr(err, creds[_i].error) && strstr(err, path), "case %d: %s", _i,
+                              err);
                 return;
         }
         ck_assert_str_eq(a.userpwd, creds[_i].userpwd);
@@ -260,7 +272,8 @@ START_TEST(test_environment_and_region) {
         unsetenv("AWS_REGION");
         unsetenv("AWS_DEFAULT_REGION");
         ck_assert_int_eq(s3_auth_load(c, &a, &key, &err), -ENOKEY);
-        ck_assert_ptr_nonnull(strstr(err, "set s3_credentials_file, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"));
+        ck_assert_ptr_nonnull(
+                strstr(err, "set s3_credentials_file, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"));
         setenv("AWS_ACCESS_KEY_ID", "AKID", 1);
         setenv("AWS_SECRET_ACCESS_KEY", "S", 1);
         setenv("AWS_DEFAULT_REGION", "eu-central-1", 1);
@@ -316,16 +329,16 @@ static int on_entry(void *userdata, NssMapType t, const void *entry) {
         n->good++;
         if (t == NSS_MAP_PASSWD) {
                 const NssPasswd *p = entry;
-                snprintf(n->last, sizeof(n->last), "%s:%s:%u:%u:%s:%s:%s", p->name, p->passwd, p->uid, p->gid,
-                         p->gecos, p->dir, p->shell);
+                snprintf(n->last, sizeof(n->last), "%s:%s:%u:%u:%s:%s:%s", p->name, p->passwd, p->uid,
+                         p->gid, p->gecos, p->dir, p->shell);
         } else if (t == NSS_MAP_GROUP) {
                 const NssGroup *g = entry;
                 snprintf(n->last, sizeof(n->last), "%s:%u:%s,%s", g->name, g->gid, g->members[0] ?: "",
                          g->members[0] && g->members[1] ? g->members[1] : "");
         } else if (t == NSS_MAP_SHADOW) {
                 const NssShadow *s = entry;
-                snprintf(n->last, sizeof(n->last), "%s:%s:%lld:%lld", s->name, s->passwd, (long long) s->lstchg,
-                         (long long) s->max);
+                snprintf(n->last, sizeof(n->last), "%s:%s:%lld:%lld", s->name, s->passwd,
+                         (long long) s->lstchg, (long long) s->max);
         }
         return 0;
 }
@@ -400,11 +413,12 @@ static const struct {
 START_TEST(test_objects) {
         _cleanup_free_ char *err = NULL;
         Count n = {};
-        int r = s3_object_parse(objects[_i].t, objects[_i].json, strlen(objects[_i].json), on_entry, on_bad, &n, &err);
+        int r = s3_object_parse(objects[_i].t, objects[_i].json, strlen(objects[_i].json), on_entry, on_bad,
+                                &n, &err);
 
         ck_assert_msg(r == objects[_i].r, "case %d: %d %s", _i, r, err ?: "");
-        ck_assert_msg(n.good == objects[_i].good && n.bad == objects[_i].bad, "case %d: %zu good, %zu bad", _i,
-                      n.good, n.bad);
+        ck_assert_msg(n.good == objects[_i].good && n.bad == objects[_i].bad, "case %d: %zu good, %zu bad",
+                      _i, n.good, n.bad);
         if (objects[_i].good && *objects[_i].last)
                 ck_assert_str_eq(n.last, objects[_i].last);
         if (r < 0)
@@ -417,8 +431,9 @@ END_TEST
 static const struct {
         const char *text, *error;
 } confs[] = {
-        { "gcs_bucket = b\n", "test.conf:2: key 'gcs_bucket': nsscache's gcs source is not supported: use source = s3 "
-                              "with s3_endpoint = https://storage.googleapis.com" },
+        { "gcs_bucket = b\n",
+          "test.conf:2: key 'gcs_bucket': nsscache's gcs source is not supported: use source = s3 "
+          "with s3_endpoint = https://storage.googleapis.com" },
         { "gcs_passwd_object = p\n", "key 'gcs_passwd_object': nsscache's gcs source" },
         { "source = gcs\n", "test.conf:2: key 'source': nsscache's gcs source is not supported" },
         { "source = s4\n", "only 'scim', 'http' and 's3' are supported, not 's4'" },
@@ -437,8 +452,9 @@ START_TEST(test_conf) {
 END_TEST
 
 START_TEST(test_conf_s3) {
-        static const char text[] = "[DEFAULT]\nsource = s3\ncache = files\nfiles_dir = /tmp\nmaps = passwd, group\n"
-                                   "s3_bucket = fleet\ns3_passwd_object = p.json\ns3_group_object = g.json\n";
+        static const char text[] =
+                "[DEFAULT]\nsource = s3\ncache = files\nfiles_dir = /tmp\nmaps = passwd, group\n"
+                "s3_bucket = fleet\ns3_passwd_object = p.json\ns3_group_object = g.json\n";
         _cleanup_(nsscache_conf_freep) NsscacheConf *c = NULL;
         _cleanup_free_ char *err = NULL;
 

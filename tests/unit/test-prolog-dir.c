@@ -69,7 +69,8 @@ static void expect_error(const char *e, const char *msg, const char *rel) {
 }
 
 static int run(const PrologScript *s, uint64_t timeout, size_t limit, PrologExecResult *res, char **err) {
-        const PrologExecSpec spec = { .timeout_usec = timeout, .kill_grace_usec = 50 * USEC_PER_MSEC,
+        const PrologExecSpec spec = { .timeout_usec = timeout,
+                                      .kill_grace_usec = 50 * USEC_PER_MSEC,
                                       .output_limit = limit };
 
         return prolog_exec(s, &spec, res, err);
@@ -145,8 +146,9 @@ START_TEST(test_order) {
 END_TEST
 
 START_TEST(test_filter) {
-        const char *skipped[] = { ".hidden", "x~", "x.dpkg-old", "x.dpkg-new", "x.dpkg-dist", "x.dpkg-tmp",
-                                  "x.rpmnew", "x.rpmsave", "x.rpmorig", "x.disabled", "..data" };
+        const char *skipped[] = { ".hidden",     "x~",         "x.dpkg-old", "x.dpkg-new",
+                                  "x.dpkg-dist", "x.dpkg-tmp", "x.rpmnew",   "x.rpmsave",
+                                  "x.rpmorig",   "x.disabled", "..data" };
         _cleanup_free_ char *e = NULL, *fifo = tmp_at("d/fifo");
         PrologScript *s = NULL;
         size_t n;
@@ -215,10 +217,12 @@ START_TEST(test_dir_refused) {
         tmp_mkdir_as("gw", 0775, 0);
         script("gw/a", "true");
         list("gw", -EPERM, &s, &e);
-        expect_error(e, "refusing prolog directory '@': group- or world-writable (owner uid 0, mode 0775)", "gw");
+        expect_error(e, "refusing prolog directory '@': group- or world-writable (owner uid 0, mode 0775)",
+                     "gw");
         tmp_mkdir_as("ww", 0757, 0);
         list("ww", -EPERM, &s, &e);
-        expect_error(e, "refusing prolog directory '@': group- or world-writable (owner uid 0, mode 0757)", "ww");
+        expect_error(e, "refusing prolog directory '@': group- or world-writable (owner uid 0, mode 0757)",
+                     "ww");
         tmp_mkdir_as("nobody", 0755, NOBODY);
         list("nobody", -EPERM, &s, &e);
         expect_error(e, "refusing prolog directory '@': owned by uid 65534, not root (mode 0755)", "nobody");
@@ -471,7 +475,8 @@ START_TEST(test_timeout_grace) {
         pid_t pid;
 
         ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
-        ck_assert_int_ge(asprintf(&body, "trap '' TERM; " GRANDCHILD "; while :; do wait; done", tmp_tree, tmp_tree, tmp_tree),
+        ck_assert_int_ge(asprintf(&body, "trap '' TERM; " GRANDCHILD "; while :; do wait; done", tmp_tree,
+                                  tmp_tree, tmp_tree),
                          0);
         pid = run_until_grandchild(body, &res);
         ck_assert_int_eq(res.signal, SIGKILL);
@@ -537,7 +542,8 @@ static void expect_tail(const PrologScript *s, const char *cmd, size_t limit) {
 }
 
 START_TEST(test_output_tail) {
-        const char *body = "seq 1 50000; echo on-stderr >&2; seq 1 7; head -c 70000 /dev/zero | tr '\\0' x; echo end";
+        const char *body =
+                "seq 1 50000; echo on-stderr >&2; seq 1 7; head -c 70000 /dev/zero | tr '\\0' x; echo end";
         _cleanup_free_ char *e = NULL, *cmd = NULL;
         const size_t limits[] = { 1, 2, 999, 4096, 16384, 65536, 100000, 10000000 };
         PrologScript *s = NULL;
@@ -692,7 +698,8 @@ typedef struct Seen {
         size_t n;
 } Seen;
 
-static void seen_fn(void *userdata, const PrologScript *sc, int r, const PrologExecResult *res, const char *error) {
+static void seen_fn(void *userdata, const PrologScript *sc, int r, const PrologExecResult *res,
+                    const char *error) {
         Seen *seen = userdata;
 
         (void) res;
@@ -706,9 +713,12 @@ static int local_run(PrologKind kind, uint64_t script_timeout, uint64_t total, S
                      char **ret_error) {
         _cleanup_free_ char *d = tmp_at("d");
         PrologSettings set = {
-                .prolog_dir = d, .epilog_dir = d,
-                .script_timeout_usec = script_timeout, .total_timeout_usec = total,
-                .kill_grace_usec = 50 * USEC_PER_MSEC, .output_limit = 4096,
+                .prolog_dir = d,
+                .epilog_dir = d,
+                .script_timeout_usec = script_timeout,
+                .total_timeout_usec = total,
+                .kill_grace_usec = 50 * USEC_PER_MSEC,
+                .output_limit = 4096,
         };
         char *const envp[] = { (char *) "SLURM_JOB_ID=77", NULL };
 
@@ -731,7 +741,8 @@ START_TEST(test_local_prolog_stops) {
         Seen seen = {};
 
         three_scripts();
-        ck_assert_int_eq(local_run(PROLOG_KIND_PROLOG, 10 * USEC_PER_SEC, 60 * USEC_PER_SEC, &seen, reason, &e), 1);
+        ck_assert_int_eq(
+                local_run(PROLOG_KIND_PROLOG, 10 * USEC_PER_SEC, 60 * USEC_PER_SEC, &seen, reason, &e), 1);
         ck_assert_str_eq(reason, "prolog 20-fail rc=4: boom");
         ck_assert_uint_eq(seen.n, 2);
         ck_assert_str_eq(seen.names[1], "20-fail");
@@ -747,7 +758,8 @@ START_TEST(test_local_epilog_all) {
         Seen seen = {};
 
         three_scripts();
-        ck_assert_int_eq(local_run(PROLOG_KIND_EPILOG, 10 * USEC_PER_SEC, 60 * USEC_PER_SEC, &seen, reason, &e), 1);
+        ck_assert_int_eq(
+                local_run(PROLOG_KIND_EPILOG, 10 * USEC_PER_SEC, 60 * USEC_PER_SEC, &seen, reason, &e), 1);
         ck_assert_str_eq(reason, "epilog 20-fail rc=4: boom");
         ck_assert_uint_eq(seen.n, 3);
         ck_assert_ptr_nonnull(f = fopen(ran, "re"));
@@ -764,7 +776,8 @@ START_TEST(test_local_passes) {
         Seen seen = {};
 
         script("d/10-ok", "[ \"$SLURM_JOB_ID\" = 77 ] && [ \"$SUNKD_SCRIPT\" = 10-ok ]");
-        ck_assert_int_eq(local_run(PROLOG_KIND_PROLOG, 10 * USEC_PER_SEC, 60 * USEC_PER_SEC, &seen, reason, &e), 0);
+        ck_assert_int_eq(
+                local_run(PROLOG_KIND_PROLOG, 10 * USEC_PER_SEC, 60 * USEC_PER_SEC, &seen, reason, &e), 0);
         ck_assert_str_eq(reason, "");
         ck_assert_uint_eq(seen.n, 1);
         ck_assert_int_eq(seen.rs[0], 0);
@@ -779,7 +792,9 @@ START_TEST(test_local_total_timeout) {
 
         script("d/10-short", "sleep 0.2");
         script("d/20-long", "exec sleep 100");
-        ck_assert_int_eq(local_run(PROLOG_KIND_PROLOG, 100 * USEC_PER_SEC, 500 * USEC_PER_MSEC, &seen, reason, &e), 1);
+        ck_assert_int_eq(
+                local_run(PROLOG_KIND_PROLOG, 100 * USEC_PER_SEC, 500 * USEC_PER_MSEC, &seen, reason, &e),
+                1);
         ck_assert_msg(strncmp(reason, "prolog 20-long timed out", 24) == 0, "%s", reason);
 }
 END_TEST
@@ -792,7 +807,9 @@ START_TEST(test_local_refused) {
         ck_assert_int_ge(asprintf(&ran, "touch %s/ran", tmp_tree), 0);
         script("d/10-ran", ran);
         tmp_file_as("d/20-writable", "#!/bin/sh\nexit 0\n", 0775, 0);
-        ck_assert_int_eq(local_run(PROLOG_KIND_PROLOG, 10 * USEC_PER_SEC, 60 * USEC_PER_SEC, &seen, reason, &e), -EPERM);
+        ck_assert_int_eq(
+                local_run(PROLOG_KIND_PROLOG, 10 * USEC_PER_SEC, 60 * USEC_PER_SEC, &seen, reason, &e),
+                -EPERM);
         ck_assert_msg(e && strstr(e, "20-writable"), "%s", e ?: "");
         /* the reason names the script refused, not its directory */
         ck_assert_msg(strncmp(reason, "prolog 20-writable ", 19) == 0 && strstr(reason, "refused"), "%s",

@@ -60,19 +60,22 @@ START_TEST(test_reason) {
         const char *out = "checking GPUs\nGPU 3 missing\n";
 
         expect_reason(PROLOG_KIND_PROLOG,
-                      &(PrologFailure) { .script = "10-gpu", .exit_code = 3, .output = out, .output_len = strlen(out) },
+                      &(PrologFailure){
+                              .script = "10-gpu", .exit_code = 3, .output = out, .output_len = strlen(out) },
                       "prolog 10-gpu rc=3: GPU 3 missing");
-        expect_reason(PROLOG_KIND_EPILOG, &(PrologFailure) { .script = "90-clean", .exit_code = 1 },
+        expect_reason(PROLOG_KIND_EPILOG, &(PrologFailure){ .script = "90-clean", .exit_code = 1 },
                       "epilog 90-clean rc=1");
-        expect_reason(PROLOG_KIND_PROLOG, &(PrologFailure) { .script = "20-hang", .timed_out = true, .signal = SIGKILL },
+        expect_reason(PROLOG_KIND_PROLOG,
+                      &(PrologFailure){ .script = "20-hang", .timed_out = true, .signal = SIGKILL },
                       "prolog 20-hang timed out (SIGKILL)");
-        expect_reason(PROLOG_KIND_PROLOG, &(PrologFailure) { .script = "20-hang", .timed_out = true },
+        expect_reason(PROLOG_KIND_PROLOG, &(PrologFailure){ .script = "20-hang", .timed_out = true },
                       "prolog 20-hang timed out (SIGTERM)");
-        expect_reason(PROLOG_KIND_PROLOG, &(PrologFailure) { .script = "30-seg", .signal = SIGSEGV },
+        expect_reason(PROLOG_KIND_PROLOG, &(PrologFailure){ .script = "30-seg", .signal = SIGSEGV },
                       "prolog 30-seg killed by SIGSEGV");
-        expect_reason(PROLOG_KIND_PROLOG, &(PrologFailure) { .script = "40-x", .error = prolog_exec_why(-ENOEXEC) },
+        expect_reason(PROLOG_KIND_PROLOG,
+                      &(PrologFailure){ .script = "40-x", .error = prolog_exec_why(-ENOEXEC) },
                       "prolog 40-x cannot execute: neither a program nor a '#!' script");
-        expect_reason(PROLOG_KIND_PROLOG, &(PrologFailure) { .script = "evil\nname\x1b", .exit_code = 1 },
+        expect_reason(PROLOG_KIND_PROLOG, &(PrologFailure){ .script = "evil\nname\x1b", .exit_code = 1 },
                       "prolog evil\\x0aname\\x1b rc=1");
 }
 END_TEST
@@ -85,11 +88,13 @@ START_TEST(test_reason_bounded) {
         name[sizeof(name) - 1] = '\0';
         memset(out, 'o', sizeof(out) - 1);
         out[sizeof(out) - 1] = '\0';
-        prolog_failure_reason(buf, PROLOG_KIND_PROLOG,
-                              &(PrologFailure) { .script = "10-x", .exit_code = 2, .output = out, .output_len = strlen(out) });
+        prolog_failure_reason(
+                buf, PROLOG_KIND_PROLOG,
+                &(PrologFailure){
+                        .script = "10-x", .exit_code = 2, .output = out, .output_len = strlen(out) });
         ck_assert_uint_le(strlen(buf), PROLOG_REASON_MAX);
         ck_assert_msg(strncmp(buf, "prolog 10-x rc=2: ooo", 21) == 0, "%s", buf);
-        prolog_failure_reason(buf, PROLOG_KIND_PROLOG, &(PrologFailure) { .script = name, .exit_code = 2 });
+        prolog_failure_reason(buf, PROLOG_KIND_PROLOG, &(PrologFailure){ .script = name, .exit_code = 2 });
         ck_assert_uint_eq(strlen(buf), PROLOG_REASON_MAX);
 }
 END_TEST
@@ -146,8 +151,8 @@ static void expect_load(const char *text, mode_t mode, uid_t uid, int r, const c
 
         ck_assert_msg(got == r, "'%s': got %d (%s), expected %d", text, got, e ?: "", r);
         if (msg)
-                ck_assert_msg(e && strstr(e, msg) && strstr(e, p), "'%s': error '%s' lacks '%s' or the path", text,
-                              e ?: "", msg);
+                ck_assert_msg(e && strstr(e, msg) && strstr(e, p), "'%s': error '%s' lacks '%s' or the path",
+                              text, e ?: "", msg);
         /* a refused file leaves the defaults */
         if (r < 0) {
                 ck_assert_str_eq(s.prolog_dir, SUNKD_SYSCONFDIR "/sunkd/prolog.d");
@@ -197,7 +202,8 @@ START_TEST(test_settings_hostile) {
         expect_load("{}", 0600, 65534, -EPERM, "owned by uid 65534");
         expect_load("{\"prolog_dir\": ", 0600, 0, -EBADMSG, "not valid JSON");
         expect_load("[1, 2]", 0600, 0, -EBADMSG, "not a JSON object");
-        expect_load("{\"prolog_dir\": \"relative/p.d\"}", 0600, 0, -EBADMSG, "'prolog_dir' must be an absolute path");
+        expect_load("{\"prolog_dir\": \"relative/p.d\"}", 0600, 0, -EBADMSG,
+                    "'prolog_dir' must be an absolute path");
         expect_load("{\"epilog_dir\": \"/a/../etc\"}", 0600, 0, -EBADMSG, "'epilog_dir'");
         expect_load("{\"prolog_dir\": 5}", 0600, 0, -EBADMSG, "'prolog_dir'");
         expect_load("{\"script_timeout_usec\": -1}", 0600, 0, -EBADMSG, "'script_timeout_usec'");

@@ -30,14 +30,14 @@ static void digest_of(const uint8_t *key, const char *const *parts, uint8_t out[
 START_TEST(test_digest) {
         uint8_t a[DIGEST_LEN], b[DIGEST_LEN], c[DIGEST_LEN], e[DIGEST_LEN];
 
-        digest_of(key1, (const char *[]) { "hello world", NULL }, a);
-        digest_of(key1, (const char *[]) { "hello", " ", "world", NULL }, b);
+        digest_of(key1, (const char *[]){ "hello world", NULL }, a);
+        digest_of(key1, (const char *[]){ "hello", " ", "world", NULL }, b);
         ck_assert_mem_eq(a, b, DIGEST_LEN); /* however the bytes arrive */
-        digest_of(key2, (const char *[]) { "hello world", NULL }, c);
+        digest_of(key2, (const char *[]){ "hello world", NULL }, c);
         ck_assert(memcmp(a, c, DIGEST_LEN) != 0); /* the key is part of it */
-        digest_of(key1, (const char *[]) { "hello worle", NULL }, c);
+        digest_of(key1, (const char *[]){ "hello worle", NULL }, c);
         ck_assert(memcmp(a, c, DIGEST_LEN) != 0);
-        digest_of(key1, (const char *[]) { NULL }, e);
+        digest_of(key1, (const char *[]){ NULL }, e);
         ck_assert(memcmp(a, e, DIGEST_LEN) != 0);
         /* a context is reused for the next digest, as for each page */
         {
@@ -101,7 +101,8 @@ static void files(const Fixture *x, bool contents, uint8_t out[DIGEST_LEN]) {
 }
 
 /* Both digests of @x now, and whether each differs from @stat0 / @cont0. */
-static void changed(const Fixture *x, const uint8_t *stat0, const uint8_t *cont0, bool *ret_stat, bool *ret_cont) {
+static void changed(const Fixture *x, const uint8_t *stat0, const uint8_t *cont0, bool *ret_stat,
+                    bool *ret_cont) {
         uint8_t s[DIGEST_LEN], c[DIGEST_LEN];
 
         files(x, false, s);
@@ -133,7 +134,7 @@ START_TEST(test_files_digest) {
         ck_assert_int_ge(asprintf(&p, "%s/passwd.cache", x.dir), 0);
         ck_assert_int_eq(stat(p, &st), 0);
         write_file(x.dir, "passwd.cache", "ada:y:1:1::/home/ada:/bin/sh\n");
-        ck_assert_int_eq(utimensat(AT_FDCWD, p, (struct timespec[2]) { st.st_atim, st.st_mtim }, 0), 0);
+        ck_assert_int_eq(utimensat(AT_FDCWD, p, (struct timespec[2]){ st.st_atim, st.st_mtim }, 0), 0);
         changed(&x, s0, c0, &ds, &dc);
         ck_assert(ds);
         ck_assert(dc);
@@ -202,7 +203,10 @@ END_TEST
 
 START_TEST(test_rejects_copy) {
         ScimReject records[] = {
-                { .reason = SCIM_REJECT_LOCAL_ACCOUNT, .map = NSS_MAP_PASSWD, .name = (char *) "root", .id = 0 },
+                { .reason = SCIM_REJECT_LOCAL_ACCOUNT,
+                  .map = NSS_MAP_PASSWD,
+                  .name = (char *) "root",
+                  .id = 0 },
                 { .reason = SCIM_REJECT_DUP_NAME, .map = NSS_MAP_GROUP, .name = NULL, .id = -1 },
         };
         ScimRejects from = { .total = 7, .records = records, .n_records = 2 }, to, empty;
@@ -221,7 +225,7 @@ START_TEST(test_rejects_copy) {
         ck_assert_ptr_null(to.records);
         ck_assert_uint_eq(to.n_records, 0);
 
-        ck_assert_int_eq(refresh_rejects_copy(&empty, &(ScimRejects) {}), 0);
+        ck_assert_int_eq(refresh_rejects_copy(&empty, &(ScimRejects){}), 0);
         ck_assert_ptr_null(empty.records);
         refresh_rejects_done(&empty);
 }
@@ -235,7 +239,8 @@ START_TEST(test_record) {
         scim_record_init(&b);
         ck_assert(memcmp(a.key, b.key, DIGEST_KEY_LEN) != 0); /* each run draws its own */
         for (int i = 0; i < 1000; i++)
-                ck_assert_int_eq(scim_record_add(&a, "http://x/Users?startIndex=1", "Users page 1", 200, true, d), 0);
+                ck_assert_int_eq(
+                        scim_record_add(&a, "http://x/Users?startIndex=1", "Users page 1", 200, true, d), 0);
         ck_assert_uint_eq(a.n, 1000);
         ck_assert_str_eq(a.requests[999].what, "Users page 1");
         ck_assert_int_eq(a.requests[999].status, 200);

@@ -83,8 +83,9 @@ static bool job_ahead(Job *j, int64_t *ret) {
 
         ck_assert_int_eq(sched_job_to_json(j, &o), 0);
         armed = sched_job_state(j) == JOB_ARMED;
-        *ret = json_object_object_get_ex(o, "next_run_usec", &v) ?
-                json_object_get_int64(v) - (int64_t) now_usec(CLOCK_REALTIME) : 0;
+        *ret = json_object_object_get_ex(o, "next_run_usec", &v)
+                       ? json_object_get_int64(v) - (int64_t) now_usec(CLOCK_REALTIME)
+                       : 0;
         json_object_put(o);
         return armed;
 }
@@ -124,7 +125,8 @@ static void run_until(bool (*cond)(void), uint64_t max_usec) {
 }
 
 static void sleep_usec(uint64_t usec) {
-        struct timespec ts = { .tv_sec = (time_t) (usec / USEC_PER_SEC), .tv_nsec = (long) (usec % USEC_PER_SEC) * 1000 };
+        struct timespec ts = { .tv_sec = (time_t) (usec / USEC_PER_SEC),
+                               .tv_nsec = (long) (usec % USEC_PER_SEC) * 1000 };
         nanosleep(&ts, NULL);
 }
 
@@ -174,21 +176,33 @@ static Job *add_job(sunkd_job_spec spec) {
         return j;
 }
 
-static bool done_1(void) { return H->n_done >= 1; }
-static bool done_2(void) { return H->n_done >= 2; }
-static bool done_5(void) { return H->n_done >= 5; }
+static bool done_1(void) {
+        return H->n_done >= 1;
+}
+static bool done_2(void) {
+        return H->n_done >= 2;
+}
+static bool done_5(void) {
+        return H->n_done >= 5;
+}
 static unsigned want_done;
-static bool done_want(void) { return H->n_done >= want_done; }
+static bool done_want(void) {
+        return H->n_done >= want_done;
+}
 static Job *J;
-static bool j_running(void) { return sched_job_state(J) == JOB_RUNNING; }
+static bool j_running(void) {
+        return sched_job_state(J) == JOB_RUNNING;
+}
 
 /* Generous: these bound a wait for a state, not how fast it comes. */
 #define WAIT_MAX (60 * USEC_PER_SEC)
 
 START_TEST(test_splay_real) {
         int64_t ahead;
-        Job *j = add_job((sunkd_job_spec){ .name = "t.splay", .interval_usec = 3600 * USEC_PER_SEC,
-                                           .splay_usec = 300 * MS, .work = work_sleep });
+        Job *j = add_job((sunkd_job_spec){ .name = "t.splay",
+                                           .interval_usec = 3600 * USEC_PER_SEC,
+                                           .splay_usec = 300 * MS,
+                                           .work = work_sleep });
 
         /* The first run is armed within the splay, not at the interval. */
         ck_assert(job_ahead(j, &ahead));
@@ -204,8 +218,12 @@ END_TEST
 
 START_TEST(test_backoff_real) {
         H->work_result = -EIO;
-        add_job((sunkd_job_spec){ .name = "t.backoff", .interval_usec = 3600 * USEC_PER_SEC, .splay_usec = 0,
-                                  .backoff_min_usec = 80 * MS, .backoff_max_usec = 320 * MS, .work = work_sleep });
+        add_job((sunkd_job_spec){ .name = "t.backoff",
+                                  .interval_usec = 3600 * USEC_PER_SEC,
+                                  .splay_usec = 0,
+                                  .backoff_min_usec = 80 * MS,
+                                  .backoff_max_usec = 320 * MS,
+                                  .work = work_sleep });
         run_until(done_5, WAIT_MAX);
         ck_assert_uint_ge(H->n_done, 5);
         ck_assert_uint_ge(H->n_hooks, 5);
@@ -217,8 +235,10 @@ START_TEST(test_backoff_real) {
                               (unsigned long long) gap, (unsigned long long) bound[i] / 2);
                 /* And the timer armed after the failure points no further than the bound. */
                 ck_assert_msg(H->rearmed[i], "not re-armed after failure %u", i);
-                ck_assert_msg(H->ahead[i] <= (int64_t) (bound[i] * MS), "after failure %u the next run is %lld us ahead, "
-                              "expected at most %llu ms", i, (long long) H->ahead[i], (unsigned long long) bound[i]);
+                ck_assert_msg(H->ahead[i] <= (int64_t) (bound[i] * MS),
+                              "after failure %u the next run is %lld us ahead, "
+                              "expected at most %llu ms",
+                              i, (long long) H->ahead[i], (unsigned long long) bound[i]);
                 ck_assert_int_eq(H->results[i], -EIO);
         }
 }
@@ -227,8 +247,11 @@ END_TEST
 START_TEST(test_backoff_resets) {
         Job *j;
         H->work_result = -EIO;
-        j = add_job((sunkd_job_spec){ .name = "t.reset", .interval_usec = 400 * MS, .backoff_min_usec = 20 * MS,
-                                      .backoff_max_usec = 40 * MS, .work = work_sleep });
+        j = add_job((sunkd_job_spec){ .name = "t.reset",
+                                      .interval_usec = 400 * MS,
+                                      .backoff_min_usec = 20 * MS,
+                                      .backoff_max_usec = 40 * MS,
+                                      .work = work_sleep });
         run_until(done_2, WAIT_MAX);
         ck_assert_uint_ge(H->n_done, 2);
         H->work_result = 0;
@@ -246,7 +269,8 @@ END_TEST
 
 START_TEST(test_coalesce) {
         Job *j;
-        j = J = add_job((sunkd_job_spec){ .name = "t.coalesce", .flags = SUNKD_JOB_TRIGGER_ONLY, .work = work_gate });
+        j = J = add_job((sunkd_job_spec){
+                .name = "t.coalesce", .flags = SUNKD_JOB_TRIGGER_ONLY, .work = work_gate });
         ck_assert_int_eq(sched_job_trigger(j, "test"), 0);
         run_until(j_running, WAIT_MAX);
         /* The work cannot end before the release: the triggers land while it runs. */
@@ -264,7 +288,9 @@ START_TEST(test_coalesce) {
 END_TEST
 
 START_TEST(test_timeout) {
-        Job *j = add_job((sunkd_job_spec){ .name = "t.timeout", .flags = SUNKD_JOB_TRIGGER_ONLY, .timeout_usec = 100 * MS,
+        Job *j = add_job((sunkd_job_spec){ .name = "t.timeout",
+                                           .flags = SUNKD_JOB_TRIGGER_ONLY,
+                                           .timeout_usec = 100 * MS,
                                            .work = work_until_cancelled });
         ck_assert_int_eq(sched_job_trigger(j, NULL), 0);
         run_until(done_1, WAIT_MAX);
@@ -278,9 +304,13 @@ END_TEST
 /* A reload's new timing: the next run gets the new timeout; what the job is
  * (name, flags, callbacks) cannot change. */
 START_TEST(test_update) {
-        sunkd_job_spec spec = { .size = sizeof(spec), .name = "t.update", .flags = SUNKD_JOB_TRIGGER_ONLY,
-                                .timeout_usec = 5 * USEC_PER_SEC, .prepare = prepare_record,
-                                .work = work_until_cancelled, .done = done_record };
+        sunkd_job_spec spec = { .size = sizeof(spec),
+                                .name = "t.update",
+                                .flags = SUNKD_JOB_TRIGGER_ONLY,
+                                .timeout_usec = 5 * USEC_PER_SEC,
+                                .prepare = prepare_record,
+                                .work = work_until_cancelled,
+                                .done = done_record };
         Job *j = NULL;
 
         ck_assert_int_eq(sched_job_add(H->sched, &spec, &H->state, H, "test", &j), 0);
@@ -313,17 +343,23 @@ static void on_wait(void *userdata, Job *j, int result) {
 START_TEST(test_wait_and_stop) {
         Job *j;
         H->work_result = -ENOENT;
-        j = add_job((sunkd_job_spec){ .name = "t.wait", .flags = SUNKD_JOB_TRIGGER_ONLY, .work = work_sleep });
+        j = add_job(
+                (sunkd_job_spec){ .name = "t.wait", .flags = SUNKD_JOB_TRIGGER_ONLY, .work = work_sleep });
         ck_assert_int_eq(sched_job_trigger(j, NULL), 0);
         ck_assert_int_eq(sched_job_wait(j, on_wait, H), 0);
         run_until(done_1, WAIT_MAX);
         ck_assert(H->waited);
         ck_assert_int_eq(H->waited_result, -ENOENT);
         ck_assert_ptr_eq(sched_find(H->sched, "t.wait"), j);
-        ck_assert_int_eq(sched_job_add(H->sched, &(sunkd_job_spec){ .size = sizeof(sunkd_job_spec), .name = "t.wait",
-                                                                   .work = work_sleep }, &H->state, H, "test", NULL), -EEXIST);
+        ck_assert_int_eq(sched_job_add(H->sched,
+                                       &(sunkd_job_spec){ .size = sizeof(sunkd_job_spec),
+                                                          .name = "t.wait",
+                                                          .work = work_sleep },
+                                       &H->state, H, "test", NULL),
+                         -EEXIST);
 
-        Job *h = add_job((sunkd_job_spec){ .name = "t.hang", .flags = SUNKD_JOB_TRIGGER_ONLY, .work = work_until_cancelled });
+        Job *h = add_job((sunkd_job_spec){
+                .name = "t.hang", .flags = SUNKD_JOB_TRIGGER_ONLY, .work = work_until_cancelled });
         ck_assert_int_eq(sched_job_trigger(h, NULL), 0);
         run_until(done_2, 50 * MS);
         ck_assert_uint_eq(sched_n_running(H->sched, H), 1);
@@ -345,13 +381,15 @@ static int work_pause(void *state, void *input, const sunkd_cancel *cancel, void
         return 0;
 }
 
-static bool running_1(void) { return sched_n_running(H->sched, H) == 1; }
+static bool running_1(void) {
+        return sched_n_running(H->sched, H) == 1;
+}
 
 /* A child killed because its owner stops was cancelled, not failed: done()
  * sees -ECANCELED, as a thread's work that returns on cancel does. */
 START_TEST(test_stop_kills_child_as_cancel) {
-        Job *j = add_job((sunkd_job_spec){ .name = "t.child", .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_CHILD,
-                                           .work = work_pause });
+        Job *j = add_job((sunkd_job_spec){
+                .name = "t.child", .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_CHILD, .work = work_pause });
         sigset_t chld;
 
         /* sd-event watches children only with SIGCHLD blocked, as sunkd has it. */
@@ -457,7 +495,8 @@ static pid_t start_tracer(pid_t pid) {
         close(p[1]);
         ck_assert_int_eq(read(p[0], &ok, 1), 1);
         close(p[0]);
-        ck_assert_msg(ok == 'y', "cannot ptrace the job's child here: the test needs ptrace between siblings");
+        ck_assert_msg(ok == 'y',
+                      "cannot ptrace the job's child here: the test needs ptrace between siblings");
         return t;
 }
 
@@ -494,8 +533,12 @@ static bool job_waiting(void) {
         return w;
 }
 
-static bool no_unreaped(void) { return sched_n_unreaped(H->sched, NULL) == 0; }
-static bool started_2(void) { return H->n_starts >= 2; }
+static bool no_unreaped(void) {
+        return sched_n_unreaped(H->sched, NULL) == 0;
+}
+static bool started_2(void) {
+        return H->n_starts >= 2;
+}
 
 START_TEST(test_child_outlives_kill) {
         pid_t pid, tracer;
@@ -503,8 +546,10 @@ START_TEST(test_child_outlives_kill) {
         snprintf(pid_path, sizeof(pid_path), "/tmp/test-sched.%d.pid", (int) getpid());
         block_sigchld();
         sched_set_kill_grace(H->sched, 200 * MS);
-        J = add_job((sunkd_job_spec){ .name = "t.stuck", .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_CHILD,
-                                      .timeout_usec = 300 * MS, .work = work_pid_pause });
+        J = add_job((sunkd_job_spec){ .name = "t.stuck",
+                                      .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_CHILD,
+                                      .timeout_usec = 300 * MS,
+                                      .work = work_pid_pause });
         ck_assert_int_eq(sched_job_trigger(J, NULL), 0);
         run_until(j_running, WAIT_MAX);
         pid = read_pid_file();
@@ -548,8 +593,10 @@ START_TEST(test_timeout_kills_what_child_started) {
         snprintf(pid_path, sizeof(pid_path), "/tmp/test-sched.%d.pid", (int) getpid());
         ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
         block_sigchld();
-        J = add_job((sunkd_job_spec){ .name = "t.forks", .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_CHILD,
-                                      .timeout_usec = 300 * MS, .work = work_fork_pause });
+        J = add_job((sunkd_job_spec){ .name = "t.forks",
+                                      .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_CHILD,
+                                      .timeout_usec = 300 * MS,
+                                      .work = work_fork_pause });
         ck_assert_int_eq(sched_job_trigger(J, NULL), 0);
         run_until(j_running, WAIT_MAX);
         g = read_pid_file();
@@ -571,8 +618,10 @@ START_TEST(test_stop_with_stuck_child) {
         snprintf(pid_path, sizeof(pid_path), "/tmp/test-sched.%d.pid", (int) getpid());
         block_sigchld();
         sched_set_kill_grace(H->sched, 200 * MS);
-        J = add_job((sunkd_job_spec){ .name = "t.stuck", .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_CHILD,
-                                      .timeout_usec = 3600 * USEC_PER_SEC, .work = work_pid_pause });
+        J = add_job((sunkd_job_spec){ .name = "t.stuck",
+                                      .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_CHILD,
+                                      .timeout_usec = 3600 * USEC_PER_SEC,
+                                      .work = work_pid_pause });
         ck_assert_int_eq(sched_job_trigger(J, NULL), 0);
         run_until(j_running, WAIT_MAX);
         pid = read_pid_file();
@@ -601,8 +650,10 @@ static void cancel_ignored(void *state, void *input) {
 
 /* An async run whose module never completes it ends all the same. */
 START_TEST(test_async_without_cancel) {
-        J = add_job((sunkd_job_spec){ .name = "t.async", .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_ASYNC,
-                                      .timeout_usec = 100 * MS, .prepare = prepare_async });
+        J = add_job((sunkd_job_spec){ .name = "t.async",
+                                      .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_ASYNC,
+                                      .timeout_usec = 100 * MS,
+                                      .prepare = prepare_async });
         ck_assert_int_eq(sched_job_trigger(J, NULL), 0);
         run_until(done_1, WAIT_MAX);
         ck_assert_int_eq(H->results[0], -ETIMEDOUT);
@@ -627,8 +678,11 @@ END_TEST
 START_TEST(test_async_cancel_ignored) {
         n_cancels = 0;
         sched_set_kill_grace(H->sched, 100 * MS);
-        J = add_job((sunkd_job_spec){ .name = "t.async", .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_ASYNC,
-                                      .timeout_usec = 100 * MS, .prepare = prepare_async, .cancel = cancel_ignored });
+        J = add_job((sunkd_job_spec){ .name = "t.async",
+                                      .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_ASYNC,
+                                      .timeout_usec = 100 * MS,
+                                      .prepare = prepare_async,
+                                      .cancel = cancel_ignored });
         ck_assert_int_eq(sched_job_trigger(J, NULL), 0);
         run_until(done_1, WAIT_MAX);
         ck_assert_int_eq(H->results[0], -ETIMEDOUT);
@@ -638,8 +692,10 @@ START_TEST(test_async_cancel_ignored) {
 END_TEST
 
 START_TEST(test_async_stop_without_cancel) {
-        J = add_job((sunkd_job_spec){ .name = "t.async", .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_ASYNC,
-                                      .timeout_usec = 3600 * USEC_PER_SEC, .prepare = prepare_async });
+        J = add_job((sunkd_job_spec){ .name = "t.async",
+                                      .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_ASYNC,
+                                      .timeout_usec = 3600 * USEC_PER_SEC,
+                                      .prepare = prepare_async });
         ck_assert_int_eq(sched_job_trigger(J, NULL), 0);
         run_until(j_running, WAIT_MAX);
         sched_stop_owner(H->sched, H);
@@ -652,8 +708,13 @@ END_TEST
 
 /* As spawn: a child that drops root's uid must drop its group too. */
 START_TEST(test_child_uid_without_gid) {
-        sunkd_job_spec spec = { .size = sizeof(spec), .name = "t.drop", .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_CHILD,
-                                .work = work_pause, .done = done_record, .child_uid = 65534, .child_gid = 0 };
+        sunkd_job_spec spec = { .size = sizeof(spec),
+                                .name = "t.drop",
+                                .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_CHILD,
+                                .work = work_pause,
+                                .done = done_record,
+                                .child_uid = 65534,
+                                .child_gid = 0 };
 
         ck_assert_int_eq(sched_job_add(H->sched, &spec, &H->state, H, "test", NULL), -EINVAL);
         spec.child_gid = 65534;

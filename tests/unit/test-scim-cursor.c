@@ -22,7 +22,8 @@ static int parse(const char *body, unsigned flags, ScimPage *p, char **err) {
 
 START_TEST(test_next_cursor) {
         static const char *const good[][2] = {
-                { "{\"totalResults\":3,\"nextCursor\":\"VZUTiyhEQJ94IR\",\"Resources\":[{}]}", "VZUTiyhEQJ94IR" },
+                { "{\"totalResults\":3,\"nextCursor\":\"VZUTiyhEQJ94IR\",\"Resources\":[{}]}",
+                  "VZUTiyhEQJ94IR" },
                 { "{\"totalResults\":3,\"nextCursor\":\"a-Z_0.~9\"}", "a-Z_0.~9" },
                 { "{\"totalResults\":3,\"nextCursor\":\"\"}", NULL },
                 { "{\"totalResults\":3,\"nextCursor\":null}", NULL },
@@ -97,8 +98,9 @@ START_TEST(test_total_optional_by_cursor) {
         ck_assert_int_eq(p.total_results, -1);
         scim_page_done(&p);
         /* unless the listing is paged by index only */
-        ck_assert_int_eq(parse("{\"nextCursor\":\"x\",\"Resources\":[{}]}", SCIM_PAGE_IGNORE_CURSOR, &p, &err),
-                         -EBADMSG);
+        ck_assert_int_eq(
+                parse("{\"nextCursor\":\"x\",\"Resources\":[{}]}", SCIM_PAGE_IGNORE_CURSOR, &p, &err),
+                -EBADMSG);
         ck_assert_msg(strstr(err, "totalResults"), "%s", err);
         ck_assert_int_eq(parse("{\"nextCursor\":\"x\",\"Resources\":[{}]}", SCIM_PAGE_CURSOR, &p, &err), 0);
         ck_assert_int_eq(p.total_results, -1);
@@ -140,7 +142,8 @@ START_TEST(test_spc) {
                 { "{\"pagination\":{\"cursor\":true,\"index\":false}}", true, false },
                 { "{\"pagination\":{\"cursor\":false,\"index\":true}}", false, true },
                 /* servers that predate RFC 9865 */
-                { "{\"patch\":{\"supported\":true},\"filter\":{\"supported\":true,\"maxResults\":200}}", false, true },
+                { "{\"patch\":{\"supported\":true},\"filter\":{\"supported\":true,\"maxResults\":200}}",
+                  false, true },
                 { "{\"pagination\":null}", false, true },
                 { "{\"pagination\":{}}", false, false },
         };

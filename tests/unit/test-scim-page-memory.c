@@ -16,7 +16,9 @@
 #include "util/cleanup.h"
 #include "../lib/check-run.h"
 
-#define LIST "{\"schemas\":[\"urn:ietf:params:scim:api:messages:2.0:ListResponse\"],\"totalResults\":%d,\"Resources\":["
+#define LIST                                                                                                \
+        "{\"schemas\":[\"urn:ietf:params:scim:api:messages:2.0:ListResponse\"],\"totalResults\":%d,"        \
+        "\"Resources\":["
 #define CW "urn:coreweave:params:scim:schemas:extension:coreweave:2.0:CoreWeaveUser"
 #define BODY_SIZE (9u * 1024 * 1024)
 
@@ -56,8 +58,8 @@ static int parse_measured(const char *body, size_t len, int64_t page_size, char 
         after = peak_rss();
         scim_page_done(&p);
         ck_assert_msg(after - before <= (uint64_t) SCIM_PAGE_PARSE_FACTOR * len + SCIM_PAGE_PARSE_SLACK,
-                      "parsing %zu bytes took %llu bytes (r=%d)", len,
-                      (unsigned long long) (after - before), r);
+                      "parsing %zu bytes took %llu bytes (r=%d)", len, (unsigned long long) (after - before),
+                      r);
         return r;
 }
 
@@ -141,11 +143,13 @@ START_TEST(test_real_groups) {
 
         fprintf(f, LIST, (int) n);
         for (size_t g = 0; g < n; g++) {
-                fprintf(f, "%s{\"id\":\"g-%zu\",\"displayName\":\"Group %zu\",\"sunkPosixGroupId\":%zu,\"members\":[",
+                fprintf(f,
+                        "%s{\"id\":\"g-%zu\",\"displayName\":\"Group "
+                        "%zu\",\"sunkPosixGroupId\":%zu,\"members\":[",
                         g ? "," : "", g, g, 200000 + g);
                 for (size_t i = 0; i < 2000; i++)
-                        fprintf(f, "%s{\"value\":\"u-%zu\",\"sunkPosixUsername\":\"user%06zu\"}", i ? "," : "",
-                                g * 2000 + i, g * 2000 + i);
+                        fprintf(f, "%s{\"value\":\"u-%zu\",\"sunkPosixUsername\":\"user%06zu\"}",
+                                i ? "," : "", g * 2000 + i, g * 2000 + i);
                 fputs("]}", f);
         }
         fputs("]}", f);
@@ -161,8 +165,10 @@ START_TEST(test_count_scope) {
         const char ok[] = "{\"totalResults\":3,\"x\":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19],"
                           "\"Resources\":[{\"a\":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19]},"
                           "\"Resources\",[]],\"y\":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19]}";
-        const char bad[] = "{\"totalResults\":3,\"Resources\":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19]}";
-        const char dup[] = "{\"totalResults\":3,\"Resources\":[],\"Resources\":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19]}";
+        const char bad[] =
+                "{\"totalResults\":3,\"Resources\":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19]}";
+        const char dup[] = "{\"totalResults\":3,\"Resources\":[],\"Resources\":[1,2,3,4,5,6,7,8,9,10,11,12,"
+                           "13,14,15,16,17,18,19]}";
 
         ck_assert_msg(scim_page_parse_bounded(NULL, ok, strlen(ok), 1, 0, &p, &err) == 0, "%s", err);
         ck_assert_int_eq(p.n_resources, 3);
@@ -181,8 +187,8 @@ END_TEST
  * page leaves in it reaches the next page. */
 START_TEST(test_tokener_reuse) {
         static const char *const bodies[] = {
-                "{\"totalResults\":1,\"Resources\":[{\"id\":\"a\"", /* truncated mid-object */
-                "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[",   /* deeper than allowed */
+                "{\"totalResults\":1,\"Resources\":[{\"id\":\"a\"",     /* truncated mid-object */
+                "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[", /* deeper than allowed */
                 "{\"totalResults\":1} trailing",
                 "\"just a string",
                 "",
@@ -195,7 +201,8 @@ START_TEST(test_tokener_reuse) {
                 _cleanup_free_ char *err = NULL;
                 ScimPage p = { 0 };
 
-                ck_assert_int_eq(scim_page_parse_bounded(tok, bodies[i], strlen(bodies[i]), 10, 0, &p, &err), -EBADMSG);
+                ck_assert_int_eq(scim_page_parse_bounded(tok, bodies[i], strlen(bodies[i]), 10, 0, &p, &err),
+                                 -EBADMSG);
                 ck_assert_ptr_nonnull(err);
                 free(err);
                 err = NULL;

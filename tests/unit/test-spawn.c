@@ -65,9 +65,16 @@ static Result run_flags(const char *script, uint64_t timeout, size_t max, uid_t 
         Result x = {};
         const char *argv[] = { "/bin/sh", "-c", script, NULL };
         const char *envp[] = { "PATH=/usr/bin:/bin", "SUNKD_TEST=1", NULL };
-        sunkd_spawn_spec spec = { .size = sizeof(spec), .argv = argv, .envp = envp, .timeout_usec = timeout,
-                                  .output_max = max, .uid = uid, .gid = uid, .input = input,
-                                  .input_len = input ? strlen(input) : 0, .flags = flags };
+        sunkd_spawn_spec spec = { .size = sizeof(spec),
+                                  .argv = argv,
+                                  .envp = envp,
+                                  .timeout_usec = timeout,
+                                  .output_max = max,
+                                  .uid = uid,
+                                  .gid = uid,
+                                  .input = input,
+                                  .input_len = input ? strlen(input) : 0,
+                                  .flags = flags };
 
         sigemptyset(&ss);
         sigaddset(&ss, SIGCHLD);
@@ -103,7 +110,8 @@ END_TEST
 
 /* A 1.3 spec without the merge flag: what went to stderr is not in output. */
 START_TEST(test_stderr_apart) {
-        Result x = run_flags("echo out; echo err >&2; echo out2; echo err2 >&2; exit 3", 0, 0, (uid_t) -1, NULL, 0);
+        Result x = run_flags("echo out; echo err >&2; echo out2; echo err2 >&2; exit 3", 0, 0, (uid_t) -1,
+                             NULL, 0);
         ck_assert_int_eq(x.r, 0);
         ck_assert_int_eq(x.exit_code, 3);
         ck_assert_str_eq(x.output, "out\nout2\n");
@@ -112,12 +120,15 @@ START_TEST(test_stderr_apart) {
         result_clear(&x);
 
         /* Each stream has its own cap and keeps its own tail. */
-        x = run_flags("seq 1 2000; seq 5001 7000 >&2; echo 'last words' >&2; exit 1", 0, 100, (uid_t) -1, NULL, 0);
+        x = run_flags("seq 1 2000; seq 5001 7000 >&2; echo 'last words' >&2; exit 1", 0, 100, (uid_t) -1,
+                      NULL, 0);
         ck_assert_uint_eq(x.len, 100);
         ck_assert_uint_eq(x.err_len, 100);
         ck_assert(x.truncated && x.err_truncated);
-        ck_assert_msg(strstr(x.output, "\n1999\n2000\n") && x.output[99] == '\n', "stdout tail: %s", x.output);
-        ck_assert_msg(strstr(x.err_output, "\n6999\n7000\nlast words\n") != NULL, "stderr tail: %s", x.err_output);
+        ck_assert_msg(strstr(x.output, "\n1999\n2000\n") && x.output[99] == '\n', "stdout tail: %s",
+                      x.output);
+        ck_assert_msg(strstr(x.err_output, "\n6999\n7000\nlast words\n") != NULL, "stderr tail: %s",
+                      x.err_output);
         ck_assert_ptr_null(strstr(x.output, "last"));
         result_clear(&x);
 }
@@ -161,7 +172,8 @@ START_TEST(test_keeps_tail) {
         /* Merged: the tail of both streams together. */
         x = run("seq 1 5000; echo 'failed: no GPU' >&2; exit 1", 0, 64, (uid_t) -1, NULL);
         ck_assert_uint_eq(x.len, 64);
-        ck_assert_msg(strstr(x.output, "\n4999\n5000\nfailed: no GPU\n") != NULL, "merged tail: %s", x.output);
+        ck_assert_msg(strstr(x.output, "\n4999\n5000\nfailed: no GPU\n") != NULL, "merged tail: %s",
+                      x.output);
         result_clear(&x);
 }
 END_TEST
@@ -330,13 +342,17 @@ static void make_file(Loop *l, const char *name, const char *text, mode_t mode, 
 /* Runs @path without arguments; the program must never have run. */
 static void expect_exec_failure(Loop *l, const char *path, const char *cwd, int error) {
         const char *argv[] = { path, NULL };
-        sunkd_spawn_spec spec = { .size = sizeof(spec), .argv = argv, .uid = (uid_t) -1, .gid = (gid_t) -1,
+        sunkd_spawn_spec spec = { .size = sizeof(spec),
+                                  .argv = argv,
+                                  .uid = (uid_t) -1,
+                                  .gid = (gid_t) -1,
                                   .cwd = cwd ?: l->dir };
         Result x = {};
 
         ck_assert_int_eq(spawn_start(l->set, &spec, on_done, &x, NULL, NULL), 0);
         loop_wait(l, &x);
-        ck_assert_msg(x.r == -error, "%s: r=%d (%s), expected -%s", path, x.r, strerror(-x.r), strerrorname_np(error));
+        ck_assert_msg(x.r == -error, "%s: r=%d (%s), expected -%s", path, x.r, strerror(-x.r),
+                      strerrorname_np(error));
         ck_assert_int_gt(x.pid, 0);
         ck_assert_int_eq(x.exit_code, 0);
         ck_assert_int_eq(x.signal, 0);
@@ -366,17 +382,20 @@ START_TEST(test_exec_failures) {
         expect_exec_failure(&l, "/bin/true", "/nonexistent-sunkd-dir", ENOENT);
 
         /* A script that exits 127 or 126 itself ran: that is its exit status. */
-        make_file(&l, "script", "#!/bin/sh\necho 'command not found' >&2\nexit 127\n", 0755, script, sizeof(script));
+        make_file(&l, "script", "#!/bin/sh\necho 'command not found' >&2\nexit 127\n", 0755, script,
+                  sizeof(script));
         x = start_and_wait(&l, &(sunkd_spawn_spec){ .size = sizeof(sunkd_spawn_spec),
-                                                   .argv = (const char *const[]){ script, NULL },
-                                                   .uid = (uid_t) -1, .gid = (gid_t) -1 });
+                                                    .argv = (const char *const[]){ script, NULL },
+                                                    .uid = (uid_t) -1,
+                                                    .gid = (gid_t) -1 });
         ck_assert_int_eq(x.exit_code, 127);
         ck_assert_str_eq(x.err_output, "command not found\n");
         result_clear(&x);
         make_file(&l, "script", "#!/bin/sh\nexit 126\n", 0755, script, sizeof(script));
         x = start_and_wait(&l, &(sunkd_spawn_spec){ .size = sizeof(sunkd_spawn_spec),
-                                                   .argv = (const char *const[]){ script, NULL },
-                                                   .uid = (uid_t) -1, .gid = (gid_t) -1 });
+                                                    .argv = (const char *const[]){ script, NULL },
+                                                    .uid = (uid_t) -1,
+                                                    .gid = (gid_t) -1 });
         ck_assert_int_eq(x.exit_code, 126);
         result_clear(&x);
         loop_done(&l);
@@ -396,7 +415,9 @@ START_TEST(test_exec_failure_after_drop) {
         }
         loop_init(&l);
         make_file(&l, "rootonly", "#!/bin/sh\nexit 0\n", 0700, path, sizeof(path));
-        sunkd_spawn_spec spec = { .size = sizeof(spec), .argv = argv, .uid = 65534, .gid = 65534, .cwd = l.dir };
+        sunkd_spawn_spec spec = {
+                .size = sizeof(spec), .argv = argv, .uid = 65534, .gid = 65534, .cwd = l.dir
+        };
         ck_assert_int_eq(spawn_start(l.set, &spec, on_done, &x, NULL, NULL), 0);
         loop_wait(&l, &x);
         ck_assert_int_eq(x.r, -EACCES);
@@ -462,7 +483,8 @@ START_TEST(test_kill_takes_grandchildren) {
          * to read. */
         ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
         loop_init(&l);
-        cmd_init(&c, &l, "(sleep 60 & echo $! > pids; sleep 60 & echo $! >> pids); touch ready; sleep 60; exit 7");
+        cmd_init(&c, &l,
+                 "(sleep 60 & echo $! > pids; sleep 60 & echo $! >> pids); touch ready; sleep 60; exit 7");
         ck_assert_int_eq(spawn_start(l.set, &c.spec, on_done, &x, NULL, &child), 0);
         loop_wait_file(&l, "ready");
         ck_assert_int_eq(spawn_kill(child), 0);

@@ -45,10 +45,10 @@ START_TEST(test_params_values) {
         ck_assert_str_eq(PARSE("t=true", "f=false", "n=null", "T=True"),
                          "{\"t\":true,\"f\":false,\"n\":\"null\",\"T\":\"True\"}");
         /* not JSON numbers: strings as written */
-        ck_assert_str_eq(PARSE("a=01", "b=+1", "c=1.", "d=.5", "e=0x10", "f=1e", "g=-", "h=NaN",
-                               "i=Infinity"),
-                         "{\"a\":\"01\",\"b\":\"+1\",\"c\":\"1.\",\"d\":\".5\",\"e\":\"0x10\","
-                         "\"f\":\"1e\",\"g\":\"-\",\"h\":\"NaN\",\"i\":\"Infinity\"}");
+        ck_assert_str_eq(
+                PARSE("a=01", "b=+1", "c=1.", "d=.5", "e=0x10", "f=1e", "g=-", "h=NaN", "i=Infinity"),
+                "{\"a\":\"01\",\"b\":\"+1\",\"c\":\"1.\",\"d\":\".5\",\"e\":\"0x10\","
+                "\"f\":\"1e\",\"g\":\"-\",\"h\":\"NaN\",\"i\":\"Infinity\"}");
         ck_assert_str_eq(PARSE("s=\"42\"", "u=\"a\\u00e9\\n\"", "q=\"\""),
                          "{\"s\":\"42\",\"u\":\"a\xc3\xa9\\n\",\"q\":\"\"}");
         ck_assert_str_eq(PARSE("empty=", "eq=a=b", "sp=a b", "_k9=x"),
@@ -234,15 +234,13 @@ START_TEST(test_render_nesting) {
                          "  kk:\n"
                          "    1\n");
         /* items that are not all flat objects: one a line, as JSON */
-        ck_assert_str_eq(render("{\"m\":[{\"a\":{\"b\":1}},\"s\"]}"),
-                         "m:\n"
-                         "  {\"a\":{\"b\":1}}\n"
-                         "  s\n");
+        ck_assert_str_eq(render("{\"m\":[{\"a\":{\"b\":1}},\"s\"]}"), "m:\n"
+                                                                      "  {\"a\":{\"b\":1}}\n"
+                                                                      "  s\n");
         /* a column's title drops _usec, and the cells say what the times are */
-        ck_assert_str_eq(render("{\"r\":[{\"last_duration_usec\":2000}]}"),
-                         "r:\n"
-                         "  LAST_DURATION\n"
-                         "  2ms\n");
+        ck_assert_str_eq(render("{\"r\":[{\"last_duration_usec\":2000}]}"), "r:\n"
+                                                                            "  LAST_DURATION\n"
+                                                                            "  2ms\n");
 }
 END_TEST
 
@@ -250,10 +248,9 @@ END_TEST
 START_TEST(test_render_controls) {
         ck_assert_str_eq(render("{\"k\\u001b[2J\":\"a\\u001b]0;owned\\u0007b\\nc\\u007f\"}"),
                          "k\\x1b[2J: a\\x1b]0;owned\\x07b\\x0ac\\x7f\n");
-        ck_assert_str_eq(render("{\"t\":[{\"c\\u001b\":\"\\r\"}]}"),
-                         "t:\n"
-                         "  C\\x1b\n"
-                         "  \\x0d\n");
+        ck_assert_str_eq(render("{\"t\":[{\"c\\u001b\":\"\\r\"}]}"), "t:\n"
+                                                                     "  C\\x1b\n"
+                                                                     "  \\x0d\n");
         /* in arrays of nested items json-c's escaping holds */
         ck_assert_str_eq(render("{\"m\":[[\"\\u001b\"]]}"), "m:\n  [\"\\u001b\"]\n");
 }

@@ -33,8 +33,10 @@ START_TEST(test_duration_ok) {
 END_TEST
 
 START_TEST(test_duration_bad) {
-        static const char *const bad[] = { "", " ", "-5s", "5x", "s", "1.5h", "1h-", "99999999999999999999s",
-                                           "30s garbage", "0x10", "1e3" };
+        static const char *const bad[] = {
+                "",     " ",  "-5s", "5x", "s", "1.5h", "1h-", "99999999999999999999s", "30s garbage",
+                "0x10", "1e3"
+        };
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 uint64_t v = 7;
                 ck_assert_msg(parse_duration(bad[i], &v) < 0, "'%s' should not parse", bad[i]);
@@ -61,8 +63,8 @@ START_TEST(test_duration_fraction) {
                 { "1.25d", 108000 * USEC_PER_SEC },
                 { "30s", 30 * USEC_PER_SEC },
         };
-        static const char *const bad[] = { "", ".5", "1.", "1..5", "1.2.3", "1.5x", "-1.5", "1.5 garbage",
-                                           "1,5", "1.e3", "nan", "0x1.8" };
+        static const char *const bad[] = { "",     ".5",          "1.",  "1..5", "1.2.3", "1.5x",
+                                           "-1.5", "1.5 garbage", "1,5", "1.e3", "nan",   "0x1.8" };
         uint64_t v;
 
         for (size_t i = 0; i < ELEMENTSOF(ok); i++) {

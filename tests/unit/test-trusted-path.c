@@ -45,9 +45,11 @@ START_TEST(test_read) {
         tmp_file_as("good", "", 0644, 0);
         expect("good", 0, 0, NULL);
         tmp_file_as("theirs", "", 0644, OTHER);
-        expect("theirs", 0, -EPERM, "refusing config file '@/theirs': owned by uid 4242, not root (mode 0644)");
+        expect("theirs", 0, -EPERM,
+               "refusing config file '@/theirs': owned by uid 4242, not root (mode 0644)");
         tmp_file_as("gw", "", 0664, 0);
-        expect("gw", 0, -EPERM, "refusing config file '@/gw': group- or world-writable (owner uid 0, mode 0664)");
+        expect("gw", 0, -EPERM,
+               "refusing config file '@/gw': group- or world-writable (owner uid 0, mode 0664)");
         tmp_file_as("ww", "", 0646, 0);
         expect("ww", 0, -EPERM, NULL);
         expect("missing", 0, -ENOENT, "@/missing: No such file or directory");
@@ -74,7 +76,8 @@ START_TEST(test_parents) {
         tmp_mkdir_as("theirs/mine", 0755, 0);
         tmp_file_as("theirs/mine/f", "", 0644, 0);
         expect("theirs/mine/f", 0, -EPERM,
-               "refusing config file '@/theirs/mine/f': '@/theirs' is owned by uid 4242, not root (mode 0755)");
+               "refusing config file '@/theirs/mine/f': '@/theirs' is owned by uid 4242, not root (mode "
+               "0755)");
         tmp_mkdir_as("gw", 0775, 0);
         tmp_file_as("gw/f", "", 0644, 0);
         expect("gw/f", 0, -EPERM,
@@ -97,7 +100,8 @@ START_TEST(test_sticky) {
         tmp_file_as("t/f", "", 0644, 0);
         expect("t/f", 0, 0, NULL);
         tmp_file_as("t/theirs", "", 0644, OTHER);
-        expect("t/theirs", 0, -EPERM, "refusing config file '@/t/theirs': owned by uid 4242, not root (mode 0644)");
+        expect("t/theirs", 0, -EPERM,
+               "refusing config file '@/t/theirs': owned by uid 4242, not root (mode 0644)");
         tmp_link_as("mine/f", "t/link", OTHER);
         expect("t/link", 0, -EPERM, NULL);
         tmp_link_as("mine/f", "t/rootlink", 0);
@@ -107,7 +111,8 @@ START_TEST(test_sticky) {
         tmp_mkdir_as("w/mine", 0755, 0);
         tmp_file_as("w/mine/f", "", 0644, 0);
         expect("w/mine/f", 0, -EPERM,
-               "refusing config file '@/w/mine/f': '@/w' is group- or world-writable (owner uid 0, mode 0777)");
+               "refusing config file '@/w/mine/f': '@/w' is group- or world-writable (owner uid 0, mode "
+               "0777)");
 }
 END_TEST
 
@@ -124,7 +129,8 @@ START_TEST(test_symlinks) {
         tmp_file_as("their-file", "", 0644, OTHER);
         tmp_link_as("their-file", "to-their-file", 0);
         expect("to-their-file", 0, -EPERM,
-               "refusing config file '@/to-their-file': '@/their-file' is owned by uid 4242, not root (mode 0644)");
+               "refusing config file '@/to-their-file': '@/their-file' is owned by uid 4242, not root (mode "
+               "0644)");
         /* relative, through "..", absolute, and a link to a directory */
         tmp_link_as("../mine/f", "mine/up", 0);
         expect("mine/up", 0, 0, NULL);
@@ -157,7 +163,8 @@ START_TEST(test_written) {
         expect("old", TRUSTED_PATH_WRITTEN, 0, NULL);
         tmp_mkdir_as("theirs", 0755, OTHER);
         expect("theirs/gres.conf", TRUSTED_PATH_WRITTEN, -EPERM,
-               "refusing config file '@/theirs/gres.conf': '@/theirs' is owned by uid 4242, not root (mode 0755)");
+               "refusing config file '@/theirs/gres.conf': '@/theirs' is owned by uid 4242, not root (mode "
+               "0755)");
         expect("theirs/x/y/gres.conf", TRUSTED_PATH_WRITTEN, -EPERM, NULL);
         tmp_mkdir_as("theirs/mine", 0755, 0);
         expect("theirs/mine/gres.conf", TRUSTED_PATH_WRITTEN, -EPERM, NULL);

@@ -121,21 +121,21 @@ END_TEST
 
 START_TEST(test_encoding) {
         static const char *const bad[] = {
-                "{\"s\":\"\xc0\x80\"}",             /* overlong NUL */
-                "{\"s\":\"\xc1\xbf\"}",             /* overlong */
-                "{\"s\":\"\xe0\x80\xaf\"}",         /* overlong '/' */
-                "{\"s\":\"\xed\xa0\x80\"}",         /* encoded surrogate */
-                "{\"s\":\"\xf4\x90\x80\x80\"}",     /* above U+10FFFF */
+                "{\"s\":\"\xc0\x80\"}",         /* overlong NUL */
+                "{\"s\":\"\xc1\xbf\"}",         /* overlong */
+                "{\"s\":\"\xe0\x80\xaf\"}",     /* overlong '/' */
+                "{\"s\":\"\xed\xa0\x80\"}",     /* encoded surrogate */
+                "{\"s\":\"\xf4\x90\x80\x80\"}", /* above U+10FFFF */
                 "{\"s\":\"\xf5\x80\x80\x80\"}",
                 "{\"s\":\"\xff\"}",
-                "{\"s\":\"\x80\"}",                 /* lone continuation */
-                "{\"s\":\"\xe2\x82\"}",             /* truncated sequence */
-                "{\"s\":1}\xc3",                    /* truncated at the end */
+                "{\"s\":\"\x80\"}",     /* lone continuation */
+                "{\"s\":\"\xe2\x82\"}", /* truncated sequence */
+                "{\"s\":1}\xc3",        /* truncated at the end */
                 "{\"\xfe\":1}",
-                "{\"s\":\"\\u0000\"}",              /* NUL by escape */
+                "{\"s\":\"\\u0000\"}", /* NUL by escape */
                 "{\"a\\u0000b\":1}",
-                "{\"s\":\"\\ud800\"}",              /* lone high surrogate */
-                "{\"s\":\"\\udc00\"}",              /* lone low surrogate */
+                "{\"s\":\"\\ud800\"}", /* lone high surrogate */
+                "{\"s\":\"\\udc00\"}", /* lone low surrogate */
                 "{\"s\":\"\\ud800\\u0041\"}",
                 "{\"s\":\"\\ud800x\"}",
         };

@@ -30,7 +30,7 @@ static char dir[] = "/tmp/test-watch-XXXXXX";
 
 typedef struct Counter {
         unsigned n;
-        Watch *self;   /* removed from inside its callback when remove_self */
+        Watch *self; /* removed from inside its callback when remove_self */
         bool remove_self;
 } Counter;
 

@@ -24,7 +24,8 @@
 
 /* The state as scontrol prints it: base state, then the flags we read. */
 static char *state_string(uint32_t st) {
-        static const char *const base[] = { "UNKNOWN", "DOWN", "IDLE", "ALLOCATED", "ERROR", "MIXED", "FUTURE" };
+        static const char *const base[] = { "UNKNOWN", "DOWN",  "IDLE",  "ALLOCATED",
+                                            "ERROR",   "MIXED", "FUTURE" };
         static const struct {
                 uint32_t bit;
                 const char *name;
@@ -47,7 +48,7 @@ static char *state_string(uint32_t st) {
 }
 
 static int node_from_info(const node_info_t *ni, HealthNode *ret) {
-        *ret = (HealthNode) {
+        *ret = (HealthNode){
                 .name = strdup(ni->name ?: ""),
                 .state = state_string(ni->node_state),
                 .reason = ni->reason && *ni->reason ? strdup(ni->reason) : NULL,
@@ -146,7 +147,8 @@ static int libslurm_global(void) {
 
 void libslurm_round(HealthSignal *sig, const char *slurm_conf, const char *node_name) {
         if (libslurm_global() < 0)
-                return health_signal_failed(sig, -ELIBACC, "cannot make libslurm's symbols visible to its plugins");
+                return health_signal_failed(sig, -ELIBACC,
+                                            "cannot make libslurm's symbols visible to its plugins");
         slurm_init(slurm_conf);
         sig->step = HEALTH_STEP_QUERY_NODE;
         while (sig->step != HEALTH_STEP_DONE)

@@ -50,7 +50,9 @@ static int run_failed(int r, const sunkd_spawn_result *res, char *buf, size_t le
         if (r < 0)
                 return snprintf(buf, len, "cannot run scontrol: %s", strerror(-r)), -EIO;
         if (res->timed_out)
-                return snprintf(buf, len, "scontrol gave no answer within %us", (unsigned) (SCONTROL_TIMEOUT_USEC / SUNKD_USEC_PER_SEC)), -EIO;
+                return snprintf(buf, len, "scontrol gave no answer within %us",
+                                (unsigned) (SCONTROL_TIMEOUT_USEC / SUNKD_USEC_PER_SEC)),
+                       -EIO;
         if (res->signal)
                 return snprintf(buf, len, "scontrol killed by signal %d", res->signal), -EIO;
         if (res->exit_code != 0)
@@ -65,7 +67,8 @@ static void on_show_node(void *userdata, int r, const sunkd_spawn_result *res) {
         char err[256];
 
         s->signal_child = NULL;
-        if (r >= 0 && !res->timed_out && res->signal == 0 && res->exit_code != 0 && strstr(res->output, " not found")) {
+        if (r >= 0 && !res->timed_out && res->signal == 0 && res->exit_code != 0 &&
+            strstr(res->output, " not found")) {
                 health_signal_node(s->signal, NULL);
                 return step(s);
         }
@@ -129,7 +132,8 @@ static int minted_env(State *s, char **ret) {
         r = health_jwt_mint(s->sc.jwt_key_file, (uid_t) -1, s->sc.user, (uint64_t) time(NULL),
                             s->sc.jwt_lifetime_usec / SUNKD_USEC_PER_SEC, &tok, &why);
         if (r < 0)
-                return sunkd_log_error_errno(s->ctx, r, "Cannot mint a Slurm token: %s", why ?: strerror(-r));
+                return sunkd_log_error_errno(s->ctx, r, "Cannot mint a Slurm token: %s",
+                                             why ?: strerror(-r));
         r = asprintf(ret, "SLURM_JWT=%s", tok) < 0 ? -ENOMEM : 0;
         explicit_bzero(tok, strlen(tok));
         return r;
@@ -177,7 +181,8 @@ static int spawn_scontrol(State *s, const char *const *args, size_t output_max, 
         }
         r = token_env(s, &jwt_env);
         if (r < 0 && !s->sc.jwt_key_file)
-                return sunkd_log_error_errno(s->ctx, r, "Cannot read the Slurm token from '%s': %m", s->sc.token_file);
+                return sunkd_log_error_errno(s->ctx, r, "Cannot read the Slurm token from '%s': %m",
+                                             s->sc.token_file);
         if (r < 0)
                 return r;
         if (jwt_env)
@@ -209,22 +214,24 @@ static void step(State *s) {
         else
                 switch (sig->step) {
                 case HEALTH_STEP_QUERY_NODE:
-                        r = spawn_scontrol(s, (const char *[]){ "show", "node", s->node_name, NULL }, SHOW_OUTPUT_MAX,
-                                           on_show_node);
+                        r = spawn_scontrol(s, (const char *[]){ "show", "node", s->node_name, NULL },
+                                           SHOW_OUTPUT_MAX, on_show_node);
                         break;
                 case HEALTH_STEP_QUERY_FLEET:
-                        r = spawn_scontrol(s, (const char *[]){ "show", "node", NULL }, SHOW_OUTPUT_MAX, on_show_fleet);
+                        r = spawn_scontrol(s, (const char *[]){ "show", "node", NULL }, SHOW_OUTPUT_MAX,
+                                           on_show_fleet);
                         break;
                 case HEALTH_STEP_DRAIN:
                         if (asprintf(&reason, "reason=%s", sig->reason) < 0)
                                 r = -ENOMEM;
                         else
-                                r = spawn_scontrol(s, (const char *[]){ "update", node, "state=drain", reason, NULL },
-                                                   UPDATE_OUTPUT_MAX, on_update);
+                                r = spawn_scontrol(
+                                        s, (const char *[]){ "update", node, "state=drain", reason, NULL },
+                                        UPDATE_OUTPUT_MAX, on_update);
                         break;
                 case HEALTH_STEP_RESUME:
-                        r = spawn_scontrol(s, (const char *[]){ "update", node, "state=resume", NULL }, UPDATE_OUTPUT_MAX,
-                                           on_update);
+                        r = spawn_scontrol(s, (const char *[]){ "update", node, "state=resume", NULL },
+                                           UPDATE_OUTPUT_MAX, on_update);
                         break;
                 case HEALTH_STEP_DONE:
                         return round_end(s);
