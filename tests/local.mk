@@ -171,7 +171,7 @@ EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib/tap.sh tests/lib/sunkd.sh tests/lib
 # Run by the top-level make check-packages, on the packages it builds.
 EXTRA_DIST += tests/integration/0310-packages.t
 # 0002-docs.t and 0007-readme.t read these.
-EXTRA_DIST += tests/lib/docs.sh tests/lib/md-snippets.py tests/lib/man-snippets.py README.md agent/README.md modules/README.md \
+EXTRA_DIST += tests/lib/docs.sh tests/lib/c-scan.py tests/lib/md-snippets.py tests/lib/man-snippets.py README.md agent/README.md modules/README.md \
 	modules/nsscache/README.md modules/authkeys/README.md modules/gres/README.md modules/health/README.md \
 	modules/prolog/README.md tests/README.md tests/lib/README.md
 # Included by the Check tests, not named in their sources.
