@@ -282,10 +282,13 @@ install_check() {
                 return 0
         fi
         [ ${#args[@]} -ge 2 ] || { echo "install SOURCE... DEST"; return 1; }
+        # what it copies is installed (the README's deploy steps need
+        # nothing from the source tree), or the host's own (/dev/null)
         for a in "${args[@]:0:${#args[@]}-1}"; do
                 case "$a" in
+                /usr/*|/etc/sunkd/*) [ -e "$(inst "$a")" ] || { echo "make install does not install $a"; return 1; } ;;
                 /*) [ -e "$a" ] || { echo "no $a"; return 1; } ;;
-                *) [ -e "$SUNKD_SRCDIR/$a" ] || { echo "no $a in the source tree"; return 1; } ;;
+                *) echo "$a is a path in the source tree: deploying needs only what is installed"; return 1 ;;
                 esac
         done
 }

@@ -121,6 +121,17 @@ host_status=$(md5sum < /var/lib/dpkg/status)
 # 5. Install.
 ok "dpkg installs sunkd, sunkd-slurm and sunkd-dev" dpkg_in_root -i /tmp/"${D_SUNKD##*/}" /tmp/"${D_SLURM##*/}" /tmp/"${D_DEV##*/}"
 is "$(in_root dpkg-query -W -f '${Status} ${Version}' sunkd)" "install ok installed $VERSION" "sunkd is installed"
+# The README's deploy steps use what the packages install and nothing of the
+# source tree: every file of sunkd's under /usr (and /etc/sunkd's example) it
+# names is in the root.
+have() { compgen -G "$1" > /dev/null; }
+while read -r p; do
+        case "$p" in
+        /etc/sunkd/*.example|/usr/*sunk*) ;;
+        *) continue ;;
+        esac
+        ok "README.md's $p is installed by the packages" have "$R$p"
+done <<< "$(grep -oE '(/usr|/etc/sunkd)/[A-Za-z0-9_./*-]*' "$SUNKD_SRCDIR/README.md" | sed 's/\.$//' | sort -u)"
 out=$(in_root sunkd --check-config 2>&1); rc=$?
 is "$rc" 0 "sunkd --check-config passes on the shipped sunkd.yaml"
 like "$out" "Configuration '/etc/sunkd/sunkd.yaml' is valid\." "and says so"
