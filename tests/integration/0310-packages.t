@@ -80,6 +80,13 @@ unlike "$dep" "libslurm|libmunge" "sunkd does not depend on libslurm or libmunge
 like "$dep" "libcurl4" "it depends on libcurl4 (nsscache.so)"
 like "$(dpkg-deb -f "$D_SLURM" Depends)" "sunkd \(= $VERSION\).*libmunge2.*libslurm[0-9]+" \
         "sunkd-slurm depends on its sunkd build, libmunge and the libslurm it links"
+# scontrol, which the health module's default transport runs: recommended
+# (apt installs it unless told not to), not required, since a node whose
+# Slurm is built from source has its own and the other transports need none.
+is "$(dpkg-deb -f "$D_SLURM" Recommends)" "slurm-client" "sunkd-slurm recommends slurm-client, for scontrol"
+unlike "$(dpkg-deb -f "$D_SLURM" Depends)" "slurm-client" "and does not depend on it"
+unlike "$(dpkg-deb -f "$D_SUNKD" Depends Recommends)" "slurm" "sunkd neither depends on a Slurm package nor recommends one"
+is "$(rpm -qp --recommends "$R_SLURM" 2>/dev/null)" "/usr/bin/scontrol" "the sunkd-slurm RPM recommends scontrol"
 is "$(rpm -qp --requires "$R_SUNKD" 2>/dev/null | grep -c -E 'libslurm|libmunge')" 0 "the sunkd RPM neither"
 like "$(rpm -qp --requires "$R_SLURM" 2>/dev/null)" "libslurm\.so" "the sunkd-slurm RPM requires libslurm"
 like "$(rpm -qp --qf '[%{FILENAMES} %{FILEFLAGS:fflags}\n]' "$R_SUNKD" 2>/dev/null)" "/etc/sunkd/sunkd.yaml cn" \
