@@ -53,7 +53,8 @@ static json_object *gpu_json(const State *s, const GresGpu *g) {
         json_object *o = json_object_new_object();
         size_t links = 0;
 
-        if (!o || !type || (g->files ? !(file = strdup(g->files)) : asprintf(&file, "/dev/nvidia%u", g->minor) < 0)) {
+        if (!o || !type ||
+            (g->files ? !(file = strdup(g->files)) : asprintf(&file, "/dev/nvidia%u", g->minor) < 0)) {
                 json_object_put(o);
                 return NULL;
         }
@@ -205,13 +206,23 @@ static int discover_work(void *state, void *input, const sunkd_cancel *cancel, v
                 return r;
         json_object_object_add(out, "gres", json_object_new_string(gres));
         json_object_object_add(out, "gres_conf", json_object_new_string(conf));
-        if (s->conf.gres_conf)
+        /* A node without GPUs has nothing to say in gres.conf: one that is
+         * there (an admin's, or the last GPUs found) is left as it is, and
+         * none is made. */
+        if (s->conf.gres_conf && json_object_array_length(gpus) > 0)
                 write_gres_conf(s->conf.gres_conf, conf, out);
         read_slurm_conf(s, out);
         return 0;
 }
 
 /* ---- Back on the loop ------------------------------------------------------ */
+
+/* The last discovery found none (said once, not at each). */
+static bool no_gpus(json_object *last) {
+        json_object *gpus;
+
+        return last && json_object_object_get_ex(last, "gpus", &gpus) && json_object_array_length(gpus) == 0;
+}
 
 static json_object *find_gpu(json_object *gpus, const char *uuid) {
         for (size_t i = 0; gpus && i < json_object_array_length(gpus); i++)
@@ -237,10 +248,10 @@ static char *observed_text(json_object *gpu) {
         if (!f)
                 return NULL;
         if (json_object_object_get_ex(gpu, "health", &h) && json_object_is_type(h, json_type_object)) {
-                json_object_object_foreach(h, key, v)
-                        if (json_object_is_type(v, json_type_int) && json_object_get_int64(v) > 0 &&
-                            !streq(key, "recovery_action"))
-                                fprintf(f, "%s%s %" PRId64, n++ ? ", " : "", key, json_object_get_int64(v));
+                json_object_object_foreach(h, key, v) if (json_object_is_type(v, json_type_int) &&
+                                                          json_object_get_int64(v) > 0 &&
+                                                          !streq(key, "recovery_action"))
+                        fprintf(f, "%s%s %" PRId64, n++ ? ", " : "", key, json_object_get_int64(v));
                 if (json_member_int64(h, "recovery_action", 0) > 0)
                         fprintf(f, "%sthe driver asks to %s", n++ ? "; " : "",
                                 json_member_string(h, "recovery") ?: "recover it");
@@ -267,9 +278,11 @@ static void log_health(State *s, json_object *gpus) {
                         continue;
                 if (*now)
                         sunkd_log_warning(s->ctx, "GPU %s at %s: the driver reports %s.",
-                                          json_member_string(o, "uuid"), json_member_string(o, "bus_id"), now);
+                                          json_member_string(o, "uuid"), json_member_string(o, "bus_id"),
+                                          now);
                 else
-                        sunkd_log_notice(s->ctx, "GPU %s at %s: the driver reports no memory error any more.",
+                        sunkd_log_notice(s->ctx,
+                                         "GPU %s at %s: the driver reports no memory error any more.",
                                          json_member_string(o, "uuid"), json_member_string(o, "bus_id"));
         }
 }
@@ -378,7 +391,8 @@ static void run_check(State *s, json_object *res, json_object *gpus) {
 /* Once when it starts failing and once when it recovers: discovery repeats every few minutes. */
 static void log_topology(State *s, const char *error) {
         if (error && !s->topology_warned)
-                sunkd_log_warning(s->ctx, "Cannot read the CPU topology under '%s/sys/devices/system/cpu' (%s): "
+                sunkd_log_warning(s->ctx,
+                                  "Cannot read the CPU topology under '%s/sys/devices/system/cpu' (%s): "
                                   "gres.conf has no Cores=, so Slurm lets any core use the GPUs.",
                                   s->conf.root && strcmp(s->conf.root, "/") != 0 ? s->conf.root : "", error);
         else if (!error && s->topology_warned)
@@ -388,7 +402,9 @@ static void log_topology(State *s, const char *error) {
 
 static void log_block(State *s, const char *error) {
         if (error && (!s->block_error || strcmp(error, s->block_error) != 0))
-                sunkd_log_warning(s->ctx, "The GPUs are not in one NVLink domain (%s): no topology/block line.", error);
+                sunkd_log_warning(s->ctx,
+                                  "The GPUs are not in one NVLink domain (%s): no topology/block line.",
+                                  error);
         else if (!error && s->block_error)
                 sunkd_log_notice(s->ctx, "The GPUs no longer disagree about their NVLink domain.");
         free(s->block_error);
@@ -406,10 +422,12 @@ static int discover_done(void *state, int r, void *input, void *result) {
         s->runs++;
         /* With backend nvml the failure below names the NVML error itself. */
         if (nvml_error && s->backend == BACKEND_AUTO)
-                sunkd_log_warning(s->ctx, "NVML: %s%s", nvml_error, r >= 0 ? "; found the GPUs through /proc instead." : ".");
+                sunkd_log_warning(s->ctx, "NVML: %s%s", nvml_error,
+                                  r >= 0 ? "; found the GPUs through /proc instead." : ".");
         if (r == -ETIMEDOUT && s->backend == BACKEND_AUTO && !input) {
-                sunkd_log_warning(s->ctx, "NVML did not answer within %llu s; discovering through /proc from now on.",
-                                  (unsigned long long) (s->conf.timeout_usec / SUNKD_USEC_PER_SEC));
+                sunkd_log_warning(
+                        s->ctx, "NVML did not answer within %llu s; discovering through /proc from now on.",
+                        (unsigned long long) (s->conf.timeout_usec / SUNKD_USEC_PER_SEC));
                 s->use_proc = true;
                 (void) s->ctx->api->job_trigger(s->job, "NVML hung");
         }
@@ -430,9 +448,12 @@ static int discover_done(void *state, int r, void *input, void *result) {
         if (json_member_string(res, "gres_conf_error"))
                 sunkd_log_error(s->ctx, "Failed to write '%s': %s.", s->conf.gres_conf,
                                 json_member_string(res, "gres_conf_error"));
-        else if (s->conf.gres_conf && json_object_get_boolean(json_object_object_get(res, "gres_conf_written")))
+        else if (s->conf.gres_conf &&
+                 json_object_get_boolean(json_object_object_get(res, "gres_conf_written")))
                 sunkd_log_notice(s->ctx, "Wrote '%s': %zu GPU(s), Gres=%s.", s->conf.gres_conf,
                                  json_object_array_length(gpus), json_member_string(res, "gres"));
+        else if (s->conf.gres_conf && json_object_array_length(gpus) == 0 && !no_gpus(s->last))
+                sunkd_log_notice(s->ctx, "Found no GPU: '%s' is left as it is.", s->conf.gres_conf);
         log_topology(s, json_member_string(res, "topology_error"));
         log_block(s, json_member_string(res, "topology_block_error"));
         log_changes(s, gpus);
