@@ -182,6 +182,18 @@ static char *module_missing_error(const ModuleHost *host, const char *module_dir
         return out;
 }
 
+/* Any other module that cannot be loaded (a library it links is missing, a
+ * file that is no module): at its line too, as a configuration error. */
+static char *module_load_error(const ModuleHost *host, const ConfModule *cm, const char *error) {
+        const ConfNode *n = cm->cfg;
+        char *out = NULL;
+
+        if (asprintf(&out, "%s:%u:%u: module '%s': %s", n ? n->file : host->config_path, n ? n->key_line : 0,
+                     n ? n->key_column : 0, cm->name, error) < 0)
+                return NULL;
+        return out;
+}
+
 /* <dirname(socket)>/<name>: beside the socket, so a client that is given
  * no more than the socket's path finds it. */
 static int module_runtime_path(const char *socket, const char *name, char **ret) {
@@ -218,8 +230,9 @@ int module_new(const ModuleHost *host, const char *module_dir, const char *state
         mod->log.module = mod->name;
 
         r = module_open(module_dir, cm->name, &mod->dl, &mod->def, &error);
-        if (r == -ENOENT) {
-                char *located = module_missing_error(host, module_dir, cm, error);
+        if (r < 0 && error) {
+                char *located = r == -ENOENT ? module_missing_error(host, module_dir, cm, error)
+                                             : module_load_error(host, cm, error);
                 if (located) {
                         free(error);
                         error = located;

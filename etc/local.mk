@@ -1,6 +1,9 @@
 # etc/: example configuration.
 
-EXTRA_DIST += %reldir%/nsscache.conf.example
+# nsscache.conf.example, the file Deploy step 2 installs as /etc/nsscache.conf
+# where a node has none: with the documentation, where a package puts it.
+sunkdexamplesdir = $(docdir)/examples
+dist_sunkdexamples_DATA = %reldir%/nsscache.conf.example
 # make demo's configuration and SCIM data (tests/demo.sh.in).
 EXTRA_DIST += %reldir%/demo/sunkd.yaml.in %reldir%/demo/scim-data.json
 

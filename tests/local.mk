@@ -125,6 +125,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0008-dist.t \
 	tests/integration/0009-version.t \
 	tests/integration/0010-lifecycle.t \
+	tests/integration/0011-demo.t \
 	tests/integration/0020-sunkctl.t \
 	tests/integration/0030-config-errors.t \
 	tests/integration/0031-config-trust.t \

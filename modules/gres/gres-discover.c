@@ -206,13 +206,23 @@ static int discover_work(void *state, void *input, const sunkd_cancel *cancel, v
                 return r;
         json_object_object_add(out, "gres", json_object_new_string(gres));
         json_object_object_add(out, "gres_conf", json_object_new_string(conf));
-        if (s->conf.gres_conf)
+        /* A node without GPUs has nothing to say in gres.conf: one that is
+         * there (an admin's, or the last GPUs found) is left as it is, and
+         * none is made. */
+        if (s->conf.gres_conf && json_object_array_length(gpus) > 0)
                 write_gres_conf(s->conf.gres_conf, conf, out);
         read_slurm_conf(s, out);
         return 0;
 }
 
 /* ---- Back on the loop ------------------------------------------------------ */
+
+/* The last discovery found none (said once, not at each). */
+static bool no_gpus(json_object *last) {
+        json_object *gpus;
+
+        return last && json_object_object_get_ex(last, "gpus", &gpus) && json_object_array_length(gpus) == 0;
+}
 
 static json_object *find_gpu(json_object *gpus, const char *uuid) {
         for (size_t i = 0; gpus && i < json_object_array_length(gpus); i++)
@@ -442,6 +452,8 @@ static int discover_done(void *state, int r, void *input, void *result) {
                  json_object_get_boolean(json_object_object_get(res, "gres_conf_written")))
                 sunkd_log_notice(s->ctx, "Wrote '%s': %zu GPU(s), Gres=%s.", s->conf.gres_conf,
                                  json_object_array_length(gpus), json_member_string(res, "gres"));
+        else if (s->conf.gres_conf && json_object_array_length(gpus) == 0 && !no_gpus(s->last))
+                sunkd_log_notice(s->ctx, "Found no GPU: '%s' is left as it is.", s->conf.gres_conf);
         log_topology(s, json_member_string(res, "topology_error"));
         log_block(s, json_member_string(res, "topology_block_error"));
         log_changes(s, gpus);

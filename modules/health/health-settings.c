@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "transport/health-jwt.h"
@@ -283,7 +284,33 @@ static int parse_token_keys(State *s, const sunkd_cfg *map, const char *token_fi
         return 0;
 }
 
-static int parse_scontrol(State *s) {
+/* The program the scontrol transport runs is there, or the section is
+ * refused: found at the first drain, it would leave the node undrained. */
+static int scontrol_present(State *s, const sunkd_cfg *cfg) {
+        const sunkd_host_api *api = s->ctx->api;
+        const sunkd_cfg *path = s->conf.scontrol ? api->cfg_get(s->conf.scontrol, "path") : NULL;
+        struct stat st;
+        const char *why;
+
+        if (s->transport != TRANSPORT_SCONTROL)
+                return 0;
+        if (stat(s->sc.path, &st) < 0)
+                why = strerror(errno);
+        else if (!S_ISREG(st.st_mode) || !(st.st_mode & 0111))
+                why = "not an executable file";
+        else
+                return 0;
+        if (path)
+                return located(s->ctx, path, "key 'path': '%s': %s: the scontrol transport runs it",
+                               s->sc.path, why);
+        return located(
+                s->ctx, api->cfg_get(cfg, "transport") ?: cfg,
+                "key 'transport': scontrol runs '%s': %s: install Slurm's scontrol (Debian: slurm-client), "
+                "name it in scontrol: path:, or choose transport: libslurm or slurmrestd",
+                s->sc.path, why);
+}
+
+static int parse_scontrol(State *s, const sunkd_cfg *cfg) {
         _cleanup_free_ char *error = NULL;
         int r;
 
@@ -302,7 +329,7 @@ static int parse_scontrol(State *s) {
                 return -ENOMEM;
         if (!s->sc.path && !(s->sc.path = strdup("/usr/bin/scontrol")))
                 return -ENOMEM;
-        return 0;
+        return scontrol_present(s, cfg);
 }
 
 /* What is wrong with slurmrestd's @url, or NULL: http(s)://host[:port][/path]
@@ -494,7 +521,7 @@ int settings_parse(sunkd_ctx *c, const sunkd_cfg *cfg, State *s) {
         r = parse_slurmrestd(s, cfg);
         if (r < 0)
                 return r;
-        r = parse_scontrol(s);
+        r = parse_scontrol(s, cfg);
         if (r < 0)
                 return r;
         r = parse_xid_policy(s);

@@ -27,7 +27,8 @@ for f in "$prefix/sbin/sunkd" "$prefix/bin/sunkctl" "$prefix/include/sunkd/modul
          "$libexecdir/sunkd/sunkd-authkeys" "$mandir/man8/sunkd-authkeys.8" \
          "$mandir/man8/sunkd.8" "$mandir/man1/sunkctl.1" "$mandir/man5/sunkd.yaml.5" \
          "$unitdir/sunkd.service" "$unitdir/sunkd.socket" "$unitdir/sunkd.service.d/prolog.conf" \
-         "$(mkvar tmpfilesdir)/sunkd.conf" "$datadir/sunkd/s6/sunkd/run" "$datadir/sunkd/s6/sunkd/type"; do
+         "$(mkvar tmpfilesdir)/sunkd.conf" "$datadir/sunkd/s6/sunkd/run" "$datadir/sunkd/s6/sunkd/type" \
+         "$datarootdir/doc/sunkd/examples/nsscache.conf.example"; do
         ok "installed $f" test -f "$D$f"
 done
 ok "sunkd is executable" test -x "$D$prefix/sbin/sunkd"

@@ -23,6 +23,7 @@ done
 PATH="$PATH:/usr/sbin"
 cp "$SUNKD_BUILDDIR/modules/nsscache/.libs/nsscache.so" "$SUNKD_BUILDDIR/modules/authkeys/.libs/authkeys.so" \
    "$SUNKD_BUILDDIR/modules/gres/.libs/gres.so" "$SUNKD_BUILDDIR/modules/prolog/.libs/prolog.so" \
+   "$SUNKD_BUILDDIR/modules/health/.libs/health.so" \
    "$MODDIR/" || bail_out "modules not built"
 NVML="$SUNKD_BUILDDIR/tests/fake-nvml/.libs/libnvidia-ml.so"
 [ -f "$NVML" ] || bail_out "the fake NVML is not built"
@@ -253,11 +254,19 @@ systemctl_check() {
         done
 }
 apt_check() {
-        local p
+        local p n
         [ "$1" = install ] || { echo "apt-get $1?"; return 1; }
         shift
         for p in "$@"; do
                 case "$p" in -*) continue ;; esac
+                # the packages make deb builds: one packaging/deb/control declares
+                if [[ $p == ./build-deb/*_\*.deb ]]; then
+                        n=${p#./build-deb/}
+                        n=${n%%_*}
+                        grep -qx "Package: $n" "$SUNKD_SRCDIR/packaging/deb/control" ||
+                                { echo "make deb builds no package $n"; return 1; }
+                        continue
+                fi
                 dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
                         { echo "no package $p is installed"; return 1; }
                 APT_PACKAGES="$APT_PACKAGES $p"
@@ -282,10 +291,13 @@ install_check() {
                 return 0
         fi
         [ ${#args[@]} -ge 2 ] || { echo "install SOURCE... DEST"; return 1; }
+        # what it copies is installed (the README's deploy steps need
+        # nothing from the source tree), or the host's own (/dev/null)
         for a in "${args[@]:0:${#args[@]}-1}"; do
                 case "$a" in
+                /usr/*|/etc/sunkd/*) [ -e "$(inst "$a")" ] || { echo "make install does not install $a"; return 1; } ;;
                 /*) [ -e "$a" ] || { echo "no $a"; return 1; } ;;
-                *) [ -e "$SUNKD_SRCDIR/$a" ] || { echo "no $a in the source tree"; return 1; } ;;
+                *) echo "$a is a path in the source tree: deploying needs only what is installed"; return 1 ;;
                 esac
         done
 }
@@ -322,7 +334,7 @@ done
 
 # The run-time packages the README lists cover what the installed programs
 # and modules link (the C library, and the sanitizers' of an ASan build, aside).
-APT_PACKAGES=$(python3 "$SNIPPETS" commands "$SUNKD_SRCDIR/README.md" | cut -f3 | sed -n 's/^apt-get install //p')
+APT_PACKAGES=$(python3 "$SNIPPETS" commands "$SUNKD_SRCDIR/README.md" | cut -f3 | sed -n 's/^apt-get install //p' | tr '\n' ' ')
 ok "README.md lists the packages a node needs" test -n "$APT_PACKAGES"
 for f in "$(inst /usr/sbin/sunkd)" "$(inst /usr/bin/sunkctl)" "$(inst /usr/libexec/sunkd)"/* "$(inst /usr/lib/sunkd)"/*.so; do
         for so in $(readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do

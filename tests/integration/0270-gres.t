@@ -200,14 +200,24 @@ is "$(ctl gres --check | cut -d: -f1)" "match" "and matches the node line"
 is "$(cat "$T/gres.conf")" "$(sed 's/Type=nvidia_h100_80gb_hbm3/Type=h100/' "$DATA/proc-node.gres.conf")" \
    "gres.conf from /proc"
 
-# A node without GPUs: an empty result, not an error.
+# A node without GPUs: an empty result, not an error, and gres.conf left
+# alone: none is made, one that is there is kept as it was.
 cp "$DATA/nvml-empty.desc" "$T/nvml.desc"
 sunkd_stop
+before=$(cat "$T/gres.conf")
+mv "$T/gres.conf" "$T/gres.conf.kept"
 config
+LOG_MARK=0 LOG_MARKED="$T/sunkd.log"
 sunkd_start
 wait_runs gres.discover 1 || bail_out "no discovery"
 is "$(ctl gres --slurmd-conf)" "" "no GPUs: --slurmd-conf prints nothing"
 like "$(ctl gres)" "source: nvml, Gres=$" "and sunkctl gres shows none"
+ok "no GPUs: no gres.conf is made" test ! -e "$T/gres.conf"
+ok "and that is said" log_since_has "Found no GPU: '$T/gres\.conf' is left as it is\."
+mv "$T/gres.conf.kept" "$T/gres.conf"
+ctl run gres.discover > /dev/null || bail_out "discovery failed"
+is "$(cat "$T/gres.conf")" "$before" "no GPUs: the gres.conf that is there is kept as it was"
+is "$(log_since | grep -c 'Found no GPU')" 1 "said once, not at every discovery"
 
 # An NVML that cannot be loaded: the library and dlopen's reason, said once.
 for be in nvml auto; do

@@ -81,6 +81,52 @@ out=$("$SUNKD" --check-config -c "$T/sunkd.yaml" 2>&1)
 is "$?" 2 "a world-readable JWT key is refused"
 like "$out" "key 'jwt_key_file': .*$T/jwt.key" "naming the file"
 
+# --- the transport's program and library: there, or refused at the key
+# that names them, saying what to do
+sunkd_config "modules:
+  health:
+    node_name: n1
+    scontrol:
+      path: $T/no-scontrol"
+out=$("$SUNKD" --check-config -c "$T/sunkd.yaml" 2>&1)
+is "$?" 2 "a scontrol that is not there is refused"
+like "$out" "sunkd.yaml:8:7: key 'path': '$T/no-scontrol': No such file or directory: the scontrol transport runs it" \
+        "at its key, naming it"
+printf 'not a program\n' > "$T/scontrol.txt"
+sed -i "s|path: .*|path: $T/scontrol.txt|" "$T/sunkd.yaml"
+out=$("$SUNKD" --check-config -c "$T/sunkd.yaml" 2>&1)
+is "$?" 2 "a scontrol that is not executable is refused"
+like "$out" "key 'path': '$T/scontrol.txt': not an executable file" "saying so"
+sed -i "s|^    node_name: n1$|&\n    transport: slurmrestd\n    slurmrestd: {url: 'http://127.0.0.1:9', token_file: $T/jwt.key}|" "$T/sunkd.yaml"
+chmod 600 "$T/jwt.key"
+"$SUNKD" --check-config -c "$T/sunkd.yaml" > "$T/rest.out" 2>&1
+is "$?" 0 "another transport does not need it"
+# The default, /usr/bin/scontrol, hidden: /usr/bin empty in a mount
+# namespace of this check's own.
+sunkd_config "modules:
+  health:
+    node_name: n1
+    transport: scontrol"
+out=$(unshare --mount --propagation private -- sh -c 'mount -t tmpfs tmpfs /usr/bin && exec "$0" --check-config -c "$1"' \
+        "$SUNKD" "$T/sunkd.yaml" 2>&1)
+is "$?" 2 "without /usr/bin/scontrol the default transport is refused"
+like "$out" "sunkd.yaml:7:5: key 'transport': scontrol runs '/usr/bin/scontrol': No such file or directory: install Slurm's scontrol \(Debian: slurm-client\), name it in scontrol: path:, or choose transport: libslurm or slurmrestd" \
+        "at the transport key, saying what to do"
+# A module whose library is missing (libslurm, which health links for the
+# libslurm transport and its Slurm types): refused at the module's line.
+mkdir -m 755 "$T/nolib" && sed 's/libslurm\.so\./libslurx.so./' "$MODDIR/health.so" > "$T/nolib/health.so" ||
+        bail_out "cannot make a health.so whose libslurm is missing"
+sunkd_config "modules:
+  health:
+    node_name: n1
+    transport: libslurm"
+sed -i "s|^module_dir: .*|module_dir: $T/nolib|" "$T/sunkd.yaml"
+grep -q "^module_dir: $T/nolib$" "$T/sunkd.yaml" || bail_out "sunkd_config wrote no module_dir to replace"
+out=$("$SUNKD" --check-config -c "$T/sunkd.yaml" 2>&1)
+is "$?" 2 "a health module whose libslurm is missing is refused"
+like "$out" "sunkd.yaml:[0-9]+:3: module 'health': cannot load module '$T/nolib/health.so': libslurx\.so\.[0-9]+: cannot open shared object file" \
+        "at the module's line, naming the library"
+
 # --- a script: root's alone through every link, or refused at its key
 S="$T/scripts"
 mkdir -m 755 "$S" "$T/theirs"

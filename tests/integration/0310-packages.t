@@ -80,6 +80,13 @@ unlike "$dep" "libslurm|libmunge" "sunkd does not depend on libslurm or libmunge
 like "$dep" "libcurl4" "it depends on libcurl4 (nsscache.so)"
 like "$(dpkg-deb -f "$D_SLURM" Depends)" "sunkd \(= $VERSION\).*libmunge2.*libslurm[0-9]+" \
         "sunkd-slurm depends on its sunkd build, libmunge and the libslurm it links"
+# scontrol, which the health module's default transport runs: recommended
+# (apt installs it unless told not to), not required, since a node whose
+# Slurm is built from source has its own and the other transports need none.
+is "$(dpkg-deb -f "$D_SLURM" Recommends)" "slurm-client" "sunkd-slurm recommends slurm-client, for scontrol"
+unlike "$(dpkg-deb -f "$D_SLURM" Depends)" "slurm-client" "and does not depend on it"
+unlike "$(dpkg-deb -f "$D_SUNKD" Depends Recommends)" "slurm" "sunkd neither depends on a Slurm package nor recommends one"
+is "$(rpm -qp --recommends "$R_SLURM" 2>/dev/null)" "/usr/bin/scontrol" "the sunkd-slurm RPM recommends scontrol"
 is "$(rpm -qp --requires "$R_SUNKD" 2>/dev/null | grep -c -E 'libslurm|libmunge')" 0 "the sunkd RPM neither"
 like "$(rpm -qp --requires "$R_SLURM" 2>/dev/null)" "libslurm\.so" "the sunkd-slurm RPM requires libslurm"
 like "$(rpm -qp --qf '[%{FILENAMES} %{FILEFLAGS:fflags}\n]' "$R_SUNKD" 2>/dev/null)" "/etc/sunkd/sunkd.yaml cn" \
@@ -121,6 +128,17 @@ host_status=$(md5sum < /var/lib/dpkg/status)
 # 5. Install.
 ok "dpkg installs sunkd, sunkd-slurm and sunkd-dev" dpkg_in_root -i /tmp/"${D_SUNKD##*/}" /tmp/"${D_SLURM##*/}" /tmp/"${D_DEV##*/}"
 is "$(in_root dpkg-query -W -f '${Status} ${Version}' sunkd)" "install ok installed $VERSION" "sunkd is installed"
+# The README's deploy steps use what the packages install and nothing of the
+# source tree: every file of sunkd's under /usr (and /etc/sunkd's example) it
+# names is in the root.
+have() { compgen -G "$1" > /dev/null; }
+while read -r p; do
+        case "$p" in
+        /etc/sunkd/*.example|/usr/*sunk*) ;;
+        *) continue ;;
+        esac
+        ok "README.md's $p is installed by the packages" have "$R$p"
+done <<< "$(grep -oE '(/usr|/etc/sunkd)/[A-Za-z0-9_./*-]*' "$SUNKD_SRCDIR/README.md" | sed 's/\.$//' | sort -u)"
 out=$(in_root sunkd --check-config 2>&1); rc=$?
 is "$rc" 0 "sunkd --check-config passes on the shipped sunkd.yaml"
 like "$out" "Configuration '/etc/sunkd/sunkd.yaml' is valid\." "and says so"
@@ -149,6 +167,15 @@ for _ in $(seq 600); do [ -S "$R/run/sunkd/io.sunkd" ] && break; kill -0 "$DAEMO
 like "$(in_root sunkctl status 2>&1)" "ready" "the installed sunkd starts with it and answers sunkctl status"
 kill -TERM "$DAEMON"; wait "$DAEMON"; rc=$?; DAEMON=
 is "$rc" 0 "and stops cleanly"
+# The prolog module's default directories come with sunkd-slurm, root's and
+# empty: a section that names none passes, as sunkd refuses a missing one.
+ok "sunkd-slurm ships /etc/sunkd/prolog.d and /etc/sunkd/epilog.d, root's, 0755" test \
+        "$(stat -c '%U:%G %a' "$R/etc/sunkd/prolog.d" "$R/etc/sunkd/epilog.d" 2>&1 | paste -s -d' ')" = "root:root 755 root:root 755"
+printf 'modules:\n  prolog: {}\n' > "$R/root/prolog.yaml"
+out=$(in_root sunkd --check-config -c /root/prolog.yaml 2>&1); rc=$?
+is "$rc" 0 "a prolog section with the default directories passes --check-config"
+[ "$rc" = 0 ] || printf '%s\n' "$out" | sed 's/^/# /'
+rm -f "$R/root/prolog.yaml"
 
 # What an operator and sunkd leave: a changed sunkd.yaml, published caches,
 # state.
@@ -156,6 +183,10 @@ printf 'log_level: debug\n' >> "$R/etc/sunkd/sunkd.yaml"
 changed=$(md5sum < "$R/etc/sunkd/sunkd.yaml")
 for m in passwd group shadow sshkey; do echo "ada:x:1001:1001::/home/ada:/bin/bash" > "$R/etc/$m.cache"; done
 mkdir -p "$R/var/lib/sunkd/nsscache" && echo state > "$R/var/lib/sunkd/nsscache/marker"
+# What an admin makes in /etc/sunkd: a prolog script in the shipped prolog.d,
+# the fleet's signing key where the README puts it.
+printf '#!/bin/sh\nexit 0\n' > "$R/etc/sunkd/prolog.d/10-admin" && chmod 755 "$R/etc/sunkd/prolog.d/10-admin"
+(umask 077 && printf 'admin key\n' > "$R/etc/sunkd/maps.key")
 
 # 6. Upgrade from this build to the next: the same packages one version up,
 # whose sunkd.yaml.example changed (an unchanged conffile is replaced, a
@@ -186,11 +217,18 @@ ok "the daemon is gone" test ! -e "$R/usr/sbin/sunkd"
 is "$(md5sum < "$R/etc/sunkd/sunkd.yaml")" "$changed" "sunkd.yaml stays"
 ok "the state directory stays" test -f "$R/var/lib/sunkd/nsscache/marker"
 
-# 8. Purge removes the configuration and the state, never the caches logins
-# read through nsswitch.conf.
+# 8. Purge removes what the packages installed, the SCIM token and the state,
+# never what an admin made (scripts, keys) nor the caches logins read
+# through nsswitch.conf.
 printf 'secret\n' > "$R/etc/sunkd/scim-token"
 ok "dpkg purges sunkd" dpkg_in_root -P sunkd-dev sunkd-slurm sunkd
-ok "/etc/sunkd is gone" test ! -e "$R/etc/sunkd"
+ok "sunkd.yaml and sunkd.yaml.example are gone" test ! -e "$R/etc/sunkd/sunkd.yaml" -a ! -e "$R/etc/sunkd/sunkd.yaml.example"
+ok "the SCIM token is gone" test ! -e "$R/etc/sunkd/scim-token"
+ok "the empty epilog.d is gone" test ! -e "$R/etc/sunkd/epilog.d"
+is "$(cat "$R/etc/sunkd/prolog.d/10-admin" 2>&1)" $'#!/bin/sh\nexit 0' "the admin's prolog script stays"
+is "$(cat "$R/etc/sunkd/maps.key" 2>&1)" "admin key" "the admin's signing key stays"
+is "$(cd "$R/etc/sunkd" && find . | sort | paste -s -d' ')" ". ./maps.key ./prolog.d ./prolog.d/10-admin" \
+        "nothing else is left in /etc/sunkd"
 ok "/var/lib/sunkd is gone" test ! -e "$R/var/lib/sunkd"
 ok "the units' enable links are gone" test ! -e "$R/etc/systemd/system/multi-user.target.wants/sunkd.service" -a \
         ! -e "$R/etc/systemd/system/sockets.target.wants/sunkd.socket"
@@ -198,6 +236,12 @@ for m in passwd group shadow sshkey; do
         ok "/etc/$m.cache stays" test -s "$R/etc/$m.cache"
 done
 is "$(in_root dpkg-query -W -f '${Status}' sunkd 2>&1)" "dpkg-query: no packages found matching sunkd" "dpkg has forgotten sunkd"
+# Where the admin added nothing, purge leaves no /etc/sunkd at all.
+rm -rf "$R/etc/sunkd"
+ok "dpkg installs the packages again" dpkg_in_root -i /tmp/"${D_SUNKD##*/}" /tmp/"${D_SLURM##*/}" /tmp/"${D_DEV##*/}"
+printf 'secret\n' > "$R/etc/sunkd/scim-token"
+ok "and purges them" dpkg_in_root -P sunkd-dev sunkd-slurm sunkd
+ok "/etc/sunkd is gone" test ! -e "$R/etc/sunkd"
 
 # 9. The host saw none of it.
 is "$(md5sum < /var/lib/dpkg/status)" "$host_status" "the host's dpkg database is unchanged"
