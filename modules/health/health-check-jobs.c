@@ -25,7 +25,9 @@
 #define CHECK_TIMEOUT_DEFAULT_USEC (30 * SUNKD_USEC_PER_SEC)
 #define SCRIPT_OUTPUT_MAX (64 * 1024)
 
-static const char *const status_names[] = { [HEALTH_PASS] = "pass", [HEALTH_FAIL] = "fail", [HEALTH_UNKNOWN] = "unknown" };
+static const char *const status_names[] = {
+        [HEALTH_PASS] = "pass", [HEALTH_FAIL] = "fail", [HEALTH_UNKNOWN] = "unknown"
+};
 
 static json_object *result_to_json(const HealthResult *res) {
         json_object *o = json_object_new_object();
@@ -50,7 +52,8 @@ static void result_from_json(json_object *o, HealthResult *res) {
                 health_result_set(res, HEALTH_FAIL, "check-error", "the check gave no result");
                 return;
         }
-        health_result_set(res, status, json_member_string(o, "code") ?: "", "%s", json_member_string(o, "detail") ?: "");
+        health_result_set(res, status, json_member_string(o, "code") ?: "", "%s",
+                          json_member_string(o, "detail") ?: "");
 }
 
 /* sunkd_health_finding{check,code}: one series while a check fails, its
@@ -61,15 +64,18 @@ static void show_finding(Check *k, const HealthResult *res) {
         bool was = k->have_result && k->last.status == HEALTH_FAIL, is = res->status == HEALTH_FAIL;
 
         if (was && (!is || !streq(k->last.code, res->code)))
-                (void) api->metric_remove(k->s->m_finding, (const char *[]){ check_name(k), k->last.code, NULL });
+                (void) api->metric_remove(k->s->m_finding,
+                                          (const char *[]){ check_name(k), k->last.code, NULL });
         if (is)
-                (void) api->metric_set(k->s->m_finding, 1, (const char *[]){ check_name(k), res->code, NULL });
+                (void) api->metric_set(k->s->m_finding, 1,
+                                       (const char *[]){ check_name(k), res->code, NULL });
 }
 
-void check_record(Check *k, const HealthResult *res, uint64_t duration_usec) {
+void health_check_jobs_record(Check *k, const HealthResult *res, uint64_t duration_usec) {
         State *s = k->s;
         const char *labels[] = { check_name(k), NULL };
-        bool detail_changed = k->count.failing && res->status == HEALTH_FAIL && !streq(k->last.detail, res->detail);
+        bool detail_changed =
+                k->count.failing && res->status == HEALTH_FAIL && !streq(k->last.detail, res->detail);
         bool changed;
 
         if (res->status != k->last.status || !streq(res->code, k->last.code) || !k->have_result)
@@ -81,15 +87,22 @@ void check_record(Check *k, const HealthResult *res, uint64_t duration_usec) {
         k->have_result = true;
         k->last_usec = now_usec(CLOCK_REALTIME);
         k->duration_usec = duration_usec;
-        changed = health_count_feed(&k->count, res->status, (unsigned) s->conf.fail_after, (unsigned) s->conf.pass_after);
-        (void) s->ctx->api->metric_set(s->m_result, res->status == HEALTH_PASS ? 1 : res->status == HEALTH_FAIL ? 0 : -1, labels);
+        changed = health_count_feed(&k->count, res->status, (unsigned) s->conf.fail_after,
+                                    (unsigned) s->conf.pass_after);
+        (void) s->ctx->api->metric_set(s->m_result,
+                                       res->status == HEALTH_PASS   ? 1
+                                       : res->status == HEALTH_FAIL ? 0
+                                                                    : -1,
+                                       labels);
         (void) s->ctx->api->metric_set(s->m_failing, k->count.failing, labels);
         (void) s->ctx->api->metric_set(s->m_duration, (double) duration_usec / 1e6, labels);
         if (changed)
-                sunkd_log(s->ctx, k->count.failing ? SUNKD_LOG_WARNING : SUNKD_LOG_NOTICE, 0, "Check '%s' is %s after %u %s%s%s",
-                          check_name(k), k->count.failing ? "failing" : "passing again", k->count.failing ? k->count.fails : k->count.passes,
-                          k->count.failing ? "consecutive failures" : "consecutive passes", k->count.failing ? ": " : "",
-                          k->count.failing ? res->detail : "");
+                sunkd_log(s->ctx, k->count.failing ? SUNKD_LOG_WARNING : SUNKD_LOG_NOTICE, 0,
+                          "Check '%s' is %s after %u %s%s%s", check_name(k),
+                          k->count.failing ? "failing" : "passing again",
+                          k->count.failing ? k->count.fails : k->count.passes,
+                          k->count.failing ? "consecutive failures" : "consecutive passes",
+                          k->count.failing ? ": " : "", k->count.failing ? res->detail : "");
         store_save(s);
         if ((changed || detail_changed) && k->action == HEALTH_ACTION_DRAIN)
                 health_judge_kick(s, check_name(k));
@@ -106,7 +119,7 @@ static void record_error(Check *k, int r) {
                                   (double) ((HealthCheckCommon *) k->conf)->timeout_usec / 1e6);
         else
                 health_result_set(&res, HEALTH_FAIL, "check-error", "%s", strerror(-r));
-        check_record(k, &res, 0);
+        health_check_jobs_record(k, &res, 0);
 }
 
 typedef struct RunInput {
@@ -152,7 +165,7 @@ static int builtin_done(void *state, int r, void *input, void *result) {
                 record_error(k, r);
         } else {
                 result_from_json(o, &res);
-                check_record(k, &res, in ? now_usec(CLOCK_MONOTONIC) - in->start_usec : 0);
+                health_check_jobs_record(k, &res, in ? now_usec(CLOCK_MONOTONIC) - in->start_usec : 0);
         }
         (void) k->s->ctx->api->job_set_message(k->job, k->last.detail);
         return r < 0 ? r : k->last.status == HEALTH_FAIL ? -EIO : 0;
@@ -175,7 +188,7 @@ static void last_line(const char *out, char *buf, size_t len) {
  * (trusted_path_check(), the prolog module's rule too), a regular file,
  * executable.  Checked when the config is read and again before each run:
  * a script swapped since is refused, not run. */
-int script_trusted(const char *path, char **ret_error) {
+int health_check_jobs_script_trusted(const char *path, char **ret_error) {
         struct stat st;
         int r;
 
@@ -195,7 +208,7 @@ int script_trusted(const char *path, char **ret_error) {
 }
 
 static void script_finish(Check *k, const HealthResult *hr, uint64_t duration_usec) {
-        check_record(k, hr, duration_usec);
+        health_check_jobs_record(k, hr, duration_usec);
         (void) k->s->ctx->api->job_set_message(k->job, k->last.detail);
         (void) k->s->ctx->api->job_complete(k->job, hr->status == HEALTH_FAIL ? -EIO : 0);
 }
@@ -208,7 +221,8 @@ static void script_done_cb(void *userdata, int r, const sunkd_spawn_result *res)
 
         k->child = NULL;
         if (r < 0)
-                health_result_set(&hr, HEALTH_FAIL, "script-exec", "cannot run %s: %s", sc->path, strerror(-r));
+                health_result_set(&hr, HEALTH_FAIL, "script-exec", "cannot run %s: %s", sc->path,
+                                  strerror(-r));
         else if (res->timed_out)
                 health_result_set(&hr, HEALTH_FAIL, "check-timeout", "no answer within %.1fs, killed",
                                   (double) sc->common.timeout_usec / 1e6);
@@ -221,7 +235,8 @@ static void script_done_cb(void *userdata, int r, const sunkd_spawn_result *res)
                 if (res->exit_code == 0)
                         health_result_set(&hr, HEALTH_PASS, "", "%s", line);
                 else
-                        health_result_set(&hr, HEALTH_FAIL, "script-failed", "%s", *line ? line : "exited non-zero");
+                        health_result_set(&hr, HEALTH_FAIL, "script-failed", "%s",
+                                          *line ? line : "exited non-zero");
         }
         script_finish(k, &hr, res->duration_usec);
 }
@@ -233,11 +248,12 @@ static int script_prepare(void *state, void **ret_input) {
         _cleanup_free_ char *error = NULL;
         size_t n = 0;
         char node_env[128];
-        const char *envp[] = { "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", node_env, NULL };
+        const char *envp[] = { "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", node_env,
+                               NULL };
         int r;
 
         *ret_input = NULL;
-        r = script_trusted(sc->path, &error);
+        r = health_check_jobs_script_trusted(sc->path, &error);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
@@ -336,7 +352,7 @@ static int check_add_job(State *s, Check *k) {
         return s->ctx->api->job_add(s->ctx, &spec, &k->job);
 }
 
-int checks_add_jobs(State *s) {
+int health_check_jobs_add(State *s) {
         for (size_t i = 0; i < s->n_checks; i++) {
                 int r = check_add_job(s, &s->checks[i]);
                 if (r < 0)

@@ -9,7 +9,7 @@
 
 #include <json-c/json.h>
 
-#include "health-check.h"
+#include "checks/health-check.h"
 #include "health-count.h"
 #include "health-gpu.h"
 #include "health-signal.h"
@@ -20,7 +20,12 @@
 #define CHECK_NAME_MAX 32
 #define WAITERS_MAX 16
 
-typedef enum Transport { TRANSPORT_LIBSLURM, TRANSPORT_SCONTROL, TRANSPORT_SLURMRESTD, TRANSPORT_NONE } Transport;
+typedef enum Transport {
+        TRANSPORT_LIBSLURM,
+        TRANSPORT_SCONTROL,
+        TRANSPORT_SLURMRESTD,
+        TRANSPORT_NONE
+} Transport;
 typedef enum CheckKind { CHECK_BUILTIN, CHECK_SCRIPT, CHECK_GPU } CheckKind;
 
 typedef struct Check {
@@ -32,11 +37,11 @@ typedef struct Check {
         size_t n_keys;
         HealthAction action;
         sunkd_job *job;
-        sunkd_child *child;          /* CHECK_SCRIPT's running script */
+        sunkd_child *child; /* CHECK_SCRIPT's running script */
         /* the last result and the hysteresis */
         HealthResult last;
         bool have_result;
-        HealthCount count;           /* the hysteresis */
+        HealthCount count; /* the hysteresis */
         uint64_t last_usec, duration_usec;
 } Check;
 
@@ -49,7 +54,7 @@ typedef struct Conf {
         int64_t fail_after, pass_after, max_drained_pct;
         char *root;
         char *slurm_conf;
-        const sunkd_cfg *scontrol;   /* borrowed during init only */
+        const sunkd_cfg *scontrol; /* borrowed during init only */
         const sunkd_cfg *slurmrestd;
         const sunkd_cfg *xid_policy;
         const sunkd_cfg *memory_policy;
@@ -94,7 +99,7 @@ typedef struct State {
         size_t n_checks;
         HealthXidPolicy xid_policy;
         HealthGpuMemoryPolicy memory_policy;
-        HealthGpu *gpu;              /* the gpu check's judge, if there is one */
+        HealthGpu *gpu; /* the gpu check's judge, if there is one */
         /* what we told slurmctld, kept in state_dir (health-store.c) */
         char set_reason[HEALTH_REASON_MAX];
         char sticky_reason[HEALTH_REASON_MAX];
@@ -103,10 +108,10 @@ typedef struct State {
         /* the signal job */
         sunkd_job *signal_job;
         sunkd_child *signal_child;
-        HealthSignal *signal;        /* the round in progress */
-        HealthWant forced;           /* a Drain or Undrain call's wish, for the next round */
+        HealthSignal *signal; /* the round in progress */
+        HealthWant forced;    /* a Drain or Undrain call's wish, for the next round */
         char forced_reason[HEALTH_REASON_MAX];
-        bool forced_sticky;          /* no passing check lifts the drain */
+        bool forced_sticky; /* no passing check lifts the drain */
         sunkd_call *forced_call;
         char last_outcome[640];
         HealthOutcome outcome;
@@ -129,9 +134,9 @@ void settings_clear(State *s);
 const char *check_name(const Check *k);
 
 /* health-check-jobs.c */
-int script_trusted(const char *path, char **ret_error);
-int checks_add_jobs(State *s);
-void check_record(Check *k, const HealthResult *res, uint64_t duration_usec);
+int health_check_jobs_script_trusted(const char *path, char **ret_error);
+int health_check_jobs_add(State *s);
+void health_check_jobs_record(Check *k, const HealthResult *res, uint64_t duration_usec);
 
 /* health-judge.c: the wish from the checks, and the signal job */
 int health_judge_add_job(State *s);

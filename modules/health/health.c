@@ -15,10 +15,10 @@
  *   health-store.c     what survives a restart
  *   health-methods.c   io.sunkd.Health.{Status,Run,Drain,Undrain}
  *
- * What needs no module context (the check types, checks/ and their table
- * health-check.c, the rules of draining health-signal.c, the scontrol
- * parser, slurmrestd's JSON and the JWT in transport/, the XID policy) is
- * libhealth, which the unit tests link.  The folder reads as a round does:
+ * What needs no module context (the check types in checks/ with their
+ * table checks/health-check.c, the rules of draining health-signal.c, the
+ * scontrol parser, slurmrestd's JSON and the JWT in transport/, the XID
+ * policy) is libhealth, which the unit tests link.  The folder reads as a round does:
  * checks/ -> health-check-jobs.c -> health-judge.c -> health-signal.c ->
  * transport/.  There is no reload in place: a changed section restarts
  * the module, and health-store.c carries the hysteresis and our reason
@@ -36,11 +36,36 @@
 
 static int metrics_add(State *s) {
         const sunkd_metric_def defs[] = {
-                { { sizeof(sunkd_metric_spec), "health_check_result", "The check's last result: 1 pass, 0 fail, -1 unknown.", SUNKD_METRIC_GAUGE, { "check", NULL } }, &s->m_result },
-                { { sizeof(sunkd_metric_spec), "health_check_failing", "1 while the check is judged failing (fail_after consecutive failures).", SUNKD_METRIC_GAUGE, { "check", NULL } }, &s->m_failing },
-                { { sizeof(sunkd_metric_spec), "health_check_duration_seconds", "How long the check's last run took.", SUNKD_METRIC_GAUGE, { "check", NULL } }, &s->m_duration },
-                { { sizeof(sunkd_metric_spec), "health_finding", "1 for the finding a check reports while it fails, by its stable code.", SUNKD_METRIC_GAUGE, { "check", "code", NULL } }, &s->m_finding },
-                { { sizeof(sunkd_metric_spec), "health_signals_total", "Rounds with slurmctld, by what came of them.", SUNKD_METRIC_COUNTER, { "outcome", NULL } }, &s->m_signals },
+                { { sizeof(sunkd_metric_spec),
+                    "health_check_result",
+                    "The check's last result: 1 pass, 0 fail, -1 unknown.",
+                    SUNKD_METRIC_GAUGE,
+                    { "check", NULL } },
+                  &s->m_result },
+                { { sizeof(sunkd_metric_spec),
+                    "health_check_failing",
+                    "1 while the check is judged failing (fail_after consecutive failures).",
+                    SUNKD_METRIC_GAUGE,
+                    { "check", NULL } },
+                  &s->m_failing },
+                { { sizeof(sunkd_metric_spec),
+                    "health_check_duration_seconds",
+                    "How long the check's last run took.",
+                    SUNKD_METRIC_GAUGE,
+                    { "check", NULL } },
+                  &s->m_duration },
+                { { sizeof(sunkd_metric_spec),
+                    "health_finding",
+                    "1 for the finding a check reports while it fails, by its stable code.",
+                    SUNKD_METRIC_GAUGE,
+                    { "check", "code", NULL } },
+                  &s->m_finding },
+                { { sizeof(sunkd_metric_spec),
+                    "health_signals_total",
+                    "Rounds with slurmctld, by what came of them.",
+                    SUNKD_METRIC_COUNTER,
+                    { "outcome", NULL } },
+                  &s->m_signals },
         };
 
         return sunkd_metrics_add(s->ctx, defs, ELEMENTSOF(defs));
@@ -80,17 +105,17 @@ static int health_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
         r = methods_add(s);
         if (r < 0)
                 return sunkd_log_error_errno(c, r, "Cannot add the io.sunkd.Health methods: %m");
-        r = checks_add_jobs(s);
+        r = health_check_jobs_add(s);
         if (r < 0)
                 return r;
         r = health_judge_add_job(s);
         if (r < 0)
                 return sunkd_log_error_errno(c, r, "Cannot add the job health.signal: %m");
         sunkd_log_info(c, "Watching node %s with %zu checks, drains %s.", s->node_name, s->n_checks,
-                       s->transport == TRANSPORT_NONE       ? "reported only (transport none)"
-                       : s->transport == TRANSPORT_LIBSLURM ? "through libslurm"
+                       s->transport == TRANSPORT_NONE         ? "reported only (transport none)"
+                       : s->transport == TRANSPORT_LIBSLURM   ? "through libslurm"
                        : s->transport == TRANSPORT_SLURMRESTD ? "through slurmrestd"
-                                                            : "through scontrol");
+                                                              : "through scontrol");
         return 0;
 }
 

@@ -38,11 +38,12 @@ typedef struct HealthCheckCommon {
         char *action;
 } HealthCheckCommon;
 
-#define HEALTH_COMMON_KEYS                                                                        \
-        { "name", SUNKD_CFG_STRING, offsetof(HealthCheckCommon, name), SUNKD_CFG_REQUIRED, 0, 0 }, \
-        { "type", SUNKD_CFG_STRING, offsetof(HealthCheckCommon, type), SUNKD_CFG_REQUIRED, 0, 0 }, \
-        { "timeout", SUNKD_CFG_DURATION, offsetof(HealthCheckCommon, timeout_usec), 0, 0, 0 },     \
-        { "action", SUNKD_CFG_STRING, offsetof(HealthCheckCommon, action), 0, 0, 0 }
+#define HEALTH_COMMON_KEYS                                                                                  \
+        { "name", SUNKD_CFG_STRING, offsetof(HealthCheckCommon, name), SUNKD_CFG_REQUIRED, 0, 0 },          \
+                { "type", SUNKD_CFG_STRING, offsetof(HealthCheckCommon, type), SUNKD_CFG_REQUIRED, 0, 0 },  \
+                { "timeout", SUNKD_CFG_DURATION, offsetof(HealthCheckCommon, timeout_usec), 0, 0, 0 }, {    \
+                "action", SUNKD_CFG_STRING, offsetof(HealthCheckCommon, action), 0, 0, 0                    \
+        }
 
 typedef struct HealthEnv {
         const char *root; /* prefix of every path a check reads; "/" on a node */

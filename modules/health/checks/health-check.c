@@ -14,7 +14,7 @@ static const sunkd_cfg_key script_keys[] = {
         { "args", SUNKD_CFG_LIST, offsetof(ScriptConf, args), 0, 0, 0 },
 };
 
-/* A script: run by the module through the host's spawn (health-checks.c),
+/* A script: run by the module through the host's spawn (health-check-jobs.c),
  * refused unless it is a file only root can change. */
 const HealthCheckType health_check_script = {
         .name = "script",
@@ -39,12 +39,9 @@ const HealthCheckType health_check_gpu = {
 };
 
 const HealthCheckType *const health_check_types[] = {
-        &health_check_mount,       &health_check_disk_free,
-        &health_check_inodes_free, &health_check_memory,
-        &health_check_process,     &health_check_file,
-        &health_check_load,        &health_check_ib,
-        &health_check_munge,       &health_check_script,
-        &health_check_gpu,         NULL,
+        &health_check_mount,   &health_check_disk_free, &health_check_inodes_free, &health_check_memory,
+        &health_check_process, &health_check_file,      &health_check_load,        &health_check_ib,
+        &health_check_munge,   &health_check_script,    &health_check_gpu,         NULL,
 };
 
 const HealthCheckType *health_check_type_find(const char *name) {
@@ -93,5 +90,6 @@ void health_result_set(HealthResult *ret, HealthStatus status, const char *code,
         else if ((size_t) n >= sizeof(raw))
                 raw[utf8_cut(raw, sizeof(raw) - 1)] = 0;
         ret->detail[0] = 0;
-        (void) text_escape_append(ret->detail, sizeof(ret->detail), &len, raw, strlen(raw), TEXT_ESCAPE_LINE);
+        (void) text_escape_append(ret->detail, sizeof(ret->detail), &len, raw, strlen(raw),
+                                  TEXT_ESCAPE_LINE);
 }
