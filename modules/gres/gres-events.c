@@ -26,7 +26,7 @@
 #include "util/macro.h"
 #include "util/time-util.h"
 
-#define XID_RUN_MAX 64          /* events one window hands back; a storm takes several */
+#define XID_RUN_MAX 64 /* events one window hands back; a storm takes several */
 #define XID_FIRST_WINDOW_USEC ((uint64_t) SUNKD_USEC_PER_SEC)
 
 static int events_prepare(void *state, void **ret_input) {
@@ -35,7 +35,8 @@ static int events_prepare(void *state, void **ret_input) {
         *ret_input = NULL;
         if (!s->use_proc)
                 return 0;
-        (void) s->ctx->api->job_set_message(s->events_job, "NVML hung during discovery: XID errors are not watched");
+        (void) s->ctx->api->job_set_message(s->events_job,
+                                            "NVML hung during discovery: XID errors are not watched");
         return -EOPNOTSUPP;
 }
 
@@ -71,8 +72,10 @@ static int events_work(void *state, void *input, const sunkd_cancel *cancel, voi
         /* Until a window has shown that the watch works (at start, after a
          * failure), a short one: status and the log say so within a second,
          * not after xid_window. */
-        r = gres_nvml_watch_xids(s->conf.nvml_library, s->watching == 1 ? s->conf.xid_window_usec :
-                                 MIN(s->conf.xid_window_usec, XID_FIRST_WINDOW_USEC), XID_RUN_MAX, &w, &error);
+        r = gres_nvml_watch_xids(s->conf.nvml_library,
+                                 s->watching == 1 ? s->conf.xid_window_usec
+                                                  : MIN(s->conf.xid_window_usec, XID_FIRST_WINDOW_USEC),
+                                 XID_RUN_MAX, &w, &error);
         if (r < 0) {
                 json_object_object_add(out, "error", json_object_new_string(error ?: strerror(-r)));
                 return r;
@@ -82,7 +85,9 @@ static int events_work(void *state, void *input, const sunkd_cancel *cancel, voi
                 json_object_array_add(unwatched, json_object_new_string(*u));
         take_events(&w, events);
         if (json_object_array_length(events) < w.n)
-                json_object_object_add(out, "dropped", json_object_new_int64((int64_t) (w.n - json_object_array_length(events))));
+                json_object_object_add(
+                        out, "dropped",
+                        json_object_new_int64((int64_t) (w.n - json_object_array_length(events))));
         gres_xid_watch_done(&w);
         return 0;
 }
@@ -96,8 +101,10 @@ static void set_watching(State *s, json_object *res, int r) {
         if (r < 0) {
                 _cleanup_free_ char *why = NULL;
 
-                if (r == -ETIMEDOUT && asprintf(&why, "NVML did not answer within %llu s", (unsigned long long)
-                                                ((s->conf.xid_window_usec + s->conf.timeout_usec) / SUNKD_USEC_PER_SEC)) < 0)
+                if (r == -ETIMEDOUT &&
+                    asprintf(&why, "NVML did not answer within %llu s",
+                             (unsigned long long) ((s->conf.xid_window_usec + s->conf.timeout_usec) /
+                                                   SUNKD_USEC_PER_SEC)) < 0)
                         why = NULL;
                 if (s->watching != 0 || strcmp(s->watch_error ?: "", why ?: error ?: strerror(-r)) != 0)
                         sunkd_log_warning(s->ctx, "Not watching for XID errors: %s.", why ?: error ?: strerror(-r));
@@ -113,13 +120,16 @@ static void set_watching(State *s, json_object *res, int r) {
         if (s->watching != 1 || watched != s->xid_watched)
                 sunkd_log_notice(s->ctx, "Watching %u GPU(s) for XID errors%s%s.", watched,
                                  json_object_array_length(unwatched) ? "; cannot watch " : "",
-                                 json_object_array_length(unwatched) ?
-                                 json_object_to_json_string_ext(unwatched, JSON_C_TO_STRING_PLAIN) : "");
+                                 json_object_array_length(unwatched)
+                                         ? json_object_to_json_string_ext(unwatched, JSON_C_TO_STRING_PLAIN)
+                                         : "");
         s->watching = 1;
         s->watch_error = mfree(s->watch_error);
         s->xid_watched = watched;
         json_object_put(s->xid_unwatched);
-        s->xid_unwatched = unwatched && json_object_is_type(unwatched, json_type_array) ? json_object_get(unwatched) : NULL;
+        s->xid_unwatched = unwatched && json_object_is_type(unwatched, json_type_array)
+                                   ? json_object_get(unwatched)
+                                   : NULL;
 }
 
 static int events_done(void *state, int r, void *input, void *result) {
@@ -131,15 +141,19 @@ static int events_done(void *state, int r, void *input, void *result) {
                 return r;
         }
         set_watching(s, res, r);
-        if (r >= 0 && json_object_object_get_ex(res, "events", &events) && json_object_is_type(events, json_type_array) &&
-            json_object_array_length(events) > 0) {
+        if (r >= 0 && json_object_object_get_ex(res, "events", &events) &&
+            json_object_is_type(events, json_type_array) && json_object_array_length(events) > 0) {
                 (void) gres_xids_add(s, events, GRES_XID_NVML);
                 gres_xids_changed(s);
+                gres_show_gpus(s);
         } else
                 gres_xids_summary(s);
         if (r >= 0 && json_object_object_get_ex(res, "dropped", &events))
-                sunkd_log_warning(s->ctx, "Dropped %" PRId64 " XID event(s) of a GPU whose bus id or UUID NVML reports in a "
-                                  "form sunkd does not keep.", json_object_get_int64(events));
+                sunkd_log_warning(s->ctx,
+                                  "Dropped %" PRId64
+                                  " XID event(s) of a GPU whose bus id or UUID NVML reports in a "
+                                  "form sunkd does not keep.",
+                                  json_object_get_int64(events));
         json_object_put(res);
         return r < 0 ? r : 0;
 }

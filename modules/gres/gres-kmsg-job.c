@@ -41,7 +41,7 @@
 #include "util/macro.h"
 #include "util/time-util.h"
 
-#define KMSG_FIRST_WINDOW_USEC SUNKD_USEC_PER_SEC      /* until a run has shown the log can be read */
+#define KMSG_FIRST_WINDOW_USEC SUNKD_USEC_PER_SEC /* until a run has shown the log can be read */
 #define KMSG_RECORDS_PER_RUN 65536
 
 bool gres_reads_kmsg(const State *s) {
@@ -52,13 +52,15 @@ bool gres_reads_kmsg(const State *s) {
 static void set_reading(State *s, int r, const char *why) {
         if (r >= 0) {
                 if (s->kmsg_reading != 1)
-                        sunkd_log_notice(s->ctx, "Reading XID errors from the kernel log '%s'.", s->conf.kmsg);
+                        sunkd_log_notice(s->ctx, "Reading XID errors from the kernel log '%s'.",
+                                         s->conf.kmsg);
                 s->kmsg_reading = 1;
                 s->kmsg_error = mfree(s->kmsg_error);
                 return;
         }
         if (s->kmsg_reading != 0 || !streq(s->kmsg_error ?: "", why))
-                sunkd_log_warning(s->ctx, "Not reading XID errors from the kernel log '%s': %s; NVML's events only.",
+                sunkd_log_warning(s->ctx,
+                                  "Not reading XID errors from the kernel log '%s': %s; NVML's events only.",
                                   s->conf.kmsg, why);
         s->kmsg_reading = 0;
         free(s->kmsg_error);
@@ -70,8 +72,8 @@ static int kmsg_work(void *state, void *input, const sunkd_cancel *cancel, void 
         State *s = state;
         _cleanup_free_ GresKmsgBatch *b = malloc(sizeof(*b));
         _cleanup_close_ int fd = -1;
-        uint64_t window = s->kmsg_reading != 1 ? MIN(s->conf.xid_window_usec, KMSG_FIRST_WINDOW_USEC) :
-                          s->conf.xid_window_usec;
+        uint64_t window = s->kmsg_reading != 1 ? MIN(s->conf.xid_window_usec, KMSG_FIRST_WINDOW_USEC)
+                                               : s->conf.xid_window_usec;
         json_object *out;
         int r = 0;
 
@@ -138,8 +140,10 @@ static void log_lost(State *s, json_object *res) {
                          json_object_get_int64(json_object_array_get_idx(g, 1)),
                          json_object_array_length(gaps) > 1 ? ", and more" : "");
         }
-        sunkd_log_warning(s->ctx, "The kernel log lost %" PRIu64 " record(s) before sunkd read them%s%s: XID errors "
-                          "among them are seen only as NVML's events.", lost, first,
+        sunkd_log_warning(s->ctx,
+                          "The kernel log lost %" PRIu64 " record(s) before sunkd read them%s%s: XID errors "
+                          "among them are seen only as NVML's events.",
+                          lost, first,
                           overflows ? ", its ring overflowed" : ", its sequence numbers jumped");
 }
 
@@ -180,11 +184,15 @@ static int kmsg_done(void *state, int r, void *input, void *result) {
         if (changed)
                 (void) gres_xids_add(s, events, GRES_XID_KMSG);
         if (member_uint(res, "dropped"))
-                sunkd_log_warning(s->ctx, "%" PRIu64 " XID error(s) of more GPU and XID pairs than one read keeps were "
-                                  "not counted.", member_uint(res, "dropped"));
-        if (changed)
+                sunkd_log_warning(s->ctx,
+                                  "%" PRIu64
+                                  " XID error(s) of more GPU and XID pairs than one read keeps were "
+                                  "not counted.",
+                                  member_uint(res, "dropped"));
+        if (changed) {
                 gres_xids_changed(s);
-        else
+                gres_show_gpus(s);
+        } else
                 gres_xids_summary(s);
         if (error) {
                 set_reading(s, -EIO, error);

@@ -16,7 +16,7 @@
 #include "util/json-util.h"
 
 #define ALIASES_MAX 64
-#define XID_FACT_MAX 64         /* the XID log's last entries in the fact gres.gpus */
+#define XID_FACT_MAX 64 /* the XID log's last entries in the fact gres.gpus */
 
 /* The module's section of sunkd.yaml, as parsed (gres-settings.c). */
 typedef struct Conf {
@@ -59,42 +59,44 @@ typedef struct State {
         GresTypeAlias aliases[ALIASES_MAX];
         size_t n_aliases;
         sunkd_job *job;
-        bool use_proc;          /* NVML hung in the last run */
-        bool topology_warned;   /* the CPU topology could not be read, and that was logged */
-        char *block_error;      /* the GPUs' NVLink domains disagree: logged when it changes */
-        json_object *last;      /* the last discovery's result */
+        bool use_proc;        /* NVML hung in the last run */
+        bool topology_warned; /* the CPU topology could not be read, and that was logged */
+        char *block_error;    /* the GPUs' NVLink domains disagree: logged when it changes */
+        json_object *last;    /* the last discovery's result */
         uint64_t last_usec;
-        GresWaitList waiting;   /* List calls that came before there was a result */
-        char *unavailable;      /* why there is none although a discovery has ended; NULL: the first is to come */
-        Known *known;           /* the GPUs of the discovery that found the most */
+        GresWaitList waiting; /* List calls that came before there was a result */
+        char *unavailable; /* why there is none although a discovery has ended; NULL: the first is to come */
+        Known *known;      /* the GPUs of the discovery that found the most */
         size_t n_known;
-        int check;              /* 1 match, 0 mismatch, -1 unknown */
+        int check; /* 1 match, 0 mismatch, -1 unknown */
         char *check_message;
         uint64_t runs, failures, changes;
         sunkd_metric *m_gpus, *m_memory, *m_failures, *m_changes, *m_check;
         sunkd_metric *m_ecc, *m_recovery;
         uint64_t discover_started_usec; /* when the running discovery's child started */
-        uint64_t read_usec;     /* ... and the last one's: its NVML counters were read after this */
+        uint64_t read_usec;             /* ... and the last one's: its NVML counters were read after this */
         char boot_id[GRES_XID_BOOT_ID_MAX];
         /* XID events, from NVML */
         sunkd_job *events_job;
         GresXidLog *xids;
-        char *xid_path;         /* where the log is kept; NULL without a state directory */
-        bool xid_dirty;         /* changed since it was last saved */
+        char *xid_path; /* where the log is kept; NULL without a state directory */
+        bool xid_dirty; /* changed since it was last saved */
         sunkd_job *save_job;
         uint64_t storm_logged_usec;
-        int watching;           /* 1 watching, 0 not (watch_error says why), -1 not yet known */
+        int watching; /* 1 watching, 0 not (watch_error says why), -1 not yet known */
         char *watch_error;
         unsigned xid_watched;
         json_object *xid_unwatched;
         /* ... and from the kernel log */
         sunkd_job *kmsg_job;
         KmsgCursor kmsg_cursor;
-        char *kmsg_carry;       /* a record's first part, for the next read */
-        int kmsg_reading;       /* 1 reading, 0 not (kmsg_error says why), -1 not yet known */
+        char *kmsg_carry; /* a record's first part, for the next read */
+        int kmsg_reading; /* 1 reading, 0 not (kmsg_error says why), -1 not yet known */
         char *kmsg_error;
         uint64_t kmsg_records, kmsg_lost, kmsg_overflows, kmsg_malformed;
-        struct { char bus_id[16], uuid[96]; } kmsg_gpus[KMSG_GPUS_MAX]; /* as the driver named them */
+        struct {
+                char bus_id[16], uuid[96];
+        } kmsg_gpus[KMSG_GPUS_MAX]; /* as the driver named them */
         size_t n_kmsg_gpus;
         sunkd_metric *m_xid, *m_last_xid;
 } State;
@@ -136,7 +138,9 @@ int gres_xids_load(State *s);
  * gres_xid_event_from_json() reads them, each with its "count".  Logged,
  * counted in the metrics, saved and shown; returns how many entries are new. */
 size_t gres_xids_add(State *s, json_object *events, GresXidSource source);
-/* The log changed: repeats summed up, saved soon, shown at once. */
+/* The log changed: repeats summed up, saved soon.  The caller shows it
+ * (gres_show_gpus()): the log knows nothing of the fact and the metrics, so
+ * gres-publish.c reads the log and never the other way round. */
 void gres_xids_changed(State *s);
 /* Repeats not logged yet, summed up in one line if one is due. */
 void gres_xids_summary(State *s);

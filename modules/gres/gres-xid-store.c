@@ -1,14 +1,15 @@
 /* The XID log as the module keeps it: the events either source reports
  * taken in (numbered, storms folded, both sources' reports of one event
  * matched: gres-xid.h), logged with storms summed up, counted in the
- * metrics, shown (gres-publish.c), and saved in the state directory with
+ * metrics, and saved in the state directory with
  * where the kernel log was read up to, so that a restart goes on from there.
  *
  * One writer: the job gres.save writes the file on a worker, from a copy
  * taken on the loop: at once for a new entry, and SAVE_INTERVAL after what
  * else changed (repeats counted, the kernel log read further: a storm's
  * every batch is not worth a write and a line in the log); at a stop, fini
- * writes what changed since.  With nothing to write it runs once an hour.  Nothing is judged here: the health module does that.
+ * writes what changed since.  With nothing to write it runs once an hour.  Nothing is judged here: the
+ * health module does that.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -30,9 +31,9 @@
 
 #define XID_FILE "xid-events.json"
 #define XID_FILE_MAX (256 * 1024)
-#define XID_LOGGED_PER_RUN 8            /* new entries logged one by one per run, then one line for the rest */
+#define XID_LOGGED_PER_RUN 8 /* new entries logged one by one per run, then one line for the rest */
 #define STORM_SUMMARY_USEC (10 * USEC_PER_SEC) /* repeats are summed up in one line at most this often */
-#define STORM_SHOWN 4                   /* entries a summary names */
+#define STORM_SHOWN 4                          /* entries a summary names */
 #define SAVE_INTERVAL_USEC (10 * USEC_PER_SEC)
 #define SAVE_IDLE_USEC (3600 * USEC_PER_SEC)
 
@@ -72,8 +73,8 @@ static void log_entry(State *s, const GresXidEvent *e, uint64_t count) {
                 snprintf(mig, sizeof(mig), " (GPU instance %u)", e->gpu_instance);
         if (count > 1)
                 snprintf(times, sizeof(times), ", %" PRIu64 " times", count);
-        sunkd_log_notice(s->ctx, "GPU %s%sat %s%s: XID %" PRIu64 "%s%s%s%s.", e->uuid, *e->uuid ? " " : "", e->bus_id,
-                         mig, e->xid, what ? " (" : "", what ?: "", what ? ")" : "", times);
+        sunkd_log_notice(s->ctx, "GPU %s%sat %s%s: XID %" PRIu64 "%s%s%s%s.", e->uuid, *e->uuid ? " " : "",
+                         e->bus_id, mig, e->xid, what ? " (" : "", what ?: "", what ? ")" : "", times);
 }
 
 static void count_metrics(State *s, const GresXidEvent *e, uint64_t count) {
@@ -121,8 +122,10 @@ size_t gres_xids_add(State *s, json_object *events, GresXidSource source) {
                         count_metrics(s, entry, s->xids->total - before);
         }
         if (added > XID_LOGGED_PER_RUN)
-                sunkd_log_notice(s->ctx, "%zu more GPU and XID pairs than logged here; io.sunkd.Gres.List shows them.",
-                                 added - XID_LOGGED_PER_RUN);
+                sunkd_log_notice(
+                        s->ctx,
+                        "%zu more GPU and XID pairs than logged here; io.sunkd.Gres.List shows them.",
+                        added - XID_LOGGED_PER_RUN);
         if (bad)
                 sunkd_log_error(s->ctx, "The %s reader handed back %zu malformed event(s); ignored.",
                                 source == GRES_XID_KMSG ? "kernel log" : "XID watcher", bad);
@@ -153,7 +156,8 @@ static void save_when(State *s) {
         bool soon = s->xid_dirty || storm_pending(s);
 
         if (s->save_job)
-                (void) s->ctx->api->job_set_interval(s->save_job, soon ? SAVE_INTERVAL_USEC : SAVE_IDLE_USEC, 0);
+                (void) s->ctx->api->job_set_interval(s->save_job, soon ? SAVE_INTERVAL_USEC : SAVE_IDLE_USEC,
+                                                     0);
 }
 
 /* The repeats not logged yet, in one line: the entries with the most. */
@@ -172,21 +176,23 @@ static void log_storm(State *s, uint64_t now) {
                         repeats += e->count - e->reported;
                 }
         }
-        if (n == 0 || (s->storm_logged_usec && now - s->storm_logged_usec < STORM_SUMMARY_USEC && now >= s->storm_logged_usec))
+        if (n == 0 || (s->storm_logged_usec && now - s->storm_logged_usec < STORM_SUMMARY_USEC &&
+                       now >= s->storm_logged_usec))
                 return;
         qsort(top, n, sizeof(top[0]), by_unreported);
         f = open_memstream(&line, &len);
         if (!f)
                 return;
         for (size_t i = 0; i < MIN(n, (size_t) STORM_SHOWN); i++)
-                fprintf(f, "%sXID %" PRIu64 " on %s%s(pci %s) %" PRIu64 " more, %" PRIu64 " in all", i ? "; " : "",
-                        top[i]->xid, top[i]->uuid, *top[i]->uuid ? " " : "", top[i]->bus_id,
+                fprintf(f, "%sXID %" PRIu64 " on %s%s(pci %s) %" PRIu64 " more, %" PRIu64 " in all",
+                        i ? "; " : "", top[i]->xid, top[i]->uuid, *top[i]->uuid ? " " : "", top[i]->bus_id,
                         top[i]->count - top[i]->reported, top[i]->count);
         if (n > STORM_SHOWN)
                 fprintf(f, "; and %zu more GPU and XID pairs", n - STORM_SHOWN);
         if (fclose(f) != 0)
                 return;
-        sunkd_log_warning(s->ctx, "XID storm: %" PRIu64 " repeat(s) folded into the log: %s.", repeats, line);
+        sunkd_log_warning(s->ctx, "XID storm: %" PRIu64 " repeat(s) folded into the log: %s.", repeats,
+                          line);
         for (size_t i = 0; i < n; i++)
                 top[i]->reported = top[i]->count;
         s->storm_logged_usec = now;
@@ -201,7 +207,6 @@ void gres_xids_changed(State *s) {
         log_storm(s, now_usec(CLOCK_REALTIME));
         s->xid_dirty = true;
         save_when(s);
-        gres_show_gpus(s);
 }
 
 /* ---- The file -------------------------------------------------------------- */
@@ -274,7 +279,8 @@ static int save_done(void *state, int r, void *input, void *result) {
         if (r < 0 && r != -EALREADY) {
                 s->xid_dirty = true; /* written at the next run, or at the stop */
                 if (r != -ECANCELED)
-                        sunkd_log_error_errno(s->ctx, r, "Failed to save the XID log to '%s': %m", s->xid_path);
+                        sunkd_log_error_errno(s->ctx, r, "Failed to save the XID log to '%s': %m",
+                                              s->xid_path);
         }
         /* repeats that came after the last summary are summed up here once
          * it is due, even if nothing else comes */
@@ -304,7 +310,8 @@ void gres_xids_save_now(State *s) {
         if (!s->xid_path || !s->xid_dirty)
                 return;
         text = store_text(s);
-        r = text ? fileio_write_atomic(s->xid_path, text, strlen(text), 0600, (uid_t) -1, (gid_t) -1) : -ENOMEM;
+        r = text ? fileio_write_atomic(s->xid_path, text, strlen(text), 0600, (uid_t) -1, (gid_t) -1)
+                 : -ENOMEM;
         if (r < 0)
                 sunkd_log_error_errno(s->ctx, r, "Failed to save the XID log to '%s': %m", s->xid_path);
         else
@@ -319,7 +326,8 @@ static void read_boot_id(State *s) {
         size_t len;
 
         s->boot_id[0] = '\0';
-        if (asprintf(&path, "%s/proc/sys/kernel/random/boot_id", root) < 0 || fileio_read(path, 64, &text, &len) < 0)
+        if (asprintf(&path, "%s/proc/sys/kernel/random/boot_id", root) < 0 ||
+            fileio_read(path, 64, &text, &len) < 0)
                 return;
         len = strcspn(text, "\n");
         if (len == 0 || len >= sizeof(s->boot_id))
@@ -340,13 +348,15 @@ static int take_cursor(State *s, json_object *o) {
                 return 0;
         path = json_member_string(k, "path");
         boot = json_member_string(k, "boot_id");
-        if (!path || !boot || !json_object_object_get_ex(k, "seq", &seq) || !json_object_is_type(seq, json_type_int) ||
-            json_object_get_int64(seq) < 0)
+        if (!path || !boot || !json_object_object_get_ex(k, "seq", &seq) ||
+            !json_object_is_type(seq, json_type_int) || json_object_get_int64(seq) < 0)
                 return -EBADMSG;
         if (!streq(path, s->conf.kmsg))
                 return 0;
         if (!streq(boot, s->boot_id)) {
-                sunkd_log_info(s->ctx, "The node booted since the kernel log was last read: reading it from its start.");
+                sunkd_log_info(
+                        s->ctx,
+                        "The node booted since the kernel log was last read: reading it from its start.");
                 return 0;
         }
         s->kmsg_cursor = (KmsgCursor){ .valid = true, .seq = (uint64_t) json_object_get_int64(seq) };
@@ -383,8 +393,10 @@ int gres_xids_load(State *s) {
         if (r < 0) {
                 gres_xid_log_init(s->xids);
                 s->kmsg_cursor = (KmsgCursor){};
-                sunkd_log_warning(s->ctx, "Cannot take the XID log from '%s' (%s); it starts empty and the file is "
-                                  "replaced at the next event.", s->xid_path, r == -EBADMSG ? "not a valid log" : strerror(-r));
+                sunkd_log_warning(s->ctx,
+                                  "Cannot take the XID log from '%s' (%s); it starts empty and the file is "
+                                  "replaced at the next event.",
+                                  s->xid_path, r == -EBADMSG ? "not a valid log" : strerror(-r));
         }
         return 0;
 }
