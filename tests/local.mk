@@ -59,6 +59,7 @@ UNIT_TESTS = \
 	tests/unit/test-errloc \
 	tests/unit/test-trusted-path \
 	tests/unit/test-abi-layout \
+	tests/unit/test-module-wrappers \
 	# End of UNIT_TESTS
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
@@ -111,6 +112,11 @@ $(tests_unit_test_abi_layout_OBJECTS): $(ABI_FROZEN_COPIES)
 tests_unit_test_abi_layout_CPPFLAGS = -I$(top_builddir)/tests/unit $(AM_CPPFLAGS)
 tests_unit_test_abi_layout_CFLAGS = $(CHECK_TEST_CFLAGS)
 tests_unit_test_abi_layout_LDADD = $(CHECK_LIBS)
+# The wrappers of <sunkd/module.h> against a fake host table; it reads the
+# header to find a wrapper it has no row for.
+tests_unit_test_module_wrappers_SOURCES = tests/unit/test-module-wrappers.c
+tests_unit_test_module_wrappers_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_test_module_wrappers_LDADD = $(CHECK_LIBS)
 
 # Integration tests (TAP shell) against the real daemon.
 INTEGRATION_TESTS = \
