@@ -32,19 +32,23 @@
 
 /* ---- The policy ------------------------------------------------------------- */
 
-/* Parses "xid_policy: ..." in @yaml (under modules.health, as the module
- * would hand it over). */
-static int parse(const char *yaml, HealthXidPolicy *p, char **e) {
+/* The key @key of the section @yaml under modules.health, as the module
+ * would hand it over (NULL when absent); *ret_tree holds it until freed. */
+static const ConfNode *health_key(const char *yaml, const char *key, ConfTree **ret_tree, char **e) {
         _cleanup_free_ char *doc = NULL;
-        ConfTree *t = NULL;
-        const ConfNode *health;
-        int r;
 
         *e = NULL;
+        *ret_tree = NULL;
         ck_assert_int_ge(asprintf(&doc, "modules:\n  health:\n%s", yaml), 0);
-        ck_assert_msg(conf_tree_parse("sunkd.yaml", doc, strlen(doc), &t, e) == 0, "%s", *e);
-        health = conf_node_get(conf_node_get(t->root, "modules"), "health");
-        r = health_xid_policy_parse(&host_api, conf_node_get(health, "xid_policy"), p, e);
+        ck_assert_msg(conf_tree_parse("sunkd.yaml", doc, strlen(doc), ret_tree, e) == 0, "%s", *e);
+        return conf_node_get(conf_node_get(conf_node_get((*ret_tree)->root, "modules"), "health"), key);
+}
+
+/* Parses "xid_policy: ..." in @yaml. */
+static int parse(const char *yaml, HealthXidPolicy *p, char **e) {
+        ConfTree *t;
+        int r = health_xid_policy_parse(&host_api, health_key(yaml, "xid_policy", &t, e), p, e);
+
         conf_tree_free(t);
         return r;
 }
@@ -86,7 +90,9 @@ START_TEST(test_policy_overrides) {
                                "        - xid: 79\n"
                                "          action: ignore\n"
                                "        - { xid: 48, action: reboot }\n"
-                               "        - { xid: 95, count: 3, window: 10m, action: reset }\n", &p, &e), 0);
+                               "        - { xid: 95, count: 3, window: 10m, action: reset }\n",
+                               &p, &e),
+                         0);
         ck_assert_int_eq(p.n_overrides, 4);
         r = health_xid_rule(&p, 31);
         ck_assert_int_eq(r.action, HEALTH_XID_DRAIN);
@@ -107,27 +113,42 @@ START_TEST(test_policy_bad) {
         static const struct {
                 const char *yaml, *error;
         } bad[] = {
-                { "    xid_policy: reset\n", "sunkd.yaml:3:5: key 'xid_policy': a mapping with 'default' and 'overrides'" },
+                { "    xid_policy: reset\n",
+                  "sunkd.yaml:3:5: key 'xid_policy': a mapping with 'default' and 'overrides'" },
                 { "    xid_policy: [1, 2]\n", "sunkd.yaml:3:5: key 'xid_policy': a mapping" },
-                { "    xid_policy:\n      defaults: ignore\n", "sunkd.yaml:4:7: key 'xid_policy': unknown key 'defaults'" },
-                { "    xid_policy:\n      default: drain\n", "sunkd.yaml:4:7: key 'xid_policy': default: ignore, reset or reboot" },
+                { "    xid_policy:\n      defaults: ignore\n",
+                  "sunkd.yaml:4:7: key 'xid_policy': unknown key 'defaults'" },
+                { "    xid_policy:\n      default: drain\n",
+                  "sunkd.yaml:4:7: key 'xid_policy': default: ignore, reset or reboot" },
                 { "    xid_policy:\n      default: [x]\n", "sunkd.yaml:4:7: key 'xid_policy': default:" },
-                { "    xid_policy:\n      overrides: 79\n", "sunkd.yaml:4:7: key 'xid_policy': overrides: a list" },
-                { "    xid_policy:\n      overrides: {xid: 79}\n", "sunkd.yaml:4:7: key 'xid_policy': overrides: a list" },
+                { "    xid_policy:\n      overrides: 79\n",
+                  "sunkd.yaml:4:7: key 'xid_policy': overrides: a list" },
+                { "    xid_policy:\n      overrides: {xid: 79}\n",
+                  "sunkd.yaml:4:7: key 'xid_policy': overrides: a list" },
                 { "    xid_policy:\n      overrides:\n        - 79\n", "sunkd.yaml:5:11: " },
-                { "    xid_policy:\n      overrides:\n        - { action: reset }\n", "sunkd.yaml:5:11: key 'xid'" },
-                { "    xid_policy:\n      overrides:\n        - { xid: 79 }\n", "sunkd.yaml:5:11: key 'action'" },
+                { "    xid_policy:\n      overrides:\n        - { action: reset }\n",
+                  "sunkd.yaml:5:11: key 'xid'" },
+                { "    xid_policy:\n      overrides:\n        - { xid: 79 }\n",
+                  "sunkd.yaml:5:11: key 'action'" },
                 { "    xid_policy:\n      overrides:\n        - { xid: 79, action: nuke }\n",
-                  "sunkd.yaml:5:22: key 'xid_policy': override of XID 79: action 'nuke': ignore, reset, reboot or drain" },
-                { "    xid_policy:\n      overrides:\n        - { xid: -1, action: reset }\n", "sunkd.yaml:5:13: key 'xid'" },
-                { "    xid_policy:\n      overrides:\n        - { xid: 4294967296, action: reset }\n", "sunkd.yaml:5:13: key 'xid'" },
-                { "    xid_policy:\n      overrides:\n        - { xid: x79, action: reset }\n", "sunkd.yaml:5:13: key 'xid'" },
-                { "    xid_policy:\n      overrides:\n        - { xid: 79, count: 0, action: reset }\n", "sunkd.yaml:5:22: key 'count'" },
-                { "    xid_policy:\n      overrides:\n        - { xid: 79, window: soon, action: reset }\n", "sunkd.yaml:5:22: key 'window'" },
+                  "sunkd.yaml:5:22: key 'xid_policy': override of XID 79: action 'nuke': ignore, reset, "
+                  "reboot or drain" },
+                { "    xid_policy:\n      overrides:\n        - { xid: -1, action: reset }\n",
+                  "sunkd.yaml:5:13: key 'xid'" },
+                { "    xid_policy:\n      overrides:\n        - { xid: 4294967296, action: reset }\n",
+                  "sunkd.yaml:5:13: key 'xid'" },
+                { "    xid_policy:\n      overrides:\n        - { xid: x79, action: reset }\n",
+                  "sunkd.yaml:5:13: key 'xid'" },
+                { "    xid_policy:\n      overrides:\n        - { xid: 79, count: 0, action: reset }\n",
+                  "sunkd.yaml:5:22: key 'count'" },
+                { "    xid_policy:\n      overrides:\n        - { xid: 79, window: soon, action: reset }\n",
+                  "sunkd.yaml:5:22: key 'window'" },
                 { "    xid_policy:\n      overrides:\n        - { xid: 31, count: 5, action: drain }\n",
                   "sunkd.yaml:5:11: key 'xid_policy': override of XID 31: drain needs a window" },
-                { "    xid_policy:\n      overrides:\n        - { xid: 79, action: reset, colour: red }\n", "sunkd.yaml:5:37: key 'colour'" },
-                { "    xid_policy:\n      overrides:\n        - { xid: 79, action: reset }\n        - { xid: 79, action: ignore }\n",
+                { "    xid_policy:\n      overrides:\n        - { xid: 79, action: reset, colour: red }\n",
+                  "sunkd.yaml:5:37: key 'colour'" },
+                { "    xid_policy:\n      overrides:\n        - { xid: 79, action: reset }\n        - { "
+                  "xid: 79, action: ignore }\n",
                   "sunkd.yaml:6:11: key 'xid_policy': XID 79 is overridden twice" },
         };
         HealthXidPolicy p, keep;
@@ -137,8 +158,8 @@ START_TEST(test_policy_bad) {
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
                 p = keep;
                 ck_assert_msg(parse(bad[i].yaml, &p, &e) == -EINVAL, "accepted: %s", bad[i].yaml);
-                ck_assert_msg(e && strncmp(e, bad[i].error, strlen(bad[i].error)) == 0, "%s: got '%s', expected '%s...'",
-                              bad[i].yaml, e, bad[i].error);
+                ck_assert_msg(e && strncmp(e, bad[i].error, strlen(bad[i].error)) == 0,
+                              "%s: got '%s', expected '%s...'", bad[i].yaml, e, bad[i].error);
                 ck_assert_int_eq(p.n_overrides, 0);
                 free(e);
         }
@@ -231,7 +252,8 @@ static json_object *fact(unsigned n, int recovery, uint64_t read) {
 }
 
 /* An entry of the fact's XID log, folding @count events numbered from @seq. */
-static void ev(json_object *f, uint64_t seq, uint64_t count, unsigned xid, unsigned gpu, uint64_t t, const char *boot) {
+static void ev(json_object *f, uint64_t seq, uint64_t count, unsigned xid, unsigned gpu, uint64_t t,
+               const char *boot) {
         json_object *e = json_object_new_object(), *list = json_object_object_get(f, "xid_events");
         char bus[16];
 
@@ -283,12 +305,12 @@ static HealthResult judge(HealthGpu *g, json_object *f, uint64_t now) {
         return r;
 }
 
-#define ck_result(r, st, c, d)                          \
-        do {                                            \
-                HealthResult _r = (r);                  \
-                ck_assert_int_eq(_r.status, (st));      \
-                ck_assert_str_eq(_r.code, (c));         \
-                ck_assert_str_eq(_r.detail, (d));       \
+#define ck_result(r, st, c, d)                                                                              \
+        do {                                                                                                \
+                HealthResult _r = (r);                                                                      \
+                ck_assert_int_eq(_r.status, (st));                                                          \
+                ck_assert_str_eq(_r.code, (c));                                                             \
+                ck_assert_str_eq(_r.detail, (d));                                                           \
         } while (0)
 
 START_TEST(test_judge_unknown) {
@@ -313,13 +335,15 @@ START_TEST(test_judge_79_reboot) {
 
         ck_result(judge(g, f, T0), HEALTH_PASS, "gpu-ok", "8 GPU(s), no fault held");
         ev(f, 1, 1, 79, 0, T0 + SEC, BOOT1);
-        ck_result(judge(g, f, T0 + 2 * SEC), HEALTH_FAIL, "gpu-xid", "XID 79 on " UUID(0) " (pci 0000:10:00.0)");
+        ck_result(judge(g, f, T0 + 2 * SEC), HEALTH_FAIL, "gpu-xid",
+                  "XID 79 on " UUID(0) " (pci 0000:10:00.0)");
         /* the GPU is gone at the next discovery: the XID is still the reason */
         json_object_put(f);
         f = fact(7, -1, T0 + 3 * SEC);
         json_object_object_add(f, "expected", json_object_new_int64(8));
         ev(f, 1, 1, 79, 0, T0 + SEC, BOOT1);
-        ck_result(judge(g, f, T0 + 4 * SEC), HEALTH_FAIL, "gpu-xid", "XID 79 on " UUID(0) " (pci 0000:10:00.0); and 1 more");
+        ck_result(judge(g, f, T0 + 4 * SEC), HEALTH_FAIL, "gpu-xid",
+                  "XID 79 on " UUID(0) " (pci 0000:10:00.0); and 1 more");
         /* back (a reset) is not enough for 79 */
         json_object_put(f);
         f = fact(8, -1, T0 + 5 * SEC);
@@ -357,14 +381,16 @@ START_TEST(test_judge_nvml_decides) {
 
         ev(f, 1, 1, 95, 2, T0 + 10 * SEC, BOOT1);
         /* NVML's none, read before the XID: the XID holds */
-        ck_result(judge(g, f, T0 + 11 * SEC), HEALTH_FAIL, "gpu-xid", "XID 95 on " UUID(2) " (pci 0000:12:00.0)");
+        ck_result(judge(g, f, T0 + 11 * SEC), HEALTH_FAIL, "gpu-xid",
+                  "XID 95 on " UUID(2) " (pci 0000:12:00.0)");
         json_object_put(f);
         /* read after it: NVML says reset */
         f = fact(8, 0, T0 + 12 * SEC);
-        json_object_object_add(json_object_array_get_idx(json_object_object_get(f, "gpus"), 2), "recovery_action",
-                               json_object_new_int(1));
+        json_object_object_add(json_object_array_get_idx(json_object_object_get(f, "gpus"), 2),
+                               "recovery_action", json_object_new_int(1));
         ev(f, 1, 1, 95, 2, T0 + 10 * SEC, BOOT1);
-        ck_result(judge(g, f, T0 + 13 * SEC), HEALTH_FAIL, "gpu-xid", "XID 95 on " UUID(2) " (pci 0000:12:00.0); and 1 more");
+        ck_result(judge(g, f, T0 + 13 * SEC), HEALTH_FAIL, "gpu-xid",
+                  "XID 95 on " UUID(2) " (pci 0000:12:00.0); and 1 more");
         /* a reset done: NVML says none, read after the event */
         json_object_put(f);
         f = fact(8, 0, T0 + 20 * SEC);
@@ -374,8 +400,8 @@ START_TEST(test_judge_nvml_decides) {
 
         /* NVML's recovery action alone fails the node: reboot */
         f = fact(8, 0, T0 + 30 * SEC);
-        json_object_object_add(json_object_array_get_idx(json_object_object_get(f, "gpus"), 5), "recovery_action",
-                               json_object_new_int(2));
+        json_object_object_add(json_object_array_get_idx(json_object_object_get(f, "gpus"), 5),
+                               "recovery_action", json_object_new_int(2));
         ck_result(judge(g, f, T0 + 31 * SEC), HEALTH_FAIL, "gpu-recovery",
                   UUID(5) " (pci 0000:15:00.0) needs a node reboot (NVML recovery action 2)");
         json_object_put(f);
@@ -392,7 +418,8 @@ START_TEST(test_judge_reset_by_return) {
         ck_assert_int_eq(judge(g, f, T0 + 2 * SEC).status, HEALTH_FAIL);
         /* the same discovery, shown again with a later event of another GPU */
         ev(f, 2, 1, 13, 4, T0 + 3 * SEC, BOOT1);
-        ck_result(judge(g, f, T0 + 4 * SEC), HEALTH_FAIL, "gpu-xid", "XID 119 on " UUID(3) " (pci 0000:13:00.0)");
+        ck_result(judge(g, f, T0 + 4 * SEC), HEALTH_FAIL, "gpu-xid",
+                  "XID 119 on " UUID(3) " (pci 0000:13:00.0)");
         json_object_put(f);
         /* the GPU missing (a reset under way), then back */
         f = fact(3, -1, T0 + 10 * SEC);
@@ -420,7 +447,8 @@ START_TEST(test_judge_count) {
         json_object_object_add(m, "uuid", json_object_new_string(UUID(7)));
         json_object_object_add(m, "bus_id", json_object_new_string("0000:17:00.0"));
         json_object_array_add(json_object_object_get(f, "missing"), m);
-        ck_result(judge(g, f, T0 + 2 * SEC), HEALTH_FAIL, "gpu-count", "7 of 8 GPUs found; " UUID(7) " (pci 0000:17:00.0) is missing");
+        ck_result(judge(g, f, T0 + 2 * SEC), HEALTH_FAIL, "gpu-count",
+                  "7 of 8 GPUs found; " UUID(7) " (pci 0000:17:00.0) is missing");
         json_object_put(f);
         f = fact(7, -1, T0 + 3 * SEC); /* gres restarted: it expects what it finds */
         ck_result(judge(g, f, T0 + 4 * SEC), HEALTH_FAIL, "gpu-count", "7 of 8 GPUs found");
@@ -436,7 +464,8 @@ END_TEST
  * however many. */
 START_TEST(test_judge_storm) {
         _cleanup_(health_gpu_freep) HealthGpu *g =
-                judge_new("    xid_policy:\n      overrides:\n        - { xid: 31, count: 1000, window: 1h, action: drain }\n"
+                judge_new("    xid_policy:\n      overrides:\n        - { xid: 31, count: 1000, window: 1h, "
+                          "action: drain }\n"
                           "        - { xid: 62, count: 3, window: 10m, action: reset }\n");
         json_object *f = fact(8, -1, T0);
         _cleanup_json_ json_object *state = NULL;
@@ -465,7 +494,8 @@ START_TEST(test_judge_storm) {
         ev(f, seq, 2, 62, 2, T0 + 3800 * SEC, BOOT1);
         ck_assert_int_eq(judge(g, f, T0 + 3801 * SEC).status, HEALTH_PASS);
         ev(f, seq + 2, 1, 62, 2, T0 + 3900 * SEC, BOOT1);
-        ck_result(judge(g, f, T0 + 3901 * SEC), HEALTH_FAIL, "gpu-xid", "XID 62 on " UUID(2) " (pci 0000:12:00.0)");
+        ck_result(judge(g, f, T0 + 3901 * SEC), HEALTH_FAIL, "gpu-xid",
+                  "XID 62 on " UUID(2) " (pci 0000:12:00.0)");
         /* and held past its window */
         ck_assert_int_eq(judge(g, f, T0 + 9000 * SEC).status, HEALTH_FAIL);
         json_object_put(f);
@@ -476,7 +506,8 @@ END_TEST
  * judge's tables within their room. */
 START_TEST(test_judge_bounded) {
         _cleanup_(health_gpu_freep) HealthGpu *g =
-                judge_new("    xid_policy:\n      overrides:\n        - { xid: 31, count: 100000, window: 1d, action: drain }\n");
+                judge_new("    xid_policy:\n      overrides:\n        - { xid: 31, count: 100000, window: "
+                          "1d, action: drain }\n");
         json_object *f = fact(8, -1, T0);
         _cleanup_json_ json_object *state = NULL;
 
@@ -500,7 +531,9 @@ START_TEST(test_judge_policy_change) {
 
         ev(f, 1, 1, 79, 0, T0, BOOT1);
         ck_assert_int_eq(judge(g, f, T0 + SEC).status, HEALTH_FAIL);
-        ck_assert_int_eq(parse("    xid_policy:\n      overrides:\n        - { xid: 79, action: ignore }\n", &p, &e), 0);
+        ck_assert_int_eq(
+                parse("    xid_policy:\n      overrides:\n        - { xid: 79, action: ignore }\n", &p, &e),
+                0);
         health_gpu_set_policy(g, &p);
         ck_assert_int_eq(judge(g, f, T0 + 2 * SEC).status, HEALTH_PASS);
         json_object_put(f);
@@ -510,10 +543,12 @@ END_TEST
 /* What the module keeps across a restart: a fault held stays held, an
  * event judged is not counted again. */
 START_TEST(test_state_roundtrip) {
-        _cleanup_(health_gpu_freep) HealthGpu *g = judge_new(
-                "    xid_policy:\n      overrides:\n        - { xid: 31, count: 3, window: 1h, action: drain }\n");
-        _cleanup_(health_gpu_freep) HealthGpu *h = judge_new(
-                "    xid_policy:\n      overrides:\n        - { xid: 31, count: 3, window: 1h, action: drain }\n");
+        _cleanup_(health_gpu_freep) HealthGpu *g =
+                judge_new("    xid_policy:\n      overrides:\n        - { xid: 31, count: 3, window: 1h, "
+                          "action: drain }\n");
+        _cleanup_(health_gpu_freep) HealthGpu *h =
+                judge_new("    xid_policy:\n      overrides:\n        - { xid: 31, count: 3, window: 1h, "
+                          "action: drain }\n");
         json_object *f = fact(8, -1, T0);
         _cleanup_json_ json_object *state = NULL, *kept = NULL;
 
@@ -525,27 +560,45 @@ START_TEST(test_state_roundtrip) {
         state = json_tokener_parse(json_object_to_json_string(kept));
         ck_assert_int_eq(health_gpu_state_from_json(h, state), 0);
         /* the same fact again: 31 is still at two, 79 still held */
-        ck_result(judge(h, f, T0 + 2 * SEC), HEALTH_FAIL, "gpu-xid", "XID 79 on " UUID(0) " (pci 0000:10:00.0)");
+        ck_result(judge(h, f, T0 + 2 * SEC), HEALTH_FAIL, "gpu-xid",
+                  "XID 79 on " UUID(0) " (pci 0000:10:00.0)");
         grow(f, 2, 3, T0 + 3 * SEC);
-        ck_result(judge(h, f, T0 + 4 * SEC), HEALTH_FAIL, "gpu-xid", "XID 79 on " UUID(0) " (pci 0000:10:00.0); and 1 more");
+        ck_result(judge(h, f, T0 + 4 * SEC), HEALTH_FAIL, "gpu-xid",
+                  "XID 79 on " UUID(0) " (pci 0000:10:00.0); and 1 more");
         json_object_put(f);
 }
 END_TEST
 
 START_TEST(test_state_hostile) {
         static const char *const bad[] = {
-                "[]", "{}", "{\"boot_id\": 1}",
-                "{\"boot_id\": \"a b\", \"floor\": 0, \"last_seq\": 0, \"max_found\": 0, \"seen\": [], \"holds\": [], \"hits\": [], \"gpus\": []}",
-                "{\"boot_id\": \"b\", \"floor\": -1, \"last_seq\": 0, \"max_found\": 0, \"seen\": [], \"holds\": [], \"hits\": [], \"gpus\": []}",
-                "{\"boot_id\": \"b\", \"floor\": 0, \"last_seq\": 0, \"max_found\": 99999, \"seen\": [], \"holds\": [], \"hits\": [], \"gpus\": []}",
-                "{\"boot_id\": \"b\", \"floor\": 5, \"last_seq\": 0, \"max_found\": 0, \"seen\": [[1, 1]], \"holds\": [], \"hits\": [], \"gpus\": []}",
-                "{\"boot_id\": \"b\", \"floor\": 0, \"last_seq\": 0, \"max_found\": 0, \"seen\": [[0, 1]], \"holds\": [], \"hits\": [], \"gpus\": []}",
-                "{\"boot_id\": \"b\", \"floor\": 0, \"last_seq\": 0, \"max_found\": 0, \"seen\": [[1]], \"holds\": [], \"hits\": [], \"gpus\": []}",
-                "{\"boot_id\": \"b\", \"floor\": 0, \"last_seq\": 0, \"max_found\": 0, \"seen\": [], \"holds\": [{\"bus_id\": \"../x y\", \"uuid\": \"\", \"xid\": 79, \"since_usec\": 1}], \"hits\": [], \"gpus\": []}",
-                "{\"boot_id\": \"b\", \"floor\": 0, \"last_seq\": 0, \"max_found\": 0, \"seen\": [], \"holds\": [{\"bus_id\": \"0000:10:00.0\", \"uuid\": \"\", \"xid\": 4294967296, \"since_usec\": 1}], \"hits\": [], \"gpus\": []}",
-                "{\"boot_id\": \"b\", \"floor\": 0, \"last_seq\": 0, \"max_found\": 0, \"seen\": [], \"holds\": [], \"hits\": [{\"bus_id\": \"0000:10:00.0\", \"xid\": 31, \"time_usec\": 1, \"count\": 0}], \"gpus\": []}",
-                "{\"boot_id\": \"b\", \"floor\": 0, \"last_seq\": 0, \"max_found\": 0, \"seen\": [], \"holds\": [], \"hits\": [], \"gpus\": [{\"bus_id\": \"0000:10:00.0\"}]}",
-                "{\"boot_id\": \"b\", \"floor\": 0, \"last_seq\": 0, \"max_found\": 0, \"seen\": {}, \"holds\": [], \"hits\": [], \"gpus\": []}",
+                "[]",
+                "{}",
+                "{\"boot_id\": 1}",
+                "{\"boot_id\": \"a b\", \"floor\": 0, \"last_seq\": 0, \"max_found\": 0, \"seen\": [], "
+                "\"holds\": [], \"hits\": [], \"gpus\": []}",
+                "{\"boot_id\": \"b\", \"floor\": -1, \"last_seq\": 0, \"max_found\": 0, \"seen\": [], "
+                "\"holds\": [], \"hits\": [], \"gpus\": []}",
+                "{\"boot_id\": \"b\", \"floor\": 0, \"last_seq\": 0, \"max_found\": 99999, \"seen\": [], "
+                "\"holds\": [], \"hits\": [], \"gpus\": []}",
+                "{\"boot_id\": \"b\", \"floor\": 5, \"last_seq\": 0, \"max_found\": 0, \"seen\": [[1, 1]], "
+                "\"holds\": [], \"hits\": [], \"gpus\": []}",
+                "{\"boot_id\": \"b\", \"floor\": 0, \"last_seq\": 0, \"max_found\": 0, \"seen\": [[0, 1]], "
+                "\"holds\": [], \"hits\": [], \"gpus\": []}",
+                "{\"boot_id\": \"b\", \"floor\": 0, \"last_seq\": 0, \"max_found\": 0, \"seen\": [[1]], "
+                "\"holds\": [], \"hits\": [], \"gpus\": []}",
+                "{\"boot_id\": \"b\", \"floor\": 0, \"last_seq\": 0, \"max_found\": 0, \"seen\": [], "
+                "\"holds\": [{\"bus_id\": \"../x y\", \"uuid\": \"\", \"xid\": 79, \"since_usec\": 1}], "
+                "\"hits\": [], \"gpus\": []}",
+                "{\"boot_id\": \"b\", \"floor\": 0, \"last_seq\": 0, \"max_found\": 0, \"seen\": [], "
+                "\"holds\": [{\"bus_id\": \"0000:10:00.0\", \"uuid\": \"\", \"xid\": 4294967296, "
+                "\"since_usec\": 1}], \"hits\": [], \"gpus\": []}",
+                "{\"boot_id\": \"b\", \"floor\": 0, \"last_seq\": 0, \"max_found\": 0, \"seen\": [], "
+                "\"holds\": [], \"hits\": [{\"bus_id\": \"0000:10:00.0\", \"xid\": 31, \"time_usec\": 1, "
+                "\"count\": 0}], \"gpus\": []}",
+                "{\"boot_id\": \"b\", \"floor\": 0, \"last_seq\": 0, \"max_found\": 0, \"seen\": [], "
+                "\"holds\": [], \"hits\": [], \"gpus\": [{\"bus_id\": \"0000:10:00.0\"}]}",
+                "{\"boot_id\": \"b\", \"floor\": 0, \"last_seq\": 0, \"max_found\": 0, \"seen\": {}, "
+                "\"holds\": [], \"hits\": [], \"gpus\": []}",
         };
         _cleanup_(health_gpu_freep) HealthGpu *g = judge_new(NULL);
         json_object *f = fact(8, -1, T0);
@@ -584,9 +637,11 @@ START_TEST(test_judge_bad_entries) {
         static const char *const bad[] = {
                 "{\"seq\": 0, \"count\": 1, \"xid\": 79, \"bus_id\": \"0000:10:00.0\", \"time_usec\": 1}",
                 "{\"seq\": 1, \"count\": 0, \"xid\": 79, \"bus_id\": \"0000:10:00.0\", \"time_usec\": 1}",
-                "{\"seq\": 1, \"count\": 1, \"xid\": \"79\", \"bus_id\": \"0000:10:00.0\", \"time_usec\": 1}",
+                "{\"seq\": 1, \"count\": 1, \"xid\": \"79\", \"bus_id\": \"0000:10:00.0\", \"time_usec\": "
+                "1}",
                 "{\"seq\": 1, \"count\": 1, \"xid\": 79, \"time_usec\": 1}",
-                "{\"seq\": 1, \"count\": 1, \"xid\": 79, \"bus_id\": \"0000:10:00.0000000000000000\", \"time_usec\": 1}",
+                "{\"seq\": 1, \"count\": 1, \"xid\": 79, \"bus_id\": \"0000:10:00.0000000000000000\", "
+                "\"time_usec\": 1}",
                 "{\"seq\": 1, \"count\": 1, \"xid\": 79, \"bus_id\": \"0000:10:00.0\"}",
                 "7",
         };
@@ -600,17 +655,11 @@ END_TEST
 
 /* ---- The memory policy ------------------------------------------------------ */
 
+/* Parses "memory_policy: ..." in @yaml. */
 static int parse_memory(const char *yaml, HealthGpuMemoryPolicy *p, char **e) {
-        _cleanup_free_ char *doc = NULL;
-        ConfTree *t = NULL;
-        const ConfNode *health;
-        int r;
+        ConfTree *t;
+        int r = health_gpu_memory_policy_parse(&host_api, health_key(yaml, "memory_policy", &t, e), p, e);
 
-        *e = NULL;
-        ck_assert_int_ge(asprintf(&doc, "modules:\n  health:\n%s", yaml), 0);
-        ck_assert_msg(conf_tree_parse("sunkd.yaml", doc, strlen(doc), &t, e) == 0, "%s", *e);
-        health = conf_node_get(conf_node_get(t->root, "modules"), "health");
-        r = health_gpu_memory_policy_parse(&host_api, conf_node_get(health, "memory_policy"), p, e);
         conf_tree_free(t);
         return r;
 }
@@ -619,17 +668,22 @@ START_TEST(test_memory_policy) {
         static const struct {
                 const char *yaml, *error;
         } bad[] = {
-                { "    memory_policy: drain\n", "sunkd.yaml:3:5: key 'memory_policy': a mapping of counters" },
+                { "    memory_policy: drain\n",
+                  "sunkd.yaml:3:5: key 'memory_policy': a mapping of counters" },
                 { "    memory_policy: [1]\n", "sunkd.yaml:3:5: key 'memory_policy': a mapping of counters" },
                 { "    memory_policy:\n      remap_failures: { action: drain }\n",
                   "sunkd.yaml:4:7: key 'memory_policy': unknown counter 'remap_failures'" },
                 { "    memory_policy:\n      remap_failure: drain\n",
-                  "sunkd.yaml:4:7: key 'memory_policy': remap_failure: a mapping with 'action' and 'threshold'" },
-                { "    memory_policy:\n      remap_failure: { threshold: 2 }\n", "sunkd.yaml:4:7: key 'action'" },
+                  "sunkd.yaml:4:7: key 'memory_policy': remap_failure: a mapping with 'action' and "
+                  "'threshold'" },
+                { "    memory_policy:\n      remap_failure: { threshold: 2 }\n",
+                  "sunkd.yaml:4:7: key 'action'" },
                 { "    memory_policy:\n      remap_failure: { action: reset }\n",
                   "sunkd.yaml:4:24: key 'memory_policy': remap_failure: action 'reset': ignore or drain" },
-                { "    memory_policy:\n      remap_failure: { action: drain, threshold: 0 }\n", "sunkd.yaml:4:39: key 'threshold'" },
-                { "    memory_policy:\n      remap_failure: { action: drain, colour: red }\n", "sunkd.yaml:4:39: key 'colour'" },
+                { "    memory_policy:\n      remap_failure: { action: drain, threshold: 0 }\n",
+                  "sunkd.yaml:4:39: key 'threshold'" },
+                { "    memory_policy:\n      remap_failure: { action: drain, colour: red }\n",
+                  "sunkd.yaml:4:39: key 'colour'" },
         };
         HealthGpuMemoryPolicy p, keep;
         char *e;
@@ -646,7 +700,9 @@ START_TEST(test_memory_policy) {
         ck_assert_int_eq(parse_memory("    memory_policy:\n"
                                       "      remapped_rows_uncorrectable: { action: drain, threshold: 8 }\n"
                                       "      ecc_uncorrected_volatile:\n"
-                                      "        action: ignore\n", &p, &e), 0);
+                                      "        action: ignore\n",
+                                      &p, &e),
+                         0);
         ck_assert_int_eq(p.rules[HEALTH_GPU_MEMORY_REMAPPED_UNCORRECTABLE].action, HEALTH_GPU_MEMORY_DRAIN);
         ck_assert_int_eq(p.rules[HEALTH_GPU_MEMORY_REMAPPED_UNCORRECTABLE].threshold, 8);
         ck_assert_int_eq(p.rules[HEALTH_GPU_MEMORY_ECC_VOLATILE].action, HEALTH_GPU_MEMORY_IGNORE);
@@ -655,8 +711,8 @@ START_TEST(test_memory_policy) {
         keep = p;
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
                 ck_assert_msg(parse_memory(bad[i].yaml, &p, &e) == -EINVAL, "accepted: %s", bad[i].yaml);
-                ck_assert_msg(e && strncmp(e, bad[i].error, strlen(bad[i].error)) == 0, "%s: got '%s', expected '%s...'",
-                              bad[i].yaml, e, bad[i].error);
+                ck_assert_msg(e && strncmp(e, bad[i].error, strlen(bad[i].error)) == 0,
+                              "%s: got '%s', expected '%s...'", bad[i].yaml, e, bad[i].error);
                 ck_assert(memcmp(&p, &keep, sizeof(p)) == 0);
                 free(e);
         }
@@ -688,24 +744,27 @@ START_TEST(test_judge_memory) {
         ck_result(judge(g, f, T0 + SEC), HEALTH_PASS, "gpu-ok", "4 GPU(s), no fault held");
         counter(f, 3, "remap_failure", 1);
         ck_result(judge(g, f, T0 + 2 * SEC), HEALTH_FAIL, "gpu-memory",
-                  UUID(3) " (pci 0000:13:00.0): a row remapping failed, the GPU needs service (remap_failure 1)");
+                  UUID(3) " (pci 0000:13:00.0): a row remapping failed, the GPU needs service "
+                          "(remap_failure 1)");
         counter(f, 1, "ecc_uncorrected_volatile", 2);
         ck_result(judge(g, f, T0 + 3 * SEC), HEALTH_FAIL, "gpu-memory",
                   UUID(1) " (pci 0000:11:00.0): uncorrectable ECC errors since the driver loaded "
-                  "(ecc_uncorrected_volatile 2); and 1 more");
+                          "(ecc_uncorrected_volatile 2); and 1 more");
         /* a MIG instance carries its GPU's counters: weighed once */
         json_object_array_add(json_object_object_get(f, "gpus"),
                               json_tokener_parse("{\"uuid\": \"MIG-x\", \"bus_id\": \"0000:13:00.0\", "
                                                  "\"health\": {\"remap_failure\": 1}}"));
         ck_assert_str_eq(judge(g, f, T0 + 4 * SEC).detail,
                          UUID(1) " (pci 0000:11:00.0): uncorrectable ECC errors since the driver loaded "
-                         "(ecc_uncorrected_volatile 2); and 1 more");
+                                 "(ecc_uncorrected_volatile 2); and 1 more");
         json_object_put(f);
 
         /* the site's policy: ECC ignored, remapped rows drain from 8 */
         ck_assert_int_eq(parse_memory("    memory_policy:\n"
                                       "      ecc_uncorrected_volatile: { action: ignore }\n"
-                                      "      remapped_rows_uncorrectable: { action: drain, threshold: 8 }\n", &p, &e), 0);
+                                      "      remapped_rows_uncorrectable: { action: drain, threshold: 8 }\n",
+                                      &p, &e),
+                         0);
         health_gpu_set_memory_policy(g, &p);
         f = fact(4, 0, T0 + 10 * SEC);
         counter(f, 1, "ecc_uncorrected_volatile", 2);
@@ -713,7 +772,8 @@ START_TEST(test_judge_memory) {
         ck_result(judge(g, f, T0 + 11 * SEC), HEALTH_PASS, "gpu-ok", "4 GPU(s), no fault held");
         counter(f, 2, "remapped_rows_uncorrectable", 8);
         ck_result(judge(g, f, T0 + 12 * SEC), HEALTH_FAIL, "gpu-memory",
-                  UUID(2) " (pci 0000:12:00.0): rows remapped for uncorrectable errors (remapped_rows_uncorrectable 8)");
+                  UUID(2) " (pci 0000:12:00.0): rows remapped for uncorrectable errors "
+                          "(remapped_rows_uncorrectable 8)");
         json_object_put(f);
         /* the board replaced, the counters clean: it passes again */
         f = fact(4, 0, T0 + 20 * SEC);
