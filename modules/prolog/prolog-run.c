@@ -75,16 +75,17 @@ static void log_script(Run *run, const ScriptResult *res, const char *output, si
         if (res->r < 0)
                 snprintf(how, sizeof(how), "cannot execute: %s", prolog_exec_why(res->r));
         else if (res->timed_out)
-                snprintf(how, sizeof(how), "timed out, ended by %s", prolog_signal_name(res->signal ?: SIGKILL, sig));
+                snprintf(how, sizeof(how), "timed out, ended by %s",
+                         prolog_signal_name(res->signal ?: SIGKILL, sig));
         else if (res->signal)
                 snprintf(how, sizeof(how), "killed by %s", prolog_signal_name(res->signal, sig));
         else
                 snprintf(how, sizeof(how), "exit status %d", res->exit_code);
-        (void) s->ctx->api->log_fields(s->ctx, failed ? SUNKD_LOG_WARNING : SUNKD_LOG_INFO, fields,
-                                       "%s script '%s' of job %s: %s after %s%s%.*s", kind, name, run->job_id, how,
-                                       format_duration(took, sizeof(took), res->duration_usec),
-                                       output_len ? "; its output:\n" : "", (int) MIN(output_len, (size_t) INT_MAX),
-                                       output ?: "");
+        (void) s->ctx->api->log_fields(
+                s->ctx, failed ? SUNKD_LOG_WARNING : SUNKD_LOG_INFO, fields,
+                "%s script '%s' of job %s: %s after %s%s%.*s", kind, name, run->job_id, how,
+                format_duration(took, sizeof(took), res->duration_usec), output_len ? "; its output:\n" : "",
+                (int) MIN(output_len, (size_t) INT_MAX), output ?: "");
 }
 
 static int result_add(Run *run, const char *name, ScriptResult **ret) {
@@ -94,7 +95,7 @@ static int result_add(Run *run, const char *name, ScriptResult **ret) {
                 return -ENOMEM;
         run->results = a;
         /* a file's name may hold any byte: it enters the state escaped */
-        a[run->n_results] = (ScriptResult) { .name = text_escape_str(name, TEXT_ESCAPE_LINE) };
+        a[run->n_results] = (ScriptResult){ .name = text_escape_str(name, TEXT_ESCAPE_LINE) };
         if (!a[run->n_results].name)
                 return -ENOMEM;
         *ret = &a[run->n_results++];
@@ -168,14 +169,16 @@ static void run_finish(Run *run) {
         counters_add(s, run);
         format_duration(took, sizeof(took), run->duration_usec);
         if (run->result == RUN_OK)
-                sunkd_log_info(s->ctx, "%s of job %s: %zu script(s) passed in %s.", prolog_kind_name(run->kind),
-                               run->job_id, run->n_results, took);
+                sunkd_log_info(s->ctx, "%s of job %s: %zu script(s) passed in %s.",
+                               prolog_kind_name(run->kind), run->job_id, run->n_results, took);
         else if (run->result == RUN_ABORTED)
-                sunkd_log_warning(s->ctx, "%s of job %s aborted after %s: its client went away (slurmd's timeout?); "
-                                  "the script running then was killed.", prolog_kind_name(run->kind), run->job_id, took);
+                sunkd_log_warning(s->ctx,
+                                  "%s of job %s aborted after %s: its client went away (slurmd's timeout?); "
+                                  "the script running then was killed.",
+                                  prolog_kind_name(run->kind), run->job_id, took);
         else
-                sunkd_log_warning(s->ctx, "%s of job %s failed after %s: %s", prolog_kind_name(run->kind), run->job_id,
-                                  took, run->reason);
+                sunkd_log_warning(s->ctx, "%s of job %s failed after %s: %s", prolog_kind_name(run->kind),
+                                  run->job_id, took, run->reason);
         if (run->call)
                 (void) s->ctx->api->reply(TAKE_PTR(run->call), run_to_json(run, true));
         runs_remove(s, run);
@@ -192,7 +195,8 @@ static void script_ended(Run *run, const ScriptResult *res, const char *output, 
         log_script(run, res, output, output_len);
         if (failed && run->result != RUN_ABORTED)
                 note_failure(run, res, output, output_len);
-        if (run->result == RUN_ABORTED || (failed && run->kind == PROLOG_KIND_PROLOG) || res->r == -ETIMEDOUT)
+        if (run->result == RUN_ABORTED || (failed && run->kind == PROLOG_KIND_PROLOG) ||
+            res->r == -ETIMEDOUT)
                 run_finish(run);
         else
                 run_next(run);
@@ -215,7 +219,7 @@ static void on_script_done(void *userdata, int r, const sunkd_spawn_result *res)
                 run_finish(run);
                 return;
         }
-        *sr = (ScriptResult) {
+        *sr = (ScriptResult){
                 .name = sr->name,
                 .r = r,
                 .exit_code = res->exit_code,
@@ -391,7 +395,7 @@ static int run_create(State *s, sunkd_call *call, PrologKind kind, char **env, R
                 return -ENOMEM;
         }
         s->runs = a;
-        *run = (Run) {
+        *run = (Run){
                 .s = s,
                 .id = ++s->next_id,
                 .kind = kind,
@@ -469,13 +473,15 @@ static int method_run(sunkd_call *call, json_object *params, void *state) {
                         "base64 of the environment's NUL-ended entries (or \"env\": an array of "
                         "\"NAME=value\" strings)");
         if (s->n_runs >= PROLOG_RUNS_MAX)
-                return s->ctx->api->reply_error(call, "io.sunkd.Prolog.Busy",
-                                                json_object_new_string_object("reason", "too many runs in flight"));
+                return s->ctx->api->reply_error(
+                        call, "io.sunkd.Prolog.Busy",
+                        json_object_new_string_object("reason", "too many runs in flight"));
         r = run_create(s, call, kind, env, &run);
         if (r < 0)
                 return r;
         env = NULL;
-        r = prolog_dir_list(prolog_settings_dir(&s->conf.set, kind), kind, &run->scripts, &run->n_scripts, &error);
+        r = prolog_dir_select(prolog_settings_dir(&s->conf.set, kind), kind, &s->conf.set.select,
+                              prolog_env_partition(run->env), &run->scripts, &run->n_scripts, &error);
         if (r < 0) {
                 run_list_failed(run, r, error);
                 return 0;
@@ -512,11 +518,13 @@ uint64_t runs_linger_usec(State *s) {
         return longest;
 }
 
-/* Status is prolog-history.c's; the host takes a module's methods at once. */
+/* Status is prolog-history.c's, List prolog-list.c's; the host takes a
+ * module's methods at once. */
 int methods_add(State *s) {
         static const sunkd_method methods[] = {
                 { "io.sunkd.Prolog.Run", SUNKD_METHOD_ROOT, method_run },
                 { "io.sunkd.Prolog.Status", SUNKD_METHOD_ROOT, history_method_status },
+                { "io.sunkd.Prolog.List", SUNKD_METHOD_ROOT, prolog_list_method },
         };
         return s->ctx->api->methods_add(s->ctx, methods, ELEMENTSOF(methods));
 }

@@ -37,7 +37,7 @@ typedef enum RunResult {
 
 typedef struct ScriptResult {
         char *name;
-        int r; /* < 0: it never ran (exec failure, refusal, no time left) */
+        int r;     /* < 0: it never ran (exec failure, refusal, no time left) */
         char *why; /* r == 0: skipped, and why ("not executable (mode 0644)"); r < 0: the refusal's words */
         int exit_code;
         int signal;
@@ -90,6 +90,9 @@ int conf_publish(State *s);
 int methods_add(State *s);
 uint64_t runs_linger_usec(State *s);
 Run *run_free(Run *run);
+
+/* prolog-list.c: io.sunkd.Prolog.List */
+int prolog_list_method(sunkd_call *call, json_object *params, void *state);
 
 /* prolog-history.c */
 void history_add(State *s, Run *run);

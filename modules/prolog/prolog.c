@@ -8,9 +8,11 @@
  *                     the client's fallback reads
  *   prolog-run.c      io.sunkd.Prolog.Run: a run, script after script
  *   prolog-history.c  the runs remembered, io.sunkd.Prolog.Status
+ *   prolog-list.c     io.sunkd.Prolog.List: what a run would do, run by none
  *
- * What the client compiles in too (the directory scan and its checks, a
- * script's environment, the settings file, the reason text) is libprolog;
+ * What the client compiles in too (the directory scan and its checks, the
+ * order, name rules and partitions of prolog-select.c, a script's
+ * environment, the settings file, the reason text) is libprolog;
  * the client's own runner, which forks, is libprolog-exec, which the module
  * never links.
  * A stop (sunkd restarting, a package upgrade) lets the runs in flight end
@@ -28,11 +30,36 @@
 
 static int metrics_add(State *s) {
         const sunkd_metric_def defs[] = {
-                { { sizeof(sunkd_metric_spec), "prolog_runs_total", "Runs of a script directory, by kind.", SUNKD_METRIC_COUNTER, { "kind", NULL } }, &s->m_runs },
-                { { sizeof(sunkd_metric_spec), "prolog_failures_total", "Runs that failed: a script failed, timed out or could not run.", SUNKD_METRIC_COUNTER, { "kind", NULL } }, &s->m_failures },
-                { { sizeof(sunkd_metric_spec), "prolog_timeouts_total", "Runs in which a script was stopped at its timeout.", SUNKD_METRIC_COUNTER, { "kind", NULL } }, &s->m_timeouts },
-                { { sizeof(sunkd_metric_spec), "prolog_aborts_total", "Runs whose client went away before they ended.", SUNKD_METRIC_COUNTER, { "kind", NULL } }, &s->m_aborts },
-                { { sizeof(sunkd_metric_spec), "prolog_last_run_duration_seconds", "How long the last run took, by kind.", SUNKD_METRIC_GAUGE, { "kind", NULL } }, &s->m_duration },
+                { { sizeof(sunkd_metric_spec),
+                    "prolog_runs_total",
+                    "Runs of a script directory, by kind.",
+                    SUNKD_METRIC_COUNTER,
+                    { "kind", NULL } },
+                  &s->m_runs },
+                { { sizeof(sunkd_metric_spec),
+                    "prolog_failures_total",
+                    "Runs that failed: a script failed, timed out or could not run.",
+                    SUNKD_METRIC_COUNTER,
+                    { "kind", NULL } },
+                  &s->m_failures },
+                { { sizeof(sunkd_metric_spec),
+                    "prolog_timeouts_total",
+                    "Runs in which a script was stopped at its timeout.",
+                    SUNKD_METRIC_COUNTER,
+                    { "kind", NULL } },
+                  &s->m_timeouts },
+                { { sizeof(sunkd_metric_spec),
+                    "prolog_aborts_total",
+                    "Runs whose client went away before they ended.",
+                    SUNKD_METRIC_COUNTER,
+                    { "kind", NULL } },
+                  &s->m_aborts },
+                { { sizeof(sunkd_metric_spec),
+                    "prolog_last_run_duration_seconds",
+                    "How long the last run took, by kind.",
+                    SUNKD_METRIC_GAUGE,
+                    { "kind", NULL } },
+                  &s->m_duration },
         };
 
         return sunkd_metrics_add(s->ctx, defs, ELEMENTSOF(defs));
@@ -102,8 +129,8 @@ static int prolog_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
         r = methods_add(s);
         if (r < 0)
                 return sunkd_log_error_errno(c, r, "Cannot add the io.sunkd.Prolog methods: %m");
-        sunkd_log_info(c, "Running %s and %s for slurmd's sunkd-prolog and sunkd-epilog.", s->conf.set.prolog_dir,
-                       s->conf.set.epilog_dir);
+        sunkd_log_info(c, "Running %s and %s for slurmd's sunkd-prolog and sunkd-epilog.",
+                       s->conf.set.prolog_dir, s->conf.set.epilog_dir);
         return 0;
 }
 
