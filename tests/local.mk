@@ -596,6 +596,8 @@ TESTS += tests/integration/0291-prolog-slurm.t
 EXTRA_DIST += tests/integration/0291-prolog-slurm.t
 TESTS += tests/integration/0292-outside-text.t
 EXTRA_DIST += tests/integration/0292-outside-text.t
+TESTS += tests/integration/0293-prolog-rules.t
+EXTRA_DIST += tests/integration/0293-prolog-rules.t
 # the slurmrestd transport against a fixture (Debian 12's slurmrestd has no node update)
 TESTS += tests/integration/0283-health-slurmrestd.t
 EXTRA_DIST += tests/integration/0283-health-slurmrestd.t tests/lib/slurmrestd-fixture.py
