@@ -3,12 +3,14 @@
  * daemon module and the client's fallback both compile it in, so both apply
  * one rule.
  *
- * The directory is read at each call, never cached.  Its entries are taken in
- * strcmp() order (or as prolog-select.h's rules say); hidden names, "*~", "*.dpkg-*", "*.rpm*" and
- * "*.disabled" are package managers' and editors' leftovers and are passed over quietly, as are
- * subdirectories.  Anything else that is not, once symlinks are followed, a regular executable file (a
- * script that lost its x bit, a dangling symlink) is listed as not run, with why: a run's record shows it,
- * so a script is never dropped without a word.
+ * The directory is read at each call, never cached.  Its entries are taken
+ * in strcmp() order (or as prolog-select.h's rules say); hidden names, "*~",
+ * "*.dpkg-*", "*.rpm*" and "*.disabled" are package managers' and editors'
+ * leftovers and are passed over quietly, as are subdirectories.  Anything
+ * else that is not, once symlinks are followed, a regular executable file
+ * (a script that lost its x bit, a dangling symlink) is listed as not run,
+ * with why: a run's record shows it, so a script is never dropped without a
+ * word.
  *
  * Whatever is run must be changeable by root alone (trusted_path_check(): the
  * directory, every directory and symlink on the way to each script, and the
