@@ -141,8 +141,15 @@ static const SunkctlMethodView methods[] = {
         {},
 };
 
+static const SunkctlFlag flags[] = {
+        { "list", NULL, "list", NULL, false,
+          "prolog --list [KEY=VALUE...]: what a run would do for that job" },
+        {},
+};
+
 const SunkctlView sunkctl_view_prolog = {
         .module = "prolog",
         .default_verb = "status",
         .methods = methods,
+        .flags = flags,
 };

@@ -65,6 +65,8 @@ is "$(listed SLURM_JOB_PARTITION=gpu)" "foo-bar abc a_b-c a- _x Abc-1 9z 30-Z gp
         "the partition's scripts merged in by name, its 20_b in place of the common one"
 like "$(ctl prolog list SLURM_JOB_PARTITION=gpu)" "skip     20_b: replaced by gpu/20_b" "the common script replaced is listed as such"
 like "$(ctl prolog list SLURM_JOB_PARTITION=gpu)" "partition gpu: $P/gpu" "list names the partition's directory"
+is "$(ctl prolog --list SLURM_JOB_PARTITION=gpu)" "$(ctl prolog list SLURM_JOB_PARTITION=gpu)" "sunkctl prolog --list is the same"
+is "$(ctl prolog --list)" "$(ctl prolog list)" "  without a job environment too"
 is "$(listed SLURM_JOB_PARTITION=cpu)" "foo-bar abc a_b-c a- _x Abc-1 9z 30-Z 20_b cpu/16-cpu 10-a" "another partition, its own scripts"
 is "$(listed SLURM_JOB_PARTITION=none)" "$(listed)" "a partition without a directory: the common scripts"
 for bad in .. . ../p.d gpu/.. cpu/../gpu; do
