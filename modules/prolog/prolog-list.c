@@ -99,6 +99,8 @@ int prolog_list_method(sunkd_call *call, json_object *params, void *state) {
         size_t n = 0;
         int r;
 
+        if (json_object_object_get_ex(params, "kind", NULL) && !json_member_string(params, "kind"))
+                return reply_bad(s, call, "kind", "\"prolog\" or \"epilog\"");
         if (streq(k, "epilog"))
                 kind = PROLOG_KIND_EPILOG;
         else if (!streq(k, "prolog"))

@@ -73,6 +73,9 @@ for bad in .. . ../p.d gpu/.. cpu/../gpu; do
         is "$(listed "SLURM_JOB_PARTITION=$bad")" "$(listed)" "partition '$bad' selects no directory"
 done
 like "$(ctl prolog list SLURM_JOB_PARTITION=..)" "partition \.\.: not a plain partition name" "  and list says why"
+like "$(ctl prolog list kind=epilog)" "^epilog: $T/e.d " "kind=epilog lists the epilog's directory"
+like "$(ctl prolog list kind=5 2>&1)" "kind" "a kind that is not a string is refused, naming it"
+like "$(ctl prolog list SLURM_JOB_PARTITION=5 2>&1)" "SLURM_JOB_PARTITION" "an environment value that is not a string is refused, naming it"
 ok "still nothing ran" test ! -e "$O/order"
 
 # A run does what list showed.
