@@ -77,16 +77,6 @@ static void add_partition(json_object *o, const char *dir, const char *partition
                 json_object_object_add(o, "partition_dir", text(path));
 }
 
-static int reply_bad(State *s, sunkd_call *call, const char *param, const char *why) {
-        json_object *p = json_object_new_object();
-
-        if (p) {
-                json_object_object_add(p, "parameter", text(param));
-                json_object_object_add(p, "reason", json_object_new_string(why));
-        }
-        return s->ctx->api->reply_error(call, "org.varlink.service.InvalidParameter", p);
-}
-
 int prolog_list_method(sunkd_call *call, json_object *params, void *state) {
         State *s = state;
         const PrologSettings *set = &s->conf.set;
@@ -100,14 +90,15 @@ int prolog_list_method(sunkd_call *call, json_object *params, void *state) {
         int r;
 
         if (json_object_object_get_ex(params, "kind", NULL) && !json_member_string(params, "kind"))
-                return reply_bad(s, call, "kind", "\"prolog\" or \"epilog\"");
+                return run_reply_invalid(s, call, "kind", "\"prolog\" or \"epilog\"");
         if (streq(k, "epilog"))
                 kind = PROLOG_KIND_EPILOG;
         else if (!streq(k, "prolog"))
-                return reply_bad(s, call, "kind", "\"prolog\" or \"epilog\"");
+                return run_reply_invalid(s, call, "kind", "\"prolog\" or \"epilog\"");
         env = params_env(params, &bad);
         if (!env)
-                return bad ? reply_bad(s, call, bad, "a job's environment variable: a string") : -ENOMEM;
+                return bad ? run_reply_invalid(s, call, bad, "a job's environment variable: a string")
+                           : -ENOMEM;
         dir = prolog_settings_dir(set, kind);
         partition = prolog_env_partition(env);
         r = prolog_dir_select(dir, kind, &set->select, partition, &sc, &n, &error);

@@ -328,11 +328,12 @@ static void run_gone(sunkd_call *call, void *userdata) {
 
 /* ---- The call ---- */
 
-static int reply_invalid(State *s, sunkd_call *call, const char *param, const char *why) {
+int run_reply_invalid(State *s, sunkd_call *call, const char *param, const char *why) {
         json_object *p = json_object_new_object();
+        _cleanup_free_ char *name = text_escape_str(param, TEXT_ESCAPE_LINE); /* a caller's key, for List */
 
         if (p) {
-                json_object_object_add(p, "parameter", json_object_new_string(param));
+                json_object_object_add(p, "parameter", json_object_new_string(name ?: ""));
                 json_object_object_add(p, "reason", json_object_new_string(why));
         }
         return s->ctx->api->reply_error(call, "org.varlink.service.InvalidParameter", p);
@@ -463,12 +464,12 @@ static int method_run(sunkd_call *call, json_object *params, void *state) {
         int r;
 
         if (parse_kind(params, &kind) < 0)
-                return reply_invalid(s, call, "kind", "\"prolog\" or \"epilog\"");
+                return run_reply_invalid(s, call, "kind", "\"prolog\" or \"epilog\"");
         r = parse_env(params, &env);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return reply_invalid(
+                return run_reply_invalid(
                         s, call, "environ",
                         "base64 of the environment's NUL-ended entries (or \"env\": an array of "
                         "\"NAME=value\" strings)");

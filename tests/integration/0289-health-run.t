@@ -48,6 +48,16 @@ held_round() {
         SECOND=$!
         ok "a second caller's call has come during the round" wait_until 600 eval '[ "$(calls)" -ge 2 ]'
 }
+# one_round N pass|fail OUT: a caller's round (the check's Nth start), held
+# open until the test releases it so; returns the caller's exit status.
+one_round() {
+        local pid
+        ctl health run > "$3" 2>&1 &
+        pid=$!
+        ok "a caller's run starts" wait_until 600 eval '[ "$(starts)" -ge '"$1"' ]'
+        release "$2"
+        wait "$pid"
+}
 sunkd_start
 
 # The first round starts by itself, within the splay.
@@ -67,11 +77,7 @@ is "$(cat "$T/b.out")" "$(cat "$T/a.out")" "both got the same round's answer"
 is "$(starts)" 2 "one run of the check served both"
 
 # 2. A failing check: exit 1, as HealthCheckProgram's caller sees it.
-ctl health run > "$T/c.out" 2>&1 &
-C=$!
-ok "the next caller's run starts" wait_until 600 eval '[ "$(starts)" -ge 3 ]'
-release fail
-wait "$C"
+one_round 3 fail "$T/c.out"
 is "$?" 1 "a failing check: exit 1"
 like "$(cat "$T/c.out")" "told to fail" "saying why"
 
@@ -84,12 +90,8 @@ release pass
 wait "$SECOND"
 is "$?" 0 "the caller that stayed is answered"
 ok "sunkd is alive" kill -0 "$SUNKD_PID"
-ctl health run > "$T/f.out" 2>&1 &
-F=$!
-ok "a later run starts" wait_until 600 eval '[ "$(starts)" -ge 5 ]'
-release pass
-wait "$F"
-is "$?" 0 "and is answered"
+one_round 5 pass "$T/f.out"
+is "$?" 0 "a later run is answered"
 is "$(starts)" 5 "each round ran the check once"
 
 sunkd_stop
