@@ -333,9 +333,12 @@ static int entry_script(const char *dir, const char *partition, PrologKind kind,
                         PrologScript *ret) {
         _cleanup_free_ char *subdir = NULL, *shown = NULL;
 
-        if (e->partition && (asprintf(&subdir, "%s/%s", dir, partition) < 0 ||
-                             asprintf(&shown, "%s/%s", partition, e->name) < 0))
-                return -ENOMEM;
+        if (e->partition) {
+                if (asprintf(&subdir, "%s/%s", dir, partition) < 0)
+                        return subdir = NULL, -ENOMEM;
+                if (asprintf(&shown, "%s/%s", partition, e->name) < 0)
+                        return shown = NULL, -ENOMEM;
+        }
         if (!e->why)
                 return resolve(subdir ?: dir, e->name, shown ?: e->name, kind, ret);
         *ret = (PrologScript){ .kind = kind,
@@ -355,7 +358,7 @@ static int read_partition(const char *dir, PrologKind kind, const PrologSelect *
         if (!prolog_partition_valid(partition))
                 return 0;
         if (asprintf(&path, "%s/%s", dir, partition) < 0)
-                return -ENOMEM;
+                return path = NULL, -ENOMEM;
         r = open_dir(path, kind, &pfd, &error);
         if (r == -ENOENT || r == -ENOTDIR)
                 return 0;

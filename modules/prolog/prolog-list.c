@@ -73,7 +73,9 @@ static void add_partition(json_object *o, const char *dir, const char *partition
                         json_object_new_string("not a plain partition name: no directory of its own"));
                 return;
         }
-        if (asprintf(&path, "%s/%s", dir, partition) >= 0)
+        if (asprintf(&path, "%s/%s", dir, partition) < 0)
+                path = NULL;
+        else
                 json_object_object_add(o, "partition_dir", text(path));
 }
 

@@ -131,10 +131,14 @@ int prolog_select_name(const PrologSelect *sel, const char *name, char **ret_why
                 ok = matches(sel->regex, name);
         if (ok)
                 return 1;
-        if (sel->names == PROLOG_NAMES_REGEX)
-                return asprintf(ret_why, "name does not match names: %s", sel->names_text) < 0 ? -ENOMEM : 2;
-        return asprintf(ret_why, "name not selected by names: %s", names_names[sel->names]) < 0 ? -ENOMEM
-                                                                                                : 2;
+        if (asprintf(ret_why,
+                     sel->names == PROLOG_NAMES_REGEX ? "name does not match names: %s"
+                                                      : "name not selected by names: %s",
+                     prolog_select_names_name(sel)) < 0) {
+                *ret_why = NULL;
+                return -ENOMEM;
+        }
+        return 2;
 }
 
 int prolog_select_cmp(const PrologSelect *sel, const char *a, const char *b) {
