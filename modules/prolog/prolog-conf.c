@@ -101,8 +101,8 @@ static int conf_check_partitions(sunkd_ctx *c, const sunkd_cfg *cfg, const Conf 
                 struct stat st;
                 size_t n = 0;
 
-                if (!prolog_partition_valid(de->d_name) || fstatat(dirfd(d), de->d_name, &st, 0) < 0 ||
-                    !S_ISDIR(st.st_mode))
+                if (!prolog_select_partition_valid(de->d_name) ||
+                    fstatat(dirfd(d), de->d_name, &st, 0) < 0 || !S_ISDIR(st.st_mode))
                         continue;
                 r = prolog_dir_select(dir, kind, &conf->set.select, de->d_name, &sc, &n, &error);
                 if (r < 0)

@@ -355,7 +355,7 @@ static int read_partition(const char *dir, PrologKind kind, const PrologSelect *
         _cleanup_close_ int pfd = -1;
         int r;
 
-        if (!prolog_partition_valid(partition))
+        if (!prolog_select_partition_valid(partition))
                 return 0;
         if (asprintf(&path, "%s/%s", dir, partition) < 0)
                 return path = NULL, -ENOMEM;

@@ -67,7 +67,7 @@ static void add_partition(json_object *o, const char *dir, const char *partition
         json_object_object_add(o, "partition", text(partition));
         if (!partition)
                 return;
-        if (!prolog_partition_valid(partition)) {
+        if (!prolog_select_partition_valid(partition)) {
                 json_object_object_add(
                         o, "partition_note",
                         json_object_new_string("not a plain partition name: no directory of its own"));
@@ -102,7 +102,7 @@ int prolog_list_method(sunkd_call *call, json_object *params, void *state) {
                 return bad ? run_reply_invalid(s, call, bad, "a job's environment variable: a string")
                            : -ENOMEM;
         dir = prolog_settings_dir(set, kind);
-        partition = prolog_env_partition(env);
+        partition = prolog_select_env_partition(env);
         r = prolog_dir_select(dir, kind, &set->select, partition, &sc, &n, &error);
         if (r == -ENOMEM)
                 return r;

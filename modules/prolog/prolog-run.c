@@ -482,7 +482,7 @@ static int method_run(sunkd_call *call, json_object *params, void *state) {
                 return r;
         env = NULL;
         r = prolog_dir_select(prolog_settings_dir(&s->conf.set, kind), kind, &s->conf.set.select,
-                              prolog_env_partition(run->env), &run->scripts, &run->n_scripts, &error);
+                              prolog_select_env_partition(run->env), &run->scripts, &run->n_scripts, &error);
         if (r < 0) {
                 run_list_failed(run, r, error);
                 return 0;

@@ -147,7 +147,7 @@ int prolog_select_cmp(const PrologSelect *sel, const char *a, const char *b) {
         return sel && sel->order == PROLOG_ORDER_REVERSE ? -c : c;
 }
 
-bool prolog_partition_valid(const char *p) {
+bool prolog_select_partition_valid(const char *p) {
         size_t n;
 
         if (!p)
@@ -158,7 +158,7 @@ bool prolog_partition_valid(const char *p) {
         return strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") == n;
 }
 
-const char *prolog_env_partition(char *const *env) {
+const char *prolog_select_env_partition(char *const *env) {
         static const char key[] = "SLURM_JOB_PARTITION=";
         const char *v = NULL;
 

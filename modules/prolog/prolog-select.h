@@ -84,8 +84,8 @@ int prolog_select_name(const PrologSelect *sel, const char *name, char **ret_why
 /** prolog_select_cmp() - @a before @b (< 0) in @sel's order (NULL: forward). */
 int prolog_select_cmp(const PrologSelect *sel, const char *a, const char *b);
 
-/** prolog_partition_valid() - @p names a directory of its own (see above). */
-bool prolog_partition_valid(const char *p);
+/** prolog_select_partition_valid() - @p names a directory of its own (see above). */
+bool prolog_select_partition_valid(const char *p);
 
-/** prolog_env_partition() - SLURM_JOB_PARTITION of @env (the last one), or NULL. */
-const char *prolog_env_partition(char *const *env);
+/** prolog_select_env_partition() - SLURM_JOB_PARTITION of @env (the last one), or NULL. */
+const char *prolog_select_env_partition(char *const *env);

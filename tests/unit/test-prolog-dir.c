@@ -844,10 +844,10 @@ START_TEST(test_select_partition) {
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 _cleanup_free_ char *got = listed(NULL, bad[i]);
 
-                ck_assert_msg(!prolog_partition_valid(bad[i]), "'%s'", bad[i]);
+                ck_assert_msg(!prolog_select_partition_valid(bad[i]), "'%s'", bad[i]);
                 ck_assert_msg(streq(got, "10-a 30-c 50-e"), "'%s' selected: %s", bad[i], got);
         }
-        ck_assert(prolog_partition_valid("gpu_a100.x-2"));
+        ck_assert(prolog_select_partition_valid("gpu_a100.x-2"));
 }
 END_TEST
 
