@@ -59,6 +59,7 @@ UNIT_TESTS = \
 	tests/unit/test-errloc \
 	tests/unit/test-trusted-path \
 	tests/unit/test-abi-layout \
+	tests/unit/test-module-wrappers \
 	# End of UNIT_TESTS
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
@@ -111,6 +112,11 @@ $(tests_unit_test_abi_layout_OBJECTS): $(ABI_FROZEN_COPIES)
 tests_unit_test_abi_layout_CPPFLAGS = -I$(top_builddir)/tests/unit $(AM_CPPFLAGS)
 tests_unit_test_abi_layout_CFLAGS = $(CHECK_TEST_CFLAGS)
 tests_unit_test_abi_layout_LDADD = $(CHECK_LIBS)
+# The wrappers of <sunkd/module.h> against a fake host table; it reads the
+# header to find a wrapper it has no row for.
+tests_unit_test_module_wrappers_SOURCES = tests/unit/test-module-wrappers.c
+tests_unit_test_module_wrappers_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_test_module_wrappers_LDADD = $(CHECK_LIBS)
 
 # Integration tests (TAP shell) against the real daemon.
 INTEGRATION_TESTS = \
@@ -445,31 +451,31 @@ tests_fuzz_fuzz_agent_replies_LDADD = agent/libsunkd-core.la $(JSONC_LIBS)
 EXTRA_DIST += tests/fuzz/corpus/agent-replies tests/fuzz/agent-replies.t
 check_PROGRAMS += tests/fuzz/fuzz-agent-methods
 TESTS += tests/fuzz/agent-methods.t
-tests_fuzz_fuzz_agent_methods_SOURCES = tests/fuzz/fuzz-agent-methods.c tests/fuzz/fuzz-replay.c
+tests_fuzz_fuzz_agent_methods_SOURCES = tests/fuzz/fuzz-agent-methods.c tests/fuzz/fuzz-replay.c tests/fuzz/fuzz-reply.h
 tests_fuzz_fuzz_agent_methods_CFLAGS = $(CHECK_TEST_CFLAGS) -I$(top_srcdir)/agent
 tests_fuzz_fuzz_agent_methods_LDADD = agent/libsunkd-core.la $(JSONC_LIBS)
 EXTRA_DIST += tests/fuzz/corpus/agent-methods tests/fuzz/agent-methods.t tests/fuzz/run.sh
 check_PROGRAMS += tests/fuzz/fuzz-health-methods
 TESTS += tests/fuzz/health-methods.t
-tests_fuzz_fuzz_health_methods_SOURCES = tests/fuzz/fuzz-methods.c tests/fuzz/fuzz-replay.c $(modules_health_health_la_SOURCES)
+tests_fuzz_fuzz_health_methods_SOURCES = tests/fuzz/fuzz-methods.c tests/fuzz/fuzz-replay.c tests/fuzz/fuzz-reply.h $(modules_health_health_la_SOURCES)
 tests_fuzz_fuzz_health_methods_CFLAGS = $(CHECK_TEST_CFLAGS) $(SLURM_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir)/agent $(HEALTH_TEST_CFLAGS)
 tests_fuzz_fuzz_health_methods_LDADD = modules/health/libhealth.la agent/libsunkd-core.la $(JSONC_LIBS) $(SLURM_LIBS) $(CURL_LIBS)
 EXTRA_DIST += tests/fuzz/corpus/health-methods tests/fuzz/health-methods.t
 check_PROGRAMS += tests/fuzz/fuzz-prolog-methods
 TESTS += tests/fuzz/prolog-methods.t
-tests_fuzz_fuzz_prolog_methods_SOURCES = tests/fuzz/fuzz-methods.c tests/fuzz/fuzz-replay.c $(modules_prolog_prolog_la_SOURCES)
+tests_fuzz_fuzz_prolog_methods_SOURCES = tests/fuzz/fuzz-methods.c tests/fuzz/fuzz-replay.c tests/fuzz/fuzz-reply.h $(modules_prolog_prolog_la_SOURCES)
 tests_fuzz_fuzz_prolog_methods_CFLAGS = $(CHECK_TEST_CFLAGS) -I$(top_srcdir)/agent
 tests_fuzz_fuzz_prolog_methods_LDADD = modules/prolog/libprolog.la agent/libsunkd-core.la $(JSONC_LIBS)
 EXTRA_DIST += tests/fuzz/corpus/prolog-methods tests/fuzz/prolog-methods.t
 check_PROGRAMS += tests/fuzz/fuzz-gres-methods
 TESTS += tests/fuzz/gres-methods.t
-tests_fuzz_fuzz_gres_methods_SOURCES = tests/fuzz/fuzz-methods.c tests/fuzz/fuzz-replay.c $(modules_gres_gres_la_SOURCES)
+tests_fuzz_fuzz_gres_methods_SOURCES = tests/fuzz/fuzz-methods.c tests/fuzz/fuzz-replay.c tests/fuzz/fuzz-reply.h $(modules_gres_gres_la_SOURCES)
 tests_fuzz_fuzz_gres_methods_CFLAGS = $(CHECK_TEST_CFLAGS) $(SLURM_CFLAGS) -I$(top_srcdir)/agent
 tests_fuzz_fuzz_gres_methods_LDADD = modules/gres/libgres.la agent/libsunkd-core.la $(JSONC_LIBS) $(SLURM_LIBS) -ldl
 EXTRA_DIST += tests/fuzz/corpus/gres-methods tests/fuzz/gres-methods.t tests/fuzz/gres-methods.lsan
 check_PROGRAMS += tests/fuzz/fuzz-authkeys-methods
 TESTS += tests/fuzz/authkeys-methods.t
-tests_fuzz_fuzz_authkeys_methods_SOURCES = tests/fuzz/fuzz-methods.c tests/fuzz/fuzz-replay.c $(modules_authkeys_authkeys_la_SOURCES)
+tests_fuzz_fuzz_authkeys_methods_SOURCES = tests/fuzz/fuzz-methods.c tests/fuzz/fuzz-replay.c tests/fuzz/fuzz-reply.h $(modules_authkeys_authkeys_la_SOURCES)
 tests_fuzz_fuzz_authkeys_methods_CFLAGS = $(CHECK_TEST_CFLAGS) $(CRYPTO_CFLAGS) -I$(top_srcdir)/agent
 tests_fuzz_fuzz_authkeys_methods_LDADD = modules/authkeys/libauthkeys.la agent/libsunkd-core.la $(JSONC_LIBS) $(CRYPTO_LIBS)
 EXTRA_DIST += tests/fuzz/corpus/authkeys-methods tests/fuzz/authkeys-methods.t
@@ -591,6 +597,8 @@ TESTS += tests/integration/0291-prolog-slurm.t
 EXTRA_DIST += tests/integration/0291-prolog-slurm.t
 TESTS += tests/integration/0292-outside-text.t
 EXTRA_DIST += tests/integration/0292-outside-text.t
+TESTS += tests/integration/0293-prolog-rules.t
+EXTRA_DIST += tests/integration/0293-prolog-rules.t
 # the slurmrestd transport against a fixture (Debian 12's slurmrestd has no node update)
 TESTS += tests/integration/0283-health-slurmrestd.t
 EXTRA_DIST += tests/integration/0283-health-slurmrestd.t tests/lib/slurmrestd-fixture.py

@@ -162,6 +162,18 @@ static int usage(const char *why, const char *word) {
         return EXIT_USAGE;
 }
 
+/* The verb a flag of @v given stands for (a view flag named as its verb:
+ * sunkctl-view.h), or NULL. */
+static const char *flag_verb(const Ctl *c, const SunkctlView *v) {
+        const SunkctlView *fv;
+        const SunkctlFlag *f;
+
+        for (size_t i = 0; (f = ctl_flag_at(i, &fv)); i++)
+                if (c->flag_value[i] && fv == v && !f->param && streq(f->name, f->verb))
+                        return f->verb;
+        return NULL;
+}
+
 int verb_module(Ctl *c, int argc, char **argv) {
         _cleanup_json_ json_object *params = NULL, *reply = NULL;
         const char *module = argv[0], *verb = argc > 1 ? argv[1] : NULL;
@@ -169,8 +181,13 @@ int verb_module(Ctl *c, int argc, char **argv) {
         const SunkctlMethodView *mv;
         const char *bad, *view_name = NULL;
         char method[256], err[256];
-        int r;
+        int r, first = 2; /* the first KEY=VALUE word */
 
+        /* `sunkctl prolog --list KEY=VALUE...`: the flag is the verb */
+        if (flag_verb(c, v) && (!verb || strchr(verb, '='))) {
+                verb = flag_verb(c, v);
+                first = 1;
+        }
         if (!verb && v)
                 verb = v->default_verb;
         if (!verb)
@@ -181,7 +198,7 @@ int verb_module(Ctl *c, int argc, char **argv) {
                                      ? "too long for a method name"
                                      : "a MODULE or VERB is letters and digits, words joined by -",
                              bad);
-        r = params_parse(argv + MIN(argc, 2), (size_t) MAX(argc - 2, 0), &params, err, sizeof(err));
+        r = params_parse(argv + MIN(argc, first), (size_t) MAX(argc - first, 0), &params, err, sizeof(err));
         if (r == -ENOMEM)
                 return EXIT_FAILED;
         if (r < 0)

@@ -25,6 +25,9 @@ typedef struct SunkctlFlag {
         bool waits;
         const char *help; /* --help's text, after the option */
 } SunkctlFlag;
+/* A view flag named as its verb ({ "list", NULL, "list", NULL, ... }) also
+ * stands for the verb: `sunkctl MODULE --list [KEY=VALUE...]` is
+ * `sunkctl MODULE list [KEY=VALUE...]`. */
 
 /* How the answer of one verb is shown. */
 typedef struct SunkctlMethodView {

@@ -145,6 +145,7 @@ static int events_done(void *state, int r, void *input, void *result) {
             json_object_is_type(events, json_type_array) && json_object_array_length(events) > 0) {
                 (void) gres_xids_add(s, events, GRES_XID_NVML);
                 gres_xids_changed(s);
+                gres_show_gpus(s);
         } else
                 gres_xids_summary(s);
         if (r >= 0 && json_object_object_get_ex(res, "dropped", &events))

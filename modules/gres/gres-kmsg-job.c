@@ -189,9 +189,10 @@ static int kmsg_done(void *state, int r, void *input, void *result) {
                                   " XID error(s) of more GPU and XID pairs than one read keeps were "
                                   "not counted.",
                                   member_uint(res, "dropped"));
-        if (changed)
+        if (changed) {
                 gres_xids_changed(s);
-        else
+                gres_show_gpus(s);
+        } else
                 gres_xids_summary(s);
         if (error) {
                 set_reading(s, -EIO, error);

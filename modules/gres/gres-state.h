@@ -138,7 +138,9 @@ int gres_xids_load(State *s);
  * gres_xid_event_from_json() reads them, each with its "count".  Logged,
  * counted in the metrics, saved and shown; returns how many entries are new. */
 size_t gres_xids_add(State *s, json_object *events, GresXidSource source);
-/* The log changed: repeats summed up, saved soon, shown at once. */
+/* The log changed: repeats summed up, saved soon.  The caller shows it
+ * (gres_show_gpus()): the log knows nothing of the fact and the metrics, so
+ * gres-publish.c reads the log and never the other way round. */
 void gres_xids_changed(State *s);
 /* Repeats not logged yet, summed up in one line if one is due. */
 void gres_xids_summary(State *s);

@@ -1,7 +1,7 @@
 /* The XID log as the module keeps it: the events either source reports
  * taken in (numbered, storms folded, both sources' reports of one event
  * matched: gres-xid.h), logged with storms summed up, counted in the
- * metrics, shown (gres-publish.c), and saved in the state directory with
+ * metrics, and saved in the state directory with
  * where the kernel log was read up to, so that a restart goes on from there.
  *
  * One writer: the job gres.save writes the file on a worker, from a copy
@@ -207,7 +207,6 @@ void gres_xids_changed(State *s) {
         log_storm(s, now_usec(CLOCK_REALTIME));
         s->xid_dirty = true;
         save_when(s);
-        gres_show_gpus(s);
 }
 
 /* ---- The file -------------------------------------------------------------- */

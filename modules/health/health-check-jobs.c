@@ -71,7 +71,7 @@ static void show_finding(Check *k, const HealthResult *res) {
                                        (const char *[]){ check_name(k), res->code, NULL });
 }
 
-void check_record(Check *k, const HealthResult *res, uint64_t duration_usec) {
+void health_check_jobs_record(Check *k, const HealthResult *res, uint64_t duration_usec) {
         State *s = k->s;
         const char *labels[] = { check_name(k), NULL };
         bool detail_changed =
@@ -119,7 +119,7 @@ static void record_error(Check *k, int r) {
                                   (double) ((HealthCheckCommon *) k->conf)->timeout_usec / 1e6);
         else
                 health_result_set(&res, HEALTH_FAIL, "check-error", "%s", strerror(-r));
-        check_record(k, &res, 0);
+        health_check_jobs_record(k, &res, 0);
 }
 
 typedef struct RunInput {
@@ -165,7 +165,7 @@ static int builtin_done(void *state, int r, void *input, void *result) {
                 record_error(k, r);
         } else {
                 result_from_json(o, &res);
-                check_record(k, &res, in ? now_usec(CLOCK_MONOTONIC) - in->start_usec : 0);
+                health_check_jobs_record(k, &res, in ? now_usec(CLOCK_MONOTONIC) - in->start_usec : 0);
         }
         (void) k->s->ctx->api->job_set_message(k->job, k->last.detail);
         return r < 0 ? r : k->last.status == HEALTH_FAIL ? -EIO : 0;
@@ -188,7 +188,7 @@ static void last_line(const char *out, char *buf, size_t len) {
  * (trusted_path_check(), the prolog module's rule too), a regular file,
  * executable.  Checked when the config is read and again before each run:
  * a script swapped since is refused, not run. */
-int script_trusted(const char *path, char **ret_error) {
+int health_check_jobs_script_trusted(const char *path, char **ret_error) {
         struct stat st;
         int r;
 
@@ -208,7 +208,7 @@ int script_trusted(const char *path, char **ret_error) {
 }
 
 static void script_finish(Check *k, const HealthResult *hr, uint64_t duration_usec) {
-        check_record(k, hr, duration_usec);
+        health_check_jobs_record(k, hr, duration_usec);
         (void) k->s->ctx->api->job_set_message(k->job, k->last.detail);
         (void) k->s->ctx->api->job_complete(k->job, hr->status == HEALTH_FAIL ? -EIO : 0);
 }
@@ -253,7 +253,7 @@ static int script_prepare(void *state, void **ret_input) {
         int r;
 
         *ret_input = NULL;
-        r = script_trusted(sc->path, &error);
+        r = health_check_jobs_script_trusted(sc->path, &error);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
@@ -352,7 +352,7 @@ static int check_add_job(State *s, Check *k) {
         return s->ctx->api->job_add(s->ctx, &spec, &k->job);
 }
 
-int checks_add_jobs(State *s) {
+int health_check_jobs_add(State *s) {
         for (size_t i = 0; i < s->n_checks; i++) {
                 int r = check_add_job(s, &s->checks[i]);
                 if (r < 0)

@@ -4,7 +4,7 @@
 
 #include <stdbool.h>
 
-#include "health-check.h"
+#include "checks/health-check.h"
 
 typedef struct HealthCount {
         unsigned fails, passes; /* in a row */

@@ -30,7 +30,7 @@
 
 #include <stdint.h>
 
-#include "health-check.h"
+#include "checks/health-check.h"
 #include "health-gpu-memory.h"
 #include "health-xid-policy.h"
 #include "sunkd/module.h"

@@ -47,7 +47,7 @@ static int gpu_done(void *state, int r, void *input, void *result) {
                 health_result_set(&err, HEALTH_FAIL, "check-error", "%s", strerror(r < 0 ? -r : EIO));
                 res = NULL;
         }
-        check_record(k, res ?: &err, 0);
+        health_check_jobs_record(k, res ?: &err, 0);
         (void) k->s->ctx->api->job_set_message(k->job, k->last.detail);
         return r < 0 ? r : k->last.status == HEALTH_FAIL ? -EIO : 0;
 }

@@ -183,7 +183,7 @@ static int parse_check(State *s, const sunkd_cfg *item, Check *k) {
                                common->name);
         if (k->kind == CHECK_SCRIPT) {
                 _cleanup_free_ char *why = NULL;
-                r = script_trusted(((ScriptConf *) k->conf)->path, &why);
+                r = health_check_jobs_script_trusted(((ScriptConf *) k->conf)->path, &why);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)

@@ -9,7 +9,7 @@
 
 #include <json-c/json.h>
 
-#include "health-check.h"
+#include "checks/health-check.h"
 #include "health-count.h"
 #include "health-gpu.h"
 #include "health-signal.h"
@@ -134,9 +134,9 @@ void settings_clear(State *s);
 const char *check_name(const Check *k);
 
 /* health-check-jobs.c */
-int script_trusted(const char *path, char **ret_error);
-int checks_add_jobs(State *s);
-void check_record(Check *k, const HealthResult *res, uint64_t duration_usec);
+int health_check_jobs_script_trusted(const char *path, char **ret_error);
+int health_check_jobs_add(State *s);
+void health_check_jobs_record(Check *k, const HealthResult *res, uint64_t duration_usec);
 
 /* health-judge.c: the wish from the checks, and the signal job */
 int health_judge_add_job(State *s);

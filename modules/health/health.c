@@ -15,10 +15,10 @@
  *   health-store.c     what survives a restart
  *   health-methods.c   io.sunkd.Health.{Status,Run,Drain,Undrain}
  *
- * What needs no module context (the check types, checks/ and their table
- * health-check.c, the rules of draining health-signal.c, the scontrol
- * parser, slurmrestd's JSON and the JWT in transport/, the XID policy) is
- * libhealth, which the unit tests link.  The folder reads as a round does:
+ * What needs no module context (the check types in checks/ with their
+ * table checks/health-check.c, the rules of draining health-signal.c, the
+ * scontrol parser, slurmrestd's JSON and the JWT in transport/, the XID
+ * policy) is libhealth, which the unit tests link.  The folder reads as a round does:
  * checks/ -> health-check-jobs.c -> health-judge.c -> health-signal.c ->
  * transport/.  There is no reload in place: a changed section restarts
  * the module, and health-store.c carries the hysteresis and our reason
@@ -105,7 +105,7 @@ static int health_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
         r = methods_add(s);
         if (r < 0)
                 return sunkd_log_error_errno(c, r, "Cannot add the io.sunkd.Health methods: %m");
-        r = checks_add_jobs(s);
+        r = health_check_jobs_add(s);
         if (r < 0)
                 return r;
         r = health_judge_add_job(s);

@@ -5,8 +5,8 @@
 # and its tests link; the consumer links agent/libsunkd-util.la itself.
 noinst_LTLIBRARIES += %reldir%/libhealth.la
 %canon_reldir%_libhealth_la_SOURCES = \
-	%reldir%/health-check.c \
-	%reldir%/health-check.h \
+	%reldir%/checks/health-check.c \
+	%reldir%/checks/health-check.h \
 	%reldir%/checks/check-util.c \
 	%reldir%/checks/check-util.h \
 	%reldir%/checks/check-mount.c \

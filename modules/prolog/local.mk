@@ -15,6 +15,8 @@ noinst_LTLIBRARIES += %reldir%/libprolog.la
 	%reldir%/prolog-reason.h \
 	%reldir%/prolog-script.c \
 	%reldir%/prolog-script.h \
+	%reldir%/prolog-select.c \
+	%reldir%/prolog-select.h \
 	%reldir%/prolog-settings.c \
 	%reldir%/prolog-settings.h \
 	# End of libprolog_la_SOURCES
@@ -40,6 +42,7 @@ pkglib_LTLIBRARIES += %reldir%/prolog.la
 	%reldir%/prolog-conf.c \
 	%reldir%/prolog-run.c \
 	%reldir%/prolog-history.c \
+	%reldir%/prolog-list.c \
 	# End of prolog_la_SOURCES
 %canon_reldir%_prolog_la_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
 %canon_reldir%_prolog_la_LDFLAGS = $(MODULE_LINK_FLAGS)

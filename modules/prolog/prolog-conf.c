@@ -1,9 +1,12 @@
 /* The module's section of sunkd.yaml, and the copy of its settings the
  * client reads when it must run the scripts itself (prolog-settings.h). */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "prolog-state.h"
 #include "util/cleanup.h"
@@ -20,6 +23,8 @@ static const sunkd_cfg_key conf_keys[] = {
         { "on_daemon_unreachable", SUNKD_CFG_STRING, offsetof(Conf, on_daemon_unreachable), 0, 0, 0 },
         { "keep_runs", SUNKD_CFG_INT, offsetof(Conf, keep_runs), 0, 0, PROLOG_KEEP_RUNS_MAX },
         { "missing_dir", SUNKD_CFG_STRING, offsetof(Conf, missing_dir), 0, 0, 0 },
+        { "order", SUNKD_CFG_STRING, offsetof(Conf, set.order), 0, 0, 0 },
+        { "names", SUNKD_CFG_STRING, offsetof(Conf, set.names), 0, 0, 0 },
 };
 
 static int conf_error(sunkd_ctx *c, const sunkd_cfg *cfg, const char *key, const char *what) {
@@ -32,6 +37,20 @@ static int conf_error(sunkd_ctx *c, const sunkd_cfg *cfg, const char *key, const
 
 void conf_clear(sunkd_ctx *c, Conf *conf) {
         c->api->cfg_clear(conf_keys, ELEMENTSOF(conf_keys), conf);
+        prolog_select_done(&conf->set.select);
+}
+
+/* order and names, compiled here: a regex that does not compile is refused
+ * at its line, never at a job's prolog. */
+static int conf_select(sunkd_ctx *c, const sunkd_cfg *cfg, Conf *conf) {
+        _cleanup_free_ char *why = NULL;
+        const char *key = "names";
+        int r;
+
+        r = prolog_settings_select(&conf->set, &key, &why);
+        if (r == -EINVAL)
+                return conf_error(c, cfg, key, why ?: "invalid");
+        return r;
 }
 
 /* What cfg_parse cannot say: the bounds between keys, and the choices. */
@@ -54,7 +73,45 @@ static int conf_validate(sunkd_ctx *c, const sunkd_cfg *cfg, Conf *conf) {
         conf->set.unreachable_fail = streq(u, "fail");
         if (conf->missing_dir && !streq(conf->missing_dir, "fail") && !streq(conf->missing_dir, "later"))
                 return conf_error(c, cfg, "missing_dir", "fail or later");
-        return 0;
+        return conf_select(c, cfg, conf);
+}
+
+/* The first script of a listing refused, as an error of @key. */
+static int conf_refused(sunkd_ctx *c, const sunkd_cfg *cfg, const char *key, const PrologScript *sc,
+                        size_t n) {
+        const PrologScript *refused = prolog_scripts_refused(sc, n);
+
+        return refused ? conf_error(c, cfg, key, refused->why) : 0;
+}
+
+/* Each partition's directory (a plain-named subdirectory), listed as a job
+ * of that partition would list it. */
+static int conf_check_partitions(sunkd_ctx *c, const sunkd_cfg *cfg, const Conf *conf, PrologKind kind) {
+        const char *key = kind == PROLOG_KIND_EPILOG ? "epilog_dir" : "prolog_dir";
+        const char *dir = prolog_settings_dir(&conf->set, kind);
+        _cleanup_closedir_ DIR *d = opendir(dir);
+        struct dirent *de;
+        int r = 0;
+
+        if (!d)
+                return 0; /* listed just now: gone meanwhile is a run's to say */
+        while (r >= 0 && (de = readdir(d))) {
+                _cleanup_free_ char *error = NULL;
+                PrologScript *sc = NULL;
+                struct stat st;
+                size_t n = 0;
+
+                if (!prolog_select_partition_valid(de->d_name) ||
+                    fstatat(dirfd(d), de->d_name, &st, 0) < 0 || !S_ISDIR(st.st_mode))
+                        continue;
+                r = prolog_dir_select(dir, kind, &conf->set.select, de->d_name, &sc, &n, &error);
+                if (r < 0)
+                        r = r == -ENOMEM ? r : conf_error(c, cfg, key, error ?: strerror(-r));
+                else
+                        r = conf_refused(c, cfg, key, sc, n);
+                prolog_scripts_free(sc, n);
+        }
+        return r;
 }
 
 /* A directory is listed as a run lists it, so what a run would refuse is
@@ -68,7 +125,7 @@ static int conf_check_dir(sunkd_ctx *c, const sunkd_cfg *cfg, const Conf *conf, 
         size_t n = 0;
         int r;
 
-        r = prolog_dir_list(dir, kind, &sc, &n, &error);
+        r = prolog_dir_select(dir, kind, &conf->set.select, NULL, &sc, &n, &error);
         if (r == -ENOENT && conf->missing_dir && streq(conf->missing_dir, "later")) {
                 sunkd_log_notice(c,
                                  "%s directory %s does not exist yet: each %s fails until it appears "
@@ -89,11 +146,9 @@ static int conf_check_dir(sunkd_ctx *c, const sunkd_cfg *cfg, const Conf *conf, 
         }
         if (r < 0)
                 return r == -ENOMEM ? r : conf_error(c, cfg, key, error ?: strerror(-r));
-        for (size_t i = 0; i < n && r >= 0; i++)
-                if (sc[i].error < 0)
-                        r = conf_error(c, cfg, key, sc[i].why);
+        r = conf_refused(c, cfg, key, sc, n);
         prolog_scripts_free(sc, n);
-        return r;
+        return r < 0 ? r : conf_check_partitions(c, cfg, conf, kind);
 }
 
 int conf_parse(sunkd_ctx *c, const sunkd_cfg *cfg, Conf *conf) {

@@ -15,6 +15,7 @@
 #include "util/macro.h"
 #include "util/trusted-path.h"
 #include "prolog-dir.h"
+#include "prolog-select.h"
 
 static const char *const kind_names[_PROLOG_KIND_MAX] = {
         [PROLOG_KIND_PROLOG] = "prolog",
@@ -139,7 +140,8 @@ static int candidate(int dfd, const char *name, char **ret_why) {
 /* Checks the entry's path with its symlinks and their targets, and resolves
  * it once: 1 with *@ret filled (refused when a check failed: ret->error and
  * ret->why say so), 0 when it went away, or -errno. */
-static int resolve(const char *dir, const char *name, PrologKind kind, PrologScript *ret) {
+static int resolve(const char *dir, const char *name, const char *shown, PrologKind kind,
+                   PrologScript *ret) {
         _cleanup_free_ char *path = NULL, *what = NULL, *resolved = NULL, *error = NULL;
         int r;
 
@@ -148,7 +150,7 @@ static int resolve(const char *dir, const char *name, PrologKind kind, PrologScr
                 return r;
         if (asprintf(&path, "%s/%s", dir, name) < 0)
                 return -ENOMEM;
-        *ret = (PrologScript){ .kind = kind, .name = strdup(name) };
+        *ret = (PrologScript){ .kind = kind, .name = strdup(shown) };
         if (!ret->name)
                 return -ENOMEM;
         /* the links on the way decide what runs: only root may set them */
@@ -177,7 +179,8 @@ static int resolve(const char *dir, const char *name, PrologKind kind, PrologScr
 
 typedef struct Entry {
         char *name;
-        char *why; /* not run, and why; NULL for a candidate */
+        char *why;      /* not run, and why; NULL for a candidate */
+        bool partition; /* of the partition's directory, not the common one */
 } Entry;
 
 static void entries_free(Entry *e, size_t n) {
@@ -188,7 +191,7 @@ static void entries_free(Entry *e, size_t n) {
         free(e);
 }
 
-static int entry_add(Entry **e, size_t *n, size_t *cap, const char *name, char *why) {
+static int entry_add(Entry **e, size_t *n, size_t *cap, const char *name, char *why, bool partition) {
         if (*n == *cap) {
                 Entry *p = reallocarray(*e, *cap = *cap ? *cap * 2 : 16, sizeof(Entry));
 
@@ -198,7 +201,7 @@ static int entry_add(Entry **e, size_t *n, size_t *cap, const char *name, char *
                 }
                 *e = p;
         }
-        (*e)[*n] = (Entry){ .name = strdup(name), .why = why };
+        (*e)[*n] = (Entry){ .name = strdup(name), .why = why, .partition = partition };
         if (!(*e)[*n].name) {
                 free(why);
                 return -ENOMEM;
@@ -207,12 +210,40 @@ static int entry_add(Entry **e, size_t *n, size_t *cap, const char *name, char *
         return 0;
 }
 
-/* The entries worth a look, unsorted, in *@ret: candidates, and what is not
- * run with why (names passed over on purpose and directories not among them). */
-static int read_entries(int dfd, Entry **ret, size_t *ret_n) {
+/* The entry @name by @sel's name rule: 0 passed over quietly, 1 listed,
+ * with why it does not run in *@why (replaced by the name rule's words
+ * when that does not select it), or -errno. */
+static int entry_judge(int dfd, const PrologSelect *sel, const char *name, char **why) {
+        char *rule_why = NULL;
+        int r, k;
+
+        if (!sel || sel->names == PROLOG_NAMES_SUNKD) {
+                if (prolog_name_skipped(name))
+                        return 0;
+                r = candidate(dfd, name, why);
+                return r < 0 ? r : r > 0;
+        }
+        r = candidate(dfd, name, why);
+        if (r <= 0)
+                return r;
+        k = prolog_select_name(sel, name, &rule_why);
+        if (k < 0)
+                return k;
+        if (k == 2) {
+                free(*why);
+                *why = rule_why;
+        }
+        return 1;
+}
+
+/* The entries worth a look, unsorted, added to *@ret: candidates, and what
+ * is not run with why (names passed over on purpose and directories not
+ * among them). */
+static int read_entries(int dfd, const PrologSelect *sel, bool partition, Entry **ret, size_t *ret_n,
+                        size_t *cap) {
         _cleanup_closedir_ DIR *d = NULL;
-        Entry *e = NULL;
-        size_t n = 0, cap = 0;
+        Entry *e = *ret;
+        size_t n = *ret_n;
         struct dirent *de;
         int r = 0, fd;
 
@@ -228,28 +259,48 @@ static int read_entries(int dfd, Entry **ret, size_t *ret_n) {
         for (errno = 0; (de = readdir(d)); errno = 0) {
                 char *why = NULL;
 
-                if (prolog_name_skipped(de->d_name))
-                        continue;
-                r = candidate(dfd, de->d_name, &why);
-                if (r < 0)
+                r = entry_judge(dfd, sel, de->d_name, &why);
+                if (r < 0) {
+                        free(why);
                         break;
-                r = r == 0 ? 0 : entry_add(&e, &n, &cap, de->d_name, why);
+                }
+                r = r == 0 ? 0 : entry_add(&e, &n, cap, de->d_name, why, partition);
                 if (r < 0)
                         break;
         }
         if (r == 0 && errno != 0)
                 r = negative_errno();
-        if (r < 0) {
-                entries_free(e, n);
-                return r;
-        }
         *ret = e;
         *ret_n = n;
-        return 0;
+        return r;
 }
 
-static int cmp_entries(const void *a, const void *b) {
-        return strcmp(((const Entry *) a)->name, ((const Entry *) b)->name);
+/* By name in @sel's order; one name twice (a common script and the
+ * partition's that replaces it): the common one first. */
+static int cmp_entries(const void *a, const void *b, void *sel) {
+        const Entry *x = a, *y = b;
+        int c = prolog_select_cmp(sel, x->name, y->name);
+
+        return c != 0 ? c : (int) x->partition - (int) y->partition;
+}
+
+/* A common entry whose name the partition's directory has too does not
+ * run: the partition's replaces it, whatever that one is. */
+static int entries_replace(Entry *e, size_t n, const char *partition) {
+        for (size_t i = 0; i < n; i++) {
+                if (!e[i].partition)
+                        continue;
+                for (size_t k = 0; k < n; k++) {
+                        if (e[k].partition || !streq(e[k].name, e[i].name))
+                                continue;
+                        free(e[k].why);
+                        if (asprintf(&e[k].why, "replaced by %s/%s", partition, e[i].name) < 0) {
+                                e[k].why = NULL;
+                                return -ENOMEM;
+                        }
+                }
+        }
+        return 0;
 }
 
 /* The directory itself, open in *@ret_fd, or -errno (-ENOENT: missing). */
@@ -278,18 +329,60 @@ static int open_dir(const char *dir, PrologKind kind, int *ret_fd, char **ret_er
 
 /* One sorted entry as a script: resolved and checked, or not run and why.
  * 1 when it is one, 0 when it went away. */
-static int entry_script(const char *dir, PrologKind kind, Entry *e, PrologScript *ret) {
+static int entry_script(const char *dir, const char *partition, PrologKind kind, Entry *e,
+                        PrologScript *ret) {
+        _cleanup_free_ char *subdir = NULL, *shown = NULL;
+
+        if (e->partition) {
+                if (asprintf(&subdir, "%s/%s", dir, partition) < 0)
+                        return subdir = NULL, -ENOMEM;
+                if (asprintf(&shown, "%s/%s", partition, e->name) < 0)
+                        return shown = NULL, -ENOMEM;
+        }
         if (!e->why)
-                return resolve(dir, e->name, kind, ret);
-        *ret = (PrologScript){ .kind = kind, .name = TAKE_PTR(e->name), .why = TAKE_PTR(e->why) };
+                return resolve(subdir ?: dir, e->name, shown ?: e->name, kind, ret);
+        *ret = (PrologScript){ .kind = kind,
+                               .name = shown ? TAKE_PTR(shown) : TAKE_PTR(e->name),
+                               .why = TAKE_PTR(e->why) };
         return 1;
 }
 
+/* The partition's directory, added to the entries; none (0) when the name
+ * is not a plain one or the directory is not there. */
+static int read_partition(const char *dir, PrologKind kind, const PrologSelect *sel, const char *partition,
+                          Entry **e, size_t *n, size_t *cap, char **ret_error) {
+        _cleanup_free_ char *path = NULL, *error = NULL;
+        _cleanup_close_ int pfd = -1;
+        int r;
+
+        if (!prolog_select_partition_valid(partition))
+                return 0;
+        if (asprintf(&path, "%s/%s", dir, partition) < 0)
+                return path = NULL, -ENOMEM;
+        r = open_dir(path, kind, &pfd, &error);
+        if (r == -ENOENT || r == -ENOTDIR)
+                return 0;
+        if (r < 0) {
+                if (ret_error && !*ret_error)
+                        *ret_error = TAKE_PTR(error);
+                return r;
+        }
+        r = read_entries(pfd, sel, true, e, n, cap);
+        if (r < 0)
+                return errmsg_set(ret_error, r, "%s: %s", path, strerror(-r));
+        return entries_replace(*e, *n, partition);
+}
+
 int prolog_dir_list(const char *dir, PrologKind kind, PrologScript **ret, size_t *ret_n, char **ret_error) {
+        return prolog_dir_select(dir, kind, NULL, NULL, ret, ret_n, ret_error);
+}
+
+int prolog_dir_select(const char *dir, PrologKind kind, const PrologSelect *sel, const char *partition,
+                      PrologScript **ret, size_t *ret_n, char **ret_error) {
         _cleanup_close_ int dfd = -1;
         PrologScript *scripts = NULL;
         Entry *entries = NULL;
-        size_t n_entries = 0, n = 0;
+        size_t n_entries = 0, cap = 0, n = 0;
         int r;
 
         *ret = NULL;
@@ -297,17 +390,24 @@ int prolog_dir_list(const char *dir, PrologKind kind, PrologScript **ret, size_t
         r = open_dir(dir, kind, &dfd, ret_error);
         if (r < 0)
                 return r;
-        r = read_entries(dfd, &entries, &n_entries);
-        if (r < 0)
+        r = read_entries(dfd, sel, false, &entries, &n_entries, &cap);
+        if (r < 0) {
+                entries_free(entries, n_entries);
                 return errmsg_set(ret_error, r, "%s: %s", dir, strerror(-r));
+        }
+        r = partition ? read_partition(dir, kind, sel, partition, &entries, &n_entries, &cap, ret_error) : 0;
+        if (r < 0) {
+                entries_free(entries, n_entries);
+                return r;
+        }
         if (n_entries > 0) {
-                qsort(entries, n_entries, sizeof(Entry), cmp_entries);
+                qsort_r(entries, n_entries, sizeof(Entry), cmp_entries, (void *) sel);
                 scripts = calloc(n_entries, sizeof(PrologScript));
                 if (!scripts)
                         r = -ENOMEM;
         }
         for (size_t i = 0; r >= 0 && i < n_entries; i++) {
-                r = entry_script(dir, kind, &entries[i], &scripts[n]);
+                r = entry_script(dir, partition, kind, &entries[i], &scripts[n]);
                 if (r > 0)
                         n++;
                 else if (r == 0) { /* gone meanwhile: resolve() may have named it */

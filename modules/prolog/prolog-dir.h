@@ -3,13 +3,14 @@
  * daemon module and the client's fallback both compile it in, so both apply
  * one rule.
  *
- * The directory is read at each call, never cached.  Its entries are taken in
- * strcmp() order; hidden names, "*~", "*.dpkg-*", "*.rpm*" and "*.disabled"
- * are package managers' and editors' leftovers and are passed over quietly,
- * as are subdirectories.  Anything else that is not, once symlinks are
- * followed, a regular executable file (a script that lost its x bit, a
- * dangling symlink) is listed as not run, with why: a run's record shows
- * it, so a script is never dropped without a word.
+ * The directory is read at each call, never cached.  Its entries are taken
+ * in strcmp() order (or as prolog-select.h's rules say); hidden names, "*~",
+ * "*.dpkg-*", "*.rpm*" and "*.disabled" are package managers' and editors'
+ * leftovers and are passed over quietly, as are subdirectories.  Anything
+ * else that is not, once symlinks are followed, a regular executable file
+ * (a script that lost its x bit, a dangling symlink) is listed as not run,
+ * with why: a run's record shows it, so a script is never dropped without a
+ * word.
  *
  * Whatever is run must be changeable by root alone (trusted_path_check(): the
  * directory, every directory and symlink on the way to each script, and the
@@ -24,6 +25,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "prolog-select.h"
 
 typedef enum PrologKind {
         PROLOG_KIND_PROLOG,
@@ -63,6 +66,16 @@ bool prolog_name_skipped(const char *name);
  * the path.
  */
 int prolog_dir_list(const char *dir, PrologKind kind, PrologScript **ret, size_t *ret_n, char **ret_error);
+
+/**
+ * prolog_dir_select() - prolog_dir_list() by @sel's name rule and order
+ * (NULL: sunkd's), with the scripts of @dir/@partition merged in when
+ * @partition is a plain name and that directory exists (prolog-select.h).
+ * A partition's script is named "<partition>/<name>".  A partition
+ * directory that is there but refused fails the listing as @dir would.
+ */
+int prolog_dir_select(const char *dir, PrologKind kind, const PrologSelect *sel, const char *partition,
+                      PrologScript **ret, size_t *ret_n, char **ret_error);
 
 PrologScript *prolog_scripts_free(PrologScript *s, size_t n);
 

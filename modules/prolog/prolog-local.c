@@ -37,7 +37,8 @@ int prolog_run_local(const PrologSettings *set, PrologKind kind, char *const *en
         int r;
 
         reason[0] = '\0';
-        r = prolog_dir_list(dir, kind, &scripts, &n, ret_error);
+        r = prolog_dir_select(dir, kind, &set->select, prolog_select_env_partition(envp), &scripts, &n,
+                              ret_error);
         if (r < 0) {
                 const PrologFailure f = { .script = dir, .error = prolog_dir_why(r) };
 

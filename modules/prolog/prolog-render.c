@@ -1,6 +1,7 @@
 /* What `sunkctl prolog` prints: a line per run, newest first (job, kind,
  * when, how long, result), and under a failed run the script, how it ended
- * and the end of its output.  Linked into sunkctl as sunkctl_view_prolog. */
+ * and the end of its output; `sunkctl prolog list` what a run would do.
+ * Linked into sunkctl as sunkctl_view_prolog. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -85,8 +86,64 @@ static void prolog_render(json_object *status, const char *view, FILE *out, FILE
                 run_line(json_object_array_get_idx(runs, i), out);
 }
 
+/* `sunkctl prolog list [KEY=VALUE...]`: what a run would do for that
+ * environment, in order; a line a script, "run" or why not. */
+static void list_render(json_object *list, const char *view, FILE *out, FILE *err) {
+        (void) view;
+        json_object *scripts;
+        size_t n = 0;
+
+        fprintf(out, "%s: %s (order: %s, names: %s)\n", str(list, "kind"), str(list, "dir"),
+                str(list, "order"), str(list, "names"));
+        if (*str(list, "partition_dir"))
+                fprintf(out, "partition %s: %s\n", str(list, "partition"), str(list, "partition_dir"));
+        else if (*str(list, "partition"))
+                fprintf(out, "partition %s: %s\n", str(list, "partition"), str(list, "partition_note"));
+        if (*str(list, "error"))
+                fprintf(err, "cannot list: %s\n", str(list, "error"));
+        if (json_object_object_get_ex(list, "scripts", &scripts) &&
+            json_object_is_type(scripts, json_type_array))
+                n = json_object_array_length(scripts);
+        for (size_t i = 0; i < n; i++) {
+                json_object *sc = json_object_array_get_idx(scripts, i);
+
+                json_object *run;
+
+                if (json_object_object_get_ex(sc, "run", &run) && json_object_get_boolean(run))
+                        fprintf(out, "run      %s\n", str(sc, "name"));
+                else if (*str(sc, "refused"))
+                        fprintf(out, "REFUSED  %s: %s\n", str(sc, "name"), str(sc, "refused"));
+                else
+                        fprintf(out, "skip     %s: %s\n", str(sc, "name"), str(sc, "skipped"));
+        }
+        if (n == 0 && !*str(list, "error"))
+                fprintf(out, "no scripts\n");
+}
+
+/* A listing that failed, or a script refused (the run would fail): exit 1. */
+static bool list_ok(json_object *list, const char *view) {
+        json_object *scripts;
+
+        (void) view;
+        if (*str(list, "error"))
+                return false;
+        if (json_object_object_get_ex(list, "scripts", &scripts) &&
+            json_object_is_type(scripts, json_type_array))
+                for (size_t i = 0; i < json_object_array_length(scripts); i++)
+                        if (*str(json_object_array_get_idx(scripts, i), "refused"))
+                                return false;
+        return true;
+}
+
 static const SunkctlMethodView methods[] = {
         { "status", prolog_render, NULL },
+        { "list", list_render, list_ok },
+        {},
+};
+
+static const SunkctlFlag flags[] = {
+        { "list", NULL, "list", NULL, false,
+          "prolog --list [KEY=VALUE...]: what a run would do for that job" },
         {},
 };
 
@@ -94,4 +151,5 @@ const SunkctlView sunkctl_view_prolog = {
         .module = "prolog",
         .default_verb = "status",
         .methods = methods,
+        .flags = flags,
 };

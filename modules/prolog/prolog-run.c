@@ -328,11 +328,12 @@ static void run_gone(sunkd_call *call, void *userdata) {
 
 /* ---- The call ---- */
 
-static int reply_invalid(State *s, sunkd_call *call, const char *param, const char *why) {
+int run_reply_invalid(State *s, sunkd_call *call, const char *param, const char *why) {
         json_object *p = json_object_new_object();
+        _cleanup_free_ char *name = text_escape_str(param, TEXT_ESCAPE_LINE); /* a caller's key, for List */
 
         if (p) {
-                json_object_object_add(p, "parameter", json_object_new_string(param));
+                json_object_object_add(p, "parameter", json_object_new_string(name ?: ""));
                 json_object_object_add(p, "reason", json_object_new_string(why));
         }
         return s->ctx->api->reply_error(call, "org.varlink.service.InvalidParameter", p);
@@ -463,12 +464,12 @@ static int method_run(sunkd_call *call, json_object *params, void *state) {
         int r;
 
         if (parse_kind(params, &kind) < 0)
-                return reply_invalid(s, call, "kind", "\"prolog\" or \"epilog\"");
+                return run_reply_invalid(s, call, "kind", "\"prolog\" or \"epilog\"");
         r = parse_env(params, &env);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return reply_invalid(
+                return run_reply_invalid(
                         s, call, "environ",
                         "base64 of the environment's NUL-ended entries (or \"env\": an array of "
                         "\"NAME=value\" strings)");
@@ -480,8 +481,8 @@ static int method_run(sunkd_call *call, json_object *params, void *state) {
         if (r < 0)
                 return r;
         env = NULL;
-        r = prolog_dir_list(prolog_settings_dir(&s->conf.set, kind), kind, &run->scripts, &run->n_scripts,
-                            &error);
+        r = prolog_dir_select(prolog_settings_dir(&s->conf.set, kind), kind, &s->conf.set.select,
+                              prolog_select_env_partition(run->env), &run->scripts, &run->n_scripts, &error);
         if (r < 0) {
                 run_list_failed(run, r, error);
                 return 0;
@@ -518,11 +519,13 @@ uint64_t runs_linger_usec(State *s) {
         return longest;
 }
 
-/* Status is prolog-history.c's; the host takes a module's methods at once. */
+/* Status is prolog-history.c's, List prolog-list.c's; the host takes a
+ * module's methods at once. */
 int methods_add(State *s) {
         static const sunkd_method methods[] = {
                 { "io.sunkd.Prolog.Run", SUNKD_METHOD_ROOT, method_run },
                 { "io.sunkd.Prolog.Status", SUNKD_METHOD_ROOT, history_method_status },
+                { "io.sunkd.Prolog.List", SUNKD_METHOD_ROOT, prolog_list_method },
         };
         return s->ctx->api->methods_add(s->ctx, methods, ELEMENTSOF(methods));
 }

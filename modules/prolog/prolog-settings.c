@@ -34,7 +34,21 @@ int prolog_settings_default(PrologSettings *s) {
 void prolog_settings_done(PrologSettings *s) {
         free(s->prolog_dir);
         free(s->epilog_dir);
-        s->prolog_dir = s->epilog_dir = NULL;
+        free(s->order);
+        free(s->names);
+        s->prolog_dir = s->epilog_dir = s->order = s->names = NULL;
+        prolog_select_done(&s->select);
+}
+
+int prolog_settings_select(PrologSettings *s, const char **ret_key, char **ret_error) {
+        int r;
+
+        *ret_key = "order";
+        r = prolog_select_set_order(&s->select, s->order, ret_error);
+        if (r < 0)
+                return r;
+        *ret_key = "names";
+        return prolog_select_set_names(&s->select, s->names, ret_error);
 }
 
 const char *prolog_settings_dir(const PrologSettings *s, PrologKind kind) {
@@ -66,6 +80,8 @@ int prolog_settings_format(const PrologSettings *s, char **ret) {
         json_object_object_add(o, "output_limit", json_object_new_int64((int64_t) s->output_limit));
         json_object_object_add(o, "on_daemon_unreachable",
                                json_object_new_string(s->unreachable_fail ? "fail" : "run"));
+        json_object_object_add(o, "order", json_object_new_string(prolog_select_order_name(&s->select)));
+        json_object_object_add(o, "names", json_object_new_string(prolog_select_names_name(&s->select)));
         text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY);
         *ret = text ? strdup(text) : NULL;
         return *ret ? 0 : -ENOMEM;
@@ -105,6 +121,31 @@ static int take_number(json_object *o, const char *path, const char *field, uint
         return 0;
 }
 
+/* order and names: the words the module wrote, compiled as it did. */
+static int take_select(json_object *o, const char *path, PrologSettings *s, char **ret_error) {
+        _cleanup_free_ char *why = NULL;
+        const char *key;
+        int r;
+
+        for (size_t i = 0; i < 2; i++) {
+                const char *field = i == 0 ? "order" : "names";
+                char **dst = i == 0 ? &s->order : &s->names;
+
+                if (!json_object_object_get_ex(o, field, NULL))
+                        continue;
+                if (!json_member_string(o, field))
+                        return bad(ret_error, path, field, "a string");
+                free(*dst);
+                *dst = strdup(json_member_string(o, field));
+                if (!*dst)
+                        return -ENOMEM;
+        }
+        r = prolog_settings_select(s, &key, &why);
+        if (r == -EINVAL)
+                return errmsg_set(ret_error, -EBADMSG, "%s: '%s': %s", path, key, why ?: "invalid");
+        return r;
+}
+
 static int settings_parse(json_object *o, const char *path, PrologSettings *s, char **ret_error) {
         const uint64_t day = 86400 * UINT64_C(1000000);
         const char *unreachable;
@@ -126,7 +167,7 @@ static int settings_parse(json_object *o, const char *path, PrologSettings *s, c
                         return bad(ret_error, path, "on_daemon_unreachable", "\"run\" or \"fail\"");
                 s->unreachable_fail = streq(unreachable, "fail");
         }
-        return 0;
+        return take_select(o, path, s, ret_error);
 }
 
 int prolog_settings_load(const char *path, PrologSettings *s, char **ret_error) {

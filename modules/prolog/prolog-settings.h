@@ -31,12 +31,22 @@ typedef struct PrologSettings {
         uint64_t kill_grace_usec;
         uint64_t output_limit;
         bool unreachable_fail; /* on_daemon_unreachable: fail, not run */
+        char *order;           /* as configured: "forward" (NULL) or "reverse" */
+        char *names;           /* as configured: "sunkd" (NULL), "run-parts", "lsbsysinit" or a regex */
+        PrologSelect select;   /* order and names compiled: prolog_settings_select() */
 } PrologSettings;
 
 /** prolog_settings_default() - the defaults; -ENOMEM. */
 int prolog_settings_default(PrologSettings *s);
 
 void prolog_settings_done(PrologSettings *s);
+
+/**
+ * prolog_settings_select() - compile @s->order and @s->names into
+ * @s->select.  -EINVAL with the key in *@ret_key ("order", "names") and
+ * why in *@ret_error; -ENOMEM.
+ */
+int prolog_settings_select(PrologSettings *s, const char **ret_key, char **ret_error);
 
 /** prolog_settings_dir() - the directory of @kind's scripts. */
 const char *prolog_settings_dir(const PrologSettings *s, PrologKind kind);

@@ -89,7 +89,12 @@ int conf_publish(State *s);
 /* prolog-run.c */
 int methods_add(State *s);
 uint64_t runs_linger_usec(State *s);
+/* org.varlink.service.InvalidParameter for @param (escaped), saying @why. */
+int run_reply_invalid(State *s, sunkd_call *call, const char *param, const char *why);
 Run *run_free(Run *run);
+
+/* prolog-list.c: io.sunkd.Prolog.List */
+int prolog_list_method(sunkd_call *call, json_object *params, void *state);
 
 /* prolog-history.c */
 void history_add(State *s, Run *run);

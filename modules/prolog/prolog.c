@@ -8,9 +8,11 @@
  *                     the client's fallback reads
  *   prolog-run.c      io.sunkd.Prolog.Run: a run, script after script
  *   prolog-history.c  the runs remembered, io.sunkd.Prolog.Status
+ *   prolog-list.c     io.sunkd.Prolog.List: what a run would do, run by none
  *
- * What the client compiles in too (the directory scan and its checks, a
- * script's environment, the settings file, the reason text) is libprolog;
+ * What the client compiles in too (the directory scan and its checks, the
+ * order, name rules and partitions of prolog-select.c, a script's
+ * environment, the settings file, the reason text) is libprolog;
  * the client's own runner, which forks, is libprolog-exec, which the module
  * never links.
  * A stop (sunkd restarting, a package upgrade) lets the runs in flight end

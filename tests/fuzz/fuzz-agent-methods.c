@@ -31,6 +31,7 @@
 
 #include "util/text-escape.h"
 #include "proto/varlink.h"
+#include "fuzz-reply.h"
 
 /* The handlers' replies and reloads come here. */
 #define ipc_reply fuzz_reply
@@ -63,37 +64,10 @@ static struct {
         void *reload_userdata;
 } H;
 
-/* ---- replies: the check -------------------------------------------------- */
-
-static void check_reply(const char *error, json_object *params) {
-        _cleanup_json_ json_object *msg = json_object_new_object();
-        _cleanup_free_ char *buf = NULL;
-        size_t len;
-        int r;
-
-        if (!msg)
-                abort();
-        if (error)
-                json_object_object_add(msg, "error", json_object_new_string(error));
-        json_object_object_add(msg, "parameters", params ?: json_object_new_object());
-        r = varlink_format(msg, &buf, &len);
-        if (r == -ENOMEM)
-                return;
-        if (r < 0) {
-                fprintf(stderr, "reply not valid Varlink JSON (%s): %s\n", strerror(-r),
-                        json_object_to_json_string_ext(msg, JSON_C_TO_STRING_PLAIN));
-                abort();
-        }
-}
+/* ---- replies: checked by fuzz-reply.h ------------------------------------ */
 
 int fuzz_reply_error(sunkd_call *call, const char *error, json_object *params) {
-        if (!call || call->replied) {
-                json_object_put(params);
-                return -EALREADY;
-        }
-        call->replied = true;
-        check_reply(error, params);
-        return 0;
+        return fuzz_reply_once(call ? &call->replied : NULL, error, params);
 }
 
 int fuzz_reply(sunkd_call *call, json_object *params) {

@@ -42,6 +42,7 @@
 #include "util/macro.h"
 #include "util/text-escape.h"
 #include "proto/varlink.h"
+#include "fuzz-reply.h"
 
 extern const sunkd_module sunkd_module_v1;
 
@@ -86,28 +87,7 @@ static struct {
         char nvml_library[PATH_MAX];
 } H;
 
-/* ---- replies: the check ------------------------------------------------ */
-
-static void check_reply(const char *error, json_object *params) {
-        _cleanup_json_ json_object *msg = json_object_new_object();
-        _cleanup_free_ char *buf = NULL;
-        size_t len;
-        int r;
-
-        if (!msg)
-                abort();
-        if (error)
-                json_object_object_add(msg, "error", json_object_new_string(error));
-        json_object_object_add(msg, "parameters", params ?: json_object_new_object());
-        r = varlink_format(msg, &buf, &len);
-        if (r == -ENOMEM)
-                return;
-        if (r < 0) {
-                fprintf(stderr, "reply not valid Varlink JSON (%s): %s\n", strerror(-r),
-                        json_object_to_json_string_ext(msg, JSON_C_TO_STRING_PLAIN));
-                abort();
-        }
-}
+/* ---- replies: checked by fuzz-reply.h ---------------------------------- */
 
 static void call_forget(sunkd_call *call) {
         for (size_t i = 0; i < H.n_calls; i++)
@@ -119,14 +99,9 @@ static void call_forget(sunkd_call *call) {
         free(call);
 }
 
+/* A call answered is freed by op_call, or at the end. */
 static int f_reply_error(sunkd_call *call, const char *error, json_object *params) {
-        if (!call || call->replied) {
-                json_object_put(params);
-                return -EALREADY;
-        }
-        call->replied = true; /* freed by op_call, or at the end */
-        check_reply(error, params);
-        return 0;
+        return fuzz_reply_once(call ? &call->replied : NULL, error, params);
 }
 
 static int f_reply(sunkd_call *call, json_object *params) {

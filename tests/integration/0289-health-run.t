@@ -33,6 +33,31 @@ starts() { wc -l < "$T/started"; }
 # release pass|fail: the round waiting on the FIFO ends so
 release() { printf '%s\n' "$1" > "$T/gate"; }
 calls() { log_since | grep -c 'Calling io.sunkd.Health.Run for uid=0 pid='; }
+# held_round N OUT1 OUT2 CMD...: a round held open on the FIFO with two
+# callers in it: CMD's run (the check's Nth start, output in OUT1, pid in
+# $FIRST), then `ctl health run` called during it (OUT2, $SECOND).
+held_round() {
+        local n="$1" out1="$2" out2="$3"
+        shift 3
+        log_mark
+        "$@" > "$out1" 2>&1 &
+        FIRST=$!
+        ok "a caller's run starts the check" wait_until 600 eval '[ "$(starts)" -ge '"$n"' ]'
+        ok "its call has come" wait_until 600 eval '[ "$(calls)" -ge 1 ]'
+        ctl health run > "$out2" 2>&1 &
+        SECOND=$!
+        ok "a second caller's call has come during the round" wait_until 600 eval '[ "$(calls)" -ge 2 ]'
+}
+# one_round N pass|fail OUT: a caller's round (the check's Nth start), held
+# open until the test releases it so; returns the caller's exit status.
+one_round() {
+        local pid
+        ctl health run > "$3" 2>&1 &
+        pid=$!
+        ok "a caller's run starts" wait_until 600 eval '[ "$(starts)" -ge '"$1"' ]'
+        release "$2"
+        wait "$pid"
+}
 sunkd_start
 
 # The first round starts by itself, within the splay.
@@ -41,54 +66,32 @@ release pass
 ok "and ends" wait_until 600 eval '[ "$(job_field health.gate runs)" = 1 ] && [ "$(job_field health.gate state)" != running ]'
 
 # 1. Two callers during one round: both answered, exit 0, by one run.
-log_mark
-ctl health run > "$T/a.out" 2>&1 &
-A=$!
-ok "a caller's run starts the check" wait_until 600 eval '[ "$(starts)" -ge 2 ]'
-ok "its call has come" wait_until 600 eval '[ "$(calls)" -ge 1 ]'
-ctl health run > "$T/b.out" 2>&1 &
-B=$!
-ok "a second caller's call has come during the round" wait_until 600 eval '[ "$(calls)" -ge 2 ]'
+held_round 2 "$T/a.out" "$T/b.out" ctl health run
 release pass
-wait "$A"
+wait "$FIRST"
 is "$?" 0 "the first caller is answered: all pass, exit 0"
-wait "$B"
+wait "$SECOND"
 is "$?" 0 "the second caller is answered too"
 like "$(cat "$T/a.out")" "gate" "the first answer shows the check"
 is "$(cat "$T/b.out")" "$(cat "$T/a.out")" "both got the same round's answer"
 is "$(starts)" 2 "one run of the check served both"
 
 # 2. A failing check: exit 1, as HealthCheckProgram's caller sees it.
-ctl health run > "$T/c.out" 2>&1 &
-C=$!
-ok "the next caller's run starts" wait_until 600 eval '[ "$(starts)" -ge 3 ]'
-release fail
-wait "$C"
+one_round 3 fail "$T/c.out"
 is "$?" 1 "a failing check: exit 1"
 like "$(cat "$T/c.out")" "told to fail" "saying why"
 
 # 3. A caller killed while it waits: sunkd answers the other one and lives.
-log_mark
-"$SUNKCTL" -s "$SOCK" --timeout 300 health run > "$T/d.out" 2>&1 &
-D=$!
-ok "a caller's run starts" wait_until 600 eval '[ "$(starts)" -ge 4 ]'
-ok "its call has come" wait_until 600 eval '[ "$(calls)" -ge 1 ]'
-ctl health run > "$T/e.out" 2>&1 &
-E=$!
-ok "another caller's call has come" wait_until 600 eval '[ "$(calls)" -ge 2 ]'
-kill -KILL "$D"
-wait "$D" 2>/dev/null
-ok "the first caller's connection is closed" wait_log "Closing connection of uid=0 pid=$D"
+held_round 4 "$T/d.out" "$T/e.out" "$SUNKCTL" -s "$SOCK" --timeout 300 health run
+kill -KILL "$FIRST"
+wait "$FIRST" 2>/dev/null
+ok "the first caller's connection is closed" wait_log "Closing connection of uid=0 pid=$FIRST"
 release pass
-wait "$E"
+wait "$SECOND"
 is "$?" 0 "the caller that stayed is answered"
 ok "sunkd is alive" kill -0 "$SUNKD_PID"
-ctl health run > "$T/f.out" 2>&1 &
-F=$!
-ok "a later run starts" wait_until 600 eval '[ "$(starts)" -ge 5 ]'
-release pass
-wait "$F"
-is "$?" 0 "and is answered"
+one_round 5 pass "$T/f.out"
+is "$?" 0 "a later run is answered"
 is "$(starts)" 5 "each round ran the check once"
 
 sunkd_stop

@@ -8,7 +8,10 @@
 # past its timeout is killed with its children; slurmd's own
 # PrologEpilogTimeout killing the client kills the script; with sunkd
 # stopped the client runs the scripts itself; a group-writable script is
-# refused; and all of it with PrologFlags=Alloc too.
+# refused; and all of it with PrologFlags=Alloc too.  A directory moved from
+# slurmd's globbed Prolog=dir/* runs in slurmd's own order under
+# `order: reverse`, with its partition's scripts (prolog.d/<partition>/)
+# merged in by name.
 #
 # Prolog= names a two-line wrapper that records what slurmd passed and
 # execs the client with this test's socket (an installed client finds
@@ -201,6 +204,48 @@ job true > /dev/null 2>&1
 ok "a failing prolog drains the node with the script's name" \
         wait_until 600 eval '[ "$(reason)" = "sunkd: prolog 50-check rc=1: GPU 3 missing" ]'
 rm "$O/fail"
+ok "undrained" undrain
+
+# ---- a directory moved from Prolog=dir/*: its order, and the partition's scripts ----
+# The same scripts under sunkd (order: reverse, with prolog.d/debug/) and
+# under slurmd's own globbed Prolog=: sunkd runs them in slurmd's order,
+# with the partition's script in its place by name.
+R="$S/rules.d"
+G="$S/glob.d"
+mkdir -p "$R/debug" "$G"
+chmod 755 "$R" "$R/debug" "$G"
+note() { # DIR NAME FILE: a script that notes NAME in $O/FILE
+        script "$1/$2" "echo $2 >> $O/$3"
+}
+for n in 10-first 20-second 3-third Z-upper a-lower; do
+        note "$R" "$n" rules-order
+        note "$G" "$n" glob-order
+done
+script "$R/debug/25-part" "echo debug/25-part >> $O/rules-order"
 sunkd_stop
 is "$SUNKD_EXIT" 0 "sunkd exits cleanly"
+sunkd_config "modules:
+  prolog:
+    prolog_dir: $R
+    epilog_dir: $E
+    order: reverse"
+sunkd_start
+job true
+is "$?" 0 "a job in partition debug runs with order: reverse"
+is "$(paste -s -d' ' < "$O/rules-order")" "a-lower Z-upper 3-third debug/25-part 20-second 10-first" \
+        "its prolog ran the scripts z-a, Z-A, 9-0, the partition's merged in by name"
+is "$(ctl prolog list SLURM_JOB_PARTITION=debug | awk '$1 == "run" { print $2 }' | paste -s -d' ')" \
+        "$(paste -s -d' ' < "$O/rules-order")" "sunkctl prolog list shows that order"
+sunkd_stop
+is "$SUNKD_EXIT" 0 "and exits cleanly again"
+slurm_node_stop "$NODE"
+slurm_ctld_stop
+slurm_conf "Prolog=$G/*" "Epilog=$S/bin/epilog" "PrologEpilogTimeout=8"
+slurm_ctld_start
+slurm_node_start "$NODE"
+job true
+is "$?" 0 "slurmd runs the same scripts by its own Prolog=dir/*"
+is "$(paste -s -d' ' < "$O/glob-order")" "a-lower Z-upper 3-third 20-second 10-first" "in slurmd's order"
+is "$(grep -v -x debug/25-part "$O/rules-order" | paste -s -d' ')" "$(paste -s -d' ' < "$O/glob-order")" \
+        "which is sunkd's order: reverse"
 done_testing

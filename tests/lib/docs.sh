@@ -194,6 +194,13 @@ sunkctl_check() {
         elif is_placeholder "$1"; then
                 return 0 # MODULE VERB
         else
+                # a view flag named as its verb stands for it (sunkctl-view.h):
+                # `sunkctl prolog --list KEY=VALUE` is `sunkctl prolog list ...`
+                for view in "${VIEWS[@]}"; do
+                        [ $# -lt 2 ] || [[ $2 == *=* ]] || break
+                        code_view_flags | grep -qx -- "$view $(sunkctl_method "$1" "${view#--}")" &&
+                                set -- "$1" "${view#--}" "${@:2}"
+                done
                 verb=${2:-$(code_default_verbs | sed -n "s/^$1 //p")}
                 [ -n "$verb" ] || { echo "'$1' is no command, and no module's method without a verb"; return 1; }
                 method=$(sunkctl_method "$1" "$verb")

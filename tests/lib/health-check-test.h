@@ -14,7 +14,7 @@
 #include "util/cleanup.h"
 #include "util/macro.h"
 
-#include "../../modules/health/health-check.h"
+#include "../../modules/health/checks/health-check.h"
 
 typedef struct Loaded {
         const HealthCheckType *type;

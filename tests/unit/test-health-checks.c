@@ -19,7 +19,7 @@
 #include "util/fileio.h"
 #include "util/macro.h"
 
-#include "../../modules/health/health-check.h"
+#include "../../modules/health/checks/health-check.h"
 #include "../lib/check-run.h"
 #include "../lib/health-check-test.h"
 

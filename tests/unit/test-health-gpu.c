@@ -32,19 +32,23 @@
 
 /* ---- The policy ------------------------------------------------------------- */
 
-/* Parses "xid_policy: ..." in @yaml (under modules.health, as the module
- * would hand it over). */
-static int parse(const char *yaml, HealthXidPolicy *p, char **e) {
+/* The key @key of the section @yaml under modules.health, as the module
+ * would hand it over (NULL when absent); *ret_tree holds it until freed. */
+static const ConfNode *health_key(const char *yaml, const char *key, ConfTree **ret_tree, char **e) {
         _cleanup_free_ char *doc = NULL;
-        ConfTree *t = NULL;
-        const ConfNode *health;
-        int r;
 
         *e = NULL;
+        *ret_tree = NULL;
         ck_assert_int_ge(asprintf(&doc, "modules:\n  health:\n%s", yaml), 0);
-        ck_assert_msg(conf_tree_parse("sunkd.yaml", doc, strlen(doc), &t, e) == 0, "%s", *e);
-        health = conf_node_get(conf_node_get(t->root, "modules"), "health");
-        r = health_xid_policy_parse(&host_api, conf_node_get(health, "xid_policy"), p, e);
+        ck_assert_msg(conf_tree_parse("sunkd.yaml", doc, strlen(doc), ret_tree, e) == 0, "%s", *e);
+        return conf_node_get(conf_node_get(conf_node_get((*ret_tree)->root, "modules"), "health"), key);
+}
+
+/* Parses "xid_policy: ..." in @yaml. */
+static int parse(const char *yaml, HealthXidPolicy *p, char **e) {
+        ConfTree *t;
+        int r = health_xid_policy_parse(&host_api, health_key(yaml, "xid_policy", &t, e), p, e);
+
         conf_tree_free(t);
         return r;
 }
@@ -651,17 +655,11 @@ END_TEST
 
 /* ---- The memory policy ------------------------------------------------------ */
 
+/* Parses "memory_policy: ..." in @yaml. */
 static int parse_memory(const char *yaml, HealthGpuMemoryPolicy *p, char **e) {
-        _cleanup_free_ char *doc = NULL;
-        ConfTree *t = NULL;
-        const ConfNode *health;
-        int r;
+        ConfTree *t;
+        int r = health_gpu_memory_policy_parse(&host_api, health_key(yaml, "memory_policy", &t, e), p, e);
 
-        *e = NULL;
-        ck_assert_int_ge(asprintf(&doc, "modules:\n  health:\n%s", yaml), 0);
-        ck_assert_msg(conf_tree_parse("sunkd.yaml", doc, strlen(doc), &t, e) == 0, "%s", *e);
-        health = conf_node_get(conf_node_get(t->root, "modules"), "health");
-        r = health_gpu_memory_policy_parse(&host_api, conf_node_get(health, "memory_policy"), p, e);
         conf_tree_free(t);
         return r;
 }

@@ -690,6 +690,182 @@ START_TEST(test_many_files) {
 }
 END_TEST
 
+/* ---- order, name rules and partitions (prolog-select.h) ---- */
+
+/* @sel from @order and @names, which must compile. */
+static void select_make(PrologSelect *sel, const char *order, const char *names) {
+        _cleanup_free_ char *e = NULL;
+
+        *sel = (PrologSelect){};
+        ck_assert_msg(prolog_select_set_order(sel, order, &e) == 0, "%s", e ?: "");
+        ck_assert_msg(prolog_select_set_names(sel, names, &e) == 0, "%s", e ?: "");
+}
+
+/* Lists d under @sel for @partition: the entries as "name" for one that
+ * runs and "-name" for one that does not, joined by spaces. */
+static char *listed(const PrologSelect *sel, const char *partition) {
+        _cleanup_free_ char *d = tmp_at("d"), *e = NULL;
+        PrologScript *s = NULL;
+        char *out = NULL;
+        size_t n = 0, len = 0;
+        FILE *f = open_memstream(&out, &len);
+
+        ck_assert_ptr_nonnull(f);
+        ck_assert_msg(prolog_dir_select(d, PROLOG_KIND_PROLOG, sel, partition, &s, &n, &e) == 0, "%s",
+                      e ?: "");
+        for (size_t i = 0; i < n; i++)
+                fprintf(f, "%s%s%s", i ? " " : "", s[i].why ? "-" : "", s[i].name);
+        ck_assert_int_eq(fclose(f), 0);
+        prolog_scripts_free(s, n);
+        return out;
+}
+
+static void scripts_named(const char *const *names, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *rel = NULL;
+
+                ck_assert_int_ge(asprintf(&rel, "d/%s", names[i]), 0);
+                script(rel, "true");
+        }
+}
+
+/* reverse: slurmd's glob, z-a, Z-A, 9-0 (slurm.conf(5)); forward: strcmp(). */
+START_TEST(test_select_order) {
+        const char *names[] = { "b", "a", "B", "10-x", "2-y", "a.b", "_z", "a-", "Z" };
+        _cleanup_free_ char *fwd = NULL, *rev = NULL, *def = NULL;
+        PrologSelect sel;
+
+        scripts_named(names, ELEMENTSOF(names));
+        def = listed(NULL, NULL);
+        select_make(&sel, "forward", NULL);
+        fwd = listed(&sel, NULL);
+        prolog_select_done(&sel);
+        select_make(&sel, "reverse", NULL);
+        rev = listed(&sel, NULL);
+        prolog_select_done(&sel);
+        ck_assert_str_eq(def, "10-x 2-y B Z _z a a- a.b b");
+        ck_assert_str_eq(fwd, def);
+        ck_assert_str_eq(rev, "b a.b a- a _z Z B 2-y 10-x");
+}
+END_TEST
+
+/* run-parts' rules as run-parts 5.7 applies them (run-parts --test on the
+ * same names selects the same ones); sunkd's passes its leftovers over
+ * quietly and lists nothing else as not selected. */
+START_TEST(test_select_names) {
+        const char *names[] = {
+                "10-a",  "20_b",  "9z",  "Abc-1",    "_x",      "_foo-bar",         "a-",
+                "a.b-c", "a_b-c", "abc", "check.sh", "foo-bar", "foo-bar.dpkg-old", "lower.dot-x",
+                "x~"
+        };
+        _cleanup_free_ char *def = NULL, *rp = NULL, *lsb = NULL, *re = NULL;
+        PrologSelect sel;
+
+        scripts_named(names, ELEMENTSOF(names));
+        def = listed(NULL, NULL);
+        ck_assert_str_eq(def,
+                         "10-a 20_b 9z Abc-1 _foo-bar _x a- a.b-c a_b-c abc check.sh foo-bar lower.dot-x");
+        select_make(&sel, NULL, "run-parts");
+        rp = listed(&sel, NULL);
+        prolog_select_done(&sel);
+        ck_assert_str_eq(rp, "10-a 20_b 9z Abc-1 _foo-bar _x a- -a.b-c a_b-c abc -check.sh foo-bar "
+                             "-foo-bar.dpkg-old -lower.dot-x -x~");
+        select_make(&sel, NULL, "lsbsysinit");
+        lsb = listed(&sel, NULL);
+        prolog_select_done(&sel);
+        ck_assert_str_eq(lsb, "10-a -20_b 9z -Abc-1 _foo-bar -_x a- a.b-c a_b-c abc -check.sh foo-bar "
+                              "-foo-bar.dpkg-old lower.dot-x -x~");
+        select_make(&sel, "reverse", "^[0-9]+-");
+        re = listed(&sel, NULL);
+        ck_assert_str_eq(re, "-x~ -lower.dot-x -foo-bar.dpkg-old -foo-bar -check.sh -abc -a_b-c -a.b-c -a- "
+                             "-_x -_foo-bar -Abc-1 -9z -20_b 10-a");
+        prolog_select_done(&sel);
+}
+END_TEST
+
+/* Why a name is not run, in the rule's words; a regex that does not
+ * compile is refused with regerror()'s. */
+START_TEST(test_select_why) {
+        _cleanup_free_ char *why = NULL, *e = NULL;
+        PrologSelect sel;
+
+        select_make(&sel, NULL, "run-parts");
+        ck_assert_int_eq(prolog_select_name(&sel, "check.sh", &why), 2);
+        ck_assert_str_eq(why, "name not selected by names: run-parts");
+        ck_assert_int_eq(prolog_select_name(&sel, "check", &why), 1);
+        ck_assert_str_eq(prolog_select_names_name(&sel), "run-parts");
+        prolog_select_done(&sel);
+        free(why);
+        why = NULL;
+        select_make(&sel, NULL, "^gpu-");
+        ck_assert_int_eq(prolog_select_name(&sel, "cpu-x", &why), 2);
+        ck_assert_str_eq(why, "name does not match names: ^gpu-");
+        ck_assert_int_eq(prolog_select_set_names(&sel, "([a-z", &e), -EINVAL);
+        ck_assert_msg(e && strncmp(e, "not a POSIX extended regular expression: ", 41) == 0, "%s", e ?: "");
+        /* the rule before stays */
+        ck_assert_str_eq(prolog_select_names_name(&sel), "^gpu-");
+        free(e);
+        e = NULL;
+        ck_assert_int_eq(prolog_select_set_order(&sel, "backwards", &e), -EINVAL);
+        ck_assert_str_eq(e, "forward or reverse, not 'backwards'");
+        free(e);
+        e = NULL;
+        ck_assert_int_eq(prolog_select_set_names(&sel, "", &e), -EINVAL);
+        prolog_select_done(&sel);
+        ck_assert_int_eq(prolog_select_name(NULL, ".hidden", &why), 0);
+        ck_assert_int_eq(prolog_select_name(NULL, "check.sh", &why), 1);
+}
+END_TEST
+
+/* d/<partition>/ merged with the common scripts by name, in the order; one
+ * of the same name replaces the common one; a partition name that could
+ * leave the directory selects nothing. */
+START_TEST(test_select_partition) {
+        const char *names[] = { "10-a", "30-c", "50-e" };
+        const char *bad[] = { "..", ".", "../d", "gpu/..", "", ".gpu", "-gpu", "g p u" };
+        _cleanup_free_ char *fwd = NULL, *rev = NULL, *none = NULL, *other = NULL;
+        PrologSelect sel;
+
+        scripts_named(names, ELEMENTSOF(names));
+        tmp_mkdir_as("d/gpu", 0755, 0);
+        script("d/gpu/20-b", "true");
+        script("d/gpu/30-c", "true");
+        script("d/gpu/60-f", "true");
+        none = listed(NULL, NULL);
+        ck_assert_str_eq(none, "10-a 30-c 50-e");
+        fwd = listed(NULL, "gpu");
+        ck_assert_str_eq(fwd, "10-a gpu/20-b -30-c gpu/30-c 50-e gpu/60-f");
+        select_make(&sel, "reverse", NULL);
+        rev = listed(&sel, "gpu");
+        ck_assert_str_eq(rev, "gpu/60-f 50-e -30-c gpu/30-c gpu/20-b 10-a");
+        prolog_select_done(&sel);
+        other = listed(NULL, "cpu");
+        ck_assert_str_eq(other, "10-a 30-c 50-e");
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                _cleanup_free_ char *got = listed(NULL, bad[i]);
+
+                ck_assert_msg(!prolog_select_partition_valid(bad[i]), "'%s'", bad[i]);
+                ck_assert_msg(streq(got, "10-a 30-c 50-e"), "'%s' selected: %s", bad[i], got);
+        }
+        ck_assert(prolog_select_partition_valid("gpu_a100.x-2"));
+}
+END_TEST
+
+/* A partition's directory someone other than root could change fails the
+ * listing, as the common one would. */
+START_TEST(test_select_partition_refused) {
+        _cleanup_free_ char *d = tmp_at("d"), *e = NULL;
+        PrologScript *s = NULL;
+        size_t n = 0;
+
+        script("d/10-a", "true");
+        tmp_mkdir_as("d/gpu", 0775, NOBODY);
+        ck_assert_int_eq(prolog_dir_select(d, PROLOG_KIND_PROLOG, NULL, "gpu", &s, &n, &e), -EPERM);
+        ck_assert_msg(e && strstr(e, "/d/gpu"), "%s", e ?: "");
+        ck_assert_ptr_null(s);
+}
+END_TEST
+
 /* ---- a whole directory, as the client runs it itself ---- */
 
 typedef struct Seen {
@@ -724,6 +900,39 @@ static int local_run(PrologKind kind, uint64_t script_timeout, uint64_t total, S
 
         return prolog_run_local(&set, kind, envp, seen_fn, seen, reason, ret_error);
 }
+
+/* The client's fallback selects as the module does: its settings' order
+ * and names, and the partition of the job's environment. */
+START_TEST(test_local_select) {
+        _cleanup_free_ char *d = tmp_at("d"), *e = NULL;
+        char reason[PROLOG_REASON_MAX + 1];
+        PrologSettings set = {
+                .prolog_dir = d,
+                .epilog_dir = d,
+                .script_timeout_usec = 10 * USEC_PER_SEC,
+                .total_timeout_usec = 60 * USEC_PER_SEC,
+                .kill_grace_usec = 50 * USEC_PER_MSEC,
+                .output_limit = 4096,
+        };
+        char *const envp[] = { (char *) "SLURM_JOB_ID=77", (char *) "SLURM_JOB_PARTITION=gpu", NULL };
+        const char *key;
+        Seen seen = {};
+
+        script("d/10-a", "true");
+        script("d/check.sh", "true");
+        tmp_mkdir_as("d/gpu", 0755, 0);
+        script("d/gpu/20-b", "true");
+        set.order = (char *) "reverse";
+        set.names = (char *) "run-parts";
+        ck_assert_int_eq(prolog_settings_select(&set, &key, &e), 0);
+        ck_assert_int_eq(prolog_run_local(&set, PROLOG_KIND_PROLOG, envp, seen_fn, &seen, reason, &e), 0);
+        prolog_select_done(&set.select);
+        ck_assert_uint_eq(seen.n, 3);
+        ck_assert_str_eq(seen.names[0], "check.sh"); /* skipped: not a run-parts name */
+        ck_assert_str_eq(seen.names[1], "gpu/20-b");
+        ck_assert_str_eq(seen.names[2], "10-a");
+}
+END_TEST
 
 static void three_scripts(void) {
         _cleanup_free_ char *a = NULL, *c = NULL;
@@ -886,6 +1095,12 @@ int main(void) {
         tcase_add_test(tc, test_local_refused);
         tcase_add_test(tc, test_local_skipped);
         tcase_add_test(tc, test_local_missing_dir);
+        tcase_add_test(tc, test_select_order);
+        tcase_add_test(tc, test_select_names);
+        tcase_add_test(tc, test_select_why);
+        tcase_add_test(tc, test_select_partition);
+        tcase_add_test(tc, test_select_partition_refused);
+        tcase_add_test(tc, test_local_select);
         suite_add_tcase(s, tc);
         return check_run(s);
 }

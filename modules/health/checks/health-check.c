@@ -14,7 +14,7 @@ static const sunkd_cfg_key script_keys[] = {
         { "args", SUNKD_CFG_LIST, offsetof(ScriptConf, args), 0, 0, 0 },
 };
 
-/* A script: run by the module through the host's spawn (health-checks.c),
+/* A script: run by the module through the host's spawn (health-check-jobs.c),
  * refused unless it is a file only root can change. */
 const HealthCheckType health_check_script = {
         .name = "script",
