@@ -24,8 +24,10 @@ noinst_LTLIBRARIES += %reldir%/libnsscache-scim.la
 %canon_reldir%_libnsscache_scim_la_SOURCES = \
 	%reldir%/ini.c \
 	%reldir%/ini.h \
-	%reldir%/nsscache-conf.c \
 	%reldir%/nsscache-conf.h \
+	%reldir%/nsscache-conf-internal.h \
+	%reldir%/nsscache-conf-keys.c \
+	%reldir%/nsscache-conf-check.c \
 	%reldir%/nsscache-refresh.c \
 	%reldir%/nsscache-refresh.h \
 	%reldir%/refresh-memo.c \
