@@ -481,7 +481,7 @@ static int body_digest(const uint8_t key[static DIGEST_KEY_LEN], const HttpBody 
         return digest_end(md, ret);
 }
 
-int http_source_record(const NsscacheConf *c, const HttpSourceRun *run, ScimRecord *rec) {
+int http_source_record(const NsscacheConf *c, const HttpSourceRun *run, FetchRecord *rec) {
         for (size_t i = 0; i < ELEMENTSOF(fetch_order); i++) {
                 NssMapType t = fetch_order[i];
                 uint8_t d[DIGEST_LEN];
@@ -490,13 +490,13 @@ int http_source_record(const NsscacheConf *c, const HttpSourceRun *run, ScimReco
                 if (!c->map_enabled[t])
                         continue;
                 if ((r = body_digest(rec->key, run->fetched + t, d)) < 0 ||
-                    (r = scim_record_add(rec, run->url[t], nss_map_to_string(t), 200, false, d)) < 0)
+                    (r = fetch_record_add(rec, run->url[t], nss_map_to_string(t), 200, false, d)) < 0)
                         return r;
         }
         return 0;
 }
 
-bool http_source_same(const NsscacheConf *c, const HttpSourceRun *run, const ScimRecord *rec) {
+bool http_source_same(const NsscacheConf *c, const HttpSourceRun *run, const FetchRecord *rec) {
         size_t k = 0;
 
         if (rec->broken)

@@ -16,7 +16,7 @@
 #include "nsscache-conf.h"
 #include "scim-fetch.h"
 #include "scim-map.h"
-#include "scim-record.h"
+#include "fetch-record.h"
 
 typedef struct HttpSourceRun {
         HttpBody fetched[_NSS_MAP_MAX]; /* the answers of this run (a 304 holds the copy it confirmed) */
@@ -63,10 +63,10 @@ int http_source_map(const NsscacheConf *c, const HttpSourceRun *run, ScimMapper 
  * body under @rec's key) into @rec, for a memo (refresh-memo.h).
  * Return: 0 or -ENOMEM.
  */
-int http_source_record(const NsscacheConf *c, const HttpSourceRun *run, ScimRecord *rec);
+int http_source_record(const NsscacheConf *c, const HttpSourceRun *run, FetchRecord *rec);
 
 /** http_source_same() - whether @run holds what @rec recorded, map for map. */
-bool http_source_same(const NsscacheConf *c, const HttpSourceRun *run, const ScimRecord *rec);
+bool http_source_same(const NsscacheConf *c, const HttpSourceRun *run, const FetchRecord *rec);
 
 /**
  * http_source_save() - after a successful publish, keep what it applied as

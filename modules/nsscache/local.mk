@@ -20,8 +20,8 @@ noinst_LTLIBRARIES += %reldir%/libnsscache-cache.la
 EXTRA_DIST += %reldir%/gen-pyprintable.py
 
 # The SCIM side: config, fetch, mapping; a library the unit tests link.
-noinst_LTLIBRARIES += %reldir%/libnsscache-scim.la
-%canon_reldir%_libnsscache_scim_la_SOURCES = \
+noinst_LTLIBRARIES += %reldir%/libnsscache-core.la
+%canon_reldir%_libnsscache_core_la_SOURCES = \
 	%reldir%/ini.c \
 	%reldir%/ini.h \
 	%reldir%/nsscache-conf.h \
@@ -40,14 +40,16 @@ noinst_LTLIBRARIES += %reldir%/libnsscache-scim.la
 	%reldir%/scim-page.h \
 	%reldir%/scim-spc.c \
 	%reldir%/scim-spc.h \
-	%reldir%/scim-sink.c \
-	%reldir%/scim-sink.h \
+	%reldir%/map-sink.c \
+	%reldir%/map-sink.h \
 	%reldir%/attr-path.c \
 	%reldir%/attr-path.h \
+	%reldir%/map-reject.c \
+	%reldir%/map-reject.h \
 	%reldir%/scim-map.c \
 	%reldir%/scim-map.h \
-	%reldir%/scim-record.c \
-	%reldir%/scim-record.h \
+	%reldir%/fetch-record.c \
+	%reldir%/fetch-record.h \
 	%reldir%/scim-fetch.c \
 	%reldir%/scim-fetch.h \
 	%reldir%/curl-common.c \
@@ -70,15 +72,15 @@ noinst_LTLIBRARIES += %reldir%/libnsscache-scim.la
 	%reldir%/s3-object.h \
 	%reldir%/s3-export.c \
 	%reldir%/s3-export.h \
-	# End of libnsscache_scim_la_SOURCES
-%canon_reldir%_libnsscache_scim_la_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) $(CRYPTO_CFLAGS) $(ZLIB_CFLAGS)
-%canon_reldir%_libnsscache_scim_la_LIBADD = %reldir%/libnsscache-cache.la agent/libsunkd-modutil.la agent/libsunkd-util.la $(CURL_LIBS) \
+	# End of libnsscache_core_la_SOURCES
+%canon_reldir%_libnsscache_core_la_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) $(CRYPTO_CFLAGS) $(ZLIB_CFLAGS)
+%canon_reldir%_libnsscache_core_la_LIBADD = %reldir%/libnsscache-cache.la agent/libsunkd-modutil.la agent/libsunkd-util.la $(CURL_LIBS) \
 	$(JSONC_LIBS) $(CRYPTO_LIBS) $(BZ2_LIBS) $(ZLIB_LIBS)
 
 pkglib_LTLIBRARIES += %reldir%/nsscache.la
 %canon_reldir%_nsscache_la_SOURCES = %reldir%/nsscache.c
 %canon_reldir%_nsscache_la_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) $(CRYPTO_CFLAGS)
 %canon_reldir%_nsscache_la_LDFLAGS = $(MODULE_LINK_FLAGS)
-%canon_reldir%_nsscache_la_LIBADD = %reldir%/libnsscache-scim.la $(CURL_LIBS) $(JSONC_LIBS) $(CRYPTO_LIBS) $(BZ2_LIBS) $(ZLIB_LIBS)
+%canon_reldir%_nsscache_la_LIBADD = %reldir%/libnsscache-core.la $(CURL_LIBS) $(JSONC_LIBS) $(CRYPTO_LIBS) $(BZ2_LIBS) $(ZLIB_LIBS)
 
 # End of modules/nsscache/local.mk

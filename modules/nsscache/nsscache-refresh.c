@@ -76,7 +76,7 @@ static int spill_maps(const CacheOptions *opts, CacheFormatted text[static _NSS_
  * while the files it read stayed as they were (@files_stat, taken before
  * it read them).  NULL otherwise, or when a digest cannot be taken. */
 static RefreshMemo *memo_new(const NsscacheConf *c, const CacheOptions *opts, const uint8_t *files_stat,
-                             ScimRecord *record, ScimRejects *rejects, const NsscacheFetchStats *stats,
+                             FetchRecord *record, MapRejects *rejects, const NsscacheFetchStats *stats,
                              const CacheReport *report) {
         _cleanup_(refresh_memo_freep) RefreshMemo *m = NULL;
 
@@ -87,9 +87,9 @@ static RefreshMemo *memo_new(const NsscacheConf *c, const CacheOptions *opts, co
             refresh_files_digest(c, opts, record->key, true, m->files) < 0)
                 return NULL;
         m->record = *record;
-        *record = (ScimRecord){};
+        *record = (FetchRecord){};
         m->rejects = *rejects;
-        *rejects = (ScimRejects){};
+        *rejects = (MapRejects){};
         m->stats = *stats;
         m->report = *report;
         return TAKE_PTR(m);
@@ -104,11 +104,11 @@ static int refresh_full(const NsscacheConf *c, const CacheOptions *opts, Refresh
                         char **ret_error) {
         _cleanup_(formatted_donep) CacheFormatted text[_NSS_MAP_MAX];
         _cleanup_(scim_map_freep) ScimMapper *m = NULL;
-        _cleanup_(scim_record_done) ScimRecord record;
-        _cleanup_(refresh_rejects_done) ScimRejects rejects = {};
+        _cleanup_(fetch_record_done) FetchRecord record;
+        _cleanup_(refresh_rejects_done) MapRejects rejects = {};
         uint8_t files_stat[DIGEST_LEN];
         CacheReport report = {};
-        ScimSink sink;
+        MapSink sink;
         int r;
 
         /* Each entry is rendered as it is accepted, into a temp file beside
@@ -116,14 +116,14 @@ static int refresh_full(const NsscacheConf *c, const CacheOptions *opts, Refresh
          * every entry's strings. */
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
                 cache_formatted_init(text + t, t);
-        scim_record_init(&record);
+        fetch_record_init(&record);
         r = spill_maps(opts, text, ret_error);
         if (r < 0)
                 return r;
         /* taken before the files are read: a memo needs them unchanged until the publish */
         if (memo && refresh_files_digest(c, opts, record.key, false, files_stat) < 0)
                 memo = NULL;
-        sink = scim_sink_formatted(text);
+        sink = map_sink_formatted(text);
         r = scim_map_new(c, &sink, &m);
         if (r < 0)
                 return r;

@@ -69,8 +69,8 @@ typedef struct Input {
 
 typedef struct Result {
         NsscacheFetchStats stats;
-        ScimRejects rejects; /* counts only; records are logged from `records` */
-        ScimReject records[REJECTS_LOGGED_MAX];
+        MapRejects rejects; /* counts only; records are logged from `records` */
+        MapReject records[REJECTS_LOGGED_MAX];
         size_t n_records;
         CacheReport report;
         bool published;
@@ -113,7 +113,7 @@ typedef struct State {
         int last_result;
         char *last_error;
         size_t entries[_NSS_MAP_MAX];
-        uint64_t rejects[_SCIM_REJECT_MAX];
+        uint64_t rejects[_MAP_REJECT_MAX];
         NsscacheFetchStats last_stats;
         int64_t source_modified; /* http: the oldest Last-Modified of the files published last, -1: unknown
                                   */
@@ -192,7 +192,7 @@ static int refresh_prepare(void *state, void **ret_input) {
         return 0;
 }
 
-static void copy_rejects(void *userdata, const ScimRejects *rj) {
+static void copy_rejects(void *userdata, const MapRejects *rj) {
         Result *res = userdata;
 
         memcpy(res->rejects.count, rj->count, sizeof(rj->count));
@@ -251,16 +251,16 @@ static void result_free(Result *res) {
         free(res);
 }
 
-static void log_reject(State *s, const ScimReject *rj) {
+static void log_reject(State *s, const MapReject *rj) {
         const char *map = nss_map_to_string(rj->map) ?: "?";
 
         if (rj->id >= 0)
                 sunkd_log_warning(s->ctx, "Rejected %s entry '%s' (id %lld): %s.", map,
                                   rj->name ?: "(no name)", (long long) rj->id,
-                                  scim_reject_reason_to_string(rj->reason));
+                                  map_reject_reason_to_string(rj->reason));
         else
                 sunkd_log_warning(s->ctx, "Rejected %s entry '%s': %s.", map, rj->name ?: "(no name)",
-                                  scim_reject_reason_to_string(rj->reason));
+                                  map_reject_reason_to_string(rj->reason));
 }
 
 /* Each rejected entry is logged once: a directory with a bad entry would
@@ -272,7 +272,7 @@ static void log_rejects(State *s, const Result *res) {
         size_t repeated = 0;
 
         for (size_t i = 0; i < res->n_records; i++) {
-                const ScimReject *rj = &res->records[i];
+                const MapReject *rj = &res->records[i];
                 char *key = NULL;
 
                 if (asprintf(&key, "%d/%s/%lld/%d", (int) rj->map, rj->name ?: "", (long long) rj->id,
@@ -304,10 +304,10 @@ static void update_metrics(State *s, const Result *res) {
         (void) api->metric_add_value(s->m.requests, (double) res->stats.requests, NULL);
         (void) api->metric_add_value(s->m.bytes, (double) res->stats.bytes, NULL);
         (void) api->metric_set(s->m.duration, (double) res->stats.duration_usec / 1e6, NULL);
-        for (int i = 0; i < _SCIM_REJECT_MAX; i++)
+        for (int i = 0; i < _MAP_REJECT_MAX; i++)
                 if (res->rejects.count[i] > 0)
                         (void) api->metric_add_value(s->m.rejected, (double) res->rejects.count[i],
-                                                     (const char *[]){ scim_reject_reason_to_string(i) });
+                                                     (const char *[]){ map_reject_reason_to_string(i) });
         if (!res->published)
                 return;
         (void) api->metric_set(s->m.last_success, (double) realtime_usec() / 1e6, NULL);
@@ -867,9 +867,9 @@ static int nsscache_status(void *state, struct json_object *out) {
                         json_object_object_add(entries, nss_map_to_string(t),
                                                json_object_new_int64((int64_t) s->entries[t]));
         json_object_object_add(out, "entries", entries);
-        for (int i = 0; i < _SCIM_REJECT_MAX; i++)
+        for (int i = 0; i < _MAP_REJECT_MAX; i++)
                 if (s->rejects[i])
-                        json_object_object_add(rejects, scim_reject_reason_to_string(i),
+                        json_object_object_add(rejects, map_reject_reason_to_string(i),
                                                json_object_new_int64((int64_t) s->rejects[i]));
         json_object_object_add(out, "rejected", rejects);
         json_object_object_add(out, "requests", json_object_new_int64((int64_t) s->last_stats.requests));

@@ -14,7 +14,7 @@
 #include "nsscache-conf.h"
 #include "scim-map.h"
 #include "scim-page.h"
-#include "scim-record.h"
+#include "fetch-record.h"
 #include "sunkd/module.h"
 
 #define SCIM_PAGE_BODY_MAX (64u * 1024 * 1024)
@@ -126,7 +126,7 @@ const NsscacheFetchStats *scim_fetch_stats(const ScimFetch *f);
  * with the answer's digest, for scim_fetch_replay().
  * *ret_stats (optional) is filled on success and failure.
  */
-int scim_fetch_run(const NsscacheConf *c, ScimMapper *m, ScimRecord *record, const sunkd_cancel *cancel,
+int scim_fetch_run(const NsscacheConf *c, ScimMapper *m, FetchRecord *record, const sunkd_cancel *cancel,
                    NsscacheFetchStats *ret_stats, char **ret_error);
 
 /**
@@ -139,5 +139,5 @@ int scim_fetch_run(const NsscacheConf *c, ScimMapper *m, ScimRecord *record, con
  * and time of the replay only.
  * Return: 0, or as scim_fetch_all().
  */
-int scim_fetch_replay(const NsscacheConf *c, const ScimRecord *rec, const sunkd_cancel *cancel,
+int scim_fetch_replay(const NsscacheConf *c, const FetchRecord *rec, const sunkd_cancel *cancel,
                       NsscacheFetchStats *ret_stats, bool *ret_same, char **ret_error);

@@ -55,28 +55,10 @@
 
 #define MEMBERS_CAP_MIN 16
 
-static const char *const reject_table[_SCIM_REJECT_MAX] = {
-        [SCIM_REJECT_NOT_OBJECT] = "not-an-object",    [SCIM_REJECT_NO_NAME] = "missing-name",
-        [SCIM_REJECT_BAD_NAME] = "invalid-name",       [SCIM_REJECT_NO_ID] = "missing-id",
-        [SCIM_REJECT_BAD_ID] = "invalid-id",           [SCIM_REJECT_ID_RANGE] = "id-out-of-range",
-        [SCIM_REJECT_BAD_HOME] = "invalid-home",       [SCIM_REJECT_BAD_SHELL] = "invalid-shell",
-        [SCIM_REJECT_DUP_NAME] = "duplicate-name",     [SCIM_REJECT_DUP_ID] = "duplicate-id",
-        [SCIM_REJECT_BAD_MEMBER] = "invalid-member",   [SCIM_REJECT_BAD_SSHKEY] = "invalid-sshkey",
-        [SCIM_REJECT_NAME_MISMATCH] = "name-mismatch", [SCIM_REJECT_TOO_MANY] = "too-many-values",
-        [SCIM_REJECT_LOCAL_ACCOUNT] = "local-account", [SCIM_REJECT_BAD_ENTRY] = "invalid-entry",
-        [SCIM_REJECT_BAD_LINE] = "invalid-line",
-};
-
-const char *scim_reject_reason_to_string(ScimRejectReason r) {
-        if ((int) r < 0 || r >= _SCIM_REJECT_MAX)
-                return NULL;
-        return reject_table[r];
-}
-
 /* One accepted user or group; user_names/uids (group_names/gids) map to
  * its index in `claims`.  32 bytes: 100k users cost 3.2 MB of them. */
 typedef struct Claim {
-        uint64_t at[3]; /* where its entries went (SCIM_AT_NONE: nowhere), see claim_at() */
+        uint64_t at[3]; /* where its entries went (MAP_AT_NONE: nowhere), see claim_at() */
         uint32_t id;
         bool group;
         bool removed; /* displaced by a later entry: cut out when taken */
@@ -103,8 +85,8 @@ static uint64_t *claim_at(Claim *c, NssMapType t) {
 
 struct ScimMapper {
         const NsscacheConf *conf;
-        ScimSink sink; /* where accepted entries go */
-        ScimRejects rejects;
+        MapSink sink; /* where accepted entries go */
+        MapRejects rejects;
         DupSet *user_names, *uids, *group_names, *gids;
         DupSet *members; /* of the group being mapped */
         /* The node's own accounts; the system ones every node refuses are in modutil/reserved-accounts.h. */
@@ -119,7 +101,7 @@ struct ScimMapper {
 
 /* ---- mapper ---------------------------------------------------------------- */
 
-int scim_map_new(const NsscacheConf *c, const ScimSink *sink, ScimMapper **ret) {
+int scim_map_new(const NsscacheConf *c, const MapSink *sink, ScimMapper **ret) {
         ScimMapper *m;
 
         m = calloc(1, sizeof(*m));
@@ -180,7 +162,7 @@ static int removed_at(const ScimMapper *m, NssMapType t, uint64_t **ret, size_t 
         for (size_t i = 0; i < m->n_claims; i++) {
                 const uint64_t *at = claim_at(m->claims + i, t);
 
-                if (m->claims[i].removed && at && *at != SCIM_AT_NONE)
+                if (m->claims[i].removed && at && *at != MAP_AT_NONE)
                         v[n++] = *at;
         }
         qsort(v, n, sizeof(uint64_t), at_cmp);
@@ -207,23 +189,22 @@ int scim_map_finish(ScimMapper *m) {
         return 0;
 }
 
-const ScimRejects *scim_map_rejects(const ScimMapper *m) {
+const MapRejects *scim_map_rejects(const ScimMapper *m) {
         return &m->rejects;
 }
 
 /* Counts a reject and keeps a record with a printable, bounded copy of
  * @name (untrusted text, for log lines). */
-static int reject_name(ScimMapper *m, ScimRejectReason reason, NssMapType map, const char *name,
-                       int64_t id) {
-        ScimRejects *r = &m->rejects;
+static int reject_name(ScimMapper *m, MapRejectReason reason, NssMapType map, const char *name, int64_t id) {
+        MapRejects *r = &m->rejects;
         char *copy = NULL;
 
         r->count[reason]++;
         r->total++;
-        if (r->n_records >= SCIM_REJECT_RECORDS_MAX)
+        if (r->n_records >= MAP_REJECT_RECORDS_MAX)
                 return 0;
         if (!r->records) {
-                r->records = calloc(SCIM_REJECT_RECORDS_MAX, sizeof(ScimReject));
+                r->records = calloc(MAP_REJECT_RECORDS_MAX, sizeof(MapReject));
                 if (!r->records)
                         return -ENOMEM;
         }
@@ -235,11 +216,11 @@ static int reject_name(ScimMapper *m, ScimRejectReason reason, NssMapType map, c
                         if ((unsigned char) *p < 0x20 || (unsigned char) *p >= 0x7f)
                                 *p = '?';
         }
-        r->records[r->n_records++] = (ScimReject){ .reason = reason, .map = map, .name = copy, .id = id };
+        r->records[r->n_records++] = (MapReject){ .reason = reason, .map = map, .name = copy, .id = id };
         return 0;
 }
 
-static int reject(ScimMapper *m, ScimRejectReason reason, NssMapType map, json_object *name, int64_t id) {
+static int reject(ScimMapper *m, MapRejectReason reason, NssMapType map, json_object *name, int64_t id) {
         return reject_name(m, reason, map,
                            name && json_object_is_type(name, json_type_string) ? json_object_get_string(name)
                                                                                : NULL,
@@ -287,7 +268,7 @@ static json_object *attr(ScimMapper *m, json_object *o, const char *path) {
 static bool name_valid(const char *s) {
         size_t n = strlen(s), dots = 0, digits = 0;
 
-        if (n == 0 || n > SCIM_NAME_MAX || s[0] == '-')
+        if (n == 0 || n > MAP_NAME_MAX || s[0] == '-')
                 return false;
         for (size_t i = 0; i < n; i++) {
                 if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-", s[i]))
@@ -319,14 +300,14 @@ typedef struct ColonSets {
 static int local_line(const char *name, size_t len, int64_t id, void *userdata) {
         ColonSets *sets = userdata;
 
-        if ((len <= SCIM_NAME_MAX && dupset_add(sets->names, name, len) < 0) ||
+        if ((len <= MAP_NAME_MAX && dupset_add(sets->names, name, len) < 0) ||
             (id >= 0 && dupset_add_id(sets->ids, (uint32_t) id) < 0))
                 return -ENOMEM;
         return 0;
 }
 
 /* name, NUL, id: the key of a published entry. */
-static size_t published_key(char buf[static SCIM_NAME_MAX + 5], const char *name, size_t len, uint32_t id) {
+static size_t published_key(char buf[static MAP_NAME_MAX + 5], const char *name, size_t len, uint32_t id) {
         memcpy(buf, name, len);
         buf[len] = 0;
         memcpy(buf + len + 1, &id, sizeof(id));
@@ -335,9 +316,9 @@ static size_t published_key(char buf[static SCIM_NAME_MAX + 5], const char *name
 
 static int published_line(const char *name, size_t len, int64_t id, void *userdata) {
         DupSet *set = userdata;
-        char key[SCIM_NAME_MAX + 5];
+        char key[MAP_NAME_MAX + 5];
 
-        if (id < 0 || len > SCIM_NAME_MAX)
+        if (id < 0 || len > MAP_NAME_MAX)
                 return 0;
         return dupset_add(set, key, published_key(key, name, len, (uint32_t) id)) < 0 ? -ENOMEM : 0;
 }
@@ -359,7 +340,7 @@ int scim_map_load_published(ScimMapper *m, const char *passwd, const char *group
 }
 
 static bool published(const ScimMapper *m, bool group, const char *name, uint32_t id) {
-        char key[SCIM_NAME_MAX + 5];
+        char key[MAP_NAME_MAX + 5];
 
         if (dupset_size(group ? m->published_groups : m->published_users) == 0)
                 return false;
@@ -370,20 +351,20 @@ static bool published(const ScimMapper *m, bool group, const char *name, uint32_
 /* ---- claims: who gets a name and an id ------------------------------------- */
 
 /* The name of an accepted entry, from the first map it went to. */
-static const char *claim_name(const ScimMapper *m, const Claim *c, char buf[static SCIM_NAME_MAX + 1]) {
+static const char *claim_name(const ScimMapper *m, const Claim *c, char buf[static MAP_NAME_MAX + 1]) {
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
                 const uint64_t *at = claim_at((Claim *) c, t);
 
-                if (at && *at != SCIM_AT_NONE)
+                if (at && *at != MAP_AT_NONE)
                         return m->sink.name(m->sink.data, t, *at, buf);
         }
         return NULL;
 }
 
 /* An entry accepted earlier loses its name and id to a later one. */
-static int displace(ScimMapper *m, bool group, uint32_t i, ScimRejectReason reason) {
+static int displace(ScimMapper *m, bool group, uint32_t i, MapRejectReason reason) {
         Claim *c = m->claims + i;
-        char buf[SCIM_NAME_MAX + 1];
+        char buf[MAP_NAME_MAX + 1];
 
         if (c->removed)
                 return 0;
@@ -394,7 +375,7 @@ static int displace(ScimMapper *m, bool group, uint32_t i, ScimRejectReason reas
 
 /* Whether claim @c is the published entry of its name and id. */
 static bool claim_published(const ScimMapper *m, bool group, const Claim *c) {
-        char buf[SCIM_NAME_MAX + 1];
+        char buf[MAP_NAME_MAX + 1];
         const char *name = claim_name(m, c, buf);
 
         return name && published(m, group, name, c->id);
@@ -414,7 +395,7 @@ static int claim(ScimMapper *m, bool group, const char *name, uint32_t id, bool 
         DupSet *names = group ? m->group_names : m->user_names, *ids = group ? m->gids : m->uids;
         NssMapType map = group ? NSS_MAP_GROUP : NSS_MAP_PASSWD;
         uint32_t next, ni = CLAIM_NONE, ii = CLAIM_NONE;
-        ScimRejectReason lost = _SCIM_REJECT_MAX;
+        MapRejectReason lost = _MAP_REJECT_MAX;
         int rn, ri, r;
 
         *ret_ok = false;
@@ -435,18 +416,18 @@ static int claim(ScimMapper *m, bool group, const char *name, uint32_t id, bool 
                 bool inc = published(m, group, name, id);
 
                 if (ni != CLAIM_NONE && claim_published(m, group, m->claims + ni))
-                        lost = SCIM_REJECT_DUP_NAME;
+                        lost = MAP_REJECT_DUP_NAME;
                 else if (ii != CLAIM_NONE && claim_published(m, group, m->claims + ii))
-                        lost = SCIM_REJECT_DUP_ID;
+                        lost = MAP_REJECT_DUP_ID;
                 else {
-                        if ((ni != CLAIM_NONE && (r = displace(m, group, ni, SCIM_REJECT_DUP_NAME)) < 0) ||
-                            (ii != CLAIM_NONE && (r = displace(m, group, ii, SCIM_REJECT_DUP_ID)) < 0))
+                        if ((ni != CLAIM_NONE && (r = displace(m, group, ni, MAP_REJECT_DUP_NAME)) < 0) ||
+                            (ii != CLAIM_NONE && (r = displace(m, group, ii, MAP_REJECT_DUP_ID)) < 0))
                                 return r;
                         if (!inc)
-                                lost = ni != CLAIM_NONE ? SCIM_REJECT_DUP_NAME : SCIM_REJECT_DUP_ID;
+                                lost = ni != CLAIM_NONE ? MAP_REJECT_DUP_NAME : MAP_REJECT_DUP_ID;
                 }
         }
-        if (lost != _SCIM_REJECT_MAX) {
+        if (lost != _MAP_REJECT_MAX) {
                 /* keys this entry added are free again; those it found keep their claimant */
                 if ((rn == 1 && dupset_put(names, name, strlen(name), CLAIM_NONE) < 0) ||
                     (ri == 1 && dupset_put_id(ids, id, CLAIM_NONE) < 0))
@@ -458,7 +439,7 @@ static int claim(ScimMapper *m, bool group, const char *name, uint32_t id, bool 
             (ri == 0 && dupset_put_id(ids, id, next) < 0))
                 return -ENOMEM;
         m->claims[m->n_claims++] =
-                (Claim){ .at = { SCIM_AT_NONE, SCIM_AT_NONE, SCIM_AT_NONE }, .id = id, .group = group };
+                (Claim){ .at = { MAP_AT_NONE, MAP_AT_NONE, MAP_AT_NONE }, .id = id, .group = group };
         *ret_ok = true;
         *ret_claim = next;
         return 0;
@@ -518,13 +499,13 @@ static IdResult parse_id(json_object *v, int64_t min, int64_t *ret) {
         return ID_OK;
 }
 
-static const ScimRejectReason id_reject[] = {
-        [ID_MISSING] = SCIM_REJECT_NO_ID,
-        [ID_BAD] = SCIM_REJECT_BAD_ID,
-        [ID_RANGE] = SCIM_REJECT_ID_RANGE,
+static const MapRejectReason id_reject[] = {
+        [ID_MISSING] = MAP_REJECT_NO_ID,
+        [ID_BAD] = MAP_REJECT_BAD_ID,
+        [ID_RANGE] = MAP_REJECT_ID_RANGE,
 };
 
-/* Names reaching the sets are valid, so at most SCIM_NAME_MAX bytes. */
+/* Names reaching the sets are valid, so at most MAP_NAME_MAX bytes. */
 static int set_add(DupSet *set, const char *name) {
         int r = dupset_add(set, name, strlen(name));
         return r < 0 ? r : 0;
@@ -653,7 +634,7 @@ static int collect_sshkeys(ScimMapper *m, json_object *user, json_object *jname,
                 const char *s, *b, *e;
 
                 if (!k || !json_object_is_type(k, json_type_string)) {
-                        r = reject(m, SCIM_REJECT_BAD_SSHKEY, NSS_MAP_SSHKEY, jname, -1);
+                        r = reject(m, MAP_REJECT_BAD_SSHKEY, NSS_MAP_SSHKEY, jname, -1);
                         if (r < 0)
                                 return r;
                         continue;
@@ -664,7 +645,7 @@ static int collect_sshkeys(ScimMapper *m, json_object *user, json_object *jname,
                 for (e = b + strlen(b); e > b && strchr(" \t\r\n", e[-1]); e--)
                         ;
                 if ((size_t) json_object_get_string_len(k) != strlen(s) || !sshkey_valid(b, e)) {
-                        r = reject(m, SCIM_REJECT_BAD_SSHKEY, NSS_MAP_SSHKEY, jname, -1);
+                        r = reject(m, MAP_REJECT_BAD_SSHKEY, NSS_MAP_SSHKEY, jname, -1);
                         if (r < 0)
                                 return r;
                         continue;
@@ -672,7 +653,7 @@ static int collect_sshkeys(ScimMapper *m, json_object *user, json_object *jname,
                 if (e == b)
                         continue;
                 if (count >= SCIM_SSHKEYS_PER_USER_MAX) {
-                        r = reject(m, SCIM_REJECT_TOO_MANY, NSS_MAP_SSHKEY, jname, -1);
+                        r = reject(m, MAP_REJECT_TOO_MANY, NSS_MAP_SSHKEY, jname, -1);
                         if (r < 0)
                                 return r;
                         break;
@@ -692,7 +673,7 @@ static int emit_named(ScimMapper *m, NssMapType t, const void *entry, uint32_t i
         int r = emit(m, t, entry, claim_at(m->claims + i, t));
 
         if (r == -EINVAL || r == -EILSEQ)
-                return reject_name(m, SCIM_REJECT_BAD_ENTRY, t, name, m->claims[i].id);
+                return reject_name(m, MAP_REJECT_BAD_ENTRY, t, name, m->claims[i].id);
         return r;
 }
 
@@ -724,7 +705,7 @@ static int derived_name_ok(ScimMapper *m, NssMapType t, json_object *user, const
 
         *ok = s && streq(s, name);
         if (!*ok)
-                return reject(m, SCIM_REJECT_NAME_MISMATCH, t, v ?: jname, -1);
+                return reject(m, MAP_REJECT_NAME_MISMATCH, t, v ?: jname, -1);
         return 0;
 }
 
@@ -857,29 +838,29 @@ static int map_user(ScimMapper *m, json_object *user) {
         int r;
 
         if (!json_object_is_type(user, json_type_object))
-                return reject(m, SCIM_REJECT_NOT_OBJECT, NSS_MAP_PASSWD, NULL, -1);
+                return reject(m, MAP_REJECT_NOT_OBJECT, NSS_MAP_PASSWD, NULL, -1);
 
         name = string_at(m, user, pc->path_username ?: "userName", &jname, &bad);
         if (!name)
-                return reject(m, bad ? SCIM_REJECT_BAD_NAME : SCIM_REJECT_NO_NAME, NSS_MAP_PASSWD, NULL, -1);
+                return reject(m, bad ? MAP_REJECT_BAD_NAME : MAP_REJECT_NO_NAME, NSS_MAP_PASSWD, NULL, -1);
         if (!name_valid(name) || (size_t) json_object_get_string_len(jname) != strlen(name))
-                return reject(m, SCIM_REJECT_BAD_NAME, NSS_MAP_PASSWD, jname, -1);
+                return reject(m, MAP_REJECT_BAD_NAME, NSS_MAP_PASSWD, jname, -1);
         r = user_ids(m, user, jname, &uid, &gid, &ok);
         if (r < 0 || !ok)
                 return r;
         /* The primary group counts too: a gid of a local group would hand out its files. */
         if (name_reserved(m->local_user_names, name) || id_reserved(m->local_uids, (uint32_t) uid) ||
             id_reserved(m->local_gids, (uint32_t) gid))
-                return reject(m, SCIM_REJECT_LOCAL_ACCOUNT, NSS_MAP_PASSWD, jname, uid);
+                return reject(m, MAP_REJECT_LOCAL_ACCOUNT, NSS_MAP_PASSWD, jname, uid);
 
         r = user_home(m, user, name, &dir);
         if (r == -EINVAL)
-                return reject(m, SCIM_REJECT_BAD_HOME, NSS_MAP_PASSWD, jname, uid);
+                return reject(m, MAP_REJECT_BAD_HOME, NSS_MAP_PASSWD, jname, uid);
         if (r < 0)
                 return r;
         r = user_shell(m, user, &shell);
         if (r < 0)
-                return reject(m, SCIM_REJECT_BAD_SHELL, NSS_MAP_PASSWD, jname, uid);
+                return reject(m, MAP_REJECT_BAD_SHELL, NSS_MAP_PASSWD, jname, uid);
         gecos = gecos_from(m, user, pc->path_gecos);
         if (!gecos)
                 return -ENOMEM;
@@ -901,7 +882,7 @@ static int map_user(ScimMapper *m, json_object *user) {
                              i, jname);
                 if (r < 0)
                         return r;
-                if (*claim_at(m->claims + i, NSS_MAP_PASSWD) == SCIM_AT_NONE) {
+                if (*claim_at(m->claims + i, NSS_MAP_PASSWD) == MAP_AT_NONE) {
                         /* refused by the format: the name and uid stay taken, nothing else is published */
                         m->claims[i].removed = true;
                         m->n_removed++;
@@ -961,14 +942,14 @@ static int add_member(ScimMapper *m, char ***members, size_t *n, DupSet *set, js
 
         if (!v || !json_object_is_type(v, json_type_string) || !name_valid(s = json_object_get_string(v)) ||
             (size_t) json_object_get_string_len(v) != strlen(s))
-                return reject(m, SCIM_REJECT_BAD_MEMBER, NSS_MAP_GROUP, v ?: jgroup, -1);
+                return reject(m, MAP_REJECT_BAD_MEMBER, NSS_MAP_GROUP, v ?: jgroup, -1);
         /* a SCIM group may not pull a system account into itself */
         if (name_reserved(m->local_user_names, s))
-                return reject(m, SCIM_REJECT_LOCAL_ACCOUNT, NSS_MAP_GROUP, v, -1);
+                return reject(m, MAP_REJECT_LOCAL_ACCOUNT, NSS_MAP_GROUP, v, -1);
         if (set_has(set, s))
                 return 0;
         if (*n >= SCIM_MEMBERS_MAX)
-                return reject(m, SCIM_REJECT_TOO_MANY, NSS_MAP_GROUP, jgroup, -1);
+                return reject(m, MAP_REJECT_TOO_MANY, NSS_MAP_GROUP, jgroup, -1);
         if (set_add(set, s) < 0)
                 return -ENOMEM;
         return push_member(members, n, s);
@@ -991,7 +972,7 @@ static int group_members(ScimMapper *m, json_object *group, json_object *jgroup,
                 return -ENOMEM;
         arr = scim_map_extract(group, array_key);
         if (arr && !json_object_is_type(arr, json_type_array))
-                r = reject(m, SCIM_REJECT_BAD_MEMBER, NSS_MAP_GROUP, jgroup, -1);
+                r = reject(m, MAP_REJECT_BAD_MEMBER, NSS_MAP_GROUP, jgroup, -1);
         if (!arr || !json_object_is_type(arr, json_type_array)) {
                 *ret = TAKE_PTR(members);
                 return r;
@@ -1007,7 +988,7 @@ static int group_members(ScimMapper *m, json_object *group, json_object *jgroup,
                 else if (!slash && json_object_is_type(e, json_type_string))
                         r = add_member(m, &members, &n, m->members, jgroup, e);
                 else
-                        r = reject(m, SCIM_REJECT_BAD_MEMBER, NSS_MAP_GROUP, jgroup, -1);
+                        r = reject(m, MAP_REJECT_BAD_MEMBER, NSS_MAP_GROUP, jgroup, -1);
         }
         if (r < 0)
                 return r;
@@ -1027,17 +1008,17 @@ static int map_group(ScimMapper *m, json_object *group) {
         int r;
 
         if (!json_object_is_type(group, json_type_object))
-                return reject(m, SCIM_REJECT_NOT_OBJECT, NSS_MAP_GROUP, NULL, -1);
+                return reject(m, MAP_REJECT_NOT_OBJECT, NSS_MAP_GROUP, NULL, -1);
         name = string_at(m, group, gc->path_groupname ?: "displayName", &jname, &bad);
         if (!name)
-                return reject(m, bad ? SCIM_REJECT_BAD_NAME : SCIM_REJECT_NO_NAME, NSS_MAP_GROUP, NULL, -1);
+                return reject(m, bad ? MAP_REJECT_BAD_NAME : MAP_REJECT_NO_NAME, NSS_MAP_GROUP, NULL, -1);
         if (!name_valid(name) || (size_t) json_object_get_string_len(jname) != strlen(name))
-                return reject(m, SCIM_REJECT_BAD_NAME, NSS_MAP_GROUP, jname, -1);
+                return reject(m, MAP_REJECT_BAD_NAME, NSS_MAP_GROUP, jname, -1);
         ir = parse_id(attr(m, group, gc->path_gid), m->conf->min_gid, &gid);
         if (ir != ID_OK)
                 return reject(m, id_reject[ir], NSS_MAP_GROUP, jname, ir == ID_RANGE ? gid : -1);
         if (name_reserved(m->local_group_names, name) || id_reserved(m->local_gids, (uint32_t) gid))
-                return reject(m, SCIM_REJECT_LOCAL_ACCOUNT, NSS_MAP_GROUP, jname, gid);
+                return reject(m, MAP_REJECT_LOCAL_ACCOUNT, NSS_MAP_GROUP, jname, gid);
         r = group_members(m, group, jname, &members);
         if (r < 0)
                 return r;
@@ -1052,7 +1033,7 @@ static int map_group(ScimMapper *m, json_object *group) {
                              .members = members,
                      },
                      i, jname);
-        if (r >= 0 && *claim_at(m->claims + i, NSS_MAP_GROUP) == SCIM_AT_NONE) {
+        if (r >= 0 && *claim_at(m->claims + i, NSS_MAP_GROUP) == MAP_AT_NONE) {
                 m->claims[i].removed = true;
                 m->n_removed++;
         }
@@ -1091,7 +1072,7 @@ static bool id_in_range(uint32_t id, int64_t min) {
 
 /* Marks claim @i displaced when the format refused its entry of map @t. */
 static void drop_unwritten(ScimMapper *m, NssMapType t, uint32_t i) {
-        if (*claim_at(m->claims + i, t) == SCIM_AT_NONE && !m->claims[i].removed) {
+        if (*claim_at(m->claims + i, t) == MAP_AT_NONE && !m->claims[i].removed) {
                 m->claims[i].removed = true;
                 m->n_removed++;
         }
@@ -1104,20 +1085,20 @@ static int file_user(ScimMapper *m, const NssPasswd *e) {
         int r;
 
         if (!name_valid(name))
-                return reject_name(m, SCIM_REJECT_BAD_NAME, NSS_MAP_PASSWD, name, -1);
+                return reject_name(m, MAP_REJECT_BAD_NAME, NSS_MAP_PASSWD, name, -1);
         if (!id_in_range(e->uid, m->conf->min_uid))
-                return reject_name(m, SCIM_REJECT_ID_RANGE, NSS_MAP_PASSWD, name, e->uid);
+                return reject_name(m, MAP_REJECT_ID_RANGE, NSS_MAP_PASSWD, name, e->uid);
         if (!id_in_range(e->gid, m->conf->min_gid))
-                return reject_name(m, SCIM_REJECT_ID_RANGE, NSS_MAP_PASSWD, name, e->gid);
+                return reject_name(m, MAP_REJECT_ID_RANGE, NSS_MAP_PASSWD, name, e->gid);
         if (name_reserved(m->local_user_names, name) || id_reserved(m->local_uids, e->uid) ||
             id_reserved(m->local_gids, e->gid))
-                return reject_name(m, SCIM_REJECT_LOCAL_ACCOUNT, NSS_MAP_PASSWD, name, e->uid);
+                return reject_name(m, MAP_REJECT_LOCAL_ACCOUNT, NSS_MAP_PASSWD, name, e->uid);
         if (!e->dir || !text_clean(e->dir) || !path_valid(e->dir, true))
-                return reject_name(m, SCIM_REJECT_BAD_HOME, NSS_MAP_PASSWD, name, e->uid);
+                return reject_name(m, MAP_REJECT_BAD_HOME, NSS_MAP_PASSWD, name, e->uid);
         if (!e->shell || !text_clean(e->shell) || !path_valid(e->shell, true))
-                return reject_name(m, SCIM_REJECT_BAD_SHELL, NSS_MAP_PASSWD, name, e->uid);
+                return reject_name(m, MAP_REJECT_BAD_SHELL, NSS_MAP_PASSWD, name, e->uid);
         if (e->gecos && (strlen(e->gecos) > SCIM_GECOS_MAX || !text_clean(e->gecos)))
-                return reject_name(m, SCIM_REJECT_BAD_ENTRY, NSS_MAP_PASSWD, name, e->uid);
+                return reject_name(m, MAP_REJECT_BAD_ENTRY, NSS_MAP_PASSWD, name, e->uid);
         r = claim(m, false, name, e->uid, &ok, &i);
         if (r < 0 || !ok)
                 return r;
@@ -1134,14 +1115,14 @@ static int file_owner(ScimMapper *m, NssMapType t, const char *name, bool *ret_o
 
         *ret_ok = false;
         if (!name_valid(name))
-                return reject_name(m, SCIM_REJECT_BAD_NAME, t, name, -1);
+                return reject_name(m, MAP_REJECT_BAD_NAME, t, name, -1);
         if (name_reserved(m->local_user_names, name))
-                return reject_name(m, SCIM_REJECT_LOCAL_ACCOUNT, t, name, -1);
+                return reject_name(m, MAP_REJECT_LOCAL_ACCOUNT, t, name, -1);
         if (!dupset_get(m->user_names, name, strlen(name), &i) || i == CLAIM_NONE || m->claims[i].removed ||
-            m->claims[i].group || *claim_at(m->claims + i, NSS_MAP_PASSWD) == SCIM_AT_NONE)
-                return reject_name(m, SCIM_REJECT_NAME_MISMATCH, t, name, -1);
-        if (*claim_at(m->claims + i, t) != SCIM_AT_NONE)
-                return reject_name(m, SCIM_REJECT_DUP_NAME, t, name, m->claims[i].id);
+            m->claims[i].group || *claim_at(m->claims + i, NSS_MAP_PASSWD) == MAP_AT_NONE)
+                return reject_name(m, MAP_REJECT_NAME_MISMATCH, t, name, -1);
+        if (*claim_at(m->claims + i, t) != MAP_AT_NONE)
+                return reject_name(m, MAP_REJECT_DUP_NAME, t, name, m->claims[i].id);
         *ret_ok = true;
         *ret = i;
         return 0;
@@ -1169,13 +1150,13 @@ static int file_sshkeys(ScimMapper *m, const NssSshkey *e, char ***ret) {
                 size_t n = strlen(k);
 
                 if (n == 0 || strchr(" \t", k[0]) || strchr(" \t", k[n - 1]) || !sshkey_valid(k, k + n)) {
-                        r = reject_name(m, SCIM_REJECT_BAD_SSHKEY, NSS_MAP_SSHKEY, e->name, -1);
+                        r = reject_name(m, MAP_REJECT_BAD_SSHKEY, NSS_MAP_SSHKEY, e->name, -1);
                         if (r < 0)
                                 return r;
                         continue;
                 }
                 if (count >= SCIM_SSHKEYS_PER_USER_MAX) {
-                        r = reject_name(m, SCIM_REJECT_TOO_MANY, NSS_MAP_SSHKEY, e->name, -1);
+                        r = reject_name(m, MAP_REJECT_TOO_MANY, NSS_MAP_SSHKEY, e->name, -1);
                         if (r < 0)
                                 return r;
                         break;
@@ -1206,13 +1187,13 @@ static int file_sshkey(ScimMapper *m, const NssSshkey *e) {
 /* A member as add_member() takes one: valid, not a local account, once. */
 static int file_member(ScimMapper *m, const NssGroup *e, const char *s, char ***members, size_t *n) {
         if (!name_valid(s))
-                return reject_name(m, SCIM_REJECT_BAD_MEMBER, NSS_MAP_GROUP, e->name, -1);
+                return reject_name(m, MAP_REJECT_BAD_MEMBER, NSS_MAP_GROUP, e->name, -1);
         if (name_reserved(m->local_user_names, s))
-                return reject_name(m, SCIM_REJECT_LOCAL_ACCOUNT, NSS_MAP_GROUP, s, -1);
+                return reject_name(m, MAP_REJECT_LOCAL_ACCOUNT, NSS_MAP_GROUP, s, -1);
         if (set_has(m->members, s))
                 return 0;
         if (*n >= SCIM_MEMBERS_MAX)
-                return reject_name(m, SCIM_REJECT_TOO_MANY, NSS_MAP_GROUP, e->name, -1);
+                return reject_name(m, MAP_REJECT_TOO_MANY, NSS_MAP_GROUP, e->name, -1);
         if (set_add(m->members, s) < 0)
                 return -ENOMEM;
         return push_member(members, n, s);
@@ -1226,11 +1207,11 @@ static int file_group(ScimMapper *m, const NssGroup *e) {
         int r = 0;
 
         if (!name_valid(e->name))
-                return reject_name(m, SCIM_REJECT_BAD_NAME, NSS_MAP_GROUP, e->name, -1);
+                return reject_name(m, MAP_REJECT_BAD_NAME, NSS_MAP_GROUP, e->name, -1);
         if (!id_in_range(e->gid, m->conf->min_gid))
-                return reject_name(m, SCIM_REJECT_ID_RANGE, NSS_MAP_GROUP, e->name, e->gid);
+                return reject_name(m, MAP_REJECT_ID_RANGE, NSS_MAP_GROUP, e->name, e->gid);
         if (name_reserved(m->local_group_names, e->name) || id_reserved(m->local_gids, e->gid))
-                return reject_name(m, SCIM_REJECT_LOCAL_ACCOUNT, NSS_MAP_GROUP, e->name, e->gid);
+                return reject_name(m, MAP_REJECT_LOCAL_ACCOUNT, NSS_MAP_GROUP, e->name, e->gid);
         members = calloc(members_cap(1), sizeof(char *));
         if (!members)
                 return -ENOMEM;
@@ -1269,5 +1250,5 @@ int scim_map_add_entry(ScimMapper *m, NssMapType t, const void *entry) {
 }
 
 int scim_map_reject_line(ScimMapper *m, NssMapType t, const char *name) {
-        return reject_name(m, SCIM_REJECT_BAD_LINE, t, name, -1);
+        return reject_name(m, MAP_REJECT_BAD_LINE, t, name, -1);
 }

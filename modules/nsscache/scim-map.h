@@ -1,7 +1,7 @@
 /* SCIM 2.0 Resources to validated passwd, shadow, group and sshkey entries.
  *
  * A ScimMapper takes the Resources of each page (scim-page.h) as it
- * arrives and hands every entry it accepts to its sink (scim-sink.h), so
+ * arrives and hands every entry it accepts to its sink (map-sink.h), so
  * memory holds one page of JSON plus what the sink keeps, never the whole
  * directory as JSON.  Every entry that is dropped leaves a reject record;
  * the caller decides how loudly to log.  Non-logging.
@@ -13,9 +13,10 @@
 #include <stdint.h>
 
 #include "cache-format.h"
+#include "map-reject.h"
 #include "nss-maps.h"
 #include "nsscache-conf.h"
-#include "scim-sink.h"
+#include "map-sink.h"
 
 struct json_object;
 
@@ -25,49 +26,11 @@ struct json_object;
 #define SCIM_SSHKEYS_PER_USER_MAX 100
 #define SCIM_MEMBERS_MAX 1000000
 #define SCIM_ID_MAX INT32_MAX
-#define SCIM_REJECT_RECORDS_MAX 256
-
-typedef enum ScimRejectReason {
-        SCIM_REJECT_NOT_OBJECT,    /* a Resources element that is not an object */
-        SCIM_REJECT_NO_NAME,       /* name attribute missing or null */
-        SCIM_REJECT_BAD_NAME,      /* not a POSIX portable name, or not a string */
-        SCIM_REJECT_NO_ID,         /* uid (or group gid) missing */
-        SCIM_REJECT_BAD_ID,        /* not an integer or decimal string */
-        SCIM_REJECT_ID_RANGE,      /* 0, below min_uid/min_gid or above 2^31-1 */
-        SCIM_REJECT_BAD_HOME,      /* not absolute, "..", forbidden character, too long */
-        SCIM_REJECT_BAD_SHELL,     /* not absolute, forbidden character, too long */
-        SCIM_REJECT_DUP_NAME,      /* name claimed by another entry (see scim_map_load_published()) */
-        SCIM_REJECT_DUP_ID,        /* uid/gid claimed by another entry */
-        SCIM_REJECT_BAD_MEMBER,    /* one group member dropped */
-        SCIM_REJECT_BAD_SSHKEY,    /* one key dropped */
-        SCIM_REJECT_NAME_MISMATCH, /* shadow/sshkey name differs from the passwd name */
-        SCIM_REJECT_TOO_MANY,      /* members or keys beyond the cap dropped */
-        SCIM_REJECT_LOCAL_ACCOUNT, /* name or id of the node's own accounts or a reserved one */
-        SCIM_REJECT_BAD_ENTRY,     /* an entry the cache format cannot hold */
-        SCIM_REJECT_BAD_LINE,      /* a map file's line sunkd would not have written */
-        _SCIM_REJECT_MAX,
-} ScimRejectReason;
-
-typedef struct ScimReject {
-        ScimRejectReason reason;
-        NssMapType map;
-        char *name; /* printable, truncated copy for logs; may be NULL */
-        int64_t id; /* -1 if unknown */
-} ScimReject;
-
-typedef struct ScimRejects {
-        uint64_t count[_SCIM_REJECT_MAX];
-        uint64_t total;
-        ScimReject *records; /* the first SCIM_REJECT_RECORDS_MAX */
-        size_t n_records;
-} ScimRejects;
-
-const char *scim_reject_reason_to_string(ScimRejectReason r);
 
 typedef struct ScimMapper ScimMapper;
 
 /** scim_map_new() - a mapper for @c (borrowed) whose entries go to @sink (copied). */
-int scim_map_new(const NsscacheConf *c, const ScimSink *sink, ScimMapper **ret);
+int scim_map_new(const NsscacheConf *c, const MapSink *sink, ScimMapper **ret);
 ScimMapper *scim_map_free(ScimMapper *m);
 static inline void scim_map_freep(ScimMapper **m) {
         if (*m)
@@ -128,7 +91,7 @@ int scim_map_load_published(ScimMapper *m, const char *passwd, const char *group
  * Return: 0, or the sink's error.
  */
 int scim_map_finish(ScimMapper *m);
-const ScimRejects *scim_map_rejects(const ScimMapper *m);
+const MapRejects *scim_map_rejects(const ScimMapper *m);
 
 /**
  * scim_map_extract() - follow a slash-separated path ("urn:...:User/attr")

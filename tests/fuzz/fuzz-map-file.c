@@ -39,7 +39,7 @@ static int on_bad(void *userdata, NssMapType t, size_t line, const char *name) {
 
 static void one_map(const NsscacheConf *c, NssMapType t, const char *text, size_t size) {
         ScimCollect col = {};
-        ScimSink sink = scim_collect_sink(&col);
+        MapSink sink = scim_collect_sink(&col);
         ScimMapper *m = NULL;
         NssMaps maps = {};
         int r;

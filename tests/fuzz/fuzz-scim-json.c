@@ -25,7 +25,7 @@ static const char conf_text[] = "[DEFAULT]\n"
 static void formatted_agrees(const NsscacheConf *c, struct json_object *resources, ScimMapper *collected,
                              ScimCollect *col) {
         CacheFormatted text[_NSS_MAP_MAX];
-        ScimSink render = scim_sink_formatted(text);
+        MapSink render = map_sink_formatted(text);
         ScimMapper *f = NULL;
         NssMaps maps = { 0 };
         bool ok;
@@ -54,7 +54,7 @@ static void formatted_agrees(const NsscacheConf *c, struct json_object *resource
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         _cleanup_(nsscache_conf_freep) NsscacheConf *c = NULL;
         ScimCollect col = {};
-        ScimSink collect = scim_collect_sink(&col);
+        MapSink collect = scim_collect_sink(&col);
         _cleanup_(scim_map_freep) ScimMapper *m = NULL;
         _cleanup_free_ char *err = NULL;
         ScimPage p = { 0 };

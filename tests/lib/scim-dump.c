@@ -53,7 +53,7 @@ int main(int argc, char *argv[]) {
         };
         _cleanup_(nsscache_conf_freep) NsscacheConf *c = NULL;
         _cleanup_(scim_collect_done) ScimCollect col = {};
-        ScimSink sink = scim_collect_sink(&col);
+        MapSink sink = scim_collect_sink(&col);
         _cleanup_(scim_map_freep) ScimMapper *m = NULL;
         _cleanup_strv_free_ char **overrides = NULL;
         _cleanup_free_ char *err = NULL;
@@ -146,9 +146,9 @@ int main(int argc, char *argv[]) {
         printf("count passwd=%zu shadow=%zu group=%zu sshkey=%zu rejects=%" PRIu64 "\n", maps.n_passwd,
                maps.n_shadow, maps.n_group, maps.n_sshkey, scim_map_rejects(m)->total);
         for (size_t i = 0; i < scim_map_rejects(m)->n_records; i++) {
-                const ScimReject *j = &scim_map_rejects(m)->records[i];
+                const MapReject *j = &scim_map_rejects(m)->records[i];
                 printf("reject %s %s %s %" PRId64 "\n", nss_map_to_string(j->map),
-                       scim_reject_reason_to_string(j->reason), j->name ?: "-", j->id);
+                       map_reject_reason_to_string(j->reason), j->name ?: "-", j->id);
         }
         if (!quiet)
                 print_maps(&maps);

@@ -162,9 +162,9 @@ static void map_text(ScimMapper *m, NssMapType t, const char *text) {
 START_TEST(test_mapper) {
         NsscacheConf *c = http_conf();
         ScimCollect col = {};
-        ScimSink sink = scim_collect_sink(&col);
+        MapSink sink = scim_collect_sink(&col);
         ScimMapper *m = NULL;
-        const ScimRejects *rj;
+        const MapRejects *rj;
         NssMaps maps = {};
 
         ck_assert_int_eq(scim_map_new(c, &sink, &m), 0);
@@ -186,17 +186,17 @@ START_TEST(test_mapper) {
                  "team:x:3001:alice,root,bad name,alice\nsudo:x:3002:alice\nlow:x:10:alice\n");
         ck_assert_int_eq(scim_map_finish(m), 0);
         rj = scim_map_rejects(m);
-        ck_assert_uint_eq(rj->count[SCIM_REJECT_ID_RANGE], 2); /* toor, low */
-        ck_assert_uint_eq(rj->count[SCIM_REJECT_LOCAL_ACCOUNT],
+        ck_assert_uint_eq(rj->count[MAP_REJECT_ID_RANGE], 2); /* toor, low */
+        ck_assert_uint_eq(rj->count[MAP_REJECT_LOCAL_ACCOUNT],
                           6); /* sshd, bob, nobody, root key, root member, sudo */
-        ck_assert_uint_eq(rj->count[SCIM_REJECT_BAD_HOME], 2);      /* carol, dave */
-        ck_assert_uint_eq(rj->count[SCIM_REJECT_BAD_ENTRY], 1);     /* erin */
-        ck_assert_uint_eq(rj->count[SCIM_REJECT_BAD_SHELL], 1);     /* frank */
-        ck_assert_uint_eq(rj->count[SCIM_REJECT_BAD_NAME], 1);      /* 9999 */
-        ck_assert_uint_eq(rj->count[SCIM_REJECT_DUP_NAME], 1);      /* the second alice shadow */
-        ck_assert_uint_eq(rj->count[SCIM_REJECT_NAME_MISMATCH], 1); /* ghost: no passwd entry */
-        ck_assert_uint_eq(rj->count[SCIM_REJECT_BAD_SSHKEY], 2);    /* padded, control */
-        ck_assert_uint_eq(rj->count[SCIM_REJECT_BAD_MEMBER], 1);    /* "bad name" */
+        ck_assert_uint_eq(rj->count[MAP_REJECT_BAD_HOME], 2);      /* carol, dave */
+        ck_assert_uint_eq(rj->count[MAP_REJECT_BAD_ENTRY], 1);     /* erin */
+        ck_assert_uint_eq(rj->count[MAP_REJECT_BAD_SHELL], 1);     /* frank */
+        ck_assert_uint_eq(rj->count[MAP_REJECT_BAD_NAME], 1);      /* 9999 */
+        ck_assert_uint_eq(rj->count[MAP_REJECT_DUP_NAME], 1);      /* the second alice shadow */
+        ck_assert_uint_eq(rj->count[MAP_REJECT_NAME_MISMATCH], 1); /* ghost: no passwd entry */
+        ck_assert_uint_eq(rj->count[MAP_REJECT_BAD_SSHKEY], 2);    /* padded, control */
+        ck_assert_uint_eq(rj->count[MAP_REJECT_BAD_MEMBER], 1);    /* "bad name" */
         scim_collect_take(&col, &maps);
         ck_assert_uint_eq(maps.n_passwd, 1);
         ck_assert_str_eq(maps.passwd[0].name, "alice");
