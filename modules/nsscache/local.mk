@@ -28,6 +28,8 @@ noinst_LTLIBRARIES += %reldir%/libnsscache-core.la
 	%reldir%/nsscache-conf-internal.h \
 	%reldir%/nsscache-conf-keys.c \
 	%reldir%/nsscache-conf-check.c \
+	%reldir%/nsscache-source.c \
+	%reldir%/nsscache-source.h \
 	%reldir%/nsscache-refresh.c \
 	%reldir%/nsscache-refresh.h \
 	%reldir%/refresh-memo.c \

@@ -19,6 +19,7 @@
 #include "manifest.h"
 #include "map-export.h"
 #include "nsscache-conf-internal.h"
+#include "nsscache-source.h"
 #include "s3-auth.h"
 #include "util/cleanup.h"
 #include "util/errloc.h"
@@ -118,13 +119,6 @@ static bool params_name_reserved(const char *params) {
         }
         return false;
 }
-
-/* Which key a cross-key check failed on, so the caller can say where that
- * key was written (a YAML line, or the nsscache.conf it came from). */
-typedef struct ConfFault {
-        int map; /* NssMapType of a per-map key, -1 for a top-level one */
-        const char *key;
-} ConfFault;
 
 static _printf_(5, 6) int fault(ConfFault *f, int map, const char *key, char **ret_error, const char *fmt,
                                 ...) {
@@ -290,7 +284,7 @@ static const char *const s3_object_keys[_NSS_MAP_MAX] = {
 };
 
 /* What S3 keys say on their own, and that those of the source go with it. */
-static int conf_check_s3(const NsscacheConf *c, ConfFault *f, char **ret_error) {
+static int conf_check_s3_keys(const NsscacheConf *c, ConfFault *f, char **ret_error) {
         const char *why;
 
         if (!nsscache_conf_is_s3(c)) {
@@ -329,8 +323,13 @@ static int conf_check_s3(const NsscacheConf *c, ConfFault *f, char **ret_error) 
         return 0;
 }
 
-/* source = s3: a bucket and an object for every map, or a manifest_url in a bucket. */
-static int conf_check_s3_source(const NsscacheConf *c, ConfFault *f, char **ret_error) {
+/* source = s3: what every source checks, then a bucket and an object for
+ * every map, or a manifest_url in a bucket. */
+int nsscache_conf_check_s3(NsscacheConf *c, ConfFault *f, char **ret_error) {
+        int r = conf_check_common(c, f, ret_error);
+
+        if (r < 0)
+                return r;
         if (c->base_url)
                 return fault(f, -1, "scim_base_url", ret_error,
                              "key 'scim_base_url': read only with source = scim");
@@ -371,9 +370,14 @@ static int conf_check_s3_source(const NsscacheConf *c, ConfFault *f, char **ret_
         return 0;
 }
 
-/* source = http: a URL for every map, shadow and sshkey only beside passwd. */
-static int conf_check_http(const NsscacheConf *c, ConfFault *f, char **ret_error) {
+/* source = http: what every source checks, then a URL for every map, shadow
+ * and sshkey only beside passwd. */
+int nsscache_conf_check_http(NsscacheConf *c, ConfFault *f, char **ret_error) {
         const char *why;
+        int r = conf_check_common(c, f, ret_error);
+
+        if (r < 0)
+                return r;
 
         if (c->base_url)
                 return fault(f, -1, "scim_base_url", ret_error,
@@ -409,7 +413,10 @@ static int conf_check_http(const NsscacheConf *c, ConfFault *f, char **ret_error
         return 0;
 }
 
-static int conf_check(NsscacheConf *c, ConfFault *f, char **ret_error) {
+/* source = scim: no key of the file sources, a base URL libcurl takes as
+ * it is meant, endpoints and parameters that leave paging to sunkd, what
+ * every source checks, and the attribute paths each enabled map needs. */
+int nsscache_conf_check_scim(NsscacheConf *c, ConfFault *f, char **ret_error) {
         static const struct {
                 NssMapType map;
                 size_t offset;
@@ -426,26 +433,6 @@ static int conf_check(NsscacheConf *c, ConfFault *f, char **ret_error) {
         static const char *const param_keys[] = { "scim_users_parameters", "scim_groups_parameters" };
         int r;
 
-        if (streq_ptr(c->source, "gcs"))
-                return fault(f, -1, "source", ret_error, "key 'source': %s", GCS_HINT);
-        if (!streq_ptr(c->source, "scim") && !streq_ptr(c->source, "http") && !streq_ptr(c->source, "s3"))
-                return fault(f, -1, "source", ret_error,
-                             "key 'source': only 'scim', 'http' and 's3' are supported");
-        if (!streq_ptr(c->cache, "files"))
-                return fault(f, -1, "cache", ret_error, "key 'cache': only 'files' is supported");
-        r = conf_check_export(c, f, ret_error);
-        if (r >= 0)
-                r = conf_check_s3(c, f, ret_error);
-        if (r < 0)
-                return r;
-        if (nsscache_conf_is_s3(c)) {
-                r = conf_check_common(c, f, ret_error);
-                return r < 0 ? r : conf_check_s3_source(c, f, ret_error);
-        }
-        if (nsscache_conf_is_http(c)) {
-                r = conf_check_common(c, f, ret_error);
-                return r < 0 ? r : conf_check_http(c, f, ret_error);
-        }
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
                 if (c->http_url[t])
                         return fault(f, -1, http_url_keys[t], ret_error,
@@ -508,6 +495,26 @@ static int conf_check(NsscacheConf *c, ConfFault *f, char **ret_error) {
         return 0;
 }
 
+static int conf_check(NsscacheConf *c, ConfFault *f, char **ret_error) {
+        const NsscacheSource *source;
+        int r;
+
+        if (streq_ptr(c->source, "gcs"))
+                return fault(f, -1, "source", ret_error, "key 'source': %s", GCS_HINT);
+        source = nsscache_source_find(c->source);
+        if (!source)
+                return fault(f, -1, "source", ret_error,
+                             "key 'source': only 'scim', 'http' and 's3' are supported");
+        if (!streq_ptr(c->cache, "files"))
+                return fault(f, -1, "cache", ret_error, "key 'cache': only 'files' is supported");
+        r = conf_check_export(c, f, ret_error);
+        if (r >= 0)
+                r = conf_check_s3_keys(c, f, ret_error);
+        if (r < 0)
+                return r;
+        return source->check(c, f, ret_error);
+}
+
 /* The directories the caches and their timestamps are written in: whoever
  * controls one can swap passwd.  Apart from conf_check(), which looks at the
  * text only; the state directory is the host's to check.  files_dir and
@@ -548,29 +555,12 @@ static int conf_check_written(const NsscacheConf *c, ConfFault *f, char **ret_er
         return 0;
 }
 
-bool nsscache_conf_is_http(const NsscacheConf *c) {
-        return streq_ptr(c->source, "http") || nsscache_conf_is_s3(c);
-}
-
 bool nsscache_conf_is_s3(const NsscacheConf *c) {
         return streq_ptr(c->source, "s3");
 }
 
 bool nsscache_conf_uses_s3(const NsscacheConf *c) {
         return nsscache_conf_is_s3(c) || c->export_s3_url;
-}
-
-const char *nsscache_conf_source_name(const NsscacheConf *c) {
-        if (!nsscache_conf_is_http(c))
-                return c->base_url ?: "";
-        if (c->manifest_url)
-                return c->manifest_url;
-        if (nsscache_conf_is_s3(c))
-                return c->s3_bucket ?: "";
-        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
-                if (c->map_enabled[t] && c->http_url[t])
-                        return c->http_url[t];
-        return "";
 }
 
 int nsscache_conf_finalize(NsscacheConf *c, char **ret_error) {
@@ -642,8 +632,8 @@ int nsscache_conf_check_located(NsscacheConf *c, const sunkd_host_api *api, cons
         r = conf_check(c, &f, ret_error);
         if (r >= 0)
                 r = conf_check_written(c, &f, ret_error);
-        /* the http source sends no token, as nsscache's */
-        if (r >= 0 && !nsscache_conf_is_http(c))
+        /* the file sources send no token, as nsscache's */
+        if (r >= 0 && nsscache_source(c)->token)
                 r = conf_check_token(c, &f, ret_error);
         if (r >= 0)
                 r = conf_check_signing_key(c, &f, ret_error);

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 
 #include "nsscache-conf.h"
+#include "nsscache-source.h"
 
 #define GCS_HINT                                                                                            \
         "nsscache's gcs source is not supported: use source = s3 with s3_endpoint = "                       \
@@ -43,3 +44,15 @@ int nsscache_conf_token_read(const NsscacheConf *c, char **ret_token, char **ret
  */
 int nsscache_conf_check_located(NsscacheConf *c, const sunkd_host_api *api, const sunkd_cfg *cfg,
                                 char **ret_error);
+
+/* Which key a cross-key check failed on, so the caller can say where that
+ * key was written (a YAML line, or the nsscache.conf it came from). */
+struct ConfFault {
+        int map; /* NssMapType of a per-map key, -1 for a top-level one */
+        const char *key;
+};
+
+/** nsscache_conf_check_scim(), _http(), _s3() - the rows' check (nsscache-source.h): one source's keys. */
+int nsscache_conf_check_scim(NsscacheConf *c, ConfFault *f, char **ret_error);
+int nsscache_conf_check_http(NsscacheConf *c, ConfFault *f, char **ret_error);
+int nsscache_conf_check_s3(NsscacheConf *c, ConfFault *f, char **ret_error);

@@ -539,7 +539,7 @@ static int ini_apply_entry(NsscacheConf *c, const IniFile *f, const IniEntry *e,
                                  k->fixed, v);
         if ((k->flags & KEY_SAME) && streq(v, "gcs"))
                 return ini_error(ret_error, f->fname, e->line, e->key, "%s", GCS_HINT);
-        if ((k->flags & KEY_SAME) && !streq(v, "scim") && !streq(v, "http") && !streq(v, "s3"))
+        if ((k->flags & KEY_SAME) && !nsscache_source_find(v))
                 return ini_error(ret_error, f->fname, e->line, e->key,
                                  "only 'scim', 'http' and 's3' are supported, not '%s'", v);
         if ((k->flags & KEY_SAME) && !is_default && !streq_ptr(v, *(char **) ((uint8_t *) c + k->offset)))

@@ -185,12 +185,6 @@ int nsscache_conf_apply_cfg(NsscacheConf *c, const sunkd_host_api *api, const su
  */
 int nsscache_conf_finalize(NsscacheConf *c, char **ret_error);
 
-/** nsscache_conf_source_name() - what the maps come from, for logs and status: the SCIM base URL or the
- * passwd file's URL. */
-const char *nsscache_conf_source_name(const NsscacheConf *c);
-
-/** nsscache_conf_is_http() - whether the maps come as files over HTTP: nsscache's http or s3 source. */
-bool nsscache_conf_is_http(const NsscacheConf *c);
 /** nsscache_conf_is_s3() - whether they come from nsscache's s3 source (signed requests). */
 bool nsscache_conf_is_s3(const NsscacheConf *c);
 /** nsscache_conf_uses_s3() - whether anything is signed for S3: source = s3 or export_s3_url. */

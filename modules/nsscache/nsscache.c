@@ -44,6 +44,7 @@
 #include "s3-export.h"
 #include "nsscache-conf.h"
 #include "nsscache-refresh.h"
+#include "nsscache-source.h"
 #include "scim-fetch.h"
 #include "scim-map.h"
 #include "sunkd/module.h"
@@ -167,14 +168,9 @@ static int load_conf(sunkd_ctx *c, const sunkd_cfg *cfg, NsscacheConf **ret) {
                 nsscache_conf_free(conf);
                 return sunkd_log_error_errno(c, r, "%s", error ?: "invalid configuration");
         }
-        if (!conf->tls_verify && nsscache_conf_is_http(conf))
-                sunkd_log_warning(c,
-                                  "TLS certificate verification is disabled (tls_verify: false): the server "
-                                  "of the map files is not authenticated.");
-        else if (!conf->tls_verify)
-                sunkd_log_warning(
-                        c, "TLS certificate verification is disabled (tls_verify: false): the SCIM "
-                           "server is not authenticated and the bearer token goes to whoever answers.");
+        if (!conf->tls_verify)
+                sunkd_log_warning(c, "TLS certificate verification is disabled (tls_verify: false): %s.",
+                                  nsscache_source(conf)->tls_unverified);
         *ret = conf;
         return 0;
 }
@@ -403,18 +399,7 @@ static int refresh_done(void *state, int r, void *input, void *result) {
         if (r >= 0 && res && res->published) {
                 char how[128];
 
-                if (nsscache_conf_is_http(in->ref->conf) && res->stats.deltas + res->stats.delta_misses > 0)
-                        (void) snprintf(how, sizeof(how),
-                                        "%llu answered 304 Not Modified, %llu map(s) by delta%s",
-                                        (unsigned long long) res->stats.not_modified,
-                                        (unsigned long long) res->stats.deltas,
-                                        res->stats.delta_misses ? ", some deltas did not apply" : "");
-                else if (nsscache_conf_is_http(in->ref->conf))
-                        (void) snprintf(how, sizeof(how), "%llu answered 304 Not Modified",
-                                        (unsigned long long) res->stats.not_modified);
-                else
-                        (void) snprintf(how, sizeof(how), "paged by %s",
-                                        res->stats.cursor ? "cursor" : "index");
+                nsscache_source(in->ref->conf)->how(&res->stats, how, sizeof(how));
                 sunkd_log_info(
                         s->ctx,
                         "Refreshed: %zu users, %zu groups, %zu sshkey entries; %zu map(s) changed, "
@@ -770,7 +755,8 @@ static int nsscache_setup(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) 
                 return sunkd_log_error_errno(c, r, "Failed to set up the refresh job: %m");
         }
         publish_sshkey_fact(s);
-        sunkd_log_info(c, "Refreshing from '%s' every %llu s into '%s'.", nsscache_conf_source_name(conf),
+        sunkd_log_info(c, "Refreshing from '%s' every %llu s into '%s'.",
+                       nsscache_source(conf)->describe(conf),
                        (unsigned long long) (conf->interval_usec / SUNKD_USEC_PER_SEC), conf->files_dir);
         if (pending > 0) {
                 sunkd_log_notice(c, "A publish into '%s' was interrupted; refreshing now to finish it.",
@@ -842,8 +828,9 @@ static int nsscache_status(void *state, struct json_object *out) {
                 json_object_put(rejects);
                 return -ENOMEM;
         }
-        json_object_object_add(out, "source",
-                               json_object_new_string(nsscache_conf_source_name(s->conf->conf)));
+        json_object_object_add(
+                out, "source",
+                json_object_new_string(nsscache_source(s->conf->conf)->describe(s->conf->conf)));
         json_object_object_add(out, "runs", json_object_new_int64((int64_t) s->runs));
         if (s->last_success_usec) {
                 uint64_t now = realtime_usec();
@@ -894,7 +881,7 @@ static int nsscache_status(void *state, struct json_object *out) {
         if (s->export_last_error)
                 json_object_object_add(out, "export_last_error",
                                        json_object_new_string(s->export_last_error));
-        if (nsscache_conf_is_http(s->conf->conf) && s->runs) {
+        if (nsscache_source(s->conf->conf)->files && s->runs) {
                 json_object_object_add(out, "not_modified",
                                        json_object_new_int64((int64_t) s->last_stats.not_modified));
                 if (s->source_modified >= 0)
