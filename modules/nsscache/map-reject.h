@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "nss-maps.h"
+#include "cache/nss-maps.h"
 
 #define MAP_REJECT_RECORDS_MAX 256
 

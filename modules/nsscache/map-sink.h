@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cache-format.h"
-#include "nss-maps.h"
+#include "cache/cache-format.h"
+#include "cache/nss-maps.h"
 
 #define MAP_NAME_MAX 32
 

@@ -16,11 +16,11 @@
 
 #include <curl/curl.h>
 
-#include "manifest.h"
-#include "map-export.h"
+#include "fleet/manifest.h"
+#include "fleet/map-export.h"
 #include "nsscache-conf-internal.h"
 #include "nsscache-source.h"
-#include "s3-auth.h"
+#include "files/s3-auth.h"
 #include "util/cleanup.h"
 #include "util/errloc.h"
 #include "util/macro.h"

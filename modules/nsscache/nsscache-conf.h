@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "nss-maps.h"
+#include "cache/nss-maps.h"
 #include "sunkd/module.h"
 
 #define SCIM_PAGE_SIZE_DEFAULT 100

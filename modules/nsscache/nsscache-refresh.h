@@ -4,11 +4,11 @@
 
 #include <stdbool.h>
 
-#include "cache-publish.h"
+#include "cache/cache-publish.h"
 #include "nsscache-conf.h"
 #include "refresh-memo.h"
-#include "scim-fetch.h"
-#include "scim-map.h"
+#include "scim/scim-fetch.h"
+#include "scim/scim-map.h"
 
 /** nsscache_refresh_options() - the cache writer's options for config @c. */
 void nsscache_refresh_options(const NsscacheConf *c, bool force, CacheOptions *ret);

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "http-source.h"
+#include "files/http-source.h"
 #include "nsscache-conf-internal.h"
 #include "nsscache-source.h"
 #include "util/macro.h"

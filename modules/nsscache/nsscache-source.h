@@ -11,11 +11,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "cache-publish.h"
+#include "cache/cache-publish.h"
 #include "fetch-record.h"
 #include "nsscache-conf.h"
-#include "scim-fetch.h"
-#include "scim-map.h"
+#include "scim/scim-fetch.h"
+#include "scim/scim-map.h"
 #include "sunkd/module.h"
 
 /* Which key a cross-key check failed on (nsscache-conf-internal.h). */

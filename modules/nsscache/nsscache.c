@@ -39,14 +39,14 @@
 #include <curl/curl.h>
 #include <json-c/json.h>
 
-#include "cache-publish.h"
-#include "map-export.h"
-#include "s3-export.h"
+#include "cache/cache-publish.h"
+#include "fleet/map-export.h"
+#include "fleet/s3-export.h"
 #include "nsscache-conf.h"
 #include "nsscache-refresh.h"
 #include "nsscache-source.h"
-#include "scim-fetch.h"
-#include "scim-map.h"
+#include "scim/scim-fetch.h"
+#include "scim/scim-map.h"
 #include "sunkd/module.h"
 #include "util/cleanup.h"
 #include "util/strv.h"

@@ -16,10 +16,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cache-publish.h"
+#include "cache/cache-publish.h"
 #include "nsscache-conf.h"
-#include "scim-fetch.h"
-#include "scim-map.h"
+#include "scim/scim-fetch.h"
+#include "scim/scim-map.h"
 #include "fetch-record.h"
 
 typedef struct RefreshMemo {

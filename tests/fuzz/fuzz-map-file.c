@@ -8,11 +8,11 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "modules/nsscache/cache-format.h"
-#include "modules/nsscache/map-file.h"
+#include "modules/nsscache/cache/cache-format.h"
+#include "modules/nsscache/files/map-file.h"
 #include "modules/nsscache/nsscache-conf.h"
-#include "modules/nsscache/s3-object.h"
-#include "modules/nsscache/scim-map.h"
+#include "modules/nsscache/files/s3-object.h"
+#include "modules/nsscache/scim/scim-map.h"
 #include "tests/lib/scim-collect.h"
 #include "util/cleanup.h"
 

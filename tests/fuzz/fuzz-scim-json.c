@@ -4,10 +4,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "modules/nsscache/scim-fetch.h"
-#include "modules/nsscache/scim-map.h"
-#include "modules/nsscache/scim-page.h"
-#include "modules/nsscache/scim-spc.h"
+#include "modules/nsscache/scim/scim-fetch.h"
+#include "modules/nsscache/scim/scim-map.h"
+#include "modules/nsscache/scim/scim-page.h"
+#include "modules/nsscache/scim/scim-spc.h"
 #include "util/cleanup.h"
 #include "../lib/nsscache-seed.h"
 #include "../lib/scim-collect.h"

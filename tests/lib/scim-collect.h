@@ -3,7 +3,7 @@
  * renders (map_sink_formatted()); the fuzz target checks both agree. */
 #pragma once
 
-#include "modules/nsscache/nss-maps.h"
+#include "modules/nsscache/cache/nss-maps.h"
 #include "modules/nsscache/map-sink.h"
 
 typedef struct ScimCollect {

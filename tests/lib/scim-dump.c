@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "modules/nsscache/nsscache-conf.h"
-#include "modules/nsscache/scim-fetch.h"
-#include "modules/nsscache/scim-map.h"
+#include "modules/nsscache/scim/scim-fetch.h"
+#include "modules/nsscache/scim/scim-map.h"
 #include "util/cleanup.h"
 #include "util/strv.h"
 #include "scim-collect.h"

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "modules/nsscache/http-fetch.h"
-#include "modules/nsscache/map-file.h"
+#include "modules/nsscache/files/http-fetch.h"
+#include "modules/nsscache/files/map-file.h"
 #include "modules/nsscache/nsscache-conf.h"
-#include "modules/nsscache/scim-map.h"
+#include "modules/nsscache/scim/scim-map.h"
 #include "tests/lib/scim-collect.h"
 #include "util/cleanup.h"
 #include "../lib/check-run.h"

@@ -17,11 +17,11 @@
 
 #include <curl/curl.h>
 
-#include "modules/nsscache/http-fetch.h"
+#include "modules/nsscache/files/http-fetch.h"
 #include "modules/nsscache/nsscache-conf.h"
 #include "modules/nsscache/nsscache-source.h"
-#include "modules/nsscache/s3-auth.h"
-#include "modules/nsscache/s3-object.h"
+#include "modules/nsscache/files/s3-auth.h"
+#include "modules/nsscache/files/s3-object.h"
 #include "util/cleanup.h"
 #include "../lib/check-run.h"
 

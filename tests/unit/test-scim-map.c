@@ -9,8 +9,8 @@
 
 #include <json-c/json.h>
 
-#include "modules/nsscache/scim-map.h"
-#include "modules/nsscache/scim-page.h"
+#include "modules/nsscache/scim/scim-map.h"
+#include "modules/nsscache/scim/scim-page.h"
 #include "../lib/scim-collect.h"
 #include "util/cleanup.h"
 #include "util/macro.h"

@@ -22,7 +22,7 @@
 #include <stddef.h>
 
 #include "map-file.h"
-#include "nss-maps.h"
+#include "cache/nss-maps.h"
 
 /**
  * s3_object_parse() - the records of map @t in @data (@len bytes).

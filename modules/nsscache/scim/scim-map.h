@@ -12,9 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cache-format.h"
+#include "cache/cache-format.h"
 #include "map-reject.h"
-#include "nss-maps.h"
+#include "cache/nss-maps.h"
 #include "nsscache-conf.h"
 #include "map-sink.h"
 

@@ -12,8 +12,8 @@
 
 #include "digest.h"
 #include "http-source.h"
-#include "manifest.h"
-#include "map-delta.h"
+#include "fleet/manifest.h"
+#include "fleet/map-delta.h"
 #include "map-file.h"
 #include "s3-auth.h"
 #include "s3-object.h"

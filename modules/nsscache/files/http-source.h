@@ -10,12 +10,12 @@
  */
 #pragma once
 
-#include "cache-publish.h"
+#include "cache/cache-publish.h"
 #include "http-fetch.h"
-#include "manifest.h"
+#include "fleet/manifest.h"
 #include "nsscache-conf.h"
-#include "scim-fetch.h"
-#include "scim-map.h"
+#include "scim/scim-fetch.h"
+#include "scim/scim-map.h"
 #include "fetch-record.h"
 
 typedef struct HttpSourceRun {
