@@ -40,6 +40,7 @@ noinst_LTLIBRARIES += %reldir%/libnsscache-core.la
 	%reldir%/refresh-memo.h \
 	%reldir%/fetch-record.c \
 	%reldir%/fetch-record.h \
+	%reldir%/fetch-stats.h \
 	%reldir%/digest.c \
 	%reldir%/digest.h \
 	%reldir%/map-reject.c \

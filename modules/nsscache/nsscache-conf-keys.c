@@ -303,7 +303,7 @@ int nsscache_conf_new(NsscacheConf **ret) {
                 if (strv_extend(&c->maps, default_maps[i]) < 0)
                         return -ENOMEM;
         c->tls_verify = true;
-        c->timeout_usec = SCIM_TIMEOUT_DEFAULT_USEC;
+        c->timeout_usec = NSSCACHE_TIMEOUT_DEFAULT_USEC;
         c->retry_max = SCIM_RETRY_MAX_DEFAULT;
         c->retry_delay_usec = SCIM_RETRY_DELAY_DEFAULT_USEC;
         c->page_size = SCIM_PAGE_SIZE_DEFAULT;
@@ -311,9 +311,9 @@ int nsscache_conf_new(NsscacheConf **ret) {
         c->http_retry_delay_usec = HTTP_RETRY_DELAY_DEFAULT_USEC;
         c->http_max_size = HTTP_MAX_SIZE_DEFAULT;
         c->max_total_results = SCIM_MAX_TOTAL_RESULTS_DEFAULT;
-        c->min_uid = SCIM_MIN_ID_DEFAULT;
-        c->min_gid = SCIM_MIN_ID_DEFAULT;
-        c->max_shrink_pct = SCIM_MAX_SHRINK_PCT_DEFAULT;
+        c->min_uid = NSSCACHE_MIN_ID_DEFAULT;
+        c->min_gid = NSSCACHE_MIN_ID_DEFAULT;
+        c->max_shrink_pct = NSSCACHE_MAX_SHRINK_PCT_DEFAULT;
         c->interval_usec = 15 * 60 * SUNKD_USEC_PER_SEC;
         c->splay_usec = 60 * SUNKD_USEC_PER_SEC;
         c->export_resign_usec = EXPORT_RESIGN_DEFAULT_USEC;
@@ -591,10 +591,10 @@ static int ini_file_read(const char *path, char **ret_text, size_t *ret_len, cha
         if (r == -EPERM || r == -ENOMEM)
                 return r;
         if (r >= 0)
-                r = fileio_read(path, SCIM_CONF_FILE_MAX, ret_text, ret_len);
+                r = fileio_read(path, NSSCACHE_CONF_FILE_MAX, ret_text, ret_len);
         if (r == -EFBIG)
                 return errmsg_set(ret_error, -EINVAL, "'%s' is larger than %d bytes", path,
-                                  SCIM_CONF_FILE_MAX);
+                                  NSSCACHE_CONF_FILE_MAX);
         if (r < 0)
                 return errmsg_set(ret_error, r, "cannot read '%s': %s", path, strerror(-r));
         return 0;

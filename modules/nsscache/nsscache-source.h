@@ -13,6 +13,7 @@
 
 #include "cache/cache-publish.h"
 #include "fetch-record.h"
+#include "fetch-stats.h"
 #include "nsscache-conf.h"
 #include "scim/scim-fetch.h"
 #include "scim/scim-map.h"

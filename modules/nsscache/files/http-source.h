@@ -17,6 +17,7 @@
 #include "scim/scim-fetch.h"
 #include "scim/scim-map.h"
 #include "fetch-record.h"
+#include "fetch-stats.h"
 
 typedef struct HttpSourceRun {
         HttpBody fetched[_NSS_MAP_MAX]; /* the answers of this run (a 304 holds the copy it confirmed) */

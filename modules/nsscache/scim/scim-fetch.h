@@ -15,6 +15,7 @@
 #include "scim-map.h"
 #include "scim-page.h"
 #include "fetch-record.h"
+#include "fetch-stats.h"
 #include "sunkd/module.h"
 
 #define SCIM_PAGE_BODY_MAX (64u * 1024 * 1024)
@@ -39,23 +40,6 @@ typedef enum ScimFetchNote {
         SCIM_NOTE_CURSOR_REQUIRED = 1u
                                     << 4, /* an index request was answered with a nextCursor: followed it */
 } ScimFetchNote;
-
-typedef struct NsscacheFetchStats {
-        uint64_t requests; /* HTTP requests sent, retries included */
-        uint64_t retries;
-        uint64_t pages;     /* pages accepted */
-        uint64_t resources; /* Resources received */
-        uint64_t bytes;     /* decoded body bytes */
-        uint64_t duration_usec;
-        uint64_t not_modified;   /* http source: files answered 304 */
-        int64_t source_modified; /* http source: the oldest Last-Modified of the files used, -1: unknown */
-        uint64_t manifest_generation; /* manifest_url: the generation of the manifest used, 0: none */
-        uint64_t deltas;              /* manifest_url: maps brought up to date by a delta */
-        uint64_t delta_misses;        /* and deltas that did not give the signed map (then fetched whole) */
-        bool cursor;                  /* a listing was paged by cursor (RFC 9865) */
-        bool replayed;  /* every answer was as in the last run: nothing was parsed (refresh-memo.h) */
-        unsigned notes; /* ScimFetchNote bits */
-} NsscacheFetchStats;
 
 /** scim_fetch_note_to_string() - a sentence for one ScimFetchNote bit, or NULL. */
 const char *scim_fetch_note_to_string(ScimFetchNote n);
