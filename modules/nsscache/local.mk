@@ -43,6 +43,11 @@ noinst_LTLIBRARIES += %reldir%/libnsscache-core.la
 	%reldir%/fetch-stats.h \
 	%reldir%/digest.c \
 	%reldir%/digest.h \
+	%reldir%/mapper.c \
+	%reldir%/mapper.h \
+	%reldir%/mapper-internal.h \
+	%reldir%/dupset.c \
+	%reldir%/dupset.h \
 	%reldir%/map-reject.c \
 	%reldir%/map-reject.h \
 	%reldir%/map-sink.c \
@@ -59,8 +64,6 @@ noinst_LTLIBRARIES += %reldir%/libnsscache-core.la
 	%reldir%/scim/scim-map.h \
 	%reldir%/scim/attr-path.c \
 	%reldir%/scim/attr-path.h \
-	%reldir%/scim/dupset.c \
-	%reldir%/scim/dupset.h \
 	%reldir%/files/http-source.c \
 	%reldir%/files/http-source.h \
 	%reldir%/files/http-fetch.c \

@@ -1,6 +1,6 @@
 /* Why a source's entry, key, member or line was dropped: one reason each,
  * counted per reason, the first few kept with a name and an id for the
- * logs.  Every source's mapping leaves them (scim-map.h). */
+ * logs.  Every source's mapping leaves them (mapper.h). */
 #pragma once
 
 #include <stddef.h>
@@ -19,7 +19,7 @@ typedef enum MapRejectReason {
         MAP_REJECT_ID_RANGE,      /* 0, below min_uid/min_gid or above 2^31-1 */
         MAP_REJECT_BAD_HOME,      /* not absolute, "..", forbidden character, too long */
         MAP_REJECT_BAD_SHELL,     /* not absolute, forbidden character, too long */
-        MAP_REJECT_DUP_NAME,      /* name claimed by another entry (see scim_map_load_published()) */
+        MAP_REJECT_DUP_NAME,      /* name claimed by another entry (see mapper_load_published()) */
         MAP_REJECT_DUP_ID,        /* uid/gid claimed by another entry */
         MAP_REJECT_BAD_MEMBER,    /* one group member dropped */
         MAP_REJECT_BAD_SSHKEY,    /* one key dropped */

@@ -1,4 +1,4 @@
-/* Where a ScimMapper's accepted entries go: its one output.
+/* Where a Mapper's accepted entries go: its one output.
  *
  * The mapper decides who gets a name and an id; a sink holds what it
  * accepted.  An entry accepted early can be displaced by a later, rightful

@@ -29,22 +29,21 @@ static void formatted_donep(CacheFormatted (*text)[_NSS_MAP_MAX]) {
 
 /* The node's own accounts and the maps published now, read at the start of
  * every run: a run never publishes what it could not check against them. */
-static int load_host_files(const NsscacheConf *c, const CacheOptions *opts, ScimMapper *m,
-                           char **ret_error) {
+static int load_host_files(const NsscacheConf *c, const CacheOptions *opts, Mapper *m, char **ret_error) {
         _cleanup_free_ char *passwd = cache_publish_path(opts, NSS_MAP_PASSWD),
                             *group = cache_publish_path(opts, NSS_MAP_GROUP);
         int r;
 
         if (!passwd || !group)
                 return -ENOMEM;
-        r = scim_map_load_local(m, c->local_passwd, c->local_group);
+        r = mapper_load_local(m, c->local_passwd, c->local_group);
         if (r < 0) {
                 if (ret_error && asprintf(ret_error, "reading the local accounts (%s, %s): %s",
                                           c->local_passwd, c->local_group, strerror(-r)) < 0)
                         *ret_error = NULL;
                 return r;
         }
-        r = scim_map_load_published(m, passwd, group);
+        r = mapper_load_published(m, passwd, group);
         if (r < 0 && ret_error &&
             asprintf(ret_error, "reading the published maps (%s, %s): %s", passwd, group, strerror(-r)) < 0)
                 *ret_error = NULL;
@@ -103,7 +102,7 @@ static int refresh_full(const NsscacheConf *c, const CacheOptions *opts, Refresh
                         nsscache_rejects_fn on_rejects, void *userdata, NsscacheFetchStats *stats,
                         CacheReport *ret_report, char **ret_error) {
         _cleanup_(formatted_donep) CacheFormatted text[_NSS_MAP_MAX];
-        _cleanup_(scim_map_freep) ScimMapper *m = NULL;
+        _cleanup_(mapper_freep) Mapper *m = NULL;
         _cleanup_(fetch_record_done) FetchRecord record;
         _cleanup_(refresh_rejects_done) MapRejects rejects = {};
         uint8_t files_stat[DIGEST_LEN];
@@ -124,7 +123,7 @@ static int refresh_full(const NsscacheConf *c, const CacheOptions *opts, Refresh
         if (memo && refresh_files_digest(c, opts, record.key, false, files_stat) < 0)
                 memo = NULL;
         sink = map_sink_formatted(text);
-        r = scim_map_new(c, &sink, &m);
+        r = mapper_new(c, &sink, &m);
         if (r < 0)
                 return r;
         r = load_host_files(c, opts, m, ret_error);
@@ -133,14 +132,14 @@ static int refresh_full(const NsscacheConf *c, const CacheOptions *opts, Refresh
         r = source->map(c, run, m, memo ? &record : NULL, cancel, stats, ret_error);
         if (r < 0)
                 return r;
-        r = scim_map_finish(m);
+        r = mapper_finish(m);
         if (r < 0)
                 return r;
         if (on_rejects)
-                on_rejects(userdata, scim_map_rejects(m));
-        if (memo && refresh_rejects_copy(&rejects, scim_map_rejects(m)) < 0)
+                on_rejects(userdata, mapper_rejects(m));
+        if (memo && refresh_rejects_copy(&rejects, mapper_rejects(m)) < 0)
                 memo = NULL;
-        m = scim_map_free(m);
+        m = mapper_free(m);
         if (sunkd_cancelled(cancel))
                 return -ECANCELED;
         r = cache_publish_formatted(opts, text, &report, ret_error);

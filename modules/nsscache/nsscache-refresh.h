@@ -8,7 +8,7 @@
 #include "nsscache-conf.h"
 #include "refresh-memo.h"
 #include "scim/scim-fetch.h"
-#include "scim/scim-map.h"
+#include "mapper.h"
 
 /** nsscache_refresh_options() - the cache writer's options for config @c. */
 void nsscache_refresh_options(const NsscacheConf *c, bool force, CacheOptions *ret);

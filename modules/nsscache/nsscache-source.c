@@ -29,7 +29,7 @@ static int scim_same(const NsscacheConf *c, void *run, const FetchRecord *rec, c
         return r;
 }
 
-static int scim_map(const NsscacheConf *c, void *run, ScimMapper *m, FetchRecord *rec,
+static int scim_map(const NsscacheConf *c, void *run, Mapper *m, FetchRecord *rec,
                     const sunkd_cancel *cancel, NsscacheFetchStats *stats, char **ret_error) {
         NsscacheFetchStats before = *stats;
         int r;
@@ -85,7 +85,7 @@ static int files_same(const NsscacheConf *c, void *run, const FetchRecord *rec, 
         return 0;
 }
 
-static int files_map(const NsscacheConf *c, void *run, ScimMapper *m, FetchRecord *rec,
+static int files_map(const NsscacheConf *c, void *run, Mapper *m, FetchRecord *rec,
                      const sunkd_cancel *cancel, NsscacheFetchStats *stats, char **ret_error) {
         int r = http_source_map(c, run, m, ret_error);
 

@@ -16,7 +16,7 @@
 #include "fetch-stats.h"
 #include "nsscache-conf.h"
 #include "scim/scim-fetch.h"
-#include "scim/scim-map.h"
+#include "mapper.h"
 #include "sunkd/module.h"
 
 /* Which key a cross-key check failed on (nsscache-conf-internal.h). */
@@ -46,8 +46,8 @@ typedef struct NsscacheSource {
                     NsscacheFetchStats *stats, bool *ret_same, char **ret_error);
         /* map: the source's entries into @m; with @rec (optional, empty) what
          * they were made from, for same() on the next run. */
-        int (*map)(const NsscacheConf *c, void *run, ScimMapper *m, FetchRecord *rec,
-                   const sunkd_cancel *cancel, NsscacheFetchStats *stats, char **ret_error);
+        int (*map)(const NsscacheConf *c, void *run, Mapper *m, FetchRecord *rec, const sunkd_cancel *cancel,
+                   NsscacheFetchStats *stats, char **ret_error);
         /* save (optional): after a publish, what the run applied, for the next run's fetch. */
         void (*save)(const NsscacheConf *c, const CacheOptions *opts, void *run);
         void (*done)(void *run);

@@ -46,7 +46,7 @@
 #include "nsscache-refresh.h"
 #include "nsscache-source.h"
 #include "scim/scim-fetch.h"
-#include "scim/scim-map.h"
+#include "mapper.h"
 #include "sunkd/module.h"
 #include "util/cleanup.h"
 #include "util/strv.h"

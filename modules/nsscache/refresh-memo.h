@@ -19,7 +19,7 @@
 #include "cache/cache-publish.h"
 #include "nsscache-conf.h"
 #include "scim/scim-fetch.h"
-#include "scim/scim-map.h"
+#include "mapper.h"
 #include "fetch-record.h"
 
 typedef struct RefreshMemo {

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "modules/nsscache/scim/dupset.h"
+#include "modules/nsscache/dupset.h"
 #include "util/cleanup.h"
 #include "../lib/check-run.h"
 

@@ -120,13 +120,13 @@ static const char *tmp_file(TmpDir *d, const char *name, const char *text) {
 static void run(NsscacheConf *c, const char *users, const char *groups, NssMaps *maps, MapRejects *rej) {
         ScimCollect col = {};
         MapSink sink = scim_collect_sink(&col);
-        _cleanup_(scim_map_freep) ScimMapper *m = NULL;
+        _cleanup_(mapper_freep) Mapper *m = NULL;
         _cleanup_free_ char *err = NULL;
         ScimPage p = { 0 };
 
-        ck_assert_int_eq(scim_map_new(c, &sink, &m), 0);
-        ck_assert_int_eq(scim_map_load_local(m, local_passwd, local_group), 0);
-        ck_assert_int_eq(scim_map_load_published(m, published_passwd, published_group), 0);
+        ck_assert_int_eq(mapper_new(c, &sink, &m), 0);
+        ck_assert_int_eq(mapper_load_local(m, local_passwd, local_group), 0);
+        ck_assert_int_eq(mapper_load_published(m, published_passwd, published_group), 0);
         if (users) {
                 _cleanup_free_ char *b = page_of(users);
                 ck_assert_msg(scim_page_parse(b, strlen(b), 0, &p, &err) == 0, "%s", err);
@@ -139,9 +139,9 @@ static void run(NsscacheConf *c, const char *users, const char *groups, NssMaps 
                 ck_assert_int_eq(scim_map_add_groups(m, p.resources), 0);
                 scim_page_done(&p);
         }
-        ck_assert_int_eq(scim_map_finish(m), 0);
+        ck_assert_int_eq(mapper_finish(m), 0);
         scim_collect_take(&col, maps);
-        *rej = *scim_map_rejects(m);
+        *rej = *mapper_rejects(m);
         /* records are owned by the mapper; keep counts only */
         rej->records = NULL;
         rej->n_records = 0;
@@ -426,9 +426,9 @@ START_TEST(test_sshkeys_and_mismatch) {
         c->map[NSS_MAP_SSHKEY].path_username = strdup("userName");
         ck_assert_int_eq(nsscache_conf_finalize(c, &err), 0);
 
-        big = malloc(SCIM_SSHKEY_MAX + 16);
-        memset(big, 'A', SCIM_SSHKEY_MAX + 8);
-        big[SCIM_SSHKEY_MAX + 8] = 0;
+        big = malloc(MAP_SSHKEY_MAX + 16);
+        memset(big, 'A', MAP_SSHKEY_MAX + 8);
+        big[MAP_SSHKEY_MAX + 8] = 0;
         u = user("\"y\"", "5001", "},\"userName\":\"y\",\"x\":{\"sunkSshKeys\":1");
         ck_assert_int_ge(asprintf(&users,
                                   "{\"userName\":\"root\",\"" CW "\":{\"sunkPosixUsername\":\"x\","
@@ -534,15 +534,15 @@ START_TEST(test_reject_records_capped) {
         _cleanup_(nsscache_conf_freep) NsscacheConf *c = conf(NULL);
         ScimCollect col = {};
         MapSink sink = scim_collect_sink(&col);
-        _cleanup_(scim_map_freep) ScimMapper *m = NULL;
+        _cleanup_(mapper_freep) Mapper *m = NULL;
         json_object *arr = json_object_new_array();
 
         for (int i = 0; i < 1000; i++)
                 json_object_array_add(arr, json_object_new_int(i));
-        ck_assert_int_eq(scim_map_new(c, &sink, &m), 0);
+        ck_assert_int_eq(mapper_new(c, &sink, &m), 0);
         ck_assert_int_eq(scim_map_add_users(m, arr), 0);
-        ck_assert_int_eq(scim_map_rejects(m)->count[MAP_REJECT_NOT_OBJECT], 1000);
-        ck_assert_int_eq(scim_map_rejects(m)->n_records, MAP_REJECT_RECORDS_MAX);
+        ck_assert_int_eq(mapper_rejects(m)->count[MAP_REJECT_NOT_OBJECT], 1000);
+        ck_assert_int_eq(mapper_rejects(m)->n_records, MAP_REJECT_RECORDS_MAX);
         json_object_put(arr);
         for (int r = 0; r < _MAP_REJECT_MAX; r++)
                 ck_assert_ptr_nonnull(map_reject_reason_to_string((MapRejectReason) r));
@@ -557,7 +557,7 @@ static void map_both(NsscacheConf *c, const char *users, const char *groups, con
                      CacheFormatted text[static _NSS_MAP_MAX]) {
         ScimCollect col = {};
         MapSink collect = scim_collect_sink(&col), render = map_sink_formatted(text);
-        _cleanup_(scim_map_freep) ScimMapper *a = NULL, *b = NULL;
+        _cleanup_(mapper_freep) Mapper *a = NULL, *b = NULL;
         _cleanup_free_ char *err = NULL, *ub = page_of(users), *gb = page_of(groups);
         ScimPage p = { 0 };
 
@@ -574,8 +574,8 @@ static void map_both(NsscacheConf *c, const char *users, const char *groups, con
                 cache_formatted_spill(text + t, fd, path);
                 text[t].chunk = 1;
         }
-        ck_assert_int_eq(scim_map_new(c, &collect, &a), 0);
-        ck_assert_int_eq(scim_map_new(c, &render, &b), 0);
+        ck_assert_int_eq(mapper_new(c, &collect, &a), 0);
+        ck_assert_int_eq(mapper_new(c, &render, &b), 0);
         ck_assert_msg(scim_page_parse(ub, strlen(ub), 0, &p, &err) == 0, "%s", err);
         ck_assert_int_eq(scim_map_add_users(a, p.resources), 0);
         ck_assert_int_eq(scim_map_add_users(b, p.resources), 0);
@@ -584,13 +584,13 @@ static void map_both(NsscacheConf *c, const char *users, const char *groups, con
         ck_assert_int_eq(scim_map_add_groups(a, p.resources), 0);
         ck_assert_int_eq(scim_map_add_groups(b, p.resources), 0);
         scim_page_done(&p);
-        ck_assert_int_eq(scim_map_finish(a), 0);
-        ck_assert_int_eq(scim_map_finish(b), 0);
+        ck_assert_int_eq(mapper_finish(a), 0);
+        ck_assert_int_eq(mapper_finish(b), 0);
         /* the same rejects, with the names displaced entries had in either sink */
-        ck_assert_int_eq(scim_map_rejects(a)->total, scim_map_rejects(b)->total);
-        ck_assert_uint_eq(scim_map_rejects(a)->n_records, scim_map_rejects(b)->n_records);
-        for (size_t i = 0; i < scim_map_rejects(a)->n_records; i++) {
-                const MapReject *x = scim_map_rejects(a)->records + i, *y = scim_map_rejects(b)->records + i;
+        ck_assert_int_eq(mapper_rejects(a)->total, mapper_rejects(b)->total);
+        ck_assert_uint_eq(mapper_rejects(a)->n_records, mapper_rejects(b)->n_records);
+        for (size_t i = 0; i < mapper_rejects(a)->n_records; i++) {
+                const MapReject *x = mapper_rejects(a)->records + i, *y = mapper_rejects(b)->records + i;
 
                 ck_assert_int_eq(x->reason, y->reason);
                 ck_assert_str_eq(x->name ?: "(null)", y->name ?: "(null)");
@@ -748,12 +748,12 @@ START_TEST(test_local_unreadable) {
         _cleanup_(nsscache_conf_freep) NsscacheConf *c = conf(NULL);
         ScimCollect col = {};
         MapSink sink = scim_collect_sink(&col);
-        _cleanup_(scim_map_freep) ScimMapper *m = NULL;
+        _cleanup_(mapper_freep) Mapper *m = NULL;
 
-        ck_assert_int_eq(scim_map_new(c, &sink, &m), 0);
-        ck_assert_int_eq(scim_map_load_local(m, "/nonexistent/passwd", NULL), 0);
-        ck_assert_int_lt(scim_map_load_local(m, "/proc/self/mem", NULL), 0);
-        ck_assert_int_eq(scim_map_load_published(m, "/nonexistent/passwd.cache", ""), 0);
+        ck_assert_int_eq(mapper_new(c, &sink, &m), 0);
+        ck_assert_int_eq(mapper_load_local(m, "/nonexistent/passwd", NULL), 0);
+        ck_assert_int_lt(mapper_load_local(m, "/proc/self/mem", NULL), 0);
+        ck_assert_int_eq(mapper_load_published(m, "/nonexistent/passwd.cache", ""), 0);
 }
 END_TEST
 
@@ -862,10 +862,10 @@ START_TEST(test_hostile_values) {
                                    "\"nl\\nx\",\"bad \xff\",\"sur \\ud800\",\"";
         size_t h = strlen(head);
 
-        big = malloc(h + SCIM_SSHKEY_MAX + 64);
+        big = malloc(h + MAP_SSHKEY_MAX + 64);
         memcpy(big, head, h);
-        memset(big + h, 'K', SCIM_SSHKEY_MAX + 1);
-        strcpy(big + h + SCIM_SSHKEY_MAX + 1, "\",\"ok 2\"]");
+        memset(big + h, 'K', MAP_SSHKEY_MAX + 1);
+        strcpy(big + h + MAP_SSHKEY_MAX + 1, "\",\"ok 2\"]");
         users = join_free(4, user("\"k\"", "5000", big),
                           strdup("{\"name\":{\"formatted\":\"Ren\xe9 \xff\xfe \xc3\xa9t\xc3\"},\"" CW "\":{"
                                  "\"sunkPosixUsername\":\"rene\",\"sunkPosixUserId\":5001}}"),

@@ -162,11 +162,11 @@ void http_source_save(const NsscacheConf *c, const CacheOptions *opts, const Htt
 }
 
 static int on_entry(void *userdata, NssMapType t, const void *entry) {
-        return scim_map_add_entry(userdata, t, entry);
+        return mapper_add_entry(userdata, t, entry);
 }
 
 static int on_bad(void *userdata, NssMapType t, size_t line, const char *name) {
-        return scim_map_reject_line(userdata, t, name);
+        return mapper_reject_line(userdata, t, name);
 }
 
 /* @name from @url: the answer, or on a 304 the copy asked about. */
@@ -447,7 +447,7 @@ int http_source_fetch(const NsscacheConf *c, const CacheOptions *opts, const sun
         return r;
 }
 
-int http_source_map(const NsscacheConf *c, const HttpSourceRun *run, ScimMapper *m, char **ret_error) {
+int http_source_map(const NsscacheConf *c, const HttpSourceRun *run, Mapper *m, char **ret_error) {
         for (size_t i = 0; i < ELEMENTSOF(fetch_order); i++) {
                 NssMapType t = fetch_order[i];
                 const HttpBody *b = run->fetched + t;

@@ -15,7 +15,7 @@
 #include "fleet/manifest.h"
 #include "nsscache-conf.h"
 #include "scim/scim-fetch.h"
-#include "scim/scim-map.h"
+#include "mapper.h"
 #include "fetch-record.h"
 #include "fetch-stats.h"
 
@@ -57,7 +57,7 @@ int http_source_fetch(const NsscacheConf *c, const CacheOptions *opts, const sun
  * Return: 0, or what map_file_parse() returned: a map file whose last line
  * is cut short fails the run (-EBADMSG, *ret_error names its URL).
  */
-int http_source_map(const NsscacheConf *c, const HttpSourceRun *run, ScimMapper *m, char **ret_error);
+int http_source_map(const NsscacheConf *c, const HttpSourceRun *run, Mapper *m, char **ret_error);
 
 /**
  * http_source_record() - each map of @run (its URL and a digest of its

@@ -783,7 +783,7 @@ static int fetch_open(const NsscacheConf *c, const FetchRecord *rec, ScimFetch *
         return 0;
 }
 
-int scim_fetch_run(const NsscacheConf *c, ScimMapper *m, FetchRecord *record, const sunkd_cancel *cancel,
+int scim_fetch_run(const NsscacheConf *c, Mapper *m, FetchRecord *record, const sunkd_cancel *cancel,
                    NsscacheFetchStats *ret_stats, char **ret_error) {
         _cleanup_(scim_fetch_freep) ScimFetch *f = NULL;
         int r;

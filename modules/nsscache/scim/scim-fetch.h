@@ -110,7 +110,7 @@ const NsscacheFetchStats *scim_fetch_stats(const ScimFetch *f);
  * with the answer's digest, for scim_fetch_replay().
  * *ret_stats (optional) is filled on success and failure.
  */
-int scim_fetch_run(const NsscacheConf *c, ScimMapper *m, FetchRecord *record, const sunkd_cancel *cancel,
+int scim_fetch_run(const NsscacheConf *c, Mapper *m, FetchRecord *record, const sunkd_cancel *cancel,
                    NsscacheFetchStats *ret_stats, char **ret_error);
 
 /**
