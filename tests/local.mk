@@ -202,11 +202,11 @@ tests_bench_bench_ping_CFLAGS = $(AM_CFLAGS)
 tests_bench_bench_ping_LDADD = $(PTHREAD_LIBS)
 tests_bench_bench_echo_SOURCES = tests/bench/bench-echo.c
 tests_bench_bench_nsscache_SOURCES = tests/bench/bench-nsscache.c
-tests_bench_bench_nsscache_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir)
-tests_bench_bench_nsscache_LDADD = modules/nsscache/libnsscache-scim.la $(CURL_LIBS)
+tests_bench_bench_nsscache_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir) $(NSSCACHE_TEST_CFLAGS)
+tests_bench_bench_nsscache_LDADD = modules/nsscache/libnsscache-core.la $(CURL_LIBS)
 tests_bench_bench_jsonc_SOURCES = tests/bench/bench-jsonc.c
-tests_bench_bench_jsonc_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir)
-tests_bench_bench_jsonc_LDADD = modules/nsscache/libnsscache-scim.la $(JSONC_LIBS)
+tests_bench_bench_jsonc_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir) $(NSSCACHE_TEST_CFLAGS)
+tests_bench_bench_jsonc_LDADD = modules/nsscache/libnsscache-core.la $(JSONC_LIBS)
 tests_bench_bench_spawn_SOURCES = tests/bench/bench-spawn.c
 tests_bench_bench_spawn_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS)
 tests_bench_bench_spawn_LDADD = agent/libsunkd-core.la
@@ -252,6 +252,10 @@ check_PROGRAMS += %reldir%/fuzz/fuzz-conf-yaml
 TESTS += %reldir%/fuzz/conf-yaml.t
 EXTRA_DIST += %reldir%/fuzz/conf-yaml.t %reldir%/fuzz/corpus/conf-yaml
 
+# nsscache: the files of its subfolders name the module's headers from its
+# folder, as its local.mk compiles them.
+NSSCACHE_TEST_CFLAGS = -I$(top_srcdir)/modules/nsscache
+
 # nsscache cache writer: Check tests, the golden data set, and the publish
 # helper the libnss-cache integration test drives.
 check_LTLIBRARIES += %reldir%/lib/libnss-golden.la
@@ -286,72 +290,72 @@ EXTRA_DIST += %reldir%/integration/0212-nsscache-trust.t
 check_PROGRAMS += tests/unit/test-nsscache-conf
 TESTS += tests/unit/test-nsscache-conf
 tests_unit_test_nsscache_conf_SOURCES = tests/unit/test-nsscache-conf.c
-tests_unit_test_nsscache_conf_CFLAGS = $(CHECK_TEST_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir)
-tests_unit_test_nsscache_conf_LDADD = modules/nsscache/libnsscache-scim.la $(CHECK_TEST_LIBS)
+tests_unit_test_nsscache_conf_CFLAGS = $(CHECK_TEST_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir) $(NSSCACHE_TEST_CFLAGS)
+tests_unit_test_nsscache_conf_LDADD = modules/nsscache/libnsscache-core.la $(CHECK_TEST_LIBS)
 
 check_PROGRAMS += tests/unit/test-nsscache-mapfile
 TESTS += tests/unit/test-nsscache-mapfile
 tests_unit_test_nsscache_mapfile_SOURCES = tests/unit/test-nsscache-mapfile.c tests/lib/scim-collect.c tests/lib/scim-collect.h
-tests_unit_test_nsscache_mapfile_CFLAGS = $(CHECK_TEST_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir)
-tests_unit_test_nsscache_mapfile_LDADD = modules/nsscache/libnsscache-scim.la $(BZ2_LIBS) $(CHECK_TEST_LIBS)
+tests_unit_test_nsscache_mapfile_CFLAGS = $(CHECK_TEST_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir) $(NSSCACHE_TEST_CFLAGS)
+tests_unit_test_nsscache_mapfile_LDADD = modules/nsscache/libnsscache-core.la $(BZ2_LIBS) $(CHECK_TEST_LIBS)
 check_PROGRAMS += tests/unit/test-nsscache-s3
 TESTS += tests/unit/test-nsscache-s3
 tests_unit_test_nsscache_s3_SOURCES = tests/unit/test-nsscache-s3.c
-tests_unit_test_nsscache_s3_CFLAGS = $(CHECK_TEST_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir)
-tests_unit_test_nsscache_s3_LDADD = modules/nsscache/libnsscache-scim.la $(CURL_LIBS) $(CHECK_TEST_LIBS) -lpthread
+tests_unit_test_nsscache_s3_CFLAGS = $(CHECK_TEST_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir) $(NSSCACHE_TEST_CFLAGS)
+tests_unit_test_nsscache_s3_LDADD = modules/nsscache/libnsscache-core.la $(CURL_LIBS) $(CHECK_TEST_LIBS) -lpthread
 
 check_PROGRAMS += tests/unit/test-scim-cursor
 TESTS += tests/unit/test-scim-cursor
 tests_unit_test_scim_cursor_SOURCES = tests/unit/test-scim-cursor.c
-tests_unit_test_scim_cursor_CFLAGS = $(CHECK_TEST_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir)
-tests_unit_test_scim_cursor_LDADD = modules/nsscache/libnsscache-scim.la $(CHECK_TEST_LIBS)
+tests_unit_test_scim_cursor_CFLAGS = $(CHECK_TEST_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir) $(NSSCACHE_TEST_CFLAGS)
+tests_unit_test_scim_cursor_LDADD = modules/nsscache/libnsscache-core.la $(CHECK_TEST_LIBS)
 
 check_PROGRAMS += tests/unit/test-scim-page-memory
 TESTS += tests/unit/test-scim-page-memory
 tests_unit_test_scim_page_memory_SOURCES = tests/unit/test-scim-page-memory.c
-tests_unit_test_scim_page_memory_CFLAGS = $(CHECK_TEST_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir)
-tests_unit_test_scim_page_memory_LDADD = modules/nsscache/libnsscache-scim.la $(CHECK_TEST_LIBS)
+tests_unit_test_scim_page_memory_CFLAGS = $(CHECK_TEST_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir) $(NSSCACHE_TEST_CFLAGS)
+tests_unit_test_scim_page_memory_LDADD = modules/nsscache/libnsscache-core.la $(CHECK_TEST_LIBS)
 
 check_PROGRAMS += tests/unit/test-scim-map
 TESTS += tests/unit/test-scim-map
 tests_unit_test_scim_map_SOURCES = tests/unit/test-scim-map.c tests/lib/scim-collect.c tests/lib/scim-collect.h
-tests_unit_test_scim_map_CFLAGS = $(CHECK_TEST_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir)
-tests_unit_test_scim_map_LDADD = modules/nsscache/libnsscache-scim.la $(CHECK_TEST_LIBS)
+tests_unit_test_scim_map_CFLAGS = $(CHECK_TEST_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir) $(NSSCACHE_TEST_CFLAGS)
+tests_unit_test_scim_map_LDADD = modules/nsscache/libnsscache-core.la $(CHECK_TEST_LIBS)
 
 check_PROGRAMS += tests/unit/test-attr-path
 TESTS += tests/unit/test-attr-path
 tests_unit_test_attr_path_SOURCES = tests/unit/test-attr-path.c
-tests_unit_test_attr_path_CFLAGS = $(CHECK_TEST_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir)
-tests_unit_test_attr_path_LDADD = modules/nsscache/libnsscache-scim.la $(CHECK_TEST_LIBS)
+tests_unit_test_attr_path_CFLAGS = $(CHECK_TEST_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir) $(NSSCACHE_TEST_CFLAGS)
+tests_unit_test_attr_path_LDADD = modules/nsscache/libnsscache-core.la $(CHECK_TEST_LIBS)
 
 check_PROGRAMS += tests/unit/test-refresh-memo
 TESTS += tests/unit/test-refresh-memo
 tests_unit_test_refresh_memo_SOURCES = tests/unit/test-refresh-memo.c
-tests_unit_test_refresh_memo_CFLAGS = $(CHECK_TEST_CFLAGS) $(JSONC_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir)
-tests_unit_test_refresh_memo_LDADD = modules/nsscache/libnsscache-scim.la $(CHECK_TEST_LIBS)
+tests_unit_test_refresh_memo_CFLAGS = $(CHECK_TEST_CFLAGS) $(JSONC_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir) $(NSSCACHE_TEST_CFLAGS)
+tests_unit_test_refresh_memo_LDADD = modules/nsscache/libnsscache-core.la $(CHECK_TEST_LIBS)
 
 check_PROGRAMS += tests/unit/test-dupset
 TESTS += tests/unit/test-dupset
 tests_unit_test_dupset_SOURCES = tests/unit/test-dupset.c
-tests_unit_test_dupset_CFLAGS = $(CHECK_TEST_CFLAGS) -I$(top_srcdir)
-tests_unit_test_dupset_LDADD = modules/nsscache/libnsscache-scim.la $(CHECK_TEST_LIBS)
+tests_unit_test_dupset_CFLAGS = $(CHECK_TEST_CFLAGS) -I$(top_srcdir) $(NSSCACHE_TEST_CFLAGS)
+tests_unit_test_dupset_LDADD = modules/nsscache/libnsscache-core.la $(CHECK_TEST_LIBS)
 
 check_PROGRAMS += tests/unit/test-manifest
 TESTS += tests/unit/test-manifest
 tests_unit_test_manifest_SOURCES = tests/unit/test-manifest.c
-tests_unit_test_manifest_CFLAGS = $(CHECK_TEST_CFLAGS) $(CRYPTO_CFLAGS) -I$(top_srcdir)
-tests_unit_test_manifest_LDADD = modules/nsscache/libnsscache-scim.la $(CHECK_TEST_LIBS) $(CRYPTO_LIBS)
+tests_unit_test_manifest_CFLAGS = $(CHECK_TEST_CFLAGS) $(CRYPTO_CFLAGS) -I$(top_srcdir) $(NSSCACHE_TEST_CFLAGS)
+tests_unit_test_manifest_LDADD = modules/nsscache/libnsscache-core.la $(CHECK_TEST_LIBS) $(CRYPTO_LIBS)
 
 check_PROGRAMS += tests/unit/test-map-delta
 TESTS += tests/unit/test-map-delta
 tests_unit_test_map_delta_SOURCES = tests/unit/test-map-delta.c
-tests_unit_test_map_delta_CFLAGS = $(CHECK_TEST_CFLAGS) -I$(top_srcdir)
-tests_unit_test_map_delta_LDADD = modules/nsscache/libnsscache-scim.la $(CHECK_TEST_LIBS)
+tests_unit_test_map_delta_CFLAGS = $(CHECK_TEST_CFLAGS) -I$(top_srcdir) $(NSSCACHE_TEST_CFLAGS)
+tests_unit_test_map_delta_LDADD = modules/nsscache/libnsscache-core.la $(CHECK_TEST_LIBS)
 
 check_PROGRAMS += tests/lib/scim-dump
 tests_lib_scim_dump_SOURCES = tests/lib/scim-dump.c tests/lib/scim-collect.c tests/lib/scim-collect.h
-tests_lib_scim_dump_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir)
-tests_lib_scim_dump_LDADD = modules/nsscache/libnsscache-scim.la $(CURL_LIBS)
+tests_lib_scim_dump_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir) $(NSSCACHE_TEST_CFLAGS)
+tests_lib_scim_dump_LDADD = modules/nsscache/libnsscache-core.la $(CURL_LIBS)
 EXTRA_DIST += tests/lib/scim-server.py tests/lib/nsscache-seed.h
 TESTS += tests/integration/0200-nsscache-scim-fetch.t
 EXTRA_DIST += tests/integration/0200-nsscache-scim-fetch.t
@@ -394,34 +398,34 @@ check_PROGRAMS += tests/fuzz/fuzz-scim-json
 TESTS += tests/fuzz/scim-json.t
 tests_fuzz_fuzz_scim_json_SOURCES = tests/fuzz/fuzz-scim-json.c tests/fuzz/fuzz-replay.c tests/lib/scim-collect.c \
 	tests/lib/scim-collect.h
-tests_fuzz_fuzz_scim_json_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir)
-tests_fuzz_fuzz_scim_json_LDADD = modules/nsscache/libnsscache-scim.la
+tests_fuzz_fuzz_scim_json_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir) $(NSSCACHE_TEST_CFLAGS)
+tests_fuzz_fuzz_scim_json_LDADD = modules/nsscache/libnsscache-core.la
 EXTRA_DIST += tests/fuzz/corpus/scim-json tests/fuzz/scim-json.t
 check_PROGRAMS += tests/fuzz/fuzz-ini
 TESTS += tests/fuzz/ini.t
 tests_fuzz_fuzz_ini_SOURCES = tests/fuzz/fuzz-ini.c tests/fuzz/fuzz-replay.c
-tests_fuzz_fuzz_ini_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir)
-tests_fuzz_fuzz_ini_LDADD = modules/nsscache/libnsscache-scim.la
+tests_fuzz_fuzz_ini_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir) $(NSSCACHE_TEST_CFLAGS)
+tests_fuzz_fuzz_ini_LDADD = modules/nsscache/libnsscache-core.la
 EXTRA_DIST += tests/fuzz/corpus/ini tests/fuzz/ini.t
 check_PROGRAMS += tests/fuzz/fuzz-map-file
 TESTS += tests/fuzz/map-file.t
 tests_fuzz_fuzz_map_file_SOURCES = tests/fuzz/fuzz-map-file.c tests/fuzz/fuzz-replay.c tests/lib/scim-collect.c \
 	tests/lib/scim-collect.h
-tests_fuzz_fuzz_map_file_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir)
-tests_fuzz_fuzz_map_file_LDADD = modules/nsscache/libnsscache-scim.la
+tests_fuzz_fuzz_map_file_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir) $(NSSCACHE_TEST_CFLAGS)
+tests_fuzz_fuzz_map_file_LDADD = modules/nsscache/libnsscache-core.la
 EXTRA_DIST += tests/fuzz/corpus/map-file tests/fuzz/map-file.t
 check_PROGRAMS += tests/fuzz/fuzz-s3-object
 TESTS += tests/fuzz/s3-object.t
 tests_fuzz_fuzz_s3_object_SOURCES = tests/fuzz/fuzz-map-file.c tests/fuzz/fuzz-replay.c tests/lib/scim-collect.c \
 	tests/lib/scim-collect.h
-tests_fuzz_fuzz_s3_object_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir) -DFUZZ_S3_OBJECT
-tests_fuzz_fuzz_s3_object_LDADD = modules/nsscache/libnsscache-scim.la
+tests_fuzz_fuzz_s3_object_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir) -DFUZZ_S3_OBJECT $(NSSCACHE_TEST_CFLAGS)
+tests_fuzz_fuzz_s3_object_LDADD = modules/nsscache/libnsscache-core.la
 EXTRA_DIST += tests/fuzz/corpus/s3-object tests/fuzz/s3-object.t
 check_PROGRAMS += tests/fuzz/fuzz-map-delta
 TESTS += tests/fuzz/map-delta.t
 tests_fuzz_fuzz_map_delta_SOURCES = tests/fuzz/fuzz-map-delta.c tests/fuzz/fuzz-replay.c
-tests_fuzz_fuzz_map_delta_CFLAGS = $(AM_CFLAGS) -I$(top_srcdir)
-tests_fuzz_fuzz_map_delta_LDADD = modules/nsscache/libnsscache-scim.la
+tests_fuzz_fuzz_map_delta_CFLAGS = $(AM_CFLAGS) -I$(top_srcdir) $(NSSCACHE_TEST_CFLAGS)
+tests_fuzz_fuzz_map_delta_LDADD = modules/nsscache/libnsscache-core.la
 EXTRA_DIST += tests/fuzz/corpus/map-delta tests/fuzz/map-delta.t
 check_PROGRAMS += tests/fuzz/fuzz-slurm-nodes
 TESTS += tests/fuzz/slurm-nodes.t

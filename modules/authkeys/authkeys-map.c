@@ -7,7 +7,7 @@
  * names chosen to collide cannot make a build quadratic.
  *
  * repr() of a str, which the list form holds (see
- * modules/nsscache/cache-format.c): quoted with ' or ", with \\, \', \",
+ * modules/nsscache/cache/cache-format.c): quoted with ' or ", with \\, \', \",
  * \t, \n, \r, \xhh, \uhhhh and \Uhhhhhhhh escapes and any other byte as it
  * is.  Other escapes are not written by repr() and make the line bad.
  */

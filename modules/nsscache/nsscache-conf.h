@@ -13,15 +13,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "nss-maps.h"
+#include "cache/nss-maps.h"
 #include "sunkd/module.h"
 
 #define SCIM_PAGE_SIZE_DEFAULT 100
-#define SCIM_MIN_ID_DEFAULT 1000
-#define SCIM_MAX_SHRINK_PCT_DEFAULT 50
+#define NSSCACHE_MIN_ID_DEFAULT 1000
+#define NSSCACHE_MAX_SHRINK_PCT_DEFAULT 50
 #define SCIM_MAX_TOTAL_RESULTS_DEFAULT 1000000
 #define SCIM_MAX_TOTAL_RESULTS_MAX 5000000
-#define SCIM_TIMEOUT_DEFAULT_USEC (60 * SUNKD_USEC_PER_SEC)
+#define NSSCACHE_TIMEOUT_DEFAULT_USEC (60 * SUNKD_USEC_PER_SEC)
 #define SCIM_RETRY_MAX_DEFAULT 3
 #define SCIM_RETRY_DELAY_DEFAULT_USEC (1 * SUNKD_USEC_PER_SEC)
 #define SCIM_DEFAULT_SHELL "/bin/bash"
@@ -32,7 +32,7 @@
 #define MANIFEST_MAX_AGE_UNSET UINT64_MAX
 #define MANIFEST_MAX_AGE_DEFAULT_USEC (UINT64_C(7) * 24 * 3600 * SUNKD_USEC_PER_SEC)
 #define EXPORT_RESIGN_DEFAULT_USEC (UINT64_C(24) * 3600 * SUNKD_USEC_PER_SEC)
-#define SCIM_CONF_FILE_MAX (1024 * 1024)
+#define NSSCACHE_CONF_FILE_MAX (1024 * 1024)
 #define SCIM_TOKEN_MAX (16 * 1024)
 #define SCIM_AUTH_TOKEN_ENV "NSSCACHE_SCIM_AUTH_TOKEN"
 
@@ -152,7 +152,7 @@ static inline void nsscache_conf_freep(NsscacheConf **c) {
 int nsscache_conf_parse_ini(NsscacheConf *c, const char *text, size_t len, const char *fname,
                             char **ret_error);
 /**
- * nsscache_conf_load_ini() - read @path (at most SCIM_CONF_FILE_MAX) and parse it.
+ * nsscache_conf_load_ini() - read @path (at most NSSCACHE_CONF_FILE_MAX) and parse it.
  * Return: as nsscache_conf_parse_ini(); for a file that is not trusted the
  * error of trusted_path_check(); for one that cannot be read its -errno with
  * "cannot read 'PATH': reason".
@@ -161,7 +161,7 @@ int nsscache_conf_load_ini(NsscacheConf *c, const char *path, char **ret_error);
 
 /**
  * nsscache_conf_apply_cfg() - apply the module's sunkd.yaml section.
- * If it names `nsscache_conf`, that file (at most SCIM_CONF_FILE_MAX) is
+ * If it names `nsscache_conf`, that file (at most NSSCACHE_CONF_FILE_MAX) is
  * read first and every key the YAML section sets then overrides it; a file
  * that cannot be read or is not trusted is an error located at that key.
  * The per-map settings live in sub-sections `passwd:`, `shadow:`, `group:`,
@@ -185,12 +185,6 @@ int nsscache_conf_apply_cfg(NsscacheConf *c, const sunkd_host_api *api, const su
  */
 int nsscache_conf_finalize(NsscacheConf *c, char **ret_error);
 
-/** nsscache_conf_source_name() - what the maps come from, for logs and status: the SCIM base URL or the
- * passwd file's URL. */
-const char *nsscache_conf_source_name(const NsscacheConf *c);
-
-/** nsscache_conf_is_http() - whether the maps come as files over HTTP: nsscache's http or s3 source. */
-bool nsscache_conf_is_http(const NsscacheConf *c);
 /** nsscache_conf_is_s3() - whether they come from nsscache's s3 source (signed requests). */
 bool nsscache_conf_is_s3(const NsscacheConf *c);
 /** nsscache_conf_uses_s3() - whether anything is signed for S3: source = s3 or export_s3_url. */

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http-source.h"
 #include "nsscache-refresh.h"
+#include "nsscache-source.h"
 #include "refresh-memo.h"
 #include "util/cleanup.h"
 
@@ -29,22 +29,21 @@ static void formatted_donep(CacheFormatted (*text)[_NSS_MAP_MAX]) {
 
 /* The node's own accounts and the maps published now, read at the start of
  * every run: a run never publishes what it could not check against them. */
-static int load_host_files(const NsscacheConf *c, const CacheOptions *opts, ScimMapper *m,
-                           char **ret_error) {
+static int load_host_files(const NsscacheConf *c, const CacheOptions *opts, Mapper *m, char **ret_error) {
         _cleanup_free_ char *passwd = cache_publish_path(opts, NSS_MAP_PASSWD),
                             *group = cache_publish_path(opts, NSS_MAP_GROUP);
         int r;
 
         if (!passwd || !group)
                 return -ENOMEM;
-        r = scim_map_load_local(m, c->local_passwd, c->local_group);
+        r = mapper_load_local(m, c->local_passwd, c->local_group);
         if (r < 0) {
                 if (ret_error && asprintf(ret_error, "reading the local accounts (%s, %s): %s",
                                           c->local_passwd, c->local_group, strerror(-r)) < 0)
                         *ret_error = NULL;
                 return r;
         }
-        r = scim_map_load_published(m, passwd, group);
+        r = mapper_load_published(m, passwd, group);
         if (r < 0 && ret_error &&
             asprintf(ret_error, "reading the published maps (%s, %s): %s", passwd, group, strerror(-r)) < 0)
                 *ret_error = NULL;
@@ -76,7 +75,7 @@ static int spill_maps(const CacheOptions *opts, CacheFormatted text[static _NSS_
  * while the files it read stayed as they were (@files_stat, taken before
  * it read them).  NULL otherwise, or when a digest cannot be taken. */
 static RefreshMemo *memo_new(const NsscacheConf *c, const CacheOptions *opts, const uint8_t *files_stat,
-                             ScimRecord *record, ScimRejects *rejects, const NsscacheFetchStats *stats,
+                             FetchRecord *record, MapRejects *rejects, const NsscacheFetchStats *stats,
                              const CacheReport *report) {
         _cleanup_(refresh_memo_freep) RefreshMemo *m = NULL;
 
@@ -87,28 +86,28 @@ static RefreshMemo *memo_new(const NsscacheConf *c, const CacheOptions *opts, co
             refresh_files_digest(c, opts, record->key, true, m->files) < 0)
                 return NULL;
         m->record = *record;
-        *record = (ScimRecord){};
+        *record = (FetchRecord){};
         m->rejects = *rejects;
-        *rejects = (ScimRejects){};
+        *rejects = (MapRejects){};
         m->stats = *stats;
         m->report = *report;
         return TAKE_PTR(m);
 }
 
-/* Map and publish what the http source fetched into @http, or fetch from
- * SCIM (@http NULL) and map and publish that; with @memo, record the run
- * and leave a memo if it changed nothing.  *@stats: the fetch's. */
+/* Map what @source fetched into @run (or fetch it as it is mapped) and
+ * publish that; with @memo, record the run and leave a memo if it changed
+ * nothing.  *@stats: the fetch's. */
 static int refresh_full(const NsscacheConf *c, const CacheOptions *opts, RefreshMemo **memo,
-                        HttpSourceRun *http, const sunkd_cancel *cancel, nsscache_rejects_fn on_rejects,
-                        void *userdata, NsscacheFetchStats *stats, CacheReport *ret_report,
-                        char **ret_error) {
+                        const NsscacheSource *source, void *run, const sunkd_cancel *cancel,
+                        nsscache_rejects_fn on_rejects, void *userdata, NsscacheFetchStats *stats,
+                        CacheReport *ret_report, char **ret_error) {
         _cleanup_(formatted_donep) CacheFormatted text[_NSS_MAP_MAX];
-        _cleanup_(scim_map_freep) ScimMapper *m = NULL;
-        _cleanup_(scim_record_done) ScimRecord record;
-        _cleanup_(refresh_rejects_done) ScimRejects rejects = {};
+        _cleanup_(mapper_freep) Mapper *m = NULL;
+        _cleanup_(fetch_record_done) FetchRecord record;
+        _cleanup_(refresh_rejects_done) MapRejects rejects = {};
         uint8_t files_stat[DIGEST_LEN];
         CacheReport report = {};
-        ScimSink sink;
+        MapSink sink;
         int r;
 
         /* Each entry is rendered as it is accepted, into a temp file beside
@@ -116,43 +115,38 @@ static int refresh_full(const NsscacheConf *c, const CacheOptions *opts, Refresh
          * every entry's strings. */
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
                 cache_formatted_init(text + t, t);
-        scim_record_init(&record);
+        fetch_record_init(&record);
         r = spill_maps(opts, text, ret_error);
         if (r < 0)
                 return r;
         /* taken before the files are read: a memo needs them unchanged until the publish */
         if (memo && refresh_files_digest(c, opts, record.key, false, files_stat) < 0)
                 memo = NULL;
-        sink = scim_sink_formatted(text);
-        r = scim_map_new(c, &sink, &m);
+        sink = map_sink_formatted(text);
+        r = mapper_new(c, &sink, &m);
         if (r < 0)
                 return r;
         r = load_host_files(c, opts, m, ret_error);
         if (r < 0)
                 return r;
-        if (http) {
-                r = http_source_map(c, http, m, ret_error);
-                if (r >= 0 && memo && http_source_record(c, http, &record) < 0)
-                        memo = NULL;
-        } else
-                r = scim_fetch_run(c, m, memo ? &record : NULL, cancel, stats, ret_error);
+        r = source->map(c, run, m, memo ? &record : NULL, cancel, stats, ret_error);
         if (r < 0)
                 return r;
-        r = scim_map_finish(m);
+        r = mapper_finish(m);
         if (r < 0)
                 return r;
         if (on_rejects)
-                on_rejects(userdata, scim_map_rejects(m));
-        if (memo && refresh_rejects_copy(&rejects, scim_map_rejects(m)) < 0)
+                on_rejects(userdata, mapper_rejects(m));
+        if (memo && refresh_rejects_copy(&rejects, mapper_rejects(m)) < 0)
                 memo = NULL;
-        m = scim_map_free(m);
+        m = mapper_free(m);
         if (sunkd_cancelled(cancel))
                 return -ECANCELED;
         r = cache_publish_formatted(opts, text, &report, ret_error);
         if (ret_report)
                 *ret_report = report;
-        if (r >= 0 && http)
-                http_source_save(c, opts, http);
+        if (r >= 0 && source->save)
+                source->save(c, opts, run);
         if (r >= 0 && memo)
                 *memo = memo_new(c, opts, files_stat, &record, &rejects, stats, &report);
         return r;
@@ -192,24 +186,23 @@ static bool replay_possible(const NsscacheConf *c, const CacheOptions *opts, con
                memo_files_same(c, opts, memo, false);
 }
 
-/* Whether @memo's requests get the answers it recorded and the files are
- * as it found them; if so (*ret_same), does what a publish that changes
- * nothing does.  *ret_stats counts the requests replayed. */
+/* Whether the source answers as @memo recorded (its requests replayed, or
+ * the files fetched into @run compared) and the files are as it found
+ * them; if so (*ret_same), does what a publish that changes nothing does.
+ * *ret_stats counts the requests replayed. */
 static int refresh_replay(const NsscacheConf *c, const CacheOptions *opts, const RefreshMemo *memo,
-                          const sunkd_cancel *cancel, nsscache_rejects_fn on_rejects, void *userdata,
-                          NsscacheFetchStats *ret_stats, CacheReport *ret_report, bool *ret_same,
-                          char **ret_error) {
+                          const NsscacheSource *source, void *run, const sunkd_cancel *cancel,
+                          nsscache_rejects_fn on_rejects, void *userdata, NsscacheFetchStats *ret_stats,
+                          CacheReport *ret_report, bool *ret_same, char **ret_error) {
         bool same = false;
         int r;
 
         *ret_same = false;
         if (!replay_possible(c, opts, memo))
                 return 0;
-        r = scim_fetch_replay(c, &memo->record, cancel, ret_stats, &same, ret_error);
+        r = source->same(c, run, &memo->record, cancel, ret_stats, &same, ret_error);
         if (r < 0 || !same)
                 return r;
-        if (sunkd_cancelled(cancel))
-                return -ECANCELED;
         /* the answers are the same; the files decide, by what they hold now */
         if (!memo_files_same(c, opts, memo, true))
                 return 0;
@@ -218,62 +211,41 @@ static int refresh_replay(const NsscacheConf *c, const CacheOptions *opts, const
         return r;
 }
 
-/* The http source: fetch (conditionally, as always), then map only when a
- * file differs from what the memo's run mapped, or the node's files do. */
-static int refresh_http(const NsscacheConf *c, const CacheOptions *opts, RefreshMemo **memo,
-                        const sunkd_cancel *cancel, nsscache_rejects_fn on_rejects, void *userdata,
-                        NsscacheFetchStats *ret_stats, CacheReport *ret_report, char **ret_error) {
-        _cleanup_(http_source_run_done) HttpSourceRun http = {};
-        NsscacheFetchStats stats = {};
-        int r;
+static void source_run_done(const NsscacheSource *source, void *run) {
+        if (run && source->done)
+                source->done(run);
+}
 
-        r = http_source_fetch(c, opts, cancel, &http, &stats, ret_error);
-        if (r >= 0 && memo && *memo && replay_possible(c, opts, *memo) &&
-            http_source_same(c, &http, &(*memo)->record) && memo_files_same(c, opts, *memo, true)) {
-                r = replay_finish(opts, *memo, on_rejects, userdata, &stats, ret_report, ret_error);
-                if (r >= 0)
-                        http_source_save(c, opts, &http);
-                if (ret_stats)
-                        *ret_stats = stats;
-                return r;
+/* Fetch what the source fetches first (the file sources, conditionally,
+ * as always), then map only when the source answers otherwise than the
+ * memo's run recorded, or the node's files differ. */
+int nsscache_refresh_run(const NsscacheConf *c, const CacheOptions *opts, RefreshMemo **memo,
+                         const sunkd_cancel *cancel, nsscache_rejects_fn on_rejects, void *userdata,
+                         NsscacheFetchStats *ret_stats, CacheReport *ret_report, char **ret_error) {
+        const NsscacheSource *source = nsscache_source(c);
+        NsscacheFetchStats stats = {};
+        void *run = NULL;
+        bool same = false;
+        int r = 0;
+
+        if (source->fetch)
+                r = source->fetch(c, opts, cancel, &run, &stats, ret_error);
+        if (r >= 0 && memo && *memo) {
+                r = refresh_replay(c, opts, *memo, source, run, cancel, on_rejects, userdata, &stats,
+                                   ret_report, &same, ret_error);
+                if (r >= 0 && same && source->save)
+                        source->save(c, opts, run);
+                if (r < 0 || same)
+                        goto out;
         }
         if (memo)
                 *memo = refresh_memo_free(*memo);
         if (r >= 0)
-                r = refresh_full(c, opts, memo, &http, cancel, on_rejects, userdata, &stats, ret_report,
-                                 ret_error);
+                r = refresh_full(c, opts, memo, source, run, cancel, on_rejects, userdata, &stats,
+                                 ret_report, ret_error);
+out:
+        source_run_done(source, run);
         if (ret_stats)
                 *ret_stats = stats;
-        return r;
-}
-
-int nsscache_refresh_run(const NsscacheConf *c, const CacheOptions *opts, RefreshMemo **memo,
-                         const sunkd_cancel *cancel, nsscache_rejects_fn on_rejects, void *userdata,
-                         NsscacheFetchStats *ret_stats, CacheReport *ret_report, char **ret_error) {
-        NsscacheFetchStats replay = {}, full = {};
-        bool same = false;
-        int r;
-
-        if (nsscache_conf_is_http(c))
-                return refresh_http(c, opts, memo, cancel, on_rejects, userdata, ret_stats, ret_report,
-                                    ret_error);
-        if (memo && *memo) {
-                r = refresh_replay(c, opts, *memo, cancel, on_rejects, userdata, &replay, ret_report, &same,
-                                   ret_error);
-                if (r < 0 || same) {
-                        if (ret_stats)
-                                *ret_stats = replay;
-                        return r;
-                }
-                *memo = refresh_memo_free(*memo);
-        }
-        r = refresh_full(c, opts, memo, NULL, cancel, on_rejects, userdata, &full, ret_report, ret_error);
-        /* the requests of a replay that found a change were sent too */
-        full.requests += replay.requests;
-        full.retries += replay.retries;
-        full.bytes += replay.bytes;
-        full.duration_usec += replay.duration_usec;
-        if (ret_stats)
-                *ret_stats = full;
         return r;
 }

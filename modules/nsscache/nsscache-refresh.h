@@ -4,16 +4,16 @@
 
 #include <stdbool.h>
 
-#include "cache-publish.h"
+#include "cache/cache-publish.h"
 #include "nsscache-conf.h"
 #include "refresh-memo.h"
-#include "scim-fetch.h"
-#include "scim-map.h"
+#include "scim/scim-fetch.h"
+#include "mapper.h"
 
 /** nsscache_refresh_options() - the cache writer's options for config @c. */
 void nsscache_refresh_options(const NsscacheConf *c, bool force, CacheOptions *ret);
 
-typedef void (*nsscache_rejects_fn)(void *userdata, const ScimRejects *rejects);
+typedef void (*nsscache_rejects_fn)(void *userdata, const MapRejects *rejects);
 
 /**
  * nsscache_refresh_run() - fetch and map with @c, then publish with @opts.

@@ -39,13 +39,14 @@
 #include <curl/curl.h>
 #include <json-c/json.h>
 
-#include "cache-publish.h"
-#include "map-export.h"
-#include "s3-export.h"
+#include "cache/cache-publish.h"
+#include "fleet/map-export.h"
+#include "fleet/s3-export.h"
 #include "nsscache-conf.h"
 #include "nsscache-refresh.h"
-#include "scim-fetch.h"
-#include "scim-map.h"
+#include "nsscache-source.h"
+#include "scim/scim-fetch.h"
+#include "mapper.h"
 #include "sunkd/module.h"
 #include "util/cleanup.h"
 #include "util/strv.h"
@@ -69,8 +70,8 @@ typedef struct Input {
 
 typedef struct Result {
         NsscacheFetchStats stats;
-        ScimRejects rejects; /* counts only; records are logged from `records` */
-        ScimReject records[REJECTS_LOGGED_MAX];
+        MapRejects rejects; /* counts only; records are logged from `records` */
+        MapReject records[REJECTS_LOGGED_MAX];
         size_t n_records;
         CacheReport report;
         bool published;
@@ -113,7 +114,7 @@ typedef struct State {
         int last_result;
         char *last_error;
         size_t entries[_NSS_MAP_MAX];
-        uint64_t rejects[_SCIM_REJECT_MAX];
+        uint64_t rejects[_MAP_REJECT_MAX];
         NsscacheFetchStats last_stats;
         int64_t source_modified; /* http: the oldest Last-Modified of the files published last, -1: unknown
                                   */
@@ -167,14 +168,9 @@ static int load_conf(sunkd_ctx *c, const sunkd_cfg *cfg, NsscacheConf **ret) {
                 nsscache_conf_free(conf);
                 return sunkd_log_error_errno(c, r, "%s", error ?: "invalid configuration");
         }
-        if (!conf->tls_verify && nsscache_conf_is_http(conf))
-                sunkd_log_warning(c,
-                                  "TLS certificate verification is disabled (tls_verify: false): the server "
-                                  "of the map files is not authenticated.");
-        else if (!conf->tls_verify)
-                sunkd_log_warning(
-                        c, "TLS certificate verification is disabled (tls_verify: false): the SCIM "
-                           "server is not authenticated and the bearer token goes to whoever answers.");
+        if (!conf->tls_verify)
+                sunkd_log_warning(c, "TLS certificate verification is disabled (tls_verify: false): %s.",
+                                  nsscache_source(conf)->tls_unverified);
         *ret = conf;
         return 0;
 }
@@ -192,7 +188,7 @@ static int refresh_prepare(void *state, void **ret_input) {
         return 0;
 }
 
-static void copy_rejects(void *userdata, const ScimRejects *rj) {
+static void copy_rejects(void *userdata, const MapRejects *rj) {
         Result *res = userdata;
 
         memcpy(res->rejects.count, rj->count, sizeof(rj->count));
@@ -251,16 +247,16 @@ static void result_free(Result *res) {
         free(res);
 }
 
-static void log_reject(State *s, const ScimReject *rj) {
+static void log_reject(State *s, const MapReject *rj) {
         const char *map = nss_map_to_string(rj->map) ?: "?";
 
         if (rj->id >= 0)
                 sunkd_log_warning(s->ctx, "Rejected %s entry '%s' (id %lld): %s.", map,
                                   rj->name ?: "(no name)", (long long) rj->id,
-                                  scim_reject_reason_to_string(rj->reason));
+                                  map_reject_reason_to_string(rj->reason));
         else
                 sunkd_log_warning(s->ctx, "Rejected %s entry '%s': %s.", map, rj->name ?: "(no name)",
-                                  scim_reject_reason_to_string(rj->reason));
+                                  map_reject_reason_to_string(rj->reason));
 }
 
 /* Each rejected entry is logged once: a directory with a bad entry would
@@ -272,7 +268,7 @@ static void log_rejects(State *s, const Result *res) {
         size_t repeated = 0;
 
         for (size_t i = 0; i < res->n_records; i++) {
-                const ScimReject *rj = &res->records[i];
+                const MapReject *rj = &res->records[i];
                 char *key = NULL;
 
                 if (asprintf(&key, "%d/%s/%lld/%d", (int) rj->map, rj->name ?: "", (long long) rj->id,
@@ -304,10 +300,10 @@ static void update_metrics(State *s, const Result *res) {
         (void) api->metric_add_value(s->m.requests, (double) res->stats.requests, NULL);
         (void) api->metric_add_value(s->m.bytes, (double) res->stats.bytes, NULL);
         (void) api->metric_set(s->m.duration, (double) res->stats.duration_usec / 1e6, NULL);
-        for (int i = 0; i < _SCIM_REJECT_MAX; i++)
+        for (int i = 0; i < _MAP_REJECT_MAX; i++)
                 if (res->rejects.count[i] > 0)
                         (void) api->metric_add_value(s->m.rejected, (double) res->rejects.count[i],
-                                                     (const char *[]){ scim_reject_reason_to_string(i) });
+                                                     (const char *[]){ map_reject_reason_to_string(i) });
         if (!res->published)
                 return;
         (void) api->metric_set(s->m.last_success, (double) realtime_usec() / 1e6, NULL);
@@ -403,18 +399,7 @@ static int refresh_done(void *state, int r, void *input, void *result) {
         if (r >= 0 && res && res->published) {
                 char how[128];
 
-                if (nsscache_conf_is_http(in->ref->conf) && res->stats.deltas + res->stats.delta_misses > 0)
-                        (void) snprintf(how, sizeof(how),
-                                        "%llu answered 304 Not Modified, %llu map(s) by delta%s",
-                                        (unsigned long long) res->stats.not_modified,
-                                        (unsigned long long) res->stats.deltas,
-                                        res->stats.delta_misses ? ", some deltas did not apply" : "");
-                else if (nsscache_conf_is_http(in->ref->conf))
-                        (void) snprintf(how, sizeof(how), "%llu answered 304 Not Modified",
-                                        (unsigned long long) res->stats.not_modified);
-                else
-                        (void) snprintf(how, sizeof(how), "paged by %s",
-                                        res->stats.cursor ? "cursor" : "index");
+                nsscache_source(in->ref->conf)->how(&res->stats, how, sizeof(how));
                 sunkd_log_info(
                         s->ctx,
                         "Refreshed: %zu users, %zu groups, %zu sshkey entries; %zu map(s) changed, "
@@ -770,7 +755,8 @@ static int nsscache_setup(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) 
                 return sunkd_log_error_errno(c, r, "Failed to set up the refresh job: %m");
         }
         publish_sshkey_fact(s);
-        sunkd_log_info(c, "Refreshing from '%s' every %llu s into '%s'.", nsscache_conf_source_name(conf),
+        sunkd_log_info(c, "Refreshing from '%s' every %llu s into '%s'.",
+                       nsscache_source(conf)->describe(conf),
                        (unsigned long long) (conf->interval_usec / SUNKD_USEC_PER_SEC), conf->files_dir);
         if (pending > 0) {
                 sunkd_log_notice(c, "A publish into '%s' was interrupted; refreshing now to finish it.",
@@ -842,8 +828,9 @@ static int nsscache_status(void *state, struct json_object *out) {
                 json_object_put(rejects);
                 return -ENOMEM;
         }
-        json_object_object_add(out, "source",
-                               json_object_new_string(nsscache_conf_source_name(s->conf->conf)));
+        json_object_object_add(
+                out, "source",
+                json_object_new_string(nsscache_source(s->conf->conf)->describe(s->conf->conf)));
         json_object_object_add(out, "runs", json_object_new_int64((int64_t) s->runs));
         if (s->last_success_usec) {
                 uint64_t now = realtime_usec();
@@ -867,9 +854,9 @@ static int nsscache_status(void *state, struct json_object *out) {
                         json_object_object_add(entries, nss_map_to_string(t),
                                                json_object_new_int64((int64_t) s->entries[t]));
         json_object_object_add(out, "entries", entries);
-        for (int i = 0; i < _SCIM_REJECT_MAX; i++)
+        for (int i = 0; i < _MAP_REJECT_MAX; i++)
                 if (s->rejects[i])
-                        json_object_object_add(rejects, scim_reject_reason_to_string(i),
+                        json_object_object_add(rejects, map_reject_reason_to_string(i),
                                                json_object_new_int64((int64_t) s->rejects[i]));
         json_object_object_add(out, "rejected", rejects);
         json_object_object_add(out, "requests", json_object_new_int64((int64_t) s->last_stats.requests));
@@ -894,7 +881,7 @@ static int nsscache_status(void *state, struct json_object *out) {
         if (s->export_last_error)
                 json_object_object_add(out, "export_last_error",
                                        json_object_new_string(s->export_last_error));
-        if (nsscache_conf_is_http(s->conf->conf) && s->runs) {
+        if (nsscache_source(s->conf->conf)->files && s->runs) {
                 json_object_object_add(out, "not_modified",
                                        json_object_new_int64((int64_t) s->last_stats.not_modified));
                 if (s->source_modified >= 0)

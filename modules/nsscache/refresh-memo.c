@@ -13,24 +13,24 @@
 
 #define READ_CHUNK (64 * 1024)
 
-void refresh_rejects_done(ScimRejects *r) {
+void refresh_rejects_done(MapRejects *r) {
         for (size_t i = 0; i < r->n_records; i++)
                 free(r->records[i].name);
         free(r->records);
-        *r = (ScimRejects){};
+        *r = (MapRejects){};
 }
 
 RefreshMemo *refresh_memo_free(RefreshMemo *m) {
         if (!m)
                 return NULL;
-        scim_record_done(&m->record);
+        fetch_record_done(&m->record);
         refresh_rejects_done(&m->rejects);
         free(m);
         return NULL;
 }
 
-int refresh_rejects_copy(ScimRejects *to, const ScimRejects *from) {
-        ScimRejects r = { .total = from->total };
+int refresh_rejects_copy(MapRejects *to, const MapRejects *from) {
+        MapRejects r = { .total = from->total };
 
         memcpy(r.count, from->count, sizeof(r.count));
         if (from->n_records > 0) {

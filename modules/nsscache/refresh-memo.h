@@ -6,7 +6,7 @@
  * their permissions are copied from) and the config.  After a run that
  * found every map byte-identical to the files while none of those files
  * changed under it, the memo keeps its requests with a digest of each
- * answer (ScimRecord), digests of those files under the record's key, and its report, rejects and
+ * answer (FetchRecord), digests of those files under the record's key, and its report, rejects and
  * fetch statistics.  When the next run's answers and files match, running
  * it in full would find the maps unchanged once more.  A memo belongs to
  * one config: a reload starts without one.  Non-logging.
@@ -16,19 +16,19 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cache-publish.h"
+#include "cache/cache-publish.h"
 #include "nsscache-conf.h"
-#include "scim-fetch.h"
-#include "scim-map.h"
-#include "scim-record.h"
+#include "scim/scim-fetch.h"
+#include "mapper.h"
+#include "fetch-record.h"
 
 typedef struct RefreshMemo {
-        ScimRecord record;
+        FetchRecord record;
         uint8_t files_stat[DIGEST_LEN]; /* their stat(): a first look that reads nothing */
         uint8_t files[DIGEST_LEN];      /* their contents, type, mode and owner */
         CacheReport report;
         NsscacheFetchStats stats;
-        ScimRejects rejects; /* an owned copy */
+        MapRejects rejects; /* an owned copy */
 } RefreshMemo;
 
 RefreshMemo *refresh_memo_free(RefreshMemo *m);
@@ -51,7 +51,7 @@ int refresh_files_digest(const NsscacheConf *c, const CacheOptions *opts,
                          uint8_t ret[static DIGEST_LEN]);
 
 /** refresh_rejects_copy() - a deep copy of @from into @to.  Return: 0 or -ENOMEM. */
-int refresh_rejects_copy(ScimRejects *to, const ScimRejects *from);
+int refresh_rejects_copy(MapRejects *to, const MapRejects *from);
 
 /** refresh_rejects_done() - free a copy refresh_rejects_copy() made; empty afterwards. */
-void refresh_rejects_done(ScimRejects *r);
+void refresh_rejects_done(MapRejects *r);

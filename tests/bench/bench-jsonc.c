@@ -16,7 +16,7 @@
 
 #include <json-c/json.h>
 
-#include "modules/nsscache/scim-page.h"
+#include "modules/nsscache/scim/scim-page.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/json-util.h"

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "modules/nsscache/map-delta.h"
+#include "modules/nsscache/fleet/map-delta.h"
 #include "util/cleanup.h"
 
 #define MAX (1u << 20)

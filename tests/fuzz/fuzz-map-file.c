@@ -8,11 +8,11 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "modules/nsscache/cache-format.h"
-#include "modules/nsscache/map-file.h"
+#include "modules/nsscache/cache/cache-format.h"
+#include "modules/nsscache/files/map-file.h"
 #include "modules/nsscache/nsscache-conf.h"
-#include "modules/nsscache/s3-object.h"
-#include "modules/nsscache/scim-map.h"
+#include "modules/nsscache/files/s3-object.h"
+#include "modules/nsscache/mapper.h"
 #include "tests/lib/scim-collect.h"
 #include "util/cleanup.h"
 
@@ -30,28 +30,28 @@ static const char conf_text[] =
         "http_group_url = http://127.0.0.1/g\nhttp_sshkey_url = http://127.0.0.1/k\n";
 
 static int on_entry(void *userdata, NssMapType t, const void *entry) {
-        return scim_map_add_entry(userdata, t, entry);
+        return mapper_add_entry(userdata, t, entry);
 }
 
 static int on_bad(void *userdata, NssMapType t, size_t line, const char *name) {
-        return scim_map_reject_line(userdata, t, name);
+        return mapper_reject_line(userdata, t, name);
 }
 
 static void one_map(const NsscacheConf *c, NssMapType t, const char *text, size_t size) {
         ScimCollect col = {};
-        ScimSink sink = scim_collect_sink(&col);
-        ScimMapper *m = NULL;
+        MapSink sink = scim_collect_sink(&col);
+        Mapper *m = NULL;
         NssMaps maps = {};
         int r;
 
-        if (scim_map_new(c, &sink, &m) < 0)
+        if (mapper_new(c, &sink, &m) < 0)
                 __builtin_trap();
         r = FUZZ_PARSE(NSS_MAP_PASSWD, text, size, on_entry, on_bad, m, NULL);
         if (r >= 0 && t != NSS_MAP_PASSWD)
                 r = FUZZ_PARSE(t, text, size, on_entry, on_bad, m, NULL);
         if (r < 0 && r != -EBADMSG && r != -ENOMEM)
                 __builtin_trap();
-        if (r >= 0 && scim_map_finish(m) < 0)
+        if (r >= 0 && mapper_finish(m) < 0)
                 __builtin_trap();
         scim_collect_take(&col, &maps);
         if (r >= 0) {
@@ -62,7 +62,7 @@ static void one_map(const NsscacheConf *c, NssMapType t, const char *text, size_
                         __builtin_trap();
         }
         nss_maps_done(&maps);
-        scim_map_free(m);
+        mapper_free(m);
         scim_collect_done(&col);
 }
 

@@ -4,10 +4,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "modules/nsscache/scim-fetch.h"
-#include "modules/nsscache/scim-map.h"
-#include "modules/nsscache/scim-page.h"
-#include "modules/nsscache/scim-spc.h"
+#include "modules/nsscache/scim/scim-fetch.h"
+#include "modules/nsscache/scim/scim-map.h"
+#include "modules/nsscache/scim/scim-page.h"
+#include "modules/nsscache/scim/scim-spc.h"
 #include "util/cleanup.h"
 #include "../lib/nsscache-seed.h"
 #include "../lib/scim-collect.h"
@@ -22,20 +22,20 @@ static const char conf_text[] = "[DEFAULT]\n"
 
 /* The rendering sink, displaced entries cut out, gives byte for byte what
  * rendering the collecting sink's maps gives. */
-static void formatted_agrees(const NsscacheConf *c, struct json_object *resources, ScimMapper *collected,
+static void formatted_agrees(const NsscacheConf *c, struct json_object *resources, Mapper *collected,
                              ScimCollect *col) {
         CacheFormatted text[_NSS_MAP_MAX];
-        ScimSink render = scim_sink_formatted(text);
-        ScimMapper *f = NULL;
+        MapSink render = map_sink_formatted(text);
+        Mapper *f = NULL;
         NssMaps maps = { 0 };
         bool ok;
 
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
                 cache_formatted_init(text + t, t);
-        ok = scim_map_new(c, &render, &f) >= 0 && scim_map_add_users(f, resources) >= 0 &&
-             scim_map_add_groups(f, resources) >= 0 && scim_map_finish(f) >= 0 &&
-             scim_map_finish(collected) >= 0;
-        scim_map_free(f);
+        ok = mapper_new(c, &render, &f) >= 0 && scim_map_add_users(f, resources) >= 0 &&
+             scim_map_add_groups(f, resources) >= 0 && mapper_finish(f) >= 0 &&
+             mapper_finish(collected) >= 0;
+        mapper_free(f);
         scim_collect_take(col, &maps);
         for (NssMapType t = 0; ok && t < _NSS_MAP_MAX; t++) {
                 _cleanup_free_ char *buf = NULL, *err = NULL;
@@ -54,8 +54,8 @@ static void formatted_agrees(const NsscacheConf *c, struct json_object *resource
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         _cleanup_(nsscache_conf_freep) NsscacheConf *c = NULL;
         ScimCollect col = {};
-        ScimSink collect = scim_collect_sink(&col);
-        _cleanup_(scim_map_freep) ScimMapper *m = NULL;
+        MapSink collect = scim_collect_sink(&col);
+        _cleanup_(mapper_freep) Mapper *m = NULL;
         _cleanup_free_ char *err = NULL;
         ScimPage p = { 0 };
 
@@ -90,7 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 }
                 (void) scim_spc_parse((const char *) data, size, &pg, &e2);
         }
-        if (scim_map_new(c, &collect, &m) < 0)
+        if (mapper_new(c, &collect, &m) < 0)
                 return 0;
         if (scim_page_parse((const char *) data, size, 0, &p, &err) >= 0) {
                 (void) scim_map_add_users(m, p.resources);
@@ -98,7 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 formatted_agrees(c, p.resources, m, &col);
                 scim_page_done(&p);
         }
-        m = scim_map_free(m);
+        m = mapper_free(m);
         scim_collect_done(&col);
 
         /* the same bytes as an nsscache.conf */

@@ -1,7 +1,7 @@
 /* The nsscache golden data set, as NssMaps (tests only). */
 #pragma once
 
-#include "nss-maps.h"
+#include "cache/nss-maps.h"
 
 /**
  * nss_golden_build() - fill *ret with data set @variant.

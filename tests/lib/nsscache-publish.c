@@ -32,8 +32,8 @@
 #include "util/cleanup.h"
 #include "util/strv.h"
 
-#include "../../modules/nsscache/cache-journal.h"
-#include "../../modules/nsscache/cache-publish.h"
+#include "../../modules/nsscache/cache/cache-journal.h"
+#include "../../modules/nsscache/cache/cache-publish.h"
 #include "nss-golden.h"
 
 static struct {

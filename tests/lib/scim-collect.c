@@ -102,7 +102,7 @@ static int collect_add(void *data, NssMapType t, const void *entry, uint64_t *re
         return 0;
 }
 
-static const char *collect_name(void *data, NssMapType t, uint64_t at, char buf[static SCIM_NAME_MAX + 1]) {
+static const char *collect_name(void *data, NssMapType t, uint64_t at, char buf[static MAP_NAME_MAX + 1]) {
         ScimCollect *c = data;
 
         (void) buf;
@@ -134,8 +134,8 @@ static int collect_cut(void *data, NssMapType t, const uint64_t *at, size_t n) {
         return 0;
 }
 
-ScimSink scim_collect_sink(ScimCollect *c) {
-        return (ScimSink){ collect_add, collect_name, collect_cut, c };
+MapSink scim_collect_sink(ScimCollect *c) {
+        return (MapSink){ collect_add, collect_name, collect_cut, c };
 }
 
 void scim_collect_take(ScimCollect *c, NssMaps *ret) {

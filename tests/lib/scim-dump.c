@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "modules/nsscache/nsscache-conf.h"
-#include "modules/nsscache/scim-fetch.h"
-#include "modules/nsscache/scim-map.h"
+#include "modules/nsscache/scim/scim-fetch.h"
+#include "modules/nsscache/scim/scim-map.h"
 #include "util/cleanup.h"
 #include "util/strv.h"
 #include "scim-collect.h"
@@ -53,8 +53,8 @@ int main(int argc, char *argv[]) {
         };
         _cleanup_(nsscache_conf_freep) NsscacheConf *c = NULL;
         _cleanup_(scim_collect_done) ScimCollect col = {};
-        ScimSink sink = scim_collect_sink(&col);
-        _cleanup_(scim_map_freep) ScimMapper *m = NULL;
+        MapSink sink = scim_collect_sink(&col);
+        _cleanup_(mapper_freep) Mapper *m = NULL;
         _cleanup_strv_free_ char **overrides = NULL;
         _cleanup_free_ char *err = NULL;
         NsscacheFetchStats stats = { 0 };
@@ -125,7 +125,7 @@ int main(int argc, char *argv[]) {
         }
 
         curl_global_init(CURL_GLOBAL_DEFAULT);
-        if (scim_map_new(c, &sink, &m) < 0)
+        if (mapper_new(c, &sink, &m) < 0)
                 return 1;
         r = scim_fetch_run(c, m, NULL, NULL, &stats, &err);
         for (unsigned bit = 1; bit; bit <<= 1)
@@ -140,15 +140,15 @@ int main(int argc, char *argv[]) {
                 curl_global_cleanup();
                 return 1;
         }
-        if (scim_map_finish(m) < 0)
+        if (mapper_finish(m) < 0)
                 return 1;
         scim_collect_take(&col, &maps);
         printf("count passwd=%zu shadow=%zu group=%zu sshkey=%zu rejects=%" PRIu64 "\n", maps.n_passwd,
-               maps.n_shadow, maps.n_group, maps.n_sshkey, scim_map_rejects(m)->total);
-        for (size_t i = 0; i < scim_map_rejects(m)->n_records; i++) {
-                const ScimReject *j = &scim_map_rejects(m)->records[i];
+               maps.n_shadow, maps.n_group, maps.n_sshkey, mapper_rejects(m)->total);
+        for (size_t i = 0; i < mapper_rejects(m)->n_records; i++) {
+                const MapReject *j = &mapper_rejects(m)->records[i];
                 printf("reject %s %s %s %" PRId64 "\n", nss_map_to_string(j->map),
-                       scim_reject_reason_to_string(j->reason), j->name ?: "-", j->id);
+                       map_reject_reason_to_string(j->reason), j->name ?: "-", j->id);
         }
         if (!quiet)
                 print_maps(&maps);

@@ -7,7 +7,7 @@
 
 #include <json-c/json.h>
 
-#include "modules/nsscache/attr-path.h"
+#include "modules/nsscache/scim/attr-path.h"
 #include "util/cleanup.h"
 #include "../lib/check-run.h"
 

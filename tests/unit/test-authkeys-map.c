@@ -12,7 +12,7 @@
 #include <openssl/evp.h>
 
 #include "modules/authkeys/authkeys-map.h"
-#include "modules/nsscache/cache-format.h"
+#include "modules/nsscache/cache/cache-format.h"
 #include "util/cleanup.h"
 #include "util/macro.h"
 #include "../lib/check-run.h"

@@ -8,7 +8,7 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
-#include "modules/nsscache/manifest.h"
+#include "modules/nsscache/fleet/manifest.h"
 #include "util/cleanup.h"
 #include "../lib/check-run.h"
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "modules/nsscache/map-delta.h"
+#include "modules/nsscache/fleet/map-delta.h"
 #include "util/cleanup.h"
 #include "util/strbuf.h"
 #include "../lib/check-run.h"

@@ -22,10 +22,10 @@
 #include "util/macro.h"
 #include "util/strv.h"
 
-#include "../../modules/nsscache/cache-format.h"
-#include "../../modules/nsscache/cache-index.h"
-#include "../../modules/nsscache/cache-journal.h"
-#include "../../modules/nsscache/cache-publish.h"
+#include "../../modules/nsscache/cache/cache-format.h"
+#include "../../modules/nsscache/cache/cache-index.h"
+#include "../../modules/nsscache/cache/cache-journal.h"
+#include "../../modules/nsscache/cache/cache-publish.h"
 #include "../lib/nss-golden.h"
 #include "../lib/check-run.h"
 

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "modules/nsscache/http-fetch.h"
-#include "modules/nsscache/map-file.h"
+#include "modules/nsscache/files/http-fetch.h"
+#include "modules/nsscache/files/map-file.h"
 #include "modules/nsscache/nsscache-conf.h"
-#include "modules/nsscache/scim-map.h"
+#include "modules/nsscache/mapper.h"
 #include "tests/lib/scim-collect.h"
 #include "util/cleanup.h"
 #include "../lib/check-run.h"
@@ -144,31 +144,31 @@ static NsscacheConf *http_conf(void) {
 }
 
 typedef struct Mapped {
-        ScimMapper *m;
+        Mapper *m;
 } Mapped;
 
 static int map_entry(void *userdata, NssMapType t, const void *entry) {
-        return scim_map_add_entry(userdata, t, entry);
+        return mapper_add_entry(userdata, t, entry);
 }
 
 static int map_bad(void *userdata, NssMapType t, size_t line, const char *name) {
-        return scim_map_reject_line(userdata, t, name);
+        return mapper_reject_line(userdata, t, name);
 }
 
-static void map_text(ScimMapper *m, NssMapType t, const char *text) {
+static void map_text(Mapper *m, NssMapType t, const char *text) {
         ck_assert_int_eq(map_file_parse(t, text, strlen(text), map_entry, map_bad, m, NULL), 0);
 }
 
 START_TEST(test_mapper) {
         NsscacheConf *c = http_conf();
         ScimCollect col = {};
-        ScimSink sink = scim_collect_sink(&col);
-        ScimMapper *m = NULL;
-        const ScimRejects *rj;
+        MapSink sink = scim_collect_sink(&col);
+        Mapper *m = NULL;
+        const MapRejects *rj;
         NssMaps maps = {};
 
-        ck_assert_int_eq(scim_map_new(c, &sink, &m), 0);
-        ck_assert_int_eq(scim_map_load_local(m, NULL, NULL), 0);
+        ck_assert_int_eq(mapper_new(c, &sink, &m), 0);
+        ck_assert_int_eq(mapper_load_local(m, NULL, NULL), 0);
         map_text(m, NSS_MAP_PASSWD,
                  "alice:x:2001:2001:Alice:/home/alice:/bin/bash\n"
                  "toor:x:0:0::/root:/bin/bash\n"                 /* uid 0 */
@@ -184,19 +184,19 @@ START_TEST(test_mapper) {
                  "alice:['ssh-ed25519 AAAA a', ' padded', 'ctl\\x01']\nroot:['ssh-ed25519 AAAA evil']\n");
         map_text(m, NSS_MAP_GROUP,
                  "team:x:3001:alice,root,bad name,alice\nsudo:x:3002:alice\nlow:x:10:alice\n");
-        ck_assert_int_eq(scim_map_finish(m), 0);
-        rj = scim_map_rejects(m);
-        ck_assert_uint_eq(rj->count[SCIM_REJECT_ID_RANGE], 2); /* toor, low */
-        ck_assert_uint_eq(rj->count[SCIM_REJECT_LOCAL_ACCOUNT],
+        ck_assert_int_eq(mapper_finish(m), 0);
+        rj = mapper_rejects(m);
+        ck_assert_uint_eq(rj->count[MAP_REJECT_ID_RANGE], 2); /* toor, low */
+        ck_assert_uint_eq(rj->count[MAP_REJECT_LOCAL_ACCOUNT],
                           6); /* sshd, bob, nobody, root key, root member, sudo */
-        ck_assert_uint_eq(rj->count[SCIM_REJECT_BAD_HOME], 2);      /* carol, dave */
-        ck_assert_uint_eq(rj->count[SCIM_REJECT_BAD_ENTRY], 1);     /* erin */
-        ck_assert_uint_eq(rj->count[SCIM_REJECT_BAD_SHELL], 1);     /* frank */
-        ck_assert_uint_eq(rj->count[SCIM_REJECT_BAD_NAME], 1);      /* 9999 */
-        ck_assert_uint_eq(rj->count[SCIM_REJECT_DUP_NAME], 1);      /* the second alice shadow */
-        ck_assert_uint_eq(rj->count[SCIM_REJECT_NAME_MISMATCH], 1); /* ghost: no passwd entry */
-        ck_assert_uint_eq(rj->count[SCIM_REJECT_BAD_SSHKEY], 2);    /* padded, control */
-        ck_assert_uint_eq(rj->count[SCIM_REJECT_BAD_MEMBER], 1);    /* "bad name" */
+        ck_assert_uint_eq(rj->count[MAP_REJECT_BAD_HOME], 2);      /* carol, dave */
+        ck_assert_uint_eq(rj->count[MAP_REJECT_BAD_ENTRY], 1);     /* erin */
+        ck_assert_uint_eq(rj->count[MAP_REJECT_BAD_SHELL], 1);     /* frank */
+        ck_assert_uint_eq(rj->count[MAP_REJECT_BAD_NAME], 1);      /* 9999 */
+        ck_assert_uint_eq(rj->count[MAP_REJECT_DUP_NAME], 1);      /* the second alice shadow */
+        ck_assert_uint_eq(rj->count[MAP_REJECT_NAME_MISMATCH], 1); /* ghost: no passwd entry */
+        ck_assert_uint_eq(rj->count[MAP_REJECT_BAD_SSHKEY], 2);    /* padded, control */
+        ck_assert_uint_eq(rj->count[MAP_REJECT_BAD_MEMBER], 1);    /* "bad name" */
         scim_collect_take(&col, &maps);
         ck_assert_uint_eq(maps.n_passwd, 1);
         ck_assert_str_eq(maps.passwd[0].name, "alice");
@@ -208,7 +208,7 @@ START_TEST(test_mapper) {
         ck_assert_str_eq(maps.group[0].members[0], "alice");
         ck_assert_ptr_null(maps.group[0].members[1]);
         nss_maps_done(&maps);
-        scim_map_free(m);
+        mapper_free(m);
         scim_collect_done(&col);
         nsscache_conf_free(c);
 }

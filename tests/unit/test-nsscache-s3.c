@@ -17,10 +17,11 @@
 
 #include <curl/curl.h>
 
-#include "modules/nsscache/http-fetch.h"
+#include "modules/nsscache/files/http-fetch.h"
 #include "modules/nsscache/nsscache-conf.h"
-#include "modules/nsscache/s3-auth.h"
-#include "modules/nsscache/s3-object.h"
+#include "modules/nsscache/nsscache-source.h"
+#include "modules/nsscache/files/s3-auth.h"
+#include "modules/nsscache/files/s3-object.h"
 #include "util/cleanup.h"
 #include "../lib/check-run.h"
 
@@ -461,8 +462,8 @@ START_TEST(test_conf_s3) {
         ck_assert_int_eq(nsscache_conf_new(&c), 0);
         ck_assert_int_eq(nsscache_conf_parse_ini(c, text, strlen(text), "test.conf", &err), 0);
         ck_assert_int_eq(nsscache_conf_finalize(c, &err), 0);
-        ck_assert(nsscache_conf_is_s3(c) && nsscache_conf_is_http(c));
-        ck_assert_str_eq(nsscache_conf_source_name(c), "fleet");
+        ck_assert(nsscache_conf_is_s3(c) && nsscache_source(c)->files);
+        ck_assert_str_eq(nsscache_source(c)->describe(c), "fleet");
         free(c->s3_object[NSS_MAP_GROUP]);
         c->s3_object[NSS_MAP_GROUP] = NULL;
         ck_assert_int_eq(nsscache_conf_finalize(c, &err), -EINVAL);

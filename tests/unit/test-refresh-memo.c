@@ -202,17 +202,17 @@ START_TEST(test_files_digest) {
 END_TEST
 
 START_TEST(test_rejects_copy) {
-        ScimReject records[] = {
-                { .reason = SCIM_REJECT_LOCAL_ACCOUNT,
+        MapReject records[] = {
+                { .reason = MAP_REJECT_LOCAL_ACCOUNT,
                   .map = NSS_MAP_PASSWD,
                   .name = (char *) "root",
                   .id = 0 },
-                { .reason = SCIM_REJECT_DUP_NAME, .map = NSS_MAP_GROUP, .name = NULL, .id = -1 },
+                { .reason = MAP_REJECT_DUP_NAME, .map = NSS_MAP_GROUP, .name = NULL, .id = -1 },
         };
-        ScimRejects from = { .total = 7, .records = records, .n_records = 2 }, to, empty;
+        MapRejects from = { .total = 7, .records = records, .n_records = 2 }, to, empty;
 
-        from.count[SCIM_REJECT_LOCAL_ACCOUNT] = 5;
-        from.count[SCIM_REJECT_DUP_NAME] = 2;
+        from.count[MAP_REJECT_LOCAL_ACCOUNT] = 5;
+        from.count[MAP_REJECT_DUP_NAME] = 2;
         ck_assert_int_eq(refresh_rejects_copy(&to, &from), 0);
         ck_assert_uint_eq(to.total, 7);
         ck_assert_mem_eq(to.count, from.count, sizeof(from.count));
@@ -225,58 +225,59 @@ START_TEST(test_rejects_copy) {
         ck_assert_ptr_null(to.records);
         ck_assert_uint_eq(to.n_records, 0);
 
-        ck_assert_int_eq(refresh_rejects_copy(&empty, &(ScimRejects){}), 0);
+        ck_assert_int_eq(refresh_rejects_copy(&empty, &(MapRejects){}), 0);
         ck_assert_ptr_null(empty.records);
         refresh_rejects_done(&empty);
 }
 END_TEST
 
 START_TEST(test_record) {
-        ScimRecord a, b;
+        FetchRecord a, b;
         uint8_t d[DIGEST_LEN] = { 9 };
 
-        scim_record_init(&a);
-        scim_record_init(&b);
+        fetch_record_init(&a);
+        fetch_record_init(&b);
         ck_assert(memcmp(a.key, b.key, DIGEST_KEY_LEN) != 0); /* each run draws its own */
         for (int i = 0; i < 1000; i++)
                 ck_assert_int_eq(
-                        scim_record_add(&a, "http://x/Users?startIndex=1", "Users page 1", 200, true, d), 0);
+                        fetch_record_add(&a, "http://x/Users?startIndex=1", "Users page 1", 200, true, d),
+                        0);
         ck_assert_uint_eq(a.n, 1000);
         ck_assert_str_eq(a.requests[999].what, "Users page 1");
         ck_assert_int_eq(a.requests[999].status, 200);
         ck_assert(a.requests[999].listing);
         ck_assert_mem_eq(a.requests[999].digest, d, DIGEST_LEN);
-        scim_record_done(&a);
+        fetch_record_done(&a);
         ck_assert_uint_eq(a.n, 0);
         ck_assert_ptr_null(a.requests);
-        scim_record_done(&b);
+        fetch_record_done(&b);
 }
 END_TEST
 
 /* A server handing out kilobyte cursors a resource at a time cannot make
- * the memo hold more than SCIM_RECORD_BYTES_MAX between runs. */
+ * the memo hold more than FETCH_RECORD_BYTES_MAX between runs. */
 START_TEST(test_record_cap) {
         _cleanup_free_ char *url = malloc(4097);
         uint8_t d[DIGEST_LEN] = { 1 };
-        ScimRecord r;
+        FetchRecord r;
         size_t added = 0;
 
         ck_assert_ptr_nonnull(url);
         memset(url, 'c', 4096);
         url[4096] = 0;
-        scim_record_init(&r);
+        fetch_record_init(&r);
         while (!r.broken) {
-                ck_assert_int_eq(scim_record_add(&r, url, "Users page by cursor", 200, true, d), 0);
+                ck_assert_int_eq(fetch_record_add(&r, url, "Users page by cursor", 200, true, d), 0);
                 added++;
-                ck_assert_uint_le(r.bytes, SCIM_RECORD_BYTES_MAX);
-                ck_assert_uint_lt(added, SCIM_RECORD_BYTES_MAX / 4096 + 2);
+                ck_assert_uint_le(r.bytes, FETCH_RECORD_BYTES_MAX);
+                ck_assert_uint_lt(added, FETCH_RECORD_BYTES_MAX / 4096 + 2);
         }
-        ck_assert_uint_ge(added, SCIM_RECORD_BYTES_MAX / (4096 + 128));
+        ck_assert_uint_ge(added, FETCH_RECORD_BYTES_MAX / (4096 + 128));
         ck_assert_uint_eq(r.n, 0); /* what it held is given back at once */
         ck_assert_ptr_null(r.requests);
-        ck_assert_int_eq(scim_record_add(&r, "u", "w", 200, true, d), 0);
+        ck_assert_int_eq(fetch_record_add(&r, "u", "w", 200, true, d), 0);
         ck_assert_uint_eq(r.n, 0); /* and it stays broken */
-        scim_record_done(&r);
+        fetch_record_done(&r);
 }
 END_TEST
 

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "modules/nsscache/scim-page.h"
-#include "modules/nsscache/scim-spc.h"
+#include "modules/nsscache/scim/scim-page.h"
+#include "modules/nsscache/scim/scim-spc.h"
 #include "util/cleanup.h"
 #include "../lib/check-run.h"
 

@@ -9,8 +9,8 @@
 
 #include <json-c/json.h>
 
-#include "modules/nsscache/scim-map.h"
-#include "modules/nsscache/scim-page.h"
+#include "modules/nsscache/scim/scim-map.h"
+#include "modules/nsscache/scim/scim-page.h"
 #include "../lib/scim-collect.h"
 #include "util/cleanup.h"
 #include "util/macro.h"
@@ -117,16 +117,16 @@ static const char *tmp_file(TmpDir *d, const char *name, const char *text) {
 }
 
 /* Maps one users page (and optionally a groups page) with config @c. */
-static void run(NsscacheConf *c, const char *users, const char *groups, NssMaps *maps, ScimRejects *rej) {
+static void run(NsscacheConf *c, const char *users, const char *groups, NssMaps *maps, MapRejects *rej) {
         ScimCollect col = {};
-        ScimSink sink = scim_collect_sink(&col);
-        _cleanup_(scim_map_freep) ScimMapper *m = NULL;
+        MapSink sink = scim_collect_sink(&col);
+        _cleanup_(mapper_freep) Mapper *m = NULL;
         _cleanup_free_ char *err = NULL;
         ScimPage p = { 0 };
 
-        ck_assert_int_eq(scim_map_new(c, &sink, &m), 0);
-        ck_assert_int_eq(scim_map_load_local(m, local_passwd, local_group), 0);
-        ck_assert_int_eq(scim_map_load_published(m, published_passwd, published_group), 0);
+        ck_assert_int_eq(mapper_new(c, &sink, &m), 0);
+        ck_assert_int_eq(mapper_load_local(m, local_passwd, local_group), 0);
+        ck_assert_int_eq(mapper_load_published(m, published_passwd, published_group), 0);
         if (users) {
                 _cleanup_free_ char *b = page_of(users);
                 ck_assert_msg(scim_page_parse(b, strlen(b), 0, &p, &err) == 0, "%s", err);
@@ -139,9 +139,9 @@ static void run(NsscacheConf *c, const char *users, const char *groups, NssMaps 
                 ck_assert_int_eq(scim_map_add_groups(m, p.resources), 0);
                 scim_page_done(&p);
         }
-        ck_assert_int_eq(scim_map_finish(m), 0);
+        ck_assert_int_eq(mapper_finish(m), 0);
         scim_collect_take(&col, maps);
-        *rej = *scim_map_rejects(m);
+        *rej = *mapper_rejects(m);
         /* records are owned by the mapper; keep counts only */
         rej->records = NULL;
         rej->n_records = 0;
@@ -151,7 +151,7 @@ START_TEST(test_seed_layout) {
         _cleanup_(nsscache_conf_freep) NsscacheConf *c =
                 conf("[DEFAULT]\nscim_override_home_directory=/mnt/home/%%u\n");
         NssMaps maps = { 0 };
-        ScimRejects rej;
+        MapRejects rej;
         _cleanup_free_ char *u1 =
                 user("\"alice\"", "5001",
                      ",\"sunkPosixGroupId\":\"6000\",\"sunkLoginShell\":\"/bin/zsh\","
@@ -202,7 +202,7 @@ END_TEST
 START_TEST(test_home_fallback_and_gecos) {
         _cleanup_(nsscache_conf_freep) NsscacheConf *c = conf(NULL);
         NssMaps maps = { 0 };
-        ScimRejects rej;
+        MapRejects rej;
         _cleanup_free_ char *u1 = NULL, *u2 = NULL, *users = NULL;
 
         u1 = user("\"carol\"", "5003",
@@ -223,91 +223,89 @@ END_TEST
 
 static const struct {
         const char *resource;
-        ScimRejectReason reason;
+        MapRejectReason reason;
 } user_rejects[] = {
-        { "42", SCIM_REJECT_NOT_OBJECT },
-        { "[]", SCIM_REJECT_NOT_OBJECT },
-        { "{\"" CW "\":{\"sunkPosixUserId\":5000}}", SCIM_REJECT_NO_NAME },
-        { "{\"" CW "\":{\"sunkPosixUsername\":null,\"sunkPosixUserId\":5000}}", SCIM_REJECT_NO_NAME },
-        { "{\"" CW "\":\"flat\"}", SCIM_REJECT_NO_NAME },
-        { "{\"" CW "\":{\"sunkPosixUsername\":7,\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"-rf\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"a:b\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"a b\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"a\\nb\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
+        { "42", MAP_REJECT_NOT_OBJECT },
+        { "[]", MAP_REJECT_NOT_OBJECT },
+        { "{\"" CW "\":{\"sunkPosixUserId\":5000}}", MAP_REJECT_NO_NAME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":null,\"sunkPosixUserId\":5000}}", MAP_REJECT_NO_NAME },
+        { "{\"" CW "\":\"flat\"}", MAP_REJECT_NO_NAME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":7,\"sunkPosixUserId\":5000}}", MAP_REJECT_BAD_NAME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"-rf\",\"sunkPosixUserId\":5000}}", MAP_REJECT_BAD_NAME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"a:b\",\"sunkPosixUserId\":5000}}", MAP_REJECT_BAD_NAME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"a b\",\"sunkPosixUserId\":5000}}", MAP_REJECT_BAD_NAME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"a\\nb\",\"sunkPosixUserId\":5000}}", MAP_REJECT_BAD_NAME },
         { "{\"" CW "\":{\"sunkPosixUsername\":\"a\\u0000b\",\"sunkPosixUserId\":5000}}",
-          SCIM_REJECT_BAD_NAME },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
+          MAP_REJECT_BAD_NAME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"\",\"sunkPosixUserId\":5000}}", MAP_REJECT_BAD_NAME },
         { "{\"" CW
           "\":{\"sunkPosixUsername\":\"abcdefghijklmnopqrstuvwxyz0123456\",\"sunkPosixUserId\":5000}}",
-          SCIM_REJECT_BAD_NAME },
+          MAP_REJECT_BAD_NAME },
         { "{\"" CW "\":{\"sunkPosixUsername\":\"j\\u00f6rg\",\"sunkPosixUserId\":5000}}",
-          SCIM_REJECT_BAD_NAME },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\".\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"..\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"...\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"5000\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"a/b\",\"sunkPosixUserId\":5000}}", SCIM_REJECT_BAD_NAME },
+          MAP_REJECT_BAD_NAME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\".\",\"sunkPosixUserId\":5000}}", MAP_REJECT_BAD_NAME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"..\",\"sunkPosixUserId\":5000}}", MAP_REJECT_BAD_NAME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"...\",\"sunkPosixUserId\":5000}}", MAP_REJECT_BAD_NAME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"5000\",\"sunkPosixUserId\":5000}}", MAP_REJECT_BAD_NAME },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"a/b\",\"sunkPosixUserId\":5000}}", MAP_REJECT_BAD_NAME },
         { "{\"" CW "\":{\"sunkPosixUsername\":\"a\xff"
           "b\",\"sunkPosixUserId\":5000}}",
-          SCIM_REJECT_BAD_NAME },
+          MAP_REJECT_BAD_NAME },
         { "{\"" CW "\":{\"sunkPosixUsername\":\"root\",\"sunkPosixUserId\":5000}}",
-          SCIM_REJECT_LOCAL_ACCOUNT },
+          MAP_REJECT_LOCAL_ACCOUNT },
         { "{\"" CW "\":{\"sunkPosixUsername\":\"sshd\",\"sunkPosixUserId\":5000}}",
-          SCIM_REJECT_LOCAL_ACCOUNT },
+          MAP_REJECT_LOCAL_ACCOUNT },
         { "{\"" CW "\":{\"sunkPosixUsername\":\"daemon\",\"sunkPosixUserId\":5000}}",
-          SCIM_REJECT_LOCAL_ACCOUNT },
+          MAP_REJECT_LOCAL_ACCOUNT },
         { "{\"" CW "\":{\"sunkPosixUsername\":\"systemd-network\",\"sunkPosixUserId\":5000}}",
-          SCIM_REJECT_LOCAL_ACCOUNT },
+          MAP_REJECT_LOCAL_ACCOUNT },
         { "{\"" CW "\":{\"sunkPosixUsername\":\"_apt\",\"sunkPosixUserId\":5000}}",
-          SCIM_REJECT_LOCAL_ACCOUNT },
+          MAP_REJECT_LOCAL_ACCOUNT },
         { "{\"" CW "\":{\"sunkPosixUsername\":\"docker\",\"sunkPosixUserId\":5000}}",
-          SCIM_REJECT_LOCAL_ACCOUNT },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":65534}}",
-          SCIM_REJECT_LOCAL_ACCOUNT },
-        { USER_5000 "\"sunkPosixGroupId\":65534}}", SCIM_REJECT_LOCAL_ACCOUNT },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\"}}", SCIM_REJECT_NO_ID },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":\"12a\"}}", SCIM_REJECT_BAD_ID },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":\"-5000\"}}", SCIM_REJECT_BAD_ID },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":\"+5000\"}}", SCIM_REJECT_BAD_ID },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":\" 5000\"}}", SCIM_REJECT_BAD_ID },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":5000.0}}", SCIM_REJECT_BAD_ID },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":true}}", SCIM_REJECT_BAD_ID },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":[5000]}}", SCIM_REJECT_BAD_ID },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":\"\"}}", SCIM_REJECT_BAD_ID },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":0}}", SCIM_REJECT_ID_RANGE },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":\"0\"}}", SCIM_REJECT_ID_RANGE },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":-1}}", SCIM_REJECT_ID_RANGE },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":999}}", SCIM_REJECT_ID_RANGE },
-        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":2147483648}}",
-          SCIM_REJECT_ID_RANGE },
+          MAP_REJECT_LOCAL_ACCOUNT },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":65534}}", MAP_REJECT_LOCAL_ACCOUNT },
+        { USER_5000 "\"sunkPosixGroupId\":65534}}", MAP_REJECT_LOCAL_ACCOUNT },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\"}}", MAP_REJECT_NO_ID },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":\"12a\"}}", MAP_REJECT_BAD_ID },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":\"-5000\"}}", MAP_REJECT_BAD_ID },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":\"+5000\"}}", MAP_REJECT_BAD_ID },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":\" 5000\"}}", MAP_REJECT_BAD_ID },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":5000.0}}", MAP_REJECT_BAD_ID },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":true}}", MAP_REJECT_BAD_ID },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":[5000]}}", MAP_REJECT_BAD_ID },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":\"\"}}", MAP_REJECT_BAD_ID },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":0}}", MAP_REJECT_ID_RANGE },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":\"0\"}}", MAP_REJECT_ID_RANGE },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":-1}}", MAP_REJECT_ID_RANGE },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":999}}", MAP_REJECT_ID_RANGE },
+        { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":2147483648}}", MAP_REJECT_ID_RANGE },
         { "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":99999999999999999999999}}",
-          SCIM_REJECT_ID_RANGE },
-        { USER_5000 "\"sunkPosixGroupId\":0}}", SCIM_REJECT_ID_RANGE },
-        { USER_5000 "\"sunkPosixGroupId\":\"x\"}}", SCIM_REJECT_BAD_ID },
-        { USER_5000 "\"sunkPreferredHomeDirectory\":\"home/u\"}}", SCIM_REJECT_BAD_HOME },
-        { USER_5000 "\"sunkPreferredHomeDirectory\":\"/home/../root\"}}", SCIM_REJECT_BAD_HOME },
-        { USER_5000 "\"sunkPreferredHomeDirectory\":\"/home/u:x\"}}", SCIM_REJECT_BAD_HOME },
-        { USER_5000 "\"sunkPreferredHomeDirectory\":\"/home/u\\n\"}}", SCIM_REJECT_BAD_HOME },
-        { USER_5000 "\"sunkPreferredHomeDirectory\":{\"a\":1}}}", SCIM_REJECT_BAD_HOME },
-        { USER_5000 "\"sunkLoginShell\":\"bash\"}}", SCIM_REJECT_BAD_SHELL },
-        { USER_5000 "\"sunkLoginShell\":\"/bin/sh,x\"}}", SCIM_REJECT_BAD_SHELL },
-        { USER_5000 "\"sunkLoginShell\":5}}", SCIM_REJECT_BAD_SHELL },
+          MAP_REJECT_ID_RANGE },
+        { USER_5000 "\"sunkPosixGroupId\":0}}", MAP_REJECT_ID_RANGE },
+        { USER_5000 "\"sunkPosixGroupId\":\"x\"}}", MAP_REJECT_BAD_ID },
+        { USER_5000 "\"sunkPreferredHomeDirectory\":\"home/u\"}}", MAP_REJECT_BAD_HOME },
+        { USER_5000 "\"sunkPreferredHomeDirectory\":\"/home/../root\"}}", MAP_REJECT_BAD_HOME },
+        { USER_5000 "\"sunkPreferredHomeDirectory\":\"/home/u:x\"}}", MAP_REJECT_BAD_HOME },
+        { USER_5000 "\"sunkPreferredHomeDirectory\":\"/home/u\\n\"}}", MAP_REJECT_BAD_HOME },
+        { USER_5000 "\"sunkPreferredHomeDirectory\":{\"a\":1}}}", MAP_REJECT_BAD_HOME },
+        { USER_5000 "\"sunkLoginShell\":\"bash\"}}", MAP_REJECT_BAD_SHELL },
+        { USER_5000 "\"sunkLoginShell\":\"/bin/sh,x\"}}", MAP_REJECT_BAD_SHELL },
+        { USER_5000 "\"sunkLoginShell\":5}}", MAP_REJECT_BAD_SHELL },
         /* a path is used as it is: bytes that are not UTF-8 are refused, not repaired */
-        { USER_5000 "\"sunkPreferredHomeDirectory\":\"/home/\xe9\"}}", SCIM_REJECT_BAD_HOME },
-        { USER_5000 "\"sunkLoginShell\":\"/bin/\xc0\xafsh\"}}", SCIM_REJECT_BAD_SHELL },
-        { USER_5000 "\"sunkLoginShell\":[\"/bin/sh\"]}}", SCIM_REJECT_BAD_SHELL },
+        { USER_5000 "\"sunkPreferredHomeDirectory\":\"/home/\xe9\"}}", MAP_REJECT_BAD_HOME },
+        { USER_5000 "\"sunkLoginShell\":\"/bin/\xc0\xafsh\"}}", MAP_REJECT_BAD_SHELL },
+        { USER_5000 "\"sunkLoginShell\":[\"/bin/sh\"]}}", MAP_REJECT_BAD_SHELL },
 };
 
 START_TEST(test_user_reject) {
         _cleanup_(nsscache_conf_freep) NsscacheConf *c = conf(NULL);
         NssMaps maps = { 0 };
-        ScimRejects rej;
+        MapRejects rej;
 
         run(c, user_rejects[_i].resource, NULL, &maps, &rej);
         ck_assert_msg(rej.count[user_rejects[_i].reason] == 1 && rej.total == 1,
                       "case %d: want %s, got total %" PRIu64, _i,
-                      scim_reject_reason_to_string(user_rejects[_i].reason), rej.total);
+                      map_reject_reason_to_string(user_rejects[_i].reason), rej.total);
         ck_assert_int_eq(maps.n_passwd + maps.n_shadow + maps.n_sshkey, 0);
         nss_maps_done(&maps);
 }
@@ -315,53 +313,53 @@ END_TEST
 
 static const struct {
         const char *resource;
-        ScimRejectReason reason;
+        MapRejectReason reason;
         size_t members; /* of the group when it is published anyway */
 } group_rejects[] = {
-        { "7", SCIM_REJECT_NOT_OBJECT, 0 },
-        { "{\"sunkPosixGroupName\":7,\"sunkPosixGroupId\":7000}", SCIM_REJECT_BAD_NAME, 0 },
-        { "{\"sunkPosixGroupName\":[\"g\"],\"sunkPosixGroupId\":7000}", SCIM_REJECT_BAD_NAME, 0 },
-        { "{\"sunkPosixGroupName\":\"g\\u0000x\",\"sunkPosixGroupId\":7000}", SCIM_REJECT_BAD_NAME, 0 },
-        { "{\"sunkPosixGroupName\":\"g\\nx\",\"sunkPosixGroupId\":7000}", SCIM_REJECT_BAD_NAME, 0 },
-        { "{\"sunkPosixGroupName\":\"..\",\"sunkPosixGroupId\":7000}", SCIM_REJECT_BAD_NAME, 0 },
-        { "{\"sunkPosixGroupName\":\"g\xe9\",\"sunkPosixGroupId\":7000}", SCIM_REJECT_BAD_NAME, 0 },
-        { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":{}}", SCIM_REJECT_BAD_ID, 0 },
-        { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":1e9}", SCIM_REJECT_BAD_ID, 0 },
-        { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":65535}", SCIM_REJECT_LOCAL_ACCOUNT, 0 },
-        { "{\"sunkPosixGroupName\":\"systemd-journal\",\"sunkPosixGroupId\":7000}",
-          SCIM_REJECT_LOCAL_ACCOUNT, 0 },
-        { "{\"sunkPosixGroupName\":\"docker\",\"sunkPosixGroupId\":7000}", SCIM_REJECT_LOCAL_ACCOUNT, 0 },
+        { "7", MAP_REJECT_NOT_OBJECT, 0 },
+        { "{\"sunkPosixGroupName\":7,\"sunkPosixGroupId\":7000}", MAP_REJECT_BAD_NAME, 0 },
+        { "{\"sunkPosixGroupName\":[\"g\"],\"sunkPosixGroupId\":7000}", MAP_REJECT_BAD_NAME, 0 },
+        { "{\"sunkPosixGroupName\":\"g\\u0000x\",\"sunkPosixGroupId\":7000}", MAP_REJECT_BAD_NAME, 0 },
+        { "{\"sunkPosixGroupName\":\"g\\nx\",\"sunkPosixGroupId\":7000}", MAP_REJECT_BAD_NAME, 0 },
+        { "{\"sunkPosixGroupName\":\"..\",\"sunkPosixGroupId\":7000}", MAP_REJECT_BAD_NAME, 0 },
+        { "{\"sunkPosixGroupName\":\"g\xe9\",\"sunkPosixGroupId\":7000}", MAP_REJECT_BAD_NAME, 0 },
+        { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":{}}", MAP_REJECT_BAD_ID, 0 },
+        { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":1e9}", MAP_REJECT_BAD_ID, 0 },
+        { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":65535}", MAP_REJECT_LOCAL_ACCOUNT, 0 },
+        { "{\"sunkPosixGroupName\":\"systemd-journal\",\"sunkPosixGroupId\":7000}", MAP_REJECT_LOCAL_ACCOUNT,
+          0 },
+        { "{\"sunkPosixGroupName\":\"docker\",\"sunkPosixGroupId\":7000}", MAP_REJECT_LOCAL_ACCOUNT, 0 },
         /* a bad member costs that member only */
         { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":7000,\"members\":\"ok\"}",
-          SCIM_REJECT_BAD_MEMBER, 0 },
+          MAP_REJECT_BAD_MEMBER, 0 },
         { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":7000,\"members\":[{\"sunkPosixUsername\":"
           "\"ok\"},"
           "{\"sunkPosixUsername\":\"n\\u0000ul\"}]}",
-          SCIM_REJECT_BAD_MEMBER, 1 },
+          MAP_REJECT_BAD_MEMBER, 1 },
         { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":7000,\"members\":[{\"sunkPosixUsername\":"
           "\"ok\"},"
           "{\"sunkPosixUsername\":[\"x\"]}]}",
-          SCIM_REJECT_BAD_MEMBER, 1 },
+          MAP_REJECT_BAD_MEMBER, 1 },
         { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":7000,\"members\":[{\"sunkPosixUsername\":"
           "\"ok\"},"
           "{\"sunkPosixUsername\":\"a,b\"}]}",
-          SCIM_REJECT_BAD_MEMBER, 1 },
+          MAP_REJECT_BAD_MEMBER, 1 },
         { "{\"sunkPosixGroupName\":\"g\",\"sunkPosixGroupId\":7000,\"members\":[{\"sunkPosixUsername\":"
           "\"ok\"},"
           "{\"sunkPosixUsername\":\"_apt\"}]}",
-          SCIM_REJECT_LOCAL_ACCOUNT, 1 },
+          MAP_REJECT_LOCAL_ACCOUNT, 1 },
 };
 
 START_TEST(test_group_reject) {
         _cleanup_(nsscache_conf_freep) NsscacheConf *c = conf(NULL);
         NssMaps maps = { 0 };
-        ScimRejects rej;
+        MapRejects rej;
 
         run(c, NULL, group_rejects[_i].resource, &maps, &rej);
         ck_assert_msg(rej.count[group_rejects[_i].reason] == 1 && rej.total == 1,
                       "case %d: want %s, got total %" PRIu64, _i,
-                      scim_reject_reason_to_string(group_rejects[_i].reason), rej.total);
-        if (group_rejects[_i].reason == SCIM_REJECT_BAD_MEMBER || group_rejects[_i].members > 0) {
+                      map_reject_reason_to_string(group_rejects[_i].reason), rej.total);
+        if (group_rejects[_i].reason == MAP_REJECT_BAD_MEMBER || group_rejects[_i].members > 0) {
                 ck_assert_int_eq(maps.n_group, 1);
                 ck_assert_uint_eq(strv_length(maps.group[0].members), group_rejects[_i].members);
         } else
@@ -373,7 +371,7 @@ END_TEST
 START_TEST(test_duplicates) {
         _cleanup_(nsscache_conf_freep) NsscacheConf *c = conf(NULL);
         NssMaps maps = { 0 };
-        ScimRejects rej;
+        MapRejects rej;
         _cleanup_free_ char *a = user("\"a\"", "5000", ",\"sunkSshKeys\":\"ssh-ed25519 AAAA a\"");
         _cleanup_free_ char *b = user("\"a\"", "5001", ",\"sunkSshKeys\":\"ssh-ed25519 AAAA evil\"");
         _cleanup_free_ char *d = user("\"d\"", "5000", NULL);
@@ -397,13 +395,13 @@ START_TEST(test_duplicates) {
         ck_assert_int_eq(maps.n_passwd, 0);
         ck_assert_int_eq(maps.n_shadow, 0);
         ck_assert_int_eq(maps.n_sshkey, 0);
-        ck_assert_int_eq(rej.count[SCIM_REJECT_DUP_NAME], 4);
-        ck_assert_int_eq(rej.count[SCIM_REJECT_DUP_ID], 2);
-        ck_assert_int_eq(rej.count[SCIM_REJECT_BAD_MEMBER], 5);
-        ck_assert_int_eq(rej.count[SCIM_REJECT_ID_RANGE], 1);
-        ck_assert_int_eq(rej.count[SCIM_REJECT_BAD_NAME], 1);
-        ck_assert_int_eq(rej.count[SCIM_REJECT_NO_NAME], 1);
-        ck_assert_int_eq(rej.count[SCIM_REJECT_NO_ID], 1);
+        ck_assert_int_eq(rej.count[MAP_REJECT_DUP_NAME], 4);
+        ck_assert_int_eq(rej.count[MAP_REJECT_DUP_ID], 2);
+        ck_assert_int_eq(rej.count[MAP_REJECT_BAD_MEMBER], 5);
+        ck_assert_int_eq(rej.count[MAP_REJECT_ID_RANGE], 1);
+        ck_assert_int_eq(rej.count[MAP_REJECT_BAD_NAME], 1);
+        ck_assert_int_eq(rej.count[MAP_REJECT_NO_NAME], 1);
+        ck_assert_int_eq(rej.count[MAP_REJECT_NO_ID], 1);
         ck_assert_int_eq(maps.n_group, 2);
         ck_assert_str_eq(maps.group[0].name, "i");
         ck_assert_str_eq(maps.group[0].members[0], "ok");
@@ -418,7 +416,7 @@ START_TEST(test_sshkeys_and_mismatch) {
         _cleanup_(nsscache_conf_freep) NsscacheConf *c = NULL;
         _cleanup_free_ char *err = NULL, *t = NULL, *users = NULL, *big = NULL, *u = NULL;
         NssMaps maps = { 0 };
-        ScimRejects rej;
+        MapRejects rej;
 
         /* sshkey names users through userName: it differs for "x" */
         ck_assert_int_eq(nsscache_conf_new(&c), 0);
@@ -428,9 +426,9 @@ START_TEST(test_sshkeys_and_mismatch) {
         c->map[NSS_MAP_SSHKEY].path_username = strdup("userName");
         ck_assert_int_eq(nsscache_conf_finalize(c, &err), 0);
 
-        big = malloc(SCIM_SSHKEY_MAX + 16);
-        memset(big, 'A', SCIM_SSHKEY_MAX + 8);
-        big[SCIM_SSHKEY_MAX + 8] = 0;
+        big = malloc(MAP_SSHKEY_MAX + 16);
+        memset(big, 'A', MAP_SSHKEY_MAX + 8);
+        big[MAP_SSHKEY_MAX + 8] = 0;
         u = user("\"y\"", "5001", "},\"userName\":\"y\",\"x\":{\"sunkSshKeys\":1");
         ck_assert_int_ge(asprintf(&users,
                                   "{\"userName\":\"root\",\"" CW "\":{\"sunkPosixUsername\":\"x\","
@@ -442,8 +440,8 @@ START_TEST(test_sshkeys_and_mismatch) {
                          0);
         run(c, users, NULL, &maps, &rej);
         ck_assert_int_eq(maps.n_passwd, 3);
-        ck_assert_int_eq(rej.count[SCIM_REJECT_NAME_MISMATCH], 1);
-        ck_assert_int_eq(rej.count[SCIM_REJECT_BAD_SSHKEY], 3);
+        ck_assert_int_eq(rej.count[MAP_REJECT_NAME_MISMATCH], 1);
+        ck_assert_int_eq(rej.count[MAP_REJECT_BAD_SSHKEY], 3);
         ck_assert_int_eq(maps.n_sshkey, 2);
         ck_assert_str_eq(maps.sshkey[0].name, "z");
         ck_assert_str_eq(maps.sshkey[0].keys[0], "ok 1");
@@ -511,7 +509,7 @@ START_TEST(test_huge_strings) {
         _cleanup_free_ char *name = NULL, *home = NULL, *users = NULL, *u1 = NULL, *u2 = NULL;
         size_t n = 4 * 1024 * 1024;
         NssMaps maps = { 0 };
-        ScimRejects rej;
+        MapRejects rej;
 
         name = malloc(n + 3);
         name[0] = '"';
@@ -525,8 +523,8 @@ START_TEST(test_huge_strings) {
         u2 = user("\"ok\"", "5001", home);
         ck_assert_int_ge(asprintf(&users, "%s,%s", u1, u2), 0);
         run(c, users, NULL, &maps, &rej);
-        ck_assert_int_eq(rej.count[SCIM_REJECT_BAD_NAME], 1);
-        ck_assert_int_eq(rej.count[SCIM_REJECT_BAD_HOME], 1);
+        ck_assert_int_eq(rej.count[MAP_REJECT_BAD_NAME], 1);
+        ck_assert_int_eq(rej.count[MAP_REJECT_BAD_HOME], 1);
         ck_assert_int_eq(maps.n_passwd, 0);
         nss_maps_done(&maps);
 }
@@ -535,20 +533,20 @@ END_TEST
 START_TEST(test_reject_records_capped) {
         _cleanup_(nsscache_conf_freep) NsscacheConf *c = conf(NULL);
         ScimCollect col = {};
-        ScimSink sink = scim_collect_sink(&col);
-        _cleanup_(scim_map_freep) ScimMapper *m = NULL;
+        MapSink sink = scim_collect_sink(&col);
+        _cleanup_(mapper_freep) Mapper *m = NULL;
         json_object *arr = json_object_new_array();
 
         for (int i = 0; i < 1000; i++)
                 json_object_array_add(arr, json_object_new_int(i));
-        ck_assert_int_eq(scim_map_new(c, &sink, &m), 0);
+        ck_assert_int_eq(mapper_new(c, &sink, &m), 0);
         ck_assert_int_eq(scim_map_add_users(m, arr), 0);
-        ck_assert_int_eq(scim_map_rejects(m)->count[SCIM_REJECT_NOT_OBJECT], 1000);
-        ck_assert_int_eq(scim_map_rejects(m)->n_records, SCIM_REJECT_RECORDS_MAX);
+        ck_assert_int_eq(mapper_rejects(m)->count[MAP_REJECT_NOT_OBJECT], 1000);
+        ck_assert_int_eq(mapper_rejects(m)->n_records, MAP_REJECT_RECORDS_MAX);
         json_object_put(arr);
-        for (int r = 0; r < _SCIM_REJECT_MAX; r++)
-                ck_assert_ptr_nonnull(scim_reject_reason_to_string((ScimRejectReason) r));
-        ck_assert_ptr_null(scim_reject_reason_to_string(_SCIM_REJECT_MAX));
+        for (int r = 0; r < _MAP_REJECT_MAX; r++)
+                ck_assert_ptr_nonnull(map_reject_reason_to_string((MapRejectReason) r));
+        ck_assert_ptr_null(map_reject_reason_to_string(_MAP_REJECT_MAX));
 }
 END_TEST
 
@@ -558,8 +556,8 @@ END_TEST
 static void map_both(NsscacheConf *c, const char *users, const char *groups, const char *dir, NssMaps *maps,
                      CacheFormatted text[static _NSS_MAP_MAX]) {
         ScimCollect col = {};
-        ScimSink collect = scim_collect_sink(&col), render = scim_sink_formatted(text);
-        _cleanup_(scim_map_freep) ScimMapper *a = NULL, *b = NULL;
+        MapSink collect = scim_collect_sink(&col), render = map_sink_formatted(text);
+        _cleanup_(mapper_freep) Mapper *a = NULL, *b = NULL;
         _cleanup_free_ char *err = NULL, *ub = page_of(users), *gb = page_of(groups);
         ScimPage p = { 0 };
 
@@ -576,8 +574,8 @@ static void map_both(NsscacheConf *c, const char *users, const char *groups, con
                 cache_formatted_spill(text + t, fd, path);
                 text[t].chunk = 1;
         }
-        ck_assert_int_eq(scim_map_new(c, &collect, &a), 0);
-        ck_assert_int_eq(scim_map_new(c, &render, &b), 0);
+        ck_assert_int_eq(mapper_new(c, &collect, &a), 0);
+        ck_assert_int_eq(mapper_new(c, &render, &b), 0);
         ck_assert_msg(scim_page_parse(ub, strlen(ub), 0, &p, &err) == 0, "%s", err);
         ck_assert_int_eq(scim_map_add_users(a, p.resources), 0);
         ck_assert_int_eq(scim_map_add_users(b, p.resources), 0);
@@ -586,14 +584,13 @@ static void map_both(NsscacheConf *c, const char *users, const char *groups, con
         ck_assert_int_eq(scim_map_add_groups(a, p.resources), 0);
         ck_assert_int_eq(scim_map_add_groups(b, p.resources), 0);
         scim_page_done(&p);
-        ck_assert_int_eq(scim_map_finish(a), 0);
-        ck_assert_int_eq(scim_map_finish(b), 0);
+        ck_assert_int_eq(mapper_finish(a), 0);
+        ck_assert_int_eq(mapper_finish(b), 0);
         /* the same rejects, with the names displaced entries had in either sink */
-        ck_assert_int_eq(scim_map_rejects(a)->total, scim_map_rejects(b)->total);
-        ck_assert_uint_eq(scim_map_rejects(a)->n_records, scim_map_rejects(b)->n_records);
-        for (size_t i = 0; i < scim_map_rejects(a)->n_records; i++) {
-                const ScimReject *x = scim_map_rejects(a)->records + i,
-                                 *y = scim_map_rejects(b)->records + i;
+        ck_assert_int_eq(mapper_rejects(a)->total, mapper_rejects(b)->total);
+        ck_assert_uint_eq(mapper_rejects(a)->n_records, mapper_rejects(b)->n_records);
+        for (size_t i = 0; i < mapper_rejects(a)->n_records; i++) {
+                const MapReject *x = mapper_rejects(a)->records + i, *y = mapper_rejects(b)->records + i;
 
                 ck_assert_int_eq(x->reason, y->reason);
                 ck_assert_str_eq(x->name ?: "(null)", y->name ?: "(null)");
@@ -701,7 +698,7 @@ START_TEST(test_local_accounts) {
         _cleanup_(nsscache_conf_freep) NsscacheConf *c = conf(NULL);
         _cleanup_free_ char *users = NULL;
         NssMaps maps = { 0 };
-        ScimRejects rej;
+        MapRejects rej;
         TmpDir d;
 
         tmp_dir_init(&d);
@@ -732,7 +729,7 @@ START_TEST(test_local_accounts) {
         local_passwd = local_group = NULL;
         tmp_dir_done(&d);
         /* uid 5200, ubuntu, uid 1000, ops, uid 5100, primary gid 7000, odd; 6 groups; 4 members */
-        ck_assert_int_eq(rej.count[SCIM_REJECT_LOCAL_ACCOUNT], 7 + 6 + 4);
+        ck_assert_int_eq(rej.count[MAP_REJECT_LOCAL_ACCOUNT], 7 + 6 + 4);
         ck_assert_int_eq(rej.total, 17);
         ck_assert_int_eq(maps.n_passwd, 1);
         ck_assert_str_eq(maps.passwd[0].name, "fine");
@@ -750,13 +747,13 @@ END_TEST
 START_TEST(test_local_unreadable) {
         _cleanup_(nsscache_conf_freep) NsscacheConf *c = conf(NULL);
         ScimCollect col = {};
-        ScimSink sink = scim_collect_sink(&col);
-        _cleanup_(scim_map_freep) ScimMapper *m = NULL;
+        MapSink sink = scim_collect_sink(&col);
+        _cleanup_(mapper_freep) Mapper *m = NULL;
 
-        ck_assert_int_eq(scim_map_new(c, &sink, &m), 0);
-        ck_assert_int_eq(scim_map_load_local(m, "/nonexistent/passwd", NULL), 0);
-        ck_assert_int_lt(scim_map_load_local(m, "/proc/self/mem", NULL), 0);
-        ck_assert_int_eq(scim_map_load_published(m, "/nonexistent/passwd.cache", ""), 0);
+        ck_assert_int_eq(mapper_new(c, &sink, &m), 0);
+        ck_assert_int_eq(mapper_load_local(m, "/nonexistent/passwd", NULL), 0);
+        ck_assert_int_lt(mapper_load_local(m, "/proc/self/mem", NULL), 0);
+        ck_assert_int_eq(mapper_load_published(m, "/nonexistent/passwd.cache", ""), 0);
 }
 END_TEST
 
@@ -767,7 +764,7 @@ START_TEST(test_takeover) {
         _cleanup_(nsscache_conf_freep) NsscacheConf *c = conf(NULL);
         _cleanup_free_ char *users = NULL;
         NssMaps maps = { 0 };
-        ScimRejects rej;
+        MapRejects rej;
         TmpDir d;
 
         tmp_dir_init(&d);
@@ -811,7 +808,7 @@ START_TEST(test_takeover) {
         ck_assert_str_eq(maps.sshkey[1].keys[0], "ssh-ed25519 AAAA bob");
         /* alice 6666 and mallory displaced, alice 5000 again and alice 6001, both carols and dave
          * rejected; groups: research 7666 and evil displaced, both "new" rejected */
-        ck_assert_int_eq(rej.count[SCIM_REJECT_DUP_NAME] + rej.count[SCIM_REJECT_DUP_ID], 7 + 4);
+        ck_assert_int_eq(rej.count[MAP_REJECT_DUP_NAME] + rej.count[MAP_REJECT_DUP_ID], 7 + 4);
         ck_assert_int_eq(maps.n_group, 1);
         ck_assert_str_eq(maps.group[0].name, "research");
         ck_assert_int_eq(maps.group[0].gid, 7000);
@@ -826,7 +823,7 @@ START_TEST(test_empty_shell_home) {
         _cleanup_(nsscache_conf_freep) NsscacheConf *c = conf(NULL);
         _cleanup_free_ char *users = NULL;
         NssMaps maps = { 0 };
-        ScimRejects rej;
+        MapRejects rej;
 
         users = join_free(
                 3,
@@ -865,10 +862,10 @@ START_TEST(test_hostile_values) {
                                    "\"nl\\nx\",\"bad \xff\",\"sur \\ud800\",\"";
         size_t h = strlen(head);
 
-        big = malloc(h + SCIM_SSHKEY_MAX + 64);
+        big = malloc(h + MAP_SSHKEY_MAX + 64);
         memcpy(big, head, h);
-        memset(big + h, 'K', SCIM_SSHKEY_MAX + 1);
-        strcpy(big + h + SCIM_SSHKEY_MAX + 1, "\",\"ok 2\"]");
+        memset(big + h, 'K', MAP_SSHKEY_MAX + 1);
+        strcpy(big + h + MAP_SSHKEY_MAX + 1, "\",\"ok 2\"]");
         users = join_free(4, user("\"k\"", "5000", big),
                           strdup("{\"name\":{\"formatted\":\"Ren\xe9 \xff\xfe \xc3\xa9t\xc3\"},\"" CW "\":{"
                                  "\"sunkPosixUsername\":\"rene\",\"sunkPosixUserId\":5001}}"),

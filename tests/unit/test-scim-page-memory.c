@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "modules/nsscache/scim-fetch.h"
+#include "modules/nsscache/scim/scim-fetch.h"
 #include "util/cleanup.h"
 #include "../lib/check-run.h"
 

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache-format.h"
+#include "cache/cache-format.h"
 #include "map-file.h"
 #include "util/cleanup.h"
 #include "util/errloc.h"

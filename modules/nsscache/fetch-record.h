@@ -1,4 +1,5 @@
-/* What a refresh asked the SCIM server and a digest of each answer it used.
+/* What a refresh asked its source and a digest of each answer it used:
+ * the SCIM server's pages, or the http and s3 sources' files.
  *
  * Each request of a run follows from the answers before it (the next
  * startIndex or cursor comes from the page just read), and the maps follow
@@ -21,32 +22,32 @@
  * kilobyte cursors one resource at a time) is dropped and marked broken:
  * those runs are simply not replayed, and the memory is not held between
  * runs. */
-#define SCIM_RECORD_BYTES_MAX (8u * 1024 * 1024)
+#define FETCH_RECORD_BYTES_MAX (8u * 1024 * 1024)
 
-typedef struct ScimRequest {
+typedef struct FetchRequest {
         char *url;
         char *what;   /* the name errors give it */
         long status;  /* the HTTP status used; 0: the transfer failed */
         bool listing; /* a page of a listing (else /ServiceProviderConfig): see scim_fetch_replay() */
         uint8_t digest[DIGEST_LEN]; /* of the body as decoded */
-} ScimRequest;
+} FetchRequest;
 
-typedef struct ScimRecord {
-        uint8_t key[DIGEST_KEY_LEN]; /* the digests', drawn by scim_record_init() */
-        ScimRequest *requests;
+typedef struct FetchRecord {
+        uint8_t key[DIGEST_KEY_LEN]; /* the digests', drawn by fetch_record_init() */
+        FetchRequest *requests;
         size_t n, cap;
-        size_t bytes; /* held, counted against SCIM_RECORD_BYTES_MAX */
+        size_t bytes; /* held, counted against FETCH_RECORD_BYTES_MAX */
         bool broken;  /* an answer could not be digested, or the record grew too large: it shows nothing */
-} ScimRecord;
+} FetchRecord;
 
-/** scim_record_init() - an empty record with a fresh key. */
-void scim_record_init(ScimRecord *r);
+/** fetch_record_init() - an empty record with a fresh key. */
+void fetch_record_init(FetchRecord *r);
 
-/** scim_record_add() - append a request (@url and @what are copied); past
- * SCIM_RECORD_BYTES_MAX, empty @r and mark it broken instead (later adds
+/** fetch_record_add() - append a request (@url and @what are copied); past
+ * FETCH_RECORD_BYTES_MAX, empty @r and mark it broken instead (later adds
  * are ignored).  Return: 0 or -ENOMEM. */
-int scim_record_add(ScimRecord *r, const char *url, const char *what, long status, bool listing,
-                    const uint8_t digest[static DIGEST_LEN]);
+int fetch_record_add(FetchRecord *r, const char *url, const char *what, long status, bool listing,
+                     const uint8_t digest[static DIGEST_LEN]);
 
-/** scim_record_done() - free what @r holds; it is empty afterwards. */
-void scim_record_done(ScimRecord *r);
+/** fetch_record_done() - free what @r holds; it is empty afterwards. */
+void fetch_record_done(FetchRecord *r);

@@ -20,7 +20,7 @@
 
 #include <openssl/evp.h>
 
-#include "nss-maps.h"
+#include "cache/nss-maps.h"
 
 #define MANIFEST_MAX (64 * 1024)
 #define MANIFEST_VERSION 1

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scim-sink.h"
+#include "map-sink.h"
 #include "util/cleanup.h"
 #include "util/macro.h"
 #include "util/strbuf.h"
@@ -20,10 +20,9 @@ static int formatted_add(void *data, NssMapType t, const void *entry, uint64_t *
 }
 
 /* Every map's line starts with the entry's name and a colon. */
-static const char *formatted_name(void *data, NssMapType t, uint64_t at,
-                                  char buf[static SCIM_NAME_MAX + 1]) {
+static const char *formatted_name(void *data, NssMapType t, uint64_t at, char buf[static MAP_NAME_MAX + 1]) {
         CacheFormatted *f = (CacheFormatted *) data + t;
-        char line[SCIM_NAME_MAX + 1];
+        char line[MAP_NAME_MAX + 1];
         const char *colon;
         ssize_t n;
 
@@ -81,6 +80,6 @@ static int formatted_cut(void *data, NssMapType t, const uint64_t *at, size_t n)
         return cache_formatted_cut(f, spans, n);
 }
 
-ScimSink scim_sink_formatted(CacheFormatted text[static _NSS_MAP_MAX]) {
-        return (ScimSink){ formatted_add, formatted_name, formatted_cut, text };
+MapSink map_sink_formatted(CacheFormatted text[static _NSS_MAP_MAX]) {
+        return (MapSink){ formatted_add, formatted_name, formatted_cut, text };
 }

@@ -13,7 +13,7 @@
 
 #include <stddef.h>
 
-#include "nss-maps.h"
+#include "cache/nss-maps.h"
 
 /* Called for each line that parses; the entry's strings live until it returns. */
 typedef int (*map_file_entry_fn)(void *userdata, NssMapType t, const void *entry);

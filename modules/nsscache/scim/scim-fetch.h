@@ -14,7 +14,8 @@
 #include "nsscache-conf.h"
 #include "scim-map.h"
 #include "scim-page.h"
-#include "scim-record.h"
+#include "fetch-record.h"
+#include "fetch-stats.h"
 #include "sunkd/module.h"
 
 #define SCIM_PAGE_BODY_MAX (64u * 1024 * 1024)
@@ -39,23 +40,6 @@ typedef enum ScimFetchNote {
         SCIM_NOTE_CURSOR_REQUIRED = 1u
                                     << 4, /* an index request was answered with a nextCursor: followed it */
 } ScimFetchNote;
-
-typedef struct NsscacheFetchStats {
-        uint64_t requests; /* HTTP requests sent, retries included */
-        uint64_t retries;
-        uint64_t pages;     /* pages accepted */
-        uint64_t resources; /* Resources received */
-        uint64_t bytes;     /* decoded body bytes */
-        uint64_t duration_usec;
-        uint64_t not_modified;   /* http source: files answered 304 */
-        int64_t source_modified; /* http source: the oldest Last-Modified of the files used, -1: unknown */
-        uint64_t manifest_generation; /* manifest_url: the generation of the manifest used, 0: none */
-        uint64_t deltas;              /* manifest_url: maps brought up to date by a delta */
-        uint64_t delta_misses;        /* and deltas that did not give the signed map (then fetched whole) */
-        bool cursor;                  /* a listing was paged by cursor (RFC 9865) */
-        bool replayed;  /* every answer was as in the last run: nothing was parsed (refresh-memo.h) */
-        unsigned notes; /* ScimFetchNote bits */
-} NsscacheFetchStats;
 
 /** scim_fetch_note_to_string() - a sentence for one ScimFetchNote bit, or NULL. */
 const char *scim_fetch_note_to_string(ScimFetchNote n);
@@ -126,7 +110,7 @@ const NsscacheFetchStats *scim_fetch_stats(const ScimFetch *f);
  * with the answer's digest, for scim_fetch_replay().
  * *ret_stats (optional) is filled on success and failure.
  */
-int scim_fetch_run(const NsscacheConf *c, ScimMapper *m, ScimRecord *record, const sunkd_cancel *cancel,
+int scim_fetch_run(const NsscacheConf *c, Mapper *m, FetchRecord *record, const sunkd_cancel *cancel,
                    NsscacheFetchStats *ret_stats, char **ret_error);
 
 /**
@@ -139,5 +123,5 @@ int scim_fetch_run(const NsscacheConf *c, ScimMapper *m, ScimRecord *record, con
  * and time of the replay only.
  * Return: 0, or as scim_fetch_all().
  */
-int scim_fetch_replay(const NsscacheConf *c, const ScimRecord *rec, const sunkd_cancel *cancel,
+int scim_fetch_replay(const NsscacheConf *c, const FetchRecord *rec, const sunkd_cancel *cancel,
                       NsscacheFetchStats *ret_stats, bool *ret_same, char **ret_error);

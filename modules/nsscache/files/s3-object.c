@@ -9,7 +9,7 @@
 #include <json-c/json.h>
 
 #include "s3-object.h"
-#include "scim-page.h"
+#include "scim/scim-page.h"
 #include "util/cleanup.h"
 #include "util/json-util.h"
 #include "util/errloc.h"

@@ -3,11 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scim-record.h"
+#include "fetch-record.h"
 #include "util/macro.h"
 
 /* Frees the requests; the record stays broken. */
-static void drop(ScimRecord *r) {
+static void drop(FetchRecord *r) {
         for (size_t i = 0; i < r->n; i++) {
                 free(r->requests[i].url);
                 free(r->requests[i].what);
@@ -18,19 +18,19 @@ static void drop(ScimRecord *r) {
         r->broken = true;
 }
 
-void scim_record_init(ScimRecord *r) {
-        *r = (ScimRecord){};
+void fetch_record_init(FetchRecord *r) {
+        *r = (FetchRecord){};
         digest_key_new(r->key);
 }
 
-int scim_record_add(ScimRecord *r, const char *url, const char *what, long status, bool listing,
-                    const uint8_t digest[static DIGEST_LEN]) {
-        size_t bytes = sizeof(ScimRequest) + strlen(url) + strlen(what) + 2;
-        ScimRequest *q;
+int fetch_record_add(FetchRecord *r, const char *url, const char *what, long status, bool listing,
+                     const uint8_t digest[static DIGEST_LEN]) {
+        size_t bytes = sizeof(FetchRequest) + strlen(url) + strlen(what) + 2;
+        FetchRequest *q;
 
         if (r->broken)
                 return 0;
-        if (bytes > SCIM_RECORD_BYTES_MAX - r->bytes) {
+        if (bytes > FETCH_RECORD_BYTES_MAX - r->bytes) {
                 drop(r);
                 return 0;
         }
@@ -44,7 +44,9 @@ int scim_record_add(ScimRecord *r, const char *url, const char *what, long statu
                 r->cap = cap;
         }
         q = r->requests + r->n;
-        *q = (ScimRequest){ .url = strdup(url), .what = strdup(what), .status = status, .listing = listing };
+        *q = (FetchRequest){
+                .url = strdup(url), .what = strdup(what), .status = status, .listing = listing
+        };
         if (!q->url || !q->what) {
                 free(q->url);
                 free(q->what);
@@ -56,7 +58,7 @@ int scim_record_add(ScimRecord *r, const char *url, const char *what, long statu
         return 0;
 }
 
-void scim_record_done(ScimRecord *r) {
+void fetch_record_done(FetchRecord *r) {
         drop(r);
         explicit_bzero(r, sizeof(*r));
 }

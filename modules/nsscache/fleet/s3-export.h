@@ -14,7 +14,7 @@
 #pragma once
 #include <stdint.h>
 
-#include "cache-publish.h"
+#include "cache/cache-publish.h"
 #include "nsscache-conf.h"
 #include "sunkd/module.h"
 

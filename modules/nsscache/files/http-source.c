@@ -12,8 +12,8 @@
 
 #include "digest.h"
 #include "http-source.h"
-#include "manifest.h"
-#include "map-delta.h"
+#include "fleet/manifest.h"
+#include "fleet/map-delta.h"
 #include "map-file.h"
 #include "s3-auth.h"
 #include "s3-object.h"
@@ -162,11 +162,11 @@ void http_source_save(const NsscacheConf *c, const CacheOptions *opts, const Htt
 }
 
 static int on_entry(void *userdata, NssMapType t, const void *entry) {
-        return scim_map_add_entry(userdata, t, entry);
+        return mapper_add_entry(userdata, t, entry);
 }
 
 static int on_bad(void *userdata, NssMapType t, size_t line, const char *name) {
-        return scim_map_reject_line(userdata, t, name);
+        return mapper_reject_line(userdata, t, name);
 }
 
 /* @name from @url: the answer, or on a 304 the copy asked about. */
@@ -447,7 +447,7 @@ int http_source_fetch(const NsscacheConf *c, const CacheOptions *opts, const sun
         return r;
 }
 
-int http_source_map(const NsscacheConf *c, const HttpSourceRun *run, ScimMapper *m, char **ret_error) {
+int http_source_map(const NsscacheConf *c, const HttpSourceRun *run, Mapper *m, char **ret_error) {
         for (size_t i = 0; i < ELEMENTSOF(fetch_order); i++) {
                 NssMapType t = fetch_order[i];
                 const HttpBody *b = run->fetched + t;
@@ -481,7 +481,7 @@ static int body_digest(const uint8_t key[static DIGEST_KEY_LEN], const HttpBody 
         return digest_end(md, ret);
 }
 
-int http_source_record(const NsscacheConf *c, const HttpSourceRun *run, ScimRecord *rec) {
+int http_source_record(const NsscacheConf *c, const HttpSourceRun *run, FetchRecord *rec) {
         for (size_t i = 0; i < ELEMENTSOF(fetch_order); i++) {
                 NssMapType t = fetch_order[i];
                 uint8_t d[DIGEST_LEN];
@@ -490,13 +490,13 @@ int http_source_record(const NsscacheConf *c, const HttpSourceRun *run, ScimReco
                 if (!c->map_enabled[t])
                         continue;
                 if ((r = body_digest(rec->key, run->fetched + t, d)) < 0 ||
-                    (r = scim_record_add(rec, run->url[t], nss_map_to_string(t), 200, false, d)) < 0)
+                    (r = fetch_record_add(rec, run->url[t], nss_map_to_string(t), 200, false, d)) < 0)
                         return r;
         }
         return 0;
 }
 
-bool http_source_same(const NsscacheConf *c, const HttpSourceRun *run, const ScimRecord *rec) {
+bool http_source_same(const NsscacheConf *c, const HttpSourceRun *run, const FetchRecord *rec) {
         size_t k = 0;
 
         if (rec->broken)

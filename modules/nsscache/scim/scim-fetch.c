@@ -53,7 +53,7 @@
 #include "dupset.h"
 #include "curl-common.h"
 #include "scim-fetch.h"
-#include "scim-record.h"
+#include "fetch-record.h"
 #include "scim-spc.h"
 #include "util/cleanup.h"
 #include "util/errloc.h"
@@ -77,7 +77,7 @@ struct ScimFetch {
         uint8_t digest[DIGEST_LEN];
         json_tokener *tok; /* one for every page of the run */
         bool digest_ok;
-        ScimRecord *record;
+        FetchRecord *record;
         const sunkd_cancel *cancel;
         NsscacheFetchStats stats;
 };
@@ -324,7 +324,7 @@ static int record_answer(ScimFetch *f, const char *url, const char *what, long s
                 f->record->broken = true;
                 return 0;
         }
-        return scim_record_add(f->record, url, what, status, listing, f->digest);
+        return fetch_record_add(f->record, url, what, status, listing, f->digest);
 }
 
 /* The wait a 429 or 503 asks for (Retry-After, seconds or an HTTP-date,
@@ -763,7 +763,7 @@ static int groups_page(void *userdata, const ScimPage *p) {
 
 /* A handle with the token read now (it may have been rotated since the
  * last run), digesting answers under @rec's key if there is a record. */
-static int fetch_open(const NsscacheConf *c, const ScimRecord *rec, ScimFetch **ret, char **ret_error) {
+static int fetch_open(const NsscacheConf *c, const FetchRecord *rec, ScimFetch **ret, char **ret_error) {
         _cleanup_(scim_fetch_freep) ScimFetch *f = NULL;
         _cleanup_erase_ char *token = NULL;
         int r;
@@ -783,7 +783,7 @@ static int fetch_open(const NsscacheConf *c, const ScimRecord *rec, ScimFetch **
         return 0;
 }
 
-int scim_fetch_run(const NsscacheConf *c, ScimMapper *m, ScimRecord *record, const sunkd_cancel *cancel,
+int scim_fetch_run(const NsscacheConf *c, Mapper *m, FetchRecord *record, const sunkd_cancel *cancel,
                    NsscacheFetchStats *ret_stats, char **ret_error) {
         _cleanup_(scim_fetch_freep) ScimFetch *f = NULL;
         int r;
@@ -807,7 +807,7 @@ int scim_fetch_run(const NsscacheConf *c, ScimMapper *m, ScimRecord *record, con
  * scim_fetch_all() would, and fails the same way; /ServiceProviderConfig
  * gets one try, and any answer but the recorded one is a difference (the
  * full run then decides, as scim_fetch_paging() does). */
-static int replay_one(ScimFetch *f, const ScimRequest *q, bool *ret_same, char **ret_error) {
+static int replay_one(ScimFetch *f, const FetchRequest *q, bool *ret_same, char **ret_error) {
         long status = 200;
         CURLcode cr;
         int r;
@@ -831,7 +831,7 @@ static int replay_one(ScimFetch *f, const ScimRequest *q, bool *ret_same, char *
         return 0;
 }
 
-int scim_fetch_replay(const NsscacheConf *c, const ScimRecord *rec, const sunkd_cancel *cancel,
+int scim_fetch_replay(const NsscacheConf *c, const FetchRecord *rec, const sunkd_cancel *cancel,
                       NsscacheFetchStats *ret_stats, bool *ret_same, char **ret_error) {
         _cleanup_(scim_fetch_freep) ScimFetch *f = NULL;
         uint64_t start = curl_now_usec();

@@ -10,7 +10,7 @@
 #include "curl-common.h"
 #include "manifest.h"
 #include "map-export.h"
-#include "s3-auth.h"
+#include "files/s3-auth.h"
 #include "s3-export.h"
 #include "util/cleanup.h"
 #include "util/errloc.h"

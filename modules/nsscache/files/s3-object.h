@@ -11,7 +11,7 @@
  * an object with a string Key and an object Value, an attribute nsscache
  * does not read or of the wrong type, a uid or gid that is not an integer,
  * a passwd or group password other than "x".  The entries then go through
- * scim_map_add_entry(), as a map file's lines do.  An object that is not a
+ * mapper_add_entry(), as a map file's lines do.  An object that is not a
  * JSON array fails the run.  The array is walked record by record, each
  * parsed alone and freed: the peak is the body and one record's tree, not
  * the json-c tree of the whole object (about 50 times its bytes).  A
@@ -22,7 +22,7 @@
 #include <stddef.h>
 
 #include "map-file.h"
-#include "nss-maps.h"
+#include "cache/nss-maps.h"
 
 /**
  * s3_object_parse() - the records of map @t in @data (@len bytes).

@@ -1,11 +1,11 @@
-/* Where a ScimMapper's accepted entries go: its one output.
+/* Where a Mapper's accepted entries go: its one output.
  *
  * The mapper decides who gets a name and an id; a sink holds what it
  * accepted.  An entry accepted early can be displaced by a later, rightful
  * claimant (the incumbent of the published map), so a sink says where each
  * entry went and can cut entries out again when the mapping is finished.
  * The refresh renders each entry at once into the cache files' text
- * (scim_sink_formatted()); tests and tools may collect them as NssMaps.
+ * (map_sink_formatted()); tests and tools may collect them as NssMaps.
  * Non-logging.
  */
 #pragma once
@@ -13,26 +13,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cache-format.h"
-#include "nss-maps.h"
+#include "cache/cache-format.h"
+#include "cache/nss-maps.h"
 
-#define SCIM_NAME_MAX 32
+#define MAP_NAME_MAX 32
 
 /* Where one accepted entry went in one map: the byte offset of its line of
- * rendered text, or an array index.  SCIM_AT_NONE: nothing there. */
-#define SCIM_AT_NONE UINT64_MAX
+ * rendered text, or an array index.  MAP_AT_NONE: nothing there. */
+#define MAP_AT_NONE UINT64_MAX
 
-typedef struct ScimSink {
+typedef struct MapSink {
         /* One accepted entry of map @t, its strings borrowed.  -EINVAL or
          * -EILSEQ: the cache format cannot hold it, nothing was added (the
          * mapper rejects that entry); -ENOMEM. */
         int (*add)(void *data, NssMapType t, const void *entry, uint64_t *ret_at);
         /* The name of the entry at @at, or NULL. */
-        const char *(*name)(void *data, NssMapType t, uint64_t at, char buf[static SCIM_NAME_MAX + 1]);
+        const char *(*name)(void *data, NssMapType t, uint64_t at, char buf[static MAP_NAME_MAX + 1]);
         /* Removes the @n entries of map @t at @at, given in the order they were added. */
         int (*cut)(void *data, NssMapType t, const uint64_t *at, size_t n);
         void *data;
-} ScimSink;
+} MapSink;
 
-/** scim_sink_formatted() - render into @text[t] (initialised by the caller, one per map). */
-ScimSink scim_sink_formatted(CacheFormatted text[static _NSS_MAP_MAX]);
+/** map_sink_formatted() - render into @text[t] (initialised by the caller, one per map). */
+MapSink map_sink_formatted(CacheFormatted text[static _NSS_MAP_MAX]);

@@ -17,7 +17,7 @@
 
 #include <openssl/evp.h>
 
-#include "cache-publish.h"
+#include "cache/cache-publish.h"
 #include "nsscache-conf.h"
 
 #define EXPORT_MANIFEST "manifest"

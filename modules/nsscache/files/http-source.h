@@ -10,13 +10,14 @@
  */
 #pragma once
 
-#include "cache-publish.h"
+#include "cache/cache-publish.h"
 #include "http-fetch.h"
-#include "manifest.h"
+#include "fleet/manifest.h"
 #include "nsscache-conf.h"
-#include "scim-fetch.h"
-#include "scim-map.h"
-#include "scim-record.h"
+#include "scim/scim-fetch.h"
+#include "mapper.h"
+#include "fetch-record.h"
+#include "fetch-stats.h"
 
 typedef struct HttpSourceRun {
         HttpBody fetched[_NSS_MAP_MAX]; /* the answers of this run (a 304 holds the copy it confirmed) */
@@ -56,17 +57,17 @@ int http_source_fetch(const NsscacheConf *c, const CacheOptions *opts, const sun
  * Return: 0, or what map_file_parse() returned: a map file whose last line
  * is cut short fails the run (-EBADMSG, *ret_error names its URL).
  */
-int http_source_map(const NsscacheConf *c, const HttpSourceRun *run, ScimMapper *m, char **ret_error);
+int http_source_map(const NsscacheConf *c, const HttpSourceRun *run, Mapper *m, char **ret_error);
 
 /**
  * http_source_record() - each map of @run (its URL and a digest of its
  * body under @rec's key) into @rec, for a memo (refresh-memo.h).
  * Return: 0 or -ENOMEM.
  */
-int http_source_record(const NsscacheConf *c, const HttpSourceRun *run, ScimRecord *rec);
+int http_source_record(const NsscacheConf *c, const HttpSourceRun *run, FetchRecord *rec);
 
 /** http_source_same() - whether @run holds what @rec recorded, map for map. */
-bool http_source_same(const NsscacheConf *c, const HttpSourceRun *run, const ScimRecord *rec);
+bool http_source_same(const NsscacheConf *c, const HttpSourceRun *run, const FetchRecord *rec);
 
 /**
  * http_source_save() - after a successful publish, keep what it applied as

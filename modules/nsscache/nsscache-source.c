@@ -1,0 +1,156 @@
+/* One row per source: scim, http and s3, each a name, a few facts and the
+ * functions that differ.  The rows adapt each source's own functions
+ * (scim-fetch.h, http-source.h, nsscache-conf-check.c) to one shape. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "files/http-source.h"
+#include "nsscache-conf-internal.h"
+#include "nsscache-source.h"
+#include "util/macro.h"
+
+/* ---- scim: fetched as it is mapped ------------------------------------------ */
+
+static const char *scim_describe(const NsscacheConf *c) {
+        return c->base_url ?: "";
+}
+
+static void scim_how(const NsscacheFetchStats *s, char *buf, size_t size) {
+        (void) snprintf(buf, size, "paged by %s", s->cursor ? "cursor" : "index");
+}
+
+static int scim_same(const NsscacheConf *c, void *run, const FetchRecord *rec, const sunkd_cancel *cancel,
+                     NsscacheFetchStats *stats, bool *ret_same, char **ret_error) {
+        int r = scim_fetch_replay(c, rec, cancel, stats, ret_same, ret_error);
+
+        if (r >= 0 && *ret_same && sunkd_cancelled(cancel))
+                return -ECANCELED;
+        return r;
+}
+
+static int scim_map(const NsscacheConf *c, void *run, Mapper *m, FetchRecord *rec,
+                    const sunkd_cancel *cancel, NsscacheFetchStats *stats, char **ret_error) {
+        NsscacheFetchStats before = *stats;
+        int r;
+
+        *stats = (NsscacheFetchStats){};
+        r = scim_fetch_run(c, m, rec, cancel, stats, ret_error);
+        /* the requests of a replay that found a change were sent too */
+        stats->requests += before.requests;
+        stats->retries += before.retries;
+        stats->bytes += before.bytes;
+        stats->duration_usec += before.duration_usec;
+        return r;
+}
+
+/* ---- http and s3: files fetched whole, then mapped -------------------------- */
+
+static const char *http_describe(const NsscacheConf *c) {
+        if (c->manifest_url)
+                return c->manifest_url;
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                if (c->map_enabled[t] && c->http_url[t])
+                        return c->http_url[t];
+        return "";
+}
+
+static const char *s3_describe(const NsscacheConf *c) {
+        return c->manifest_url ?: c->s3_bucket ?: "";
+}
+
+static void files_how(const NsscacheFetchStats *s, char *buf, size_t size) {
+        if (s->deltas + s->delta_misses > 0)
+                (void) snprintf(buf, size, "%llu answered 304 Not Modified, %llu map(s) by delta%s",
+                                (unsigned long long) s->not_modified, (unsigned long long) s->deltas,
+                                s->delta_misses ? ", some deltas did not apply" : "");
+        else
+                (void) snprintf(buf, size, "%llu answered 304 Not Modified",
+                                (unsigned long long) s->not_modified);
+}
+
+static int files_fetch(const NsscacheConf *c, const CacheOptions *opts, const sunkd_cancel *cancel,
+                       void **ret_run, NsscacheFetchStats *stats, char **ret_error) {
+        HttpSourceRun *run = calloc(1, sizeof(*run));
+
+        *ret_run = run;
+        if (!run)
+                return -ENOMEM;
+        return http_source_fetch(c, opts, cancel, run, stats, ret_error);
+}
+
+static int files_same(const NsscacheConf *c, void *run, const FetchRecord *rec, const sunkd_cancel *cancel,
+                      NsscacheFetchStats *stats, bool *ret_same, char **ret_error) {
+        *ret_same = http_source_same(c, run, rec);
+        return 0;
+}
+
+static int files_map(const NsscacheConf *c, void *run, Mapper *m, FetchRecord *rec,
+                     const sunkd_cancel *cancel, NsscacheFetchStats *stats, char **ret_error) {
+        int r = http_source_map(c, run, m, ret_error);
+
+        /* a record that could not be made shows nothing: no memo is left */
+        if (r >= 0 && rec && http_source_record(c, run, rec) < 0)
+                rec->broken = true;
+        return r;
+}
+
+static void files_save(const NsscacheConf *c, const CacheOptions *opts, void *run) {
+        http_source_save(c, opts, run);
+}
+
+static void files_done(void *run) {
+        http_source_run_done(run);
+        free(run);
+}
+
+static const NsscacheSource sources[] = {
+        {
+                .name = "scim",
+                .token = true,
+                .tls_unverified =
+                        "the SCIM server is not authenticated and the bearer token goes to whoever answers",
+                .check = nsscache_conf_check_scim,
+                .describe = scim_describe,
+                .how = scim_how,
+                .same = scim_same,
+                .map = scim_map,
+        },
+        {
+                .name = "http",
+                .files = true,
+                .tls_unverified = "the server of the map files is not authenticated",
+                .check = nsscache_conf_check_http,
+                .describe = http_describe,
+                .how = files_how,
+                .fetch = files_fetch,
+                .same = files_same,
+                .map = files_map,
+                .save = files_save,
+                .done = files_done,
+        },
+        {
+                .name = "s3",
+                .files = true,
+                .tls_unverified = "the server of the map files is not authenticated",
+                .check = nsscache_conf_check_s3,
+                .describe = s3_describe,
+                .how = files_how,
+                .fetch = files_fetch,
+                .same = files_same,
+                .map = files_map,
+                .save = files_save,
+                .done = files_done,
+        },
+};
+
+const NsscacheSource *nsscache_source_find(const char *name) {
+        for (size_t i = 0; name && i < ELEMENTSOF(sources); i++)
+                if (streq(sources[i].name, name))
+                        return sources + i;
+        return NULL;
+}
+
+const NsscacheSource *nsscache_source(const NsscacheConf *c) {
+        return nsscache_source_find(c->source) ?: sources;
+}
