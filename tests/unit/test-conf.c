@@ -40,8 +40,11 @@ START_TEST(test_module_same) {
 
         ck_assert_int_eq(parse("modules:\n  m:\n    k: v\n    l: [1, 2]\n    x: {y: z}\n", &a, &e), 0);
         /* Moved down by a comment and another module, flow style, allow added. */
-        ck_assert_int_eq(parse("log_level: info\n# moved\nmodules:\n  n: {}\n  m:\n    allow: [root]\n"
-                               "    required: false\n    k: v\n    l:\n      - 1\n      - 2\n    x:\n      y: z\n", &b, &e), 0);
+        ck_assert_int_eq(
+                parse("log_level: info\n# moved\nmodules:\n  n: {}\n  m:\n    allow: [root]\n"
+                      "    required: false\n    k: v\n    l:\n      - 1\n      - 2\n    x:\n      y: z\n",
+                      &b, &e),
+                0);
         ck_assert(config_module_same(config_find_module(a, "m"), config_find_module(b, "m")));
         ck_assert(conf_node_equal(config_find_module(a, "m")->cfg, config_find_module(a, "m")->cfg, NULL));
         /* The host keys count when not skipped. */
@@ -56,7 +59,8 @@ START_TEST(test_module_same) {
         ck_assert_int_eq(parse("modules:\n  m:\n    l: [1, 2]\n    k: v\n    x: {y: z}\n", &c, &e), 0);
         ck_assert(!config_module_same(config_find_module(a, "m"), config_find_module(c, "m")));
         config_free(c);
-        ck_assert_int_eq(parse("modules:\n  m:\n    k: v\n    l: [1, 2]\n    x: {y: z}\n    extra: 1\n", &c, &e), 0);
+        ck_assert_int_eq(
+                parse("modules:\n  m:\n    k: v\n    l: [1, 2]\n    x: {y: z}\n    extra: 1\n", &c, &e), 0);
         ck_assert(!config_module_same(config_find_module(a, "m"), config_find_module(c, "m")));
         ck_assert(!config_module_same(config_find_module(c, "m"), config_find_module(a, "m")));
         config_free(c);
@@ -71,7 +75,9 @@ END_TEST
 /* A file that is part of the configuration: the same text naming a changed file is a change. */
 START_TEST(test_module_same_files) {
         char dir[] = "/tmp/test-conf-files-XXXXXX", *path = NULL, *yaml = NULL, *e = NULL;
-        struct Out { char *file; } o1 = {}, o2 = {}, o3 = {};
+        struct Out {
+                char *file;
+        } o1 = {}, o2 = {}, o3 = {};
         const sunkd_cfg_key reads[] = { { "file", SUNKD_CFG_PATH, 0, SUNKD_CFG_RELOAD_FILE, 0, 0 } };
         const sunkd_cfg_key plain[] = { { "file", SUNKD_CFG_PATH, 0, 0, 0, 0 } };
         Config *a = NULL, *b = NULL, *c = NULL;
@@ -174,7 +180,8 @@ START_TEST(test_allow_unknown) {
         free(e);
         e = NULL;
         /* A disabled module's list is not looked up. */
-        ck_assert_int_eq(parse("modules:\n  m:\n    enabled: false\n    allow: [no-such-user-sunkd]\n", &c, &e), 0);
+        ck_assert_int_eq(
+                parse("modules:\n  m:\n    enabled: false\n    allow: [no-such-user-sunkd]\n", &c, &e), 0);
         config_free(c);
 }
 END_TEST
@@ -210,7 +217,8 @@ START_TEST(test_errors_located) {
         expect_error("idle_timeout: -5s\n", "sunkd.yaml:1:1: key 'idle_timeout': '-5s' is negative");
         expect_error("idle_timeout: soon\n",
                      "sunkd.yaml:1:1: key 'idle_timeout': 'soon' is not a duration (use e.g. 30s, 15m, 1h)");
-        expect_error("max_connections: lots\n", "sunkd.yaml:1:1: key 'max_connections': 'lots' is not an integer");
+        expect_error("max_connections: lots\n",
+                     "sunkd.yaml:1:1: key 'max_connections': 'lots' is not an integer");
         expect_error("max_connections: 0\n",
                      "sunkd.yaml:1:1: key 'max_connections': 0 is out of range [1, 65536]");
         expect_error("max_connections: 8\nreserved_connections: 8\n",
@@ -221,21 +229,27 @@ START_TEST(test_errors_located) {
                      "sunkd.yaml:1:1: key 'max_connections_per_uid': 0 is out of range [1, 65536]");
         expect_error("max_calls_per_uid: -1\n",
                      "sunkd.yaml:1:1: key 'max_calls_per_uid': -1 is out of range [1, 65536]");
-        expect_error("request_timeout: soon\n",
-                     "sunkd.yaml:1:1: key 'request_timeout': 'soon' is not a duration (use e.g. 30s, 15m, 1h)");
-        expect_error("request_timeout: [1s]\n", "sunkd.yaml:1:1: key 'request_timeout': expected a duration (e.g. 30s, 15m, 1h)");
+        expect_error(
+                "request_timeout: soon\n",
+                "sunkd.yaml:1:1: key 'request_timeout': 'soon' is not a duration (use e.g. 30s, 15m, 1h)");
+        expect_error("request_timeout: [1s]\n",
+                     "sunkd.yaml:1:1: key 'request_timeout': expected a duration (e.g. 30s, 15m, 1h)");
         expect_error("socket: relative/path\n",
                      "sunkd.yaml:1:1: key 'socket': 'relative/path' is not an absolute path without '..'");
         expect_error("socket: /run/../etc/x\n",
                      "sunkd.yaml:1:1: key 'socket': '/run/../etc/x' is not an absolute path without '..'");
         expect_error("socket: [a, b]\n", "sunkd.yaml:1:1: key 'socket': expected an absolute path");
-        expect_error("log_level: loud\n",
-                     "sunkd.yaml:1:1: key 'log_level': 'loud' is not one of err, warning, notice, info, debug");
-        expect_error("socket_mode: \"0999\"\n", "sunkd.yaml:1:1: key 'socket_mode': '0999' is not an octal mode like 0660");
+        expect_error(
+                "log_level: loud\n",
+                "sunkd.yaml:1:1: key 'log_level': 'loud' is not one of err, warning, notice, info, debug");
+        expect_error("socket_mode: \"0999\"\n",
+                     "sunkd.yaml:1:1: key 'socket_mode': '0999' is not an octal mode like 0660");
         expect_error("modules:\n  nsscache:\n    enabled: maybe\n",
                      "sunkd.yaml:3:5: key 'enabled': 'maybe' is not a boolean (true or false)");
-        expect_error("modules:\n  nsscache: 5\n", "sunkd.yaml:2:3: key 'nsscache': a module section must be a mapping");
-        expect_error("modules:\n  ../evil:\n    enabled: true\n", "sunkd.yaml:2:3: key '../evil': not a valid module name");
+        expect_error("modules:\n  nsscache: 5\n",
+                     "sunkd.yaml:2:3: key 'nsscache': a module section must be a mapping");
+        expect_error("modules:\n  ../evil:\n    enabled: true\n",
+                     "sunkd.yaml:2:3: key '../evil': not a valid module name");
         expect_error("socket: /a\nsocket: /b\n", "sunkd.yaml:2:1: key 'socket': duplicate key");
         expect_error("- a\n- b\n", "sunkd.yaml:1:1: the top level must be a mapping of keys");
         expect_error("a: &x 1\nb: *x\n", "sunkd.yaml:2:4: aliases are not supported");
@@ -341,8 +355,11 @@ START_TEST(test_key_table) {
         ModConf mc;
         char *e;
 
-        ck_assert_int_eq(parse_mod("url: x\ncount: 3\nflag: yes\ninterval: 1m\nsize: 1K\nlist: [a, b]\nsub: {k: v}\n"
-                                   "enabled: true\nrequired: false\n", &mc, &e), 0);
+        ck_assert_int_eq(
+                parse_mod("url: x\ncount: 3\nflag: yes\ninterval: 1m\nsize: 1K\nlist: [a, b]\nsub: {k: v}\n"
+                          "enabled: true\nrequired: false\n",
+                          &mc, &e),
+                0);
         ck_assert_int_eq(parse_keys("url: x\nenabled: true\n", true, &mc, &e), -EINVAL);
         ck_assert_str_eq(e, "m.yaml:2:1: key 'enabled': unknown key");
         free(e);
@@ -502,7 +519,8 @@ START_TEST(test_secret) {
                 _cleanup_free_ char *value = NULL, *prefix = NULL;
                 ck_assert_int_ge(asprintf(&value, "file:%s/%s", secret_dir, refused[i].name), 0);
                 ck_assert_int_ge(asprintf(&prefix, "s.yaml:1:1: key 'token': file '%s/%s': %s", secret_dir,
-                                          refused[i].name, refused[i].reason), 0);
+                                          refused[i].name, refused[i].reason),
+                                 0);
                 expect_secret_error("token", value, prefix, "s3cr3t");
         }
         ck_assert_int_ge(asprintf(&where, "file:%s", nine), 0);
@@ -526,11 +544,28 @@ START_TEST(test_secret) {
         expect_secret_error("token", "[s3cr3t]", "s.yaml:1:1: key 'token': expected a string or file:/path",
                             "s3cr3t");
         expect_secret_error("token", "file:relative/s3cr3t",
-                            "s.yaml:1:1: key 'token': 'file:relative/s3cr3t': the path must be absolute", NULL);
-        expect_secret_error("token", "file:/etc/../etc/passwd", "s.yaml:1:1: key 'token': 'file:/etc/../etc/passwd'",
+                            "s.yaml:1:1: key 'token': 'file:relative/s3cr3t': the path must be absolute",
                             NULL);
-        expect_secret_error("token", "\"file:\"", "s.yaml:1:1: key 'token': 'file:': the path must be absolute", NULL);
-        expect_secret_error("token", "file:/dev/null", "s.yaml:1:1: key 'token': file '/dev/null': refused", NULL);
+        expect_secret_error("token", "file:/etc/../etc/passwd",
+                            "s.yaml:1:1: key 'token': 'file:/etc/../etc/passwd'", NULL);
+        expect_secret_error("token", "\"file:\"",
+                            "s.yaml:1:1: key 'token': 'file:': the path must be absolute", NULL);
+        expect_secret_error("token", "file:/dev/null", "s.yaml:1:1: key 'token': file '/dev/null': refused",
+                            NULL);
+        /* Another owner, mode 0600: the owner is named as the fault, not the mode. */
+        {
+                _cleanup_free_ char *owned = secret_file("owned", "s3cr3t-owned\n", 13, 0600), *value = NULL,
+                                    *want = NULL;
+                ck_assert_msg(geteuid() == 0, "must run as root: the test hands a file to uid 1");
+                ck_assert_int_eq(chown(owned, 1, (gid_t) -1), 0);
+                ck_assert_int_ge(asprintf(&value, "file:%s", owned), 0);
+                ck_assert_int_ge(asprintf(&want,
+                                          "s.yaml:1:1: key 'token': file '%s': refused: the owner is wrong: "
+                                          "uid 1, not root (chown root '%s')",
+                                          owned, owned),
+                                 0);
+                expect_secret_error("token", value, want, "s3cr3t");
+        }
         /* A FIFO must not hang the parse. */
         ck_assert_int_ge(asprintf(&where, "%s/fifo", secret_dir), 0);
         ck_assert_int_eq(mkfifo(where, 0600), 0);
@@ -568,9 +603,13 @@ START_TEST(test_write_path) {
         ck_assert_int_ge(asprintf(&yaml, "out: %s/out\n", dir), 0);
         ck_assert_int_eq(conf_tree_parse("w.yaml", yaml, strlen(yaml), &t, &e), 0);
         ck_assert_int_eq(conf_keys_parse(t->root, write_keys, ELEMENTSOF(write_keys), &wc, &e), 0);
-        ck_assert_int_eq(conf_keys_check_written(t->root, write_keys, ELEMENTSOF(write_keys), &wc, &e), -EPERM);
-        ck_assert_int_ge(asprintf(&want, "w.yaml:1:1: key 'out': refusing to write '%s/out': '%s' is group- or "
-                                  "world-writable (owner uid %u, mode 0775)", dir, dir, (unsigned) geteuid()), 0);
+        ck_assert_int_eq(conf_keys_check_written(t->root, write_keys, ELEMENTSOF(write_keys), &wc, &e),
+                         -EPERM);
+        ck_assert_int_ge(asprintf(&want,
+                                  "w.yaml:1:1: key 'out': refusing to write '%s/out': '%s' is group- or "
+                                  "world-writable (owner uid %u, mode 0775)",
+                                  dir, dir, (unsigned) geteuid()),
+                         0);
         ck_assert_str_eq(e, want);
         e = mfree(e);
         want = mfree(want);
@@ -579,8 +618,10 @@ START_TEST(test_write_path) {
         conf_keys_clear(write_keys, ELEMENTSOF(write_keys), &wc);
         ck_assert_int_ge(asprintf(&wc.log, "%s/log", dir), 0);
         wc.out = strdup("/nonexistent-dir/out");
-        ck_assert_int_eq(conf_keys_check_written(t->root, write_keys, ELEMENTSOF(write_keys), &wc, &e), -EPERM);
-        ck_assert_int_ge(asprintf(&want, "w.yaml:1:1: key 'log': (the default) refusing to write '%s/log'", dir), 0);
+        ck_assert_int_eq(conf_keys_check_written(t->root, write_keys, ELEMENTSOF(write_keys), &wc, &e),
+                         -EPERM);
+        ck_assert_int_ge(
+                asprintf(&want, "w.yaml:1:1: key 'log': (the default) refusing to write '%s/log'", dir), 0);
         ck_assert_msg(strncmp(e, want, strlen(want)) == 0, "got '%s'", e);
         e = mfree(e);
 
