@@ -52,8 +52,9 @@ static void forget_lifted(State *s) {
 static void signal_fill(State *s, HealthSignal *sig) {
         const Check *k;
 
-        *sig = (HealthSignal) { .max_drained_pct = (unsigned) s->conf.max_drained_pct };
+        *sig = (HealthSignal){ .max_drained_pct = (unsigned) s->conf.max_drained_pct };
         (void) snprintf(sig->prefix, sizeof(sig->prefix), "%s", s->conf.reason_prefix);
+        (void) snprintf(sig->node, sizeof(sig->node), "%s", s->node_name);
         memcpy(sig->set_reason, s->set_reason, sizeof(sig->set_reason));
         memcpy(sig->sticky_reason, s->sticky_reason, sizeof(sig->sticky_reason));
         if (s->forced != HEALTH_WANT_HEALTHY) {
@@ -114,10 +115,12 @@ void health_judge_apply_outcome(State *s, HealthSignal *sig) {
                 s->forced = HEALTH_WANT_HEALTHY;
                 methods_forced_done(s, sig);
         }
-        if (sig->outcome != HEALTH_OUTCOME_UNCHANGED || !s->have_outcome || !streq(s->last_outcome, sig->message))
+        if (sig->outcome != HEALTH_OUTCOME_UNCHANGED || !s->have_outcome ||
+            !streq(s->last_outcome, sig->message))
                 sunkd_log(s->ctx,
-                          sig->outcome == HEALTH_OUTCOME_GUARDED || sig->outcome == HEALTH_OUTCOME_FAILED ? SUNKD_LOG_WARNING
-                                                                                                          : SUNKD_LOG_NOTICE,
+                          sig->outcome == HEALTH_OUTCOME_GUARDED || sig->outcome == HEALTH_OUTCOME_FAILED
+                                  ? SUNKD_LOG_WARNING
+                                  : SUNKD_LOG_NOTICE,
                           0, "%s", sig->message);
         (void) snprintf(s->last_outcome, sizeof(s->last_outcome), "%s", sig->message);
         s->outcome = sig->outcome;
@@ -267,8 +270,8 @@ static int round_done(void *state, int r, void *input, void *result) {
                 return r;
         if (r < 0) {
                 sig->outcome = HEALTH_OUTCOME_FAILED;
-                (void) snprintf(sig->message, sizeof(sig->message), "the %s round ended: %s", transport_name(s),
-                                strerror(-r));
+                (void) snprintf(sig->message, sizeof(sig->message), "the %s round ended: %s",
+                                transport_name(s), strerror(-r));
         } else if (s->transport == TRANSPORT_LIBSLURM)
                 child_result(sig, o);
         s->node_busy = sig->busy;

@@ -15,7 +15,8 @@ static bool has_prefix(const char *s, const char *prefix) {
         return !isempty(prefix) && strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-HealthOwner health_signal_reason_owner(const char *reason, bool drained, const char *prefix, const char *sticky_reason) {
+HealthOwner health_signal_reason_owner(const char *reason, bool drained, const char *prefix,
+                                       const char *sticky_reason) {
         if (isempty(reason))
                 return drained ? HEALTH_OWNER_OTHER : HEALTH_OWNER_NONE;
         if (!has_prefix(reason, prefix))
@@ -29,7 +30,7 @@ HealthOwner health_signal_reason_owner(const char *reason, bool drained, const c
 }
 
 void health_signal_reason_format(char out[static HEALTH_REASON_MAX], const char *prefix, const char *what,
-                          const char *detail) {
+                                 const char *detail) {
         size_t len = 0;
 
         out[0] = '\0';
@@ -46,11 +47,11 @@ void health_signal_reason_format(char out[static HEALTH_REASON_MAX], const char 
 
 const char *health_signal_outcome_to_string(HealthOutcome o) {
         static const char *const names[] = {
-                [HEALTH_OUTCOME_UNCHANGED] = "unchanged",   [HEALTH_OUTCOME_DRAINED] = "drained",
-                [HEALTH_OUTCOME_UPDATED] = "updated",       [HEALTH_OUTCOME_RESUMED] = "resumed",
-                [HEALTH_OUTCOME_OTHER] = "other-owner",     [HEALTH_OUTCOME_UNREACHABLE] = "unreachable",
-                [HEALTH_OUTCOME_GUARDED] = "fleet-guard",   [HEALTH_OUTCOME_LIFTED] = "lifted",
-                [HEALTH_OUTCOME_NOT_FOUND] = "not-found",   [HEALTH_OUTCOME_FAILED] = "failed",
+                [HEALTH_OUTCOME_UNCHANGED] = "unchanged", [HEALTH_OUTCOME_DRAINED] = "drained",
+                [HEALTH_OUTCOME_UPDATED] = "updated",     [HEALTH_OUTCOME_RESUMED] = "resumed",
+                [HEALTH_OUTCOME_OTHER] = "other-owner",   [HEALTH_OUTCOME_UNREACHABLE] = "unreachable",
+                [HEALTH_OUTCOME_GUARDED] = "fleet-guard", [HEALTH_OUTCOME_LIFTED] = "lifted",
+                [HEALTH_OUTCOME_NOT_FOUND] = "not-found", [HEALTH_OUTCOME_FAILED] = "failed",
         };
         return (size_t) o < ELEMENTSOF(names) ? names[o] : "unknown";
 }
@@ -71,24 +72,28 @@ static void want_drain(HealthSignal *s, const HealthNode *node, HealthOwner owne
 
         switch (owner) {
         case HEALTH_OWNER_OTHER:
-                return finish(s, HEALTH_OUTCOME_OTHER, "node %s has a reason that is not ours (\"%s\"): left alone",
-                              node->name, node->reason ?: "drained without a reason");
+                return finish(s, HEALTH_OUTCOME_OTHER,
+                              "node %s has a reason that is not ours (\"%s\"): left alone", node->name,
+                              node->reason ?: "drained without a reason");
         case HEALTH_OWNER_STICKY:
                 if (!force || streq(node->reason, s->reason))
-                        return finish(s, HEALTH_OUTCOME_UNCHANGED, "node %s stays drained for \"%s\" until an operator undrains it",
+                        return finish(s, HEALTH_OUTCOME_UNCHANGED,
+                                      "node %s stays drained for \"%s\" until an operator undrains it",
                                       node->name, node->reason);
                 break;
         case HEALTH_OWNER_OURS:
                 if (streq(node->reason, s->reason) && health_node_drained(node))
-                        return finish(s, HEALTH_OUTCOME_UNCHANGED, "node %s already drained for \"%s\"", node->name,
-                                      s->reason);
+                        return finish(s, HEALTH_OUTCOME_UNCHANGED, "node %s already drained for \"%s\"",
+                                      node->name, s->reason);
                 break;
         case HEALTH_OWNER_NONE:
                 /* We drained it for this, and it is no longer: someone resumed
                  * it.  A different finding drains again. */
-                if (!force && !isempty(s->set_reason) && streq(s->set_reason, s->reason) && !health_node_drained(node))
+                if (!force && !isempty(s->set_reason) && streq(s->set_reason, s->reason) &&
+                    !health_node_drained(node))
                         return finish(s, HEALTH_OUTCOME_LIFTED,
-                                      "node %s was resumed by someone else after we drained it for \"%s\": not draining it again until the check passes",
+                                      "node %s was resumed by someone else after we drained it for \"%s\": "
+                                      "not draining it again until the check passes",
                                       node->name, s->set_reason);
                 if (!force) {
                         s->step = HEALTH_STEP_QUERY_FLEET;
@@ -107,13 +112,14 @@ static void want_healthy(HealthSignal *s, const HealthNode *node, HealthOwner ow
         case HEALTH_OWNER_NONE:
                 return finish(s, HEALTH_OUTCOME_UNCHANGED, "node %s is not drained", node->name);
         case HEALTH_OWNER_OTHER:
-                return finish(s, HEALTH_OUTCOME_OTHER, "node %s has a reason that is not ours (\"%s\"): left alone",
-                              node->name, node->reason ?: "drained without a reason");
+                return finish(s, HEALTH_OUTCOME_OTHER,
+                              "node %s has a reason that is not ours (\"%s\"): left alone", node->name,
+                              node->reason ?: "drained without a reason");
         case HEALTH_OWNER_STICKY:
                 if (!undrain)
                         return finish(s, HEALTH_OUTCOME_UNCHANGED,
-                                      "node %s stays drained for \"%s\" until an operator undrains it", node->name,
-                                      node->reason);
+                                      "node %s stays drained for \"%s\" until an operator undrains it",
+                                      node->name, node->reason);
                 break;
         case HEALTH_OWNER_OURS:
                 break;
@@ -126,15 +132,20 @@ void health_signal_node(HealthSignal *s, const HealthNode *node) {
         HealthOwner owner;
 
         if (!node)
-                return finish(s, HEALTH_OUTCOME_NOT_FOUND, "slurmctld knows no such node");
-        owner = health_signal_reason_owner(node->reason, health_node_drained(node), s->prefix, s->sticky_reason);
+                return finish(s, HEALTH_OUTCOME_NOT_FOUND,
+                              "slurmctld knows no node '%s': set health: node_name to this node's NodeName= "
+                              "in slurm.conf",
+                              s->node);
+        owner = health_signal_reason_owner(node->reason, health_node_drained(node), s->prefix,
+                                           s->sticky_reason);
         s->owner = owner;
         s->busy = health_node_busy(node);
         (void) snprintf(s->node, sizeof(s->node), "%s", node->name ?: "");
         /* Checks leave a node that is down or not responding alone; an
          * operator's drain or undrain (of our own reason) works on any. */
         if (health_node_unreachable(node) && s->want != HEALTH_WANT_FORCE_DRAIN &&
-            !(s->want == HEALTH_WANT_UNDRAIN && (owner == HEALTH_OWNER_OURS || owner == HEALTH_OWNER_STICKY)))
+            !(s->want == HEALTH_WANT_UNDRAIN &&
+              (owner == HEALTH_OWNER_OURS || owner == HEALTH_OWNER_STICKY)))
                 return finish(s, HEALTH_OUTCOME_UNREACHABLE, "node %s is %s: left alone", node->name,
                               node->state ?: "down");
         if (s->want == HEALTH_WANT_DRAIN || s->want == HEALTH_WANT_FORCE_DRAIN)
@@ -148,20 +159,23 @@ void health_signal_fleet(HealthSignal *s, size_t total, size_t ours) {
         size_t allowed = MAX((size_t) 1, total * s->max_drained_pct / 100);
 
         if (ours >= allowed)
-                return finish(s, HEALTH_OUTCOME_GUARDED,
-                              "fleet guard: %zu of %zu nodes in this node's partitions are drained by us already (max_drained_pct %u allows %zu): reporting \"%s\" instead of draining",
-                              ours, total, s->max_drained_pct, allowed, s->reason);
+                return finish(
+                        s, HEALTH_OUTCOME_GUARDED,
+                        "fleet guard: %zu of %zu nodes in this node's partitions are drained by us already "
+                        "(max_drained_pct %u allows %zu): reporting \"%s\" instead of draining",
+                        ours, total, s->max_drained_pct, allowed, s->reason);
         s->step = HEALTH_STEP_DRAIN;
         s->outcome = HEALTH_OUTCOME_DRAINED;
 }
 
 void health_signal_updated(HealthSignal *s, int r, const char *error) {
         if (r < 0)
-                return finish(s, HEALTH_OUTCOME_FAILED, "slurmctld refused the update: %s", error ?: strerror(-r));
+                return finish(s, HEALTH_OUTCOME_FAILED, "slurmctld refused the update: %s",
+                              error ?: strerror(-r));
         if (s->outcome == HEALTH_OUTCOME_RESUMED)
                 return finish(s, s->outcome, "node %s resumed", s->node);
-        finish(s, s->outcome, "node %s %s: \"%s\"", s->node, s->outcome == HEALTH_OUTCOME_UPDATED ? "reason updated" : "drained",
-               s->reason);
+        finish(s, s->outcome, "node %s %s: \"%s\"", s->node,
+               s->outcome == HEALTH_OUTCOME_UPDATED ? "reason updated" : "drained", s->reason);
 }
 
 void health_signal_failed(HealthSignal *s, int r, const char *error) {
@@ -176,14 +190,15 @@ static bool share_partition(const HealthNode *a, const HealthNode *b) {
 }
 
 void health_signal_fleet_count(const HealthNode *nodes, size_t n, const HealthNode *self, const char *prefix,
-                        size_t *ret_total, size_t *ret_ours) {
+                               size_t *ret_total, size_t *ret_ours) {
         size_t total = 0, ours = 0;
 
         for (size_t i = 0; i < n; i++) {
                 if (!streq_ptr(nodes[i].name, self->name) && !share_partition(&nodes[i], self))
                         continue;
                 total++;
-                if (nodes[i].reason && has_prefix(nodes[i].reason, prefix) && !streq_ptr(nodes[i].name, self->name))
+                if (nodes[i].reason && has_prefix(nodes[i].reason, prefix) &&
+                    !streq_ptr(nodes[i].name, self->name))
                         ours++;
         }
         *ret_total = MAX(total, (size_t) 1);

@@ -22,19 +22,20 @@ typedef enum HealthOwner {
 /* health_signal_reason_owner() - whose @reason is.  A drained node without a
  * reason counts as someone else's; ours is sticky only when it is
  * @sticky_reason, the one a sticky drain set. */
-HealthOwner health_signal_reason_owner(const char *reason, bool drained, const char *prefix, const char *sticky_reason);
+HealthOwner health_signal_reason_owner(const char *reason, bool drained, const char *prefix,
+                                       const char *sticky_reason);
 
 /* health_signal_reason_format() - "<prefix><what>: <detail>" (or without detail)
  * as one printable line, at most HEALTH_REASON_MAX - 1 bytes, cut on a UTF-8
  * boundary; control bytes become '?'.  Slurm stores the reason verbatim. */
 void health_signal_reason_format(char out[static HEALTH_REASON_MAX], const char *prefix, const char *what,
-                          const char *detail);
+                                 const char *detail);
 
 typedef enum HealthWant {
-        HEALTH_WANT_HEALTHY, /* resume what is ours, unless sticky */
-        HEALTH_WANT_DRAIN,   /* a check fails: drain (or update) with @reason */
+        HEALTH_WANT_HEALTHY,     /* resume what is ours, unless sticky */
+        HEALTH_WANT_DRAIN,       /* a check fails: drain (or update) with @reason */
         HEALTH_WANT_FORCE_DRAIN, /* an operator or the prolog: drain now, sticky */
-        HEALTH_WANT_UNDRAIN, /* an operator: resume anything of ours, sticky too */
+        HEALTH_WANT_UNDRAIN,     /* an operator: resume anything of ours, sticky too */
 } HealthWant;
 
 typedef enum HealthStep {
@@ -48,14 +49,14 @@ typedef enum HealthStep {
 typedef enum HealthOutcome {
         HEALTH_OUTCOME_UNCHANGED, /* the node already says what we would */
         HEALTH_OUTCOME_DRAINED,
-        HEALTH_OUTCOME_UPDATED,   /* our reason replaced by our new one */
+        HEALTH_OUTCOME_UPDATED, /* our reason replaced by our new one */
         HEALTH_OUTCOME_RESUMED,
-        HEALTH_OUTCOME_OTHER,     /* someone else's reason: left alone */
+        HEALTH_OUTCOME_OTHER,       /* someone else's reason: left alone */
         HEALTH_OUTCOME_UNREACHABLE, /* down or not responding: left alone */
-        HEALTH_OUTCOME_GUARDED,   /* the fleet guard: reported instead of drained */
-        HEALTH_OUTCOME_LIFTED,    /* our drain was resumed by someone else */
+        HEALTH_OUTCOME_GUARDED,     /* the fleet guard: reported instead of drained */
+        HEALTH_OUTCOME_LIFTED,      /* our drain was resumed by someone else */
         HEALTH_OUTCOME_NOT_FOUND,
-        HEALTH_OUTCOME_FAILED,    /* slurmctld refused or did not answer */
+        HEALTH_OUTCOME_FAILED, /* slurmctld refused or did not answer */
 } HealthOutcome;
 
 const char *health_signal_outcome_to_string(HealthOutcome o);
@@ -68,10 +69,10 @@ typedef struct HealthSignal {
         char set_reason[HEALTH_REASON_MAX];    /* the reason we last set, "" if none */
         char sticky_reason[HEALTH_REASON_MAX]; /* the sticky one we set, "" if none */
         unsigned max_drained_pct;
+        char node[72]; /* the name asked for (node_name); then as slurmctld spells it */
         /* progress */
         HealthStep step;
         /* out */
-        char node[72];     /* its name, for messages */
         HealthOwner owner; /* of the reason the node had */
         bool busy;         /* a job runs on the node */
         HealthOutcome outcome;
@@ -97,4 +98,4 @@ void health_signal_failed(HealthSignal *s, int r, const char *error);
 /* health_signal_fleet_count() - over @nodes, those sharing a partition with @self
  * (itself included), and of them those whose reason has @prefix. */
 void health_signal_fleet_count(const HealthNode *nodes, size_t n, const HealthNode *self, const char *prefix,
-                        size_t *ret_total, size_t *ret_ours);
+                               size_t *ret_total, size_t *ret_ours);

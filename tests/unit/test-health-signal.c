@@ -49,13 +49,16 @@ START_TEST(test_owner_table) {
                 { " sunkd: disk", true, "", HEALTH_OWNER_OTHER },
         };
         for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
-                ck_assert_msg(health_signal_reason_owner(t[i].reason, t[i].drained, P, t[i].sticky) == t[i].want,
+                ck_assert_msg(health_signal_reason_owner(t[i].reason, t[i].drained, P, t[i].sticky) ==
+                                      t[i].want,
                               "reason '%s'", t[i].reason ?: "(null)");
 }
 END_TEST
 
 static HealthNode node(const char *state, const char *reason) {
-        HealthNode n = { .name = strdup("n1"), .state = strdup(state), .reason = reason ? strdup(reason) : NULL };
+        HealthNode n = { .name = strdup("n1"),
+                         .state = strdup(state),
+                         .reason = reason ? strdup(reason) : NULL };
         char **parts = NULL;
 
         ck_assert_int_ge(strv_extend(&parts, "debug"), 0);
@@ -169,15 +172,21 @@ START_TEST(test_resume_paths) {
         ck_assert_int_eq(run(&s, "IDLE+DRAIN", "k8s: cordoned", &st), HEALTH_OUTCOME_OTHER);
         /* a failed update is a failure, with slurmctld's words */
         s = sig(HEALTH_WANT_HEALTHY, NULL, NULL);
-        health_signal_node(&s, &(HealthNode) { .name = (char *) "n1", .state = (char *) "IDLE+DRAIN", .reason = (char *) P "x" });
+        health_signal_node(&s, &(HealthNode){ .name = (char *) "n1",
+                                              .state = (char *) "IDLE+DRAIN",
+                                              .reason = (char *) P "x" });
         ck_assert_int_eq(s.step, HEALTH_STEP_RESUME);
         health_signal_updated(&s, -EIO, "Access/permission denied");
         ck_assert_int_eq(s.outcome, HEALTH_OUTCOME_FAILED);
         ck_assert_ptr_nonnull(strstr(s.message, "Access/permission denied"));
         /* a node slurmctld does not know */
         s = sig(HEALTH_WANT_HEALTHY, NULL, NULL);
+        (void) snprintf(s.node, sizeof(s.node), "gpu-7");
         health_signal_node(&s, NULL);
         ck_assert_int_eq(s.outcome, HEALTH_OUTCOME_NOT_FOUND);
+        /* naming the node asked for and the key that names it */
+        ck_assert_msg(strstr(s.message, "'gpu-7'") && strstr(s.message, "health: node_name"), "%s",
+                      s.message);
 }
 END_TEST
 
@@ -310,7 +319,8 @@ START_TEST(test_parse_hostile) {
         ck_assert_int_eq(health_nodes_parse("", &nodes, &n), 0);
         ck_assert_uint_eq(n, 0);
         free(nodes);
-        ck_assert_int_eq(health_nodes_parse("slurm_load_node error: Unable to contact slurm controller\n", &nodes, &n),
+        ck_assert_int_eq(health_nodes_parse("slurm_load_node error: Unable to contact slurm controller\n",
+                                            &nodes, &n),
                          -EBADMSG);
         /* a reason of only the user suffix, one without it, one with brackets */
         ck_assert_int_eq(health_nodes_parse("NodeName=a\n Reason=[root@t]\nNodeName=b\n Reason=x [y] \n"
@@ -375,7 +385,7 @@ START_TEST(test_hysteresis) {
                 ck_assert(!health_count_feed(&c, HEALTH_PASS, 3, 2));
         }
         /* the counts are bounded */
-        c = (HealthCount) { .fails = 999999, .failing = true };
+        c = (HealthCount){ .fails = 999999, .failing = true };
         for (int i = 0; i < 5; i++)
                 health_count_feed(&c, HEALTH_FAIL, 1, 1);
         ck_assert_uint_eq(c.fails, 1000000);
