@@ -20,6 +20,7 @@
 #include "util/errloc.h"
 #include "util/macro.h"
 #include "util/secret-file.h"
+#include "util/spell.h"
 #include "util/strv.h"
 #include "util/time-util.h"
 #include "util/trusted-path.h"
@@ -27,10 +28,14 @@
 const char *const conf_host_keys[] = { "enabled", "required", "allow", NULL };
 
 static const char *const type_names[] = {
-        [SUNKD_CFG_STRING] = "a string",   [SUNKD_CFG_INT] = "an integer",
-        [SUNKD_CFG_BOOL] = "a boolean",    [SUNKD_CFG_DURATION] = "a duration (e.g. 30s, 15m, 1h)",
-        [SUNKD_CFG_SIZE] = "a size (e.g. 64K, 1M)", [SUNKD_CFG_PATH] = "an absolute path",
-        [SUNKD_CFG_LIST] = "a list of strings", [SUNKD_CFG_MAP] = "a mapping",
+        [SUNKD_CFG_STRING] = "a string",
+        [SUNKD_CFG_INT] = "an integer",
+        [SUNKD_CFG_BOOL] = "a boolean",
+        [SUNKD_CFG_DURATION] = "a duration (e.g. 30s, 15m, 1h)",
+        [SUNKD_CFG_SIZE] = "a size (e.g. 64K, 1M)",
+        [SUNKD_CFG_PATH] = "an absolute path",
+        [SUNKD_CFG_LIST] = "a list of strings",
+        [SUNKD_CFG_MAP] = "a mapping",
         [SUNKD_CFG_SEQUENCE] = "a list",
         [SUNKD_CFG_SECRET] = "a string or file:/path",
 };
@@ -40,7 +45,7 @@ int conf_parse_bool(const char *s, bool *ret) {
                 const char *word;
                 bool value;
         } words[] = {
-                { "true", true }, { "yes", true }, { "on", true }, { "1", true },
+                { "true", true },   { "yes", true }, { "on", true },   { "1", true },
                 { "false", false }, { "no", false }, { "off", false }, { "0", false },
         };
 
@@ -52,11 +57,11 @@ int conf_parse_bool(const char *s, bool *ret) {
         return -EINVAL;
 }
 
-#define fail(n, ret_error, ...)                                                                  \
-        ({                                                                                       \
-                if (ret_error)                                                                   \
-                        *(ret_error) = conf_node_error((n), __VA_ARGS__);                        \
-                -EINVAL;                                                                         \
+#define fail(n, ret_error, ...)                                                                             \
+        ({                                                                                                  \
+                if (ret_error)                                                                              \
+                        *(ret_error) = conf_node_error((n), __VA_ARGS__);                                   \
+                -EINVAL;                                                                                    \
         })
 
 static int want_scalar(const ConfNode *n, const sunkd_cfg_key *k, char **ret_error) {
@@ -92,9 +97,10 @@ static int set_units(const ConfNode *n, const sunkd_cfg_key *k, void *dst, char 
                 return fail(n, ret_error, "'%s' is negative", n->value);
         r = k->type == SUNKD_CFG_DURATION ? parse_duration(n->value, &v) : parse_size(n->value, &v);
         if (r < 0)
-                return k->type == SUNKD_CFG_DURATION ?
-                               fail(n, ret_error, "'%s' is not a duration (use e.g. 30s, 15m, 1h)", n->value) :
-                               fail(n, ret_error, "'%s' is not a size (use e.g. 512, 64K, 1M)", n->value);
+                return k->type == SUNKD_CFG_DURATION
+                               ? fail(n, ret_error, "'%s' is not a duration (use e.g. 30s, 15m, 1h)",
+                                      n->value)
+                               : fail(n, ret_error, "'%s' is not a size (use e.g. 512, 64K, 1M)", n->value);
         if (k->max > 0 && v > (uint64_t) k->max)
                 return fail(n, ret_error, "'%s' is larger than allowed", n->value);
         if (k->min > 0 && v < (uint64_t) k->min)
@@ -241,6 +247,25 @@ static const sunkd_cfg_key *find_key(const sunkd_cfg_key *keys, size_t n_keys, c
         return NULL;
 }
 
+/* "unknown key", and the known one it is a slip for, if there is one. */
+static int unknown_key(const ConfNode *map, const ConfNode *n, const sunkd_cfg_key *keys, size_t n_keys,
+                       char **ret_error) {
+        _cleanup_free_ const char **names = calloc(n_keys + ELEMENTSOF(conf_host_keys), sizeof(char *));
+        const char *near;
+        size_t k = 0;
+
+        if (!names)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_keys; i++)
+                names[k++] = keys[i].key;
+        for (size_t i = 0; map->module_section && conf_host_keys[i]; i++)
+                names[k++] = conf_host_keys[i];
+        near = spell_nearest(n->key, names, k);
+        if (near)
+                return fail(n, ret_error, "unknown key; did you mean '%s'?", near);
+        return fail(n, ret_error, "unknown key");
+}
+
 int conf_keys_parse(const ConfNode *map, const sunkd_cfg_key *keys, size_t n_keys, void *out,
                     char **ret_error) {
         int r;
@@ -256,14 +281,14 @@ int conf_keys_parse(const ConfNode *map, const sunkd_cfg_key *keys, size_t n_key
 
                 if (!k) {
                         /* enabled/required/allow belong to the module section
-                                 * itself, not to its sub-sections. */
+                         * itself, not to its sub-sections. */
                         if (map->module_section && strv_contains((char *const *) conf_host_keys, n->key))
                                 continue;
-                        return fail(n, ret_error, "unknown key");
+                        return unknown_key(map, n, keys, n_keys, ret_error);
                 }
                 /* "key:" with nothing after it leaves the default in place. */
-                if (n->type == CONF_SCALAR && n->plain && (isempty(n->value) || streq(n->value, "~") ||
-                                                          streq(n->value, "null"))) {
+                if (n->type == CONF_SCALAR && n->plain &&
+                    (isempty(n->value) || streq(n->value, "~") || streq(n->value, "null"))) {
                         if (k->flags & SUNKD_CFG_REQUIRED)
                                 return fail(n, ret_error, "a value is required");
                         continue;
@@ -315,8 +340,8 @@ static int check_written(const ConfNode *map, const sunkd_cfg_key *k, const char
                 *ret_error = conf_node_error(n, "%s", msg ?: strerror(-r));
         else
                 *ret_error = errloc_format(map->file, map->key ? map->key_line : map->line,
-                                           map->key ? map->key_column : map->column, k->key, "(the default) %s",
-                                           msg ?: strerror(-r));
+                                           map->key ? map->key_column : map->column, k->key,
+                                           "(the default) %s", msg ?: strerror(-r));
         return r;
 }
 

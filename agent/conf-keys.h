@@ -18,8 +18,9 @@ extern const char *const conf_host_keys[];
 
 /**
  * conf_keys_parse() - convert the entries of @map into @out through @keys.
- * Unknown keys (other than conf_host_keys), wrong types, values out of range
- * and missing SUNKD_CFG_REQUIRED keys fail with -EINVAL and *ret_error.
+ * Unknown keys (other than conf_host_keys; the nearest known one is
+ * suggested), wrong types, values out of range and missing
+ * SUNKD_CFG_REQUIRED keys fail with -EINVAL and *ret_error.
  * Values already in @out are replaced (defaults are set by the caller first).
  */
 int conf_keys_parse(const ConfNode *map, const sunkd_cfg_key *keys, size_t n_keys, void *out,

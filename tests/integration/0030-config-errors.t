@@ -48,6 +48,17 @@ check "module host keys are still checked" "$C:6:5: key 'required': 'maybe' is n
     required: maybe"
 check "bad socket mode" "$C:4:1: key 'socket_mode': '0999' is not an octal mode" "socket_mode: \"0999\""
 
+# A misspelt key is answered with the known one it is a slip for.
+check "a misspelt key" "$C:4:1: key 'socket_grop': unknown key; did you mean 'socket_group'\?" "socket_grop: x"
+check "a misspelt module key" "$C:6:5: key 'intervall': unknown key; did you mean 'interval'\?" "modules:
+  testmod:
+    intervall: 5s"
+check "a misspelt host key of a module" "$C:6:5: key 'requird': unknown key; did you mean 'required'\?" "modules:
+  testmod:
+    requird: true"
+sunkd_config "colour: blue"
+unlike "$("$SUNKD" -c "$C" --check-config 2>&1)" "did you mean" "a key near none is not given a suggestion"
+
 sunkd_config "modules: {}"
 chmod 666 "$C"
 out=$("$SUNKD" -c "$C" --check-config 2>&1); rc=$?
