@@ -18,6 +18,7 @@
 #include "sched.h"
 #include "spawn.h"
 #include "util/cleanup.h"
+#include "util/errloc.h"
 #include "util/fileio.h"
 #include "util/json-util.h"
 #include "util/macro.h"
@@ -76,9 +77,21 @@ static const char *host_runtime_dir(sunkd_ctx *c) {
 
 static int host_cfg_parse(const sunkd_cfg *cfg, const sunkd_cfg_key *keys, size_t n_keys, void *out,
                           char **ret_error) {
-        int r = conf_keys_parse(cfg, keys, n_keys, out, ret_error);
+        _cleanup_free_ char *all = NULL;
+        char *e = NULL;
+        int first = 0, r;
 
-        return r < 0 ? r : conf_keys_check_written(cfg, keys, n_keys, out, ret_error);
+        /* both, so that one round shows every error of the section */
+        r = conf_keys_parse(cfg, keys, n_keys, out, &e);
+        if (errloc_join(&all, &first, r, e) == -ENOMEM)
+                return -ENOMEM;
+        e = NULL;
+        r = conf_keys_check_written(cfg, keys, n_keys, out, &e);
+        if (errloc_join(&all, &first, r, e) == -ENOMEM)
+                return -ENOMEM;
+        if (first < 0 && ret_error)
+                *ret_error = TAKE_PTR(all);
+        return first;
 }
 
 static void host_cfg_clear(const sunkd_cfg_key *keys, size_t n_keys, void *out) {
@@ -165,8 +178,8 @@ static int host_methods_add(sunkd_ctx *c, const sunkd_method *methods, size_t n)
                 if (methods[i].flags & IPC_METHOD_ANONYMOUS)
                         return -EINVAL;
                 b[i] = (MethodBinding){ .module = mod, .fn = methods[i].fn };
-                r = ipc_add_method(mod->host->ipc, methods[i].name, methods[i].flags, method_trampoline, &b[i],
-                                   &mod->allow, mod);
+                r = ipc_add_method(mod->host->ipc, methods[i].name, methods[i].flags, method_trampoline,
+                                   &b[i], &mod->allow, mod);
                 if (r < 0)
                         return r;
                 mod->n_bindings++;
@@ -190,14 +203,17 @@ static int host_metric_add(sunkd_ctx *c, const sunkd_metric_spec *spec, sunkd_me
         const char *name = spec && spec->name ? spec->name : "(null)";
         int r;
 
-        r = metrics_add_owned(mod->host->metrics, mod, mod->name, mod->def->abi_minor >= 3, spec, ret, &error);
+        r = metrics_add_owned(mod->host->metrics, mod, mod->name, mod->def->abi_minor >= 3, spec, ret,
+                              &error);
         if (r < 0 && error)
                 log_ctx_full_errno(&mod->log, LOG_ERR, r, "Module '%s' may not register metric '%s': %s",
                                    mod->name, name, error);
         else if (error)
-                log_ctx_full_errno(&mod->log, LOG_WARNING, 0,
-                                   "Module '%s' (ABI 1.%u) registers metric '%s' against the rule of ABI 1.3, "
-                                   "allowed for now: %s", mod->name, (unsigned) mod->def->abi_minor, name, error);
+                log_ctx_full_errno(
+                        &mod->log, LOG_WARNING, 0,
+                        "Module '%s' (ABI 1.%u) registers metric '%s' against the rule of ABI 1.3, "
+                        "allowed for now: %s",
+                        mod->name, (unsigned) mod->def->abi_minor, name, error);
         return r;
 }
 

@@ -29,9 +29,8 @@ static int max_level = LOG_INFO;
 static bool use_journal = false;
 
 static const char *const level_names[] = {
-        [LOG_EMERG] = "emerg", [LOG_ALERT] = "alert",   [LOG_CRIT] = "crit",
-        [LOG_ERR] = "err",     [LOG_WARNING] = "warning", [LOG_NOTICE] = "notice",
-        [LOG_INFO] = "info",   [LOG_DEBUG] = "debug",
+        [LOG_EMERG] = "emerg",     [LOG_ALERT] = "alert",   [LOG_CRIT] = "crit", [LOG_ERR] = "err",
+        [LOG_WARNING] = "warning", [LOG_NOTICE] = "notice", [LOG_INFO] = "info", [LOG_DEBUG] = "debug",
 };
 
 void log_open(void) {
@@ -73,11 +72,17 @@ static void log_to_stderr(int level, const LogContext *ctx, const char *msg) {
         int n;
 
         if (ctx && ctx->module)
-                n = asprintf(&line, "sunkd[%s]: %s%s\n", ctx->module, level <= LOG_ERR ? "error: " :
-                             level == LOG_WARNING ? "warning: " : "", msg);
+                n = asprintf(&line, "sunkd[%s]: %s%s\n", ctx->module,
+                             level <= LOG_ERR       ? "error: "
+                             : level == LOG_WARNING ? "warning: "
+                                                    : "",
+                             msg);
         else
-                n = asprintf(&line, "sunkd: %s%s\n", level <= LOG_ERR ? "error: " :
-                             level == LOG_WARNING ? "warning: " : "", msg);
+                n = asprintf(&line, "sunkd: %s%s\n",
+                             level <= LOG_ERR       ? "error: "
+                             : level == LOG_WARNING ? "warning: "
+                                                    : "",
+                             msg);
         if (n < 0)
                 return;
         /* One write per line: lines from worker threads must not interleave. */
@@ -152,8 +157,8 @@ void log_capture_end(void) {
         capture = NULL;
 }
 
-int log_internalv(int level, int error, const LogContext *ctx, const char *file, int line,
-                  const char *func, const char *format, va_list ap) {
+int log_internalv(int level, int error, const LogContext *ctx, const char *file, int line, const char *func,
+                  const char *format, va_list ap) {
         char *msg = NULL;
 
         if (error < 0)
@@ -172,16 +177,23 @@ int log_internalv(int level, int error, const LogContext *ctx, const char *file,
         if (capture && !*capture && level <= LOG_ERR)
                 *capture = strdup(msg);
 
-        if (use_journal)
-                log_to_journal(level, error, ctx, file, line, func, msg);
-        else
-                log_to_stderr(level, ctx, msg);
+        /* A message of several lines (every error of a config file) is
+         * written as several, each with its prefix. */
+        for (char *l = msg, *nl; l; l = nl) {
+                nl = strchr(l, '\n');
+                if (nl)
+                        *nl++ = '\0';
+                if (use_journal)
+                        log_to_journal(level, error, ctx, file, line, func, l);
+                else
+                        log_to_stderr(level, ctx, l);
+        }
         free(msg);
         return -error;
 }
 
-int log_internal(int level, int error, const LogContext *ctx, const char *file, int line,
-                 const char *func, const char *format, ...) {
+int log_internal(int level, int error, const LogContext *ctx, const char *file, int line, const char *func,
+                 const char *format, ...) {
         va_list ap;
         int r;
 

@@ -45,15 +45,13 @@ static void help(void) {
 
 static int parse_args(int argc, char **argv, Args *a) {
         enum { ARG_CHECK = 0x100, ARG_NOTIFY, ARG_FOREGROUND, ARG_VERSION };
-        static const struct option options[] = {
-                { "config", required_argument, NULL, 'c' },
-                { "check-config", no_argument, NULL, ARG_CHECK },
-                { "notify-fd", required_argument, NULL, ARG_NOTIFY },
-                { "foreground", no_argument, NULL, ARG_FOREGROUND },
-                { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, ARG_VERSION },
-                {}
-        };
+        static const struct option options[] = { { "config", required_argument, NULL, 'c' },
+                                                 { "check-config", no_argument, NULL, ARG_CHECK },
+                                                 { "notify-fd", required_argument, NULL, ARG_NOTIFY },
+                                                 { "foreground", no_argument, NULL, ARG_FOREGROUND },
+                                                 { "help", no_argument, NULL, 'h' },
+                                                 { "version", no_argument, NULL, ARG_VERSION },
+                                                 {} };
         char *end;
         long fd;
         int c;
@@ -70,7 +68,9 @@ static int parse_args(int argc, char **argv, Args *a) {
                         errno = 0;
                         fd = strtol(optarg, &end, 10);
                         if (errno || *end || fd < 3 || fd > 1024) {
-                                fprintf(stderr, "sunkd: --notify-fd: '%s' is not a file descriptor number >= 3\n", optarg);
+                                fprintf(stderr,
+                                        "sunkd: --notify-fd: '%s' is not a file descriptor number >= 3\n",
+                                        optarg);
                                 return -EINVAL;
                         }
                         a->notify_fd = (int) fd;
@@ -116,9 +116,14 @@ static int run(const Args *a) {
         Manager *m = NULL;
         int r, code;
 
-        r = config_load(a->config, &config, &error);
+        r = config_load_partial(a->config, &config, &error);
         if (r < 0) {
                 log_error_errno(r, "%s", error ?: "Failed to load the configuration");
+                /* the module sections' errors too, in the same round */
+                if (config && manager_new(config, a->config, -1, &m) >= 0) {
+                        (void) manager_check_modules(m);
+                        manager_free(m);
+                }
                 return EXIT_CONFIG;
         }
         log_set_max_level(config->log_level);

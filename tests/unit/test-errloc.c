@@ -17,7 +17,8 @@ START_TEST(test_shapes) {
         expect(errloc_format("a.yaml", 3, 7, "interval", "'%s' is not a duration", "x"),
                "a.yaml:3:7: key 'interval': 'x' is not a duration");
         expect(errloc_format("a.yaml", 3, 7, NULL, "bad"), "a.yaml:3:7: bad");
-        expect(errloc_format("nsscache.conf", 12, 0, "scim_timeout", "bad"), "nsscache.conf:12: key 'scim_timeout': bad");
+        expect(errloc_format("nsscache.conf", 12, 0, "scim_timeout", "bad"),
+               "nsscache.conf:12: key 'scim_timeout': bad");
         expect(errloc_format("nsscache.conf", 12, 0, NULL, "malformed section header"),
                "nsscache.conf:12: malformed section header");
         expect(errloc_format("f", 0, 0, "k", "v"), "f: key 'k': v");
@@ -51,6 +52,24 @@ START_TEST(test_set) {
 }
 END_TEST
 
+START_TEST(test_join) {
+        char *all = NULL;
+        int first = 0;
+
+        ck_assert_int_eq(errloc_join(&all, &first, 0, NULL), 0);
+        ck_assert_ptr_null(all);
+        ck_assert_int_eq(errloc_join(&all, &first, -EINVAL, strdup("a:1: one")), -EINVAL);
+        ck_assert_int_eq(errloc_join(&all, &first, -EPERM, strdup("a:2: two")), -EPERM);
+        ck_assert_int_eq(errloc_join(&all, &first, -EIO, NULL), -EIO);
+        ck_assert_int_eq(first, -EINVAL);
+        expect(all, "a:1: one\na:2: two");
+        all = NULL;
+        ck_assert_int_eq(errloc_join(&all, &first, -EINVAL, strdup("x")), -EINVAL);
+        ck_assert_int_eq(errloc_join(&all, &first, -ENOMEM, NULL), -ENOMEM);
+        ck_assert_ptr_null(all);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("errloc");
         TCase *tc = tcase_create("errloc");
@@ -58,6 +77,7 @@ int main(void) {
         tcase_add_test(tc, test_shapes);
         tcase_add_test(tc, test_hostile);
         tcase_add_test(tc, test_set);
+        tcase_add_test(tc, test_join);
         suite_add_tcase(s, tc);
         return check_run(s);
 }

@@ -47,7 +47,7 @@ extern "C" {
 #define SUNKD_MODULE_ABI_MAJOR 1
 #define SUNKD_MODULE_ABI_MINOR 6
 
-#define SUNKD_USEC_PER_SEC  UINT64_C(1000000)
+#define SUNKD_USEC_PER_SEC UINT64_C(1000000)
 #define SUNKD_USEC_PER_MSEC UINT64_C(1000)
 
 struct json_object;
@@ -339,9 +339,9 @@ typedef struct sunkd_spawn_spec {
 } sunkd_spawn_spec;
 
 typedef struct sunkd_spawn_result {
-        pid_t pid;          /* of the child, already reaped */
-        int exit_code;      /* valid when signal == 0 */
-        int signal;         /* the terminating signal, or 0 */
+        pid_t pid;     /* of the child, already reaped */
+        int exit_code; /* valid when signal == 0 */
+        int signal;    /* the terminating signal, or 0 */
         bool timed_out;
         const char *output; /* stdout (and stderr when merged), its last
                                output_max bytes; NUL-terminated, borrowed
@@ -388,7 +388,7 @@ typedef struct sunkd_host_api {
         int (*job_trigger)(sunkd_job *j, const char *reason);
         int (*job_set_interval)(sunkd_job *j, uint64_t interval_usec, uint64_t splay_usec);
         int (*methods_add)(sunkd_ctx *c, const sunkd_method *methods, size_t n);
-        int (*reply)(sunkd_call *call, struct json_object *params);     /* takes params */
+        int (*reply)(sunkd_call *call, struct json_object *params); /* takes params */
         int (*reply_error)(sunkd_call *call, const char *error, struct json_object *params);
         uid_t (*call_uid)(sunkd_call *call);
         gid_t (*call_gid)(sunkd_call *call);
@@ -396,11 +396,11 @@ typedef struct sunkd_host_api {
         int (*metric_set)(sunkd_metric *m, double value, const char *const *label_values);
         int (*metric_add_value)(sunkd_metric *m, double delta, const char *const *label_values);
         int (*spawn)(sunkd_ctx *c, const sunkd_spawn_spec *spec, sunkd_spawn_cb cb, void *userdata);
-        int (*file_stage)(const char *path, const void *data, size_t len, mode_t mode, uid_t uid,
-                          gid_t gid, char **ret_tmp);
+        int (*file_stage)(const char *path, const void *data, size_t len, mode_t mode, uid_t uid, gid_t gid,
+                          char **ret_tmp);
         int (*file_commit)(const char *tmp, const char *path);
-        int (*file_write_atomic)(const char *path, const void *data, size_t len, mode_t mode,
-                                 uid_t uid, gid_t gid);
+        int (*file_write_atomic)(const char *path, const void *data, size_t len, mode_t mode, uid_t uid,
+                                 gid_t gid);
 
         /* ABI 1.1 */
         int (*job_set_message)(sunkd_job *j, const char *message);
@@ -422,8 +422,7 @@ typedef struct sunkd_host_api {
         int (*fact_unsubscribe)(sunkd_ctx *c, const char *name,
                                 void (*cb)(void *userdata, const char *name, struct json_object *value),
                                 void *userdata);
-        int (*call_on_gone)(sunkd_call *call, void (*cb)(sunkd_call *call, void *userdata),
-                            void *userdata);
+        int (*call_on_gone)(sunkd_call *call, void (*cb)(sunkd_call *call, void *userdata), void *userdata);
         pid_t (*call_pid)(sunkd_call *call);
         int (*log_fields)(sunkd_ctx *c, int level, const char *const *fields, const char *fmt, ...)
                 __attribute__((format(printf, 4, 5)));
@@ -524,13 +523,12 @@ typedef struct sunkd_module {
 
 #define SUNKD_EXPORT __attribute__((visibility("default")))
 
-#define SUNKD_MODULE_DEFINE(...)                                                                 \
-        SUNKD_EXPORT extern const sunkd_module sunkd_module_v1;                                  \
-        SUNKD_EXPORT const sunkd_module sunkd_module_v1 = {                                      \
-                .abi_major = SUNKD_MODULE_ABI_MAJOR,                                             \
-                .abi_minor = SUNKD_MODULE_ABI_MINOR,                                             \
-                .size = sizeof(sunkd_module),                                                    \
-                __VA_ARGS__}
+#define SUNKD_MODULE_DEFINE(...)                                                                            \
+        SUNKD_EXPORT extern const sunkd_module sunkd_module_v1;                                             \
+        SUNKD_EXPORT const sunkd_module sunkd_module_v1 = { .abi_major = SUNKD_MODULE_ABI_MAJOR,            \
+                                                            .abi_minor = SUNKD_MODULE_ABI_MINOR,            \
+                                                            .size = sizeof(sunkd_module),                   \
+                                                            __VA_ARGS__ }
 
 /* ==== The host's functions, by concern ================================= */
 
@@ -718,8 +716,9 @@ static inline void sunkd_watch_remove(sunkd_ctx *c, sunkd_watch *w) {
 /* Fill @out from @cfg through @keys.  Unknown keys, wrong types and
  * out-of-range values fail with -EINVAL and a malloc'd "file:line:column:
  * key 'x': reason" in *ret_error; -EPERM for a SUNKD_CFG_WRITE_PATH key
- * another uid controls.  The host keys `enabled`, `required`, `allow` are
- * accepted and skipped. */
+ * another uid controls.  Every error of the section is in *ret_error, one
+ * "file:line:column: ..." line each (the host logs each line as a message).
+ * The host keys `enabled`, `required`, `allow` are accepted and skipped. */
 static inline int sunkd_cfg_parse(sunkd_ctx *c, const sunkd_cfg *cfg, const sunkd_cfg_key *keys,
                                   size_t n_keys, void *out, char **ret_error) {
         return c->api->cfg_parse(cfg, keys, n_keys, out, ret_error);
