@@ -59,7 +59,8 @@ static int parse_aliases(State *s) {
                 _cleanup_free_ char *from = NULL;
 
                 if (!key || !to || !*to || strpbrk(to, ",:= \t\n"))
-                        return conf_error(s->ctx, child, "key 'type_alias': a GPU type and a short name without ',:= '");
+                        return conf_error(s->ctx, child,
+                                          "key 'type_alias': a GPU type and a short name without ',:= '");
                 if (s->n_aliases >= ALIASES_MAX)
                         return conf_error(s->ctx, child, "key 'type_alias': more than 64 entries");
                 from = gres_type_normalise(key);
@@ -85,9 +86,11 @@ static void warn_moved(sunkd_ctx *c, const sunkd_cfg *cfg) {
                 if (!node)
                         continue;
                 (void) c->api->cfg_where(node, &where);
-                sunkd_log_warning(c, "%s: key '%s' is ignored: gres no longer judges XID errors; the health module "
-                                  "does, as modules.health.xid_policy says (see sunkd.yaml(5)).",
-                                  where ?: "sunkd.yaml", moved[i]);
+                sunkd_log_warning(
+                        c,
+                        "%s: key '%s' is ignored: gres no longer judges XID errors; the health module "
+                        "does, as modules.health.xid_policy says (see sunkd.yaml(5)).",
+                        where ?: "sunkd.yaml", moved[i]);
         }
 }
 
@@ -100,31 +103,44 @@ static int default_kmsg(State *s) {
         return asprintf(&s->conf.kmsg, "%s/dev/kmsg", root) < 0 ? (s->conf.kmsg = NULL, -ENOMEM) : 0;
 }
 
+/* Past the first error, to the last: one round shows every one.  Only
+ * running out of memory stops. */
 int gres_settings_load(sunkd_ctx *c, const sunkd_cfg *cfg, State *s) {
         _cleanup_free_ char *error = NULL;
         char host[256];
-        int r;
+        int first, r;
 
         s->ctx = c;
-        s->conf = (Conf){ .interval_usec = 5 * 60 * SUNKD_USEC_PER_SEC, .timeout_usec = 30 * SUNKD_USEC_PER_SEC,
-                          .xid_events = true, .xid_window_usec = 5 * 60 * SUNKD_USEC_PER_SEC,
+        s->conf = (Conf){ .interval_usec = 5 * 60 * SUNKD_USEC_PER_SEC,
+                          .timeout_usec = 30 * SUNKD_USEC_PER_SEC,
+                          .xid_events = true,
+                          .xid_window_usec = 5 * 60 * SUNKD_USEC_PER_SEC,
                           .xid_hold_usec = 60 * 60 * SUNKD_USEC_PER_SEC };
-        r = c->api->cfg_parse(cfg, conf_keys, N_KEYS, &s->conf, &error);
-        if (r < 0)
-                return sunkd_log_error_errno(c, r, "%s", error ?: "invalid configuration");
+        first = c->api->cfg_parse(cfg, conf_keys, N_KEYS, &s->conf, &error);
+        if (first < 0)
+                (void) sunkd_log_error_errno(c, first, "%s", error ?: "invalid configuration");
+        if (first == -ENOMEM)
+                return first;
         if (!s->conf.backend || strcmp(s->conf.backend, "auto") == 0)
                 s->backend = BACKEND_AUTO;
         else if (strcmp(s->conf.backend, "nvml") == 0)
                 s->backend = BACKEND_NVML;
         else if (strcmp(s->conf.backend, "proc") == 0)
                 s->backend = BACKEND_PROC;
-        else
-                return conf_error(c, c->api->cfg_get(cfg, "backend"), "key 'backend': auto, nvml or proc");
-        if (s->conf.interval_usec < SUNKD_USEC_PER_SEC || s->conf.timeout_usec < SUNKD_USEC_PER_SEC)
-                return conf_error(c, cfg, "keys 'interval' and 'timeout': at least 1s");
+        else {
+                r = conf_error(c, c->api->cfg_get(cfg, "backend"), "key 'backend': auto, nvml or proc");
+                first = first ?: r;
+        }
+        if (s->conf.interval_usec < SUNKD_USEC_PER_SEC || s->conf.timeout_usec < SUNKD_USEC_PER_SEC) {
+                r = conf_error(c, cfg, "keys 'interval' and 'timeout': at least 1s");
+                first = first ?: r;
+        }
         /* nvmlEventSetWait_v2 takes the window in milliseconds as an unsigned int */
-        if (s->conf.xid_window_usec < SUNKD_USEC_PER_SEC || s->conf.xid_window_usec > 24 * 3600 * SUNKD_USEC_PER_SEC)
-                return conf_error(c, c->api->cfg_get(cfg, "xid_window"), "key 'xid_window': from 1s to 1d");
+        if (s->conf.xid_window_usec < SUNKD_USEC_PER_SEC ||
+            s->conf.xid_window_usec > 24 * 3600 * SUNKD_USEC_PER_SEC) {
+                r = conf_error(c, c->api->cfg_get(cfg, "xid_window"), "key 'xid_window': from 1s to 1d");
+                first = first ?: r;
+        }
         r = default_kmsg(s);
         if (r < 0)
                 return r;
@@ -140,7 +156,7 @@ int gres_settings_load(sunkd_ctx *c, const sunkd_cfg *cfg, State *s) {
         }
         r = parse_aliases(s);
         s->conf.type_alias = NULL; /* borrowed: gone after init */
-        return r;
+        return first ?: r;
 }
 
 /* A State that holds a section and nothing else: the one a check reads,
@@ -187,10 +203,13 @@ static bool discovery_changed(const State *s, const State *n) {
         bool aliases = s->n_aliases != n->n_aliases;
 
         for (size_t i = 0; !aliases && i < s->n_aliases; i++)
-                aliases = !streq(s->aliases[i].from, n->aliases[i].from) || !streq(s->aliases[i].to, n->aliases[i].to);
-        return aliases || s->backend != n->backend || !streq_ptr(s->conf.nvml_library, n->conf.nvml_library) ||
+                aliases = !streq(s->aliases[i].from, n->aliases[i].from) ||
+                          !streq(s->aliases[i].to, n->aliases[i].to);
+        return aliases || s->backend != n->backend ||
+               !streq_ptr(s->conf.nvml_library, n->conf.nvml_library) ||
                !streq_ptr(s->conf.root, n->conf.root) || !streq_ptr(s->conf.gres_conf, n->conf.gres_conf) ||
-               !streq_ptr(s->conf.slurm_conf, n->conf.slurm_conf) || !streq_ptr(s->conf.node_name, n->conf.node_name);
+               !streq_ptr(s->conf.slurm_conf, n->conf.slurm_conf) ||
+               !streq_ptr(s->conf.node_name, n->conf.node_name);
 }
 
 /* The new section in place: what discovery found, the fact, the XID log,
@@ -207,13 +226,14 @@ int gres_reload(void *state, const sunkd_cfg *cfg) {
         if (!n)
                 return -ENOMEM;
         r = gres_settings_load(s->ctx, cfg, n);
-        if (r >= 0 && (gres_watches_xids(n) != gres_watches_xids(s) || gres_reads_kmsg(n) != gres_reads_kmsg(s) ||
-                       !streq(n->conf.kmsg, s->conf.kmsg))) {
+        if (r >= 0 && (gres_watches_xids(n) != gres_watches_xids(s) ||
+                       gres_reads_kmsg(n) != gres_reads_kmsg(s) || !streq(n->conf.kmsg, s->conf.kmsg))) {
                 settings_free(n);
                 return SUNKD_RELOAD_RESTART;
         }
         if (r >= 0) {
-                const sunkd_job_spec d = gres_discover_spec(n), e = gres_events_spec(n), k = gres_kmsg_spec(n);
+                const sunkd_job_spec d = gres_discover_spec(n), e = gres_events_spec(n),
+                                     k = gres_kmsg_spec(n);
                 r = s->ctx->api->job_update(s->job, &d);
                 if (r >= 0 && s->events_job)
                         r = s->ctx->api->job_update(s->events_job, &e);
@@ -234,4 +254,3 @@ int gres_reload(void *state, const sunkd_cfg *cfg) {
                 (void) s->ctx->api->job_trigger(s->job, "configuration changed");
         return 0;
 }
-

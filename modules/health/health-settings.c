@@ -98,8 +98,8 @@ static bool name_is_valid(const char *n) {
         if (len == 0 || len > CHECK_NAME_MAX || strv_contains((char **) reserved_names, n))
                 return false;
         for (const char *p = n; *p; p++)
-                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_' ||
-                      *p == '-'))
+                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                      *p == '_' || *p == '-'))
                         return false;
         return true;
 }
@@ -115,7 +115,7 @@ static int check_kind(const char *type, Check *k) {
 
         if (!t)
                 return -ENOENT;
-        *k = (Check) { .kind = kinds[t->runner], .type = t, .keys = t->keys, .n_keys = t->n_keys };
+        *k = (Check){ .kind = kinds[t->runner], .type = t, .keys = t->keys, .n_keys = t->n_keys };
         k->conf = calloc(1, t->conf_size);
         if (k->conf && t->defaults)
                 t->defaults(k->conf);
@@ -127,7 +127,8 @@ static int type_list(char *buf, size_t len) {
 
         buf[0] = '\0';
         for (const HealthCheckType *const *t = health_check_types; *t; t++)
-                n += (size_t) snprintf(buf + MIN(n, len), len - MIN(n, len), "%s%s", n ? ", " : "", (*t)->name);
+                n += (size_t) snprintf(buf + MIN(n, len), len - MIN(n, len), "%s%s", n ? ", " : "",
+                                       (*t)->name);
         return 0;
 }
 
@@ -139,7 +140,8 @@ static int parse_action(sunkd_ctx *c, const sunkd_cfg *item, Check *k) {
         else if (streq(a, "report"))
                 k->action = HEALTH_ACTION_REPORT;
         else
-                return located(c, c->api->cfg_get(item, "action"), "key 'action': '%s' is not drain or report", a);
+                return located(c, c->api->cfg_get(item, "action"),
+                               "key 'action': '%s' is not drain or report", a);
         return 0;
 }
 
@@ -162,7 +164,8 @@ static int parse_check(State *s, const sunkd_cfg *item, Check *k) {
         if (r == -ENOENT) {
                 char msg[640];
                 type_list(types, sizeof(types));
-                (void) snprintf(msg, sizeof(msg), "key 'type': no check type '%.64s'; there are: %s", type, types);
+                (void) snprintf(msg, sizeof(msg), "key 'type': no check type '%.64s'; there are: %s", type,
+                                types);
                 return located(s->ctx, tn, "%s", msg);
         }
         if (r < 0)
@@ -174,7 +177,8 @@ static int parse_check(State *s, const sunkd_cfg *item, Check *k) {
         common = k->conf;
         if (!name_is_valid(common->name))
                 return located(s->ctx, api->cfg_get(item, "name"),
-                               "key 'name': '%.40s' is not a check name (letters, digits, '_' and '-', at most 32; not signal or idle)",
+                               "key 'name': '%.40s' is not a check name (letters, digits, '_' and '-', at "
+                               "most 32; not signal or idle)",
                                common->name);
         if (k->kind == CHECK_SCRIPT) {
                 _cleanup_free_ char *why = NULL;
@@ -194,9 +198,12 @@ static int parse_check(State *s, const sunkd_cfg *item, Check *k) {
         return parse_action(s->ctx, item, k);
 }
 
+static bool settings_stop(int *first, int r);
+
 static int parse_checks(State *s) {
         const sunkd_host_api *api = s->ctx->api;
         const sunkd_cfg *item;
+        int first = 0;
 
         for (size_t i = 0; (item = api->cfg_child(s->conf.checks, i, NULL)); i++) {
                 Check *k;
@@ -208,18 +215,27 @@ static int parse_checks(State *s) {
                 r = parse_check(s, item, k);
                 if (k->conf)
                         s->n_checks++; /* settings_clear frees it, parsed or not */
-                if (r < 0)
+                if (settings_stop(&first, r))
                         return r;
+                if (r < 0) /* the next check is read still: one round shows every error */
+                        continue;
                 for (size_t j = 0; j + 1 < s->n_checks; j++) {
-                        if (streq(check_name(&s->checks[j]), check_name(k)))
-                                return located(s->ctx, api->cfg_get(item, "name"), "key 'name': a second check named '%s'",
-                                               check_name(k));
+                        if (streq(check_name(&s->checks[j]), check_name(k))) {
+                                (void) settings_stop(&first, located(s->ctx, api->cfg_get(item, "name"),
+                                                                     "key 'name': a second check named '%s'",
+                                                                     check_name(k)));
+                                break;
+                        }
                         /* one judge holds what the GPUs did: two would count each XID twice */
-                        if (k->kind == CHECK_GPU && s->checks[j].kind == CHECK_GPU)
-                                return located(s->ctx, api->cfg_get(item, "type"), "key 'type': a second check of type gpu");
+                        if (k->kind == CHECK_GPU && s->checks[j].kind == CHECK_GPU) {
+                                (void) settings_stop(&first,
+                                                     located(s->ctx, api->cfg_get(item, "type"),
+                                                             "key 'type': a second check of type gpu"));
+                                break;
+                        }
                 }
         }
-        return 0;
+        return first;
 }
 
 static int parse_transport(State *s, const sunkd_cfg *cfg) {
@@ -282,13 +298,15 @@ static int parse_scontrol(State *s) {
         _cleanup_free_ char *error = NULL;
         int r;
 
-        s->sc = (ScontrolConf) { .jwt_lifetime_usec = 10 * 60 * SUNKD_USEC_PER_SEC };
+        s->sc = (ScontrolConf){ .jwt_lifetime_usec = 10 * 60 * SUNKD_USEC_PER_SEC };
         if (s->conf.scontrol) {
-                r = s->ctx->api->cfg_parse(s->conf.scontrol, scontrol_keys, ELEMENTSOF(scontrol_keys), &s->sc, &error);
+                r = s->ctx->api->cfg_parse(s->conf.scontrol, scontrol_keys, ELEMENTSOF(scontrol_keys),
+                                           &s->sc, &error);
                 if (r < 0)
                         return sunkd_log_error_errno(s->ctx, r, "%s", error ?: "invalid scontrol section");
         }
-        r = parse_token_keys(s, s->conf.scontrol, s->sc.token_file, s->sc.jwt_key_file, s->sc.jwt_lifetime_usec);
+        r = parse_token_keys(s, s->conf.scontrol, s->sc.token_file, s->sc.jwt_key_file,
+                             s->sc.jwt_lifetime_usec);
         if (r < 0)
                 return r;
         if (!s->sc.user && !(s->sc.user = strdup("root")))
@@ -382,21 +400,25 @@ static int parse_slurmrestd(State *s, const sunkd_cfg *cfg) {
         const char *why;
         int r;
 
-        *c = (RestConf) { .jwt_lifetime_usec = 10 * 60 * SUNKD_USEC_PER_SEC, .timeout_usec = 15 * SUNKD_USEC_PER_SEC };
+        *c = (RestConf){ .jwt_lifetime_usec = 10 * 60 * SUNKD_USEC_PER_SEC,
+                         .timeout_usec = 15 * SUNKD_USEC_PER_SEC };
         if (!map)
                 return s->transport != TRANSPORT_SLURMRESTD
                                ? 0
                                : located(s->ctx, api->cfg_get(cfg, "transport"),
-                                         "key 'transport': slurmrestd needs a slurmrestd: mapping with its url and a token");
+                                         "key 'transport': slurmrestd needs a slurmrestd: mapping with its "
+                                         "url and a token");
         r = api->cfg_parse(map, rest_keys, ELEMENTSOF(rest_keys), c, &error);
         if (r < 0)
                 return sunkd_log_error_errno(s->ctx, r, "%s", error ?: "invalid slurmrestd section");
         if ((why = url_problem(c->url)))
                 return located(s->ctx, api->cfg_get(map, "url"), "key 'url': %s", why);
         if (c->version && (why = version_problem(c->version)))
-                return located(s->ctx, api->cfg_get(map, "version"), "key 'version': '%.32s': %s", c->version, why);
+                return located(s->ctx, api->cfg_get(map, "version"), "key 'version': '%.32s': %s",
+                               c->version, why);
         if (c->user && !user_is_valid(c->user))
-                return located(s->ctx, api->cfg_get(map, "user"), "key 'user': not a user name (1 to %d bytes, no blanks or control bytes)",
+                return located(s->ctx, api->cfg_get(map, "user"),
+                               "key 'user': not a user name (1 to %d bytes, no blanks or control bytes)",
                                HEALTH_JWT_USER_MAX - 1);
         if (!c->token_file && !c->jwt_key_file)
                 return located(s->ctx, map, "key 'slurmrestd': give token_file or jwt_key_file");
@@ -407,9 +429,11 @@ static int parse_slurmrestd(State *s, const sunkd_cfg *cfg) {
         if (c->timeout_usec < SUNKD_USEC_PER_SEC || c->timeout_usec > 20 * SUNKD_USEC_PER_SEC)
                 return located(s->ctx, api->cfg_get(map, "timeout"), "key 'timeout': 1s to 20s");
         if (c->ca_file && strncmp(c->url, "https://", 8) != 0)
-                return located(s->ctx, api->cfg_get(map, "ca_file"), "key 'ca_file': the url is not https://");
+                return located(s->ctx, api->cfg_get(map, "ca_file"),
+                               "key 'ca_file': the url is not https://");
         if (c->ca_file && access(c->ca_file, R_OK) < 0)
-                return located(s->ctx, api->cfg_get(map, "ca_file"), "key 'ca_file': '%s': %s", c->ca_file, strerror(errno));
+                return located(s->ctx, api->cfg_get(map, "ca_file"), "key 'ca_file': '%s': %s", c->ca_file,
+                               strerror(errno));
         return rest_defaults(c);
 }
 
@@ -446,21 +470,63 @@ static int parse_memory_policy(State *s) {
         return 0;
 }
 
+/* The steps after the keys, in one shape for settings_parse()'s table. */
+static int parse_transport_step(State *s, const sunkd_cfg *cfg) {
+        return parse_transport(s, cfg);
+}
+
+static int parse_scontrol_step(State *s, const sunkd_cfg *cfg) {
+        (void) cfg;
+        return parse_scontrol(s);
+}
+
+static int parse_xid_policy_step(State *s, const sunkd_cfg *cfg) {
+        (void) cfg;
+        return parse_xid_policy(s);
+}
+
+static int parse_memory_policy_step(State *s, const sunkd_cfg *cfg) {
+        (void) cfg;
+        return parse_memory_policy(s);
+}
+
+static int parse_checks_step(State *s, const sunkd_cfg *cfg) {
+        (void) cfg;
+        return parse_checks(s);
+}
+
+/* A step failed: remember the first error; only running out of memory
+ * stops the reading, so that one round shows every error. */
+static bool settings_stop(int *first, int r) {
+        if (r < 0 && *first == 0)
+                *first = r;
+        return r == -ENOMEM;
+}
+
 int settings_parse(sunkd_ctx *c, const sunkd_cfg *cfg, State *s) {
         _cleanup_free_ char *error = NULL;
-        int r;
+        int (*const steps[])(State * s, const sunkd_cfg *cfg) = {
+                parse_transport_step,  parse_slurmrestd,         parse_scontrol_step,
+                parse_xid_policy_step, parse_memory_policy_step, parse_checks_step,
+        };
+        int first = 0, r;
 
-        s->conf = (Conf) { .interval_usec = 60 * SUNKD_USEC_PER_SEC, .fail_after = 2, .pass_after = 1,
-                           .max_drained_pct = 10 };
+        s->conf = (Conf){ .interval_usec = 60 * SUNKD_USEC_PER_SEC,
+                          .fail_after = 2,
+                          .pass_after = 1,
+                          .max_drained_pct = 10 };
         r = c->api->cfg_parse(cfg, conf_keys, ELEMENTSOF(conf_keys), &s->conf, &error);
         if (r < 0)
-                return sunkd_log_error_errno(c, r, "%s", error ?: "invalid health section");
+                (void) sunkd_log_error_errno(c, r, "%s", error ?: "invalid health section");
+        if (settings_stop(&first, r))
+                return r;
         if (!s->conf.reason_prefix && !(s->conf.reason_prefix = strdup("sunkd: ")))
                 return -ENOMEM;
         if (strlen(s->conf.reason_prefix) < 2 || strlen(s->conf.reason_prefix) > 32)
-                return located(c, c->api->cfg_get(cfg, "reason_prefix"),
-                               "key 'reason_prefix': 2 to 32 characters, so our reasons stay apart from everyone else's ('%s')",
-                               s->conf.reason_prefix);
+                (void) settings_stop(&first, located(c, c->api->cfg_get(cfg, "reason_prefix"),
+                                                     "key 'reason_prefix': 2 to 32 characters, so our "
+                                                     "reasons stay apart from everyone else's ('%s')",
+                                                     s->conf.reason_prefix));
         if (!s->conf.root && !(s->conf.root = strdup("/")))
                 return -ENOMEM;
         if (s->conf.node_name)
@@ -470,22 +536,11 @@ int settings_parse(sunkd_ctx *c, const sunkd_cfg *cfg, State *s) {
         if (!s->node_name)
                 return -ENOMEM;
         if (!node_name_is_valid(s->node_name))
-                return located(c, c->api->cfg_get(cfg, "node_name") ?: cfg,
-                               "key 'node_name': '%.64s' is not a Slurm node name", s->node_name);
-        r = parse_transport(s, cfg);
-        if (r < 0)
-                return r;
-        r = parse_slurmrestd(s, cfg);
-        if (r < 0)
-                return r;
-        r = parse_scontrol(s);
-        if (r < 0)
-                return r;
-        r = parse_xid_policy(s);
-        if (r < 0)
-                return r;
-        r = parse_memory_policy(s);
-        if (r < 0)
-                return r;
-        return parse_checks(s);
+                (void) settings_stop(&first, located(c, c->api->cfg_get(cfg, "node_name") ?: cfg,
+                                                     "key 'node_name': '%.64s' is not a Slurm node name",
+                                                     s->node_name));
+        for (size_t i = 0; i < ELEMENTSOF(steps); i++)
+                if (settings_stop(&first, steps[i](s, cfg)))
+                        return -ENOMEM;
+        return first;
 }
