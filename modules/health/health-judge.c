@@ -110,11 +110,6 @@ void health_judge_apply_outcome(State *s, HealthSignal *sig) {
         default:
                 break;
         }
-        /* an operator's wish is tried once: the answer tells them how it went */
-        if (forced) {
-                s->forced = HEALTH_WANT_HEALTHY;
-                methods_forced_done(s, sig);
-        }
         if (sig->outcome != HEALTH_OUTCOME_UNCHANGED || !s->have_outcome ||
             !streq(s->last_outcome, sig->message))
                 sunkd_log(s->ctx,
@@ -125,6 +120,12 @@ void health_judge_apply_outcome(State *s, HealthSignal *sig) {
         (void) snprintf(s->last_outcome, sizeof(s->last_outcome), "%s", sig->message);
         s->outcome = sig->outcome;
         s->have_outcome = true;
+        /* an operator's wish is tried once: the answer tells them how it
+         * went, with the state after it (its last_signal is this round's) */
+        if (forced) {
+                s->forced = HEALTH_WANT_HEALTHY;
+                methods_forced_done(s, sig);
+        }
         (void) s->ctx->api->metric_add_value(s->m_signals, 1, labels);
         store_save(s);
 }
