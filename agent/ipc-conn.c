@@ -127,8 +127,10 @@ int conn_send(IpcConnection *c, const char *method, const char *error, json_obje
         if (r == -EILSEQ && params) {
                 int n = varlink_repair_utf8(params);
 
-                if (n > 0 && ratelimit_pass(&ipc->reply_rl, IPC_LOG_INTERVAL_USEC, IPC_LOG_BURST, &suppressed))
-                        log_error("BUG: the reply to %s carried %d string(s) that are not UTF-8; sent them escaped%s",
+                if (n > 0 &&
+                    ratelimit_pass(&ipc->reply_rl, IPC_LOG_INTERVAL_USEC, IPC_LOG_BURST, &suppressed))
+                        log_error("BUG: the reply to %s carried %d string(s) that are not UTF-8; sent them "
+                                  "escaped%s",
                                   method ?: "request", n, suppressed > 0 ? ", more suppressed" : "");
                 r = n < 0 ? n : reply_format(error, json_object_get(params), &buf, &len);
         }
@@ -142,7 +144,8 @@ int conn_send(IpcConnection *c, const char *method, const char *error, json_obje
                 fallback = "io.sunkd.ReplyTooLarge";
                 fallback_params = json_object_new_object();
                 if (fallback_params) {
-                        json_object_object_add(fallback_params, "size", json_object_new_int64((int64_t) len));
+                        json_object_object_add(fallback_params, "size",
+                                               json_object_new_int64((int64_t) len));
                         json_object_object_add(fallback_params, "max",
                                                json_object_new_int64((int64_t) ipc->limits.max_reply));
                 }
@@ -346,6 +349,27 @@ static const char *parse_error_reason(int r) {
         return "invalid message";
 }
 
+/* MethodNotFound's parameters: the method, and the methods its interface
+ * has (none: no such interface, a module not enabled), so that a client
+ * can say which verbs there are.  Their names are no secret: sunkd(8)
+ * lists them.  NULL when out of memory. */
+static json_object *method_not_found(Ipc *ipc, const char *method) {
+        _cleanup_json_ json_object *o = json_object_new_object(), *l = json_object_new_array();
+        const char *dot = strrchr(method, '.');
+        size_t n = dot ? (size_t) (dot - method) + 1 : 0;
+
+        if (!o || !l || json_object_object_add(o, "method", json_object_new_string(method)) < 0)
+                return NULL;
+        for (size_t i = 0; n > 0 && i < ipc->n_methods; i++)
+                if (strncmp(ipc->methods[i].name, method, n) == 0 &&
+                    !strchr(ipc->methods[i].name + n, '.') &&
+                    json_object_array_add(l, json_object_new_string(ipc->methods[i].name)) < 0)
+                        return NULL;
+        if (json_object_object_add(o, "methods", TAKE_PTR(l)) < 0)
+                return NULL;
+        return TAKE_PTR(o);
+}
+
 static int conn_dispatch(IpcConnection *c, const char *frame, size_t len) {
         Ipc *ipc = c->ipc;
         _cleanup_json_ json_object *msg = NULL;
@@ -376,11 +400,9 @@ static int conn_dispatch(IpcConnection *c, const char *frame, size_t len) {
                           (unsigned) c->ucred.pid);
                 if (oneway)
                         return 0;
-                o = json_object_new_object();
-                if (!o || json_object_object_add(o, "method", json_object_new_string(method)) < 0) {
-                        json_object_put(o);
+                o = method_not_found(ipc, method);
+                if (!o)
                         return -ENOMEM;
-                }
                 return conn_send(c, method, "org.varlink.service.MethodNotFound", o);
         }
 
@@ -422,7 +444,8 @@ static int conn_dispatch(IpcConnection *c, const char *frame, size_t len) {
         call->message = TAKE_PTR(msg);
         call->method = method;
         call->owner = m->owner;
-        call->ucred = anonymous ? (struct ucred) { .pid = 0, .uid = (uid_t) -1, .gid = (gid_t) -1 } : c->ucred;
+        call->ucred =
+                anonymous ? (struct ucred){ .pid = 0, .uid = (uid_t) -1, .gid = (gid_t) -1 } : c->ucred;
         call->oneway = oneway;
         call->dispatching = true;
         c->call = call;
@@ -625,7 +648,7 @@ int conn_new(Ipc *ipc, int fd) {
         c->ipc = ipc;
         c->fd = fd;
         /* Unknown until read: never mistaken for root. */
-        c->ucred = (struct ucred) { .pid = 0, .uid = (uid_t) -1, .gid = (gid_t) -1 };
+        c->ucred = (struct ucred){ .pid = 0, .uid = (uid_t) -1, .gid = (gid_t) -1 };
         r = ipc_admit_connection(ipc, c);
         if (r < 0) {
                 close(fd);
@@ -640,7 +663,8 @@ int conn_new(Ipc *ipc, int fd) {
         ipc->n_connections++;
         conn_touch(c);
 
-        log_debug("Connection %s, %u open", c->creds_known ? "checked" : "admitted unchecked", ipc->n_connections);
+        log_debug("Connection %s, %u open", c->creds_known ? "checked" : "admitted unchecked",
+                  ipc->n_connections);
         return 0;
 }
 

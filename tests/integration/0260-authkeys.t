@@ -65,6 +65,14 @@ is "$rc/$out" "0/" "'-x' where sshd puts %u prints nothing"
 is "$(status queries)" "$q0" "and none of them reached sunkd"
 is "$(ask ada SHA256:not-a-fingerprint)" "" "an invalid fingerprint prints nothing"
 
+# sunkctl names the parameter refused: missing when not given, else its value.
+err=$(ctl authkeys get 2>&1); rc=$?
+is "$rc" 1 "sunkctl authkeys get without user=: exit 1"
+like "$err" "^sunkctl: io\.sunkd\.AuthorizedKeys\.Get: missing parameter user=" "naming the missing parameter"
+unlike "$err" "InvalidParameter|\{" "not as raw Varlink"
+err=$(ctl authkeys get user=ada fingerprint=SHA256:x 2>&1)
+like "$err" "^sunkctl: io\.sunkd\.AuthorizedKeys\.Get: invalid parameter fingerprint=SHA256:x" "a value given is shown as given"
+
 # Parameters from anyone allowed: clear errors, no crash.
 for p in '{}' '{"user":7}' '{"user":"-x"}' '{"user":"ada","fingerprint":"SHA256:x"}' \
          '{"user":"ada","type":"ssh-ed25519"}' '{"user":"ada","key":"AAAA"}' \
