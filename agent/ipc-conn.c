@@ -375,7 +375,7 @@ static int conn_dispatch(IpcConnection *c, const char *frame, size_t len) {
         _cleanup_json_ json_object *msg = NULL;
         json_object *params, *o;
         const char *method;
-        const IpcMethod *m;
+        IpcMethod *m;
         unsigned suppressed;
         sunkd_call *call;
         IpcUid *u;
@@ -418,10 +418,16 @@ static int conn_dispatch(IpcConnection *c, const char *frame, size_t len) {
         }
 
         if (!anonymous && !ipc_admit_peer_allowed(c, m)) {
+                m->n_refused++;
+                /* what would open it: an allow: list, where the method has one */
                 if (ratelimit_pass(&ipc->deny_rl, IPC_LOG_INTERVAL_USEC, IPC_LOG_BURST, &suppressed))
-                        log_warning("Refused %s to uid=%u gid=%u pid=%u%s", method, (unsigned) c->ucred.uid,
-                                    (unsigned) c->ucred.gid, (unsigned) c->ucred.pid,
-                                    suppressed > 0 ? " (similar messages suppressed)" : "");
+                        log_warning(
+                                "Refused %s to uid=%u gid=%u pid=%u%s%s", method, (unsigned) c->ucred.uid,
+                                (unsigned) c->ucred.gid, (unsigned) c->ucred.pid,
+                                m->flags & SUNKD_METHOD_ALLOW
+                                        ? ": neither root nor a user or @group of the module's allow: list"
+                                        : ": root only",
+                                suppressed > 0 ? " (similar messages suppressed)" : "");
                 return oneway ? 0 : conn_send(c, method, "io.sunkd.PermissionDenied", NULL);
         }
         if (ipc->n_suspended > 0 && ipc_owner_suspended(ipc, m->owner))

@@ -25,6 +25,7 @@ typedef struct IpcMethod {
         void *userdata;
         const IpcAllow *allow;
         const void *owner;
+        uint64_t n_refused; /* calls the policy refused (ipc_owner_refused()) */
 } IpcMethod;
 
 typedef struct IpcConnection IpcConnection;
@@ -64,7 +65,7 @@ struct IpcConnection {
         struct ucred ucred; /* valid once creds_known */
         bool creds_known;
         bool accounted; /* counted in its uid's n_connections */
-        gid_t *groups; /* read when a policy first needs them */
+        gid_t *groups;  /* read when a policy first needs them */
         size_t n_groups;
         bool groups_loaded;
         uint64_t active_usec;  /* the last read, write or reply */

@@ -26,12 +26,12 @@ typedef struct Ipc Ipc;
 
 /* A zero field takes its default. */
 typedef struct IpcLimits {
-        size_t max_request;          /* bytes, NUL included; default 64 KiB */
-        size_t max_request_root;     /* root's (when larger); default IPC_ROOT_REQUEST_MAX */
-        size_t max_reply;            /* bytes; default 1 MiB */
-        unsigned max_connections;    /* default 256 */
-        uint64_t idle_timeout_usec;  /* default 30 s */
-        unsigned max_depth;          /* JSON nesting; default 16 */
+        size_t max_request;         /* bytes, NUL included; default 64 KiB */
+        size_t max_request_root;    /* root's (when larger); default IPC_ROOT_REQUEST_MAX */
+        size_t max_reply;           /* bytes; default 1 MiB */
+        unsigned max_connections;   /* default 256 */
+        uint64_t idle_timeout_usec; /* default 30 s */
+        unsigned max_depth;         /* JSON nesting; default 16 */
         /* Per peer uid, root exempt: connections open, and calls not yet
          * answered (a pending call counts until answered, even after its
          * caller hung up).  Defaults 32 and 16. */
@@ -102,6 +102,12 @@ int ipc_add_method(Ipc *ipc, const char *name, unsigned flags, IpcMethodFn fn, v
  * dropped; a suspension of @owner ends with it.
  */
 void ipc_remove_methods(Ipc *ipc, const void *owner);
+/**
+ * ipc_owner_refused() - the calls of @owner's methods the policy refused (a
+ * caller neither root nor, for SUNKD_METHOD_ALLOW, on the allow list),
+ * since they were registered, in *ret.  -ENOENT when @owner has none.
+ */
+int ipc_owner_refused(Ipc *ipc, const void *owner, uint64_t *ret);
 /** ipc_suspend_owner() - from now on, calls of @owner's methods are answered
  * io.sunkd.Unavailable without being dispatched; pending ones stay. */
 void ipc_suspend_owner(Ipc *ipc, const void *owner);

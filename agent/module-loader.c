@@ -107,19 +107,25 @@ int module_open(const char *dir, const char *name, void **ret_dl, const sunkd_mo
 
         dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
         if (!dl)
-                return fail(ret_error, -ELIBBAD,
-                            "cannot load module '%s': %s (a missing dependency is the usual cause; check ldd)",
-                            path, dlerror());
+                return fail(
+                        ret_error, -ELIBBAD,
+                        "cannot load module '%s': %s (a missing dependency is the usual cause; check ldd)",
+                        path, dlerror());
         def = dlsym(dl, "sunkd_module_v1");
         if (!def)
-                return fail(ret_error, -ELIBBAD,
-                            "'%s' is not a sunkd module for ABI %d.x: no symbol sunkd_module_v1 (%s); built for "
-                            "another ABI major version?", path, SUNKD_MODULE_ABI_MAJOR, dlerror());
+                return fail(
+                        ret_error, -ELIBBAD,
+                        "'%s' is not a sunkd module for ABI %d.x: no symbol sunkd_module_v1 (%s); built for "
+                        "another ABI major version?",
+                        path, SUNKD_MODULE_ABI_MAJOR, dlerror());
         if (def->abi_major != SUNKD_MODULE_ABI_MAJOR || def->abi_minor > SUNKD_MODULE_ABI_MINOR)
-                return fail(ret_error, -EPROTO, "module '%s' was built for ABI %u.%u, this sunkd speaks ABI %d.%d",
-                            path, def->abi_major, def->abi_minor, SUNKD_MODULE_ABI_MAJOR, SUNKD_MODULE_ABI_MINOR);
+                return fail(ret_error, -EPROTO,
+                            "module '%s' was built for ABI %u.%u, this sunkd speaks ABI %d.%d", path,
+                            def->abi_major, def->abi_minor, SUNKD_MODULE_ABI_MAJOR, SUNKD_MODULE_ABI_MINOR);
         if (def->size < ABI_END_OF(sunkd_module, status) || !def->init || !def->fini || isempty(def->name))
-                return fail(ret_error, -EPROTO, "module '%s' has an incomplete definition (size %u, ABI %u.%u): name, init and fini are required",
+                return fail(ret_error, -EPROTO,
+                            "module '%s' has an incomplete definition (size %u, ABI %u.%u): name, init and "
+                            "fini are required",
                             path, def->size, def->abi_major, def->abi_minor);
         if (!streq(def->name, name))
                 return fail(ret_error, -EPROTO, "module '%s' calls itself '%s'", path, def->name);
@@ -148,7 +154,8 @@ static char *module_dir_list(const char *dir) {
         f = open_memstream(&list, &len);
         for (int i = 0; i < n; i++) {
                 if (f)
-                        fprintf(f, "%s%.*s", i ? ", " : "", (int) (strlen(entries[i]->d_name) - 3), entries[i]->d_name);
+                        fprintf(f, "%s%.*s", i ? ", " : "", (int) (strlen(entries[i]->d_name) - 3),
+                                entries[i]->d_name);
                 free(entries[i]);
         }
         free(entries);
@@ -201,7 +208,8 @@ int module_new(const ModuleHost *host, const char *module_dir, const char *state
         mod->host = host;
         mod->name = strdup(cm->name);
         if (!mod->name || asprintf(&mod->state_dir, "%s/%s", state_dir, cm->name) < 0 ||
-            module_runtime_path(host->socket ?: host->config(host->userdata)->socket, cm->name, &mod->runtime_dir) < 0 ||
+            module_runtime_path(host->socket ?: host->config(host->userdata)->socket, cm->name,
+                                &mod->runtime_dir) < 0 ||
             asprintf(&mod->path, "%s/%s.so", module_dir, cm->name) < 0) {
                 mod->path = NULL;
                 module_free(mod);
@@ -318,8 +326,8 @@ int module_init(Module *mod, const ConfModule *cm) {
                 return mod->error;
         mod->required = cm->required;
         if (mkdir(mod->state_dir, 0700) < 0 && errno != EEXIST) {
-                r = log_ctx_full_errno(&mod->log, LOG_ERR, errno, "Failed to create state directory '%s': %m",
-                                       mod->state_dir);
+                r = log_ctx_full_errno(&mod->log, LOG_ERR, errno,
+                                       "Failed to create state directory '%s': %m", mod->state_dir);
                 module_set_failed(mod, r, "state directory");
                 return r;
         }
@@ -389,7 +397,8 @@ int module_apply_host_keys(Module *mod, const ConfModule *cm) {
 
 static int module_restart(Module *mod, const char *why) {
         mod->config_stale = false;
-        log_ctx_full_errno(&mod->log, LOG_INFO, 0, "Restarting the module to apply the new configuration%s.", why);
+        log_ctx_full_errno(&mod->log, LOG_INFO, 0, "Restarting the module to apply the new configuration%s.",
+                           why);
         module_stop(mod, on_restart_stopped, NULL);
         return mod->mstate == MODULE_FAILED ? mod->error : 0;
 }
@@ -398,10 +407,12 @@ static int module_restart(Module *mod, const char *why) {
 static int module_reload_failed(Module *mod, int r) {
         mod->config_stale = true;
         free(mod->error_message);
-        if (asprintf(&mod->error_message, "reload failed: %s; running the previous configuration", strerror(-r)) < 0)
+        if (asprintf(&mod->error_message, "reload failed: %s; running the previous configuration",
+                     strerror(-r)) < 0)
                 mod->error_message = NULL;
-        return log_ctx_full_errno(&mod->log, LOG_ERR, r,
-                                  "Module failed to apply the new configuration, keeping the running one: %m");
+        return log_ctx_full_errno(
+                &mod->log, LOG_ERR, r,
+                "Module failed to apply the new configuration, keeping the running one: %m");
 }
 
 int module_reload(Module *mod, const ConfModule *cm) {
@@ -523,7 +534,8 @@ void module_stop(Module *mod, ModuleStoppedFn fn, void *userdata) {
         ipc_suspend_owner(h->ipc, mod);
         sched_stop_owner(h->sched, mod);
         if (mod->lingering)
-                log_ctx_full_errno(&mod->log, LOG_INFO, 0, "Stopping: letting its work in flight end first, for up to %.1fs.",
+                log_ctx_full_errno(&mod->log, LOG_INFO, 0,
+                                   "Stopping: letting its work in flight end first, for up to %.1fs.",
                                    (double) (mod->linger_until - mod->stop_since) / USEC_PER_SEC);
         else
                 module_stop_children(mod);
@@ -560,20 +572,31 @@ int module_status_json(Module *mod, json_object **ret) {
         json_object_object_add(o, "name", json_object_new_string(mod->name));
         json_object_object_add(o, "state", json_object_new_string(module_state_to_string(mod->mstate)));
         if (mod->mstate == MODULE_STOPPING)
-                json_object_object_add(o, "stopping_for_usec",
-                                       json_object_new_int64((int64_t) (now_usec(CLOCK_MONOTONIC) - mod->stop_since)));
-        json_object_object_add(o, "version", json_object_new_string(mod->def && mod->def->version ? mod->def->version : ""));
+                json_object_object_add(
+                        o, "stopping_for_usec",
+                        json_object_new_int64((int64_t) (now_usec(CLOCK_MONOTONIC) - mod->stop_since)));
+        json_object_object_add(
+                o, "version",
+                json_object_new_string(mod->def && mod->def->version ? mod->def->version : ""));
         if (mod->error_message)
                 json_object_object_add(o, "error", json_object_new_string(mod->error_message));
         if (mod->mstate == MODULE_RUNNING && mod->def->status) {
                 _cleanup_json_ json_object *s = json_object_new_object();
                 if (!s)
                         return -ENOMEM;
+                uint64_t refused;
+
                 r = mod->def->status(mod->state, s);
                 if (r < 0)
-                        log_ctx_full_errno(&mod->log, LOG_WARNING, r, "Failed to collect status, ignoring: %m");
-                else
+                        log_ctx_full_errno(&mod->log, LOG_WARNING, r,
+                                           "Failed to collect status, ignoring: %m");
+                else {
+                        /* the host's count: a refused call never reaches the module */
+                        if (ipc_owner_refused(mod->host->ipc, mod, &refused) >= 0)
+                                json_object_object_add(s, "calls_refused",
+                                                       json_object_new_int64((int64_t) refused));
                         json_object_object_add(o, "status", TAKE_PTR(s));
+                }
         }
         *ret = TAKE_PTR(o);
         return 0;

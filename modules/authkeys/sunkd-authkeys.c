@@ -39,6 +39,7 @@
 #include "authkeys-map.h"
 #include "client/client.h"
 #include "util/cleanup.h"
+#include "util/macro.h"
 
 #define SOCKET_DEFAULT SUNKD_RUNSTATEDIR "/sunkd/io.sunkd"
 #define CACHE_DEFAULT SUNKD_SYSCONFDIR "/sshkey.cache"
@@ -52,7 +53,7 @@ typedef struct Args {
         const char *socket;
         const char *cache;
         const char *local_passwd;
-        int64_t uid;             /* sshd's %U; -1: look it up */
+        int64_t uid; /* sshd's %U; -1: look it up */
         uint64_t timeout_usec;
         bool fallback;
         const char *user;
@@ -122,20 +123,25 @@ static int parse_uid(const char *s, int64_t *ret) {
 /* Returns -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, Args *a) {
         enum { ARG_VERSION = 0x100, ARG_NO_FALLBACK, ARG_LOCAL_PASSWD };
-        static const struct option options[] = {
-                { "socket", required_argument, NULL, 's' },   { "cache", required_argument, NULL, 'c' },
-                { "timeout", required_argument, NULL, 't' },  { "no-fallback", no_argument, NULL, ARG_NO_FALLBACK },
-                { "help", no_argument, NULL, 'h' },           { "version", no_argument, NULL, ARG_VERSION },
-                { "local-passwd", required_argument, NULL, ARG_LOCAL_PASSWD },
-                { "uid", required_argument, NULL, 'U' },
-                {}
-        };
+        static const struct option options[] = { { "socket", required_argument, NULL, 's' },
+                                                 { "cache", required_argument, NULL, 'c' },
+                                                 { "timeout", required_argument, NULL, 't' },
+                                                 { "no-fallback", no_argument, NULL, ARG_NO_FALLBACK },
+                                                 { "help", no_argument, NULL, 'h' },
+                                                 { "version", no_argument, NULL, ARG_VERSION },
+                                                 { "local-passwd", required_argument, NULL,
+                                                   ARG_LOCAL_PASSWD },
+                                                 { "uid", required_argument, NULL, 'U' },
+                                                 {} };
         int opt, rest;
 
         opterr = 0;
 
-        *a = (Args){ .socket = getenv("SUNKD_SOCKET") ?: SOCKET_DEFAULT, .cache = CACHE_DEFAULT,
-                     .local_passwd = LOCAL_PASSWD_DEFAULT, .uid = -1, .timeout_usec = TIMEOUT_DEFAULT_USEC,
+        *a = (Args){ .socket = getenv("SUNKD_SOCKET") ?: SOCKET_DEFAULT,
+                     .cache = CACHE_DEFAULT,
+                     .local_passwd = LOCAL_PASSWD_DEFAULT,
+                     .uid = -1,
+                     .timeout_usec = TIMEOUT_DEFAULT_USEC,
                      .fallback = true };
         while ((opt = getopt_long(argc, argv, "+s:c:t:U:h", options, NULL)) >= 0)
                 switch (opt) {
@@ -172,7 +178,8 @@ static int parse_args(int argc, char **argv, Args *a) {
                 default:
                         /* sshd puts %u where the peer's user name goes: "-x" is
                          * a hostile name, not a typo to fail on.  Nothing for it. */
-                        syslog(LOG_WARNING, "ignoring a call with an unknown option or a user name starting with '-'");
+                        syslog(LOG_WARNING,
+                               "ignoring a call with an unknown option or a user name starting with '-'");
                         return EXIT_OK;
                 }
         rest = argc - optind;
@@ -215,14 +222,26 @@ static int ask_sunkd(const Args *a) {
                 return -ETIMEDOUT;
         params = json_object_new_object();
         if (!params || json_object_object_add(params, "user", json_object_new_string(a->user)) < 0 ||
-            (a->fingerprint && json_object_object_add(params, "fingerprint", json_object_new_string(a->fingerprint)) < 0) ||
+            (a->fingerprint &&
+             json_object_object_add(params, "fingerprint", json_object_new_string(a->fingerprint)) < 0) ||
             (a->type && json_object_object_add(params, "type", json_object_new_string(a->type)) < 0) ||
             (a->key && json_object_object_add(params, "key", json_object_new_string(a->key)) < 0)) {
                 json_object_put(params);
                 return -ENOMEM;
         }
-        r = client_call_last(fd, "io.sunkd.AuthorizedKeys.Get", params, deadline - now, REPLY_MAX, &reply, &error);
+        r = client_call_last(fd, "io.sunkd.AuthorizedKeys.Get", params, deadline - now, REPLY_MAX, &reply,
+                             &error);
         json_object_put(params);
+        if (r == -EREMOTEIO && streq_ptr(error, "io.sunkd.PermissionDenied")) {
+                /* sshd runs this as its AuthorizedKeysCommandUser: that uid is what sunkd refused */
+                syslog(LOG_WARNING,
+                       "sunkd refused uid %u for user %s: sshd's AuthorizedKeysCommandUser must be root or "
+                       "in "
+                       "the authkeys section's allow: list in sunkd.yaml",
+                       (unsigned) getuid(), a->user);
+                json_object_put(reply);
+                return r;
+        }
         if (r < 0) {
                 syslog(LOG_WARNING, "sunkd did not answer for user %s: %s", a->user,
                        r == -EREMOTEIO && error ? error : strerror(-r));
@@ -309,7 +328,8 @@ static int read_cache(const Args *a, const AuthkeysLocal *local, const AuthkeysM
                 return r;
         }
         if (!S_ISREG(st.st_mode) || (uint64_t) st.st_size > AUTHKEYS_MAP_FILE_SIZE_MAX) {
-                syslog(LOG_ERR, "%s: not a regular file of at most %u bytes", a->cache, AUTHKEYS_MAP_FILE_SIZE_MAX);
+                syslog(LOG_ERR, "%s: not a regular file of at most %u bytes", a->cache,
+                       AUTHKEYS_MAP_FILE_SIZE_MAX);
                 return -EINVAL;
         }
         if (st.st_size == 0)
@@ -373,9 +393,11 @@ int main(int argc, char **argv) {
         if (!authkeys_user_name_valid(a.user, strlen(a.user)))
                 return EXIT_OK;
         /* The form only: decoding needs libcrypto, which sunkd has loaded already. */
-        if ((a.fingerprint && (strncmp(a.fingerprint, "SHA256:", 7) != 0 ||
-                               strnlen(a.fingerprint, AUTHKEYS_FINGERPRINT_MAX) >= AUTHKEYS_FINGERPRINT_MAX)) ||
-            (a.type && (!authkeys_type_known(a.type, strlen(a.type)) || strnlen(a.key, AUTHKEYS_LINE_MAX + 1) > AUTHKEYS_LINE_MAX))) {
+        if ((a.fingerprint &&
+             (strncmp(a.fingerprint, "SHA256:", 7) != 0 ||
+              strnlen(a.fingerprint, AUTHKEYS_FINGERPRINT_MAX) >= AUTHKEYS_FINGERPRINT_MAX)) ||
+            (a.type && (!authkeys_type_known(a.type, strlen(a.type)) ||
+                        strnlen(a.key, AUTHKEYS_LINE_MAX + 1) > AUTHKEYS_LINE_MAX))) {
                 syslog(LOG_WARNING, "ignoring an invalid key or fingerprint for user %s", a.user);
                 return EXIT_OK;
         }

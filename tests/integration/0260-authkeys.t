@@ -86,6 +86,10 @@ like "$(as_nobody /usr/bin/python3 "$RAW" "$SOCK" call io.sunkd.AuthorizedKeys.G
      '"error": "io.sunkd.PermissionDenied"' "nobody is refused"
 out=$(as_nobody "$AK" -s "$SOCK" -t 120 -c "$T/none" --no-fallback ada); rc=$?
 is "$rc/$out" "1/" "and its client prints nothing and fails with --no-fallback"
+ok "the refusal says what would open it" wait_log \
+   "Refused io.sunkd.AuthorizedKeys.Get to uid=65534 .*: neither root nor a user or @group of the module's allow: list"
+is "$(status calls_refused)" 2 "the refused calls are counted"
+like "$(ctl status)" "^  calls_refused +2" "in sunkctl status"
 sunkd_config "modules:
   authkeys:
     sshkey_cache: $C
