@@ -47,7 +47,8 @@ static const sunkd_cfg_key conf_keys[] = {
         { "sshkey_cache", SUNKD_CFG_PATH, offsetof(Conf, sshkey_cache), 0, 0, 0 },
         { "local_passwd", SUNKD_CFG_PATH, offsetof(Conf, local_passwd), 0, 0, 0 },
         { "max_staleness", SUNKD_CFG_DURATION, offsetof(Conf, max_staleness_usec), 0, 0, 0 },
-        { "max_keys_per_user", SUNKD_CFG_INT, offsetof(Conf, max_keys_per_user), 0, 1, AUTHKEYS_MAP_KEYS_PER_USER_MAX },
+        { "max_keys_per_user", SUNKD_CFG_INT, offsetof(Conf, max_keys_per_user), 0, 1,
+          AUTHKEYS_MAP_KEYS_PER_USER_MAX },
 };
 
 /* ---- Lifecycle ------------------------------------------------------------ */
@@ -69,13 +70,48 @@ static int load_conf(sunkd_ctx *c, const sunkd_cfg *cfg, Conf *ret) {
 
 static int add_metrics(State *s) {
         const sunkd_metric_def defs[] = {
-                { { sizeof(sunkd_metric_spec), "authkeys_users", "Users in the loaded sshkey map.", SUNKD_METRIC_GAUGE, { NULL } }, &s->m.users },
-                { { sizeof(sunkd_metric_spec), "authkeys_keys", "Valid keys in the loaded sshkey map.", SUNKD_METRIC_GAUGE, { NULL } }, &s->m.keys },
-                { { sizeof(sunkd_metric_spec), "authkeys_queries_total", "Key queries by result: hit, miss, unavailable (no map loaded).", SUNKD_METRIC_COUNTER, { "result" } }, &s->m.queries },
-                { { sizeof(sunkd_metric_spec), "authkeys_invalid_keys", "Keys dropped from the loaded map, by reason.", SUNKD_METRIC_GAUGE, { "reason" } }, &s->m.invalid },
-                { { sizeof(sunkd_metric_spec), "authkeys_bad_lines", "Lines of the loaded file skipped, by reason.", SUNKD_METRIC_GAUGE, { "reason" } }, &s->m.bad_lines },
-                { { sizeof(sunkd_metric_spec), "authkeys_reload_failures_total", "Loads that failed and kept the old map.", SUNKD_METRIC_COUNTER, { NULL } }, &s->m.failures },
-                { { sizeof(sunkd_metric_spec), "authkeys_stale", "1 while the map is older than max_staleness.", SUNKD_METRIC_GAUGE, { NULL } }, &s->m.stale },
+                { { sizeof(sunkd_metric_spec),
+                    "authkeys_users",
+                    "Users in the loaded sshkey map.",
+                    SUNKD_METRIC_GAUGE,
+                    { NULL } },
+                  &s->m.users },
+                { { sizeof(sunkd_metric_spec),
+                    "authkeys_keys",
+                    "Valid keys in the loaded sshkey map.",
+                    SUNKD_METRIC_GAUGE,
+                    { NULL } },
+                  &s->m.keys },
+                { { sizeof(sunkd_metric_spec),
+                    "authkeys_queries_total",
+                    "Key queries by result: hit, miss, unavailable (no map loaded).",
+                    SUNKD_METRIC_COUNTER,
+                    { "result" } },
+                  &s->m.queries },
+                { { sizeof(sunkd_metric_spec),
+                    "authkeys_invalid_keys",
+                    "Keys dropped from the loaded map, by reason.",
+                    SUNKD_METRIC_GAUGE,
+                    { "reason" } },
+                  &s->m.invalid },
+                { { sizeof(sunkd_metric_spec),
+                    "authkeys_bad_lines",
+                    "Lines of the loaded file skipped, by reason.",
+                    SUNKD_METRIC_GAUGE,
+                    { "reason" } },
+                  &s->m.bad_lines },
+                { { sizeof(sunkd_metric_spec),
+                    "authkeys_reload_failures_total",
+                    "Loads that failed and kept the old map.",
+                    SUNKD_METRIC_COUNTER,
+                    { NULL } },
+                  &s->m.failures },
+                { { sizeof(sunkd_metric_spec),
+                    "authkeys_stale",
+                    "1 while the map is older than max_staleness.",
+                    SUNKD_METRIC_GAUGE,
+                    { NULL } },
+                  &s->m.stale },
         };
 
         return sunkd_metrics_add(s->ctx, defs, sizeof(defs) / sizeof(defs[0]));
@@ -100,10 +136,13 @@ static int choose_source(State *s) {
                 return authkeys_load_set_path(s, s->conf.sshkey_cache);
         r = s->ctx->api->fact_subscribe(s->ctx, FACT_NAME, authkeys_load_on_fact, s);
         if (r < 0 && r != -EEXIST)
-                return sunkd_log_error_errno(s->ctx, r, "Failed to follow the nsscache module's sshkey cache: %m");
+                return sunkd_log_error_errno(s->ctx, r,
+                                             "Failed to follow the nsscache module's sshkey cache: %m");
         if (!s->path)
-                sunkd_log_info(s->ctx, "No sshkey_cache set: serving the sshkey cache of the nsscache module once it "
-                               "says where it is.");
+                sunkd_log_info(
+                        s->ctx,
+                        "No sshkey_cache set: serving the sshkey cache of the nsscache module once it "
+                        "says where it is.");
         return 0;
 }
 
@@ -167,7 +206,8 @@ static int change_source(State *s, const Conf *old) {
                         (void) s->ctx->api->fact_unsubscribe(s->ctx, FACT_NAME, authkeys_load_on_fact, s);
                 return authkeys_load_set_path(s, s->conf.sshkey_cache);
         }
-        /* Back to the nsscache module's file: authkeys_load_on_fact switches to it soon, unless there is none. */
+        /* Back to the nsscache module's file: authkeys_load_on_fact switches to it soon, unless there is
+         * none. */
         fact = s->ctx->api->fact_get(s->ctx, FACT_NAME);
         if (!fact) {
                 r = authkeys_load_set_path(s, NULL);
@@ -239,17 +279,21 @@ static int authkeys_status(void *state, struct json_object *out) {
                 return -ENOMEM;
         }
         authkeys_get_check_staleness(s);
-        json_object_object_add(out, "source", json_object_new_string(s->conf.sshkey_cache ? "sshkey_cache" : "nsscache"));
-        json_object_object_add(out, "state", json_object_new_string(s->map ? "serving" :
-                                                                    s->last_error ? "no keys are served" :
-                                                                    "waiting for the first sshkey map"));
+        json_object_object_add(out, "source",
+                               json_object_new_string(s->conf.sshkey_cache ? "sshkey_cache" : "nsscache"));
+        json_object_object_add(out, "state",
+                               json_object_new_string(s->map          ? "serving"
+                                                      : s->last_error ? "no keys are served"
+                                                                      : "waiting for the first sshkey map"));
         json_object_object_add(out, "path", json_object_new_string(s->path ?: ""));
         json_object_object_add(out, "users", json_object_new_int64(st ? (int64_t) st->users : 0));
         json_object_object_add(out, "keys", json_object_new_int64(st ? (int64_t) st->keys : 0));
         if (s->map) {
                 json_object_object_add(out, "loaded_from", json_object_new_string(s->map_path));
-                json_object_object_add(out, "loaded_usec", json_object_new_int64((int64_t) s->map_loaded_usec));
-                json_object_object_add(out, "updated_usec", json_object_new_int64((int64_t) authkeys_get_updated_usec(s)));
+                json_object_object_add(out, "loaded_usec",
+                                       json_object_new_int64((int64_t) s->map_loaded_usec));
+                json_object_object_add(out, "updated_usec",
+                                       json_object_new_int64((int64_t) authkeys_get_updated_usec(s)));
         }
         json_object_object_add(out, "stale", json_object_new_boolean(s->stale));
         json_object_object_add(out, "queries", json_object_new_int64((int64_t) s->queries));
@@ -257,12 +301,15 @@ static int authkeys_status(void *state, struct json_object *out) {
         json_object_object_add(out, "misses", json_object_new_int64((int64_t) s->misses));
         json_object_object_add(out, "unavailable", json_object_new_int64((int64_t) s->unavailable));
         json_object_object_add(out, "reload_failures", json_object_new_int64((int64_t) s->reload_failures));
+        json_object_object_add(out, "logins_without_uid", json_object_new_int64((int64_t) s->without_uid));
         for (int i = 1; st && i < _AUTHKEYS_REJECT_MAX; i++)
                 if (st->invalid_keys[i])
-                        json_object_object_add(invalid, authkeys_reject_to_string(i), json_object_new_int64((int64_t) st->invalid_keys[i]));
+                        json_object_object_add(invalid, authkeys_reject_to_string(i),
+                                               json_object_new_int64((int64_t) st->invalid_keys[i]));
         for (int i = 1; st && i < _AUTHKEYS_LINE_MAX; i++)
                 if (st->bad_lines[i])
-                        json_object_object_add(bad, authkeys_line_error_to_string(i), json_object_new_int64((int64_t) st->bad_lines[i]));
+                        json_object_object_add(bad, authkeys_line_error_to_string(i),
+                                               json_object_new_int64((int64_t) st->bad_lines[i]));
         json_object_object_add(out, "invalid_keys", invalid);
         json_object_object_add(out, "bad_lines", bad);
         if (s->last_error)
@@ -270,5 +317,6 @@ static int authkeys_status(void *state, struct json_object *out) {
         return 0;
 }
 
-SUNKD_MODULE_DEFINE(.name = "authkeys", .version = PACKAGE_VERSION, .init = authkeys_init, .check = authkeys_check,
-                    .reload = authkeys_reload, .fini = authkeys_fini, .status = authkeys_status);
+SUNKD_MODULE_DEFINE(.name = "authkeys", .version = PACKAGE_VERSION, .init = authkeys_init,
+                    .check = authkeys_check, .reload = authkeys_reload, .fini = authkeys_fini,
+                    .status = authkeys_status);

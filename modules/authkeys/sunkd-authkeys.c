@@ -225,7 +225,10 @@ static int ask_sunkd(const Args *a) {
             (a->fingerprint &&
              json_object_object_add(params, "fingerprint", json_object_new_string(a->fingerprint)) < 0) ||
             (a->type && json_object_object_add(params, "type", json_object_new_string(a->type)) < 0) ||
-            (a->key && json_object_object_add(params, "key", json_object_new_string(a->key)) < 0)) {
+            (a->key && json_object_object_add(params, "key", json_object_new_string(a->key)) < 0) ||
+            /* sunkd says once that an NSS lookup a login is the price (sshd_config without %U) */
+            (a->uid < 0 &&
+             json_object_object_add(params, "uid_looked_up", json_object_new_boolean(true)) < 0)) {
                 json_object_put(params);
                 return -ENOMEM;
         }

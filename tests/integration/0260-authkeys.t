@@ -54,6 +54,15 @@ ok "an exact-key answer is audited with the fingerprint" wait_log "Key $(re "$(f
 not_logged() { ! grep -qF -- "$1" "$T/sunkd.log"; }
 ok "and never the key itself" not_logged "$(awk '{ print $2 }' "$T/k/ada2.pub")"
 
+# Without --uid the client looks the uid up through NSS at each login:
+# sunkd says so once, and counts it; with --uid it is not counted.
+ok "a client without --uid is named in the log" wait_log "sunkd-authkeys runs without --uid: each login pays an NSS lookup"
+is "$(grep -c 'runs without --uid' "$T/sunkd.log")" 1 "once, however many logins"
+n=$(status logins_without_uid)
+ok "and counted in the status" test "$n" -ge 5
+is "$("$AK" -s "$SOCK" -t 120 -c "$T/none" --uid 61234 -- ada "$(fp ada2)")" "$K2" "a client with --uid is answered"
+is "$(status logins_without_uid)" "$n" "and not counted"
+
 # Hostile user names never reach the socket.
 q0=$(status queries)
 for u in -x ../x a:b "$(head -c 10240 /dev/zero | tr '\0' a)" "$(printf 'ad\xe9')" "" . .. "a b" 'a$(id)'; do
