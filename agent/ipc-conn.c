@@ -365,8 +365,9 @@ static json_object *method_not_found(Ipc *ipc, const char *method) {
                     !strchr(ipc->methods[i].name + n, '.') &&
                     json_object_array_add(l, json_object_new_string(ipc->methods[i].name)) < 0)
                         return NULL;
-        if (json_object_object_add(o, "methods", TAKE_PTR(l)) < 0)
+        if (json_object_object_add(o, "methods", l) < 0)
                 return NULL;
+        l = NULL; /* o holds it */
         return TAKE_PTR(o);
 }
 

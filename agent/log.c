@@ -183,6 +183,8 @@ int log_internalv(int level, int error, const LogContext *ctx, const char *file,
                 nl = strchr(l, '\n');
                 if (nl)
                         *nl++ = '\0';
+                if (!*l && l != msg) /* the newline a message ends with */
+                        continue;
                 if (use_journal)
                         log_to_journal(level, error, ctx, file, line, func, l);
                 else
