@@ -20,6 +20,7 @@
 #include "util/errloc.h"
 #include "util/macro.h"
 #include "util/secret-file.h"
+#include "util/spell.h"
 #include "util/strv.h"
 #include "util/time-util.h"
 #include "util/trusted-path.h"
@@ -246,9 +247,62 @@ static const sunkd_cfg_key *find_key(const sunkd_cfg_key *keys, size_t n_keys, c
         return NULL;
 }
 
+/* "unknown key", and the known one it is a slip for, if there is one. */
+static int unknown_key(const ConfNode *map, const ConfNode *n, const sunkd_cfg_key *keys, size_t n_keys,
+                       char **ret_error) {
+        _cleanup_free_ const char **names = calloc(n_keys + ELEMENTSOF(conf_host_keys), sizeof(char *));
+        const char *near;
+        size_t k = 0;
+
+        if (!names)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_keys; i++)
+                names[k++] = keys[i].key;
+        for (size_t i = 0; map->module_section && conf_host_keys[i]; i++)
+                names[k++] = conf_host_keys[i];
+        near = spell_nearest(n->key, names, k);
+        if (near)
+                return fail(n, ret_error, "unknown key; did you mean '%s'?", near);
+        return fail(n, ret_error, "unknown key");
+}
+
+/* One entry of @map; the error, if any, in *ret_error. */
+static int parse_entry(const ConfNode *map, const ConfNode *n, const sunkd_cfg_key *keys, size_t n_keys,
+                       void *out, char **ret_error) {
+        const sunkd_cfg_key *k = find_key(keys, n_keys, n->key);
+        int r;
+
+        if (!k) {
+                /* enabled/required/allow belong to the module section
+                 * itself, not to its sub-sections. */
+                if (map->module_section && strv_contains((char *const *) conf_host_keys, n->key))
+                        return 0;
+                return unknown_key(map, n, keys, n_keys, ret_error);
+        }
+        /* "key:" with nothing after it leaves the default in place. */
+        if (n->type == CONF_SCALAR && n->plain &&
+            (isempty(n->value) || streq(n->value, "~") || streq(n->value, "null"))) {
+                if (k->flags & SUNKD_CFG_REQUIRED)
+                        return fail(n, ret_error, "a value is required");
+                return 0;
+        }
+        r = set_value(n, k, out, ret_error);
+        if (r < 0)
+                return r;
+        /* A reload compares these files too (config_module_same()). */
+        if (k->type == SUNKD_CFG_SECRET && startswith_file(n->value))
+                conf_node_note_file(n, n->value + strlen(CONF_SECRET_FILE_PREFIX));
+        else if (k->type == SUNKD_CFG_PATH && (k->flags & SUNKD_CFG_RELOAD_FILE))
+                conf_node_note_file(n, n->value);
+        return 0;
+}
+
+/* Every entry is looked at, past the first error: a fresh node's file is
+ * put right in one round, not one key a round. */
 int conf_keys_parse(const ConfNode *map, const sunkd_cfg_key *keys, size_t n_keys, void *out,
                     char **ret_error) {
-        int r;
+        _cleanup_free_ char *all = NULL;
+        int first = 0;
 
         if (!map)
                 return -EINVAL;
@@ -256,39 +310,27 @@ int conf_keys_parse(const ConfNode *map, const sunkd_cfg_key *keys, size_t n_key
                 return fail(map, ret_error, "expected a mapping of keys");
 
         for (size_t i = 0; i < map->n_children; i++) {
-                const ConfNode *n = map->children[i];
-                const sunkd_cfg_key *k = find_key(keys, n_keys, n->key);
+                char *e = NULL;
+                int r = parse_entry(map, map->children[i], keys, n_keys, out, &e);
 
-                if (!k) {
-                        /* enabled/required/allow belong to the module section
-                         * itself, not to its sub-sections. */
-                        if (map->module_section && strv_contains((char *const *) conf_host_keys, n->key))
-                                continue;
-                        return fail(n, ret_error, "unknown key");
-                }
-                /* "key:" with nothing after it leaves the default in place. */
-                if (n->type == CONF_SCALAR && n->plain &&
-                    (isempty(n->value) || streq(n->value, "~") || streq(n->value, "null"))) {
-                        if (k->flags & SUNKD_CFG_REQUIRED)
-                                return fail(n, ret_error, "a value is required");
-                        continue;
-                }
-                r = set_value(n, k, out, ret_error);
-                if (r < 0)
-                        return r;
-                /* A reload compares these files too (config_module_same()). */
-                if (k->type == SUNKD_CFG_SECRET && startswith_file(n->value))
-                        conf_node_note_file(n, n->value + strlen(CONF_SECRET_FILE_PREFIX));
-                else if (k->type == SUNKD_CFG_PATH && (k->flags & SUNKD_CFG_RELOAD_FILE))
-                        conf_node_note_file(n, n->value);
+                if (errloc_join(&all, &first, r, e) == -ENOMEM)
+                        return -ENOMEM;
         }
+        for (size_t i = 0; i < n_keys; i++) {
+                char *e = NULL;
+                int r;
 
-        for (size_t i = 0; i < n_keys; i++)
-                if ((keys[i].flags & SUNKD_CFG_REQUIRED) && !conf_node_get(map, keys[i].key))
-                        return errloc_set(ret_error, map->file, map->key ? map->key_line : map->line,
-                                          map->key ? map->key_column : map->column, keys[i].key,
-                                          "required but missing");
-        return 0;
+                if (!(keys[i].flags & SUNKD_CFG_REQUIRED) || conf_node_get(map, keys[i].key))
+                        continue;
+                r = errloc_set(&e, map->file, map->key ? map->key_line : map->line,
+                               map->key ? map->key_column : map->column, keys[i].key,
+                               "required but missing");
+                if (errloc_join(&all, &first, r, e) == -ENOMEM)
+                        return -ENOMEM;
+        }
+        if (first < 0 && ret_error)
+                *ret_error = TAKE_PTR(all);
+        return first;
 }
 
 void conf_keys_clear(const sunkd_cfg_key *keys, size_t n_keys, void *out) {
@@ -327,8 +369,13 @@ static int check_written(const ConfNode *map, const sunkd_cfg_key *k, const char
 
 int conf_keys_check_written(const ConfNode *map, const sunkd_cfg_key *keys, size_t n_keys, const void *out,
                             char **ret_error) {
+        _cleanup_free_ char *all = NULL;
+        int first = 0;
+
         for (size_t i = 0; i < n_keys; i++) {
+                const ConfNode *n = conf_node_get(map, keys[i].key);
                 const char *path;
+                char *e = NULL;
                 int r;
 
                 if (keys[i].type != SUNKD_CFG_PATH || !(keys[i].flags & SUNKD_CFG_WRITE_PATH))
@@ -336,9 +383,14 @@ int conf_keys_check_written(const ConfNode *map, const sunkd_cfg_key *keys, size
                 path = *(char *const *) ((const char *) out + keys[i].offset);
                 if (!path)
                         continue;
-                r = check_written(map, &keys[i], path, ret_error);
-                if (r < 0)
-                        return r;
+                /* a value conf_keys_parse() refused is reported already */
+                if (n && n->type == CONF_SCALAR && !isempty(n->value) && !streq(n->value, path))
+                        continue;
+                r = check_written(map, &keys[i], path, &e);
+                if (errloc_join(&all, &first, r, e) == -ENOMEM)
+                        return -ENOMEM;
         }
-        return 0;
+        if (first < 0 && ret_error)
+                *ret_error = TAKE_PTR(all);
+        return first;
 }

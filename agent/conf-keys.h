@@ -18,8 +18,10 @@ extern const char *const conf_host_keys[];
 
 /**
  * conf_keys_parse() - convert the entries of @map into @out through @keys.
- * Unknown keys (other than conf_host_keys), wrong types, values out of range
- * and missing SUNKD_CFG_REQUIRED keys fail with -EINVAL and *ret_error.
+ * Unknown keys (other than conf_host_keys; the nearest known one is
+ * suggested), wrong types, values out of range and missing
+ * SUNKD_CFG_REQUIRED keys fail with -EINVAL and *ret_error: all of them, past
+ * the first, one line each.
  * Values already in @out are replaced (defaults are set by the caller first).
  */
 int conf_keys_parse(const ConfNode *map, const sunkd_cfg_key *keys, size_t n_keys, void *out,
@@ -28,7 +30,8 @@ int conf_keys_parse(const ConfNode *map, const sunkd_cfg_key *keys, size_t n_key
  * conf_keys_check_written() - refuse a SUNKD_CFG_WRITE_PATH value in @out
  * (parsed from @map, or the default left there) that another uid controls,
  * by trusted_path_check(): -EPERM or the lookup's -errno, with
- * "file:line:column: key 'x': refusing to write 'PATH': ..." in *ret_error.
+ * "file:line:column: key 'x': refusing to write 'PATH': ..." in *ret_error,
+ * a line for each such key.  A value conf_keys_parse() refused is skipped.
  * Apart from conf_keys_parse(), which never touches the file system.
  */
 int conf_keys_check_written(const ConfNode *map, const sunkd_cfg_key *keys, size_t n_keys, const void *out,

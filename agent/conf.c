@@ -16,6 +16,7 @@
 #include "conf.h"
 #include "log.h"
 #include "util/cleanup.h"
+#include "util/errloc.h"
 #include "util/macro.h"
 #include "util/strv.h"
 #include "util/trusted-path.h"
@@ -86,8 +87,9 @@ static int set_defaults(Config *c) {
 }
 
 /* Resolved with the file, so --check-config names a user or group that
- * does not exist, and the daemon never runs NSS on its loop. */
-static int resolve_allow(const ConfNode *n, ConfModule *m, char **ret_error) {
+ * does not exist, and the daemon never runs NSS on its loop.  Errors are
+ * added to *ret_error (errloc_join()); only -ENOMEM stops. */
+static int resolve_allow(const ConfNode *n, ConfModule *m, char **ret_error, int *first) {
         const ConfNode *where = conf_node_get(n, "allow");
         size_t k = strv_length(m->allow);
 
@@ -99,15 +101,20 @@ static int resolve_allow(const ConfNode *n, ConfModule *m, char **ret_error) {
                 if ((*p)[0] == '@') {
                         struct group *g = getgrnam(*p + 1);
                         if (!g) {
-                                *ret_error = conf_node_error(where, "no such group '%s'", *p + 1);
-                                return -EINVAL;
+                                if (errloc_join(ret_error, first, -EINVAL,
+                                                conf_node_error(where, "no such group '%s'", *p + 1)) ==
+                                    -ENOMEM)
+                                        return -ENOMEM;
+                                continue;
                         }
                         m->allow_gids[m->n_allow_gids++] = g->gr_gid;
                 } else {
                         struct passwd *pw = getpwnam(*p);
                         if (!pw) {
-                                *ret_error = conf_node_error(where, "no such user '%s'", *p);
-                                return -EINVAL;
+                                if (errloc_join(ret_error, first, -EINVAL,
+                                                conf_node_error(where, "no such user '%s'", *p)) == -ENOMEM)
+                                        return -ENOMEM;
+                                continue;
                         }
                         m->allow_uids[m->n_allow_uids++] = pw->pw_uid;
                 }
@@ -115,22 +122,27 @@ static int resolve_allow(const ConfNode *n, ConfModule *m, char **ret_error) {
         return 0;
 }
 
-/* Only the host's keys are looked at here; the rest waits for the module. */
-static int parse_module(ConfNode *n, ConfModule *m, char **ret_error) {
+/* Only the host's keys are looked at here; the rest waits for the module.
+ * Errors are added to *ret_error; -ENOMEM stops, a return of 1 says the
+ * section is not one a module could be given. */
+static int parse_module(ConfNode *n, ConfModule *m, char **ret_error, int *first) {
         m->enabled = true;
-        if (n->type != CONF_MAP) {
-                *ret_error = conf_node_error(n, "a module section must be a mapping");
-                return -EINVAL;
-        }
+        if (n->type != CONF_MAP)
+                return errloc_join(ret_error, first, -EINVAL,
+                                   conf_node_error(n, "a module section must be a mapping")) == -ENOMEM
+                               ? -ENOMEM
+                               : 1;
         if (strlen(n->key) > 64 ||
-            strspn(n->key, "abcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(n->key)) {
-                *ret_error = conf_node_error(n, "not a valid module name");
-                return -EINVAL;
-        }
+            strspn(n->key, "abcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(n->key))
+                return errloc_join(ret_error, first, -EINVAL,
+                                   conf_node_error(n, "not a valid module name")) == -ENOMEM
+                               ? -ENOMEM
+                               : 1;
         n->module_section = true;
         for (size_t i = 0; i < ELEMENTSOF(module_keys); i++) {
                 const ConfNode *v = conf_node_get(n, module_keys[i].key);
                 ConfNode fake;
+                char *e = NULL;
                 int r;
 
                 if (!v)
@@ -142,95 +154,127 @@ static int parse_module(ConfNode *n, ConfModule *m, char **ret_error) {
                                    .column = n->column,
                                    .children = (ConfNode **) &v,
                                    .n_children = 1 };
-                r = conf_keys_parse(&fake, &module_keys[i], 1, m, ret_error);
-                if (r < 0)
-                        return r;
+                r = conf_keys_parse(&fake, &module_keys[i], 1, m, &e);
+                if (errloc_join(ret_error, first, r, e) == -ENOMEM)
+                        return -ENOMEM;
         }
         m->name = strdup(n->key);
         m->cfg = n;
         if (!m->name)
                 return -ENOMEM;
-        return m->enabled ? resolve_allow(n, m, ret_error) : 0;
+        return m->enabled ? resolve_allow(n, m, ret_error, first) : 0;
 }
 
-static int parse_modules(Config *c, const ConfNode *mods, char **ret_error) {
+static int parse_modules(Config *c, const ConfNode *mods, char **ret_error, int *first) {
         int r;
 
         if (mods->type == CONF_SCALAR && mods->plain && isempty(mods->value))
                 return 0;
-        if (mods->type != CONF_MAP) {
-                *ret_error = conf_node_error(mods, "expected a mapping of module sections");
-                return -EINVAL;
-        }
+        if (mods->type != CONF_MAP)
+                return errloc_join(ret_error, first, -EINVAL,
+                                   conf_node_error(mods, "expected a mapping of module sections"));
         c->modules = calloc(mods->n_children ?: 1, sizeof(ConfModule));
         if (!c->modules)
                 return -ENOMEM;
         for (size_t i = 0; i < mods->n_children; i++) {
-                r = parse_module(mods->children[i], &c->modules[c->n_modules], ret_error);
-                c->n_modules++;
+                ConfModule *m = &c->modules[c->n_modules];
+
+                r = parse_module(mods->children[i], m, ret_error, first);
                 if (r < 0)
                         return r;
+                if (r > 0) { /* not a section: nothing of it to keep */
+                        free(m->name);
+                        strv_free(m->allow);
+                        *m = (ConfModule){};
+                        continue;
+                }
+                c->n_modules++;
         }
         return 0;
 }
 
 /* The reserved slots must leave some for everybody else; the default
  * shrinks to a quarter of a small max_connections instead of failing. */
-static int parse_reserved(Config *c, char **ret_error) {
+static char *parse_reserved(Config *c) {
         const ConfNode *n = conf_node_get(c->tree->root, "reserved_connections");
 
         if (c->reserved_connections < c->max_connections)
-                return 0;
+                return NULL;
         if (!n) {
                 c->reserved_connections = c->max_connections / 4;
-                return 0;
+                return NULL;
         }
-        *ret_error = conf_node_error(n, "%" PRIi64 " must be less than max_connections (%" PRIi64 ")",
-                                     c->reserved_connections, c->max_connections);
-        return -EINVAL;
+        return conf_node_error(n, "%" PRIi64 " must be less than max_connections (%" PRIi64 ")",
+                               c->reserved_connections, c->max_connections);
 }
 
-static int parse_derived(Config *c, char **ret_error) {
-        const ConfNode *root = c->tree->root;
+static char *parse_socket_mode(Config *c) {
+        char *end;
+        unsigned long m;
 
-        if (c->socket_mode_str) {
-                char *end;
-                unsigned long m = strtoul(c->socket_mode_str, &end, 8);
-                if (isempty(c->socket_mode_str) || *end || m > 0777) {
-                        *ret_error =
-                                conf_node_error(conf_node_get(root, "socket_mode"),
-                                                "'%s' is not an octal mode like 0660", c->socket_mode_str);
-                        return -EINVAL;
-                }
-                c->socket_mode = (mode_t) m;
-        }
-        if (c->socket_group) {
-                /* Resolved here so --check-config catches a group that does not exist. */
-                struct group *g = getgrnam(c->socket_group);
-                if (!g) {
-                        *ret_error = conf_node_error(conf_node_get(root, "socket_group"),
-                                                     "no such group '%s'", c->socket_group);
-                        return -EINVAL;
-                }
-                c->socket_gid = g->gr_gid;
-        }
-        if (c->log_level_str) {
-                int l = log_level_from_string(c->log_level_str);
-                if (l < 0) {
-                        *ret_error = conf_node_error(conf_node_get(root, "log_level"),
-                                                     "'%s' is not one of err, warning, notice, info, debug",
-                                                     c->log_level_str);
-                        return -EINVAL;
-                }
-                c->log_level = l;
-        }
-        return parse_reserved(c, ret_error);
+        if (!c->socket_mode_str)
+                return NULL;
+        m = strtoul(c->socket_mode_str, &end, 8);
+        if (isempty(c->socket_mode_str) || *end || m > 0777)
+                return conf_node_error(conf_node_get(c->tree->root, "socket_mode"),
+                                       "'%s' is not an octal mode like 0660", c->socket_mode_str);
+        c->socket_mode = (mode_t) m;
+        return NULL;
 }
 
-/* Takes @tree over, success or not. */
-static int config_from_tree(ConfTree *tree, Config **ret, char **ret_error) {
+static char *parse_socket_group(Config *c) {
+        struct group *g;
+
+        if (!c->socket_group)
+                return NULL;
+        /* Resolved here so --check-config catches a group that does not exist. */
+        g = getgrnam(c->socket_group);
+        if (!g)
+                return conf_node_error(conf_node_get(c->tree->root, "socket_group"), "no such group '%s'",
+                                       c->socket_group);
+        c->socket_gid = g->gr_gid;
+        return NULL;
+}
+
+static char *parse_log_level(Config *c) {
+        int l;
+
+        if (!c->log_level_str)
+                return NULL;
+        l = log_level_from_string(c->log_level_str);
+        if (l < 0)
+                return conf_node_error(conf_node_get(c->tree->root, "log_level"),
+                                       "'%s' is not one of err, warning, notice, info, debug",
+                                       c->log_level_str);
+        c->log_level = l;
+        return NULL;
+}
+
+/* Each returns its error, or NULL. */
+static char *(*const derived[])(Config *c) = {
+        parse_socket_mode,
+        parse_socket_group,
+        parse_log_level,
+        parse_reserved,
+};
+
+/* Whether the value of @key was refused: it is in the file, and not what
+ * came of it. */
+static bool key_refused(const Config *c, const char *key, const char *value) {
+        const ConfNode *n = conf_node_get(c->tree->root, key);
+
+        return n && n->type == CONF_SCALAR && !isempty(n->value) && !streq_ptr(n->value, value);
+}
+
+/* Takes @tree over, success or not.  Every error of the file is reported,
+ * one line each; with *ret_partial, a file with errors in its values still
+ * hands back what could be made of it (defaults where a value was refused),
+ * for the module sections to be checked in the same round. */
+static int config_from_tree(ConfTree *tree, Config **ret, char **ret_error, bool *ret_partial) {
         _cleanup_(config_freep) Config *c = NULL;
-        int r;
+        _cleanup_free_ char *all = NULL;
+        char *e = NULL;
+        int first = 0, r;
 
         c = calloc(1, sizeof(*c));
         if (!c) {
@@ -241,16 +285,29 @@ static int config_from_tree(ConfTree *tree, Config **ret, char **ret_error) {
         r = set_defaults(c);
         if (r < 0)
                 return r;
-        r = conf_keys_parse(c->tree->root, top_keys, ELEMENTSOF(top_keys), c, ret_error);
-        if (r < 0)
-                return r;
-        r = parse_derived(c, ret_error);
-        if (r < 0)
-                return r;
+        r = conf_keys_parse(c->tree->root, top_keys, ELEMENTSOF(top_keys), c, &e);
+        if (errloc_join(&all, &first, r, e) == -ENOMEM)
+                return -ENOMEM;
+        for (size_t i = 0; i < ELEMENTSOF(derived); i++) {
+                e = derived[i](c);
+                if (e && errloc_join(&all, &first, -EINVAL, e) == -ENOMEM)
+                        return -ENOMEM;
+        }
         if (c->modules_node) {
-                r = parse_modules(c, c->modules_node, ret_error);
-                if (r < 0)
+                r = parse_modules(c, c->modules_node, &all, &first);
+                if (r == -ENOMEM)
                         return r;
+        }
+        if (first < 0) {
+                if (ret_error)
+                        *ret_error = TAKE_PTR(all);
+                /* where modules are found and what they are given must be right */
+                if (ret_partial && !key_refused(c, "module_dir", c->module_dir) &&
+                    !key_refused(c, "state_dir", c->state_dir) && !key_refused(c, "modules", NULL)) {
+                        *ret_partial = true;
+                        *ret = TAKE_PTR(c);
+                }
+                return first;
         }
         *ret = TAKE_PTR(c);
         return 0;
@@ -263,13 +320,16 @@ int config_parse(const char *file, const char *data, size_t len, Config **ret, c
         r = conf_tree_parse(file, data, len, &tree, ret_error);
         if (r < 0)
                 return r;
-        return config_from_tree(tree, ret, ret_error);
+        return config_from_tree(tree, ret, ret_error, NULL);
 }
 
-int config_load(const char *path, Config **ret, char **ret_error) {
+static int config_load_full(const char *path, Config **ret, char **ret_error, bool *ret_partial) {
         _cleanup_(config_freep) Config *c = NULL;
+        _cleanup_free_ char *all = NULL;
         ConfTree *tree = NULL;
-        int r;
+        bool partial = false;
+        char *e = NULL;
+        int first = 0, r;
 
         /* Whoever can change the file names the modules sunkd runs as root
          * and every path it writes. */
@@ -279,15 +339,36 @@ int config_load(const char *path, Config **ret, char **ret_error) {
         r = conf_tree_load(path, &tree, ret_error);
         if (r < 0)
                 return r;
-        r = config_from_tree(tree, &c, ret_error);
-        if (r < 0)
-                return r;
+        r = config_from_tree(tree, &c, &e, &partial);
+        if (errloc_join(&all, &first, r, e) == -ENOMEM)
+                return -ENOMEM;
+        if (!c)
+                goto fail;
         /* Here, not in config_parse(): the file system's answer, not the text's. */
-        r = conf_keys_check_written(c->tree->root, top_keys, ELEMENTSOF(top_keys), c, ret_error);
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(c);
-        return 0;
+        e = NULL;
+        r = conf_keys_check_written(c->tree->root, top_keys, ELEMENTSOF(top_keys), c, &e);
+        if (errloc_join(&all, &first, r, e) == -ENOMEM)
+                return -ENOMEM;
+        if (first == 0) {
+                *ret = TAKE_PTR(c);
+                return 0;
+        }
+        if (ret_partial && (partial || r < 0)) {
+                *ret_partial = true;
+                *ret = TAKE_PTR(c);
+        }
+fail:
+        if (ret_error)
+                *ret_error = TAKE_PTR(all);
+        return first;
+}
+
+int config_load(const char *path, Config **ret, char **ret_error) {
+        return config_load_full(path, ret, ret_error, NULL);
+}
+
+int config_load_partial(const char *path, Config **ret, char **ret_error) {
+        return config_load_full(path, ret, ret_error, &(bool){ false });
 }
 
 const ConfModule *config_find_module(const Config *c, const char *name) {

@@ -59,6 +59,15 @@ typedef struct Config {
  * modules' business.  Return: 0, or -EINVAL/-errno with *ret_error.
  */
 int config_load(const char *path, Config **ret, char **ret_error);
+/**
+ * config_load_partial() - config_load(), and where the file's errors are in
+ * its values (not its syntax, trust, module_dir, state_dir or modules), the
+ * Config as far as it could be made (defaults for refused values) in *ret
+ * beside the error, so that --check-config checks the module sections in
+ * the same round.  *ret_error holds every error, one line each (so does
+ * config_load()'s).
+ */
+int config_load_partial(const char *path, Config **ret, char **ret_error);
 int config_parse(const char *file, const char *data, size_t len, Config **ret, char **ret_error);
 Config *config_free(Config *c);
 const ConfModule *config_find_module(const Config *c, const char *name);

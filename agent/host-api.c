@@ -18,6 +18,7 @@
 #include "sched.h"
 #include "spawn.h"
 #include "util/cleanup.h"
+#include "util/errloc.h"
 #include "util/fileio.h"
 #include "util/json-util.h"
 #include "util/macro.h"
@@ -76,9 +77,21 @@ static const char *host_runtime_dir(sunkd_ctx *c) {
 
 static int host_cfg_parse(const sunkd_cfg *cfg, const sunkd_cfg_key *keys, size_t n_keys, void *out,
                           char **ret_error) {
-        int r = conf_keys_parse(cfg, keys, n_keys, out, ret_error);
+        _cleanup_free_ char *all = NULL;
+        char *e = NULL;
+        int first = 0, r;
 
-        return r < 0 ? r : conf_keys_check_written(cfg, keys, n_keys, out, ret_error);
+        /* both, so that one round shows every error of the section */
+        r = conf_keys_parse(cfg, keys, n_keys, out, &e);
+        if (errloc_join(&all, &first, r, e) == -ENOMEM)
+                return -ENOMEM;
+        e = NULL;
+        r = conf_keys_check_written(cfg, keys, n_keys, out, &e);
+        if (errloc_join(&all, &first, r, e) == -ENOMEM)
+                return -ENOMEM;
+        if (first < 0 && ret_error)
+                *ret_error = TAKE_PTR(all);
+        return first;
 }
 
 static void host_cfg_clear(const sunkd_cfg_key *keys, size_t n_keys, void *out) {

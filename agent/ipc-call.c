@@ -132,6 +132,21 @@ static void ipc_abandon_calls(Ipc *ipc, const void *owner) {
         }
 }
 
+int ipc_owner_refused(Ipc *ipc, const void *owner, uint64_t *ret) {
+        uint64_t n = 0;
+        bool any = false;
+
+        for (size_t i = 0; ipc && i < ipc->n_methods; i++)
+                if (ipc->methods[i].owner == owner) {
+                        n += ipc->methods[i].n_refused;
+                        any = true;
+                }
+        if (!any)
+                return -ENOENT;
+        *ret = n;
+        return 0;
+}
+
 void ipc_remove_methods(Ipc *ipc, const void *owner) {
         size_t j = 0;
 

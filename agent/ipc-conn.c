@@ -349,12 +349,34 @@ static const char *parse_error_reason(int r) {
         return "invalid message";
 }
 
+/* MethodNotFound's parameters: the method, and the methods its interface
+ * has (none: no such interface, a module not enabled), so that a client
+ * can say which verbs there are.  Their names are no secret: sunkd(8)
+ * lists them.  NULL when out of memory. */
+static json_object *method_not_found(Ipc *ipc, const char *method) {
+        _cleanup_json_ json_object *o = json_object_new_object(), *l = json_object_new_array();
+        const char *dot = strrchr(method, '.');
+        size_t n = dot ? (size_t) (dot - method) + 1 : 0;
+
+        if (!o || !l || json_object_object_add(o, "method", json_object_new_string(method)) < 0)
+                return NULL;
+        for (size_t i = 0; n > 0 && i < ipc->n_methods; i++)
+                if (strncmp(ipc->methods[i].name, method, n) == 0 &&
+                    !strchr(ipc->methods[i].name + n, '.') &&
+                    json_object_array_add(l, json_object_new_string(ipc->methods[i].name)) < 0)
+                        return NULL;
+        if (json_object_object_add(o, "methods", l) < 0)
+                return NULL;
+        l = NULL; /* o holds it */
+        return TAKE_PTR(o);
+}
+
 static int conn_dispatch(IpcConnection *c, const char *frame, size_t len) {
         Ipc *ipc = c->ipc;
         _cleanup_json_ json_object *msg = NULL;
         json_object *params, *o;
         const char *method;
-        const IpcMethod *m;
+        IpcMethod *m;
         unsigned suppressed;
         sunkd_call *call;
         IpcUid *u;
@@ -379,11 +401,9 @@ static int conn_dispatch(IpcConnection *c, const char *frame, size_t len) {
                           (unsigned) c->ucred.pid);
                 if (oneway)
                         return 0;
-                o = json_object_new_object();
-                if (!o || json_object_object_add(o, "method", json_object_new_string(method)) < 0) {
-                        json_object_put(o);
+                o = method_not_found(ipc, method);
+                if (!o)
                         return -ENOMEM;
-                }
                 return conn_send(c, method, "org.varlink.service.MethodNotFound", o);
         }
 
@@ -399,10 +419,16 @@ static int conn_dispatch(IpcConnection *c, const char *frame, size_t len) {
         }
 
         if (!anonymous && !ipc_admit_peer_allowed(c, m)) {
+                m->n_refused++;
+                /* what would open it: an allow: list, where the method has one */
                 if (ratelimit_pass(&ipc->deny_rl, IPC_LOG_INTERVAL_USEC, IPC_LOG_BURST, &suppressed))
-                        log_warning("Refused %s to uid=%u gid=%u pid=%u%s", method, (unsigned) c->ucred.uid,
-                                    (unsigned) c->ucred.gid, (unsigned) c->ucred.pid,
-                                    suppressed > 0 ? " (similar messages suppressed)" : "");
+                        log_warning(
+                                "Refused %s to uid=%u gid=%u pid=%u%s%s", method, (unsigned) c->ucred.uid,
+                                (unsigned) c->ucred.gid, (unsigned) c->ucred.pid,
+                                m->flags & SUNKD_METHOD_ALLOW
+                                        ? ": neither root nor a user or @group of the module's allow: list"
+                                        : ": root only",
+                                suppressed > 0 ? " (similar messages suppressed)" : "");
                 return oneway ? 0 : conn_send(c, method, "io.sunkd.PermissionDenied", NULL);
         }
         if (ipc->n_suspended > 0 && ipc_owner_suspended(ipc, m->owner))

@@ -25,6 +25,7 @@ typedef struct IpcMethod {
         void *userdata;
         const IpcAllow *allow;
         const void *owner;
+        uint64_t n_refused; /* calls the policy refused (ipc_owner_refused()) */
 } IpcMethod;
 
 typedef struct IpcConnection IpcConnection;

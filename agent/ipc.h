@@ -102,6 +102,12 @@ int ipc_add_method(Ipc *ipc, const char *name, unsigned flags, IpcMethodFn fn, v
  * dropped; a suspension of @owner ends with it.
  */
 void ipc_remove_methods(Ipc *ipc, const void *owner);
+/**
+ * ipc_owner_refused() - the calls of @owner's methods the policy refused (a
+ * caller neither root nor, for SUNKD_METHOD_ALLOW, on the allow list),
+ * since they were registered, in *ret.  -ENOENT when @owner has none.
+ */
+int ipc_owner_refused(Ipc *ipc, const void *owner, uint64_t *ret);
 /** ipc_suspend_owner() - from now on, calls of @owner's methods are answered
  * io.sunkd.Unavailable without being dispatched; pending ones stay. */
 void ipc_suspend_owner(Ipc *ipc, const void *owner);

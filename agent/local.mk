@@ -35,6 +35,8 @@ noinst_LTLIBRARIES += %reldir%/libsunkd-util.la
 	%reldir%/util/errloc.h \
 	%reldir%/util/secret-file.c \
 	%reldir%/util/secret-file.h \
+	%reldir%/util/spell.c \
+	%reldir%/util/spell.h \
 	%reldir%/util/fileio.c \
 	%reldir%/util/fileio.h \
 	%reldir%/util/peer-cred.c \

@@ -177,10 +177,19 @@ int log_internalv(int level, int error, const LogContext *ctx, const char *file,
         if (capture && !*capture && level <= LOG_ERR)
                 *capture = strdup(msg);
 
-        if (use_journal)
-                log_to_journal(level, error, ctx, file, line, func, msg);
-        else
-                log_to_stderr(level, ctx, msg);
+        /* A message of several lines (every error of a config file) is
+         * written as several, each with its prefix. */
+        for (char *l = msg, *nl; l; l = nl) {
+                nl = strchr(l, '\n');
+                if (nl)
+                        *nl++ = '\0';
+                if (!*l && l != msg) /* the newline a message ends with */
+                        continue;
+                if (use_journal)
+                        log_to_journal(level, error, ctx, file, line, func, l);
+                else
+                        log_to_stderr(level, ctx, l);
+        }
         free(msg);
         return -error;
 }

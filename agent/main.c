@@ -116,9 +116,14 @@ static int run(const Args *a) {
         Manager *m = NULL;
         int r, code;
 
-        r = config_load(a->config, &config, &error);
+        r = config_load_partial(a->config, &config, &error);
         if (r < 0) {
                 log_error_errno(r, "%s", error ?: "Failed to load the configuration");
+                /* the module sections' errors too, in the same round */
+                if (config && manager_new(config, a->config, -1, &m) >= 0) {
+                        (void) manager_check_modules(m);
+                        manager_free(m);
+                }
                 return EXIT_CONFIG;
         }
         log_set_max_level(config->log_level);

@@ -61,11 +61,14 @@ static int manager_check_config(Manager *m, const Config *c, Module ***ret_new, 
                         streq(c->state_dir, m->module_host.state_dir);
         Module **fresh = NULL;
         size_t n = 0;
-        int r = 0;
+        int first = 0;
 
+        /* Every module, past the first that fails: each logs its own
+         * errors, so one round shows them all. */
         for (size_t i = 0; i < c->n_modules; i++) {
                 const ConfModule *cm = &c->modules[i];
                 Module *mod, *probe = NULL;
+                int r;
 
                 if (!cm->enabled)
                         continue;
@@ -74,7 +77,10 @@ static int manager_check_config(Manager *m, const Config *c, Module ***ret_new, 
                         r = module_new(&m->module_host, c->module_dir, c->state_dir, cm, &probe);
                         if (r < 0) {
                                 module_free(probe);
-                                break;
+                                first = first ?: r;
+                                if (r == -ENOMEM)
+                                        break;
+                                continue;
                         }
                 }
                 r = module_check(probe ?: mod, c->state_dir, cm);
@@ -86,20 +92,22 @@ static int manager_check_config(Manager *m, const Config *c, Module ***ret_new, 
 
                         if (!l) {
                                 module_free(probe);
-                                r = log_oom();
+                                first = log_oom();
                                 break;
                         }
                         fresh = l;
                         fresh[n++] = probe;
                 }
                 if (r < 0)
+                        first = first ?: r;
+                if (r == -ENOMEM)
                         break;
         }
-        if (r < 0) {
+        if (first < 0) {
                 for (size_t i = 0; i < n; i++)
                         module_free(fresh[i]);
                 free(fresh);
-                return r;
+                return first;
         }
         *ret_new = fresh;
         *ret_n_new = n;

@@ -597,12 +597,19 @@ int module_status_json(Module *mod, json_object **ret) {
                 _cleanup_json_ json_object *s = json_object_new_object();
                 if (!s)
                         return -ENOMEM;
+                uint64_t refused;
+
                 r = mod->def->status(mod->state, s);
                 if (r < 0)
                         log_ctx_full_errno(&mod->log, LOG_WARNING, r,
                                            "Failed to collect status, ignoring: %m");
-                else
+                else {
+                        /* the host's count: a refused call never reaches the module */
+                        if (ipc_owner_refused(mod->host->ipc, mod, &refused) >= 0)
+                                json_object_object_add(s, "calls_refused",
+                                                       json_object_new_int64((int64_t) refused));
                         json_object_object_add(o, "status", TAKE_PTR(s));
+                }
         }
         *ret = TAKE_PTR(o);
         return 0;

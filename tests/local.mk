@@ -57,6 +57,7 @@ UNIT_TESTS = \
 	tests/unit/test-watch \
 	tests/unit/test-facts \
 	tests/unit/test-errloc \
+	tests/unit/test-spell \
 	tests/unit/test-trusted-path \
 	tests/unit/test-abi-layout \
 	tests/unit/test-module-wrappers \
@@ -96,6 +97,9 @@ tests_unit_test_facts_LDADD = $(CHECK_TEST_LIBS)
 tests_unit_test_errloc_SOURCES = tests/unit/test-errloc.c
 tests_unit_test_errloc_CFLAGS = $(CHECK_TEST_CFLAGS)
 tests_unit_test_errloc_LDADD = $(CHECK_TEST_LIBS)
+tests_unit_test_spell_SOURCES = tests/unit/test-spell.c
+tests_unit_test_spell_CFLAGS = $(CHECK_TEST_CFLAGS)
+tests_unit_test_spell_LDADD = $(CHECK_TEST_LIBS)
 tests_unit_test_trusted_path_SOURCES = tests/unit/test-trusted-path.c
 tests_unit_test_trusted_path_CFLAGS = $(CHECK_TEST_CFLAGS)
 tests_unit_test_trusted_path_LDADD = $(CHECK_TEST_LIBS)

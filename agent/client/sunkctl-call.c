@@ -21,7 +21,6 @@ static const struct {
         { "io.sunkd.PermissionDenied", "permission denied: run as root, or be in the module's allow: list",
           NULL },
         { "io.sunkd.NoSuchJob", "no such job (sunkctl jobs lists them)", NULL },
-        { "org.varlink.service.MethodNotFound", "this sunkd does not know ", " (is the module enabled?)" },
         { "io.sunkd.ReloadFailed", "the new configuration was refused; the running one stays", NULL },
 };
 
@@ -42,12 +41,69 @@ static int print_reload_failed(const char *error, json_object *reply) {
         return EXIT_USAGE;
 }
 
-/* Prints sunkd's error @error with its parameters @reply; returns the exit code. */
-static int print_error(const char *method, const char *error, json_object *reply) {
+/* No such method: the verbs the module has (sunkd lists its interface's
+ * methods), or, with none, that the module is not there. */
+static int print_not_found(const char *method, const char *error, json_object *reply) {
+        json_object *l = json_object_object_get(reply, "methods");
+        size_t n = json_object_is_type(l, json_type_array) ? json_object_array_length(l) : 0;
+        char module[128], verb[128];
+
+        if (n == 0 || method_words(method, module, verb, sizeof(module)) < 0) {
+                fprintf(stderr, "sunkctl: this sunkd does not know %s (is the module enabled?) (%s)\n",
+                        method, error);
+                return EXIT_FAILED;
+        }
+        fprintf(stderr, "sunkctl: %s has no verb '%s' (%s); its verbs:", module, verb, method);
+        for (size_t i = 0; i < n; i++) {
+                const char *m = json_object_get_string(json_object_array_get_idx(l, i));
+
+                if (m && method_words(m, NULL, verb, sizeof(verb)) == 0)
+                        fprintf(stderr, " %s", verb);
+        }
+        fprintf(stderr, " (sunkctl %s VERB [KEY=VALUE...])\n", module);
+        return EXIT_FAILED;
+}
+
+/* A parameter the method refused: missing, when it was not given; else its
+ * value, with the method's reason. */
+static int print_invalid_parameter(const char *method, json_object *params, json_object *reply) {
+        const char *p = json_member_string(reply, "parameter"),
+                   *reason = json_member_string(reply, "reason");
+        json_object *given;
+
+        if (!p)
+                return -1;
+        if (!json_object_object_get_ex(params, p, &given))
+                fprintf(stderr, "sunkctl: %s: missing parameter %s=%s%s\n", method, p, reason ? ": " : "",
+                        reason ?: "");
+        else
+                fprintf(stderr, "sunkctl: %s: invalid parameter %s=%s%s%s\n", method, p,
+                        json_object_is_type(given, json_type_string)
+                                ? json_object_get_string(given)
+                                : json_object_to_json_string_ext(given, JSON_C_TO_STRING_PLAIN),
+                        reason ? ": " : "", reason ?: "");
+        return EXIT_FAILED;
+}
+
+/* Prints sunkd's error @error with its parameters @reply to the call of
+ * @method with @params; returns the exit code. */
+static int print_error(const char *method, json_object *params, const char *error, json_object *reply) {
         const char *reason = json_member_string(reply, "reason");
+        int r;
 
         if (streq_ptr(error, "io.sunkd.ReloadFailed"))
                 return print_reload_failed(error, reply);
+        if (streq_ptr(error, "org.varlink.service.MethodNotFound"))
+                return print_not_found(method, error, reply);
+        if (streq_ptr(error, "org.varlink.service.InvalidParameter") &&
+            (r = print_invalid_parameter(method, params, reply)) >= 0)
+                return r;
+        /* root's alone: no allow: list opens it */
+        if (streq_ptr(error, "io.sunkd.PermissionDenied") && streq(method, "io.sunkd.Agent.Reload")) {
+                fprintf(stderr, "sunkctl: permission denied: only root may reload the configuration (%s)\n",
+                        error);
+                return EXIT_FAILED;
+        }
         for (size_t i = 0; error && i < ELEMENTSOF(hints); i++)
                 if (streq(error, hints[i].error)) {
                         fprintf(stderr, "sunkctl: %s%s%s%s%s (%s)\n", hints[i].hint,
@@ -76,7 +132,7 @@ int ctl_call(Ctl *c, const char *method, json_object *params, json_object **ret)
         /* Every verb makes one call. */
         r = client_call_last(c->fd, method, params, c->timeout_usec, REPLY_MAX, &reply, &error);
         if (r == -EREMOTEIO) {
-                r = print_error(method, error, reply);
+                r = print_error(method, params, error, reply);
                 json_object_put(reply);
                 return r;
         }

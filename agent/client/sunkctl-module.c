@@ -91,6 +91,48 @@ int module_method_name(const char *module, const char *verb, char *buf, size_t l
         return varlink_method_name_is_valid(buf, strlen(buf)) ? 0 : -ENAMETOOLONG;
 }
 
+static const SunkctlView *view_for_method(const char *method);
+
+/* "MetricAdd" (@n bytes of it) as "metric-add" into @buf. */
+static int uncapitalise(const char *word, size_t n, char *buf, size_t len) {
+        size_t k = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                char c = word[i];
+                bool upper = c >= 'A' && c <= 'Z';
+
+                if (k + 3 > len)
+                        return -ENAMETOOLONG;
+                if (upper && i > 0)
+                        buf[k++] = '-';
+                buf[k++] = upper ? (char) (c - 'A' + 'a') : c;
+        }
+        buf[k] = '\0';
+        return k > 0 ? 0 : -EINVAL;
+}
+
+int method_words(const char *method, char *module, char *verb, size_t len) {
+        const char *iface = method + strlen(METHOD_PREFIX), *dot;
+        const SunkctlView *v;
+        int r;
+
+        if (strncmp(method, METHOD_PREFIX, strlen(METHOD_PREFIX)) != 0 || !(dot = strchr(iface, '.')) ||
+            strchr(dot + 1, '.'))
+                return -EINVAL;
+        if (verb && (r = uncapitalise(dot + 1, strlen(dot + 1), verb, len)) < 0)
+                return r;
+        if (!module)
+                return 0;
+        v = view_for_method(method);
+        if (v) {
+                if (strlen(v->module) >= len)
+                        return -ENAMETOOLONG;
+                strcpy(module, v->module);
+                return 0;
+        }
+        return uncapitalise(iface, (size_t) (dot - iface), module, len);
+}
+
 /* Whether @verb of @v's module names @method (words capitalised alike). */
 static bool view_verb_is(const SunkctlView *v, const char *verb, const char *method) {
         char buf[256];

@@ -34,6 +34,30 @@ static const struct {
         { "ping", verb_ping, "", 0, "check that sunkd answers" },
 };
 
+/* The verbs of @v's view, each once: those it shows its way and those its
+ * flags go with. */
+static void print_view_verbs(const SunkctlView *v) {
+        const char *seen[64];
+        size_t n = 0;
+
+        for (const SunkctlMethodView *m = v->methods; m && m->verb && n < ELEMENTSOF(seen); m++)
+                seen[n++] = m->verb;
+        for (const SunkctlFlag *f = v->flags; f && f->name && n < ELEMENTSOF(seen); f++) {
+                bool dup = false;
+
+                for (size_t i = 0; i < n && !dup; i++)
+                        dup = streq(seen[i], f->verb);
+                if (!dup)
+                        seen[n++] = f->verb;
+        }
+        if (n == 0)
+                return;
+        printf("                verbs:");
+        for (size_t i = 0; i < n; i++)
+                printf(" %s%s", seen[i], i + 1 < n ? "," : "");
+        printf("\n");
+}
+
 static void help(void) {
         printf("Usage: sunkctl [OPTIONS] COMMAND [ARGS]\n"
                "       sunkctl [OPTIONS] MODULE VERB [KEY=VALUE...]\n\n"
@@ -41,10 +65,13 @@ static void help(void) {
         for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
                 printf("  %-7s %-5s %s\n", verbs[i].name, verbs[i].args, verbs[i].help);
         for (const SunkctlView *const *v = sunkctl_views; *v; v++)
-                if ((*v)->help)
+                if ((*v)->help) {
                         printf("  %-13s %s\n", (*v)->module, (*v)->help);
+                        print_view_verbs(*v);
+                }
         printf("  MODULE VERB [KEY=VALUE...]\n"
-               "                call the module's method io.sunkd.<Module>.<Verb>\n"
+               "                call the module's method io.sunkd.<Module>.<Verb>; a wrong VERB is\n"
+               "                answered with the module's verbs\n"
                "\nOptions:\n"
                "  -s, --socket=PATH   sunkd's socket (default %s)\n"
                "      --json          print replies as JSON\n"
@@ -60,6 +87,8 @@ static void help(void) {
         }
         printf("  -h, --help          show this help\n"
                "      --version       show the version\n\n"
+               "Environment:\n"
+               "  SUNKD_SOCKET        sunkd's socket where --socket is not given\n\n"
                "Exit status: 0 success, 1 failure, 2 usage, 3 sunkd not reachable.\n");
 }
 

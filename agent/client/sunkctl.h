@@ -79,3 +79,12 @@ const SunkctlFlag *ctl_flag_at(size_t i, const SunkctlView **ret_view);
  * by '-') or -ENAMETOOLONG, with the word at fault in *ret_bad.
  */
 int module_method_name(const char *module, const char *verb, char *buf, size_t len, const char **ret_bad);
+
+/**
+ * method_words() - the other way: the words of sunkctl's command line for
+ * @method (io.sunkd.Health.Drain: "health" and "drain"; MetricAdd:
+ * "metric-add"; a view's interface: its module's word), into @module and
+ * @verb (@len bytes each; either may be NULL).  Return: 0, or -EINVAL for a
+ * name that is not io.sunkd.<Interface>.<Method>.
+ */
+int method_words(const char *method, char *module, char *verb, size_t len);

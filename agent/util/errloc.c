@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "util/cleanup.h"
 #include "util/errloc.h"
@@ -57,5 +58,38 @@ int errmsg_set(char **ret_error, int r, const char *fmt, ...) {
                         *ret_error = NULL;
                 va_end(ap);
         }
+        return r;
+}
+
+int errloc_join(char **all, int *first, int r, char *line) {
+        char *joined;
+
+        if (r >= 0) {
+                free(line);
+                return r;
+        }
+        if (r == -ENOMEM) {
+                free(line);
+                *all = mfree(*all);
+                return -ENOMEM;
+        }
+        if (*first >= 0)
+                *first = r;
+        if (!line)
+                return r;
+        if (!*all) {
+                *all = line;
+                return r;
+        }
+        joined = malloc(strlen(*all) + 1 + strlen(line) + 1);
+        if (!joined) {
+                free(line);
+                *all = mfree(*all);
+                return -ENOMEM;
+        }
+        stpcpy(stpcpy(stpcpy(joined, *all), "\n"), line);
+        free(line);
+        free(*all);
+        *all = joined;
         return r;
 }

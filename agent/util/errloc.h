@@ -32,3 +32,11 @@ int errloc_set(char **ret_error, const char *file, unsigned line, unsigned colum
  * Return: @r, for `return errmsg_set(ret_error, -EBADMSG, ...)`.
  */
 int errmsg_set(char **ret_error, int r, const char *fmt, ...) _printf_(3, 4);
+
+/**
+ * errloc_join() - a reader that goes on past an error keeps them all: for
+ * @r < 0, add @line (taken, may be NULL) to *@all, a line each, and keep in
+ * *@first (0 to start with) the first such @r; @r >= 0 adds nothing.
+ * Return: @r, or -ENOMEM (then *@all is freed and the reader stops).
+ */
+int errloc_join(char **all, int *first, int r, char *line);

@@ -14,6 +14,16 @@
 #include "util/secret-file.h"
 #include "util/trusted-path.h"
 
+static int secret_refuse_owner(const char *path, const struct stat *st, char **ret_error) {
+        char also[sizeof(" or uid ") + DECIMAL_STR_MAX(uid_t)] = "";
+
+        if (geteuid() != 0)
+                (void) snprintf(also, sizeof(also), " or uid %u", (unsigned) geteuid());
+        return errmsg_set(ret_error, -EPERM,
+                          "'%s': refused: the owner is wrong: uid %u, not root%s (chown root '%s')", path,
+                          (unsigned) st->st_uid, also, path);
+}
+
 int secret_file_read(const char *path, size_t max, char **ret, char **ret_error) {
         _cleanup_close_ int fd = -1;
         _cleanup_erase_ char *buf = NULL;
@@ -22,6 +32,11 @@ int secret_file_read(const char *path, size_t max, char **ret, char **ret_error)
         size_t len = 0, size;
         int r;
 
+        /* The file's own owner first, named as the fault it is: the walk's
+         * message quotes the mode too, and an admin who reads a mode runs
+         * chmod on a file whose owner is what is wrong. */
+        if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid != 0 && st.st_uid != geteuid())
+                return secret_refuse_owner(path, &st, ret_error);
         /* Whoever can change a directory on the way can swap the file
          * between two reads.  A path that cannot be looked up is left to
          * open() to report. */
@@ -33,7 +48,9 @@ int secret_file_read(const char *path, size_t max, char **ret, char **ret_error)
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0 || fstat(fd, &st) < 0)
                 return errmsg_set(ret_error, -errno, "'%s': %s", path, strerror(errno));
-        if (!S_ISREG(st.st_mode) || (st.st_mode & 077) || (st.st_uid != geteuid() && st.st_uid != 0))
+        if (S_ISREG(st.st_mode) && st.st_uid != 0 && st.st_uid != geteuid())
+                return secret_refuse_owner(path, &st, ret_error);
+        if (!S_ISREG(st.st_mode) || (st.st_mode & 077))
                 return errmsg_set(
                         ret_error, -EPERM,
                         "'%s': refused: must be a regular file owned by root or uid %u with mode 0600 "

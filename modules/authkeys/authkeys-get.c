@@ -145,6 +145,23 @@ static int parse_match(json_object *params, AuthkeysMatch *m, bool *ret_exact, c
         return 0;
 }
 
+/* A client run without --uid looked the user's uid up through NSS itself,
+ * on every login: said once, where an admin looks, and counted. */
+static void note_uid_lookup(State *s, json_object *params) {
+        json_object *v;
+
+        if (!json_object_object_get_ex(params, "uid_looked_up", &v) || !json_object_get_boolean(v))
+                return;
+        s->without_uid++;
+        if (s->without_uid_warned)
+                return;
+        s->without_uid_warned = true;
+        sunkd_log_notice(s->ctx,
+                         "sunkd-authkeys runs without --uid: each login pays an NSS lookup of the user; "
+                         "give it sshd's %%U in sshd_config: AuthorizedKeysCommand .../sunkd-authkeys "
+                         "--uid %%U -- %%u %%f (counted in logins_without_uid; said once)");
+}
+
 static int method_get(sunkd_call *call, json_object *params, void *state) {
         State *s = state;
         const sunkd_host_api *api = s->ctx->api;
@@ -159,6 +176,7 @@ static int method_get(sunkd_call *call, json_object *params, void *state) {
                 return invalid_parameter(s, call, "user");
         if (parse_match(params, &match, &exact, &bad) < 0)
                 return invalid_parameter(s, call, bad);
+        note_uid_lookup(s, params);
         if (!s->map) {
                 /* The client reads the cache itself then: counted, so that it can be seen. */
                 json_object *p = json_object_new_object();

@@ -68,6 +68,8 @@ typedef struct State {
         uint64_t map_loaded_usec, map_mtime_usec;
 
         uint64_t queries, hits, misses, unavailable, reload_failures;
+        uint64_t without_uid; /* calls of a client run without --uid (an NSS lookup each) */
+        bool without_uid_warned;
         char *last_error;
         bool stale;
         uint64_t stale_logged_usec;

@@ -301,6 +301,7 @@ static int authkeys_status(void *state, struct json_object *out) {
         json_object_object_add(out, "misses", json_object_new_int64((int64_t) s->misses));
         json_object_object_add(out, "unavailable", json_object_new_int64((int64_t) s->unavailable));
         json_object_object_add(out, "reload_failures", json_object_new_int64((int64_t) s->reload_failures));
+        json_object_object_add(out, "logins_without_uid", json_object_new_int64((int64_t) s->without_uid));
         for (int i = 1; st && i < _AUTHKEYS_REJECT_MAX; i++)
                 if (st->invalid_keys[i])
                         json_object_object_add(invalid, authkeys_reject_to_string(i),

@@ -39,6 +39,7 @@
 #include "authkeys-map.h"
 #include "client/client.h"
 #include "util/cleanup.h"
+#include "util/macro.h"
 
 #define SOCKET_DEFAULT SUNKD_RUNSTATEDIR "/sunkd/io.sunkd"
 #define CACHE_DEFAULT SUNKD_SYSCONFDIR "/sshkey.cache"
@@ -224,13 +225,26 @@ static int ask_sunkd(const Args *a) {
             (a->fingerprint &&
              json_object_object_add(params, "fingerprint", json_object_new_string(a->fingerprint)) < 0) ||
             (a->type && json_object_object_add(params, "type", json_object_new_string(a->type)) < 0) ||
-            (a->key && json_object_object_add(params, "key", json_object_new_string(a->key)) < 0)) {
+            (a->key && json_object_object_add(params, "key", json_object_new_string(a->key)) < 0) ||
+            /* sunkd says once that an NSS lookup a login is the price (sshd_config without %U) */
+            (a->uid < 0 &&
+             json_object_object_add(params, "uid_looked_up", json_object_new_boolean(true)) < 0)) {
                 json_object_put(params);
                 return -ENOMEM;
         }
         r = client_call_last(fd, "io.sunkd.AuthorizedKeys.Get", params, deadline - now, REPLY_MAX, &reply,
                              &error);
         json_object_put(params);
+        if (r == -EREMOTEIO && streq_ptr(error, "io.sunkd.PermissionDenied")) {
+                /* sshd runs this as its AuthorizedKeysCommandUser: that uid is what sunkd refused */
+                syslog(LOG_WARNING,
+                       "sunkd refused uid %u for user %s: sshd's AuthorizedKeysCommandUser must be root or "
+                       "in "
+                       "the authkeys section's allow: list in sunkd.yaml",
+                       (unsigned) getuid(), a->user);
+                json_object_put(reply);
+                return r;
+        }
         if (r < 0) {
                 syslog(LOG_WARNING, "sunkd did not answer for user %s: %s", a->user,
                        r == -EREMOTEIO && error ? error : strerror(-r));

@@ -103,10 +103,12 @@ static int default_kmsg(State *s) {
         return asprintf(&s->conf.kmsg, "%s/dev/kmsg", root) < 0 ? (s->conf.kmsg = NULL, -ENOMEM) : 0;
 }
 
+/* Past the first error, to the last: one round shows every one.  Only
+ * running out of memory stops. */
 int gres_settings_load(sunkd_ctx *c, const sunkd_cfg *cfg, State *s) {
         _cleanup_free_ char *error = NULL;
         char host[256];
-        int r;
+        int first, r;
 
         s->ctx = c;
         s->conf = (Conf){ .interval_usec = 5 * 60 * SUNKD_USEC_PER_SEC,
@@ -114,23 +116,31 @@ int gres_settings_load(sunkd_ctx *c, const sunkd_cfg *cfg, State *s) {
                           .xid_events = true,
                           .xid_window_usec = 5 * 60 * SUNKD_USEC_PER_SEC,
                           .xid_hold_usec = 60 * 60 * SUNKD_USEC_PER_SEC };
-        r = c->api->cfg_parse(cfg, conf_keys, N_KEYS, &s->conf, &error);
-        if (r < 0)
-                return sunkd_log_error_errno(c, r, "%s", error ?: "invalid configuration");
+        first = c->api->cfg_parse(cfg, conf_keys, N_KEYS, &s->conf, &error);
+        if (first < 0)
+                (void) sunkd_log_error_errno(c, first, "%s", error ?: "invalid configuration");
+        if (first == -ENOMEM)
+                return first;
         if (!s->conf.backend || strcmp(s->conf.backend, "auto") == 0)
                 s->backend = BACKEND_AUTO;
         else if (strcmp(s->conf.backend, "nvml") == 0)
                 s->backend = BACKEND_NVML;
         else if (strcmp(s->conf.backend, "proc") == 0)
                 s->backend = BACKEND_PROC;
-        else
-                return conf_error(c, c->api->cfg_get(cfg, "backend"), "key 'backend': auto, nvml or proc");
-        if (s->conf.interval_usec < SUNKD_USEC_PER_SEC || s->conf.timeout_usec < SUNKD_USEC_PER_SEC)
-                return conf_error(c, cfg, "keys 'interval' and 'timeout': at least 1s");
+        else {
+                r = conf_error(c, c->api->cfg_get(cfg, "backend"), "key 'backend': auto, nvml or proc");
+                first = first ?: r;
+        }
+        if (s->conf.interval_usec < SUNKD_USEC_PER_SEC || s->conf.timeout_usec < SUNKD_USEC_PER_SEC) {
+                r = conf_error(c, cfg, "keys 'interval' and 'timeout': at least 1s");
+                first = first ?: r;
+        }
         /* nvmlEventSetWait_v2 takes the window in milliseconds as an unsigned int */
         if (s->conf.xid_window_usec < SUNKD_USEC_PER_SEC ||
-            s->conf.xid_window_usec > 24 * 3600 * SUNKD_USEC_PER_SEC)
-                return conf_error(c, c->api->cfg_get(cfg, "xid_window"), "key 'xid_window': from 1s to 1d");
+            s->conf.xid_window_usec > 24 * 3600 * SUNKD_USEC_PER_SEC) {
+                r = conf_error(c, c->api->cfg_get(cfg, "xid_window"), "key 'xid_window': from 1s to 1d");
+                first = first ?: r;
+        }
         r = default_kmsg(s);
         if (r < 0)
                 return r;
@@ -146,7 +156,7 @@ int gres_settings_load(sunkd_ctx *c, const sunkd_cfg *cfg, State *s) {
         }
         r = parse_aliases(s);
         s->conf.type_alias = NULL; /* borrowed: gone after init */
-        return r;
+        return first ?: r;
 }
 
 /* A State that holds a section and nothing else: the one a check reads,

@@ -54,6 +54,7 @@ static void signal_fill(State *s, HealthSignal *sig) {
 
         *sig = (HealthSignal){ .max_drained_pct = (unsigned) s->conf.max_drained_pct };
         (void) snprintf(sig->prefix, sizeof(sig->prefix), "%s", s->conf.reason_prefix);
+        (void) snprintf(sig->node, sizeof(sig->node), "%s", s->node_name);
         memcpy(sig->set_reason, s->set_reason, sizeof(sig->set_reason));
         memcpy(sig->sticky_reason, s->sticky_reason, sizeof(sig->sticky_reason));
         if (s->forced != HEALTH_WANT_HEALTHY) {
@@ -109,11 +110,6 @@ void health_judge_apply_outcome(State *s, HealthSignal *sig) {
         default:
                 break;
         }
-        /* an operator's wish is tried once: the answer tells them how it went */
-        if (forced) {
-                s->forced = HEALTH_WANT_HEALTHY;
-                methods_forced_done(s, sig);
-        }
         if (sig->outcome != HEALTH_OUTCOME_UNCHANGED || !s->have_outcome ||
             !streq(s->last_outcome, sig->message))
                 sunkd_log(s->ctx,
@@ -124,6 +120,12 @@ void health_judge_apply_outcome(State *s, HealthSignal *sig) {
         (void) snprintf(s->last_outcome, sizeof(s->last_outcome), "%s", sig->message);
         s->outcome = sig->outcome;
         s->have_outcome = true;
+        /* an operator's wish is tried once: the answer tells them how it
+         * went, with the state after it (its last_signal is this round's) */
+        if (forced) {
+                s->forced = HEALTH_WANT_HEALTHY;
+                methods_forced_done(s, sig);
+        }
         (void) s->ctx->api->metric_add_value(s->m_signals, 1, labels);
         store_save(s);
 }

@@ -199,9 +199,12 @@ static int parse_check(State *s, const sunkd_cfg *item, Check *k) {
         return parse_action(s->ctx, item, k);
 }
 
+static bool settings_stop(int *first, int r);
+
 static int parse_checks(State *s) {
         const sunkd_host_api *api = s->ctx->api;
         const sunkd_cfg *item;
+        int first = 0;
 
         for (size_t i = 0; (item = api->cfg_child(s->conf.checks, i, NULL)); i++) {
                 Check *k;
@@ -213,19 +216,27 @@ static int parse_checks(State *s) {
                 r = parse_check(s, item, k);
                 if (k->conf)
                         s->n_checks++; /* settings_clear frees it, parsed or not */
-                if (r < 0)
+                if (settings_stop(&first, r))
                         return r;
+                if (r < 0) /* the next check is read still: one round shows every error */
+                        continue;
                 for (size_t j = 0; j + 1 < s->n_checks; j++) {
-                        if (streq(check_name(&s->checks[j]), check_name(k)))
-                                return located(s->ctx, api->cfg_get(item, "name"),
-                                               "key 'name': a second check named '%s'", check_name(k));
+                        if (streq(check_name(&s->checks[j]), check_name(k))) {
+                                (void) settings_stop(&first, located(s->ctx, api->cfg_get(item, "name"),
+                                                                     "key 'name': a second check named '%s'",
+                                                                     check_name(k)));
+                                break;
+                        }
                         /* one judge holds what the GPUs did: two would count each XID twice */
-                        if (k->kind == CHECK_GPU && s->checks[j].kind == CHECK_GPU)
-                                return located(s->ctx, api->cfg_get(item, "type"),
-                                               "key 'type': a second check of type gpu");
+                        if (k->kind == CHECK_GPU && s->checks[j].kind == CHECK_GPU) {
+                                (void) settings_stop(&first,
+                                                     located(s->ctx, api->cfg_get(item, "type"),
+                                                             "key 'type': a second check of type gpu"));
+                                break;
+                        }
                 }
         }
-        return 0;
+        return first;
 }
 
 static int parse_transport(State *s, const sunkd_cfg *cfg) {
@@ -486,9 +497,45 @@ static int parse_memory_policy(State *s) {
         return 0;
 }
 
+/* The steps after the keys, in one shape for settings_parse()'s table. */
+static int parse_transport_step(State *s, const sunkd_cfg *cfg) {
+        return parse_transport(s, cfg);
+}
+
+static int parse_scontrol_step(State *s, const sunkd_cfg *cfg) {
+        return parse_scontrol(s, cfg);
+}
+
+static int parse_xid_policy_step(State *s, const sunkd_cfg *cfg) {
+        (void) cfg;
+        return parse_xid_policy(s);
+}
+
+static int parse_memory_policy_step(State *s, const sunkd_cfg *cfg) {
+        (void) cfg;
+        return parse_memory_policy(s);
+}
+
+static int parse_checks_step(State *s, const sunkd_cfg *cfg) {
+        (void) cfg;
+        return parse_checks(s);
+}
+
+/* A step failed: remember the first error; only running out of memory
+ * stops the reading, so that one round shows every error. */
+static bool settings_stop(int *first, int r) {
+        if (r < 0 && *first == 0)
+                *first = r;
+        return r == -ENOMEM;
+}
+
 int settings_parse(sunkd_ctx *c, const sunkd_cfg *cfg, State *s) {
         _cleanup_free_ char *error = NULL;
-        int r;
+        int (*const steps[])(State * s, const sunkd_cfg *cfg) = {
+                parse_transport_step,  parse_slurmrestd,         parse_scontrol_step,
+                parse_xid_policy_step, parse_memory_policy_step, parse_checks_step,
+        };
+        int first = 0, r;
 
         s->conf = (Conf){ .interval_usec = 60 * SUNKD_USEC_PER_SEC,
                           .fail_after = 2,
@@ -496,14 +543,16 @@ int settings_parse(sunkd_ctx *c, const sunkd_cfg *cfg, State *s) {
                           .max_drained_pct = 10 };
         r = c->api->cfg_parse(cfg, conf_keys, ELEMENTSOF(conf_keys), &s->conf, &error);
         if (r < 0)
-                return sunkd_log_error_errno(c, r, "%s", error ?: "invalid health section");
+                (void) sunkd_log_error_errno(c, r, "%s", error ?: "invalid health section");
+        if (settings_stop(&first, r))
+                return r;
         if (!s->conf.reason_prefix && !(s->conf.reason_prefix = strdup("sunkd: ")))
                 return -ENOMEM;
         if (strlen(s->conf.reason_prefix) < 2 || strlen(s->conf.reason_prefix) > 32)
-                return located(c, c->api->cfg_get(cfg, "reason_prefix"),
-                               "key 'reason_prefix': 2 to 32 characters, so our reasons stay apart from "
-                               "everyone else's ('%s')",
-                               s->conf.reason_prefix);
+                (void) settings_stop(&first, located(c, c->api->cfg_get(cfg, "reason_prefix"),
+                                                     "key 'reason_prefix': 2 to 32 characters, so our "
+                                                     "reasons stay apart from everyone else's ('%s')",
+                                                     s->conf.reason_prefix));
         if (!s->conf.root && !(s->conf.root = strdup("/")))
                 return -ENOMEM;
         if (s->conf.node_name)
@@ -513,22 +562,11 @@ int settings_parse(sunkd_ctx *c, const sunkd_cfg *cfg, State *s) {
         if (!s->node_name)
                 return -ENOMEM;
         if (!node_name_is_valid(s->node_name))
-                return located(c, c->api->cfg_get(cfg, "node_name") ?: cfg,
-                               "key 'node_name': '%.64s' is not a Slurm node name", s->node_name);
-        r = parse_transport(s, cfg);
-        if (r < 0)
-                return r;
-        r = parse_slurmrestd(s, cfg);
-        if (r < 0)
-                return r;
-        r = parse_scontrol(s, cfg);
-        if (r < 0)
-                return r;
-        r = parse_xid_policy(s);
-        if (r < 0)
-                return r;
-        r = parse_memory_policy(s);
-        if (r < 0)
-                return r;
-        return parse_checks(s);
+                (void) settings_stop(&first, located(c, c->api->cfg_get(cfg, "node_name") ?: cfg,
+                                                     "key 'node_name': '%.64s' is not a Slurm node name",
+                                                     s->node_name));
+        for (size_t i = 0; i < ELEMENTSOF(steps); i++)
+                if (settings_stop(&first, steps[i](s, cfg)))
+                        return -ENOMEM;
+        return first;
 }

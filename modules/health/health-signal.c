@@ -132,7 +132,10 @@ void health_signal_node(HealthSignal *s, const HealthNode *node) {
         HealthOwner owner;
 
         if (!node)
-                return finish(s, HEALTH_OUTCOME_NOT_FOUND, "slurmctld knows no such node");
+                return finish(s, HEALTH_OUTCOME_NOT_FOUND,
+                              "slurmctld knows no node '%s': set health: node_name to this node's NodeName= "
+                              "in slurm.conf",
+                              s->node);
         owner = health_signal_reason_owner(node->reason, health_node_drained(node), s->prefix,
                                            s->sticky_reason);
         s->owner = owner;

@@ -69,10 +69,10 @@ typedef struct HealthSignal {
         char set_reason[HEALTH_REASON_MAX];    /* the reason we last set, "" if none */
         char sticky_reason[HEALTH_REASON_MAX]; /* the sticky one we set, "" if none */
         unsigned max_drained_pct;
+        char node[72]; /* the name asked for (node_name); then as slurmctld spells it */
         /* progress */
         HealthStep step;
         /* out */
-        char node[72];     /* its name, for messages */
         HealthOwner owner; /* of the reason the node had */
         bool busy;         /* a job runs on the node */
         HealthOutcome outcome;

@@ -53,35 +53,56 @@ static int conf_select(sunkd_ctx *c, const sunkd_cfg *cfg, Conf *conf) {
         return r;
 }
 
-/* What cfg_parse cannot say: the bounds between keys, and the choices. */
+/* What cfg_parse cannot say: the bounds between keys, and the choices.
+ * Each is logged; the first error is returned. */
 static int conf_validate(sunkd_ctx *c, const sunkd_cfg *cfg, Conf *conf) {
         const uint64_t ms = SUNKD_USEC_PER_MSEC, day = 86400 * SUNKD_USEC_PER_SEC;
         const char *u = conf->on_daemon_unreachable ?: "run";
+        const struct {
+                bool bad;
+                const char *key, *want;
+        } rules[] = {
+                { conf->set.script_timeout_usec < ms || conf->set.script_timeout_usec > day,
+                  "script_timeout", "from 1ms to 1d" },
+                { conf->set.total_timeout_usec < ms || conf->set.total_timeout_usec > day, "total_timeout",
+                  "from 1ms to 1d" },
+                { conf->set.kill_grace_usec < ms || conf->set.kill_grace_usec > 10 * 60 * SUNKD_USEC_PER_SEC,
+                  "kill_grace", "from 1ms to 10m" },
+                { conf->set.output_limit < 256, "output_limit", "at least 256 bytes" },
+                { streq(conf->set.prolog_dir, conf->set.epilog_dir), "epilog_dir",
+                  "the same directory as prolog_dir" },
+                { !streq(u, "run") && !streq(u, "fail"), "on_daemon_unreachable", "run or fail" },
+                { conf->missing_dir && !streq(conf->missing_dir, "fail") &&
+                          !streq(conf->missing_dir, "later"),
+                  "missing_dir", "fail or later" },
+        };
+        int first = 0, r;
 
-        if (conf->set.script_timeout_usec < ms || conf->set.script_timeout_usec > day)
-                return conf_error(c, cfg, "script_timeout", "from 1ms to 1d");
-        if (conf->set.total_timeout_usec < ms || conf->set.total_timeout_usec > day)
-                return conf_error(c, cfg, "total_timeout", "from 1ms to 1d");
-        if (conf->set.kill_grace_usec < ms || conf->set.kill_grace_usec > 10 * 60 * SUNKD_USEC_PER_SEC)
-                return conf_error(c, cfg, "kill_grace", "from 1ms to 10m");
-        if (conf->set.output_limit < 256)
-                return conf_error(c, cfg, "output_limit", "at least 256 bytes");
-        if (streq(conf->set.prolog_dir, conf->set.epilog_dir))
-                return conf_error(c, cfg, "epilog_dir", "the same directory as prolog_dir");
-        if (!streq(u, "run") && !streq(u, "fail"))
-                return conf_error(c, cfg, "on_daemon_unreachable", "run or fail");
+        /* every rule, past the first broken: one round shows them all */
+        for (size_t i = 0; i < ELEMENTSOF(rules); i++)
+                if (rules[i].bad) {
+                        r = conf_error(c, cfg, rules[i].key, rules[i].want);
+                        first = first ?: r;
+                }
         conf->set.unreachable_fail = streq(u, "fail");
-        if (conf->missing_dir && !streq(conf->missing_dir, "fail") && !streq(conf->missing_dir, "later"))
-                return conf_error(c, cfg, "missing_dir", "fail or later");
-        return conf_select(c, cfg, conf);
+        r = conf_select(c, cfg, conf);
+        if (r == -ENOMEM)
+                return r;
+        return first ?: r;
 }
 
-/* The first script of a listing refused, as an error of @key. */
+/* Every script of a listing refused, each an error of @key: one round
+ * shows them all.  The first error is returned. */
 static int conf_refused(sunkd_ctx *c, const sunkd_cfg *cfg, const char *key, const PrologScript *sc,
                         size_t n) {
-        const PrologScript *refused = prolog_scripts_refused(sc, n);
+        int r = 0;
 
-        return refused ? conf_error(c, cfg, key, refused->why) : 0;
+        for (size_t i = 0; i < n; i++)
+                if (sc[i].error < 0) {
+                        int k = conf_error(c, cfg, key, sc[i].why);
+                        r = r ?: k;
+                }
+        return r;
 }
 
 /* Each partition's directory (a plain-named subdirectory), listed as a job
@@ -154,7 +175,7 @@ static int conf_check_dir(sunkd_ctx *c, const sunkd_cfg *cfg, const Conf *conf, 
 int conf_parse(sunkd_ctx *c, const sunkd_cfg *cfg, Conf *conf) {
         _cleanup_free_ char *error = NULL;
         PrologSettings def;
-        int r;
+        int first, r;
 
         r = prolog_settings_default(&def);
         if (r < 0)
@@ -168,22 +189,28 @@ int conf_parse(sunkd_ctx *c, const sunkd_cfg *cfg, Conf *conf) {
                 },
                 .keep_runs = PROLOG_KEEP_RUNS_DEFAULT,
         };
-        r = c->api->cfg_parse(cfg, conf_keys, ELEMENTSOF(conf_keys), conf, &error);
-        if (r < 0) {
-                prolog_settings_done(&def);
-                return sunkd_log_error_errno(c, r, "%s", error ?: "invalid configuration");
-        }
+        /* Past the first error, to the last: one round shows every one.
+         * Only running out of memory stops. */
+        first = c->api->cfg_parse(cfg, conf_keys, ELEMENTSOF(conf_keys), conf, &error);
+        if (first < 0)
+                (void) sunkd_log_error_errno(c, first, "%s", error ?: "invalid configuration");
         if (!conf->set.prolog_dir)
                 conf->set.prolog_dir = TAKE_PTR(def.prolog_dir);
         if (!conf->set.epilog_dir)
                 conf->set.epilog_dir = TAKE_PTR(def.epilog_dir);
         prolog_settings_done(&def);
+        if (first == -ENOMEM)
+                return first;
         r = conf_validate(c, cfg, conf);
-        if (r >= 0)
-                r = conf_check_dir(c, cfg, conf, PROLOG_KIND_PROLOG);
-        if (r >= 0)
-                r = conf_check_dir(c, cfg, conf, PROLOG_KIND_EPILOG);
-        return r;
+        first = first ?: r;
+        r = conf_check_dir(c, cfg, conf, PROLOG_KIND_PROLOG);
+        if (r == -ENOMEM)
+                return r;
+        first = first ?: r;
+        r = conf_check_dir(c, cfg, conf, PROLOG_KIND_EPILOG);
+        if (r == -ENOMEM)
+                return r;
+        return first ?: r;
 }
 
 /* Written at each start and reload, so the client's fallback follows the

@@ -27,6 +27,11 @@ is "$rc" 0 "sunkctl --help exits 0"
 for v in status jobs run reload metrics version; do
         like "$out" "^  $v " "sunkctl --help lists $v"
 done
+# every verb: the modules' too, under each module, and the environment
+under() { printf '%s\n' "$out" | sed -n "/^  $1 /,/^  [a-zA-Z]/p" | sed -n -E 's/^ {16}verbs: //p'; }
+is "$(under health)" "status, run, drain, undrain" "sunkctl --help lists health's verbs under it"
+is "$(under gres)" "list" "and gres's"
+like "$out" "^  SUNKD_SOCKET " "sunkctl --help names SUNKD_SOCKET"
 err=$("$SUNKCTL" -s "$T/none.sock" status 2>&1); rc=$?
 is "$rc" 3 "sunkctl exits 3 when sunkd is not running"
 like "$err" "cannot connect to $T/none.sock: .*is sunkd running\?" "and says why"

@@ -119,6 +119,9 @@ like "$err" "^sunkctl: this sunkd does not know io\.sunkd\.Nosuch\.Verb .*org\.v
 err=$(ctl test no-such 2>&1); rc=$?
 is "$rc" 1 "an unknown verb: exit 1"
 like "$err" "io\.sunkd\.Test\.NoSuch" "naming the method"
+like "$err" "^sunkctl: test has no verb 'no-such' \(io\.sunkd\.Test\.NoSuch\); its verbs: .*echo.*metric-add" \
+     "listing the verbs the module has"
+unlike "$err" "enabled" "not asking whether the module is enabled"
 is "$(ctl ping)" "pong" "sunkd answers after all of it"
 
 sunkd_stop

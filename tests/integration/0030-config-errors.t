@@ -48,6 +48,43 @@ check "module host keys are still checked" "$C:6:5: key 'required': 'maybe' is n
     required: maybe"
 check "bad socket mode" "$C:4:1: key 'socket_mode': '0999' is not an octal mode" "socket_mode: \"0999\""
 
+# A misspelt key is answered with the known one it is a slip for.
+check "a misspelt key" "$C:4:1: key 'socket_grop': unknown key; did you mean 'socket_group'\?" "socket_grop: x"
+check "a misspelt module key" "$C:6:5: key 'intervall': unknown key; did you mean 'interval'\?" "modules:
+  testmod:
+    intervall: 5s"
+check "a misspelt host key of a module" "$C:6:5: key 'requird': unknown key; did you mean 'required'\?" "modules:
+  testmod:
+    requird: true"
+sunkd_config "colour: blue"
+unlike "$("$SUNKD" -c "$C" --check-config 2>&1)" "did you mean" "a key near none is not given a suggestion"
+
+# Every error of the file in one round, each located, the top level's and
+# the module sections' alike; still exit 2.
+sunkd_config "colour: blue
+max_connections: many
+log_level: chatty
+modules:
+  testmod:
+    bogus: 1
+    interval: often
+    allow: [sunkd-nosuch-user, \"@sunkd-nosuch-group\"]
+  nosuch: {}
+  other: 5"
+out=$("$SUNKD" -c "$C" --check-config 2>&1); rc=$?
+is "$rc" 2 "one round: --check-config exits 2"
+like "$out" "$C:4:1: key 'colour': unknown key" "one round: the unknown key"
+like "$out" "$C:5:1: key 'max_connections': 'many' is not an integer" "one round: the wrong type after it"
+like "$out" "$C:6:1: key 'log_level': 'chatty' is not one of" "one round: the derived value"
+like "$out" "$C:9:5: key 'bogus': unknown key" "one round: the module's unknown key"
+like "$out" "$C:10:5: key 'interval': 'often' is not a duration" "one round: the module's next key"
+like "$out" "key 'allow': no such user 'sunkd-nosuch-user'" "one round: a user that does not exist"
+like "$out" "key 'allow': no such group 'sunkd-nosuch-group'" "one round: and the group after it"
+like "$out" "cannot load module '$MODDIR/nosuch.so'" "one round: the module that is not there"
+like "$out" "$C:13:3: key 'other': a module section must be a mapping" "one round: a section that is no mapping"
+is "$(printf '%s\n' "$out" | grep -c '^sunkd.*error: ')" "$(printf '%s\n' "$out" | wc -l)" \
+        "one round: each error on its own line, with its prefix"
+
 sunkd_config "modules: {}"
 chmod 666 "$C"
 out=$("$SUNKD" -c "$C" --check-config 2>&1); rc=$?

@@ -33,6 +33,10 @@ err=$(as nobody "$SUNKCTL" -s "$SOCK" run testmod.ok 2>&1); rc=$?
 is "$rc" 1 "sunkctl run as non-root fails"
 like "$err" "PermissionDenied" "with PermissionDenied"
 like "$err" "^sunkctl: permission denied: run as root, or be in the module's allow: list" "and says what to do"
+err=$(as nobody "$SUNKCTL" -s "$SOCK" reload 2>&1); rc=$?
+is "$rc" 1 "sunkctl reload as non-root fails"
+like "$err" "^sunkctl: permission denied: only root may reload the configuration" "saying only root may"
+unlike "$err" "allow" "not pointing at allow lists, which do not open it"
 like "$(cat "$T/sunkd.log")" "Refused io.sunkd.Agent.Reload to uid=65534" "refusals are logged with the caller"
 sunkd_stop
 done_testing

@@ -54,6 +54,15 @@ ok "an exact-key answer is audited with the fingerprint" wait_log "Key $(re "$(f
 not_logged() { ! grep -qF -- "$1" "$T/sunkd.log"; }
 ok "and never the key itself" not_logged "$(awk '{ print $2 }' "$T/k/ada2.pub")"
 
+# Without --uid the client looks the uid up through NSS at each login:
+# sunkd says so once, and counts it; with --uid it is not counted.
+ok "a client without --uid is named in the log" wait_log "sunkd-authkeys runs without --uid: each login pays an NSS lookup"
+is "$(grep -c 'runs without --uid' "$T/sunkd.log")" 1 "once, however many logins"
+n=$(status logins_without_uid)
+ok "and counted in the status" test "$n" -ge 5
+is "$("$AK" -s "$SOCK" -t 120 -c "$T/none" --uid 61234 -- ada "$(fp ada2)")" "$K2" "a client with --uid is answered"
+is "$(status logins_without_uid)" "$n" "and not counted"
+
 # Hostile user names never reach the socket.
 q0=$(status queries)
 for u in -x ../x a:b "$(head -c 10240 /dev/zero | tr '\0' a)" "$(printf 'ad\xe9')" "" . .. "a b" 'a$(id)'; do
@@ -64,6 +73,14 @@ out=$("$AK" -s "$SOCK" -c "$C" -x 2>/dev/null); rc=$?
 is "$rc/$out" "0/" "'-x' where sshd puts %u prints nothing"
 is "$(status queries)" "$q0" "and none of them reached sunkd"
 is "$(ask ada SHA256:not-a-fingerprint)" "" "an invalid fingerprint prints nothing"
+
+# sunkctl names the parameter refused: missing when not given, else its value.
+err=$(ctl authkeys get 2>&1); rc=$?
+is "$rc" 1 "sunkctl authkeys get without user=: exit 1"
+like "$err" "^sunkctl: io\.sunkd\.AuthorizedKeys\.Get: missing parameter user=" "naming the missing parameter"
+unlike "$err" "InvalidParameter|\{" "not as raw Varlink"
+err=$(ctl authkeys get user=ada fingerprint=SHA256:x 2>&1)
+like "$err" "^sunkctl: io\.sunkd\.AuthorizedKeys\.Get: invalid parameter fingerprint=SHA256:x" "a value given is shown as given"
 
 # Parameters from anyone allowed: clear errors, no crash.
 for p in '{}' '{"user":7}' '{"user":"-x"}' '{"user":"ada","fingerprint":"SHA256:x"}' \
@@ -78,6 +95,10 @@ like "$(as_nobody /usr/bin/python3 "$RAW" "$SOCK" call io.sunkd.AuthorizedKeys.G
      '"error": "io.sunkd.PermissionDenied"' "nobody is refused"
 out=$(as_nobody "$AK" -s "$SOCK" -t 120 -c "$T/none" --no-fallback ada); rc=$?
 is "$rc/$out" "1/" "and its client prints nothing and fails with --no-fallback"
+ok "the refusal says what would open it" wait_log \
+   "Refused io.sunkd.AuthorizedKeys.Get to uid=65534 .*: neither root nor a user or @group of the module's allow: list"
+is "$(status calls_refused)" 2 "the refused calls are counted"
+like "$(ctl status)" "^  calls_refused +2" "in sunkctl status"
 sunkd_config "modules:
   authkeys:
     sshkey_cache: $C

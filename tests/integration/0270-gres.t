@@ -251,6 +251,19 @@ sunkd_config "modules:
 out=$("$SUNKD" -c "$T/sunkd.yaml" --check-config 2>&1); rc=$?
 is "$rc" 2 "an unknown backend is a config error"
 like "$out" "sunkd.yaml:[0-9]+:[0-9]+: key 'backend': auto, nvml or proc" "located"
+# every error of the section in one round
+sunkd_config "modules:
+  gres:
+    backend: cuda
+    xid_window: 2d
+    xid_event: true
+    type_alias: {A100: \"a b\"}"
+out=$("$SUNKD" -c "$T/sunkd.yaml" --check-config 2>&1); rc=$?
+is "$rc" 2 "one round: refused"
+like "$out" "key 'xid_event': unknown key; did you mean 'xid_events'\?" "one round: the misspelt key"
+like "$out" "key 'backend': auto, nvml or proc" "one round: the backend after it"
+like "$out" "key 'xid_window': from 1s to 1d" "one round: the window"
+like "$out" "key 'type_alias': a GPU type and a short name" "one round: the alias"
 sunkd_stop
 is "$SUNKD_EXIT" 0 "sunkd exits cleanly"
 done_testing

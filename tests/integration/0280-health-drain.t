@@ -223,8 +223,11 @@ ok "and the node is resumed" wait_until 600 eval '[ -z "$(reason)" ]'
 slurm_wait_ready $NODE
 
 # --- a sticky drain outlives a restart and passing checks
-ctl health drain reason="prolog: job 7 failed" sticky=true > /dev/null
+ctl health drain reason="prolog: job 7 failed" sticky=true > "$T/drain.out"
 is "$?" 0 "a sticky drain, as the prolog client asks for one"
+# the answer shows the state after the call, not the round before it
+like "$(cat "$T/drain.out")" "^slurmctld: drained: node $NODE drained" "drain prints what it did"
+unlike "$(cat "$T/drain.out")" "resumed" "and not the resume before it"
 is "$(reason)" "sunkd: prolog: job 7 failed" "drains the node"
 is "$(module_status health sticky)" true "status says it is sticky"
 sunkd_stop
@@ -235,8 +238,10 @@ ctl run health.signal > /dev/null
 is "$?" 0 "a round with the checks passing, after the restart"
 is "$(reason)" "sunkd: prolog: job 7 failed" "does not lift the sticky drain"
 is "$(module_status health sticky)" true "which is still sticky"
-ctl health undrain > /dev/null
+ctl health undrain > "$T/undrain.out"
 is "$?" 0 "undrain"
+like "$(cat "$T/undrain.out")" "^slurmctld: resumed: node $NODE resumed" "undrain prints what it did"
+like "$(cat "$T/undrain.out")" "^our reason: \(none\)" "with no reason of ours left"
 ok "lifts it" wait_until 600 eval '[ -z "$(reason)" ]'
 slurm_wait_ready $NODE
 

@@ -264,6 +264,7 @@ CFG_NODE=no-such-node config "      jwt_key_file: $KEY"
 sunkd_start
 ok "the first round" wait_rounds 1
 is "$(module_status health last_signal)" "not-found" "an unknown node is not found"
+like "$(module_status health last_signal_message)" "no node 'no-such-node': set health: node_name" "naming the node and the key"
 stop
 CFG_VERSION=v0.0.99 config "      jwt_key_file: $KEY"
 sunkd_start

@@ -153,4 +153,27 @@ $(script "$S/ok.sh")"
 "$SUNKD" --check-config -c "$T/sunkd.yaml" > "$T/ok.out" 2>&1
 is "$?" 0 "root's own script passes"
 ok "nothing was written to the state directory" test -z "$(ls -A "$T/state")"
+# Every error of the section in one round: the keys', the values between
+# keys, and each check's, past the first.
+sunkd_config "modules:
+  health:
+    node_name: \"n1 n2\"
+    reason_prefix: x
+    interval: often
+    transport: carrier-pigeon
+    checks:
+      - {name: a, type: disk}
+      - {name: b, type: memory, min_total: 1M, action: panic}
+      - {name: c, type: memory, min_total: 1M}
+      - {name: c, type: memory, min_total: 1M}"
+out=$("$SUNKD" --check-config -c "$T/sunkd.yaml" 2>&1)
+is "$?" 2 "one round: refused"
+like "$out" "key 'interval': 'often' is not a duration" "one round: the key's type"
+like "$out" "key 'reason_prefix': 2 to 32 characters" "one round: the prefix after it"
+like "$out" "key 'node_name': 'n1 n2' is not a Slurm node name" "one round: the node name"
+like "$out" "key 'transport': 'carrier-pigeon' is not" "one round: the transport"
+like "$out" "key 'type': no check type 'disk'" "one round: the first check"
+like "$out" "key 'action': 'panic' is not drain or report" "one round: the next check"
+like "$out" "key 'name': a second check named 'c'" "one round: the check after that"
+
 done_testing

@@ -356,6 +356,16 @@ chown 65534 "$T/owned.d/10-theirs"
 like "$("$SUNKD" --check-config -c "$T/sunkd.yaml" 2>&1)" "key 'prolog_dir': refusing prolog script '$T/owned.d/10-theirs': owned by uid 65534" \
         "and so is a script another uid owns, by its name"
 rm -r "$T/owned.d"
+# every error of the section in one round: keys, bounds, choices, directories
+dirs_config "$T/typo.d" "keep_runs: many
+    kill_grace: 1h
+    on_daemon_unreachable: maybe"
+out=$("$SUNKD" --check-config -c "$T/sunkd.yaml" 2>&1)
+is "$?" 2 "one round: refused"
+like "$out" "key 'keep_runs': 'many' is not an integer" "one round: the key's type"
+like "$out" "key 'kill_grace': from 1ms to 10m" "one round: a bound"
+like "$out" "key 'on_daemon_unreachable': run or fail" "one round: the choice after it"
+like "$out" "key 'prolog_dir': prolog directory '$T/typo.d' does not exist" "one round: the directory"
 config
 sunkd_start
 dirs_config "$T/typo.d"

@@ -552,6 +552,20 @@ START_TEST(test_secret) {
                             "s.yaml:1:1: key 'token': 'file:': the path must be absolute", NULL);
         expect_secret_error("token", "file:/dev/null", "s.yaml:1:1: key 'token': file '/dev/null': refused",
                             NULL);
+        /* Another owner, mode 0600: the owner is named as the fault, not the mode. */
+        {
+                _cleanup_free_ char *owned = secret_file("owned", "s3cr3t-owned\n", 13, 0600), *value = NULL,
+                                    *want = NULL;
+                ck_assert_msg(geteuid() == 0, "must run as root: the test hands a file to uid 1");
+                ck_assert_int_eq(chown(owned, 1, (gid_t) -1), 0);
+                ck_assert_int_ge(asprintf(&value, "file:%s", owned), 0);
+                ck_assert_int_ge(asprintf(&want,
+                                          "s.yaml:1:1: key 'token': file '%s': refused: the owner is wrong: "
+                                          "uid 1, not root (chown root '%s')",
+                                          owned, owned),
+                                 0);
+                expect_secret_error("token", value, want, "s3cr3t");
+        }
         /* A FIFO must not hang the parse. */
         ck_assert_int_ge(asprintf(&where, "%s/fifo", secret_dir), 0);
         ck_assert_int_eq(mkfifo(where, 0600), 0);

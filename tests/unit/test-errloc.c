@@ -52,6 +52,24 @@ START_TEST(test_set) {
 }
 END_TEST
 
+START_TEST(test_join) {
+        char *all = NULL;
+        int first = 0;
+
+        ck_assert_int_eq(errloc_join(&all, &first, 0, NULL), 0);
+        ck_assert_ptr_null(all);
+        ck_assert_int_eq(errloc_join(&all, &first, -EINVAL, strdup("a:1: one")), -EINVAL);
+        ck_assert_int_eq(errloc_join(&all, &first, -EPERM, strdup("a:2: two")), -EPERM);
+        ck_assert_int_eq(errloc_join(&all, &first, -EIO, NULL), -EIO);
+        ck_assert_int_eq(first, -EINVAL);
+        expect(all, "a:1: one\na:2: two");
+        all = NULL;
+        ck_assert_int_eq(errloc_join(&all, &first, -EINVAL, strdup("x")), -EINVAL);
+        ck_assert_int_eq(errloc_join(&all, &first, -ENOMEM, NULL), -ENOMEM);
+        ck_assert_ptr_null(all);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("errloc");
         TCase *tc = tcase_create("errloc");
@@ -59,6 +77,7 @@ int main(void) {
         tcase_add_test(tc, test_shapes);
         tcase_add_test(tc, test_hostile);
         tcase_add_test(tc, test_set);
+        tcase_add_test(tc, test_join);
         suite_add_tcase(s, tc);
         return check_run(s);
 }

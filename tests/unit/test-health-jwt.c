@@ -270,15 +270,17 @@ START_TEST(test_key_owner) {
                 ck_assert_int_eq(chown(path, owner, (gid_t) -1), 0);
         }
         assert_accepted(path, owner);
-        ck_assert_int_ge(asprintf(&want, "'%s': refused: owned by uid %u, not root (mode 0600)", path,
-                                  (unsigned) owner),
+        ck_assert_int_ge(asprintf(&want,
+                                  "'%s': refused: the owner is wrong: uid %u, not root (chown root '%s')",
+                                  path, (unsigned) owner, path),
                          0);
         assert_refused(path, (uid_t) -1, EPERM, want);
         want = mfree(want);
-        ck_assert_int_ge(
-                asprintf(&want, "'%s': refused: owned by uid %u, not root or SlurmUser (uid %u) (mode 0600)",
-                         path, (unsigned) owner, (unsigned) owner + 1),
-                0);
+        ck_assert_int_ge(asprintf(&want,
+                                  "'%s': refused: the owner is wrong: uid %u, not root or SlurmUser (uid "
+                                  "%u) (chown root '%s')",
+                                  path, (unsigned) owner, (unsigned) owner + 1, path),
+                         0);
         assert_refused(path, owner + 1, EPERM, want);
 }
 END_TEST

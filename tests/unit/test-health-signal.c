@@ -181,8 +181,12 @@ START_TEST(test_resume_paths) {
         ck_assert_ptr_nonnull(strstr(s.message, "Access/permission denied"));
         /* a node slurmctld does not know */
         s = sig(HEALTH_WANT_HEALTHY, NULL, NULL);
+        (void) snprintf(s.node, sizeof(s.node), "gpu-7");
         health_signal_node(&s, NULL);
         ck_assert_int_eq(s.outcome, HEALTH_OUTCOME_NOT_FOUND);
+        /* naming the node asked for and the key that names it */
+        ck_assert_msg(strstr(s.message, "'gpu-7'") && strstr(s.message, "health: node_name"), "%s",
+                      s.message);
 }
 END_TEST
 

@@ -716,8 +716,9 @@ static inline void sunkd_watch_remove(sunkd_ctx *c, sunkd_watch *w) {
 /* Fill @out from @cfg through @keys.  Unknown keys, wrong types and
  * out-of-range values fail with -EINVAL and a malloc'd "file:line:column:
  * key 'x': reason" in *ret_error; -EPERM for a SUNKD_CFG_WRITE_PATH key
- * another uid controls.  The host keys `enabled`, `required`, `allow` are
- * accepted and skipped. */
+ * another uid controls.  Every error of the section is in *ret_error, one
+ * "file:line:column: ..." line each (the host logs each line as a message).
+ * The host keys `enabled`, `required`, `allow` are accepted and skipped. */
 static inline int sunkd_cfg_parse(sunkd_ctx *c, const sunkd_cfg *cfg, const sunkd_cfg_key *keys,
                                   size_t n_keys, void *out, char **ret_error) {
         return c->api->cfg_parse(cfg, keys, n_keys, out, ret_error);

@@ -39,13 +39,15 @@ static int key_refuse(const char *path, const struct stat *st, uid_t slurm_uid, 
                                   path);
         if (st->st_uid != 0 && (slurm_uid == (uid_t) -1 || st->st_uid != slurm_uid)) {
                 if (slurm_uid == (uid_t) -1)
-                        return errmsg_set(ret_error, -EPERM,
-                                          "'%s': refused: owned by uid %u, not root (mode %04o)", path,
-                                          owner, mode);
+                        return errmsg_set(
+                                ret_error, -EPERM,
+                                "'%s': refused: the owner is wrong: uid %u, not root (chown root '%s')",
+                                path, owner, path);
                 return errmsg_set(
                         ret_error, -EPERM,
-                        "'%s': refused: owned by uid %u, not root or SlurmUser (uid %u) (mode %04o)", path,
-                        owner, (unsigned) slurm_uid, mode);
+                        "'%s': refused: the owner is wrong: uid %u, not root or SlurmUser (uid %u) "
+                        "(chown root '%s')",
+                        path, owner, (unsigned) slurm_uid, path);
         }
         if (st->st_mode & 077)
                 return errmsg_set(ret_error, -EPERM,
