@@ -7,6 +7,10 @@ ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_RUNS  ?= 100000
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+# Under `make -jN` the sub-makes share this make's job slots: forcing -j
+# there would give them a jobserver of their own that configure's and
+# automake's inner makes cannot reach ("read jobs pipe: Bad file descriptor").
+PARALLEL    = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(JOBS))
 CONFIGURE_FLAGS ?= --enable-werror --prefix=/usr --sysconfdir=/etc --localstatedir=/var
 DEMO_SECONDS ?= 0
 
@@ -48,7 +52,7 @@ SOURCE_FILES = { git ls-files -z --cached --others --exclude-standard 2>/dev/nul
 	find . -path ./.git -prune -o -path './build*' -prune -o ! -type d -print0; }
 
 all: $(BUILD)/config.status
-	$(MAKE) -C $(BUILD) -j$(JOBS)
+	$(MAKE) -C $(BUILD) $(PARALLEL)
 
 # Needs root; see packaging/install-deps.sh for what it does to services.
 deps:
@@ -70,11 +74,11 @@ demo: all
 	DEMO_SECONDS=$(DEMO_SECONDS) $(MAKE) -C $(BUILD) demo
 
 check: all
-	$(MAKE) -C $(BUILD) -j$(JOBS) check; rc=$$?; tests/lib/summary $(BUILD); exit $$rc
+	$(MAKE) -C $(BUILD) $(PARALLEL) check; rc=$$?; tests/lib/summary $(BUILD); exit $$rc
 
 check-asan: $(ASAN_BUILD)/config.status
-	$(MAKE) -C $(ASAN_BUILD) -j$(JOBS)
-	$(MAKE) -C $(ASAN_BUILD) -j$(JOBS) check; rc=$$?; tests/lib/summary $(ASAN_BUILD); exit $$rc
+	$(MAKE) -C $(ASAN_BUILD) $(PARALLEL)
+	$(MAKE) -C $(ASAN_BUILD) $(PARALLEL) check; rc=$$?; tests/lib/summary $(ASAN_BUILD); exit $$rc
 
 # The fuzz targets with libFuzzer's main (clang, ASan, UBSan; fuzz-replay.c
 # steps aside under SUNKD_LIBFUZZER), and the fake NVML the gres target
@@ -91,7 +95,7 @@ $(FUZZ_BUILD)/config.status: configure
 
 fuzz: $(FUZZ_BUILD)/config.status
 	$(MAKE) -C $(FUZZ_BUILD) CFLAGS='-g -O1' LDFLAGS= tests/fake-nvml/libnvidia-ml.la
-	$(MAKE) -C $(FUZZ_BUILD) -j$(JOBS) LDFLAGS=-fsanitize=fuzzer,address,undefined $(FUZZ_TARGETS)
+	$(MAKE) -C $(FUZZ_BUILD) $(PARALLEL) LDFLAGS=-fsanitize=fuzzer,address,undefined $(FUZZ_TARGETS)
 
 fuzz-run: fuzz
 	tests/fuzz/run.sh -b $(FUZZ_BUILD) $(FUZZ_RUNS)
@@ -109,7 +113,7 @@ deb:
 	$(SOURCE_FILES) | tar --null -T - -cf - | tar -C $(DEB_DIR)/sunkd -xf -
 	rm -rf $(DEB_DIR)/sunkd/debian && cp -r packaging/deb $(DEB_DIR)/sunkd/debian
 	sed -i 's/@VERSION@/$(VERSION)/g' $(DEB_DIR)/sunkd/debian/changelog
-	cd $(DEB_DIR)/sunkd && dpkg-buildpackage -b -us -uc -j$(JOBS)
+	cd $(DEB_DIR)/sunkd && dpkg-buildpackage -b -us -uc $(PARALLEL)
 	@ls $(DEB_DIR)/*.deb
 
 # The RPMs, by rpmbuild from packaging/rpm/sunkd.spec in $(RPM_DIR).  Here
