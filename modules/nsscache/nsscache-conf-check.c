@@ -370,6 +370,14 @@ int nsscache_conf_check_s3(NsscacheConf *c, ConfFault *f, char **ret_error) {
         return 0;
 }
 
+/* Whether any map has its own URL. */
+static bool http_url_any(const NsscacheConf *c) {
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                if (!isempty(c->http_url[t]))
+                        return true;
+        return false;
+}
+
 /* source = http: what every source checks, then a URL for every map, shadow
  * and sshkey only beside passwd. */
 int nsscache_conf_check_http(NsscacheConf *c, ConfFault *f, char **ret_error) {
@@ -389,6 +397,11 @@ int nsscache_conf_check_http(NsscacheConf *c, ConfFault *f, char **ret_error) {
                 return fault(f, -1, "http_max_size", ret_error, "key 'http_max_size': must be in [1K, 1G]");
         if (c->http_retry_max < 1 || c->http_retry_max > 10)
                 return fault(f, -1, "http_retry_max", ret_error, "key 'http_retry_max': must be in [1, 10]");
+        if (isempty(c->manifest_url) && !http_url_any(c))
+                return fault(f, -1, "source", ret_error,
+                             "key 'source': http reads the maps from manifest_url (a producer's signed "
+                             "manifest) or from one http_<map>_url a map (http_passwd_url, "
+                             "http_group_url, ...): neither is set");
         if (c->manifest_url || c->manifest_public_key)
                 return conf_check_manifest(c, f, ret_error);
         if (c->manifest_max_age_usec != MANIFEST_MAX_AGE_UNSET)

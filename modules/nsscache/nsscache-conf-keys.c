@@ -37,6 +37,7 @@
 #include "util/fileio.h"
 #include "util/macro.h"
 #include "util/secret-file.h"
+#include "util/spell.h"
 #include "util/strv.h"
 #include "util/time-util.h"
 #include "util/trusted-path.h"
@@ -513,6 +514,19 @@ static const char *section_check(const char *s) {
         return "unknown section (expected DEFAULT, passwd, shadow, group or sshkey)";
 }
 
+/* A key no row has: the one it is a slip for, when one is near enough. */
+static int ini_unknown(const IniFile *f, const IniEntry *e, char **ret_error) {
+        const char *names[ELEMENTSOF(keys)], *near;
+
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++)
+                names[i] = keys[i].ini;
+        near = spell_nearest(e->key, names, ELEMENTSOF(keys));
+        if (near)
+                return ini_error(ret_error, f->fname, e->line, e->key,
+                                 "unknown or unsupported key; did you mean '%s'?", near);
+        return ini_error(ret_error, f->fname, e->line, e->key, "unknown or unsupported key");
+}
+
 static int ini_apply_entry(NsscacheConf *c, const IniFile *f, const IniEntry *e, char **ret_error) {
         const NsscacheKey *k;
         _cleanup_erase_ char *v = NULL;
@@ -527,7 +541,7 @@ static int ini_apply_entry(NsscacheConf *c, const IniFile *f, const IniEntry *e,
         if (!k && strncmp(e->key, "gcs_", 4) == 0)
                 return ini_error(ret_error, f->fname, e->line, e->key, "%s", GCS_HINT);
         if (!k)
-                return ini_error(ret_error, f->fname, e->line, e->key, "unknown or unsupported key");
+                return ini_unknown(f, e, ret_error);
         if (!(k->flags & (KEY_MAP | KEY_SAME)) && !k->fixed && !is_default)
                 return ini_error(ret_error, f->fname, e->line, e->key,
                                  "must be set in [DEFAULT] (Users are fetched once for all maps)");
@@ -561,7 +575,8 @@ static int ini_apply_entry(NsscacheConf *c, const IniFile *f, const IniEntry *e,
 int nsscache_conf_parse_ini(NsscacheConf *c, const char *text, size_t len, const char *fname,
                             char **ret_error) {
         _cleanup_(ini_file_done) IniFile f = { .fname = fname ?: "nsscache.conf" };
-        int r;
+        _cleanup_free_ char *all = NULL;
+        int first = 0, r;
 
         r = ini_read(&f, text, len, section_check, ret_error);
         if (r < 0)
@@ -569,16 +584,21 @@ int nsscache_conf_parse_ini(NsscacheConf *c, const char *text, size_t len, const
         r = strdup_to(&c->ini_file, f.fname);
         if (r < 0)
                 return r;
-        /* [DEFAULT] first, then the map sections override it. */
+        /* [DEFAULT] first, then the map sections override it; past a bad
+         * key to the last, so that one round shows every error of the file. */
         for (int pass = 0; pass < 2; pass++)
                 for (size_t i = 0; i < f.n; i++) {
+                        char *e = NULL;
+
                         if (streq(f.entries[i].section, "DEFAULT") != (pass == 0))
                                 continue;
-                        r = ini_apply_entry(c, &f, &f.entries[i], ret_error);
-                        if (r < 0)
-                                return r;
+                        r = ini_apply_entry(c, &f, &f.entries[i], &e);
+                        if (errloc_join(&all, &first, r, e) == -ENOMEM)
+                                return -ENOMEM;
                 }
-        return 0;
+        if (first < 0 && ret_error)
+                *ret_error = TAKE_PTR(all);
+        return first;
 }
 
 /* nsscache.conf's text.  A file that is missing, unreadable or not trusted is
@@ -688,39 +708,64 @@ static int yaml_apply_map(ScimMapConf *dst, const sunkd_host_api *api, const sun
         return r;
 }
 
+/* Every step of the section, past the first that fails, so that one round
+ * shows every error of the section and of the file it names, joined in
+ * *@all (errloc_join).  Return: -ENOMEM, else 0. */
+static int yaml_apply_steps(NsscacheConf *c, const sunkd_host_api *api, const sunkd_cfg *cfg, YamlConf *y,
+                            const sunkd_cfg_key *k, size_t n, char **all, int *first) {
+        char *e = NULL;
+        int r;
+
+        r = api->cfg_parse(cfg, k, n, y, &e);
+        if (errloc_join(all, first, r, TAKE_PTR(e)) == -ENOMEM)
+                return -ENOMEM;
+        if (y->c.nsscache_conf) {
+                r = ini_load(c, y->c.nsscache_conf, api, api->cfg_get(cfg, "nsscache_conf"), &e);
+                if (errloc_join(all, first, r, TAKE_PTR(e)) == -ENOMEM)
+                        return -ENOMEM;
+        }
+        for (size_t i = 0; i < n; i++)
+                if (api->cfg_get(cfg, k[i].key))
+                        yaml_move(&k[i], c, &y->c);
+        /* DEFAULT first, then each map's own section; DEFAULT's errors are
+         * said once, not once a map. */
+        for (size_t m = 0; m < _NSS_MAP_MAX && y->maps_cfg[_NSS_MAP_MAX]; m++) {
+                r = yaml_apply_map(&c->map[m], api, y->maps_cfg[_NSS_MAP_MAX], &e);
+                if (m > 0 && r != -ENOMEM)
+                        r = 0;
+                if (errloc_join(all, first, r, TAKE_PTR(e)) == -ENOMEM)
+                        return -ENOMEM;
+        }
+        for (size_t m = 0; m < _NSS_MAP_MAX; m++) {
+                if (!y->maps_cfg[m])
+                        continue;
+                r = yaml_apply_map(&c->map[m], api, y->maps_cfg[m], &e);
+                if (errloc_join(all, first, r, TAKE_PTR(e)) == -ENOMEM)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 int nsscache_conf_apply_cfg(NsscacheConf *c, const sunkd_host_api *api, const sunkd_cfg *cfg,
                             char **ret_error) {
         sunkd_cfg_key k[N_YAML_KEYS_MAX];
         size_t n = yaml_keys(false, k);
+        _cleanup_free_ char *all = NULL;
+        int first = 0, r;
         YamlConf *y;
-        int r;
 
         y = calloc(1, sizeof(*y));
         if (!y)
                 return -ENOMEM;
         for (size_t i = 0; i < _NSS_MAP_MAX; i++)
                 map_conf_init(&y->c.map[i]);
-        r = api->cfg_parse(cfg, k, n, y, ret_error);
-        if (r < 0)
-                goto out;
-        if (y->c.nsscache_conf) {
-                r = ini_load(c, y->c.nsscache_conf, api, api->cfg_get(cfg, "nsscache_conf"), ret_error);
-                if (r < 0)
-                        goto out;
-        }
-        for (size_t i = 0; i < n; i++)
-                if (api->cfg_get(cfg, k[i].key))
-                        yaml_move(&k[i], c, &y->c);
-        /* DEFAULT first, then each map's own section. */
-        if (y->maps_cfg[_NSS_MAP_MAX])
-                for (size_t m = 0; m < _NSS_MAP_MAX && r >= 0; m++)
-                        r = yaml_apply_map(&c->map[m], api, y->maps_cfg[_NSS_MAP_MAX], ret_error);
-        for (size_t m = 0; m < _NSS_MAP_MAX && r >= 0; m++)
-                if (y->maps_cfg[m])
-                        r = yaml_apply_map(&c->map[m], api, y->maps_cfg[m], ret_error);
-        if (r >= 0)
+        r = yaml_apply_steps(c, api, cfg, y, k, n, &all, &first);
+        if (r >= 0 && first < 0) {
+                r = first;
+                if (ret_error)
+                        *ret_error = TAKE_PTR(all);
+        } else if (r >= 0) /* the checks across keys once each key is good */
                 r = nsscache_conf_check_located(c, api, cfg, ret_error);
-out:
         for (size_t i = 0; i < _NSS_MAP_MAX; i++)
                 map_conf_done(&y->c.map[i]);
         api->cfg_clear(k, n, y);

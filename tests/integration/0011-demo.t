@@ -46,7 +46,7 @@ like "$out" "sunkctl prolog" "the demo ran to its last step"
 # What the demo shows failing on purpose: the SCIM user with uid 0, a key
 # that is not base64, the health check it breaks, the prolog script it
 # makes fail.  Every other warning or failed job is a fault.
-meant="Rejected passwd entry 'mallory'|user 'grace': key 1 dropped: bad-base64|Check 'node-ok'|Job 'health\.node-ok' failed|prolog script '20-scratch' of job 102|prolog of job 102 failed"
+meant="Rejected passwd entry 'mallory'|user 'grace': key 1 dropped: bad-base64|Check 'node-ok'|Job 'health\.node-ok' failed|prolog script '20-scratch' of job 102|prolog of job 102 failed|warning: scratch is full"
 is "$(grep -E "warning:|error:|Job '[^']*' failed" <<< "$out" | grep -vE "$meant")" "" \
         "no warning, error or failed job but those it shows on purpose"
 unlike "$out" "Not reading XID errors" "gres reads the fake node's kernel log"

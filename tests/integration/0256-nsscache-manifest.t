@@ -257,6 +257,11 @@ printf '    http_passwd_url: %s/p\n    http_shadow_url: %s/s\n    http_group_url
 out=$("$SUNKD" -c "$T/node.yaml" --check-config 2>&1)
 like "$out" "node.yaml:[0-9]+:[0-9]+: .*key 'manifest_max_age': read only with manifest_url" \
         "manifest_max_age without manifest_url is refused at its line"
+grep -v '^    manifest_url' "$T/sunkd.yaml" > "$T/node.yaml"
+out=$("$SUNKD" -c "$T/node.yaml" --check-config 2>&1)
+like "$out" "node.yaml:[0-9]+:[0-9]+: .*key 'source': http reads the maps from manifest_url .* or from one http_<map>_url a map .*: neither is set" \
+        "source: http with neither manifest_url nor a map URL says so, not that the public key is alone"
+unlike "$out" "manifest_public_key" "and does not blame manifest_public_key"
 
 # 10. An unchanged export is signed again once export_resign_interval has passed,
 # so that nodes with manifest_max_age keep taking it.

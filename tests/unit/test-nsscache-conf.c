@@ -151,6 +151,13 @@ static const struct {
         { "[passwd]\nscim_base_url=https://x\n",
           "test.conf:2: key 'scim_base_url': must be set in [DEFAULT]" },
         { "[automount]\n", "test.conf:1: section 'automount': unknown section" },
+        { "[DEFAULT]\nscim_timout=5\n",
+          "test.conf:2: key 'scim_timout': unknown or unsupported key; did you "
+          "mean 'scim_timeout'?" },
+        { "[DEFAULT]\nfrobnicate=5\n", "key 'frobnicate': unknown or unsupported key" },
+        { "[DEFAULT]\nsource=http\nmaps=passwd\n",
+          "key 'source': http reads the maps from manifest_url (a producer's signed manifest) or from one "
+          "http_<map>_url a map" },
         { "[passwd]\n[group]\n[passwd]\n", "test.conf:3: section 'passwd': duplicate" },
         { "[DEFAULT]\nmaps=passwd\nMAPS=group\n", "test.conf:3: key 'maps': duplicate" },
         { "maps=passwd\n", "test.conf:1: key 'maps': outside of any section" },
@@ -232,6 +239,24 @@ START_TEST(test_bad) {
         ck_assert_int_lt(parse(bad[_i].text, &c, &err), 0);
         ck_assert_ptr_nonnull(err);
         ck_assert_msg(strstr(err, bad[_i].error), "case %d: got '%s', want '%s'", _i, err, bad[_i].error);
+}
+END_TEST
+
+/* One round names every bad key of the file, each at its line. */
+START_TEST(test_every_error) {
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c = NULL;
+        _cleanup_free_ char *err = NULL;
+        const char text[] = "[DEFAULT]\nscim_timeout=soon\nscim_verify_ssl=maybe\nscim_timout=5\n"
+                            "[passwd]\nscim_base_url=https://x\n";
+
+        ck_assert_int_lt(parse(text, &c, &err), 0);
+        ck_assert_ptr_nonnull(err);
+        ck_assert_msg(strstr(err, "test.conf:2: key 'scim_timeout': expected seconds"), "%s", err);
+        ck_assert_msg(strstr(err, "test.conf:3: key 'scim_verify_ssl': expected a boolean"), "%s", err);
+        ck_assert_msg(strstr(err, "test.conf:4: key 'scim_timout': unknown or unsupported key; did you mean "
+                                  "'scim_timeout'?"),
+                      "%s", err);
+        ck_assert_msg(strstr(err, "test.conf:6: key 'scim_base_url': must be set in [DEFAULT]"), "%s", err);
 }
 END_TEST
 
@@ -445,6 +470,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_precedence_and_escapes);
         tcase_add_loop_test(tc, test_bad, 0, sizeof(bad) / sizeof(bad[0]));
         tcase_add_loop_test(tc, test_durations, 0, sizeof(durations) / sizeof(durations[0]));
+        tcase_add_test(tc, test_every_error);
         tcase_add_test(tc, test_hostile);
         tcase_add_loop_test(tc, test_base_url, 0, sizeof(urls) / sizeof(urls[0]));
         tcase_add_test(tc, test_token);
