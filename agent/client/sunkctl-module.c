@@ -255,7 +255,7 @@ int verb_module(Ctl *c, int argc, char **argv) {
                 return r;
         if (c->json)
                 ctl_print_json(reply);
-        else if (mv)
+        else if (mv && mv->render)
                 mv->render(reply, view_name, stdout, stderr);
         else if (render_reply(stdout, reply) < 0)
                 return EXIT_FAILED;

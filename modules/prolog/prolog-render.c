@@ -150,6 +150,7 @@ static const SunkctlFlag flags[] = {
 const SunkctlView sunkctl_view_prolog = {
         .module = "prolog",
         .default_verb = "status",
+        .help = "the prolog and epilog runs (prolog status); prolog list",
         .methods = methods,
         .flags = flags,
 };

@@ -129,6 +129,10 @@ static void setup(void) {
             sched_new(m->event, m->pool, &m->sched) < 0 || ipc_new(m->event, &limits, &m->ipc) < 0 ||
             metrics_new(&m->metrics) < 0 || metrics_add(m->metrics, &spec, &H.family) < 0)
                 abort();
+        /* what the loader gives every module: the host it runs in */
+        m->module_host.sched = m->sched;
+        m->module_host.ipc = m->ipc;
+        m->module_host.metrics = m->metrics;
         m->modules = calloc(N_MODULES, sizeof(Module *));
         if (!m->modules)
                 abort();
@@ -143,6 +147,7 @@ static void setup(void) {
                 mod->def = &H.defs[i];
                 mod->state = mod;
                 mod->log.module = mod->name;
+                mod->host = &m->module_host;
                 m->modules[m->n_modules++] = mod;
         }
 }
