@@ -1,7 +1,9 @@
 #!/bin/bash
 # deadline: 600
 # source = ldap against a real slapd on loopback (tests/lib/slapd.sh), read
-# through an nsscache.conf as nsscache reads it.  The server's size limit (3)
+# through an nsscache.conf as nsscache reads it, each map held byte for byte
+# to nsscache's own output against the same directory (golden/, made by
+# tests/data/nsscache/ldap/reference.sh).  The server's size limit (3)
 # is below the directory's size: the paged search reads it whole.  The maps
 # are nsscache's (its ldapsource.py and files cache): RFC 2307, RFC 2307bis
 # with nested groups, Active Directory.  Hostile entries are rejected alone;
@@ -49,6 +51,15 @@ refresh() {
         OUT=$(ctl run nsscache.refresh 2>&1)
         RC=$?
 }
+# Each file of golden/MODE (nsscache's own output, reference.sh) byte for byte in the cache.
+golden_is() { # MODE
+        local f bad=
+        for f in "$SUNKD_SRCDIR/tests/data/nsscache/ldap/golden/$1"/*; do
+                cmp -s "$f" "$T/cache/${f##*/}" || bad="$bad ${f##*/}"
+        done
+        is "${bad:-none}" none "$1: every map and index is nsscache's, byte for byte"
+        [ -z "$bad" ] || diff "$SUNKD_SRCDIR/tests/data/nsscache/ldap/golden/$1/${bad# }" "$T/cache/${bad# }" | head -5 | sed 's/^/# /'
+}
 check_config() {
         CHECK=$("$SUNKD" -c "$T/sunkd.yaml" --check-config 2>&1)
         CRC=$?
@@ -78,6 +89,7 @@ is "$(head -2 "$T/cache/shadow.cache")" "alice:*:19000::99999::::
 bob:*:19000::99999::::" "shadow.cache: shadowLastChange and shadowMax, the rest empty"
 is "$(head -2 "$T/cache/sshkey.cache")" "alice:['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIA alice@laptop', 'ssh-rsa AAAAB3NzaC1yc2E alice@desk']
 bob:" "sshkey.cache: every sshPublicKey, an empty entry for a user without one"
+golden_is rfc2307
 like "$(module_status nsscache requests)" '^1[0-9]$' "read in pages of 2 (4 per user search, 1 for groups)"
 rejected=$(module_status nsscache rejected)
 like "$rejected" '"id-out-of-range": [1-9]' "uid 0 and gid 0 counted as out of range"
@@ -200,6 +212,7 @@ is "$RC" 0 "an RFC 2307bis directory refreshes" || diag "$OUT"
 is "$(cat "$T/cache/group.cache")" "team:*:3001:alice,bob
 ops:*:3002:carol,team,alice,bob
 all:*:3003:grace,ops,carol,team,alice,bob" "group.cache: first RDN values sorted, then the nested groups' members"
+golden_is rfc2307bis
 sunkd_stop
 slapd_stop
 
@@ -219,5 +232,6 @@ bob:x:2002:2002:Bob B:/home/bob:/bin/zsh
 carol:x:2003:2003::/home/carol:/bin/sh" "passwd.cache: uid and gid the RID, gecos displayName"
 is "$(cat "$T/cache/group.cache")" "team:*:3001:alice,bob" "group.cache: the RID, members by the first RDN of their DNs"
 is "$(head -1 "$T/cache/shadow.cache")" "alice:*:19161::::::" "shadow.cache: the day pwdLastSet names"
+golden_is ad
 sunkd_stop
 done_testing
