@@ -422,6 +422,13 @@ tests_fuzz_fuzz_s3_object_SOURCES = tests/fuzz/fuzz-map-file.c tests/fuzz/fuzz-r
 tests_fuzz_fuzz_s3_object_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir) -DFUZZ_S3_OBJECT $(NSSCACHE_TEST_CFLAGS)
 tests_fuzz_fuzz_s3_object_LDADD = modules/nsscache/libnsscache-core.la
 EXTRA_DIST += tests/fuzz/corpus/s3-object tests/fuzz/s3-object.t
+check_PROGRAMS += tests/fuzz/fuzz-ldap-map
+TESTS += tests/fuzz/ldap-map.t
+tests_fuzz_fuzz_ldap_map_SOURCES = tests/fuzz/fuzz-ldap-map.c tests/fuzz/fuzz-replay.c tests/lib/scim-collect.c \
+	tests/lib/scim-collect.h
+tests_fuzz_fuzz_ldap_map_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir) $(NSSCACHE_TEST_CFLAGS)
+tests_fuzz_fuzz_ldap_map_LDADD = modules/nsscache/libnsscache-core.la
+EXTRA_DIST += tests/fuzz/corpus/ldap-map tests/fuzz/ldap-map.t
 check_PROGRAMS += tests/fuzz/fuzz-map-delta
 TESTS += tests/fuzz/map-delta.t
 tests_fuzz_fuzz_map_delta_SOURCES = tests/fuzz/fuzz-map-delta.c tests/fuzz/fuzz-replay.c
