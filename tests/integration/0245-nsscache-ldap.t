@@ -198,10 +198,39 @@ sunkd_stop
 start_sunkd
 refresh
 is "$RC" 0 "StartTLS on ldap:// with the CA succeeds" || diag "$OUT"
+write_conf "$SLAPD_LDAPS" "ldap_tls_require_cert = never"
 sunkd_stop
-slapd_stop
+start_sunkd
+refresh
+is "$RC" 0 "ldap_tls_require_cert = never takes the unknown CA, as nsscache does" || diag "$OUT"
+like "$(cat "$T/sunkd.log")" "verification is disabled \(ldap_tls_require_cert: never\)" "and sunkd warns"
+sunkd_stop
 
-# 7. RFC 2307bis: member DNs to names, nested groups flattened as nsscache does.
+# 7. A hostile server: a referral is not followed, a server that stops answering times out,
+# one that is down fails the run; the maps are kept each time.
+write_conf "$SLAPD_URI"
+start_sunkd "timeout: 1s"
+cp "$T/cache/passwd.cache" "$T/passwd.kept"
+printf 'dn: ou=elsewhere,ou=people,dc=example,dc=com\nobjectClass: referral\nobjectClass: extensibleObject\nou: elsewhere\nref: ldap://127.0.0.1:1/ou=people,dc=evil\n' > "$T/ref.ldif"
+add_referral() { ldapadd -M -x -H "$SLAPD_URI" -D "$SLAPD_ROOTDN" -w "$SLAPD_ROOTPW" -f "$T/ref.ldif" > "$T/ref.log" 2>&1; }
+ok "a referral to another server sits among the users" add_referral || diag "$(cat "$T/ref.log")"
+refresh
+is "$RC" 0 "a directory holding a referral refreshes: the referral is not followed" || diag "$OUT"
+is "$(cat "$T/cache/passwd.cache")" "$(cat "$T/passwd.kept")" "and the maps are as they were"
+kill -STOP "$SLAPD_PID"
+refresh
+kill -CONT "$SLAPD_PID"
+is "$RC" 1 "a server that stops answering fails the run after the timeout"
+like "$OUT" "Timed out|timeout|Timeout" "and says so"
+is "$(cat "$T/cache/passwd.cache")" "$(cat "$T/passwd.kept")" "the maps are kept"
+slapd_stop
+refresh
+is "$RC" 1 "a server that is down fails the run"
+like "$OUT" "Can't contact LDAP server" "and says so"
+is "$(cat "$T/cache/passwd.cache")" "$(cat "$T/passwd.kept")" "the maps are kept"
+sunkd_stop
+
+# 8. RFC 2307bis: member DNs to names, nested groups flattened as nsscache does.
 "$GEN" rfc2307bis > "$T/bis.ldif" || bail_out "cannot generate the directory"
 slapd_start "$T/bis.ldif"
 rm -f "$T/cache"/*
@@ -216,7 +245,7 @@ golden_is rfc2307bis
 sunkd_stop
 slapd_stop
 
-# 8. Active Directory: sAMAccountName, ids from objectSid's RID, unixHomeDirectory, pwdLastSet.
+# 9. Active Directory: sAMAccountName, ids from objectSid's RID, unixHomeDirectory, pwdLastSet.
 "$GEN" ad > "$T/ad.ldif" || bail_out "cannot generate the directory"
 slapd_start "$T/ad.ldif"
 rm -f "$T/cache"/*

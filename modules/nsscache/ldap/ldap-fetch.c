@@ -112,7 +112,10 @@ static int connect_bind(const NsscacheConf *c, const char *uri, LDAP **ret, char
         _cleanup_erase_ char *password = NULL;
         struct timeval tv = { (time_t) (c->timeout_usec / SUNKD_USEC_PER_SEC),
                               (suseconds_t) (c->timeout_usec % SUNKD_USEC_PER_SEC) };
-        int version = LDAP_VERSION3, req = tls_require(c->ldap_tls_require_cert), zero = 0;
+        int version = LDAP_VERSION3, zero = 0;
+        /* tls_verify: false in sunkd.yaml is ldap_tls_require_cert = never, unless that is set */
+        int req = !c->tls_verify && !c->ldap_tls_require_cert ? LDAP_OPT_X_TLS_NEVER
+                                                              : tls_require(c->ldap_tls_require_cert);
         const struct {
                 int opt;
                 const char *v;
