@@ -263,4 +263,18 @@ is "$(cat "$T/cache/group.cache")" "team:*:3001:alice,bob" "group.cache: the RID
 is "$(head -1 "$T/cache/shadow.cache")" "alice:*:19161::::::" "shadow.cache: the day pwdLastSet names"
 golden_is ad
 sunkd_stop
+
+# 10. A fleet producer reading LDAP exports the maps and a signed manifest, as from SCIM.
+mkdir -p "$T/www"
+(umask 077 && openssl genpkey -algorithm ed25519 -out "$T/signing.pem" 2>/dev/null) || bail_out "openssl genpkey failed"
+start_sunkd "export_dir: $T/www
+    export_signing_key: $T/signing.pem"
+refresh
+is "$RC" 0 "a producer's refresh from LDAP succeeds" || diag "$OUT"
+out=$(ctl run nsscache.export 2>&1)
+is "$?" 0 "and its export" || diag "$out"
+ok "the export wrote the signed manifest" test -f "$T/www/manifest"
+f="passwd-$(sha256sum < "$T/cache/passwd.cache" | cut -d' ' -f1)"
+is "$(cat "$T/www/$f" 2>&1)" "$(cat "$T/cache/passwd.cache")" "and passwd under its SHA-256, as published"
+sunkd_stop
 done_testing

@@ -314,8 +314,10 @@ int ldap_fetch(const NsscacheConf *c, const sunkd_cancel *cancel, LdapRun *run, 
                                 r = errmsg_set(ret_error, -ECANCELED, "%s: cancelled", uri);
                                 break;
                         }
-                        free(*ret_error);
-                        *ret_error = NULL;
+                        if (ret_error) {
+                                free(*ret_error);
+                                *ret_error = NULL;
+                        }
                 }
                 r = fetch_once(c, uri, cancel, run, stats, ret_error);
                 if (r != -EIO)

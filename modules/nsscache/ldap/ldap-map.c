@@ -392,9 +392,12 @@ static char *rdn_value(const char *dn) {
 static int group_read(Mapper *m, const NsscacheConf *c, const LdapEntry *en, LdapGroup *g) {
         const LdapAttr *a;
 
-        g->name = first(en, c->ldap_ad ? "sAMAccountName" : "uid") ?: first(en, c->ldap_ad ? "" : "cn");
-        if (!c->ldap_ad && !ldap_entry_get(en, "cn"))
-                g->name = NULL;
+        /* nsscache: sAMAccountName with ldap_ad; else uid where the group has one, else cn,
+         * which every group must have */
+        if (c->ldap_ad)
+                g->name = first(en, "sAMAccountName");
+        else if (ldap_entry_get(en, "cn"))
+                g->name = first(en, "uid") ?: first(en, "cn");
         if (!g->name)
                 return reject(m, MAP_REJECT_NO_NAME, NSS_MAP_GROUP, NULL, -1);
         if (en->oversized)
