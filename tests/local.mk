@@ -173,7 +173,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0313-unit-caps-gpu.t \
 	# End of INTEGRATION_TESTS
 TESTS += $(INTEGRATION_TESTS)
-EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib/tap.sh tests/lib/sunkd.sh tests/lib/summary tests/lib/scim.sh tests/lib/nginx.sh tests/lib/slapd.sh tests/lib/producer.sh tests/lib/gpu.sh tests/lib/s3rver.sh \
+EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib/tap.sh tests/lib/sunkd.sh tests/lib/summary tests/lib/scim.sh tests/lib/nginx.sh tests/lib/slapd.sh tests/lib/cut-proxy.py tests/lib/producer.sh tests/lib/gpu.sh tests/lib/s3rver.sh \
 	tests/lib/etc-cache.sh tests/lib/fake-cpu-topology.sh tests/lib/scim-dump.sh tests/lib/varlink-raw.py tests/lib/notify-listen.py tests/lib/nss-index-check.py \
 	tests/lib/socket-hog.py tests/lib/ptrace-hold.py tests/lib/with-deadline tests/lib/sshd.sh tests/lib/source-files.sh tests/lib/fake-nvidia-devs.sh \
 	tests/bench/verdict.sh tests/bench/README.md

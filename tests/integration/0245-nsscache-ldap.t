@@ -15,7 +15,7 @@
 sunkd_setup
 cp "$SUNKD_BUILDDIR/modules/nsscache/.libs/nsscache.so" "$MODDIR/" || bail_out "nsscache.so not built"
 command -v openssl >/dev/null || bail_out "openssl (Debian package openssl) is needed to make test certificates"
-trap 'slapd_stop; sunkd_cleanup' EXIT
+trap '[ -n "${PROXY_PID:-}" ] && kill "$PROXY_PID" 2>/dev/null; slapd_stop; sunkd_cleanup' EXIT
 GEN="$SUNKD_SRCDIR/tests/data/nsscache/ldap/gen-ldif.py"
 mkdir -p "$T/cache" "$T/ts"
 printf 'root:x:0:0:root:/root:/bin/bash\nlocaluser:x:1500:1500::/home/localuser:/bin/sh\n' > "$T/local-passwd"
@@ -206,8 +206,8 @@ is "$RC" 0 "ldap_tls_require_cert = never takes the unknown CA, as nsscache does
 like "$(cat "$T/sunkd.log")" "verification is disabled \(ldap_tls_require_cert: never\)" "and sunkd warns"
 sunkd_stop
 
-# 7. A hostile server: a referral is not followed, a server that stops answering times out,
-# one that is down fails the run; the maps are kept each time.
+# 7. A hostile server: a referral is not followed, a server that stops answering times out, a
+# connection cut mid-page is started again, one that is down fails the run; the maps are kept.
 write_conf "$SLAPD_URI"
 start_sunkd "timeout: 1s"
 cp "$T/cache/passwd.cache" "$T/passwd.kept"
@@ -223,6 +223,37 @@ kill -CONT "$SLAPD_PID"
 is "$RC" 1 "a server that stops answering fails the run after the timeout"
 like "$OUT" "Timed out|timeout|Timeout" "and says so"
 is "$(cat "$T/cache/passwd.cache")" "$(cat "$T/passwd.kept")" "the maps are kept"
+sunkd_stop
+# A connection cut in the middle of a page: the run starts again on a new one.
+start_proxy() { # CUT_CONNECTIONS
+        rm -f "$T/proxy.port" "$T/proxy.port.log"
+        python3 "$SUNKD_SRCDIR/tests/lib/cut-proxy.py" "${SLAPD_URI##*:}" 500 "$1" "$T/proxy.port" &
+        PROXY_PID=$!
+        wait_for_file "$T/proxy.port" 300 || bail_out "the cutting proxy did not start"
+}
+start_proxy 1
+write_conf "ldap://127.0.0.1:$(cat "$T/proxy.port")"
+sed -i 's/^ldap_retry_max = 1$/ldap_retry_max = 2/' "$T/nsscache.conf"
+start_sunkd "timeout: 5s"
+refresh
+is "$RC" 0 "a connection cut mid-page is followed by a new one that reads the directory" || diag "$OUT"
+is "$(tr '\n' ' ' < "$T/proxy.port.log")" "cut whole " "the first connection was cut, the second whole"
+is "$(cat "$T/cache/passwd.cache")" "$(cat "$T/passwd.kept")" "and the maps are whole"
+kill "$PROXY_PID"; wait "$PROXY_PID" 2>/dev/null
+start_proxy 99
+write_conf "ldap://127.0.0.1:$(cat "$T/proxy.port")"
+sed -i 's/^ldap_retry_max = 1$/ldap_retry_max = 2/' "$T/nsscache.conf"
+sunkd_stop
+start_sunkd "timeout: 5s"
+refresh
+is "$RC" 1 "a server whose every connection is cut fails the run"
+like "$OUT" "Can't contact LDAP server" "and says so"
+is "$(grep -c cut "$T/proxy.port.log")" 2 "after ldap_retry_max connections"
+is "$(cat "$T/cache/passwd.cache")" "$(cat "$T/passwd.kept")" "the maps are kept"
+kill "$PROXY_PID"; wait "$PROXY_PID" 2>/dev/null
+sunkd_stop
+write_conf "$SLAPD_URI"
+start_sunkd "timeout: 1s"
 slapd_stop
 refresh
 is "$RC" 1 "a server that is down fails the run"
