@@ -157,6 +157,12 @@ chmod 644 "$T/bindpw"
 check_config
 is "$CRC" 2 "a bind password file others can read is refused"
 like "$CHECK" "ldap_bind_password_file" "at its key"
+chmod 600 "$T/bindpw"
+chown 65534 "$T/bindpw"
+check_config
+is "$CRC" 2 "a bind password file of another owner is refused"
+like "$CHECK" "ldap_bind_password_file.*owned by uid 65534" "at its key, saying whose it is"
+chown 0 "$T/bindpw"
 sunkd_stop
 
 # 5. Keys refused at their line, with the reason.

@@ -74,7 +74,7 @@ olcAccess: to * by * read
 EOF
         slapadd -n 0 -F "$T/slapd/d" -l "$T/slapd/config.ldif" > "$T/slapd/slapadd.log" 2>&1 ||
                 { sed 's/^/# /' "$T/slapd/slapadd.log"; bail_out "slapadd of the config failed"; }
-        slapadd -n 1 -F "$T/slapd/d" -l "$ldif" >> "$T/slapd/slapadd.log" 2>&1 ||
+        slapadd -q -n 1 -F "$T/slapd/d" -l "$ldif" >> "$T/slapd/slapadd.log" 2>&1 ||
                 { sed 's/^/# /' "$T/slapd/slapadd.log"; bail_out "slapadd of $ldif failed"; }
         for try in 1 2 3 4 5; do
                 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
