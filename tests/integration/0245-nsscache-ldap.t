@@ -97,6 +97,37 @@ like "$rejected" '"invalid-name": [1-9]' "the name that is not portable counted"
 like "$rejected" '"local-account": [1-9]' "the node's own name and member counted"
 like "$rejected" '"invalid-entry": [1-9]' "the 70 KB gecos counted"
 
+# 1b. The same settings written in sunkd.yaml alone give the same maps.
+sunkd_stop
+rm -f "$T/cache"/*
+sunkd_config "modules:
+  nsscache:
+    source: ldap
+    maps: [passwd, group, shadow, sshkey]
+    files_dir: $T/cache
+    timestamp_dir: $T/ts
+    local_passwd: $T/local-passwd
+    local_group: $T/local-group
+    ldap_uri: $SLAPD_URI
+    ldap_retry_max: 1
+    page_size: 2
+    interval: 1h
+    splay: 1h
+    DEFAULT:
+      ldap_base: ou=people,dc=example,dc=com
+      ldap_filter: (objectclass=posixAccount)
+    shadow:
+      ldap_filter: (objectclass=shadowAccount)
+    group:
+      ldap_base: ou=group,dc=example,dc=com
+      ldap_filter: (objectclass=posixGroup)"
+sunkd_start
+refresh
+is "$RC" 0 "the ldap source configured in sunkd.yaml alone refreshes" || diag "$OUT"
+golden_is rfc2307
+sunkd_stop
+start_sunkd
+
 # 2. Unchanged: the run that finds nothing changed keeps a memo; the next is fetched, not mapped.
 refresh
 is "$RC" 0 "an unchanged directory refreshes" || diag "$OUT"
