@@ -22,7 +22,8 @@ static void attr_done(LdapAttr *a) {
                 free(a->vals[i]);
         free(a->vals);
         free(a->lens);
-        free(a->name);
+        if (a->own_name)
+                free((char *) a->name);
 }
 
 static void entry_done(LdapEntry *en) {
@@ -63,6 +64,24 @@ const LdapAttr *ldap_entry_get(const LdapEntry *en, const char *name) {
         return NULL;
 }
 
+/* The attributes nsscache asks for: each entry of a search names some of
+ * them, and shares these strings instead of holding a copy of each name. */
+static const char *const known_attrs[] = {
+        "uid",           "uidNumber",      "gidNumber",         "gecos",           "cn",
+        "homeDirectory", "loginShell",     "fullName",          "modifyTimestamp", "sAMAccountName",
+        "objectSid",     "displayName",    "unixHomeDirectory", "pwdLastSet",      "whenChanged",
+        "memberUid",     "member",         "shadowLastChange",  "shadowMin",       "shadowMax",
+        "shadowWarning", "shadowInactive", "shadowExpire",      "shadowFlag",      "userPassword",
+        "sshPublicKey",
+};
+
+static const char *known_name(const char *name) {
+        for (size_t i = 0; i < ELEMENTSOF(known_attrs); i++)
+                if (strcmp(known_attrs[i], name) == 0)
+                        return known_attrs[i];
+        return NULL;
+}
+
 int ldap_entry_add_value(LdapEntry *en, const char *name, const void *val, size_t len) {
         LdapAttr *a = (LdapAttr *) ldap_entry_get(en, name);
         char *copy, **vals;
@@ -74,19 +93,29 @@ int ldap_entry_add_value(LdapEntry *en, const char *name, const void *val, size_
                         return -ENOMEM;
                 en->attrs = n;
                 a = en->attrs + en->n_attrs;
-                *a = (LdapAttr){ .name = strdup(name) };
-                if (!a->name)
-                        return -ENOMEM;
+                *a = (LdapAttr){ .name = known_name(name) };
+                if (!a->name) {
+                        a->name = strdup(name);
+                        if (!a->name)
+                                return -ENOMEM;
+                        a->own_name = true;
+                }
                 en->n_attrs++;
         }
-        vals = reallocarray(a->vals, a->n + 1, sizeof(*vals));
-        if (!vals)
-                return -ENOMEM;
-        a->vals = vals;
-        lens = reallocarray(a->lens, a->n + 1, sizeof(*lens));
-        if (!lens)
-                return -ENOMEM;
-        a->lens = lens;
+        if (a->n == a->cap) {
+                /* most attributes hold one value; memberUid may hold 100,000 */
+                size_t cap = a->cap ? a->cap * 2 : 1;
+
+                vals = reallocarray(a->vals, cap, sizeof(*vals));
+                if (!vals)
+                        return -ENOMEM;
+                a->vals = vals;
+                lens = reallocarray(a->lens, cap, sizeof(*lens));
+                if (!lens)
+                        return -ENOMEM;
+                a->lens = lens;
+                a->cap = cap;
+        }
         copy = malloc(len + 1);
         if (!copy)
                 return -ENOMEM;

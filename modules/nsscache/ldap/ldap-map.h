@@ -23,10 +23,11 @@
 #define LDAP_FETCH_BYTES_MAX (UINT64_C(1) << 30)
 
 typedef struct LdapAttr {
-        char *name;
+        const char *name; /* one of known_attrs (ldap-map.c), or owned */
+        bool own_name;
         char **vals; /* each NUL-terminated after its length */
         size_t *lens;
-        size_t n;
+        size_t n, cap;
 } LdapAttr;
 
 typedef struct LdapEntry {
