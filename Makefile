@@ -28,7 +28,7 @@ DEMO_SECONDS ?= 0
 # hardening-check from devscripts, rpmbuild and rpmlint).
 DEB_PACKAGES = build-essential autoconf automake libtool autoconf-archive pkg-config \
 	libsystemd-dev libcurl4-openssl-dev libjson-c-dev libyaml-dev libssl-dev check \
-	libmunge-dev libslurm-dev libbz2-dev zlib1g-dev \
+	libmunge-dev libslurm-dev libbz2-dev zlib1g-dev libldap2-dev slapd ldap-utils \
 	clang clang-format \
 	libnss-cache openssh-client openssh-server munge slurmctld slurmd slurm-client slurm-wlm-jwt-plugin s6 python3 curl openssl nginx-light strace \
 	procps util-linux groff-base man-db systemd git \

@@ -159,6 +159,8 @@ INTEGRATION_TESTS = \
 	tests/integration/0240-nsscache-tls.t \
 	tests/integration/0250-nsscache-identity.t \
 	tests/integration/0254-nsscache-s3-memory.t \
+	tests/integration/0245-nsscache-ldap.t \
+	tests/integration/0246-nsscache-ldap-getent.t \
 	tests/integration/0255-nsscache-http.t \
 	tests/integration/0256-nsscache-manifest.t \
 	tests/integration/0257-nsscache-fleet.t \
@@ -175,7 +177,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0313-unit-caps-gpu.t \
 	# End of INTEGRATION_TESTS
 TESTS += $(INTEGRATION_TESTS)
-EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib/tap.sh tests/lib/sunkd.sh tests/lib/summary tests/lib/scim.sh tests/lib/nginx.sh tests/lib/producer.sh tests/lib/gpu.sh tests/lib/s3rver.sh \
+EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib/tap.sh tests/lib/sunkd.sh tests/lib/summary tests/lib/scim.sh tests/lib/nginx.sh tests/lib/slapd.sh tests/lib/cut-proxy.py tests/lib/producer.sh tests/lib/gpu.sh tests/lib/s3rver.sh \
 	tests/lib/etc-cache.sh tests/lib/fake-cpu-topology.sh tests/lib/scim-dump.sh tests/lib/varlink-raw.py tests/lib/notify-listen.py tests/lib/nss-index-check.py \
 	tests/lib/socket-hog.py tests/lib/ptrace-hold.py tests/lib/with-deadline tests/lib/sshd.sh tests/lib/source-files.sh tests/lib/fake-nvidia-devs.sh \
 	tests/bench/verdict.sh tests/bench/README.md
@@ -281,7 +283,7 @@ check_PROGRAMS += %reldir%/lib/nsscache-publish
 	modules/nsscache/libnsscache-cache.la agent/libsunkd-util.la
 
 TESTS += %reldir%/integration/0210-nsscache-libnss-cache.t
-EXTRA_DIST += %reldir%/integration/0210-nsscache-libnss-cache.t %reldir%/data/nsscache/golden
+EXTRA_DIST += %reldir%/integration/0210-nsscache-libnss-cache.t %reldir%/data/nsscache/golden %reldir%/data/nsscache/ldap
 TESTS += %reldir%/integration/0221-nsscache-unchanged.t
 EXTRA_DIST += %reldir%/integration/0221-nsscache-unchanged.t
 TESTS += %reldir%/integration/0211-nsscache-publish-crash.t
@@ -425,6 +427,13 @@ tests_fuzz_fuzz_s3_object_SOURCES = tests/fuzz/fuzz-map-file.c tests/fuzz/fuzz-r
 tests_fuzz_fuzz_s3_object_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir) -DFUZZ_S3_OBJECT $(NSSCACHE_TEST_CFLAGS)
 tests_fuzz_fuzz_s3_object_LDADD = modules/nsscache/libnsscache-core.la
 EXTRA_DIST += tests/fuzz/corpus/s3-object tests/fuzz/s3-object.t
+check_PROGRAMS += tests/fuzz/fuzz-ldap-map
+TESTS += tests/fuzz/ldap-map.t
+tests_fuzz_fuzz_ldap_map_SOURCES = tests/fuzz/fuzz-ldap-map.c tests/fuzz/fuzz-replay.c tests/lib/scim-collect.c \
+	tests/lib/scim-collect.h
+tests_fuzz_fuzz_ldap_map_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) -I$(top_srcdir) $(NSSCACHE_TEST_CFLAGS)
+tests_fuzz_fuzz_ldap_map_LDADD = modules/nsscache/libnsscache-core.la
+EXTRA_DIST += tests/fuzz/corpus/ldap-map tests/fuzz/ldap-map.t
 check_PROGRAMS += tests/fuzz/fuzz-map-delta
 TESTS += tests/fuzz/map-delta.t
 tests_fuzz_fuzz_map_delta_SOURCES = tests/fuzz/fuzz-map-delta.c tests/fuzz/fuzz-replay.c

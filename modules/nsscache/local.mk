@@ -82,15 +82,19 @@ noinst_LTLIBRARIES += %reldir%/libnsscache-core.la
 	%reldir%/fleet/map-export.h \
 	%reldir%/fleet/s3-export.c \
 	%reldir%/fleet/s3-export.h \
+	%reldir%/ldap/ldap-fetch.c \
+	%reldir%/ldap/ldap-fetch.h \
+	%reldir%/ldap/ldap-map.c \
+	%reldir%/ldap/ldap-map.h \
 	# End of libnsscache_core_la_SOURCES
 %canon_reldir%_libnsscache_core_la_CFLAGS = $(AM_CFLAGS) -I$(srcdir)/%reldir% $(CURL_CFLAGS) $(JSONC_CFLAGS) $(CRYPTO_CFLAGS) $(ZLIB_CFLAGS)
 %canon_reldir%_libnsscache_core_la_LIBADD = %reldir%/libnsscache-cache.la agent/libsunkd-modutil.la agent/libsunkd-util.la $(CURL_LIBS) \
-	$(JSONC_LIBS) $(CRYPTO_LIBS) $(BZ2_LIBS) $(ZLIB_LIBS)
+	$(JSONC_LIBS) $(CRYPTO_LIBS) $(BZ2_LIBS) $(ZLIB_LIBS) $(LDAP_LIBS) -lm
 
 pkglib_LTLIBRARIES += %reldir%/nsscache.la
 %canon_reldir%_nsscache_la_SOURCES = %reldir%/nsscache.c
 %canon_reldir%_nsscache_la_CFLAGS = $(AM_CFLAGS) -I$(srcdir)/%reldir% $(CURL_CFLAGS) $(JSONC_CFLAGS) $(CRYPTO_CFLAGS)
 %canon_reldir%_nsscache_la_LDFLAGS = $(MODULE_LINK_FLAGS)
-%canon_reldir%_nsscache_la_LIBADD = %reldir%/libnsscache-core.la $(CURL_LIBS) $(JSONC_LIBS) $(CRYPTO_LIBS) $(BZ2_LIBS) $(ZLIB_LIBS)
+%canon_reldir%_nsscache_la_LIBADD = %reldir%/libnsscache-core.la $(CURL_LIBS) $(JSONC_LIBS) $(CRYPTO_LIBS) $(BZ2_LIBS) $(ZLIB_LIBS) $(LDAP_LIBS) -lm
 
 # End of modules/nsscache/local.mk

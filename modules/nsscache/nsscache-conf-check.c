@@ -37,6 +37,14 @@ static inline void curl_freep(char **p) {
 /* Loopback as curl will connect to it: curl_url() has already turned
  * 2130706433, 0x7f000001 and 127.1 into dotted quads.  "localhost." and other
  * names with a trailing dot are not loopback: they may go to DNS. */
+static bool url_host_is_loopback(const char *host);
+
+/* ldap://, ldaps:// or ldapi://, as nsscache and libldap take them. */
+static bool ldap_uri_scheme_ok(const char *uri) {
+        return strncmp(uri, "ldap://", 7) == 0 || strncmp(uri, "ldaps://", 8) == 0 ||
+               strncmp(uri, "ldapi://", 8) == 0;
+}
+
 static bool url_host_is_loopback(const char *host) {
         struct in6_addr a6;
         struct in_addr a4;
@@ -508,6 +516,118 @@ int nsscache_conf_check_scim(NsscacheConf *c, ConfFault *f, char **ret_error) {
         return 0;
 }
 
+/* Whether @uri's host is a loopback address or a local socket: a password
+ * sent over plain ldap:// to it does not cross the network. */
+static bool ldap_uri_local(const char *uri) {
+        _cleanup_free_ char *host = NULL;
+        const char *h, *end;
+
+        if (strncmp(uri, "ldapi://", 8) == 0)
+                return true;
+        if (strncmp(uri, "ldap://", 7) != 0)
+                return false;
+        h = uri + 7;
+        end = h + strcspn(h, "/");
+        if (*h == '[') {
+                const char *close = memchr(h, ']', (size_t) (end - h));
+                if (!close)
+                        return false;
+                host = strndup(h, (size_t) (close - h + 1));
+        } else
+                host = strndup(h, strcspn(h, ":/"));
+        return host && *host && url_host_is_loopback(host);
+}
+
+/* source = ldap: a URI libldap takes, nsscache's values, a base and a
+ * filter for every map, a password that does not cross the network in
+ * clear text. */
+int nsscache_conf_check_ldap(NsscacheConf *c, ConfFault *f, char **ret_error) {
+        static const char *const require[] = { "never", "hard", "demand", "allow", "try" };
+        static const char *const scopes[] = { "base", "one", "onelevel", "sub", "subtree" };
+        bool ok = false;
+        int r = conf_check_common(c, f, ret_error);
+
+        if (r < 0)
+                return r;
+        if (c->base_url)
+                return fault(f, -1, "scim_base_url", ret_error,
+                             "key 'scim_base_url': read only with source = scim");
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                if (c->http_url[t])
+                        return fault(f, -1, http_url_keys[t], ret_error,
+                                     "key '%s': read only with source = http", http_url_keys[t]);
+        if (c->manifest_url || c->s3_bucket)
+                return fault(f, -1, c->manifest_url ? "manifest_url" : "s3_bucket", ret_error,
+                             "key '%s': not with source = ldap",
+                             c->manifest_url ? "manifest_url" : "s3_bucket");
+        if (isempty(c->ldap_uri))
+                return fault(f, -1, "ldap_uri", ret_error, "key 'ldap_uri': required with source = ldap");
+        if (nsscache_conf_has_control(c->ldap_uri) || strpbrk(c->ldap_uri, "<> ") ||
+            !ldap_uri_scheme_ok(c->ldap_uri))
+                return fault(
+                        f, -1, "ldap_uri", ret_error,
+                        "key 'ldap_uri': must be one ldap://, ldaps:// or ldapi:// URL (no placeholder)");
+        if (c->ldap_tls_require_cert) {
+                for (size_t i = 0; i < ELEMENTSOF(require); i++)
+                        ok = ok || streq(c->ldap_tls_require_cert, require[i]);
+                if (!ok)
+                        return fault(
+                                f, -1, "ldap_tls_require_cert", ret_error,
+                                "key 'ldap_tls_require_cert': must be never, hard, demand, allow or try");
+                /* allow, try and never take a certificate that does not verify: warned about */
+                if (!streq(c->ldap_tls_require_cert, "demand") && !streq(c->ldap_tls_require_cert, "hard"))
+                        c->tls_verify = false;
+        }
+        if (c->ldap_tls_starttls && strncmp(c->ldap_uri, "ldap://", 7) != 0)
+                return fault(f, -1, "ldap_tls_starttls", ret_error,
+                             "key 'ldap_tls_starttls': only with an ldap:// URI");
+        if (!!c->ldap_tls_certfile != !!c->ldap_tls_keyfile)
+                return fault(f, -1, c->ldap_tls_certfile ? "ldap_tls_keyfile" : "ldap_tls_certfile",
+                             ret_error,
+                             "key 'ldap_tls_certfile': needs ldap_tls_keyfile, and the other way round");
+        if ((c->ldap_bind_password || c->ldap_bind_password_file) && !c->ldap_tls_starttls &&
+            !ldap_uri_local(c->ldap_uri) && strncmp(c->ldap_uri, "ldaps://", 8) != 0)
+                return fault(f, -1,
+                             c->ldap_bind_password_file ? "ldap_bind_password_file" : "ldap_bind_password",
+                             ret_error,
+                             "key '%s': the password would cross the network in clear text: use ldaps:// or "
+                             "ldap_tls_starttls = 1 (plain ldap:// only to a loopback address)",
+                             c->ldap_bind_password_file ? "ldap_bind_password_file" : "ldap_bind_password");
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
+                const ScimMapConf *m = c->map + t;
+
+                if (!c->map_enabled[t])
+                        continue;
+                if (t != NSS_MAP_GROUP && m->ldap_nested_groups)
+                        return fault(f, (int) t, "ldap_nested_groups", ret_error,
+                                     "[%s] key 'ldap_nested_groups': read only for the group map",
+                                     nss_map_to_string(t));
+                if (isempty(m->ldap_base) || isempty(m->ldap_filter))
+                        return fault(
+                                f, (int) t, isempty(m->ldap_base) ? "ldap_base" : "ldap_filter", ret_error,
+                                "[%s] key '%s': required for the %s map", nss_map_to_string(t),
+                                isempty(m->ldap_base) ? "ldap_base" : "ldap_filter", nss_map_to_string(t));
+                if (m->ldap_filter[0] != '(')
+                        return fault(f, (int) t, "ldap_filter", ret_error,
+                                     "[%s] key 'ldap_filter': must be an LDAP filter in parentheses",
+                                     nss_map_to_string(t));
+                ok = !m->ldap_scope;
+                for (size_t i = 0; !ok && i < ELEMENTSOF(scopes); i++)
+                        ok = streq(m->ldap_scope, scopes[i]);
+                if (!ok)
+                        return fault(f, (int) t, "ldap_scope", ret_error,
+                                     "[%s] key 'ldap_scope': must be base, one or sub",
+                                     nss_map_to_string(t));
+        }
+        if ((c->map_enabled[NSS_MAP_SHADOW] || c->map_enabled[NSS_MAP_SSHKEY]) &&
+            !c->map_enabled[NSS_MAP_PASSWD])
+                return fault(
+                        f, -1, "maps", ret_error,
+                        "key 'maps': shadow and sshkey need passwd with source = ldap (their entries are "
+                        "only taken for users its search found)");
+        return 0;
+}
+
 static int conf_check(NsscacheConf *c, ConfFault *f, char **ret_error) {
         const NsscacheSource *source;
         int r;
@@ -517,7 +637,11 @@ static int conf_check(NsscacheConf *c, ConfFault *f, char **ret_error) {
         source = nsscache_source_find(c->source);
         if (!source)
                 return fault(f, -1, "source", ret_error,
-                             "key 'source': only 'scim', 'http' and 's3' are supported");
+                             "key 'source': only 'scim', 'ldap', 'http' and 's3' are supported");
+        if (!streq(source->name, "ldap") && (c->ldap_uri || c->ldap_bind_password_file))
+                return fault(f, -1, c->ldap_uri ? "ldap_uri" : "ldap_bind_password_file", ret_error,
+                             "key '%s': read only with source = ldap",
+                             c->ldap_uri ? "ldap_uri" : "ldap_bind_password_file");
         if (!streq_ptr(c->cache, "files"))
                 return fault(f, -1, "cache", ret_error, "key 'cache': only 'files' is supported");
         r = conf_check_export(c, f, ret_error);
@@ -600,6 +724,20 @@ static int conf_check_token(const NsscacheConf *c, ConfFault *f, char **ret_erro
         return fault(f, -1, NULL, ret_error, "%s", msg ?: strerror(-r));
 }
 
+/* Every run would fail on the bind password file: read it as a run does. */
+static int conf_check_ldap_password(const NsscacheConf *c, ConfFault *f, char **ret_error) {
+        _cleanup_erase_ char *pw = NULL;
+        _cleanup_free_ char *msg = NULL;
+        int r;
+
+        if (!c->ldap_bind_password_file)
+                return 0;
+        r = nsscache_conf_ldap_password(c, &pw, &msg);
+        if (r >= 0 || r == -ENOMEM)
+                return r;
+        return fault(f, -1, "ldap_bind_password_file", ret_error, "%s", msg ?: strerror(-r));
+}
+
 /* Every export would fail for want of the key: read it as an export does. */
 static int conf_check_signing_key(const NsscacheConf *c, ConfFault *f, char **ret_error) {
         _cleanup_(evp_pkey_freep) EVP_PKEY *key = NULL;
@@ -648,6 +786,8 @@ int nsscache_conf_check_located(NsscacheConf *c, const sunkd_host_api *api, cons
         /* the file sources send no token, as nsscache's */
         if (r >= 0 && nsscache_source(c)->token)
                 r = conf_check_token(c, &f, ret_error);
+        if (r >= 0 && streq_ptr(c->source, "ldap"))
+                r = conf_check_ldap_password(c, &f, ret_error);
         if (r >= 0)
                 r = conf_check_signing_key(c, &f, ret_error);
         if (r >= 0)

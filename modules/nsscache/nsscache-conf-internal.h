@@ -56,3 +56,4 @@ struct ConfFault {
 int nsscache_conf_check_scim(NsscacheConf *c, ConfFault *f, char **ret_error);
 int nsscache_conf_check_http(NsscacheConf *c, ConfFault *f, char **ret_error);
 int nsscache_conf_check_s3(NsscacheConf *c, ConfFault *f, char **ret_error);
+int nsscache_conf_check_ldap(NsscacheConf *c, ConfFault *f, char **ret_error);

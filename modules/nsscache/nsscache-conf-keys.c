@@ -119,6 +119,26 @@ static const NsscacheKey keys[] = {
         K(NULL, "s3_endpoint", SUNKD_CFG_STRING, s3_endpoint),
         K(NULL, "s3_region", SUNKD_CFG_STRING, s3_region),
         K(NULL, "s3_credentials_file", SUNKD_CFG_PATH, s3_credentials_file),
+        K("ldap_uri", "ldap_uri", SUNKD_CFG_STRING, ldap_uri),
+        K("ldap_bind_dn", "ldap_bind_dn", SUNKD_CFG_STRING, ldap_bind_dn),
+        { "ldap_bind_password", "ldap_bind_password", SUNKD_CFG_SECRET, 0,
+          offsetof(NsscacheConf, ldap_bind_password), 0, SCIM_TOKEN_MAX, NULL },
+        K(NULL, "ldap_bind_password_file", SUNKD_CFG_PATH, ldap_bind_password_file),
+        KI("ldap_timelimit", "ldap_timelimit", ldap_timelimit, -1, 86400),
+        KI("ldap_retry_max", "ldap_retry_max", ldap_retry_max, 1, 10),
+        K("ldap_retry_delay", "ldap_retry_delay", SUNKD_CFG_DURATION, ldap_retry_delay_usec),
+        K("ldap_tls_require_cert", "ldap_tls_require_cert", SUNKD_CFG_STRING, ldap_tls_require_cert),
+        K("ldap_tls_starttls", "ldap_tls_starttls", SUNKD_CFG_BOOL, ldap_tls_starttls),
+        K("ldap_tls_cacertfile", "ldap_tls_cacertfile", SUNKD_CFG_PATH, ldap_tls_cacertfile),
+        K("ldap_tls_cacertdir", "ldap_tls_cacertdir", SUNKD_CFG_PATH, ldap_tls_cacertdir),
+        K("ldap_tls_certfile", "ldap_tls_certfile", SUNKD_CFG_PATH, ldap_tls_certfile),
+        K("ldap_tls_keyfile", "ldap_tls_keyfile", SUNKD_CFG_PATH, ldap_tls_keyfile),
+        K("ldap_rfc2307bis", "ldap_rfc2307bis", SUNKD_CFG_BOOL, ldap_rfc2307bis),
+        K("ldap_ad", "ldap_ad", SUNKD_CFG_BOOL, ldap_ad),
+        KM("ldap_base", SUNKD_CFG_STRING, ldap_base),
+        KM("ldap_filter", SUNKD_CFG_STRING, ldap_filter),
+        KM("ldap_scope", SUNKD_CFG_STRING, ldap_scope),
+        KM("ldap_nested_groups", SUNKD_CFG_BOOL, ldap_nested_groups),
         K(NULL, "token_file", SUNKD_CFG_PATH, token_file),
         K("http_tls_cacertfile", "ca_file", SUNKD_CFG_PATH, ca_file),
         KI(NULL, "page_size", page_size, 1, 10000),
@@ -209,6 +229,9 @@ static void map_conf_done(ScimMapConf *m) {
         free(m->path_groupname);
         free(m->default_shell);
         free(m->override_home_directory);
+        free(m->ldap_base);
+        free(m->ldap_filter);
+        free(m->ldap_scope);
         memset(m, 0, sizeof(*m));
 }
 
@@ -242,6 +265,15 @@ NsscacheConf *nsscache_conf_free(NsscacheConf *c) {
         free(c->users_parameters);
         free(c->groups_parameters);
         erase_and_free(c->auth_token);
+        free(c->ldap_uri);
+        free(c->ldap_bind_dn);
+        erase_and_free(c->ldap_bind_password);
+        free(c->ldap_bind_password_file);
+        free(c->ldap_tls_require_cert);
+        free(c->ldap_tls_cacertfile);
+        free(c->ldap_tls_cacertdir);
+        free(c->ldap_tls_certfile);
+        free(c->ldap_tls_keyfile);
         free(c->nsscache_conf);
         free(c->token_file);
         free(c->ca_file);
@@ -318,6 +350,9 @@ int nsscache_conf_new(NsscacheConf **ret) {
         c->interval_usec = 15 * 60 * SUNKD_USEC_PER_SEC;
         c->splay_usec = 60 * SUNKD_USEC_PER_SEC;
         c->export_resign_usec = EXPORT_RESIGN_DEFAULT_USEC;
+        c->ldap_timelimit = -1;
+        c->ldap_retry_max = LDAP_RETRY_MAX_DEFAULT;
+        c->ldap_retry_delay_usec = LDAP_RETRY_DELAY_DEFAULT_USEC;
         c->manifest_max_age_usec = MANIFEST_MAX_AGE_UNSET;
         *ret = TAKE_PTR(c);
         return 0;
@@ -527,6 +562,27 @@ static int ini_unknown(const IniFile *f, const IniEntry *e, char **ret_error) {
         return ini_error(ret_error, f->fname, e->line, e->key, "unknown or unsupported key");
 }
 
+/* nsscache's ldap keys sunkd does not take, and why: refused at their line
+ * rather than read as an unknown key. */
+static const struct {
+        const char *key, *why;
+} ldap_refused[] = {
+        { "ldap_use_sasl", "SASL binds are not supported: GSSAPI needs a Kerberos ticket cache that sunkd "
+                           "does not keep; bind with ldap_bind_dn and a password file over TLS" },
+        { "ldap_sasl_mech", "SASL binds are not supported (see ldap_use_sasl)" },
+        { "ldap_sasl_authzid", "SASL binds are not supported (see ldap_use_sasl)" },
+        { "ldap_debug", "not supported: sunkd logs each run's errors itself" },
+        { "ldap_uidattr", "not supported: names come from uid (sAMAccountName with ldap_ad)" },
+        { "ldap_uidregex", "not supported: a name is taken whole or its entry is rejected" },
+        { "ldap_groupregex", "not supported: a member is taken whole or dropped" },
+        { "ldap_offset", "not supported: ids are published as the directory holds them" },
+        { "ldap_use_rid", "not supported: ids come from uidNumber and gidNumber (the RID with ldap_ad)" },
+        { "ldap_home_dir", "not supported: homes come from homeDirectory (unixHomeDirectory with ldap_ad)" },
+        { "ldap_override_shell", "not supported: shells come from loginShell" },
+        { "ldap_rfc2307bis_alt",
+          "not supported: uniqueMember needs a search per member; use ldap_rfc2307bis" },
+};
+
 static int ini_apply_entry(NsscacheConf *c, const IniFile *f, const IniEntry *e, char **ret_error) {
         const NsscacheKey *k;
         _cleanup_erase_ char *v = NULL;
@@ -540,6 +596,9 @@ static int ini_apply_entry(NsscacheConf *c, const IniFile *f, const IniEntry *e,
                         "nsscache ignores this key: its http source reads the proxy from 'http_http_proxy'");
         if (!k && strncmp(e->key, "gcs_", 4) == 0)
                 return ini_error(ret_error, f->fname, e->line, e->key, "%s", GCS_HINT);
+        for (size_t i = 0; !k && i < ELEMENTSOF(ldap_refused); i++)
+                if (streq(e->key, ldap_refused[i].key))
+                        return ini_error(ret_error, f->fname, e->line, e->key, "%s", ldap_refused[i].why);
         if (!k)
                 return ini_unknown(f, e, ret_error);
         if (!(k->flags & (KEY_MAP | KEY_SAME)) && !k->fixed && !is_default)
@@ -555,7 +614,7 @@ static int ini_apply_entry(NsscacheConf *c, const IniFile *f, const IniEntry *e,
                 return ini_error(ret_error, f->fname, e->line, e->key, "%s", GCS_HINT);
         if ((k->flags & KEY_SAME) && !nsscache_source_find(v))
                 return ini_error(ret_error, f->fname, e->line, e->key,
-                                 "only 'scim', 'http' and 's3' are supported, not '%s'", v);
+                                 "only 'scim', 'ldap', 'http' and 's3' are supported, not '%s'", v);
         if ((k->flags & KEY_SAME) && !is_default && !streq_ptr(v, *(char **) ((uint8_t *) c + k->offset)))
                 return ini_error(ret_error, f->fname, e->line, e->key,
                                  "every map must have the one set in [DEFAULT] (sunkd reads all maps from "
@@ -836,4 +895,41 @@ int nsscache_conf_load_token(const NsscacheConf *c, char **ret_token, char **ret
         if (key)
                 return errmsg_set(ret_error, r, "%s: %s", key, msg ?: strerror(-r));
         return errmsg_set(ret_error, r, "%s", msg ?: strerror(-r));
+}
+
+int nsscache_conf_ldap_password(const NsscacheConf *c, char **ret, char **ret_error) {
+        _cleanup_erase_ char *buf = NULL;
+        const char *env;
+        char *p;
+        int r;
+
+        *ret = NULL;
+        if (c->ldap_bind_password_file) {
+                _cleanup_free_ char *msg = NULL;
+                size_t n;
+
+                r = secret_file_read(c->ldap_bind_password_file, SCIM_TOKEN_MAX, &buf, &msg);
+                if (r < 0)
+                        return errmsg_set(ret_error, r, "ldap_bind_password_file %s", msg ?: strerror(-r));
+                /* a trailing newline is the file's, not the password's */
+                n = strlen(buf);
+                while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+                        buf[--n] = 0;
+                if (nsscache_conf_has_control(buf))
+                        return errmsg_set(ret_error, -EINVAL,
+                                          "ldap_bind_password_file '%s': control character in the password",
+                                          c->ldap_bind_password_file);
+                *ret = TAKE_PTR(buf);
+                return 0;
+        }
+        env = secure_getenv(LDAP_BIND_PASSWORD_ENV);
+        if (!env || !*env)
+                env = c->ldap_bind_password;
+        if (!env)
+                return 0;
+        p = strdup(env);
+        if (!p)
+                return -ENOMEM;
+        *ret = p;
+        return 0;
 }

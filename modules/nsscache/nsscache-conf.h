@@ -35,6 +35,10 @@
 #define NSSCACHE_CONF_FILE_MAX (1024 * 1024)
 #define SCIM_TOKEN_MAX (16 * 1024)
 #define SCIM_AUTH_TOKEN_ENV "NSSCACHE_SCIM_AUTH_TOKEN"
+#define LDAP_BIND_PASSWORD_ENV "NSSCACHE_LDAP_BIND_PASSWORD"
+#define LDAP_RETRY_MAX_DEFAULT 3
+#define LDAP_RETRY_DELAY_DEFAULT_USEC (5 * SUNKD_USEC_PER_SEC)
+#define LDAP_PAGE_SIZE_DEFAULT 1000 /* nsscache's: Active Directory's MaxPageSize */
 
 /* How the fetcher pages through a listing (pagination:). */
 typedef enum ScimPaging {
@@ -58,6 +62,11 @@ typedef struct ScimMapConf {
         char *override_home_directory; /* "%u" is the user name */
         /* shadow(5) numeric fields, -1 = empty */
         int64_t shadow_lstchg, shadow_min, shadow_max, shadow_warn, shadow_inact, shadow_expire, shadow_flag;
+        /* nsscache's ldap source: where and what each map searches */
+        char *ldap_base;
+        char *ldap_filter;
+        char *ldap_scope; /* base, one (onelevel), sub (subtree) */
+        bool ldap_nested_groups;
 } ScimMapConf;
 
 typedef struct NsscacheConf {
@@ -101,6 +110,23 @@ typedef struct NsscacheConf {
         char *export_signing_key;    /* Ed25519 private key, PEM */
         uint64_t export_resign_usec; /* an unchanged export is signed again after this long; 0: never */
         char *export_s3_url;         /* endpoint/bucket[/prefix] export_dir is uploaded to (s3-export.h) */
+
+        /* nsscache's ldap source (ldap_*), sunkd's ldap_bind_password_file */
+        char *ldap_uri;
+        char *ldap_bind_dn;
+        char *ldap_bind_password; /* secret: wiped on free */
+        char *ldap_bind_password_file;
+        int64_t ldap_timelimit; /* seconds the server may spend on a search; -1 or 0: none */
+        int64_t ldap_retry_max;
+        uint64_t ldap_retry_delay_usec;
+        char *ldap_tls_require_cert; /* never, hard, demand, allow, try */
+        bool ldap_tls_starttls;
+        char *ldap_tls_cacertfile;
+        char *ldap_tls_cacertdir;
+        char *ldap_tls_certfile;
+        char *ldap_tls_keyfile;
+        bool ldap_rfc2307bis;
+        bool ldap_ad;
 
         /* sunkd's own */
         char *nsscache_conf;
@@ -201,3 +227,13 @@ bool nsscache_conf_uses_s3(const NsscacheConf *c);
  * other negative errno; *ret_error says why.
  */
 int nsscache_conf_load_token(const NsscacheConf *c, char **ret_token, char **ret_error);
+
+/**
+ * nsscache_conf_ldap_password() - the bind password for this run:
+ * ldap_bind_password_file (re-read every call, the rules of token_file)
+ * wins over NSSCACHE_LDAP_BIND_PASSWORD, which wins over
+ * ldap_bind_password; NULL in *@ret when none is set (an anonymous or
+ * unauthenticated bind).  The caller wipes it with erase_and_free().
+ * Return: 0, or a negative errno with *ret_error naming the key.
+ */
+int nsscache_conf_ldap_password(const NsscacheConf *c, char **ret, char **ret_error);

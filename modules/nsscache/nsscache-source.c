@@ -4,10 +4,13 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "files/http-source.h"
+#include "ldap/ldap-fetch.h"
 #include "nsscache-conf-internal.h"
 #include "nsscache-source.h"
+#include "util/cleanup.h"
 #include "util/macro.h"
 
 /* ---- scim: fetched as it is mapped ------------------------------------------ */
@@ -104,6 +107,93 @@ static void files_done(void *run) {
         free(run);
 }
 
+/* ---- ldap: every map's search fetched whole, then mapped -------------------- */
+
+static const char *ldap_describe(const NsscacheConf *c) {
+        return c->ldap_uri ?: "";
+}
+
+static void ldap_how(const NsscacheFetchStats *s, char *buf, size_t size) {
+        (void) snprintf(buf, size, "%llu entries in %llu page(s)", (unsigned long long) s->resources,
+                        (unsigned long long) s->pages);
+}
+
+static int ldap_src_fetch(const NsscacheConf *c, const CacheOptions *opts, const sunkd_cancel *cancel,
+                          void **ret_run, NsscacheFetchStats *stats, char **ret_error) {
+        LdapRun *run = calloc(1, sizeof(*run));
+
+        *ret_run = run;
+        if (!run)
+                return -ENOMEM;
+        return ldap_fetch(c, cancel, run, stats, ret_error);
+}
+
+/* Each map's search results, digested under @key: what a record holds. */
+static int ldap_digests(const NsscacheConf *c, const LdapRun *run, const uint8_t key[static DIGEST_KEY_LEN],
+                        NssMapType t, uint8_t ret[static DIGEST_LEN]) {
+        _cleanup_(digest_freep) Digest *d = NULL;
+        int r = digest_new(key, &d);
+
+        if (r >= 0)
+                r = digest_begin(d);
+        if (r >= 0)
+                r = ldap_entries_digest(run->maps + t, d);
+        if (r >= 0)
+                r = digest_end(d, ret);
+        return r;
+}
+
+static int ldap_src_same(const NsscacheConf *c, void *run, const FetchRecord *rec,
+                         const sunkd_cancel *cancel, NsscacheFetchStats *stats, bool *ret_same,
+                         char **ret_error) {
+        size_t i = 0;
+
+        *ret_same = false;
+        if (rec->broken)
+                return 0;
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
+                uint8_t d[DIGEST_LEN];
+
+                if (!c->map_enabled[t])
+                        continue;
+                if (i >= rec->n || !streq(rec->requests[i].what, nss_map_to_string(t)) ||
+                    ldap_digests(c, run, rec->key, t, d) < 0 ||
+                    memcmp(d, rec->requests[i].digest, DIGEST_LEN))
+                        return 0;
+                i++;
+        }
+        *ret_same = i == rec->n;
+        return 0;
+}
+
+static int ldap_src_map(const NsscacheConf *c, void *run, Mapper *m, FetchRecord *rec,
+                        const sunkd_cancel *cancel, NsscacheFetchStats *stats, char **ret_error) {
+        LdapRun *l = run;
+        int r;
+
+        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
+                uint8_t d[DIGEST_LEN];
+
+                if (!c->map_enabled[t])
+                        continue;
+                r = ldap_map_add(m, c, t, l->maps + t);
+                if (r < 0)
+                        return r;
+                if (sunkd_cancelled(cancel))
+                        return -ECANCELED;
+                /* a record that could not be made shows nothing: no memo is left */
+                if (rec && (ldap_digests(c, l, rec->key, t, d) < 0 ||
+                            fetch_record_add(rec, c->ldap_uri, nss_map_to_string(t), 0, true, d) < 0))
+                        rec->broken = true;
+        }
+        return 0;
+}
+
+static void ldap_src_done(void *run) {
+        ldap_run_done(run);
+        free(run);
+}
+
 static const NsscacheSource sources[] = {
         {
                 .name = "scim",
@@ -115,6 +205,19 @@ static const NsscacheSource sources[] = {
                 .how = scim_how,
                 .same = scim_same,
                 .map = scim_map,
+        },
+        {
+                .name = "ldap",
+                .tls_unverified =
+                        "the LDAP server is not authenticated and the bind password goes to whoever "
+                        "answers",
+                .check = nsscache_conf_check_ldap,
+                .describe = ldap_describe,
+                .how = ldap_how,
+                .fetch = ldap_src_fetch,
+                .same = ldap_src_same,
+                .map = ldap_src_map,
+                .done = ldap_src_done,
         },
         {
                 .name = "http",

@@ -168,7 +168,11 @@ static int load_conf(sunkd_ctx *c, const sunkd_cfg *cfg, NsscacheConf **ret) {
                 nsscache_conf_free(conf);
                 return sunkd_log_error_errno(c, r, "%s", error ?: "invalid configuration");
         }
-        if (!conf->tls_verify)
+        if (!conf->tls_verify && conf->ldap_tls_require_cert)
+                sunkd_log_warning(
+                        c, "TLS certificate verification is disabled (ldap_tls_require_cert: %s): %s.",
+                        conf->ldap_tls_require_cert, nsscache_source(conf)->tls_unverified);
+        else if (!conf->tls_verify)
                 sunkd_log_warning(c, "TLS certificate verification is disabled (tls_verify: false): %s.",
                                   nsscache_source(conf)->tls_unverified);
         *ret = conf;

@@ -437,7 +437,7 @@ static const struct {
           "with s3_endpoint = https://storage.googleapis.com" },
         { "gcs_passwd_object = p\n", "key 'gcs_passwd_object': nsscache's gcs source" },
         { "source = gcs\n", "test.conf:2: key 'source': nsscache's gcs source is not supported" },
-        { "source = s4\n", "only 'scim', 'http' and 's3' are supported, not 's4'" },
+        { "source = s4\n", "only 'scim', 'ldap', 'http' and 's3' are supported, not 's4'" },
         { "s3_endpoint = http://x\n", "test.conf:2: key 's3_endpoint': unknown or unsupported key" },
 };
 

@@ -1,0 +1,69 @@
+/* LDAP entries, as a search returned them, to the mapper's entries
+ * (mapper.h), as nsscache's ldap source maps them (its
+ * nss_cache/sources/ldapsource.py): RFC 2307 (posixAccount, shadowAccount,
+ * posixGroup with memberUid), RFC 2307bis (member DNs, nested groups
+ * flattened with ldap_nested_groups), Active Directory (sAMAccountName,
+ * ids from the RID of objectSid, unixHomeDirectory, pwdLastSet) and
+ * sshPublicKey.  An entry nsscache would fail the whole run on (a missing
+ * uid, a uidNumber that is not a number) is rejected alone.  Pure: no
+ * network, no logging; the fuzz target drives it.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "digest.h"
+#include "mapper.h"
+
+/* A value larger than this marks its entry oversized: rejected whole. */
+#define LDAP_VALUE_MAX (64 * 1024)
+/* What one run may hold of a directory, all maps together. */
+#define LDAP_FETCH_BYTES_MAX (UINT64_C(1) << 30)
+
+typedef struct LdapAttr {
+        const char *name; /* one of known_attrs (ldap-map.c), or owned */
+        bool own_name;
+        char **vals; /* each NUL-terminated after its length */
+        size_t *lens;
+        size_t n, cap;
+} LdapAttr;
+
+typedef struct LdapEntry {
+        char *dn;
+        LdapAttr *attrs;
+        size_t n_attrs;
+        bool oversized; /* a value above LDAP_VALUE_MAX was left out */
+} LdapEntry;
+
+typedef struct LdapEntries {
+        LdapEntry *entries;
+        size_t n, cap;
+        uint64_t bytes;
+} LdapEntries;
+
+/** ldap_entries_done() - free what @e holds. */
+void ldap_entries_done(LdapEntries *e);
+
+/** ldap_entries_push() - a new empty entry of @dn at the end of @e, in *@ret.  Return: 0 or -ENOMEM. */
+int ldap_entries_push(LdapEntries *e, const char *dn, LdapEntry **ret);
+
+/** ldap_entry_add_value() - append a value (@len bytes, copied) of attribute @name. Return: 0 or -ENOMEM. */
+int ldap_entry_add_value(LdapEntry *en, const char *name, const void *val, size_t len);
+
+/** ldap_entry_get() - the attribute @name of @en (case-insensitive), or NULL. */
+const LdapAttr *ldap_entry_get(const LdapEntry *en, const char *name);
+
+/** ldap_map_attrs() - the attributes nsscache asks for map @t (NULL-terminated, static). */
+const char *const *ldap_map_attrs(const NsscacheConf *c, NssMapType t);
+
+/** ldap_map_add() - every entry of @e, searched for map @t, into @m.  Return: 0 or -ENOMEM. */
+int ldap_map_add(Mapper *m, const NsscacheConf *c, NssMapType t, const LdapEntries *e);
+
+/** ldap_entries_digest() - feed @e to @d, so that two results digest alike only when equal. */
+int ldap_entries_digest(const LdapEntries *e, Digest *d);
+
+/** ldap_sid_rid() - the last sub-authority of a binary objectSid (or one written "S-1-..."). Return: 0 or
+ * -EINVAL. */
+int ldap_sid_rid(const char *sid, size_t len, int64_t *ret);
