@@ -192,7 +192,7 @@ chmod 600 "$T/bindpw"
 chown 65534 "$T/bindpw"
 check_config
 is "$CRC" 2 "a bind password file of another owner is refused"
-like "$CHECK" "ldap_bind_password_file.*owned by uid 65534" "at its key, saying whose it is"
+like "$CHECK" "ldap_bind_password_file.*the owner is wrong: uid 65534, not root" "at its key, saying whose it is"
 chown 0 "$T/bindpw"
 sunkd_stop
 
