@@ -133,7 +133,7 @@ void health_signal_node(HealthSignal *s, const HealthNode *node) {
 
         if (!node)
                 return finish(s, HEALTH_OUTCOME_NOT_FOUND, "slurmctld knows no such node");
-        owner = health_signal_reason_owner(node->reason, health_node_drained(node), s->prefix,
+        owner = health_signal_reason_owner(health_node_reason(node), health_node_drained(node), s->prefix,
                                            s->sticky_reason);
         s->owner = owner;
         s->busy = health_node_busy(node);
@@ -194,8 +194,9 @@ void health_signal_fleet_count(const HealthNode *nodes, size_t n, const HealthNo
                 if (!streq_ptr(nodes[i].name, self->name) && !share_partition(&nodes[i], self))
                         continue;
                 total++;
-                if (nodes[i].reason && has_prefix(nodes[i].reason, prefix) &&
-                    !streq_ptr(nodes[i].name, self->name))
+                const char *reason = health_node_reason(&nodes[i]);
+
+                if (reason && has_prefix(reason, prefix) && !streq_ptr(nodes[i].name, self->name))
                         ours++;
         }
         *ret_total = MAX(total, (size_t) 1);
