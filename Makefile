@@ -36,7 +36,7 @@ DEB_PACKAGES = build-essential autoconf automake libtool autoconf-archive pkg-co
 # configure.ac, so nothing is regenerated there (autoreconf is not needed).
 AM_INPUTS = configure.ac
 
-.PHONY: all deps demo check check-asan fuzz fuzz-run bench install dist distcheck clean distclean deb rpm check-packages
+.PHONY: all deps demo check check-asan check-slurm-24.11 fuzz fuzz-run bench install dist distcheck clean distclean deb rpm check-packages
 
 # make deb and make rpm build from a copy of the source tree (the files git
 # tracks, or everything but the build folders outside a git checkout), the
@@ -51,8 +51,13 @@ all: $(BUILD)/config.status
 	$(MAKE) -C $(BUILD) -j$(JOBS)
 
 # Needs root; see packaging/install-deps.sh for what it does to services.
+# Then the Debian 13 root with Slurm 24.11 that check-slurm-24.11 runs in
+# (tests/slurm-24.11/root.sh: debootstrap into $(TRIXIE_ROOT), once, and
+# again only when the script or its package list changed).
+TRIXIE_ROOT ?= /opt/sunkd-test/trixie
 deps:
 	bash packaging/install-deps.sh $(DEB_PACKAGES)
+	bash tests/slurm-24.11/root.sh $(TRIXIE_ROOT)
 
 configure: $(AM_INPUTS)
 	autoreconf -fi
@@ -75,6 +80,13 @@ check: all
 check-asan: $(ASAN_BUILD)/config.status
 	$(MAKE) -C $(ASAN_BUILD) -j$(JOBS)
 	$(MAKE) -C $(ASAN_BUILD) -j$(JOBS) check; rc=$$?; tests/lib/summary $(ASAN_BUILD); exit $$rc
+
+# The Slurm-facing tests again, against Debian 13's Slurm 24.11 (slurmctld,
+# slurmd, slurmrestd, libslurm): sunkd built inside $(TRIXIE_ROOT), in
+# build-24.11/, and the tests run there (tests/slurm-24.11/run.sh).  Needs
+# root and make deps.
+check-slurm-24.11: configure
+	SUNKD_TRIXIE_ROOT=$(TRIXIE_ROOT) JOBS=$(JOBS) bash tests/slurm-24.11/run.sh
 
 # The fuzz targets with libFuzzer's main (clang, ASan, UBSan; fuzz-replay.c
 # steps aside under SUNKD_LIBFUZZER), and the fake NVML the gres target
