@@ -36,7 +36,7 @@ DEB_PACKAGES = build-essential autoconf automake libtool autoconf-archive pkg-co
 # configure.ac, so nothing is regenerated there (autoreconf is not needed).
 AM_INPUTS = configure.ac
 
-.PHONY: all deps demo check check-asan check-slurm-24.11 fuzz fuzz-run bench install dist distcheck clean distclean deb rpm check-packages
+.PHONY: all deps demo check check-asan check-slurm-24.11 check-packages-24.11 fuzz fuzz-run bench install dist distcheck clean distclean deb rpm check-packages
 
 # make deb and make rpm build from a copy of the source tree (the files git
 # tracks, or everything but the build folders outside a git checkout), the
@@ -87,6 +87,11 @@ check-asan: $(ASAN_BUILD)/config.status
 # root and make deps.
 check-slurm-24.11: configure
 	SUNKD_TRIXIE_ROOT=$(TRIXIE_ROOT) JOBS=$(JOBS) bash tests/slurm-24.11/run.sh
+
+# make deb and make rpm in that root, and 0310-packages.t there on what they
+# built: sunkd-slurm built against, and depending on, Slurm 24.11's libslurm.
+check-packages-24.11: configure
+	SUNKD_TRIXIE_ROOT=$(TRIXIE_ROOT) JOBS=$(JOBS) bash tests/slurm-24.11/run.sh --packages
 
 # The fuzz targets with libFuzzer's main (clang, ASan, UBSan; fuzz-replay.c
 # steps aside under SUNKD_LIBFUZZER), and the fake NVML the gres target

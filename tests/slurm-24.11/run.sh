@@ -4,6 +4,8 @@
 # there every test that starts a Slurm daemon, the real slurmrestd's, and
 # the unit tests and fuzz replay of the Slurm transports.
 #   run.sh [TEST...]    (default: the list below)
+#   run.sh --packages   make deb and make rpm in the root instead, and
+#                       0310-packages.t there on what they built
 # Needs root (mount, chroot).  The source tree is bind-mounted at /src in the
 # root and built in /src/build-24.11 (kept between runs, so a second run
 # builds only what changed); the logs are there, the daemons' versions in
@@ -36,8 +38,13 @@ DEFAULT_TESTS=(
         tests/integration/0306-s6-overlay.t
         tests/slurm-24.11/health-slurmrestd.t
 )
+packages=
+if [ "${1:-}" = --packages ]; then
+        packages=1
+        shift
+fi
 tests=("$@")
-[ ${#tests[@]} -gt 0 ] || tests=("${DEFAULT_TESTS[@]}")
+[ ${#tests[@]} -gt 0 ] || [ -n "$packages" ] || tests=("${DEFAULT_TESTS[@]}")
 
 fail() {
         echo "check-slurm-24.11: $*" >&2
@@ -45,7 +52,7 @@ fail() {
         exit 1
 }
 # No result of an earlier run may count for this one.
-rm -f "$src/$BUILD/test-suite.log"
+rm -f "$src/$BUILD/test-suite.log" "$src/$BUILD/packages-suite.log"
 find "$src/$BUILD/tests" -name '*.trs' -delete 2>/dev/null
 [ "$(id -u)" = 0 ] || fail "needs root (mount, chroot)"
 [ -f "$ROOT/.sunkd-root" ] || fail "no Debian 13 root at $ROOT: run make deps (tests/slurm-24.11/root.sh)"
@@ -101,6 +108,24 @@ in_chroot bash -c 'set -e; cd /src/'"$BUILD"'
         nice -n 10 make -j"$JOBS"
         nice -n 10 make -j"$JOBS" check TESTS=' >"$src/$BUILD/build.log" 2>&1 ||
         { tail -n 40 "$src/$BUILD/build.log"; fail "the build in the Debian 13 root failed ($BUILD/build.log)"; }
+
+if [ -n "$packages" ]; then
+        # Built from a copy of the tree (the top-level Makefile's deb and rpm),
+        # against the root's libslurm, then linted, checked and put through
+        # dpkg's install, upgrade and purge in a throwaway root of the root.
+        echo "== make deb, make rpm in $ROOT"
+        in_chroot bash -c 'set -e; cd /src; nice -n 10 make deb rpm DEB_DIR=build-24.11-deb RPM_DIR=build-24.11-rpm JOBS="$JOBS"' \
+                >"$src/$BUILD/packages-build.log" 2>&1 ||
+                { tail -n 40 "$src/$BUILD/packages-build.log"; fail "make deb or make rpm failed in the root ($BUILD/packages-build.log)"; }
+        ls "$src"/build-24.11-deb/*.deb
+        in_chroot env SUNKD_DEB_DIR=/src/build-24.11-deb SUNKD_RPM_DIR=/src/build-24.11-rpm make -C "/src/$BUILD" check \
+                TESTS=tests/integration/0310-packages.t TEST_SUITE_LOG=packages-suite.log >"$src/$BUILD/check.log" 2>&1
+        rc=$?
+        grep -E '^(PASS|FAIL|ERROR|SKIP):|^# [A-Z]' "$src/$BUILD/check.log"
+        [ "$rc" -eq 0 ] || tail -n 30 "$src/$BUILD/tests/integration/0310-packages.log"
+        "$src/tests/lib/summary" "$src/$BUILD"
+        exit "$rc"
+fi
 
 echo "== tests in $ROOT: ${#tests[@]}"
 in_chroot make -C "/src/$BUILD" -j"$JOBS" check TESTS="${tests[*]}" >"$src/$BUILD/check.log" 2>&1
