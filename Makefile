@@ -85,12 +85,19 @@ check-asan: $(ASAN_BUILD)/config.status
 # slurmd, slurmrestd, libslurm): sunkd built inside $(TRIXIE_ROOT), in
 # build-24.11/, and the tests run there (tests/slurm-24.11/run.sh).  Needs
 # root and make deps.
-check-slurm-24.11: configure
+# Makefile.in is brought up to date here, with this machine's automake, so
+# that build-24.11/ only reruns config.status and never automake in the root
+# (another automake than the one that made aclocal.m4).
+Makefile.in: configure Makefile.am $(wildcard */local.mk */*/local.mk)
+	automake
+	@touch Makefile.in
+
+check-slurm-24.11: configure Makefile.in
 	SUNKD_TRIXIE_ROOT=$(TRIXIE_ROOT) JOBS=$(JOBS) bash tests/slurm-24.11/run.sh
 
 # make deb and make rpm in that root, and 0310-packages.t there on what they
 # built: sunkd-slurm built against, and depending on, Slurm 24.11's libslurm.
-check-packages-24.11: configure
+check-packages-24.11: configure Makefile.in
 	SUNKD_TRIXIE_ROOT=$(TRIXIE_ROOT) JOBS=$(JOBS) bash tests/slurm-24.11/run.sh --packages
 
 # The fuzz targets with libFuzzer's main (clang, ASan, UBSan; fuzz-replay.c
