@@ -40,7 +40,7 @@ DEB_PACKAGES = build-essential autoconf automake libtool autoconf-archive pkg-co
 # configure.ac, so nothing is regenerated there (autoreconf is not needed).
 AM_INPUTS = configure.ac
 
-.PHONY: all deps demo check check-asan fuzz fuzz-run bench install dist distcheck clean distclean deb rpm check-packages
+.PHONY: all deps demo check check-asan check-slurm-24.11 check-packages-24.11 fuzz fuzz-run bench install dist distcheck clean distclean deb rpm check-packages
 
 # make deb and make rpm build from a copy of the source tree (the files git
 # tracks, or everything but the build folders outside a git checkout), the
@@ -55,8 +55,13 @@ all: $(BUILD)/config.status
 	$(MAKE) -C $(BUILD) $(PARALLEL)
 
 # Needs root; see packaging/install-deps.sh for what it does to services.
+# Then the Debian 13 root with Slurm 24.11 that check-slurm-24.11 runs in
+# (tests/slurm-24.11/root.sh: debootstrap into $(TRIXIE_ROOT), once, and
+# again only when the script or its package list changed).
+TRIXIE_ROOT ?= /opt/sunkd-test/trixie
 deps:
 	bash packaging/install-deps.sh $(DEB_PACKAGES)
+	bash tests/slurm-24.11/root.sh $(TRIXIE_ROOT)
 
 configure: $(AM_INPUTS)
 	autoreconf -fi
@@ -79,6 +84,25 @@ check: all
 check-asan: $(ASAN_BUILD)/config.status
 	$(MAKE) -C $(ASAN_BUILD) $(PARALLEL)
 	$(MAKE) -C $(ASAN_BUILD) $(PARALLEL) check; rc=$$?; tests/lib/summary $(ASAN_BUILD); exit $$rc
+
+# The Slurm-facing tests again, against Debian 13's Slurm 24.11 (slurmctld,
+# slurmd, slurmrestd, libslurm): sunkd built inside $(TRIXIE_ROOT), in
+# build-24.11/, and the tests run there (tests/slurm-24.11/run.sh).  Needs
+# root and make deps.
+# Makefile.in is brought up to date here, with this machine's automake, so
+# that build-24.11/ only reruns config.status and never automake in the root
+# (another automake than the one that made aclocal.m4).
+Makefile.in: configure Makefile.am $(wildcard */local.mk */*/local.mk)
+	automake
+	@touch Makefile.in
+
+check-slurm-24.11: configure Makefile.in
+	SUNKD_TRIXIE_ROOT=$(TRIXIE_ROOT) JOBS=$(JOBS) bash tests/slurm-24.11/run.sh
+
+# make deb and make rpm in that root, and 0310-packages.t there on what they
+# built: sunkd-slurm built against, and depending on, Slurm 24.11's libslurm.
+check-packages-24.11: configure Makefile.in
+	SUNKD_TRIXIE_ROOT=$(TRIXIE_ROOT) JOBS=$(JOBS) bash tests/slurm-24.11/run.sh --packages
 
 # The fuzz targets with libFuzzer's main (clang, ASan, UBSan; fuzz-replay.c
 # steps aside under SUNKD_LIBFUZZER), and the fake NVML the gres target

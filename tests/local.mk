@@ -625,3 +625,9 @@ EXTRA_DIST += tests/lib/slurm.sh
 check_LTLIBRARIES += tests/fake-nvml/libnvidia-ml.la
 tests_fake_nvml_libnvidia_ml_la_SOURCES = tests/fake-nvml/fake-nvml.c
 tests_fake_nvml_libnvidia_ml_la_LDFLAGS = $(TEST_MODULE_FLAGS) -Wl,-soname,libnvidia-ml.so.1
+
+# make check-slurm-24.11 (tests/slurm-24.11/run.sh): the Debian 13 root, its
+# runner and the tests only Slurm 24.11 can run (not in TESTS: Debian 12's
+# slurmrestd has no node update).
+EXTRA_DIST += tests/slurm-24.11/root.sh tests/slurm-24.11/chroot.sh tests/slurm-24.11/run.sh \
+	tests/slurm-24.11/health-slurmrestd.t tests/slurm-24.11/prolog-runinjob.t

@@ -39,7 +39,8 @@ static const char *line_value(const char *line, const char *key, size_t *len) {
 
 static bool hostlist_names(const char *list, size_t len, const char *node) {
         _cleanup_free_ char *s = strndup(list, len);
-        hostlist_t hl;
+        /* not hostlist_t: a pointer in Slurm 22.05, the struct itself in 24.11 */
+        struct hostlist *hl;
         bool found;
 
         if (!s)

@@ -50,6 +50,14 @@ bool health_node_unreachable(const HealthNode *n) {
         return false;
 }
 
+/* The reason as it stands: Slurm 24.11 keeps a drain's reason on the node
+ * after it is resumed (22.05 clears it), and sinfo -R shows it no more, so
+ * the reason of a node neither drained nor unreachable is an old one and
+ * is nobody's. */
+const char *health_node_reason(const HealthNode *n) {
+        return health_node_drained(n) || health_node_unreachable(n) ? n->reason : NULL;
+}
+
 bool health_node_busy(const HealthNode *n) {
         return health_node_has_flag(n, "ALLOCATED") || health_node_has_flag(n, "MIXED") ||
                health_node_has_flag(n, "COMPLETING");

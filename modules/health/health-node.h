@@ -19,7 +19,9 @@ void health_node_clear(HealthNode *n);
 bool health_node_has_flag(const HealthNode *n, const char *flag);
 bool health_node_drained(const HealthNode *n);     /* DRAIN, DRAINING or DRAINED */
 bool health_node_unreachable(const HealthNode *n); /* DOWN, NOT_RESPONDING, FAIL, FUTURE, POWERED_DOWN */
-bool health_node_busy(const HealthNode *n);        /* ALLOCATED, MIXED or COMPLETING: a job runs */
+const char *
+health_node_reason(const HealthNode *n);    /* the reason, if drained or unreachable: else an old one */
+bool health_node_busy(const HealthNode *n); /* ALLOCATED, MIXED or COMPLETING: a job runs */
 
 /* health_nodes_parse() - every "NodeName=" record of @text into a new array
  * in *ret (*ret_n entries; free with health_nodes_free).  Records without a

@@ -136,7 +136,7 @@ void health_signal_node(HealthSignal *s, const HealthNode *node) {
                               "slurmctld knows no node '%s': set health: node_name to this node's NodeName= "
                               "in slurm.conf",
                               s->node);
-        owner = health_signal_reason_owner(node->reason, health_node_drained(node), s->prefix,
+        owner = health_signal_reason_owner(health_node_reason(node), health_node_drained(node), s->prefix,
                                            s->sticky_reason);
         s->owner = owner;
         s->busy = health_node_busy(node);
@@ -197,8 +197,9 @@ void health_signal_fleet_count(const HealthNode *nodes, size_t n, const HealthNo
                 if (!streq_ptr(nodes[i].name, self->name) && !share_partition(&nodes[i], self))
                         continue;
                 total++;
-                if (nodes[i].reason && has_prefix(nodes[i].reason, prefix) &&
-                    !streq_ptr(nodes[i].name, self->name))
+                const char *reason = health_node_reason(&nodes[i]);
+
+                if (reason && has_prefix(reason, prefix) && !streq_ptr(nodes[i].name, self->name))
                         ours++;
         }
         *ret_total = MAX(total, (size_t) 1);

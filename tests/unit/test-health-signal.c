@@ -310,6 +310,76 @@ START_TEST(test_fleet_partitions) {
 }
 END_TEST
 
+/* Slurm 24.11's scontrol show node (its own words, trimmed): it keeps a
+ * drain's reason on a node after the resume (22.05 cleared it), which
+ * sinfo -R no longer shows; `scontrol reboot` leaves the node DOWN with
+ * REBOOT_ISSUED and a reason of its own. */
+static const char show_24_11[] =
+        "NodeName=node-1 Arch=x86_64 CoresPerSocket=1 \n"
+        "   CPUAlloc=0 CPUEfctv=2 CPUTot=2 CPULoad=3.32\n"
+        "   NodeAddr=127.0.0.1 NodeHostName=vm Version=24.11.5\n"
+        "   State=IDLE+DYNAMIC_NORM ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A\n"
+        "   Partitions=debug \n"
+        "   LastBusyTime=2026-11-28T15:42:39 ResumeAfterTime=None\n"
+        "   \n"
+        "   Reason=sunkd: disk: full [root@2026-11-28T15:42:39]\n\n"
+        "NodeName=node-2 Arch=x86_64 CoresPerSocket=1 \n"
+        "   State=IDLE+DRAIN+DYNAMIC_NORM ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A\n"
+        "   Partitions=debug \n"
+        "   Reason=sunkd: disk: full [root@2026-11-28T15:42:39]\n\n"
+        "NodeName=node-3 Arch=x86_64 CoresPerSocket=1 \n"
+        "   State=IDLE+DYNAMIC_NORM ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A\n"
+        "   Partitions=debug \n"
+        "   Reason=sunkd: xid: 79 [root@2026-11-28T15:40:01]\n\n"
+        "NodeName=node-4 Arch=x86_64 CoresPerSocket=1 \n"
+        "   State=DOWN+DYNAMIC_NORM+REBOOT_ISSUED ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A "
+        "MCS_label=N/A\n"
+        "   Partitions=debug \n"
+        "   Reason=kernel : reboot issued [root@2026-11-28T15:42:40]\n\n";
+
+START_TEST(test_resumed_reason) {
+        HealthNode *nodes = NULL;
+        size_t n = 0, total, ours;
+        HealthSignal s;
+
+        ck_assert_int_eq(health_nodes_parse(show_24_11, &nodes, &n), 0);
+        ck_assert_uint_eq(n, 4);
+        ck_assert_str_eq(nodes[0].reason, "sunkd: disk: full");
+        ck_assert_ptr_null(health_node_reason(&nodes[0]));
+        ck_assert_str_eq(health_node_reason(&nodes[1]), "sunkd: disk: full");
+        ck_assert_str_eq(health_node_reason(&nodes[3]), "kernel : reboot issued");
+
+        /* the resumed node is nobody's: a failing check drains it, after the guard */
+        s = sig(HEALTH_WANT_DRAIN, P "disk: full", NULL);
+        health_signal_node(&s, &nodes[0]);
+        ck_assert_int_eq(s.owner, HEALTH_OWNER_NONE);
+        ck_assert_int_eq(s.step, HEALTH_STEP_QUERY_FLEET);
+        /* passing checks send no resume */
+        s = sig(HEALTH_WANT_HEALTHY, NULL, P "disk: full");
+        health_signal_node(&s, &nodes[0]);
+        ck_assert_int_eq(s.outcome, HEALTH_OUTCOME_UNCHANGED);
+        ck_assert_int_eq(s.step, HEALTH_STEP_DONE);
+        /* resumed by someone after our drain for the same finding: lifted */
+        s = sig(HEALTH_WANT_DRAIN, P "disk: full", P "disk: full");
+        health_signal_node(&s, &nodes[0]);
+        ck_assert_int_eq(s.outcome, HEALTH_OUTCOME_LIFTED);
+        /* the drained one is ours as before */
+        s = sig(HEALTH_WANT_HEALTHY, NULL, P "disk: full");
+        health_signal_node(&s, &nodes[1]);
+        ck_assert_int_eq(s.step, HEALTH_STEP_RESUME);
+        /* a node rebooting is down: left alone */
+        s = sig(HEALTH_WANT_DRAIN, P "disk: full", NULL);
+        health_signal_node(&s, &nodes[3]);
+        ck_assert_int_eq(s.outcome, HEALTH_OUTCOME_UNREACHABLE);
+
+        /* the guard counts node-2 only: node-3's reason is an old one */
+        health_signal_fleet_count(nodes, n, &nodes[0], P, &total, &ours);
+        ck_assert_uint_eq(total, 4);
+        ck_assert_uint_eq(ours, 1);
+        health_nodes_free(nodes, n);
+}
+END_TEST
+
 START_TEST(test_parse_hostile) {
         HealthNode *nodes = NULL;
         size_t n = 0;
@@ -404,6 +474,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_parse_show_node);
         tcase_add_test(tc, test_parse_hostile);
         tcase_add_test(tc, test_fleet_partitions);
+        tcase_add_test(tc, test_resumed_reason);
         tcase_add_test(tc, test_flags);
         tcase_add_test(tc, test_hysteresis);
         suite_add_tcase(s, tc);

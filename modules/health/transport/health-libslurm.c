@@ -22,6 +22,17 @@
 #include "util/macro.h"
 #include "util/strv.h"
 
+/* libslurm's error of the call that failed: slurm_get_errno() where there
+ * is one (configure's finding: 22.05 has it, 24.11 not), else errno, which
+ * libslurm sets. */
+static int last_errno(void) {
+#if HAVE_DECL_SLURM_GET_ERRNO
+        return slurm_get_errno();
+#else
+        return errno;
+#endif
+}
+
 /* The state as scontrol prints it: base state, then the flags we read. */
 static char *state_string(uint32_t st) {
         static const char *const base[] = { "UNKNOWN", "DOWN",  "IDLE",  "ALLOCATED",
@@ -75,7 +86,7 @@ static void query_node(HealthSignal *sig, const char *name) {
         HealthNode node = {};
 
         if (slurm_load_node_single(&msg, (char *) name, SHOW_ALL) != SLURM_SUCCESS)
-                return health_signal_failed(sig, -EIO, slurm_strerror(slurm_get_errno()));
+                return health_signal_failed(sig, -EIO, slurm_strerror(last_errno()));
         /* an unknown node is a reply with no record, not an error */
         if (msg->record_count == 0 || !msg->node_array[0].name)
                 health_signal_node(sig, NULL);
@@ -94,7 +105,7 @@ static void query_fleet(HealthSignal *sig, const char *name, const char *prefix)
         size_t n = 0, total, ours;
 
         if (slurm_load_node(0, &msg, SHOW_ALL) != SLURM_SUCCESS)
-                return health_signal_failed(sig, -EIO, slurm_strerror(slurm_get_errno()));
+                return health_signal_failed(sig, -EIO, slurm_strerror(last_errno()));
         nodes = calloc(MAX(msg->record_count, 1u), sizeof(*nodes));
         for (uint32_t i = 0; nodes && i < msg->record_count; i++)
                 if (msg->node_array[i].name && node_from_info(&msg->node_array[i], &nodes[n++]) < 0)
@@ -125,7 +136,7 @@ static void update(HealthSignal *sig, const char *name) {
         } else
                 u.node_state = NODE_RESUME;
         if (slurm_update_node(&u) != SLURM_SUCCESS) {
-                e = slurm_get_errno();
+                e = last_errno();
                 /* resuming a node that is not drained: resumed already */
                 if (!(sig->step == HEALTH_STEP_RESUME && e == ESLURM_INVALID_NODE_STATE))
                         r = -EIO;
