@@ -215,7 +215,7 @@ static int call(int fd, const char *method, json_object *params, uint64_t timeou
         _cleanup_free_ char *out = NULL, *in = NULL;
         json_object *p = NULL, *e = NULL;
         uint64_t deadline = deadline_from(timeout_usec);
-        size_t out_len, in_len;
+        size_t out_len, in_len = 0;
         int r;
 
         if (ret_reply)

@@ -594,7 +594,7 @@ START_TEST(test_short_spec) {
         Loop l;
         Cmd c;
         Result x;
-        sunkd_spawn_spec *old;
+        void *old; /* an older module's spec: shorter than ours, so not of our type */
 
         loop_init(&l);
         cmd_init(&c, &l, "cat; echo err >&2; exit 3");

@@ -833,7 +833,7 @@ int cache_publish_formatted(const CacheOptions *opts, CacheFormatted maps[static
         time_t now;
         int r;
 
-        if (!opts || !maps || isempty(opts->dir))
+        if (!opts || isempty(opts->dir))
                 return -EINVAL;
         now = time(NULL); /* the files' mtime: the real clock, whatever opts->now says */
         for (size_t t = 0; t < _NSS_MAP_MAX; t++)

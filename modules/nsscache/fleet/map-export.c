@@ -350,7 +350,7 @@ int map_export(const NsscacheConf *c, const CacheOptions *opts, const CacheRepor
         _cleanup_(evp_pkey_freep) EVP_PKEY *key = NULL;
         _cleanup_(manifest_done) Manifest m = {}, before = {};
         _cleanup_free_ char *path = NULL, *text = NULL;
-        uint64_t last;
+        uint64_t last = 0;
         size_t len;
         int r;
 
