@@ -41,6 +41,7 @@ static void load_check(Check *k, json_object *o) {
         const char *st = json_member_string(o, "status");
         int64_t fails = json_member_int64(o, "fails", 0), passes = json_member_int64(o, "passes", 0);
         json_object *f;
+        int r;
 
         if (!json_object_object_get_ex(o, "failing", &f) || !json_object_is_type(f, json_type_boolean))
                 return;
@@ -53,6 +54,10 @@ static void load_check(Check *k, json_object *o) {
         k->last.status = streq(st, "pass") ? HEALTH_PASS : streq(st, "fail") ? HEALTH_FAIL : HEALTH_UNKNOWN;
         copy_member(o, "code", k->last.code, sizeof(k->last.code));
         copy_member(o, "detail", k->last.detail, sizeof(k->last.detail));
+        r = health_code_remedy_from_string(json_member_string(o, "remedy"));
+        k->last.remedy = r >= 0                          ? (HealthRemedy) r
+                         : k->last.status == HEALTH_FAIL ? health_code_remedy(k->last.code)
+                                                         : HEALTH_REMEDY_NONE;
 }
 
 /* The state file as a JSON object, or NULL (missing, or logged as unreadable). */
@@ -126,6 +131,8 @@ static json_object *check_to_json(const Check *k, unsigned fail_after, unsigned 
         if (k->count.failing) {
                 json_object_object_add(o, "status", json_object_new_string(names[k->last.status]));
                 json_object_object_add(o, "code", json_object_new_string(k->last.code));
+                json_object_object_add(o, "remedy",
+                                       json_object_new_string(health_code_remedy_to_string(k->last.remedy)));
                 json_object_object_add(o, "detail", json_object_new_string(k->last.detail));
         }
         return o;

@@ -56,9 +56,10 @@ static int metrics_add(State *s) {
                   &s->m_duration },
                 { { sizeof(sunkd_metric_spec),
                     "health_finding",
-                    "1 for the finding a check reports while it fails, by its stable code.",
+                    "1 for the finding a check reports while it fails, by its stable code and the "
+                    "action it recommends.",
                     SUNKD_METRIC_GAUGE,
-                    { "check", "code", NULL } },
+                    { "check", "code", "remedy", NULL } },
                   &s->m_finding },
                 { { sizeof(sunkd_metric_spec),
                     "health_signals_total",

@@ -7,6 +7,8 @@ noinst_LTLIBRARIES += %reldir%/libhealth.la
 %canon_reldir%_libhealth_la_SOURCES = \
 	%reldir%/checks/health-check.c \
 	%reldir%/checks/health-check.h \
+	%reldir%/checks/health-code.c \
+	%reldir%/checks/health-code.h \
 	%reldir%/checks/check-util.c \
 	%reldir%/checks/check-util.h \
 	%reldir%/checks/check-mount.c \
