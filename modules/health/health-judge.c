@@ -52,6 +52,7 @@ static void forget_lifted(State *s) {
 static void signal_fill(State *s, HealthSignal *sig) {
         const Check *k;
 
+        health_repair_check(s); /* a repair that failed asks for a sticky drain */
         *sig = (HealthSignal){ .max_drained_pct = (unsigned) s->conf.max_drained_pct };
         (void) snprintf(sig->prefix, sizeof(sig->prefix), "%s", s->conf.reason_prefix);
         memcpy(sig->set_reason, s->set_reason, sizeof(sig->set_reason));
@@ -66,6 +67,7 @@ static void signal_fill(State *s, HealthSignal *sig) {
         if (k) {
                 sig->want = HEALTH_WANT_DRAIN;
                 check_reason(s, k, sig->reason);
+                health_repair_fill(s, k, sig);
         }
 }
 
@@ -88,6 +90,9 @@ void health_judge_apply_outcome(State *s, HealthSignal *sig) {
                 break;
         case HEALTH_OUTCOME_RESUMED:
                 s->set_reason[0] = s->sticky_reason[0] = '\0';
+                break;
+        case HEALTH_OUTCOME_REPAIR:
+                memcpy(s->set_reason, sig->reason, sizeof(s->set_reason));
                 break;
         case HEALTH_OUTCOME_LIFTED:
                 if (k) {
@@ -114,10 +119,12 @@ void health_judge_apply_outcome(State *s, HealthSignal *sig) {
                 s->forced = HEALTH_WANT_HEALTHY;
                 methods_forced_done(s, sig);
         }
+        health_repair_outcome(s, sig);
         if (sig->outcome != HEALTH_OUTCOME_UNCHANGED || !s->have_outcome ||
             !streq(s->last_outcome, sig->message))
                 sunkd_log(s->ctx,
-                          sig->outcome == HEALTH_OUTCOME_GUARDED || sig->outcome == HEALTH_OUTCOME_FAILED
+                          sig->outcome == HEALTH_OUTCOME_GUARDED || sig->outcome == HEALTH_OUTCOME_FAILED ||
+                                          sig->outcome == HEALTH_OUTCOME_REPAIR_HELD
                                   ? SUNKD_LOG_WARNING
                                   : SUNKD_LOG_NOTICE,
                           0, "%s", sig->message);
@@ -180,8 +187,11 @@ static void signal_cancel(void *state, void *input) {
 /* The interval of the next round: quick while someone waits for the node
  * to go idle. */
 static void signal_pace(State *s) {
-        uint64_t want = s->n_waiters > 0 ? WAIT_IDLE_POLL_USEC : s->conf.interval_usec;
+        uint64_t want = s->n_waiters > 0 ? WAIT_IDLE_POLL_USEC : s->conf.interval_usec,
+                 repair = health_repair_next_usec(s);
 
+        if (repair > 0 && repair < want)
+                want = repair; /* the repair's bound is judged in a round */
         (void) s->ctx->api->job_set_interval(s->signal_job, want, 0);
 }
 
@@ -247,7 +257,7 @@ static void child_result(HealthSignal *sig, json_object *o) {
         int64_t outcome = json_member_int64(o, "outcome", -1), owner = json_member_int64(o, "owner", -1);
         json_object *v;
 
-        if (outcome < 0 || outcome > HEALTH_OUTCOME_FAILED || owner < 0 || owner > HEALTH_OWNER_OTHER) {
+        if (outcome < 0 || outcome > HEALTH_OUTCOME_REPAIR_HELD || owner < 0 || owner > HEALTH_OWNER_OTHER) {
                 sig->outcome = HEALTH_OUTCOME_FAILED;
                 (void) snprintf(sig->message, sizeof(sig->message), "the libslurm round gave no result");
                 return;
@@ -255,6 +265,11 @@ static void child_result(HealthSignal *sig, json_object *o) {
         sig->outcome = (HealthOutcome) outcome;
         sig->owner = (HealthOwner) owner;
         sig->busy = json_object_object_get_ex(o, "busy", &v) && json_object_get_boolean(v);
+        /* the child set the repair's reason in its own memory: the same here */
+        if (sig->outcome == HEALTH_OUTCOME_REPAIR) {
+                health_signal_repair_reason(sig->repair_reason, sig->prefix, sig->repair, sig->reason);
+                memcpy(sig->reason, sig->repair_reason, sizeof(sig->reason));
+        }
         (void) snprintf(sig->message, sizeof(sig->message), "%s", json_member_string(o, "message") ?: "");
 }
 

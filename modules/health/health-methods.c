@@ -72,6 +72,8 @@ static json_object *status_json(State *s) {
                                                               ? health_signal_outcome_to_string(s->outcome)
                                                               : "none"));
         json_object_object_add(o, "last_signal_message", json_object_new_string(s->last_outcome));
+        if (s->repair.phase != REPAIR_IDLE || s->repair.n_history > 0)
+                json_object_object_add(o, "repair", health_repair_to_json(s));
         for (size_t i = 0; i < s->n_checks; i++)
                 json_object_array_add(checks, check_json(&s->checks[i]));
         json_object_object_add(o, "checks", checks);

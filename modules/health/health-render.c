@@ -33,6 +33,10 @@ static void health_render(json_object *status, const char *view, FILE *out, FILE
         if (*str(status, "last_signal_message"))
                 fprintf(out, "slurmctld: %s: %s\n", str(status, "last_signal"),
                         str(status, "last_signal_message"));
+        if (json_object_object_get_ex(status, "repair", &checks) && !streq(str(checks, "phase"), "none"))
+                fprintf(out, "repair:    %s for %s [%s]%s%s, %s\n", str(checks, "action"),
+                        str(checks, "check"), str(checks, "code"), *str(checks, "target") ? " of GPU " : "",
+                        str(checks, "target"), str(checks, "phase"));
         if (*str(status, "message"))
                 fprintf(out, "%s\n", str(status, "message"));
         if (!json_object_object_get_ex(status, "checks", &checks) || json_object_array_length(checks) == 0) {

@@ -31,6 +31,8 @@ static const sunkd_cfg_key conf_keys[] = {
         { "xid_policy", SUNKD_CFG_MAP, offsetof(Conf, xid_policy), 0, 0, 0 },
         { "memory_policy", SUNKD_CFG_MAP, offsetof(Conf, memory_policy), 0, 0, 0 },
         { "checks", SUNKD_CFG_SEQUENCE, offsetof(Conf, checks), 0, 0, 0 },
+        { "actions", SUNKD_CFG_SEQUENCE, offsetof(Conf, actions), 0, 0, 0 },
+        { "repair", SUNKD_CFG_MAP, offsetof(Conf, repair), 0, 0, 0 },
 };
 
 static const sunkd_cfg_key scontrol_keys[] = {
@@ -86,6 +88,7 @@ void settings_clear(State *s) {
         for (size_t i = 0; i < s->n_checks; i++)
                 check_clear(s->ctx, &s->checks[i]);
         s->n_checks = 0;
+        health_repair_clear(s);
         s->ctx->api->cfg_clear(conf_keys, ELEMENTSOF(conf_keys), &s->conf);
         s->ctx->api->cfg_clear(scontrol_keys, ELEMENTSOF(scontrol_keys), &s->sc);
         s->ctx->api->cfg_clear(rest_keys, ELEMENTSOF(rest_keys), &s->rest);
@@ -530,5 +533,8 @@ int settings_parse(sunkd_ctx *c, const sunkd_cfg *cfg, State *s) {
         r = parse_memory_policy(s);
         if (r < 0)
                 return r;
-        return parse_checks(s);
+        r = parse_checks(s);
+        if (r < 0)
+                return r;
+        return health_repair_parse(s, cfg);
 }

@@ -48,6 +48,7 @@ pkglib_LTLIBRARIES += %reldir%/health.la
 	%reldir%/health-check-jobs.c \
 	%reldir%/health-gpucheck.c \
 	%reldir%/health-judge.c \
+	%reldir%/health-repair.c \
 	%reldir%/transport/health-scontrol.c \
 	%reldir%/transport/health-libslurm.c \
 	%reldir%/transport/health-libslurm.h \

@@ -94,6 +94,117 @@ static HealthOutcome run(HealthSignal *s, const char *state, const char *reason,
         return s->outcome;
 }
 
+/* A repair: only for a node IDLE and drained by us for the finding, within
+ * the node's own limit and then the fleet's (nodes whose reason says
+ * "<prefix>repair "); a reboot is its own step, the others set their reason
+ * first. */
+static HealthSignal repair(HealthRepair r, bool allowed) {
+        HealthSignal s = sig(HEALTH_WANT_DRAIN, P "gpu: XID 79 on GPU-1", P "gpu: XID 79 on GPU-1");
+
+        s.repair = r;
+        s.repair_allowed = allowed;
+        s.max_repair_pct = 10;
+        if (!allowed)
+                snprintf(s.repair_held, sizeof(s.repair_held), "1 repair(s) within the hour");
+        return s;
+}
+
+START_TEST(test_repair_paths) {
+        HealthSignal s;
+        HealthNode n;
+        char out[HEALTH_REASON_MAX];
+
+        /* idle and drained for it: the fleet is counted by the repair's reasons */
+        s = repair(HEALTH_REPAIR_REBOOT, true);
+        n = node("IDLE+DRAIN", P "gpu: XID 79 on GPU-1");
+        health_signal_node(&s, &n);
+        health_node_clear(&n);
+        ck_assert_int_eq(s.step, HEALTH_STEP_QUERY_FLEET);
+        ck_assert_str_eq(s.fleet_prefix, P "repair ");
+        health_signal_fleet(&s, 100, 9);
+        ck_assert_int_eq(s.step, HEALTH_STEP_REBOOT);
+        ck_assert_str_eq(s.reason, P "repair reboot: gpu: XID 79 on GPU-1");
+        health_signal_updated(&s, 0, NULL);
+        ck_assert_int_eq(s.outcome, HEALTH_OUTCOME_REPAIR);
+        /* the fleet's limit: 10% of 100 under repair already */
+        s = repair(HEALTH_REPAIR_REBOOT, true);
+        n = node("IDLE+DRAIN", P "gpu: XID 79 on GPU-1");
+        health_signal_node(&s, &n);
+        health_node_clear(&n);
+        health_signal_fleet(&s, 100, 10);
+        ck_assert_int_eq(s.outcome, HEALTH_OUTCOME_REPAIR_HELD);
+        ck_assert_ptr_nonnull(strstr(s.message, "repair limit: 10 of 100 nodes"));
+        /* a small cluster repairs one node at a time */
+        s = repair(HEALTH_REPAIR_SCRIPT, true);
+        n = node("IDLE+DRAIN", P "gpu: XID 79 on GPU-1");
+        health_signal_node(&s, &n);
+        health_node_clear(&n);
+        health_signal_fleet(&s, 3, 0);
+        ck_assert_int_eq(s.step, HEALTH_STEP_DRAIN); /* reset-gpu and script: the reason first */
+        ck_assert_str_eq(s.reason, P "repair script: gpu: XID 79 on GPU-1");
+        /* the node's own limit */
+        s = repair(HEALTH_REPAIR_RESET_GPU, false);
+        n = node("IDLE+DRAIN", P "gpu: XID 79 on GPU-1");
+        health_signal_node(&s, &n);
+        health_node_clear(&n);
+        ck_assert_int_eq(s.outcome, HEALTH_OUTCOME_REPAIR_HELD);
+        ck_assert_ptr_nonnull(strstr(s.message, "1 repair(s) within the hour"));
+        /* never under a job: drained (DRAINING) but a job runs, or one completes */
+        s = repair(HEALTH_REPAIR_REBOOT, true);
+        n = node("MIXED+DRAIN", P "gpu: XID 79 on GPU-1");
+        health_signal_node(&s, &n);
+        health_node_clear(&n);
+        ck_assert_int_eq(s.outcome, HEALTH_OUTCOME_UNCHANGED);
+        ck_assert_ptr_nonnull(strstr(s.message, "waits for the node to be idle"));
+        s = repair(HEALTH_REPAIR_REBOOT, true);
+        n = node("IDLE+COMPLETING+DRAIN", P "gpu: XID 79 on GPU-1");
+        health_signal_node(&s, &n);
+        health_node_clear(&n);
+        ck_assert_int_eq(s.outcome, HEALTH_OUTCOME_UNCHANGED);
+        /* not drained yet: drained first, repaired in a later round */
+        s = repair(HEALTH_REPAIR_REBOOT, true);
+        s.set_reason[0] = '\0';
+        n = node("IDLE", NULL);
+        health_signal_node(&s, &n);
+        health_node_clear(&n);
+        ck_assert_int_eq(s.step, HEALTH_STEP_QUERY_FLEET);
+        health_signal_fleet(&s, 100, 0);
+        ck_assert_int_eq(s.step, HEALTH_STEP_DRAIN);
+        ck_assert_str_eq(s.reason, P "gpu: XID 79 on GPU-1");
+        /* drained for another finding of ours: updated, not repaired */
+        s = repair(HEALTH_REPAIR_REBOOT, true);
+        n = node("IDLE+DRAIN", P "disk: full");
+        health_signal_node(&s, &n);
+        health_node_clear(&n);
+        ck_assert_int_eq(s.step, HEALTH_STEP_DRAIN);
+        ck_assert_int_eq(s.outcome, HEALTH_OUTCOME_UPDATED);
+        /* slurmctld's " : reboot issued" after ours is still ours, unchanged */
+        s = sig(HEALTH_WANT_DRAIN, P "repair reboot: gpu: XID 79", P "repair reboot: gpu: XID 79");
+        n = node("DOWN+DRAIN+REBOOT_ISSUED", P "repair reboot: gpu: XID 79 : reboot issued");
+        s.want = HEALTH_WANT_DRAIN;
+        health_signal_node(&s, &n);
+        health_node_clear(&n);
+        ck_assert_int_eq(s.outcome, HEALTH_OUTCOME_UNREACHABLE);
+        s = sig(HEALTH_WANT_DRAIN, P "repair reboot: gpu: XID 79", P "repair reboot: gpu: XID 79");
+        n = node("IDLE+DRAIN+REBOOT_ISSUED", P "repair reboot: gpu: XID 79 : reboot issued");
+        health_signal_node(&s, &n);
+        health_node_clear(&n);
+        ck_assert_int_eq(s.outcome, HEALTH_OUTCOME_UNCHANGED);
+        /* someone else's reason: never */
+        s = repair(HEALTH_REPAIR_REBOOT, true);
+        n = node("IDLE+DRAIN", "replacing PSU");
+        health_signal_node(&s, &n);
+        health_node_clear(&n);
+        ck_assert_int_eq(s.outcome, HEALTH_OUTCOME_OTHER);
+        /* the words */
+        health_signal_repair_reason(out, P, HEALTH_REPAIR_RESET_GPU, P "gpu: XID 48");
+        ck_assert_str_eq(out, P "repair reset-gpu: gpu: XID 48");
+        ck_assert_int_eq(health_signal_repair_from_string("reset-gpu"), HEALTH_REPAIR_RESET_GPU);
+        ck_assert_int_eq(health_signal_repair_from_string("drain"), HEALTH_REPAIR_NONE);
+        ck_assert_int_eq(health_signal_repair_from_string("reset"), -EINVAL);
+}
+END_TEST
+
 START_TEST(test_drain_paths) {
         HealthSignal s;
         HealthStep st;
@@ -394,6 +505,7 @@ static Suite *suite(void) {
 
         tcase_add_test(tc, test_owner_table);
         tcase_add_test(tc, test_drain_paths);
+        tcase_add_test(tc, test_repair_paths);
         tcase_add_test(tc, test_resume_paths);
         tcase_add_test(tc, test_fleet_guard);
         tcase_add_test(tc, test_reason_format);

@@ -22,12 +22,14 @@ typedef enum HealthStatus {
 
 #define HEALTH_CODE_MAX 48
 #define HEALTH_DETAIL_MAX 256
+#define HEALTH_TARGET_MAX 64
 
 typedef struct HealthResult {
         HealthStatus status;
         char code[HEALTH_CODE_MAX];     /* stable, for alerting rules: "mount-missing" */
         char detail[HEALTH_DETAIL_MAX]; /* one line for the drain reason and status */
         HealthRemedy remedy;            /* what a failure recommends (health-code.h); none otherwise */
+        char target[HEALTH_TARGET_MAX]; /* what it is about, for a repair: a GPU's PCI bus id, or "" */
 } HealthResult;
 
 typedef enum HealthAction { HEALTH_ACTION_DRAIN, HEALTH_ACTION_REPORT } HealthAction;
