@@ -128,6 +128,8 @@ void health_check_jobs_record(Check *k, const HealthResult *res, uint64_t durati
         store_save(s);
         if ((changed || detail_changed) && k->action == HEALTH_ACTION_DRAIN)
                 health_judge_kick(s, check_name(k));
+        else
+                health_judge_token_check(s);
         if (s->run_pending > 0 && --s->run_pending == 0)
                 methods_run_done(s);
 }

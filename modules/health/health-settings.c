@@ -33,6 +33,8 @@ static const sunkd_cfg_key conf_keys[] = {
         { "checks", SUNKD_CFG_SEQUENCE, offsetof(Conf, checks), 0, 0, 0 },
         { "actions", SUNKD_CFG_SEQUENCE, offsetof(Conf, actions), 0, 0, 0 },
         { "repair", SUNKD_CFG_MAP, offsetof(Conf, repair), 0, 0, 0 },
+        { "reason_words", SUNKD_CFG_MAP, offsetof(Conf, reason_words), 0, 0, 0 },
+        { "undrain_foreign_token", SUNKD_CFG_STRING, offsetof(Conf, undrain_foreign_token), 0, 0, 0 },
 };
 
 static const sunkd_cfg_key scontrol_keys[] = {
@@ -489,6 +491,51 @@ static int parse_memory_policy(State *s) {
         return 0;
 }
 
+/* Printable ASCII, no '=' or control bytes: what Slurm stores verbatim. */
+static bool words_are_valid(const char *t, size_t max) {
+        if (isempty(t) || strlen(t) > max)
+                return false;
+        for (const char *p = t; *p; p++)
+                if (*p < ' ' || *p > '~')
+                        return false;
+        return true;
+}
+
+/* reason_words: keys a code of the catalogue (or a script's own, any
+ * [a-z0-9_-]) or a remedy; values short printable text. */
+static int parse_reason_words(State *s, const sunkd_cfg *cfg) {
+        const sunkd_host_api *api = s->ctx->api;
+        const sunkd_cfg *v;
+        const char *key, *text;
+
+        s->n_words = 0;
+        for (size_t i = 0; s->conf.reason_words && (v = api->cfg_child(s->conf.reason_words, i, &key));
+             i++) {
+                text = api->cfg_scalar(v);
+                if (s->n_words >= WORDS_MAX)
+                        return located(s->ctx, v, "key 'reason_words': more than %d", WORDS_MAX);
+                if (!key || !*key || strlen(key) >= HEALTH_CODE_MAX ||
+                    strspn(key, "abcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(key))
+                        return located(s->ctx, v, "key 'reason_words': '%s' is not a code or a remedy",
+                                       key ?: "");
+                if (!text || !words_are_valid(text, WORDS_TEXT_MAX))
+                        return located(s->ctx, v,
+                                       "key 'reason_words': %s: 1 to %d printable characters, such as "
+                                       "Action:Reboot",
+                                       key, WORDS_TEXT_MAX);
+                (void) snprintf(s->words[s->n_words].key, sizeof(s->words[0].key), "%s", key);
+                (void) snprintf(s->words[s->n_words].text, sizeof(s->words[0].text), "%s", text);
+                s->n_words++;
+        }
+        if (s->conf.undrain_foreign_token && (!words_are_valid(s->conf.undrain_foreign_token, 63) ||
+                                              strlen(s->conf.undrain_foreign_token) < 4 ||
+                                              strncmp(s->conf.undrain_foreign_token, s->conf.reason_prefix,
+                                                      strlen(s->conf.reason_prefix)) == 0))
+                return located(s->ctx, api->cfg_get(cfg, "undrain_foreign_token"),
+                               "key 'undrain_foreign_token': 4 to 63 printable characters, not our prefix");
+        return 0;
+}
+
 int settings_parse(sunkd_ctx *c, const sunkd_cfg *cfg, State *s) {
         _cleanup_free_ char *error = NULL;
         int r;
@@ -534,6 +581,9 @@ int settings_parse(sunkd_ctx *c, const sunkd_cfg *cfg, State *s) {
         if (r < 0)
                 return r;
         r = parse_checks(s);
+        if (r < 0)
+                return r;
+        r = parse_reason_words(s, cfg);
         if (r < 0)
                 return r;
         return health_repair_parse(s, cfg);

@@ -173,6 +173,18 @@ static void want_healthy(HealthSignal *s, const HealthNode *node, HealthOwner ow
         case HEALTH_OWNER_NONE:
                 return finish(s, HEALTH_OUTCOME_UNCHANGED, "node %s is not drained", node->name);
         case HEALTH_OWNER_OTHER:
+                /* the one foreign reason we may lift: the site asked for it
+                 * with its token, and every check passed since */
+                if (s->token_seen && s->want == HEALTH_WANT_HEALTHY && !s->all_passed)
+                        return finish(s, HEALTH_OUTCOME_OTHER,
+                                      "node %s has a reason carrying \"%s\" (\"%s\"): resumed after the "
+                                      "next round in which every check passes",
+                                      node->name, s->foreign_token, node->reason);
+                if (s->token_seen && s->want == HEALTH_WANT_HEALTHY) {
+                        s->step = HEALTH_STEP_RESUME;
+                        s->outcome = HEALTH_OUTCOME_RESUMED;
+                        return;
+                }
                 return finish(s, HEALTH_OUTCOME_OTHER,
                               "node %s has a reason that is not ours (\"%s\"): left alone", node->name,
                               node->reason ?: "drained without a reason");
@@ -199,6 +211,8 @@ void health_signal_node(HealthSignal *s, const HealthNode *node) {
         s->owner = owner;
         s->busy = health_node_busy(node);
         s->idle = !s->busy && health_node_has_flag(node, "IDLE");
+        s->token_seen = owner == HEALTH_OWNER_OTHER && !isempty(s->foreign_token) && node->reason &&
+                        strstr(node->reason, s->foreign_token);
         (void) snprintf(s->fleet_prefix, sizeof(s->fleet_prefix), "%s", s->prefix);
         (void) snprintf(s->node, sizeof(s->node), "%s", node->name ?: "");
         /* Checks leave a node that is down or not responding alone; an

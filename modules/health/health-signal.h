@@ -99,6 +99,11 @@ typedef struct HealthSignal {
         char repair_reason[HEALTH_REASON_MAX];
         unsigned max_repair_pct;
         char fleet_prefix[80]; /* the reasons the fleet step counts (filled by the rules) */
+        /* undrain_foreign_token: a foreign reason carrying it is resumed by a
+         * round that wants HEALTHY with @all_passed: every check passed,
+         * each run since the token was first seen */
+        char foreign_token[64];
+        bool all_passed;
         /* progress */
         HealthStep step;
         /* out */
@@ -106,7 +111,8 @@ typedef struct HealthSignal {
         HealthOwner owner; /* of the reason the node had */
         bool busy;         /* a job runs on the node */
         HealthOutcome outcome;
-        bool idle; /* IDLE: no job, none completing */
+        bool idle;       /* IDLE: no job, none completing */
+        bool token_seen; /* the node's foreign reason carries foreign_token */
         char message[512];
 } HealthSignal;
 

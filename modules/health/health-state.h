@@ -61,7 +61,18 @@ typedef struct Conf {
         const sunkd_cfg *checks;
         const sunkd_cfg *actions; /* health-repair.c */
         const sunkd_cfg *repair;
+        const sunkd_cfg *reason_words;
+        char *undrain_foreign_token;
 } Conf;
+
+#define WORDS_MAX 32
+#define WORDS_TEXT_MAX 64
+
+/* reason_words: the text a code or a remedy puts in the reason after the prefix. */
+typedef struct ReasonWord {
+        char key[HEALTH_CODE_MAX];
+        char text[WORDS_TEXT_MAX + 1];
+} ReasonWord;
 
 #define ACTIONS_MAX 64
 #define REPAIR_HISTORY_MAX 16
@@ -175,6 +186,9 @@ typedef struct State {
         Repair repair;
         sunkd_child *repair_child;
         bool repair_waits; /* the last round found the node busy with a repair due */
+        ReasonWord words[WORDS_MAX];
+        size_t n_words;
+        uint64_t token_seen_usec; /* a foreign reason with undrain_foreign_token, first seen */
         sunkd_metric *m_result, *m_failing, *m_signals, *m_duration, *m_finding, *m_repairs;
         char *saved; /* the state file as last written */
 } State;
@@ -192,6 +206,7 @@ void health_check_jobs_record(Check *k, const HealthResult *res, uint64_t durati
 /* health-judge.c: the wish from the checks, and the signal job */
 int health_judge_add_job(State *s);
 void health_judge_kick(State *s, const char *why);
+void health_judge_token_check(State *s);
 void health_judge_apply_outcome(State *s, HealthSignal *sig);
 int health_judge_result(const HealthSignal *sig);
 

@@ -205,6 +205,56 @@ START_TEST(test_repair_paths) {
 }
 END_TEST
 
+/* undrain_foreign_token: a foreign reason carrying it is resumed only by a
+ * round wanting HEALTHY after every check passed since; no other foreign
+ * reason is ever touched. */
+static HealthSignal token(HealthWant want, bool all_passed) {
+        HealthSignal s = sig(want, want == HEALTH_WANT_DRAIN ? P "disk: full" : NULL, NULL);
+
+        snprintf(s.foreign_token, sizeof(s.foreign_token), "sunk:verify-undrain");
+        s.all_passed = all_passed;
+        return s;
+}
+
+START_TEST(test_foreign_token) {
+        HealthSignal s;
+        HealthStep st;
+
+        s = token(HEALTH_WANT_HEALTHY, false);
+        ck_assert_int_eq(run(&s, "IDLE+DRAIN", "hourly check sunk:verify-undrain", &st),
+                         HEALTH_OUTCOME_OTHER);
+        ck_assert(s.token_seen);
+        ck_assert_ptr_nonnull(strstr(s.message, "resumed after the next round in which every check passes"));
+        s = token(HEALTH_WANT_HEALTHY, true);
+        ck_assert_int_eq(run(&s, "IDLE+DRAIN", "hourly check sunk:verify-undrain", &st),
+                         HEALTH_OUTCOME_RESUMED);
+        ck_assert_int_eq(st, HEALTH_STEP_RESUME);
+        /* a check fails: left alone */
+        s = token(HEALTH_WANT_DRAIN, true);
+        ck_assert_int_eq(run(&s, "IDLE+DRAIN", "hourly check sunk:verify-undrain", &st),
+                         HEALTH_OUTCOME_OTHER);
+        /* any other foreign reason: never */
+        s = token(HEALTH_WANT_HEALTHY, true);
+        ck_assert_int_eq(run(&s, "IDLE+DRAIN", "k8s: cordoned", &st), HEALTH_OUTCOME_OTHER);
+        ck_assert(!s.token_seen);
+        s = token(HEALTH_WANT_HEALTHY, true);
+        ck_assert_int_eq(run(&s, "IDLE+DRAIN", "sunk:verify", &st), HEALTH_OUTCOME_OTHER);
+        /* no token configured */
+        s = sig(HEALTH_WANT_HEALTHY, NULL, NULL);
+        s.all_passed = true;
+        ck_assert_int_eq(run(&s, "IDLE+DRAIN", "hourly check sunk:verify-undrain", &st),
+                         HEALTH_OUTCOME_OTHER);
+        /* down: left alone */
+        s = token(HEALTH_WANT_HEALTHY, true);
+        ck_assert_int_eq(run(&s, "DOWN+DRAIN", "hourly check sunk:verify-undrain", &st),
+                         HEALTH_OUTCOME_UNREACHABLE);
+        /* an operator's undrain does not reach it either */
+        s = token(HEALTH_WANT_UNDRAIN, true);
+        ck_assert_int_eq(run(&s, "IDLE+DRAIN", "hourly check sunk:verify-undrain", &st),
+                         HEALTH_OUTCOME_OTHER);
+}
+END_TEST
+
 START_TEST(test_drain_paths) {
         HealthSignal s;
         HealthStep st;
@@ -506,6 +556,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_owner_table);
         tcase_add_test(tc, test_drain_paths);
         tcase_add_test(tc, test_repair_paths);
+        tcase_add_test(tc, test_foreign_token);
         tcase_add_test(tc, test_resume_paths);
         tcase_add_test(tc, test_fleet_guard);
         tcase_add_test(tc, test_reason_format);
