@@ -95,12 +95,20 @@ static void log_result(Check *k, const HealthResult *res) {
                                 fail ? remedy : "", *res->code ? ")" : "");
 }
 
+static unsigned debounce_need(const State *s, const char *code) {
+        for (size_t i = 0; i < s->n_debounce; i++)
+                if (streq(s->debounce[i].code, code))
+                        return s->debounce[i].need;
+        return 0;
+}
+
 void health_check_jobs_record(Check *k, const HealthResult *res, uint64_t duration_usec) {
         State *s = k->s;
         const char *labels[] = { check_name(k), NULL };
         bool detail_changed =
                 k->count.failing && res->status == HEALTH_FAIL && !streq(k->last.detail, res->detail);
         bool changed;
+        HealthStatus counted;
 
         if (res->status != k->last.status || !streq(res->code, k->last.code) || !k->have_result)
                 log_result(k, res);
@@ -109,7 +117,13 @@ void health_check_jobs_record(Check *k, const HealthResult *res, uint64_t durati
         k->have_result = true;
         k->last_usec = now_usec(CLOCK_REALTIME);
         k->duration_usec = duration_usec;
-        changed = health_count_feed(&k->count, res->status, (unsigned) s->conf.fail_after,
+        counted = health_count_debounce(&k->debounce, res->status, res->code, debounce_need(s, res->code));
+        if (counted != res->status)
+                sunkd_log_info(
+                        s->ctx,
+                        "Check '%s': %s not counted yet: %u of %u in a row since the start (debounce)",
+                        check_name(k), res->code, k->debounce.seen, debounce_need(s, res->code));
+        changed = health_count_feed(&k->count, counted, (unsigned) s->conf.fail_after,
                                     (unsigned) s->conf.pass_after);
         (void) s->ctx->api->metric_set(s->m_result,
                                        res->status == HEALTH_PASS   ? 1

@@ -33,6 +33,7 @@ static const sunkd_cfg_key conf_keys[] = {
         { "checks", SUNKD_CFG_SEQUENCE, offsetof(Conf, checks), 0, 0, 0 },
         { "actions", SUNKD_CFG_SEQUENCE, offsetof(Conf, actions), 0, 0, 0 },
         { "repair", SUNKD_CFG_MAP, offsetof(Conf, repair), 0, 0, 0 },
+        { "debounce", SUNKD_CFG_MAP, offsetof(Conf, debounce), 0, 0, 0 },
         { "reason_words", SUNKD_CFG_MAP, offsetof(Conf, reason_words), 0, 0, 0 },
         { "undrain_foreign_token", SUNKD_CFG_STRING, offsetof(Conf, undrain_foreign_token), 0, 0, 0 },
 };
@@ -536,6 +537,32 @@ static int parse_reason_words(State *s, const sunkd_cfg *cfg) {
         return 0;
 }
 
+/* debounce: code -> observations in a row at start-up (1 to 100). */
+static int parse_debounce(State *s) {
+        const sunkd_host_api *api = s->ctx->api;
+        const sunkd_cfg *v;
+        const char *key, *text;
+        char *end;
+        long n;
+
+        s->n_debounce = 0;
+        for (size_t i = 0; s->conf.debounce && (v = api->cfg_child(s->conf.debounce, i, &key)); i++) {
+                text = api->cfg_scalar(v);
+                if (s->n_debounce >= DEBOUNCE_MAX)
+                        return located(s->ctx, v, "key 'debounce': more than %d", DEBOUNCE_MAX);
+                if (!key || !*key || strlen(key) >= HEALTH_CODE_MAX ||
+                    strspn(key, "abcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(key))
+                        return located(s->ctx, v, "key 'debounce': '%s' is not a code", key ?: "");
+                errno = 0;
+                n = text ? strtol(text, &end, 10) : 0;
+                if (!text || errno != 0 || *end || end == text || n < 1 || n > 100)
+                        return located(s->ctx, v, "key 'debounce': %s: a count from 1 to 100", key);
+                (void) snprintf(s->debounce[s->n_debounce].code, sizeof(s->debounce[0].code), "%s", key);
+                s->debounce[s->n_debounce++].need = (unsigned) n;
+        }
+        return 0;
+}
+
 int settings_parse(sunkd_ctx *c, const sunkd_cfg *cfg, State *s) {
         _cleanup_free_ char *error = NULL;
         int r;
@@ -581,6 +608,9 @@ int settings_parse(sunkd_ctx *c, const sunkd_cfg *cfg, State *s) {
         if (r < 0)
                 return r;
         r = parse_checks(s);
+        if (r < 0)
+                return r;
+        r = parse_debounce(s);
         if (r < 0)
                 return r;
         r = parse_reason_words(s, cfg);

@@ -42,6 +42,7 @@ typedef struct Check {
         HealthResult last;
         bool have_result;
         HealthCount count; /* the hysteresis */
+        HealthDebounce debounce;
         uint64_t last_usec, duration_usec;
 } Check;
 
@@ -61,9 +62,18 @@ typedef struct Conf {
         const sunkd_cfg *checks;
         const sunkd_cfg *actions; /* health-repair.c */
         const sunkd_cfg *repair;
+        const sunkd_cfg *debounce;
         const sunkd_cfg *reason_words;
         char *undrain_foreign_token;
 } Conf;
+
+#define DEBOUNCE_MAX 32
+
+/* debounce: a code's observations in a row needed at start-up. */
+typedef struct DebounceRule {
+        char code[HEALTH_CODE_MAX];
+        unsigned need;
+} DebounceRule;
 
 #define WORDS_MAX 32
 #define WORDS_TEXT_MAX 64
@@ -186,6 +196,8 @@ typedef struct State {
         Repair repair;
         sunkd_child *repair_child;
         bool repair_waits; /* the last round found the node busy with a repair due */
+        DebounceRule debounce[DEBOUNCE_MAX];
+        size_t n_debounce;
         ReasonWord words[WORDS_MAX];
         size_t n_words;
         uint64_t token_seen_usec; /* a foreign reason with undrain_foreign_token, first seen */

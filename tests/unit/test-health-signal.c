@@ -517,6 +517,32 @@ START_TEST(test_flags) {
 }
 END_TEST
 
+/* The debounce at start-up: a code needing 3 in a row counts from the
+ * third; another code starts again; after the first pass or the first
+ * counted failure it is over: later findings count at once. */
+START_TEST(test_debounce) {
+        HealthDebounce d = {};
+
+        ck_assert_int_eq(health_count_debounce(&d, HEALTH_FAIL, "gpu-nvlink", 3), HEALTH_UNKNOWN);
+        ck_assert_int_eq(health_count_debounce(&d, HEALTH_UNKNOWN, "gpu-unknown", 3), HEALTH_UNKNOWN);
+        ck_assert_int_eq(health_count_debounce(&d, HEALTH_FAIL, "gpu-nvlink", 3), HEALTH_UNKNOWN);
+        ck_assert_int_eq(health_count_debounce(&d, HEALTH_FAIL, "gpu-xid", 3), HEALTH_UNKNOWN); /* another */
+        ck_assert_uint_eq(d.seen, 1);
+        ck_assert_int_eq(health_count_debounce(&d, HEALTH_FAIL, "gpu-xid", 3), HEALTH_UNKNOWN);
+        ck_assert_int_eq(health_count_debounce(&d, HEALTH_FAIL, "gpu-xid", 3), HEALTH_FAIL);
+        ck_assert(d.over);
+        ck_assert_int_eq(health_count_debounce(&d, HEALTH_FAIL, "gpu-nvlink", 3), HEALTH_FAIL);
+        /* a pass first: over, the next failure counts */
+        d = (HealthDebounce){};
+        ck_assert_int_eq(health_count_debounce(&d, HEALTH_PASS, "ok", 3), HEALTH_PASS);
+        ck_assert_int_eq(health_count_debounce(&d, HEALTH_FAIL, "gpu-nvlink", 3), HEALTH_FAIL);
+        /* no debounce for the code */
+        d = (HealthDebounce){};
+        ck_assert_int_eq(health_count_debounce(&d, HEALTH_FAIL, "disk_free-low", 0), HEALTH_FAIL);
+        ck_assert(d.over);
+}
+END_TEST
+
 START_TEST(test_hysteresis) {
         HealthCount c = {};
 
@@ -565,6 +591,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_fleet_partitions);
         tcase_add_test(tc, test_flags);
         tcase_add_test(tc, test_hysteresis);
+        tcase_add_test(tc, test_debounce);
         suite_add_tcase(s, tc);
         return s;
 }
