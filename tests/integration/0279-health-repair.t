@@ -10,7 +10,8 @@
 # through slurmctld (scontrol reboot ASAP, our reason kept), which has slurmd
 # run the RebootProgram; the module remembers it asked across a restart, and
 # a reboot that did not help within verify_within leaves the node drained,
-# sticky, for "repair failed".
+# sticky, for "repair failed"; one that came (a new boot id after a
+# restart) is known as its own and judged by the checks.
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 . "$SUNKD_SRCDIR/tests/lib/slurm.sh"
@@ -56,7 +57,7 @@ sunkd_config "modules:
       - { check: flag, action: script, path: $T/fix.sh, args: [--now] }
       - { code: script-failed, action: reboot }
     repair:
-      max_per_hour: 3
+      max_per_hour: 4
       max_pct: 25
       verify_within: 15s"
 sunkd_start
@@ -142,15 +143,42 @@ round
 is "$(reason)" "sunkd: gate: script-failed repair failed (reboot)" "passing checks do not lift it"
 is "$(metric reboot failed)" 1 "counted failed"
 
-# --- the node's own limit: three repairs within the hour were taken
+# --- a reboot that came: sunkd starts in a new boot, knows the reboot was
+# its own, the checks pass and the node is resumed
 ctl health undrain > /dev/null
 ok "an operator undrains it" wait_until 600 eval '[ -z "$(reason)" ]'
+wait_until 600 eval 'slurm_state $NODE | grep -q "^IDLE"' || bail_out "the node is not idle"
+touch "$T/gfault"
+ctl run health.gate > /dev/null
+ok "drained for the gate again" wait_until 600 eval '[ "$(reason)" = "sunkd: gate: gate closed" ]'
+round
+ok "slurmd ran the RebootProgram again" wait_until 600 eval '[ "$(wc -l < "$S/rebooted")" -ge 2 ]'
+sunkd_stop
+echo 22222222-2222-2222-2222-222222222222 > "$T/root/proc/sys/kernel/random/boot_id"
+rm "$T/gfault"
+sunkd_start
+log_mark
+ok "sunkd knows the reboot it asked for came" wait_until 600 grep -q "The node rebooted as asked for check 'gate'" "$T/sunkd.log"
+ok "the checks pass: the reboot is counted as having helped" \
+        wait_until 600 eval 'ctl metrics | grep -q "sunkd_health_repairs_total{action=\"reboot\",outcome=\"helped\"} 1"'
+# No real reboot came, so slurmctld still shows the node rebooting (DOWN):
+# the module leaves it to slurmctld, resuming nothing behind its back.  On a
+# node that did reboot, slurmd registers and the round resumes our reason.
+round
+is "$(module_status health last_signal)" "unreachable" "a node slurmctld shows rebooting is left alone"
+like "$(reason)" "^sunkd: repair reboot: gate: gate closed" "its reason still ours"
+ctl health undrain > /dev/null
+ok "an operator resumes it" wait_until 600 eval '[ -z "$(reason)" ]'
+
+# --- the node's own limit: four repairs within the hour were taken
+wait_until 600 eval 'slurm_state $NODE | grep -q "^IDLE" && ! slurm_state $NODE | grep -q DRAIN' ||
+        { scontrol show node $NODE | sed 's/^/# /'; bail_out "the node is not idle"; }
 touch "$T/fault"
 ctl run health.flag > /dev/null
 ok "drained once more" wait_until 600 eval '[ "$(reason)" = "sunkd: flag: fault file present" ]'
 log_mark
 round
-is "$(module_status health last_signal)" "repair-held" "the node's own limit holds the fourth"
-ok "saying why" wait_log "3 repair\\(s\\) of this node within the hour \\(max_per_hour 3\\)"
+is "$(module_status health last_signal)" "repair-held" "the node's own limit holds the fifth"
+ok "saying why" wait_log "4 repair\\(s\\) of this node within the hour \\(max_per_hour 4\\)"
 is "$(fixes)" 2 "the remedy did not run again"
 done_testing

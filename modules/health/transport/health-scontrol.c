@@ -234,10 +234,9 @@ static void step(State *s) {
                                            UPDATE_OUTPUT_MAX, on_update);
                         break;
                 case HEALTH_STEP_REBOOT:
-                        /* no nextstate=RESUME: our reason outlives the reboot
-                         * (slurmctld keeps a drain whose reason is not its
-                         * own "Reboot ASAP"), so the checks run before the
-                         * node is resumed */
+                        /* no nextstate: the node carries our reason (and
+                         * slurmctld's " : reboot issued" after it), so a
+                         * round resumes it once the checks pass */
                         if (asprintf(&reason, "reason=%s", sig->reason) < 0)
                                 r = -ENOMEM;
                         else
