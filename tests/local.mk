@@ -589,6 +589,14 @@ tests_unit_test_prolog_reason_SOURCES = tests/unit/test-prolog-reason.c
 tests_unit_test_prolog_reason_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_test_prolog_reason_LDADD = modules/prolog/libprolog.la agent/libsunkd-util.la $(CHECK_LIBS)
 # health against a real Slurm
+TESTS += tests/integration/0276-health-repair-gpu.t
+EXTRA_DIST += tests/integration/0276-health-repair-gpu.t
+TESTS += tests/integration/0277-health-debounce.t
+EXTRA_DIST += tests/integration/0277-health-debounce.t
+TESTS += tests/integration/0278-health-reason-words.t
+EXTRA_DIST += tests/integration/0278-health-reason-words.t
+TESTS += tests/integration/0279-health-repair.t
+EXTRA_DIST += tests/integration/0279-health-repair.t
 TESTS += tests/integration/0280-health-drain.t
 EXTRA_DIST += tests/integration/0280-health-drain.t
 TESTS += tests/integration/0281-health-fleet-guard.t

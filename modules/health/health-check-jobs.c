@@ -56,19 +56,50 @@ static void result_from_json(json_object *o, HealthResult *res) {
                           json_member_string(o, "detail") ?: "");
 }
 
-/* sunkd_health_finding{check,code}: one series while a check fails, its
- * code the finding's, so an alerting rule can tell an XID from a full disk;
+/* sunkd_health_finding{check,code,remedy}: one series while a check fails,
+ * its code the finding's and remedy what it recommends, so an alerting rule
+ * can tell an XID from a full disk;
  * the series goes when the check passes or finds something else. */
 static void show_finding(Check *k, const HealthResult *res) {
         const sunkd_host_api *api = k->s->ctx->api;
         bool was = k->have_result && k->last.status == HEALTH_FAIL, is = res->status == HEALTH_FAIL;
 
-        if (was && (!is || !streq(k->last.code, res->code)))
+        if (was && (!is || !streq(k->last.code, res->code) || k->last.remedy != res->remedy))
                 (void) api->metric_remove(k->s->m_finding,
-                                          (const char *[]){ check_name(k), k->last.code, NULL });
+                                          (const char *[]){ check_name(k), k->last.code,
+                                                            health_code_remedy_to_string(k->last.remedy),
+                                                            NULL });
         if (is)
                 (void) api->metric_set(k->s->m_finding, 1,
-                                       (const char *[]){ check_name(k), res->code, NULL });
+                                       (const char *[]){ check_name(k), res->code,
+                                                         health_code_remedy_to_string(res->remedy), NULL });
+}
+
+/* "Check 'x': fail (mount-missing, remedy reboot)", with the journal fields
+ * SUNKD_HEALTH_CHECK=, SUNKD_HEALTH_STATUS=, SUNKD_HEALTH_CODE= and, for a
+ * failure, SUNKD_HEALTH_REMEDY= for a journal query or a log shipper. */
+static void log_result(Check *k, const HealthResult *res) {
+        State *s = k->s;
+        bool fail = res->status == HEALTH_FAIL;
+        const char *remedy = health_code_remedy_to_string(res->remedy);
+        char f_check[64], f_status[40], f_code[32 + HEALTH_CODE_MAX], f_remedy[64];
+        const char *fields[] = { f_check, f_status, f_code, fail ? f_remedy : NULL, NULL };
+
+        snprintf(f_check, sizeof(f_check), "SUNKD_HEALTH_CHECK=%s", check_name(k));
+        snprintf(f_status, sizeof(f_status), "SUNKD_HEALTH_STATUS=%s", status_names[res->status]);
+        snprintf(f_code, sizeof(f_code), "SUNKD_HEALTH_CODE=%s", res->code);
+        snprintf(f_remedy, sizeof(f_remedy), "SUNKD_HEALTH_REMEDY=%s", remedy);
+        (void) sunkd_log_fields(s->ctx, fail ? SUNKD_LOG_WARNING : SUNKD_LOG_INFO, fields,
+                                "Check '%s': %s%s%s%s%s%s", check_name(k), status_names[res->status],
+                                *res->code ? " (" : "", res->code, fail ? ", remedy " : "",
+                                fail ? remedy : "", *res->code ? ")" : "");
+}
+
+static unsigned debounce_need(const State *s, const char *code) {
+        for (size_t i = 0; i < s->n_debounce; i++)
+                if (streq(s->debounce[i].code, code))
+                        return s->debounce[i].need;
+        return 0;
 }
 
 void health_check_jobs_record(Check *k, const HealthResult *res, uint64_t duration_usec) {
@@ -77,17 +108,22 @@ void health_check_jobs_record(Check *k, const HealthResult *res, uint64_t durati
         bool detail_changed =
                 k->count.failing && res->status == HEALTH_FAIL && !streq(k->last.detail, res->detail);
         bool changed;
+        HealthStatus counted;
 
         if (res->status != k->last.status || !streq(res->code, k->last.code) || !k->have_result)
-                sunkd_log(s->ctx, res->status == HEALTH_FAIL ? SUNKD_LOG_WARNING : SUNKD_LOG_INFO, 0,
-                          "Check '%s': %s%s%s%s", check_name(k), status_names[res->status],
-                          *res->code ? " (" : "", res->code, *res->code ? ")" : "");
+                log_result(k, res);
         show_finding(k, res);
         k->last = *res;
         k->have_result = true;
         k->last_usec = now_usec(CLOCK_REALTIME);
         k->duration_usec = duration_usec;
-        changed = health_count_feed(&k->count, res->status, (unsigned) s->conf.fail_after,
+        counted = health_count_debounce(&k->debounce, res->status, res->code, debounce_need(s, res->code));
+        if (counted != res->status)
+                sunkd_log_info(
+                        s->ctx,
+                        "Check '%s': %s not counted yet: %u of %u in a row since the start (debounce)",
+                        check_name(k), res->code, k->debounce.seen, debounce_need(s, res->code));
+        changed = health_count_feed(&k->count, counted, (unsigned) s->conf.fail_after,
                                     (unsigned) s->conf.pass_after);
         (void) s->ctx->api->metric_set(s->m_result,
                                        res->status == HEALTH_PASS   ? 1
@@ -106,6 +142,8 @@ void health_check_jobs_record(Check *k, const HealthResult *res, uint64_t durati
         store_save(s);
         if ((changed || detail_changed) && k->action == HEALTH_ACTION_DRAIN)
                 health_judge_kick(s, check_name(k));
+        else
+                health_judge_token_check(s);
         if (s->run_pending > 0 && --s->run_pending == 0)
                 methods_run_done(s);
 }

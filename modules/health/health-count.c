@@ -1,4 +1,7 @@
 /* The hysteresis of a check (see health-count.h). */
+#include <stdio.h>
+#include <string.h>
+
 #include "health-count.h"
 
 bool health_count_feed(HealthCount *c, HealthStatus st, unsigned fail_after, unsigned pass_after) {
@@ -18,4 +21,22 @@ bool health_count_feed(HealthCount *c, HealthStatus st, unsigned fail_after, uns
                         c->failing = true;
         }
         return was != c->failing;
+}
+
+HealthStatus health_count_debounce(HealthDebounce *d, HealthStatus st, const char *code, unsigned need) {
+        if (d->over || st == HEALTH_UNKNOWN)
+                return st;
+        if (st == HEALTH_PASS) {
+                d->over = true;
+                return st;
+        }
+        if (strcmp(d->code, code) != 0) {
+                (void) snprintf(d->code, sizeof(d->code), "%s", code);
+                d->seen = 0;
+        }
+        if (++d->seen >= need) {
+                d->over = true;
+                return st;
+        }
+        return HEALTH_UNKNOWN;
 }

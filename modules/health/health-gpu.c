@@ -448,17 +448,23 @@ static void resolve_holds(HealthGpu *g, json_object *fact) {
 
 typedef struct Findings {
         const char *code; /* the first's */
+        HealthRemedy remedy;
+        char target[HEALTH_TARGET_MAX]; /* the first's GPU, its PCI bus id */
         char first[HEALTH_DETAIL_MAX];
         size_t n;
 } Findings;
 
-static void found(Findings *f, const char *code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void found(Findings *f, const char *code, const char *fmt, ...) {
+static void found(Findings *f, const char *code, HealthRemedy remedy, const char *bus, const char *fmt, ...)
+        __attribute__((format(printf, 5, 6)));
+static void found(Findings *f, const char *code, HealthRemedy remedy, const char *bus, const char *fmt,
+                  ...) {
         va_list ap;
 
         if (f->n++ > 0)
                 return;
         f->code = code;
+        f->remedy = remedy;
+        (void) snprintf(f->target, sizeof(f->target), "%s", bus ?: "");
         va_start(ap, fmt);
         vsnprintf(f->first, sizeof(f->first), fmt, ap);
         va_end(ap);
@@ -475,7 +481,9 @@ static void find_holds(const HealthGpu *g, HealthXidAction action, Findings *f) 
                 char name[UUID_MAX + BUS_MAX + 16];
 
                 if (health_xid_rule(&g->policy, g->holds[i].xid).action == action)
-                        found(f, "gpu-xid", "XID %" PRIu32 " on %s", g->holds[i].xid,
+                        found(f, "gpu-xid",
+                              action == HEALTH_XID_REBOOT ? HEALTH_REMEDY_REBOOT : HEALTH_REMEDY_RESET_GPU,
+                              g->holds[i].bus_id, "XID %" PRIu32 " on %s", g->holds[i].xid,
                               gpu_name(name, sizeof(name), g->holds[i].uuid, g->holds[i].bus_id));
         }
 }
@@ -493,7 +501,8 @@ static void find_drains(const HealthGpu *g, json_object *fact, uint64_t now, Fin
                 if (r.action != HEALTH_XID_DRAIN || !first ||
                     (n = hits_within(g, h->bus_id, h->xid, r.window_usec, now)) < r.count)
                         continue;
-                found(f, "gpu-xid", "XID %" PRIu32 " on %s, %" PRIu64 " times within %" PRIu64 "s", h->xid,
+                found(f, "gpu-xid", HEALTH_REMEDY_CONTACT_SUPPORT, h->bus_id,
+                      "XID %" PRIu32 " on %s, %" PRIu64 " times within %" PRIu64 "s", h->xid,
                       gpu_name(name, sizeof(name), uuid_of(fact, h->bus_id, NULL), h->bus_id), n,
                       r.window_usec / USEC_PER_SEC);
         }
@@ -511,6 +520,14 @@ static const char *recovery_words(int a) {
         return a > 0 && (size_t) a < ELEMENTSOF(words) ? words[a] : "recovery";
 }
 
+/* What NVML's recovery action recommends: 1 and 4 a GPU reset, 2 a reboot;
+ * 3 (drain peer-to-peer traffic) and any later one a person. */
+static HealthRemedy recovery_remedy(int a) {
+        return a == 1 || a == 4 ? HEALTH_REMEDY_RESET_GPU
+               : a == 2         ? HEALTH_REMEDY_REBOOT
+                                : HEALTH_REMEDY_CONTACT_SUPPORT;
+}
+
 static void find_recovery(json_object *fact, Findings *f) {
         json_object *gpus = json_object_object_get(fact, "gpus");
 
@@ -521,10 +538,20 @@ static void find_recovery(json_object *fact, Findings *f) {
                 int a = recovery_action(o);
 
                 if (a > 0 && find_gpu(fact, bus) == o) /* a MIG instance's is its GPU's */
-                        found(f, "gpu-recovery", "%s needs %s (NVML recovery action %d)",
+                        found(f, "gpu-recovery", recovery_remedy(a), bus,
+                              "%s needs %s (NVML recovery action %d)",
                               gpu_name(name, sizeof(name), uuid_of(fact, bus, NULL), bus), recovery_words(a),
                               a);
         }
+}
+
+/* A failed row remap and lifetime counts over a site's threshold want the
+ * card replaced; what this driver load saw, a GPU reset. */
+static HealthRemedy memory_remedy(HealthGpuMemoryCounter c) {
+        return c == HEALTH_GPU_MEMORY_REMAP_FAILURE || c == HEALTH_GPU_MEMORY_ECC_AGGREGATE ||
+                               c == HEALTH_GPU_MEMORY_REMAPPED_UNCORRECTABLE
+                       ? HEALTH_REMEDY_REPLACE
+                       : HEALTH_REMEDY_RESET_GPU;
 }
 
 /* Each GPU's memory counters against the memory policy; a MIG instance
@@ -551,7 +578,7 @@ static void find_memory(const HealthGpu *g, json_object *fact, Findings *f) {
                         if (r->action == HEALTH_GPU_MEMORY_DRAIN &&
                             get_uint(h, health_gpu_memory_counter_key(c), INT64_MAX, &v) &&
                             v >= r->threshold)
-                                found(f, "gpu-memory", "%s: %s (%s %" PRIu64 ")",
+                                found(f, "gpu-memory", memory_remedy(c), bus, "%s: %s (%s %" PRIu64 ")",
                                       gpu_name(name, sizeof(name), uuid_of(fact, bus, NULL), bus),
                                       health_gpu_memory_counter_words(c), health_gpu_memory_counter_key(c),
                                       v);
@@ -572,11 +599,13 @@ static void find_count(const HealthGpu *g, json_object *fact, Findings *f) {
                 json_object *m = json_object_array_get_idx(missing, 0);
                 char name[UUID_MAX + BUS_MAX + 16];
 
-                found(f, "gpu-count", "%" PRIu64 " of %" PRIu64 " GPUs found; %s is missing", n, expected,
+                found(f, "gpu-count", HEALTH_REMEDY_REBOOT, NULL,
+                      "%" PRIu64 " of %" PRIu64 " GPUs found; %s is missing", n, expected,
                       gpu_name(name, sizeof(name), get_str(m, "uuid", UUID_MAX),
                                get_str(m, "bus_id", BUS_MAX) ?: "?"));
         } else
-                found(f, "gpu-count", "%" PRIu64 " of %" PRIu64 " GPUs found", n, expected);
+                found(f, "gpu-count", HEALTH_REMEDY_REBOOT, NULL, "%" PRIu64 " of %" PRIu64 " GPUs found", n,
+                      expected);
 }
 
 /* The detail: one printable line, at most HEALTH_DETAIL_MAX - 1 bytes. */
@@ -586,6 +615,8 @@ static void result(HealthResult *ret, HealthStatus status, const char *code, con
         va_list ap;
 
         ret->status = status;
+        ret->remedy = HEALTH_REMEDY_NONE;
+        ret->target[0] = '\0';
         snprintf(ret->code, sizeof(ret->code), "%s", code);
         va_start(ap, fmt);
         vsnprintf(ret->detail, sizeof(ret->detail), fmt, ap);
@@ -612,6 +643,10 @@ static void verdict(const HealthGpu *g, json_object *fact, uint64_t now, HealthR
                 result(ret, HEALTH_FAIL, f.code, "%s", f.first);
         else
                 result(ret, HEALTH_FAIL, f.code, "%s; and %zu more", f.first, f.n - 1);
+        if (f.n > 0) {
+                ret->remedy = f.remedy;
+                memcpy(ret->target, f.target, sizeof(ret->target));
+        }
 }
 
 int health_gpu_judge(HealthGpu *g, json_object *fact, uint64_t now_usec, HealthResult *ret) {

@@ -15,11 +15,51 @@
 #include "util/json-util.h"
 #include "util/macro.h"
 #include "util/text-escape.h"
+#include "util/time-util.h"
 
 #define WAIT_IDLE_POLL_USEC (1 * SUNKD_USEC_PER_SEC)
 
+/* reason_words for @k's finding: its code's, then its remedy's, each once. */
+static void words_for(const State *s, const Check *k, char *out, size_t size) {
+        const char *remedy = health_code_remedy_to_string(k->last.remedy);
+        size_t n = 0;
+
+        out[0] = '\0';
+        for (size_t i = 0; i < s->n_words; i++)
+                if (streq(s->words[i].key, k->last.code) ||
+                    (k->last.status == HEALTH_FAIL && streq(s->words[i].key, remedy)))
+                        n += (size_t) snprintf(out + MIN(n, size), size - MIN(n, size), "%s ",
+                                               s->words[i].text);
+}
+
+/* "<prefix>[<words> ]<check>: <detail>" */
 static void check_reason(const State *s, const Check *k, char out[static HEALTH_REASON_MAX]) {
-        health_signal_reason_format(out, s->conf.reason_prefix, check_name(k), k->last.detail);
+        char what[WORDS_MAX * 8 + CHECK_NAME_MAX + 160];
+        size_t n;
+
+        words_for(s, k, what, sizeof(what) - CHECK_NAME_MAX - 1);
+        n = strlen(what);
+        (void) snprintf(what + n, sizeof(what) - n, "%s", check_name(k));
+        health_signal_reason_format(out, s->conf.reason_prefix, what, k->last.detail);
+}
+
+/* Every check passed, each run since the foreign token was first seen. */
+static bool all_passed_since(const State *s) {
+        if (s->token_seen_usec == 0)
+                return false;
+        for (size_t i = 0; i < s->n_checks; i++) {
+                const Check *k = &s->checks[i];
+
+                if (!k->have_result || k->last.status != HEALTH_PASS || k->count.failing ||
+                    k->last_usec < s->token_seen_usec)
+                        return false;
+        }
+        return true;
+}
+
+void health_judge_token_check(State *s) {
+        if (s->token_seen_usec != 0 && all_passed_since(s))
+                health_judge_kick(s, "undrain_foreign_token");
 }
 
 /* The check whose reason the node should carry, or NULL: healthy. */
@@ -52,9 +92,13 @@ static void forget_lifted(State *s) {
 static void signal_fill(State *s, HealthSignal *sig) {
         const Check *k;
 
+        health_repair_check(s); /* a repair that failed asks for a sticky drain */
         *sig = (HealthSignal){ .max_drained_pct = (unsigned) s->conf.max_drained_pct };
         (void) snprintf(sig->prefix, sizeof(sig->prefix), "%s", s->conf.reason_prefix);
         (void) snprintf(sig->node, sizeof(sig->node), "%s", s->node_name);
+        (void) snprintf(sig->foreign_token, sizeof(sig->foreign_token), "%s",
+                        s->conf.undrain_foreign_token ?: "");
+        sig->all_passed = all_passed_since(s);
         memcpy(sig->set_reason, s->set_reason, sizeof(sig->set_reason));
         memcpy(sig->sticky_reason, s->sticky_reason, sizeof(sig->sticky_reason));
         if (s->forced != HEALTH_WANT_HEALTHY) {
@@ -67,6 +111,7 @@ static void signal_fill(State *s, HealthSignal *sig) {
         if (k) {
                 sig->want = HEALTH_WANT_DRAIN;
                 check_reason(s, k, sig->reason);
+                health_repair_fill(s, k, sig);
         }
 }
 
@@ -90,6 +135,9 @@ void health_judge_apply_outcome(State *s, HealthSignal *sig) {
         case HEALTH_OUTCOME_RESUMED:
                 s->set_reason[0] = s->sticky_reason[0] = '\0';
                 break;
+        case HEALTH_OUTCOME_REPAIR:
+                memcpy(s->set_reason, sig->reason, sizeof(s->set_reason));
+                break;
         case HEALTH_OUTCOME_LIFTED:
                 if (k) {
                         (void) snprintf(s->lifted_check, sizeof(s->lifted_check), "%s", check_name(k));
@@ -110,10 +158,21 @@ void health_judge_apply_outcome(State *s, HealthSignal *sig) {
         default:
                 break;
         }
+        health_repair_outcome(s, sig);
+        /* a foreign reason with the token, seen now: every check runs again,
+         * and a round once they all passed may resume it */
+        if (sig->token_seen && s->token_seen_usec == 0) {
+                s->token_seen_usec = now_usec(CLOCK_REALTIME);
+                for (size_t i = 0; i < s->n_checks; i++)
+                        if (s->checks[i].job)
+                                (void) s->ctx->api->job_trigger(s->checks[i].job, "undrain_foreign_token");
+        } else if (!sig->token_seen && sig->outcome != HEALTH_OUTCOME_FAILED)
+                s->token_seen_usec = 0;
         if (sig->outcome != HEALTH_OUTCOME_UNCHANGED || !s->have_outcome ||
             !streq(s->last_outcome, sig->message))
                 sunkd_log(s->ctx,
-                          sig->outcome == HEALTH_OUTCOME_GUARDED || sig->outcome == HEALTH_OUTCOME_FAILED
+                          sig->outcome == HEALTH_OUTCOME_GUARDED || sig->outcome == HEALTH_OUTCOME_FAILED ||
+                                          sig->outcome == HEALTH_OUTCOME_REPAIR_HELD
                                   ? SUNKD_LOG_WARNING
                                   : SUNKD_LOG_NOTICE,
                           0, "%s", sig->message);
@@ -182,8 +241,11 @@ static void signal_cancel(void *state, void *input) {
 /* The interval of the next round: quick while someone waits for the node
  * to go idle. */
 static void signal_pace(State *s) {
-        uint64_t want = s->n_waiters > 0 ? WAIT_IDLE_POLL_USEC : s->conf.interval_usec;
+        uint64_t want = s->n_waiters > 0 ? WAIT_IDLE_POLL_USEC : s->conf.interval_usec,
+                 repair = health_repair_next_usec(s);
 
+        if (repair > 0 && repair < want)
+                want = repair; /* the repair's bound is judged in a round */
         (void) s->ctx->api->job_set_interval(s->signal_job, want, 0);
 }
 
@@ -229,6 +291,7 @@ static int child_work(void *state, void *input, const sunkd_cancel *cancel, void
         json_object_object_add(o, "outcome", json_object_new_int(sig->outcome));
         json_object_object_add(o, "owner", json_object_new_int(sig->owner));
         json_object_object_add(o, "busy", json_object_new_boolean(sig->busy));
+        json_object_object_add(o, "token_seen", json_object_new_boolean(sig->token_seen));
         json_object_object_add(o, "message", json_object_new_string(sig->message));
         *ret_result = o;
         return 0;
@@ -249,7 +312,7 @@ static void child_result(HealthSignal *sig, json_object *o) {
         int64_t outcome = json_member_int64(o, "outcome", -1), owner = json_member_int64(o, "owner", -1);
         json_object *v;
 
-        if (outcome < 0 || outcome > HEALTH_OUTCOME_FAILED || owner < 0 || owner > HEALTH_OWNER_OTHER) {
+        if (outcome < 0 || outcome > HEALTH_OUTCOME_REPAIR_HELD || owner < 0 || owner > HEALTH_OWNER_OTHER) {
                 sig->outcome = HEALTH_OUTCOME_FAILED;
                 (void) snprintf(sig->message, sizeof(sig->message), "the libslurm round gave no result");
                 return;
@@ -257,6 +320,12 @@ static void child_result(HealthSignal *sig, json_object *o) {
         sig->outcome = (HealthOutcome) outcome;
         sig->owner = (HealthOwner) owner;
         sig->busy = json_object_object_get_ex(o, "busy", &v) && json_object_get_boolean(v);
+        sig->token_seen = json_object_object_get_ex(o, "token_seen", &v) && json_object_get_boolean(v);
+        /* the child set the repair's reason in its own memory: the same here */
+        if (sig->outcome == HEALTH_OUTCOME_REPAIR) {
+                health_signal_repair_reason(sig->repair_reason, sig->prefix, sig->repair, sig->reason);
+                memcpy(sig->reason, sig->repair_reason, sizeof(sig->reason));
+        }
         (void) snprintf(sig->message, sizeof(sig->message), "%s", json_member_string(o, "message") ?: "");
 }
 

@@ -40,6 +40,11 @@ static json_object *check_json(const Check *k) {
                 o, "consecutive",
                 json_object_new_int64(k->last.status == HEALTH_PASS ? k->count.passes : k->count.fails));
         json_object_object_add(o, "code", json_object_new_string(k->last.code));
+        json_object_object_add(
+                o, "remedy",
+                json_object_new_string(health_code_remedy_to_string(
+                        k->have_result && k->last.status == HEALTH_FAIL ? k->last.remedy
+                                                                        : HEALTH_REMEDY_NONE)));
         json_object_object_add(o, "detail", json_object_new_string(k->last.detail));
         json_object_object_add(o, "duration_usec", json_object_new_int64((int64_t) k->duration_usec));
         json_object_object_add(o, "last_usec", json_object_new_int64((int64_t) k->last_usec));
@@ -67,6 +72,8 @@ static json_object *status_json(State *s) {
                                                               ? health_signal_outcome_to_string(s->outcome)
                                                               : "none"));
         json_object_object_add(o, "last_signal_message", json_object_new_string(s->last_outcome));
+        if (s->repair.phase != REPAIR_IDLE || s->repair.n_history > 0)
+                json_object_object_add(o, "repair", health_repair_to_json(s));
         for (size_t i = 0; i < s->n_checks; i++)
                 json_object_array_add(checks, check_json(&s->checks[i]));
         json_object_object_add(o, "checks", checks);

@@ -9,6 +9,7 @@
 
 #include "client/sunkctl-view.h"
 #include "util/json-util.h"
+#include "util/macro.h"
 
 static const char *str(json_object *o, const char *key) {
         return json_member_string(o, key) ?: "";
@@ -32,6 +33,10 @@ static void health_render(json_object *status, const char *view, FILE *out, FILE
         if (*str(status, "last_signal_message"))
                 fprintf(out, "slurmctld: %s: %s\n", str(status, "last_signal"),
                         str(status, "last_signal_message"));
+        if (json_object_object_get_ex(status, "repair", &checks) && !streq(str(checks, "phase"), "none"))
+                fprintf(out, "repair:    %s for %s [%s]%s%s, %s\n", str(checks, "action"),
+                        str(checks, "check"), str(checks, "code"), *str(checks, "target") ? " of GPU " : "",
+                        str(checks, "target"), str(checks, "phase"));
         if (*str(status, "message"))
                 fprintf(out, "%s\n", str(status, "message"));
         if (!json_object_object_get_ex(status, "checks", &checks) || json_object_array_length(checks) == 0) {
@@ -44,11 +49,14 @@ static void health_render(json_object *status, const char *view, FILE *out, FILE
                 json_object *c = json_object_array_get_idx(checks, i);
                 double secs = (double) json_member_int64(c, "duration_usec", 0) / 1e6;
 
-                fprintf(out, "%-20s %-8s %-8s %8" PRId64 " %-7s %8.3fs  %s%s%s%s\n", str(c, "name"),
+                bool fail = streq(str(c, "result"), "fail");
+
+                fprintf(out, "%-20s %-8s %-8s %8" PRId64 " %-7s %8.3fs  %s%s%s%s%s%s%s\n", str(c, "name"),
                         str(c, "result"), flag(c, "failing") ? "failing" : "ok",
                         json_member_int64(c, "consecutive", 0), str(c, "action"), secs,
                         *str(c, "code") ? "[" : "", str(c, "code"), *str(c, "code") ? "] " : "",
-                        str(c, "detail"));
+                        str(c, "detail"), fail ? " (remedy: " : "", fail ? str(c, "remedy") : "",
+                        fail ? ")" : "");
         }
 }
 

@@ -31,6 +31,11 @@ static const sunkd_cfg_key conf_keys[] = {
         { "xid_policy", SUNKD_CFG_MAP, offsetof(Conf, xid_policy), 0, 0, 0 },
         { "memory_policy", SUNKD_CFG_MAP, offsetof(Conf, memory_policy), 0, 0, 0 },
         { "checks", SUNKD_CFG_SEQUENCE, offsetof(Conf, checks), 0, 0, 0 },
+        { "actions", SUNKD_CFG_SEQUENCE, offsetof(Conf, actions), 0, 0, 0 },
+        { "repair", SUNKD_CFG_MAP, offsetof(Conf, repair), 0, 0, 0 },
+        { "debounce", SUNKD_CFG_MAP, offsetof(Conf, debounce), 0, 0, 0 },
+        { "reason_words", SUNKD_CFG_MAP, offsetof(Conf, reason_words), 0, 0, 0 },
+        { "undrain_foreign_token", SUNKD_CFG_STRING, offsetof(Conf, undrain_foreign_token), 0, 0, 0 },
 };
 
 static const sunkd_cfg_key scontrol_keys[] = {
@@ -86,6 +91,7 @@ void settings_clear(State *s) {
         for (size_t i = 0; i < s->n_checks; i++)
                 check_clear(s->ctx, &s->checks[i]);
         s->n_checks = 0;
+        health_repair_clear(s);
         s->ctx->api->cfg_clear(conf_keys, ELEMENTSOF(conf_keys), &s->conf);
         s->ctx->api->cfg_clear(scontrol_keys, ELEMENTSOF(scontrol_keys), &s->sc);
         s->ctx->api->cfg_clear(rest_keys, ELEMENTSOF(rest_keys), &s->rest);
@@ -497,6 +503,77 @@ static int parse_memory_policy(State *s) {
         return 0;
 }
 
+/* Printable ASCII, no '=' or control bytes: what Slurm stores verbatim. */
+static bool words_are_valid(const char *t, size_t max) {
+        if (isempty(t) || strlen(t) > max)
+                return false;
+        for (const char *p = t; *p; p++)
+                if (*p < ' ' || *p > '~')
+                        return false;
+        return true;
+}
+
+/* reason_words: keys a code of the catalogue (or a script's own, any
+ * [a-z0-9_-]) or a remedy; values short printable text. */
+static int parse_reason_words(State *s, const sunkd_cfg *cfg) {
+        const sunkd_host_api *api = s->ctx->api;
+        const sunkd_cfg *v;
+        const char *key, *text;
+
+        s->n_words = 0;
+        for (size_t i = 0; s->conf.reason_words && (v = api->cfg_child(s->conf.reason_words, i, &key));
+             i++) {
+                text = api->cfg_scalar(v);
+                if (s->n_words >= WORDS_MAX)
+                        return located(s->ctx, v, "key 'reason_words': more than %d", WORDS_MAX);
+                if (!key || !*key || strlen(key) >= HEALTH_CODE_MAX ||
+                    strspn(key, "abcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(key))
+                        return located(s->ctx, v, "key 'reason_words': '%s' is not a code or a remedy",
+                                       key ?: "");
+                if (!text || !words_are_valid(text, WORDS_TEXT_MAX))
+                        return located(s->ctx, v,
+                                       "key 'reason_words': %s: 1 to %d printable characters, such as "
+                                       "Action:Reboot",
+                                       key, WORDS_TEXT_MAX);
+                (void) snprintf(s->words[s->n_words].key, sizeof(s->words[0].key), "%s", key);
+                (void) snprintf(s->words[s->n_words].text, sizeof(s->words[0].text), "%s", text);
+                s->n_words++;
+        }
+        if (s->conf.undrain_foreign_token && (!words_are_valid(s->conf.undrain_foreign_token, 63) ||
+                                              strlen(s->conf.undrain_foreign_token) < 4 ||
+                                              strncmp(s->conf.undrain_foreign_token, s->conf.reason_prefix,
+                                                      strlen(s->conf.reason_prefix)) == 0))
+                return located(s->ctx, api->cfg_get(cfg, "undrain_foreign_token"),
+                               "key 'undrain_foreign_token': 4 to 63 printable characters, not our prefix");
+        return 0;
+}
+
+/* debounce: code -> observations in a row at start-up (1 to 100). */
+static int parse_debounce(State *s) {
+        const sunkd_host_api *api = s->ctx->api;
+        const sunkd_cfg *v;
+        const char *key, *text;
+        char *end;
+        long n;
+
+        s->n_debounce = 0;
+        for (size_t i = 0; s->conf.debounce && (v = api->cfg_child(s->conf.debounce, i, &key)); i++) {
+                text = api->cfg_scalar(v);
+                if (s->n_debounce >= DEBOUNCE_MAX)
+                        return located(s->ctx, v, "key 'debounce': more than %d", DEBOUNCE_MAX);
+                if (!key || !*key || strlen(key) >= HEALTH_CODE_MAX ||
+                    strspn(key, "abcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(key))
+                        return located(s->ctx, v, "key 'debounce': '%s' is not a code", key ?: "");
+                errno = 0;
+                n = text ? strtol(text, &end, 10) : 0;
+                if (!text || errno != 0 || *end || end == text || n < 1 || n > 100)
+                        return located(s->ctx, v, "key 'debounce': %s: a count from 1 to 100", key);
+                (void) snprintf(s->debounce[s->n_debounce].code, sizeof(s->debounce[0].code), "%s", key);
+                s->debounce[s->n_debounce++].need = (unsigned) n;
+        }
+        return 0;
+}
+
 /* The steps after the keys, in one shape for settings_parse()'s table. */
 static int parse_transport_step(State *s, const sunkd_cfg *cfg) {
         return parse_transport(s, cfg);
@@ -521,6 +598,11 @@ static int parse_checks_step(State *s, const sunkd_cfg *cfg) {
         return parse_checks(s);
 }
 
+static int parse_debounce_step(State *s, const sunkd_cfg *cfg) {
+        (void) cfg;
+        return parse_debounce(s);
+}
+
 /* A step failed: remember the first error; only running out of memory
  * stops the reading, so that one round shows every error. */
 static bool settings_stop(int *first, int r) {
@@ -534,6 +616,7 @@ int settings_parse(sunkd_ctx *c, const sunkd_cfg *cfg, State *s) {
         int (*const steps[])(State * s, const sunkd_cfg *cfg) = {
                 parse_transport_step,  parse_slurmrestd,         parse_scontrol_step,
                 parse_xid_policy_step, parse_memory_policy_step, parse_checks_step,
+                parse_debounce_step,   parse_reason_words,       health_repair_parse,
         };
         int first = 0, r;
 

@@ -42,6 +42,7 @@ typedef enum HealthStep {
         HEALTH_STEP_QUERY_NODE,
         HEALTH_STEP_QUERY_FLEET,
         HEALTH_STEP_DRAIN,  /* set state=drain with signal->reason */
+        HEALTH_STEP_REBOOT, /* scontrol reboot ASAP reason=signal->reason (a repair) */
         HEALTH_STEP_RESUME, /* state=resume */
         HEALTH_STEP_DONE,
 } HealthStep;
@@ -57,7 +58,28 @@ typedef enum HealthOutcome {
         HEALTH_OUTCOME_LIFTED,      /* our drain was resumed by someone else */
         HEALTH_OUTCOME_NOT_FOUND,
         HEALTH_OUTCOME_FAILED, /* slurmctld refused or did not answer */
+        HEALTH_OUTCOME_REPAIR, /* the node carries the repair's reason (or its reboot is asked): repair now
+                                */
+        HEALTH_OUTCOME_REPAIR_HELD, /* a limit: the repair is reported instead of taken */
 } HealthOutcome;
+
+/* What a repair does (`actions:`), beside drain. */
+typedef enum HealthRepair {
+        HEALTH_REPAIR_NONE, /* drain only */
+        HEALTH_REPAIR_REBOOT,
+        HEALTH_REPAIR_RESET_GPU,
+        HEALTH_REPAIR_SCRIPT,
+        _HEALTH_REPAIR_MAX,
+} HealthRepair;
+
+const char *health_signal_repair_to_string(HealthRepair r); /* "drain" for none */
+int health_signal_repair_from_string(const char *s);        /* -EINVAL for anything else */
+
+/* health_signal_repair_reason() - "<prefix>repair <action>: <rest>", @rest
+ * being the reason after the prefix: what the node carries while a repair
+ * runs, and by which the fleet counts the nodes under repair. */
+void health_signal_repair_reason(char out[static HEALTH_REASON_MAX], const char *prefix, HealthRepair r,
+                                 const char *reason);
 
 const char *health_signal_outcome_to_string(HealthOutcome o);
 
@@ -70,12 +92,27 @@ typedef struct HealthSignal {
         char sticky_reason[HEALTH_REASON_MAX]; /* the sticky one we set, "" if none */
         unsigned max_drained_pct;
         char node[72]; /* the name asked for (node_name); then as slurmctld spells it */
+        /* a repair for the finding, taken once the node is IDLE and drained
+         * for @reason by us: NONE, or what it would do */
+        HealthRepair repair;
+        bool repair_allowed;   /* the node's own limit (max_per_hour) allows one now */
+        char repair_held[128]; /* why not, when not */
+        char repair_reason[HEALTH_REASON_MAX];
+        unsigned max_repair_pct;
+        char fleet_prefix[80]; /* the reasons the fleet step counts (filled by the rules) */
+        /* undrain_foreign_token: a foreign reason carrying it is resumed by a
+         * round that wants HEALTHY with @all_passed: every check passed,
+         * each run since the token was first seen */
+        char foreign_token[64];
+        bool all_passed;
         /* progress */
         HealthStep step;
         /* out */
         HealthOwner owner; /* of the reason the node had */
         bool busy;         /* a job runs on the node */
         HealthOutcome outcome;
+        bool idle;       /* IDLE: no job, none completing */
+        bool token_seen; /* the node's foreign reason carries foreign_token */
         char message[512];
 } HealthSignal;
 
@@ -84,7 +121,8 @@ typedef struct HealthSignal {
 void health_signal_node(HealthSignal *s, const HealthNode *node);
 
 /* health_signal_fleet() - the nodes that share a partition with ours,
- * ours included: how many, and how many carry our prefix. */
+ * ours included: how many, and how many carry @fleet_prefix (ours, or for a
+ * repair ours and "repair ", the nodes under repair). */
 void health_signal_fleet(HealthSignal *s, size_t total, size_t ours);
 
 /* health_signal_updated() - the update's result: 0, or r < 0 with

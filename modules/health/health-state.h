@@ -42,6 +42,7 @@ typedef struct Check {
         HealthResult last;
         bool have_result;
         HealthCount count; /* the hysteresis */
+        HealthDebounce debounce;
         uint64_t last_usec, duration_usec;
 } Check;
 
@@ -59,7 +60,71 @@ typedef struct Conf {
         const sunkd_cfg *xid_policy;
         const sunkd_cfg *memory_policy;
         const sunkd_cfg *checks;
+        const sunkd_cfg *actions; /* health-repair.c */
+        const sunkd_cfg *repair;
+        const sunkd_cfg *debounce;
+        const sunkd_cfg *reason_words;
+        char *undrain_foreign_token;
 } Conf;
+
+#define DEBOUNCE_MAX 32
+
+/* debounce: a code's observations in a row needed at start-up. */
+typedef struct DebounceRule {
+        char code[HEALTH_CODE_MAX];
+        unsigned need;
+} DebounceRule;
+
+#define WORDS_MAX 32
+#define WORDS_TEXT_MAX 64
+
+/* reason_words: the text a code or a remedy puts in the reason after the prefix. */
+typedef struct ReasonWord {
+        char key[HEALTH_CODE_MAX];
+        char text[WORDS_TEXT_MAX + 1];
+} ReasonWord;
+
+#define ACTIONS_MAX 64
+#define REPAIR_HISTORY_MAX 16
+
+/* One row of `actions:`: what a finding (by code, or by check) does. */
+typedef struct ActionRule {
+        char *code;  /* or NULL */
+        char *check; /* or NULL */
+        char *action;
+        char *path; /* script's */
+        char **args;
+        HealthRepair repair;
+} ActionRule;
+
+/* `repair:`, the limits. */
+typedef struct RepairConf {
+        int64_t max_per_hour; /* per node */
+        int64_t max_pct;      /* of the nodes in its partitions under repair at once */
+        uint64_t verify_within_usec;
+        uint64_t timeout_usec; /* of a reset-gpu or script child */
+        char **reset_gpu_command;
+} RepairConf;
+
+/* A repair taken: kept in state.json, a reboot's across it. */
+typedef enum RepairPhase {
+        REPAIR_IDLE,
+        REPAIR_RUNNING,   /* its child runs, or its reboot is asked */
+        REPAIR_VERIFYING, /* done: the checks decide within verify_within */
+} RepairPhase;
+
+typedef struct Repair {
+        RepairPhase phase;
+        HealthRepair action;
+        char check[CHECK_NAME_MAX + 1];
+        char code[HEALTH_CODE_MAX];
+        char target[64];                      /* reset-gpu's GPU (a PCI bus id) */
+        char boot_id[40];                     /* at the reboot's request */
+        uint64_t started_usec, ended_usec;    /* CLOCK_REALTIME */
+        char reason[HEALTH_REASON_MAX];       /* what the node carries meanwhile */
+        uint64_t history[REPAIR_HISTORY_MAX]; /* when the recent ones started */
+        size_t n_history;
+} Repair;
 
 /* How scontrol is run. */
 typedef struct ScontrolConf {
@@ -124,7 +189,19 @@ typedef struct State {
         sunkd_call *run_calls[WAITERS_MAX];
         size_t n_run_calls;
         unsigned run_pending;
-        sunkd_metric *m_result, *m_failing, *m_signals, *m_duration, *m_finding;
+        /* repairs (health-repair.c) */
+        ActionRule actions[ACTIONS_MAX];
+        size_t n_actions;
+        RepairConf repair_conf;
+        Repair repair;
+        sunkd_child *repair_child;
+        bool repair_waits; /* the last round found the node busy with a repair due */
+        DebounceRule debounce[DEBOUNCE_MAX];
+        size_t n_debounce;
+        ReasonWord words[WORDS_MAX];
+        size_t n_words;
+        uint64_t token_seen_usec; /* a foreign reason with undrain_foreign_token, first seen */
+        sunkd_metric *m_result, *m_failing, *m_signals, *m_duration, *m_finding, *m_repairs;
         char *saved; /* the state file as last written */
 } State;
 
@@ -141,6 +218,7 @@ void health_check_jobs_record(Check *k, const HealthResult *res, uint64_t durati
 /* health-judge.c: the wish from the checks, and the signal job */
 int health_judge_add_job(State *s);
 void health_judge_kick(State *s, const char *why);
+void health_judge_token_check(State *s);
 void health_judge_apply_outcome(State *s, HealthSignal *sig);
 int health_judge_result(const HealthSignal *sig);
 
@@ -152,6 +230,17 @@ void scontrol_cancel(State *s);
 int rest_init(State *s);
 void rest_fini(State *s);
 void rest_round(HealthSignal *sig, const RestConf *c, const char *node_name, const sunkd_cancel *cancel);
+
+/* health-repair.c */
+int health_repair_parse(State *s, const sunkd_cfg *cfg);
+void health_repair_clear(State *s);
+void health_repair_fill(State *s, const Check *k, HealthSignal *sig);
+void health_repair_outcome(State *s, const HealthSignal *sig);
+void health_repair_check(State *s);
+uint64_t health_repair_next_usec(const State *s);
+json_object *health_repair_to_json(const State *s);
+void health_repair_from_json(State *s, json_object *o);
+void health_repair_cancel(State *s);
 
 /* health-store.c */
 void store_load(State *s);

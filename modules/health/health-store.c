@@ -41,6 +41,7 @@ static void load_check(Check *k, json_object *o) {
         const char *st = json_member_string(o, "status");
         int64_t fails = json_member_int64(o, "fails", 0), passes = json_member_int64(o, "passes", 0);
         json_object *f;
+        int r;
 
         if (!json_object_object_get_ex(o, "failing", &f) || !json_object_is_type(f, json_type_boolean))
                 return;
@@ -53,6 +54,11 @@ static void load_check(Check *k, json_object *o) {
         k->last.status = streq(st, "pass") ? HEALTH_PASS : streq(st, "fail") ? HEALTH_FAIL : HEALTH_UNKNOWN;
         copy_member(o, "code", k->last.code, sizeof(k->last.code));
         copy_member(o, "detail", k->last.detail, sizeof(k->last.detail));
+        copy_member(o, "target", k->last.target, sizeof(k->last.target));
+        r = health_code_remedy_from_string(json_member_string(o, "remedy"));
+        k->last.remedy = r >= 0                          ? (HealthRemedy) r
+                         : k->last.status == HEALTH_FAIL ? health_code_remedy(k->last.code)
+                                                         : HEALTH_REMEDY_NONE;
 }
 
 /* The state file as a JSON object, or NULL (missing, or logged as unreadable). */
@@ -102,6 +108,8 @@ void store_load(State *s) {
         copy_member(o, "sticky_reason", s->sticky_reason, sizeof(s->sticky_reason));
         copy_member(o, "lifted_check", s->lifted_check, sizeof(s->lifted_check));
         copy_member(o, "lifted_reason", s->lifted_reason, sizeof(s->lifted_reason));
+        if (json_object_is_type(json_object_object_get(o, "repair"), json_type_object))
+                health_repair_from_json(s, json_object_object_get(o, "repair"));
         if (!json_object_object_get_ex(o, "checks", &checks) ||
             !json_object_is_type(checks, json_type_object))
                 return;
@@ -126,7 +134,10 @@ static json_object *check_to_json(const Check *k, unsigned fail_after, unsigned 
         if (k->count.failing) {
                 json_object_object_add(o, "status", json_object_new_string(names[k->last.status]));
                 json_object_object_add(o, "code", json_object_new_string(k->last.code));
+                json_object_object_add(o, "remedy",
+                                       json_object_new_string(health_code_remedy_to_string(k->last.remedy)));
                 json_object_object_add(o, "detail", json_object_new_string(k->last.detail));
+                json_object_object_add(o, "target", json_object_new_string(k->last.target));
         }
         return o;
 }
@@ -153,6 +164,8 @@ void store_save(State *s) {
         json_object_object_add(o, "checks", checks);
         if (s->gpu)
                 json_object_object_add(o, "gpu", health_gpu_state_to_json(s->gpu));
+        if (s->repair.phase != REPAIR_IDLE || s->repair.n_history > 0)
+                json_object_object_add(o, "repair", health_repair_to_json(s));
         text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
         if (s->saved && streq(s->saved, text))
                 return;

@@ -56,9 +56,10 @@ static int metrics_add(State *s) {
                   &s->m_duration },
                 { { sizeof(sunkd_metric_spec),
                     "health_finding",
-                    "1 for the finding a check reports while it fails, by its stable code.",
+                    "1 for the finding a check reports while it fails, by its stable code and the "
+                    "action it recommends.",
                     SUNKD_METRIC_GAUGE,
-                    { "check", "code", NULL } },
+                    { "check", "code", "remedy", NULL } },
                   &s->m_finding },
                 { { sizeof(sunkd_metric_spec),
                     "health_signals_total",
@@ -66,6 +67,12 @@ static int metrics_add(State *s) {
                     SUNKD_METRIC_COUNTER,
                     { "outcome", NULL } },
                   &s->m_signals },
+                { { sizeof(sunkd_metric_spec),
+                    "health_repairs_total",
+                    "Repairs, by action and what came of them: taken, held (a limit), helped, failed.",
+                    SUNKD_METRIC_COUNTER,
+                    { "action", "outcome", NULL } },
+                  &s->m_repairs },
         };
 
         return sunkd_metrics_add(s->ctx, defs, ELEMENTSOF(defs));
@@ -77,6 +84,7 @@ static void health_fini(void *state) {
         if (!s)
                 return;
         methods_answer_waiters(s, false, "sunkd's health module stopped");
+        health_repair_cancel(s);
         rest_fini(s);
         settings_clear(s);
         health_gpu_free(s->gpu);

@@ -7,6 +7,8 @@ noinst_LTLIBRARIES += %reldir%/libhealth.la
 %canon_reldir%_libhealth_la_SOURCES = \
 	%reldir%/checks/health-check.c \
 	%reldir%/checks/health-check.h \
+	%reldir%/checks/health-code.c \
+	%reldir%/checks/health-code.h \
 	%reldir%/checks/check-util.c \
 	%reldir%/checks/check-util.h \
 	%reldir%/checks/check-mount.c \
@@ -46,6 +48,7 @@ pkglib_LTLIBRARIES += %reldir%/health.la
 	%reldir%/health-check-jobs.c \
 	%reldir%/health-gpucheck.c \
 	%reldir%/health-judge.c \
+	%reldir%/health-repair.c \
 	%reldir%/transport/health-scontrol.c \
 	%reldir%/transport/health-libslurm.c \
 	%reldir%/transport/health-libslurm.h \

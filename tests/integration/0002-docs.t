@@ -167,6 +167,36 @@ for t in $types; do
         like "$health" "^ {14}([a-z_]+, )*$t([ ,]|\$)" "sunkd.yaml.5 documents health check type '$t'"
 done
 
+# The health module's codes (modules/health/checks/health-code.c), both ways:
+# each is a tag of sunkd.yaml.5's "Codes and remedies", a failing one with
+# its remedy in parentheses, and each tag there is one of them; and every code
+# a check fails with in the code is in that table.
+code_rows=$(c_rows modules/health/checks/health-code.c health_codes |
+        sed -n -E 's/^ *\{ "([*a-z_-]+)", (true|false), HEALTH_REMEDY_([A-Z_]+),.*/\1 \2 \3/p')
+[ "$(wc -l <<< "$code_rows")" -gt 30 ] || bail_out "no table health_codes found in modules/health/checks/health-code.c"
+codes=$(printf '%s\n' "$health" | sed -n '/^   Codes and remedies$/,/^   [A-Z]/p')
+[ -n "$codes" ] || bail_out "sunkd.yaml.5 has no 'Codes and remedies' in its health section"
+while read -r c failing remedy; do
+        c=${c/#\*/type}
+        remedy=$(tr 'A-Z_' 'a-z-' <<< "$remedy")
+        if [ "$failing" = true ]; then
+                like "$codes" "^ {14}$c \\($remedy\\)\$" "sunkd.yaml.5 documents health code '$c' ($remedy)"
+        else
+                like "$codes" "^ {14}$c \\((pass|unknown)\\)\$" "sunkd.yaml.5 documents health code '$c'"
+        fi
+done <<< "$code_rows"
+known=$(cut -d' ' -f1 <<< "$code_rows" | sed 's/^\*/type/')
+for t in $(printf '%s\n' "$codes" | sed -n -E 's/^ {14}([a-z_][a-z_-]*)( .*)?$/\1/p'); do
+        ok "sunkd.yaml.5's health code '$t' is in the table" grep -qx -- "$t" <<< "$known"
+done
+used=$(c_flat modules/health |
+        grep -oE '(health_result_set|result)\( ?[a-z&>.-]+, HEALTH_FAIL, [^,;]*"[a-z_-]+"|found\(f, "[a-z-]+"|port_fail\(s, "[a-z-]+"' |
+        grep -oE '"[a-z_-]+-[a-z_-]+"' | tr -d '"' | sort -u)
+[ "$(wc -l <<< "$used")" -gt 20 ] || bail_out "no failing codes found in modules/health"
+for c in $used; do
+        ok "health code '$c' a check fails with is in health_codes" grep -qx -- "$c" <<< "$known"
+done
+
 # The prolog module's keys, as tags of its section.
 pk=$(table modules/prolog/prolog-conf.c conf_keys)
 [ -n "$pk" ] || bail_out "no key table conf_keys found in modules/prolog/prolog-conf.c"

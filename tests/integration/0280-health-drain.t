@@ -11,7 +11,9 @@
 # --wait-idle returns only once the running job has ended, and is sticky
 # until undrain; a check named prolog-gpu is resumed when it passes, while
 # a sticky drain (as the prolog client asks) survives a restart and passing
-# checks; with munged stopped the munge check fails, saying why.
+# checks; with munged stopped the munge check fails, saying why.  Each
+# finding shows its code and the action it recommends (sunkctl health, the
+# metric sunkd_health_finding).
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 . "$SUNKD_SRCDIR/tests/lib/slurm.sh"
@@ -93,7 +95,10 @@ like "$(slurm_state $NODE)" "DRAIN" "scontrol shows DRAIN"
 ok "the drain is logged" wait_log "node $NODE drained: \"sunkd: flag: fault file present\""
 like "$(ctl health)" "flag +fail +failing" "sunkctl health shows the check failing"
 is "$(module_status health reason_set)" "sunkd: flag: fault file present" "status names the reason we set"
-like "$(ctl metrics)" 'sunkd_health_finding\{check="flag",code="script-failed"\} 1' "the finding's code is a metric"
+like "$(ctl metrics)" 'sunkd_health_finding\{check="flag",code="script-failed",remedy="none"\} 1' \
+        "the finding's code is a metric, with the action it recommends (a script's: none)"
+like "$(ctl health)" "flag +fail .*\\[script-failed\\] fault file present \\(remedy: none\\)" \
+        "sunkctl health shows the finding's code and remedy"
 
 # --- a pass resumes it
 rm "$T/fault"
@@ -186,6 +191,10 @@ slurm_wait_ready $NODE
 ctl run health.hang > /dev/null
 is "$?" 1 "the hung check's run fails"
 is "$(check_field hang code)" "check-timeout" "its code says it timed out"
+is "$(check_field hang remedy)" "reboot" "and it recommends a reboot (a check hung in the kernel)"
+like "$(ctl health)" "hang +fail .*\\[check-timeout\\] .* \\(remedy: reboot\\)" "sunkctl health shows it"
+like "$(ctl metrics)" 'sunkd_health_finding\{check="hang",code="check-timeout",remedy="reboot"\} 1' \
+        "the metric carries the remedy"
 is "$(reason)" "" "a report-only check never drains"
 
 # --- drain --wait-idle returns once the running job has ended; sticky

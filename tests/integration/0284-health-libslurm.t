@@ -4,7 +4,8 @@
 # 127.0.0.1): each round runs in a child of its own that calls libslurm;
 # a failing check drains the node, a pass resumes it, an admin's reason is
 # left alone, and with slurmctld stopped the round fails (the child's error
-# is shown) and the node converges once slurmctld is back.
+# is shown) and the node converges once slurmctld is back; a script repair
+# runs through it too.
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 . "$SUNKD_SRCDIR/tests/lib/slurm.sh"
@@ -68,4 +69,28 @@ slurm_ctld_start
 ok "once slurmctld is back the node is drained" wait_until 1200 eval '[ "$(reason)" = "sunkd: flag: fault file present" ]'
 sunkd_stop
 is "$SUNKD_EXIT" 0 "sunkd exits cleanly"
+
+# a repair through libslurm: the child sets the repair's reason, the
+# module runs the remedy, the check passes and the node is resumed
+printf '#!/bin/sh\necho "$SLURMD_NODENAME" >> "%s/fixed"\nrm -f "%s/fault"\n' "$T" "$T" > "$T/fix.sh"
+chmod 755 "$T/fix.sh"
+sunkd_config "modules:
+  health:
+    node_name: $NODE
+    interval: 1h
+    fail_after: 1
+    transport: libslurm
+    slurm_conf: $SLURM_CONF
+    actions:
+      - {check: flag, action: script, path: $T/fix.sh}
+    checks:
+      - name: flag
+        type: script
+        path: $T/flag.sh"
+sunkd_start
+ok "idle and drained by us: the remedy ran" wait_until 600 eval '[ -s "$T/fixed" ]'
+ok "the repair's reason was set through libslurm" \
+        grep -q "repairing, reason \"sunkd: repair script: flag: fault file present\"" "$T/sunkd.log"
+ok "the check passes and the node is resumed" wait_until 600 eval '[ -z "$(reason)" ]'
+sunkd_stop
 done_testing

@@ -6,7 +6,9 @@
 # node name Slurm cannot have, a bad xid_policy, a group-readable JWT key,
 # and a script sunkd would run as root that is not root's alone (another
 # uid's, group-writable, in another uid's directory, behind a symlink to one
-# of these), that is missing, not executable or not a file.
+# of these), that is missing, not executable or not a file; and repairs:
+# an unknown action, a row for a code and a check, a script without its
+# path, a zero verify_within.
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 sunkd_setup
@@ -40,6 +42,14 @@ refused "two gpu checks" "key 'type': a second check of type gpu" "    checks:
 refused "an unknown key of a type" "key 'path': unknown key" "    checks:
       - {name: a, type: memory, min_total: 1M, path: /}"
 refused "checks not a list" "key 'checks': expected a list" "    checks: {a: 1}"
+refused "an unknown repair" "key 'action': 'reset' is not drain, reboot, reset-gpu or script" "    actions:
+      - {code: gpu-xid, action: reset}"
+refused "a repair for a code and a check" "key 'actions': each names a code or a check, one of the two" "    actions:
+      - {code: gpu-xid, check: gpu, action: reboot}"
+refused "a repair script without its path" "key 'path': required for action script" "    actions:
+      - {check: nhc, action: script}"
+refused "a repair bound under a second" "key 'verify_within': at least 1s" "    repair:
+      verify_within: 0s"
 sunkd_config "modules:
   health:
     node_name: n1

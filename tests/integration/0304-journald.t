@@ -2,12 +2,17 @@
 # Under systemd, stderr is a journal stream named by $JOURNAL_STREAM: sunkd
 # then sends structured entries to the real systemd-journald (started here
 # when none runs), which journalctl reads back by SUNKD_MODULE= and SUNKD_JOB=,
-# and a prolog script's end by the job and the script.
+# and a prolog script's end by the job and the script; a health check's
+# finding by its check, status, code and recommended action.
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 sunkd_setup
-cp "$SUNKD_BUILDDIR/modules/authkeys/.libs/authkeys.so" "$SUNKD_BUILDDIR/modules/prolog/.libs/prolog.so" "$MODDIR/" ||
-        bail_out "authkeys.so and prolog.so not built"
+cp "$SUNKD_BUILDDIR/modules/authkeys/.libs/authkeys.so" "$SUNKD_BUILDDIR/modules/prolog/.libs/prolog.so" \
+        "$SUNKD_BUILDDIR/modules/health/.libs/health.so" "$MODDIR/" ||
+        bail_out "authkeys.so, prolog.so and health.so not built"
+# a node whose /scratch is not mounted
+mkdir -p "$T/root/proc/self"
+printf '1 0 8:1 / / rw - ext4 /dev/sda1 rw\n' > "$T/root/proc/self/mountinfo"
 mkdir -p "$T/prolog.d" "$T/epilog.d"
 printf '#!/bin/sh\necho "GPU 3 missing"\nexit 3\n' > "$T/prolog.d/20-gpu"
 chmod 755 "$T/prolog.d" "$T/epilog.d" "$T/prolog.d/20-gpu"
@@ -46,7 +51,17 @@ sunkd_config "modules:
     sshkey_cache: $T/sshkey.cache
   prolog:
     prolog_dir: $T/prolog.d
-    epilog_dir: $T/epilog.d"
+    epilog_dir: $T/epilog.d
+  health:
+    node_name: n1
+    transport: none
+    interval: 1h
+    fail_after: 1
+    root: $T/root
+    checks:
+      - name: scratch
+        type: mount
+        path: /scratch"
 # What systemd does for a service: stderr connected to the journal's stream
 # socket, and JOURNAL_STREAM naming that socket's device and inode.
 systemd-cat -t sunkd-test sh -c 'JOURNAL_STREAM=$(stat -L -c %d:%i /proc/self/fd/2) exec "$0" -c "$1"' \
@@ -56,6 +71,7 @@ PID=$SUNKD_PID
 wait_for_file "$SOCK" || bail_out "sunkd did not start under systemd-cat"
 ctl run testmod.ok >/dev/null
 ctl run testmod.fail >/dev/null
+ctl run health.scratch >/dev/null
 wait_runs authkeys.load 1 || bail_out "the sshkey map was not loaded"
 "$SUNKD_BUILDDIR/modules/authkeys/sunkd-authkeys" -s "$SOCK" --no-fallback ada "$FP" > "$T/answer" &
 AK_PID=$!
@@ -95,5 +111,8 @@ is "$(j -o json SUNKD_MODULE=authkeys | grep -c -F -- "$key")" 0 "the key itself
 is "$(last_fields PRIORITY SUNKD_SLURM_JOB_ID SUNKD_SCRIPT SUNKD_PROLOG_KIND -- SUNKD_MODULE=prolog SUNKD_SCRIPT=20-gpu)" \
    "4 555 20-gpu prolog" "a prolog script's end: SUNKD_SLURM_JOB_ID, SUNKD_SCRIPT, SUNKD_PROLOG_KIND, PRIORITY=warning"
 like "$(last_fields MESSAGE -- SUNKD_MODULE=prolog SUNKD_SCRIPT=20-gpu)" "GPU 3 missing" "with its output"
+is "$(last_fields PRIORITY SUNKD_HEALTH_CHECK SUNKD_HEALTH_STATUS SUNKD_HEALTH_CODE SUNKD_HEALTH_REMEDY \
+        -- SUNKD_MODULE=health SUNKD_HEALTH_STATUS=fail)" "4 scratch fail mount-missing reboot" \
+   "a check's failure: SUNKD_HEALTH_CHECK, _STATUS, _CODE and the recommended _REMEDY, PRIORITY=warning"
 ok "and there were entries at all" test "$(j -o json | wc -l)" -ge 5
 done_testing

@@ -177,6 +177,37 @@ static void mountinfo(const char *extra) {
         put("/proc/self/mountinfo", "%s%s%s%s%s%s", MI_ROOT, MI_SCRATCH, MI_RO, MI_SB_RO, MI_SPACE, extra);
 }
 
+/* Every code of the catalogue once, each failure's remedy its row's; a
+ * pass and an unknown recommend nothing; a script's own code none. */
+START_TEST(test_codes) {
+        HealthResult r;
+
+        for (const HealthCode *c = health_codes; c->code; c++)
+                for (const HealthCode *d = c + 1; d->code; d++)
+                        ck_assert_str_ne(c->code, d->code);
+        health_result_set(&r, HEALTH_FAIL, "mount-missing", "x");
+        ck_assert_int_eq(r.remedy, HEALTH_REMEDY_REBOOT);
+        health_result_set(&r, HEALTH_FAIL, "memory-total-low", "x");
+        ck_assert_int_eq(r.remedy, HEALTH_REMEDY_CONTACT_SUPPORT);
+        health_result_set(&r, HEALTH_FAIL, "disk_free-low", "x");
+        ck_assert_int_eq(r.remedy, HEALTH_REMEDY_NONE);
+        health_result_set(&r, HEALTH_FAIL, "site-own", "x");
+        ck_assert_int_eq(r.remedy, HEALTH_REMEDY_NONE);
+        health_result_set(&r, HEALTH_PASS, "ok", "x");
+        ck_assert_int_eq(r.remedy, HEALTH_REMEDY_NONE);
+        health_result_set(&r, HEALTH_UNKNOWN, "mount-missing", "x");
+        ck_assert_int_eq(r.remedy, HEALTH_REMEDY_NONE);
+        ck_assert_ptr_eq(health_code_find("ib-input-bad"), health_code_find("*-input-bad"));
+        ck_assert_ptr_null(health_code_find("-input-bad"));
+        ck_assert_ptr_null(health_code_find(NULL));
+        for (int i = 0; i < _HEALTH_REMEDY_MAX; i++)
+                ck_assert_int_eq(
+                        health_code_remedy_from_string(health_code_remedy_to_string((HealthRemedy) i)), i);
+        ck_assert_int_eq(health_code_remedy_from_string("drain"), -EINVAL);
+        ck_assert_int_eq(health_code_remedy_from_string(NULL), -EINVAL);
+}
+END_TEST
+
 START_TEST(test_mount) {
         mountinfo("");
         assert_result(run("mount", "path: /scratch\n"), HEALTH_PASS, "ok",
@@ -805,6 +836,7 @@ static Suite *suite(void) {
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, test_types_table);
         tcase_add_test(tc, test_result_set);
+        tcase_add_test(tc, test_codes);
         tcase_add_test(tc, test_mount);
         tcase_add_test(tc, test_mount_stacked);
         tcase_add_test(tc, test_mount_bad_input);

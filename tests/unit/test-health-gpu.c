@@ -337,6 +337,7 @@ START_TEST(test_judge_79_reboot) {
         ev(f, 1, 1, 79, 0, T0 + SEC, BOOT1);
         ck_result(judge(g, f, T0 + 2 * SEC), HEALTH_FAIL, "gpu-xid",
                   "XID 79 on " UUID(0) " (pci 0000:10:00.0)");
+        ck_assert_int_eq(judge(g, f, T0 + 2 * SEC).remedy, HEALTH_REMEDY_REBOOT);
         /* the GPU is gone at the next discovery: the XID is still the reason */
         json_object_put(f);
         f = fact(7, -1, T0 + 3 * SEC);
@@ -352,6 +353,7 @@ START_TEST(test_judge_79_reboot) {
         /* a reboot: a new boot id */
         set_boot("22222222-2222-2222-2222-222222222222");
         ck_result(judge(g, f, T0 + 7 * SEC), HEALTH_PASS, "gpu-ok", "8 GPU(s), no fault held");
+        ck_assert_int_eq(judge(g, f, T0 + 7 * SEC).remedy, HEALTH_REMEDY_NONE);
         /* the event of the last boot, shown again, holds nothing */
         ck_assert_int_eq(judge(g, f, T0 + 8 * SEC).status, HEALTH_PASS);
         json_object_put(f);
@@ -368,6 +370,7 @@ START_TEST(test_judge_other_boot) {
         ck_assert_int_eq(judge(g, f, T0).status, HEALTH_PASS);
         ev(f, 2, 1, 95, 1, T0 - 10 * SEC, NULL);
         ck_result(judge(g, f, T0), HEALTH_FAIL, "gpu-xid", "XID 95 on " UUID(1) " (pci 0000:11:00.0)");
+        ck_assert_int_eq(judge(g, f, T0).remedy, HEALTH_REMEDY_RESET_GPU); /* the catalogue's reset */
         json_object_put(f);
 }
 END_TEST
@@ -404,6 +407,20 @@ START_TEST(test_judge_nvml_decides) {
                                "recovery_action", json_object_new_int(2));
         ck_result(judge(g, f, T0 + 31 * SEC), HEALTH_FAIL, "gpu-recovery",
                   UUID(5) " (pci 0000:15:00.0) needs a node reboot (NVML recovery action 2)");
+        ck_assert_int_eq(judge(g, f, T0 + 31 * SEC).remedy, HEALTH_REMEDY_REBOOT);
+        /* NVML's actions, each as the vocabulary says it */
+        for (int a = 1; a <= 5; a++) {
+                static const HealthRemedy want[] = {
+                        HEALTH_REMEDY_NONE,      HEALTH_REMEDY_RESET_GPU,
+                        HEALTH_REMEDY_REBOOT,    HEALTH_REMEDY_CONTACT_SUPPORT,
+                        HEALTH_REMEDY_RESET_GPU, HEALTH_REMEDY_CONTACT_SUPPORT
+                };
+
+                json_object_object_add(json_object_array_get_idx(json_object_object_get(f, "gpus"), 5),
+                                       "recovery_action", json_object_new_int(a));
+                ck_assert_str_eq(judge(g, f, T0 + 32 * SEC).code, "gpu-recovery");
+                ck_assert_int_eq(judge(g, f, T0 + 32 * SEC).remedy, want[a]);
+        }
         json_object_put(f);
 }
 END_TEST
@@ -449,6 +466,7 @@ START_TEST(test_judge_count) {
         json_object_array_add(json_object_object_get(f, "missing"), m);
         ck_result(judge(g, f, T0 + 2 * SEC), HEALTH_FAIL, "gpu-count",
                   "7 of 8 GPUs found; " UUID(7) " (pci 0000:17:00.0) is missing");
+        ck_assert_int_eq(judge(g, f, T0 + 2 * SEC).remedy, HEALTH_REMEDY_REBOOT);
         json_object_put(f);
         f = fact(7, -1, T0 + 3 * SEC); /* gres restarted: it expects what it finds */
         ck_result(judge(g, f, T0 + 4 * SEC), HEALTH_FAIL, "gpu-count", "7 of 8 GPUs found");
@@ -482,6 +500,7 @@ START_TEST(test_judge_storm) {
         grow(f, seq, 1000, T0 + 4 * SEC);
         ck_result(judge(g, f, T0 + 5 * SEC), HEALTH_FAIL, "gpu-xid",
                   "XID 31 on " UUID(1) " (pci 0000:11:00.0), 1000 times within 3600s");
+        ck_assert_int_eq(judge(g, f, T0 + 5 * SEC).remedy, HEALTH_REMEDY_CONTACT_SUPPORT); /* a drain rule */
         /* an hour later they have left the window */
         ck_assert_int_eq(judge(g, f, T0 + 3700 * SEC).status, HEALTH_PASS);
         /* the judge's memory of the storm stays bounded */
@@ -746,10 +765,12 @@ START_TEST(test_judge_memory) {
         ck_result(judge(g, f, T0 + 2 * SEC), HEALTH_FAIL, "gpu-memory",
                   UUID(3) " (pci 0000:13:00.0): a row remapping failed, the GPU needs service "
                           "(remap_failure 1)");
+        ck_assert_int_eq(judge(g, f, T0 + 2 * SEC).remedy, HEALTH_REMEDY_REPLACE);
         counter(f, 1, "ecc_uncorrected_volatile", 2);
         ck_result(judge(g, f, T0 + 3 * SEC), HEALTH_FAIL, "gpu-memory",
                   UUID(1) " (pci 0000:11:00.0): uncorrectable ECC errors since the driver loaded "
                           "(ecc_uncorrected_volatile 2); and 1 more");
+        ck_assert_int_eq(judge(g, f, T0 + 3 * SEC).remedy, HEALTH_REMEDY_RESET_GPU);
         /* a MIG instance carries its GPU's counters: weighed once */
         json_object_array_add(json_object_object_get(f, "gpus"),
                               json_tokener_parse("{\"uuid\": \"MIG-x\", \"bus_id\": \"0000:13:00.0\", "

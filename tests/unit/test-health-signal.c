@@ -94,6 +94,167 @@ static HealthOutcome run(HealthSignal *s, const char *state, const char *reason,
         return s->outcome;
 }
 
+/* A repair: only for a node IDLE and drained by us for the finding, within
+ * the node's own limit and then the fleet's (nodes whose reason says
+ * "<prefix>repair "); a reboot is its own step, the others set their reason
+ * first. */
+static HealthSignal repair(HealthRepair r, bool allowed) {
+        HealthSignal s = sig(HEALTH_WANT_DRAIN, P "gpu: XID 79 on GPU-1", P "gpu: XID 79 on GPU-1");
+
+        s.repair = r;
+        s.repair_allowed = allowed;
+        s.max_repair_pct = 10;
+        if (!allowed)
+                snprintf(s.repair_held, sizeof(s.repair_held), "1 repair(s) within the hour");
+        return s;
+}
+
+START_TEST(test_repair_paths) {
+        HealthSignal s;
+        HealthNode n;
+        char out[HEALTH_REASON_MAX];
+
+        /* idle and drained for it: the fleet is counted by the repair's reasons */
+        s = repair(HEALTH_REPAIR_REBOOT, true);
+        n = node("IDLE+DRAIN", P "gpu: XID 79 on GPU-1");
+        health_signal_node(&s, &n);
+        health_node_clear(&n);
+        ck_assert_int_eq(s.step, HEALTH_STEP_QUERY_FLEET);
+        ck_assert_str_eq(s.fleet_prefix, P "repair ");
+        health_signal_fleet(&s, 100, 9);
+        ck_assert_int_eq(s.step, HEALTH_STEP_REBOOT);
+        ck_assert_str_eq(s.reason, P "repair reboot: gpu: XID 79 on GPU-1");
+        health_signal_updated(&s, 0, NULL);
+        ck_assert_int_eq(s.outcome, HEALTH_OUTCOME_REPAIR);
+        /* the fleet's limit: 10% of 100 under repair already */
+        s = repair(HEALTH_REPAIR_REBOOT, true);
+        n = node("IDLE+DRAIN", P "gpu: XID 79 on GPU-1");
+        health_signal_node(&s, &n);
+        health_node_clear(&n);
+        health_signal_fleet(&s, 100, 10);
+        ck_assert_int_eq(s.outcome, HEALTH_OUTCOME_REPAIR_HELD);
+        ck_assert_ptr_nonnull(strstr(s.message, "repair limit: 10 of 100 nodes"));
+        /* a small cluster repairs one node at a time */
+        s = repair(HEALTH_REPAIR_SCRIPT, true);
+        n = node("IDLE+DRAIN", P "gpu: XID 79 on GPU-1");
+        health_signal_node(&s, &n);
+        health_node_clear(&n);
+        health_signal_fleet(&s, 3, 0);
+        ck_assert_int_eq(s.step, HEALTH_STEP_DRAIN); /* reset-gpu and script: the reason first */
+        ck_assert_str_eq(s.reason, P "repair script: gpu: XID 79 on GPU-1");
+        /* the node's own limit */
+        s = repair(HEALTH_REPAIR_RESET_GPU, false);
+        n = node("IDLE+DRAIN", P "gpu: XID 79 on GPU-1");
+        health_signal_node(&s, &n);
+        health_node_clear(&n);
+        ck_assert_int_eq(s.outcome, HEALTH_OUTCOME_REPAIR_HELD);
+        ck_assert_ptr_nonnull(strstr(s.message, "1 repair(s) within the hour"));
+        /* never under a job: drained (DRAINING) but a job runs, or one completes */
+        s = repair(HEALTH_REPAIR_REBOOT, true);
+        n = node("MIXED+DRAIN", P "gpu: XID 79 on GPU-1");
+        health_signal_node(&s, &n);
+        health_node_clear(&n);
+        ck_assert_int_eq(s.outcome, HEALTH_OUTCOME_UNCHANGED);
+        ck_assert_ptr_nonnull(strstr(s.message, "waits for the node to be idle"));
+        s = repair(HEALTH_REPAIR_REBOOT, true);
+        n = node("IDLE+COMPLETING+DRAIN", P "gpu: XID 79 on GPU-1");
+        health_signal_node(&s, &n);
+        health_node_clear(&n);
+        ck_assert_int_eq(s.outcome, HEALTH_OUTCOME_UNCHANGED);
+        /* not drained yet: drained first, repaired in a later round */
+        s = repair(HEALTH_REPAIR_REBOOT, true);
+        s.set_reason[0] = '\0';
+        n = node("IDLE", NULL);
+        health_signal_node(&s, &n);
+        health_node_clear(&n);
+        ck_assert_int_eq(s.step, HEALTH_STEP_QUERY_FLEET);
+        health_signal_fleet(&s, 100, 0);
+        ck_assert_int_eq(s.step, HEALTH_STEP_DRAIN);
+        ck_assert_str_eq(s.reason, P "gpu: XID 79 on GPU-1");
+        /* drained for another finding of ours: updated, not repaired */
+        s = repair(HEALTH_REPAIR_REBOOT, true);
+        n = node("IDLE+DRAIN", P "disk: full");
+        health_signal_node(&s, &n);
+        health_node_clear(&n);
+        ck_assert_int_eq(s.step, HEALTH_STEP_DRAIN);
+        ck_assert_int_eq(s.outcome, HEALTH_OUTCOME_UPDATED);
+        /* slurmctld's " : reboot issued" after ours is still ours, unchanged */
+        s = sig(HEALTH_WANT_DRAIN, P "repair reboot: gpu: XID 79", P "repair reboot: gpu: XID 79");
+        n = node("DOWN+DRAIN+REBOOT_ISSUED", P "repair reboot: gpu: XID 79 : reboot issued");
+        s.want = HEALTH_WANT_DRAIN;
+        health_signal_node(&s, &n);
+        health_node_clear(&n);
+        ck_assert_int_eq(s.outcome, HEALTH_OUTCOME_UNREACHABLE);
+        s = sig(HEALTH_WANT_DRAIN, P "repair reboot: gpu: XID 79", P "repair reboot: gpu: XID 79");
+        n = node("IDLE+DRAIN+REBOOT_ISSUED", P "repair reboot: gpu: XID 79 : reboot issued");
+        health_signal_node(&s, &n);
+        health_node_clear(&n);
+        ck_assert_int_eq(s.outcome, HEALTH_OUTCOME_UNCHANGED);
+        /* someone else's reason: never */
+        s = repair(HEALTH_REPAIR_REBOOT, true);
+        n = node("IDLE+DRAIN", "replacing PSU");
+        health_signal_node(&s, &n);
+        health_node_clear(&n);
+        ck_assert_int_eq(s.outcome, HEALTH_OUTCOME_OTHER);
+        /* the words */
+        health_signal_repair_reason(out, P, HEALTH_REPAIR_RESET_GPU, P "gpu: XID 48");
+        ck_assert_str_eq(out, P "repair reset-gpu: gpu: XID 48");
+        ck_assert_int_eq(health_signal_repair_from_string("reset-gpu"), HEALTH_REPAIR_RESET_GPU);
+        ck_assert_int_eq(health_signal_repair_from_string("drain"), HEALTH_REPAIR_NONE);
+        ck_assert_int_eq(health_signal_repair_from_string("reset"), -EINVAL);
+}
+END_TEST
+
+/* undrain_foreign_token: a foreign reason carrying it is resumed only by a
+ * round wanting HEALTHY after every check passed since; no other foreign
+ * reason is ever touched. */
+static HealthSignal token(HealthWant want, bool all_passed) {
+        HealthSignal s = sig(want, want == HEALTH_WANT_DRAIN ? P "disk: full" : NULL, NULL);
+
+        snprintf(s.foreign_token, sizeof(s.foreign_token), "sunk:verify-undrain");
+        s.all_passed = all_passed;
+        return s;
+}
+
+START_TEST(test_foreign_token) {
+        HealthSignal s;
+        HealthStep st;
+
+        s = token(HEALTH_WANT_HEALTHY, false);
+        ck_assert_int_eq(run(&s, "IDLE+DRAIN", "hourly check sunk:verify-undrain", &st),
+                         HEALTH_OUTCOME_OTHER);
+        ck_assert(s.token_seen);
+        ck_assert_ptr_nonnull(strstr(s.message, "resumed after the next round in which every check passes"));
+        s = token(HEALTH_WANT_HEALTHY, true);
+        ck_assert_int_eq(run(&s, "IDLE+DRAIN", "hourly check sunk:verify-undrain", &st),
+                         HEALTH_OUTCOME_RESUMED);
+        ck_assert_int_eq(st, HEALTH_STEP_RESUME);
+        /* a check fails: left alone */
+        s = token(HEALTH_WANT_DRAIN, true);
+        ck_assert_int_eq(run(&s, "IDLE+DRAIN", "hourly check sunk:verify-undrain", &st),
+                         HEALTH_OUTCOME_OTHER);
+        /* any other foreign reason: never */
+        s = token(HEALTH_WANT_HEALTHY, true);
+        ck_assert_int_eq(run(&s, "IDLE+DRAIN", "k8s: cordoned", &st), HEALTH_OUTCOME_OTHER);
+        ck_assert(!s.token_seen);
+        s = token(HEALTH_WANT_HEALTHY, true);
+        ck_assert_int_eq(run(&s, "IDLE+DRAIN", "sunk:verify", &st), HEALTH_OUTCOME_OTHER);
+        /* no token configured */
+        s = sig(HEALTH_WANT_HEALTHY, NULL, NULL);
+        s.all_passed = true;
+        ck_assert_int_eq(run(&s, "IDLE+DRAIN", "hourly check sunk:verify-undrain", &st),
+                         HEALTH_OUTCOME_OTHER);
+        /* down: left alone */
+        s = token(HEALTH_WANT_HEALTHY, true);
+        ck_assert_int_eq(run(&s, "DOWN+DRAIN", "hourly check sunk:verify-undrain", &st),
+                         HEALTH_OUTCOME_UNREACHABLE);
+        /* an operator's undrain does not reach it either */
+        s = token(HEALTH_WANT_UNDRAIN, true);
+        ck_assert_int_eq(run(&s, "IDLE+DRAIN", "hourly check sunk:verify-undrain", &st),
+                         HEALTH_OUTCOME_OTHER);
+}
+END_TEST
+
 START_TEST(test_drain_paths) {
         HealthSignal s;
         HealthStep st;
@@ -430,6 +591,32 @@ START_TEST(test_flags) {
 }
 END_TEST
 
+/* The debounce at start-up: a code needing 3 in a row counts from the
+ * third; another code starts again; after the first pass or the first
+ * counted failure it is over: later findings count at once. */
+START_TEST(test_debounce) {
+        HealthDebounce d = {};
+
+        ck_assert_int_eq(health_count_debounce(&d, HEALTH_FAIL, "gpu-nvlink", 3), HEALTH_UNKNOWN);
+        ck_assert_int_eq(health_count_debounce(&d, HEALTH_UNKNOWN, "gpu-unknown", 3), HEALTH_UNKNOWN);
+        ck_assert_int_eq(health_count_debounce(&d, HEALTH_FAIL, "gpu-nvlink", 3), HEALTH_UNKNOWN);
+        ck_assert_int_eq(health_count_debounce(&d, HEALTH_FAIL, "gpu-xid", 3), HEALTH_UNKNOWN); /* another */
+        ck_assert_uint_eq(d.seen, 1);
+        ck_assert_int_eq(health_count_debounce(&d, HEALTH_FAIL, "gpu-xid", 3), HEALTH_UNKNOWN);
+        ck_assert_int_eq(health_count_debounce(&d, HEALTH_FAIL, "gpu-xid", 3), HEALTH_FAIL);
+        ck_assert(d.over);
+        ck_assert_int_eq(health_count_debounce(&d, HEALTH_FAIL, "gpu-nvlink", 3), HEALTH_FAIL);
+        /* a pass first: over, the next failure counts */
+        d = (HealthDebounce){};
+        ck_assert_int_eq(health_count_debounce(&d, HEALTH_PASS, "ok", 3), HEALTH_PASS);
+        ck_assert_int_eq(health_count_debounce(&d, HEALTH_FAIL, "gpu-nvlink", 3), HEALTH_FAIL);
+        /* no debounce for the code */
+        d = (HealthDebounce){};
+        ck_assert_int_eq(health_count_debounce(&d, HEALTH_FAIL, "disk_free-low", 0), HEALTH_FAIL);
+        ck_assert(d.over);
+}
+END_TEST
+
 START_TEST(test_hysteresis) {
         HealthCount c = {};
 
@@ -468,6 +655,8 @@ static Suite *suite(void) {
 
         tcase_add_test(tc, test_owner_table);
         tcase_add_test(tc, test_drain_paths);
+        tcase_add_test(tc, test_repair_paths);
+        tcase_add_test(tc, test_foreign_token);
         tcase_add_test(tc, test_resume_paths);
         tcase_add_test(tc, test_fleet_guard);
         tcase_add_test(tc, test_reason_format);
@@ -477,6 +666,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_resumed_reason);
         tcase_add_test(tc, test_flags);
         tcase_add_test(tc, test_hysteresis);
+        tcase_add_test(tc, test_debounce);
         suite_add_tcase(s, tc);
         return s;
 }

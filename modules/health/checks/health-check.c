@@ -82,6 +82,8 @@ void health_result_set(HealthResult *ret, HealthStatus status, const char *code,
         ret->status = status;
         snprintf(ret->code, sizeof(ret->code), "%s", code ?: "");
         text_escape_buf(ret->code, sizeof(ret->code), TEXT_ESCAPE_LINE);
+        ret->target[0] = '\0';
+        ret->remedy = status == HEALTH_FAIL ? health_code_remedy(ret->code) : HEALTH_REMEDY_NONE;
         va_start(ap, fmt);
         n = vsnprintf(raw, sizeof(raw), fmt, ap);
         va_end(ap);

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "health-code.h"
 #include "sunkd/module.h"
 
 typedef enum HealthStatus {
@@ -21,11 +22,14 @@ typedef enum HealthStatus {
 
 #define HEALTH_CODE_MAX 48
 #define HEALTH_DETAIL_MAX 256
+#define HEALTH_TARGET_MAX 64
 
 typedef struct HealthResult {
         HealthStatus status;
         char code[HEALTH_CODE_MAX];     /* stable, for alerting rules: "mount-missing" */
         char detail[HEALTH_DETAIL_MAX]; /* one line for the drain reason and status */
+        HealthRemedy remedy;            /* what a failure recommends (health-code.h); none otherwise */
+        char target[HEALTH_TARGET_MAX]; /* what it is about, for a repair: a GPU's PCI bus id, or "" */
 } HealthResult;
 
 typedef enum HealthAction { HEALTH_ACTION_DRAIN, HEALTH_ACTION_REPORT } HealthAction;
@@ -106,6 +110,6 @@ const HealthCheckType *health_check_type_find(const char *name);
 /* health_result_set() - fill @ret; detail is printf-style, cut to
  * HEALTH_DETAIL_MAX - 1 and made one line of valid UTF-8 by the rule of
  * util/text-escape.h (control bytes, invalid bytes and '\\' as "\xNN"), as
- * is the code. */
+ * is the code.  A failure's remedy is its code's (health_code_remedy()). */
 void health_result_set(HealthResult *ret, HealthStatus status, const char *code, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));

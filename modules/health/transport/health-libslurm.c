@@ -98,7 +98,7 @@ static void query_node(HealthSignal *sig, const char *name) {
         slurm_free_node_info_msg(msg);
 }
 
-static void query_fleet(HealthSignal *sig, const char *name, const char *prefix) {
+static void query_fleet(HealthSignal *sig, const char *name) {
         node_info_msg_t *msg = NULL;
         HealthNode *nodes;
         const HealthNode *self;
@@ -115,7 +115,7 @@ static void query_fleet(HealthSignal *sig, const char *name, const char *prefix)
         if (!self)
                 health_signal_failed(sig, -EBADMSG, "slurmctld's node list lacks this node");
         else {
-                health_signal_fleet_count(nodes, n, self, prefix, &total, &ours);
+                health_signal_fleet_count(nodes, n, self, sig->fleet_prefix, &total, &ours);
                 health_signal_fleet(sig, total, ours);
         }
         health_nodes_free(nodes, n);
@@ -168,11 +168,14 @@ void libslurm_round(HealthSignal *sig, const char *slurm_conf, const char *node_
                         query_node(sig, node_name);
                         break;
                 case HEALTH_STEP_QUERY_FLEET:
-                        query_fleet(sig, node_name, sig->prefix);
+                        query_fleet(sig, node_name);
                         break;
                 case HEALTH_STEP_DRAIN:
                 case HEALTH_STEP_RESUME:
                         update(sig, node_name);
+                        break;
+                case HEALTH_STEP_REBOOT: /* refused at the config: no reboot in libslurm's API */
+                        health_signal_updated(sig, -EOPNOTSUPP, "libslurm's API has no node reboot");
                         break;
                 case HEALTH_STEP_DONE:
                         break;

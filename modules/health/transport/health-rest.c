@@ -340,7 +340,7 @@ static void query_fleet(Rest *h, HealthSignal *sig) {
         if (!self)
                 health_signal_failed(sig, -EBADMSG, "slurmrestd's node list lacks this node");
         else {
-                health_signal_fleet_count(nodes, n, self, sig->prefix, &total, &ours);
+                health_signal_fleet_count(nodes, n, self, sig->fleet_prefix, &total, &ours);
                 health_signal_fleet(sig, total, ours);
         }
         health_nodes_free(nodes, n);
@@ -387,6 +387,9 @@ void rest_round(HealthSignal *sig, const RestConf *c, const char *node_name, con
                 case HEALTH_STEP_DRAIN:
                 case HEALTH_STEP_RESUME:
                         update(&h, sig);
+                        break;
+                case HEALTH_STEP_REBOOT: /* refused at the config: slurmrestd has no node reboot */
+                        health_signal_updated(sig, -EOPNOTSUPP, "slurmrestd has no node reboot");
                         break;
                 case HEALTH_STEP_DONE:
                         break;

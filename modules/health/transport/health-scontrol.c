@@ -105,7 +105,7 @@ static void on_show_fleet(void *userdata, int r, const sunkd_spawn_result *res) 
                 health_nodes_free(nodes, n);
                 return step(s);
         }
-        health_signal_fleet_count(nodes, n, self, s->conf.reason_prefix, &total, &ours);
+        health_signal_fleet_count(nodes, n, self, s->signal->fleet_prefix, &total, &ours);
         health_nodes_free(nodes, n);
         health_signal_fleet(s->signal, total, ours);
         step(s);
@@ -232,6 +232,17 @@ static void step(State *s) {
                 case HEALTH_STEP_RESUME:
                         r = spawn_scontrol(s, (const char *[]){ "update", node, "state=resume", NULL },
                                            UPDATE_OUTPUT_MAX, on_update);
+                        break;
+                case HEALTH_STEP_REBOOT:
+                        /* no nextstate: the node carries our reason (and
+                         * slurmctld's " : reboot issued" after it), so a
+                         * round resumes it once the checks pass */
+                        if (asprintf(&reason, "reason=%s", sig->reason) < 0)
+                                r = -ENOMEM;
+                        else
+                                r = spawn_scontrol(
+                                        s, (const char *[]){ "reboot", "ASAP", reason, s->node_name, NULL },
+                                        UPDATE_OUTPUT_MAX, on_update);
                         break;
                 case HEALTH_STEP_DONE:
                         return round_end(s);

@@ -1,0 +1,97 @@
+/* The catalogue of health codes and their remedies (health-code.h). */
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "health-code.h"
+#include "util/macro.h"
+
+static const char *const remedy_names[_HEALTH_REMEDY_MAX] = {
+        [HEALTH_REMEDY_NONE] = "none",
+        [HEALTH_REMEDY_RESET_GPU] = "reset-gpu",
+        [HEALTH_REMEDY_REBOOT] = "reboot",
+        [HEALTH_REMEDY_REPLACE] = "replace",
+        [HEALTH_REMEDY_CONTACT_SUPPORT] = "contact-support",
+};
+
+const HealthCode health_codes[] = {
+        { "ok", false, HEALTH_REMEDY_NONE, "the check passed" },
+        { "mount-missing", true, HEALTH_REMEDY_REBOOT, "the file system is not mounted" },
+        { "mount-fstype", true, HEALTH_REMEDY_NONE, "mounted with another file system type" },
+        { "mount-readonly", true, HEALTH_REMEDY_REBOOT,
+          "mounted read-only, or read-write when it should not be" },
+        { "disk_free-low", true, HEALTH_REMEDY_NONE, "less space free than asked for" },
+        { "inodes_free-low", true, HEALTH_REMEDY_NONE, "fewer inodes free than asked for" },
+        { "memory-total-low", true, HEALTH_REMEDY_CONTACT_SUPPORT, "less memory installed than asked for" },
+        { "memory-available-low", true, HEALTH_REMEDY_REBOOT, "less memory available than asked for" },
+        { "process-missing", true, HEALTH_REMEDY_REBOOT, "fewer of the processes running than asked for" },
+        { "file-missing", true, HEALTH_REMEDY_NONE, "the file is missing" },
+        { "file-unreadable", true, HEALTH_REMEDY_NONE, "the file cannot be read" },
+        { "file-mismatch", true, HEALTH_REMEDY_NONE, "the file does not match" },
+        { "load-high", true, HEALTH_REMEDY_NONE, "the load average is over its limit" },
+        { "ib-missing", true, HEALTH_REMEDY_REBOOT, "the InfiniBand device or port is missing" },
+        { "ib-port-state", true, HEALTH_REMEDY_CONTACT_SUPPORT, "an InfiniBand port is not ACTIVE" },
+        { "ib-rate", true, HEALTH_REMEDY_CONTACT_SUPPORT, "an InfiniBand port runs slower than asked for" },
+        { "munge-socket", true, HEALTH_REMEDY_REBOOT, "munged does not answer on its socket" },
+        { "munge-encode", true, HEALTH_REMEDY_NONE, "munged refuses to make a credential" },
+        { "munge-decode", true, HEALTH_REMEDY_NONE, "munged refuses its own credential" },
+        { "munge-mismatch", true, HEALTH_REMEDY_NONE, "a credential came back changed" },
+        { "script-failed", true, HEALTH_REMEDY_NONE, "the script exited non-zero" },
+        { "script-exec", true, HEALTH_REMEDY_NONE, "the script could not be run" },
+        { "script-signal", true, HEALTH_REMEDY_NONE, "the script was killed by a signal" },
+        { "script-refused", true, HEALTH_REMEDY_NONE, "the script is not root's alone, so it is not run" },
+        { "check-timeout", true, HEALTH_REMEDY_REBOOT,
+          "no answer within the check's timeout (a hung file system)" },
+        { "check-error", true, HEALTH_REMEDY_NONE, "the check could not be run" },
+        { "gpu-ok", false, HEALTH_REMEDY_NONE, "the GPUs hold no fault" },
+        { "gpu-xid", true, HEALTH_REMEDY_CONTACT_SUPPORT,
+          "an XID the policy acts on: reset-gpu for reset, reboot for reboot, contact-support for drain" },
+        { "gpu-recovery", true, HEALTH_REMEDY_RESET_GPU,
+          "NVML asks for recovery: reset-gpu (GPU reset), reboot (node reboot), contact-support (drain "
+          "P2P)" },
+        { "gpu-memory", true, HEALTH_REMEDY_RESET_GPU,
+          "memory counters over their rule: reset-gpu, replace for a failed row remap" },
+        { "gpu-count", true, HEALTH_REMEDY_REBOOT, "fewer GPUs found than seen" },
+        { "gpu-unknown", false, HEALTH_REMEDY_NONE, "no fact gres.gpus to judge" },
+        { "disk_free-error", true, HEALTH_REMEDY_REBOOT, "the file system's figures cannot be read (EIO)" },
+        { "inodes_free-error", true, HEALTH_REMEDY_REBOOT,
+          "the file system's figures cannot be read (EIO)" },
+        { "*-input-missing", false, HEALTH_REMEDY_NONE, "unknown: what the check reads is not there" },
+        { "*-input-bad", false, HEALTH_REMEDY_NONE, "unknown: what the check reads makes no sense" },
+        { "out-of-memory", false, HEALTH_REMEDY_NONE, "sunkd ran out of memory checking" },
+        {},
+};
+
+const char *health_code_remedy_to_string(HealthRemedy r) {
+        return r >= 0 && r < _HEALTH_REMEDY_MAX ? remedy_names[r] : "none";
+}
+
+int health_code_remedy_from_string(const char *s) {
+        for (size_t i = 0; s && i < ELEMENTSOF(remedy_names); i++)
+                if (streq(s, remedy_names[i]))
+                        return (int) i;
+        return -EINVAL;
+}
+
+/* "*-input-bad" matches "<type>-input-bad". */
+static bool code_matches(const char *pattern, const char *code) {
+        size_t lp = strlen(pattern), lc = strlen(code);
+
+        if (pattern[0] != '*')
+                return streq(pattern, code);
+        return lc > lp - 1 && streq(code + lc - (lp - 1), pattern + 1);
+}
+
+const HealthCode *health_code_find(const char *code) {
+        for (const HealthCode *c = health_codes; code && c->code; c++)
+                if (code_matches(c->code, code))
+                        return c;
+        return NULL;
+}
+
+HealthRemedy health_code_remedy(const char *code) {
+        const HealthCode *c = health_code_find(code);
+
+        return c ? c->remedy : HEALTH_REMEDY_NONE;
+}
