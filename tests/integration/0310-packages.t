@@ -49,7 +49,8 @@ VERSION=$(dpkg-deb -f "$D_SUNKD" Version)
 # sunkd.rpmlintrc) give each accepted finding its reason.
 out=$(lintian --fail-on none "$DEBS"/sunkd_*.changes 2>&1 | grep -E '^[EW]: ')
 is "$out" "" "lintian: no error and no warning"
-out=$(rpmlint -r "$SUNKD_SRCDIR/packaging/rpm/sunkd.rpmlintrc" "$RPMS"/RPMS/*/*.rpm 2>&1)
+out=$(rpmlint -c "$SUNKD_SRCDIR/packaging/rpm/rpmlint.toml" -r "$SUNKD_SRCDIR/packaging/rpm/sunkd.rpmlintrc" \
+        "$RPMS"/RPMS/*/*.rpm 2>&1)
 like "$out" " 0 errors, 0 warnings" "rpmlint: no error and no warning"
 printf '%s\n' "$out" | grep -E ': [EW]: ' | sed 's/^/# /'
 
