@@ -46,11 +46,22 @@ R_SUNKD=$(ls "$RPMS"/RPMS/*/sunkd-[0-9]*.rpm) R_SLURM=$(ls "$RPMS"/RPMS/*/sunkd-
 VERSION=$(dpkg-deb -f "$D_SUNKD" Version)
 
 # 1. Lint.  Overrides (packaging/deb/*.lintian-overrides, packaging/rpm/
-# sunkd.rpmlintrc) give each accepted finding its reason.
+# sunkd.rpmlintrc) give each accepted finding its reason.  rpmlint reports
+# a filter that matched nothing, so each version gets the filters of what it
+# finds: rpmlint 2.4 (Debian 12) does not spell-check and has a bug of its
+# own (rpmlint-2.4.rpmlintrc); binaries are unstripped only where rpmbuild
+# made no -debuginfo package (Debian 12's rpm does not).
 out=$(lintian --fail-on none "$DEBS"/sunkd_*.changes 2>&1 | grep -E '^[EW]: ')
 is "$out" "" "lintian: no error and no warning"
-out=$(rpmlint -c "$SUNKD_SRCDIR/packaging/rpm/rpmlint.toml" -r "$SUNKD_SRCDIR/packaging/rpm/sunkd.rpmlintrc" \
-        "$RPMS"/RPMS/*/*.rpm 2>&1)
+P="$SUNKD_SRCDIR/packaging/rpm"
+{
+        case "$(rpmlint --version 2>/dev/null)" in
+        2.4.*) grep -v 'spelling-error' "$P/sunkd.rpmlintrc"; cat "$P/rpmlint-2.4.rpmlintrc" ;;
+        *) cat "$P/sunkd.rpmlintrc" ;;
+        esac
+        compgen -G "$RPMS/RPMS/*/sunkd-debuginfo-*.rpm" > /dev/null || cat "$P/rpmlint-nodebuginfo.rpmlintrc"
+} > "$T/sunkd.rpmlintrc"
+out=$(rpmlint -c "$P/rpmlint.toml" -r "$T/sunkd.rpmlintrc" "$RPMS"/RPMS/*/*.rpm 2>&1)
 like "$out" " 0 errors, 0 warnings" "rpmlint: no error and no warning"
 printf '%s\n' "$out" | grep -E ': [EW]: ' | sed 's/^/# /'
 
