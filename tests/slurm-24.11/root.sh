@@ -22,14 +22,17 @@ export DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8
 # companions the Slurm-facing tests start: s6, python3, curl, openssl,
 # strace, procps, util-linux), what sunkd builds with, and what make deb,
 # make rpm and 0310-packages.t use (debhelper, lintian, devscripts, rpm,
-# rpmlint, systemd-analyze; systemd-dev has systemd.pc in Debian 13).
+# rpmlint, systemd-analyze; systemd-dev has systemd.pc in Debian 13;
+# elfutils has the eu-strip that Debian 13's rpmbuild runs, through
+# find-debuginfo, to strip the binaries into sunkd-debuginfo, which is
+# otherwise left without them).
 PACKAGES=(build-essential autoconf automake libtool autoconf-archive pkg-config
         libsystemd-dev libcurl4-openssl-dev libjson-c-dev libyaml-dev libssl-dev check
         libmunge-dev libslurm-dev libbz2-dev zlib1g-dev
         munge slurmctld slurmd slurmrestd slurm-client slurm-wlm-jwt-plugin
         s6 python3 curl openssl strace procps util-linux iproute2 groff-base git
         debhelper dpkg-dev fakeroot lintian devscripts ca-certificates
-        systemd systemd-dev rpm rpmlint)
+        systemd systemd-dev rpm rpmlint elfutils)
 
 # not while make check-slurm-24.11 runs in it (tests/slurm-24.11/run.sh)
 mkdir -p "$(dirname "$ROOT")"
