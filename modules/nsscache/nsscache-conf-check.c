@@ -331,13 +331,8 @@ static int conf_check_s3_keys(const NsscacheConf *c, ConfFault *f, char **ret_er
         return 0;
 }
 
-/* source = s3: what every source checks, then a bucket and an object for
- * every map, or a manifest_url in a bucket. */
-int nsscache_conf_check_s3(NsscacheConf *c, ConfFault *f, char **ret_error) {
-        int r = conf_check_common(c, f, ret_error);
-
-        if (r < 0)
-                return r;
+/* For the sources that are neither: no key only scim or http reads. */
+static int conf_check_no_scim_http(const NsscacheConf *c, ConfFault *f, char **ret_error) {
         if (c->base_url)
                 return fault(f, -1, "scim_base_url", ret_error,
                              "key 'scim_base_url': read only with source = scim");
@@ -345,6 +340,19 @@ int nsscache_conf_check_s3(NsscacheConf *c, ConfFault *f, char **ret_error) {
                 if (c->http_url[t])
                         return fault(f, -1, http_url_keys[t], ret_error,
                                      "key '%s': read only with source = http", http_url_keys[t]);
+        return 0;
+}
+
+/* source = s3: what every source checks, then a bucket and an object for
+ * every map, or a manifest_url in a bucket. */
+int nsscache_conf_check_s3(NsscacheConf *c, ConfFault *f, char **ret_error) {
+        int r = conf_check_common(c, f, ret_error);
+
+        if (r < 0)
+                return r;
+        r = conf_check_no_scim_http(c, f, ret_error);
+        if (r < 0)
+                return r;
         if (c->http_max_size < 1024 || c->http_max_size > HTTP_MAX_SIZE_MAX)
                 return fault(f, -1, "http_max_size", ret_error, "key 'http_max_size': must be in [1K, 1G]");
         if (c->manifest_url || c->manifest_public_key) {
@@ -549,13 +557,9 @@ int nsscache_conf_check_ldap(NsscacheConf *c, ConfFault *f, char **ret_error) {
 
         if (r < 0)
                 return r;
-        if (c->base_url)
-                return fault(f, -1, "scim_base_url", ret_error,
-                             "key 'scim_base_url': read only with source = scim");
-        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
-                if (c->http_url[t])
-                        return fault(f, -1, http_url_keys[t], ret_error,
-                                     "key '%s': read only with source = http", http_url_keys[t]);
+        r = conf_check_no_scim_http(c, f, ret_error);
+        if (r < 0)
+                return r;
         if (c->manifest_url || c->s3_bucket)
                 return fault(f, -1, c->manifest_url ? "manifest_url" : "s3_bucket", ret_error,
                              "key '%s': not with source = ldap",

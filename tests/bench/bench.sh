@@ -863,7 +863,9 @@ fleet_change() {
         fleet_edit "$2"
         from=$(wc -l < "$T/fleet/access.log")
         t0=$(date +%s%N)
-        "$SUNKCTL" -s "$T/fleet-producer/io.sunkd" --timeout 600 run nsscache.refresh > /dev/null ||
+        # the export is a job of its own, which a refresh that published triggers
+        "$SUNKCTL" -s "$T/fleet-producer/io.sunkd" --timeout 600 run nsscache.refresh > /dev/null &&
+                "$SUNKCTL" -s "$T/fleet-producer/io.sunkd" --timeout 600 run nsscache.export > /dev/null ||
                 die "the fleet's producer failed to export $1"
         gen=$(cat "$T/fleet-producer/state/nsscache/export-generation")
         behind=$(fleet_wait "$gen") || die "$behind nodes of $FLEET_NODES still without $1 after $FLEET_WAIT s"
@@ -1030,6 +1032,7 @@ json.dump(m.generate(int(sys.argv[2])), open(sys.argv[3], "w"))' \
     export_signing_key: $d/signing.pem"
         FLEET_PRODUCER=$PID
         "$SUNKCTL" -s "$SOCK" --timeout 600 run nsscache.refresh > /dev/null || die "the fleet's producer failed"
+        "$SUNKCTL" -s "$SOCK" --timeout 600 run nsscache.export > /dev/null || die "the fleet's producer failed to export"
         full_bytes=$(cat "$p"/export/*.gz | wc -c)
         fleet_nginx "$p/export"
 
