@@ -1,5 +1,6 @@
 /* export_dir: content-addressed maps, gzip copies, a signed manifest last (map-export.h). */
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -344,12 +345,28 @@ static int maps_moved(const CacheOptions *opts, const struct stat before[static 
         return 0;
 }
 
+/* A web server's validators count whole seconds (Last-Modified; nginx's
+ * ETag is the mtime and the size): a manifest replaced within the second
+ * of the one before it, at its size, would be answered 304 to a node that
+ * holds the old one.  So the new one's mtime is past the old one's. */
+static int mtime_past(const char *path, const struct stat *old) {
+        struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, { 0 } };
+        struct stat st;
+
+        if (!old || stat(path, &st) < 0 || st.st_mtime > old->st_mtime)
+                return 0;
+        ts[1].tv_sec = old->st_mtime + 1;
+        return utimensat(AT_FDCWD, path, ts, 0) < 0 ? -errno : 0;
+}
+
 int map_export(const NsscacheConf *c, const CacheOptions *opts, const CacheReport *report,
                uint64_t *ret_generation, char **ret_error) {
         struct stat maps_before[_NSS_MAP_MAX];
         _cleanup_(evp_pkey_freep) EVP_PKEY *key = NULL;
         _cleanup_(manifest_done) Manifest m = {}, before = {};
         _cleanup_free_ char *path = NULL, *text = NULL;
+        struct stat old;
+        bool had_old;
         uint64_t last = 0;
         size_t len;
         int r;
@@ -399,9 +416,13 @@ int map_export(const NsscacheConf *c, const CacheOptions *opts, const CacheRepor
         r = manifest_sign(&m, key, &text, &len);
         if (r < 0)
                 return errmsg_set(ret_error, r, "cannot sign the manifest: %s", strerror(-r));
+        had_old = stat(path, &old) == 0;
         r = fileio_write_atomic(path, text, len, EXPORT_MODE, (uid_t) -1, (gid_t) -1);
         if (r < 0)
                 return errmsg_set(ret_error, r, "cannot write '%s': %s", path, strerror(-r));
+        r = mtime_past(path, had_old ? &old : NULL);
+        if (r < 0)
+                return errmsg_set(ret_error, r, "cannot set the time of '%s': %s", path, strerror(-r));
         remove_old(c->export_dir, &m, &before);
         *ret_generation = m.generation;
         return 0;
