@@ -9,6 +9,8 @@ noinst_LTLIBRARIES += %reldir%/libhealth.la
 	%reldir%/checks/health-check.h \
 	%reldir%/checks/health-code.c \
 	%reldir%/checks/health-code.h \
+	%reldir%/checks/health-genconf.c \
+	%reldir%/checks/health-genconf.h \
 	%reldir%/checks/check-util.c \
 	%reldir%/checks/check-util.h \
 	%reldir%/checks/check-mount.c \

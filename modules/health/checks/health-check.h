@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "health-code.h"
+#include "health-genconf.h"
 #include "sunkd/module.h"
 
 typedef enum HealthStatus {
@@ -91,6 +92,13 @@ typedef struct HealthCheckType {
         /* Fills *ret and returns 0; a negative errno (-ENOMEM) only when no
          * result could be made, *ret then UNKNOWN saying why. */
         int (*run)(const void *conf, const HealthEnv *env, HealthResult *ret);
+        /* For `sunkctl health genconf`: add to @out (health_genconf_add())
+         * the checks of this type that describe the node under env->root as
+         * it is now, each one that --check-config accepts and that passes
+         * on this node.  0 with nothing added where the node has nothing of
+         * the kind (no InfiniBand); -errno only when nothing could be read.
+         * NULL: the type makes no baseline. */
+        int (*genconf)(const HealthEnv *env, HealthGenconf *out);
         /* Reads file systems or talks to a daemon: runs in a killable child. */
         bool child;
         /* HEALTH_RUNNER_BUILTIN: `run` above; the others have none, the
