@@ -24,6 +24,8 @@
 
 #define CHECK_TIMEOUT_DEFAULT_USEC (30 * SUNKD_USEC_PER_SEC)
 #define SCRIPT_OUTPUT_MAX (64 * 1024)
+/* a type with a judge (command) matches its output: more of it is kept */
+#define JUDGED_OUTPUT_MAX (1024 * 1024)
 
 static const char *const status_names[] = {
         [HEALTH_PASS] = "pass", [HEALTH_FAIL] = "fail", [HEALTH_UNKNOWN] = "unknown"
@@ -251,21 +253,30 @@ static void script_finish(Check *k, const HealthResult *hr, uint64_t duration_us
         (void) k->s->ctx->api->job_complete(k->job, hr->status == HEALTH_FAIL ? -EIO : 0);
 }
 
+/* "script-exec", "command-exec": the code of the type that ran. */
+static const char *type_code(const Check *k, const char *what, char code[static HEALTH_CODE_MAX]) {
+        (void) snprintf(code, HEALTH_CODE_MAX, "%s-%s", k->type->name, what);
+        return code;
+}
+
 static void script_done_cb(void *userdata, int r, const sunkd_spawn_result *res) {
         Check *k = userdata;
         const ScriptConf *sc = k->conf;
         HealthResult hr = {};
-        char line[HEALTH_DETAIL_MAX];
+        char line[HEALTH_DETAIL_MAX], code[HEALTH_CODE_MAX];
 
         k->child = NULL;
         if (r < 0)
-                health_result_set(&hr, HEALTH_FAIL, "script-exec", "cannot run %s: %s", sc->path,
-                                  strerror(-r));
+                health_result_set(&hr, HEALTH_FAIL, type_code(k, "exec", code), "cannot run %s: %s",
+                                  sc->path, strerror(-r));
         else if (res->timed_out)
                 health_result_set(&hr, HEALTH_FAIL, "check-timeout", "no answer within %.1fs, killed",
                                   (double) sc->common.timeout_usec / 1e6);
         else if (res->signal != 0)
-                health_result_set(&hr, HEALTH_FAIL, "script-signal", "killed by signal %d", res->signal);
+                health_result_set(&hr, HEALTH_FAIL, type_code(k, "signal", code), "killed by signal %d",
+                                  res->signal);
+        else if (k->type->judge)
+                k->type->judge(k->conf, res, &hr);
         else {
                 last_line(res->output, line, sizeof(line));
                 if (!*line)
@@ -297,8 +308,10 @@ static int script_prepare(void *state, void **ret_input) {
         if (r < 0) {
                 /* not run: a failure that names the script and says why */
                 HealthResult hr = {};
+                char code[HEALTH_CODE_MAX];
 
-                health_result_set(&hr, HEALTH_FAIL, "script-refused", "%s", error ?: strerror(-r));
+                health_result_set(&hr, HEALTH_FAIL, type_code(k, "refused", code), "%s",
+                                  error ?: strerror(-r));
                 script_finish(k, &hr, 0);
                 return -EIO;
         }
@@ -315,7 +328,7 @@ static int script_prepare(void *state, void **ret_input) {
                 .argv = argv,
                 .envp = envp,
                 .timeout_usec = sc->common.timeout_usec,
-                .output_max = SCRIPT_OUTPUT_MAX,
+                .output_max = k->type->judge ? JUDGED_OUTPUT_MAX : SCRIPT_OUTPUT_MAX,
                 .uid = (uid_t) -1,
                 .gid = (gid_t) -1,
                 .kill_grace_usec = 2 * SUNKD_USEC_PER_SEC,

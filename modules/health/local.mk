@@ -22,6 +22,12 @@ noinst_LTLIBRARIES += %reldir%/libhealth.la
 	%reldir%/checks/check-load.c \
 	%reldir%/checks/check-ib.c \
 	%reldir%/checks/check-munge.c \
+	%reldir%/checks/check-proc.c \
+	%reldir%/checks/check-proc.h \
+	%reldir%/checks/check-process-limit.c \
+	%reldir%/checks/check-user-processes.c \
+	%reldir%/checks/check-tcp-port.c \
+	%reldir%/checks/check-command.c \
 	%reldir%/transport/health-jwt.c \
 	%reldir%/transport/health-jwt.h \
 	%reldir%/health-signal.c \

@@ -85,9 +85,10 @@ static HealthResult run(const char *type, const char *body) {
 }
 
 START_TEST(test_types_table) {
-        static const char *const names[] = { "mount",   "disk_free", "inodes_free", "memory",
-                                             "process", "file",      "load",        "ib",
-                                             "munge",   "script",    "gpu" };
+        static const char *const names[] = {
+                "mount", "disk_free",     "inodes_free",    "memory",   "process", "file",   "load", "ib",
+                "munge", "process_limit", "user_processes", "tcp_port", "command", "script", "gpu"
+        };
         size_t n = 0;
 
         for (size_t i = 0; i < ELEMENTSOF(names); i++) {

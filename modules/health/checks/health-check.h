@@ -61,7 +61,8 @@ typedef enum HealthCheckRunner {
         HEALTH_RUNNER_GPU,     /* the module: its judge weighs the fact gres.gpus on the loop */
 } HealthCheckRunner;
 
-/* A script check's keys beyond the common ones. */
+/* A script check's keys beyond the common ones; first member of the conf
+ * of every type run as a script. */
 typedef struct ScriptConf {
         HealthCheckCommon common;
         char *path;
@@ -99,6 +100,11 @@ typedef struct HealthCheckType {
          * the kind (no InfiniBand); -errno only when nothing could be read.
          * NULL: the type makes no baseline. */
         int (*genconf)(const HealthEnv *env, HealthGenconf *out);
+        /* HEALTH_RUNNER_SCRIPT only: the result of a run that ended by
+         * itself (not killed, not timed out) from its exit status and
+         * output; called on the loop.  NULL: a script's rule (exit 0
+         * passes, the last line of output is the detail). */
+        void (*judge)(const void *conf, const sunkd_spawn_result *res, HealthResult *ret);
         /* Reads file systems or talks to a daemon: runs in a killable child. */
         bool child;
         /* HEALTH_RUNNER_BUILTIN: `run` above; the others have none, the
@@ -107,11 +113,12 @@ typedef struct HealthCheckType {
 } HealthCheckType;
 
 /* Every check type sunkd.yaml may name, NULL-terminated: the built-in ones,
- * then `script` and `gpu`, which the module runs. */
+ * then `command`, `script` and `gpu`, which the module runs. */
 extern const HealthCheckType *const health_check_types[];
 extern const HealthCheckType health_check_mount, health_check_disk_free, health_check_inodes_free,
         health_check_memory, health_check_process, health_check_file, health_check_load, health_check_ib,
-        health_check_munge, health_check_script, health_check_gpu;
+        health_check_munge, health_check_process_limit, health_check_user_processes, health_check_tcp_port,
+        health_check_command, health_check_script, health_check_gpu;
 
 const HealthCheckType *health_check_type_find(const char *name);
 
