@@ -620,6 +620,14 @@ TESTS += tests/integration/0288-health-script.t
 EXTRA_DIST += tests/integration/0288-health-script.t
 TESTS += tests/integration/0289-health-run.t
 EXTRA_DIST += tests/integration/0289-health-run.t
+TESTS += tests/integration/0325-health-user-processes.t
+EXTRA_DIST += tests/integration/0325-health-user-processes.t
+TESTS += tests/integration/0326-health-command.t
+EXTRA_DIST += tests/integration/0326-health-command.t
+TESTS += tests/integration/0327-health-tcp-port.t
+EXTRA_DIST += tests/integration/0327-health-tcp-port.t
+TESTS += tests/integration/0328-health-nhc-config.t
+EXTRA_DIST += tests/integration/0328-health-nhc-config.t
 # prolog: the module and its client, then under a real slurmd
 TESTS += tests/integration/0290-prolog.t
 EXTRA_DIST += tests/integration/0290-prolog.t
