@@ -175,6 +175,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0311-socket-unit.t \
 	tests/integration/0312-systemd-security.t \
 	tests/integration/0313-unit-caps-gpu.t \
+	tests/integration/0314-health-kept-children.t \
 	# End of INTEGRATION_TESTS
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib/tap.sh tests/lib/sunkd.sh tests/lib/summary tests/lib/scim.sh tests/lib/nginx.sh tests/lib/slapd.sh tests/lib/cut-proxy.py tests/lib/producer.sh tests/lib/gpu.sh tests/lib/s3rver.sh \
