@@ -639,4 +639,5 @@ tests_fake_nvml_libnvidia_ml_la_LDFLAGS = $(TEST_MODULE_FLAGS) -Wl,-soname,libnv
 # runner and the tests only Slurm 24.11 can run (not in TESTS: Debian 12's
 # slurmrestd has no node update).
 EXTRA_DIST += tests/slurm-24.11/root.sh tests/slurm-24.11/chroot.sh tests/slurm-24.11/run.sh \
-	tests/slurm-24.11/health-slurmrestd.t tests/slurm-24.11/prolog-runinjob.t
+	tests/slurm-24.11/packages tests/slurm-24.11/health-slurmrestd.t tests/slurm-24.11/prolog-runinjob.t \
+	tests/slurm-24.11/nsscache-debian.t
