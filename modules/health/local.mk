@@ -22,6 +22,8 @@ noinst_LTLIBRARIES += %reldir%/libhealth.la
 	%reldir%/checks/check-load.c \
 	%reldir%/checks/check-ib.c \
 	%reldir%/checks/check-munge.c \
+	%reldir%/checks/check-genconf.h \
+	%reldir%/checks/check-genconf-fs.c \
 	%reldir%/transport/health-jwt.c \
 	%reldir%/transport/health-jwt.h \
 	%reldir%/health-signal.c \
