@@ -59,6 +59,7 @@ pkglib_LTLIBRARIES += %reldir%/health.la
 	%reldir%/transport/health-rest.c \
 	%reldir%/health-store.c \
 	%reldir%/health-methods.c \
+	%reldir%/health-genconf-job.c \
 	# End of health_la_SOURCES
 %canon_reldir%_health_la_CFLAGS = $(AM_CFLAGS) -I$(srcdir)/%reldir% $(JSONC_CFLAGS) $(SLURM_CFLAGS) $(CURL_CFLAGS)
 %canon_reldir%_health_la_LDFLAGS = $(MODULE_LINK_FLAGS)
