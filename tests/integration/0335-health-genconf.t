@@ -1,0 +1,198 @@
+#!/bin/bash
+# deadline: 600
+# `sunkctl health genconf`, what NHC's nhc-genconf does: a `checks:` block
+# made from the node it runs on.  On this machine (root /) the block, put in
+# a sunkd.yaml, is accepted by --check-config and a sunkd started with it
+# passes every check in `sunkctl health run`.  On a fake root the entries
+# are exactly what the tree implies, hostile mount points (": ", a quote, a
+# backslash, a newline, a '#', bytes that are not UTF-8) stay one YAML
+# scalar each or are left out with a comment, and that block passes there
+# too.  -o writes the file whole or not at all; bad input is refused
+# clearly, and sunkd stays.
+. "$SUNKD_SRCDIR/tests/lib/tap.sh"
+. "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
+sunkd_setup
+cp "$SUNKD_BUILDDIR/modules/health/.libs/health.so" "$MODDIR/" || bail_out "health.so not built"
+command -v setpriv >/dev/null || bail_out "setpriv (util-linux) is needed"
+command -v python3 >/dev/null || bail_out "python3 is needed"
+
+# health_config [KEYS]: the health module, reporting only, with KEYS (indented
+# four spaces) in its section.
+health_config() {
+        sunkd_config "modules:
+  health:
+    node_name: n1
+    transport: none
+    interval: 1h
+    fail_after: 1
+$1"
+}
+# with_checks FILE [KEYS]: the health section with the block of FILE (its
+# comments too) under it.
+with_checks() {
+        health_config "$2
+$(sed 's/^/    /' "$1")"
+}
+# checks_of OUT: the `- ` entries of a genconf block, one a line.
+checks_of() { sed -n 's/^  - //p' "$1"; }
+# all_pass: every check of `health run`'s answer passed, and there are $1.
+all_pass() {
+        ctl --json health run | python3 -c '
+import json, sys
+c = json.load(sys.stdin)["checks"]
+bad = [x["name"] + ": " + x["result"] + " " + x["detail"] for x in c if x["result"] != "pass"]
+print("\n".join(bad) if bad else len(c))'
+}
+
+# ---- 1. this machine -----------------------------------------------------
+health_config ""
+sunkd_start
+out=$(ctl health genconf 2>&1); rc=$?
+is "$rc" 0 "health genconf answers on this node"
+printf '%s\n' "$out" > "$T/here.yaml"
+like "$out" "^# The health checks of node n1 as it was on [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]+ UTC \(sunkd [0-9]" \
+        "its header names the node, the date and sunkd's version"
+like "$out" $'\n''checks:'$'\n''  - \{name: mount-root, type: mount, path: "/", ' "the root file system is in it"
+like "$out" "\{name: memory, type: memory, min_total: [0-9]+M\}" "and the memory"
+unlike "$out" "type: (mount|disk_free|inodes_free), path: \"/(proc|sys|dev)[/\"]" \
+        "no pseudo file system under /proc, /sys or /dev"
+unlike "$(checks_of "$T/here.yaml")" "fs_type: \"(proc|sysfs|tmpfs|devtmpfs|devpts|cgroup2?|overlay)\"" \
+        "no virtual file system or container overlay"
+n_here=$(checks_of "$T/here.yaml" | wc -l)
+ok "it holds checks ($n_here)" test "$n_here" -ge 3
+is "$(job_field health.genconf runs)" 1 "one run of the job health.genconf made it"
+sunkd_stop
+
+with_checks "$T/here.yaml"
+err=$("$SUNKD" -c "$T/sunkd.yaml" --check-config 2>&1); rc=$?
+is "$rc" 0 "--check-config accepts it" || diag "$err"
+sunkd_start
+is "$(all_pass)" "$n_here" "a sunkd started with it passes every check in health run"
+ctl health run > "$T/run.out" 2>&1
+is "$?" 0 "health run exits 0"
+sunkd_stop
+
+# ---- 2. a fake root -------------------------------------------------------
+R="$T/root"
+mkdir -p "$R/proc/self" "$R/proc/10" "$R/proc/11" "$R/proc/12" "$R/proc/13"
+mi() { printf '%s %s 0:1 / %s %s - %s %s %s\n' "$@"; }
+{
+        mi 1 0 / rw,relatime ext4 /dev/sda1 rw
+        mi 2 1 /proc rw proc proc rw
+        mi 3 1 /sys rw sysfs sysfs rw
+        mi 4 1 /dev/shm rw tmpfs tmpfs rw
+        mi 5 1 /sys/fs/cgroup rw cgroup2 cgroup2 rw
+        mi 6 1 /scratch ro xfs /dev/sdb rw
+        mi 7 1 '/mnt/a:\040b' rw ext4 /dev/sdc rw
+        mi 8 1 '/mnt/q"x' rw ext4 /dev/sdc rw
+        mi 9 1 '/mnt/back\134slash' rw ext4 /dev/sdc rw
+        mi 10 1 '/mnt/nl\012x' rw ext4 /dev/sdc rw
+        mi 11 1 '/mnt/#hash' rw ext4 /dev/sdc rw
+        mi 12 1 $'/mnt/\xffbad' rw ext4 /dev/sdc rw
+        mi 13 1 /var/lib/kubelet/pods/p/volumes/v rw ext4 /dev/sda1 rw
+        mi 14 1 /ctr rw overlay overlay rw,lowerdir=/x
+} > "$R/proc/self/mountinfo"
+mkdir -p "$R/scratch" "$R/mnt/a: b" "$R/mnt/q\"x" "$R/mnt/back\\slash" "$R/mnt/nl"$'\n'"x" "$R/mnt/#hash" \
+        "$R/mnt/"$'\xff'"bad" "$R/ctr" "$R/var/lib/kubelet/pods/p/volumes/v"
+printf 'MemTotal:       16318076 kB\nMemAvailable:    9000000 kB\n' > "$R/proc/meminfo"
+proc() { printf '%s\n' "$2" > "$R/proc/$1/comm"; printf 'Name:\t%s\nState:\t%s\nUid:\t%s\t%s\t%s\t%s\n' "$2" "$3" "$4" "$4" "$4" "$4" > "$R/proc/$1/status"; }
+proc 10 sshd "S (sleeping)" 0
+proc 11 munged "S (sleeping)" 104
+proc 12 slurmd "Z (zombie)" 0
+proc 13 crond "S (sleeping)" 0
+health_config "    root: $R"
+sunkd_start
+ctl health genconf > "$T/fake.yaml" 2> "$T/fake.err"
+is "$?" 0 "health genconf answers on a fake root"
+like "$(head -3 "$T/fake.yaml")" "from the tree under $R" "its header names the tree"
+like "$(cat "$T/fake.yaml")" $'\n''# left out: mount: the mount point of line 12 of mountinfo left out: not UTF-8, which YAML cannot hold' \
+        "the mount point that is not UTF-8 is left out, with a comment"
+is "$(grep -c 'left out: .*line 12' "$T/fake.yaml")" 3 "from mount, disk_free and inodes_free"
+# the entries, the free space aside (it is the test machine's)
+got=$(checks_of "$T/fake.yaml" | grep -v '^{name: \(disk_free\|inodes_free\)-')
+want='{name: mount-root, type: mount, path: "/", fs_type: "ext4"}
+{name: mount-scratch, type: mount, path: "/scratch", fs_type: "xfs", rw: false}
+{name: mount-mnt-a__b, type: mount, path: "/mnt/a: b", fs_type: "ext4"}
+{name: mount-mnt-q_x, type: mount, path: "/mnt/q\"x", fs_type: "ext4"}
+{name: mount-mnt-back_slash, type: mount, path: "/mnt/back\\slash", fs_type: "ext4"}
+{name: mount-mnt-nl_x, type: mount, path: "/mnt/nl\x0ax", fs_type: "ext4"}
+{name: mount-mnt-hash, type: mount, path: "/mnt/#hash", fs_type: "ext4"}
+{name: memory, type: memory, min_total: 15457M}
+{name: process-sshd, type: process, process: sshd, user: root}
+{name: process-munged, type: process, process: munged}'
+is "$got" "$want" "the entries are what the tree implies"
+is "$(checks_of "$T/fake.yaml" | grep -c '^{name: disk_free-')" 7 "a disk_free check for each of the 7 file systems"
+sunkd_stop
+
+with_checks "$T/fake.yaml" "    root: $R"
+err=$("$SUNKD" -c "$T/sunkd.yaml" --check-config 2>&1); rc=$?
+is "$rc" 0 "--check-config accepts the fake root's block" || diag "$err"
+n_fake=$(checks_of "$T/fake.yaml" | wc -l)
+sunkd_start
+is "$(all_pass)" "$n_fake" "and its checks all pass against that root"
+# sunkd's own reader took each mount point back whole: each is found mounted
+details=$(ctl --json health | python3 -c '
+import json, sys
+for c in json.load(sys.stdin)["checks"]:
+    if c["type"] == "mount":
+        print(c["detail"])')
+is "$details" "'/' is mounted (ext4, rw)
+'/scratch' is mounted (xfs, ro)
+'/mnt/a: b' is mounted (ext4, rw)
+'/mnt/q\"x' is mounted (ext4, rw)
+'/mnt/back\slash' is mounted (ext4, rw)
+'/mnt/nl\x0ax' is mounted (ext4, rw)
+'/mnt/#hash' is mounted (ext4, rw)" "each mount point is read back as it is on the node, one scalar each"
+
+# ---- 3. -o FILE ------------------------------------------------------------
+ctl health genconf -o "$T/out.yaml"
+is "$?" 0 "-o FILE: exit 0"
+is "$(checks_of "$T/out.yaml")" "$(checks_of "$T/fake.yaml")" "FILE holds the block"
+is "$(stat -c %a "$T/out.yaml")" 644 "readable by all, written by root"
+sum=$(md5sum < "$T/out.yaml")
+err=$(ctl health genconf -o "$T/out.yaml" 2>&1); rc=$?
+is "$rc" 1 "a FILE that is there: exit 1"
+is "$err" "sunkctl: '$T/out.yaml' exists: --force replaces it" "saying --force replaces it"
+is "$(md5sum < "$T/out.yaml")" "$sum" "and leaving it as it was"
+ln -s out.yaml "$T/link.yaml"
+ctl health genconf -o "$T/link.yaml" 2>/dev/null
+is "$?" 1 "a symlink there is not replaced either"
+ctl health genconf -o "$T/out.yaml" --force
+is "$?" 0 "--force replaces it"
+ok "whole" grep -q '^  - {name: memory, type: memory, min_total: 15457M}$' "$T/out.yaml"
+err=$(ctl health genconf -o "$T/no/such/dir/x.yaml" 2>&1); rc=$?
+is "$rc" 1 "a FILE in no directory: exit 1"
+is "$err" "sunkctl: cannot write '$T/no/such/dir/x.yaml': No such file or directory" "with a clear message"
+err=$(ctl health genconf -o "$T" 2>&1); rc=$?
+is "$rc" 1 "a directory: exit 1"
+is "$err" "sunkctl: cannot write '$T': it is a directory" "saying so"
+err=$(ctl health genconf -o "" 2>&1); rc=$?
+is "$rc" 2 "an empty name: usage, exit 2"
+err=$(setpriv --reuid 65534 --regid 65534 --clear-groups "$SUNKCTL" -s "$SOCK" health genconf -o "$T/x.yaml" 2>&1); rc=$?
+is "$rc" 1 "a directory the caller cannot write: exit 1"
+is "$err" "sunkctl: cannot write '$T/x.yaml': Permission denied" "saying why, before sunkd is asked"
+ctl health status -o "$T/status.yaml" 2>/dev/null
+is "$?" 2 "-o for a verb that does not write a file: usage, exit 2"
+ctl health genconf --force 2>/dev/null
+is "$?" 2 "--force without -o: usage, exit 2"
+ctl status -o "$T/status.yaml" 2>/dev/null
+is "$?" 2 "-o for a daemon's verb: usage, exit 2"
+ok "no FILE was made by them" test ! -e "$T/status.yaml" -a ! -e "$T/x.yaml"
+
+# ---- 4. bad input on the method -------------------------------------------
+err=$(ctl health genconf x=1 2>&1); rc=$?
+is "$rc" 1 "a parameter: exit 1"
+like "$err" "io.sunkd.Health.Genconf: invalid parameter x=1: Genconf takes no parameters" "named, as refused"
+err=$(setpriv --reuid 65534 --regid 65534 --clear-groups "$SUNKCTL" -s "$SOCK" health genconf 2>&1); rc=$?
+is "$rc" 1 "a caller that is not root: exit 1"
+like "$err" "permission denied" "refused"
+is "$(ctl ping)" "pong" "sunkd answers after all of it"
+sunkd_stop
+
+# nothing half-written when sunkd cannot be asked, and no temporary file left
+ctl health genconf -o "$T/new.yaml" 2>/dev/null
+is "$?" 3 "sunkd not reachable: exit 3"
+ok "and no FILE" test ! -e "$T/new.yaml"
+is "$(find "$T" -maxdepth 1 -name '.*.yaml.*' | wc -l)" 0 "no temporary file is left anywhere"
+is "$SUNKD_EXIT" 0 "sunkd exits cleanly"
+done_testing
