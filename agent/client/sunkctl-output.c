@@ -34,8 +34,8 @@ int output_open(SunkctlOutput *o, const char *path, bool force) {
                 fprintf(stderr, "sunkctl: --output: a file name, not an empty one\n");
                 return EXIT_USAGE;
         }
-        if (stat(path, &st) >= 0 && S_ISDIR(st.st_mode)) {
-                fprintf(stderr, "sunkctl: cannot write '%s': it is a directory\n", path);
+        if ((stat(path, &st) >= 0 && S_ISDIR(st.st_mode)) || path[strlen(path) - 1] == '/') {
+                fprintf(stderr, "sunkctl: cannot write '%s': it names a directory\n", path);
                 return EXIT_FAILED;
         }
         if (!force && lstat(path, &st) >= 0) {

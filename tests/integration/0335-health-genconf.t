@@ -166,7 +166,10 @@ is "$rc" 1 "a FILE in no directory: exit 1"
 is "$err" "sunkctl: cannot write '$T/no/such/dir/x.yaml': No such file or directory" "with a clear message"
 err=$(ctl health genconf -o "$T" 2>&1); rc=$?
 is "$rc" 1 "a directory: exit 1"
-is "$err" "sunkctl: cannot write '$T': it is a directory" "saying so"
+is "$err" "sunkctl: cannot write '$T': it names a directory" "saying so"
+err=$(ctl health genconf -o "$T/newdir/" 2>&1); rc=$?
+is "$rc" 1 "a name ending in /: exit 1"
+ok "nothing made" test ! -e "$T/newdir"
 err=$(ctl health genconf -o "" 2>&1); rc=$?
 is "$rc" 2 "an empty name: usage, exit 2"
 err=$(setpriv --reuid 65534 --regid 65534 --clear-groups "$SUNKCTL" -s "$SOCK" health genconf -o "$T/x.yaml" 2>&1); rc=$?

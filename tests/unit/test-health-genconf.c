@@ -160,9 +160,12 @@ START_TEST(test_mount) {
                 "{name: mount-mnt-nl_x, type: mount, path: \"/mnt/nl\\x0ax\", fs_type: \"ext4\"}",
                 "{name: mount-mnt-a-b, type: mount, path: \"/mnt/a-b\", fs_type: \"ext4\"}",
                 "{name: mount-mnt-a-b-2, type: mount, path: \"/mnt/a/b\", fs_type: \"ext4\"}",
+                "{name: mount-mnt-odd, type: mount, path: \"/mnt/odd\"}",
+                "{name: mount-mnt-odd2, type: mount, path: \"/mnt/odd2\"}",
         };
-        static const char *const paths[] = { "/",         "/home",      "/scratch", "/logs",   "/mnt/a: b",
-                                             "/mnt/q\"x", "/mnt/nl\nx", "/mnt/a-b", "/mnt/a/b" };
+        static const char *const paths[] = { "/",         "/home",     "/scratch",   "/logs",
+                                             "/mnt/a: b", "/mnt/q\"x", "/mnt/nl\nx", "/mnt/a-b",
+                                             "/mnt/a/b",  "/mnt/odd",  "/mnt/odd2" };
         HealthGenconf g;
 
         put("/proc/self/mountinfo", "%s",
@@ -190,7 +193,11 @@ START_TEST(test_mount) {
                                                                 "rw") MI(21, 1, "/mnt/a/b", "rw", "ext4",
                                                                          "/dev/sdf", "rw")
                                                             MI(22, 1, "/mnt/gone", "rw", "ext4", "/dev/sdg",
-                                                               "rw") "a line that is no mount\n");
+                                                               "rw") MI(23, 1, "/mnt/odd", "rw",
+                                                                        "fuse.a\\040b", "src", "rw")
+                                                                    MI(24, 1, "/mnt/odd2", "rw",
+                                                                       "fuse.\377x", "src",
+                                                                       "rw") "a line that is no mount\n");
         /* the mount points there are, but /mnt/gone: not a directory */
         for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
                 _cleanup_free_ char *p = at(paths[i]);
@@ -203,10 +210,16 @@ START_TEST(test_mount) {
         put("/etc/hosts", "127.0.0.1 localhost\n");
         ck_assert_int_eq(genconf("mount", &g), 0);
         assert_entries(&g, want, ELEMENTSOF(want));
-        ck_assert_uint_eq(g.n_notes, 1);
+        ck_assert_uint_eq(g.n_notes, 3);
         ck_assert_str_eq(g.notes[0],
                          "mount: the mount point of line 15 of mountinfo left out: not UTF-8, which "
                          "YAML cannot hold");
+        ck_assert_str_eq(g.notes[1],
+                         "mount: line 23 of mountinfo: a file system type that does not read as one left "
+                         "out of its check");
+        ck_assert_str_eq(g.notes[2],
+                         "mount: line 24 of mountinfo: a file system type that does not read as one left "
+                         "out of its check");
         for (size_t i = 0; i < g.n; i++)
                 assert_round_trip(g.entries[i], paths[i]);
         health_genconf_clear(&g);

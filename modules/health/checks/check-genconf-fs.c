@@ -233,7 +233,8 @@ int check_genconf_fs_mount(const HealthEnv *env, HealthGenconf *out) {
 
                 if (!m.v[i].keep || !quoted_path(out, "mount", &m.v[i], path))
                         continue;
-                if (!plain_type || !health_genconf_quote(m.v[i].fs_type, type, QUOTED_MAX))
+                plain_type = plain_type && health_genconf_quote(m.v[i].fs_type, type, QUOTED_MAX);
+                if (!plain_type)
                         (void) health_genconf_note(out,
                                                    "mount: line %u of mountinfo: a file system type that "
                                                    "does not read as one left out of its check",
