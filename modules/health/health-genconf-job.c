@@ -21,7 +21,8 @@
 #include "util/macro.h"
 #include "util/time-util.h"
 
-#define GENCONF_TIMEOUT_USEC (60 * SUNKD_USEC_PER_SEC)
+/* within sunkctl's own 30 s, so the caller hears why */
+#define GENCONF_TIMEOUT_USEC (25 * SUNKD_USEC_PER_SEC)
 #define GRES_FACT "gres.gpus"
 
 static json_object *strings_json(char **v, size_t n) {
@@ -135,7 +136,7 @@ static int genconf_done(void *state, int r, void *input, void *result) {
         health_genconf_clear(&g);
         if (r == -ETIMEDOUT)
                 answer_all(s, NULL, "io.sunkd.Timeout",
-                           "the node's file systems did not all answer within 60s (a hung mount?)");
+                           "the node's file systems did not all answer within 25s (a hung mount?)");
         else if (r < 0) {
                 (void) snprintf(why, sizeof(why), "the baseline could not be made: %s", strerror(-r));
                 answer_all(s, NULL, r == -ECANCELED ? "io.sunkd.Unavailable" : "io.sunkd.InternalError",
