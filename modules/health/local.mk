@@ -28,6 +28,8 @@ noinst_LTLIBRARIES += %reldir%/libhealth.la
 	%reldir%/checks/check-user-processes.c \
 	%reldir%/checks/check-tcp-port.c \
 	%reldir%/checks/check-command.c \
+	%reldir%/checks/check-genconf.h \
+	%reldir%/checks/check-genconf-fs.c \
 	%reldir%/transport/health-jwt.c \
 	%reldir%/transport/health-jwt.h \
 	%reldir%/health-signal.c \
@@ -63,6 +65,7 @@ pkglib_LTLIBRARIES += %reldir%/health.la
 	%reldir%/transport/health-rest.c \
 	%reldir%/health-store.c \
 	%reldir%/health-methods.c \
+	%reldir%/health-genconf-job.c \
 	# End of health_la_SOURCES
 %canon_reldir%_health_la_CFLAGS = $(AM_CFLAGS) -I$(srcdir)/%reldir% $(JSONC_CFLAGS) $(SLURM_CFLAGS) $(CURL_CFLAGS)
 %canon_reldir%_health_la_LDFLAGS = $(MODULE_LINK_FLAGS)
