@@ -6,7 +6,8 @@
 # listener takes; a check naming another process fails tcp_port-owner
 # naming the holder; once the listener is gone the port check fails
 # tcp_port-closed and a `listening: false` check passes, which failed
-# tcp_port-open while it listened.
+# tcp_port-open while it listened.  `sunkctl health genconf` proposes the
+# port a root process named sshd listens on, and the check it writes passes.
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 . "$SUNKD_SRCDIR/tests/lib/slurm.sh" # slurm_free_port
@@ -19,6 +20,9 @@ listen() {
         python3 -c '
 import socket, sys, time
 addr, port, fam, ready = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+if len(sys.argv) > 5:  # the name its comm takes (PR_SET_NAME)
+    import ctypes
+    ctypes.CDLL(None).prctl(15, sys.argv[5].encode(), 0, 0, 0)
 s = socket.socket(socket.AF_INET6 if fam == "6" else socket.AF_INET)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 if fam == "6":
@@ -37,6 +41,10 @@ listeners="$listeners $!"
 L4=$!
 listen 0.0.0.0 "$W" 4 "$T/upw"
 listeners="$listeners $!"
+G=$(slurm_free_port)
+listen 127.0.0.1 "$G" 4 "$T/upg" sshd
+listeners="$listeners $!"
+ok "a listener named sshd is up" wait_for_file "$T/upg" 300
 ok "the listener on 127.0.0.1 is up" wait_for_file "$T/up4" 300
 ok "the wildcard one too" wait_for_file "$T/upw" 300
 have6=0
@@ -103,6 +111,26 @@ else
         is "$?" 1 "without IPv6 on the host the ::1 check fails"
         like "$(field port6 code)" "tcp_port-(closed|input-missing)" "as closed or unknown"
 fi
+# --- a baseline: the port of the root process named sshd
+out=$(ctl health genconf 2>&1)
+is "$?" 0 "health genconf answers"
+like "$out" "  - \\{name: tcp-$G, type: tcp_port, port: $G, process: sshd\\}" "proposing sshd's port"
+unlike "$out" "port: $P," "and not another process's"
+sunkd_stop
+sunkd_config "modules:
+  health:
+    node_name: n1
+    transport: none
+    interval: 1h
+    checks:
+$(grep "name: tcp-$G," <<< "$out" | sed "s/^  /      /")
+      - {name: port, type: tcp_port, port: $P}
+      - {name: closed, type: tcp_port, port: $P, listening: false}"
+sunkd_start
+run "tcp-$G"
+is "$?" 0 "the check it proposed passes"
+like "$(field "tcp-$G" detail)" "held by 'sshd'" "held by sshd"
+
 kill "$L4"
 wait "$L4" 2>/dev/null
 run port
