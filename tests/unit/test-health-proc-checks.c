@@ -184,6 +184,10 @@ START_TEST(test_process_limit) {
 END_TEST
 
 START_TEST(test_process_limit_config) {
+        /* what may wait on another process's mmap lock (cmdline) runs in a child */
+        ck_assert(health_check_type_find("process_limit")->child);
+        ck_assert(!health_check_type_find("user_processes")->child);
+        ck_assert(!health_check_type_find("tcp_port")->child);
         assert_refused("process_limit", "", "key 'max_cpu_percent': a limit is required");
         assert_refused("process_limit", "max_cpu_percent: 0\n", "key 'max_cpu_percent'");
         assert_refused("process_limit", "max_physmem_percent: 101\n", "key 'max_physmem_percent'");

@@ -283,5 +283,8 @@ const HealthCheckType health_check_process_limit = {
         .validate = process_limit_validate,
         .release = process_limit_release,
         .run = process_limit_run,
-        .child = false,
+        /* /proc/<pid>/cmdline (for `match`) takes the process's mmap lock,
+         * which a process stuck in the kernel may hold for ever (ps hangs
+         * there): a child is killed at the timeout, a worker never is */
+        .child = true,
 };
