@@ -67,6 +67,18 @@ static void put(const char *rel, const char *fmt, ...) {
         put_bytes(rel, s, strlen(s));
 }
 
+static void remove_at(const char *rel) {
+        _cleanup_free_ char *p = at(rel);
+
+        ck_assert_int_eq(unlink(p), 0);
+}
+
+static void move_at(const char *from, const char *to) {
+        _cleanup_free_ char *a = at(from), *b = at(to);
+
+        ck_assert_int_eq(rename(a, b), 0);
+}
+
 static void mkdirs(const char *rel) {
         _cleanup_free_ char *p = at(rel);
 
@@ -236,7 +248,7 @@ START_TEST(test_process_limit_bad_input) {
         put("/proc/105/status", "Name: nouid\n");
         mkdirs("/proc/106");
         proc(107, 1, "zero", 1000, 900 * t, 0, 0, 0, NULL);
-        ck_assert_int_eq(rename(at("/proc/107"), at("/proc/0107")), 0);
+        move_at("/proc/107", "/proc/0107");
         put("/proc/108/stat",
             "108 (huge) S 1 1 1 0 -1 0 0 0 0 0 99999999999999999999999 0 0 0 20 0 1 0 0 0 0\n");
         put("/proc/108/status", "Uid:\t1000\t1000\t1000\t1000\n");
@@ -286,7 +298,7 @@ START_TEST(test_user_processes) {
                       "user_processes-unauthorized", "process 'bash' (pid 96) of uid 65534");
         assert_result(run("user_processes", "max_system_uid: 3001\n"), HEALTH_PASS, "ok", "no process");
         /* without login.defs NHC's 99: chronyd (105) is a user's */
-        ck_assert_int_eq(unlink(at("/etc/login.defs")), 0);
+        remove_at("/etc/login.defs");
         assert_result(run("user_processes", "allowed_users: [3000, 3001, 65534]\n"), HEALTH_FAIL,
                       "user_processes-unauthorized", "'chronyd' (pid 97) of uid 105");
         put("/etc/login.defs", "SYS_UID_MAX 0\nUID_MIN 200\n");
@@ -394,7 +406,7 @@ START_TEST(test_tcp_port) {
         assert_result(run("tcp_port", "port: 9090\nprocess: nginx\n"), HEALTH_FAIL, "tcp_port-owner",
                       "listening, but no 'nginx' process holds it");
         /* no tcp6: IPv4 still answers, an IPv6 address cannot */
-        ck_assert_int_eq(unlink(at("/proc/net/tcp6")), 0);
+        remove_at("/proc/net/tcp6");
         assert_result(run("tcp_port", "port: 8080\n"), HEALTH_PASS, "ok", "");
         assert_result(run("tcp_port", "port: 9090\naddress: '::1'\n"), HEALTH_UNKNOWN,
                       "tcp_port-input-missing", "tcp6' is missing");

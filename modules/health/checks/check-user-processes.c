@@ -212,7 +212,8 @@ static int user_processes_run(const void *conf, const HealthEnv *env, HealthResu
         r = check_proc_scan(env, "user_processes", collect, &t, ret);
         if (r <= 0)
                 goto out;
-        qsort(t.procs, t.n, sizeof(Proc), pid_cmp);
+        if (t.n > 0)
+                qsort(t.procs, t.n, sizeof(Proc), pid_cmp);
         job_uids = calloc(MAX(t.n, 1u), sizeof(uid_t));
         if (!job_uids) {
                 r = -ENOMEM;
