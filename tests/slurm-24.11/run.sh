@@ -37,6 +37,7 @@ DEFAULT_TESTS=(
         tests/integration/0285-health-gpu.t
         tests/integration/0290-prolog.t
         tests/integration/0291-prolog-slurm.t
+        tests/integration/0325-health-user-processes.t
         tests/integration/0306-s6-overlay.t
         tests/slurm-24.11/health-slurmrestd.t
         tests/slurm-24.11/prolog-runinjob.t
