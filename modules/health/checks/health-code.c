@@ -33,6 +33,12 @@ const HealthCode health_codes[] = {
         { "ib-missing", true, HEALTH_REMEDY_REBOOT, "the InfiniBand device or port is missing" },
         { "ib-port-state", true, HEALTH_REMEDY_CONTACT_SUPPORT, "an InfiniBand port is not ACTIVE" },
         { "ib-rate", true, HEALTH_REMEDY_CONTACT_SUPPORT, "an InfiniBand port runs slower than asked for" },
+        { "ib-errors", true, HEALTH_REMEDY_CONTACT_SUPPORT,
+          "an InfiniBand port's error counter is over its max or saturated (a cable, a transceiver, a "
+          "switch "
+          "port)" },
+        { "ib-link-flaps", true, HEALTH_REMEDY_CONTACT_SUPPORT,
+          "an InfiniBand port's link went down and came back more often than its max (link_downed)" },
         { "munge-socket", true, HEALTH_REMEDY_REBOOT, "munged does not answer on its socket" },
         { "munge-encode", true, HEALTH_REMEDY_NONE, "munged refuses to make a credential" },
         { "munge-decode", true, HEALTH_REMEDY_NONE, "munged refuses its own credential" },
