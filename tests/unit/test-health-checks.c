@@ -20,6 +20,7 @@
 #include "util/macro.h"
 
 #include "../../modules/health/checks/health-check.h"
+#include "../../modules/health/health-gpu-limits.h"
 #include "../lib/check-run.h"
 #include "../lib/health-check-test.h"
 
@@ -995,6 +996,56 @@ START_TEST(test_ib_genconf) {
 }
 END_TEST
 
+/* ---- gpu -------------------------------------------------------------- */
+
+/* The gpu check's limits: each key into the judge's limits, off when left
+ * out, and refused at its key when wrong. */
+START_TEST(test_gpu_limits_keys) {
+        HealthGpuLimits lim;
+        char *e = NULL;
+        Loaded l;
+
+        ck_assert_msg(load("gpu", "", &l, &e) == 0, "%s", e);
+        health_gpu_limits_from_conf(l.conf, &lim);
+        ck_assert_int_eq(lim.max_temperature, -1);
+        ck_assert_int_eq(lim.min_power_limit, -1);
+        ck_assert_uint_eq(lim.fail_clocks_events, 0);
+        ck_assert(!lim.persistence_mode && !lim.nvlink_up);
+        for (int c = 0; c < _HEALTH_GPU_NVLINK_COUNTER_MAX; c++)
+                ck_assert_int_eq(lim.max_nvlink_errors[c], -1);
+        unload(&l);
+        ck_assert_msg(
+                load("gpu",
+                     "max_temperature: 85\nfail_clocks_events: [hw_slowdown, hw_power_brake_slowdown]\n"
+                     "persistence_mode: true\nnvlink_up: true\nmax_nvlink_replay_errors: 0\n"
+                     "max_nvlink_recovery_errors: 1\nmax_nvlink_crc_flit_errors: 100\n"
+                     "max_nvlink_crc_data_errors: 10\nmin_power_limit: 700\n",
+                     &l, &e) == 0,
+                "%s", e);
+        health_gpu_limits_from_conf(l.conf, &lim);
+        ck_assert_int_eq(lim.max_temperature, 85);
+        ck_assert_int_eq(lim.min_power_limit, 700);
+        ck_assert_uint_eq(lim.fail_clocks_events, 0x88);
+        ck_assert(lim.persistence_mode && lim.nvlink_up);
+        ck_assert_int_eq(lim.max_nvlink_errors[HEALTH_GPU_NVLINK_REPLAY], 0);
+        ck_assert_int_eq(lim.max_nvlink_errors[HEALTH_GPU_NVLINK_RECOVERY], 1);
+        ck_assert_int_eq(lim.max_nvlink_errors[HEALTH_GPU_NVLINK_CRC_FLIT], 100);
+        ck_assert_int_eq(lim.max_nvlink_errors[HEALTH_GPU_NVLINK_CRC_DATA], 10);
+        unload(&l);
+        assert_refused("gpu", "max_temperature: 0\n", "key 'max_temperature'");
+        assert_refused("gpu", "max_temperature: 201\n", "key 'max_temperature'");
+        assert_refused("gpu", "max_temperature: hot\n", "key 'max_temperature'");
+        assert_refused("gpu", "fail_clocks_events: [hw_slowdown, overheating]\n",
+                       "key 'fail_clocks_events': 'overheating' is not a reason NVML gives");
+        assert_refused("gpu", "fail_clocks_events: hw_slowdown\n", "fail_clocks_events");
+        assert_refused("gpu", "persistence_mode: sometimes\n", "key 'persistence_mode'");
+        assert_refused("gpu", "nvlink_up: 2\n", "key 'nvlink_up'");
+        assert_refused("gpu", "max_nvlink_crc_flit_errors: -1\n", "key 'max_nvlink_crc_flit_errors'");
+        assert_refused("gpu", "min_power_limit: 0\n", "key 'min_power_limit'");
+        assert_refused("gpu", "max_nvlink_errors: 1\n", "max_nvlink_errors");
+}
+END_TEST
+
 /* ---- main ------------------------------------------------------------- */
 
 static Suite *suite(void) {
@@ -1027,6 +1078,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_ib_counters);
         tcase_add_test(tc, test_ib_counters_bad_input);
         tcase_add_test(tc, test_ib_genconf);
+        tcase_add_test(tc, test_gpu_limits_keys);
         suite_add_tcase(s, tc);
         return s;
 }
