@@ -245,10 +245,6 @@ static int64_t link_counter(Nvml *n, nvmlDevice_t dev, unsigned link, nvmlNvLink
         return (int64_t) MIN(v, (unsigned long long) INT64_MAX);
 }
 
-static int uint_or_unknown(nvmlReturn_t rc, unsigned v) {
-        return rc == NVML_SUCCESS ? (int) MIN(v, (unsigned) INT32_MAX) : -1;
-}
-
 /* Temperature, power, clocks, persistence and each NVLink the GPU has (up
  * to the first link NVML says it has not).  As gpu_health(): nothing here
  * fails discovery. */
@@ -259,14 +255,14 @@ static void gpu_telemetry(Nvml *n, nvmlDevice_t dev, GresTelemetry *t) {
 
         gres_health_telemetry_unknown(t);
         t->read = true;
-        if (n->temperature)
-                t->temperature = uint_or_unknown(n->temperature(dev, NVML_TEMPERATURE_GPU, &v), v);
-        if (n->temperature_threshold) {
-                t->temperature_slowdown = uint_or_unknown(
-                        n->temperature_threshold(dev, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN, &v), v);
-                t->temperature_shutdown = uint_or_unknown(
-                        n->temperature_threshold(dev, NVML_TEMPERATURE_THRESHOLD_SHUTDOWN, &v), v);
-        }
+        if (n->temperature && n->temperature(dev, NVML_TEMPERATURE_GPU, &v) == NVML_SUCCESS)
+                t->temperature = (int) MIN(v, (unsigned) INT32_MAX);
+        if (n->temperature_threshold &&
+            n->temperature_threshold(dev, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN, &v) == NVML_SUCCESS)
+                t->temperature_slowdown = (int) MIN(v, (unsigned) INT32_MAX);
+        if (n->temperature_threshold &&
+            n->temperature_threshold(dev, NVML_TEMPERATURE_THRESHOLD_SHUTDOWN, &v) == NVML_SUCCESS)
+                t->temperature_shutdown = (int) MIN(v, (unsigned) INT32_MAX);
         if (n->power && n->power(dev, &v) == NVML_SUCCESS)
                 t->power_mw = v;
         if (n->power_limit && n->power_limit(dev, &v) == NVML_SUCCESS)
