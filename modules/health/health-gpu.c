@@ -638,7 +638,8 @@ static void find_nvlinks(const HealthGpuLimits *l, json_object *t, const char *b
                          Findings *f) {
         json_object *links = t ? json_object_object_get(t, "links") : NULL;
         bool counted = false;
-        size_t n = 0, down = 0, first_down = 0;
+        size_t n = 0, down = 0;
+        uint64_t first_down = 0;
 
         for (int c = 0; c < _HEALTH_GPU_NVLINK_COUNTER_MAX; c++)
                 counted = counted || l->max_nvlink_errors[c] >= 0;
@@ -651,23 +652,30 @@ static void find_nvlinks(const HealthGpuLimits *l, json_object *t, const char *b
                 return;
         }
         n = json_object_array_length(links);
-        for (size_t i = 0; i < n; i++) {
+        /* a link down first: its errors are what took it down */
+        for (size_t i = 0; l->nvlink_up && i < n; i++) {
                 json_object *k = json_object_array_get_idx(links, i), *up = NULL;
+                uint64_t link = i;
+
+                (void) get_uint(k, "link", 63, &link);
+                if (!json_object_object_get_ex(k, "up", &up))
+                        not_known(f, "gpu-input-missing",
+                                  "%s: the driver does not report NVLink %" PRIu64 "'s state (nvlink_up)",
+                                  name, link);
+                else if (!json_object_is_type(up, json_type_boolean))
+                        not_known(f, "gpu-input-bad", "%s: NVLink %" PRIu64 "'s state is not true or false",
+                                  name, link);
+                else if (!json_object_get_boolean(up) && down++ == 0)
+                        first_down = link;
+        }
+        if (down > 0)
+                found(f, "gpu-nvlink-down", HEALTH_REMEDY_REBOOT, bus,
+                      "%s: NVLink %" PRIu64 " down (%zu of %zu links down)", name, first_down, down, n);
+        for (size_t i = 0; counted && i < n; i++) {
+                json_object *k = json_object_array_get_idx(links, i);
                 uint64_t link = i, v;
 
                 (void) get_uint(k, "link", 63, &link);
-                if (l->nvlink_up) {
-                        if (!json_object_object_get_ex(k, "up", &up))
-                                not_known(f, "gpu-input-missing",
-                                          "%s: the driver does not report NVLink %" PRIu64
-                                          "'s state (nvlink_up)",
-                                          name, link);
-                        else if (!json_object_is_type(up, json_type_boolean))
-                                not_known(f, "gpu-input-bad",
-                                          "%s: NVLink %" PRIu64 "'s state is not true or false", name, link);
-                        else if (!json_object_get_boolean(up) && down++ == 0)
-                                first_down = link;
-                }
                 for (int c = 0; c < _HEALTH_GPU_NVLINK_COUNTER_MAX; c++) {
                         int r;
 
@@ -687,10 +695,6 @@ static void find_nvlinks(const HealthGpuLimits *l, json_object *t, const char *b
                                       health_gpu_nvlink_counter_key(c), v, l->max_nvlink_errors[c]);
                 }
         }
-        if (down > 0)
-                found(f, "gpu-nvlink-down", HEALTH_REMEDY_REBOOT, bus,
-                      "%s: NVLink %" PRIu64 " down (%zu of %zu links down)", name, (uint64_t) first_down,
-                      down, n);
 }
 
 /* The clocks-event reasons of @bits that fail, by name, in @buf. */
