@@ -42,7 +42,7 @@
 #include <stdint.h>
 
 #include "checks/health-check.h"
-#include "health-gpu-limits.h"
+#include "checks/health-gpu-limits.h"
 #include "health-gpu-memory.h"
 #include "health-xid-policy.h"
 #include "sunkd/module.h"

@@ -20,7 +20,7 @@
 #include "util/macro.h"
 
 #include "../../modules/health/checks/health-check.h"
-#include "../../modules/health/health-gpu-limits.h"
+#include "../../modules/health/checks/health-gpu-limits.h"
 #include "../lib/check-run.h"
 #include "../lib/health-check-test.h"
 

@@ -25,7 +25,7 @@
 #include "util/cleanup.h"
 #include "util/json-util.h"
 
-#include "../../modules/health/health-gpu-limits.h"
+#include "../../modules/health/checks/health-gpu-limits.h"
 #include "../../modules/health/health-gpu-memory.h"
 #include "../../modules/health/health-gpu.h"
 #include "../../modules/health/health-xid-policy.h"

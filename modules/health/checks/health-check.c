@@ -6,7 +6,7 @@
 #include "util/macro.h"
 #include "util/text-escape.h"
 
-#include "../health-gpu-limits.h"
+#include "health-gpu-limits.h"
 #include "health-check.h"
 
 static const sunkd_cfg_key script_keys[] = {

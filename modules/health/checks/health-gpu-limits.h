@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "checks/health-check.h"
+#include "health-check.h"
 
 typedef enum HealthGpuNvLinkCounter {
         HEALTH_GPU_NVLINK_REPLAY,
