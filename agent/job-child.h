@@ -41,3 +41,27 @@ JobChild *job_child_free(JobChild *c);
  */
 pid_t job_child_disown(JobChild *c);
 pid_t job_child_pid(JobChild *c);
+
+/* Kept children: forked once, given one piece of work after another (see
+ * job-child.c).  Work given to one runs in a copy of the daemon made when
+ * the child was forked: it must read only what existed then. */
+typedef struct JobChildPool JobChildPool;
+
+int job_child_pool_new(sd_event *event, JobChildPool **ret);
+/** job_child_pool_free() - kill and reap every kept child; their runs' JobChild are freed first. */
+JobChildPool *job_child_pool_free(JobChildPool *p);
+/**
+ * job_child_pool_mark() - a job whose work may run in a kept child was
+ * added: the generation it needs, which children forked before it lack.
+ */
+uint64_t job_child_pool_mark(JobChildPool *p);
+/** job_child_pool_retire_idle() - end the idle ones (a job went away: its memory with it). */
+void job_child_pool_retire_idle(JobChildPool *p);
+/**
+ * job_child_start_kept() - as job_child_start(), as the daemon (uid 0), in
+ * an idle kept child of generation @since or later, forked when there is
+ * none.  kill, free and disown work on the JobChild as on a fresh one; a
+ * killed kept child is not used again.
+ */
+int job_child_start_kept(JobChildPool *p, uint64_t since, JobChildWorkFn work, void *work_userdata,
+                         JobChildDoneFn done, void *userdata, JobChild **ret);

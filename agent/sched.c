@@ -76,6 +76,7 @@ struct sunkd_job {
         bool deferred;        /* due, but its owner has its share of workers busy */
         bool uses_worker;     /* the current run holds a worker thread */
         JobChild *child;      /* the current run's process, SUNKD_JOB_CHILD */
+        uint64_t kept_since;  /* SUNKD_JOB_CHILD_REUSE: the kept children's generation it needs */
         bool killed;          /* the run's child was SIGKILLed or its async cancel called */
         bool blocked;         /* due, but the last run's child or async work lives on */
         bool async_abandoned; /* the host ended an async run the module has not completed */
@@ -102,6 +103,7 @@ struct Sched {
         uint64_t kill_grace_usec;
         Unreaped *unreaped;
         sd_event_source *reap_timer; /* polls the unreaped while there are any */
+        JobChildPool *kept;          /* children kept for SUNKD_JOB_CHILD_REUSE jobs */
 };
 
 #define BACKOFF_MIN_DEFAULT (5 * USEC_PER_SEC)
@@ -152,6 +154,10 @@ int sched_new(sd_event *event, WorkPool *pool, Sched **ret) {
         s->event = sd_event_ref(event);
         s->pool = pool;
         s->kill_grace_usec = KILL_GRACE_DEFAULT;
+        if (job_child_pool_new(event, &s->kept) < 0) {
+                sched_free(s);
+                return -ENOMEM;
+        }
         *ret = s;
         return 0;
 }
@@ -175,6 +181,9 @@ static Job *job_free(Job *j) {
                 return NULL;
         job_fire_waits(j, -ECANCELED, true);
         job_child_free(j->child);
+        /* the kept children hold a copy of what this job's work read */
+        if (j->spec.flags & SUNKD_JOB_CHILD_REUSE)
+                job_child_pool_retire_idle(j->sched->kept);
         if (j->unreaped)
                 j->unreaped->job = NULL;
         sd_event_source_disable_unref(j->timer);
@@ -190,6 +199,7 @@ Sched *sched_free(Sched *s) {
         for (size_t i = 0; i < s->n_jobs; i++)
                 job_free(s->jobs[i]);
         free(s->jobs);
+        job_child_pool_free(s->kept);
         /* Exiting: a waitpid() on a child that SIGKILL did not end would hang. */
         while (s->unreaped) {
                 Unreaped *u = s->unreaped;
@@ -387,6 +397,18 @@ static int job_child_work(void *userdata, json_object **ret_result) {
         return r;
 }
 
+/* In a kept child: the job as it was when the child was forked; prepare's
+ * input of this run is not in that copy. */
+static int job_kept_work(void *userdata, json_object **ret_result) {
+        Job *j = userdata;
+        void *result = NULL;
+        int r;
+
+        r = j->spec.work(*j->statep, NULL, &j->cancel, &result);
+        *ret_result = result;
+        return r;
+}
+
 static void job_child_done(void *userdata, int r, json_object *result, const char *why) {
         Job *j = userdata;
 
@@ -400,6 +422,9 @@ static void job_child_done(void *userdata, int r, json_object *result, const cha
 static int job_dispatch(Job *j) {
         int r;
 
+        if (j->spec.flags & SUNKD_JOB_CHILD_REUSE)
+                return job_child_start_kept(j->sched->kept, j->kept_since, job_kept_work, j, job_child_done,
+                                            j, &j->child);
         if (j->spec.flags & SUNKD_JOB_CHILD)
                 return job_child_start(j->sched->event, job_child_work, j, j->spec.child_uid,
                                        j->spec.child_gid, job_child_done, j, &j->child);
@@ -655,6 +680,15 @@ static bool spec_child_root_group(const sunkd_job_spec *spec) {
         return (spec->flags & SUNKD_JOB_CHILD) && spec->child_uid != 0 && spec->child_gid == 0;
 }
 
+static bool spec_reuse_not_child(const sunkd_job_spec *spec) {
+        return (spec->flags & SUNKD_JOB_CHILD_REUSE) && !(spec->flags & SUNKD_JOB_CHILD);
+}
+
+/* A kept child runs the work of many jobs: as the daemon only. */
+static bool spec_reuse_dropped(const sunkd_job_spec *spec) {
+        return (spec->flags & SUNKD_JOB_CHILD_REUSE) && spec->child_uid != 0;
+}
+
 static const JobSpecRule job_spec_rules[] = {
         { spec_no_name, "a job needs a name" },
         { spec_name_not_utf8, "a job's name must be UTF-8: answers and metric labels show it" },
@@ -663,6 +697,8 @@ static const JobSpecRule job_spec_rules[] = {
         { spec_async_work, "a SUNKD_JOB_ASYNC job has no work: its prepare starts the run" },
         { spec_child_no_work, "a SUNKD_JOB_CHILD job needs work, which the child runs" },
         { spec_child_root_group, "a SUNKD_JOB_CHILD job with a child_uid needs a child_gid other than 0" },
+        { spec_reuse_not_child, "SUNKD_JOB_CHILD_REUSE goes with SUNKD_JOB_CHILD" },
+        { spec_reuse_dropped, "a SUNKD_JOB_CHILD_REUSE job runs as sunkd: its child_uid is 0" },
 };
 
 int sched_job_refuse(const char *module, const char *name, const char *rule) {
@@ -722,6 +758,8 @@ int sched_job_add(Sched *s, const sunkd_job_spec *module_spec, void **statep, co
         }
         j->owner = owner;
         j->log = (LogContext){ .module = module, .job = j->name };
+        if (spec->flags & SUNKD_JOB_CHILD_REUSE)
+                j->kept_since = job_child_pool_mark(s->kept);
 
         r = sd_event_add_time(s->event, &j->timer, CLOCK_BOOTTIME, UINT64_MAX, 0, on_job_timer, j);
         if (r < 0) {

@@ -175,6 +175,7 @@ INTEGRATION_TESTS = \
 	tests/integration/0311-socket-unit.t \
 	tests/integration/0312-systemd-security.t \
 	tests/integration/0313-unit-caps-gpu.t \
+	tests/integration/0314-health-kept-children.t \
 	# End of INTEGRATION_TESTS
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib/tap.sh tests/lib/sunkd.sh tests/lib/summary tests/lib/scim.sh tests/lib/nginx.sh tests/lib/slapd.sh tests/lib/cut-proxy.py tests/lib/producer.sh tests/lib/gpu.sh tests/lib/s3rver.sh \
@@ -560,6 +561,11 @@ TESTS += tests/unit/test-health-checks tests/unit/test-health-munge tests/unit/t
 tests_unit_test_health_checks_SOURCES = tests/unit/test-health-checks.c tests/lib/health-check-test.h
 tests_unit_test_health_checks_CFLAGS = $(CHECK_TEST_CFLAGS) $(HEALTH_TEST_CFLAGS)
 tests_unit_test_health_checks_LDADD = $(HEALTH_TEST_LIBS)
+check_PROGRAMS += tests/unit/test-health-genconf
+TESTS += tests/unit/test-health-genconf
+tests_unit_test_health_genconf_SOURCES = tests/unit/test-health-genconf.c
+tests_unit_test_health_genconf_CFLAGS = $(CHECK_TEST_CFLAGS) $(HEALTH_TEST_CFLAGS)
+tests_unit_test_health_genconf_LDADD = $(HEALTH_TEST_LIBS)
 tests_unit_test_health_munge_SOURCES = tests/unit/test-health-munge.c tests/lib/health-check-test.h
 tests_unit_test_health_munge_CFLAGS = $(CHECK_TEST_CFLAGS) $(HEALTH_TEST_CFLAGS)
 tests_unit_test_health_munge_LDADD = $(HEALTH_TEST_LIBS)
@@ -617,6 +623,8 @@ TESTS += tests/integration/0288-health-script.t
 EXTRA_DIST += tests/integration/0288-health-script.t
 TESTS += tests/integration/0289-health-run.t
 EXTRA_DIST += tests/integration/0289-health-run.t
+TESTS += tests/integration/0335-health-genconf.t
+EXTRA_DIST += tests/integration/0335-health-genconf.t
 # prolog: the module and its client, then under a real slurmd
 TESTS += tests/integration/0290-prolog.t
 EXTRA_DIST += tests/integration/0290-prolog.t
@@ -640,4 +648,5 @@ tests_fake_nvml_libnvidia_ml_la_LDFLAGS = $(TEST_MODULE_FLAGS) -Wl,-soname,libnv
 # runner and the tests only Slurm 24.11 can run (not in TESTS: Debian 12's
 # slurmrestd has no node update).
 EXTRA_DIST += tests/slurm-24.11/root.sh tests/slurm-24.11/chroot.sh tests/slurm-24.11/run.sh \
-	tests/slurm-24.11/health-slurmrestd.t tests/slurm-24.11/prolog-runinjob.t
+	tests/slurm-24.11/packages tests/slurm-24.11/health-slurmrestd.t tests/slurm-24.11/prolog-runinjob.t \
+	tests/slurm-24.11/nsscache-debian.t

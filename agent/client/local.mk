@@ -24,6 +24,7 @@ noinst_LTLIBRARIES += %reldir%/libsunkctl.la
 	%reldir%/sunkctl-module.c \
 	%reldir%/sunkctl-params.c \
 	%reldir%/sunkctl-params.h \
+	%reldir%/sunkctl-output.c \
 	%reldir%/sunkctl-render.c \
 	%reldir%/sunkctl-render.h \
 	%reldir%/sunkctl-run.c \

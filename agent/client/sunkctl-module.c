@@ -193,6 +193,14 @@ static int add_flags(Ctl *c, const SunkctlView *v, const char *method, json_obje
         return 0;
 }
 
+/* Whether -o may write the answer of @method to a file. */
+static bool view_writes(const SunkctlView *v, const char *method) {
+        for (const char *const *o = v ? v->output_verbs : NULL; o && *o; o++)
+                if (view_verb_is(v, *o, method))
+                        return true;
+        return false;
+}
+
 /* @word, if any, is quoted cut to WORD_SHOWN bytes. */
 static int usage(const char *why, const char *word) {
         size_t n = word ? strlen(word) : 0;
@@ -221,8 +229,11 @@ int verb_module(Ctl *c, int argc, char **argv) {
         const char *module = argv[0], *verb = argc > 1 ? argv[1] : NULL;
         const SunkctlView *v = ctl_view(module);
         const SunkctlMethodView *mv;
-        const char *bad, *view_name = NULL;
+        const char *bad, *view_name = NULL, *output = c->output;
         char method[256], err[256];
+        SunkctlOutput out = {};
+        bool ok;
+        FILE *f = stdout;
         int r, first = 2; /* the first KEY=VALUE word */
 
         /* `sunkctl prolog --list KEY=VALUE...`: the flag is the verb */
@@ -249,15 +260,37 @@ int verb_module(Ctl *c, int argc, char **argv) {
         r = add_flags(c, v, method, params, &view_name);
         if (r)
                 return r;
+        if (c->force && !output)
+                return usage("--force goes with --output", NULL);
+        if (output && !view_writes(v, method))
+                return usage("--output is not for this verb (sunkctl --help names those it is for)", NULL);
         mv = method_view(v, method);
-        r = ctl_call(c, method, params, &reply);
-        if (r)
+        /* a file that cannot be written is said before sunkd is asked */
+        if (output && (r = output_open(&out, output, c->force)))
                 return r;
+        if (output)
+                f = out.f;
+        r = ctl_call(c, method, params, &reply);
+        if (r) {
+                output_discard(&out);
+                return r;
+        }
         if (c->json)
-                ctl_print_json(reply);
+                fprintf(f, "%s\n",
+                        reply ? json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PRETTY |
+                                                                              JSON_C_TO_STRING_SPACED)
+                              : "{}");
         else if (mv && mv->render)
-                mv->render(reply, view_name, stdout, stderr);
-        else if (render_reply(stdout, reply) < 0)
+                mv->render(reply, view_name, f, stderr);
+        else if (render_reply(f, reply) < 0) {
+                output_discard(&out);
                 return EXIT_FAILED;
-        return mv && mv->ok && !mv->ok(reply, view_name) ? EXIT_FAILED : 0;
+        }
+        ok = !mv || !mv->ok || mv->ok(reply, view_name);
+        if (output && !ok) {
+                fprintf(stderr, "sunkctl: '%s' not written: the answer is not whole\n", output);
+                output_discard(&out);
+        } else if (output)
+                return output_commit(&out);
+        return ok ? 0 : EXIT_FAILED;
 }

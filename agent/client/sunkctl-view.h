@@ -45,6 +45,10 @@ typedef struct SunkctlView {
         const char *help;                 /* its line in --help's commands; NULL: not listed */
         const SunkctlMethodView *methods; /* ends with an entry without a verb */
         const SunkctlFlag *flags;         /* ends with an entry without a name */
+        /* The verbs whose answer sunkctl's -o FILE may write to a file
+         * instead of stdout (whole or not at all: sunkctl-output.c);
+         * NULL-terminated, or NULL: none. */
+        const char *const *output_verbs;
 } SunkctlView;
 
 /* The views built in, generated from the modules' lists; NULL-terminated. */

@@ -59,6 +59,14 @@ static void print_view_verbs(const SunkctlView *v) {
 }
 
 static void help(void) {
+        char output_verbs[256] = "";
+
+        /* the verbs that take -o, from the views: "health genconf" */
+        for (const SunkctlView *const *v = sunkctl_views; *v; v++)
+                for (const char *const *o = (*v)->output_verbs; o && *o; o++)
+                        snprintf(output_verbs + strlen(output_verbs),
+                                 sizeof(output_verbs) - strlen(output_verbs), "%s%s %s",
+                                 *output_verbs ? ", " : "", (*v)->module, *o);
         printf("Usage: sunkctl [OPTIONS] COMMAND [ARGS]\n"
                "       sunkctl [OPTIONS] MODULE VERB [KEY=VALUE...]\n\n"
                "Ask the sunkd node agent.\n\nCommands:\n");
@@ -76,8 +84,11 @@ static void help(void) {
                "  -s, --socket=PATH   sunkd's socket (default %s)\n"
                "      --json          print replies as JSON\n"
                "  -t, --timeout=SECS  give up after this long (default 30; run waits for the job unless "
-               "given)\n",
-               SUNKCTL_SOCKET_DEFAULT);
+               "given)\n"
+               "  -o, --output=FILE   write the answer to FILE, whole or not at all, instead of stdout\n"
+               "                      (%s)\n"
+               "      --force         with --output: replace FILE if it is there\n",
+               SUNKCTL_SOCKET_DEFAULT, output_verbs);
         for (size_t i = 0; ctl_flag_at(i, NULL); i++) {
                 const SunkctlFlag *f = ctl_flag_at(i, NULL);
                 char opt[64];
@@ -121,12 +132,13 @@ static const SunkctlFlag *flag_given(const Ctl *c, const SunkctlView **ret_view)
 
 /* Returns -1 to go on, or the exit code. */
 static int parse_options(Ctl *c, int argc, char **argv) {
-        enum { ARG_JSON = 0x100, ARG_VERSION, ARG_FLAG = 0x200 };
-        static const struct option base[] = { { "socket", required_argument, NULL, 's' },
-                                              { "json", no_argument, NULL, ARG_JSON },
-                                              { "timeout", required_argument, NULL, 't' },
-                                              { "help", no_argument, NULL, 'h' },
-                                              { "version", no_argument, NULL, ARG_VERSION } };
+        enum { ARG_JSON = 0x100, ARG_VERSION, ARG_FORCE, ARG_FLAG = 0x200 };
+        static const struct option base[] = {
+                { "socket", required_argument, NULL, 's' },   { "json", no_argument, NULL, ARG_JSON },
+                { "timeout", required_argument, NULL, 't' },  { "output", required_argument, NULL, 'o' },
+                { "force", no_argument, NULL, ARG_FORCE },    { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, ARG_VERSION }
+        };
         struct option options[ELEMENTSOF(base) + SUNKCTL_FLAGS_MAX + 1] = {};
         const SunkctlFlag *f;
         size_t n = ELEMENTSOF(base);
@@ -139,7 +151,7 @@ static int parse_options(Ctl *c, int argc, char **argv) {
                                                 ARG_FLAG + (int) i };
 
         /* Options may follow the command too ("sunkctl status --json"). */
-        while ((opt = getopt_long(argc, argv, "s:t:h", options, NULL)) >= 0) {
+        while ((opt = getopt_long(argc, argv, "s:t:o:h", options, NULL)) >= 0) {
                 switch (opt) {
                 case 's':
                         c->socket = optarg;
@@ -153,6 +165,12 @@ static int parse_options(Ctl *c, int argc, char **argv) {
                         break;
                 case ARG_JSON:
                         c->json = true;
+                        break;
+                case 'o':
+                        c->output = optarg;
+                        break;
+                case ARG_FORCE:
+                        c->force = true;
                         break;
                 case 'h':
                         help();
@@ -192,6 +210,11 @@ static int dispatch(Ctl *c, int argc, char **argv) {
                 f = flag_given(c, &v);
                 if (f) {
                         fprintf(stderr, "sunkctl: --%s is for %s %s only\n", f->name, v->module, f->verb);
+                        return EXIT_USAGE;
+                }
+                if (c->output || c->force) {
+                        fprintf(stderr, "sunkctl: --%s is not for %s\n", c->output ? "output" : "force",
+                                verbs[i].name);
                         return EXIT_USAGE;
                 }
                 return verbs[i].fn(c, argc, argv);

@@ -24,6 +24,8 @@ typedef struct Ctl {
         /* The modules' flags given, by ctl_flag_at()'s index: the argument,
          * "" for a flag without one; NULL: not given. */
         const char *flag_value[SUNKCTL_FLAGS_MAX];
+        const char *output; /* -o FILE: the answer goes there */
+        bool force;         /* --force: -o may replace a file */
         int fd;
 } Ctl;
 
@@ -62,6 +64,26 @@ int verb_ping(Ctl *c, int argc, char **argv);
  * has one (sunkctl-module.c), else by the generic one (sunkctl-render.c).
  */
 int verb_module(Ctl *c, int argc, char **argv);
+
+/* An answer on its way to a file (sunkctl-output.c). */
+typedef struct SunkctlOutput {
+        const char *path;
+        char *tmp; /* beside it, until renamed */
+        FILE *f;   /* what the answer is written to */
+        bool force;
+} SunkctlOutput;
+
+/**
+ * output_open() - start writing @path: a temporary file beside it, in @o.
+ * Return: 0; or, with the error printed and nothing left behind,
+ * EXIT_FAILED (@path exists and @force is false, a directory, a directory
+ * that cannot be written) or EXIT_USAGE (an empty name).
+ */
+int output_open(SunkctlOutput *o, const char *path, bool force);
+/** output_commit() - @o's file whole in place (synced, renamed).  Return: 0, or EXIT_FAILED printed. */
+int output_commit(SunkctlOutput *o);
+/** output_discard() - drop what @o wrote; @path is as it was. */
+void output_discard(SunkctlOutput *o);
 
 /** ctl_view() - the view of the module written @module on the command line, or NULL. */
 const SunkctlView *ctl_view(const char *module);

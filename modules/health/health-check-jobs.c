@@ -375,7 +375,7 @@ static int check_add_job(State *s, Check *k) {
                 spec.timeout_usec = common->timeout_usec + 10 * SUNKD_USEC_PER_SEC;
                 break;
         case CHECK_BUILTIN:
-                spec.flags = k->type->child ? SUNKD_JOB_CHILD : 0;
+                spec.flags = k->type->child ? SUNKD_JOB_CHILD | SUNKD_JOB_CHILD_REUSE : 0;
                 spec.prepare = builtin_prepare;
                 spec.work = builtin_work;
                 spec.done = builtin_done;

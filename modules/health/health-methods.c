@@ -1,6 +1,7 @@
 /* io.sunkd.Health.*: Status (sunkctl health), Run (sunkctl health run,
  * usable as slurmd's HealthCheckProgram), Drain and Undrain (root only:
- * an operator, a Kubernetes preStop hook, the prolog client).  A Drain
+ * an operator, a Kubernetes preStop hook, the prolog client); Genconf,
+ * root only, is health-genconf-job.c's.  A Drain
  * with wait_idle stays pending until no job runs on the node; the signal
  * job polls the node while such a call waits, and a caller that hangs up
  * is forgotten (call_on_gone). */
@@ -292,6 +293,7 @@ int methods_add(State *s) {
                 { "io.sunkd.Health.Run", SUNKD_METHOD_ROOT, method_run },
                 { "io.sunkd.Health.Drain", SUNKD_METHOD_ROOT, method_drain },
                 { "io.sunkd.Health.Undrain", SUNKD_METHOD_ROOT, method_undrain },
+                { "io.sunkd.Health.Genconf", SUNKD_METHOD_ROOT, health_genconf_job_method },
         };
         return s->ctx->api->methods_add(s->ctx, methods, ELEMENTSOF(methods));
 }

@@ -58,7 +58,7 @@ static const sunkd_cfg_key rest_keys[] = {
 };
 
 /* Job names beside health.<check>: a check may not take them. */
-static const char *const reserved_names[] = { "signal", "idle", NULL };
+static const char *const reserved_names[] = { "signal", "idle", "genconf", NULL };
 
 const char *check_name(const Check *k) {
         return ((const HealthCheckCommon *) k->conf)->name;

@@ -201,6 +201,10 @@ typedef struct State {
         ReasonWord words[WORDS_MAX];
         size_t n_words;
         uint64_t token_seen_usec; /* a foreign reason with undrain_foreign_token, first seen */
+        /* io.sunkd.Health.Genconf (health-genconf-job.c) */
+        sunkd_job *genconf_job;
+        sunkd_call *genconf_calls[WAITERS_MAX];
+        size_t n_genconf_calls;
         sunkd_metric *m_result, *m_failing, *m_signals, *m_duration, *m_finding, *m_repairs;
         char *saved; /* the state file as last written */
 } State;
@@ -251,6 +255,11 @@ void store_save(State *s);
 int methods_add(State *s);
 void methods_answer_waiters(State *s, bool idle, const char *error);
 void methods_run_done(State *s);
+
+/* health-genconf-job.c */
+int health_genconf_job_add(State *s);
+/* io.sunkd.Health.Genconf, root only (methods_add's table) */
+int health_genconf_job_method(sunkd_call *call, json_object *params, void *state);
 
 /* health-gpucheck.c */
 int gpu_check_spec(State *s, Check *k, sunkd_job_spec *spec);

@@ -119,6 +119,9 @@ static int health_init(sunkd_ctx *c, const sunkd_cfg *cfg, void **ret_state) {
         r = health_judge_add_job(s);
         if (r < 0)
                 return sunkd_log_error_errno(c, r, "Cannot add the job health.signal: %m");
+        r = health_genconf_job_add(s);
+        if (r < 0)
+                return r;
         sunkd_log_info(c, "Watching node %s with %zu checks, drains %s.", s->node_name, s->n_checks,
                        s->transport == TRANSPORT_NONE         ? "reported only (transport none)"
                        : s->transport == TRANSPORT_LIBSLURM   ? "through libslurm"

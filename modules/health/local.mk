@@ -22,6 +22,8 @@ noinst_LTLIBRARIES += %reldir%/libhealth.la
 	%reldir%/checks/check-load.c \
 	%reldir%/checks/check-ib.c \
 	%reldir%/checks/check-munge.c \
+	%reldir%/checks/check-genconf.h \
+	%reldir%/checks/check-genconf-fs.c \
 	%reldir%/transport/health-jwt.c \
 	%reldir%/transport/health-jwt.h \
 	%reldir%/health-signal.c \
@@ -59,6 +61,7 @@ pkglib_LTLIBRARIES += %reldir%/health.la
 	%reldir%/transport/health-rest.c \
 	%reldir%/health-store.c \
 	%reldir%/health-methods.c \
+	%reldir%/health-genconf-job.c \
 	# End of health_la_SOURCES
 %canon_reldir%_health_la_CFLAGS = $(AM_CFLAGS) -I$(srcdir)/%reldir% $(JSONC_CFLAGS) $(SLURM_CFLAGS) $(CURL_CFLAGS)
 %canon_reldir%_health_la_LDFLAGS = $(MODULE_LINK_FLAGS)

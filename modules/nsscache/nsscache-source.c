@@ -185,6 +185,8 @@ static int ldap_src_map(const NsscacheConf *c, void *run, Mapper *m, FetchRecord
                 if (rec && (ldap_digests(c, l, rec->key, t, d) < 0 ||
                             fetch_record_add(rec, c->ldap_uri, nss_map_to_string(t), 0, true, d) < 0))
                         rec->broken = true;
+                /* mapped and digested: the next map's entries need not meet these */
+                ldap_entries_done(l->maps + t);
         }
         return 0;
 }

@@ -1,23 +1,44 @@
 #!/bin/bash
 # sunkd's ldap source against nsscache's, one full run each from one slapd:
 # N users (posixAccount, shadowAccount, an SSH key each) and N/100 groups of
-# 100 members.  Not part of `make bench` (it needs slapd and nsscache's
-# source tree); run from the top of a built tree:
+# 100 members.  make bench runs it (the ldap row) with Debian 13's packaged
+# nsscache, run in the Debian 13 root that make deps builds; by hand, from
+# the top of a built tree:
 #
+#   [N=100000] [NSSCACHE_ROOT=/opt/sunkd-test/trixie] tests/bench/ldap-bench.sh
 #   NSSCACHE_SRC=/path/to/nsscache [N=100000] tests/bench/ldap-bench.sh
 #
-# Prints wall seconds, CPU seconds and peak RSS (MiB) of each; sunkd's are
-# its refresh job's (CPU and RSS of the whole daemon, idle before).  The
-# maps of both are compared: they must be the same bytes.
+# NSSCACHE_ROOT (the default, as root: it mounts and chroots) runs the
+# root's /usr/bin/nsscache against the slapd here on loopback; NSSCACHE_SRC
+# runs a source tree's with this machine's python3.  Prints key=value
+# lines: wall seconds, CPU seconds and peak RSS (KiB) of each, and
+# same_bytes=1 when the four maps of both are the same bytes (exit 1
+# otherwise).  sunkd's figures are its refresh job's (CPU and RSS of the
+# whole daemon, idle before).
 set -eu
 N=${N:-100000}
 SRC=$(pwd -P)
-: "${NSSCACHE_SRC:?NSSCACHE_SRC must name the nsscache source tree}"
 PYTHON=${PYTHON:-/usr/bin/python3}
+bail_out() { echo "ldap-bench: $*" >&2; exit 1; }
+if [ -z "${NSSCACHE_SRC:-}" ]; then
+        NSSCACHE_ROOT=$(realpath -m "${NSSCACHE_ROOT:-/opt/sunkd-test/trixie}")
+        [ -x "$NSSCACHE_ROOT/usr/bin/nsscache" ] ||
+                bail_out "no nsscache in $NSSCACHE_ROOT (make deps builds the Debian 13 root), or set NSSCACHE_SRC"
+        [ "$(id -u)" = 0 ] || bail_out "running nsscache in $NSSCACHE_ROOT needs root (mount, chroot)"
+        # one user of the root at a time (tests/slurm-24.11/run.sh)
+        exec 9>"$NSSCACHE_ROOT.lock"
+        flock 9
+fi
 T=$(mktemp -d /tmp/ldap-bench.XXXXXX)
 chmod 755 "$T"
-trap 'slapd_stop; [ -n "${PID:-}" ] && kill "$PID" 2>/dev/null; rm -rf "$T"' EXIT
-bail_out() { echo "ldap-bench: $*" >&2; exit 1; }
+cleanup() {
+        slapd_stop
+        [ -n "${PID:-}" ] && kill "$PID" 2>/dev/null
+        [ -n "${MOUNTED:-}" ] && "$SRC/tests/slurm-24.11/chroot.sh" umount "$NSSCACHE_ROOT"
+        [ -n "${NT:-}" ] && rm -rf "$NT"
+        rm -rf "$T"
+}
+trap cleanup EXIT
 wait_until() { local n="$1" i=0; shift; until "$@"; do i=$((i + 1)); [ $i -ge "$n" ] && return 1; sleep 0.1; done; }
 . "$SRC/tests/lib/slapd.sh"
 
@@ -42,9 +63,9 @@ for g in range(n // 100):
     w("\n")
 EOF
 slapd_start "$T/d.ldif"
-conf() { # DIR
-        mkdir -p "$1/files" "$1/ts"
-        cat > "$1/nsscache.conf" <<EOF
+conf() { # DIR [ROOT]: DIR's config as a process in ROOT (default /) sees it
+        mkdir -p "${2:-}$1/files" "${2:-}$1/ts"
+        cat > "${2:-}$1/nsscache.conf" <<EOF
 [DEFAULT]
 source = ldap
 cache = files
@@ -61,12 +82,27 @@ ldap_filter = (objectclass=shadowAccount)
 ldap_base = ou=group,dc=example,dc=com
 ldap_filter = (objectclass=posixGroup)
 EOF
-        chmod 644 "$1/nsscache.conf"
+        chmod 644 "${2:-}$1/nsscache.conf"
 }
 
-# nsscache
-conf "$T/n"
-(cd "$NSSCACHE_SRC" && /usr/bin/time -f "%e %U %S %M" -o "$T/n/time" "$PYTHON" ./nsscache -c "$T/n/nsscache.conf" update --full >/dev/null 2>&1)
+# nsscache: the source tree's, or the root's in the root (its files where it sees them)
+if [ -n "${NSSCACHE_SRC:-}" ]; then
+        conf "$T/n"
+        (cd "$NSSCACHE_SRC" && /usr/bin/time -f "%e %U %S %M" -o "$T/n/time" "$PYTHON" ./nsscache -c "$T/n/nsscache.conf" update --full >/dev/null 2>&1) ||
+                bail_out "nsscache failed"
+        NDIR=$T/n
+else
+        "$SRC/tests/slurm-24.11/chroot.sh" mount "$NSSCACHE_ROOT" || bail_out "cannot mount /proc, /dev... in $NSSCACHE_ROOT"
+        MOUNTED=1
+        NT=$(mktemp -d "$NSSCACHE_ROOT/var/tmp/ldap-bench.XXXXXX")
+        chmod 755 "$NT"
+        conf "${NT#"$NSSCACHE_ROOT"}" "$NSSCACHE_ROOT"
+        /usr/bin/time -f "%e %U %S %M" -o "$T/n.time" chroot "$NSSCACHE_ROOT" /usr/bin/nsscache \
+                -c "${NT#"$NSSCACHE_ROOT"}/nsscache.conf" update --full >"$T/n.log" 2>&1 ||
+                bail_out "nsscache in $NSSCACHE_ROOT failed: $(tail -3 "$T/n.log")"
+        mkdir -p "$T/n" && cp "$T/n.time" "$T/n/time"
+        NDIR=$NT
+fi
 read -r nw nu ns nm < "$T/n/time"
 
 # sunkd
@@ -102,9 +138,12 @@ t1=$(date +%s.%N)
 c1=$(cpu)
 sm=$(awk '/VmHWM/ {print $2}' "/proc/$PID/status")
 
+same=1
 for m in passwd group shadow sshkey; do
-        cmp -s "$T/n/files/$m.cache" "$T/s/files/$m.cache" || echo "ldap-bench: $m.cache differs from nsscache's" >&2
+        cmp -s "$NDIR/files/$m.cache" "$T/s/files/$m.cache" || { echo "ldap-bench: $m.cache differs from nsscache's" >&2; same=0; }
 done
-printf '%-8s %8s %8s %10s   (%d users, %d groups)\n' "" wall_s cpu_s peak_MiB "$N" "$((N / 100))"
-printf '%-8s %8.2f %8.2f %10.0f\n' nsscache "$nw" "$(echo "$nu + $ns" | bc)" "$(echo "$nm / 1024" | bc)"
-printf '%-8s %8.2f %8.2f %10.0f\n' sunkd "$(echo "$t1 - $t0" | bc)" "$(echo "($c1 - $c0) / $ticks" | bc -l)" "$(echo "$sm / 1024" | bc)"
+echo "users=$N groups=$((N / 100))"
+echo "nsscache_wall_s=$(printf '%.2f' "$nw") nsscache_cpu_s=$(printf '%.2f' "$(echo "$nu + $ns" | bc)") nsscache_rss_kb=$nm"
+echo "sunkd_wall_s=$(printf '%.2f' "$(echo "$t1 - $t0" | bc)") sunkd_cpu_s=$(printf '%.2f' "$(echo "($c1 - $c0) / $ticks" | bc -l)") sunkd_rss_kb=$sm"
+echo "same_bytes=$same"
+[ "$same" = 1 ]

@@ -40,7 +40,7 @@ static void entries_read(const char *p, const char *end, LdapEntries *e) {
                                         __builtin_trap();
                         }
                         if (strcmp(name, "dn") != 0 &&
-                            ldap_entry_add_value(en, name, v, (size_t) (nl - v)) < 0)
+                            ldap_entry_add_value(e, en, name, v, (size_t) (nl - v)) < 0)
                                 __builtin_trap();
                 }
                 p = nl + 1;

@@ -29,7 +29,9 @@ for v in status jobs run reload metrics version; do
 done
 # every verb: the modules' too, under each module, and the environment
 under() { printf '%s\n' "$out" | sed -n "/^  $1 /,/^  [a-zA-Z]/p" | sed -n -E 's/^ {16}verbs: //p'; }
-is "$(under health)" "status, run, drain, undrain" "sunkctl --help lists health's verbs under it"
+is "$(under health)" "status, run, drain, undrain, genconf" "sunkctl --help lists health's verbs under it"
+like "$out" "^  -o, --output=FILE " "and -o"
+like "$out" "^ +\(health genconf\)$" "with the verbs it is for"
 is "$(under gres)" "list" "and gres's"
 like "$out" "^  SUNKD_SOCKET " "sunkctl --help names SUNKD_SOCKET"
 err=$("$SUNKCTL" -s "$T/none.sock" status 2>&1); rc=$?

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The kernel file systems a test root needs, mounted and unmounted.
 #   chroot.sh mount ROOT     ROOT onto itself, then /proc, /sys, /dev, /dev/pts, /dev/shm,
-#                            /run (tmpfs), /tmp (tmpfs)
+#                            /run (tmpfs, with /run/lock), /tmp (tmpfs)
 #   chroot.sh umount ROOT    everything under ROOT and ROOT itself, deepest first
 set -eu
 cmd=$1
@@ -18,6 +18,8 @@ mount)
         m devpts /dev/pts -t devpts -o newinstance,ptmxmode=0666
         m tmpfs /dev/shm -t tmpfs
         m tmpfs /run -t tmpfs -o mode=755
+        # what a booted Debian has in /run (tests lock files there)
+        mkdir -p "$root/run/lock" && chmod 1777 "$root/run/lock"
         m tmpfs /tmp -t tmpfs -o mode=1777
         ;;
 umount)

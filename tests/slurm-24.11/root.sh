@@ -5,9 +5,12 @@
 #   root.sh [ROOT]      (default /opt/sunkd-test/trixie)
 # Needs root (debootstrap, chroot).  Builds the root once, from the mirror
 # this machine's apt uses, into ROOT.new and renames it into place; a stamp
-# (ROOT/.sunkd-root) holds a hash of this script and the package list, so
-# the root is rebuilt only when it is missing or either changed.  Services
-# never start in it (policy-rc.d says no).
+# (ROOT/.sunkd-root) holds a hash of this script, so the root is rebuilt
+# only when it is missing or the script changed.  The packages are in
+# tests/slurm-24.11/packages: a root built by this script that lacks some
+# of them gets them installed in place (ROOT/.sunkd-packages holds the list
+# it has), without a rebuild.  Services never start in it (policy-rc.d says
+# no).
 set -eu
 ROOT=$(realpath -m "${1:-/opt/sunkd-test/trixie}")
 SUITE=trixie
@@ -18,30 +21,31 @@ if [ "$(id -u)" != 0 ]; then
 fi
 export DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8
 
-# What the 24.11 tests run (the daemons, the JWT plugin, munge, the
-# companions the Slurm-facing tests start: s6, python3, curl, openssl,
-# strace, procps, util-linux), what sunkd builds with, and what make deb,
-# make rpm and 0310-packages.t use (debhelper, lintian, devscripts, rpm,
-# rpmlint, systemd-analyze; systemd-dev has systemd.pc in Debian 13;
-# elfutils has the eu-strip that Debian 13's rpmbuild runs, through
-# find-debuginfo, to strip the binaries into sunkd-debuginfo, which is
-# otherwise left without them).
-PACKAGES=(build-essential autoconf automake libtool autoconf-archive pkg-config
-        libsystemd-dev libcurl4-openssl-dev libjson-c-dev libyaml-dev libssl-dev check
-        libmunge-dev libslurm-dev libbz2-dev zlib1g-dev
-        munge slurmctld slurmd slurmrestd slurm-client slurm-wlm-jwt-plugin
-        s6 python3 curl openssl strace procps util-linux iproute2 groff-base git
-        debhelper dpkg-dev fakeroot lintian devscripts ca-certificates
-        systemd systemd-dev rpm rpmlint elfutils)
+# The package list, comments and blank lines dropped.
+mapfile -t PACKAGES < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$here/packages" | tr -s ' \t' '\n' | sed '/^$/d')
+[ ${#PACKAGES[@]} -gt 0 ] || { echo "root.sh: no packages in $here/packages" >&2; exit 2; }
 
 # not while make check-slurm-24.11 runs in it (tests/slurm-24.11/run.sh)
 mkdir -p "$(dirname "$ROOT")"
 exec 9>"$ROOT.lock"
 flock 9
 
-stamp=$( { cat "$0"; printf '%s\n' "${PACKAGES[@]}"; } | sha256sum | cut -d' ' -f1)
+stamp=$(sha256sum <"$0" | cut -d' ' -f1)
+wanted=$(printf '%s\n' "${PACKAGES[@]}" | sort -u)
 if [ -f "$ROOT/.sunkd-root" ] && [ "$(cat "$ROOT/.sunkd-root")" = "$stamp" ]; then
-        echo "root.sh: $ROOT is current"
+        if [ "$(cat "$ROOT/.sunkd-packages" 2>/dev/null)" = "$wanted" ]; then
+                echo "root.sh: $ROOT is current"
+                exit 0
+        fi
+        echo "root.sh: installing the package list into $ROOT"
+        "$here/chroot.sh" mount "$ROOT"
+        trap '"$here/chroot.sh" umount "$ROOT"' EXIT
+        cp /etc/resolv.conf "$ROOT/etc/resolv.conf" 2>/dev/null || true
+        chroot "$ROOT" apt-get update </dev/null
+        chroot "$ROOT" apt-get install -y --no-install-recommends "${PACKAGES[@]}" </dev/null
+        chroot "$ROOT" apt-get clean
+        printf '%s\n' "$wanted" >"$ROOT/.sunkd-packages"
+        echo "root.sh: $ROOT ready"
         exit 0
 fi
 
@@ -68,6 +72,7 @@ chroot "$new" apt-get clean
 "$here/chroot.sh" umount "$new"
 trap - EXIT
 echo "$stamp" >"$new/.sunkd-root"
+printf '%s\n' "$wanted" >"$new/.sunkd-packages"
 "$here/chroot.sh" umount "$ROOT" 2>/dev/null || true
 rm -rf --one-file-system "$ROOT"
 mv "$new" "$ROOT"

@@ -1,8 +1,10 @@
 #!/bin/bash
 # make check-slurm-24.11: builds sunkd inside the Debian 13 root that make
 # deps prepares (tests/slurm-24.11/root.sh), against its libslurm, and runs
-# there every test that starts a Slurm daemon, the real slurmrestd's, and
-# the unit tests and fuzz replay of the Slurm transports.
+# there every test that starts a Slurm daemon, the real slurmrestd's, the
+# unit tests and fuzz replay of the Slurm transports, and the ldap source's
+# tests with Debian 13's slapd and libldap, next to Debian 13's nsscache
+# run against the same directory (nsscache-debian.t).
 #   run.sh [TEST...]    (default: the list below)
 #   run.sh --packages   make deb and make rpm in the root instead, and
 #                       0310-packages.t there on what they built
@@ -38,6 +40,9 @@ DEFAULT_TESTS=(
         tests/integration/0306-s6-overlay.t
         tests/slurm-24.11/health-slurmrestd.t
         tests/slurm-24.11/prolog-runinjob.t
+        tests/integration/0245-nsscache-ldap.t
+        tests/integration/0246-nsscache-ldap-getent.t
+        tests/slurm-24.11/nsscache-debian.t
 )
 packages=
 if [ "${1:-}" = --packages ]; then

@@ -722,6 +722,132 @@ START_TEST(test_child_uid_without_gid) {
 }
 END_TEST
 
+/* ---- kept children (SUNKD_JOB_CHILD_REUSE) ----------------------------------- */
+
+static int kept_pids[8];
+static unsigned n_kept_pids;
+static int kept_input_marker;
+
+/* prepare's input is of this run; a kept child was forked before it */
+static int prepare_marker(void *state, void **ret_input) {
+        (void) state;
+        *ret_input = &kept_input_marker;
+        return 0;
+}
+
+static int work_own_pid(void *state, void *input, const sunkd_cancel *cancel, void **ret) {
+        (void) state;
+        (void) cancel;
+        if (input)
+                return -EBADE;
+        *ret = json_object_new_int(getpid());
+        return 0;
+}
+
+static int done_pid(void *state, int r, void *input, void *result) {
+        Harness *h = state;
+
+        (void) input;
+        if (h->n_done < ELEMENTSOF(h->results))
+                h->results[h->n_done] = r;
+        h->n_done++;
+        if (result && n_kept_pids < ELEMENTSOF(kept_pids))
+                kept_pids[n_kept_pids++] = json_object_get_int(result);
+        json_object_put(result);
+        return r;
+}
+
+static Job *add_kept(const char *name, int (*work)(void *, void *, const sunkd_cancel *, void **),
+                     uint64_t timeout_usec) {
+        sunkd_job_spec spec = { .size = sizeof(spec),
+                                .name = name,
+                                .flags = SUNKD_JOB_TRIGGER_ONLY | SUNKD_JOB_CHILD | SUNKD_JOB_CHILD_REUSE,
+                                .timeout_usec = timeout_usec,
+                                .prepare = prepare_marker,
+                                .work = work,
+                                .done = done_pid };
+        Job *j = NULL;
+
+        ck_assert_int_eq(sched_job_add(H->sched, &spec, &H->state, H, "test", &j), 0);
+        return j;
+}
+
+static void run_once(Job *j) {
+        want_done = H->n_done + 1;
+        ck_assert_int_eq(sched_job_trigger(j, NULL), 0);
+        run_until(done_want, WAIT_MAX);
+        ck_assert_uint_eq(H->n_done, want_done);
+}
+
+/* One process serves run after run, of one job and of another added before
+ * it was forked; its work gets no input (prepare's is not in its copy). */
+START_TEST(test_kept_reused) {
+        Job *a, *b;
+
+        n_kept_pids = 0;
+        block_sigchld();
+        a = add_kept("t.kept-a", work_own_pid, 0);
+        b = add_kept("t.kept-b", work_own_pid, 0);
+        run_once(a);
+        run_once(a);
+        run_once(b);
+        ck_assert_int_eq(H->results[0], 0);
+        ck_assert_int_eq(H->results[1], 0);
+        ck_assert_int_eq(H->results[2], 0);
+        ck_assert_uint_eq(n_kept_pids, 3);
+        ck_assert_int_ne(kept_pids[0], getpid());
+        ck_assert_int_eq(kept_pids[1], kept_pids[0]);
+        ck_assert_int_eq(kept_pids[2], kept_pids[0]);
+}
+END_TEST
+
+/* A job added after the kept child was forked is not in its copy: its work
+ * runs in a child forked since. */
+START_TEST(test_kept_generation) {
+        Job *a, *b;
+
+        n_kept_pids = 0;
+        block_sigchld();
+        a = add_kept("t.kept-old", work_own_pid, 0);
+        run_once(a);
+        b = add_kept("t.kept-new", work_own_pid, 0);
+        run_once(b);
+        ck_assert_uint_eq(n_kept_pids, 2);
+        ck_assert_int_ne(kept_pids[1], kept_pids[0]);
+        /* the old one may serve the old job still; a removed job ends the idle ones */
+        ck_assert_int_eq(kill(kept_pids[0], 0), 0);
+}
+END_TEST
+
+static bool kept_0_gone(void) {
+        return kill(kept_pids[0], 0) < 0;
+}
+
+/* A kept child killed at a timeout is never given work again; the idle
+ * ones end when a job that may use them goes. */
+START_TEST(test_kept_killed_not_reused) {
+        Job *stuck, *q;
+
+        n_kept_pids = 0;
+        snprintf(pid_path, sizeof(pid_path), "/tmp/test-sched.%d.pid", (int) getpid());
+        block_sigchld();
+        stuck = add_kept("t.kept-stuck", work_pid_pause, 300 * MS);
+        q = add_kept("t.kept-q", work_own_pid, 0);
+        run_once(q);
+        run_once(stuck);
+        ck_assert_int_eq(H->results[1], -ETIMEDOUT);
+        ck_assert_int_eq(read_pid_file(), kept_pids[0]); /* it ran in the kept child, which died */
+        run_once(q);
+        ck_assert_uint_eq(n_kept_pids, 2);
+        ck_assert_int_ne(kept_pids[1], kept_pids[0]);
+        kept_pids[0] = kept_pids[1];
+        ck_assert_int_eq(kill(kept_pids[0], 0), 0);
+        sched_remove_owner(H->sched, H);
+        run_until(kept_0_gone, WAIT_MAX);
+        ck_assert(kept_0_gone());
+}
+END_TEST
+
 /* Each rule a job spec can break is named in one line with the job's name,
  * and nothing is registered. */
 START_TEST(test_refusal_names_rule) {
@@ -758,6 +884,19 @@ START_TEST(test_refusal_names_rule) {
                     .child_uid = 65534 },
                   "Job 't.drop' refused: a SUNKD_JOB_CHILD job with a child_uid needs a child_gid other "
                   "than 0." },
+                { { .name = "t.reuse",
+                    .flags = SUNKD_JOB_CHILD_REUSE,
+                    .work = work_pause,
+                    .done = done_record },
+                  "Job 't.reuse' refused: SUNKD_JOB_CHILD_REUSE goes with SUNKD_JOB_CHILD." },
+                { { .name = "t.reusedrop",
+                    .flags = SUNKD_JOB_CHILD | SUNKD_JOB_CHILD_REUSE,
+                    .work = work_pause,
+                    .done = done_record,
+                    .child_uid = 65534,
+                    .child_gid = 65534 },
+                  "Job 't.reusedrop' refused: a SUNKD_JOB_CHILD_REUSE job runs as sunkd: its child_uid is "
+                  "0." },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -841,6 +980,9 @@ int main(void) {
         tcase_add_test(real, test_async_cancel_ignored);
         tcase_add_test(real, test_async_stop_without_cancel);
         tcase_add_test(real, test_child_uid_without_gid);
+        tcase_add_test(real, test_kept_reused);
+        tcase_add_test(real, test_kept_generation);
+        tcase_add_test(real, test_kept_killed_not_reused);
         suite_add_tcase(s, math);
         suite_add_tcase(s, real);
         return check_run(s);

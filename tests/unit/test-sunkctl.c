@@ -110,7 +110,9 @@ END_TEST
  * getopt can tell apart from sunkctl's own and from each other, each for a
  * verb its module has, no more than Ctl keeps. */
 START_TEST(test_views) {
-        static const char *const own[] = { "socket", "json", "timeout", "help", "version" };
+        static const char *const own[] = {
+                "socket", "json", "timeout", "help", "version", "output", "force"
+        };
         const SunkctlView *v, *w;
         const SunkctlFlag *f;
         size_t n = 0;
@@ -124,6 +126,14 @@ START_TEST(test_views) {
                         ck_assert_str_ne(sunkctl_views[k]->module, v->module);
                 for (const SunkctlMethodView *m = v->methods; m->verb; m++)
                         ck_assert_ptr_nonnull(m->render);
+                /* a verb -o writes to a file is one the view renders */
+                for (const char *const *o = v->output_verbs; o && *o; o++) {
+                        bool found = false;
+
+                        for (const SunkctlMethodView *m = v->methods; m->verb; m++)
+                                found |= strcmp(m->verb, *o) == 0;
+                        ck_assert_msg(found, "%s: -o for '%s', which it does not render", v->module, *o);
+                }
         }
         ck_assert_ptr_null(ctl_view("no-such-module"));
         for (size_t i = 0; (f = ctl_flag_at(i, &v)); i++, n++) {

@@ -9,6 +9,7 @@
 
 #include "util/macro.h"
 
+#include "check-genconf.h"
 #include "check-util.h"
 
 typedef struct DiskFreeConf {
@@ -71,5 +72,6 @@ const HealthCheckType health_check_disk_free = {
         .conf_size = sizeof(DiskFreeConf),
         .validate = disk_free_validate,
         .run = disk_free_run,
+        .genconf = check_genconf_fs_disk_free,
         .child = true,
 };

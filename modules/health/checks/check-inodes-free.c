@@ -8,6 +8,7 @@
 
 #include "util/macro.h"
 
+#include "check-genconf.h"
 #include "check-util.h"
 
 typedef struct InodesFreeConf {
@@ -70,5 +71,6 @@ const HealthCheckType health_check_inodes_free = {
         .conf_size = sizeof(InodesFreeConf),
         .validate = inodes_free_validate,
         .run = inodes_free_run,
+        .genconf = check_genconf_fs_inodes_free,
         .child = true,
 };

@@ -2,6 +2,7 @@
  * MemAvailable (what can be had without swapping) of <root>/proc/meminfo
  * against minimums.  A meminfo without the field asked for is UNKNOWN. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -105,6 +106,8 @@ static int memory_run(const void *conf, const HealthEnv *env, HealthResult *ret)
         return 0;
 }
 
+static int memory_genconf(const HealthEnv *env, HealthGenconf *out);
+
 const HealthCheckType health_check_memory = {
         .name = "memory",
         .keys = memory_keys,
@@ -112,5 +115,36 @@ const HealthCheckType health_check_memory = {
         .conf_size = sizeof(MemoryConf),
         .validate = memory_validate,
         .run = memory_run,
+        .genconf = memory_genconf,
         .child = false,
 };
+
+/* The baseline: MemTotal less NHC's tolerance of 3% (nhc-genconf's
+ * check_hw_physmem), in MiB: a DIMM lost at boot shows, what the kernel
+ * keeps for itself from one boot to the next does not. */
+#define MEMORY_TOLERANCE_PCT 3
+
+static int memory_genconf(const HealthEnv *env, HealthGenconf *out) {
+        _cleanup_free_ char *text = NULL;
+        HealthResult res;
+        uint64_t total = 0, mib;
+        size_t len;
+        int r;
+
+        r = check_read(env, "memory", "/proc/meminfo", MEMINFO_MAX, &text, &len, &res);
+        if (r < 0)
+                return r;
+        if (!text) /* the result says why */
+                return streq(res.code, "memory-input-missing") ? -ENOENT : -EIO;
+        if (strlen(text) != len)
+                return -EBADMSG;
+        r = meminfo_field(text, "MemTotal", &total);
+        if (r < 0)
+                return r;
+        mib = total / 100 * (100 - MEMORY_TOLERANCE_PCT) / (UINT64_C(1) << 20);
+        if (mib == 0)
+                return 0;
+        return health_genconf_add(
+                out, "{name: %s, type: memory, min_total: %" PRIu64 "M}",
+                health_genconf_name(out, "memory", NULL, (char[HEALTH_GENCONF_NAME_MAX + 1]){}), mib);
+}

@@ -12,6 +12,7 @@
 
 #include "util/macro.h"
 
+#include "check-genconf.h"
 #include "check-util.h"
 
 typedef struct MountConf {
@@ -213,5 +214,6 @@ const HealthCheckType health_check_mount = {
         .defaults = mount_defaults,
         .validate = mount_validate,
         .run = mount_run,
+        .genconf = check_genconf_fs_mount,
         .child = true,
 };

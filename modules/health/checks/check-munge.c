@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -92,11 +93,27 @@ static int munge_run(const void *conf, const HealthEnv *env, HealthResult *ret) 
         return 0;
 }
 
+static int munge_genconf(const HealthEnv *env, HealthGenconf *out);
+
 const HealthCheckType health_check_munge = {
         .name = "munge",
         .keys = munge_keys,
         .n_keys = ELEMENTSOF(munge_keys),
         .conf_size = sizeof(MungeConf),
         .run = munge_run,
+        .genconf = munge_genconf,
         .child = true,
 };
+
+/* The baseline: a munge check where munged's socket is (under the root, in
+ * the tests' fake one), with the socket it always uses. */
+static int munge_genconf(const HealthEnv *env, HealthGenconf *out) {
+        char p[CHECK_PATH_MAX];
+        struct stat st;
+
+        if (check_path(p, env, MUNGE_SOCKET_DEFAULT) < 0 || stat(p, &st) < 0 || !S_ISSOCK(st.st_mode))
+                return 0;
+        return health_genconf_add(
+                out, "{name: %s, type: munge}",
+                health_genconf_name(out, "munge", NULL, (char[HEALTH_GENCONF_NAME_MAX + 1]){}));
+}

@@ -214,6 +214,8 @@ static int process_run(const void *conf, const HealthEnv *env, HealthResult *ret
         return 0;
 }
 
+static int process_genconf(const HealthEnv *env, HealthGenconf *out);
+
 const HealthCheckType health_check_process = {
         .name = "process",
         .keys = process_keys,
@@ -221,5 +223,60 @@ const HealthCheckType health_check_process = {
         .conf_size = sizeof(ProcessConf),
         .validate = process_validate,
         .run = process_run,
+        .genconf = process_genconf,
         .child = false,
 };
+
+/* The baseline: the node's services as nhc-genconf's check_ps_service
+ * finds them (sshd), and the two a Slurm node lives by, each once when a
+ * live process of it runs; `user: root` where it runs as root, as NHC's
+ * "-u root" (another uid is left out: a service user's uid differs from
+ * node to node, and no name can be looked up in a child). */
+static const char *const genconf_services[] = { "sshd", "munged", "slurmd" };
+
+static int process_genconf(const HealthEnv *env, HealthGenconf *out) {
+        _cleanup_closedir_ DIR *d = NULL;
+        char dir[CHECK_PATH_MAX];
+        bool found[ELEMENTSOF(genconf_services)] = {};
+        uid_t uids[ELEMENTSOF(genconf_services)] = {};
+        struct dirent *de;
+        int r;
+
+        r = check_path(dir, env, "/proc");
+        if (r < 0)
+                return r;
+        d = opendir(dir);
+        if (!d)
+                return -errno;
+        while ((errno = 0, de = readdir(d))) {
+                if (de->d_name[0] < '1' || de->d_name[0] > '9' ||
+                    strspn(de->d_name, "0123456789") != strlen(de->d_name) || strlen(de->d_name) >= 20)
+                        continue;
+                for (size_t i = 0; i < ELEMENTSOF(genconf_services); i++) {
+                        uid_t uid;
+                        bool dead;
+
+                        if (found[i] || !comm_is(env, de->d_name, genconf_services[i]))
+                                continue;
+                        if (read_status(env, de->d_name, &uid, &dead) >= 0 && !dead) {
+                                found[i] = true;
+                                uids[i] = uid;
+                        }
+                        break;
+                }
+        }
+        if (errno != 0)
+                return -errno;
+        for (size_t i = 0; i < ELEMENTSOF(genconf_services); i++) {
+                char name[HEALTH_GENCONF_NAME_MAX + 1];
+
+                if (!found[i])
+                        continue;
+                r = health_genconf_add(out, "{name: %s, type: process, process: %s%s}",
+                                       health_genconf_name(out, "process", genconf_services[i], name),
+                                       genconf_services[i], uids[i] == 0 ? ", user: root" : "");
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}

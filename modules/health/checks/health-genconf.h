@@ -18,7 +18,14 @@ typedef struct HealthGenconf {
         char **entries; /* malloc'd, each a flow mapping without its "- " */
         size_t n, cap;
         bool oom; /* an add failed: the baseline is incomplete */
+        /* What was left out and why, one line each ("mount: a mount point
+         * that is not UTF-8 left out"): comments of the baseline. */
+        char **notes;
+        size_t n_notes, cap_notes;
 } HealthGenconf;
+
+/* A check's name: at most this many bytes (the module's CHECK_NAME_MAX). */
+#define HEALTH_GENCONF_NAME_MAX 32
 
 /** health_genconf_add() - append one entry of @fmt.  Return: 0, or -ENOMEM (and oom set). */
 int health_genconf_add(HealthGenconf *g, const char *fmt, ...) _printf_(2, 3);
@@ -30,5 +37,23 @@ int health_genconf_add(HealthGenconf *g, const char *fmt, ...) _printf_(2, 3);
  * bytes: leave such a thing out of the baseline) or does not fit.
  */
 const char *health_genconf_quote(const char *s, char *buf, size_t size);
+
+/**
+ * health_genconf_note() - append one line of @fmt to what the baseline
+ * says it left out.  Node strings in it go through health_genconf_quote()
+ * or stay out.  Return: 0, or -ENOMEM (and oom set).
+ */
+int health_genconf_note(HealthGenconf *g, const char *fmt, ...) _printf_(2, 3);
+
+/**
+ * health_genconf_name() - a check name for @type and what it is about
+ * (@what: "/var/lib" gives "mount-var-lib", "/" or "" gives "mount-root",
+ * NULL the type's name alone):
+ * letters, digits, '_' and '-' as sunkd.yaml takes them, at most
+ * HEALTH_GENCONF_NAME_MAX bytes, and no entry of @g's name yet ("-2",
+ * "-3" ... at its end where it would be).  Return: @buf.
+ */
+const char *health_genconf_name(const HealthGenconf *g, const char *type, const char *what,
+                                char buf[static HEALTH_GENCONF_NAME_MAX + 1]);
 
 void health_genconf_clear(HealthGenconf *g);

@@ -186,7 +186,7 @@ static int take_entry(LDAP *ld, LDAPMessage *msg, LdapEntries *e, char **ret_err
                                 continue;
                         }
                         e->bytes += vals[i]->bv_len + strlen(a) + 32;
-                        r = ldap_entry_add_value(en, a, vals[i]->bv_val, vals[i]->bv_len);
+                        r = ldap_entry_add_value(e, en, a, vals[i]->bv_val, vals[i]->bv_len);
                 }
                 ldap_value_free_len(vals);
                 ldap_memfree(a);

@@ -17,26 +17,62 @@
 
 /* ---- entries ------------------------------------------------------------ */
 
-static void attr_done(LdapAttr *a) {
-        for (size_t i = 0; i < a->n; i++)
-                free(a->vals[i]);
-        free(a->vals);
-        free(a->lens);
-        if (a->own_name)
-                free((char *) a->name);
+#define ARENA_CHUNK (256 * 1024)
+
+struct LdapArenaChunk {
+        LdapArenaChunk *next;
+        size_t used, size;
+        max_align_t data[];
+};
+
+/* @n bytes, aligned for a pointer, from @e's arena; a large request gets a
+ * chunk of its own behind the current one, which keeps its room. */
+static void *arena_alloc(LdapEntries *e, size_t n) {
+        LdapArenaChunk *c = e->arena;
+        size_t at;
+
+        n = (n + sizeof(void *) - 1) & ~(sizeof(void *) - 1);
+        if (!c || c->size - c->used < n) {
+                size_t size = n > ARENA_CHUNK / 4 ? n : ARENA_CHUNK;
+                LdapArenaChunk *nc = malloc(sizeof(*nc) + size);
+
+                if (!nc)
+                        return NULL;
+                *nc = (LdapArenaChunk){ .size = size };
+                if (c && size != ARENA_CHUNK) {
+                        nc->next = c->next;
+                        c->next = nc;
+                } else {
+                        nc->next = c;
+                        e->arena = nc;
+                }
+                c = nc;
+        }
+        at = c->used;
+        c->used += n;
+        return (char *) c->data + at;
 }
 
-static void entry_done(LdapEntry *en) {
-        for (size_t i = 0; i < en->n_attrs; i++)
-                attr_done(en->attrs + i);
-        free(en->attrs);
-        free(en->dn);
+static char *arena_strndup(LdapEntries *e, const char *s, size_t len) {
+        char *p = arena_alloc(e, len + 1);
+
+        if (p) {
+                memcpy(p, s, len);
+                p[len] = 0;
+        }
+        return p;
 }
 
 void ldap_entries_done(LdapEntries *e) {
         for (size_t i = 0; i < e->n; i++)
-                entry_done(e->entries + i);
+                free(e->entries[i].attrs);
         free(e->entries);
+        while (e->arena) {
+                LdapArenaChunk *c = e->arena;
+
+                e->arena = c->next;
+                free(c);
+        }
         *e = (LdapEntries){};
 }
 
@@ -49,7 +85,8 @@ int ldap_entries_push(LdapEntries *e, const char *dn, LdapEntry **ret) {
                 e->entries = n;
                 e->cap = cap;
         }
-        e->entries[e->n] = (LdapEntry){ .dn = strdup(dn ?: "") };
+        dn = dn ?: "";
+        e->entries[e->n] = (LdapEntry){ .dn = arena_strndup(e, dn, strlen(dn)) };
         if (!e->entries[e->n].dn)
                 return -ENOMEM;
         e->bytes += strlen(e->entries[e->n].dn) + sizeof(LdapEntry);
@@ -82,10 +119,33 @@ static const char *known_name(const char *name) {
         return NULL;
 }
 
-int ldap_entry_add_value(LdapEntry *en, const char *name, const void *val, size_t len) {
-        LdapAttr *a = (LdapAttr *) ldap_entry_get(en, name);
-        char *copy, **vals;
+/* Room for one more value of @a: arrays from the arena, doubled (the old
+ * ones stay there): most attributes hold one value, memberUid may hold
+ * 100,000. */
+static int attr_grow(LdapEntries *e, LdapAttr *a) {
+        size_t cap = a->cap ? (size_t) a->cap * 2 : 1;
+        char **vals;
         size_t *lens;
+
+        if (cap > UINT32_MAX)
+                return -ENOMEM;
+        vals = arena_alloc(e, cap * sizeof(*vals));
+        lens = vals ? arena_alloc(e, cap * sizeof(*lens)) : NULL;
+        if (!lens)
+                return -ENOMEM;
+        if (a->n > 0) {
+                memcpy(vals, a->vals, a->n * sizeof(*vals));
+                memcpy(lens, a->lens, a->n * sizeof(*lens));
+        }
+        a->vals = vals;
+        a->lens = lens;
+        a->cap = (uint32_t) cap;
+        return 0;
+}
+
+int ldap_entry_add_value(LdapEntries *e, LdapEntry *en, const char *name, const void *val, size_t len) {
+        LdapAttr *a = (LdapAttr *) ldap_entry_get(en, name);
+        char *copy;
 
         if (!a) {
                 LdapAttr *n = reallocarray(en->attrs, en->n_attrs + 1, sizeof(*n));
@@ -95,32 +155,17 @@ int ldap_entry_add_value(LdapEntry *en, const char *name, const void *val, size_
                 a = en->attrs + en->n_attrs;
                 *a = (LdapAttr){ .name = known_name(name) };
                 if (!a->name) {
-                        a->name = strdup(name);
+                        a->name = arena_strndup(e, name, strlen(name));
                         if (!a->name)
                                 return -ENOMEM;
-                        a->own_name = true;
                 }
                 en->n_attrs++;
         }
-        if (a->n == a->cap) {
-                /* most attributes hold one value; memberUid may hold 100,000 */
-                size_t cap = a->cap ? a->cap * 2 : 1;
-
-                vals = reallocarray(a->vals, cap, sizeof(*vals));
-                if (!vals)
-                        return -ENOMEM;
-                a->vals = vals;
-                lens = reallocarray(a->lens, cap, sizeof(*lens));
-                if (!lens)
-                        return -ENOMEM;
-                a->lens = lens;
-                a->cap = cap;
-        }
-        copy = malloc(len + 1);
+        if (a->n == a->cap && attr_grow(e, a) < 0)
+                return -ENOMEM;
+        copy = arena_strndup(e, val, len);
         if (!copy)
                 return -ENOMEM;
-        memcpy(copy, val, len);
-        copy[len] = 0;
         a->vals[a->n] = copy;
         a->lens[a->n++] = len;
         return 0;

@@ -23,11 +23,10 @@
 #define LDAP_FETCH_BYTES_MAX (UINT64_C(1) << 30)
 
 typedef struct LdapAttr {
-        const char *name; /* one of known_attrs (ldap-map.c), or owned */
-        bool own_name;
-        char **vals; /* each NUL-terminated after its length */
+        const char *name; /* one of known_attrs (ldap-map.c), or in the arena */
+        char **vals;      /* each NUL-terminated after its length */
         size_t *lens;
-        size_t n, cap;
+        uint32_t n, cap; /* a run holds at most LDAP_FETCH_BYTES_MAX */
 } LdapAttr;
 
 typedef struct LdapEntry {
@@ -37,10 +36,16 @@ typedef struct LdapEntry {
         bool oversized; /* a value above LDAP_VALUE_MAX was left out */
 } LdapEntry;
 
+/* Where a search's dns, values and value arrays live: a directory of 100,000
+ * users is some 4 million small strings, which one allocation each would
+ * double in size.  Freed whole with the entries. */
+typedef struct LdapArenaChunk LdapArenaChunk;
+
 typedef struct LdapEntries {
         LdapEntry *entries;
         size_t n, cap;
         uint64_t bytes;
+        LdapArenaChunk *arena;
 } LdapEntries;
 
 /** ldap_entries_done() - free what @e holds. */
@@ -49,8 +54,11 @@ void ldap_entries_done(LdapEntries *e);
 /** ldap_entries_push() - a new empty entry of @dn at the end of @e, in *@ret.  Return: 0 or -ENOMEM. */
 int ldap_entries_push(LdapEntries *e, const char *dn, LdapEntry **ret);
 
-/** ldap_entry_add_value() - append a value (@len bytes, copied) of attribute @name. Return: 0 or -ENOMEM. */
-int ldap_entry_add_value(LdapEntry *en, const char *name, const void *val, size_t len);
+/**
+ * ldap_entry_add_value() - append a value (@len bytes, copied into @e's arena)
+ * of attribute @name to @en, an entry of @e.  Return: 0 or -ENOMEM.
+ */
+int ldap_entry_add_value(LdapEntries *e, LdapEntry *en, const char *name, const void *val, size_t len);
 
 /** ldap_entry_get() - the attribute @name of @en (case-insensitive), or NULL. */
 const LdapAttr *ldap_entry_get(const LdapEntry *en, const char *name);

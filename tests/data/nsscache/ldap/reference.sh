@@ -2,9 +2,13 @@
 # Makes golden/MODE/ from nsscache itself: its ldap source and files cache
 # run against a slapd serving gen-ldif.py MODE, as
 # tests/integration/0245-nsscache-ldap.t configures sunkd.  Needs slapd,
-# ldap-utils, python3-ldap and python3-packaging, and nsscache's source tree:
+# ldap-utils, python3-ldap and python3-packaging, and nsscache's source tree
+# or an installed nsscache (NSSCACHE, Debian 13's /usr/bin/nsscache):
 #
 #   NSSCACHE_SRC=/path/to/nsscache PYTHON=/usr/bin/python3 tests/data/nsscache/ldap/reference.sh
+#   NSSCACHE=/usr/bin/nsscache OUT=/tmp/ref tests/data/nsscache/ldap/reference.sh
+#
+# OUT (default: golden/ beside this script) receives MODE/ for each mode.
 #
 # The golden files were made with nsscache at version/0.50-43-gb82c9c5.  For
 # rfc2307 the entries sunkd rejects by design (uid 0, a name that is not
@@ -13,8 +17,9 @@
 # which still count them, are not kept.
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd -P)
-: "${NSSCACHE_SRC:?NSSCACHE_SRC must name the nsscache source tree}"
+[ -n "${NSSCACHE:-}" ] || : "${NSSCACHE_SRC:?NSSCACHE_SRC must name the nsscache source tree, or NSSCACHE an nsscache to run}"
 PYTHON=${PYTHON:-/usr/bin/python3}
+OUT=${OUT:-$HERE/golden}
 T=$(mktemp -d /tmp/nsscache-ref.XXXXXX)
 trap 'slapd_stop; rm -rf "$T"' EXIT
 bail_out() { echo "reference.sh: $*" >&2; exit 1; }
@@ -46,17 +51,21 @@ ldap_base = ou=group,dc=example,dc=com
 ldap_filter = $gf
 $(printf '%b' "${3:-}")
 EOF
-        (cd "$NSSCACHE_SRC" && "$PYTHON" ./nsscache -c "$T/out/nsscache.conf" update --full)
+        if [ -n "${NSSCACHE:-}" ]; then
+                "$NSSCACHE" -c "$T/out/nsscache.conf" update --full
+        else
+                (cd "$NSSCACHE_SRC" && "$PYTHON" ./nsscache -c "$T/out/nsscache.conf" update --full)
+        fi
         slapd_stop
-        rm -rf "${HERE:?}/golden/$m"
-        mkdir -p "$HERE/golden/$m"
-        cp "$T/out/files"/* "$HERE/golden/$m/"
+        rm -rf "${OUT:?}/$m"
+        mkdir -p "$OUT/$m"
+        cp "$T/out/files"/* "$OUT/$m/"
 }
 
 run rfc2307
 run rfc2307bis "ldap_rfc2307bis = 1" "ldap_nested_groups = 1"
 run ad "ldap_ad = 1"
-G="$HERE/golden/rfc2307"
+G="$OUT/rfc2307"
 rm -f "$G"/*.ix*
 sed -i -E '/^(toor|-rf|localuser|huge):/d' "$G/passwd.cache" "$G/shadow.cache" "$G/sshkey.cache"
 sed -i -E -e '/^wheel:/d' -e 's/^(ops:.*),root$/\1/' "$G/group.cache"
