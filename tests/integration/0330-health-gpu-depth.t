@@ -9,7 +9,8 @@
 # a healthy pair passes and the node is resumed.  The ib check's error
 # counters on a fake sysfs: a flapping link (ib-link-flaps) and symbol
 # errors (ib-errors) over their max drain, counters back under resume.  An
-# NVLink down at start is debounced as sunkd.yaml(5) recommends.
+# NVLink down at start is debounced as sunkd.yaml(5) recommends.  The
+# baseline (health genconf) names the InfiniBand port ACTIVE at its rate.
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 . "$SUNKD_SRCDIR/tests/lib/slurm.sh"
@@ -170,6 +171,10 @@ ctl run health.ib > /dev/null
 is "$?" 0 "counters back under their max pass"
 ok "and the node is resumed" wait_until 600 eval '[ -z "$(reason)" ]'
 slurm_wait_ready "$NODE"
+# the baseline of the fake root: its InfiniBand port, ACTIVE at 400 Gb/s
+ctl health genconf > "$T/genconf.yaml" 2> "$T/genconf.err" || diag "$(cat "$T/genconf.err")"
+ok "health genconf makes an ib entry for the port ACTIVE" \
+        grep -qxF -- '  - {name: ib-mlx5_0-1, type: ib, device: "mlx5_0", port: 1, min_rate: 400}' "$T/genconf.yaml"
 sunkd_stop
 is "$SUNKD_EXIT" 0 "sunkd exits cleanly"
 
