@@ -81,6 +81,8 @@ static json_object *gpu_json(const State *s, const GresGpu *g) {
         }
         if (g->health.read)
                 json_object_object_add(o, "health", gres_health_json(&g->health));
+        if (g->telemetry.read)
+                json_object_object_add(o, "telemetry", gres_health_telemetry_json(&g->telemetry));
         return o;
 }
 

@@ -25,6 +25,7 @@ typedef struct GresGpu {
         char *files;     /* MultipleFiles=: the GPU's and the GI's and CI's nvidia-caps */
         unsigned clique; /* ... and the clique (NVLink domain) in it */
         GresHealth health;
+        GresTelemetry telemetry;
 } GresGpu;
 
 /* Text a driver hands over (a name, a UUID, an error message, from NVML or

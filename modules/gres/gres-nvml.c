@@ -44,6 +44,14 @@ typedef struct Nvml {
         nvmlDeviceGetRetiredPagesPendingStatus_fn retired_pending;
         nvmlDeviceGetRemappedRows_fn remapped_rows;
         nvmlDeviceGetFieldValues_fn field_values;
+        /* Telemetry, each optional. */
+        nvmlDeviceGetNvLinkErrorCounter_fn link_errors;
+        nvmlDeviceGetTemperature_fn temperature;
+        nvmlDeviceGetTemperatureThreshold_fn temperature_threshold;
+        nvmlDeviceGetPowerUsage_fn power;
+        nvmlDeviceGetEnforcedPowerLimit_fn power_limit;
+        nvmlDeviceGetCurrentClocksEventReasons_fn clocks_events; /* or ...ThrottleReasons before R535 */
+        nvmlDeviceGetPersistenceMode_fn persistence;
         /* XID events: needed by gres_nvml_watch_xids() only. */
         nvmlEventSetCreate_fn set_create;
         nvmlDeviceRegisterEvents_fn register_events;
@@ -117,6 +125,20 @@ static int nvml_open(Nvml *n, const char *library) {
                 n->dl, "nvmlDeviceGetRetiredPagesPendingStatus");
         n->remapped_rows = (nvmlDeviceGetRemappedRows_fn) dlsym(n->dl, "nvmlDeviceGetRemappedRows");
         n->field_values = (nvmlDeviceGetFieldValues_fn) dlsym(n->dl, "nvmlDeviceGetFieldValues");
+        n->link_errors =
+                (nvmlDeviceGetNvLinkErrorCounter_fn) dlsym(n->dl, "nvmlDeviceGetNvLinkErrorCounter");
+        n->temperature = (nvmlDeviceGetTemperature_fn) dlsym(n->dl, "nvmlDeviceGetTemperature");
+        n->temperature_threshold =
+                (nvmlDeviceGetTemperatureThreshold_fn) dlsym(n->dl, "nvmlDeviceGetTemperatureThreshold");
+        n->power = (nvmlDeviceGetPowerUsage_fn) dlsym(n->dl, "nvmlDeviceGetPowerUsage");
+        n->power_limit =
+                (nvmlDeviceGetEnforcedPowerLimit_fn) dlsym(n->dl, "nvmlDeviceGetEnforcedPowerLimit");
+        n->clocks_events = (nvmlDeviceGetCurrentClocksEventReasons_fn) dlsym(
+                n->dl, "nvmlDeviceGetCurrentClocksEventReasons");
+        if (!n->clocks_events)
+                n->clocks_events = (nvmlDeviceGetCurrentClocksThrottleReasons_fn) dlsym(
+                        n->dl, "nvmlDeviceGetCurrentClocksThrottleReasons");
+        n->persistence = (nvmlDeviceGetPersistenceMode_fn) dlsym(n->dl, "nvmlDeviceGetPersistenceMode");
         n->set_create = (nvmlEventSetCreate_fn) dlsym(n->dl, "nvmlEventSetCreate");
         n->register_events = (nvmlDeviceRegisterEvents_fn) dlsym(n->dl, "nvmlDeviceRegisterEvents");
         n->set_wait = (nvmlEventSetWait_v2_fn) dlsym(n->dl, "nvmlEventSetWait_v2");
@@ -215,6 +237,56 @@ static void gpu_health(Nvml *n, nvmlDevice_t dev, GresHealth *h) {
                                              : (int) MIN(fv.value.uiVal, 1000U);
 }
 
+static int64_t link_counter(Nvml *n, nvmlDevice_t dev, unsigned link, nvmlNvLinkErrorCounter_t c) {
+        unsigned long long v;
+
+        if (!n->link_errors || n->link_errors(dev, link, c, &v) != NVML_SUCCESS)
+                return -1;
+        return (int64_t) MIN(v, (unsigned long long) INT64_MAX);
+}
+
+/* Temperature, power, clocks, persistence and each NVLink the GPU has (up
+ * to the first link NVML says it has not).  As gpu_health(): nothing here
+ * fails discovery. */
+static void gpu_telemetry(Nvml *n, nvmlDevice_t dev, GresTelemetry *t) {
+        unsigned v = 0;
+        unsigned long long reasons;
+        nvmlEnableState_t mode;
+
+        gres_health_telemetry_unknown(t);
+        t->read = true;
+        if (n->temperature && n->temperature(dev, NVML_TEMPERATURE_GPU, &v) == NVML_SUCCESS)
+                t->temperature = (int) MIN(v, (unsigned) INT32_MAX);
+        if (n->temperature_threshold &&
+            n->temperature_threshold(dev, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN, &v) == NVML_SUCCESS)
+                t->temperature_slowdown = (int) MIN(v, (unsigned) INT32_MAX);
+        if (n->temperature_threshold &&
+            n->temperature_threshold(dev, NVML_TEMPERATURE_THRESHOLD_SHUTDOWN, &v) == NVML_SUCCESS)
+                t->temperature_shutdown = (int) MIN(v, (unsigned) INT32_MAX);
+        if (n->power && n->power(dev, &v) == NVML_SUCCESS)
+                t->power_mw = v;
+        if (n->power_limit && n->power_limit(dev, &v) == NVML_SUCCESS)
+                t->power_limit_mw = v;
+        if (n->clocks_events && n->clocks_events(dev, &reasons) == NVML_SUCCESS)
+                t->clocks_event_reasons = (int64_t) (reasons & 0xffffffffULL);
+        if (n->persistence && n->persistence(dev, &mode) == NVML_SUCCESS)
+                t->persistence_mode = mode == NVML_FEATURE_ENABLED;
+        for (unsigned link = 0; link < GRES_NVLINKS_MAX; link++) {
+                nvmlEnableState_t active = NVML_FEATURE_DISABLED;
+                nvmlReturn_t rc = n->link_state(dev, link, &active);
+                GresNvLink *l = &t->links[link];
+
+                if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_INVALID_ARGUMENT)
+                        break;
+                t->n_links = link + 1;
+                l->up = rc == NVML_SUCCESS ? active == NVML_FEATURE_ENABLED : -1;
+                l->replay = link_counter(n, dev, link, NVML_NVLINK_ERROR_DL_REPLAY);
+                l->recovery = link_counter(n, dev, link, NVML_NVLINK_ERROR_DL_RECOVERY);
+                l->crc_flit = link_counter(n, dev, link, NVML_NVLINK_ERROR_DL_CRC_FLIT);
+                l->crc_data = link_counter(n, dev, link, NVML_NVLINK_ERROR_DL_CRC_DATA);
+        }
+}
+
 static int gpu_read(Nvml *n, unsigned index, GresGpu *g) {
         char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {}, uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = {}, bus[16];
         unsigned long mask[GRES_CPUS_MAX / (8 * sizeof(unsigned long))] = {};
@@ -251,6 +323,7 @@ static int gpu_read(Nvml *n, unsigned index, GresGpu *g) {
         if (gpu_fabric(n, dev, g) < 0)
                 return -ENOMEM;
         gpu_health(n, dev, &g->health);
+        gpu_telemetry(n, dev, &g->telemetry);
         return gpu_links(n, dev, g);
 }
 
@@ -305,7 +378,8 @@ static int mig_read(Nvml *n, nvmlDevice_t dev, const GresGpu *p, unsigned j, Gre
                         .minor = p->minor,
                         .memory = a.memorySizeMB * 1024 * 1024,
                         .mig = j + 1,
-                        .health = p->health };
+                        .health = p->health,
+                        .telemetry = p->telemetry };
         m->name = mig_name(p->name, &a);
         m->uuid = gres_text_safe(uuid);
         m->bus_id = strdup(p->bus_id);

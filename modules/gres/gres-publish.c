@@ -105,6 +105,8 @@ static json_object *fact_gpu(json_object *o) {
                         json_object_object_add(e, "recovery_action", json_object_get(a));
                 json_object_object_add(e, "health", json_object_get(h));
         }
+        if (json_object_object_get_ex(o, "telemetry", &h))
+                json_object_object_add(e, "telemetry", json_object_get(h));
         return e;
 }
 

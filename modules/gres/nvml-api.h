@@ -132,6 +132,38 @@ typedef struct nvmlFieldValue_st {
  * drain P2P, 4 drain P2P and reset, 5 recover the IMEX domain (R550+). */
 #define NVML_FI_DEV_GET_GPU_RECOVERY_ACTION 230
 
+/* NVLink error counters (nvmlDeviceGetNvLinkErrorCounter), since the driver
+ * loaded: data-link replays and recoveries, flits and data with a CRC error. */
+typedef enum nvmlNvLinkErrorCounter_enum {
+        NVML_NVLINK_ERROR_DL_REPLAY = 0,
+        NVML_NVLINK_ERROR_DL_RECOVERY = 1,
+        NVML_NVLINK_ERROR_DL_CRC_FLIT = 2,
+        NVML_NVLINK_ERROR_DL_CRC_DATA = 3,
+} nvmlNvLinkErrorCounter_t;
+
+/* Temperature: the GPU's die sensor and the thresholds the board sets. */
+typedef enum nvmlTemperatureSensors_enum {
+        NVML_TEMPERATURE_GPU = 0,
+} nvmlTemperatureSensors_t;
+
+typedef enum nvmlTemperatureThresholds_enum {
+        NVML_TEMPERATURE_THRESHOLD_SHUTDOWN = 0, /* the GPU shuts down */
+        NVML_TEMPERATURE_THRESHOLD_SLOWDOWN = 1, /* the GPU slows its clocks */
+} nvmlTemperatureThresholds_t;
+
+/* nvmlClocksEventReason*: why the clocks are below what they could be
+ * (nvmlDeviceGetCurrentClocksEventReasons, R535 on; the same bits from
+ * nvmlDeviceGetCurrentClocksThrottleReasons before). */
+#define nvmlClocksEventReasonGpuIdle 0x0000000000000001ULL
+#define nvmlClocksEventReasonApplicationsClocksSetting 0x0000000000000002ULL
+#define nvmlClocksEventReasonSwPowerCap 0x0000000000000004ULL
+#define nvmlClocksThrottleReasonHwSlowdown 0x0000000000000008ULL
+#define nvmlClocksEventReasonSyncBoost 0x0000000000000010ULL
+#define nvmlClocksEventReasonSwThermalSlowdown 0x0000000000000020ULL
+#define nvmlClocksThrottleReasonHwThermalSlowdown 0x0000000000000040ULL
+#define nvmlClocksThrottleReasonHwPowerBrakeSlowdown 0x0000000000000080ULL
+#define nvmlClocksEventReasonDisplayClockSetting 0x0000000000000100ULL
+
 /* XID events (nvmlEventSetWait_v2). */
 typedef struct nvmlEventSet_st *nvmlEventSet_t;
 #define nvmlEventTypeXidCriticalError 0x0000000000000008ULL
@@ -183,6 +215,20 @@ typedef nvmlReturn_t (*nvmlDeviceGetRemappedRows_fn)(nvmlDevice_t device, unsign
                                                      unsigned int *failureOccurred);
 typedef nvmlReturn_t (*nvmlDeviceGetFieldValues_fn)(nvmlDevice_t device, int valuesCount,
                                                     nvmlFieldValue_t *values);
+typedef nvmlReturn_t (*nvmlDeviceGetNvLinkErrorCounter_fn)(nvmlDevice_t device, unsigned int link,
+                                                           nvmlNvLinkErrorCounter_t counter,
+                                                           unsigned long long *counterValue);
+typedef nvmlReturn_t (*nvmlDeviceGetTemperature_fn)(nvmlDevice_t device, nvmlTemperatureSensors_t sensorType,
+                                                    unsigned int *temp);
+typedef nvmlReturn_t (*nvmlDeviceGetTemperatureThreshold_fn)(nvmlDevice_t device,
+                                                             nvmlTemperatureThresholds_t thresholdType,
+                                                             unsigned int *temp);
+typedef nvmlReturn_t (*nvmlDeviceGetPowerUsage_fn)(nvmlDevice_t device, unsigned int *power); /* mW */
+typedef nvmlReturn_t (*nvmlDeviceGetEnforcedPowerLimit_fn)(nvmlDevice_t device, unsigned int *limit);
+typedef nvmlReturn_t (*nvmlDeviceGetCurrentClocksEventReasons_fn)(nvmlDevice_t device,
+                                                                  unsigned long long *reasons);
+typedef nvmlDeviceGetCurrentClocksEventReasons_fn nvmlDeviceGetCurrentClocksThrottleReasons_fn;
+typedef nvmlReturn_t (*nvmlDeviceGetPersistenceMode_fn)(nvmlDevice_t device, nvmlEnableState_t *mode);
 typedef nvmlReturn_t (*nvmlEventSetCreate_fn)(nvmlEventSet_t *set);
 typedef nvmlReturn_t (*nvmlDeviceRegisterEvents_fn)(nvmlDevice_t device, unsigned long long eventTypes,
                                                     nvmlEventSet_t set);

@@ -53,6 +53,7 @@ typedef struct Seat {
 struct HealthGpu {
         HealthXidPolicy policy;
         HealthGpuMemoryPolicy memory;
+        HealthGpuLimits limits;
         char *root;
         char boot_id[BOOT_ID_MAX];
         uint64_t floor;     /* entries numbered below it were judged and left the fact */
@@ -83,6 +84,7 @@ int health_gpu_new(const HealthXidPolicy *policy, const char *root, HealthGpu **
         }
         g->policy = *policy;
         health_gpu_memory_policy_defaults(&g->memory);
+        health_gpu_limits_none(&g->limits);
         *ret = g;
         return 0;
 }
@@ -101,6 +103,10 @@ void health_gpu_set_policy(HealthGpu *g, const HealthXidPolicy *policy) {
 
 void health_gpu_set_memory_policy(HealthGpu *g, const HealthGpuMemoryPolicy *policy) {
         g->memory = *policy;
+}
+
+void health_gpu_set_limits(HealthGpu *g, const HealthGpuLimits *limits) {
+        g->limits = *limits;
 }
 
 /* ---- Reading the fact ------------------------------------------------------ */
@@ -452,6 +458,10 @@ typedef struct Findings {
         char target[HEALTH_TARGET_MAX]; /* the first's GPU, its PCI bus id */
         char first[HEALTH_DETAIL_MAX];
         size_t n;
+        /* limits the fact could not answer: the verdict when nothing fails */
+        const char *unknown_code;
+        char unknown[HEALTH_DETAIL_MAX];
+        size_t n_unknown;
 } Findings;
 
 static void found(Findings *f, const char *code, HealthRemedy remedy, const char *bus, const char *fmt, ...)
@@ -586,6 +596,192 @@ static void find_memory(const HealthGpu *g, json_object *fact, Findings *f) {
         }
 }
 
+/* ---- The check's limits ---------------------------------------------------- */
+
+static void not_known(Findings *f, const char *code, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+static void not_known(Findings *f, const char *code, const char *fmt, ...) {
+        va_list ap;
+
+        if (f->n_unknown++ > 0)
+                return;
+        f->unknown_code = code;
+        va_start(ap, fmt);
+        vsnprintf(f->unknown, sizeof(f->unknown), fmt, ap);
+        va_end(ap);
+}
+
+/* What a telemetry field says: 1 with *ret set, 0 not reported, -1 not a
+ * count (not an integer, negative, or over @max). */
+static int field(json_object *o, const char *key, uint64_t max, uint64_t *ret) {
+        json_object *v;
+
+        if (!json_object_object_get_ex(o, key, &v))
+                return 0;
+        return get_uint(o, key, max, ret) ? 1 : -1;
+}
+
+/* The field a limit needs: 1 with it; else the unknown noted and 0. */
+static int need(Findings *f, json_object *t, const char *key, uint64_t max, const char *name,
+                const char *limit, uint64_t *ret) {
+        int r = t ? field(t, key, max, ret) : 0;
+
+        if (r == 0)
+                not_known(f, "gpu-input-missing", "%s: the driver does not report %s (%s)", name, key,
+                          limit);
+        else if (r < 0)
+                not_known(f, "gpu-input-bad", "%s: %s is not a count (%s)", name, key, limit);
+        return r > 0;
+}
+
+static void find_nvlinks(const HealthGpuLimits *l, json_object *t, const char *bus, const char *name,
+                         Findings *f) {
+        json_object *links = t ? json_object_object_get(t, "links") : NULL;
+        bool counted = false;
+        size_t n = 0, down = 0;
+        uint64_t first_down = 0;
+
+        for (int c = 0; c < _HEALTH_GPU_NVLINK_COUNTER_MAX; c++)
+                counted = counted || l->max_nvlink_errors[c] >= 0;
+        if (!l->nvlink_up && !counted)
+                return;
+        if (!links) /* no NVLink on this GPU, or /proc discovery: nothing to judge */
+                return;
+        if (!json_object_is_type(links, json_type_array)) {
+                not_known(f, "gpu-input-bad", "%s: its NVLinks are not a list", name);
+                return;
+        }
+        n = json_object_array_length(links);
+        /* a link down first: its errors are what took it down */
+        for (size_t i = 0; l->nvlink_up && i < n; i++) {
+                json_object *k = json_object_array_get_idx(links, i), *up = NULL;
+                uint64_t link = i;
+
+                (void) get_uint(k, "link", 63, &link);
+                if (!json_object_object_get_ex(k, "up", &up))
+                        not_known(f, "gpu-input-missing",
+                                  "%s: the driver does not report NVLink %" PRIu64 "'s state (nvlink_up)",
+                                  name, link);
+                else if (!json_object_is_type(up, json_type_boolean))
+                        not_known(f, "gpu-input-bad", "%s: NVLink %" PRIu64 "'s state is not true or false",
+                                  name, link);
+                else if (!json_object_get_boolean(up) && down++ == 0)
+                        first_down = link;
+        }
+        if (down > 0)
+                found(f, "gpu-nvlink-down", HEALTH_REMEDY_REBOOT, bus,
+                      "%s: NVLink %" PRIu64 " down (%zu of %zu links down)", name, first_down, down, n);
+        for (size_t i = 0; counted && i < n; i++) {
+                json_object *k = json_object_array_get_idx(links, i);
+                uint64_t link = i, v;
+
+                (void) get_uint(k, "link", 63, &link);
+                for (int c = 0; c < _HEALTH_GPU_NVLINK_COUNTER_MAX; c++) {
+                        int r;
+
+                        if (l->max_nvlink_errors[c] < 0)
+                                continue;
+                        r = field(k, health_gpu_nvlink_counter_key(c), INT64_MAX, &v);
+                        if (r == 0)
+                                not_known(f, "gpu-input-missing",
+                                          "%s: the driver does not report NVLink %" PRIu64 "'s %s", name,
+                                          link, health_gpu_nvlink_counter_key(c));
+                        else if (r < 0)
+                                not_known(f, "gpu-input-bad", "%s: NVLink %" PRIu64 "'s %s is not a count",
+                                          name, link, health_gpu_nvlink_counter_key(c));
+                        else if (v > (uint64_t) l->max_nvlink_errors[c])
+                                found(f, "gpu-nvlink-errors", HEALTH_REMEDY_CONTACT_SUPPORT, bus,
+                                      "%s: NVLink %" PRIu64 " %s %" PRIu64 ", max %" PRIi64, name, link,
+                                      health_gpu_nvlink_counter_key(c), v, l->max_nvlink_errors[c]);
+                }
+        }
+}
+
+/* The clocks-event reasons of @bits that fail, by name, in @buf. */
+static const char *clocks_names(uint64_t bits, char *buf, size_t size) {
+        size_t w = 0;
+
+        buf[0] = '\0';
+        for (uint64_t b = 1; b && w < size; b <<= 1)
+                if ((bits & b) && health_gpu_clocks_event_name(b))
+                        w += (size_t) snprintf(buf + w, size - w, "%s%s", w ? ", " : "",
+                                               health_gpu_clocks_event_name(b));
+        return buf;
+}
+
+static void find_thermal(const HealthGpuLimits *l, json_object *t, const char *bus, const char *name,
+                         Findings *f) {
+        uint64_t v, slow, stop;
+        char limits[64] = "", names[128];
+
+        if (l->max_temperature >= 0 && need(f, t, "temperature", 1000, name, "max_temperature", &v) &&
+            v > (uint64_t) l->max_temperature) {
+                bool has_slow = field(t, "temperature_slowdown", 1000, &slow) > 0,
+                     has_stop = field(t, "temperature_shutdown", 1000, &stop) > 0;
+
+                if (has_slow && has_stop)
+                        snprintf(limits, sizeof(limits),
+                                 " (slowdown at %" PRIu64 " C, shutdown at %" PRIu64 " C)", slow, stop);
+                else if (has_slow)
+                        snprintf(limits, sizeof(limits), " (slowdown at %" PRIu64 " C)", slow);
+                else if (has_stop)
+                        snprintf(limits, sizeof(limits), " (shutdown at %" PRIu64 " C)", stop);
+                found(f, "gpu-temperature", HEALTH_REMEDY_CONTACT_SUPPORT, bus,
+                      "%s: %" PRIu64 " C, max %" PRIi64 "%s", name, v, l->max_temperature, limits);
+        }
+        if (l->fail_clocks_events &&
+            need(f, t, "clocks_event_reasons", UINT32_MAX, name, "fail_clocks_events", &v) &&
+            (v & l->fail_clocks_events))
+                found(f, "gpu-clocks",
+                      health_gpu_clocks_event_hardware(v & l->fail_clocks_events)
+                              ? HEALTH_REMEDY_CONTACT_SUPPORT
+                              : HEALTH_REMEDY_NONE,
+                      bus, "%s: clocks held down by %s", name,
+                      clocks_names(v & l->fail_clocks_events, names, sizeof(names)));
+}
+
+static void find_settings(const HealthGpuLimits *l, json_object *t, const char *bus, const char *name,
+                          Findings *f) {
+        uint64_t v;
+
+        if (l->min_power_limit >= 0 &&
+            need(f, t, "power_limit_mw", INT64_MAX, name, "min_power_limit", &v) &&
+            v < (uint64_t) l->min_power_limit * 1000)
+                found(f, "gpu-power-limit", HEALTH_REMEDY_NONE, bus,
+                      "%s: power limit %" PRIu64 " W, min %" PRIi64 " W", name, v / 1000,
+                      l->min_power_limit);
+        if (l->persistence_mode && need(f, t, "persistence_mode", 1, name, "persistence_mode", &v) && v == 0)
+                found(f, "gpu-persistence", HEALTH_REMEDY_NONE, bus, "%s: persistence mode is off", name);
+}
+
+/* Each GPU's telemetry against the check's limits, a bus id once (a MIG
+ * instance carries its GPU's). */
+static void find_limits(const HealthGpu *g, json_object *fact, Findings *f) {
+        json_object *gpus = json_object_object_get(fact, "gpus");
+
+        for (size_t i = 0; i < json_object_array_length(gpus); i++) {
+                json_object *o = json_object_array_get_idx(gpus, i),
+                            *t = json_object_object_get(o, "telemetry");
+                const char *bus = get_str(o, "bus_id", BUS_MAX) ?: "?";
+                char name[UUID_MAX + BUS_MAX + 16];
+                bool first = true;
+
+                for (size_t k = 0; k < i && first; k++)
+                        first = !streq(
+                                json_member_string(json_object_array_get_idx(gpus, k), "bus_id") ?: "", bus);
+                if (!first)
+                        continue;
+                gpu_name(name, sizeof(name), uuid_of(fact, bus, NULL), bus);
+                if (t && !json_object_is_type(t, json_type_object)) {
+                        not_known(f, "gpu-input-bad", "%s: its telemetry is not an object", name);
+                        continue;
+                }
+                find_nvlinks(&g->limits, t, bus, name, f);
+                find_thermal(&g->limits, t, bus, name, f);
+                find_settings(&g->limits, t, bus, name, f);
+        }
+}
+
 static void find_count(const HealthGpu *g, json_object *fact, Findings *f) {
         json_object *missing = json_object_object_get(fact, "missing");
         uint64_t n = 0, expected = 0;
@@ -635,8 +831,11 @@ static void verdict(const HealthGpu *g, json_object *fact, uint64_t now, HealthR
         find_drains(g, fact, now, &f);
         find_recovery(fact, &f);
         find_memory(g, fact, &f);
+        find_limits(g, fact, &f);
         find_count(g, fact, &f);
-        if (f.n == 0) {
+        if (f.n == 0 && f.n_unknown > 0)
+                result(ret, HEALTH_UNKNOWN, f.unknown_code, "%s", f.unknown);
+        else if (f.n == 0) {
                 (void) get_uint(fact, "found", INT64_MAX, &n);
                 result(ret, HEALTH_PASS, "gpu-ok", "%" PRIu64 " GPU(s), no fault held", n);
         } else if (f.n == 1)

@@ -22,8 +22,19 @@
  * (gpu-memory) while they do.  Fewer GPUs found than expected (the most the
  * fact or this boot has seen) fails (gpu-count).
  *
- * Codes: gpu-xid, gpu-recovery, gpu-memory, gpu-count; gpu-ok when passing; gpu-unknown
- * (no fact, or not one) counts neither way.  The detail names the GPU,
+ * The check's limits (health-gpu-limits.h) weigh each GPU's "telemetry":
+ * an NVLink down (gpu-nvlink-down) or over an error max (gpu-nvlink-errors),
+ * a temperature over max_temperature (gpu-temperature), clocks held down
+ * for a reason fail_clocks_events names (gpu-clocks), an enforced power
+ * limit under min_power_limit (gpu-power-limit), persistence mode off
+ * (gpu-persistence).  A limit the fact cannot answer for a GPU (the driver
+ * does not report it, or reports what makes no sense) makes the verdict
+ * unknown (gpu-input-missing, gpu-input-bad) when nothing fails.
+ *
+ * Codes: gpu-xid, gpu-recovery, gpu-memory, gpu-nvlink-down,
+ * gpu-nvlink-errors, gpu-temperature, gpu-clocks, gpu-power-limit,
+ * gpu-persistence, gpu-count; gpu-ok when passing; gpu-unknown (no fact, or
+ * not one) counts neither way.  The detail names the GPU,
  * "XID 79 on GPU-<uuid> (pci 0000:18:00.0)", for the drain reason after the
  * check's name ("gpu: "). */
 #pragma once
@@ -31,6 +42,7 @@
 #include <stdint.h>
 
 #include "checks/health-check.h"
+#include "checks/health-gpu-limits.h"
 #include "health-gpu-memory.h"
 #include "health-xid-policy.h"
 #include "sunkd/module.h"
@@ -54,6 +66,9 @@ void health_gpu_set_policy(HealthGpu *g, const HealthXidPolicy *policy);
 
 /* health_gpu_set_memory_policy() - the memory policy's rules (copied). */
 void health_gpu_set_memory_policy(HealthGpu *g, const HealthGpuMemoryPolicy *policy);
+
+/* health_gpu_set_limits() - the gpu check's limits (copied; health-gpu-limits.h). */
+void health_gpu_set_limits(HealthGpu *g, const HealthGpuLimits *limits);
 
 /* health_gpu_judge() - judge @gres_gpus_fact (NULL when gres publishes
  * none) at @now_usec (CLOCK_REALTIME), remembering what it took.  Returns

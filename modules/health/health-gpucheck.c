@@ -26,8 +26,12 @@ static int gpu_prepare(void *state, void **ret_input) {
         _cleanup_free_ HealthResult *res = calloc(1, sizeof(*res));
         int r;
 
+        HealthGpuLimits limits;
+
         if (!res)
                 return -ENOMEM;
+        health_gpu_limits_from_conf(k->conf, &limits);
+        health_gpu_set_limits(s->gpu, &limits);
         r = health_gpu_judge(s->gpu, fact, now_usec(CLOCK_REALTIME), res);
         if (r < 0)
                 return r;

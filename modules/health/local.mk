@@ -42,6 +42,8 @@ noinst_LTLIBRARIES += %reldir%/libhealth.la
 	%reldir%/health-gpu.h \
 	%reldir%/health-gpu-memory.c \
 	%reldir%/health-gpu-memory.h \
+	%reldir%/checks/health-gpu-limits.c \
+	%reldir%/checks/health-gpu-limits.h \
 	%reldir%/health-xid-policy.c \
 	%reldir%/health-xid-policy.h \
 	%reldir%/transport/health-restjson.c \

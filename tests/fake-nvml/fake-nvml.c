@@ -22,6 +22,16 @@
  *   health|<busId>|<ecc volatile>|<ecc aggregate>|<retired pending>|<remapped unc>|<remap pending>|<remap
  * failure>|<recovery action> sets what the health calls answer for that GPU ("-": NOT_SUPPORTED); a GPU
  * without such a line is healthy (all zeros).
+ *   telemetry|<busId>|<temperature C>|<slowdown C>|<shutdown C>|<power mW>|<limit mW>|<clocks event
+ * reasons>|<persistence mode> sets what nvmlDeviceGetTemperature, ...GetTemperatureThreshold (slowdown,
+ * shutdown), ...GetPowerUsage, ...GetEnforcedPowerLimit, ...GetCurrentClocksEventReasons (a number,
+ * 0x... for the nvmlClocksEventReason* bits) and ...GetPersistenceMode (0 or 1) answer ("-":
+ * NOT_SUPPORTED); a GPU without such a line answers NOT_SUPPORTED to all of them.
+ *   nvlink|<busId>|<link>|up|down|<replay>|<recovery>|<crc flit>|<crc data>
+ * sets one NVLink's state and its error counters (nvmlDeviceGetNvLinkErrorCounter; "-":
+ * NOT_SUPPORTED).  A GPU has the links its gpu line lists (each up, counters 0) and any such a line
+ * names; NVML answers INVALID_ARGUMENT past them, as for links a board has not.  "up" is for a link
+ * the gpu line lists (it has a remote end); "down" takes one of those out of the peers.
  *   events|<directory>
  * is where XID events come from: nvmlEventSetWait_v2 takes the file that
  * sorts first (names starting with '.' are skipped, so a test writes one
@@ -84,6 +94,13 @@ DECLARE(nvmlDeviceGetTotalEccErrors);
 DECLARE(nvmlDeviceGetRetiredPagesPendingStatus);
 DECLARE(nvmlDeviceGetRemappedRows);
 DECLARE(nvmlDeviceGetFieldValues);
+DECLARE(nvmlDeviceGetNvLinkErrorCounter);
+DECLARE(nvmlDeviceGetTemperature);
+DECLARE(nvmlDeviceGetTemperatureThreshold);
+DECLARE(nvmlDeviceGetPowerUsage);
+DECLARE(nvmlDeviceGetEnforcedPowerLimit);
+DECLARE(nvmlDeviceGetCurrentClocksEventReasons);
+DECLARE(nvmlDeviceGetPersistenceMode);
 DECLARE(nvmlEventSetCreate);
 DECLARE(nvmlDeviceRegisterEvents);
 DECLARE(nvmlEventSetWait_v2);
@@ -102,7 +119,11 @@ struct nvmlDevice_st {
         unsigned long long mem_mb;
         unsigned char fabric_uuid[NVML_GPU_FABRIC_UUID_LEN];
         unsigned clique;
-        long long health[7]; /* the health line's fields in order; -1: NOT_SUPPORTED */
+        long long health[7];    /* the health line's fields in order; -1: NOT_SUPPORTED */
+        long long telemetry[7]; /* the telemetry line's, likewise; all -1 without one */
+        unsigned has_links;     /* links the GPU has: n_links, or past it by an nvlink line */
+        int link_down[NVML_NVLINK_MAX_LINKS];
+        long long link_errors[NVML_NVLINK_MAX_LINKS][4]; /* -1: NOT_SUPPORTED */
 };
 
 static struct nvmlDevice_st devs[MAX_GPUS], migs[MAX_MIGS];
@@ -177,6 +198,9 @@ static void parse_gpu(char *line) {
         snprintf(d->fail, sizeof(d->fail), "%s", f[8]);
         if (f[9])
                 parse_fabric(d, f[9]);
+        d->has_links = d->n_links;
+        for (unsigned k = 0; k < 7; k++)
+                d->telemetry[k] = -1;
 }
 
 static void parse_mig(char *line) {
@@ -217,6 +241,47 @@ static void parse_health(char *line) {
                         for (unsigned k = 0; k < 7; k++)
                                 devs[i].health[k] =
                                         strcmp(f[2 + k], "-") == 0 ? -1 : strtoll(f[2 + k], NULL, 10);
+}
+
+static struct nvmlDevice_st *by_bus(const char *bus) {
+        for (unsigned i = 0; i < n_devs; i++)
+                if (strcmp(devs[i].bus, bus) == 0)
+                        return &devs[i];
+        return NULL;
+}
+
+static long long field(const char *s) {
+        return strcmp(s, "-") == 0 ? -1 : strtoll(s, NULL, 0);
+}
+
+static void parse_telemetry(char *line) {
+        char *f[9] = {};
+        unsigned n = 0;
+        struct nvmlDevice_st *d;
+
+        for (char *p = line; p && n < 9; n++)
+                f[n] = strsep(&p, "|");
+        if (n < 9 || !(d = by_bus(f[1])))
+                return;
+        for (unsigned k = 0; k < 7; k++)
+                d->telemetry[k] = field(f[2 + k]);
+}
+
+static void parse_nvlink(char *line) {
+        char *f[8] = {};
+        unsigned n = 0, link;
+        struct nvmlDevice_st *d;
+
+        for (char *p = line; p && n < 8; n++)
+                f[n] = strsep(&p, "|");
+        if (n < 8 || !(d = by_bus(f[1])) ||
+            (link = (unsigned) strtoul(f[2], NULL, 10)) >= NVML_NVLINK_MAX_LINKS)
+                return;
+        if (link >= d->has_links)
+                d->has_links = link + 1;
+        d->link_down[link] = strcmp(f[3], "down") == 0;
+        for (unsigned k = 0; k < 4; k++)
+                d->link_errors[link][k] = field(f[4 + k]);
 }
 
 /* Tells the test that this process is inside nvmlInit_v2. */
@@ -282,6 +347,10 @@ EXPORT nvmlReturn_t nvmlInit_v2(void) {
                         parse_mig(line);
                 if (strncmp(line, "health|", 7) == 0)
                         parse_health(line);
+                if (strncmp(line, "telemetry|", 10) == 0)
+                        parse_telemetry(line);
+                if (strncmp(line, "nvlink|", 7) == 0)
+                        parse_nvlink(line);
                 if (strncmp(line, "events|", 7) == 0)
                         snprintf(events_dir, sizeof(events_dir), "%.500s", line + 7);
         }
@@ -370,9 +439,9 @@ EXPORT nvmlReturn_t nvmlDeviceGetCpuAffinity(nvmlDevice_t d, unsigned size, unsi
 EXPORT nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned link, nvmlEnableState_t *active) {
         if (d->nvlink_unsupported)
                 return NVML_ERROR_NOT_SUPPORTED;
-        if (link >= NVML_NVLINK_MAX_LINKS)
+        if (link >= NVML_NVLINK_MAX_LINKS || link >= d->has_links)
                 return NVML_ERROR_INVALID_ARGUMENT;
-        *active = link < d->n_links ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+        *active = link < d->n_links && !d->link_down[link] ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
         return NVML_SUCCESS;
 }
 
@@ -492,6 +561,79 @@ EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFiel
                         values[i].value.uiVal = (unsigned) v;
                 }
         }
+        return NVML_SUCCESS;
+}
+
+/* ---- Telemetry ---------------------------------------------------------- */
+
+/* Field @k of the GPU's telemetry line; a MIG device answers NOT_SUPPORTED. */
+static nvmlReturn_t telemetry(nvmlDevice_t d, unsigned k, long long *v) {
+        if (d < devs || d >= devs + n_devs || d->telemetry[k] < 0)
+                return NVML_ERROR_NOT_SUPPORTED;
+        *v = d->telemetry[k];
+        return NVML_SUCCESS;
+}
+
+static nvmlReturn_t telemetry_uint(nvmlDevice_t d, unsigned k, unsigned *out) {
+        long long v;
+        nvmlReturn_t r = telemetry(d, k, &v);
+
+        if (r == NVML_SUCCESS)
+                *out = (unsigned) v;
+        return r;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, nvmlTemperatureSensors_t sensor,
+                                             unsigned *temp) {
+        if (sensor != NVML_TEMPERATURE_GPU)
+                return NVML_ERROR_INVALID_ARGUMENT;
+        return telemetry_uint(d, 0, temp);
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetTemperatureThreshold(nvmlDevice_t d, nvmlTemperatureThresholds_t type,
+                                                      unsigned *temp) {
+        if (type == NVML_TEMPERATURE_THRESHOLD_SLOWDOWN)
+                return telemetry_uint(d, 1, temp);
+        if (type == NVML_TEMPERATURE_THRESHOLD_SHUTDOWN)
+                return telemetry_uint(d, 2, temp);
+        return NVML_ERROR_NOT_SUPPORTED;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned *power) {
+        return telemetry_uint(d, 3, power);
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t d, unsigned *limit) {
+        return telemetry_uint(d, 4, limit);
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d, unsigned long long *reasons) {
+        long long v;
+        nvmlReturn_t r = telemetry(d, 5, &v);
+
+        if (r == NVML_SUCCESS)
+                *reasons = (unsigned long long) v;
+        return r;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t d, nvmlEnableState_t *mode) {
+        long long v;
+        nvmlReturn_t r = telemetry(d, 6, &v);
+
+        if (r == NVML_SUCCESS)
+                *mode = v ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+        return r;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t d, unsigned link,
+                                                    nvmlNvLinkErrorCounter_t c, unsigned long long *value) {
+        if (d < devs || d >= devs + n_devs || d->nvlink_unsupported)
+                return NVML_ERROR_NOT_SUPPORTED;
+        if (link >= d->has_links || (unsigned) c > NVML_NVLINK_ERROR_DL_CRC_DATA)
+                return NVML_ERROR_INVALID_ARGUMENT;
+        if (d->link_errors[link][c] < 0)
+                return NVML_ERROR_NOT_SUPPORTED;
+        *value = (unsigned long long) d->link_errors[link][c];
         return NVML_SUCCESS;
 }
 

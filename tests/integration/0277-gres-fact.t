@@ -2,8 +2,9 @@
 # deadline: 300
 # The fact gres.gpus is a contract between modules, written down in
 # sunkd(8)'s FACTS: every field a fake-NVML run publishes (GPUs with memory
-# counters, a mismatch with slurm.conf, an XID in a MIG instance, a GPU gone)
-# is a tag there, and every tag there not marked optional is published.
+# counters and telemetry, a mismatch with slurm.conf, an XID in a MIG
+# instance, a GPU gone) is a tag there, and every tag there not marked
+# optional is published.
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 sunkd_setup
@@ -16,7 +17,11 @@ DATA="$SUNKD_SRCDIR/tests/data/gres"
 RAW="$SUNKD_SRCDIR/tests/lib/varlink-raw.py"
 EV="$T/events"
 mkdir "$EV" || bail_out "cannot make the events directory"
-{ cat "$DATA/nvml-health.desc"; echo "events|$EV"; } > "$T/nvml.desc"
+# GPU 0 also with its telemetry and two NVLinks (one down, with errors).
+{ sed '/^gpu|00000000:18:00.0|/s/|unsupported|/|00000000:2A:00.0,00000000:2A:00.0|/' "$DATA/nvml-health.desc"
+  echo "telemetry|00000000:18:00.0|45|87|92|120000|700000|0x48|1"
+  echo "nvlink|00000000:18:00.0|1|down|1|2|3|4"
+  echo "events|$EV"; } > "$T/nvml.desc"
 cp -r "$DATA/proc-node" "$T/root" && "$SUNKD_SRCDIR/tests/lib/fake-cpu-topology.sh" "$T/root" 2 48 2 ||
         bail_out "cannot build the fake root"
 mkdir -p "$T/root/proc/sys/kernel/random" &&

@@ -522,6 +522,67 @@ START_TEST(test_nvml_health) {
 }
 END_TEST
 
+/* What NVML reports of each GPU beside its memory: temperature, power,
+ * clocks events, persistence mode and each NVLink it has, as observed. */
+START_TEST(test_nvml_telemetry) {
+        _cleanup_free_ char *lib = fake_nvml("nvml-depth-hot.desc"), *err = NULL;
+        GresGpu *g = NULL;
+        size_t n = 0;
+        json_object *o;
+
+        ck_assert_int_eq(gres_nvml_discover(lib, NULL, &g, &n, &err), 0);
+        ck_assert_uint_eq(n, 2);
+        ck_assert(g[1].telemetry.read);
+        ck_assert_int_eq(g[1].telemetry.temperature, 91);
+        ck_assert_int_eq(g[1].telemetry.temperature_slowdown, 87);
+        ck_assert_int_eq(g[1].telemetry.temperature_shutdown, 92);
+        ck_assert_int_eq(g[1].telemetry.power_mw, 690000);
+        ck_assert_int_eq(g[1].telemetry.power_limit_mw, 700000);
+        ck_assert_int_eq(g[1].telemetry.clocks_event_reasons, 0x60);
+        ck_assert_int_eq(g[1].telemetry.persistence_mode, 1);
+        ck_assert_uint_eq(g[1].telemetry.n_links, 2);
+        o = gres_health_telemetry_json(&g[1].telemetry);
+        ck_assert_str_eq(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+                         "{\"temperature\":91,\"temperature_slowdown\":87,\"temperature_shutdown\":92,"
+                         "\"power_mw\":690000,\"power_limit_mw\":700000,\"clocks_event_reasons\":96,"
+                         "\"clocks_events\":[\"sw_thermal_slowdown\",\"hw_thermal_slowdown\"],"
+                         "\"persistence_mode\":1,\"links\":["
+                         "{\"link\":0,\"up\":true,\"replay_errors\":0,\"recovery_errors\":0,"
+                         "\"crc_flit_errors\":0,\"crc_data_errors\":0},"
+                         "{\"link\":1,\"up\":true,\"replay_errors\":0,\"recovery_errors\":0,"
+                         "\"crc_flit_errors\":0,\"crc_data_errors\":0}]}");
+        json_object_put(o);
+        gres_gpus_free(g, n);
+
+        /* an NVLink down, with its error counts; its peer is one link fewer */
+        free(lib);
+        lib = fake_nvml("nvml-depth-nvlink-down.desc");
+        ck_assert_int_eq(gres_nvml_discover(lib, NULL, &g, &n, &err), 0);
+        ck_assert_uint_eq(g[0].telemetry.n_links, 2);
+        ck_assert_int_eq(g[0].telemetry.links[0].up, 1);
+        ck_assert_int_eq(g[0].telemetry.links[1].up, 0);
+        ck_assert_int_eq(g[0].telemetry.links[1].replay, 12);
+        ck_assert_int_eq(g[0].telemetry.links[1].recovery, 1);
+        ck_assert_int_eq(g[0].telemetry.links[1].crc_flit, 340);
+        ck_assert_int_eq(g[0].telemetry.links[1].crc_data, 2);
+        ck_assert_uint_eq(strv_length(g[0].peers), 1);
+        gres_gpus_free(g, n);
+
+        /* a driver that supports none of it: nothing known, no key */
+        free(lib);
+        lib = fake_nvml("nvml-health.desc");
+        ck_assert_int_eq(gres_nvml_discover(lib, NULL, &g, &n, &err), 0);
+        ck_assert(g[0].telemetry.read);
+        ck_assert_int_eq(g[0].telemetry.temperature, -1);
+        ck_assert_int_eq(g[0].telemetry.persistence_mode, -1);
+        ck_assert_uint_eq(g[0].telemetry.n_links, 0);
+        o = gres_health_telemetry_json(&g[0].telemetry);
+        ck_assert_str_eq(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), "{}");
+        json_object_put(o);
+        gres_gpus_free(g, n);
+}
+END_TEST
+
 /* Through /proc, nothing is known of health. */
 START_TEST(test_proc_health_unknown) {
         GresHealth h = { 0 };
@@ -879,6 +940,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_nvml_mig);
         tcase_add_test(tc, test_nvml_mig_minors_missing);
         tcase_add_test(tc, test_nvml_health);
+        tcase_add_test(tc, test_nvml_telemetry);
         tcase_add_test(tc, test_proc_health_unknown);
         tcase_add_test(tc, test_mig_minors_hostile);
         tcase_add_test(tc, test_block_disagree);

@@ -20,6 +20,7 @@
 #include "util/macro.h"
 
 #include "../../modules/health/checks/health-check.h"
+#include "../../modules/health/checks/health-gpu-limits.h"
 #include "../lib/check-run.h"
 #include "../lib/health-check-test.h"
 
@@ -827,6 +828,225 @@ START_TEST(test_ib_bad_input) {
 }
 END_TEST
 
+static void ib_counter(const char *dev, unsigned port, const char *name, const char *value) {
+        char rel[256];
+
+        snprintf(rel, sizeof(rel), "/sys/class/infiniband/%s/ports/%u/counters/%s", dev, port, name);
+        put(rel, "%s\n", value);
+}
+
+/* Each counter file at 0 for a port. */
+static void ib_counters_zero(const char *dev, unsigned port) {
+        static const char *const names[] = { "link_downed",
+                                             "link_error_recovery",
+                                             "symbol_error",
+                                             "port_rcv_errors",
+                                             "port_rcv_remote_physical_errors",
+                                             "port_rcv_switch_relay_errors",
+                                             "port_xmit_discards",
+                                             "port_xmit_constraint_errors",
+                                             "port_rcv_constraint_errors",
+                                             "local_link_integrity_errors",
+                                             "excessive_buffer_overrun_errors",
+                                             "VL15_dropped" };
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                ib_counter(dev, port, names[i], "0");
+}
+
+START_TEST(test_ib_counters) {
+        static const char *const all =
+                "max_link_downed: 0\nmax_link_error_recovery: 0\nmax_symbol_error: 0\nmax_port_rcv_errors: "
+                "0\n"
+                "max_port_rcv_remote_physical_errors: 0\nmax_port_rcv_switch_relay_errors: 0\n"
+                "max_port_xmit_discards: 0\nmax_port_xmit_constraint_errors: 0\n"
+                "max_port_rcv_constraint_errors: 0\nmax_local_link_integrity_errors: 0\n"
+                "max_excessive_buffer_overrun_errors: 0\nmax_vl15_dropped: 0\n";
+
+        ib_port("mlx5_0", 1, "4: ACTIVE", "400 Gb/sec (4X NDR)", "InfiniBand");
+        ib_port("mlx5_1", 1, "4: ACTIVE", "400 Gb/sec (4X NDR)", "InfiniBand");
+        ib_counters_zero("mlx5_0", 1);
+        ib_counters_zero("mlx5_1", 1);
+        /* every counter at 0, every max 0: passes */
+        assert_result(run("ib", all), HEALTH_PASS, "ok",
+                      "2 InfiniBand ports ACTIVE, error counters within their max");
+        /* flaps: link_downed over its max */
+        ib_counter("mlx5_1", 1, "link_downed", "3");
+        assert_result(run("ib", "max_link_downed: 3\n"), HEALTH_PASS, "ok", "error counters within");
+        assert_result(run("ib", "max_link_downed: 2\n"), HEALTH_FAIL, "ib-link-flaps",
+                      "mlx5_1 port 1: link_downed 3, max 2");
+        /* no max set: the counters are not read, as before */
+        assert_result(run("ib", ""), HEALTH_PASS, "ok", "2 InfiniBand ports ACTIVE");
+        /* errors: each counter with a max of its own */
+        ib_counter("mlx5_0", 1, "symbol_error", "120");
+        assert_result(run("ib", "max_symbol_error: 100\n"), HEALTH_FAIL, "ib-errors",
+                      "mlx5_0 port 1: symbol_error 120, max 100");
+        assert_result(run("ib", "max_symbol_error: 120\n"), HEALTH_PASS, "ok", "within their max");
+        ib_counter("mlx5_0", 1, "excessive_buffer_overrun_errors", "7");
+        assert_result(run("ib", "max_excessive_buffer_overrun_errors: 6\n"), HEALTH_FAIL, "ib-errors",
+                      "excessive_buffer_overrun_errors 7, max 6");
+        ib_counter("mlx5_0", 1, "VL15_dropped", "1");
+        assert_result(run("ib", "max_vl15_dropped: 0\n"), HEALTH_FAIL, "ib-errors", "VL15_dropped 1, max 0");
+        /* both ports failing: the first, and how many */
+        assert_result(run("ib", "max_link_downed: 0\nmax_symbol_error: 0\n"), HEALTH_FAIL, "ib-errors",
+                      "mlx5_0 port 1: symbol_error 120, max 0 (2 ports failing)");
+        /* one port named */
+        assert_result(run("ib", "device: mlx5_1\nmax_symbol_error: 0\n"), HEALTH_PASS, "ok",
+                      "mlx5_1 port 1 ACTIVE");
+        /* a flap outranks errors on the same port */
+        ib_counter("mlx5_1", 1, "symbol_error", "5");
+        assert_result(run("ib", "device: mlx5_1\nmax_symbol_error: 0\nmax_link_downed: 0\n"), HEALTH_FAIL,
+                      "ib-link-flaps", "link_downed 3, max 0");
+        /* saturated counters (8, 16, 32 and 64 bits) fail whatever the max */
+        ib_counter("mlx5_1", 1, "link_downed", "255");
+        assert_result(run("ib", "device: mlx5_1\nmax_link_downed: 1000\n"), HEALTH_FAIL, "ib-link-flaps",
+                      "link_downed 255 is saturated (stopped counting), max 1000");
+        ib_counter("mlx5_1", 1, "symbol_error", "65535");
+        assert_result(run("ib", "device: mlx5_1\nmax_symbol_error: 100000\n"), HEALTH_FAIL, "ib-errors",
+                      "symbol_error 65535 is saturated");
+        ib_counter("mlx5_1", 1, "symbol_error", "4294967295");
+        assert_result(run("ib", "device: mlx5_1\nmax_symbol_error: 100000\n"), HEALTH_FAIL, "ib-errors",
+                      "symbol_error 4294967295 is saturated");
+        ib_counter("mlx5_1", 1, "symbol_error", "18446744073709551615");
+        assert_result(run("ib", "device: mlx5_1\nmax_symbol_error: 100000\n"), HEALTH_FAIL, "ib-errors",
+                      "symbol_error 18446744073709551615 is saturated");
+        /* a 64-bit count that is not all ones counts as it is */
+        ib_counter("mlx5_1", 1, "symbol_error", "4294967296");
+        assert_result(run("ib", "device: mlx5_1\nmax_symbol_error: 4294967296\n"), HEALTH_PASS, "ok",
+                      "mlx5_1 port 1");
+        /* the keys */
+        assert_refused("ib", "max_symbol_error: -1\n", "key 'max_symbol_error'");
+        assert_refused("ib", "max_link_downed: many\n", "key 'max_link_downed'");
+        assert_refused("ib", "max_link_flaps: 1\n", "max_link_flaps");
+}
+END_TEST
+
+START_TEST(test_ib_counters_bad_input) {
+        static const char *const bad[] = { "-1", "1e3", "12 ", "0x10", "abc", "" };
+
+        ib_port("mlx5_0", 1, "4: ACTIVE", "400 Gb/sec (4X NDR)", "InfiniBand");
+        ib_counters_zero("mlx5_0", 1);
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                ib_counter("mlx5_0", 1, "symbol_error", bad[i]);
+                assert_result(run("ib", "max_symbol_error: 10\n"), HEALTH_UNKNOWN, "ib-input-bad",
+                              "counters/symbol_error");
+                assert_result(run("ib", "max_symbol_error: 10\n"), HEALTH_UNKNOWN, "ib-input-bad",
+                              "not a count");
+        }
+        /* past 2^64 */
+        ib_counter("mlx5_0", 1, "symbol_error", "18446744073709551616");
+        assert_result(run("ib", "max_symbol_error: 10\n"), HEALTH_UNKNOWN, "ib-input-bad", "past 2^64");
+        ib_counter("mlx5_0", 1, "symbol_error", "99999999999999999999999999");
+        assert_result(run("ib", "max_symbol_error: 10\n"), HEALTH_UNKNOWN, "ib-input-bad", "past 2^64");
+        /* a NUL byte inside */
+        put_bytes("/sys/class/infiniband/mlx5_0/ports/1/counters/symbol_error", "1\0002\n", 4);
+        assert_result(run("ib", "max_symbol_error: 10\n"), HEALTH_UNKNOWN, "ib-input-bad",
+                      "does not read as a count");
+        /* a counter file missing (an HCA that has not got it) */
+        {
+                _cleanup_free_ char *p = at("/sys/class/infiniband/mlx5_0/ports/1/counters/symbol_error");
+
+                ck_assert_int_eq(unlink(p), 0);
+        }
+        assert_result(run("ib", "max_symbol_error: 10\n"), HEALTH_UNKNOWN, "ib-input-missing",
+                      "mlx5_0 port 1: counters/symbol_error is missing");
+        /* ... read only when a max asks for it */
+        assert_result(run("ib", "max_port_rcv_errors: 10\n"), HEALTH_PASS, "ok", "mlx5_0 port 1");
+        /* a failure on another port outranks one that does not read */
+        ib_port("mlx5_1", 1, "4: ACTIVE", "400 Gb/sec (4X NDR)", "InfiniBand");
+        ib_counters_zero("mlx5_1", 1);
+        ib_counter("mlx5_1", 1, "symbol_error", "11");
+        assert_result(run("ib", "max_symbol_error: 10\n"), HEALTH_FAIL, "ib-errors",
+                      "mlx5_1 port 1: symbol_error 11, max 10");
+}
+END_TEST
+
+/* genconf: an entry per InfiniBand port ACTIVE now, at its rate, which
+ * passes when run. */
+START_TEST(test_ib_genconf) {
+        const HealthCheckType *t = health_check_type_find("ib");
+        HealthEnv env = { .root = root };
+        HealthGenconf g = {};
+
+        ck_assert_ptr_nonnull(t->genconf);
+        /* no /sys/class/infiniband: nothing, no error */
+        ck_assert_int_eq(t->genconf(&env, &g), 0);
+        ck_assert_uint_eq(g.n, 0);
+        ib_port("mlx5_0", 1, "4: ACTIVE", "400 Gb/sec (4X NDR)", "InfiniBand");
+        ib_port("mlx5_1", 1, "4: ACTIVE", "2.5 Gb/sec (1X SDR)", NULL);
+        ib_port("mlx5_2", 1, "1: DOWN", "400 Gb/sec (4X NDR)", "InfiniBand"); /* down now: left out */
+        ib_port("mlx5_3", 1, "4: ACTIVE", "100 Gb/sec (4X EDR)", "Ethernet"); /* RoCE: left out */
+        ib_port("mlx5_4", 1, "4: ACTIVE", "fast", "InfiniBand");              /* unreadable rate */
+        ib_port("a_device_name_longer_than_the_check_names", 2, "4: ACTIVE", "200 Gb/sec (4X HDR)", NULL);
+        ck_assert_int_eq(t->genconf(&env, &g), 0);
+        ck_assert_uint_eq(g.n, 3);
+        ck_assert_str_eq(
+                g.entries[0],
+                "{name: ib-1, type: ib, device: \"a_device_name_longer_than_the_check_names\", port: 2, "
+                "min_rate: 200}");
+        ck_assert_str_eq(g.entries[1],
+                         "{name: ib-mlx5_0-1, type: ib, device: \"mlx5_0\", port: 1, min_rate: 400}");
+        ck_assert_str_eq(g.entries[2],
+                         "{name: ib-mlx5_1-1, type: ib, device: \"mlx5_1\", port: 1, min_rate: 2}");
+        /* each passes when loaded and run as --check-config would load it */
+        assert_result(run("ib", "device: \"mlx5_0\"\nport: 1\nmin_rate: 400\n"), HEALTH_PASS, "ok",
+                      "mlx5_0 port 1 ACTIVE at 400 Gb/s");
+        assert_result(run("ib", "device: \"mlx5_1\"\nport: 1\nmin_rate: 2\n"), HEALTH_PASS, "ok",
+                      "mlx5_1 port 1 ACTIVE at 2.5 Gb/s");
+        health_genconf_clear(&g);
+}
+END_TEST
+
+/* ---- gpu -------------------------------------------------------------- */
+
+/* The gpu check's limits: each key into the judge's limits, off when left
+ * out, and refused at its key when wrong. */
+START_TEST(test_gpu_limits_keys) {
+        HealthGpuLimits lim;
+        char *e = NULL;
+        Loaded l;
+
+        ck_assert_msg(load("gpu", "", &l, &e) == 0, "%s", e);
+        health_gpu_limits_from_conf(l.conf, &lim);
+        ck_assert_int_eq(lim.max_temperature, -1);
+        ck_assert_int_eq(lim.min_power_limit, -1);
+        ck_assert_uint_eq(lim.fail_clocks_events, 0);
+        ck_assert(!lim.persistence_mode && !lim.nvlink_up);
+        for (int c = 0; c < _HEALTH_GPU_NVLINK_COUNTER_MAX; c++)
+                ck_assert_int_eq(lim.max_nvlink_errors[c], -1);
+        unload(&l);
+        ck_assert_msg(
+                load("gpu",
+                     "max_temperature: 85\nfail_clocks_events: [hw_slowdown, hw_power_brake_slowdown]\n"
+                     "persistence_mode: true\nnvlink_up: true\nmax_nvlink_replay_errors: 0\n"
+                     "max_nvlink_recovery_errors: 1\nmax_nvlink_crc_flit_errors: 100\n"
+                     "max_nvlink_crc_data_errors: 10\nmin_power_limit: 700\n",
+                     &l, &e) == 0,
+                "%s", e);
+        health_gpu_limits_from_conf(l.conf, &lim);
+        ck_assert_int_eq(lim.max_temperature, 85);
+        ck_assert_int_eq(lim.min_power_limit, 700);
+        ck_assert_uint_eq(lim.fail_clocks_events, 0x88);
+        ck_assert(lim.persistence_mode && lim.nvlink_up);
+        ck_assert_int_eq(lim.max_nvlink_errors[HEALTH_GPU_NVLINK_REPLAY], 0);
+        ck_assert_int_eq(lim.max_nvlink_errors[HEALTH_GPU_NVLINK_RECOVERY], 1);
+        ck_assert_int_eq(lim.max_nvlink_errors[HEALTH_GPU_NVLINK_CRC_FLIT], 100);
+        ck_assert_int_eq(lim.max_nvlink_errors[HEALTH_GPU_NVLINK_CRC_DATA], 10);
+        unload(&l);
+        assert_refused("gpu", "max_temperature: 0\n", "key 'max_temperature'");
+        assert_refused("gpu", "max_temperature: 201\n", "key 'max_temperature'");
+        assert_refused("gpu", "max_temperature: hot\n", "key 'max_temperature'");
+        assert_refused("gpu", "fail_clocks_events: [hw_slowdown, overheating]\n",
+                       "key 'fail_clocks_events': 'overheating' is not a reason NVML gives");
+        assert_refused("gpu", "fail_clocks_events: hw_slowdown\n", "fail_clocks_events");
+        assert_refused("gpu", "persistence_mode: sometimes\n", "key 'persistence_mode'");
+        assert_refused("gpu", "nvlink_up: 2\n", "key 'nvlink_up'");
+        assert_refused("gpu", "max_nvlink_crc_flit_errors: -1\n", "key 'max_nvlink_crc_flit_errors'");
+        assert_refused("gpu", "min_power_limit: 0\n", "key 'min_power_limit'");
+        assert_refused("gpu", "max_nvlink_errors: 1\n", "max_nvlink_errors");
+}
+END_TEST
+
 /* ---- main ------------------------------------------------------------- */
 
 static Suite *suite(void) {
@@ -856,6 +1076,10 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_load_bad_input);
         tcase_add_test(tc, test_ib);
         tcase_add_test(tc, test_ib_bad_input);
+        tcase_add_test(tc, test_ib_counters);
+        tcase_add_test(tc, test_ib_counters_bad_input);
+        tcase_add_test(tc, test_ib_genconf);
+        tcase_add_test(tc, test_gpu_limits_keys);
         suite_add_tcase(s, tc);
         return s;
 }

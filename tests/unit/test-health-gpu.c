@@ -7,7 +7,10 @@
  * they should, storms counted in bounded room, the GPU count, and the state
  * the module keeps across a restart, hostile files refused; the memory
  * policy's defaults and overrides, and a GPU's memory counters (a failed row
- * remap, uncorrectable ECC errors) failing the check by it. */
+ * remap, uncorrectable ECC errors) failing the check by it; the check's
+ * limits on a GPU's telemetry (NVLink state and errors, temperature, clocks
+ * events, power limit, persistence mode) passing, failing with their code
+ * and remedy, and unknown for what the fact does not say or says wrongly. */
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
@@ -22,6 +25,7 @@
 #include "util/cleanup.h"
 #include "util/json-util.h"
 
+#include "../../modules/health/checks/health-gpu-limits.h"
 #include "../../modules/health/health-gpu-memory.h"
 #include "../../modules/health/health-gpu.h"
 #include "../../modules/health/health-xid-policy.h"
@@ -803,6 +807,259 @@ START_TEST(test_judge_memory) {
 }
 END_TEST
 
+/* ---- The check's limits on a GPU's telemetry ---------------------------------- */
+
+static json_object *telemetry_of(json_object *f, unsigned i) {
+        json_object *g = json_object_array_get_idx(json_object_object_get(f, "gpus"), i), *t;
+
+        if (!json_object_object_get_ex(g, "telemetry", &t)) {
+                t = json_object_new_object();
+                json_object_object_add(g, "telemetry", t);
+        }
+        return t;
+}
+
+/* GPU @i's telemetry field @key at @v (a JSON text: "91", "\"hot\"", "-1"). */
+static void tel(json_object *f, unsigned i, const char *key, const char *v) {
+        json_object_object_add(telemetry_of(f, i), key, json_tokener_parse(v));
+}
+
+/* GPU @i's NVLinks, as gres lists them: each "up replay recovery crc_flit
+ * crc_data" ("1 0 0 0 0"; "-" leaves a field out). */
+static void links(json_object *f, unsigned i, const char *const *l, size_t n) {
+        json_object *a = json_object_new_array();
+        static const char *const keys[] = { "up", "replay_errors", "recovery_errors", "crc_flit_errors",
+                                            "crc_data_errors" };
+
+        for (size_t k = 0; k < n; k++) {
+                json_object *o = json_object_new_object();
+                char buf[128], *save = NULL, *tok;
+                size_t j = 0;
+
+                snprintf(buf, sizeof(buf), "%s", l[k]);
+                json_object_object_add(o, "link", json_object_new_int64((int64_t) k));
+                for (tok = strtok_r(buf, " ", &save); tok && j < 5; tok = strtok_r(NULL, " ", &save), j++)
+                        if (!streq(tok, "-"))
+                                json_object_object_add(o, keys[j],
+                                                       j == 0 ? json_object_new_boolean(streq(tok, "1"))
+                                                              : json_tokener_parse(tok));
+                json_object_array_add(a, o);
+        }
+        json_object_object_add(telemetry_of(f, i), "links", a);
+}
+
+static HealthGpuLimits limits(void) {
+        HealthGpuLimits l;
+
+        health_gpu_limits_none(&l);
+        return l;
+}
+
+/* Without limits nothing of the telemetry is judged: a hot, throttled GPU
+ * with an NVLink down passes, as before the limits were. */
+START_TEST(test_judge_limits_off) {
+        _cleanup_(health_gpu_freep) HealthGpu *g = judge_new(NULL);
+        static const char *const l[] = { "1 0 0 0 0", "0 9 9 9 9" };
+        json_object *f = fact(2, 0, T0);
+
+        tel(f, 1, "temperature", "99");
+        tel(f, 1, "clocks_event_reasons", "200");
+        tel(f, 1, "persistence_mode", "0");
+        tel(f, 1, "power_limit_mw", "100000");
+        links(f, 1, l, 2);
+        ck_result(judge(g, f, T0 + SEC), HEALTH_PASS, "gpu-ok", "2 GPU(s), no fault held");
+        json_object_put(f);
+}
+END_TEST
+
+START_TEST(test_judge_temperature) {
+        _cleanup_(health_gpu_freep) HealthGpu *g = judge_new(NULL);
+        HealthGpuLimits l = limits();
+        json_object *f = fact(2, 0, T0);
+        HealthResult r;
+
+        l.max_temperature = 85;
+        health_gpu_set_limits(g, &l);
+        tel(f, 0, "temperature", "40");
+        tel(f, 1, "temperature", "85");
+        ck_result(judge(g, f, T0 + SEC), HEALTH_PASS, "gpu-ok", "2 GPU(s), no fault held");
+        tel(f, 1, "temperature", "91");
+        ck_result(judge(g, f, T0 + SEC), HEALTH_FAIL, "gpu-temperature",
+                  UUID(1) " (pci 0000:11:00.0): 91 C, max 85");
+        tel(f, 1, "temperature_slowdown", "87");
+        tel(f, 1, "temperature_shutdown", "92");
+        r = judge(g, f, T0 + SEC);
+        ck_result(r, HEALTH_FAIL, "gpu-temperature",
+                  UUID(1) " (pci 0000:11:00.0): 91 C, max 85 (slowdown at 87 C, shutdown at 92 C)");
+        ck_assert_int_eq(r.remedy, HEALTH_REMEDY_CONTACT_SUPPORT);
+        ck_assert_str_eq(r.target, "0000:11:00.0");
+        /* the driver does not report it: unknown, not a pass */
+        json_object_object_del(telemetry_of(f, 1), "temperature");
+        ck_result(judge(g, f, T0 + SEC), HEALTH_UNKNOWN, "gpu-input-missing",
+                  UUID(1) " (pci 0000:11:00.0): the driver does not report temperature (max_temperature)");
+        /* ... nor when there is no telemetry at all (/proc discovery) */
+        json_object_object_del(json_object_array_get_idx(json_object_object_get(f, "gpus"), 1), "telemetry");
+        ck_assert_str_eq(judge(g, f, T0 + SEC).code, "gpu-input-missing");
+        /* what is not a temperature */
+        for (size_t i = 0; i < 5; i++) {
+                static const char *const bad[] = { "-5", "\"91\"", "91.5", "9999999999999", "null" };
+
+                tel(f, 1, "temperature", bad[i]);
+                ck_result(judge(g, f, T0 + SEC), HEALTH_UNKNOWN, "gpu-input-bad",
+                          UUID(1) " (pci 0000:11:00.0): temperature is not a count (max_temperature)");
+        }
+        /* a failure elsewhere outranks what is not known */
+        tel(f, 0, "temperature", "86");
+        ck_result(judge(g, f, T0 + SEC), HEALTH_FAIL, "gpu-temperature",
+                  UUID(0) " (pci 0000:10:00.0): 86 C, max 85");
+        json_object_put(f);
+}
+END_TEST
+
+START_TEST(test_judge_clocks) {
+        _cleanup_(health_gpu_freep) HealthGpu *g = judge_new(NULL);
+        HealthGpuLimits l = limits();
+        json_object *f = fact(2, 0, T0);
+        HealthResult r;
+
+        l.fail_clocks_events = health_gpu_clocks_event_bit("hw_slowdown") |
+                               health_gpu_clocks_event_bit("hw_thermal_slowdown") |
+                               health_gpu_clocks_event_bit("hw_power_brake_slowdown") |
+                               health_gpu_clocks_event_bit("sw_power_cap");
+        health_gpu_set_limits(g, &l);
+        tel(f, 0, "clocks_event_reasons", "1"); /* idle: not failing */
+        tel(f, 1, "clocks_event_reasons", "0");
+        ck_result(judge(g, f, T0 + SEC), HEALTH_PASS, "gpu-ok", "2 GPU(s), no fault held");
+        tel(f, 1, "clocks_event_reasons", "136"); /* 0x8 | 0x80 */
+        r = judge(g, f, T0 + SEC);
+        ck_result(r, HEALTH_FAIL, "gpu-clocks",
+                  UUID(1) " (pci 0000:11:00.0): clocks held down by hw_slowdown, hw_power_brake_slowdown");
+        ck_assert_int_eq(r.remedy, HEALTH_REMEDY_CONTACT_SUPPORT);
+        /* a power cap someone set is a setting: a person, no repair */
+        tel(f, 1, "clocks_event_reasons", "5");
+        r = judge(g, f, T0 + SEC);
+        ck_result(r, HEALTH_FAIL, "gpu-clocks",
+                  UUID(1) " (pci 0000:11:00.0): clocks held down by sw_power_cap");
+        ck_assert_int_eq(r.remedy, HEALTH_REMEDY_NONE);
+        tel(f, 1, "clocks_event_reasons", "4294967296");
+        ck_assert_str_eq(judge(g, f, T0 + SEC).code, "gpu-input-bad");
+        json_object_object_del(telemetry_of(f, 1), "clocks_event_reasons");
+        ck_result(judge(g, f, T0 + SEC), HEALTH_UNKNOWN, "gpu-input-missing",
+                  UUID(1) " (pci 0000:11:00.0): the driver does not report clocks_event_reasons "
+                          "(fail_clocks_events)");
+        ck_assert_uint_eq(health_gpu_clocks_event_bit("hw_slowdown"), 0x8);
+        ck_assert_uint_eq(health_gpu_clocks_event_bit("HW_SLOWDOWN"), 0);
+        ck_assert_uint_eq(health_gpu_clocks_event_bit(NULL), 0);
+        json_object_put(f);
+}
+END_TEST
+
+START_TEST(test_judge_power_persistence) {
+        _cleanup_(health_gpu_freep) HealthGpu *g = judge_new(NULL);
+        HealthGpuLimits l = limits();
+        json_object *f = fact(1, 0, T0);
+        HealthResult r;
+
+        l.min_power_limit = 700;
+        l.persistence_mode = true;
+        health_gpu_set_limits(g, &l);
+        tel(f, 0, "power_limit_mw", "700000");
+        tel(f, 0, "power_mw", "690000");
+        tel(f, 0, "persistence_mode", "1");
+        ck_result(judge(g, f, T0 + SEC), HEALTH_PASS, "gpu-ok", "1 GPU(s), no fault held");
+        tel(f, 0, "persistence_mode", "0");
+        r = judge(g, f, T0 + SEC);
+        ck_result(r, HEALTH_FAIL, "gpu-persistence", UUID(0) " (pci 0000:10:00.0): persistence mode is off");
+        ck_assert_int_eq(r.remedy, HEALTH_REMEDY_NONE);
+        tel(f, 0, "persistence_mode", "2");
+        ck_result(judge(g, f, T0 + SEC), HEALTH_UNKNOWN, "gpu-input-bad",
+                  UUID(0) " (pci 0000:10:00.0): persistence_mode is not a count (persistence_mode)");
+        tel(f, 0, "persistence_mode", "1");
+        tel(f, 0, "power_limit_mw", "300000");
+        r = judge(g, f, T0 + SEC);
+        ck_result(r, HEALTH_FAIL, "gpu-power-limit",
+                  UUID(0) " (pci 0000:10:00.0): power limit 300 W, min 700 W");
+        ck_assert_int_eq(r.remedy, HEALTH_REMEDY_NONE);
+        json_object_object_del(telemetry_of(f, 0), "power_limit_mw");
+        ck_result(
+                judge(g, f, T0 + SEC), HEALTH_UNKNOWN, "gpu-input-missing",
+                UUID(0) " (pci 0000:10:00.0): the driver does not report power_limit_mw (min_power_limit)");
+        json_object_put(f);
+}
+END_TEST
+
+START_TEST(test_judge_nvlink) {
+        _cleanup_(health_gpu_freep) HealthGpu *g = judge_new(NULL);
+        HealthGpuLimits l = limits();
+        static const char *const good[] = { "1 0 0 0 0", "1 3 0 10 0", "1 0 0 0 0" };
+        static const char *const down[] = { "1 0 0 0 0", "0 0 0 0 0", "0 0 0 0 0" };
+        static const char *const errs[] = { "1 0 0 0 0", "1 0 0 101 0" };
+        static const char *const nostate[] = { "- 0 0 0 0" };
+        static const char *const nocount[] = { "1 0 0 - 0" };
+        static const char *const badcount[] = { "1 0 0 \"x\" 0" };
+        json_object *f = fact(2, 0, T0);
+        HealthResult r;
+
+        l.nvlink_up = true;
+        l.max_nvlink_errors[HEALTH_GPU_NVLINK_CRC_FLIT] = 100;
+        health_gpu_set_limits(g, &l);
+        /* GPU 0 has no NVLink (no links listed): nothing to judge there */
+        links(f, 1, good, 3);
+        ck_result(judge(g, f, T0 + SEC), HEALTH_PASS, "gpu-ok", "2 GPU(s), no fault held");
+        links(f, 1, down, 3);
+        r = judge(g, f, T0 + SEC);
+        ck_result(r, HEALTH_FAIL, "gpu-nvlink-down",
+                  UUID(1) " (pci 0000:11:00.0): NVLink 1 down (2 of 3 links down)");
+        ck_assert_int_eq(r.remedy, HEALTH_REMEDY_REBOOT);
+        ck_assert_str_eq(r.target, "0000:11:00.0");
+        links(f, 1, errs, 2);
+        r = judge(g, f, T0 + SEC);
+        ck_result(r, HEALTH_FAIL, "gpu-nvlink-errors",
+                  UUID(1) " (pci 0000:11:00.0): NVLink 1 crc_flit_errors 101, max 100");
+        ck_assert_int_eq(r.remedy, HEALTH_REMEDY_CONTACT_SUPPORT);
+        links(f, 1, nostate, 1);
+        ck_result(judge(g, f, T0 + SEC), HEALTH_UNKNOWN, "gpu-input-missing",
+                  UUID(1) " (pci 0000:11:00.0): the driver does not report NVLink 0's state (nvlink_up)");
+        links(f, 1, nocount, 1);
+        ck_result(judge(g, f, T0 + SEC), HEALTH_UNKNOWN, "gpu-input-missing",
+                  UUID(1) " (pci 0000:11:00.0): the driver does not report NVLink 0's crc_flit_errors");
+        links(f, 1, badcount, 1);
+        ck_result(judge(g, f, T0 + SEC), HEALTH_UNKNOWN, "gpu-input-bad",
+                  UUID(1) " (pci 0000:11:00.0): NVLink 0's crc_flit_errors is not a count");
+        json_object_object_add(telemetry_of(f, 1), "links", json_object_new_string("all up"));
+        ck_result(judge(g, f, T0 + SEC), HEALTH_UNKNOWN, "gpu-input-bad",
+                  UUID(1) " (pci 0000:11:00.0): its NVLinks are not a list");
+        /* only errors counted, not the state */
+        l.nvlink_up = false;
+        health_gpu_set_limits(g, &l);
+        links(f, 1, down, 3);
+        ck_result(judge(g, f, T0 + SEC), HEALTH_PASS, "gpu-ok", "2 GPU(s), no fault held");
+        json_object_put(f);
+}
+END_TEST
+
+/* A MIG instance carries its GPU's telemetry: weighed once, by bus id; a
+ * telemetry that is not an object is unknown. */
+START_TEST(test_judge_limits_mig) {
+        _cleanup_(health_gpu_freep) HealthGpu *g = judge_new(NULL);
+        HealthGpuLimits l = limits();
+        json_object *f = fact(1, 0, T0);
+
+        l.max_temperature = 80;
+        health_gpu_set_limits(g, &l);
+        tel(f, 0, "temperature", "70");
+        json_object_array_add(json_object_object_get(f, "gpus"),
+                              json_tokener_parse("{\"uuid\": \"MIG-x\", \"bus_id\": \"0000:10:00.0\", "
+                                                 "\"telemetry\": {\"temperature\": 99}}"));
+        ck_result(judge(g, f, T0 + SEC), HEALTH_PASS, "gpu-ok", "1 GPU(s), no fault held");
+        json_object_object_add(json_object_array_get_idx(json_object_object_get(f, "gpus"), 0), "telemetry",
+                               json_object_new_int(3));
+        ck_result(judge(g, f, T0 + SEC), HEALTH_UNKNOWN, "gpu-input-bad",
+                  UUID(0) " (pci 0000:10:00.0): its telemetry is not an object");
+        json_object_put(f);
+}
+END_TEST
+
 static Suite *suite(void) {
         Suite *s = suite_create("health-gpu");
         TCase *tc = tcase_create("policy");
@@ -826,6 +1083,12 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_judge_policy_change);
         tcase_add_test(tc, test_judge_bad_entries);
         tcase_add_test(tc, test_judge_memory);
+        tcase_add_test(tc, test_judge_limits_off);
+        tcase_add_test(tc, test_judge_temperature);
+        tcase_add_test(tc, test_judge_clocks);
+        tcase_add_test(tc, test_judge_power_persistence);
+        tcase_add_test(tc, test_judge_nvlink);
+        tcase_add_test(tc, test_judge_limits_mig);
         tcase_add_test(tc, test_state_roundtrip);
         tcase_add_test(tc, test_state_hostile);
         suite_add_tcase(s, tc);

@@ -6,6 +6,7 @@
 #include "util/macro.h"
 #include "util/text-escape.h"
 
+#include "health-gpu-limits.h"
 #include "health-check.h"
 
 static const sunkd_cfg_key script_keys[] = {
@@ -26,6 +27,19 @@ const HealthCheckType health_check_script = {
 
 static const sunkd_cfg_key gpu_keys[] = {
         HEALTH_COMMON_KEYS,
+        { "max_temperature", SUNKD_CFG_INT, offsetof(GpuConf, max_temperature), 0, 1, 200 },
+        { "fail_clocks_events", SUNKD_CFG_LIST, offsetof(GpuConf, fail_clocks_events), 0, 0, 0 },
+        { "persistence_mode", SUNKD_CFG_BOOL, offsetof(GpuConf, persistence_mode), 0, 0, 0 },
+        { "nvlink_up", SUNKD_CFG_BOOL, offsetof(GpuConf, nvlink_up), 0, 0, 0 },
+        { "max_nvlink_replay_errors", SUNKD_CFG_INT, offsetof(GpuConf, max_nvlink_replay_errors), 0, 0,
+          INT64_MAX },
+        { "max_nvlink_recovery_errors", SUNKD_CFG_INT, offsetof(GpuConf, max_nvlink_recovery_errors), 0, 0,
+          INT64_MAX },
+        { "max_nvlink_crc_flit_errors", SUNKD_CFG_INT, offsetof(GpuConf, max_nvlink_crc_flit_errors), 0, 0,
+          INT64_MAX },
+        { "max_nvlink_crc_data_errors", SUNKD_CFG_INT, offsetof(GpuConf, max_nvlink_crc_data_errors), 0, 0,
+          INT64_MAX },
+        { "min_power_limit", SUNKD_CFG_INT, offsetof(GpuConf, min_power_limit), 0, 1, 100000 },
 };
 
 /* The GPUs: the fact gres.gpus weighed by the module's judge on the loop
@@ -35,6 +49,8 @@ const HealthCheckType health_check_gpu = {
         .keys = gpu_keys,
         .n_keys = ELEMENTSOF(gpu_keys),
         .conf_size = sizeof(GpuConf),
+        .defaults = health_gpu_limits_defaults,
+        .validate = health_gpu_limits_validate,
         .runner = HEALTH_RUNNER_GPU,
 };
 

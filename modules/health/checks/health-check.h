@@ -69,9 +69,17 @@ typedef struct ScriptConf {
         char **args;
 } ScriptConf;
 
-/* The gpu check has only the common keys. */
+/* The gpu check's keys: its limits on what NVML reports beside memory and
+ * XIDs (health-gpu-limits.h); -1 or empty: not judged. */
 typedef struct GpuConf {
         HealthCheckCommon common;
+        int64_t max_temperature; /* degrees C */
+        char **fail_clocks_events;
+        bool persistence_mode;
+        bool nvlink_up;
+        int64_t max_nvlink_replay_errors, max_nvlink_recovery_errors, max_nvlink_crc_flit_errors,
+                max_nvlink_crc_data_errors;
+        int64_t min_power_limit; /* W */
 } GpuConf;
 
 typedef struct HealthCheckType {

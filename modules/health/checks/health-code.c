@@ -33,6 +33,12 @@ const HealthCode health_codes[] = {
         { "ib-missing", true, HEALTH_REMEDY_REBOOT, "the InfiniBand device or port is missing" },
         { "ib-port-state", true, HEALTH_REMEDY_CONTACT_SUPPORT, "an InfiniBand port is not ACTIVE" },
         { "ib-rate", true, HEALTH_REMEDY_CONTACT_SUPPORT, "an InfiniBand port runs slower than asked for" },
+        { "ib-errors", true, HEALTH_REMEDY_CONTACT_SUPPORT,
+          "an InfiniBand port's error counter is over its max or saturated (a cable, a transceiver, a "
+          "switch "
+          "port)" },
+        { "ib-link-flaps", true, HEALTH_REMEDY_CONTACT_SUPPORT,
+          "an InfiniBand port's link went down and came back more often than its max (link_downed)" },
         { "munge-socket", true, HEALTH_REMEDY_REBOOT, "munged does not answer on its socket" },
         { "munge-encode", true, HEALTH_REMEDY_NONE, "munged refuses to make a credential" },
         { "munge-decode", true, HEALTH_REMEDY_NONE, "munged refuses its own credential" },
@@ -72,6 +78,21 @@ const HealthCode health_codes[] = {
           "P2P)" },
         { "gpu-memory", true, HEALTH_REMEDY_RESET_GPU,
           "memory counters over their rule: reset-gpu, replace for a failed row remap" },
+        { "gpu-nvlink-down", true, HEALTH_REMEDY_REBOOT,
+          "an NVLink of a GPU is down (nvlink_up): links train when the fabric comes up, so a reboot; "
+          "debounce it at boot" },
+        { "gpu-nvlink-errors", true, HEALTH_REMEDY_CONTACT_SUPPORT,
+          "an NVLink's replay, recovery or CRC error count is over its max (a marginal link)" },
+        { "gpu-temperature", true, HEALTH_REMEDY_CONTACT_SUPPORT,
+          "a GPU is hotter than max_temperature (cooling)" },
+        { "gpu-clocks", true, HEALTH_REMEDY_CONTACT_SUPPORT,
+          "a GPU's clocks are held down for a reason fail_clocks_events names: contact-support for HW "
+          "slowdown, "
+          "thermal or power brake, none for a setting" },
+        { "gpu-power-limit", true, HEALTH_REMEDY_NONE,
+          "a GPU's enforced power limit is under min_power_limit" },
+        { "gpu-persistence", true, HEALTH_REMEDY_NONE,
+          "a GPU's persistence mode is off (nvidia-persistenced is not running)" },
         { "gpu-count", true, HEALTH_REMEDY_REBOOT, "fewer GPUs found than seen" },
         { "gpu-unknown", false, HEALTH_REMEDY_NONE, "no fact gres.gpus to judge" },
         { "disk_free-error", true, HEALTH_REMEDY_REBOOT, "the file system's figures cannot be read (EIO)" },
