@@ -151,10 +151,9 @@ static bool path_is_etc(const char *dir) {
 }
 
 static const char *const http_url_keys[_NSS_MAP_MAX] = {
-        [NSS_MAP_PASSWD] = "http_passwd_url",
-        [NSS_MAP_SHADOW] = "http_shadow_url",
-        [NSS_MAP_GROUP] = "http_group_url",
-        [NSS_MAP_SSHKEY] = "http_sshkey_url",
+        [NSS_MAP_PASSWD] = "http_passwd_url",     [NSS_MAP_SHADOW] = "http_shadow_url",
+        [NSS_MAP_GROUP] = "http_group_url",       [NSS_MAP_SSHKEY] = "http_sshkey_url",
+        [NSS_MAP_NETGROUP] = "http_netgroup_url",
 };
 
 /* A map file's URL as libcurl parses it: http or https (nsscache takes no
@@ -193,13 +192,28 @@ static int conf_check_common(NsscacheConf *c, ConfFault *f, char **ret_error) {
         memset(c->map_enabled, 0, sizeof(c->map_enabled));
         for (char **m = c->maps; *m; m++) {
                 NssMapType t = nss_map_from_string(*m);
+                if (streq(*m, "automount"))
+                        return fault(f, -1, "maps", ret_error,
+                                     "key 'maps': map 'automount' is not supported: sunkd does not write "
+                                     "nsscache's auto.master and auto.* files; keep them with nsscache or "
+                                     "autofs's own LDAP lookup (autofs-ldap)");
                 if ((int) t < 0)
                         return fault(f, -1, "maps", ret_error,
                                      "key 'maps': map '%s' is not supported (passwd, shadow, "
-                                     "group, sshkey)",
+                                     "group, sshkey, netgroup)",
                                      *m);
                 c->map_enabled[t] = true;
         }
+        if (c->files_cache_filename_suffix && strpbrk(c->files_cache_filename_suffix, "/\n"))
+                return fault(
+                        f, -1, "files_cache_filename_suffix", ret_error,
+                        "key 'files_cache_filename_suffix': must not hold a '/' or a newline (it ends a "
+                        "file name in files_dir)");
+        if (c->map[NSS_MAP_NETGROUP].files_suffix && strpbrk(c->map[NSS_MAP_NETGROUP].files_suffix, "/\n"))
+                return fault(
+                        f, (int) NSS_MAP_NETGROUP, "files_cache_filename_suffix", ret_error,
+                        "[netgroup] key 'files_cache_filename_suffix': must not hold a '/' or a newline (it "
+                        "ends a file name in files_dir)");
         if (isempty(c->files_cache_filename_suffix) && c->files_dir && path_is_etc(c->files_dir))
                 return fault(f, -1, "files_cache_filename_suffix", ret_error,
                              "key 'files_cache_filename_suffix': must not be empty when "
@@ -362,6 +376,11 @@ int nsscache_conf_check_s3(NsscacheConf *c, ConfFault *f, char **ret_error) {
                                      "file)");
                 return conf_check_manifest(c, f, ret_error);
         }
+        if (c->map_enabled[NSS_MAP_NETGROUP])
+                return fault(
+                        f, -1, "maps", ret_error,
+                        "key 'maps': nsscache's s3 source has no netgroup map (it reads passwd, group, "
+                        "shadow and sshkey objects); use source = http with http_netgroup_url, or ldap");
         if (isempty(c->s3_bucket))
                 return fault(f, -1, "s3_bucket", ret_error, "key 's3_bucket': required with source = s3");
         if (!s3_bucket_valid(c->s3_bucket))
@@ -500,6 +519,11 @@ int nsscache_conf_check_scim(NsscacheConf *c, ConfFault *f, char **ret_error) {
         r = conf_check_common(c, f, ret_error);
         if (r < 0)
                 return r;
+        if (c->map_enabled[NSS_MAP_NETGROUP])
+                return fault(
+                        f, -1, "maps", ret_error,
+                        "key 'maps': SCIM has no netgroups; the netgroup map comes from source = ldap or "
+                        "http");
         for (size_t i = 0; i < ELEMENTSOF(required); i++)
                 if (c->map_enabled[required[i].map] &&
                     isempty(*(char **) ((uint8_t *) &c->map[required[i].map] + required[i].offset)))

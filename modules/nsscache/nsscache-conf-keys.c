@@ -99,6 +99,7 @@ static const NsscacheKey keys[] = {
         K("http_shadow_url", "http_shadow_url", SUNKD_CFG_STRING, http_url[NSS_MAP_SHADOW]),
         K("http_group_url", "http_group_url", SUNKD_CFG_STRING, http_url[NSS_MAP_GROUP]),
         K("http_sshkey_url", "http_sshkey_url", SUNKD_CFG_STRING, http_url[NSS_MAP_SSHKEY]),
+        K("http_netgroup_url", "http_netgroup_url", SUNKD_CFG_STRING, http_url[NSS_MAP_NETGROUP]),
         /* nsscache strips the source's "http_" from its keys and then reads "http_proxy" */
         K("http_http_proxy", "http_proxy", SUNKD_CFG_STRING, http_proxy),
         KI("http_retry_max", "http_retry_max", http_retry_max, 1, 10),
@@ -188,8 +189,8 @@ typedef struct YamlConf {
 _Static_assert(offsetof(YamlConf, c) == 0, "YamlConf.c must come first");
 
 static const char *const yaml_map_sections[_NSS_MAP_MAX + 1] = {
-        [NSS_MAP_PASSWD] = "passwd", [NSS_MAP_SHADOW] = "shadow", [NSS_MAP_GROUP] = "group",
-        [NSS_MAP_SSHKEY] = "sshkey", [_NSS_MAP_MAX] = "DEFAULT",
+        [NSS_MAP_PASSWD] = "passwd", [NSS_MAP_SHADOW] = "shadow",     [NSS_MAP_GROUP] = "group",
+        [NSS_MAP_SSHKEY] = "sshkey", [NSS_MAP_NETGROUP] = "netgroup", [_NSS_MAP_MAX] = "DEFAULT",
 };
 
 #define N_YAML_KEYS_MAX (ELEMENTSOF(keys) + _NSS_MAP_MAX + 1)
@@ -232,6 +233,7 @@ static void map_conf_done(ScimMapConf *m) {
         free(m->ldap_base);
         free(m->ldap_filter);
         free(m->ldap_scope);
+        free(m->files_suffix);
         memset(m, 0, sizeof(*m));
 }
 
@@ -546,7 +548,10 @@ unsigned nsscache_conf_ini_origin(const NsscacheConf *c, const char *section, co
 static const char *section_check(const char *s) {
         if (streq(s, "DEFAULT") || (int) nss_map_from_string(s) >= 0)
                 return NULL;
-        return "unknown section (expected DEFAULT, passwd, shadow, group or sshkey)";
+        if (streq(s, "automount"))
+                return "the automount map is not supported: sunkd does not write nsscache's auto.master and "
+                       "auto.* files";
+        return "unknown section (expected DEFAULT, passwd, shadow, group, sshkey or netgroup)";
 }
 
 /* A key no row has: the one it is a slip for, when one is near enough. */
@@ -601,6 +606,20 @@ static int ini_apply_entry(NsscacheConf *c, const IniFile *f, const IniEntry *e,
                         return ini_error(ret_error, f->fname, e->line, e->key, "%s", ldap_refused[i].why);
         if (!k)
                 return ini_unknown(f, e, ret_error);
+        /* nsscache's own example writes the netgroup map where glibc's files
+         * module reads it, /etc/netgroup, with an empty suffix in [netgroup] */
+        if (streq(e->key, "files_cache_filename_suffix") && streq(e->section, "netgroup")) {
+                ScimMapConf *m = &c->map[NSS_MAP_NETGROUP];
+
+                r = ini_value(f, e, &v, ret_error);
+                if (r < 0)
+                        return r;
+                free(m->files_suffix);
+                m->files_suffix = strdup(v);
+                if (!m->files_suffix)
+                        return -ENOMEM;
+                return ini_note_origin(c, e->section, e->key, e->line);
+        }
         if (!(k->flags & (KEY_MAP | KEY_SAME)) && !k->fixed && !is_default)
                 return ini_error(ret_error, f->fname, e->line, e->key,
                                  "must be set in [DEFAULT] (Users are fetched once for all maps)");

@@ -67,11 +67,13 @@ typedef struct ScimMapConf {
         char *ldap_filter;
         char *ldap_scope; /* base, one (onelevel), sub (subtree) */
         bool ldap_nested_groups;
+        /* files_cache_filename_suffix of [netgroup]; NULL: [DEFAULT]'s */
+        char *files_suffix;
 } ScimMapConf;
 
 typedef struct NsscacheConf {
         /* nsscache [DEFAULT] */
-        char *source; /* "scim", "http" or "s3" */
+        char *source; /* "scim", "ldap", "http" or "s3" */
         char *cache;  /* must be "files" */
         char **maps;
         char *files_dir;

@@ -3,7 +3,8 @@
  * the schema (bit 0: ldap_ad, bit 1: ldap_rfc2307bis, bit 2:
  * ldap_nested_groups); the rest is entries as lines "attr: value" (any
  * bytes but a newline; "dn: " starts an entry), each entry given to all
- * four maps as a search would give it.  Never a crash or a leak, never an
+ * five maps (passwd, shadow, group, sshkey, netgroup) as a search would
+ * give it.  Never a crash or a leak, never an
  * error but -ENOMEM; every entry kept renders again. */
 #include <errno.h>
 #include <stdint.h>
@@ -58,7 +59,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         unsigned mode = size > 0 ? data[0] : 0;
 
         if (asprintf(&text,
-                     "[DEFAULT]\nsource = ldap\ncache = files\nmaps = passwd, shadow, group, sshkey\n"
+                     "[DEFAULT]\nsource = ldap\ncache = files\nmaps = passwd, shadow, group, sshkey, "
+                     "netgroup\n"
                      "files_dir = /tmp\ntimestamp_dir = /tmp\nldap_uri = ldap://127.0.0.1\n"
                      "ldap_base = dc=x\nldap_filter = (uid=*)\nldap_ad = %u\nldap_rfc2307bis = %u\n"
                      "[group]\nldap_nested_groups = %u\n",

@@ -397,6 +397,31 @@ static int render_sshkey(StrBuf *b, const void *entry, size_t i, bool *ret_line,
         return 0;
 }
 
+/* "name" or "name member member ...": blanks separate the fields, so none
+ * may hold one (nor a newline, which would end the entry). */
+static int render_netgroup(StrBuf *b, const void *entry, size_t i, bool *ret_line, char **ret_error) {
+        const NssNetgroup *e = entry;
+
+        if (isempty(e->name))
+                return entry_error(ret_error, NSS_MAP_NETGROUP, i, "field name is empty");
+        if (strpbrk(e->name, " \t\n"))
+                return entry_error(ret_error, NSS_MAP_NETGROUP, i,
+                                   "field name contains a blank or a newline");
+        for (size_t j = 0; e->entries && e->entries[j]; j++)
+                if (isempty(e->entries[j]) || strpbrk(e->entries[j], " \t\n"))
+                        return entry_error(ret_error, NSS_MAP_NETGROUP, i,
+                                           "'%s': a member is empty or contains a blank or a newline",
+                                           e->name);
+        strbuf_puts(b, e->name);
+        for (size_t j = 0; e->entries && e->entries[j]; j++) {
+                strbuf_putc(b, ' ');
+                strbuf_puts(b, e->entries[j]);
+        }
+        strbuf_putc(b, '\n');
+        *ret_line = true;
+        return 0;
+}
+
 typedef int (*RenderFn)(StrBuf *b, const void *entry, size_t i, bool *ret_line, char **ret_error);
 
 static const struct {
@@ -411,6 +436,8 @@ static const struct {
                             sizeof(NssGroup) },
         [NSS_MAP_SSHKEY] = { render_sshkey, offsetof(NssMaps, sshkey), offsetof(NssMaps, n_sshkey),
                              sizeof(NssSshkey) },
+        [NSS_MAP_NETGROUP] = { render_netgroup, offsetof(NssMaps, netgroup), offsetof(NssMaps, n_netgroup),
+                               sizeof(NssNetgroup) },
 };
 
 /* One entry; a failed entry leaves no partial line behind. */

@@ -121,16 +121,17 @@ void cache_options_init(CacheOptions *opts) {
                 .max_shrink_pct = 50,
         };
         for (size_t t = 0; t < _NSS_MAP_MAX; t++) {
-                opts->enabled[t] = true;
+                opts->enabled[t] = t != NSS_MAP_NETGROUP; /* the users' and groups' maps */
                 opts->perms[t] = (CachePerms){ .mode = 0, .uid = (uid_t) -1, .gid = (gid_t) -1 };
         }
 }
 
 char *cache_publish_path(const CacheOptions *opts, NssMapType t) {
+        const char *suffix = opts->map_suffix[t] ?: opts->suffix;
         char *p;
 
-        if (asprintf(&p, "%s/%s%s%s", opts->dir, nss_map_to_string(t), isempty(opts->suffix) ? "" : ".",
-                     opts->suffix ?: "") < 0)
+        if (asprintf(&p, "%s/%s%s%s", opts->dir, nss_map_to_string(t), isempty(suffix) ? "" : ".",
+                     suffix ?: "") < 0)
                 return NULL;
         return p;
 }

@@ -1,4 +1,4 @@
-/* The four maps of a refresh, in memory, validated.
+/* The maps of a refresh, in memory, validated.
  *
  * An NssMaps holds the entries of one fetch of Users and one of Groups; the
  * cache writer renders and publishes all of it or none of it.  (The refresh
@@ -40,11 +40,19 @@ typedef struct NssSshkey {
         char **keys; /* NULL-terminated, one authorized_keys line each */
 } NssSshkey;
 
+/* netgroup(5): a name and its members, each a (host,user,domain) triple or
+ * the name of another netgroup, written in this order, blank-separated. */
+typedef struct NssNetgroup {
+        char *name;
+        char **entries; /* NULL-terminated, may be empty */
+} NssNetgroup;
+
 typedef enum NssMapType {
         NSS_MAP_PASSWD,
         NSS_MAP_SHADOW,
         NSS_MAP_GROUP,
         NSS_MAP_SSHKEY,
+        NSS_MAP_NETGROUP,
         _NSS_MAP_MAX,
 } NssMapType;
 
@@ -57,6 +65,8 @@ typedef struct NssMaps {
         size_t n_group;
         NssSshkey *sshkey;
         size_t n_sshkey;
+        NssNetgroup *netgroup;
+        size_t n_netgroup;
 } NssMaps;
 
 const char *nss_map_to_string(NssMapType t);

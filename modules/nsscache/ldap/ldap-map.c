@@ -1,4 +1,4 @@
-/* LDAP entries to passwd, shadow, group and sshkey entries, as nsscache's
+/* LDAP entries to passwd, shadow, group, sshkey and netgroup entries, as nsscache's
  * ldap source transforms them (PasswdUpdateGetter.Transform() and its
  * siblings), each then validated by the mapper as every source's are. */
 #include <errno.h>
@@ -67,12 +67,34 @@ const LdapAttr *ldap_entry_get(const LdapEntry *en, const char *name) {
 /* The attributes nsscache asks for: each entry of a search names some of
  * them, and shares these strings instead of holding a copy of each name. */
 static const char *const known_attrs[] = {
-        "uid",           "uidNumber",      "gidNumber",         "gecos",           "cn",
-        "homeDirectory", "loginShell",     "fullName",          "modifyTimestamp", "sAMAccountName",
-        "objectSid",     "displayName",    "unixHomeDirectory", "pwdLastSet",      "whenChanged",
-        "memberUid",     "member",         "shadowLastChange",  "shadowMin",       "shadowMax",
-        "shadowWarning", "shadowInactive", "shadowExpire",      "shadowFlag",      "userPassword",
+        "uid",
+        "uidNumber",
+        "gidNumber",
+        "gecos",
+        "cn",
+        "homeDirectory",
+        "loginShell",
+        "fullName",
+        "modifyTimestamp",
+        "sAMAccountName",
+        "objectSid",
+        "displayName",
+        "unixHomeDirectory",
+        "pwdLastSet",
+        "whenChanged",
+        "memberUid",
+        "member",
+        "shadowLastChange",
+        "shadowMin",
+        "shadowMax",
+        "shadowWarning",
+        "shadowInactive",
+        "shadowExpire",
+        "shadowFlag",
+        "userPassword",
         "sshPublicKey",
+        "memberNisNetgroup",
+        "nisNetgroupTriple",
 };
 
 static const char *known_name(const char *name) {
@@ -205,6 +227,10 @@ const char *const *ldap_map_attrs(const NsscacheConf *c, NssMapType t) {
                                                  NULL };
         static const char *const sshkey[] = { "uid", "sshPublicKey", "modifyTimestamp", NULL };
         static const char *const sshkey_ad[] = { "uid", "sshPublicKey", "whenChanged", NULL };
+        static const char *const netgroup[] = { "cn", "memberNisNetgroup", "nisNetgroupTriple",
+                                                "modifyTimestamp", NULL };
+        static const char *const netgroup_ad[] = { "cn", "memberNisNetgroup", "nisNetgroupTriple",
+                                                   "whenChanged", NULL };
 
         switch (t) {
         case NSS_MAP_PASSWD:
@@ -215,6 +241,8 @@ const char *const *ldap_map_attrs(const NsscacheConf *c, NssMapType t) {
                 return c->ldap_ad ? group_ad : c->ldap_rfc2307bis ? group_bis : group;
         case NSS_MAP_SSHKEY:
                 return c->ldap_ad ? sshkey_ad : sshkey;
+        case NSS_MAP_NETGROUP:
+                return c->ldap_ad ? netgroup_ad : netgroup;
         default:
                 return NULL;
         }
@@ -389,6 +417,59 @@ static int map_sshkey(Mapper *m, const NsscacheConf *c, const LdapEntry *en) {
         return mapper_add_entry(m, NSS_MAP_SSHKEY, &(NssSshkey){ .name = (char *) name, .keys = keys });
 }
 
+/* ---- netgroups ------------------------------------------------------------ */
+
+static int str_cmp(const void *a, const void *b) {
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/* As NetgroupUpdateGetter.Transform(): the name is the first cn; the
+ * members, memberNisNetgroup's and nisNetgroupTriple's values together,
+ * once each, sorted (Python's order of str, which is strcmp()'s of
+ * UTF-8).  A value holding a NUL is dropped alone. */
+static int map_netgroup(Mapper *m, const LdapEntry *en) {
+        static const char *const attrs[] = { "memberNisNetgroup", "nisNetgroupTriple" };
+        _cleanup_free_ char **entries = NULL;
+        const LdapAttr *cn = ldap_entry_get(en, "cn");
+        const char *name = cn && cn->n > 0 ? cn->vals[0] : NULL;
+        size_t n = 0, k = 0;
+        int r;
+
+        if (!name)
+                return reject(m, MAP_REJECT_NO_NAME, NSS_MAP_NETGROUP, NULL, -1);
+        if (en->oversized || strlen(name) != cn->lens[0])
+                return reject(m, MAP_REJECT_BAD_ENTRY, NSS_MAP_NETGROUP, name, -1);
+        for (size_t i = 0; i < ELEMENTSOF(attrs); i++) {
+                const LdapAttr *a = ldap_entry_get(en, attrs[i]);
+
+                n += a ? a->n : 0;
+        }
+        entries = calloc(n + 1, sizeof(char *));
+        if (!entries)
+                return -ENOMEM;
+        for (size_t i = 0; i < ELEMENTSOF(attrs); i++) {
+                const LdapAttr *a = ldap_entry_get(en, attrs[i]);
+
+                for (size_t j = 0; a && j < a->n; j++) {
+                        if (strlen(a->vals[j]) != a->lens[j]) {
+                                r = reject(m, MAP_REJECT_BAD_MEMBER, NSS_MAP_NETGROUP, name, -1);
+                                if (r < 0)
+                                        return r;
+                                continue;
+                        }
+                        entries[k++] = a->vals[j];
+                }
+        }
+        qsort(entries, k, sizeof(char *), str_cmp);
+        n = 0;
+        for (size_t i = 0; i < k; i++)
+                if (n == 0 || strcmp(entries[n - 1], entries[i]) != 0)
+                        entries[n++] = entries[i];
+        entries[n] = NULL;
+        return mapper_add_entry(m, NSS_MAP_NETGROUP,
+                                &(NssNetgroup){ .name = (char *) name, .entries = entries });
+}
+
 /* ---- groups: members, then nested groups flattened -------------------------- */
 
 typedef struct LdapGroup {
@@ -544,6 +625,9 @@ int ldap_map_add(Mapper *m, const NsscacheConf *c, NssMapType t, const LdapEntri
                         break;
                 case NSS_MAP_SSHKEY:
                         r = map_sshkey(m, c, e->entries + i);
+                        break;
+                case NSS_MAP_NETGROUP:
+                        r = map_netgroup(m, e->entries + i);
                         break;
                 default:
                         return -EINVAL;
