@@ -38,7 +38,10 @@ static const char *formatted_name(void *data, NssMapType t, uint64_t at, char bu
         n = cache_formatted_read(f, at, line, sizeof(line));
         if (n <= 0)
                 return NULL;
-        end = strcspn_n(line, (size_t) n, t == NSS_MAP_NETGROUP ? " \n" : ":");
+        end = strcspn_n(line, (size_t) n,
+                        t == NSS_MAP_NETGROUP    ? " \n"
+                        : t == NSS_MAP_AUTOMOUNT ? "\t"
+                                                 : ":");
         if (end == (size_t) n)
                 return NULL;
         memcpy(buf, line, end);

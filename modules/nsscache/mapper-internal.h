@@ -55,6 +55,9 @@ bool mapper_name_valid(const char *s);
 bool mapper_netgroup_name_valid(const char *s);
 /* A netgroup member "(host,user,domain)" whose fields hold no blank, parenthesis or comma. */
 bool mapper_netgroup_triple_valid(const char *s);
+/* The file nsscache names a mount point's map (auto.NAME), malloc'ed; -EINVAL for a mount point that is not
+ * absolute, portable and free of "." and "..". */
+int mapper_automount_file(const char *mountpoint, char **ret);
 /* A name of the node's own accounts (@local) or a reserved one. */
 bool mapper_name_reserved(const DupSet *local, const char *name);
 /* An id of the node's own accounts (@local) or a reserved one. */

@@ -773,6 +773,70 @@ static int file_netgroup(Mapper *m, const NssNetgroup *e) {
         return r;
 }
 
+/* ---- automount ---------------------------------------------------------------- */
+
+/* Printable ASCII without a blank (autofs splits its lines at blanks), at most @max bytes. */
+static bool automount_text_ok(const char *s, size_t max) {
+        size_t n = s ? strlen(s) : 0;
+
+        if (n == 0 || n > max)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if ((unsigned char) s[i] <= 0x20 || (unsigned char) s[i] >= 0x7f)
+                        return false;
+        return true;
+}
+
+/* A mount point of auto.master, as nsscache names its map's file after it
+ * (its files cache: the leading slashes off, the others '_', after
+ * "auto."): absolute, components of A-Z a-z 0-9 . _ - one slash apart, none
+ * "." or "..", short enough for the file name. */
+int mapper_automount_file(const char *mountpoint, char **ret) {
+        size_t n = mountpoint ? strlen(mountpoint) : 0;
+        const char *p;
+        char *f;
+
+        if (n < 2 || mountpoint[0] != '/' || n + 5 > CACHE_AUTOMOUNT_FILE_MAX + 1)
+                return -EINVAL;
+        for (p = mountpoint + 1; *p;) {
+                size_t k = strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-");
+
+                if (k == 0 || (k == 1 && p[0] == '.') || (k == 2 && p[0] == '.' && p[1] == '.') ||
+                    (p[k] && (p[k] != '/' || !p[k + 1])))
+                        return -EINVAL;
+                p += k + (p[k] == '/');
+        }
+        if (asprintf(&f, "auto.%s", mountpoint + 1) < 0)
+                return -ENOMEM;
+        for (char *c = f; *c; c++)
+                if (*c == '/')
+                        *c = '_';
+        *ret = f;
+        return 0;
+}
+
+/* A line of an automount map: in auto.master a mount point (a file name
+ * after it) and a location; elsewhere a key, options and a location, each
+ * printable without blanks.  No claims: the source's mapping has taken a
+ * key that two entries hold from both already. */
+static int file_automount(Mapper *m, const NssAutomount *e) {
+        _cleanup_free_ char *file = NULL;
+        const char *key = e->key;
+        int r;
+
+        if (e->map ? !automount_text_ok(key, MAP_FIELD_MAX) : mapper_automount_file(key, &file) < 0)
+                return mapper_reject_name(m, key ? MAP_REJECT_BAD_NAME : MAP_REJECT_NO_NAME,
+                                          NSS_MAP_AUTOMOUNT, key, -1);
+        if ((e->map && !cache_format_automount_file_ok(e->map)) ||
+            (e->options && !automount_text_ok(e->options, MAP_FIELD_MAX)) ||
+            !automount_text_ok(e->location, MAP_FIELD_MAX))
+                return mapper_reject_name(m, MAP_REJECT_BAD_ENTRY, NSS_MAP_AUTOMOUNT, key, -1);
+        r = mapper_emit(m, NSS_MAP_AUTOMOUNT, e, &(uint64_t){ 0 });
+        if (r == -EINVAL || r == -EILSEQ)
+                return mapper_reject_name(m, MAP_REJECT_BAD_ENTRY, NSS_MAP_AUTOMOUNT, key, -1);
+        return r;
+}
+
 int mapper_add_entry(Mapper *m, NssMapType t, const void *entry) {
         if (!m->conf->map_enabled[t])
                 return 0;
@@ -787,6 +851,8 @@ int mapper_add_entry(Mapper *m, NssMapType t, const void *entry) {
                 return file_sshkey(m, entry);
         case NSS_MAP_NETGROUP:
                 return file_netgroup(m, entry);
+        case NSS_MAP_AUTOMOUNT:
+                return file_automount(m, entry);
         default:
                 return -EINVAL;
         }

@@ -192,15 +192,10 @@ static int conf_check_common(NsscacheConf *c, ConfFault *f, char **ret_error) {
         memset(c->map_enabled, 0, sizeof(c->map_enabled));
         for (char **m = c->maps; *m; m++) {
                 NssMapType t = nss_map_from_string(*m);
-                if (streq(*m, "automount"))
-                        return fault(f, -1, "maps", ret_error,
-                                     "key 'maps': map 'automount' is not supported: sunkd does not write "
-                                     "nsscache's auto.master and auto.* files; keep them with nsscache or "
-                                     "autofs's own LDAP lookup (autofs-ldap)");
                 if ((int) t < 0)
                         return fault(f, -1, "maps", ret_error,
                                      "key 'maps': map '%s' is not supported (passwd, shadow, "
-                                     "group, sshkey, netgroup)",
+                                     "group, sshkey, netgroup, automount)",
                                      *m);
                 c->map_enabled[t] = true;
         }
@@ -209,11 +204,13 @@ static int conf_check_common(NsscacheConf *c, ConfFault *f, char **ret_error) {
                         f, -1, "files_cache_filename_suffix", ret_error,
                         "key 'files_cache_filename_suffix': must not hold a '/' or a newline (it ends a "
                         "file name in files_dir)");
-        if (c->map[NSS_MAP_NETGROUP].files_suffix && strpbrk(c->map[NSS_MAP_NETGROUP].files_suffix, "/\n"))
-                return fault(
-                        f, (int) NSS_MAP_NETGROUP, "files_cache_filename_suffix", ret_error,
-                        "[netgroup] key 'files_cache_filename_suffix': must not hold a '/' or a newline (it "
-                        "ends a file name in files_dir)");
+        for (NssMapType t = NSS_MAP_NETGROUP; t <= NSS_MAP_AUTOMOUNT; t++)
+                if (c->map[t].files_suffix && strpbrk(c->map[t].files_suffix, "/\n"))
+                        return fault(
+                                f, (int) t, "files_cache_filename_suffix", ret_error,
+                                "[%s] key 'files_cache_filename_suffix': must not hold a '/' or a newline "
+                                "(it ends a file name in files_dir)",
+                                nss_map_to_string(t));
         if (isempty(c->files_cache_filename_suffix) && c->files_dir && path_is_etc(c->files_dir))
                 return fault(f, -1, "files_cache_filename_suffix", ret_error,
                              "key 'files_cache_filename_suffix': must not be empty when "
@@ -288,6 +285,11 @@ static int conf_check_manifest(const NsscacheConf *c, ConfFault *f, char **ret_e
 
 /* export_dir and export_signing_key: both or neither. */
 static int conf_check_export(const NsscacheConf *c, ConfFault *f, char **ret_error) {
+        if (c->export_dir && c->map_enabled[NSS_MAP_AUTOMOUNT])
+                return fault(
+                        f, -1, "export_dir", ret_error,
+                        "key 'export_dir': not with the automount map (a manifest names one file a map; "
+                        "the automount map is auto.master and the files it names)");
         if (c->export_dir && !c->export_signing_key)
                 return fault(
                         f, -1, "export_dir", ret_error,
@@ -376,11 +378,13 @@ int nsscache_conf_check_s3(NsscacheConf *c, ConfFault *f, char **ret_error) {
                                      "file)");
                 return conf_check_manifest(c, f, ret_error);
         }
-        if (c->map_enabled[NSS_MAP_NETGROUP])
+        if (c->map_enabled[NSS_MAP_NETGROUP] || c->map_enabled[NSS_MAP_AUTOMOUNT])
                 return fault(
                         f, -1, "maps", ret_error,
-                        "key 'maps': nsscache's s3 source has no netgroup map (it reads passwd, group, "
-                        "shadow and sshkey objects); use source = http with http_netgroup_url, or ldap");
+                        "key 'maps': nsscache's s3 source has no %s map (it reads passwd, group, shadow and "
+                        "sshkey objects); use source = %s",
+                        c->map_enabled[NSS_MAP_NETGROUP] ? "netgroup" : "automount",
+                        c->map_enabled[NSS_MAP_NETGROUP] ? "http with http_netgroup_url, or ldap" : "ldap");
         if (isempty(c->s3_bucket))
                 return fault(f, -1, "s3_bucket", ret_error, "key 's3_bucket': required with source = s3");
         if (!s3_bucket_valid(c->s3_bucket))
@@ -422,6 +426,10 @@ int nsscache_conf_check_http(NsscacheConf *c, ConfFault *f, char **ret_error) {
         if (r < 0)
                 return r;
 
+        if (c->map_enabled[NSS_MAP_AUTOMOUNT])
+                return fault(f, -1, "maps", ret_error,
+                             "key 'maps': the automount map is read from source = ldap only (nsscache's "
+                             "http_automount_base_url is not supported)");
         if (c->base_url)
                 return fault(f, -1, "scim_base_url", ret_error,
                              "key 'scim_base_url': read only with source = scim");
@@ -519,11 +527,12 @@ int nsscache_conf_check_scim(NsscacheConf *c, ConfFault *f, char **ret_error) {
         r = conf_check_common(c, f, ret_error);
         if (r < 0)
                 return r;
-        if (c->map_enabled[NSS_MAP_NETGROUP])
-                return fault(
-                        f, -1, "maps", ret_error,
-                        "key 'maps': SCIM has no netgroups; the netgroup map comes from source = ldap or "
-                        "http");
+        if (c->map_enabled[NSS_MAP_NETGROUP] || c->map_enabled[NSS_MAP_AUTOMOUNT])
+                return fault(f, -1, "maps", ret_error,
+                             "key 'maps': SCIM has no %s; the %s map comes from source = %s",
+                             c->map_enabled[NSS_MAP_NETGROUP] ? "netgroups" : "automount maps",
+                             c->map_enabled[NSS_MAP_NETGROUP] ? "netgroup" : "automount",
+                             c->map_enabled[NSS_MAP_NETGROUP] ? "ldap or http" : "ldap");
         for (size_t i = 0; i < ELEMENTSOF(required); i++)
                 if (c->map_enabled[required[i].map] &&
                     isempty(*(char **) ((uint8_t *) &c->map[required[i].map] + required[i].offset)))
@@ -630,6 +639,14 @@ int nsscache_conf_check_ldap(NsscacheConf *c, ConfFault *f, char **ret_error) {
                         return fault(f, (int) t, "ldap_nested_groups", ret_error,
                                      "[%s] key 'ldap_nested_groups': read only for the group map",
                                      nss_map_to_string(t));
+                /* automount: nsscache searches auto.master and its maps with filters of its own */
+                if (t == NSS_MAP_AUTOMOUNT && isempty(m->ldap_base))
+                        return fault(
+                                f, (int) t, "ldap_base", ret_error,
+                                "[automount] key 'ldap_base': required for the automount map (where the "
+                                "automountMap ou=auto.master is searched)");
+                if (t == NSS_MAP_AUTOMOUNT)
+                        continue;
                 if (isempty(m->ldap_base) || isempty(m->ldap_filter))
                         return fault(
                                 f, (int) t, isempty(m->ldap_base) ? "ldap_base" : "ldap_filter", ret_error,

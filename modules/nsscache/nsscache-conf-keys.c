@@ -190,7 +190,8 @@ _Static_assert(offsetof(YamlConf, c) == 0, "YamlConf.c must come first");
 
 static const char *const yaml_map_sections[_NSS_MAP_MAX + 1] = {
         [NSS_MAP_PASSWD] = "passwd", [NSS_MAP_SHADOW] = "shadow",     [NSS_MAP_GROUP] = "group",
-        [NSS_MAP_SSHKEY] = "sshkey", [NSS_MAP_NETGROUP] = "netgroup", [_NSS_MAP_MAX] = "DEFAULT",
+        [NSS_MAP_SSHKEY] = "sshkey", [NSS_MAP_NETGROUP] = "netgroup", [NSS_MAP_AUTOMOUNT] = "automount",
+        [_NSS_MAP_MAX] = "DEFAULT",
 };
 
 #define N_YAML_KEYS_MAX (ELEMENTSOF(keys) + _NSS_MAP_MAX + 1)
@@ -548,10 +549,7 @@ unsigned nsscache_conf_ini_origin(const NsscacheConf *c, const char *section, co
 static const char *section_check(const char *s) {
         if (streq(s, "DEFAULT") || (int) nss_map_from_string(s) >= 0)
                 return NULL;
-        if (streq(s, "automount"))
-                return "the automount map is not supported: sunkd does not write nsscache's auto.master and "
-                       "auto.* files";
-        return "unknown section (expected DEFAULT, passwd, shadow, group, sshkey or netgroup)";
+        return "unknown section (expected DEFAULT, passwd, shadow, group, sshkey, netgroup or automount)";
 }
 
 /* A key no row has: the one it is a slip for, when one is near enough. */
@@ -584,6 +582,10 @@ static const struct {
         { "ldap_use_rid", "not supported: ids come from uidNumber and gidNumber (the RID with ldap_ad)" },
         { "ldap_home_dir", "not supported: homes come from homeDirectory (unixHomeDirectory with ldap_ad)" },
         { "ldap_override_shell", "not supported: shells come from loginShell" },
+        { "http_automount_base_url",
+          "not supported: sunkd reads the automount map from source = ldap only" },
+        { "files_local_automount_master",
+          "not supported: sunkd writes auto.master from the directory's (nsscache's default)" },
         { "ldap_rfc2307bis_alt",
           "not supported: uniqueMember needs a search per member; use ldap_rfc2307bis" },
 };
@@ -606,10 +608,12 @@ static int ini_apply_entry(NsscacheConf *c, const IniFile *f, const IniEntry *e,
                         return ini_error(ret_error, f->fname, e->line, e->key, "%s", ldap_refused[i].why);
         if (!k)
                 return ini_unknown(f, e, ret_error);
-        /* nsscache's own example writes the netgroup map where glibc's files
-         * module reads it, /etc/netgroup, with an empty suffix in [netgroup] */
-        if (streq(e->key, "files_cache_filename_suffix") && streq(e->section, "netgroup")) {
-                ScimMapConf *m = &c->map[NSS_MAP_NETGROUP];
+        /* nsscache's own example writes the netgroup and automount maps where
+         * glibc's files module and autofs read them (/etc/netgroup,
+         * /etc/auto.master), with an empty suffix in [netgroup] and [automount] */
+        if (streq(e->key, "files_cache_filename_suffix") &&
+            (streq(e->section, "netgroup") || streq(e->section, "automount"))) {
+                ScimMapConf *m = &c->map[nss_map_from_string(e->section)];
 
                 r = ini_value(f, e, &v, ret_error);
                 if (r < 0)

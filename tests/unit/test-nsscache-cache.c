@@ -639,6 +639,87 @@ static const char *const all_files[] = {
         "group.cache",  "group.cache.ixname",  "group.cache.ixgid",  "sshkey.cache", "sshkey.cache.ixname",
 };
 
+/* The automount map: auto.master and the maps it names, each its own file
+ * beside it with the same suffix, published together; a name that would
+ * leave the directory or a field with a blank is refused. */
+START_TEST(test_publish_automount) {
+        Env e;
+        CacheReport rep;
+        _cleanup_free_ char *master = NULL, *home = NULL, *data = NULL, *text = NULL, *stale = NULL;
+        _cleanup_free_ char *home_line = NULL, *data_line = NULL;
+        NssAutomount am[5];
+        NssMaps m = { .automount = am, .n_automount = ELEMENTSOF(am) };
+        size_t len;
+
+        env_init(&e);
+        for (size_t t = 0; t < _NSS_MAP_MAX; t++)
+                e.opts.enabled[t] = t == NSS_MAP_AUTOMOUNT;
+        home = env_file(&e, "auto.home.cache");
+        data = env_file(&e, "auto.data.cache");
+        ck_assert_int_ge(asprintf(&home_line, "/home %s", home), 0);
+        am[0] = (NssAutomount){ .map = (char *) "auto.home",
+                                .key = (char *) "alice",
+                                .options = (char *) "-rw",
+                                .location = (char *) "nfs:/home/alice" };
+        am[1] = (NssAutomount){ .map = (char *) "auto.data",
+                                .key = (char *) "ref",
+                                .location = (char *) "nfs:/ref" };
+        am[2] = (NssAutomount){ .map = (char *) "auto.home",
+                                .key = (char *) "*",
+                                .options = (char *) "-rw",
+                                .location = (char *) "nfs:/home/&" };
+        am[3] = (NssAutomount){ .key = (char *) "/home", .location = home };
+        am[4] = (NssAutomount){ .key = (char *) "/data", .location = data };
+        publish_ok(&e, &m, &rep);
+        ck_assert(rep.map[NSS_MAP_AUTOMOUNT].changed);
+        ck_assert_uint_eq(rep.map[NSS_MAP_AUTOMOUNT].entries, 2);
+        master = env_file(&e, "auto.master.cache");
+        text = read_all(master, &len);
+        ck_assert_int_ge(asprintf(&data_line, "%s\n/data %s\n", home_line, data), 0);
+        ck_assert_str_eq(text, data_line);
+        text = mfree(text);
+        text = read_all(home, &len);
+        ck_assert_str_eq(text, "alice -rw nfs:/home/alice\n* -rw nfs:/home/&\n");
+        text = mfree(text);
+        text = read_all(data, &len);
+        ck_assert_str_eq(text, "ref nfs:/ref\n");
+        text = mfree(text);
+
+        /* the same again: nothing changes; a map's change is published with auto.master */
+        publish_ok(&e, &m, &rep);
+        ck_assert_uint_eq(rep.n_changed, 0);
+        am[1].location = (char *) "nfs:/ref2";
+        publish_ok(&e, &m, &rep);
+        ck_assert_uint_eq(rep.n_changed, 1);
+        text = read_all(data, &len);
+        ck_assert_str_eq(text, "ref nfs:/ref2\n");
+        text = mfree(text);
+
+        /* a temp file a killed run left for a map's file goes */
+        if (geteuid() == 0) {
+                stale = env_file(&e, ".sunkd-auto.gone.cache.AbC123");
+                ck_assert_int_eq(fileio_write_atomic(stale, "x", 1, 0600, 0, 0), 0);
+                publish_ok(&e, &m, &rep);
+                ck_assert_int_eq(access(stale, F_OK), -1);
+        }
+
+        ck_assert_int_eq(
+                cache_format_check(NSS_MAP_AUTOMOUNT, &(NssAutomount){ .map = (char *) "auto.a/../b",
+                                                                       .key = (char *) "k",
+                                                                       .location = (char *) "l" }),
+                -EINVAL);
+        ck_assert_int_eq(cache_format_check(NSS_MAP_AUTOMOUNT, &(NssAutomount){ .map = (char *) "auto.x",
+                                                                                .key = (char *) "a b",
+                                                                                .location = (char *) "l" }),
+                         -EINVAL);
+        ck_assert_int_eq(cache_format_check(NSS_MAP_AUTOMOUNT, &(NssAutomount){ .key = (char *) "k",
+                                                                                .options = (char *) "",
+                                                                                .location = (char *) "l" }),
+                         -EINVAL);
+        env_done(&e);
+}
+END_TEST
+
 START_TEST(test_publish_golden) {
         Env e;
         NssMaps m;
@@ -1443,6 +1524,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_render_defaults);
         tcase_add_test(tc, test_maps_names);
         tcase_add_test(tc, test_render_netgroup);
+        tcase_add_test(tc, test_publish_automount);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("index");

@@ -196,10 +196,14 @@ static const struct {
         { "[DEFAULT]\ncache=nssdb\n", "test.conf:2: key 'cache': only 'files'" },
         { "[passwd]\nscim_base_url=https://x\n",
           "test.conf:2: key 'scim_base_url': must be set in [DEFAULT]" },
-        { "[automount]\n", "test.conf:1: section 'automount': the automount map is not supported" },
-        { "[DEFAULT]\nsource=ldap\nldap_uri=ldaps://x\nldap_base=dc=x\nldap_filter=(cn=*)\n"
-          "maps=passwd, automount\n",
-          "key 'maps': map 'automount' is not supported: sunkd does not write" },
+        { "[hosts]\n", "test.conf:1: section 'hosts': unknown section" },
+        { "[DEFAULT]\nscim_base_url=https://x\nmaps=automount\n", "SCIM has no automount maps" },
+        { "[DEFAULT]\nsource=http\nhttp_passwd_url=https://x/p\nmaps=passwd, automount\n",
+          "the automount map is read from source = ldap only" },
+        { "[DEFAULT]\nsource=http\nhttp_automount_base_url=https://x/\n",
+          "test.conf:3: key 'http_automount_base_url': not supported" },
+        { "[DEFAULT]\nsource=ldap\nldap_uri=ldaps://x\nldap_filter=(cn=*)\nmaps=automount\n",
+          "[automount] key 'ldap_base': required for the automount map" },
         { "[DEFAULT]\nscim_timout=5\n",
           "test.conf:2: key 'scim_timout': unknown or unsupported key; did you "
           "mean 'scim_timeout'?" },

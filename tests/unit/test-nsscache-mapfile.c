@@ -10,9 +10,12 @@
 #include "modules/nsscache/files/http-fetch.h"
 #include "modules/nsscache/files/map-file.h"
 #include "modules/nsscache/nsscache-conf.h"
+#include "modules/nsscache/ldap/ldap-map.h"
+#include "modules/nsscache/mapper-internal.h"
 #include "modules/nsscache/mapper.h"
 #include "tests/lib/scim-collect.h"
 #include "util/cleanup.h"
+#include "util/macro.h"
 #include "../lib/check-run.h"
 
 typedef struct Count {
@@ -267,6 +270,63 @@ START_TEST(test_mapper_netgroup) {
 }
 END_TEST
 
+/* auto.master's mount points name files in files_dir as nsscache names them
+ * (auto. and the path without its first slash, '_' for the others), and
+ * never one outside it; its ldap locations give the map's base. */
+START_TEST(test_automount_names) {
+        static const struct {
+                const char *mountpoint, *file;
+        } names[] = {
+                { "/home", "auto.home" },
+                { "/usr/local", "auto.usr_local" },
+                { "/mnt/a.b-c_d", "auto.mnt_a.b-c_d" },
+                { "/", NULL },
+                { "/../etc", NULL },
+                { "/a/..", NULL },
+                { "/a/./b", NULL },
+                { "/a//b", NULL },
+                { "/a/", NULL },
+                { "home", NULL },
+                { "/a b", NULL },
+                { "/a\nb", NULL },
+                { "", NULL },
+        };
+        static const struct {
+                const char *info, *dn;
+        } locations[] = {
+                { "ldap:host:ou=auto.home,dc=x -rw,intr", "ou=auto.home,dc=x" },
+                { "ldap:host:ou=auto.home,dc=x", "ou=auto.home,dc=x" },
+                { "ldap::ou=a,dc=x", "ou=a,dc=x" },
+                { "ldap:host:ou=a,dc=x:more", "ou=a,dc=x" },
+                { "ldap:ou=auto.home,dc=x", NULL }, /* nsscache fails the run on it */
+                { "ldap://host/ou=a", NULL },
+                { "ldap:host:", NULL },
+                { "-rw nfs:/x", NULL },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                _cleanup_free_ char *f = NULL;
+                int r = mapper_automount_file(names[i].mountpoint, &f);
+
+                if (names[i].file) {
+                        ck_assert_int_eq(r, 0);
+                        ck_assert_str_eq(f, names[i].file);
+                } else
+                        ck_assert_msg(r == -EINVAL, "'%s' accepted", names[i].mountpoint);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(locations); i++) {
+                _cleanup_free_ char *dn = NULL;
+                int r = ldap_automount_location(locations[i].info, &dn);
+
+                if (locations[i].dn) {
+                        ck_assert_int_eq(r, 0);
+                        ck_assert_str_eq(dn, locations[i].dn);
+                } else
+                        ck_assert_msg(r == -EINVAL, "'%s' accepted", locations[i].info);
+        }
+}
+END_TEST
+
 /* ---- bzip2 --------------------------------------------------------------- */
 
 START_TEST(test_bzip2) {
@@ -370,6 +430,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_huge_group);
         tcase_add_test(tc, test_mapper);
         tcase_add_test(tc, test_mapper_netgroup);
+        tcase_add_test(tc, test_automount_names);
         tcase_add_test(tc, test_bzip2);
         tcase_add_loop_test(tc, test_conf, 0, sizeof(confs) / sizeof(confs[0]));
         tcase_add_loop_test(tc, test_conf_finalize, 0, sizeof(finalize_bad) / sizeof(finalize_bad[0]));

@@ -161,5 +161,9 @@ int cache_publish_recover(const char *state_dir, bool *ret_finished, char **ret_
  */
 int cache_publish_clean_stale(const CacheOptions *opts, unsigned *ret_removed);
 
-/** cache_publish_path() - DIR/MAP[.SUFFIX] as nsscache names it, malloc'ed; NULL on OOM. */
+/** cache_publish_automount_path() - DIR/FILE[.SUFFIX] of the automount map's file @file (auto.NAME). */
+char *cache_publish_automount_path(const CacheOptions *opts, const char *file);
+
+/** cache_publish_path() - DIR/MAP[.SUFFIX] as nsscache names it (the automount map: auto.master), malloc'ed;
+ * NULL on OOM. */
 char *cache_publish_path(const CacheOptions *opts, NssMapType t);

@@ -19,7 +19,7 @@
 
 static const char *const map_names[_NSS_MAP_MAX] = {
         [NSS_MAP_PASSWD] = "passwd", [NSS_MAP_SHADOW] = "shadow",     [NSS_MAP_GROUP] = "group",
-        [NSS_MAP_SSHKEY] = "sshkey", [NSS_MAP_NETGROUP] = "netgroup",
+        [NSS_MAP_SSHKEY] = "sshkey", [NSS_MAP_NETGROUP] = "netgroup", [NSS_MAP_AUTOMOUNT] = "automount",
 };
 
 const char *nss_map_to_string(NssMapType t) {
@@ -38,9 +38,12 @@ NssMapType nss_map_from_string(const char *s) {
 }
 
 static const size_t count_offsets[_NSS_MAP_MAX] = {
-        [NSS_MAP_PASSWD] = offsetof(NssMaps, n_passwd),     [NSS_MAP_SHADOW] = offsetof(NssMaps, n_shadow),
-        [NSS_MAP_GROUP] = offsetof(NssMaps, n_group),       [NSS_MAP_SSHKEY] = offsetof(NssMaps, n_sshkey),
+        [NSS_MAP_PASSWD] = offsetof(NssMaps, n_passwd),
+        [NSS_MAP_SHADOW] = offsetof(NssMaps, n_shadow),
+        [NSS_MAP_GROUP] = offsetof(NssMaps, n_group),
+        [NSS_MAP_SSHKEY] = offsetof(NssMaps, n_sshkey),
         [NSS_MAP_NETGROUP] = offsetof(NssMaps, n_netgroup),
+        [NSS_MAP_AUTOMOUNT] = offsetof(NssMaps, n_automount),
 };
 
 size_t nss_maps_count(const NssMaps *m, NssMapType t) {
@@ -87,6 +90,14 @@ void nss_maps_done(NssMaps *m) {
                 strv_free(m->netgroup[i].entries);
         }
         free(m->netgroup);
+
+        for (size_t i = 0; m->automount && i < m->n_automount; i++) {
+                free(m->automount[i].map);
+                free(m->automount[i].key);
+                free(m->automount[i].options);
+                free(m->automount[i].location);
+        }
+        free(m->automount);
 
         *m = (NssMaps){};
 }

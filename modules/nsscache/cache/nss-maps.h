@@ -47,12 +47,27 @@ typedef struct NssNetgroup {
         char **entries; /* NULL-terminated, may be empty */
 } NssNetgroup;
 
+/* One line of an automount map (autofs(5), nsscache's automount map):
+ * "key [options] location" in the map file @map ("auto.home"), or with
+ * @map NULL a line of auto.master, "mountpoint location", whose location
+ * names the file of another map.  All the files of the map are published
+ * together, auto.master last in the journal's order. */
+typedef struct NssAutomount {
+        char *map;      /* NULL: auto.master */
+        char *key;      /* a mount point in auto.master, else the key ("*" too) */
+        char *options;  /* NULL: none */
+        char *location; /* auto.master: the map's file; else what autofs mounts */
+} NssAutomount;
+
+#define NSS_AUTOMOUNT_MASTER "auto.master"
+
 typedef enum NssMapType {
         NSS_MAP_PASSWD,
         NSS_MAP_SHADOW,
         NSS_MAP_GROUP,
         NSS_MAP_SSHKEY,
         NSS_MAP_NETGROUP,
+        NSS_MAP_AUTOMOUNT,
         _NSS_MAP_MAX,
 } NssMapType;
 
@@ -67,6 +82,8 @@ typedef struct NssMaps {
         size_t n_sshkey;
         NssNetgroup *netgroup;
         size_t n_netgroup;
+        NssAutomount *automount;
+        size_t n_automount;
 } NssMaps;
 
 const char *nss_map_to_string(NssMapType t);

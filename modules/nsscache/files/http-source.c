@@ -27,8 +27,8 @@
 #define COPY_HEADER_MAX 4096
 
 /* passwd before shadow and sshkey: their entries need its claims. */
-static const NssMapType fetch_order[] = { NSS_MAP_PASSWD, NSS_MAP_SHADOW, NSS_MAP_SSHKEY, NSS_MAP_GROUP,
-                                          NSS_MAP_NETGROUP };
+static const NssMapType fetch_order[] = { NSS_MAP_PASSWD, NSS_MAP_SHADOW,   NSS_MAP_SSHKEY,
+                                          NSS_MAP_GROUP,  NSS_MAP_NETGROUP, NSS_MAP_AUTOMOUNT };
 _Static_assert(ELEMENTSOF(fetch_order) == _NSS_MAP_MAX, "every map is fetched");
 
 #define GENERATION_FILE "manifest-generation"
