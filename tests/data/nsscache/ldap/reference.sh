@@ -17,7 +17,7 @@
 # by two entries, the 70 KB triple; the mount point with ".." and the map
 # named after it), those nsscache would refuse the whole map for are not
 # in its directory (gen-ldif.py --nsscache), and the files directory
-# nsscache writes into auto.master is @FILES_DIR@.
+# nsscache writes into auto.master is @FILES_DIR@ (0248 puts its own).
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd -P)
 : "${NSSCACHE_SRC:?NSSCACHE_SRC must name the nsscache source tree}"
