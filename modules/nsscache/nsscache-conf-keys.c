@@ -547,7 +547,7 @@ unsigned nsscache_conf_ini_origin(const NsscacheConf *c, const char *section, co
 }
 
 static const char *section_check(const char *s) {
-        if (streq(s, "DEFAULT") || (int) nss_map_from_string(s) >= 0)
+        if (streq(s, "DEFAULT") || streq(s, "suffix") || (int) nss_map_from_string(s) >= 0)
                 return NULL;
         return "unknown section (expected DEFAULT, passwd, shadow, group, sshkey, netgroup or automount)";
 }
@@ -584,8 +584,6 @@ static const struct {
         { "ldap_override_shell", "not supported: shells come from loginShell" },
         { "http_automount_base_url",
           "not supported: sunkd reads the automount map from source = ldap only" },
-        { "files_local_automount_master",
-          "not supported: sunkd writes auto.master from the directory's (nsscache's default)" },
         { "ldap_rfc2307bis_alt",
           "not supported: uniqueMember needs a search per member; use ldap_rfc2307bis" },
 };
@@ -596,6 +594,32 @@ static int ini_apply_entry(NsscacheConf *c, const IniFile *f, const IniEntry *e,
         bool is_default = streq(e->section, "DEFAULT");
         int r;
 
+        /* nsscache's example has [suffix] with an empty prefix: its files cache
+         * then leaves automount locations as they are */
+        if (streq(e->section, "suffix")) {
+                if (!streq(e->key, "prefix") && !streq(e->key, "suffix"))
+                        return ini_unknown(f, e, ret_error);
+                r = ini_value(f, e, &v, ret_error);
+                if (r < 0)
+                        return r;
+                if (streq(e->key, "prefix") && !isempty(v))
+                        return ini_error(
+                                ret_error, f->fname, e->line, e->key,
+                                "not supported: nsscache's [suffix] rewrites automount locations by "
+                                "regular expression; only an empty prefix (its example's) is taken");
+                return 0;
+        }
+        /* auto.master from the directory's, nsscache's default; a local one is not read */
+        if (streq(e->key, "files_local_automount_master")) {
+                r = ini_value(f, e, &v, ret_error);
+                if (r < 0)
+                        return r;
+                if (!streq(v, "no"))
+                        return ini_error(ret_error, f->fname, e->line, e->key,
+                                         "only 'no' is supported: sunkd writes every map the directory's "
+                                         "auto.master names, and auto.master itself");
+                return 0;
+        }
         k = ini_key_find(e->key);
         if (!k && streq(e->key, "http_proxy"))
                 return ini_error(

@@ -200,6 +200,11 @@ static const struct {
         { "[DEFAULT]\nscim_base_url=https://x\nmaps=automount\n", "SCIM has no automount maps" },
         { "[DEFAULT]\nsource=http\nhttp_passwd_url=https://x/p\nmaps=passwd, automount\n",
           "the automount map is read from source = ldap only" },
+        { "[suffix]\nprefix = /home\nsuffix = /export\n",
+          "test.conf:2: key 'prefix': not supported: nsscache's [suffix] rewrites automount locations" },
+        { "[suffix]\nbogus = 1\n", "test.conf:2: key 'bogus': unknown" },
+        { "[DEFAULT]\nfiles_local_automount_master = yes\n",
+          "test.conf:2: key 'files_local_automount_master': only 'no' is supported" },
         { "[DEFAULT]\nsource=http\nhttp_automount_base_url=https://x/\n",
           "test.conf:3: key 'http_automount_base_url': not supported" },
         { "[DEFAULT]\nsource=ldap\nldap_uri=ldaps://x\nldap_filter=(cn=*)\nmaps=automount\n",
@@ -268,7 +273,8 @@ static const struct {
 };
 
 /* nsscache's own example: netgroups from a base of their own, written
- * without a suffix where glibc's files module reads them. */
+ * without a suffix where glibc's files module reads them; its no-op
+ * [suffix] section and files_local_automount_master = no are taken. */
 START_TEST(test_netgroup) {
         _cleanup_(nsscache_conf_freep) NsscacheConf *c = NULL;
         _cleanup_free_ char *err = NULL;
@@ -284,7 +290,11 @@ START_TEST(test_netgroup) {
                         "[netgroup]\n"
                         "ldap_base = ou=netgroup,dc=example,dc=com\n"
                         "ldap_filter = (objectclass=nisNetgroup)\n"
-                        "files_cache_filename_suffix =\n";
+                        "files_cache_filename_suffix =\n"
+                        "files_local_automount_master = no\n"
+                        "[suffix]\n"
+                        "prefix = \"\"\n"
+                        "suffix = \"\"\n";
 
         ck_assert_msg(parse(t, &c, &err) == 0, "%s", err);
         ck_assert(c->map_enabled[NSS_MAP_NETGROUP] && !c->map_enabled[NSS_MAP_SSHKEY]);
