@@ -806,6 +806,8 @@ int mapper_automount_file(const char *mountpoint, char **ret) {
                         return -EINVAL;
                 p += k + (p[k] == '/');
         }
+        if (streq(mountpoint, "/master")) /* auto.master itself */
+                return -EINVAL;
         if (asprintf(&f, "auto.%s", mountpoint + 1) < 0)
                 return -ENOMEM;
         for (char *c = f; *c; c++)

@@ -153,7 +153,7 @@ static bool path_is_etc(const char *dir) {
 static const char *const http_url_keys[_NSS_MAP_MAX] = {
         [NSS_MAP_PASSWD] = "http_passwd_url",     [NSS_MAP_SHADOW] = "http_shadow_url",
         [NSS_MAP_GROUP] = "http_group_url",       [NSS_MAP_SSHKEY] = "http_sshkey_url",
-        [NSS_MAP_NETGROUP] = "http_netgroup_url",
+        [NSS_MAP_NETGROUP] = "http_netgroup_url", [NSS_MAP_AUTOMOUNT] = "http_automount_base_url",
 };
 
 /* A map file's URL as libcurl parses it: http or https (nsscache takes no
@@ -426,10 +426,10 @@ int nsscache_conf_check_http(NsscacheConf *c, ConfFault *f, char **ret_error) {
         if (r < 0)
                 return r;
 
-        if (c->map_enabled[NSS_MAP_AUTOMOUNT])
+        if (c->map_enabled[NSS_MAP_AUTOMOUNT] && (c->manifest_url || c->manifest_public_key))
                 return fault(f, -1, "maps", ret_error,
-                             "key 'maps': the automount map is read from source = ldap only (nsscache's "
-                             "http_automount_base_url is not supported)");
+                             "key 'maps': the automount map is not in a producer's manifest (it is auto.master "
+                             "and the files it names): read it with http_automount_base_url");
         if (c->base_url)
                 return fault(f, -1, "scim_base_url", ret_error,
                              "key 'scim_base_url': read only with source = scim");

@@ -100,6 +100,7 @@ static const NsscacheKey keys[] = {
         K("http_group_url", "http_group_url", SUNKD_CFG_STRING, http_url[NSS_MAP_GROUP]),
         K("http_sshkey_url", "http_sshkey_url", SUNKD_CFG_STRING, http_url[NSS_MAP_SSHKEY]),
         K("http_netgroup_url", "http_netgroup_url", SUNKD_CFG_STRING, http_url[NSS_MAP_NETGROUP]),
+        K("http_automount_base_url", "http_automount_base_url", SUNKD_CFG_STRING, http_url[NSS_MAP_AUTOMOUNT]),
         /* nsscache strips the source's "http_" from its keys and then reads "http_proxy" */
         K("http_http_proxy", "http_proxy", SUNKD_CFG_STRING, http_proxy),
         KI("http_retry_max", "http_retry_max", http_retry_max, 1, 10),
@@ -582,8 +583,6 @@ static const struct {
         { "ldap_use_rid", "not supported: ids come from uidNumber and gidNumber (the RID with ldap_ad)" },
         { "ldap_home_dir", "not supported: homes come from homeDirectory (unixHomeDirectory with ldap_ad)" },
         { "ldap_override_shell", "not supported: shells come from loginShell" },
-        { "http_automount_base_url",
-          "not supported: sunkd reads the automount map from source = ldap only" },
         { "ldap_rfc2307bis_alt",
           "not supported: uniqueMember needs a search per member; use ldap_rfc2307bis" },
 };

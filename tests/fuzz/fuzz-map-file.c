@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "modules/nsscache/cache/cache-format.h"
+#include "modules/nsscache/files/http-automount.h"
 #include "modules/nsscache/files/map-file.h"
 #include "modules/nsscache/nsscache-conf.h"
 #include "modules/nsscache/files/s3-object.h"
@@ -21,16 +22,27 @@
 #define FUZZ_MAPS (NSS_MAP_SSHKEY + 1) /* nsscache's s3 source has no netgroup map */
 #else
 #define FUZZ_PARSE map_file_parse
-#define FUZZ_MAPS _NSS_MAP_MAX
+#define FUZZ_MAPS (NSS_MAP_NETGROUP + 1) /* automount: automount_map() */
 #endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char conf_text[] =
-        "[DEFAULT]\nsource = http\ncache = files\nmaps = passwd, shadow, group, sshkey, netgroup\n"
+        "[DEFAULT]\nsource = http\ncache = files\nmaps = passwd, shadow, group, sshkey, netgroup, "
+        "automount\n"
         "files_dir = /tmp\ntimestamp_dir = /tmp\nhttp_passwd_url = http://127.0.0.1/p\n"
         "http_shadow_url = http://127.0.0.1/s\nhttp_group_url = http://127.0.0.1/g\n"
-        "http_sshkey_url = http://127.0.0.1/k\nhttp_netgroup_url = http://127.0.0.1/n\n";
+        "http_sshkey_url = http://127.0.0.1/k\nhttp_netgroup_url = http://127.0.0.1/n\n"
+        "http_automount_base_url = http://127.0.0.1/am/\n";
+
+#ifndef FUZZ_S3_OBJECT
+/* Every map auto.master names is the same bytes (borrowed); auto.master itself is already there. */
+static int automount_body(void *userdata, const char *name, const char *url, HttpBody *ret) {
+        if (strcmp(name, NSS_MAP_AUTOMOUNT_COPY) != 0)
+                *ret = *(const HttpBody *) userdata;
+        return 0;
+}
+#endif
 
 static int on_entry(void *userdata, NssMapType t, const void *entry) {
         return mapper_add_entry(userdata, t, entry);
@@ -69,6 +81,38 @@ static void one_map(const NsscacheConf *c, NssMapType t, const char *text, size_
         scim_collect_done(&col);
 }
 
+#ifndef FUZZ_S3_OBJECT
+/* The bytes as an http source's auto.master and as the map each of its lines names. */
+static void automount_map(const NsscacheConf *c, const char *text, size_t size) {
+        ScimCollect col = {};
+        MapSink sink = scim_collect_sink(&col);
+        Mapper *m = NULL;
+        NssMaps maps = {};
+        HttpSourceRun run = {};
+        _cleanup_free_ char *buf = NULL, *err = NULL;
+        size_t len = 0, n = 0;
+
+        if (mapper_new(c, &sink, &m) < 0)
+                __builtin_trap();
+        run.fetched[NSS_MAP_AUTOMOUNT] = (HttpBody){ .data = (char *) text, .len = size };
+        if (http_automount_fetch(c, &run, automount_body,
+                                 (void *) &(HttpBody){ .data = (char *) text, .len = size }, &err) < 0 ||
+            http_automount_map(c, &run, m) < 0 || mapper_finish(m) < 0)
+                __builtin_trap();
+        scim_collect_take(&col, &maps);
+        if (cache_format_render(&maps, NSS_MAP_AUTOMOUNT, &buf, &len, &n, NULL) < 0 ||
+            n != nss_maps_count(&maps, NSS_MAP_AUTOMOUNT))
+                __builtin_trap();
+        run.fetched[NSS_MAP_AUTOMOUNT] = (HttpBody){};
+        for (size_t i = 0; i < run.n_am; i++)
+                run.am_fetched[i] = (HttpBody){};
+        http_source_run_done(&run);
+        nss_maps_done(&maps);
+        mapper_free(m);
+        scim_collect_done(&col);
+}
+#endif
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         _cleanup_(nsscache_conf_freep) NsscacheConf *c = NULL;
         _cleanup_free_ char *err = NULL;
@@ -79,5 +123,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 __builtin_trap();
         for (NssMapType t = 0; t < FUZZ_MAPS; t++)
                 one_map(c, t, (const char *) data, size);
+#ifndef FUZZ_S3_OBJECT
+        automount_map(c, (const char *) data, size);
+#endif
         return 0;
 }

@@ -290,6 +290,7 @@ START_TEST(test_automount_names) {
                 { "/a b", NULL },
                 { "/a\nb", NULL },
                 { "", NULL },
+                { "/master", NULL }, /* auto.master's own file */
         };
         static const struct {
                 const char *info, *dn;
