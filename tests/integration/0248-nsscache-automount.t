@@ -10,13 +10,16 @@
 # autofs is installed here to parse them itself).  Hostile mount points,
 # keys and locations are rejected alone, none names a file outside
 # files_dir; a directory without auto.master fails the run and writes
-# nothing; an unchanged directory is not mapped again.
+# nothing; an unchanged directory is not mapped again.  From an http
+# server (http_automount_base_url), as nsscache's http source reads them:
+# the same files.
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
 . "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 . "$SUNKD_SRCDIR/tests/lib/slapd.sh"
+. "$SUNKD_SRCDIR/tests/lib/nginx.sh"
 sunkd_setup
 cp "$SUNKD_BUILDDIR/modules/nsscache/.libs/nsscache.so" "$MODDIR/" || bail_out "nsscache.so not built"
-trap 'slapd_stop; sunkd_cleanup' EXIT
+trap 'nginx_stop; slapd_stop; sunkd_cleanup' EXIT
 GEN="$SUNKD_SRCDIR/tests/data/nsscache/ldap/gen-ldif.py"
 GOLDEN="$SUNKD_SRCDIR/tests/data/nsscache/ldap/golden"
 mkdir -p "$T/cache" "$T/ts"
@@ -129,7 +132,37 @@ for mode in rfc2307bis ad; do
         automount_golden_is "$mode"
 done
 
-# 4. No auto.master under the base: the run fails, naming it, and writes nothing.
+# 4. source = http: auto.master at http_automount_base_url, each map at its location resolved
+# against it; lines that are not a map's, locations that are not http(s), bad mount points left out.
+sunkd_stop
+rm -f "$T/cache"/*
+W="$T/www"
+mkdir -p "$W/maps"
+printf '# the maps\n/home auto.home\n/mnt/data\tauto.mnt_data\n/../x auto.home\n/scratch file:///etc/shadow\n/opt auto.opt -rw\n' > "$W/maps/auto.master"
+{ cat "$GOLDEN/rfc2307/auto.home"; printf 'bad line with four\n'; } > "$W/maps/auto.home"
+cp "$GOLDEN/rfc2307/auto.mnt_data" "$W/maps/"
+nginx_start "$W"
+{
+        printf '[DEFAULT]\nsource = http\ncache = files\nmaps = automount\nhttp_retry_max = 1\n'
+        printf 'timestamp_dir = %s\nfiles_dir = %s\nfiles_cache_filename_suffix = cache\n' "$T/ts" "$T/cache"
+        printf 'http_automount_base_url = %s/maps/\n[automount]\nfiles_cache_filename_suffix =\n' "$NGINX_URL"
+} > "$T/nsscache.conf"
+start_sunkd
+refresh
+is "$RC" 0 "source = http: the refresh succeeds" || diag "$OUT"
+automount_golden_is rfc2307
+rejected=$(module_status nsscache rejected)
+like "$rejected" '"invalid-line": 2[,}]' "the master line with options and the map line of four fields counted"
+like "$rejected" '"invalid-name": 1[,}]' "the mount point with '..' counted"
+like "$rejected" '"invalid-entry": 1[,}]' "the file:// location counted, never fetched"
+refresh
+refresh
+is "$(module_status nsscache replayed)" true "unchanged files are not mapped again"
+like "$(module_status nsscache not_modified)" '^[1-9]' "and are asked for with validators (304)"
+sunkd_stop
+nginx_stop
+
+# 5. No auto.master under the base: the run fails, naming it, and writes nothing.
 sunkd_stop
 rm -f "$T/cache"/*
 write_conf "$SLAPD_URI" ou=people,dc=example,dc=com
