@@ -427,9 +427,10 @@ int nsscache_conf_check_http(NsscacheConf *c, ConfFault *f, char **ret_error) {
                 return r;
 
         if (c->map_enabled[NSS_MAP_AUTOMOUNT] && (c->manifest_url || c->manifest_public_key))
-                return fault(f, -1, "maps", ret_error,
-                             "key 'maps': the automount map is not in a producer's manifest (it is auto.master "
-                             "and the files it names): read it with http_automount_base_url");
+                return fault(
+                        f, -1, "maps", ret_error,
+                        "key 'maps': the automount map is not in a producer's manifest (it is auto.master "
+                        "and the files it names): read it with http_automount_base_url");
         if (c->base_url)
                 return fault(f, -1, "scim_base_url", ret_error,
                              "key 'scim_base_url': read only with source = scim");

@@ -100,7 +100,8 @@ static const NsscacheKey keys[] = {
         K("http_group_url", "http_group_url", SUNKD_CFG_STRING, http_url[NSS_MAP_GROUP]),
         K("http_sshkey_url", "http_sshkey_url", SUNKD_CFG_STRING, http_url[NSS_MAP_SSHKEY]),
         K("http_netgroup_url", "http_netgroup_url", SUNKD_CFG_STRING, http_url[NSS_MAP_NETGROUP]),
-        K("http_automount_base_url", "http_automount_base_url", SUNKD_CFG_STRING, http_url[NSS_MAP_AUTOMOUNT]),
+        K("http_automount_base_url", "http_automount_base_url", SUNKD_CFG_STRING,
+          http_url[NSS_MAP_AUTOMOUNT]),
         /* nsscache strips the source's "http_" from its keys and then reads "http_proxy" */
         K("http_http_proxy", "http_proxy", SUNKD_CFG_STRING, http_proxy),
         KI("http_retry_max", "http_retry_max", http_retry_max, 1, 10),
