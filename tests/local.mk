@@ -161,6 +161,8 @@ INTEGRATION_TESTS = \
 	tests/integration/0254-nsscache-s3-memory.t \
 	tests/integration/0245-nsscache-ldap.t \
 	tests/integration/0246-nsscache-ldap-getent.t \
+	tests/integration/0247-nsscache-netgroup.t \
+	tests/integration/0248-nsscache-automount.t \
 	tests/integration/0255-nsscache-http.t \
 	tests/integration/0256-nsscache-manifest.t \
 	tests/integration/0257-nsscache-fleet.t \

@@ -64,6 +64,8 @@ noinst_LTLIBRARIES += %reldir%/libnsscache-core.la
 	%reldir%/scim/scim-map.h \
 	%reldir%/scim/attr-path.c \
 	%reldir%/scim/attr-path.h \
+	%reldir%/files/http-automount.c \
+	%reldir%/files/http-automount.h \
 	%reldir%/files/http-source.c \
 	%reldir%/files/http-source.h \
 	%reldir%/files/http-fetch.c \

@@ -7,6 +7,14 @@
 #include "util/macro.h"
 #include "util/strbuf.h"
 
+/* The bytes of @s[0..@n) before the first of @stop; @n if none. */
+static size_t strcspn_n(const char *s, size_t n, const char *stop) {
+        for (size_t i = 0; i < n; i++)
+                if (strchr(stop, s[i]))
+                        return i;
+        return n;
+}
+
 static int formatted_add(void *data, NssMapType t, const void *entry, uint64_t *ret_at) {
         CacheFormatted *f = (CacheFormatted *) data + t;
         uint64_t at = cache_formatted_size(f);
@@ -19,21 +27,25 @@ static int formatted_add(void *data, NssMapType t, const void *entry, uint64_t *
         return 0;
 }
 
-/* Every map's line starts with the entry's name and a colon. */
+/* Every map's line starts with the entry's name and a colon; a netgroup's
+ * with its name and a blank, or the newline. */
 static const char *formatted_name(void *data, NssMapType t, uint64_t at, char buf[static MAP_NAME_MAX + 1]) {
         CacheFormatted *f = (CacheFormatted *) data + t;
         char line[MAP_NAME_MAX + 1];
-        const char *colon;
+        size_t end;
         ssize_t n;
 
         n = cache_formatted_read(f, at, line, sizeof(line));
         if (n <= 0)
                 return NULL;
-        colon = memchr(line, ':', (size_t) n);
-        if (!colon)
+        end = strcspn_n(line, (size_t) n,
+                        t == NSS_MAP_NETGROUP    ? " \n"
+                        : t == NSS_MAP_AUTOMOUNT ? "\t"
+                                                 : ":");
+        if (end == (size_t) n)
                 return NULL;
-        memcpy(buf, line, (size_t) (colon - line));
-        buf[colon - line] = 0;
+        memcpy(buf, line, end);
+        buf[end] = 0;
         return buf;
 }
 

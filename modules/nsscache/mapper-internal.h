@@ -18,7 +18,8 @@ typedef struct Claim {
         uint64_t at[3]; /* where its entries went (MAP_AT_NONE: nowhere), see mapper_claim_at() */
         uint32_t id;
         bool group;
-        bool removed; /* displaced by a later entry: cut out when taken */
+        bool netgroup; /* a netgroup's entry: at[0] */
+        bool removed;  /* displaced by a later entry: cut out when taken */
 } Claim;
 
 /* The value of a name or id whose claimant was rejected: free again. */
@@ -29,7 +30,8 @@ struct Mapper {
         MapSink sink; /* where accepted entries go */
         MapRejects rejects;
         DupSet *user_names, *uids, *group_names, *gids;
-        DupSet *members; /* of the group being mapped */
+        DupSet *members;        /* of the group being mapped */
+        DupSet *netgroup_names; /* to its claim; CLAIM_NONE: contested, nobody's */
         /* The node's own accounts; the system ones every node refuses are in modutil/reserved-accounts.h. */
         DupSet *local_user_names, *local_uids, *local_group_names, *local_gids;
         /* name + NUL + id of each entry in the published passwd / group map */
@@ -49,6 +51,13 @@ int mapper_emit(Mapper *m, NssMapType t, const void *entry, uint64_t *ret_at);
 int mapper_grow(void **array, size_t *cap, size_t n, size_t size);
 /* A POSIX portable name every tool takes as it is. */
 bool mapper_name_valid(const char *s);
+/* A netgroup's name (or a member naming one): portable, no blank, parenthesis or comma. */
+bool mapper_netgroup_name_valid(const char *s);
+/* A netgroup member "(host,user,domain)" whose fields hold no blank, parenthesis or comma. */
+bool mapper_netgroup_triple_valid(const char *s);
+/* The file nsscache names a mount point's map (auto.NAME), malloc'ed; -EINVAL for a mount point that is not
+ * absolute, portable and free of "." and "..". */
+int mapper_automount_file(const char *mountpoint, char **ret);
 /* A name of the node's own accounts (@local) or a reserved one. */
 bool mapper_name_reserved(const DupSet *local, const char *name);
 /* An id of the node's own accounts (@local) or a reserved one. */

@@ -1,5 +1,5 @@
-/* Every source's entries into validated passwd, shadow, group and sshkey
- * entries, handed to a sink.
+/* Every source's entries into validated passwd, shadow, group, sshkey and
+ * netgroup entries, handed to a sink.
  *
  * The data comes from a remote directory or files that other people
  * administer, so every value is treated as hostile: a name that is not a
@@ -46,6 +46,8 @@
 
 /* A user's passwd, shadow and sshkey entries, or a group's group entry. */
 uint64_t *mapper_claim_at(Claim *c, NssMapType t) {
+        if (c->netgroup)
+                return t == NSS_MAP_NETGROUP ? c->at : NULL;
         if (c->group)
                 return t == NSS_MAP_GROUP ? c->at : NULL;
         switch (t) {
@@ -71,7 +73,7 @@ int mapper_new(const NsscacheConf *c, const MapSink *sink, Mapper **ret) {
         m->conf = c;
         m->sink = *sink;
         if (dupset_new(&m->user_names) < 0 || dupset_new(&m->uids) < 0 || dupset_new(&m->group_names) < 0 ||
-            dupset_new(&m->gids) < 0 || dupset_new(&m->members) < 0 ||
+            dupset_new(&m->gids) < 0 || dupset_new(&m->members) < 0 || dupset_new(&m->netgroup_names) < 0 ||
             dupset_new(&m->local_user_names) < 0 || dupset_new(&m->local_uids) < 0 ||
             dupset_new(&m->local_group_names) < 0 || dupset_new(&m->local_gids) < 0 ||
             dupset_new(&m->published_users) < 0 || dupset_new(&m->published_groups) < 0 ||
@@ -94,6 +96,7 @@ Mapper *mapper_free(Mapper *m) {
         dupset_free(m->group_names);
         dupset_free(m->gids);
         dupset_free(m->members);
+        dupset_free(m->netgroup_names);
         dupset_free(m->local_user_names);
         dupset_free(m->local_uids);
         dupset_free(m->local_group_names);
@@ -652,6 +655,190 @@ static int file_group(Mapper *m, const NssGroup *e) {
         return r;
 }
 
+/* ---- netgroups --------------------------------------------------------------- */
+
+/* A netgroup's name, or a member naming another: portable characters (no
+ * blank, which separates the fields of netgroup(5), no parenthesis or
+ * comma, which make triples), not an option, not only dots. */
+bool mapper_netgroup_name_valid(const char *s) {
+        size_t n = strlen(s), dots = 0;
+
+        if (n == 0 || n > MAP_NAME_MAX || s[0] == '-')
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-", s[i]))
+                        return false;
+                dots += s[i] == '.';
+        }
+        return dots < n;
+}
+
+/* One field of a triple: empty (any), or printable ASCII that neither ends
+ * the field (',' ')'), opens another '(' nor splits the line (a blank). */
+static bool triple_field_valid(const char *b, const char *e) {
+        if ((size_t) (e - b) > MAP_FIELD_MAX)
+                return false;
+        for (const char *p = b; p < e; p++)
+                if ((unsigned char) *p <= 0x20 || (unsigned char) *p >= 0x7f || strchr("(),", *p))
+                        return false;
+        return true;
+}
+
+/* "(host,user,domain)", each field as triple_field_valid() takes it. */
+bool mapper_netgroup_triple_valid(const char *s) {
+        size_t n = strlen(s);
+        const char *c1, *c2;
+
+        if (n < 4 || s[0] != '(' || s[n - 1] != ')')
+                return false;
+        c1 = memchr(s + 1, ',', n - 2);
+        c2 = c1 ? memchr(c1 + 1, ',', (size_t) (s + n - 1 - (c1 + 1))) : NULL;
+        return c2 && triple_field_valid(s + 1, c1) && triple_field_valid(c1 + 1, c2) &&
+               triple_field_valid(c2 + 1, s + n - 1);
+}
+
+/* A netgroup's name is its own only when no other entry claims it: two
+ * entries of one name are both rejected (there is no id that could tell
+ * the published one), and so is every later one. */
+static int netgroup_claim(Mapper *m, const char *name, bool *ret_ok, uint32_t *ret_claim) {
+        uint32_t next, i = CLAIM_NONE;
+        int r;
+
+        *ret_ok = false;
+        if (m->n_claims >= CLAIM_NONE)
+                return -ENOMEM;
+        r = mapper_grow((void **) &m->claims, &m->cap_claims, m->n_claims, sizeof(Claim));
+        if (r < 0)
+                return r;
+        next = (uint32_t) m->n_claims;
+        r = dupset_get_or_add(m->netgroup_names, name, strlen(name), next, &i);
+        if (r < 0)
+                return r;
+        if (r == 0) { /* claimed before: by an entry, now displaced, or contested already */
+                if (i != CLAIM_NONE && !m->claims[i].removed) {
+                        m->claims[i].removed = true;
+                        m->n_removed++;
+                        r = mapper_reject_name(m, MAP_REJECT_DUP_NAME, NSS_MAP_NETGROUP, name, -1);
+                        if (r < 0)
+                                return r;
+                }
+                if (dupset_put(m->netgroup_names, name, strlen(name), CLAIM_NONE) < 0)
+                        return -ENOMEM;
+                return mapper_reject_name(m, MAP_REJECT_DUP_NAME, NSS_MAP_NETGROUP, name, -1);
+        }
+        m->claims[m->n_claims++] =
+                (Claim){ .at = { MAP_AT_NONE, MAP_AT_NONE, MAP_AT_NONE }, .netgroup = true };
+        *ret_ok = true;
+        *ret_claim = next;
+        return 0;
+}
+
+/* A netgroup: a valid name, claimed by no other entry; each member a triple
+ * or a netgroup's name (an invalid one is dropped alone, bad-member), at
+ * most MAP_MEMBERS_MAX, in the order given. */
+static int file_netgroup(Mapper *m, const NssNetgroup *e) {
+        _cleanup_strv_free_ char **entries = NULL;
+        size_t n = 0;
+        uint32_t i;
+        bool ok;
+        int r = 0;
+
+        if (!e->name)
+                return mapper_reject_name(m, MAP_REJECT_NO_NAME, NSS_MAP_NETGROUP, NULL, -1);
+        if (!mapper_netgroup_name_valid(e->name))
+                return mapper_reject_name(m, MAP_REJECT_BAD_NAME, NSS_MAP_NETGROUP, e->name, -1);
+        entries = calloc(mapper_members_cap(1), sizeof(char *));
+        if (!entries)
+                return -ENOMEM;
+        for (size_t j = 0; e->entries && e->entries[j] && r >= 0; j++) {
+                const char *v = e->entries[j];
+
+                if (v[0] == '(' ? !mapper_netgroup_triple_valid(v) : !mapper_netgroup_name_valid(v))
+                        r = mapper_reject_name(m, MAP_REJECT_BAD_MEMBER, NSS_MAP_NETGROUP, e->name, -1);
+                else if (n >= MAP_MEMBERS_MAX) {
+                        r = mapper_reject_name(m, MAP_REJECT_TOO_MANY, NSS_MAP_NETGROUP, e->name, -1);
+                        break;
+                } else
+                        r = mapper_push_member(&entries, &n, v);
+        }
+        if (r < 0)
+                return r;
+        r = netgroup_claim(m, e->name, &ok, &i);
+        if (r < 0 || !ok)
+                return r;
+        r = mapper_emit_named(m, NSS_MAP_NETGROUP, &(NssNetgroup){ .name = e->name, .entries = entries }, i,
+                              e->name);
+        if (r >= 0)
+                drop_unwritten(m, NSS_MAP_NETGROUP, i);
+        return r;
+}
+
+/* ---- automount ---------------------------------------------------------------- */
+
+/* Printable ASCII without a blank (autofs splits its lines at blanks), at most @max bytes. */
+static bool automount_text_ok(const char *s, size_t max) {
+        size_t n = s ? strlen(s) : 0;
+
+        if (n == 0 || n > max)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if ((unsigned char) s[i] <= 0x20 || (unsigned char) s[i] >= 0x7f)
+                        return false;
+        return true;
+}
+
+/* A mount point of auto.master, as nsscache names its map's file after it
+ * (its files cache: the leading slashes off, the others '_', after
+ * "auto."): absolute, components of A-Z a-z 0-9 . _ - one slash apart, none
+ * "." or "..", short enough for the file name. */
+int mapper_automount_file(const char *mountpoint, char **ret) {
+        size_t n = mountpoint ? strlen(mountpoint) : 0;
+        const char *p;
+        char *f;
+
+        if (n < 2 || mountpoint[0] != '/' || n + 5 > CACHE_AUTOMOUNT_FILE_MAX + 1)
+                return -EINVAL;
+        for (p = mountpoint + 1; *p;) {
+                size_t k = strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-");
+
+                if (k == 0 || (k == 1 && p[0] == '.') || (k == 2 && p[0] == '.' && p[1] == '.') ||
+                    (p[k] && (p[k] != '/' || !p[k + 1])))
+                        return -EINVAL;
+                p += k + (p[k] == '/');
+        }
+        if (streq(mountpoint, "/master")) /* auto.master itself */
+                return -EINVAL;
+        if (asprintf(&f, "auto.%s", mountpoint + 1) < 0)
+                return -ENOMEM;
+        for (char *c = f; *c; c++)
+                if (*c == '/')
+                        *c = '_';
+        *ret = f;
+        return 0;
+}
+
+/* A line of an automount map: in auto.master a mount point (a file name
+ * after it) and a location; elsewhere a key, options and a location, each
+ * printable without blanks.  No claims: the source's mapping has taken a
+ * key that two entries hold from both already. */
+static int file_automount(Mapper *m, const NssAutomount *e) {
+        _cleanup_free_ char *file = NULL;
+        const char *key = e->key;
+        int r;
+
+        if (e->map ? !automount_text_ok(key, MAP_FIELD_MAX) : mapper_automount_file(key, &file) < 0)
+                return mapper_reject_name(m, key ? MAP_REJECT_BAD_NAME : MAP_REJECT_NO_NAME,
+                                          NSS_MAP_AUTOMOUNT, key, -1);
+        if ((e->map && !cache_format_automount_file_ok(e->map)) ||
+            (e->options && !automount_text_ok(e->options, MAP_FIELD_MAX)) ||
+            !automount_text_ok(e->location, MAP_FIELD_MAX))
+                return mapper_reject_name(m, MAP_REJECT_BAD_ENTRY, NSS_MAP_AUTOMOUNT, key, -1);
+        r = mapper_emit(m, NSS_MAP_AUTOMOUNT, e, &(uint64_t){ 0 });
+        if (r == -EINVAL || r == -EILSEQ)
+                return mapper_reject_name(m, MAP_REJECT_BAD_ENTRY, NSS_MAP_AUTOMOUNT, key, -1);
+        return r;
+}
+
 int mapper_add_entry(Mapper *m, NssMapType t, const void *entry) {
         if (!m->conf->map_enabled[t])
                 return 0;
@@ -664,6 +851,10 @@ int mapper_add_entry(Mapper *m, NssMapType t, const void *entry) {
                 return file_group(m, entry);
         case NSS_MAP_SSHKEY:
                 return file_sshkey(m, entry);
+        case NSS_MAP_NETGROUP:
+                return file_netgroup(m, entry);
+        case NSS_MAP_AUTOMOUNT:
+                return file_automount(m, entry);
         default:
                 return -EINVAL;
         }

@@ -151,10 +151,9 @@ static bool path_is_etc(const char *dir) {
 }
 
 static const char *const http_url_keys[_NSS_MAP_MAX] = {
-        [NSS_MAP_PASSWD] = "http_passwd_url",
-        [NSS_MAP_SHADOW] = "http_shadow_url",
-        [NSS_MAP_GROUP] = "http_group_url",
-        [NSS_MAP_SSHKEY] = "http_sshkey_url",
+        [NSS_MAP_PASSWD] = "http_passwd_url",     [NSS_MAP_SHADOW] = "http_shadow_url",
+        [NSS_MAP_GROUP] = "http_group_url",       [NSS_MAP_SSHKEY] = "http_sshkey_url",
+        [NSS_MAP_NETGROUP] = "http_netgroup_url", [NSS_MAP_AUTOMOUNT] = "http_automount_base_url",
 };
 
 /* A map file's URL as libcurl parses it: http or https (nsscache takes no
@@ -196,10 +195,22 @@ static int conf_check_common(NsscacheConf *c, ConfFault *f, char **ret_error) {
                 if ((int) t < 0)
                         return fault(f, -1, "maps", ret_error,
                                      "key 'maps': map '%s' is not supported (passwd, shadow, "
-                                     "group, sshkey)",
+                                     "group, sshkey, netgroup, automount)",
                                      *m);
                 c->map_enabled[t] = true;
         }
+        if (c->files_cache_filename_suffix && strpbrk(c->files_cache_filename_suffix, "/\n"))
+                return fault(
+                        f, -1, "files_cache_filename_suffix", ret_error,
+                        "key 'files_cache_filename_suffix': must not hold a '/' or a newline (it ends a "
+                        "file name in files_dir)");
+        for (NssMapType t = NSS_MAP_NETGROUP; t <= NSS_MAP_AUTOMOUNT; t++)
+                if (c->map[t].files_suffix && strpbrk(c->map[t].files_suffix, "/\n"))
+                        return fault(
+                                f, (int) t, "files_cache_filename_suffix", ret_error,
+                                "[%s] key 'files_cache_filename_suffix': must not hold a '/' or a newline "
+                                "(it ends a file name in files_dir)",
+                                nss_map_to_string(t));
         if (isempty(c->files_cache_filename_suffix) && c->files_dir && path_is_etc(c->files_dir))
                 return fault(f, -1, "files_cache_filename_suffix", ret_error,
                              "key 'files_cache_filename_suffix': must not be empty when "
@@ -274,6 +285,11 @@ static int conf_check_manifest(const NsscacheConf *c, ConfFault *f, char **ret_e
 
 /* export_dir and export_signing_key: both or neither. */
 static int conf_check_export(const NsscacheConf *c, ConfFault *f, char **ret_error) {
+        if (c->export_dir && c->map_enabled[NSS_MAP_AUTOMOUNT])
+                return fault(
+                        f, -1, "export_dir", ret_error,
+                        "key 'export_dir': not with the automount map (a manifest names one file a map; "
+                        "the automount map is auto.master and the files it names)");
         if (c->export_dir && !c->export_signing_key)
                 return fault(
                         f, -1, "export_dir", ret_error,
@@ -362,6 +378,13 @@ int nsscache_conf_check_s3(NsscacheConf *c, ConfFault *f, char **ret_error) {
                                      "file)");
                 return conf_check_manifest(c, f, ret_error);
         }
+        if (c->map_enabled[NSS_MAP_NETGROUP] || c->map_enabled[NSS_MAP_AUTOMOUNT])
+                return fault(
+                        f, -1, "maps", ret_error,
+                        "key 'maps': nsscache's s3 source has no %s map (it reads passwd, group, shadow and "
+                        "sshkey objects); use source = %s",
+                        c->map_enabled[NSS_MAP_NETGROUP] ? "netgroup" : "automount",
+                        c->map_enabled[NSS_MAP_NETGROUP] ? "http with http_netgroup_url, or ldap" : "ldap");
         if (isempty(c->s3_bucket))
                 return fault(f, -1, "s3_bucket", ret_error, "key 's3_bucket': required with source = s3");
         if (!s3_bucket_valid(c->s3_bucket))
@@ -403,6 +426,11 @@ int nsscache_conf_check_http(NsscacheConf *c, ConfFault *f, char **ret_error) {
         if (r < 0)
                 return r;
 
+        if (c->map_enabled[NSS_MAP_AUTOMOUNT] && (c->manifest_url || c->manifest_public_key))
+                return fault(
+                        f, -1, "maps", ret_error,
+                        "key 'maps': the automount map is not in a producer's manifest (it is auto.master "
+                        "and the files it names): read it with http_automount_base_url");
         if (c->base_url)
                 return fault(f, -1, "scim_base_url", ret_error,
                              "key 'scim_base_url': read only with source = scim");
@@ -500,6 +528,12 @@ int nsscache_conf_check_scim(NsscacheConf *c, ConfFault *f, char **ret_error) {
         r = conf_check_common(c, f, ret_error);
         if (r < 0)
                 return r;
+        if (c->map_enabled[NSS_MAP_NETGROUP] || c->map_enabled[NSS_MAP_AUTOMOUNT])
+                return fault(f, -1, "maps", ret_error,
+                             "key 'maps': SCIM has no %s; the %s map comes from source = %s",
+                             c->map_enabled[NSS_MAP_NETGROUP] ? "netgroups" : "automount maps",
+                             c->map_enabled[NSS_MAP_NETGROUP] ? "netgroup" : "automount",
+                             c->map_enabled[NSS_MAP_NETGROUP] ? "ldap or http" : "ldap");
         for (size_t i = 0; i < ELEMENTSOF(required); i++)
                 if (c->map_enabled[required[i].map] &&
                     isempty(*(char **) ((uint8_t *) &c->map[required[i].map] + required[i].offset)))
@@ -606,6 +640,14 @@ int nsscache_conf_check_ldap(NsscacheConf *c, ConfFault *f, char **ret_error) {
                         return fault(f, (int) t, "ldap_nested_groups", ret_error,
                                      "[%s] key 'ldap_nested_groups': read only for the group map",
                                      nss_map_to_string(t));
+                /* automount: nsscache searches auto.master and its maps with filters of its own */
+                if (t == NSS_MAP_AUTOMOUNT && isempty(m->ldap_base))
+                        return fault(
+                                f, (int) t, "ldap_base", ret_error,
+                                "[automount] key 'ldap_base': required for the automount map (where the "
+                                "automountMap ou=auto.master is searched)");
+                if (t == NSS_MAP_AUTOMOUNT)
+                        continue;
                 if (isempty(m->ldap_base) || isempty(m->ldap_filter))
                         return fault(
                                 f, (int) t, isempty(m->ldap_base) ? "ldap_base" : "ldap_filter", ret_error,

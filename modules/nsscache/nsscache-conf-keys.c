@@ -99,6 +99,9 @@ static const NsscacheKey keys[] = {
         K("http_shadow_url", "http_shadow_url", SUNKD_CFG_STRING, http_url[NSS_MAP_SHADOW]),
         K("http_group_url", "http_group_url", SUNKD_CFG_STRING, http_url[NSS_MAP_GROUP]),
         K("http_sshkey_url", "http_sshkey_url", SUNKD_CFG_STRING, http_url[NSS_MAP_SSHKEY]),
+        K("http_netgroup_url", "http_netgroup_url", SUNKD_CFG_STRING, http_url[NSS_MAP_NETGROUP]),
+        K("http_automount_base_url", "http_automount_base_url", SUNKD_CFG_STRING,
+          http_url[NSS_MAP_AUTOMOUNT]),
         /* nsscache strips the source's "http_" from its keys and then reads "http_proxy" */
         K("http_http_proxy", "http_proxy", SUNKD_CFG_STRING, http_proxy),
         KI("http_retry_max", "http_retry_max", http_retry_max, 1, 10),
@@ -188,8 +191,9 @@ typedef struct YamlConf {
 _Static_assert(offsetof(YamlConf, c) == 0, "YamlConf.c must come first");
 
 static const char *const yaml_map_sections[_NSS_MAP_MAX + 1] = {
-        [NSS_MAP_PASSWD] = "passwd", [NSS_MAP_SHADOW] = "shadow", [NSS_MAP_GROUP] = "group",
-        [NSS_MAP_SSHKEY] = "sshkey", [_NSS_MAP_MAX] = "DEFAULT",
+        [NSS_MAP_PASSWD] = "passwd", [NSS_MAP_SHADOW] = "shadow",     [NSS_MAP_GROUP] = "group",
+        [NSS_MAP_SSHKEY] = "sshkey", [NSS_MAP_NETGROUP] = "netgroup", [NSS_MAP_AUTOMOUNT] = "automount",
+        [_NSS_MAP_MAX] = "DEFAULT",
 };
 
 #define N_YAML_KEYS_MAX (ELEMENTSOF(keys) + _NSS_MAP_MAX + 1)
@@ -232,6 +236,7 @@ static void map_conf_done(ScimMapConf *m) {
         free(m->ldap_base);
         free(m->ldap_filter);
         free(m->ldap_scope);
+        free(m->files_suffix);
         memset(m, 0, sizeof(*m));
 }
 
@@ -544,9 +549,9 @@ unsigned nsscache_conf_ini_origin(const NsscacheConf *c, const char *section, co
 }
 
 static const char *section_check(const char *s) {
-        if (streq(s, "DEFAULT") || (int) nss_map_from_string(s) >= 0)
+        if (streq(s, "DEFAULT") || streq(s, "suffix") || (int) nss_map_from_string(s) >= 0)
                 return NULL;
-        return "unknown section (expected DEFAULT, passwd, shadow, group or sshkey)";
+        return "unknown section (expected DEFAULT, passwd, shadow, group, sshkey, netgroup or automount)";
 }
 
 /* A key no row has: the one it is a slip for, when one is near enough. */
@@ -589,6 +594,32 @@ static int ini_apply_entry(NsscacheConf *c, const IniFile *f, const IniEntry *e,
         bool is_default = streq(e->section, "DEFAULT");
         int r;
 
+        /* nsscache's example has [suffix] with an empty prefix: its files cache
+         * then leaves automount locations as they are */
+        if (streq(e->section, "suffix")) {
+                if (!streq(e->key, "prefix") && !streq(e->key, "suffix"))
+                        return ini_unknown(f, e, ret_error);
+                r = ini_value(f, e, &v, ret_error);
+                if (r < 0)
+                        return r;
+                if (streq(e->key, "prefix") && !isempty(v))
+                        return ini_error(
+                                ret_error, f->fname, e->line, e->key,
+                                "not supported: nsscache's [suffix] rewrites automount locations by "
+                                "regular expression; only an empty prefix (its example's) is taken");
+                return 0;
+        }
+        /* auto.master from the directory's, nsscache's default; a local one is not read */
+        if (streq(e->key, "files_local_automount_master")) {
+                r = ini_value(f, e, &v, ret_error);
+                if (r < 0)
+                        return r;
+                if (!streq(v, "no"))
+                        return ini_error(ret_error, f->fname, e->line, e->key,
+                                         "only 'no' is supported: sunkd writes every map the directory's "
+                                         "auto.master names, and auto.master itself");
+                return 0;
+        }
         k = ini_key_find(e->key);
         if (!k && streq(e->key, "http_proxy"))
                 return ini_error(
@@ -601,6 +632,22 @@ static int ini_apply_entry(NsscacheConf *c, const IniFile *f, const IniEntry *e,
                         return ini_error(ret_error, f->fname, e->line, e->key, "%s", ldap_refused[i].why);
         if (!k)
                 return ini_unknown(f, e, ret_error);
+        /* nsscache's own example writes the netgroup and automount maps where
+         * glibc's files module and autofs read them (/etc/netgroup,
+         * /etc/auto.master), with an empty suffix in [netgroup] and [automount] */
+        if (streq(e->key, "files_cache_filename_suffix") &&
+            (streq(e->section, "netgroup") || streq(e->section, "automount"))) {
+                ScimMapConf *m = &c->map[nss_map_from_string(e->section)];
+
+                r = ini_value(f, e, &v, ret_error);
+                if (r < 0)
+                        return r;
+                free(m->files_suffix);
+                m->files_suffix = strdup(v);
+                if (!m->files_suffix)
+                        return -ENOMEM;
+                return ini_note_origin(c, e->section, e->key, e->line);
+        }
         if (!(k->flags & (KEY_MAP | KEY_SAME)) && !k->fixed && !is_default)
                 return ini_error(ret_error, f->fname, e->line, e->key,
                                  "must be set in [DEFAULT] (Users are fetched once for all maps)");

@@ -67,11 +67,13 @@ typedef struct ScimMapConf {
         char *ldap_filter;
         char *ldap_scope; /* base, one (onelevel), sub (subtree) */
         bool ldap_nested_groups;
+        /* files_cache_filename_suffix of [netgroup] or [automount]; NULL: [DEFAULT]'s */
+        char *files_suffix;
 } ScimMapConf;
 
 typedef struct NsscacheConf {
         /* nsscache [DEFAULT] */
-        char *source; /* "scim", "http" or "s3" */
+        char *source; /* "scim", "ldap", "http" or "s3" */
         char *cache;  /* must be "files" */
         char **maps;
         char *files_dir;
@@ -191,8 +193,8 @@ int nsscache_conf_load_ini(NsscacheConf *c, const char *path, char **ret_error);
  * read first and every key the YAML section sets then overrides it; a file
  * that cannot be read or is not trusted is an error located at that key.
  * The per-map settings live in sub-sections `passwd:`, `shadow:`, `group:`,
- * `sshkey:` (and a `DEFAULT:` sub-section for all maps) with the INI key
- * names.
+ * `sshkey:`, `netgroup:`, `automount:` (and a `DEFAULT:` sub-section for all
+ * maps) with the INI key names.
  * Checks what nsscache_conf_finalize() checks, that the directories written
  * are trusted, and then that a token can be read as a run reads it (the
  * token is wiped again); errors are located at the line that set the key,

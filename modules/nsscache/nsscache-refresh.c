@@ -19,6 +19,7 @@ void nsscache_refresh_options(const NsscacheConf *c, bool force, CacheOptions *o
         for (int t = 0; t < _NSS_MAP_MAX; t++) {
                 o->enabled[t] = c->map_enabled[t];
                 o->min_entries[t] = (size_t) c->min_entries;
+                o->map_suffix[t] = c->map[t].files_suffix;
         }
 }
 

@@ -138,6 +138,16 @@ static int ldap_digests(const NsscacheConf *c, const LdapRun *run, const uint8_t
                 r = digest_begin(d);
         if (r >= 0)
                 r = ldap_entries_digest(run->maps + t, d);
+        /* the maps auto.master names: their bases and entries, in the order searched */
+        for (size_t i = 0; t == NSS_MAP_AUTOMOUNT && r >= 0 && i < run->n_automount; i++) {
+                uint64_t n = strlen(run->automount[i].dn);
+
+                r = digest_feed(d, &n, sizeof(n));
+                if (r >= 0)
+                        r = digest_feed(d, run->automount[i].dn, n);
+                if (r >= 0)
+                        r = ldap_entries_digest(&run->automount[i].e, d);
+        }
         if (r >= 0)
                 r = digest_end(d, ret);
         return r;
@@ -176,7 +186,9 @@ static int ldap_src_map(const NsscacheConf *c, void *run, Mapper *m, FetchRecord
 
                 if (!c->map_enabled[t])
                         continue;
-                r = ldap_map_add(m, c, t, l->maps + t);
+                r = t == NSS_MAP_AUTOMOUNT
+                            ? ldap_map_automount(m, c, l->maps + t, l->automount, l->n_automount)
+                            : ldap_map_add(m, c, t, l->maps + t);
                 if (r < 0)
                         return r;
                 if (sunkd_cancelled(cancel))

@@ -2,8 +2,10 @@
  * source's mapping (modules/nsscache/ldap/ldap-map.h).  The first byte picks
  * the schema (bit 0: ldap_ad, bit 1: ldap_rfc2307bis, bit 2:
  * ldap_nested_groups); the rest is entries as lines "attr: value" (any
- * bytes but a newline; "dn: " starts an entry), each entry given to all
- * four maps as a search would give it.  Never a crash or a leak, never an
+ * bytes but a newline; "dn: " starts an entry), each entry given to the
+ * maps (passwd, shadow, group, sshkey, netgroup) as a search would give
+ * it, and to the automount map as auto.master and as the map its first
+ * location names.  Never a crash or a leak, never an
  * error but -ENOMEM; every entry kept renders again. */
 #include <errno.h>
 #include <stdint.h>
@@ -58,7 +60,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         unsigned mode = size > 0 ? data[0] : 0;
 
         if (asprintf(&text,
-                     "[DEFAULT]\nsource = ldap\ncache = files\nmaps = passwd, shadow, group, sshkey\n"
+                     "[DEFAULT]\nsource = ldap\ncache = files\nmaps = passwd, shadow, group, sshkey, "
+                     "automount, "
+                     "netgroup\n"
                      "files_dir = /tmp\ntimestamp_dir = /tmp\nldap_uri = ldap://127.0.0.1\n"
                      "ldap_base = dc=x\nldap_filter = (uid=*)\nldap_ad = %u\nldap_rfc2307bis = %u\n"
                      "[group]\nldap_nested_groups = %u\n",
@@ -71,8 +75,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (mapper_new(c, &sink, &m) < 0)
                 __builtin_trap();
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
-                if (ldap_map_add(m, c, t, &e) < 0)
+                if (t != NSS_MAP_AUTOMOUNT && ldap_map_add(m, c, t, &e) < 0)
                         __builtin_trap();
+        /* automount: the entries as auto.master, and as the map the first location names */
+        for (size_t i = 0; i < e.n; i++) {
+                const LdapAttr *a = ldap_entry_get(e.entries + i, "automountInformation");
+                _cleanup_free_ char *dn = NULL;
+
+                if (a && a->n > 0 && ldap_automount_location(a->vals[0], &dn) == 0) {
+                        if (ldap_map_automount(m, c, &e, &(LdapAutomountMap){ .dn = dn, .e = e }, 1) < 0)
+                                __builtin_trap();
+                        break;
+                }
+        }
         if (mapper_finish(m) < 0)
                 __builtin_trap();
         scim_collect_take(&col, &maps);

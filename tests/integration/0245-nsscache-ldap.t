@@ -55,6 +55,7 @@ refresh() {
 golden_is() { # MODE
         local f bad=
         for f in "$SUNKD_SRCDIR/tests/data/nsscache/ldap/golden/$1"/*; do
+                case "${f##*/}" in netgroup* | auto.*) continue ;; esac # maps of their own: 0247, 0248
                 cmp -s "$f" "$T/cache/${f##*/}" || bad="$bad ${f##*/}"
         done
         is "${bad:-none}" none "$1: every map and index is nsscache's, byte for byte"

@@ -6,7 +6,7 @@
 
 ETC_CACHE_LOCK=/run/lock/sunkd-etc-nss-cache.lock
 ETC_CACHE_FILES="passwd.cache passwd.cache.ixname passwd.cache.ixuid group.cache group.cache.ixname
-group.cache.ixgid shadow.cache shadow.cache.ixname sshkey.cache sshkey.cache.ixname nsswitch.conf"
+group.cache.ixgid shadow.cache shadow.cache.ixname sshkey.cache sshkey.cache.ixname nsswitch.conf netgroup"
 
 etc_cache_claim() {
         [ "$(id -u)" = 0 ] || bail_out "must run as root: libnss-cache reads only /etc"

@@ -13,6 +13,10 @@ static const struct {
         [NSS_MAP_SHADOW] = { offsetof(NssMaps, shadow), offsetof(NssMaps, n_shadow), sizeof(NssShadow) },
         [NSS_MAP_GROUP] = { offsetof(NssMaps, group), offsetof(NssMaps, n_group), sizeof(NssGroup) },
         [NSS_MAP_SSHKEY] = { offsetof(NssMaps, sshkey), offsetof(NssMaps, n_sshkey), sizeof(NssSshkey) },
+        [NSS_MAP_NETGROUP] = { offsetof(NssMaps, netgroup), offsetof(NssMaps, n_netgroup),
+                               sizeof(NssNetgroup) },
+        [NSS_MAP_AUTOMOUNT] = { offsetof(NssMaps, automount), offsetof(NssMaps, n_automount),
+                                sizeof(NssAutomount) },
 };
 
 static char **array_of(NssMaps *m, NssMapType t) {
@@ -76,6 +80,23 @@ static int copy(NssMapType t, void *dst, const void *src) {
                 NssSshkey *p = dst;
                 *p = (NssSshkey){ .name = strdup(e->name), .keys = strv_copy(e->keys) };
                 return p->name && p->keys ? 0 : -ENOMEM;
+        }
+        case NSS_MAP_AUTOMOUNT: {
+                const NssAutomount *e = src;
+                NssAutomount *p = dst;
+                *p = (NssAutomount){ .map = e->map ? strdup(e->map) : NULL,
+                                     .key = strdup(e->key),
+                                     .options = e->options ? strdup(e->options) : NULL,
+                                     .location = strdup(e->location) };
+                return p->key && p->location && !!p->map == !!e->map && !!p->options == !!e->options
+                               ? 0
+                               : -ENOMEM;
+        }
+        case NSS_MAP_NETGROUP: {
+                const NssNetgroup *e = src;
+                NssNetgroup *p = dst;
+                *p = (NssNetgroup){ .name = strdup(e->name), .entries = strv_copy(e->entries) };
+                return p->name && p->entries ? 0 : -ENOMEM;
         }
         default:
                 return -EINVAL;

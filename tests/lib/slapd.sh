@@ -10,8 +10,9 @@
 # slapd_stop                    stop it and wait until it is gone
 #
 # Schemas: core, cosine, nis (RFC 2307), inetorgperson, msuser (Active Directory's sAMAccountName,
-# objectSid, pwdLastSet, whenChanged), and a test one: openssh-lpk's ldapPublicKey/sshPublicKey and
-# unixHomeDirectory.
+# objectSid, pwdLastSet, whenChanged), and a test one: openssh-lpk's ldapPublicKey/sshPublicKey,
+# unixHomeDirectory, and autofs's automountMap (ou) and automount (cn, automountInformation), the
+# schema nsscache's ldap source reads automount maps in.
 
 SLAPD_BASE="dc=example,dc=com"
 SLAPD_ROOTDN="cn=admin,$SLAPD_BASE"
@@ -53,6 +54,9 @@ cn: sunktest
 olcAttributeTypes: ( 1.3.6.1.4.1.24552.500.1.1.1.13 NAME 'sshPublicKey' DESC 'OpenSSH public key' EQUALITY octetStringMatch SYNTAX 1.3.6.1.4.1.1466.115.121.1.40 )
 olcAttributeTypes: ( 1.2.840.113556.1.4.1944 NAME 'unixHomeDirectory' EQUALITY caseExactIA5Match SYNTAX 1.3.6.1.4.1.1466.115.121.1.26 SINGLE-VALUE )
 olcObjectClasses: ( 1.3.6.1.4.1.24552.500.1.1.2.0 NAME 'ldapPublicKey' SUP top AUXILIARY MAY ( sshPublicKey $ uid ) )
+olcAttributeTypes: ( 1.3.6.1.1.1.1.33 NAME 'automountInformation' DESC 'Information used by the autofs automounter' EQUALITY caseExactIA5Match SYNTAX 1.3.6.1.4.1.1466.115.121.1.26 SINGLE-VALUE )
+olcObjectClasses: ( 1.3.6.1.1.1.2.13 NAME 'automount' DESC 'An entry in an automounter map' SUP top STRUCTURAL MUST ( cn $ automountInformation ) MAY description )
+olcObjectClasses: ( 1.3.6.1.1.1.2.14 NAME 'automountMap' DESC 'A group of related automount objects' SUP top STRUCTURAL MUST ou MAY description )
 
 dn: olcDatabase={0}config,cn=config
 objectClass: olcDatabaseConfig

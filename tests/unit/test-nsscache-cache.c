@@ -29,6 +29,9 @@
 #include "../lib/nss-golden.h"
 #include "../lib/check-run.h"
 
+/* The maps of users and groups, which every source writes (netgroup follows them). */
+#define USER_MAPS (NSS_MAP_SSHKEY + 1)
+
 static char *golden_path(const char *name) {
         const char *src = getenv("SUNKD_SRCDIR");
         char *p;
@@ -71,7 +74,7 @@ START_TEST(test_render_golden) {
         NssMaps m;
 
         ck_assert_int_eq(nss_golden_build(0, &m), 0);
-        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
+        for (NssMapType t = 0; t < USER_MAPS; t++) {
                 _cleanup_free_ char *buf = NULL, *err = NULL, *want = NULL;
                 _cleanup_free_ char *gp = golden_path(golden_data[t]);
                 size_t len, n, want_len;
@@ -282,7 +285,7 @@ START_TEST(test_render_defaults) {
         };
 
         one_user(&m, &pw, &gr, &sk, &sp);
-        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
+        for (NssMapType t = 0; t < USER_MAPS; t++) {
                 _cleanup_free_ char *buf = NULL;
                 size_t len, n;
 
@@ -294,12 +297,44 @@ START_TEST(test_render_defaults) {
 }
 END_TEST
 
+/* netgroup(5) as nsscache writes it: the name, then each member after one
+ * blank; none, the name alone.  A blank or newline in a field is refused. */
+START_TEST(test_render_netgroup) {
+        NssNetgroup ng[] = {
+                { .name = (char *) "admins",
+                  .entries = (char *[]){ (char *) "(,bob,)", (char *) "ops", NULL } },
+                { .name = (char *) "empty", .entries = (char *[]){ NULL } },
+                { .name = (char *) "bare", .entries = NULL },
+        };
+        NssMaps m = { .netgroup = ng, .n_netgroup = ELEMENTSOF(ng) };
+        _cleanup_free_ char *buf = NULL, *err = NULL;
+        size_t len, n;
+
+        ck_assert_int_eq(cache_format_render(&m, NSS_MAP_NETGROUP, &buf, &len, &n, NULL), 0);
+        ck_assert_str_eq(buf, "admins (,bob,) ops\nempty\nbare\n");
+        ck_assert_uint_eq(n, 3);
+        ck_assert_int_eq(cache_format_check(NSS_MAP_NETGROUP, &(NssNetgroup){ .name = (char *) "a b" }),
+                         -EINVAL);
+        ck_assert_int_eq(cache_format_check(NSS_MAP_NETGROUP, &(NssNetgroup){ .name = (char *) "" }),
+                         -EINVAL);
+        ck_assert_int_eq(
+                cache_format_check(NSS_MAP_NETGROUP,
+                                   &(NssNetgroup){ .name = (char *) "a",
+                                                   .entries = (char *[]){ (char *) "(x,\ny,)", NULL } }),
+                -EINVAL);
+        ng[0].entries[1] = (char *) "o ps";
+        ck_assert_int_eq(cache_format_render(&m, NSS_MAP_NETGROUP, &buf, &len, &n, &err), -EINVAL);
+        ck_assert_str_eq(err,
+                         "netgroup entry 0: 'admins': a member is empty or contains a blank or a newline");
+}
+END_TEST
+
 START_TEST(test_maps_names) {
         NssMaps m = {};
 
-        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+        for (NssMapType t = 0; t < USER_MAPS; t++)
                 ck_assert_int_eq(nss_map_from_string(nss_map_to_string(t)), t);
-        ck_assert_int_eq((int) nss_map_from_string("netgroup"), -1);
+        ck_assert_int_eq((int) nss_map_from_string("hosts"), -1);
         ck_assert_int_eq((int) nss_map_from_string(NULL), -1);
         ck_assert_ptr_null(nss_map_to_string(_NSS_MAP_MAX));
         ck_assert_int_eq(nss_golden_build(1, &m), 0);
@@ -572,7 +607,7 @@ static void env_init(Env *e) {
         cache_options_init(&e->opts);
         e->opts.dir = e->dir;
         e->opts.timestamp_dir = e->ts;
-        for (size_t t = 0; t < _NSS_MAP_MAX; t++)
+        for (size_t t = 0; t < USER_MAPS; t++)
                 e->opts.perms[t] = (CachePerms){ .mode = 0644, .uid = (uid_t) -1, .gid = (gid_t) -1 };
         e->opts.now = 1700000000; /* 2023-11-14T22:13:20Z */
 }
@@ -604,6 +639,87 @@ static const char *const all_files[] = {
         "group.cache",  "group.cache.ixname",  "group.cache.ixgid",  "sshkey.cache", "sshkey.cache.ixname",
 };
 
+/* The automount map: auto.master and the maps it names, each its own file
+ * beside it with the same suffix, published together; a name that would
+ * leave the directory or a field with a blank is refused. */
+START_TEST(test_publish_automount) {
+        Env e;
+        CacheReport rep;
+        _cleanup_free_ char *master = NULL, *home = NULL, *data = NULL, *text = NULL, *stale = NULL;
+        _cleanup_free_ char *home_line = NULL, *data_line = NULL;
+        NssAutomount am[5];
+        NssMaps m = { .automount = am, .n_automount = ELEMENTSOF(am) };
+        size_t len;
+
+        env_init(&e);
+        for (size_t t = 0; t < _NSS_MAP_MAX; t++)
+                e.opts.enabled[t] = t == NSS_MAP_AUTOMOUNT;
+        home = env_file(&e, "auto.home.cache");
+        data = env_file(&e, "auto.data.cache");
+        ck_assert_int_ge(asprintf(&home_line, "/home %s", home), 0);
+        am[0] = (NssAutomount){ .map = (char *) "auto.home",
+                                .key = (char *) "alice",
+                                .options = (char *) "-rw",
+                                .location = (char *) "nfs:/home/alice" };
+        am[1] = (NssAutomount){ .map = (char *) "auto.data",
+                                .key = (char *) "ref",
+                                .location = (char *) "nfs:/ref" };
+        am[2] = (NssAutomount){ .map = (char *) "auto.home",
+                                .key = (char *) "*",
+                                .options = (char *) "-rw",
+                                .location = (char *) "nfs:/home/&" };
+        am[3] = (NssAutomount){ .key = (char *) "/home", .location = home };
+        am[4] = (NssAutomount){ .key = (char *) "/data", .location = data };
+        publish_ok(&e, &m, &rep);
+        ck_assert(rep.map[NSS_MAP_AUTOMOUNT].changed);
+        ck_assert_uint_eq(rep.map[NSS_MAP_AUTOMOUNT].entries, 2);
+        master = env_file(&e, "auto.master.cache");
+        text = read_all(master, &len);
+        ck_assert_int_ge(asprintf(&data_line, "%s\n/data %s\n", home_line, data), 0);
+        ck_assert_str_eq(text, data_line);
+        text = mfree(text);
+        text = read_all(home, &len);
+        ck_assert_str_eq(text, "alice -rw nfs:/home/alice\n* -rw nfs:/home/&\n");
+        text = mfree(text);
+        text = read_all(data, &len);
+        ck_assert_str_eq(text, "ref nfs:/ref\n");
+        text = mfree(text);
+
+        /* the same again: nothing changes; a map's change is published with auto.master */
+        publish_ok(&e, &m, &rep);
+        ck_assert_uint_eq(rep.n_changed, 0);
+        am[1].location = (char *) "nfs:/ref2";
+        publish_ok(&e, &m, &rep);
+        ck_assert_uint_eq(rep.n_changed, 1);
+        text = read_all(data, &len);
+        ck_assert_str_eq(text, "ref nfs:/ref2\n");
+        text = mfree(text);
+
+        /* a temp file a killed run left for a map's file goes */
+        if (geteuid() == 0) {
+                stale = env_file(&e, ".sunkd-auto.gone.cache.AbC123");
+                ck_assert_int_eq(fileio_write_atomic(stale, "x", 1, 0600, 0, 0), 0);
+                publish_ok(&e, &m, &rep);
+                ck_assert_int_eq(access(stale, F_OK), -1);
+        }
+
+        ck_assert_int_eq(
+                cache_format_check(NSS_MAP_AUTOMOUNT, &(NssAutomount){ .map = (char *) "auto.a/../b",
+                                                                       .key = (char *) "k",
+                                                                       .location = (char *) "l" }),
+                -EINVAL);
+        ck_assert_int_eq(cache_format_check(NSS_MAP_AUTOMOUNT, &(NssAutomount){ .map = (char *) "auto.x",
+                                                                                .key = (char *) "a b",
+                                                                                .location = (char *) "l" }),
+                         -EINVAL);
+        ck_assert_int_eq(cache_format_check(NSS_MAP_AUTOMOUNT, &(NssAutomount){ .key = (char *) "k",
+                                                                                .options = (char *) "",
+                                                                                .location = (char *) "l" }),
+                         -EINVAL);
+        env_done(&e);
+}
+END_TEST
+
 START_TEST(test_publish_golden) {
         Env e;
         NssMaps m;
@@ -616,7 +732,7 @@ START_TEST(test_publish_golden) {
         publish_ok(&e, &m, &rep);
         ck_assert_uint_eq(rep.n_changed, 4);
         ck_assert_int_eq(rep.timestamp_error, 0);
-        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
+        for (NssMapType t = 0; t < USER_MAPS; t++) {
                 ck_assert(rep.map[t].changed && rep.map[t].enabled && !rep.map[t].had_old);
                 ck_assert_uint_eq(rep.map[t].old_entries, 0);
         }
@@ -633,7 +749,7 @@ START_TEST(test_publish_golden) {
                 ck_assert_int_eq(stat(p, &st), 0);
                 ck_assert_int_eq(st.st_mode & 07777, 0644);
         }
-        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
+        for (NssMapType t = 0; t < USER_MAPS; t++) {
                 _cleanup_free_ char *p = NULL, *c = NULL;
                 size_t l;
 
@@ -948,7 +1064,7 @@ static void spill_maps(const Env *e, const NssMaps *m, size_t chunk, uint64_t ma
         const void *arrays[_NSS_MAP_MAX] = { m->passwd, m->shadow, m->group, m->sshkey };
         const size_t counts[_NSS_MAP_MAX] = { m->n_passwd, m->n_shadow, m->n_group, m->n_sshkey };
 
-        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
+        for (NssMapType t = 0; t < USER_MAPS; t++) {
                 cache_formatted_init(f + t, t);
                 ck_assert_int_eq(cache_publish_spill(&e->opts, f + t), 0);
                 ck_assert_int_eq(cache_publish_spill(&e->opts, f + t), -EBUSY);
@@ -997,7 +1113,7 @@ START_TEST(test_publish_spilled) {
                 ck_assert_uint_eq(count_temps(b.dir), 4);
                 ck_assert_int_eq(cache_publish_formatted(&b.opts, f, &rep, &err), 0);
                 ck_assert_ptr_null(err);
-                for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                for (NssMapType t = 0; t < USER_MAPS; t++)
                         cache_formatted_done(f + t);
                 ck_assert_uint_eq(count_temps(b.dir), 0);
                 na = snapshot(a.dir, &sa);
@@ -1021,7 +1137,7 @@ START_TEST(test_publish_spilled) {
                 spill_maps(&b, &m0, chunk, 0, f);
                 ck_assert_int_eq(cache_publish_formatted(&b.opts, f, &rep, &err), 0);
                 ck_assert_uint_eq(rep.n_changed, 0);
-                for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                for (NssMapType t = 0; t < USER_MAPS; t++)
                         cache_formatted_done(f + t);
                 assert_unchanged(b.dir, before, n);
 
@@ -1029,13 +1145,13 @@ START_TEST(test_publish_spilled) {
                 spill_maps(&b, &empty, chunk, 0, f);
                 ck_assert_int_eq(cache_publish_formatted(&b.opts, f, &rep, &err), CACHE_PUBLISH_REFUSED);
                 err = mfree(err);
-                for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                for (NssMapType t = 0; t < USER_MAPS; t++)
                         cache_formatted_done(f + t);
                 assert_unchanged(b.dir, before, n);
 
                 /* rendered, never published */
                 spill_maps(&b, &m1, chunk, 0, f);
-                for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                for (NssMapType t = 0; t < USER_MAPS; t++)
                         cache_formatted_done(f + t);
                 assert_unchanged(b.dir, before, n);
                 snap_free(before, n);
@@ -1076,7 +1192,7 @@ START_TEST(test_publish_spill_write_fails) {
         ck_assert_int_eq(f[NSS_MAP_SSHKEY].error, -EFBIG);
         ck_assert_int_eq(cache_publish_formatted(&e.opts, f, NULL, &err), -EFBIG);
         ck_assert_msg(err && strstr(err, "sshkey.cache: staging failed: File too large"), "%s", err ?: "");
-        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+        for (NssMapType t = 0; t < USER_MAPS; t++)
                 cache_formatted_done(f + t);
         assert_unchanged(e.dir, before, n);
         snap_free(before, n);
@@ -1102,7 +1218,7 @@ START_TEST(test_publish_spill_too_large) {
         ck_assert_int_eq(nss_golden_build(1, &m1), 0);
         publish_ok(&e, &m0, NULL);
         n = snapshot(e.dir, &before);
-        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
+        for (NssMapType t = 0; t < USER_MAPS; t++) {
                 _cleanup_free_ char *text = NULL;
                 size_t l;
 
@@ -1119,7 +1235,7 @@ START_TEST(test_publish_spill_too_large) {
                          0);
         ck_assert_msg(err && strstr(err, want), "%s", err ?: "");
         err = mfree(err);
-        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+        for (NssMapType t = 0; t < USER_MAPS; t++)
                 cache_formatted_done(f + t);
         assert_unchanged(e.dir, before, n);
 
@@ -1127,13 +1243,13 @@ START_TEST(test_publish_spill_too_large) {
         spill_maps(&e, &m1, 16, len - 1, f);
         ck_assert_int_eq(cache_publish_formatted(&e.opts, f, NULL, &err), -EFBIG);
         err = mfree(err);
-        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+        for (NssMapType t = 0; t < USER_MAPS; t++)
                 cache_formatted_done(f + t);
         assert_unchanged(e.dir, before, n);
         snap_free(before, n);
         spill_maps(&e, &m1, 16, len, f);
         ck_assert_int_eq(cache_publish_formatted(&e.opts, f, NULL, &err), 0);
-        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+        for (NssMapType t = 0; t < USER_MAPS; t++)
                 cache_formatted_done(f + t);
         ck_assert_uint_eq(count_temps(e.dir), 0);
         nss_maps_done(&m0);
@@ -1407,6 +1523,8 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_render_hostile);
         tcase_add_test(tc, test_render_defaults);
         tcase_add_test(tc, test_maps_names);
+        tcase_add_test(tc, test_render_netgroup);
+        tcase_add_test(tc, test_publish_automount);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("index");

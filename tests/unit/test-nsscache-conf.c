@@ -8,8 +8,12 @@
 #include <unistd.h>
 
 #include "modules/nsscache/nsscache-conf.h"
+#include "modules/nsscache/nsscache-refresh.h"
 #include "util/cleanup.h"
 #include "../lib/check-run.h"
+
+/* The maps of users and groups, which every source writes (netgroup follows them). */
+#define USER_MAPS (NSS_MAP_SSHKEY + 1)
 
 #define CW "urn:coreweave:params:scim:schemas:extension:coreweave:2.0:CoreWeaveUser"
 
@@ -73,8 +77,9 @@ START_TEST(test_seed) {
         ck_assert_str_eq(c->map[NSS_MAP_GROUP].path_groupname, "sunkPosixGroupName");
         ck_assert_str_eq(c->map[NSS_MAP_SSHKEY].path_ssh_keys, CW "/sunkSshKeys");
         ck_assert_ptr_null(c->map[NSS_MAP_SHADOW].path_uid);
-        for (int i = 0; i < _NSS_MAP_MAX; i++)
+        for (int i = 0; i < USER_MAPS; i++)
                 ck_assert(c->map_enabled[i]);
+        ck_assert(!c->map_enabled[NSS_MAP_NETGROUP]);
         ck_assert(c->tls_verify);
         ck_assert_int_eq(c->page_size, 100);
         ck_assert_int_eq(c->min_uid, 1000);
@@ -178,10 +183,32 @@ static const struct {
           "shadow and sshkey need passwd with source = ldap" },
         { "[DEFAULT]\nldap_uri=ldaps://x\nscim_base_url=https://x\n",
           "key 'ldap_uri': read only with source = ldap" },
+        { "[DEFAULT]\nsource=s3\ns3_bucket=b\nmaps=netgroup\n",
+          "key 'maps': nsscache's s3 source has no netgroup map" },
+        { "[DEFAULT]\nsource=http\nhttp_passwd_url=https://x/p\nmaps=passwd, netgroup\n",
+          "key 'http_netgroup_url': required for the netgroup map" },
+        { "[DEFAULT]\nsource=ldap\nldap_uri=ldaps://x\nldap_base=dc=x\nldap_filter=(cn=*)\nmaps=netgroup\n"
+          "[netgroup]\nfiles_cache_filename_suffix = x/../../passwd\n",
+          "[netgroup] key 'files_cache_filename_suffix': must not hold a '/'" },
+        { "[DEFAULT]\nsource=ldap\nldap_uri=ldaps://x\nldap_base=dc=x\nldap_filter=(cn=*)\nmaps=passwd\n"
+          "[passwd]\nfiles_cache_filename_suffix =\n",
+          "test.conf:8: key 'files_cache_filename_suffix': must be set in [DEFAULT]" },
         { "[DEFAULT]\ncache=nssdb\n", "test.conf:2: key 'cache': only 'files'" },
         { "[passwd]\nscim_base_url=https://x\n",
           "test.conf:2: key 'scim_base_url': must be set in [DEFAULT]" },
-        { "[automount]\n", "test.conf:1: section 'automount': unknown section" },
+        { "[hosts]\n", "test.conf:1: section 'hosts': unknown section" },
+        { "[DEFAULT]\nscim_base_url=https://x\nmaps=automount\n", "SCIM has no automount maps" },
+        { "[DEFAULT]\nsource=http\nhttp_passwd_url=https://x/p\nmaps=passwd, automount\n",
+          "key 'http_automount_base_url': required for the automount map" },
+        { "[suffix]\nprefix = /home\nsuffix = /export\n",
+          "test.conf:2: key 'prefix': not supported: nsscache's [suffix] rewrites automount locations" },
+        { "[suffix]\nbogus = 1\n", "test.conf:2: key 'bogus': unknown" },
+        { "[DEFAULT]\nfiles_local_automount_master = yes\n",
+          "test.conf:2: key 'files_local_automount_master': only 'no' is supported" },
+        { "[DEFAULT]\nsource=http\nhttp_automount_base_url=file:///etc/\nmaps=automount\n",
+          "key 'http_automount_base_url': is a placeholder or not a valid URL" },
+        { "[DEFAULT]\nsource=ldap\nldap_uri=ldaps://x\nldap_filter=(cn=*)\nmaps=automount\n",
+          "[automount] key 'ldap_base': required for the automount map" },
         { "[DEFAULT]\nscim_timout=5\n",
           "test.conf:2: key 'scim_timout': unknown or unsupported key; did you "
           "mean 'scim_timeout'?" },
@@ -212,7 +239,8 @@ static const struct {
         { "[DEFAULT]\nscim_base_url=ftp://x\n", "must be https://" },
         { "[DEFAULT]\nscim_base_url=https://x\nmaps=passwd\n", "[passwd] key 'scim_path_uid': required" },
         { "[DEFAULT]\nscim_base_url=https://x\nmaps=group\n", "[group] key 'scim_path_gid': required" },
-        { "[DEFAULT]\nscim_base_url=https://x\nmaps=netgroup\n", "map 'netgroup' is not supported" },
+        { "[DEFAULT]\nscim_base_url=https://x\nmaps=hosts\n", "map 'hosts' is not supported" },
+        { "[DEFAULT]\nscim_base_url=https://x\nmaps=netgroup\n", "SCIM has no netgroups" },
         { "[DEFAULT]\nscim_base_url=https://x\nmaps=\n", "no maps configured" },
         { "[DEFAULT]\nscim_base_url=https://"
           "x\nmaps=group\nscim_path_gid=g\nscim_groups_parameters=a=b&count=5\n",
@@ -243,6 +271,44 @@ static const struct {
         { "1e3", 0 },         { ".5", 0 },
         { "soon", 0 },        { "99999999999999999999", 0 },
 };
+
+/* nsscache's own example: netgroups from a base of their own, written
+ * without a suffix where glibc's files module reads them; its no-op
+ * [suffix] section and files_local_automount_master = no are taken. */
+START_TEST(test_netgroup) {
+        _cleanup_(nsscache_conf_freep) NsscacheConf *c = NULL;
+        _cleanup_free_ char *err = NULL;
+        CacheOptions o;
+        _cleanup_free_ char *ng = NULL, *pw = NULL;
+        const char *t = "[DEFAULT]\n"
+                        "source = ldap\n"
+                        "maps = passwd, group, shadow, netgroup\n"
+                        "files_dir = /tmp\n"
+                        "ldap_uri = ldaps://ldap.example\n"
+                        "ldap_base = ou=people,dc=example,dc=com\n"
+                        "ldap_filter = (objectclass=posixAccount)\n"
+                        "[netgroup]\n"
+                        "ldap_base = ou=netgroup,dc=example,dc=com\n"
+                        "ldap_filter = (objectclass=nisNetgroup)\n"
+                        "files_cache_filename_suffix =\n"
+                        "files_local_automount_master = no\n"
+                        "[suffix]\n"
+                        "prefix = \"\"\n"
+                        "suffix = \"\"\n";
+
+        ck_assert_msg(parse(t, &c, &err) == 0, "%s", err);
+        ck_assert(c->map_enabled[NSS_MAP_NETGROUP] && !c->map_enabled[NSS_MAP_SSHKEY]);
+        ck_assert_str_eq(c->map[NSS_MAP_NETGROUP].ldap_base, "ou=netgroup,dc=example,dc=com");
+        ck_assert_str_eq(c->map[NSS_MAP_NETGROUP].ldap_filter, "(objectclass=nisNetgroup)");
+        ck_assert_str_eq(c->map[NSS_MAP_NETGROUP].files_suffix, "");
+        ck_assert_ptr_null(c->map[NSS_MAP_PASSWD].files_suffix);
+        nsscache_refresh_options(c, false, &o);
+        ng = cache_publish_path(&o, NSS_MAP_NETGROUP);
+        pw = cache_publish_path(&o, NSS_MAP_PASSWD);
+        ck_assert_str_eq(ng, "/tmp/netgroup");
+        ck_assert_str_eq(pw, "/tmp/passwd.cache");
+}
+END_TEST
 
 START_TEST(test_durations) {
         _cleanup_(nsscache_conf_freep) NsscacheConf *c = NULL;
@@ -499,6 +565,7 @@ static Suite *suite(void) {
 
         tcase_add_test(tc, test_seed);
         tcase_add_test(tc, test_precedence_and_escapes);
+        tcase_add_test(tc, test_netgroup);
         tcase_add_loop_test(tc, test_bad, 0, sizeof(bad) / sizeof(bad[0]));
         tcase_add_loop_test(tc, test_durations, 0, sizeof(durations) / sizeof(durations[0]));
         tcase_add_test(tc, test_every_error);

@@ -10,9 +10,12 @@
 #include "modules/nsscache/files/http-fetch.h"
 #include "modules/nsscache/files/map-file.h"
 #include "modules/nsscache/nsscache-conf.h"
+#include "modules/nsscache/ldap/ldap-map.h"
+#include "modules/nsscache/mapper-internal.h"
 #include "modules/nsscache/mapper.h"
 #include "tests/lib/scim-collect.h"
 #include "util/cleanup.h"
+#include "util/macro.h"
 #include "../lib/check-run.h"
 
 typedef struct Count {
@@ -72,6 +75,13 @@ static const struct {
         { NSS_MAP_SSHKEY, "alice:['a", false },
         { NSS_MAP_SSHKEY, "alice:ssh-ed25519 AAAA", false },
         { NSS_MAP_SSHKEY, "alice:['a'] ", false },
+        { NSS_MAP_NETGROUP, "admins (,bob,) (h,alice,example.com) ops", true },
+        { NSS_MAP_NETGROUP, "empty", true },
+        { NSS_MAP_NETGROUP, "empty ", false },       /* written "empty" */
+        { NSS_MAP_NETGROUP, "two  blanks", false },  /* one blank apart */
+        { NSS_MAP_NETGROUP, "tab\t(a,b,c)", false }, /* blanks, not tabs */
+        { NSS_MAP_NETGROUP, " (a,b,c)", false },     /* no name */
+        { NSS_MAP_NETGROUP, "ng (a, b,c)", true },   /* the mapper drops the parts */
 };
 
 START_TEST(test_lines) {
@@ -130,10 +140,11 @@ END_TEST
 
 static NsscacheConf *http_conf(void) {
         static const char text[] =
-                "[DEFAULT]\nsource = http\ncache = files\nmaps = passwd, shadow, group, sshkey\n"
+                "[DEFAULT]\nsource = http\ncache = files\nmaps = passwd, shadow, group, sshkey, netgroup\n"
                 "files_dir = /tmp\ntimestamp_dir = /tmp\n"
                 "http_passwd_url = http://127.0.0.1/passwd\nhttp_shadow_url = http://127.0.0.1/shadow\n"
-                "http_group_url = http://127.0.0.1/group\nhttp_sshkey_url = http://127.0.0.1/sshkey\n";
+                "http_group_url = http://127.0.0.1/group\nhttp_sshkey_url = http://127.0.0.1/sshkey\n"
+                "http_netgroup_url = http://127.0.0.1/netgroup\n";
         NsscacheConf *c = NULL;
         _cleanup_free_ char *err = NULL;
 
@@ -211,6 +222,109 @@ START_TEST(test_mapper) {
         mapper_free(m);
         scim_collect_done(&col);
         nsscache_conf_free(c);
+}
+END_TEST
+
+/* Netgroups: a name that is not portable or that two entries claim costs
+ * the entry (every claimant's); a member that is neither a triple of three
+ * clean fields nor a netgroup's name costs itself. */
+START_TEST(test_mapper_netgroup) {
+        NsscacheConf *c = http_conf();
+        ScimCollect col = {};
+        MapSink sink = scim_collect_sink(&col);
+        Mapper *m = NULL;
+        const MapRejects *rj;
+        NssMaps maps = {};
+
+        ck_assert_int_eq(mapper_new(c, &sink, &m), 0);
+        ck_assert_int_eq(mapper_load_local(m, NULL, NULL), 0);
+        map_text(m, NSS_MAP_NETGROUP,
+                 "admins (,bob,) (h1,alice,example.com) ops\n"
+                 "dup (a,,)\n"
+                 "ops (-,-,) (x,y) (a,b,c,d) ((a,b,c) (a,b,c)) (a,b\x01,c) ../up -opt (*.example.com,,)\n"
+                 "-rf (a,b,c)\n"
+                 "..\n"
+                 "dup (b,,)\n"
+                 "name/slash (a,b,c)\n"
+                 "empty\n"
+                 "dup (c,,)\n");
+        ck_assert_int_eq(mapper_finish(m), 0);
+        rj = mapper_rejects(m);
+        ck_assert_uint_eq(rj->count[MAP_REJECT_BAD_NAME], 3);   /* -rf, .., name/slash */
+        ck_assert_uint_eq(rj->count[MAP_REJECT_DUP_NAME], 3);   /* every dup */
+        ck_assert_uint_eq(rj->count[MAP_REJECT_BAD_MEMBER], 7); /* all but the first and last of ops */
+        scim_collect_take(&col, &maps);
+        ck_assert_uint_eq(maps.n_netgroup, 3);
+        ck_assert_str_eq(maps.netgroup[0].name, "admins");
+        ck_assert_str_eq(maps.netgroup[0].entries[2], "ops");
+        ck_assert_str_eq(maps.netgroup[1].name, "ops");
+        ck_assert_str_eq(maps.netgroup[1].entries[0], "(-,-,)");
+        ck_assert_str_eq(maps.netgroup[1].entries[1], "(*.example.com,,)");
+        ck_assert_ptr_null(maps.netgroup[1].entries[2]);
+        ck_assert_str_eq(maps.netgroup[2].name, "empty");
+        ck_assert_ptr_null(maps.netgroup[2].entries[0]);
+        nss_maps_done(&maps);
+        mapper_free(m);
+        scim_collect_done(&col);
+        nsscache_conf_free(c);
+}
+END_TEST
+
+/* auto.master's mount points name files in files_dir as nsscache names them
+ * (auto. and the path without its first slash, '_' for the others), and
+ * never one outside it; its ldap locations give the map's base. */
+START_TEST(test_automount_names) {
+        static const struct {
+                const char *mountpoint, *file;
+        } names[] = {
+                { "/home", "auto.home" },
+                { "/usr/local", "auto.usr_local" },
+                { "/mnt/a.b-c_d", "auto.mnt_a.b-c_d" },
+                { "/", NULL },
+                { "/../etc", NULL },
+                { "/a/..", NULL },
+                { "/a/./b", NULL },
+                { "/a//b", NULL },
+                { "/a/", NULL },
+                { "home", NULL },
+                { "/a b", NULL },
+                { "/a\nb", NULL },
+                { "", NULL },
+                { "/master", NULL }, /* auto.master's own file */
+        };
+        static const struct {
+                const char *info, *dn;
+        } locations[] = {
+                { "ldap:host:ou=auto.home,dc=x -rw,intr", "ou=auto.home,dc=x" },
+                { "ldap:host:ou=auto.home,dc=x", "ou=auto.home,dc=x" },
+                { "ldap::ou=a,dc=x", "ou=a,dc=x" },
+                { "ldap:host:ou=a,dc=x:more", "ou=a,dc=x" },
+                { "ldap:ou=auto.home,dc=x", NULL }, /* nsscache fails the run on it */
+                { "ldap://host/ou=a", NULL },
+                { "ldap:host:", NULL },
+                { "-rw nfs:/x", NULL },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                _cleanup_free_ char *f = NULL;
+                int r = mapper_automount_file(names[i].mountpoint, &f);
+
+                if (names[i].file) {
+                        ck_assert_int_eq(r, 0);
+                        ck_assert_str_eq(f, names[i].file);
+                } else
+                        ck_assert_msg(r == -EINVAL, "'%s' accepted", names[i].mountpoint);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(locations); i++) {
+                _cleanup_free_ char *dn = NULL;
+                int r = ldap_automount_location(locations[i].info, &dn);
+
+                if (locations[i].dn) {
+                        ck_assert_int_eq(r, 0);
+                        ck_assert_str_eq(dn, locations[i].dn);
+                } else
+                        ck_assert_msg(r == -EINVAL, "'%s' accepted", locations[i].info);
+        }
 }
 END_TEST
 
@@ -316,6 +430,8 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_nul_and_cut_short);
         tcase_add_test(tc, test_huge_group);
         tcase_add_test(tc, test_mapper);
+        tcase_add_test(tc, test_mapper_netgroup);
+        tcase_add_test(tc, test_automount_names);
         tcase_add_test(tc, test_bzip2);
         tcase_add_loop_test(tc, test_conf, 0, sizeof(confs) / sizeof(confs[0]));
         tcase_add_loop_test(tc, test_conf_finalize, 0, sizeof(finalize_bad) / sizeof(finalize_bad[0]));

@@ -18,6 +18,9 @@
 #include "../lib/check-run.h"
 #include "../lib/nsscache-seed.h"
 
+/* The maps of users and groups, which every source writes (netgroup follows them). */
+#define USER_MAPS (NSS_MAP_SSHKEY + 1)
+
 #define CW SEED_CW
 /* The start of a user resource with a name and id, for the cases about its other attributes. */
 #define USER_5000 "{\"" CW "\":{\"sunkPosixUsername\":\"u\",\"sunkPosixUserId\":5000,"
@@ -561,7 +564,7 @@ static void map_both(NsscacheConf *c, const char *users, const char *groups, con
         _cleanup_free_ char *err = NULL, *ub = page_of(users), *gb = page_of(groups);
         ScimPage p = { 0 };
 
-        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
+        for (NssMapType t = 0; t < USER_MAPS; t++) {
                 char *path;
                 int fd;
 
@@ -653,7 +656,7 @@ START_TEST(test_formatted_matches_maps) {
                          "{\"sunkPosixUsername\":\"alice\"}]},{\"sunkPosixGroupName\":\"h\","
                          "\"sunkPosixGroupId\":7001}",
                          k < ELEMENTSOF(keys) ? NULL : d.path, &maps, text);
-                for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
+                for (NssMapType t = 0; t < USER_MAPS; t++) {
                         _cleanup_free_ char *buf = NULL, *err = NULL, *got = NULL;
                         size_t got_len;
                         size_t len = 0, n = 0;
@@ -684,7 +687,7 @@ START_TEST(test_formatted_matches_maps) {
                 ck_assert_str_eq(maps.passwd[1].name, "carol");
                 ck_assert_uint_eq(text[NSS_MAP_PASSWD].entries, 2);
                 ck_assert_uint_eq(maps.n_group, 2);
-                for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
+                for (NssMapType t = 0; t < USER_MAPS; t++)
                         cache_formatted_done(text + t);
                 nss_maps_done(&maps);
         }
@@ -882,7 +885,7 @@ START_TEST(test_hostile_values) {
         ck_assert_ptr_null(maps.sshkey[1].keys[0]);
         ck_assert_str_eq(maps.sshkey[2].keys[0], "single ok");
         ck_assert_ptr_null(maps.sshkey[3].keys[0]);
-        for (NssMapType t = 0; t < _NSS_MAP_MAX; t++) {
+        for (NssMapType t = 0; t < USER_MAPS; t++) {
                 ck_assert_int_eq(text[t].error, 0);
                 ck_assert_uint_eq(text[t].entries, t == NSS_MAP_GROUP ? 0 : 4);
                 cache_formatted_done(text + t);

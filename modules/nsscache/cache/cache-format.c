@@ -397,6 +397,76 @@ static int render_sshkey(StrBuf *b, const void *entry, size_t i, bool *ret_line,
         return 0;
 }
 
+/* "name" or "name member member ...": blanks separate the fields, so none
+ * may hold one (nor a newline, which would end the entry). */
+static int render_netgroup(StrBuf *b, const void *entry, size_t i, bool *ret_line, char **ret_error) {
+        const NssNetgroup *e = entry;
+
+        if (isempty(e->name))
+                return entry_error(ret_error, NSS_MAP_NETGROUP, i, "field name is empty");
+        if (strpbrk(e->name, " \t\n"))
+                return entry_error(ret_error, NSS_MAP_NETGROUP, i,
+                                   "field name contains a blank or a newline");
+        for (size_t j = 0; e->entries && e->entries[j]; j++)
+                if (isempty(e->entries[j]) || strpbrk(e->entries[j], " \t\n"))
+                        return entry_error(ret_error, NSS_MAP_NETGROUP, i,
+                                           "'%s': a member is empty or contains a blank or a newline",
+                                           e->name);
+        strbuf_puts(b, e->name);
+        for (size_t j = 0; e->entries && e->entries[j]; j++) {
+                strbuf_putc(b, ' ');
+                strbuf_puts(b, e->entries[j]);
+        }
+        strbuf_putc(b, '\n');
+        *ret_line = true;
+        return 0;
+}
+
+bool cache_format_automount_file_ok(const char *name) {
+        size_t n = name ? strlen(name) : 0;
+
+        if (n <= 5 || n > CACHE_AUTOMOUNT_FILE_MAX || strncmp(name, "auto.", 5) != 0)
+                return false;
+        for (size_t i = 5; i < n; i++)
+                if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-", name[i]))
+                        return false;
+        return true;
+}
+
+/* A field of an automount line: autofs splits them at blanks. */
+static bool automount_field_ok(const char *s) {
+        return !isempty(s) && !strpbrk(s, " \t\n");
+}
+
+/* "FILE\tkey [options ]location": the files of the automount map in one
+ * stream, each line led by the name of the file it goes to, which the
+ * publisher takes off (cache-publish.c). */
+static int render_automount(StrBuf *b, const void *entry, size_t i, bool *ret_line, char **ret_error) {
+        const NssAutomount *e = entry;
+        const char *file = e->map ?: NSS_AUTOMOUNT_MASTER;
+
+        if (!cache_format_automount_file_ok(file))
+                return entry_error(ret_error, NSS_MAP_AUTOMOUNT, i, "'%s': not a map file name", file);
+        if (!automount_field_ok(e->key))
+                return entry_error(ret_error, NSS_MAP_AUTOMOUNT, i, "%s: a key is empty or contains a blank",
+                                   file);
+        if ((e->options && !automount_field_ok(e->options)) || !automount_field_ok(e->location))
+                return entry_error(ret_error, NSS_MAP_AUTOMOUNT, i,
+                                   "%s: '%s': options or location empty or with a blank", file, e->key);
+        strbuf_puts(b, file);
+        strbuf_putc(b, '\t');
+        strbuf_puts(b, e->key);
+        strbuf_putc(b, ' ');
+        if (e->options) {
+                strbuf_puts(b, e->options);
+                strbuf_putc(b, ' ');
+        }
+        strbuf_puts(b, e->location);
+        strbuf_putc(b, '\n');
+        *ret_line = true;
+        return 0;
+}
+
 typedef int (*RenderFn)(StrBuf *b, const void *entry, size_t i, bool *ret_line, char **ret_error);
 
 static const struct {
@@ -411,6 +481,10 @@ static const struct {
                             sizeof(NssGroup) },
         [NSS_MAP_SSHKEY] = { render_sshkey, offsetof(NssMaps, sshkey), offsetof(NssMaps, n_sshkey),
                              sizeof(NssSshkey) },
+        [NSS_MAP_NETGROUP] = { render_netgroup, offsetof(NssMaps, netgroup), offsetof(NssMaps, n_netgroup),
+                               sizeof(NssNetgroup) },
+        [NSS_MAP_AUTOMOUNT] = { render_automount, offsetof(NssMaps, automount),
+                                offsetof(NssMaps, n_automount), sizeof(NssAutomount) },
 };
 
 /* One entry; a failed entry leaves no partial line behind. */

@@ -116,6 +116,13 @@ int cache_formatted_add(CacheFormatted *f, const void *entry);
  */
 int cache_formatted_try_add(CacheFormatted *f, const void *entry);
 
+/* The longest name of an automount map's file (auto.NAME), suffix aside. */
+#define CACHE_AUTOMOUNT_FILE_MAX 200
+
+/** cache_format_automount_file_ok() - whether @name is a file of the automount map: "auto." and 1 to 195 of
+ * A-Z a-z 0-9 . _ - (no '/': it stays in files_dir). */
+bool cache_format_automount_file_ok(const char *name);
+
 /** cache_format_check() - whether an entry of map @t would render.  Return: as above. */
 int cache_format_check(NssMapType t, const void *entry);
 

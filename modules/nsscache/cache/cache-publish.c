@@ -73,6 +73,7 @@ typedef struct Staged {
 typedef struct IndexWork {
         char *path;
         Staged file;
+        char *name; /* an automount map's part: its file's name without the suffix */
 } IndexWork;
 
 typedef struct MapWork {
@@ -82,6 +83,8 @@ typedef struct MapWork {
         size_t entries;
         IndexWork index[MAX_INDEXES];
         size_t n_index;
+        IndexWork *parts; /* automount: the maps auto.master names, each a file of its own */
+        size_t n_parts;
         CachePerms data_perms, index_perms;
         bool changed, had_old;
         size_t old_entries;
@@ -111,6 +114,12 @@ static void map_work_done(MapWork *w) {
                 staged_done(&w->index[i].file);
                 free(w->index[i].path);
         }
+        for (size_t i = 0; i < w->n_parts; i++) {
+                staged_done(&w->parts[i].file);
+                free(w->parts[i].path);
+                free(w->parts[i].name);
+        }
+        free(w->parts);
         map_work_init(w);
 }
 
@@ -121,18 +130,27 @@ void cache_options_init(CacheOptions *opts) {
                 .max_shrink_pct = 50,
         };
         for (size_t t = 0; t < _NSS_MAP_MAX; t++) {
-                opts->enabled[t] = true;
+                opts->enabled[t] = t <= NSS_MAP_SSHKEY; /* the users' and groups' maps */
                 opts->perms[t] = (CachePerms){ .mode = 0, .uid = (uid_t) -1, .gid = (gid_t) -1 };
         }
 }
 
-char *cache_publish_path(const CacheOptions *opts, NssMapType t) {
+/* DIR/FILE[.SUFFIX] of map @t. */
+static char *file_path(const CacheOptions *opts, NssMapType t, const char *file) {
+        const char *suffix = opts->map_suffix[t] ?: opts->suffix;
         char *p;
 
-        if (asprintf(&p, "%s/%s%s%s", opts->dir, nss_map_to_string(t), isempty(opts->suffix) ? "" : ".",
-                     opts->suffix ?: "") < 0)
+        if (asprintf(&p, "%s/%s%s%s", opts->dir, file, isempty(suffix) ? "" : ".", suffix ?: "") < 0)
                 return NULL;
         return p;
+}
+
+char *cache_publish_path(const CacheOptions *opts, NssMapType t) {
+        return file_path(opts, t, t == NSS_MAP_AUTOMOUNT ? NSS_AUTOMOUNT_MASTER : nss_map_to_string(t));
+}
+
+char *cache_publish_automount_path(const CacheOptions *opts, const char *file) {
+        return file_path(opts, NSS_MAP_AUTOMOUNT, file);
 }
 
 _printf_(2, 3) static int append_error(char **err, const char *fmt, ...) {
@@ -356,6 +374,101 @@ static int build_index(const Staged *data, unsigned field, IndexWork *ix) {
         return r;
 }
 
+/* The part of @w for file @name (created empty, at the end, if new). */
+static int automount_part(const CacheOptions *opts, MapWork *w, StrBuf **bufs, const char *name, size_t len,
+                          size_t *ret) {
+        _cleanup_free_ char *file = strndup(name, len);
+        IndexWork *p;
+        StrBuf *b;
+
+        if (!file)
+                return -ENOMEM;
+        for (size_t i = 0; i < w->n_parts; i++)
+                if (streq(w->parts[i].name, file)) {
+                        *ret = i;
+                        return 0;
+                }
+        if (!cache_format_automount_file_ok(file) || streq(file, NSS_AUTOMOUNT_MASTER))
+                return -EBADMSG;
+        p = reallocarray(w->parts, w->n_parts + 1, sizeof(IndexWork));
+        if (!p)
+                return -ENOMEM;
+        w->parts = p;
+        b = reallocarray(*bufs, w->n_parts + 1, sizeof(StrBuf));
+        if (!b)
+                return -ENOMEM;
+        *bufs = b;
+        b[w->n_parts] = (StrBuf){};
+        p[w->n_parts] = (IndexWork){ .file.fd = -1, .path = cache_publish_automount_path(opts, file) };
+        if (!p[w->n_parts].path)
+                return -ENOMEM;
+        p[w->n_parts].name = TAKE_PTR(file);
+        *ret = w->n_parts++;
+        return 0;
+}
+
+/* Writes @b into a temp file beside @path as @f. */
+static int stage_bytes(const char *path, const StrBuf *b, Staged *f) {
+        int r = open_tmp(path, &f->fd, &f->tmp);
+
+        if (r < 0)
+                return r;
+        r = b->len > 0 ? fileio_write_all(f->fd, b->data, b->len) : 0;
+        if (r < 0)
+                return r;
+        f->len = b->len;
+        return 0;
+}
+
+/* The automount map's stream (render_automount(): each line led by its
+ * file's name and a tab) split into auto.master, now w->file, and the
+ * files of the maps it names, in the order they first come. */
+static int split_automount(const CacheOptions *opts, MapWork *w) {
+        _cleanup_free_ char *data = NULL;
+        StrBuf master = {}, *bufs = NULL;
+        size_t lines = 0;
+        int r = 0;
+
+        if (w->file.len > 0) {
+                data = malloc(w->file.len);
+                if (!data)
+                        return -ENOMEM;
+                if (fileio_pread_full(w->file.fd, data, w->file.len, 0) != (ssize_t) w->file.len)
+                        return -EIO;
+        }
+        for (size_t pos = 0; r >= 0 && pos < w->file.len;) {
+                const char *line = data + pos, *nl = memchr(line, '\n', w->file.len - pos),
+                           *tab = nl ? memchr(line, '\t', (size_t) (nl - line)) : NULL;
+                size_t k;
+
+                if (!tab) {
+                        r = -EBADMSG;
+                        break;
+                }
+                if ((size_t) (tab - line) == strlen(NSS_AUTOMOUNT_MASTER) &&
+                    strncmp(line, NSS_AUTOMOUNT_MASTER, (size_t) (tab - line)) == 0) {
+                        strbuf_append(&master, tab + 1, (size_t) (nl + 1 - (tab + 1)));
+                        lines++;
+                } else if ((r = automount_part(opts, w, &bufs, line, (size_t) (tab - line), &k)) >= 0)
+                        strbuf_append(bufs + k, tab + 1, (size_t) (nl + 1 - (tab + 1)));
+                pos = (size_t) (nl + 1 - data);
+        }
+        if (r >= 0 && master.oom)
+                r = -ENOMEM;
+        for (size_t i = 0; r >= 0 && i < w->n_parts; i++)
+                r = bufs[i].oom ? -ENOMEM : stage_bytes(w->parts[i].path, bufs + i, &w->parts[i].file);
+        if (r >= 0) {
+                staged_done(&w->file);
+                r = stage_bytes(w->path, &master, &w->file);
+                w->entries = lines;
+        }
+        for (size_t i = 0; i < w->n_parts; i++)
+                strbuf_done(bufs + i);
+        free(bufs);
+        strbuf_done(&master);
+        return r;
+}
+
 static int prepare_map(const CacheOptions *opts, CacheFormatted *f, NssMapType t, MapWork *w,
                        char **ret_error) {
         const CacheIndexSpec *specs;
@@ -385,12 +498,26 @@ static int prepare_map(const CacheOptions *opts, CacheFormatted *f, NssMapType t
                 return f->error;
         }
 
+        if (t == NSS_MAP_AUTOMOUNT) {
+                r = split_automount(opts, w);
+                if (r < 0)
+                        return append_error(ret_error, "%s: staging failed: %s", w->path, strerror(-r)) ?: r;
+        }
         resolve_perms(opts, t, &w->data_perms, &w->index_perms);
 
         r = compare_file(w->path, &w->file, &w->data_perms, &w->had_old, &w->old_entries, &w->newest);
         if (r < 0)
                 return append_error(ret_error, "%s: %s", w->path, strerror(-r)) < 0 ? -ENOMEM : r;
         w->changed = r == 0;
+        for (size_t i = 0; i < w->n_parts; i++) {
+                IndexWork *p = w->parts + i;
+
+                r = compare_file(p->path, &p->file, &w->data_perms, &exists, NULL, &w->newest);
+                if (r < 0)
+                        return append_error(ret_error, "%s: %s", p->path, strerror(-r)) < 0 ? -ENOMEM : r;
+                if (r == 0)
+                        w->changed = true;
+        }
 
         w->n_index = cache_index_specs(t, &specs);
         for (size_t i = 0; i < w->n_index; i++) {
@@ -492,6 +619,11 @@ static int stage_map(MapWork *w, time_t now) {
         time_t mtime = w->newest > 0 ? MAX(now, w->newest + 1) : now;
         int r;
 
+        for (size_t i = 0; i < w->n_parts; i++) {
+                r = seal_file(w->parts[i].path, &w->parts[i].file, &w->data_perms, mtime);
+                if (r < 0)
+                        return r;
+        }
         r = seal_file(w->path, &w->file, &w->data_perms, mtime);
         if (r < 0)
                 return r;
@@ -525,6 +657,12 @@ static int journal_build(const CacheOptions *opts, const MapWork *work, CacheJou
 
                 if (!opts->enabled[t] || !w->changed)
                         continue;
+                /* the maps auto.master names before it, each renamed over as a map's data */
+                for (size_t i = 0; i < w->n_parts; i++) {
+                        r = journal_add_path(j, CACHE_JOURNAL_DATA, w->parts[i].file.tmp);
+                        if (r < 0)
+                                return r;
+                }
                 r = journal_add_path(j, CACHE_JOURNAL_DATA, w->file.tmp);
                 for (size_t i = 0; r >= 0 && i < w->n_index; i++)
                         r = w->index[i].file.len > 0
@@ -600,6 +738,8 @@ static int commit_maps(const CacheOptions *opts, MapWork *work, bool *ret_pendin
                         work[t].file.tmp = mfree(work[t].file.tmp);
                         for (size_t i = 0; i < work[t].n_index; i++)
                                 work[t].index[i].file.tmp = mfree(work[t].index[i].file.tmp);
+                        for (size_t i = 0; i < work[t].n_parts; i++)
+                                work[t].parts[i].file.tmp = mfree(work[t].parts[i].file.tmp);
                 }
         }
         cache_journal_done(&j);
@@ -643,6 +783,22 @@ int cache_publish_recover(const char *state_dir, bool *ret_finished, char **ret_
         return r;
 }
 
+/* Whether @target is the file of a map auto.master may name: auto.NAME[.SUFFIX]. */
+static bool automount_target(const CacheOptions *opts, const char *target) {
+        const char *suffix = opts->map_suffix[NSS_MAP_AUTOMOUNT] ?: opts->suffix;
+        _cleanup_free_ char *stem = strdup(target);
+        size_t n = stem ? strlen(stem) : 0, sl = isempty(suffix) ? 0 : strlen(suffix) + 1;
+
+        if (!stem || n <= sl)
+                return false;
+        if (sl > 0) {
+                if (stem[n - sl] != '.' || strcmp(stem + n - sl + 1, suffix) != 0)
+                        return false;
+                stem[n - sl] = 0;
+        }
+        return cache_format_automount_file_ok(stem);
+}
+
 /* Whether @name is NAME.XXXXXX staged for one of the files this publisher writes. */
 static bool stale_name(const CacheOptions *opts, const char *name) {
         _cleanup_free_ char *target = NULL;
@@ -668,7 +824,7 @@ static bool stale_name(const CacheOptions *opts, const char *name) {
                         if (streq(target + bl, specs[i].suffix))
                                 return true;
         }
-        return false;
+        return opts->enabled[NSS_MAP_AUTOMOUNT] && automount_target(opts, target);
 }
 
 /* Whether @name is the temp file a map of this run is spilled to. */

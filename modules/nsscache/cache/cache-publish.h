@@ -19,8 +19,9 @@ typedef struct CachePerms {
 } CachePerms;
 
 typedef struct CacheOptions {
-        const char *dir;    /* where MAP.SUFFIX goes: "/etc" for libnss-cache */
-        const char *suffix; /* files_cache_filename_suffix; "" or NULL: none */
+        const char *dir;                      /* where MAP.SUFFIX goes: "/etc" for libnss-cache */
+        const char *suffix;                   /* files_cache_filename_suffix; "" or NULL: none */
+        const char *map_suffix[_NSS_MAP_MAX]; /* a map's own suffix ("": none); NULL: @suffix */
         bool enabled[_NSS_MAP_MAX];
         const char *timestamp_dir;        /* timestamp-MAP-{update,modify}; NULL: none */
         const char *compat_dir;           /* where nsscache copies modes from; NULL: "/etc" */
@@ -50,7 +51,7 @@ typedef struct CacheReport {
         bool journal_pending;   /* failed halfway: the journal finishes it next time */
 } CacheReport;
 
-/** cache_options_init() - defaults: dir "/etc", suffix "cache", all four maps,
+/** cache_options_init() - defaults: dir "/etc", suffix "cache", passwd, shadow, group and sshkey,
  * no timestamp dir, max_shrink_pct 50, nsscache's permissions. */
 void cache_options_init(CacheOptions *opts);
 
@@ -160,5 +161,9 @@ int cache_publish_recover(const char *state_dir, bool *ret_finished, char **ret_
  */
 int cache_publish_clean_stale(const CacheOptions *opts, unsigned *ret_removed);
 
-/** cache_publish_path() - DIR/MAP[.SUFFIX] as nsscache names it, malloc'ed; NULL on OOM. */
+/** cache_publish_automount_path() - DIR/FILE[.SUFFIX] of the automount map's file @file (auto.NAME). */
+char *cache_publish_automount_path(const CacheOptions *opts, const char *file);
+
+/** cache_publish_path() - DIR/MAP[.SUFFIX] as nsscache names it (the automount map: auto.master), malloc'ed;
+ * NULL on OOM. */
 char *cache_publish_path(const CacheOptions *opts, NssMapType t);

@@ -1,4 +1,4 @@
-/* The four maps of one refresh, as plain arrays.
+/* The maps of one refresh, as plain arrays.
  *
  * NssMaps is deliberately a dumb container: the SCIM mapping fills it, the
  * cache writer reads it, and neither needs more than counting, naming and
@@ -18,10 +18,8 @@
 #include "nss-maps.h"
 
 static const char *const map_names[_NSS_MAP_MAX] = {
-        [NSS_MAP_PASSWD] = "passwd",
-        [NSS_MAP_SHADOW] = "shadow",
-        [NSS_MAP_GROUP] = "group",
-        [NSS_MAP_SSHKEY] = "sshkey",
+        [NSS_MAP_PASSWD] = "passwd", [NSS_MAP_SHADOW] = "shadow",     [NSS_MAP_GROUP] = "group",
+        [NSS_MAP_SSHKEY] = "sshkey", [NSS_MAP_NETGROUP] = "netgroup", [NSS_MAP_AUTOMOUNT] = "automount",
 };
 
 const char *nss_map_to_string(NssMapType t) {
@@ -44,6 +42,8 @@ static const size_t count_offsets[_NSS_MAP_MAX] = {
         [NSS_MAP_SHADOW] = offsetof(NssMaps, n_shadow),
         [NSS_MAP_GROUP] = offsetof(NssMaps, n_group),
         [NSS_MAP_SSHKEY] = offsetof(NssMaps, n_sshkey),
+        [NSS_MAP_NETGROUP] = offsetof(NssMaps, n_netgroup),
+        [NSS_MAP_AUTOMOUNT] = offsetof(NssMaps, n_automount),
 };
 
 size_t nss_maps_count(const NssMaps *m, NssMapType t) {
@@ -84,6 +84,20 @@ void nss_maps_done(NssMaps *m) {
                 strv_free(m->sshkey[i].keys);
         }
         free(m->sshkey);
+
+        for (size_t i = 0; m->netgroup && i < m->n_netgroup; i++) {
+                free(m->netgroup[i].name);
+                strv_free(m->netgroup[i].entries);
+        }
+        free(m->netgroup);
+
+        for (size_t i = 0; m->automount && i < m->n_automount; i++) {
+                free(m->automount[i].map);
+                free(m->automount[i].key);
+                free(m->automount[i].options);
+                free(m->automount[i].location);
+        }
+        free(m->automount);
 
         *m = (NssMaps){};
 }

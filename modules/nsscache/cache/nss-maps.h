@@ -1,4 +1,4 @@
-/* The four maps of a refresh, in memory, validated.
+/* The maps of a refresh, in memory, validated.
  *
  * An NssMaps holds the entries of one fetch of Users and one of Groups; the
  * cache writer renders and publishes all of it or none of it.  (The refresh
@@ -40,11 +40,34 @@ typedef struct NssSshkey {
         char **keys; /* NULL-terminated, one authorized_keys line each */
 } NssSshkey;
 
+/* netgroup(5): a name and its members, each a (host,user,domain) triple or
+ * the name of another netgroup, written in this order, blank-separated. */
+typedef struct NssNetgroup {
+        char *name;
+        char **entries; /* NULL-terminated, may be empty */
+} NssNetgroup;
+
+/* One line of an automount map (autofs(5), nsscache's automount map):
+ * "key [options] location" in the map file @map ("auto.home"), or with
+ * @map NULL a line of auto.master, "mountpoint location", whose location
+ * names the file of another map.  All the files of the map are published
+ * together, auto.master last in the journal's order. */
+typedef struct NssAutomount {
+        char *map;      /* NULL: auto.master */
+        char *key;      /* a mount point in auto.master, else the key ("*" too) */
+        char *options;  /* NULL: none */
+        char *location; /* auto.master: the map's file; else what autofs mounts */
+} NssAutomount;
+
+#define NSS_AUTOMOUNT_MASTER "auto.master"
+
 typedef enum NssMapType {
         NSS_MAP_PASSWD,
         NSS_MAP_SHADOW,
         NSS_MAP_GROUP,
         NSS_MAP_SSHKEY,
+        NSS_MAP_NETGROUP,
+        NSS_MAP_AUTOMOUNT,
         _NSS_MAP_MAX,
 } NssMapType;
 
@@ -57,6 +80,10 @@ typedef struct NssMaps {
         size_t n_group;
         NssSshkey *sshkey;
         size_t n_sshkey;
+        NssNetgroup *netgroup;
+        size_t n_netgroup;
+        NssAutomount *automount;
+        size_t n_automount;
 } NssMaps;
 
 const char *nss_map_to_string(NssMapType t);

@@ -14,6 +14,7 @@
 #include "http-source.h"
 #include "fleet/manifest.h"
 #include "fleet/map-delta.h"
+#include "http-automount.h"
 #include "map-file.h"
 #include "s3-auth.h"
 #include "s3-object.h"
@@ -27,7 +28,9 @@
 #define COPY_HEADER_MAX 4096
 
 /* passwd before shadow and sshkey: their entries need its claims. */
-static const NssMapType fetch_order[] = { NSS_MAP_PASSWD, NSS_MAP_SHADOW, NSS_MAP_SSHKEY, NSS_MAP_GROUP };
+static const NssMapType fetch_order[] = { NSS_MAP_PASSWD, NSS_MAP_SHADOW,   NSS_MAP_SSHKEY,
+                                          NSS_MAP_GROUP,  NSS_MAP_NETGROUP, NSS_MAP_AUTOMOUNT };
+_Static_assert(ELEMENTSOF(fetch_order) == _NSS_MAP_MAX, "every map is fetched");
 
 #define GENERATION_FILE "manifest-generation"
 #define MANIFEST_COPY "manifest"
@@ -40,6 +43,17 @@ void http_source_run_done(HttpSourceRun *run) {
                 free(run->delta_url[t]);
         }
         http_body_done(&run->manifest);
+        for (size_t i = 0; i < run->n_am; i++) {
+                http_body_done(run->am_fetched + i);
+                free(run->am_url[i]);
+                free(run->am_file[i]);
+        }
+        free(run->am_fetched);
+        free(run->am_url);
+        free(run->am_file);
+        run->am_fetched = NULL;
+        run->am_url = run->am_file = NULL;
+        run->n_am = 0;
 }
 
 static char *copy_path(const CacheOptions *opts, const char *name) {
@@ -154,6 +168,9 @@ void http_source_save(const NsscacheConf *c, const CacheOptions *opts, const Htt
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
                 if (c->map_enabled[t] && run->fetched[t].data && !run->fetched[t].not_modified)
                         copy_save(opts, nss_map_to_string(t), run->url[t], run->fetched + t);
+        for (size_t i = 0; i < run->n_am; i++)
+                if (run->am_fetched[i].data && !run->am_fetched[i].not_modified)
+                        copy_save(opts, run->am_file[i], run->am_url[i], run->am_fetched + i);
         if (!c->manifest_url)
                 return;
         if (run->manifest.data && !run->manifest.not_modified)
@@ -350,12 +367,29 @@ static int fetch_manifest(const NsscacheConf *c, const CacheOptions *opts, HttpF
         return listed_urls(c, &m, run, ret_error);
 }
 
+typedef struct AutomountFetch {
+        const NsscacheConf *c;
+        const CacheOptions *opts;
+        HttpFetch *f;
+        const sunkd_cancel *cancel;
+        char **ret_error;
+} AutomountFetch;
+
+static int automount_fetch_one(void *userdata, const char *name, const char *url, HttpBody *ret) {
+        AutomountFetch *x = userdata;
+
+        return fetch_conditional(x->c, x->opts, x->f, name, url, x->cancel, ret, x->ret_error);
+}
+
 /* Map @t as the source has it. */
 static int fetch_one(const NsscacheConf *c, const CacheOptions *opts, HttpFetch *f, NssMapType t,
                      const S3Auth *s3, HttpSourceRun *run, NsscacheFetchStats *stats,
                      const sunkd_cancel *cancel, char **ret_error) {
         if (c->manifest_url)
                 return fetch_listed(c, opts, f, t, run, stats, cancel, run->fetched + t, ret_error);
+        if (t == NSS_MAP_AUTOMOUNT)
+                return http_automount_fetch(c, run, automount_fetch_one,
+                                            &(AutomountFetch){ c, opts, f, cancel, ret_error }, ret_error);
         if (nsscache_conf_is_s3(c) && s3_object_url(c, s3->region, c->s3_object[t], &run->url[t]) < 0)
                 return -ENOMEM;
         if (!nsscache_conf_is_s3(c))
@@ -456,6 +490,12 @@ int http_source_map(const NsscacheConf *c, const HttpSourceRun *run, Mapper *m, 
 
                 if (!c->map_enabled[t])
                         continue;
+                if (t == NSS_MAP_AUTOMOUNT) {
+                        r = http_automount_map(c, run, m);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
                 r = (nsscache_conf_is_s3(c) && !c->manifest_url ? s3_object_parse : map_file_parse)(
                         t, b->data, b->len, on_entry, on_bad, m, ret_error);
                 if (r == -EBADMSG && ret_error && *ret_error &&
@@ -493,6 +533,14 @@ int http_source_record(const NsscacheConf *c, const HttpSourceRun *run, FetchRec
                     (r = fetch_record_add(rec, run->url[t], nss_map_to_string(t), 200, false, d)) < 0)
                         return r;
         }
+        for (size_t i = 0; c->map_enabled[NSS_MAP_AUTOMOUNT] && i < run->n_am; i++) {
+                uint8_t d[DIGEST_LEN];
+                int r;
+
+                if ((r = body_digest(rec->key, run->am_fetched + i, d)) < 0 ||
+                    (r = fetch_record_add(rec, run->am_url[i], run->am_file[i], 200, false, d)) < 0)
+                        return r;
+        }
         return 0;
 }
 
@@ -509,6 +557,15 @@ bool http_source_same(const NsscacheConf *c, const HttpSourceRun *run, const Fet
                         continue;
                 if (k >= rec->n || strcmp(rec->requests[k].url, run->url[t]) != 0 ||
                     body_digest(rec->key, run->fetched + t, d) < 0 ||
+                    memcmp(d, rec->requests[k].digest, DIGEST_LEN) != 0)
+                        return false;
+                k++;
+        }
+        for (size_t i = 0; c->map_enabled[NSS_MAP_AUTOMOUNT] && i < run->n_am; i++) {
+                uint8_t d[DIGEST_LEN];
+
+                if (k >= rec->n || strcmp(rec->requests[k].url, run->am_url[i]) != 0 ||
+                    body_digest(rec->key, run->am_fetched + i, d) < 0 ||
                     memcmp(d, rec->requests[k].digest, DIGEST_LEN) != 0)
                         return false;
                 k++;

@@ -30,6 +30,11 @@ typedef struct HttpSourceRun {
         uint64_t size[_NSS_MAP_MAX];
         ManifestDelta delta[_NSS_MAP_MAX]; /* what the manifest offers instead of the whole map */
         char *delta_url[_NSS_MAP_MAX];
+        /* automount: the maps auto.master names (fetched[] and url[] hold auto.master) */
+        HttpBody *am_fetched;
+        char **am_url;
+        char **am_file; /* auto.NAME: the file it is written to, and its copy's name */
+        size_t n_am;
 } HttpSourceRun;
 
 void http_source_run_done(HttpSourceRun *run);

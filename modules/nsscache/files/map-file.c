@@ -99,12 +99,12 @@ static int list_push(List *l, char *s) {
         return 0;
 }
 
-/* "a,b" into a list, empty members kept (the writer refuses them). */
-static int split_members(const char *s, char ***ret) {
+/* "a,b" (@sep ',') into a list, empty members kept (the writer refuses them). */
+static int split_members_by(const char *s, char sep, char ***ret) {
         List l = {};
 
         for (;;) {
-                size_t n = strcspn(s, ",");
+                size_t n = strcspn(s, (char[]){ sep, 0 });
                 int r = list_push(&l, strndup(s, n));
 
                 if (r < 0) {
@@ -200,6 +200,7 @@ typedef struct Parsed {
                 NssShadow shadow;
                 NssGroup group;
                 NssSshkey sshkey;
+                NssNetgroup netgroup;
         };
         char **list; /* members or keys, owned */
 } Parsed;
@@ -247,7 +248,7 @@ static int parse_line(NssMapType t, char *line, Parsed *e) {
                 if (!split_fields(line, f, 4) || !streq(f[1], "x") || !parse_u32(f[2], &gid))
                         return -EINVAL;
                 if (*f[3]) {
-                        r = split_members(f[3], &e->list);
+                        r = split_members_by(f[3], ',', &e->list);
                         if (r < 0)
                                 return r;
                 }
@@ -265,6 +266,17 @@ static int parse_line(NssMapType t, char *line, Parsed *e) {
                 e->sshkey = (NssSshkey){ .name = line, .keys = e->list };
                 return 0;
         }
+        case NSS_MAP_NETGROUP: /* "name member member ...", one blank apart (renders_as() holds it) */
+                if (strchr(line, ' ')) {
+                        char *blank = strchr(line, ' ');
+
+                        r = split_members_by(blank + 1, ' ', &e->list);
+                        if (r < 0)
+                                return r;
+                        *blank = 0;
+                }
+                e->netgroup = (NssNetgroup){ .name = line, .entries = e->list };
+                return 0;
         default:
                 return -EINVAL;
         }
@@ -291,7 +303,7 @@ static int one_line(CacheFormatted *out, NssMapType t, const char *line, size_t 
         bool same = false;
         int r;
 
-        if (!copy || !(name = strndup(line, strcspn(copy, ":"))))
+        if (!copy || !(name = strndup(line, strcspn(copy, t == NSS_MAP_NETGROUP ? " " : ":"))))
                 return -ENOMEM;
         r = memchr(line, 0, n) ? -EINVAL : parse_line(t, copy, &e);
         if (r == -ENOMEM)

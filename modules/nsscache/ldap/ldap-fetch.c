@@ -14,12 +14,22 @@
 #include "util/errloc.h"
 #include "util/macro.h"
 
+/* The maps auto.master may name: a search each. */
+#define LDAP_AUTOMOUNT_MAPS_MAX 1000
+
 /* Pages that bring no entry in a row before a server is taken to loop. */
 #define LDAP_EMPTY_PAGES_MAX 16
 
 void ldap_run_done(LdapRun *run) {
         for (NssMapType t = 0; t < _NSS_MAP_MAX; t++)
                 ldap_entries_done(run->maps + t);
+        for (size_t i = 0; i < run->n_automount; i++) {
+                free(run->automount[i].dn);
+                ldap_entries_done(&run->automount[i].e);
+        }
+        free(run->automount);
+        run->automount = NULL;
+        run->n_automount = 0;
 }
 
 static void ldap_unbindp(LDAP **ld) {
@@ -196,11 +206,19 @@ static int take_entry(LDAP *ld, LDAPMessage *msg, LdapEntries *e, char **ret_err
         return r;
 }
 
-/* One map's search, page by page, into @e. */
-static int search_paged(LDAP *ld, const NsscacheConf *c, NssMapType t, const char *uri,
-                        const sunkd_cancel *cancel, LdapEntries *e, uint64_t *total,
-                        NsscacheFetchStats *stats, char **ret_error) {
-        const ScimMapConf *mc = c->map + t;
+/* What one search asks for. */
+typedef struct LdapSearch {
+        const char *what; /* the map, for errors */
+        const char *base;
+        int scope;
+        const char *filter;
+        const char *const *attrs;
+} LdapSearch;
+
+/* One search, page by page, into @e. */
+static int search_paged_at(LDAP *ld, const NsscacheConf *c, const LdapSearch *q, const char *uri,
+                           const sunkd_cancel *cancel, LdapEntries *e, uint64_t *total,
+                           NsscacheFetchStats *stats, char **ret_error) {
         struct berval *cookie = NULL;
         struct timeval limit = { (time_t) (c->ldap_timelimit > 0 ? c->ldap_timelimit : 0), 0 };
         unsigned empty = 0;
@@ -226,8 +244,7 @@ static int search_paged(LDAP *ld, const NsscacheConf *c, NssMapType t, const cha
                         break;
                 }
                 ctrls[0] = page;
-                rc = ldap_search_ext_s(ld, mc->ldap_base, scope_of(mc->ldap_scope), mc->ldap_filter,
-                                       (char **) ldap_map_attrs(c, t), 0, ctrls, NULL,
+                rc = ldap_search_ext_s(ld, q->base, q->scope, q->filter, (char **) q->attrs, 0, ctrls, NULL,
                                        c->ldap_timelimit > 0 ? &limit : NULL, LDAP_NO_LIMIT, &res);
                 ldap_control_free(page);
                 stats->requests++;
@@ -236,7 +253,7 @@ static int search_paged(LDAP *ld, const NsscacheConf *c, NssMapType t, const cha
                         break;
                 if (rc != LDAP_SUCCESS) {
                         _cleanup_free_ char *what = NULL;
-                        if (asprintf(&what, "%s search of '%s' %s", nss_map_to_string(t), mc->ldap_base,
+                        if (asprintf(&what, "%s search of '%s' %s", q->what, q->base,
                                      rc == LDAP_SIZELIMIT_EXCEEDED
                                              ? "hit the server's size limit although paged"
                                              : "failed") < 0)
@@ -276,12 +293,79 @@ static int search_paged(LDAP *ld, const NsscacheConf *c, NssMapType t, const cha
                 empty = e->n == before ? empty + 1 : 0;
                 if (empty > LDAP_EMPTY_PAGES_MAX) {
                         r = errmsg_set(ret_error, -EIO, "%s: %s search: %u pages in a row brought no entry",
-                                       uri, nss_map_to_string(t), empty);
+                                       uri, q->what, empty);
                         break;
                 }
         }
         if (cookie)
                 ber_bvfree(cookie);
+        return r;
+}
+
+/* One map's search, as its section says. */
+static int search_paged(LDAP *ld, const NsscacheConf *c, NssMapType t, const char *uri,
+                        const sunkd_cancel *cancel, LdapEntries *e, uint64_t *total,
+                        NsscacheFetchStats *stats, char **ret_error) {
+        const ScimMapConf *mc = c->map + t;
+
+        return search_paged_at(ld, c,
+                               &(LdapSearch){ nss_map_to_string(t), mc->ldap_base, scope_of(mc->ldap_scope),
+                                              mc->ldap_filter, ldap_map_attrs(c, t) },
+                               uri, cancel, e, total, stats, ret_error);
+}
+
+/* As nsscache's GetAutomountMasterMap(): the auto.master automountMap
+ * under the map's ldap_base (the last one found), its automount entries
+ * one level under it, then each map they name, one level under its base
+ * (each base once). */
+static int fetch_automount(LDAP *ld, const NsscacheConf *c, const char *uri, const sunkd_cancel *cancel,
+                           LdapRun *run, uint64_t *total, NsscacheFetchStats *stats, char **ret_error) {
+        static const char *const no_attrs[] = { LDAP_NO_ATTRS, NULL };
+        const char *base = c->map[NSS_MAP_AUTOMOUNT].ldap_base;
+        _cleanup_(ldap_entries_done) LdapEntries found = {};
+        const LdapEntries *master = run->maps + NSS_MAP_AUTOMOUNT;
+        int r;
+
+        r = search_paged_at(ld, c,
+                            &(LdapSearch){ "automount", base, LDAP_SCOPE_SUBTREE,
+                                           "(&(objectclass=automountMap)(ou=auto.master))", no_attrs },
+                            uri, cancel, &found, total, stats, ret_error);
+        if (r < 0)
+                return r;
+        if (found.n == 0)
+                return errmsg_set(ret_error, -ENOENT, "%s: no automountMap ou=auto.master under '%s'", uri,
+                                  base);
+        r = search_paged_at(ld, c,
+                            &(LdapSearch){ "automount", found.entries[found.n - 1].dn, LDAP_SCOPE_ONELEVEL,
+                                           "(objectclass=automount)", ldap_map_attrs(c, NSS_MAP_AUTOMOUNT) },
+                            uri, cancel, run->maps + NSS_MAP_AUTOMOUNT, total, stats, ret_error);
+        for (size_t i = 0; r >= 0 && i < master->n; i++) {
+                const LdapAttr *info = ldap_entry_get(master->entries + i, "automountInformation");
+                _cleanup_free_ char *dn = NULL;
+                LdapAutomountMap *maps;
+                bool seen = false;
+
+                if (!info || info->n == 0 || ldap_automount_location(info->vals[0], &dn) < 0)
+                        continue; /* rejected when mapped */
+                for (size_t k = 0; k < run->n_automount && !seen; k++)
+                        seen = streq(run->automount[k].dn, dn);
+                if (seen)
+                        continue;
+                if (run->n_automount >= LDAP_AUTOMOUNT_MAPS_MAX)
+                        return errmsg_set(ret_error, -EFBIG, "%s: auto.master names more than %d maps", uri,
+                                          LDAP_AUTOMOUNT_MAPS_MAX);
+                maps = reallocarray(run->automount, run->n_automount + 1, sizeof(LdapAutomountMap));
+                if (!maps)
+                        return -ENOMEM;
+                run->automount = maps;
+                maps[run->n_automount] = (LdapAutomountMap){ .dn = TAKE_PTR(dn) };
+                r = search_paged_at(ld, c,
+                                    &(LdapSearch){ "automount", maps[run->n_automount].dn,
+                                                   LDAP_SCOPE_ONELEVEL, "(objectclass=automount)",
+                                                   ldap_map_attrs(c, NSS_MAP_AUTOMOUNT) },
+                                    uri, cancel, &maps[run->n_automount].e, total, stats, ret_error);
+                run->n_automount++;
+        }
         return r;
 }
 
@@ -295,7 +379,10 @@ static int fetch_once(const NsscacheConf *c, const char *uri, const sunkd_cancel
         r = connect_bind(c, uri, &ld, ret_error);
         for (NssMapType t = 0; t < _NSS_MAP_MAX && r >= 0; t++)
                 if (c->map_enabled[t])
-                        r = search_paged(ld, c, t, uri, cancel, run->maps + t, &total, stats, ret_error);
+                        r = t == NSS_MAP_AUTOMOUNT
+                                    ? fetch_automount(ld, c, uri, cancel, run, &total, stats, ret_error)
+                                    : search_paged(ld, c, t, uri, cancel, run->maps + t, &total, stats,
+                                                   ret_error);
         return r;
 }
 

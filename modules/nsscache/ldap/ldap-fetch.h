@@ -18,7 +18,9 @@
 #include "sunkd/module.h"
 
 typedef struct LdapRun {
-        LdapEntries maps[_NSS_MAP_MAX];
+        LdapEntries maps[_NSS_MAP_MAX]; /* automount: the entries of auto.master */
+        LdapAutomountMap *automount;    /* the maps auto.master names, each searched once */
+        size_t n_automount;
 } LdapRun;
 
 /**

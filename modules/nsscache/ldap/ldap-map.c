@@ -1,4 +1,4 @@
-/* LDAP entries to passwd, shadow, group and sshkey entries, as nsscache's
+/* LDAP entries to passwd, shadow, group, sshkey and netgroup entries, as nsscache's
  * ldap source transforms them (PasswdUpdateGetter.Transform() and its
  * siblings), each then validated by the mapper as every source's are. */
 #include <errno.h>
@@ -104,12 +104,35 @@ const LdapAttr *ldap_entry_get(const LdapEntry *en, const char *name) {
 /* The attributes nsscache asks for: each entry of a search names some of
  * them, and shares these strings instead of holding a copy of each name. */
 static const char *const known_attrs[] = {
-        "uid",           "uidNumber",      "gidNumber",         "gecos",           "cn",
-        "homeDirectory", "loginShell",     "fullName",          "modifyTimestamp", "sAMAccountName",
-        "objectSid",     "displayName",    "unixHomeDirectory", "pwdLastSet",      "whenChanged",
-        "memberUid",     "member",         "shadowLastChange",  "shadowMin",       "shadowMax",
-        "shadowWarning", "shadowInactive", "shadowExpire",      "shadowFlag",      "userPassword",
+        "uid",
+        "uidNumber",
+        "gidNumber",
+        "gecos",
+        "cn",
+        "homeDirectory",
+        "loginShell",
+        "fullName",
+        "modifyTimestamp",
+        "sAMAccountName",
+        "objectSid",
+        "displayName",
+        "unixHomeDirectory",
+        "pwdLastSet",
+        "whenChanged",
+        "memberUid",
+        "member",
+        "shadowLastChange",
+        "shadowMin",
+        "shadowMax",
+        "shadowWarning",
+        "shadowInactive",
+        "shadowExpire",
+        "shadowFlag",
+        "userPassword",
         "sshPublicKey",
+        "memberNisNetgroup",
+        "nisNetgroupTriple",
+        "automountInformation",
 };
 
 static const char *known_name(const char *name) {
@@ -250,6 +273,12 @@ const char *const *ldap_map_attrs(const NsscacheConf *c, NssMapType t) {
                                                  NULL };
         static const char *const sshkey[] = { "uid", "sshPublicKey", "modifyTimestamp", NULL };
         static const char *const sshkey_ad[] = { "uid", "sshPublicKey", "whenChanged", NULL };
+        static const char *const netgroup[] = { "cn", "memberNisNetgroup", "nisNetgroupTriple",
+                                                "modifyTimestamp", NULL };
+        static const char *const netgroup_ad[] = { "cn", "memberNisNetgroup", "nisNetgroupTriple",
+                                                   "whenChanged", NULL };
+        static const char *const automount[] = { "cn", "automountInformation", "modifyTimestamp", NULL };
+        static const char *const automount_ad[] = { "cn", "automountInformation", "whenChanged", NULL };
 
         switch (t) {
         case NSS_MAP_PASSWD:
@@ -260,6 +289,10 @@ const char *const *ldap_map_attrs(const NsscacheConf *c, NssMapType t) {
                 return c->ldap_ad ? group_ad : c->ldap_rfc2307bis ? group_bis : group;
         case NSS_MAP_SSHKEY:
                 return c->ldap_ad ? sshkey_ad : sshkey;
+        case NSS_MAP_NETGROUP:
+                return c->ldap_ad ? netgroup_ad : netgroup;
+        case NSS_MAP_AUTOMOUNT:
+                return c->ldap_ad ? automount_ad : automount;
         default:
                 return NULL;
         }
@@ -434,6 +467,258 @@ static int map_sshkey(Mapper *m, const NsscacheConf *c, const LdapEntry *en) {
         return mapper_add_entry(m, NSS_MAP_SSHKEY, &(NssSshkey){ .name = (char *) name, .keys = keys });
 }
 
+/* ---- netgroups ------------------------------------------------------------ */
+
+static int str_cmp(const void *a, const void *b) {
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/* As NetgroupUpdateGetter.Transform(): the name is the first cn; the
+ * members, memberNisNetgroup's and nisNetgroupTriple's values together,
+ * once each, sorted (Python's order of str, which is strcmp()'s of
+ * UTF-8).  A value holding a NUL is dropped alone. */
+static int map_netgroup(Mapper *m, const LdapEntry *en) {
+        static const char *const attrs[] = { "memberNisNetgroup", "nisNetgroupTriple" };
+        _cleanup_free_ char **entries = NULL;
+        const LdapAttr *cn = ldap_entry_get(en, "cn");
+        const char *name = cn && cn->n > 0 ? cn->vals[0] : NULL;
+        size_t n = 0, k = 0;
+        int r;
+
+        if (!name)
+                return reject(m, MAP_REJECT_NO_NAME, NSS_MAP_NETGROUP, NULL, -1);
+        if (en->oversized || strlen(name) != cn->lens[0])
+                return reject(m, MAP_REJECT_BAD_ENTRY, NSS_MAP_NETGROUP, name, -1);
+        for (size_t i = 0; i < ELEMENTSOF(attrs); i++) {
+                const LdapAttr *a = ldap_entry_get(en, attrs[i]);
+
+                n += a ? a->n : 0;
+        }
+        entries = calloc(n + 1, sizeof(char *));
+        if (!entries)
+                return -ENOMEM;
+        for (size_t i = 0; i < ELEMENTSOF(attrs); i++) {
+                const LdapAttr *a = ldap_entry_get(en, attrs[i]);
+
+                for (size_t j = 0; a && j < a->n; j++) {
+                        if (strlen(a->vals[j]) != a->lens[j]) {
+                                r = reject(m, MAP_REJECT_BAD_MEMBER, NSS_MAP_NETGROUP, name, -1);
+                                if (r < 0)
+                                        return r;
+                                continue;
+                        }
+                        entries[k++] = a->vals[j];
+                }
+        }
+        qsort(entries, k, sizeof(char *), str_cmp);
+        n = 0;
+        for (size_t i = 0; i < k; i++)
+                if (n == 0 || strcmp(entries[n - 1], entries[i]) != 0)
+                        entries[n++] = entries[i];
+        entries[n] = NULL;
+        return mapper_add_entry(m, NSS_MAP_NETGROUP,
+                                &(NssNetgroup){ .name = (char *) name, .entries = entries });
+}
+
+/* ---- automount -------------------------------------------------------------- */
+
+int ldap_automount_location(const char *info, char **ret_dn) {
+        const char *c1, *c2;
+        size_t n;
+
+        if (!info || strncmp(info, "ldap", 4) != 0 || !(c1 = strchr(info, ':')) ||
+            !(c2 = strchr(c1 + 1, ':')))
+                return -EINVAL;
+        n = strcspn(c2 + 1, ": ");
+        if (n == 0)
+                return -EINVAL;
+        *ret_dn = strndup(c2 + 1, n);
+        return *ret_dn ? 0 : -ENOMEM;
+}
+
+/* The first value of @name, if it holds no NUL. */
+static const char *first_clean(const LdapEntry *en, const char *name) {
+        const LdapAttr *a = ldap_entry_get(en, name);
+
+        return a && a->n > 0 && strlen(a->vals[0]) == a->lens[0] ? a->vals[0] : NULL;
+}
+
+/* Marks in @bad every entry of @keys (NULL: rejected already) whose key another holds too. */
+static int mark_contested(char *const *keys, size_t n, bool *bad) {
+        _cleanup_(dupset_freep) DupSet *seen = NULL;
+        int r = dupset_new(&seen);
+
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                uint32_t first;
+
+                if (!keys[i])
+                        continue;
+                r = dupset_get_or_add(seen, keys[i], strlen(keys[i]), (uint32_t) i, &first);
+                if (r == 0) {
+                        bad[i] = true;
+                        bad[first] = true;
+                }
+        }
+        return r < 0 ? r : 0;
+}
+
+static void automount_free(NssAutomount *a) {
+        free(a->key);
+        free(a->options);
+        free(a->location);
+        *a = (NssAutomount){};
+}
+
+/* One entry of an automount map as AutomountUpdateGetter.Transform() reads
+ * it: the first cn is the key; an automountInformation starting "ldap" is
+ * the location whole, else options and location one blank apart (nsscache
+ * fails the run on fewer fields and drops a third: both rejected here).
+ * Return: 0, -EINVAL (rejected and counted), -ENOMEM. */
+static int automount_entry(Mapper *m, const LdapEntry *en, NssAutomount *ret) {
+        const char *key = first_clean(en, "cn"), *info = first_clean(en, "automountInformation"), *blank;
+        int r;
+
+        *ret = (NssAutomount){};
+        if (!key)
+                return (r = reject(m, MAP_REJECT_NO_NAME, NSS_MAP_AUTOMOUNT, NULL, -1)) < 0 ? r : -EINVAL;
+        if (!info || en->oversized)
+                return (r = reject(m, MAP_REJECT_BAD_ENTRY, NSS_MAP_AUTOMOUNT, key, -1)) < 0 ? r : -EINVAL;
+        if (strncmp(info, "ldap", 4) == 0)
+                *ret = (NssAutomount){ .key = strdup(key), .location = strdup(info) };
+        else {
+                blank = strchr(info, ' ');
+                if (!blank || blank == info || !blank[1] || strchr(blank + 1, ' '))
+                        return (r = reject(m, MAP_REJECT_BAD_ENTRY, NSS_MAP_AUTOMOUNT, key, -1)) < 0
+                                       ? r
+                                       : -EINVAL;
+                *ret = (NssAutomount){ .key = strdup(key),
+                                       .options = strndup(info, (size_t) (blank - info)),
+                                       .location = strdup(blank + 1) };
+                if (!ret->options) {
+                        automount_free(ret);
+                        return -ENOMEM;
+                }
+        }
+        if (!ret->key || !ret->location) {
+                automount_free(ret);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+static void automount_done(NssAutomount *a, size_t n) {
+        for (size_t i = 0; a && i < n; i++)
+                automount_free(a + i);
+        free(a);
+}
+
+/* The entries of one map (@e) into @file, a key two entries hold rejected
+ * for both.  *@ret_n: how many went to the mapper. */
+static int automount_map(Mapper *m, const char *file, const LdapEntries *e, size_t *ret_n) {
+        NssAutomount *a = calloc(e->n + 1, sizeof(NssAutomount));
+        _cleanup_free_ char **keys = calloc(e->n + 1, sizeof(char *));
+        _cleanup_free_ bool *bad = calloc(e->n + 1, sizeof(bool));
+        size_t n = 0;
+        int r = 0;
+
+        if (!a || !keys || !bad) {
+                free(a);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; r >= 0 && i < e->n; i++) {
+                r = automount_entry(m, e->entries + i, a + i);
+                if (r == -EINVAL)
+                        r = 0;
+                keys[i] = a[i].key;
+        }
+        if (r >= 0)
+                r = mark_contested(keys, e->n, bad);
+        for (size_t i = 0; r >= 0 && i < e->n; i++) {
+                if (!a[i].key)
+                        continue;
+                if (bad[i]) {
+                        r = reject(m, MAP_REJECT_DUP_NAME, NSS_MAP_AUTOMOUNT, a[i].key, -1);
+                        continue;
+                }
+                a[i].map = (char *) file;
+                r = mapper_add_entry(m, NSS_MAP_AUTOMOUNT, a + i);
+                a[i].map = NULL;
+                n++;
+        }
+        automount_done(a, e->n);
+        *ret_n = n;
+        return r;
+}
+
+int ldap_map_automount(Mapper *m, const NsscacheConf *c, const LdapEntries *master,
+                       const LdapAutomountMap *maps, size_t n_maps) {
+        const char *suffix = c->map[NSS_MAP_AUTOMOUNT].files_suffix ?: c->files_cache_filename_suffix;
+        NssAutomount *a = calloc(master->n + 1, sizeof(NssAutomount));
+        _cleanup_free_ char **keys = calloc(master->n + 1, sizeof(char *));
+        _cleanup_free_ char **files = calloc(master->n + 1, sizeof(char *));
+        _cleanup_free_ char **dns = calloc(master->n + 1, sizeof(char *));
+        _cleanup_free_ bool *bad = calloc(master->n + 1, sizeof(bool));
+        int r = 0;
+
+        if (!a || !keys || !files || !dns || !bad) {
+                free(a);
+                return -ENOMEM;
+        }
+        /* auto.master: a mount point, and in its location the base of the map mounted there */
+        for (size_t i = 0; r >= 0 && i < master->n; i++) {
+                r = automount_entry(m, master->entries + i, a + i);
+                if (r == -EINVAL) {
+                        r = 0;
+                        continue;
+                }
+                if (r >= 0 && (r = ldap_automount_location(a[i].location, dns + i)) == -EINVAL)
+                        r = reject(m, MAP_REJECT_BAD_ENTRY, NSS_MAP_AUTOMOUNT, a[i].key, -1);
+                else if (r >= 0 && (r = mapper_automount_file(a[i].key, files + i)) == -EINVAL)
+                        r = reject(m, MAP_REJECT_BAD_NAME, NSS_MAP_AUTOMOUNT, a[i].key, -1);
+                keys[i] = files[i] && dns[i] ? a[i].key : NULL;
+        }
+        /* two entries of one mount point, or of two that make one file name, lose it both */
+        if (r >= 0)
+                r = mark_contested(keys, master->n, bad);
+        if (r >= 0)
+                r = mark_contested(files, master->n, bad);
+        for (size_t i = 0; r >= 0 && i < master->n; i++) {
+                const LdapAutomountMap *map = NULL;
+                _cleanup_free_ char *path = NULL;
+                size_t given = 0;
+
+                if (!keys[i])
+                        continue;
+                if (bad[i]) {
+                        r = reject(m, MAP_REJECT_DUP_NAME, NSS_MAP_AUTOMOUNT, a[i].key, -1);
+                        continue;
+                }
+                for (size_t k = 0; k < n_maps && !map; k++)
+                        if (streq(maps[k].dn, dns[i]))
+                                map = maps + k;
+                if (map)
+                        r = automount_map(m, files[i], &map->e, &given);
+                if (r >= 0 && given == 0) { /* a map that is empty or not there: no line names it */
+                        r = reject(m, MAP_REJECT_BAD_ENTRY, NSS_MAP_AUTOMOUNT, a[i].key, -1);
+                        continue;
+                }
+                if (r >= 0 && asprintf(&path, "%s/%s%s%s", c->files_dir, files[i],
+                                       isempty(suffix) ? "" : ".", suffix ?: "") < 0) {
+                        path = NULL;
+                        r = -ENOMEM;
+                }
+                if (r >= 0)
+                        r = mapper_add_entry(m, NSS_MAP_AUTOMOUNT,
+                                             &(NssAutomount){ .key = a[i].key, .location = path });
+        }
+        for (size_t i = 0; i < master->n; i++) {
+                free(files[i]);
+                free(dns[i]);
+        }
+        automount_done(a, master->n);
+        return r;
+}
+
 /* ---- groups: members, then nested groups flattened -------------------------- */
 
 typedef struct LdapGroup {
@@ -589,6 +874,9 @@ int ldap_map_add(Mapper *m, const NsscacheConf *c, NssMapType t, const LdapEntri
                         break;
                 case NSS_MAP_SSHKEY:
                         r = map_sshkey(m, c, e->entries + i);
+                        break;
+                case NSS_MAP_NETGROUP:
+                        r = map_netgroup(m, e->entries + i);
                         break;
                 default:
                         return -EINVAL;

@@ -48,6 +48,12 @@ typedef struct LdapEntries {
         LdapArenaChunk *arena;
 } LdapEntries;
 
+/* One map auto.master names, as its search (one level under @dn) gave it. */
+typedef struct LdapAutomountMap {
+        char *dn;
+        LdapEntries e;
+} LdapAutomountMap;
+
 /** ldap_entries_done() - free what @e holds. */
 void ldap_entries_done(LdapEntries *e);
 
@@ -68,6 +74,24 @@ const char *const *ldap_map_attrs(const NsscacheConf *c, NssMapType t);
 
 /** ldap_map_add() - every entry of @e, searched for map @t, into @m.  Return: 0 or -ENOMEM. */
 int ldap_map_add(Mapper *m, const NsscacheConf *c, NssMapType t, const LdapEntries *e);
+
+/**
+ * ldap_automount_location() - the base DN of the map an auto.master entry's
+ * automountInformation names, as nsscache reads it: "ldap" first, then the
+ * third ':'-separated field up to a blank (ldap:HOST:DN [OPTIONS]).
+ * Return: 0, -EINVAL if there is none, -ENOMEM.
+ */
+int ldap_automount_location(const char *info, char **ret_dn);
+
+/**
+ * ldap_map_automount() - the automount map as nsscache's ldap source and
+ * files cache make it: @master's entries (the one-level search of the
+ * auto.master map) and the @n maps they name (@maps, by base DN), their
+ * files named after the mount points, auto.master's lines naming them in
+ * files_dir.  Return: 0 or -ENOMEM.
+ */
+int ldap_map_automount(Mapper *m, const NsscacheConf *c, const LdapEntries *master,
+                       const LdapAutomountMap *maps, size_t n);
 
 /** ldap_entries_digest() - feed @e to @d, so that two results digest alike only when equal. */
 int ldap_entries_digest(const LdapEntries *e, Digest *d);

@@ -4,6 +4,15 @@
 gen-ldif.py rfc2307   people and posixGroups with memberUid, ssh keys, and hostile entries
 gen-ldif.py rfc2307bis  the same people, groups with member DNs, one nested in another
 gen-ldif.py ad        an Active Directory shaped tree: sAMAccountName, objectSid, pwdLastSet
+
+Each mode also holds nisNetgroups (triples, member netgroups, nested, empty) under
+ou=netgroup and automount maps (auto.master naming auto.home and auto.data) under
+ou=automounts, in the schema nsscache reads them in; in AD mode they carry whenChanged,
+which nsscache's ad mode requires of every entry.  rfc2307 adds hostile ones.
+
+gen-ldif.py rfc2307 --nsscache  leaves out the hostile entries that break a line of the
+                      netgroup or automount files: nsscache reads every file back and refuses the
+                      whole map when a key is missing (its Verify), where sunkd rejects the entry
 """
 import base64
 import struct
@@ -68,6 +77,67 @@ def hostile():
     posix_user("huge", 2103, "H" * 70000, "/home/huge", "/bin/sh")
 
 
+def netgroups(ad=False, hostile=False):
+    extra = ["objectClass: extensibleObject", "whenChanged: 20240101000000.0Z"] if ad else []
+
+    def ng(cn, triples=(), members=(), parent="ou=netgroup," + BASE, raw=()):
+        e("cn=%s,%s" % (cn, parent), "objectClass: nisNetgroup", *extra, "cn: " + cn,
+          *["nisNetgroupTriple: " + t for t in triples], *["memberNisNetgroup: " + m for m in members], *raw)
+
+    e("ou=netgroup," + BASE, "objectClass: organizationalUnit", "ou: netgroup")
+    # out of order on purpose: nsscache sorts members and triples together
+    ng("admins", ["(login1,alice,example.com)", "(,bob,)"], ["ops-hosts"])
+    ng("ops-hosts", ["(node2,-,)", "(node1,-,)"])
+    ng("all", ["(-,grace,)"], ["ops-hosts", "admins"])
+    ng("empty")
+    if not hostile:
+        return
+    # each rejected alone: a triple with blanks, a member with a newline (the rest of that
+    # netgroup stays), a blank in the name, one name twice, a triple far over any limit
+    if BREAKING:
+        ng("bad name", ["(h,u,d)"])
+    ng("evil", ["(ok,carol,)", "(a, b, c)"], raw=["memberNisNetgroup:: " +
+                                                  base64.b64encode(b"ok\n(x,root,)").decode()] if BREAKING else [])
+    e("ou=more,ou=netgroup," + BASE, "objectClass: organizationalUnit", "ou: more")
+    ng("dup", ["(one,,)"])
+    ng("dup", ["(two,,)"], parent="ou=more,ou=netgroup," + BASE)
+    ng("hugeng", ["(" + "h" * 70000 + ",,)"])
+
+
+def automounts(ad=False, hostile=False):
+    extra = ["objectClass: extensibleObject", "whenChanged: 20240101000000.0Z"] if ad else []
+    top = "ou=automounts," + BASE
+
+    def amap(ou):
+        e("ou=%s,%s" % (ou, top), "objectClass: automountMap", "ou: " + ou)
+
+    def am(ou, key, info):
+        e("cn=%s,ou=%s,%s" % (key, ou, top), "objectClass: automount", *extra, "cn: " + key,
+          "automountInformation: " + info)
+
+    e(top, "objectClass: organizationalUnit", "ou: automounts")
+    amap("auto.master")
+    am("auto.master", "/home", "ldap:ldap.example.com:ou=auto.home,%s -rw,intr" % top)
+    am("auto.master", "/mnt/data", "ldap:ldap.example.com:ou=auto.data,%s" % top)
+    amap("auto.home")
+    am("auto.home", "alice", "-rw,intr nfs1:/export/home/alice")
+    am("auto.home", "bob", "-rw,hard nfs2:/export/home/&")
+    am("auto.home", "*", "-rw nfs1:/export/home/&")
+    amap("auto.data")
+    am("auto.data", "scratch", "-fstype=nfs4,rw nfs3:/scratch")
+    am("auto.data", "ref", "-ro nfs3:/ref")
+    if not hostile:
+        return
+    # a mount point with a ".." component and one with a blank (no file is named after either),
+    # a key with a blank, a location with a newline
+    am("auto.master", "/../../etc", "ldap:ldap.example.com:ou=auto.data,%s" % top)
+    if not BREAKING:
+        return
+    am("auto.home", "bad key", "-rw nfs1:/export/home/x")
+    e("cn=carol,ou=auto.home," + top, "objectClass: automount", "cn: carol",
+      "automountInformation:: " + base64.b64encode(b"-rw nfs1:/export/home/carol\n* -rw evil:/").decode())
+
+
 def rfc2307():
     common()
     for u in USERS:
@@ -78,6 +148,8 @@ def rfc2307():
     e("cn=ops,ou=group," + BASE, "objectClass: posixGroup", "cn: ops", "gidNumber: 3002", "memberUid: carol",
       "memberUid: root")
     e("cn=wheel,ou=group," + BASE, "objectClass: posixGroup", "cn: wheel", "gidNumber: 0", "memberUid: alice")
+    netgroups(hostile=True)
+    automounts(hostile=True)
 
 
 def rfc2307bis():
@@ -96,6 +168,8 @@ def rfc2307bis():
     group("team", 3001, [dn("bob"), dn("alice")])
     group("ops", 3002, [dn("carol"), "cn=team,ou=group," + BASE])
     group("all", 3003, [dn("grace"), "cn=ops,ou=group," + BASE])
+    netgroups()
+    automounts()
 
 
 def ad():
@@ -111,7 +185,10 @@ def ad():
         e("cn=%s,ou=people,%s" % (name, BASE), *lines)
     e("cn=team,ou=group," + BASE, "objectClass: groupOfNames", "objectClass: extensibleObject", "cn: team", "sAMAccountName: team", sid(3001),
       "whenChanged: 20240101000000.0Z", "member: cn=alice,ou=people," + BASE, "member: cn=bob,ou=people," + BASE)
+    netgroups(ad=True)
+    automounts(ad=True)
 
 
+BREAKING = sys.argv[2:] != ["--nsscache"]
 {"rfc2307": rfc2307, "rfc2307bis": rfc2307bis, "ad": ad}[sys.argv[1]]()
 sys.stdout.write("\n".join(out))

@@ -14,7 +14,14 @@
 # rfc2307 the entries sunkd rejects by design (uid 0, a name that is not
 # portable, the node's own localuser, a 70 KB gecos; the group of gid 0 and
 # root as a member) are taken out of nsscache's output, and its indexes,
-# which still count them, are not kept.
+# which still count them, are not kept.  The netgroup and automount maps
+# come from the same run (nsscache writes no index for either): for
+# rfc2307 the hostile netgroups and automount entries sunkd rejects by
+# design are taken out the same way (the triple with blanks, the name held
+# by two entries, the 70 KB triple; the mount point with ".." and the map
+# named after it), those nsscache would refuse the whole map for are not
+# in its directory (gen-ldif.py --nsscache), and the files directory
+# nsscache writes into auto.master is @FILES_DIR@ (0248 puts its own).
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd -P)
 [ -n "${NSSCACHE:-}" ] || : "${NSSCACHE_SRC:?NSSCACHE_SRC must name the nsscache source tree, or NSSCACHE an nsscache to run}"
@@ -29,14 +36,14 @@ wait_until() { local n="$1" i=0; shift; until "$@"; do i=$((i + 1)); [ $i -ge "$
 run() { # MODE [DEFAULT LINES] [GROUP LINES]
         local m=$1 uf='(objectclass=posixAccount)' gf='(objectclass=posixGroup)' sf='(objectclass=shadowAccount)'
         [ "$m" = ad ] && { uf='(objectclass=inetOrgPerson)'; gf='(objectclass=groupOfNames)'; sf=$uf; }
-        "$HERE/gen-ldif.py" "$m" > "$T/$m.ldif"
+        "$HERE/gen-ldif.py" "$m" --nsscache > "$T/$m.ldif"
         slapd_start "$T/$m.ldif"
         rm -rf "$T/out" && mkdir -p "$T/out/files" "$T/out/ts"
         cat > "$T/out/nsscache.conf" <<EOF
 [DEFAULT]
 source = ldap
 cache = files
-maps = passwd, group, shadow, sshkey
+maps = passwd, group, shadow, sshkey, netgroup, automount
 timestamp_dir = $T/out/ts
 files_dir = $T/out/files
 files_cache_filename_suffix = cache
@@ -50,6 +57,13 @@ ldap_filter = $sf
 ldap_base = ou=group,dc=example,dc=com
 ldap_filter = $gf
 $(printf '%b' "${3:-}")
+[netgroup]
+ldap_base = ou=netgroup,dc=example,dc=com
+ldap_filter = (objectclass=nisNetgroup)
+ldap_scope = sub
+[automount]
+ldap_base = ou=automounts,dc=example,dc=com
+files_cache_filename_suffix =
 EOF
         if [ -n "${NSSCACHE:-}" ]; then
                 "$NSSCACHE" -c "$T/out/nsscache.conf" update --full
@@ -60,6 +74,7 @@ EOF
         rm -rf "${OUT:?}/$m"
         mkdir -p "$OUT/$m"
         cp "$T/out/files"/* "$OUT/$m/"
+        sed -i "s|$T/out/files/|@FILES_DIR@/|" "$OUT/$m/auto.master"
 }
 
 run rfc2307
@@ -69,3 +84,6 @@ G="$OUT/rfc2307"
 rm -f "$G"/*.ix*
 sed -i -E '/^(toor|-rf|localuser|huge):/d' "$G/passwd.cache" "$G/shadow.cache" "$G/sshkey.cache"
 sed -i -E -e '/^wheel:/d' -e 's/^(ops:.*),root$/\1/' "$G/group.cache"
+sed -i -E -e '/^dup /d' -e '/^hugeng /d' -e 's/^evil \(a, b, c\) /evil /' "$G/netgroup.cache"
+rm -f "$G/auto..._.._etc"
+sed -i -E '/^\/\.\.\/\.\.\/etc /d' "$G/auto.master"
