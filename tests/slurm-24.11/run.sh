@@ -43,6 +43,8 @@ DEFAULT_TESTS=(
         tests/slurm-24.11/prolog-runinjob.t
         tests/integration/0245-nsscache-ldap.t
         tests/integration/0246-nsscache-ldap-getent.t
+        tests/integration/0247-nsscache-netgroup.t
+        tests/integration/0248-nsscache-automount.t
         tests/slurm-24.11/nsscache-debian.t
 )
 packages=
