@@ -22,6 +22,13 @@ noinst_LTLIBRARIES += %reldir%/libhealth.la
 	%reldir%/checks/check-load.c \
 	%reldir%/checks/check-ib.c \
 	%reldir%/checks/check-munge.c \
+	%reldir%/checks/check-sysfs.c \
+	%reldir%/checks/check-sysfs.h \
+	%reldir%/checks/check-cpu.c \
+	%reldir%/checks/check-dmi.c \
+	%reldir%/checks/check-edac.c \
+	%reldir%/checks/check-mce.c \
+	%reldir%/checks/check-ethernet.c \
 	%reldir%/transport/health-jwt.c \
 	%reldir%/transport/health-jwt.h \
 	%reldir%/health-signal.c \

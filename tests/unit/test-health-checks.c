@@ -87,7 +87,8 @@ static HealthResult run(const char *type, const char *body) {
 START_TEST(test_types_table) {
         static const char *const names[] = { "mount",   "disk_free", "inodes_free", "memory",
                                              "process", "file",      "load",        "ib",
-                                             "munge",   "script",    "gpu" };
+                                             "munge",   "cpu",       "dmi",         "edac",
+                                             "mce",     "ethernet",  "script",      "gpu" };
         size_t n = 0;
 
         for (size_t i = 0; i < ELEMENTSOF(names); i++) {

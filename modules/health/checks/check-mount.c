@@ -4,7 +4,13 @@
  * it as its parent) is the one a process sees.  Read-only counts from both
  * the mount's own flags and its super block's (ext4's errors=remount-ro
  * turns the latter).  Nothing is created or mounted: NHC makes a missing
- * mount point, this check only reports it. */
+ * mount point, this check only reports it.
+ *
+ * `rw` (default true) asks that it be writable, NHC's check_fs_mount_rw;
+ * `rw: false` takes either.  `ro: true` asks that it be read-only, by
+ * either flag (what "ro" in /proc/mounts, which NHC's check_fs_mount_ro
+ * matches, means); it implies `rw: false`, and is refused beside an
+ * explicit `rw: true`. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +24,13 @@ typedef struct MountConf {
         HealthCheckCommon common;
         char *path;
         char *fs_type;
-        bool rw;
+        /* rw_given: 2 until the key table writes rw (a bool, 0 or 1)
+         * through it, so validate knows whether rw was given */
+        union {
+                bool rw;
+                uint8_t rw_given;
+        };
+        bool ro;
 } MountConf;
 
 static const sunkd_cfg_key mount_keys[] = {
@@ -26,6 +38,7 @@ static const sunkd_cfg_key mount_keys[] = {
         { "path", SUNKD_CFG_PATH, offsetof(MountConf, path), SUNKD_CFG_REQUIRED, 0, 0 },
         { "fs_type", SUNKD_CFG_STRING, offsetof(MountConf, fs_type), 0, 0, 0 },
         { "rw", SUNKD_CFG_BOOL, offsetof(MountConf, rw), 0, 0, 0 },
+        { "ro", SUNKD_CFG_BOOL, offsetof(MountConf, ro), 0, 0, 0 },
 };
 
 #define FSTYPE_MAX 256
@@ -46,12 +59,17 @@ typedef struct MountScan {
 } MountScan;
 
 static void mount_defaults(void *conf) {
-        ((MountConf *) conf)->rw = true;
+        ((MountConf *) conf)->rw_given = 2;
 }
 
 static int mount_validate(void *conf, char **ret_error) {
         MountConf *c = conf;
+        bool rw_explicit = c->rw_given != 2;
 
+        if (c->ro && rw_explicit && c->rw_given == 1)
+                return check_invalid(ret_error, "ro",
+                                     "a mount is not both read-only (ro: true) and writable (rw: true)");
+        c->rw = rw_explicit ? c->rw_given == 1 : !c->ro;
         check_path_normalise(c->path);
         if (c->fs_type &&
             (isempty(c->fs_type) || strlen(c->fs_type) >= FSTYPE_MAX || strpbrk(c->fs_type, " \t\n\\")))
@@ -175,6 +193,9 @@ static void judge(const MountConf *c, const MountScan *s, const char *file, Heal
         else if (c->fs_type && !streq(top->fs_type, c->fs_type))
                 health_result_set(ret, HEALTH_FAIL, "mount-fstype", "'%s' is %s, not %s", c->path,
                                   top->fs_type, c->fs_type);
+        else if (c->ro && !top->ro && !top->sb_ro)
+                health_result_set(ret, HEALTH_FAIL, "mount-writable",
+                                  "'%s' (%s) is writable, want read-only", c->path, top->fs_type);
         else if (c->rw && (top->ro || top->sb_ro))
                 health_result_set(
                         ret, HEALTH_FAIL, "mount-readonly", "'%s' (%s) is %s", c->path, top->fs_type,

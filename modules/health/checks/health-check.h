@@ -111,7 +111,8 @@ typedef struct HealthCheckType {
 extern const HealthCheckType *const health_check_types[];
 extern const HealthCheckType health_check_mount, health_check_disk_free, health_check_inodes_free,
         health_check_memory, health_check_process, health_check_file, health_check_load, health_check_ib,
-        health_check_munge, health_check_script, health_check_gpu;
+        health_check_munge, health_check_cpu, health_check_dmi, health_check_edac, health_check_mce,
+        health_check_ethernet, health_check_script, health_check_gpu;
 
 const HealthCheckType *health_check_type_find(const char *name);
 
