@@ -92,8 +92,9 @@ static int dmi_run(const void *conf, const HealthEnv *env, HealthResult *ret) {
                 return r;
         hit = c->compiled ? regexec(&c->re, v, 0, NULL, 0) == 0 : streq(v, c->value);
         if (hit == c->negate)
-                health_result_set(ret, HEALTH_FAIL, "dmi-mismatch", "%s is '%s', %s%s '%s'", c->field, v,
-                                  c->negate ? "which must not " : "want ", c->compiled ? "match" : "",
+                health_result_set(ret, HEALTH_FAIL, "dmi-mismatch", "%s is '%s', %s '%s'", c->field, v,
+                                  c->negate ? (c->compiled ? "which must not match" : "which must not be")
+                                            : (c->compiled ? "want a match of" : "want"),
                                   c->compiled ? c->match : c->value);
         else
                 health_result_set(ret, HEALTH_PASS, "ok", "%s is '%s'", c->field, v);
