@@ -620,6 +620,8 @@ TESTS += tests/integration/0288-health-script.t
 EXTRA_DIST += tests/integration/0288-health-script.t
 TESTS += tests/integration/0289-health-run.t
 EXTRA_DIST += tests/integration/0289-health-run.t
+TESTS += tests/integration/0320-health-nhc-node.t
+EXTRA_DIST += tests/integration/0320-health-nhc-node.t
 # prolog: the module and its client, then under a real slurmd
 TESTS += tests/integration/0290-prolog.t
 EXTRA_DIST += tests/integration/0290-prolog.t
