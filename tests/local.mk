@@ -446,6 +446,12 @@ tests_fuzz_fuzz_slurm_nodes_SOURCES = tests/fuzz/fuzz-slurm-nodes.c tests/fuzz/f
 tests_fuzz_fuzz_slurm_nodes_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir) $(HEALTH_TEST_CFLAGS)
 tests_fuzz_fuzz_slurm_nodes_LDADD = modules/health/libhealth.la agent/libsunkd-util.la $(JSONC_LIBS)
 EXTRA_DIST += tests/fuzz/corpus/slurm-nodes tests/fuzz/slurm-nodes.t
+check_PROGRAMS += tests/fuzz/fuzz-health-inputs
+TESTS += tests/fuzz/health-inputs.t
+tests_fuzz_fuzz_health_inputs_SOURCES = tests/fuzz/fuzz-health-inputs.c tests/fuzz/fuzz-replay.c
+tests_fuzz_fuzz_health_inputs_CFLAGS = $(CHECK_TEST_CFLAGS) -I$(top_srcdir) $(HEALTH_TEST_CFLAGS)
+tests_fuzz_fuzz_health_inputs_LDADD = modules/health/libhealth.la agent/libsunkd-core.la
+EXTRA_DIST += tests/fuzz/corpus/health-inputs tests/fuzz/health-inputs.t
 
 # authkeys: key validation, fingerprints, the sshkey map.
 check_PROGRAMS += tests/unit/test-authkeys-key tests/unit/test-authkeys-map tests/unit/test-authkeys-local
