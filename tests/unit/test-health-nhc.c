@@ -142,6 +142,22 @@ static char *genconf(const char *type) {
         return all ?: strdup("");
 }
 
+/* The new types are in the table, make a baseline, and the one that asks a
+ * driver runs in a child; the /proc and /sys ones that only read memory do not. */
+START_TEST(test_types) {
+        static const char *const names[] = { "cpu", "dmi", "edac", "mce", "ethernet" };
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                const HealthCheckType *t = health_check_type_find(names[i]);
+
+                ck_assert_msg(t, "%s", names[i]);
+                ck_assert_int_eq(t->runner, HEALTH_RUNNER_BUILTIN);
+                ck_assert_msg(t->genconf, "%s makes no baseline", names[i]);
+                ck_assert_int_eq(t->child, streq(names[i], "ethernet"));
+        }
+}
+END_TEST
+
 /* ---- cpu -------------------------------------------------------------- */
 
 /* @sockets sockets of @cores cores with @smt threads each, as x86 writes cpuinfo. */
@@ -512,6 +528,8 @@ END_TEST
         "            CPU0       CPU1       \n   0:         40          0   IO-APIC    2-edge      timer\n"
 
 START_TEST(test_mce) {
+        _cleanup_free_ char *g = NULL;
+
         put("/proc/interrupts", INTR_HEAD "NMI:          1          2   Non-maskable interrupts\n"
                                           "MCE:          0          0   Machine check exceptions\n"
                                           "MCP:         52         52   Machine check polls\n");
@@ -521,9 +539,14 @@ START_TEST(test_mce) {
                       "3 machine-check exceptions since boot, at most 0 allowed");
         ck_assert_int_eq(run("mce", "").remedy, HEALTH_REMEDY_CONTACT_SUPPORT);
         assert_result(run("mce", "max_exceptions: 3\n"), HEALTH_PASS, "ok", "3 machine-check");
+        g = genconf("mce");
+        ck_assert_str_eq(g, "{name: mce, type: mce, max_exceptions: 3}");
         /* arm64: no row, nothing was checked */
         put("/proc/interrupts", INTR_HEAD "IPI0:       100        100       Rescheduling interrupts\n");
         assert_result(run("mce", ""), HEALTH_UNKNOWN, "mce-input-missing", "has no MCE row");
+        free(g);
+        g = genconf("mce"); /* nothing counted: nothing to say */
+        ck_assert_str_eq(g, "");
         assert_refused("mce", "max_exceptions: -1\n", "key 'max_exceptions'");
 }
 END_TEST
@@ -751,6 +774,7 @@ static Suite *suite(void) {
         TCase *tc = tcase_create("nhc");
 
         tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_add_test(tc, test_types);
         tcase_add_test(tc, test_cpu);
         tcase_add_test(tc, test_cpu_bad_input);
         tcase_add_test(tc, test_cpu_config);

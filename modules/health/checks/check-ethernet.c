@@ -6,7 +6,9 @@
  * lo, tun) with carrier 1.  A missing interface is the failure itself
  * ("ethernet-missing"), as in NHC.  A speed the driver does not know (-1,
  * or unreadable while the link is up) is UNKNOWN when `min_speed` asks for
- * one. */
+ * one.  Reading the speed asks the driver (ethtool's link settings, under
+ * the kernel's rtnl lock), which a sick NIC or a busy lock may hold: a
+ * child runs this. */
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -188,5 +190,5 @@ const HealthCheckType health_check_ethernet = {
         .validate = ethernet_validate,
         .run = ethernet_run,
         .genconf = ethernet_genconf,
-        .child = false,
+        .child = true,
 };

@@ -66,11 +66,10 @@ static int mce_row(const char *line, uint64_t *ret) {
         return 1;
 }
 
-static int mce_run(const void *conf, const HealthEnv *env, HealthResult *ret) {
-        const MceConf *c = conf;
+/* The MCE row's sum: 1 with it, 0 with the result set. */
+static int mce_count(const HealthEnv *env, uint64_t *ret, HealthResult *res) {
         CheckLines l = CHECK_LINES_INIT;
         char file[CHECK_PATH_MAX], *line;
-        uint64_t sum = 0;
         size_t len;
         int r, found = 0;
 
@@ -78,28 +77,39 @@ static int mce_run(const void *conf, const HealthEnv *env, HealthResult *ret) {
         if (r >= 0)
                 r = check_lines_open(&l, file);
         while (r >= 0 && found == 0 && (r = check_lines_next(&l, &line, &len)) > 0)
-                found = strlen(line) != len ? -EBADMSG : mce_row(line, &sum);
+                found = strlen(line) != len ? -EBADMSG : mce_row(line, ret);
         check_lines_close(&l);
         if (r == -ENOMEM) {
-                health_result_set(ret, HEALTH_UNKNOWN, "out-of-memory", "out of memory reading '%s'", file);
+                health_result_set(res, HEALTH_UNKNOWN, "out-of-memory", "out of memory reading '%s'", file);
                 return r;
         }
         if (r < 0)
-                return check_input_error(ret, "mce", file, r);
+                return check_input_error(res, "mce", file, r);
         if (found < 0)
-                return check_input_bad(ret, "mce",
+                return check_input_bad(res, "mce",
                                        "'%s': a line before or in the MCE row does not read "
                                        "\"MCE: <count per CPU> Machine check exceptions\"",
                                        file);
         if (found == 0 && l.overlong > 0)
-                return check_input_bad(ret, "mce", "'%s' has no MCE row (%u overlong lines skipped)", file,
+                return check_input_bad(res, "mce", "'%s' has no MCE row (%u overlong lines skipped)", file,
                                        l.overlong);
         if (found == 0) {
-                health_result_set(ret, HEALTH_UNKNOWN, "mce-input-missing",
+                health_result_set(res, HEALTH_UNKNOWN, "mce-input-missing",
                                   "'%s' has no MCE row: this kernel counts no machine-check exceptions",
                                   file);
                 return 0;
         }
+        return 1;
+}
+
+static int mce_run(const void *conf, const HealthEnv *env, HealthResult *ret) {
+        const MceConf *c = conf;
+        uint64_t sum = 0;
+        int r;
+
+        r = mce_count(env, &sum, ret);
+        if (r <= 0)
+                return r;
         if (sum > (uint64_t) c->max_exceptions)
                 health_result_set(ret, HEALTH_FAIL, "mce-exceptions",
                                   "%" PRIu64 " machine-check exceptions since boot, at most %" PRIi64
@@ -111,11 +121,27 @@ static int mce_run(const void *conf, const HealthEnv *env, HealthResult *ret) {
         return 0;
 }
 
+/* Where the kernel counts them: no more than it has counted this boot. */
+static int mce_genconf(const HealthEnv *env, HealthGenconf *out) {
+        HealthResult res;
+        uint64_t sum = 0;
+        int r;
+
+        r = mce_count(env, &sum, &res);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return strstr(res.code, "-input-missing") ? 0 : -EBADMSG;
+        return health_genconf_add(out, "{name: mce, type: mce, max_exceptions: %" PRIu64 "}",
+                                  MIN(sum, (uint64_t) INT64_C(1000000000000)));
+}
+
 const HealthCheckType health_check_mce = {
         .name = "mce",
         .keys = mce_keys,
         .n_keys = ELEMENTSOF(mce_keys),
         .conf_size = sizeof(MceConf),
         .run = mce_run,
+        .genconf = mce_genconf,
         .child = false,
 };
