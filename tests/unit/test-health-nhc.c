@@ -609,6 +609,7 @@ START_TEST(test_ethernet) {
         iface("ib0", "up", "1", "-1", true);
         iface("veth9", "up", "1", "10000", false);
         iface("tun0", "unknown", "0", NULL, false);
+        iface("eno1.100", "up", "1", "100", true); /* its check's name without the dot */
         assert_result(run("ethernet", "interface: eth0\n"), HEALTH_PASS, "ok", "eth0 is up");
         assert_result(run("ethernet", "interface: eth0\nmin_speed: 25000\n"), HEALTH_PASS, "ok",
                       "eth0 is up at 25000 Mb/s");
@@ -631,9 +632,10 @@ START_TEST(test_ethernet) {
                       "speed");
         /* the baseline: physical Ethernet (not IPoIB, not veth, not lo) that is up, at its speed */
         g = genconf("ethernet");
-        ck_assert_str_eq(g,
-                         "{name: \"ethernet-eth0\", type: ethernet, interface: \"eth0\", min_speed: 25000}\n"
-                         "{name: \"ethernet-eth2\", type: ethernet, interface: \"eth2\", min_speed: 1000}");
+        ck_assert_str_eq(
+                g, "{name: \"ethernet-eno1_100\", type: ethernet, interface: \"eno1.100\", min_speed: 100}\n"
+                   "{name: \"ethernet-eth0\", type: ethernet, interface: \"eth0\", min_speed: 25000}\n"
+                   "{name: \"ethernet-eth2\", type: ethernet, interface: \"eth2\", min_speed: 1000}");
 }
 END_TEST
 

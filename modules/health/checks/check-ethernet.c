@@ -167,7 +167,11 @@ static int ethernet_genconf(const HealthEnv *env, HealthGenconf *out) {
                     if_value(env, ifname, "type", &type) < 0 || !streq(type, "1") ||
                     if_up(env, ifname, &state) <= 0 || !health_genconf_quote(ifname, q, sizeof(q)))
                         continue;
+                /* a check's name has letters, digits, '_' and '-' only: "eth0.100" as "ethernet-eth0_100" */
                 snprintf(name, sizeof(name), "ethernet-%.15s", ifname);
+                for (char *ch = name; *ch; ch++)
+                        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-", *ch))
+                                *ch = '_';
                 if (!health_genconf_quote(name, qname, sizeof(qname)))
                         continue;
                 speed = if_speed(env, ifname);
