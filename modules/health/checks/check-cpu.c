@@ -77,40 +77,62 @@ static const char *field(const char *line, const char *key) {
         return p + 1 + strspn(p + 1, " \t");
 }
 
+/* The first thing that does not read as the kernel writes it, kept. */
 static void scan_bad(CpuScan *s, const char *key, const char *v) {
-        if (!s->bad)
+        if (!s->bad && key)
                 snprintf(s->why, sizeof(s->why), "%s '%.32s' is not a number", key, v);
+        else if (!s->bad)
+                snprintf(s->why, sizeof(s->why), "more than %d physical ids", CPU_SOCKETS_MAX);
         s->bad = true;
 }
 
-static void scan_line(CpuScan *s, const char *line) {
-        const char *v;
+/* A "physical id" counts once however many processors name it. */
+static void add_socket(CpuScan *s, const char *v) {
         uint64_t n;
 
-        if ((v = field(line, "processor"))) {
-                s->processors++;
-        } else if ((v = field(line, "physical id"))) {
-                if (check_parse_u64(v, &n) < 0)
-                        return scan_bad(s, "physical id", v);
-                for (uint64_t i = 0; i < s->n_ids; i++)
-                        if (s->ids[i] == n)
-                                return;
-                if (s->n_ids == CPU_SOCKETS_MAX) {
-                        if (!s->bad)
-                                snprintf(s->why, sizeof(s->why), "more than %d physical ids",
-                                         CPU_SOCKETS_MAX);
-                        s->bad = true;
+        if (check_parse_u64(v, &n) < 0) {
+                scan_bad(s, "physical id", v);
+                return;
+        }
+        for (uint64_t i = 0; i < s->n_ids; i++)
+                if (s->ids[i] == n)
                         return;
-                }
+        if (s->n_ids == CPU_SOCKETS_MAX)
+                scan_bad(s, NULL, NULL);
+        else
                 s->ids[s->n_ids++] = n;
-        } else if ((v = field(line, "siblings"))) {
-                if (check_parse_u64(v, &s->siblings) < 0 || s->siblings > CPU_COUNT_MAX)
-                        return scan_bad(s, "siblings", v);
-                s->have_siblings = true;
-        } else if ((v = field(line, "cpu cores"))) {
-                if (check_parse_u64(v, &s->cpu_cores) < 0 || s->cpu_cores > CPU_COUNT_MAX)
-                        return scan_bad(s, "cpu cores", v);
-                s->have_cores = true;
+}
+
+/* The per-socket counts NHC takes from the last processor listed. */
+static const struct {
+        const char *key;
+        size_t value, have; /* offsets in CpuScan */
+} cpu_counts[] = {
+        { "siblings", offsetof(CpuScan, siblings), offsetof(CpuScan, have_siblings) },
+        { "cpu cores", offsetof(CpuScan, cpu_cores), offsetof(CpuScan, have_cores) },
+};
+
+static void scan_line(CpuScan *s, const char *line) {
+        const char *v;
+
+        if (field(line, "processor")) {
+                s->processors++;
+                return;
+        }
+        if ((v = field(line, "physical id"))) {
+                add_socket(s, v);
+                return;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(cpu_counts); i++) {
+                uint64_t *value = (uint64_t *) ((char *) s + cpu_counts[i].value);
+
+                if (!(v = field(line, cpu_counts[i].key)))
+                        continue;
+                if (check_parse_u64(v, value) < 0 || *value > CPU_COUNT_MAX)
+                        scan_bad(s, cpu_counts[i].key, v);
+                else
+                        *(bool *) ((char *) s + cpu_counts[i].have) = true;
+                return;
         }
 }
 
