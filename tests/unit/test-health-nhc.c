@@ -236,6 +236,13 @@ START_TEST(test_cpu_bad_input) {
         assert_result(run("cpu", "cores: 1\n"), HEALTH_UNKNOWN, "cpu-input-bad", "gives no cores count");
         put("/proc/cpuinfo", "processor\t: 0\nphysical id\t: 0\ncpu cores\t: 2\n");
         assert_result(run("cpu", "threads: 2\n"), HEALTH_UNKNOWN, "cpu-input-bad", "gives no threads count");
+        /* siblings under cpu cores: judged as counted, left out of a baseline */
+        put("/proc/cpuinfo", "processor\t: 0\nphysical id\t: 0\ncpu cores\t: 4\nsiblings\t: 3\n");
+        assert_result(run("cpu", "sockets: 1\nthreads: 4\n"), HEALTH_FAIL, "cpu-threads",
+                      "3 CPU threads, want 4");
+        g = mfree(g);
+        g = genconf("cpu");
+        ck_assert_str_eq(g, "{name: cpu, type: cpu, sockets: 1, cores: 4}");
         put_bytes("/proc/cpuinfo", "processor\t: 0\n\0physical id: 1\n", 30);
         assert_result(run("cpu", "sockets: 1\n"), HEALTH_UNKNOWN, "cpu-input-bad", "holds a NUL byte");
         /* a hostile table: more distinct sockets than any machine */

@@ -239,7 +239,8 @@ static int cpu_genconf(const HealthEnv *env, HealthGenconf *out) {
                 return strstr(res.code, "-input-missing") ? 0 : -EBADMSG;
         if (n.cores > 0)
                 snprintf(cores, sizeof(cores), ", cores: %" PRIu64, n.cores);
-        if (n.threads > 0)
+        /* fewer threads than cores is no machine: a baseline leaves out what validate refuses */
+        if (n.threads > 0 && n.threads >= n.cores)
                 snprintf(threads, sizeof(threads), ", threads: %" PRIu64, n.threads);
         return health_genconf_add(out, "{name: cpu, type: cpu, sockets: %" PRIu64 "%s%s}", n.sockets, cores,
                                   threads);
