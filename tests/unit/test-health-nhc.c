@@ -406,6 +406,12 @@ START_TEST(test_dmi_bad_input) {
         free(g);
         g = genconf("dmi");
         ck_assert_str_eq(g, "");
+        /* valid UTF-8, but a C1 control (U+0080) or a C0 one: no YAML stream holds it raw */
+        put("/sys/class/dmi/id/bios_version", "2.1\xc2\x80\n");
+        put("/sys/class/dmi/id/product_name", "R760\x04\n");
+        free(g);
+        g = genconf("dmi");
+        ck_assert_str_eq(g, "");
 }
 END_TEST
 

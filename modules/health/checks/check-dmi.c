@@ -114,7 +114,8 @@ static int dmi_genconf(const HealthEnv *env, HealthGenconf *out) {
                 r = check_sysfs_value(env, rel, CHECK_SYSFS_MAX, &v);
                 if (r == -ENOMEM)
                         return r;
-                if (r < 0 || isempty(v) || !health_genconf_quote(v, q, sizeof(q)))
+                if (r < 0 || isempty(v) || !check_genconf_text_ok(v) ||
+                    !health_genconf_quote(v, q, sizeof(q)))
                         continue; /* not shown, or nothing YAML can hold */
                 r = health_genconf_add(out, "{name: dmi-%s, type: dmi, field: %s, value: %s}",
                                        dmi_genconf_fields[i], dmi_genconf_fields[i], q);

@@ -165,7 +165,8 @@ static int ethernet_genconf(const HealthEnv *env, HealthGenconf *out) {
                 snprintf(rel, sizeof(rel), NET_CLASS "/%.15s/device", ifname);
                 if (check_path(dev, env, rel) < 0 || access(dev, F_OK) < 0 ||
                     if_value(env, ifname, "type", &type) < 0 || !streq(type, "1") ||
-                    if_up(env, ifname, &state) <= 0 || !health_genconf_quote(ifname, q, sizeof(q)))
+                    if_up(env, ifname, &state) <= 0 || !check_genconf_text_ok(ifname) ||
+                    !health_genconf_quote(ifname, q, sizeof(q)))
                         continue;
                 /* a check's name has letters, digits, '_' and '-' only: "eth0.100" as "ethernet-eth0_100" */
                 snprintf(name, sizeof(name), "ethernet-%.15s", ifname);

@@ -5,6 +5,7 @@
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/macro.h"
+#include "util/text-escape.h"
 
 #include "check-sysfs.h"
 
@@ -61,4 +62,15 @@ int check_parse_u64(const char *s, uint64_t *ret) {
 
 bool check_sysfs_name_ok(const char *s, size_t max) {
         return s && !isempty(s) && strlen(s) < max && !strchr(s, '/') && !streq(s, ".") && !streq(s, "..");
+}
+
+bool check_genconf_text_ok(const char *s) {
+        const unsigned char *p = (const unsigned char *) s;
+
+        if (!text_escape_utf8_valid(s, strlen(s)))
+                return false;
+        for (; *p; p++)
+                if (*p < 0x20 || *p == 0x7f || (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f))
+                        return false;
+        return true;
 }

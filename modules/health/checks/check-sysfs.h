@@ -35,3 +35,10 @@ int check_parse_u64(const char *s, uint64_t *ret);
 /** check_sysfs_name_ok() - @s a directory entry name sysfs could hold: 1 to @max - 1 bytes, no '/', not "."
  * or "..". */
 bool check_sysfs_name_ok(const char *s, size_t max);
+
+/**
+ * check_genconf_text_ok() - @s fit to be pinned in a baseline: valid UTF-8
+ * without control characters (C0, DEL, and the C1 ones U+0080..U+009F that
+ * a YAML stream may not hold raw).  A value with them is left out.
+ */
+bool check_genconf_text_ok(const char *s);
