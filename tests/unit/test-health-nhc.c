@@ -659,7 +659,7 @@ START_TEST(test_ethernet_bad_input) {
         ck_assert_str_eq(g, "");
         mkdirs(NET "/eth0");
         assert_result(run("ethernet", "interface: eth0\n"), HEALTH_UNKNOWN, "ethernet-input-missing",
-                      "eth0");
+                      "/sys/class/net/eth0/operstate' is missing");
         put_bytes(NET "/eth0/operstate", "u\0p\n", 4);
         assert_result(run("ethernet", "interface: eth0\n"), HEALTH_UNKNOWN, "ethernet-input-bad",
                       "NUL byte");

@@ -109,6 +109,8 @@ static int ethernet_run(const void *conf, const HealthEnv *env, HealthResult *re
         }
         if (r == -EBADMSG)
                 return check_input_bad(ret, "ethernet", "%s: operstate holds a NUL byte", c->interface);
+        if (r < 0 && strlen(p) + sizeof("/operstate") <= sizeof(p))
+                strcat(p, "/operstate");
         if (r < 0)
                 return check_input_error(ret, "ethernet", p, r);
         if (r == 0) {
