@@ -449,6 +449,12 @@ tests_fuzz_fuzz_slurm_nodes_SOURCES = tests/fuzz/fuzz-slurm-nodes.c tests/fuzz/f
 tests_fuzz_fuzz_slurm_nodes_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) -I$(top_srcdir) $(HEALTH_TEST_CFLAGS)
 tests_fuzz_fuzz_slurm_nodes_LDADD = modules/health/libhealth.la agent/libsunkd-util.la $(JSONC_LIBS)
 EXTRA_DIST += tests/fuzz/corpus/slurm-nodes tests/fuzz/slurm-nodes.t
+check_PROGRAMS += tests/fuzz/fuzz-health-inputs
+TESTS += tests/fuzz/health-inputs.t
+tests_fuzz_fuzz_health_inputs_SOURCES = tests/fuzz/fuzz-health-inputs.c tests/fuzz/fuzz-replay.c
+tests_fuzz_fuzz_health_inputs_CFLAGS = $(CHECK_TEST_CFLAGS) -I$(top_srcdir) $(HEALTH_TEST_CFLAGS)
+tests_fuzz_fuzz_health_inputs_LDADD = modules/health/libhealth.la agent/libsunkd-core.la
+EXTRA_DIST += tests/fuzz/corpus/health-inputs tests/fuzz/health-inputs.t
 
 # authkeys: key validation, fingerprints, the sshkey map.
 check_PROGRAMS += tests/unit/test-authkeys-key tests/unit/test-authkeys-map tests/unit/test-authkeys-local
@@ -573,6 +579,11 @@ TESTS += tests/unit/test-health-genconf
 tests_unit_test_health_genconf_SOURCES = tests/unit/test-health-genconf.c
 tests_unit_test_health_genconf_CFLAGS = $(CHECK_TEST_CFLAGS) $(HEALTH_TEST_CFLAGS)
 tests_unit_test_health_genconf_LDADD = $(HEALTH_TEST_LIBS)
+check_PROGRAMS += tests/unit/test-health-nhc
+TESTS += tests/unit/test-health-nhc
+tests_unit_test_health_nhc_SOURCES = tests/unit/test-health-nhc.c tests/lib/health-check-test.h
+tests_unit_test_health_nhc_CFLAGS = $(CHECK_TEST_CFLAGS) $(HEALTH_TEST_CFLAGS)
+tests_unit_test_health_nhc_LDADD = $(HEALTH_TEST_LIBS)
 tests_unit_test_health_munge_SOURCES = tests/unit/test-health-munge.c tests/lib/health-check-test.h
 tests_unit_test_health_munge_CFLAGS = $(CHECK_TEST_CFLAGS) $(HEALTH_TEST_CFLAGS)
 tests_unit_test_health_munge_LDADD = $(HEALTH_TEST_LIBS)
@@ -640,6 +651,8 @@ TESTS += tests/integration/0328-health-nhc-config.t
 EXTRA_DIST += tests/integration/0328-health-nhc-config.t
 TESTS += tests/integration/0335-health-genconf.t
 EXTRA_DIST += tests/integration/0335-health-genconf.t
+TESTS += tests/integration/0320-health-nhc-node.t
+EXTRA_DIST += tests/integration/0320-health-nhc-node.t
 # prolog: the module and its client, then under a real slurmd
 TESTS += tests/integration/0290-prolog.t
 EXTRA_DIST += tests/integration/0290-prolog.t

@@ -13,6 +13,8 @@ noinst_LTLIBRARIES += %reldir%/libhealth.la
 	%reldir%/checks/health-genconf.h \
 	%reldir%/checks/check-util.c \
 	%reldir%/checks/check-util.h \
+	%reldir%/checks/check-mountinfo.c \
+	%reldir%/checks/check-mountinfo.h \
 	%reldir%/checks/check-mount.c \
 	%reldir%/checks/check-disk-free.c \
 	%reldir%/checks/check-inodes-free.c \
@@ -30,6 +32,13 @@ noinst_LTLIBRARIES += %reldir%/libhealth.la
 	%reldir%/checks/check-command.c \
 	%reldir%/checks/check-genconf.h \
 	%reldir%/checks/check-genconf-fs.c \
+	%reldir%/checks/check-sysfs.c \
+	%reldir%/checks/check-sysfs.h \
+	%reldir%/checks/check-cpu.c \
+	%reldir%/checks/check-dmi.c \
+	%reldir%/checks/check-edac.c \
+	%reldir%/checks/check-mce.c \
+	%reldir%/checks/check-ethernet.c \
 	%reldir%/transport/health-jwt.c \
 	%reldir%/transport/health-jwt.h \
 	%reldir%/health-signal.c \

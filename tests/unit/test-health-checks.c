@@ -87,8 +87,9 @@ static HealthResult run(const char *type, const char *body) {
 
 START_TEST(test_types_table) {
         static const char *const names[] = {
-                "mount", "disk_free",     "inodes_free",    "memory",   "process", "file",   "load", "ib",
-                "munge", "process_limit", "user_processes", "tcp_port", "command", "script", "gpu"
+                "mount", "disk_free", "inodes_free",   "memory",         "process",  "file",    "load",
+                "ib",    "munge",     "process_limit", "user_processes", "tcp_port", "command", "cpu",
+                "dmi",   "edac",      "mce",           "ethernet",       "script",   "gpu"
         };
         size_t n = 0;
 

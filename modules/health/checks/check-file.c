@@ -6,9 +6,20 @@
  * config, so a bad one is refused there; regexec() takes no lock a fork
  * could leave held (glibc locks a regex only during a match, and nothing
  * else matches this one).  Here the file is the thing checked: missing is a
- * failure, not UNKNOWN. */
+ * failure, not UNKNOWN.
+ *
+ * `owner`, `group` (a name, resolved when the config is read as the
+ * process check resolves its user, or a number) and `mode` (the octal
+ * permission bits, "0644", all of them equal) are LBNL NHC's
+ * check_file_stat -u/-U, -g/-G and -m: the file's stat(), a symbolic link
+ * followed to what it names.  NHC compares a group by name when given one;
+ * sunkd compares the gid the name has when the config is read, so a group
+ * renamed since then still counts as itself. */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <pwd.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,22 +39,95 @@ typedef struct FileConf {
         HealthCheckCommon common;
         char *path;
         char *match;
+        char *owner, *group, *mode;
         /* from validate */
         regex_t re;
         bool compiled;
+        uid_t uid;
+        gid_t gid;
+        mode_t perm;
 } FileConf;
 
 static const sunkd_cfg_key file_keys[] = {
         HEALTH_COMMON_KEYS,
         { "path", SUNKD_CFG_PATH, offsetof(FileConf, path), SUNKD_CFG_REQUIRED, 0, 0 },
         { "match", SUNKD_CFG_STRING, offsetof(FileConf, match), 0, 0, 0 },
+        { "owner", SUNKD_CFG_STRING, offsetof(FileConf, owner), 0, 0, 0 },
+        { "group", SUNKD_CFG_STRING, offsetof(FileConf, group), 0, 0, 0 },
+        { "mode", SUNKD_CFG_STRING, offsetof(FileConf, mode), 0, 0, 0 },
 };
+
+/* A decimal id below (uid_t) -1, which is no id. */
+static int parse_id(const char *s, uint32_t *ret) {
+        uint64_t v = 0;
+
+        if (isempty(s) || strlen(s) > 10 || strspn(s, "0123456789") != strlen(s))
+                return -EINVAL;
+        for (const char *p = s; *p; p++)
+                v = v * 10 + (uint64_t) (*p - '0');
+        if (v >= UINT32_MAX)
+                return -EINVAL;
+        *ret = (uint32_t) v;
+        return 0;
+}
+
+/* @name's uid (@group false) or gid, looked up now: `run` may be in a
+ * child forked from the threaded daemon, where NSS is no place to be. */
+static int resolve_id(const char *key, const char *name, bool group, uint32_t *ret, char **ret_error) {
+        _cleanup_free_ char *buf = NULL;
+        struct passwd pw, *pf = NULL;
+        struct group gr, *gf = NULL;
+        size_t size = 4096;
+        int r;
+
+        if (parse_id(name, ret) >= 0)
+                return 0;
+        for (;;) {
+                free(buf);
+                buf = malloc(size);
+                if (!buf)
+                        return -ENOMEM;
+                r = group ? getgrnam_r(name, &gr, buf, size, &gf) : getpwnam_r(name, &pw, buf, size, &pf);
+                if (r != ERANGE || size >= 1024 * 1024)
+                        break;
+                size *= 2;
+        }
+        if (r != 0)
+                return check_invalid(ret_error, key, "cannot look up %s '%s': %s", group ? "group" : "user",
+                                     name, strerror(r));
+        if (group ? !gf : !pf)
+                return check_invalid(ret_error, key, "no %s '%s' (give a number for one not known yet)",
+                                     group ? "group" : "user", name);
+        *ret = group ? gf->gr_gid : pf->pw_uid;
+        return 0;
+}
+
+/* "0644", "644", "1777": octal permission bits, at most 07777. */
+static int parse_mode(const char *s, mode_t *ret) {
+        unsigned v = 0;
+
+        if (isempty(s) || strlen(s) > 5 || strspn(s, "01234567") != strlen(s))
+                return -EINVAL;
+        for (const char *p = s; *p; p++)
+                v = v * 8 + (unsigned) (*p - '0');
+        if (v > 07777)
+                return -EINVAL;
+        *ret = (mode_t) v;
+        return 0;
+}
 
 static int file_validate(void *conf, char **ret_error) {
         FileConf *c = conf;
         char why[256];
         int r;
 
+        if (c->owner && (r = resolve_id("owner", c->owner, false, &c->uid, ret_error)) < 0)
+                return r;
+        if (c->group && (r = resolve_id("group", c->group, true, &c->gid, ret_error)) < 0)
+                return r;
+        if (c->mode && parse_mode(c->mode, &c->perm) < 0)
+                return check_invalid(ret_error, "mode", "'%s' is not octal permission bits such as 0644",
+                                     c->mode);
         if (!c->match)
                 return 0;
         r = regcomp(&c->re, c->match, REG_EXTENDED | REG_NOSUB | REG_NEWLINE);
@@ -107,6 +191,23 @@ static bool matches(const regex_t *re, const char *text, size_t len) {
         return false;
 }
 
+/* 1 with the result set when owner, group or mode is not as asked; 0 otherwise. */
+static int file_stat_judge(const FileConf *c, const struct stat *st, HealthResult *ret) {
+        if (c->owner && st->st_uid != c->uid)
+                health_result_set(ret, HEALTH_FAIL, "file-owner",
+                                  "'%s' is owned by uid %" PRIu32 ", want %s", c->path,
+                                  (uint32_t) st->st_uid, c->owner);
+        else if (c->group && st->st_gid != c->gid)
+                health_result_set(ret, HEALTH_FAIL, "file-group", "'%s' has gid %" PRIu32 ", want %s",
+                                  c->path, (uint32_t) st->st_gid, c->group);
+        else if (c->mode && (st->st_mode & 07777) != c->perm)
+                health_result_set(ret, HEALTH_FAIL, "file-mode", "'%s' has mode %04o, want %04o", c->path,
+                                  (unsigned) (st->st_mode & 07777), (unsigned) c->perm);
+        else
+                return 0;
+        return 1;
+}
+
 static int file_run(const void *conf, const HealthEnv *env, HealthResult *ret) {
         const FileConf *c = conf;
         _cleanup_free_ char *text = NULL;
@@ -117,9 +218,11 @@ static int file_run(const void *conf, const HealthEnv *env, HealthResult *ret) {
         int r;
 
         r = check_path(p, env, c->path);
-        if (r >= 0 && !c->compiled)
+        if (r >= 0)
                 r = RET_NERRNO(stat(p, &st));
-        else if (r >= 0)
+        if (r >= 0 && (r = file_stat_judge(c, &st, ret)) > 0)
+                return 0;
+        if (r >= 0 && c->compiled)
                 r = read_head(p, &text, &len, &more);
         if (r == -ENOMEM) {
                 health_result_set(ret, HEALTH_UNKNOWN, "out-of-memory", "out of memory reading '%s'",
@@ -137,8 +240,9 @@ static int file_run(const void *conf, const HealthEnv *env, HealthResult *ret) {
                 health_result_set(ret, HEALTH_FAIL, "file-mismatch", "'%s' does not match '%s'%s", c->path,
                                   c->match, more ? " in its first MiB" : "");
         else
-                health_result_set(ret, HEALTH_PASS, "ok", "'%s' %s", c->path,
-                                  c->compiled ? "matches" : "exists");
+                health_result_set(
+                        ret, HEALTH_PASS, "ok", "'%s' %s%s", c->path, c->compiled ? "matches" : "exists",
+                        c->owner || c->group || c->mode ? ", of the owner, group and mode asked" : "");
         return 0;
 }
 

@@ -19,9 +19,10 @@
 #include "util/macro.h"
 
 #include "check-genconf.h"
+#include "check-mountinfo.h"
 #include "check-util.h"
 
-#define FSTYPE_MAX 256
+#define FSTYPE_MAX CHECK_MOUNTINFO_FSTYPE_MAX
 #define MOUNTS_MAX 4096
 /* A node string quoted: every byte of a path as \xNN at worst. */
 #define QUOTED_MAX (CHECK_PATH_MAX * 4 + 3)
@@ -94,52 +95,16 @@ static bool path_is_transient(const char *path) {
         return false;
 }
 
-/* mountinfo's \ooo escapes (space, tab, newline, backslash) decoded in place. */
-static void unescape(char *s) {
-        char *w = s;
-
-        for (; *s; s++, w++) {
-                if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-                    s[3] >= '0' && s[3] <= '7') {
-                        *w = (char) ((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
-                        s += 3;
-                } else
-                        *w = *s;
-        }
-        *w = 0;
-}
-
-static bool has_option(const char *opts, const char *opt) {
-        size_t n = strlen(opt);
-
-        for (const char *o = opts; o; o = strchr(o, ',') ? strchr(o, ',') + 1 : NULL)
-                if (strncmp(o, opt, n) == 0 && (o[n] == ',' || o[n] == 0))
-                        return true;
-        return false;
-}
-
-/* "36 35 98:0 /root /mnt/point rw,noatime master:1 - ext4 /dev/sda1 rw": the
- * mount point, type and read-only-ness; false for a line that does not read so. */
+/* The mount point, type and read-only-ness of a line, read as the mount
+ * check reads it: false for a line it would not see. */
 static bool parse_line(char *line, size_t len, GenMount *ret) {
-        char *f[6], *type, *sb_opts, *sep;
+        CheckMountinfoLine m;
 
-        if (strlen(line) != len)
+        if (!check_mountinfo_parse(line, len, &m))
                 return false;
-        for (size_t i = 0; i < ELEMENTSOF(f); i++)
-                if (!(f[i] = strsep(&line, " ")) || !*f[i])
-                        return false;
-        do /* optional fields up to the "-" */
-                sep = strsep(&line, " ");
-        while (sep && !streq(sep, "-"));
-        type = strsep(&line, " ");
-        (void) strsep(&line, " "); /* source */
-        sb_opts = strsep(&line, " ");
-        if (!sep || isempty(type) || !sb_opts || line || strlen(type) >= FSTYPE_MAX || f[4][0] != '/')
-                return false;
-        unescape(f[4]);
-        ret->path = f[4];
-        strcpy(ret->fs_type, type);
-        ret->ro = has_option(f[5], "ro") || has_option(sb_opts, "ro");
+        ret->path = m.path;
+        strcpy(ret->fs_type, m.fs_type);
+        ret->ro = check_mountinfo_has_option(m.opts, "ro") || check_mountinfo_has_option(m.sb_opts, "ro");
         return true;
 }
 

@@ -4,7 +4,13 @@
  * it as its parent) is the one a process sees.  Read-only counts from both
  * the mount's own flags and its super block's (ext4's errors=remount-ro
  * turns the latter).  Nothing is created or mounted: NHC makes a missing
- * mount point, this check only reports it. */
+ * mount point, this check only reports it.
+ *
+ * `rw` (default true) asks that it be writable, NHC's check_fs_mount_rw;
+ * `rw: false` takes either.  `ro: true` asks that it be read-only, by
+ * either flag (what "ro" in /proc/mounts, which NHC's check_fs_mount_ro
+ * matches, means); it implies `rw: false`, and is refused beside an
+ * explicit `rw: true`. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,13 +19,20 @@
 #include "util/macro.h"
 
 #include "check-genconf.h"
+#include "check-mountinfo.h"
 #include "check-util.h"
 
 typedef struct MountConf {
         HealthCheckCommon common;
         char *path;
         char *fs_type;
-        bool rw;
+        /* rw_given: 2 until the key table writes rw (a bool, 0 or 1)
+         * through it, so validate knows whether rw was given */
+        union {
+                bool rw;
+                uint8_t rw_given;
+        };
+        bool ro;
 } MountConf;
 
 static const sunkd_cfg_key mount_keys[] = {
@@ -27,9 +40,10 @@ static const sunkd_cfg_key mount_keys[] = {
         { "path", SUNKD_CFG_PATH, offsetof(MountConf, path), SUNKD_CFG_REQUIRED, 0, 0 },
         { "fs_type", SUNKD_CFG_STRING, offsetof(MountConf, fs_type), 0, 0, 0 },
         { "rw", SUNKD_CFG_BOOL, offsetof(MountConf, rw), 0, 0, 0 },
+        { "ro", SUNKD_CFG_BOOL, offsetof(MountConf, ro), 0, 0, 0 },
 };
 
-#define FSTYPE_MAX 256
+#define FSTYPE_MAX CHECK_MOUNTINFO_FSTYPE_MAX
 /* Mounts stacked on one path that are told apart; past that (a hostile
  * table), the last ones listed. */
 #define STACK_MAX 16
@@ -47,12 +61,17 @@ typedef struct MountScan {
 } MountScan;
 
 static void mount_defaults(void *conf) {
-        ((MountConf *) conf)->rw = true;
+        ((MountConf *) conf)->rw_given = 2;
 }
 
 static int mount_validate(void *conf, char **ret_error) {
         MountConf *c = conf;
+        bool rw_explicit = c->rw_given != 2;
 
+        if (c->ro && rw_explicit && c->rw_given == 1)
+                return check_invalid(ret_error, "ro",
+                                     "a mount is not both read-only (ro: true) and writable (rw: true)");
+        c->rw = rw_explicit ? c->rw_given == 1 : !c->ro;
         check_path_normalise(c->path);
         if (c->fs_type &&
             (isempty(c->fs_type) || strlen(c->fs_type) >= FSTYPE_MAX || strpbrk(c->fs_type, " \t\n\\")))
@@ -61,65 +80,21 @@ static int mount_validate(void *conf, char **ret_error) {
         return 0;
 }
 
-/* mountinfo's \ooo escapes (space, tab, newline, backslash) decoded in place. */
-static void unescape(char *s) {
-        char *w = s;
-
-        for (; *s; s++, w++) {
-                if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-                    s[3] >= '0' && s[3] <= '7') {
-                        *w = (char) ((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
-                        s += 3;
-                } else
-                        *w = *s;
-        }
-        *w = 0;
-}
-
-static bool has_option(char *opts, const char *opt) {
-        for (char *o; (o = strsep(&opts, ","));)
-                if (streq(o, opt))
-                        return true;
-        return false;
-}
-
-static bool parse_ulong(const char *s, unsigned long *ret) {
-        char *end;
-
-        if (*s < '0' || *s > '9')
-                return false;
-        errno = 0;
-        *ret = strtoul(s, &end, 10);
-        return errno == 0 && *end == 0;
-}
-
-/* "36 35 98:0 /root /mnt/point rw,noatime master:1 - ext4 /dev/sda1 rw,errors=remount-ro":
- * false for a line that does not read so. */
+/* A line of the table; false for one that does not read as mountinfo's. */
 static bool parse_line(char *line, size_t len, const char *path, MountScan *s) {
-        char *f[6], *type, *sb_opts, *sep;
+        CheckMountinfoLine m;
         MountEntry e = {};
 
-        if (strlen(line) != len)
-                return false;
-        for (size_t i = 0; i < ELEMENTSOF(f); i++)
-                if (!(f[i] = strsep(&line, " ")) || !*f[i])
-                        return false;
-        do /* optional fields up to the "-" */
-                sep = strsep(&line, " ");
-        while (sep && !streq(sep, "-"));
-        type = strsep(&line, " ");
-        (void) strsep(&line, " "); /* source */
-        sb_opts = strsep(&line, " ");
-        if (!sep || isempty(type) || !sb_opts || line || strlen(type) >= FSTYPE_MAX ||
-            !parse_ulong(f[0], &e.id) || !parse_ulong(f[1], &e.parent) || f[4][0] != '/')
+        if (!check_mountinfo_parse(line, len, &m))
                 return false;
         s->valid++;
-        unescape(f[4]);
-        if (!streq(f[4], path))
+        if (!streq(m.path, path))
                 return true;
-        strcpy(e.fs_type, type);
-        e.ro = has_option(f[5], "ro");
-        e.sb_ro = has_option(sb_opts, "ro");
+        e.id = m.id;
+        e.parent = m.parent;
+        strcpy(e.fs_type, m.fs_type);
+        e.ro = check_mountinfo_has_option(m.opts, "ro");
+        e.sb_ro = check_mountinfo_has_option(m.sb_opts, "ro");
         if (s->n >= STACK_MAX)
                 memmove(s->stack, s->stack + 1, sizeof(s->stack) - sizeof(s->stack[0]));
         s->stack[MIN(s->n, (size_t) STACK_MAX - 1)] = e;
@@ -176,6 +151,9 @@ static void judge(const MountConf *c, const MountScan *s, const char *file, Heal
         else if (c->fs_type && !streq(top->fs_type, c->fs_type))
                 health_result_set(ret, HEALTH_FAIL, "mount-fstype", "'%s' is %s, not %s", c->path,
                                   top->fs_type, c->fs_type);
+        else if (c->ro && !top->ro && !top->sb_ro)
+                health_result_set(ret, HEALTH_FAIL, "mount-writable",
+                                  "'%s' (%s) is writable, want read-only", c->path, top->fs_type);
         else if (c->rw && (top->ro || top->sb_ro))
                 health_result_set(
                         ret, HEALTH_FAIL, "mount-readonly", "'%s' (%s) is %s", c->path, top->fs_type,

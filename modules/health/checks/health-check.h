@@ -126,7 +126,8 @@ extern const HealthCheckType *const health_check_types[];
 extern const HealthCheckType health_check_mount, health_check_disk_free, health_check_inodes_free,
         health_check_memory, health_check_process, health_check_file, health_check_load, health_check_ib,
         health_check_munge, health_check_process_limit, health_check_user_processes, health_check_tcp_port,
-        health_check_command, health_check_script, health_check_gpu;
+        health_check_command, health_check_cpu, health_check_dmi, health_check_edac, health_check_mce,
+        health_check_ethernet, health_check_script, health_check_gpu;
 
 const HealthCheckType *health_check_type_find(const char *name);
 
