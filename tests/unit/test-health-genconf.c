@@ -115,6 +115,41 @@ static void assert_round_trip(const char *entry, const char *path) {
         free(conf);
 }
 
+/* ---- quoting ----------------------------------------------------------- */
+
+/* Whatever UTF-8 a node string holds comes back from sunkd.yaml's parser
+ * as it was: controls, C1 controls, a byte order mark and the BMP's last
+ * two non-characters, which YAML takes only as escapes, included. */
+START_TEST(test_quote) {
+        static const char *const strings[] = {
+                "/plain",
+                "/q\"uote\\back",
+                "/tab\tnl\ncr\rdel\x7f",
+                "/c1 \xc2\x80\xc2\x85\xc2\x9f",
+                "/bom \xef\xbb\xbf",
+                "/ls \xe2\x80\xa8ps \xe2\x80\xa9",
+                "/nonchar \xef\xbf\xbe\xef\xbf\xbf",
+                "/\xc3\xa9t\xc3\xa9 \xf0\x9f\x98\x80",
+        };
+        char buf[256];
+
+        for (size_t i = 0; i < ELEMENTSOF(strings); i++) {
+                _cleanup_free_ char *yaml = NULL, *error = NULL;
+                const char *q = health_genconf_quote(strings[i], buf, sizeof(buf));
+                ConfTree *tree = NULL;
+
+                ck_assert_ptr_nonnull(q);
+                ck_assert_int_ge(asprintf(&yaml, "{p: %s}", q), 0);
+                ck_assert_msg(conf_tree_parse("q.yaml", yaml, strlen(yaml), &tree, &error) == 0, "%s: %s",
+                              yaml, error);
+                ck_assert_str_eq(conf_node_get(tree->root, "p")->value, strings[i]);
+                conf_tree_free(tree);
+        }
+        ck_assert_ptr_null(health_genconf_quote("/bad \xff", buf, sizeof(buf)));
+        ck_assert_ptr_null(health_genconf_quote("/too long", buf, 8));
+}
+END_TEST
+
 /* ---- names ------------------------------------------------------------- */
 
 START_TEST(test_names) {
@@ -426,6 +461,7 @@ static Suite *suite(void) {
         TCase *tc = tcase_create("genconf");
 
         tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_add_test(tc, test_quote);
         tcase_add_test(tc, test_names);
         tcase_add_test(tc, test_mount);
         tcase_add_test(tc, test_mount_none);

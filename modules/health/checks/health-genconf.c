@@ -1,5 +1,7 @@
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,27 +97,60 @@ const char *health_genconf_name(const HealthGenconf *g, const char *type, const 
         return buf;
 }
 
+/* The code point of the UTF-8 sequence at @p (valid, as checked before),
+ * and its length in *ret_len. */
+static uint32_t utf8_decode(const unsigned char *p, size_t *ret_len) {
+        if (p[0] < 0x80) {
+                *ret_len = 1;
+                return p[0];
+        }
+        if (p[0] < 0xE0) {
+                *ret_len = 2;
+                return (uint32_t) (p[0] & 0x1F) << 6 | (p[1] & 0x3F);
+        }
+        if (p[0] < 0xF0) {
+                *ret_len = 3;
+                return (uint32_t) (p[0] & 0x0F) << 12 | (uint32_t) (p[1] & 0x3F) << 6 | (p[2] & 0x3F);
+        }
+        *ret_len = 4;
+        return (uint32_t) (p[0] & 0x07) << 18 | (uint32_t) (p[1] & 0x3F) << 12 |
+               (uint32_t) (p[2] & 0x3F) << 6 | (p[3] & 0x3F);
+}
+
+/* What YAML holds only as an escape: what is not c-printable (C0 and C1
+ * controls, DEL, the byte order mark, the two non-characters at the end of
+ * the BMP) and the line breaks YAML 1.1 folds to a space in a quoted
+ * scalar (NEL, U+2028, U+2029). */
+static bool yaml_escaped(uint32_t cp) {
+        return cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029 ||
+               cp == 0xfeff || cp == 0xfffe || cp == 0xffff;
+}
+
 const char *health_genconf_quote(const char *s, char *buf, size_t size) {
         size_t w = 0;
 
         if (!text_escape_utf8_valid(s, strlen(s)))
                 return NULL;
-        for (const unsigned char *p = (const unsigned char *) s;; p++) {
+        for (const unsigned char *p = (const unsigned char *) s; *p;) {
                 char esc[8];
-                size_t n;
+                size_t n, len;
+                uint32_t cp = utf8_decode(p, &len);
 
-                if (!*p)
-                        break;
-                if (*p == '"' || *p == '\\')
-                        n = (size_t) snprintf(esc, sizeof(esc), "\\%c", *p);
-                else if (*p < 0x20 || *p == 0x7f)
-                        n = (size_t) snprintf(esc, sizeof(esc), "\\x%02x", *p);
-                else
-                        n = (size_t) snprintf(esc, sizeof(esc), "%c", *p);
+                if (cp == '"' || cp == '\\')
+                        n = (size_t) snprintf(esc, sizeof(esc), "\\%c", (char) cp);
+                else if (yaml_escaped(cp) && cp < 0x100)
+                        n = (size_t) snprintf(esc, sizeof(esc), "\\x%02x", cp);
+                else if (yaml_escaped(cp))
+                        n = (size_t) snprintf(esc, sizeof(esc), "\\u%04x", cp);
+                else {
+                        memcpy(esc, p, len);
+                        n = len;
+                }
                 if (w + n + 3 > size)
                         return NULL;
                 memcpy(buf + 1 + w, esc, n);
                 w += n;
+                p += len;
         }
         if (size < 3)
                 return NULL;

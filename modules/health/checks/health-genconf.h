@@ -32,8 +32,10 @@ int health_genconf_add(HealthGenconf *g, const char *fmt, ...) _printf_(2, 3);
 
 /**
  * health_genconf_quote() - @s as a YAML double-quoted scalar in @buf
- * ("/mnt/a b" -> "\"/mnt/a b\""): '"' and '\\' escaped, a control byte as
- * \xNN.  Return: @buf, or NULL when @s is not UTF-8 (YAML cannot hold its
+ * ("/mnt/a b" -> "\"/mnt/a b\""): '"' and '\\' escaped, and what YAML holds only
+ * as an escape (C0 and C1 controls, DEL, the byte order mark, U+FFFE,
+ * U+FFFF, and the line breaks NEL, U+2028, U+2029 that a quoted scalar
+ * would fold) as \xNN or \uNNNN.  Return: @buf, or NULL when @s is not UTF-8 (YAML cannot hold its
  * bytes: leave such a thing out of the baseline) or does not fit.
  */
 const char *health_genconf_quote(const char *s, char *buf, size_t size);
