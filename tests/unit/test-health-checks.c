@@ -22,63 +22,15 @@
 #include "../../modules/health/checks/health-check.h"
 #include "../../modules/health/checks/health-gpu-limits.h"
 #include "../lib/check-run.h"
+#include "../lib/fake-root.h"
 #include "../lib/health-check-test.h"
 
-static char root[] = "/tmp/test-health-checks-XXXXXX";
-
 static void setup(void) {
-        ck_assert_ptr_nonnull(mkdtemp(root));
+        fake_root_make("/tmp/test-health-checks-XXXXXX");
 }
 
 static void teardown(void) {
-        _cleanup_free_ char *cmd = NULL;
-
-        if (!streq(root + strlen(root) - 6, "XXXXXX")) { /* made: mkdtemp() may put an X there too */
-                ck_assert_int_ge(asprintf(&cmd, "rm -rf '%s'", root), 0);
-                ck_assert_int_eq(system(cmd), 0);
-        }
-        memcpy(root + strlen(root) - 6, "XXXXXX", 6);
-}
-
-/* <root>/@rel, malloc'd. */
-static char *at(const char *rel) {
-        char *p;
-
-        ck_assert_int_ge(asprintf(&p, "%s%s", root, rel), 0);
-        return p;
-}
-
-/* Writes @len bytes to <root>/@rel, making the directories above it. */
-static void put_bytes(const char *rel, const void *data, size_t len) {
-        _cleanup_free_ char *p = at(rel);
-
-        ck_assert_int_eq(fileio_mkdir_parents(p, 0755), 0);
-        ck_assert_int_eq(fileio_write_atomic(p, data, len, 0644, (uid_t) -1, (gid_t) -1), 0);
-}
-
-static void put(const char *rel, const char *fmt, ...) _printf_(2, 3);
-static void put(const char *rel, const char *fmt, ...) {
-        _cleanup_free_ char *s = NULL;
-        va_list ap;
-        int n;
-
-        va_start(ap, fmt);
-        n = vasprintf(&s, fmt, ap);
-        va_end(ap);
-        ck_assert_int_ge(n, 0);
-        put_bytes(rel, s, strlen(s));
-}
-
-static void mkdirs(const char *rel) {
-        _cleanup_free_ char *p = at(rel);
-
-        ck_assert_int_eq(fileio_mkdir_p(p, 0755), 0);
-}
-
-static bool exists(const char *rel) {
-        _cleanup_free_ char *p = at(rel);
-
-        return access(p, F_OK) == 0;
+        fake_root_remove();
 }
 
 static HealthResult run(const char *type, const char *body) {

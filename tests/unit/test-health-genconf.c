@@ -23,46 +23,14 @@
 
 #include "../../modules/health/checks/health-check.h"
 #include "../lib/check-run.h"
-
-static char root[] = "/tmp/test-health-genconf-XXXXXX";
+#include "../lib/fake-root.h"
 
 static void setup(void) {
-        ck_assert_ptr_nonnull(mkdtemp(root));
+        fake_root_make("/tmp/test-health-genconf-XXXXXX");
 }
 
 static void teardown(void) {
-        _cleanup_free_ char *cmd = NULL;
-
-        if (!streq(root + strlen(root) - 6, "XXXXXX")) {
-                ck_assert_int_ge(asprintf(&cmd, "rm -rf '%s'", root), 0);
-                ck_assert_int_eq(system(cmd), 0);
-        }
-        memcpy(root + strlen(root) - 6, "XXXXXX", 6);
-}
-
-static char *at(const char *rel) {
-        char *p;
-
-        ck_assert_int_ge(asprintf(&p, "%s%s", root, rel), 0);
-        return p;
-}
-
-static void put(const char *rel, const char *fmt, ...) _printf_(2, 3);
-static void put(const char *rel, const char *fmt, ...) {
-        _cleanup_free_ char *s = NULL, *p = at(rel);
-        va_list ap;
-
-        va_start(ap, fmt);
-        ck_assert_int_ge(vasprintf(&s, fmt, ap), 0);
-        va_end(ap);
-        ck_assert_int_eq(fileio_mkdir_parents(p, 0755), 0);
-        ck_assert_int_eq(fileio_write_atomic(p, s, strlen(s), 0644, (uid_t) -1, (gid_t) -1), 0);
-}
-
-static void mkdirs(const char *rel) {
-        _cleanup_free_ char *p = at(rel);
-
-        ck_assert_int_eq(fileio_mkdir_p(p, 0755), 0);
+        fake_root_remove();
 }
 
 /* The baseline of @type under the root. */

@@ -22,67 +22,15 @@
 
 #include "../../modules/health/checks/health-check.h"
 #include "../lib/check-run.h"
+#include "../lib/fake-root.h"
 #include "../lib/health-check-test.h"
 
-static char root[] = "/tmp/test-health-proc-XXXXXX";
-
 static void setup(void) {
-        ck_assert_ptr_nonnull(mkdtemp(root));
+        fake_root_make("/tmp/test-health-proc-XXXXXX");
 }
 
 static void teardown(void) {
-        _cleanup_free_ char *cmd = NULL;
-
-        if (!streq(root + strlen(root) - 6, "XXXXXX")) {
-                ck_assert_int_ge(asprintf(&cmd, "rm -rf '%s'", root), 0);
-                ck_assert_int_eq(system(cmd), 0);
-        }
-        memcpy(root + strlen(root) - 6, "XXXXXX", 6);
-}
-
-static char *at(const char *rel) {
-        char *p;
-
-        ck_assert_int_ge(asprintf(&p, "%s%s", root, rel), 0);
-        return p;
-}
-
-static void put_bytes(const char *rel, const void *data, size_t len) {
-        _cleanup_free_ char *p = at(rel);
-
-        ck_assert_int_eq(fileio_mkdir_parents(p, 0755), 0);
-        ck_assert_int_eq(fileio_write_atomic(p, data, len, 0644, (uid_t) -1, (gid_t) -1), 0);
-}
-
-static void put(const char *rel, const char *fmt, ...) _printf_(2, 3);
-static void put(const char *rel, const char *fmt, ...) {
-        _cleanup_free_ char *s = NULL;
-        va_list ap;
-        int n;
-
-        va_start(ap, fmt);
-        n = vasprintf(&s, fmt, ap);
-        va_end(ap);
-        ck_assert_int_ge(n, 0);
-        put_bytes(rel, s, strlen(s));
-}
-
-static void remove_at(const char *rel) {
-        _cleanup_free_ char *p = at(rel);
-
-        ck_assert_int_eq(unlink(p), 0);
-}
-
-static void move_at(const char *from, const char *to) {
-        _cleanup_free_ char *a = at(from), *b = at(to);
-
-        ck_assert_int_eq(rename(a, b), 0);
-}
-
-static void mkdirs(const char *rel) {
-        _cleanup_free_ char *p = at(rel);
-
-        ck_assert_int_eq(fileio_mkdir_p(p, 0755), 0);
+        fake_root_remove();
 }
 
 static HealthResult run(const char *type, const char *body) {
@@ -361,13 +309,10 @@ static void tcp_tables(void) {
 
 static void link_socket(unsigned pid, unsigned fd, const char *inode) {
         char rel[64], target[64];
-        _cleanup_free_ char *p = NULL;
 
         snprintf(rel, sizeof(rel), "/proc/%u/fd/%u", pid, fd);
-        p = at(rel);
-        ck_assert_int_eq(fileio_mkdir_parents(p, 0755), 0);
         snprintf(target, sizeof(target), "socket:[%s]", inode);
-        ck_assert_int_eq(symlink(target, p), 0);
+        link_at(target, rel);
 }
 
 START_TEST(test_tcp_port) {
