@@ -55,7 +55,6 @@ static bool negated(const char *m) {
 static int command_validate(void *conf, char **ret_error) {
         CommandConf *c = conf;
         size_t n = 0;
-        char why[256];
 
         while (c->match && c->match[n])
                 n++;
@@ -64,15 +63,10 @@ static int command_validate(void *conf, char **ret_error) {
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 const char *m = c->match[i] + negated(c->match[i]);
-                int r = regcomp(&c->re[i], m, REG_EXTENDED | REG_NOSUB);
+                int r = check_regcomp(&c->re[i], "match", m, REG_NOSUB, ret_error);
 
-                if (r == REG_ESPACE)
-                        return -ENOMEM;
-                if (r != 0) {
-                        regerror(r, &c->re[i], why, sizeof(why));
-                        return check_invalid(ret_error, "match",
-                                             "'%s' is not a POSIX extended regular expression: %s", m, why);
-                }
+                if (r < 0)
+                        return r;
                 c->n_re++;
         }
         return 0;

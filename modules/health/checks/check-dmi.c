@@ -45,7 +45,6 @@ static const sunkd_cfg_key dmi_keys[] = {
 
 static int dmi_validate(void *conf, char **ret_error) {
         DmiConf *c = conf;
-        char why[256];
         int r;
 
         if (strlen(c->field) >= DMI_FIELD_MAX ||
@@ -59,14 +58,9 @@ static int dmi_validate(void *conf, char **ret_error) {
                                      "a dmi check needs value or match, not both");
         if (!c->match)
                 return 0;
-        r = regcomp(&c->re, c->match, REG_EXTENDED | REG_NOSUB);
-        if (r == REG_ESPACE)
-                return -ENOMEM;
-        if (r != 0) {
-                regerror(r, &c->re, why, sizeof(why));
-                return check_invalid(ret_error, "match",
-                                     "'%s' is not a POSIX extended regular expression: %s", c->match, why);
-        }
+        r = check_regcomp(&c->re, "match", c->match, REG_NOSUB, ret_error);
+        if (r < 0)
+                return r;
         c->compiled = true;
         return 0;
 }

@@ -17,9 +17,7 @@
  * renamed since then still counts as itself. */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <inttypes.h>
-#include <pwd.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,48 +55,22 @@ static const sunkd_cfg_key file_keys[] = {
         { "mode", SUNKD_CFG_STRING, offsetof(FileConf, mode), 0, 0, 0 },
 };
 
-/* A decimal id below (uid_t) -1, which is no id. */
-static int parse_id(const char *s, uint32_t *ret) {
-        uint64_t v = 0;
-
-        if (isempty(s) || strlen(s) > 10 || strspn(s, "0123456789") != strlen(s))
-                return -EINVAL;
-        for (const char *p = s; *p; p++)
-                v = v * 10 + (uint64_t) (*p - '0');
-        if (v >= UINT32_MAX)
-                return -EINVAL;
-        *ret = (uint32_t) v;
-        return 0;
-}
-
 /* @name's uid (@group false) or gid, looked up now: `run` may be in a
  * child forked from the threaded daemon, where NSS is no place to be. */
 static int resolve_id(const char *key, const char *name, bool group, uint32_t *ret, char **ret_error) {
-        _cleanup_free_ char *buf = NULL;
-        struct passwd pw, *pf = NULL;
-        struct group gr, *gf = NULL;
-        size_t size = 4096;
+        const char *what = group ? "group" : "user";
         int r;
 
-        if (parse_id(name, ret) >= 0)
+        if (check_parse_id(name, ret) >= 0)
                 return 0;
-        for (;;) {
-                free(buf);
-                buf = malloc(size);
-                if (!buf)
-                        return -ENOMEM;
-                r = group ? getgrnam_r(name, &gr, buf, size, &gf) : getpwnam_r(name, &pw, buf, size, &pf);
-                if (r != ERANGE || size >= 1024 * 1024)
-                        break;
-                size *= 2;
-        }
-        if (r != 0)
-                return check_invalid(ret_error, key, "cannot look up %s '%s': %s", group ? "group" : "user",
-                                     name, strerror(r));
-        if (group ? !gf : !pf)
+        r = check_lookup_id(name, group, ret);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return check_invalid(ret_error, key, "cannot look up %s '%s': %s", what, name, strerror(-r));
+        if (r == 0)
                 return check_invalid(ret_error, key, "no %s '%s' (give a number for one not known yet)",
-                                     group ? "group" : "user", name);
-        *ret = group ? gf->gr_gid : pf->pw_uid;
+                                     what, name);
         return 0;
 }
 
@@ -118,7 +90,6 @@ static int parse_mode(const char *s, mode_t *ret) {
 
 static int file_validate(void *conf, char **ret_error) {
         FileConf *c = conf;
-        char why[256];
         int r;
 
         if (c->owner && (r = resolve_id("owner", c->owner, false, &c->uid, ret_error)) < 0)
@@ -130,14 +101,9 @@ static int file_validate(void *conf, char **ret_error) {
                                      c->mode);
         if (!c->match)
                 return 0;
-        r = regcomp(&c->re, c->match, REG_EXTENDED | REG_NOSUB | REG_NEWLINE);
-        if (r == REG_ESPACE)
-                return -ENOMEM;
-        if (r != 0) {
-                regerror(r, &c->re, why, sizeof(why));
-                return check_invalid(ret_error, "match",
-                                     "'%s' is not a POSIX extended regular expression: %s", c->match, why);
-        }
+        r = check_regcomp(&c->re, "match", c->match, REG_NOSUB | REG_NEWLINE, ret_error);
+        if (r < 0)
+                return r;
         c->compiled = true;
         return 0;
 }

@@ -184,6 +184,25 @@ static const char *quoted_path(HealthGenconf *out, const char *type, const GenMo
         return q;
 }
 
+/* The entry of one kept mount, its path quoted as @path. */
+typedef int (*mount_entry_fn)(const HealthEnv *env, HealthGenconf *out, const GenMount *m, const char *path);
+
+/* @fn for each kept mount whose path YAML can hold. */
+static int each_mount(const HealthEnv *env, HealthGenconf *out, const char *type, mount_entry_fn fn) {
+        _cleanup_free_ char *path = malloc(QUOTED_MAX);
+        GenMounts m = {};
+        int r;
+
+        if (!path)
+                return -ENOMEM;
+        r = mounts_read(env, &m);
+        for (size_t i = 0; r >= 0 && i < m.n; i++)
+                if (m.v[i].keep && quoted_path(out, type, &m.v[i], path))
+                        r = fn(env, out, &m.v[i], path);
+        mounts_clear(&m);
+        return r;
+}
+
 int check_genconf_fs_mount(const HealthEnv *env, HealthGenconf *out) {
         _cleanup_free_ char *path = malloc(QUOTED_MAX), *type = malloc(QUOTED_MAX);
         GenMounts m = {};
@@ -257,18 +276,7 @@ static int disk_free_one(const HealthEnv *env, HealthGenconf *out, const GenMoun
 }
 
 int check_genconf_fs_disk_free(const HealthEnv *env, HealthGenconf *out) {
-        _cleanup_free_ char *path = malloc(QUOTED_MAX);
-        GenMounts m = {};
-        int r;
-
-        if (!path)
-                return -ENOMEM;
-        r = mounts_read(env, &m);
-        for (size_t i = 0; r >= 0 && i < m.n; i++)
-                if (m.v[i].keep && quoted_path(out, "disk_free", &m.v[i], path))
-                        r = disk_free_one(env, out, &m.v[i], path);
-        mounts_clear(&m);
-        return r;
+        return each_mount(env, out, "disk_free", disk_free_one);
 }
 
 /* NHC's: a file system of fewer inodes than this is not checked ... */
@@ -300,16 +308,5 @@ static int inodes_free_one(const HealthEnv *env, HealthGenconf *out, const GenMo
 }
 
 int check_genconf_fs_inodes_free(const HealthEnv *env, HealthGenconf *out) {
-        _cleanup_free_ char *path = malloc(QUOTED_MAX);
-        GenMounts m = {};
-        int r;
-
-        if (!path)
-                return -ENOMEM;
-        r = mounts_read(env, &m);
-        for (size_t i = 0; r >= 0 && i < m.n; i++)
-                if (m.v[i].keep && quoted_path(out, "inodes_free", &m.v[i], path))
-                        r = inodes_free_one(env, out, &m.v[i], path);
-        mounts_clear(&m);
-        return r;
+        return each_mount(env, out, "inodes_free", inodes_free_one);
 }

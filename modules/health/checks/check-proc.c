@@ -1,7 +1,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,48 +18,21 @@
 /* NHC's MAX_SYS_UID where login.defs says nothing */
 #define NHC_MAX_SYS_UID 99
 
-int check_proc_parse_uid(const char *s, uid_t *ret) {
-        uint64_t v = 0;
-
-        if (!s || *s == 0 || strlen(s) > 10)
-                return -EINVAL;
-        for (const char *p = s; *p; p++) {
-                if (*p < '0' || *p > '9')
-                        return -EINVAL;
-                v = v * 10 + (uint64_t) (*p - '0');
-        }
-        if (v >= UINT32_MAX) /* (uid_t) -1 is no uid */
-                return -EINVAL;
-        *ret = (uid_t) v;
-        return 0;
-}
-
 int check_proc_resolve_user(const char *key, const char *user, uid_t *ret, char **ret_error) {
-        _cleanup_free_ char *buf = NULL;
-        struct passwd pw, *found = NULL;
-        size_t size = 4096;
         int r;
 
-        if (check_proc_parse_uid(user, ret) >= 0)
+        if (check_parse_id(user, ret) >= 0)
                 return 0;
         if (isempty(user))
                 return check_invalid(ret_error, key, "an empty user name");
-        for (;;) {
-                free(buf);
-                buf = malloc(size);
-                if (!buf)
-                        return -ENOMEM;
-                r = getpwnam_r(user, &pw, buf, size, &found);
-                if (r != ERANGE || size >= 1024 * 1024)
-                        break;
-                size *= 2;
-        }
-        if (r != 0)
-                return check_invalid(ret_error, key, "cannot look up user '%s': %s", user, strerror(r));
-        if (!found)
+        r = check_lookup_id(user, false, ret);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return check_invalid(ret_error, key, "cannot look up user '%s': %s", user, strerror(-r));
+        if (r == 0)
                 return check_invalid(ret_error, key, "no user '%s' (give a uid for a user not known yet)",
                                      user);
-        *ret = found->pw_uid;
         return 0;
 }
 
@@ -151,7 +123,7 @@ static int status_euid(const char *text, uid_t *ret) {
                 return -EBADMSG;
         memcpy(eff, l, n);
         eff[n] = 0;
-        return check_proc_parse_uid(eff, ret) < 0 ? -EBADMSG : 0;
+        return check_parse_id(eff, ret) < 0 ? -EBADMSG : 0;
 }
 
 /* <root>/proc/@pid/@file, at most @max bytes; -ENOENT for a gone process. */

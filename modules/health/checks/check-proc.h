@@ -27,9 +27,6 @@ typedef struct CheckProc {
         uid_t euid;                             /* status's effective uid, as ps's UID column */
 } CheckProc;
 
-/** check_proc_parse_uid() - a decimal uid below (uid_t) -1.  Return: 0 or -EINVAL. */
-int check_proc_parse_uid(const char *s, uid_t *ret);
-
 /**
  * check_proc_resolve_user() - @user, a name or a uid, as a uid, looked up
  * when the config is read (never in `run`: NSS has no place in a child of

@@ -74,7 +74,6 @@ static void process_limit_defaults(void *conf) {
 
 static int process_limit_validate(void *conf, char **ret_error) {
         ProcessLimitConf *c = conf;
-        char why[256];
         int r;
 
         if (c->max_cpu_percent == 0 && c->max_memory == 0 && c->max_physmem == 0 &&
@@ -96,15 +95,9 @@ static int process_limit_validate(void *conf, char **ret_error) {
                 return check_invalid(ret_error, "full_match",
                                      "there is no match to make on the full command line");
         if (c->match) {
-                r = regcomp(&c->re, c->match, REG_EXTENDED | REG_NOSUB);
-                if (r == REG_ESPACE)
-                        return -ENOMEM;
-                if (r != 0) {
-                        regerror(r, &c->re, why, sizeof(why));
-                        return check_invalid(ret_error, "match",
-                                             "'%s' is not a POSIX extended regular expression: %s", c->match,
-                                             why);
-                }
+                r = check_regcomp(&c->re, "match", c->match, REG_NOSUB, ret_error);
+                if (r < 0)
+                        return r;
                 c->compiled = true;
         }
         return 0;

@@ -6,7 +6,6 @@
  * effective uid, as ps's USER column shows. */
 #include <dirent.h>
 #include <errno.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 #include "util/cleanup.h"
 #include "util/macro.h"
 
+#include "check-proc.h"
 #include "check-util.h"
 
 /* TASK_COMM_LEN less its NUL. */
@@ -36,49 +36,6 @@ static const sunkd_cfg_key process_keys[] = {
         { "user", SUNKD_CFG_STRING, offsetof(ProcessConf, user), 0, 0, 0 },
 };
 
-static int parse_uid(const char *s, uid_t *ret) {
-        uint64_t v = 0;
-
-        if (isempty(s) || strlen(s) > 10)
-                return -EINVAL;
-        for (const char *p = s; *p; p++) {
-                if (*p < '0' || *p > '9')
-                        return -EINVAL;
-                v = v * 10 + (uint64_t) (*p - '0');
-        }
-        if (v >= UINT32_MAX) /* (uid_t) -1 is no uid */
-                return -EINVAL;
-        *ret = (uid_t) v;
-        return 0;
-}
-
-static int resolve_user(const char *user, uid_t *ret, char **ret_error) {
-        _cleanup_free_ char *buf = NULL;
-        struct passwd pw, *found = NULL;
-        size_t size = 4096;
-        int r;
-
-        if (parse_uid(user, ret) >= 0)
-                return 0;
-        for (;;) {
-                free(buf);
-                buf = malloc(size);
-                if (!buf)
-                        return -ENOMEM;
-                r = getpwnam_r(user, &pw, buf, size, &found);
-                if (r != ERANGE || size >= 1024 * 1024)
-                        break;
-                size *= 2;
-        }
-        if (r != 0)
-                return check_invalid(ret_error, "user", "cannot look up user '%s': %s", user, strerror(r));
-        if (!found)
-                return check_invalid(ret_error, "user", "no user '%s' (give a uid for a user not known yet)",
-                                     user);
-        *ret = found->pw_uid;
-        return 0;
-}
-
 static int process_validate(void *conf, char **ret_error) {
         ProcessConf *c = conf;
         int r;
@@ -92,7 +49,7 @@ static int process_validate(void *conf, char **ret_error) {
                                      c->process);
         c->by_user = c->user != NULL;
         if (c->user) {
-                r = resolve_user(c->user, &c->uid, ret_error);
+                r = check_proc_resolve_user("user", c->user, &c->uid, ret_error);
                 if (r < 0)
                         return r;
         }
@@ -135,7 +92,7 @@ static int read_status(const HealthEnv *env, const char *pid, uid_t *ret_uid, bo
                 return -EBADMSG;
         memcpy(eff, uid, n);
         eff[n] = 0;
-        if (parse_uid(eff, ret_uid) < 0)
+        if (check_parse_id(eff, ret_uid) < 0)
                 return -EBADMSG;
         *ret_dead = *state == 'Z' || *state == 'X';
         return 0;
@@ -197,7 +154,7 @@ static int process_run(const void *conf, const HealthEnv *env, HealthResult *ret
                         count(c, env, de->d_name, &n);
         if (errno != 0)
                 return check_input_error(ret, "process", dir, negative_errno());
-        if (c->by_user && parse_uid(c->user, &(uid_t){ 0 }) >= 0)
+        if (c->by_user && check_parse_id(c->user, &(uid_t){ 0 }) >= 0)
                 snprintf(who, sizeof(who), " of uid %u", (unsigned) c->uid);
         else if (c->by_user)
                 snprintf(who, sizeof(who), " of user '%.32s' (uid %u)", c->user, (unsigned) c->uid);

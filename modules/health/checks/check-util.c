@@ -1,6 +1,8 @@
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <inttypes.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,6 +109,62 @@ int check_invalid(char **ret_error, const char *key, const char *fmt, ...) {
                 return -ENOMEM;
         }
         return -EINVAL;
+}
+
+int check_regcomp(regex_t *re, const char *key, const char *pattern, int flags, char **ret_error) {
+        char why[256];
+        int r;
+
+        r = regcomp(re, pattern, REG_EXTENDED | flags);
+        if (r == REG_ESPACE)
+                return -ENOMEM;
+        if (r != 0) {
+                regerror(r, re, why, sizeof(why));
+                return check_invalid(ret_error, key, "'%s' is not a POSIX extended regular expression: %s",
+                                     pattern, why);
+        }
+        return 0;
+}
+
+int check_parse_id(const char *s, uint32_t *ret) {
+        uint64_t v = 0;
+
+        if (isempty(s) || strlen(s) > 10)
+                return -EINVAL;
+        for (const char *p = s; *p; p++) {
+                if (*p < '0' || *p > '9')
+                        return -EINVAL;
+                v = v * 10 + (uint64_t) (*p - '0');
+        }
+        if (v >= UINT32_MAX)
+                return -EINVAL;
+        *ret = (uint32_t) v;
+        return 0;
+}
+
+int check_lookup_id(const char *name, bool group, uint32_t *ret) {
+        _cleanup_free_ char *buf = NULL;
+        struct passwd pw, *pf = NULL;
+        struct group gr, *gf = NULL;
+        size_t size = 4096;
+        int r;
+
+        for (;;) {
+                free(buf);
+                buf = malloc(size);
+                if (!buf)
+                        return -ENOMEM;
+                r = group ? getgrnam_r(name, &gr, buf, size, &gf) : getpwnam_r(name, &pw, buf, size, &pf);
+                if (r != ERANGE || size >= 1024 * 1024)
+                        break;
+                size *= 2;
+        }
+        if (r != 0)
+                return -r;
+        if (group ? !gf : !pf)
+                return 0;
+        *ret = group ? gf->gr_gid : pf->pw_uid;
+        return 1;
 }
 
 int check_lines_open(CheckLines *l, const char *path) {

@@ -7,6 +7,7 @@
  * a child forked from the threaded daemon.  Non-logging. */
 #pragma once
 
+#include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -49,6 +50,26 @@ int check_read(const HealthEnv *env, const char *type, const char *path, size_t 
 
 /** check_invalid() - "key '@key': ..." in *ret_error.  Return: -EINVAL, or -ENOMEM. */
 int check_invalid(char **ret_error, const char *key, const char *fmt, ...) _printf_(3, 4);
+
+/**
+ * check_regcomp() - @pattern, a POSIX extended regular expression, compiled
+ * into @re with REG_EXTENDED | @flags; one it cannot compile is refused with
+ * "key '@key': ..." in *ret_error.  Only after 0 is @re to be regfree()d.
+ * Return: 0, -EINVAL or -ENOMEM.
+ */
+int check_regcomp(regex_t *re, const char *key, const char *pattern, int flags, char **ret_error);
+
+/** check_parse_id() - a decimal uid or gid below (uint32_t) -1, which is no id.  Return: 0 or -EINVAL. */
+int check_parse_id(const char *s, uint32_t *ret);
+
+/**
+ * check_lookup_id() - the uid of the user (@group false) or the gid of the
+ * group @name, looked up in NSS now: only where a config is read, never in
+ * `run` (which may be a child forked from the threaded daemon).
+ * Return: 1 with *ret set, 0 for no such name, -ENOMEM, or the lookup's
+ * -errno.
+ */
+int check_lookup_id(const char *name, bool group, uint32_t *ret);
 
 /* Reads a file line by line through one buffer of CHECK_LINE_MAX bytes. */
 typedef struct CheckLines {
