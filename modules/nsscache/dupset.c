@@ -228,3 +228,21 @@ void dupset_clear(DupSet *s) {
         }
         memset(s->slots, 0, s->n_slots * sizeof(uint32_t));
 }
+
+int dupset_mark_contested(char *const *keys, size_t n, bool *bad) {
+        _cleanup_(dupset_freep) DupSet *seen = NULL;
+        int r = dupset_new(&seen);
+
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                uint32_t first;
+
+                if (!keys[i])
+                        continue;
+                r = dupset_get_or_add(seen, keys[i], strlen(keys[i]), (uint32_t) i, &first);
+                if (r == 0) {
+                        bad[i] = true;
+                        bad[first] = true;
+                }
+        }
+        return r < 0 ? r : 0;
+}

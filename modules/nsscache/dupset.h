@@ -59,3 +59,10 @@ int dupset_get_or_add_id(DupSet *s, uint32_t id, uint32_t value, uint32_t *ret_v
 void dupset_clear(DupSet *s);
 
 size_t dupset_size(const DupSet *s);
+
+/**
+ * dupset_mark_contested() - set @bad[i] for every @keys[i] (NULL: none, left
+ * alone) whose key another entry of @keys holds too: each holder of a key
+ * held twice is marked, the first included.  Return: 0, -EINVAL, -ENOMEM.
+ */
+int dupset_mark_contested(char *const *keys, size_t n, bool *bad);

@@ -192,25 +192,6 @@ static int map_line(char *line, void *ud) {
                                                                                                    : -ENOMEM;
 }
 
-/* Marks in @bad every entry of @keys (NULL: none) whose key another holds too. */
-static int mark_contested(char *const *keys, size_t n, bool *bad) {
-        _cleanup_(dupset_freep) DupSet *seen = NULL;
-        int r = dupset_new(&seen);
-
-        for (size_t i = 0; r >= 0 && i < n; i++) {
-                uint32_t first;
-
-                if (!keys[i])
-                        continue;
-                r = dupset_get_or_add(seen, keys[i], strlen(keys[i]), (uint32_t) i, &first);
-                if (r == 0) {
-                        bad[i] = true;
-                        bad[first] = true;
-                }
-        }
-        return r < 0 ? r : 0;
-}
-
 /* The lines of one map into @file; a key held twice is rejected for both. */
 static int map_one(Mapper *m, const char *file, const HttpBody *b, size_t *ret_n) {
         _cleanup_(lines_done) Lines l = { .m = m };
@@ -224,7 +205,7 @@ static int map_one(Mapper *m, const char *file, const HttpBody *b, size_t *ret_n
         bad = calloc(l.n + 1, sizeof(bool));
         if (!bad)
                 return -ENOMEM;
-        r = mark_contested(l.keys, l.n, bad);
+        r = dupset_mark_contested(l.keys, l.n, bad);
         for (size_t i = 0; r >= 0 && i < l.n; i++) {
                 if (bad[i]) {
                         r = mapper_reject_name(m, MAP_REJECT_DUP_NAME, NSS_MAP_AUTOMOUNT, l.a[i].key, -1);
@@ -265,9 +246,9 @@ int http_automount_map(const NsscacheConf *c, const HttpSourceRun *run, Mapper *
                 }
         }
         if (r >= 0)
-                r = mark_contested(l.keys, l.n, bad);
+                r = dupset_mark_contested(l.keys, l.n, bad);
         if (r >= 0)
-                r = mark_contested(files, l.n, bad);
+                r = dupset_mark_contested(files, l.n, bad);
         for (size_t i = 0; r >= 0 && i < l.n; i++) {
                 _cleanup_free_ char *url = NULL, *path = NULL;
                 size_t k = run->n_am, given = 0;

@@ -543,25 +543,6 @@ static const char *first_clean(const LdapEntry *en, const char *name) {
         return a && a->n > 0 && strlen(a->vals[0]) == a->lens[0] ? a->vals[0] : NULL;
 }
 
-/* Marks in @bad every entry of @keys (NULL: rejected already) whose key another holds too. */
-static int mark_contested(char *const *keys, size_t n, bool *bad) {
-        _cleanup_(dupset_freep) DupSet *seen = NULL;
-        int r = dupset_new(&seen);
-
-        for (size_t i = 0; r >= 0 && i < n; i++) {
-                uint32_t first;
-
-                if (!keys[i])
-                        continue;
-                r = dupset_get_or_add(seen, keys[i], strlen(keys[i]), (uint32_t) i, &first);
-                if (r == 0) {
-                        bad[i] = true;
-                        bad[first] = true;
-                }
-        }
-        return r < 0 ? r : 0;
-}
-
 static void automount_free(NssAutomount *a) {
         free(a->key);
         free(a->options);
@@ -632,7 +613,7 @@ static int automount_map(Mapper *m, const char *file, const LdapEntries *e, size
                 keys[i] = a[i].key;
         }
         if (r >= 0)
-                r = mark_contested(keys, e->n, bad);
+                r = dupset_mark_contested(keys, e->n, bad);
         for (size_t i = 0; r >= 0 && i < e->n; i++) {
                 if (!a[i].key)
                         continue;
@@ -679,9 +660,9 @@ int ldap_map_automount(Mapper *m, const NsscacheConf *c, const LdapEntries *mast
         }
         /* two entries of one mount point, or of two that make one file name, lose it both */
         if (r >= 0)
-                r = mark_contested(keys, master->n, bad);
+                r = dupset_mark_contested(keys, master->n, bad);
         if (r >= 0)
-                r = mark_contested(files, master->n, bad);
+                r = dupset_mark_contested(files, master->n, bad);
         for (size_t i = 0; r >= 0 && i < master->n; i++) {
                 const LdapAutomountMap *map = NULL;
                 _cleanup_free_ char *path = NULL;
