@@ -75,6 +75,10 @@ static inline HealthResult run_in(const char *root_dir, const char *type, const 
                               _r_.detail);                                                                  \
         } while (0)
 
+/* assert_result() of the test's own run(@type, @body), a check run against
+ * its root. */
+#define assert_run(type, body, st, cd, part) assert_result(run((type), (body)), (st), (cd), (part))
+
 /* The message a config is refused with. */
 static inline char *refused(const char *type, const char *body) {
         char *e = NULL;

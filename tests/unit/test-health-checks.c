@@ -165,27 +165,24 @@ END_TEST
 
 START_TEST(test_mount) {
         mountinfo("");
-        assert_result(run("mount", "path: /scratch\n"), HEALTH_PASS, "ok",
-                      "'/scratch' is mounted (lustre, rw)");
-        assert_result(run("mount", "path: /scratch\nfs_type: lustre\n"), HEALTH_PASS, "ok", "lustre");
-        assert_result(run("mount", "path: //scratch/./\n"), HEALTH_PASS, "ok", "mounted");
-        assert_result(run("mount", "path: /\nfs_type: ext4\n"), HEALTH_PASS, "ok",
-                      "'/' is mounted (ext4, rw)");
-        assert_result(run("mount", "path: /scratch\nfs_type: nfs\n"), HEALTH_FAIL, "mount-fstype",
-                      "'/scratch' is lustre, not nfs");
-        assert_result(run("mount", "path: /data\n"), HEALTH_FAIL, "mount-readonly",
-                      "'/data' (xfs) is mounted read-only");
-        assert_result(run("mount", "path: /data\nrw: false\n"), HEALTH_PASS, "ok", "(xfs, ro)");
+        assert_run("mount", "path: /scratch\n", HEALTH_PASS, "ok", "'/scratch' is mounted (lustre, rw)");
+        assert_run("mount", "path: /scratch\nfs_type: lustre\n", HEALTH_PASS, "ok", "lustre");
+        assert_run("mount", "path: //scratch/./\n", HEALTH_PASS, "ok", "mounted");
+        assert_run("mount", "path: /\nfs_type: ext4\n", HEALTH_PASS, "ok", "'/' is mounted (ext4, rw)");
+        assert_run("mount", "path: /scratch\nfs_type: nfs\n", HEALTH_FAIL, "mount-fstype",
+                   "'/scratch' is lustre, not nfs");
+        assert_run("mount", "path: /data\n", HEALTH_FAIL, "mount-readonly",
+                   "'/data' (xfs) is mounted read-only");
+        assert_run("mount", "path: /data\nrw: false\n", HEALTH_PASS, "ok", "(xfs, ro)");
         /* the super block went read-only (errors=remount-ro), the mount still says rw */
-        assert_result(run("mount", "path: /logs\n"), HEALTH_FAIL, "mount-readonly",
-                      "its file system went read-only");
-        assert_result(run("mount", "path: \"/mnt/with space\\ttab\"\n"), HEALTH_PASS, "ok", "nfs4");
-        assert_result(run("mount", "path: /mnt/with\\040space\\011tab\n"), HEALTH_FAIL, "mount-missing",
-                      "not mounted");
-        assert_result(run("mount", "path: /scratch/sub\n"), HEALTH_FAIL, "mount-missing",
-                      "'/scratch/sub' is not mounted");
-        assert_result(run("mount", "path: /missing\n"), HEALTH_FAIL, "mount-missing",
-                      "'/missing' is not mounted");
+        assert_run("mount", "path: /logs\n", HEALTH_FAIL, "mount-readonly",
+                   "its file system went read-only");
+        assert_run("mount", "path: \"/mnt/with space\\ttab\"\n", HEALTH_PASS, "ok", "nfs4");
+        assert_run("mount", "path: /mnt/with\\040space\\011tab\n", HEALTH_FAIL, "mount-missing",
+                   "not mounted");
+        assert_run("mount", "path: /scratch/sub\n", HEALTH_FAIL, "mount-missing",
+                   "'/scratch/sub' is not mounted");
+        assert_run("mount", "path: /missing\n", HEALTH_FAIL, "mount-missing", "'/missing' is not mounted");
         /* never creates what it looks for (NHC makes missing mount points) */
         ck_assert(!exists("/missing"));
         ck_assert(!exists("/scratch"));
@@ -195,11 +192,10 @@ END_TEST
 START_TEST(test_mount_stacked) {
         /* /stack: xfs (40), nfs on top of it (41, parent 40), listed in mount order */
         mountinfo("40 22 8:4 / /stack rw - xfs /dev/sdd rw\n41 40 0:50 / /stack ro - nfs srv:/s ro\n");
-        assert_result(run("mount", "path: /stack\n"), HEALTH_FAIL, "mount-readonly",
-                      "(nfs) is mounted read-only");
+        assert_run("mount", "path: /stack\n", HEALTH_FAIL, "mount-readonly", "(nfs) is mounted read-only");
         /* the same mounts listed the other way round: the parent decides, not the order */
         mountinfo("41 40 0:50 / /stack ro - nfs srv:/s ro\n40 22 8:4 / /stack rw - xfs /dev/sdd rw\n");
-        assert_result(run("mount", "path: /stack\nrw: false\n"), HEALTH_PASS, "ok", "(nfs, ro)");
+        assert_run("mount", "path: /stack\nrw: false\n", HEALTH_PASS, "ok", "(nfs, ro)");
         /* 40 mounts stacked (a hostile table): the last ones are told apart */
         {
                 _cleanup_free_ char *lines = NULL;
@@ -213,7 +209,7 @@ START_TEST(test_mount_stacked) {
                                 i);
                 fclose(f);
                 put("/proc/self/mountinfo", "%s", lines);
-                assert_result(run("mount", "path: /stack\n"), HEALTH_PASS, "ok", "(fs39, rw)");
+                assert_run("mount", "path: /stack\n", HEALTH_PASS, "ok", "(fs39, rw)");
         }
 }
 END_TEST
@@ -228,31 +224,29 @@ START_TEST(test_mount_bad_input) {
         _cleanup_free_ char *p = NULL;
 
         /* no mountinfo under the root: unknown, not a failure */
-        assert_result(run("mount", "path: /scratch\n"), HEALTH_UNKNOWN, "mount-input-missing",
-                      "/proc/self/mountinfo' is missing");
+        assert_run("mount", "path: /scratch\n", HEALTH_UNKNOWN, "mount-input-missing",
+                   "/proc/self/mountinfo' is missing");
         /* binary garbage */
         for (size_t i = 0; i < sizeof(garbage); i++)
                 garbage[i] = (char) (i * 7919 % 251);
         put_bytes("/proc/self/mountinfo", garbage, sizeof(garbage));
-        assert_result(run("mount", "path: /scratch\n"), HEALTH_UNKNOWN, "mount-input-bad",
-                      "holds no mount entries");
+        assert_run("mount", "path: /scratch\n", HEALTH_UNKNOWN, "mount-input-bad", "holds no mount entries");
         put("/proc/self/mountinfo", "%s", "");
-        assert_result(run("mount", "path: /\n"), HEALTH_UNKNOWN, "mount-input-bad",
-                      "holds no mount entries");
+        assert_run("mount", "path: /\n", HEALTH_UNKNOWN, "mount-input-bad", "holds no mount entries");
         /* lines short of fields, without the separator, with bad ids, with a NUL:
          * skipped and counted; the good lines still count */
         put_bytes("/proc/self/mountinfo", bad_lines, sizeof(bad_lines) - 1);
-        assert_result(run("mount", "path: /scratch\n"), HEALTH_FAIL, "mount-missing",
-                      "is not mounted (5 malformed lines of ");
-        assert_result(run("mount", "path: /\n"), HEALTH_PASS, "ok", "ext4");
+        assert_run("mount", "path: /scratch\n", HEALTH_FAIL, "mount-missing",
+                   "is not mounted (5 malformed lines of ");
+        assert_run("mount", "path: /\n", HEALTH_PASS, "ok", "ext4");
         /* a FIFO or a directory in its place: a clear unknown, never a hang */
         p = at("/proc/self/mountinfo");
         ck_assert_int_eq(unlink(p), 0);
         ck_assert_int_eq(mkfifo(p, 0600), 0);
-        assert_result(run("mount", "path: /\n"), HEALTH_UNKNOWN, "mount-input-bad", "not a regular file");
+        assert_run("mount", "path: /\n", HEALTH_UNKNOWN, "mount-input-bad", "not a regular file");
         ck_assert_int_eq(unlink(p), 0);
         ck_assert_int_eq(mkdir(p, 0700), 0);
-        assert_result(run("mount", "path: /\n"), HEALTH_UNKNOWN, "mount-input-bad", "mountinfo");
+        assert_run("mount", "path: /\n", HEALTH_UNKNOWN, "mount-input-bad", "mountinfo");
 }
 END_TEST
 
@@ -270,15 +264,15 @@ START_TEST(test_mount_oversized) {
         fwrite(line, 1, 1024 * 1024, f);
         fputs("\n" MI_SCRATCH, f);
         ck_assert_int_eq(fclose(f), 0);
-        assert_result(run("mount", "path: /scratch\n"), HEALTH_PASS, "ok", "lustre");
-        assert_result(run("mount", "path: /nope\n"), HEALTH_FAIL, "mount-missing", "(1 malformed lines");
+        assert_run("mount", "path: /scratch\n", HEALTH_PASS, "ok", "lustre");
+        assert_run("mount", "path: /nope\n", HEALTH_FAIL, "mount-missing", "(1 malformed lines");
         /* one line of exactly the buffer's size, no newline: counted all the same */
         put_bytes("/proc/self/mountinfo", line, 64 * 1024);
-        assert_result(run("mount", "path: /\n"), HEALTH_UNKNOWN, "mount-input-bad",
-                      "holds no mount entries (1 malformed lines)");
+        assert_run("mount", "path: /\n", HEALTH_UNKNOWN, "mount-input-bad",
+                   "holds no mount entries (1 malformed lines)");
         put_bytes("/proc/self/mountinfo", line, 64 * 1024 + 1);
-        assert_result(run("mount", "path: /\n"), HEALTH_UNKNOWN, "mount-input-bad",
-                      "holds no mount entries (1 malformed lines)");
+        assert_run("mount", "path: /\n", HEALTH_UNKNOWN, "mount-input-bad",
+                   "holds no mount entries (1 malformed lines)");
         /* 10 MB of mounts (a node with a hundred thousand): the last one is found */
         ck_assert_ptr_nonnull(f = fopen(p, "we"));
         fputs(MI_ROOT, f);
@@ -290,18 +284,18 @@ START_TEST(test_mount_oversized) {
         fputs(MI_SCRATCH, f);
         ck_assert_int_gt(ftell(f), 10 * 1000 * 1000);
         ck_assert_int_eq(fclose(f), 0);
-        assert_result(run("mount", "path: /scratch\nfs_type: lustre\n"), HEALTH_PASS, "ok", "lustre");
-        assert_result(run("mount",
-                          "path: /var/lib/kubelet/pods/00099999/volumes/kubernetes.io~projected/kube-api\n"),
-                      HEALTH_PASS, "ok", "tmpfs");
-        assert_result(run("mount", "path: /nope\n"), HEALTH_FAIL, "mount-missing", "'/nope' is not mounted");
+        assert_run("mount", "path: /scratch\nfs_type: lustre\n", HEALTH_PASS, "ok", "lustre");
+        assert_run("mount",
+                   "path: /var/lib/kubelet/pods/00099999/volumes/kubernetes.io~projected/kube-api\n",
+                   HEALTH_PASS, "ok", "tmpfs");
+        assert_run("mount", "path: /nope\n", HEALTH_FAIL, "mount-missing", "'/nope' is not mounted");
         /* past 64 MiB (a sparse file of NUL bytes): malformed, read no further */
         fd = open(p, O_WRONLY | O_TRUNC | O_CLOEXEC);
         ck_assert_int_ge(fd, 0);
         ck_assert_int_eq(ftruncate(fd, 65 * 1024 * 1024), 0);
         close(fd);
-        assert_result(run("mount", "path: /\n"), HEALTH_UNKNOWN, "mount-input-bad",
-                      "is too large for what the kernel writes there");
+        assert_run("mount", "path: /\n", HEALTH_UNKNOWN, "mount-input-bad",
+                   "is too large for what the kernel writes there");
 }
 END_TEST
 
@@ -347,24 +341,24 @@ START_TEST(test_disk_free) {
         pct = pct_free(dir, false);
         ck_assert_uint_ge(pct, 3);
         ck_assert_uint_le(pct, 97);
-        assert_result(run("disk_free", "path: /scratch\nmin_free: 1\n"), HEALTH_PASS, "ok", "'/scratch': ");
-        assert_result(run("disk_free", "path: /scratch\nmin_free: 1000000T\n"), HEALTH_FAIL, "disk_free-low",
-                      "free, want at least 976.5P");
+        assert_run("disk_free", "path: /scratch\nmin_free: 1\n", HEALTH_PASS, "ok", "'/scratch': ");
+        assert_run("disk_free", "path: /scratch\nmin_free: 1000000T\n", HEALTH_FAIL, "disk_free-low",
+                   "free, want at least 976.5P");
         /* a margin of a point either way: the disk is shared with whatever else runs */
         lo = pct_body(pct - 1);
         hi = pct_body(pct + 2);
-        assert_result(run("disk_free", lo), HEALTH_PASS, "ok", " free (");
-        assert_result(run("disk_free", hi), HEALTH_FAIL, "disk_free-low", "% free (");
-        assert_result(run("disk_free", "path: /scratch\nmin_free_pct: 100\nmin_free: 1\n"), HEALTH_FAIL,
-                      "disk_free-low", "want at least 100%");
+        assert_run("disk_free", lo, HEALTH_PASS, "ok", " free (");
+        assert_run("disk_free", hi, HEALTH_FAIL, "disk_free-low", "% free (");
+        assert_run("disk_free", "path: /scratch\nmin_free_pct: 100\nmin_free: 1\n", HEALTH_FAIL,
+                   "disk_free-low", "want at least 100%");
         /* a path that is not there is the mount check's to fail */
-        assert_result(run("disk_free", "path: /nope\nmin_free: 1\n"), HEALTH_UNKNOWN,
-                      "disk_free-input-missing", "/nope' is missing");
-        assert_result(run("disk_free", "path: /file/x\nmin_free: 1\n"), HEALTH_UNKNOWN,
-                      "disk_free-input-missing", "is missing");
+        assert_run("disk_free", "path: /nope\nmin_free: 1\n", HEALTH_UNKNOWN, "disk_free-input-missing",
+                   "/nope' is missing");
+        assert_run("disk_free", "path: /file/x\nmin_free: 1\n", HEALTH_UNKNOWN, "disk_free-input-missing",
+                   "is missing");
         /* any other error is the fault itself */
-        assert_result(run("disk_free", "path: /loop\nmin_free: 1\n"), HEALTH_FAIL, "disk_free-error",
-                      "'/loop': Too many levels of symbolic links");
+        assert_run("disk_free", "path: /loop\nmin_free: 1\n", HEALTH_FAIL, "disk_free-error",
+                   "'/loop': Too many levels of symbolic links");
         assert_refused("disk_free", "path: /scratch\n",
                        "key 'min_free': a disk_free check needs min_free, min_free_pct");
         assert_refused("disk_free", "path: /scratch\nmin_free_pct: 0\n", "key 'min_free_pct'");
@@ -382,16 +376,15 @@ START_TEST(test_inodes_free) {
         pct = pct_free(dir, true);
         ck_assert_uint_ge(pct, 3);
         ck_assert_uint_le(pct, 97);
-        assert_result(run("inodes_free", "path: /scratch\nmin_free: 1\n"), HEALTH_PASS, "ok",
-                      "inodes free (");
-        assert_result(run("inodes_free", "path: /scratch\nmin_free: 9223372036854775807\n"), HEALTH_FAIL,
-                      "inodes_free-low", "want at least 9223372036854775807");
+        assert_run("inodes_free", "path: /scratch\nmin_free: 1\n", HEALTH_PASS, "ok", "inodes free (");
+        assert_run("inodes_free", "path: /scratch\nmin_free: 9223372036854775807\n", HEALTH_FAIL,
+                   "inodes_free-low", "want at least 9223372036854775807");
         lo = pct_body(pct - 1);
         hi = pct_body(pct + 2);
-        assert_result(run("inodes_free", lo), HEALTH_PASS, "ok", "inodes free");
-        assert_result(run("inodes_free", hi), HEALTH_FAIL, "inodes_free-low", "% of inodes free (");
-        assert_result(run("inodes_free", "path: /nope\nmin_free: 1\n"), HEALTH_UNKNOWN,
-                      "inodes_free-input-missing", "is missing");
+        assert_run("inodes_free", lo, HEALTH_PASS, "ok", "inodes free");
+        assert_run("inodes_free", hi, HEALTH_FAIL, "inodes_free-low", "% of inodes free (");
+        assert_run("inodes_free", "path: /nope\nmin_free: 1\n", HEALTH_UNKNOWN, "inodes_free-input-missing",
+                   "is missing");
         assert_refused("inodes_free", "path: /scratch\n", "key 'min_free': an inodes_free check needs");
         assert_refused("inodes_free", "path: /scratch\nmin_free: -1\n", "key 'min_free'");
         assert_refused("inodes_free", "path: /scratch\nmin_free: 10G\n", "key 'min_free'");
@@ -406,17 +399,16 @@ END_TEST
 
 START_TEST(test_memory) {
         put("/proc/meminfo", "%s", MEMINFO);
-        assert_result(run("memory", "min_total: 15G\n"), HEALTH_PASS, "ok", "MemTotal 15.5G");
-        assert_result(run("memory", "min_total: 15G\nmin_available: 7G\n"), HEALTH_PASS, "ok",
-                      "MemTotal 15.5G, MemAvailable 7.6G");
-        assert_result(run("memory", "min_total: 16G\n"), HEALTH_FAIL, "memory-total-low",
-                      "MemTotal 15.5G, want at least 16.0G");
-        assert_result(run("memory", "min_available: 8G\n"), HEALTH_FAIL, "memory-available-low",
-                      "MemAvailable 7.6G, want at least 8.0G");
+        assert_run("memory", "min_total: 15G\n", HEALTH_PASS, "ok", "MemTotal 15.5G");
+        assert_run("memory", "min_total: 15G\nmin_available: 7G\n", HEALTH_PASS, "ok",
+                   "MemTotal 15.5G, MemAvailable 7.6G");
+        assert_run("memory", "min_total: 16G\n", HEALTH_FAIL, "memory-total-low",
+                   "MemTotal 15.5G, want at least 16.0G");
+        assert_run("memory", "min_available: 8G\n", HEALTH_FAIL, "memory-available-low",
+                   "MemAvailable 7.6G, want at least 8.0G");
         /* exact: 16318076 kB is enough for a minimum of 16318076K, not one byte more */
-        assert_result(run("memory", "min_total: 16318076K\n"), HEALTH_PASS, "ok", "MemTotal");
-        assert_result(run("memory", "min_total: 16709709825\n"), HEALTH_FAIL, "memory-total-low",
-                      "MemTotal");
+        assert_run("memory", "min_total: 16318076K\n", HEALTH_PASS, "ok", "MemTotal");
+        assert_run("memory", "min_total: 16709709825\n", HEALTH_FAIL, "memory-total-low", "MemTotal");
         assert_refused("memory", "",
                        "key 'min_total': a memory check needs min_total, min_available or both");
         assert_refused("memory", "min_total: 1Q\n", "key 'min_total'");
@@ -436,29 +428,27 @@ START_TEST(test_memory_bad_input) {
         };
         _cleanup_free_ char *big = malloc(128 * 1024);
 
-        assert_result(run("memory", "min_total: 1G\n"), HEALTH_UNKNOWN, "memory-input-missing",
-                      "/proc/meminfo' is missing");
+        assert_run("memory", "min_total: 1G\n", HEALTH_UNKNOWN, "memory-input-missing",
+                   "/proc/meminfo' is missing");
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 put("/proc/meminfo", "%s", bad[i]);
-                assert_result(run("memory", "min_total: 1G\n"), HEALTH_UNKNOWN, "memory-input-bad",
-                              "MemTotal does not read \"MemTotal: <n> kB\"");
+                assert_run("memory", "min_total: 1G\n", HEALTH_UNKNOWN, "memory-input-bad",
+                           "MemTotal does not read \"MemTotal: <n> kB\"");
         }
         /* a kernel before 3.14 has no MemAvailable */
         put("/proc/meminfo", "MemTotal: 100 kB\nMemFree: 50 kB\n");
-        assert_result(run("memory", "min_available: 1K\n"), HEALTH_UNKNOWN, "memory-input-bad",
-                      "has no MemAvailable");
-        assert_result(run("memory", "min_total: 100K\n"), HEALTH_PASS, "ok", "MemTotal 100.0K");
+        assert_run("memory", "min_available: 1K\n", HEALTH_UNKNOWN, "memory-input-bad",
+                   "has no MemAvailable");
+        assert_run("memory", "min_total: 100K\n", HEALTH_PASS, "ok", "MemTotal 100.0K");
         /* a line that only starts like the field is not it */
         put("/proc/meminfo", "MemTotalX: 100 kB\nXMemTotal: 100 kB\n");
-        assert_result(run("memory", "min_total: 1K\n"), HEALTH_UNKNOWN, "memory-input-bad",
-                      "has no MemTotal");
+        assert_run("memory", "min_total: 1K\n", HEALTH_UNKNOWN, "memory-input-bad", "has no MemTotal");
         put_bytes("/proc/meminfo", "MemTotal: 1\0 kB\n", 16);
-        assert_result(run("memory", "min_total: 1K\n"), HEALTH_UNKNOWN, "memory-input-bad",
-                      "holds a NUL byte");
+        assert_run("memory", "min_total: 1K\n", HEALTH_UNKNOWN, "memory-input-bad", "holds a NUL byte");
         ck_assert_ptr_nonnull(big);
         memset(big, 'M', 128 * 1024);
         put_bytes("/proc/meminfo", big, 128 * 1024);
-        assert_result(run("memory", "min_total: 1K\n"), HEALTH_UNKNOWN, "memory-input-bad", "is too large");
+        assert_run("memory", "min_total: 1K\n", HEALTH_UNKNOWN, "memory-input-bad", "is too large");
 }
 END_TEST
 
@@ -485,25 +475,20 @@ START_TEST(test_process) {
         proc(500, "nvidia-persiste", "S (sleeping)", "0\t0\t0\t0");
         mkdirs("/proc/self");
         mkdirs("/proc/sys");
-        assert_result(run("process", "process: munged\n"), HEALTH_PASS, "ok", "1 'munged' process running");
-        assert_result(run("process", "process: slurmd\n"), HEALTH_PASS, "ok",
-                      "2 'slurmd' processes running");
-        assert_result(run("process", "process: munged\nuser: 104\n"), HEALTH_PASS, "ok",
-                      "of uid 104 running");
-        assert_result(run("process", "process: munged\nuser: 105\n"), HEALTH_FAIL, "process-missing",
-                      "no 'munged' process of uid 105 running (1 of other users)");
-        assert_result(run("process", "process: slurmd\nuser: root\n"), HEALTH_PASS, "ok",
-                      "of user 'root' (uid 0)");
-        assert_result(run("process", "process: setuid\nuser: 0\n"), HEALTH_PASS, "ok", "of uid 0");
-        assert_result(run("process", "process: setuid\nuser: 1000\n"), HEALTH_FAIL, "process-missing",
-                      "other users");
-        assert_result(run("process", "process: defunct\n"), HEALTH_FAIL, "process-missing",
-                      "(zombies only)");
-        assert_result(run("process", "process: sshd\n"), HEALTH_FAIL, "process-missing",
-                      "no 'sshd' process running");
+        assert_run("process", "process: munged\n", HEALTH_PASS, "ok", "1 'munged' process running");
+        assert_run("process", "process: slurmd\n", HEALTH_PASS, "ok", "2 'slurmd' processes running");
+        assert_run("process", "process: munged\nuser: 104\n", HEALTH_PASS, "ok", "of uid 104 running");
+        assert_run("process", "process: munged\nuser: 105\n", HEALTH_FAIL, "process-missing",
+                   "no 'munged' process of uid 105 running (1 of other users)");
+        assert_run("process", "process: slurmd\nuser: root\n", HEALTH_PASS, "ok", "of user 'root' (uid 0)");
+        assert_run("process", "process: setuid\nuser: 0\n", HEALTH_PASS, "ok", "of uid 0");
+        assert_run("process", "process: setuid\nuser: 1000\n", HEALTH_FAIL, "process-missing",
+                   "other users");
+        assert_run("process", "process: defunct\n", HEALTH_FAIL, "process-missing", "(zombies only)");
+        assert_run("process", "process: sshd\n", HEALTH_FAIL, "process-missing",
+                   "no 'sshd' process running");
         /* the kernel keeps 15 bytes of a name: nvidia-persistenced is found by them */
-        assert_result(run("process", "process: nvidia-persiste\n"), HEALTH_PASS, "ok",
-                      "1 'nvidia-persiste'");
+        assert_run("process", "process: nvidia-persiste\n", HEALTH_PASS, "ok", "1 'nvidia-persiste'");
         assert_refused("process", "process: nvidia-persistenced\n",
                        "key 'process': 'nvidia-persistenced' is not a process name");
         assert_refused("process", "process: \"\"\n", "key 'process'");
@@ -531,8 +516,8 @@ END_TEST
 START_TEST(test_process_bad_input) {
         char big[8192];
 
-        assert_result(run("process", "process: munged\n"), HEALTH_UNKNOWN, "process-input-missing",
-                      "/proc' is missing");
+        assert_run("process", "process: munged\n", HEALTH_UNKNOWN, "process-input-missing",
+                   "/proc' is missing");
         proc(100, "munged", "S (sleeping)", "104\t104\t104\t104");
         /* hostile neighbours: no newline, oversized, binary, no status, status without Uid or State */
         put("/proc/101/comm", "munged");
@@ -551,12 +536,11 @@ START_TEST(test_process_bad_input) {
         put("/proc/108/status", "State:\tS\nUid:\t\t5\n");
         mkdirs("/proc/109/comm");
         put("/proc/0123/comm", "munged\n");
-        assert_result(run("process", "process: munged\n"), HEALTH_PASS, "ok",
-                      "2 'munged' processes running");
-        assert_result(run("process", "process: munged\nuser: 1\n"), HEALTH_PASS, "ok",
-                      "1 'munged' process of uid 1");
-        assert_result(run("process", "process: munged\nuser: 5\n"), HEALTH_FAIL, "process-missing",
-                      "(2 of other users)");
+        assert_run("process", "process: munged\n", HEALTH_PASS, "ok", "2 'munged' processes running");
+        assert_run("process", "process: munged\nuser: 1\n", HEALTH_PASS, "ok",
+                   "1 'munged' process of uid 1");
+        assert_run("process", "process: munged\nuser: 5\n", HEALTH_FAIL, "process-missing",
+                   "(2 of other users)");
 }
 END_TEST
 
@@ -569,50 +553,42 @@ START_TEST(test_file) {
 
         put("/etc/node-state", "# written by the provisioner\nstate: ok\nepoch: 12\n");
         mkdirs("/dir");
-        assert_result(run("file", "path: /etc/node-state\n"), HEALTH_PASS, "ok", "'/etc/node-state' exists");
-        assert_result(run("file", "path: /dir\n"), HEALTH_PASS, "ok", "exists");
-        assert_result(run("file", "path: /etc/missing\n"), HEALTH_FAIL, "file-missing",
-                      "'/etc/missing' is missing");
-        assert_result(run("file", "path: /etc/node-state/x\n"), HEALTH_FAIL, "file-missing", "is missing");
+        assert_run("file", "path: /etc/node-state\n", HEALTH_PASS, "ok", "'/etc/node-state' exists");
+        assert_run("file", "path: /dir\n", HEALTH_PASS, "ok", "exists");
+        assert_run("file", "path: /etc/missing\n", HEALTH_FAIL, "file-missing", "'/etc/missing' is missing");
+        assert_run("file", "path: /etc/node-state/x\n", HEALTH_FAIL, "file-missing", "is missing");
         /* ^ and $ at each line */
-        assert_result(run("file", "path: /etc/node-state\nmatch: \"^state: ok$\"\n"), HEALTH_PASS, "ok",
-                      "matches");
-        assert_result(run("file", "path: /etc/node-state\nmatch: \"^epoch: [0-9]+$\"\n"), HEALTH_PASS, "ok",
-                      "matches");
-        assert_result(run("file", "path: /etc/node-state\nmatch: \"^state: (bad|drain)$\"\n"), HEALTH_FAIL,
-                      "file-mismatch", "'/etc/node-state' does not match '^state: (bad|drain)$'");
-        assert_result(run("file", "path: /etc/node-state\nmatch: \"^ok\"\n"), HEALTH_FAIL, "file-mismatch",
-                      "match");
-        assert_result(run("file", "path: /etc/missing\nmatch: x\n"), HEALTH_FAIL, "file-missing",
-                      "is missing");
-        assert_result(run("file", "path: /dir\nmatch: x\n"), HEALTH_FAIL, "file-unreadable",
-                      "not a regular file");
+        assert_run("file", "path: /etc/node-state\nmatch: \"^state: ok$\"\n", HEALTH_PASS, "ok", "matches");
+        assert_run("file", "path: /etc/node-state\nmatch: \"^epoch: [0-9]+$\"\n", HEALTH_PASS, "ok",
+                   "matches");
+        assert_run("file", "path: /etc/node-state\nmatch: \"^state: (bad|drain)$\"\n", HEALTH_FAIL,
+                   "file-mismatch", "'/etc/node-state' does not match '^state: (bad|drain)$'");
+        assert_run("file", "path: /etc/node-state\nmatch: \"^ok\"\n", HEALTH_FAIL, "file-mismatch", "match");
+        assert_run("file", "path: /etc/missing\nmatch: x\n", HEALTH_FAIL, "file-missing", "is missing");
+        assert_run("file", "path: /dir\nmatch: x\n", HEALTH_FAIL, "file-unreadable", "not a regular file");
         /* a FIFO is never waited on */
         ck_assert_int_eq(mkfifo(fifo, 0600), 0);
-        assert_result(run("file", "path: /fifo\nmatch: x\n"), HEALTH_FAIL, "file-unreadable",
-                      "not a regular file");
+        assert_run("file", "path: /fifo\nmatch: x\n", HEALTH_FAIL, "file-unreadable", "not a regular file");
         /* binary: text after NUL bytes is searched too */
         put_bytes("/bin", elf, sizeof(elf) - 1);
-        assert_result(run("file", "path: /bin\nmatch: \"^version=550\\\\.\"\n"), HEALTH_PASS, "ok",
-                      "matches");
-        assert_result(run("file", "path: /bin\nmatch: \"^$\"\n"), HEALTH_PASS, "ok", "matches");
-        assert_result(run("file", "path: /bin\nmatch: \"version=535\"\n"), HEALTH_FAIL, "file-mismatch",
-                      "535");
+        assert_run("file", "path: /bin\nmatch: \"^version=550\\\\.\"\n", HEALTH_PASS, "ok", "matches");
+        assert_run("file", "path: /bin\nmatch: \"^$\"\n", HEALTH_PASS, "ok", "matches");
+        assert_run("file", "path: /bin\nmatch: \"version=535\"\n", HEALTH_FAIL, "file-mismatch", "535");
         /* only the first MiB is read */
         ck_assert_ptr_nonnull(big);
         memset(big, '.', 2 * 1024 * 1024);
         memcpy(big + 1024 * 1024 - 10, "\nneedle-1\n", 10);
         memcpy(big + 1024 * 1024 + 100, "\nneedle-2\n", 10);
         put_bytes("/big", big, 2 * 1024 * 1024);
-        assert_result(run("file", "path: /big\nmatch: \"^needle-1\"\n"), HEALTH_PASS, "ok", "matches");
-        assert_result(run("file", "path: /big\nmatch: \"^needle-2\"\n"), HEALTH_FAIL, "file-mismatch",
-                      "does not match '^needle-2' in its first MiB");
+        assert_run("file", "path: /big\nmatch: \"^needle-1\"\n", HEALTH_PASS, "ok", "matches");
+        assert_run("file", "path: /big\nmatch: \"^needle-2\"\n", HEALTH_FAIL, "file-mismatch",
+                   "does not match '^needle-2' in its first MiB");
         /* a MiB of NUL bytes: one empty piece, not a million matches */
         memset(big, 0, 2 * 1024 * 1024);
         put_bytes("/zeros", big, 2 * 1024 * 1024);
-        assert_result(run("file", "path: /zeros\nmatch: x\n"), HEALTH_FAIL, "file-mismatch", "first MiB");
+        assert_run("file", "path: /zeros\nmatch: x\n", HEALTH_FAIL, "file-mismatch", "first MiB");
         put_bytes("/empty", "", 0);
-        assert_result(run("file", "path: /empty\nmatch: \"^$\"\n"), HEALTH_PASS, "ok", "matches");
+        assert_run("file", "path: /empty\nmatch: \"^$\"\n", HEALTH_PASS, "ok", "matches");
 }
 END_TEST
 
@@ -632,18 +608,18 @@ START_TEST(test_load) {
         put("/proc/loadavg", "3.50 10.00 20.00 2/300 1234\n");
         put("/sys/devices/system/cpu/online", "0-3\n");
         /* the default is the 5-minute average; at the limit is not over it */
-        assert_result(run("load", "max_per_core: 2.5\n"), HEALTH_PASS, "ok",
-                      "5-minute load 10 is 2.5 per CPU over 4 CPUs");
-        assert_result(run("load", "max_per_core: \"2.499\"\n"), HEALTH_FAIL, "load-high",
-                      "5-minute load 10 is 2.5 per CPU over 4 CPUs, above 2.499");
-        assert_result(run("load", "max_per_core: 2.5\nminutes: 15\n"), HEALTH_FAIL, "load-high",
-                      "15-minute load 20 is 5 per CPU over 4 CPUs, above 2.5");
-        assert_result(run("load", "max_per_core: 1\nminutes: 1\n"), HEALTH_PASS, "ok",
-                      "1-minute load 3.5 is 0.875 per CPU");
+        assert_run("load", "max_per_core: 2.5\n", HEALTH_PASS, "ok",
+                   "5-minute load 10 is 2.5 per CPU over 4 CPUs");
+        assert_run("load", "max_per_core: \"2.499\"\n", HEALTH_FAIL, "load-high",
+                   "5-minute load 10 is 2.5 per CPU over 4 CPUs, above 2.499");
+        assert_run("load", "max_per_core: 2.5\nminutes: 15\n", HEALTH_FAIL, "load-high",
+                   "15-minute load 20 is 5 per CPU over 4 CPUs, above 2.5");
+        assert_run("load", "max_per_core: 1\nminutes: 1\n", HEALTH_PASS, "ok",
+                   "1-minute load 3.5 is 0.875 per CPU");
         put("/sys/devices/system/cpu/online", "0-3,8-11,16\n");
-        assert_result(run("load", "max_per_core: 2.5\nminutes: 15\n"), HEALTH_PASS, "ok", "over 9 CPUs");
+        assert_run("load", "max_per_core: 2.5\nminutes: 15\n", HEALTH_PASS, "ok", "over 9 CPUs");
         put("/sys/devices/system/cpu/online", "0\n");
-        assert_result(run("load", "max_per_core: 3.5\nminutes: 1\n"), HEALTH_PASS, "ok", "over 1 CPUs");
+        assert_run("load", "max_per_core: 3.5\nminutes: 1\n", HEALTH_PASS, "ok", "over 1 CPUs");
         assert_refused("load", "", "key 'max_per_core'");
         assert_refused("load", "max_per_core: abc\n",
                        "key 'max_per_core': 'abc' is not a load per core such as 2.5");
@@ -665,28 +641,27 @@ START_TEST(test_load_bad_input) {
         static const char *const bad_cpus[] = { "",       "\n",     "3-1\n",           "0-",         "a\n",
                                                 "0,,1\n", "0-3 \n", "0-99999999999\n", "0-1048576\n" };
 
-        assert_result(run("load", "max_per_core: 1\n"), HEALTH_UNKNOWN, "load-input-missing",
-                      "/proc/loadavg' is missing");
+        assert_run("load", "max_per_core: 1\n", HEALTH_UNKNOWN, "load-input-missing",
+                   "/proc/loadavg' is missing");
         put("/proc/loadavg", "1.00 1.00 1.00 1/1 1\n");
-        assert_result(run("load", "max_per_core: 1\n"), HEALTH_UNKNOWN, "load-input-missing",
-                      "/sys/devices/system/cpu/online' is missing");
+        assert_run("load", "max_per_core: 1\n", HEALTH_UNKNOWN, "load-input-missing",
+                   "/sys/devices/system/cpu/online' is missing");
         put("/sys/devices/system/cpu/online", "0-1\n");
         for (size_t i = 0; i < ELEMENTSOF(bad_avg); i++) {
                 put("/proc/loadavg", "%s", bad_avg[i]);
-                assert_result(run("load", "max_per_core: 1\nminutes: 15\n"), HEALTH_UNKNOWN,
-                              "load-input-bad", "does not read \"<1m> <5m> <15m> ...\"");
+                assert_run("load", "max_per_core: 1\nminutes: 15\n", HEALTH_UNKNOWN, "load-input-bad",
+                           "does not read \"<1m> <5m> <15m> ...\"");
         }
         put("/proc/loadavg", "1.00 1.00 1.00 1/1 1\n");
         for (size_t i = 0; i < ELEMENTSOF(bad_cpus); i++) {
                 put("/sys/devices/system/cpu/online", "%s", bad_cpus[i]);
-                assert_result(run("load", "max_per_core: 1\n"), HEALTH_UNKNOWN, "load-input-bad",
-                              "is not a CPU list");
+                assert_run("load", "max_per_core: 1\n", HEALTH_UNKNOWN, "load-input-bad",
+                           "is not a CPU list");
         }
         put_bytes("/sys/devices/system/cpu/online", "0-1\0\n", 5);
-        assert_result(run("load", "max_per_core: 1\n"), HEALTH_UNKNOWN, "load-input-bad",
-                      "is not a CPU list");
+        assert_run("load", "max_per_core: 1\n", HEALTH_UNKNOWN, "load-input-bad", "is not a CPU list");
         put("/sys/devices/system/cpu/online", "0-1048575\n");
-        assert_result(run("load", "max_per_core: 1\n"), HEALTH_PASS, "ok", "over 1048576 CPUs");
+        assert_run("load", "max_per_core: 1\n", HEALTH_PASS, "ok", "over 1048576 CPUs");
 }
 END_TEST
 
@@ -708,25 +683,23 @@ START_TEST(test_ib) {
         ib_port("mlx5_0", 1, "4: ACTIVE", "400 Gb/sec (4X NDR)", "InfiniBand");
         ib_port("mlx5_1", 1, "4: ACTIVE", "200 Gb/sec (4X HDR)", NULL);
         ib_port("mlx5_2", 1, "1: DOWN", "100 Gb/sec (2X HDR)", "Ethernet"); /* RoCE, not named: skipped */
-        assert_result(run("ib", "min_rate: 200\n"), HEALTH_PASS, "ok",
-                      "2 InfiniBand ports ACTIVE at 200 Gb/s or more");
-        assert_result(run("ib", "min_rate: 400\n"), HEALTH_FAIL, "ib-rate",
-                      "mlx5_1 port 1 runs at 200 Gb/s, want at least 400");
-        assert_result(run("ib", "device: mlx5_0\nmin_rate: 400\n"), HEALTH_PASS, "ok",
-                      "mlx5_0 port 1 ACTIVE at 400 Gb/s");
-        assert_result(run("ib", "device: mlx5_0\nport: 1\n"), HEALTH_PASS, "ok", "mlx5_0 port 1 ACTIVE");
-        assert_result(run("ib", "device: mlx5_2\n"), HEALTH_FAIL, "ib-port-state",
-                      "mlx5_2 port 1 is DOWN, not ACTIVE");
-        assert_result(run("ib", "device: mlx5_9\n"), HEALTH_FAIL, "ib-missing", "device mlx5_9: not found");
-        assert_result(run("ib", "device: mlx5_0\nport: 2\n"), HEALTH_FAIL, "ib-missing",
-                      "mlx5_0 has no port 2");
-        assert_result(run("ib", "port: 2\n"), HEALTH_FAIL, "ib-missing", "no InfiniBand device has port 2");
+        assert_run("ib", "min_rate: 200\n", HEALTH_PASS, "ok",
+                   "2 InfiniBand ports ACTIVE at 200 Gb/s or more");
+        assert_run("ib", "min_rate: 400\n", HEALTH_FAIL, "ib-rate",
+                   "mlx5_1 port 1 runs at 200 Gb/s, want at least 400");
+        assert_run("ib", "device: mlx5_0\nmin_rate: 400\n", HEALTH_PASS, "ok",
+                   "mlx5_0 port 1 ACTIVE at 400 Gb/s");
+        assert_run("ib", "device: mlx5_0\nport: 1\n", HEALTH_PASS, "ok", "mlx5_0 port 1 ACTIVE");
+        assert_run("ib", "device: mlx5_2\n", HEALTH_FAIL, "ib-port-state",
+                   "mlx5_2 port 1 is DOWN, not ACTIVE");
+        assert_run("ib", "device: mlx5_9\n", HEALTH_FAIL, "ib-missing", "device mlx5_9: not found");
+        assert_run("ib", "device: mlx5_0\nport: 2\n", HEALTH_FAIL, "ib-missing", "mlx5_0 has no port 2");
+        assert_run("ib", "port: 2\n", HEALTH_FAIL, "ib-missing", "no InfiniBand device has port 2");
         ib_port("mlx5_3", 1, "2: INIT", "2.5 Gb/sec (1X SDR)", "InfiniBand");
         ib_port("mlx5_3", 2, "1: DOWN", "10 Gb/sec (4X SDR)", "InfiniBand");
-        assert_result(run("ib", ""), HEALTH_FAIL, "ib-port-state",
-                      "mlx5_3 port 1 is INIT, not ACTIVE (2 ports failing)");
-        assert_result(run("ib", "device: mlx5_3\nport: 2\n"), HEALTH_FAIL, "ib-port-state",
-                      "mlx5_3 port 2 is DOWN");
+        assert_run("ib", "", HEALTH_FAIL, "ib-port-state",
+                   "mlx5_3 port 1 is INIT, not ACTIVE (2 ports failing)");
+        assert_run("ib", "device: mlx5_3\nport: 2\n", HEALTH_FAIL, "ib-port-state", "mlx5_3 port 2 is DOWN");
         assert_refused("ib", "device: ../x\n", "key 'device': '../x' is not a device name");
         assert_refused("ib", "device: ..\n", "key 'device'");
         assert_refused("ib", "port: 0\n", "key 'port'");
@@ -740,30 +713,28 @@ START_TEST(test_ib_bad_input) {
         char big[8192];
 
         /* no HCA, no driver: unknown */
-        assert_result(run("ib", ""), HEALTH_UNKNOWN, "ib-input-missing",
-                      "/sys/class/infiniband' is missing");
-        assert_result(run("ib", "device: mlx5_0\n"), HEALTH_FAIL, "ib-missing", "device mlx5_0: not found");
+        assert_run("ib", "", HEALTH_UNKNOWN, "ib-input-missing", "/sys/class/infiniband' is missing");
+        assert_run("ib", "device: mlx5_0\n", HEALTH_FAIL, "ib-missing", "device mlx5_0: not found");
         mkdirs("/sys/class/infiniband");
-        assert_result(run("ib", "min_rate: 100\n"), HEALTH_UNKNOWN, "ib-input-missing",
-                      "no InfiniBand port under");
+        assert_run("ib", "min_rate: 100\n", HEALTH_UNKNOWN, "ib-input-missing", "no InfiniBand port under");
         ib_port("mlx5_0", 1, "4: ACTIVE", "400 Gb/sec (4X NDR)", "Ethernet");
-        assert_result(run("ib", ""), HEALTH_UNKNOWN, "ib-input-missing", "no InfiniBand port");
+        assert_run("ib", "", HEALTH_UNKNOWN, "ib-input-missing", "no InfiniBand port");
         for (size_t i = 0; i < ELEMENTSOF(bad_state); i++) {
                 ib_port("mlx5_1", 1, bad_state[i], "400 Gb/sec (4X NDR)", "InfiniBand");
-                assert_result(run("ib", ""), HEALTH_UNKNOWN, "ib-input-bad", "does not read '<n>: <STATE>'");
+                assert_run("ib", "", HEALTH_UNKNOWN, "ib-input-bad", "does not read '<n>: <STATE>'");
         }
         for (size_t i = 0; i < ELEMENTSOF(bad_rate); i++) {
                 ib_port("mlx5_1", 1, "4: ACTIVE", bad_rate[i], "InfiniBand");
-                assert_result(run("ib", ""), HEALTH_UNKNOWN, "ib-input-bad", "does not read '<n> Gb/sec'");
+                assert_run("ib", "", HEALTH_UNKNOWN, "ib-input-bad", "does not read '<n> Gb/sec'");
         }
         memset(big, 'A', sizeof(big));
         put_bytes("/sys/class/infiniband/mlx5_1/ports/1/state", big, sizeof(big));
-        assert_result(run("ib", ""), HEALTH_UNKNOWN, "ib-input-bad", "mlx5_1 port 1: state does not read");
+        assert_run("ib", "", HEALTH_UNKNOWN, "ib-input-bad", "mlx5_1 port 1: state does not read");
         put_bytes("/sys/class/infiniband/mlx5_1/ports/1/state", "4: ACT\0IVE\n", 11);
-        assert_result(run("ib", ""), HEALTH_UNKNOWN, "ib-input-bad", "state does not read");
+        assert_run("ib", "", HEALTH_UNKNOWN, "ib-input-bad", "state does not read");
         /* a failure outranks a port that does not read */
         ib_port("mlx5_2", 1, "1: DOWN", "400 Gb/sec (4X NDR)", "InfiniBand");
-        assert_result(run("ib", ""), HEALTH_FAIL, "ib-port-state", "mlx5_2 port 1 is DOWN");
+        assert_run("ib", "", HEALTH_FAIL, "ib-port-state", "mlx5_2 port 1 is DOWN");
         /* a state that cannot be read at all is the port's failure */
         ib_port("mlx5_1", 1, "4: ACTIVE", "400 Gb/sec (4X NDR)", "InfiniBand");
         ib_port("mlx5_2", 1, "4: ACTIVE", "400 Gb/sec (4X NDR)", "InfiniBand");
@@ -771,13 +742,12 @@ START_TEST(test_ib_bad_input) {
                 _cleanup_free_ char *state = at("/sys/class/infiniband/mlx5_2/ports/1/state");
 
                 ck_assert_int_eq(unlink(state), 0);
-                assert_result(run("ib", ""), HEALTH_FAIL, "ib-port-state",
-                              "mlx5_2 port 1: state: No such file");
+                assert_run("ib", "", HEALTH_FAIL, "ib-port-state", "mlx5_2 port 1: state: No such file");
         }
         /* not-a-port entries and stray files are passed over */
         put("/sys/class/infiniband/mlx5_1/ports/README", "x");
         put("/sys/class/infiniband/stray", "x");
-        assert_result(run("ib", "device: mlx5_1\n"), HEALTH_PASS, "ok", "mlx5_1 port 1 ACTIVE at 400 Gb/s");
+        assert_run("ib", "device: mlx5_1\n", HEALTH_PASS, "ok", "mlx5_1 port 1 ACTIVE at 400 Gb/s");
 }
 END_TEST
 
@@ -821,52 +791,51 @@ START_TEST(test_ib_counters) {
         ib_counters_zero("mlx5_0", 1);
         ib_counters_zero("mlx5_1", 1);
         /* every counter at 0, every max 0: passes */
-        assert_result(run("ib", all), HEALTH_PASS, "ok",
-                      "2 InfiniBand ports ACTIVE, error counters within their max");
+        assert_run("ib", all, HEALTH_PASS, "ok",
+                   "2 InfiniBand ports ACTIVE, error counters within their max");
         /* flaps: link_downed over its max */
         ib_counter("mlx5_1", 1, "link_downed", "3");
-        assert_result(run("ib", "max_link_downed: 3\n"), HEALTH_PASS, "ok", "error counters within");
-        assert_result(run("ib", "max_link_downed: 2\n"), HEALTH_FAIL, "ib-link-flaps",
-                      "mlx5_1 port 1: link_downed 3, max 2");
+        assert_run("ib", "max_link_downed: 3\n", HEALTH_PASS, "ok", "error counters within");
+        assert_run("ib", "max_link_downed: 2\n", HEALTH_FAIL, "ib-link-flaps",
+                   "mlx5_1 port 1: link_downed 3, max 2");
         /* no max set: the counters are not read, as before */
-        assert_result(run("ib", ""), HEALTH_PASS, "ok", "2 InfiniBand ports ACTIVE");
+        assert_run("ib", "", HEALTH_PASS, "ok", "2 InfiniBand ports ACTIVE");
         /* errors: each counter with a max of its own */
         ib_counter("mlx5_0", 1, "symbol_error", "120");
-        assert_result(run("ib", "max_symbol_error: 100\n"), HEALTH_FAIL, "ib-errors",
-                      "mlx5_0 port 1: symbol_error 120, max 100");
-        assert_result(run("ib", "max_symbol_error: 120\n"), HEALTH_PASS, "ok", "within their max");
+        assert_run("ib", "max_symbol_error: 100\n", HEALTH_FAIL, "ib-errors",
+                   "mlx5_0 port 1: symbol_error 120, max 100");
+        assert_run("ib", "max_symbol_error: 120\n", HEALTH_PASS, "ok", "within their max");
         ib_counter("mlx5_0", 1, "excessive_buffer_overrun_errors", "7");
-        assert_result(run("ib", "max_excessive_buffer_overrun_errors: 6\n"), HEALTH_FAIL, "ib-errors",
-                      "excessive_buffer_overrun_errors 7, max 6");
+        assert_run("ib", "max_excessive_buffer_overrun_errors: 6\n", HEALTH_FAIL, "ib-errors",
+                   "excessive_buffer_overrun_errors 7, max 6");
         ib_counter("mlx5_0", 1, "VL15_dropped", "1");
-        assert_result(run("ib", "max_vl15_dropped: 0\n"), HEALTH_FAIL, "ib-errors", "VL15_dropped 1, max 0");
+        assert_run("ib", "max_vl15_dropped: 0\n", HEALTH_FAIL, "ib-errors", "VL15_dropped 1, max 0");
         /* both ports failing: the first, and how many */
-        assert_result(run("ib", "max_link_downed: 0\nmax_symbol_error: 0\n"), HEALTH_FAIL, "ib-errors",
-                      "mlx5_0 port 1: symbol_error 120, max 0 (2 ports failing)");
+        assert_run("ib", "max_link_downed: 0\nmax_symbol_error: 0\n", HEALTH_FAIL, "ib-errors",
+                   "mlx5_0 port 1: symbol_error 120, max 0 (2 ports failing)");
         /* one port named */
-        assert_result(run("ib", "device: mlx5_1\nmax_symbol_error: 0\n"), HEALTH_PASS, "ok",
-                      "mlx5_1 port 1 ACTIVE");
+        assert_run("ib", "device: mlx5_1\nmax_symbol_error: 0\n", HEALTH_PASS, "ok", "mlx5_1 port 1 ACTIVE");
         /* a flap outranks errors on the same port */
         ib_counter("mlx5_1", 1, "symbol_error", "5");
-        assert_result(run("ib", "device: mlx5_1\nmax_symbol_error: 0\nmax_link_downed: 0\n"), HEALTH_FAIL,
-                      "ib-link-flaps", "link_downed 3, max 0");
+        assert_run("ib", "device: mlx5_1\nmax_symbol_error: 0\nmax_link_downed: 0\n", HEALTH_FAIL,
+                   "ib-link-flaps", "link_downed 3, max 0");
         /* saturated counters (8, 16, 32 and 64 bits) fail whatever the max */
         ib_counter("mlx5_1", 1, "link_downed", "255");
-        assert_result(run("ib", "device: mlx5_1\nmax_link_downed: 1000\n"), HEALTH_FAIL, "ib-link-flaps",
-                      "link_downed 255 is saturated (stopped counting), max 1000");
+        assert_run("ib", "device: mlx5_1\nmax_link_downed: 1000\n", HEALTH_FAIL, "ib-link-flaps",
+                   "link_downed 255 is saturated (stopped counting), max 1000");
         ib_counter("mlx5_1", 1, "symbol_error", "65535");
-        assert_result(run("ib", "device: mlx5_1\nmax_symbol_error: 100000\n"), HEALTH_FAIL, "ib-errors",
-                      "symbol_error 65535 is saturated");
+        assert_run("ib", "device: mlx5_1\nmax_symbol_error: 100000\n", HEALTH_FAIL, "ib-errors",
+                   "symbol_error 65535 is saturated");
         ib_counter("mlx5_1", 1, "symbol_error", "4294967295");
-        assert_result(run("ib", "device: mlx5_1\nmax_symbol_error: 100000\n"), HEALTH_FAIL, "ib-errors",
-                      "symbol_error 4294967295 is saturated");
+        assert_run("ib", "device: mlx5_1\nmax_symbol_error: 100000\n", HEALTH_FAIL, "ib-errors",
+                   "symbol_error 4294967295 is saturated");
         ib_counter("mlx5_1", 1, "symbol_error", "18446744073709551615");
-        assert_result(run("ib", "device: mlx5_1\nmax_symbol_error: 100000\n"), HEALTH_FAIL, "ib-errors",
-                      "symbol_error 18446744073709551615 is saturated");
+        assert_run("ib", "device: mlx5_1\nmax_symbol_error: 100000\n", HEALTH_FAIL, "ib-errors",
+                   "symbol_error 18446744073709551615 is saturated");
         /* a 64-bit count that is not all ones counts as it is */
         ib_counter("mlx5_1", 1, "symbol_error", "4294967296");
-        assert_result(run("ib", "device: mlx5_1\nmax_symbol_error: 4294967296\n"), HEALTH_PASS, "ok",
-                      "mlx5_1 port 1");
+        assert_run("ib", "device: mlx5_1\nmax_symbol_error: 4294967296\n", HEALTH_PASS, "ok",
+                   "mlx5_1 port 1");
         /* the keys */
         assert_refused("ib", "max_symbol_error: -1\n", "key 'max_symbol_error'");
         assert_refused("ib", "max_link_downed: many\n", "key 'max_link_downed'");
@@ -881,36 +850,35 @@ START_TEST(test_ib_counters_bad_input) {
         ib_counters_zero("mlx5_0", 1);
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 ib_counter("mlx5_0", 1, "symbol_error", bad[i]);
-                assert_result(run("ib", "max_symbol_error: 10\n"), HEALTH_UNKNOWN, "ib-input-bad",
-                              "counters/symbol_error");
-                assert_result(run("ib", "max_symbol_error: 10\n"), HEALTH_UNKNOWN, "ib-input-bad",
-                              "not a count");
+                assert_run("ib", "max_symbol_error: 10\n", HEALTH_UNKNOWN, "ib-input-bad",
+                           "counters/symbol_error");
+                assert_run("ib", "max_symbol_error: 10\n", HEALTH_UNKNOWN, "ib-input-bad", "not a count");
         }
         /* past 2^64 */
         ib_counter("mlx5_0", 1, "symbol_error", "18446744073709551616");
-        assert_result(run("ib", "max_symbol_error: 10\n"), HEALTH_UNKNOWN, "ib-input-bad", "past 2^64");
+        assert_run("ib", "max_symbol_error: 10\n", HEALTH_UNKNOWN, "ib-input-bad", "past 2^64");
         ib_counter("mlx5_0", 1, "symbol_error", "99999999999999999999999999");
-        assert_result(run("ib", "max_symbol_error: 10\n"), HEALTH_UNKNOWN, "ib-input-bad", "past 2^64");
+        assert_run("ib", "max_symbol_error: 10\n", HEALTH_UNKNOWN, "ib-input-bad", "past 2^64");
         /* a NUL byte inside */
         put_bytes("/sys/class/infiniband/mlx5_0/ports/1/counters/symbol_error", "1\0002\n", 4);
-        assert_result(run("ib", "max_symbol_error: 10\n"), HEALTH_UNKNOWN, "ib-input-bad",
-                      "does not read as a count");
+        assert_run("ib", "max_symbol_error: 10\n", HEALTH_UNKNOWN, "ib-input-bad",
+                   "does not read as a count");
         /* a counter file missing (an HCA that has not got it) */
         {
                 _cleanup_free_ char *p = at("/sys/class/infiniband/mlx5_0/ports/1/counters/symbol_error");
 
                 ck_assert_int_eq(unlink(p), 0);
         }
-        assert_result(run("ib", "max_symbol_error: 10\n"), HEALTH_UNKNOWN, "ib-input-missing",
-                      "mlx5_0 port 1: counters/symbol_error is missing");
+        assert_run("ib", "max_symbol_error: 10\n", HEALTH_UNKNOWN, "ib-input-missing",
+                   "mlx5_0 port 1: counters/symbol_error is missing");
         /* ... read only when a max asks for it */
-        assert_result(run("ib", "max_port_rcv_errors: 10\n"), HEALTH_PASS, "ok", "mlx5_0 port 1");
+        assert_run("ib", "max_port_rcv_errors: 10\n", HEALTH_PASS, "ok", "mlx5_0 port 1");
         /* a failure on another port outranks one that does not read */
         ib_port("mlx5_1", 1, "4: ACTIVE", "400 Gb/sec (4X NDR)", "InfiniBand");
         ib_counters_zero("mlx5_1", 1);
         ib_counter("mlx5_1", 1, "symbol_error", "11");
-        assert_result(run("ib", "max_symbol_error: 10\n"), HEALTH_FAIL, "ib-errors",
-                      "mlx5_1 port 1: symbol_error 11, max 10");
+        assert_run("ib", "max_symbol_error: 10\n", HEALTH_FAIL, "ib-errors",
+                   "mlx5_1 port 1: symbol_error 11, max 10");
 }
 END_TEST
 
@@ -942,10 +910,10 @@ START_TEST(test_ib_genconf) {
         ck_assert_str_eq(g.entries[2],
                          "{name: ib-mlx5_1-1, type: ib, device: \"mlx5_1\", port: 1, min_rate: 2}");
         /* each passes when loaded and run as --check-config would load it */
-        assert_result(run("ib", "device: \"mlx5_0\"\nport: 1\nmin_rate: 400\n"), HEALTH_PASS, "ok",
-                      "mlx5_0 port 1 ACTIVE at 400 Gb/s");
-        assert_result(run("ib", "device: \"mlx5_1\"\nport: 1\nmin_rate: 2\n"), HEALTH_PASS, "ok",
-                      "mlx5_1 port 1 ACTIVE at 2.5 Gb/s");
+        assert_run("ib", "device: \"mlx5_0\"\nport: 1\nmin_rate: 400\n", HEALTH_PASS, "ok",
+                   "mlx5_0 port 1 ACTIVE at 400 Gb/s");
+        assert_run("ib", "device: \"mlx5_1\"\nport: 1\nmin_rate: 2\n", HEALTH_PASS, "ok",
+                   "mlx5_1 port 1 ACTIVE at 2.5 Gb/s");
         health_genconf_clear(&g);
 }
 END_TEST

@@ -96,50 +96,48 @@ START_TEST(test_process_limit) {
                 "over a limit");
         put("/etc/login.defs", "# SYS_UID_MAX 1\nMAIL_DIR /var/mail\nUID_MIN\t\t\t 1000\nUID_MAX 60000\n");
         /* UID_MIN 1000: system users to 999, sysd among them */
-        assert_result(run("process_limit", "max_cpu_percent: 80\n"), HEALTH_FAIL, "process_limit-cpu",
-                      "(pid 100) of uid 1000 using 100% CPU over its life (limit 80%)");
+        assert_run("process_limit", "max_cpu_percent: 80\n", HEALTH_FAIL, "process_limit-cpu",
+                   "(pid 100) of uid 1000 using 100% CPU over its life (limit 80%)");
         ck_assert(!strstr(run("process_limit", "max_cpu_percent: 80\n").detail, "processes over"));
-        assert_result(run("process_limit", "max_cpu_percent: 90\nuser: 1000\n"), HEALTH_FAIL,
-                      "process_limit-cpu", "(pid 100)");
-        assert_result(run("process_limit", "max_cpu_percent: 101\n"), HEALTH_PASS, "ok",
-                      "no process over its limit (2 looked at)");
+        assert_run("process_limit", "max_cpu_percent: 90\nuser: 1000\n", HEALTH_FAIL, "process_limit-cpu",
+                   "(pid 100)");
+        assert_run("process_limit", "max_cpu_percent: 101\n", HEALTH_PASS, "ok",
+                   "no process over its limit (2 looked at)");
         /* at the limit is over it, as NHC's -lt */
-        assert_result(run("process_limit", "max_cpu_percent: 100\n"), HEALTH_FAIL, "process_limit-cpu",
-                      "burn");
+        assert_run("process_limit", "max_cpu_percent: 100\n", HEALTH_FAIL, "process_limit-cpu", "burn");
         put("/etc/login.defs", "UID_MIN 1000\nSYS_UID_MAX 400\n");
-        assert_result(run("process_limit", "max_cpu_percent: 80\nmatch: sysd\n"), HEALTH_FAIL,
-                      "process_limit-cpu", "'sysd' (pid 300) of uid 500 using 80% CPU");
-        assert_result(run("process_limit", "max_cpu_percent: 80\nmatch: sysd\nmax_system_uid: 500\n"),
-                      HEALTH_PASS, "ok", "(0 looked at)");
+        assert_run("process_limit", "max_cpu_percent: 80\nmatch: sysd\n", HEALTH_FAIL, "process_limit-cpu",
+                   "'sysd' (pid 300) of uid 500 using 80% CPU");
+        assert_run("process_limit", "max_cpu_percent: 80\nmatch: sysd\nmax_system_uid: 500\n", HEALTH_PASS,
+                   "ok", "(0 looked at)");
         /* all_users: root's kernel thread too, "[kworker/0:1]" as ps shows one without a command line */
-        assert_result(run("process_limit", "max_cpu_percent: 85\nall_users: true\nmatch: '^\\[kworker'\n"),
-                      HEALTH_FAIL, "process_limit-cpu", "'kworker/0:1' (pid 2) of uid 0 using 90% CPU");
-        assert_result(run("process_limit", "max_cpu_percent: 85\nmatch: '^\\[kworker'\n"), HEALTH_PASS, "ok",
-                      "(0 looked at)");
+        assert_run("process_limit", "max_cpu_percent: 85\nall_users: true\nmatch: '^\\[kworker'\n",
+                   HEALTH_FAIL, "process_limit-cpu", "'kworker/0:1' (pid 2) of uid 0 using 90% CPU");
+        assert_run("process_limit", "max_cpu_percent: 85\nmatch: '^\\[kworker'\n", HEALTH_PASS, "ok",
+                   "(0 looked at)");
         /* the first word of the command, or with full_match all of it */
-        assert_result(run("process_limit", "max_cpu_percent: 90\nmatch: '/burn$'\n"), HEALTH_FAIL,
-                      "process_limit-cpu", "burn");
-        assert_result(run("process_limit", "max_cpu_percent: 90\nmatch: 'burn --hard'\n"), HEALTH_PASS, "ok",
-                      "(0 looked at)");
-        assert_result(run("process_limit", "max_cpu_percent: 90\nmatch: 'burn --hard'\nfull_match: true\n"),
-                      HEALTH_FAIL, "process_limit-cpu", "burn");
-        assert_result(run("process_limit", "max_cpu_percent: 90\nuser: 1001\n"), HEALTH_PASS, "ok",
-                      "of uid 1001");
+        assert_run("process_limit", "max_cpu_percent: 90\nmatch: '/burn$'\n", HEALTH_FAIL,
+                   "process_limit-cpu", "burn");
+        assert_run("process_limit", "max_cpu_percent: 90\nmatch: 'burn --hard'\n", HEALTH_PASS, "ok",
+                   "(0 looked at)");
+        assert_run("process_limit", "max_cpu_percent: 90\nmatch: 'burn --hard'\nfull_match: true\n",
+                   HEALTH_FAIL, "process_limit-cpu", "burn");
+        assert_run("process_limit", "max_cpu_percent: 90\nuser: 1001\n", HEALTH_PASS, "ok", "of uid 1001");
         /* memory (VSZ), physmem (RSS, or % of MemTotal), time */
-        assert_result(run("process_limit", "max_memory: 4G\n"), HEALTH_FAIL, "process_limit-memory",
-                      "'burn' (pid 100) of uid 1000 using 8.0G of memory, RAM and swap (limit 4.0G)");
-        assert_result(run("process_limit", "max_memory: 9G\n"), HEALTH_PASS, "ok", "no process");
-        assert_result(run("process_limit", "max_physmem: 2G\n"), HEALTH_FAIL, "process_limit-physmem",
-                      "using 2.0G of RAM (limit 2.0G)");
-        assert_result(run("process_limit", "max_physmem_percent: 25\n"), HEALTH_FAIL,
-                      "process_limit-physmem", "using 25% of RAM, 2.0G (limit 25%)");
-        assert_result(run("process_limit", "max_physmem_percent: 26\n"), HEALTH_PASS, "ok", "no process");
-        assert_result(run("process_limit", "max_time: 5m\n"), HEALTH_FAIL, "process_limit-time",
-                      "using 8:20 of CPU time (limit 5:00)");
-        assert_result(run("process_limit", "max_time: 15m\n"), HEALTH_PASS, "ok", "no process");
+        assert_run("process_limit", "max_memory: 4G\n", HEALTH_FAIL, "process_limit-memory",
+                   "'burn' (pid 100) of uid 1000 using 8.0G of memory, RAM and swap (limit 4.0G)");
+        assert_run("process_limit", "max_memory: 9G\n", HEALTH_PASS, "ok", "no process");
+        assert_run("process_limit", "max_physmem: 2G\n", HEALTH_FAIL, "process_limit-physmem",
+                   "using 2.0G of RAM (limit 2.0G)");
+        assert_run("process_limit", "max_physmem_percent: 25\n", HEALTH_FAIL, "process_limit-physmem",
+                   "using 25% of RAM, 2.0G (limit 25%)");
+        assert_run("process_limit", "max_physmem_percent: 26\n", HEALTH_PASS, "ok", "no process");
+        assert_run("process_limit", "max_time: 5m\n", HEALTH_FAIL, "process_limit-time",
+                   "using 8:20 of CPU time (limit 5:00)");
+        assert_run("process_limit", "max_time: 15m\n", HEALTH_PASS, "ok", "no process");
         /* the one limit a process passes first is named */
-        assert_result(run("process_limit", "max_time: 10m\nmax_memory: 1G\n"), HEALTH_FAIL,
-                      "process_limit-memory", "burn");
+        assert_run("process_limit", "max_time: 10m\nmax_memory: 1G\n", HEALTH_FAIL, "process_limit-memory",
+                   "burn");
 }
 END_TEST
 
@@ -167,19 +165,19 @@ START_TEST(test_process_limit_bad_input) {
         char big[8192];
         long t = hz();
 
-        assert_result(run("process_limit", "max_time: 1m\n"), HEALTH_UNKNOWN, "process_limit-input-missing",
-                      "/proc' is missing");
+        assert_run("process_limit", "max_time: 1m\n", HEALTH_UNKNOWN, "process_limit-input-missing",
+                   "/proc' is missing");
         mkdirs("/proc/1");
-        assert_result(run("process_limit", "max_cpu_percent: 50\n"), HEALTH_UNKNOWN,
-                      "process_limit-input-missing", "/proc/uptime' is missing");
+        assert_run("process_limit", "max_cpu_percent: 50\n", HEALTH_UNKNOWN, "process_limit-input-missing",
+                   "/proc/uptime' is missing");
         put("/proc/uptime", "soon\n");
-        assert_result(run("process_limit", "max_cpu_percent: 50\n"), HEALTH_UNKNOWN,
-                      "process_limit-input-bad", "/proc/uptime is not an uptime");
-        assert_result(run("process_limit", "max_physmem_percent: 50\n"), HEALTH_UNKNOWN,
-                      "process_limit-input-missing", "meminfo");
+        assert_run("process_limit", "max_cpu_percent: 50\n", HEALTH_UNKNOWN, "process_limit-input-bad",
+                   "/proc/uptime is not an uptime");
+        assert_run("process_limit", "max_physmem_percent: 50\n", HEALTH_UNKNOWN,
+                   "process_limit-input-missing", "meminfo");
         put("/proc/meminfo", "MemFree: 1 kB\n");
-        assert_result(run("process_limit", "max_physmem_percent: 50\n"), HEALTH_UNKNOWN,
-                      "process_limit-input-bad", "no MemTotal");
+        assert_run("process_limit", "max_physmem_percent: 50\n", HEALTH_UNKNOWN, "process_limit-input-bad",
+                   "no MemTotal");
         put("/proc/uptime", "1000.00 3000.00\n");
         /* a comm holding ") R 1 2 ", a newline and bytes that are not UTF-8: the last ')' ends it */
         proc(100, 1, "a) R 1 2 3 (b\n\xff\xfe", 1000, 900 * t, 0, 0, 0, NULL);
@@ -203,9 +201,9 @@ START_TEST(test_process_limit_bad_input) {
         mkdirs("/proc/109/stat");
         put("/proc/110/stat", "110 (noparen S 1 1 1\n");
         put("/proc/110/status", "Uid:\t1000\t1000\t1000\t1000\n");
-        assert_result(run("process_limit", "max_cpu_percent: 50\n"), HEALTH_FAIL, "process_limit-cpu",
-                      "process 'a) R 1 2 3 (b\\x0a\\xff\\xfe' (pid 100) of uid 1000 using 90% CPU");
-        assert_result(run("process_limit", "max_cpu_percent: 95\n"), HEALTH_PASS, "ok", "(1 looked at)");
+        assert_run("process_limit", "max_cpu_percent: 50\n", HEALTH_FAIL, "process_limit-cpu",
+                   "process 'a) R 1 2 3 (b\\x0a\\xff\\xfe' (pid 100) of uid 1000 using 90% CPU");
+        assert_run("process_limit", "max_cpu_percent: 95\n", HEALTH_PASS, "ok", "(1 looked at)");
 }
 END_TEST
 
@@ -230,30 +228,29 @@ static void job_tree(void) {
 
 START_TEST(test_user_processes) {
         job_tree();
-        assert_result(run("user_processes", ""), HEALTH_FAIL, "user_processes-unauthorized",
-                      "process 'miner' (pid 80) of uid 3000 whose user has no job on the node; 3 in all");
-        assert_result(run("user_processes", "lineage: true\n"), HEALTH_FAIL, "user_processes-unauthorized",
-                      "process 'sleep' (pid 70) of uid 2000 was not started by a job; 4 in all");
-        assert_result(run("user_processes", "allowed_users: [root, 3000, 3001, 65534]\n"), HEALTH_PASS, "ok",
-                      "no process of a user without a job (2 of jobs, of 1 users; 12 processes)");
-        assert_result(run("user_processes", "allowed_users: [3000, 3001, nobody]\nlineage: true\n"),
-                      HEALTH_FAIL, "user_processes-unauthorized",
-                      "(pid 70) of uid 2000 was not started by a job; 1 in all");
-        assert_result(run("user_processes", "ignore_processes: [miner, sleep, slurmstepd]\n"), HEALTH_PASS,
-                      "ok", "no process");
+        assert_run("user_processes", "", HEALTH_FAIL, "user_processes-unauthorized",
+                   "process 'miner' (pid 80) of uid 3000 whose user has no job on the node; 3 in all");
+        assert_run("user_processes", "lineage: true\n", HEALTH_FAIL, "user_processes-unauthorized",
+                   "process 'sleep' (pid 70) of uid 2000 was not started by a job; 4 in all");
+        assert_run("user_processes", "allowed_users: [root, 3000, 3001, 65534]\n", HEALTH_PASS, "ok",
+                   "no process of a user without a job (2 of jobs, of 1 users; 12 processes)");
+        assert_run("user_processes", "allowed_users: [3000, 3001, nobody]\nlineage: true\n", HEALTH_FAIL,
+                   "user_processes-unauthorized", "(pid 70) of uid 2000 was not started by a job; 1 in all");
+        assert_run("user_processes", "ignore_processes: [miner, sleep, slurmstepd]\n", HEALTH_PASS, "ok",
+                   "no process");
         /* nobody allowed only by NHC's default */
-        assert_result(run("user_processes", "allowed_users: [3000, 3001]\n"), HEALTH_FAIL,
-                      "user_processes-unauthorized", "process 'bash' (pid 96) of uid 65534");
-        assert_result(run("user_processes", "max_system_uid: 3001\n"), HEALTH_PASS, "ok", "no process");
+        assert_run("user_processes", "allowed_users: [3000, 3001]\n", HEALTH_FAIL,
+                   "user_processes-unauthorized", "process 'bash' (pid 96) of uid 65534");
+        assert_run("user_processes", "max_system_uid: 3001\n", HEALTH_PASS, "ok", "no process");
         /* without login.defs NHC's 99: chronyd (105) is a user's */
         remove_at("/etc/login.defs");
-        assert_result(run("user_processes", "allowed_users: [3000, 3001, 65534]\n"), HEALTH_FAIL,
-                      "user_processes-unauthorized", "'chronyd' (pid 97) of uid 105");
+        assert_run("user_processes", "allowed_users: [3000, 3001, 65534]\n", HEALTH_FAIL,
+                   "user_processes-unauthorized", "'chronyd' (pid 97) of uid 105");
         put("/etc/login.defs", "SYS_UID_MAX 0\nUID_MIN 200\n");
-        assert_result(run("user_processes", "allowed_users: [3000, 3001, 65534]\n"), HEALTH_FAIL,
-                      "user_processes-unauthorized", "'chronyd' (pid 97) of uid 105");
+        assert_run("user_processes", "allowed_users: [3000, 3001, 65534]\n", HEALTH_FAIL,
+                   "user_processes-unauthorized", "'chronyd' (pid 97) of uid 105");
         put("/etc/login.defs", "UID_MIN 200\n");
-        assert_result(run("user_processes", "allowed_users: [3000, 3001, 65534]\n"), HEALTH_PASS, "ok", "");
+        assert_run("user_processes", "allowed_users: [3000, 3001, 65534]\n", HEALTH_PASS, "ok", "");
         assert_refused("user_processes", "allowed_users: [no-such-user-sunkd]\n",
                        "key 'allowed_users': no user 'no-such-user-sunkd'");
         assert_refused("user_processes", "ignore_processes: [a/b]\n", "key 'ignore_processes': 'a/b'");
@@ -264,10 +261,10 @@ START_TEST(test_user_processes) {
 END_TEST
 
 START_TEST(test_user_processes_bad_input) {
-        assert_result(run("user_processes", ""), HEALTH_UNKNOWN, "user_processes-input-missing",
-                      "/proc' is missing");
+        assert_run("user_processes", "", HEALTH_UNKNOWN, "user_processes-input-missing",
+                   "/proc' is missing");
         mkdirs("/proc");
-        assert_result(run("user_processes", ""), HEALTH_PASS, "ok", "0 processes");
+        assert_run("user_processes", "", HEALTH_PASS, "ok", "0 processes");
         /* a parent loop, a process its own parent, a parent gone: ends, not in a job */
         proc(200, 201, "loop", 4000, 0, 0, 0, 0, NULL);
         proc(201, 200, "loop", 4000, 0, 0, 0, 0, NULL);
@@ -278,11 +275,11 @@ START_TEST(test_user_processes_bad_input) {
         proc(211, 210, "job", 4001, 0, 0, 0, 0, NULL);
         mkdirs("/proc/212");
         put("/proc/213/stat", "213 (x) S");
-        assert_result(run("user_processes", "allowed_users: []\nmax_system_uid: 99\n"), HEALTH_FAIL,
-                      "user_processes-unauthorized",
-                      "process 'loop' (pid 200) of uid 4000 whose user has no job");
-        assert_result(run("user_processes", "allowed_users: []\nmax_system_uid: 99\nlineage: true\n"),
-                      HEALTH_FAIL, "user_processes-unauthorized", "; 4 in all");
+        assert_run("user_processes", "allowed_users: []\nmax_system_uid: 99\n", HEALTH_FAIL,
+                   "user_processes-unauthorized",
+                   "process 'loop' (pid 200) of uid 4000 whose user has no job");
+        assert_run("user_processes", "allowed_users: []\nmax_system_uid: 99\nlineage: true\n", HEALTH_FAIL,
+                   "user_processes-unauthorized", "; 4 in all");
 }
 END_TEST
 
@@ -317,24 +314,19 @@ static void link_socket(unsigned pid, unsigned fd, const char *inode) {
 
 START_TEST(test_tcp_port) {
         tcp_tables();
-        assert_result(run("tcp_port", "port: 8080\n"), HEALTH_PASS, "ok",
-                      "TCP port 8080 is listening on 127.0.0.1");
-        assert_result(run("tcp_port", "port: 5000\n"), HEALTH_FAIL, "tcp_port-closed",
-                      "nothing listens on TCP port 5000");
-        assert_result(run("tcp_port", "port: 22\naddress: 10.1.2.3\n"), HEALTH_PASS, "ok",
-                      "listening on 0.0.0.0");
-        assert_result(run("tcp_port", "port: 8080\naddress: 10.0.0.1\n"), HEALTH_FAIL, "tcp_port-closed",
-                      "nothing listens on TCP port 8080 on 10.0.0.1");
-        assert_result(run("tcp_port", "port: 8080\naddress: 127.0.0.1\n"), HEALTH_PASS, "ok", "127.0.0.1");
-        assert_result(run("tcp_port", "port: 9090\naddress: '::1'\n"), HEALTH_PASS, "ok",
-                      "listening on ::1");
-        assert_result(run("tcp_port", "port: 8080\naddress: '::1'\n"), HEALTH_FAIL, "tcp_port-closed",
-                      "on ::1");
-        assert_result(run("tcp_port", "port: 22\naddress: 'fe80::1'\n"), HEALTH_PASS, "ok", "");
-        assert_result(run("tcp_port", "port: 8080\nlistening: false\n"), HEALTH_FAIL, "tcp_port-open",
-                      "TCP port 8080 is listening (on 127.0.0.1), and should not");
-        assert_result(run("tcp_port", "port: 5000\nlistening: false\n"), HEALTH_PASS, "ok",
-                      "nothing listens");
+        assert_run("tcp_port", "port: 8080\n", HEALTH_PASS, "ok", "TCP port 8080 is listening on 127.0.0.1");
+        assert_run("tcp_port", "port: 5000\n", HEALTH_FAIL, "tcp_port-closed",
+                   "nothing listens on TCP port 5000");
+        assert_run("tcp_port", "port: 22\naddress: 10.1.2.3\n", HEALTH_PASS, "ok", "listening on 0.0.0.0");
+        assert_run("tcp_port", "port: 8080\naddress: 10.0.0.1\n", HEALTH_FAIL, "tcp_port-closed",
+                   "nothing listens on TCP port 8080 on 10.0.0.1");
+        assert_run("tcp_port", "port: 8080\naddress: 127.0.0.1\n", HEALTH_PASS, "ok", "127.0.0.1");
+        assert_run("tcp_port", "port: 9090\naddress: '::1'\n", HEALTH_PASS, "ok", "listening on ::1");
+        assert_run("tcp_port", "port: 8080\naddress: '::1'\n", HEALTH_FAIL, "tcp_port-closed", "on ::1");
+        assert_run("tcp_port", "port: 22\naddress: 'fe80::1'\n", HEALTH_PASS, "ok", "");
+        assert_run("tcp_port", "port: 8080\nlistening: false\n", HEALTH_FAIL, "tcp_port-open",
+                   "TCP port 8080 is listening (on 127.0.0.1), and should not");
+        assert_run("tcp_port", "port: 5000\nlistening: false\n", HEALTH_PASS, "ok", "nothing listens");
         /* the owner, by its socket's inode among a process's fd links */
         proc(300, 1, "sshd", 0, 0, 0, 0, 0, NULL);
         link_socket(300, 3, "222");
@@ -344,17 +336,17 @@ START_TEST(test_tcp_port) {
         link_socket(301, 7, "111");
         proc(302, 1, "nginx", 0, 0, 0, 0, 0, NULL);
         mkdirs("/proc/302/fd");
-        assert_result(run("tcp_port", "port: 22\nprocess: sshd\n"), HEALTH_PASS, "ok",
-                      "TCP port 22 is listening on 0.0.0.0, held by 'sshd' (pid 300)");
-        assert_result(run("tcp_port", "port: 8080\nprocess: nginx\n"), HEALTH_FAIL, "tcp_port-owner",
-                      "TCP port 8080 is held by 'python3', not 'nginx'");
-        assert_result(run("tcp_port", "port: 9090\nprocess: nginx\n"), HEALTH_FAIL, "tcp_port-owner",
-                      "listening, but no 'nginx' process holds it");
+        assert_run("tcp_port", "port: 22\nprocess: sshd\n", HEALTH_PASS, "ok",
+                   "TCP port 22 is listening on 0.0.0.0, held by 'sshd' (pid 300)");
+        assert_run("tcp_port", "port: 8080\nprocess: nginx\n", HEALTH_FAIL, "tcp_port-owner",
+                   "TCP port 8080 is held by 'python3', not 'nginx'");
+        assert_run("tcp_port", "port: 9090\nprocess: nginx\n", HEALTH_FAIL, "tcp_port-owner",
+                   "listening, but no 'nginx' process holds it");
         /* no tcp6: IPv4 still answers, an IPv6 address cannot */
         remove_at("/proc/net/tcp6");
-        assert_result(run("tcp_port", "port: 8080\n"), HEALTH_PASS, "ok", "");
-        assert_result(run("tcp_port", "port: 9090\naddress: '::1'\n"), HEALTH_UNKNOWN,
-                      "tcp_port-input-missing", "tcp6' is missing");
+        assert_run("tcp_port", "port: 8080\n", HEALTH_PASS, "ok", "");
+        assert_run("tcp_port", "port: 9090\naddress: '::1'\n", HEALTH_UNKNOWN, "tcp_port-input-missing",
+                   "tcp6' is missing");
         assert_refused("tcp_port", "", "key 'port'");
         assert_refused("tcp_port", "port: 0\n", "key 'port'");
         assert_refused("tcp_port", "port: 65536\n", "key 'port'");
@@ -370,26 +362,23 @@ START_TEST(test_tcp_port_bad_input) {
         _cleanup_fclose_ FILE *f = NULL;
         char row[256];
 
-        assert_result(run("tcp_port", "port: 22\n"), HEALTH_UNKNOWN, "tcp_port-input-missing",
-                      "tcp' is missing");
+        assert_run("tcp_port", "port: 22\n", HEALTH_UNKNOWN, "tcp_port-input-missing", "tcp' is missing");
         put_bytes("/proc/net/tcp", "", 0);
-        assert_result(run("tcp_port", "port: 22\n"), HEALTH_UNKNOWN, "tcp_port-input-bad",
-                      "holds no socket table");
+        assert_run("tcp_port", "port: 22\n", HEALTH_UNKNOWN, "tcp_port-input-bad", "holds no socket table");
         put("/proc/net/tcp", "%sgarbage\n   0: 0100007F:1F9 00000000:0000 0A\n\xff\xfe\n", TCP_HEAD);
-        assert_result(run("tcp_port", "port: 22\n"), HEALTH_UNKNOWN, "tcp_port-input-bad",
-                      "holds no socket table");
+        assert_run("tcp_port", "port: 22\n", HEALTH_UNKNOWN, "tcp_port-input-bad", "holds no socket table");
         /* malformed rows beside sound ones are skipped: a NUL, a short address, hex past its width, no inode
          */
         put_bytes("/proc/net/tcp", TCP_HEAD "   0: 0100007F:0016\0 00000000:0000 0A\n",
                   sizeof(TCP_HEAD) + 37);
-        assert_result(run("tcp_port", "port: 22\n"), HEALTH_UNKNOWN, "tcp_port-input-bad", "");
+        assert_run("tcp_port", "port: 22\n", HEALTH_UNKNOWN, "tcp_port-input-bad", "");
         put("/proc/net/tcp", "%s%s%s%s%s", TCP_HEAD,
             TCP_ROW("0", "0100007F:00016", "00000000:0000", "0A", "1"),
             TCP_ROW("1", "0100007FF:0016", "00000000:0000", "0A", "1"),
             "   2: 0100007F:0016 00000000:0000 0A 00000000:00000000\n",
             TCP_ROW("3", "0100007F:1F90", "00000000:0000", "0A", "111"));
-        assert_result(run("tcp_port", "port: 22\n"), HEALTH_FAIL, "tcp_port-closed", "port 22");
-        assert_result(run("tcp_port", "port: 8080\n"), HEALTH_PASS, "ok", "");
+        assert_run("tcp_port", "port: 22\n", HEALTH_FAIL, "tcp_port-closed", "port 22");
+        assert_run("tcp_port", "port: 8080\n", HEALTH_PASS, "ok", "");
         /* a line longer than the line reader's buffer, then a listener */
         big = malloc(200 * 1024);
         ck_assert_ptr_nonnull(big);
@@ -397,7 +386,7 @@ START_TEST(test_tcp_port_bad_input) {
         big[200 * 1024 - 1] = 0;
         put("/proc/net/tcp", "%s%s\n%s", TCP_HEAD, big,
             TCP_ROW("1", "00000000:0016", "00000000:0000", "0A", "2"));
-        assert_result(run("tcp_port", "port: 22\n"), HEALTH_PASS, "ok", "");
+        assert_run("tcp_port", "port: 22\n", HEALTH_PASS, "ok", "");
         /* a table past CHECK_INPUT_MAX (64 MiB), as no kernel writes: UNKNOWN, not read forever */
         f = fopen(tcp, "we");
         ck_assert_ptr_nonnull(f);
@@ -406,7 +395,7 @@ START_TEST(test_tcp_port_bad_input) {
         for (size_t n = 0; n < (70u << 20) / strlen(row); n++)
                 fputs(row, f);
         ck_assert_int_eq(fclose(TAKE_PTR(f)), 0);
-        assert_result(run("tcp_port", "port: 22\n"), HEALTH_UNKNOWN, "tcp_port-input-bad", "too large");
+        assert_run("tcp_port", "port: 22\n", HEALTH_UNKNOWN, "tcp_port-input-bad", "too large");
 }
 END_TEST
 
@@ -430,7 +419,7 @@ START_TEST(test_tcp_port_genconf) {
         ck_assert_uint_eq(g.n, 1);
         ck_assert_str_eq(g.entries[0], "{name: tcp-22, type: tcp_port, port: 22, process: sshd}");
         /* the baseline passes on the node it came from */
-        assert_result(run("tcp_port", "port: 22\nprocess: sshd\n"), HEALTH_PASS, "ok", "held by 'sshd'");
+        assert_run("tcp_port", "port: 22\nprocess: sshd\n", HEALTH_PASS, "ok", "held by 'sshd'");
         health_genconf_clear(&g);
         ck_assert_ptr_null(health_check_type_find("process_limit")->genconf);
         ck_assert_ptr_null(health_check_type_find("user_processes")->genconf);
