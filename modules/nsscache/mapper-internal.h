@@ -58,6 +58,9 @@ bool mapper_netgroup_triple_valid(const char *s);
 /* The file nsscache names a mount point's map (auto.NAME), malloc'ed; -EINVAL for a mount point that is not
  * absolute, portable and free of "." and "..". */
 int mapper_automount_file(const char *mountpoint, char **ret);
+/* auto.master's line for mount point @key: its map, @file (of mapper_automount_file()), in the files
+ * cache's directory with the automount map's suffix. */
+int mapper_add_automount_master(Mapper *m, const NsscacheConf *c, char *key, const char *file);
 /* A name of the node's own accounts (@local) or a reserved one. */
 bool mapper_name_reserved(const DupSet *local, const char *name);
 /* An id of the node's own accounts (@local) or a reserved one. */

@@ -839,6 +839,15 @@ static int file_automount(Mapper *m, const NssAutomount *e) {
         return r;
 }
 
+int mapper_add_automount_master(Mapper *m, const NsscacheConf *c, char *key, const char *file) {
+        const char *suffix = c->map[NSS_MAP_AUTOMOUNT].files_suffix ?: c->files_cache_filename_suffix;
+        _cleanup_free_ char *path = NULL;
+
+        if (asprintf(&path, "%s/%s%s%s", c->files_dir, file, isempty(suffix) ? "" : ".", suffix ?: "") < 0)
+                return -ENOMEM;
+        return mapper_add_entry(m, NSS_MAP_AUTOMOUNT, &(NssAutomount){ .key = key, .location = path });
+}
+
 int mapper_add_entry(Mapper *m, NssMapType t, const void *entry) {
         if (!m->conf->map_enabled[t])
                 return 0;

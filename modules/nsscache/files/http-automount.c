@@ -221,7 +221,6 @@ static int map_one(Mapper *m, const char *file, const HttpBody *b, size_t *ret_n
 }
 
 int http_automount_map(const NsscacheConf *c, const HttpSourceRun *run, Mapper *m) {
-        const char *suffix = c->map[NSS_MAP_AUTOMOUNT].files_suffix ?: c->files_cache_filename_suffix;
         const HttpBody *master = run->fetched + NSS_MAP_AUTOMOUNT;
         _cleanup_(lines_done) Lines l = { .m = m };
         _cleanup_free_ char **files = NULL;
@@ -250,7 +249,7 @@ int http_automount_map(const NsscacheConf *c, const HttpSourceRun *run, Mapper *
         if (r >= 0)
                 r = dupset_mark_contested(files, l.n, bad);
         for (size_t i = 0; r >= 0 && i < l.n; i++) {
-                _cleanup_free_ char *url = NULL, *path = NULL;
+                _cleanup_free_ char *url = NULL;
                 size_t k = run->n_am, given = 0;
 
                 if (!l.keys[i])
@@ -271,14 +270,8 @@ int http_automount_map(const NsscacheConf *c, const HttpSourceRun *run, Mapper *
                         r = mapper_reject_name(m, MAP_REJECT_BAD_ENTRY, NSS_MAP_AUTOMOUNT, l.a[i].key, -1);
                         continue;
                 }
-                if (r >= 0 && asprintf(&path, "%s/%s%s%s", c->files_dir, files[i],
-                                       isempty(suffix) ? "" : ".", suffix ?: "") < 0) {
-                        path = NULL;
-                        r = -ENOMEM;
-                }
                 if (r >= 0)
-                        r = mapper_add_entry(m, NSS_MAP_AUTOMOUNT,
-                                             &(NssAutomount){ .key = l.a[i].key, .location = path });
+                        r = mapper_add_automount_master(m, c, l.a[i].key, files[i]);
         }
         for (size_t i = 0; i < l.n; i++)
                 free(files[i]);

@@ -633,7 +633,6 @@ static int automount_map(Mapper *m, const char *file, const LdapEntries *e, size
 
 int ldap_map_automount(Mapper *m, const NsscacheConf *c, const LdapEntries *master,
                        const LdapAutomountMap *maps, size_t n_maps) {
-        const char *suffix = c->map[NSS_MAP_AUTOMOUNT].files_suffix ?: c->files_cache_filename_suffix;
         NssAutomount *a = calloc(master->n + 1, sizeof(NssAutomount));
         _cleanup_free_ char **keys = calloc(master->n + 1, sizeof(char *));
         _cleanup_free_ char **files = calloc(master->n + 1, sizeof(char *));
@@ -665,7 +664,6 @@ int ldap_map_automount(Mapper *m, const NsscacheConf *c, const LdapEntries *mast
                 r = dupset_mark_contested(files, master->n, bad);
         for (size_t i = 0; r >= 0 && i < master->n; i++) {
                 const LdapAutomountMap *map = NULL;
-                _cleanup_free_ char *path = NULL;
                 size_t given = 0;
 
                 if (!keys[i])
@@ -683,14 +681,8 @@ int ldap_map_automount(Mapper *m, const NsscacheConf *c, const LdapEntries *mast
                         r = reject(m, MAP_REJECT_BAD_ENTRY, NSS_MAP_AUTOMOUNT, a[i].key, -1);
                         continue;
                 }
-                if (r >= 0 && asprintf(&path, "%s/%s%s%s", c->files_dir, files[i],
-                                       isempty(suffix) ? "" : ".", suffix ?: "") < 0) {
-                        path = NULL;
-                        r = -ENOMEM;
-                }
                 if (r >= 0)
-                        r = mapper_add_entry(m, NSS_MAP_AUTOMOUNT,
-                                             &(NssAutomount){ .key = a[i].key, .location = path });
+                        r = mapper_add_automount_master(m, c, a[i].key, files[i]);
         }
         for (size_t i = 0; i < master->n; i++) {
                 free(files[i]);
