@@ -62,13 +62,6 @@ sunkd_config "modules:
 sunkd_start
 LOG_MARKED="$T/sunkd.log"
 reason() { slurm_reason "$NODE"; }
-check_field() { # CHECK FIELD
-        ctl --json health | python3 -c '
-import json, sys
-c = [c for c in json.load(sys.stdin)["checks"] if c["name"] == sys.argv[1]][0]
-v = c[sys.argv[2]]
-print(json.dumps(v) if isinstance(v, bool) else v)' "$1" "$2"
-}
 runs() { job_field health.signal runs; }
 # wait_rounds N: until health.signal has ended N rounds in all
 wait_rounds() {
@@ -85,11 +78,11 @@ is "$(reason)" "" "the node has no reason"
 touch "$T/fault"
 flag
 is "$?" 1 "sunkctl run says the check failed"
-is "$(check_field flag failing)" false "one failure of two: not failing yet"
+is "$(health_field flag failing)" false "one failure of two: not failing yet"
 is "$(reason)" "" "and the node is not drained"
 log_mark
 flag
-is "$(check_field flag failing)" true "the second failure: failing"
+is "$(health_field flag failing)" true "the second failure: failing"
 ok "the node is drained with our reason" wait_until 600 eval '[ "$(reason)" = "sunkd: flag: fault file present" ]'
 like "$(slurm_state $NODE)" "DRAIN" "scontrol shows DRAIN"
 ok "the drain is logged" wait_log "node $NODE drained: \"sunkd: flag: fault file present\""
@@ -150,7 +143,7 @@ sunkd_stop
 sunkd_start
 ok "the first round after the restart" wait_rounds 1
 is "$(reason)" "sunkd: flag: fault file present" "a restart does not resume the node"
-is "$(check_field flag failing)" true "the check is still failing, from the saved state"
+is "$(health_field flag failing)" true "the check is still failing, from the saved state"
 
 # --- an admin resumes while sunkd is down: no drain again until the check passes
 sunkd_stop
@@ -159,7 +152,7 @@ slurm_wait_ready $NODE
 sunkd_start
 ok "a round after the restart" wait_rounds 1
 flag
-is "$(check_field flag failing)" true "the check still fails"
+is "$(health_field flag failing)" true "the check still fails"
 ctl run health.signal > /dev/null
 is "$?" 0 "another round, asked for"
 is "$(reason)" "" "the node an admin resumed is not drained again"
@@ -180,7 +173,7 @@ n=$(runs)
 flag; flag
 ok "a round with slurmctld stopped" wait_rounds $((n + 1))
 is "$(module_status health last_signal)" "failed" "status says slurmctld could not be reached"
-is "$(check_field flag failing)" true "the check stays failing"
+is "$(health_field flag failing)" true "the check stays failing"
 slurm_ctld_start
 ok "once slurmctld is back the node is drained" wait_until 1200 eval '[ "$(reason)" = "sunkd: flag: fault file present" ]'
 rm "$T/fault"
@@ -190,8 +183,8 @@ slurm_wait_ready $NODE
 # --- a hung check fails at its timeout
 ctl run health.hang > /dev/null
 is "$?" 1 "the hung check's run fails"
-is "$(check_field hang code)" "check-timeout" "its code says it timed out"
-is "$(check_field hang remedy)" "reboot" "and it recommends a reboot (a check hung in the kernel)"
+is "$(health_field hang code)" "check-timeout" "its code says it timed out"
+is "$(health_field hang remedy)" "reboot" "and it recommends a reboot (a check hung in the kernel)"
 like "$(ctl health)" "hang +fail .*\\[check-timeout\\] .* \\(remedy: reboot\\)" "sunkctl health shows it"
 like "$(ctl metrics)" 'sunkd_health_finding\{check="hang",code="check-timeout",remedy="reboot"\} 1' \
         "the metric carries the remedy"
@@ -279,8 +272,8 @@ is "$?" 0 "the munge round trip passes with munged up"
 slurm_munge_stop
 ctl run health.munge > /dev/null
 is "$?" 1 "and fails with munged stopped"
-is "$(check_field munge code)" "munge-socket" "the code says the socket"
-like "$(check_field munge detail)" "$MUNGE_SOCK" "the detail names it"
+is "$(health_field munge code)" "munge-socket" "the code says the socket"
+like "$(health_field munge detail)" "$MUNGE_SOCK" "the detail names it"
 
 sunkd_stop
 is "$SUNKD_EXIT" 0 "sunkd exits cleanly"

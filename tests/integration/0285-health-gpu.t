@@ -8,21 +8,13 @@
 # override makes it drain; the hold survives a restart of sunkd.  A failed
 # row remap the fake NVML reports drains by the memory policy.
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
-. "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 . "$SUNKD_SRCDIR/tests/lib/slurm.sh"
-sunkd_setup
-slurm_setup
-for m in gres health; do
-        cp "$SUNKD_BUILDDIR/modules/$m/.libs/$m.so" "$MODDIR/" || bail_out "$m.so not built"
-done
-NVML="$SUNKD_BUILDDIR/tests/fake-nvml/.libs/libnvidia-ml.so"
-[ -f "$NVML" ] || bail_out "the fake NVML is not built"
+. "$SUNKD_SRCDIR/tests/lib/gpu.sh"
+gpu_fake_node_setup
 KW="$SUNKD_SRCDIR/tests/lib/kmsg-stand-in.py"
 NODE=gpu-hc-1
 EV="$T/events"
-mkdir "$EV" "$T/root" || bail_out "cannot make the directories"
-mkdir -p "$T/root/proc/sys/kernel/random" && echo 0d9c1f2e-aaaa-4bbb-8ccc-0123456789ab > "$T/root/proc/sys/kernel/random/boot_id" ||
-        bail_out "cannot give the fake root a boot id"
+mkdir "$EV" || bail_out "cannot make the events directory"
 cat > "$T/nvml.desc" <<DESC
 init ok
 gpu|00000000:07:00.0|0|NVIDIA A100-SXM4-40GB|GPU-a0|42949672960|0-1|-|-

@@ -57,12 +57,6 @@ config() { # SCRIPT
         type: script
         path: $S/nointerp.sh"
 }
-field() { # CHECK FIELD
-        ctl --json health | python3 -c '
-import json, sys
-c = [c for c in json.load(sys.stdin)["checks"] if c["name"] == sys.argv[1]][0]
-print(c[sys.argv[2]])' "$1" "$2"
-}
 # gone PIDFILE: the process whose pid it holds no longer exists; each
 # script also adds its pids to all.pids, for leftovers() below
 gone() { ! kill -0 "$(cat "$1")" 2> /dev/null; }
@@ -71,12 +65,6 @@ leftovers() { # what a check left running, should it have, is killed
         sunkd_cleanup
 }
 trap leftovers EXIT
-check_field() { # FIELD
-        ctl --json health | python3 -c '
-import json, sys
-c = [c for c in json.load(sys.stdin)["checks"] if c["name"] == "s"][0]
-print(c[sys.argv[1]])' "$1"
-}
 
 # --- refused at start
 config "$S/theirs.sh"
@@ -108,21 +96,21 @@ rm -f "$T/ran"
 chown 65534 "$S/good.sh"
 ctl run health.s > /dev/null
 is "$?" 1 "a script now another uid's fails the check"
-is "$(check_field code)" "script-refused" "its code says it was refused"
-like "$(check_field detail)" "refusing health script '$S/good.sh': owned by uid 65534" "its detail names the script and why"
+is "$(health_field s code)" "script-refused" "its code says it was refused"
+like "$(health_field s detail)" "refusing health script '$S/good.sh': owned by uid 65534" "its detail names the script and why"
 ok "and it did not run" test ! -e "$T/ran"
 chown 0 "$S/good.sh"
 chmod 775 "$S/good.sh"
 ctl run health.s > /dev/null
 is "$?" 1 "a group-writable one too"
-like "$(check_field detail)" "'$S/good.sh': group- or world-writable" "saying so"
+like "$(health_field s detail)" "'$S/good.sh': group- or world-writable" "saying so"
 ok "not run either" test ! -e "$T/ran"
 chmod 755 "$S/good.sh"
 mv "$S/good.sh" "$S/gone.sh"
 ctl health run > /dev/null
 is "$?" 1 "a script removed since fails sunkctl health run"
-is "$(check_field result)" "fail" "the check fails (not unknown)"
-like "$(check_field detail)" "$S/good.sh: No such file or directory" "naming the script"
+is "$(health_field s result)" "fail" "the check fails (not unknown)"
+like "$(health_field s detail)" "$S/good.sh: No such file or directory" "naming the script"
 mv "$S/gone.sh" "$S/good.sh"
 ctl run health.s > /dev/null
 is "$?" 0 "put back, it passes again"
@@ -133,19 +121,19 @@ ok "having run" test -s "$T/ran"
 rm -f "$T/setsid.pid" "$T/fork2.pid" "$T/linger.pid"
 ctl run health.leave > /dev/null
 is "$?" 0 "a script that leaves two processes behind passes"
-is "$(field leave detail)" "left two" "with its last line"
+is "$(health_field leave detail)" "left two" "with its last line"
 ok "its setsid child wrote its pid" test -s "$T/setsid.pid"
 ok "so did its double-forked one" test -s "$T/fork2.pid"
 ok "the setsid child is gone once the check has ended" wait_until 100 gone "$T/setsid.pid"
 ok "the double-forked one too" wait_until 100 gone "$T/fork2.pid"
 ctl run health.linger > /dev/null
 is "$?" 1 "a script that hangs fails at its timeout"
-is "$(field linger code)" "check-timeout" "saying so"
+is "$(health_field linger code)" "check-timeout" "saying so"
 ok "its setsid child is gone too" wait_until 100 gone "$T/linger.pid"
 ctl run health.nointerp > /dev/null
 is "$?" 1 "a script whose interpreter is missing fails"
-is "$(field nointerp code)" "script-exec" "as one that cannot be run"
-like "$(field nointerp detail)" "cannot run $S/nointerp.sh: No such file or directory" "saying why"
+is "$(health_field nointerp code)" "script-exec" "as one that cannot be run"
+like "$(health_field nointerp detail)" "cannot run $S/nointerp.sh: No such file or directory" "saying why"
 
 sunkd_stop
 is "$SUNKD_EXIT" 0 "sunkd exits cleanly"

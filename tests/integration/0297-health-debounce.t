@@ -31,28 +31,21 @@ sunkd_config "modules:
         path: /scratch"
 sunkd_start
 LOG_MARKED="$T/sunkd.log"
-check_field() { # CHECK FIELD
-        ctl --json health | python3 -c '
-import json, sys
-c = [c for c in json.load(sys.stdin)["checks"] if c["name"] == sys.argv[1]][0]
-v = c[sys.argv[2]]
-print(json.dumps(v) if isinstance(v, bool) else v)' "$1" "$2"
-}
 ok "the checks ran at the start" wait_until 300 eval '[ "$(job_field health.link runs)" -ge 1 ] 2>/dev/null && [ "$(job_field health.scratch runs)" -ge 1 ] 2>/dev/null'
-is "$(check_field link result)" fail "the first observation is a failure"
-is "$(check_field link failing)" false "but it does not count yet (1 of 3)"
+is "$(health_field link result)" fail "the first observation is a failure"
+is "$(health_field link failing)" false "but it does not count yet (1 of 3)"
 ok "the log says so" wait_until 300 grep -q "Check 'link': script-failed not counted yet: 1 of 3 in a row since the start" "$T/sunkd.log"
-is "$(check_field scratch failing)" true "a code not named counts at once (fail_after 1)"
+is "$(health_field scratch failing)" true "a code not named counts at once (fail_after 1)"
 ctl run health.link > /dev/null
-is "$(check_field link failing)" false "2 of 3: still not"
+is "$(health_field link failing)" false "2 of 3: still not"
 ctl run health.link > /dev/null
-is "$(check_field link failing)" true "the third in a row counts"
+is "$(health_field link failing)" true "the third in a row counts"
 rm "$T/fault"
 ctl run health.link > /dev/null
-is "$(check_field link failing)" false "it passes"
+is "$(health_field link failing)" false "it passes"
 touch "$T/fault"
 ctl run health.link > /dev/null
-is "$(check_field link failing)" true "after the start-up a failure counts at once"
+is "$(health_field link failing)" true "after the start-up a failure counts at once"
 sunkd_stop
 
 sunkd_config "modules:

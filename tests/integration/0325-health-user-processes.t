@@ -43,19 +43,12 @@ sunkd_config "modules:
       - {name: users, type: user_processes, max_system_uid: $MAXSYS}
       - {name: lineage, type: user_processes, lineage: true, max_system_uid: $MAXSYS}"
 sunkd_start
-field() { # CHECK FIELD
-        ctl --json health | python3 -c '
-import json, sys
-c = [c for c in json.load(sys.stdin)["checks"] if c["name"] == sys.argv[1]][0]
-print(c[sys.argv[2]])' "$1" "$2"
-}
-run() { ctl run "health.$1" > /dev/null; }
 # as the job's user, as the stray uid: setpriv execs the command, so $! of
 # one started in the background is the command's own pid
 AS_JU=(setpriv --reuid "$JU" --regid "$JG" --clear-groups)
 AS_STRAY=(setpriv --reuid "$STRAY_UID" --regid "$STRAY_UID" --clear-groups)
 
-run users
+health_run users
 is "$?" 0 "with no stray process the check passes"
 
 # --- a batch job of user slurm: its processes are a job's
@@ -65,10 +58,10 @@ JOB=$(sed -n 's/^Submitted batch job \([0-9]*\).*/\1/p' <<< "$out")
 ok "its process runs below slurmstepd" wait_until 1200 eval 'pgrep -u "$JU" -f "^sleep 4242\$" > /dev/null'
 JPID=$(pgrep -u "$JU" -f '^sleep 4242$' | head -1)
 like "$(ps -o comm= -p "$(ps -o ppid= -p "$JPID" | tr -d ' ')")" "slurmstepd|sh" "its parent is the job's"
-run users
+health_run users
 is "$?" 0 "the job's processes are allowed"
-like "$(field users detail)" "no process of a user without a job \\([1-9][0-9]* of jobs" "counted as a job's"
-run lineage
+like "$(health_field users detail)" "no process of a user without a job \\([1-9][0-9]* of jobs" "counted as a job's"
+health_run lineage
 is "$?" 0 "and by lineage too"
 
 # --- a stray process of a uid with no job
@@ -76,17 +69,17 @@ is "$?" 0 "and by lineage too"
 STRAY=$!
 strays="$strays $STRAY"
 ok "the stray runs as uid $STRAY_UID" wait_until 300 eval '[ "$(ps -o uid=,comm= -p $STRAY | awk "{print \$1, \$2}")" = "$STRAY_UID sleep" ]'
-run users
+health_run users
 is "$?" 1 "a process of a uid with no job fails the check"
-is "$(field users code)" "user_processes-unauthorized" "as user_processes-unauthorized"
-like "$(field users detail)" "process 'sleep' \\(pid $STRAY\\) of uid $STRAY_UID whose user has no job on the node; 1 in all" \
+is "$(health_field users code)" "user_processes-unauthorized" "as user_processes-unauthorized"
+like "$(health_field users detail)" "process 'sleep' \\(pid $STRAY\\) of uid $STRAY_UID whose user has no job on the node; 1 in all" \
         "naming its pid and uid"
-run lineage
+health_run lineage
 is "$?" 1 "by lineage too"
-like "$(field lineage detail)" "\\(pid $STRAY\\) of uid $STRAY_UID was not started by a job; 1 in all" "saying so"
+like "$(health_field lineage detail)" "\\(pid $STRAY\\) of uid $STRAY_UID was not started by a job; 1 in all" "saying so"
 kill -KILL "$STRAY"
 wait "$STRAY" 2> /dev/null
-run users
+health_run users
 is "$?" 0 "once it is gone the check passes again"
 
 # --- the job's user outside the job
@@ -94,16 +87,16 @@ is "$?" 0 "once it is gone the check passes again"
 OUTSIDE=$!
 strays="$strays $OUTSIDE"
 ok "user slurm runs a process outside the job" wait_until 300 eval '[ "$(ps -o uid=,comm= -p $OUTSIDE | awk "{print \$1, \$2}")" = "$JU sleep" ]'
-run users
+health_run users
 is "$?" 0 "allowed while its user has a job on the node"
-run lineage
+health_run lineage
 is "$?" 1 "but not by lineage"
-like "$(field lineage detail)" "\\(pid $OUTSIDE\\) of uid $JU was not started by a job" "which names it"
+like "$(health_field lineage detail)" "\\(pid $OUTSIDE\\) of uid $JU was not started by a job" "which names it"
 
 # --- the job ends: its user has no job left
 scancel "$JOB"
 ok "the job's process is gone" wait_until 1200 eval '! kill -0 "$JPID" 2> /dev/null'
-run users
+health_run users
 is "$?" 1 "with the job over, the user's process outside it fails"
-like "$(field users detail)" "\\(pid $OUTSIDE\\) of uid $JU whose user has no job on the node" "naming it"
+like "$(health_field users detail)" "\\(pid $OUTSIDE\\) of uid $JU whose user has no job on the node" "naming it"
 done_testing

@@ -68,53 +68,46 @@ sunkd_config "modules:
         type: command
         path: $S/hang.sh"
 sunkd_start
-field() { # CHECK FIELD
-        ctl --json health | python3 -c '
-import json, sys
-c = [c for c in json.load(sys.stdin)["checks"] if c["name"] == sys.argv[1]][0]
-print(c[sys.argv[2]])' "$1" "$2"
-}
-run() { ctl run "health.$1" > /dev/null; }
 
-run smi
+health_run smi
 is "$?" 0 "every pattern matched and none of the '!' ones: passes"
-like "$(field smi detail)" "smi.sh exited 0: Persistence Mode: Enabled" "the detail its last line"
+like "$(health_field smi detail)" "smi.sh exited 0: Persistence Mode: Enabled" "the detail its last line"
 printf 'GPU 0: H100 (UUID: GPU-1)\nGPU 1: ERR!\nPersistence Mode: Enabled\n' > "$T/out"
-run smi
+health_run smi
 is "$?" 1 "a '!' pattern that matches fails"
-is "$(field smi code)" "command-match" "as command-match"
-like "$(field smi detail)" "'Disabled\\|ERR!' matched line 2 of $S/smi.sh: GPU 1: ERR!" "naming the line"
+is "$(health_field smi code)" "command-match" "as command-match"
+like "$(health_field smi detail)" "'Disabled\\|ERR!' matched line 2 of $S/smi.sh: GPU 1: ERR!" "naming the line"
 printf 'GPU 0: H100 (UUID: GPU-1)\nPersistence Mode: Enabled\n' > "$T/out"
-run smi
+health_run smi
 is "$?" 1 "a pattern no line matches fails"
-is "$(field smi code)" "command-nomatch" "as command-nomatch"
-like "$(field smi detail)" "'\\^GPU 1: ' matched no line of $S/smi.sh's output \\(1 of 3 patterns failed\\)" "naming it"
+is "$(health_field smi code)" "command-nomatch" "as command-nomatch"
+like "$(health_field smi detail)" "'\\^GPU 1: ' matched no line of $S/smi.sh's output \\(1 of 3 patterns failed\\)" "naming it"
 echo 2 > "$T/rc"
-run smi
+health_run smi
 is "$?" 1 "an exit status not 0 fails"
-is "$(field smi code)" "command-status" "as command-status"
-like "$(field smi detail)" "smi.sh exited 2 \\(expected 0\\)" "saying what it was"
-run status
+is "$(health_field smi code)" "command-status" "as command-status"
+like "$(health_field smi detail)" "smi.sh exited 2 \\(expected 0\\)" "saying what it was"
+health_run status
 is "$?" 1 "a status other than the one asked for fails"
-like "$(field status detail)" "exited 2 \\(expected 3\\)" "saying both"
+like "$(health_field status detail)" "exited 2 \\(expected 3\\)" "saying both"
 echo 3 > "$T/rc"
-run status
+health_run status
 is "$?" 0 "the status asked for passes"
 
 # --- changed after the start: refused at its run, not run
 rm -f "$T/ran"
 chown 65534 "$S/smi.sh"
-run smi
+health_run smi
 is "$?" 1 "a command now another uid's fails"
-is "$(field smi code)" "command-refused" "as command-refused"
-like "$(field smi detail)" "refusing health script '$S/smi.sh': owned by uid 65534" "saying why"
+is "$(health_field smi code)" "command-refused" "as command-refused"
+like "$(health_field smi detail)" "refusing health script '$S/smi.sh': owned by uid 65534" "saying why"
 ok "and it did not run" test ! -e "$T/ran"
 chown 0 "$S/smi.sh"
 
 # --- NHC's 5 s timeout, and nothing left behind
-run hang
+health_run hang
 is "$?" 1 "a command that hangs fails"
-is "$(field hang code)" "check-timeout" "at its timeout"
-like "$(field hang detail)" "no answer within 5.0s" "NHC's 5 s"
+is "$(health_field hang code)" "check-timeout" "at its timeout"
+like "$(health_field hang detail)" "no answer within 5.0s" "NHC's 5 s"
 ok "the child it left is gone" wait_until 300 eval '! kill -0 "$(cat "$T/child.pid")" 2>/dev/null'
 done_testing

@@ -69,47 +69,40 @@ sunkd_config "modules:
       - {name: closed, type: tcp_port, port: $P, listening: false}
       - {name: port6, type: tcp_port, port: $P, address: '::1'}"
 sunkd_start
-field() { # CHECK FIELD
-        ctl --json health | python3 -c '
-import json, sys
-c = [c for c in json.load(sys.stdin)["checks"] if c["name"] == sys.argv[1]][0]
-print(c[sys.argv[2]])' "$1" "$2"
-}
-run() { ctl run "health.$1" > /dev/null; }
 
-run port
+health_run port
 is "$?" 0 "a port listening on 127.0.0.1 passes"
-like "$(field port detail)" "TCP port $P is listening on" "saying where"
-run port-addr
+like "$(health_field port detail)" "TCP port $P is listening on" "saying where"
+health_run port-addr
 is "$?" 0 "so does the check of its address and process"
-like "$(field port-addr detail)" "held by 'python3' \\(pid $L4\\)" "naming the listener's pid"
-run port-other
+like "$(health_field port-addr detail)" "held by 'python3' \\(pid $L4\\)" "naming the listener's pid"
+health_run port-other
 is "$?" 1 "another address fails"
-is "$(field port-other code)" "tcp_port-closed" "as closed"
-run wild
+is "$(health_field port-other code)" "tcp_port-closed" "as closed"
+health_run wild
 is "$?" 0 "a wildcard listener takes any address of its family"
-run port-sshd
+health_run port-sshd
 is "$?" 1 "a process that does not hold it fails"
-is "$(field port-sshd code)" "tcp_port-owner" "with the owner's code"
-like "$(field port-sshd detail)" "held by 'python3', not 'sshd'" "naming who holds it"
-run closed
+is "$(health_field port-sshd code)" "tcp_port-owner" "with the owner's code"
+like "$(health_field port-sshd detail)" "held by 'python3', not 'sshd'" "naming who holds it"
+health_run closed
 is "$?" 1 "listening: false fails while it listens"
-is "$(field closed code)" "tcp_port-open" "as open"
+is "$(health_field closed code)" "tcp_port-open" "as open"
 if [ "$have6" = 1 ]; then
-        run port6
+        health_run port6
         is "$?" 0 "the port on ::1 passes"
-        like "$(field port6 detail)" "listening on ::1" "from /proc/net/tcp6"
+        like "$(health_field port6 detail)" "listening on ::1" "from /proc/net/tcp6"
         kill "$L6"
         wait "$L6" 2>/dev/null
-        run port6
+        health_run port6
         is "$?" 1 "once it is gone, the ::1 check fails"
-        is "$(field port6 code)" "tcp_port-closed" "as closed"
-        run port
+        is "$(health_field port6 code)" "tcp_port-closed" "as closed"
+        health_run port
         is "$?" 0 "while 127.0.0.1's still passes"
 else
-        run port6
+        health_run port6
         is "$?" 1 "without IPv6 on the host the ::1 check fails"
-        like "$(field port6 code)" "tcp_port-(closed|input-missing)" "as closed or unknown"
+        like "$(health_field port6 code)" "tcp_port-(closed|input-missing)" "as closed or unknown"
 fi
 # --- a baseline: the port of the root process named sshd
 out=$(ctl health genconf 2>&1)
@@ -127,16 +120,16 @@ $(grep "name: tcp-$G," <<< "$out" | sed "s/^  /      /")
       - {name: port, type: tcp_port, port: $P}
       - {name: closed, type: tcp_port, port: $P, listening: false}"
 sunkd_start
-run "tcp-$G"
+health_run "tcp-$G"
 is "$?" 0 "the check it proposed passes"
-like "$(field "tcp-$G" detail)" "held by 'sshd'" "held by sshd"
+like "$(health_field "tcp-$G" detail)" "held by 'sshd'" "held by sshd"
 
 kill "$L4"
 wait "$L4" 2>/dev/null
-run port
+health_run port
 is "$?" 1 "then the port check fails"
-is "$(field port code)" "tcp_port-closed" "as closed"
-like "$(field port detail)" "nothing listens on TCP port $P" "saying so"
-run closed
+is "$(health_field port code)" "tcp_port-closed" "as closed"
+like "$(health_field port detail)" "nothing listens on TCP port $P" "saying so"
+health_run closed
 is "$?" 0 "and listening: false passes"
 done_testing

@@ -65,18 +65,12 @@ sunkd_config "modules:
       - {name: rss, type: process_limit, max_physmem: 1G, user: 65533, max_system_uid: 999}
       - {name: sys, type: process_limit, max_time: 1s, user: 65533, max_system_uid: 65533}"
 sunkd_start
-field() { # CHECK FIELD
-        ctl --json health | python3 -c '
-import json, sys
-c = [c for c in json.load(sys.stdin)["checks"] if c["name"] == sys.argv[1]][0]
-print(c[sys.argv[2]])' "$1" "$2"
-}
 ok "the busy loop fails max_time once it has used a second of CPU" \
         wait_until 1200 eval '! ctl run health.time > /dev/null'
-is "$(field time code)" "process_limit-time" "as process_limit-time"
-like "$(field time detail)" "\\(pid $BUSY\\) of uid 65533 using 0:0[1-9] of CPU time \\(limit 0:01\\)" "naming it"
+is "$(health_field time code)" "process_limit-time" "as process_limit-time"
+like "$(health_field time detail)" "\\(pid $BUSY\\) of uid 65533 using 0:0[1-9] of CPU time \\(limit 0:01\\)" "naming it"
 ok "and max_cpu_percent while it spins" wait_until 1200 eval '! ctl run health.cpu > /dev/null'
-is "$(field cpu code)" "process_limit-cpu" "as process_limit-cpu"
+is "$(health_field cpu code)" "process_limit-cpu" "as process_limit-cpu"
 ctl run health.rss > /dev/null
 is "$?" 0 "its resident memory is under 1G"
 ctl run health.sys > /dev/null
@@ -85,5 +79,5 @@ kill -KILL "$BUSY"
 wait "$BUSY" 2>/dev/null
 ctl run health.time > /dev/null
 is "$?" 0 "once it is gone the check passes"
-like "$(field time detail)" "no process of uid 65533 over its limit" "saying so"
+like "$(health_field time detail)" "no process of uid 65533 over its limit" "saying so"
 done_testing

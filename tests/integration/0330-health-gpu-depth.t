@@ -12,20 +12,11 @@
 # NVLink down at start is debounced as sunkd.yaml(5) recommends.  The
 # baseline (health genconf) names the InfiniBand port ACTIVE at its rate.
 . "$SUNKD_SRCDIR/tests/lib/tap.sh"
-. "$SUNKD_SRCDIR/tests/lib/sunkd.sh"
 . "$SUNKD_SRCDIR/tests/lib/slurm.sh"
-sunkd_setup
-slurm_setup
-for m in gres health; do
-        cp "$SUNKD_BUILDDIR/modules/$m/.libs/$m.so" "$MODDIR/" || bail_out "$m.so not built"
-done
-NVML="$SUNKD_BUILDDIR/tests/fake-nvml/.libs/libnvidia-ml.so"
-[ -f "$NVML" ] || bail_out "the fake NVML is not built"
+. "$SUNKD_SRCDIR/tests/lib/gpu.sh"
+gpu_fake_node_setup
 DATA="$SUNKD_SRCDIR/tests/data/gres"
 NODE=gpu-dp-1
-mkdir -p "$T/root/proc/sys/kernel/random" &&
-        echo 0d9c1f2e-aaaa-4bbb-8ccc-0123456789ab > "$T/root/proc/sys/kernel/random/boot_id" ||
-        bail_out "cannot give the fake root a boot id"
 # One InfiniBand port, ACTIVE, its counters clean.
 IBP="$T/root/sys/class/infiniband/mlx5_0/ports/1"
 mkdir -p "$IBP/counters" && echo "4: ACTIVE" > "$IBP/state" && echo "400 Gb/sec (4X NDR)" > "$IBP/rate" &&
@@ -77,11 +68,6 @@ sunkd_start
 wait_runs gres.discover 1 || bail_out "no discovery"
 
 reason() { slurm_reason "$NODE"; }
-field() { # CHECK FIELD
-        ctl --json health | python3 -c '
-import json, sys
-print([c for c in json.load(sys.stdin)["checks"] if c["name"] == sys.argv[1]][0][sys.argv[2]])' "$1" "$2"
-}
 # GPU telemetry as gres lists it
 telemetry() {
         ctl --json gres | python3 -c '
@@ -96,9 +82,9 @@ rejudge() {
         ctl run health.gpu > /dev/null
 }
 
-ok "the gpu check passes on a healthy pair" wait_until 600 eval '[ "$(field gpu result)" = pass ]'
-ok "the ib check passes on a clean port" wait_until 600 eval '[ "$(field ib result)" = pass ]'
-is "$(field gpu code)" gpu-ok "its code"
+ok "the gpu check passes on a healthy pair" wait_until 600 eval '[ "$(health_field gpu result)" = pass ]'
+ok "the ib check passes on a clean port" wait_until 600 eval '[ "$(health_field ib result)" = pass ]'
+is "$(health_field gpu code)" gpu-ok "its code"
 is "$(reason)" "" "the node has no reason"
 is "$(telemetry 1 temperature)" 43 "gres lists GPU 1's temperature"
 is "$(telemetry 0 persistence_mode)" 1 "and GPU 0's persistence mode"
@@ -107,8 +93,8 @@ like "$(telemetry 0 links)" '"crc_flit_errors": 0' "and its NVLinks' error count
 # hot: 91 C against a max of 85
 rejudge hot
 is "$?" 1 "a hot GPU fails the gpu check"
-is "$(field gpu code)" gpu-temperature "with code gpu-temperature"
-is "$(field gpu remedy)" contact-support "recommending contact-support"
+is "$(health_field gpu code)" gpu-temperature "with code gpu-temperature"
+is "$(health_field gpu remedy)" contact-support "recommending contact-support"
 like "$(ctl health)" '\[gpu-temperature\] GPU-d1 \(pci 0000:2a:00\.0\): 91 C, max 85 \(slowdown at 87 C, shutdown at 92 C\).*\(remedy: contact-support\)' \
         "sunkctl health shows the code, the detail and the remedy"
 ok "the node is drained, the reason naming the GPU" \
@@ -117,8 +103,8 @@ ok "the node is drained, the reason naming the GPU" \
 # throttled: the board's HW slowdown and the power brake
 rejudge throttled
 is "$?" 1 "a GPU held down by HW slowdown fails"
-is "$(field gpu code)" gpu-clocks "with code gpu-clocks"
-is "$(field gpu remedy)" contact-support "recommending contact-support"
+is "$(health_field gpu code)" gpu-clocks "with code gpu-clocks"
+is "$(health_field gpu remedy)" contact-support "recommending contact-support"
 like "$(ctl health)" '\[gpu-clocks\] GPU-d1 \(pci 0000:2a:00\.0\): clocks held down by hw_slowdown, hw_power_brake_slowdown' \
         "sunkctl health names the reasons"
 ok "the reason follows" \
@@ -127,9 +113,9 @@ ok "the reason follows" \
 # an NVLink down (its CRC errors over the max too: the link down is named first)
 rejudge nvlink-down
 is "$?" 1 "an NVLink down fails"
-is "$(field gpu code)" gpu-nvlink-down "with code gpu-nvlink-down"
-is "$(field gpu remedy)" reboot "recommending a reboot"
-like "$(field gpu detail)" 'NVLink 0 crc_flit_errors|NVLink 1 down' "naming the link"
+is "$(health_field gpu code)" gpu-nvlink-down "with code gpu-nvlink-down"
+is "$(health_field gpu remedy)" reboot "recommending a reboot"
+like "$(health_field gpu detail)" 'NVLink 0 crc_flit_errors|NVLink 1 down' "naming the link"
 is "$(telemetry 0 links | python3 -c 'import json,sys; print(json.load(sys.stdin)[1]["up"])')" False \
         "gres lists the link down"
 ok "the reason names the GPU's NVLink" \
@@ -138,8 +124,8 @@ ok "the reason names the GPU's NVLink" \
 # persistence mode off
 rejudge persistence-off
 is "$?" 1 "persistence mode off fails"
-is "$(field gpu code)" gpu-persistence "with code gpu-persistence"
-is "$(field gpu remedy)" none "recommending no repair"
+is "$(health_field gpu code)" gpu-persistence "with code gpu-persistence"
+is "$(health_field gpu remedy)" none "recommending no repair"
 ok "the reason says so" \
         wait_until 600 eval 'reason | grep -q "^sunkd: gpu: GPU-d0 (pci 0000:18:00.0): persistence mode is off"'
 
@@ -153,19 +139,19 @@ slurm_wait_ready "$NODE"
 echo 5 > "$IBP/counters/link_downed"
 ctl run health.ib > /dev/null
 is "$?" 1 "a link that went down 5 times fails the ib check"
-is "$(field ib code)" ib-link-flaps "with code ib-link-flaps"
-is "$(field ib remedy)" contact-support "recommending contact-support"
+is "$(health_field ib code)" ib-link-flaps "with code ib-link-flaps"
+is "$(health_field ib remedy)" contact-support "recommending contact-support"
 ok "the node is drained for it" \
         wait_until 600 eval 'reason | grep -q "^sunkd: ib: mlx5_0 port 1: link_downed 5, max 2"'
 echo 0 > "$IBP/counters/link_downed" && echo 65535 > "$IBP/counters/symbol_error"
 ctl run health.ib > /dev/null
 is "$?" 1 "a saturated symbol error counter fails"
-is "$(field ib code)" ib-errors "with code ib-errors"
+is "$(health_field ib code)" ib-errors "with code ib-errors"
 ok "the reason follows" \
         wait_until 600 eval 'reason | grep -q "^sunkd: ib: mlx5_0 port 1: symbol_error 65535 is saturated"'
 echo x > "$IBP/counters/symbol_error"
 ctl run health.ib > /dev/null
-is "$(field ib result)" unknown "a counter that is not a number is unknown"
+is "$(health_field ib result)" unknown "a counter that is not a number is unknown"
 echo 0 > "$IBP/counters/symbol_error"
 ctl run health.ib > /dev/null
 is "$?" 0 "counters back under their max pass"

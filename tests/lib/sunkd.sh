@@ -11,6 +11,9 @@
 # wait_until N CMD...    poll CMD every 0.1 s, at most N times, until it succeeds
 # job_field JOB FIELD    one field of `ctl --json jobs` for JOB
 # module_status MOD FIELD  one field of module MOD's status (booleans as true/false)
+# health_field CHECK FIELD one field of the health check CHECK in `ctl --json health`
+#                        (booleans as true/false)
+# health_run CHECK       run the health check CHECK now (`ctl run health.CHECK`); its status
 # status_without RE DESC a TAP check: the daemon answers status, no line matches RE
 # gate_config [YAML]     sunkd_config with testmod's readiness gate: its first testmod.ok
 #                        run holds sunkd not ready until $GATE/release.ok exists; YAML:
@@ -114,6 +117,18 @@ import json, sys
 m = [m for m in json.load(sys.stdin)["modules"] if m["name"] == sys.argv[1]]
 v = m[0].get("status", {}).get(sys.argv[2], "") if m else ""
 print(json.dumps(v, sort_keys=True) if isinstance(v, (bool, dict, list)) else v)' "$1" "$2"
+}
+
+health_field() {
+        ctl --json health | python3 -c '
+import json, sys
+c = [c for c in json.load(sys.stdin)["checks"] if c["name"] == sys.argv[1]][0]
+v = c[sys.argv[2]]
+print(json.dumps(v) if isinstance(v, bool) else v)' "$1" "$2"
+}
+
+health_run() {
+        ctl run "health.$1" > /dev/null
 }
 
 job_runs_at_least() {
