@@ -564,6 +564,15 @@ static HealthRemedy memory_remedy(HealthGpuMemoryCounter c) {
                        : HEALTH_REMEDY_RESET_GPU;
 }
 
+/* Whether gpus[@i] is the first of @bus: a MIG instance carries its GPU's
+ * figures, which are weighed once. */
+static bool first_of_bus(json_object *gpus, size_t i, const char *bus) {
+        for (size_t k = 0; k < i; k++)
+                if (streq(json_member_string(json_object_array_get_idx(gpus, k), "bus_id") ?: "", bus))
+                        return false;
+        return true;
+}
+
 /* Each GPU's memory counters against the memory policy; a MIG instance
  * carries its GPU's, so each bus id is weighed once. */
 static void find_memory(const HealthGpu *g, json_object *fact, Findings *f) {
@@ -574,12 +583,8 @@ static void find_memory(const HealthGpu *g, json_object *fact, Findings *f) {
                             *h = json_object_object_get(o, "health");
                 const char *bus = get_str(o, "bus_id", BUS_MAX) ?: "?";
                 char name[UUID_MAX + BUS_MAX + 16];
-                bool first = true;
 
-                for (size_t k = 0; k < i && first; k++)
-                        first = !streq(
-                                json_member_string(json_object_array_get_idx(gpus, k), "bus_id") ?: "", bus);
-                if (!first || !json_object_is_type(h, json_type_object))
+                if (!first_of_bus(gpus, i, bus) || !json_object_is_type(h, json_type_object))
                         continue;
                 for (int c = 0; c < _HEALTH_GPU_MEMORY_COUNTER_MAX; c++) {
                         const HealthGpuMemoryRule *r = &g->memory.rules[c];
@@ -764,12 +769,8 @@ static void find_limits(const HealthGpu *g, json_object *fact, Findings *f) {
                             *t = json_object_object_get(o, "telemetry");
                 const char *bus = get_str(o, "bus_id", BUS_MAX) ?: "?";
                 char name[UUID_MAX + BUS_MAX + 16];
-                bool first = true;
 
-                for (size_t k = 0; k < i && first; k++)
-                        first = !streq(
-                                json_member_string(json_object_array_get_idx(gpus, k), "bus_id") ?: "", bus);
-                if (!first)
+                if (!first_of_bus(gpus, i, bus))
                         continue;
                 gpu_name(name, sizeof(name), uuid_of(fact, bus, NULL), bus);
                 if (t && !json_object_is_type(t, json_type_object)) {

@@ -26,6 +26,7 @@
 #include "util/fileio.h"
 #include "util/macro.h"
 
+#include "check-sysfs.h"
 #include "check-util.h"
 
 #define IB_CLASS "/sys/class/infiniband"
@@ -137,23 +138,10 @@ static void free_names(struct dirent **names, int n) {
 
 /* A port's file, its trailing newline dropped, in *ret; -errno, or -EBADMSG for a NUL byte. */
 static int port_file(const HealthEnv *env, const char *dev, const char *port, const char *name, char **ret) {
-        _cleanup_free_ char *text = NULL;
-        char rel[CHECK_PATH_MAX], p[CHECK_PATH_MAX];
-        size_t len;
-        int r;
+        char rel[CHECK_PATH_MAX];
 
         snprintf(rel, sizeof(rel), IB_CLASS "/%s/ports/%s/%s", dev, port, name);
-        r = check_path(p, env, rel);
-        if (r >= 0)
-                r = fileio_read(p, 4096, &text, &len);
-        if (r < 0)
-                return r;
-        if (strlen(text) != len)
-                return -EBADMSG;
-        if (len > 0 && text[len - 1] == '\n')
-                text[len - 1] = 0;
-        *ret = TAKE_PTR(text);
-        return 0;
+        return check_sysfs_value(env, rel, CHECK_SYSFS_MAX, ret);
 }
 
 static void port_fail(IbScan *s, const char *code, const char *fmt, ...) _printf_(3, 4);

@@ -1,4 +1,4 @@
-/* What the node-hardware checks (cpu, dmi, edac, mce, ethernet) share:
+/* What the node-hardware checks (cpu, dmi, edac, mce, ethernet, ib) share:
  * one small /proc or /sys value read whole, its one trailing newline
  * dropped, and strict decimal numbers.  A value that is not what the
  * kernel writes (a NUL byte, too long, not a number) is the type's
