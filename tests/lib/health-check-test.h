@@ -75,6 +75,40 @@ static inline HealthResult run_in(const char *root_dir, const char *type, const 
                               _r_.detail);                                                                  \
         } while (0)
 
+/* @entry, one check as sunkd.yaml holds it (of @type, NULL: the type it
+ * names), read through the YAML parser and the type's keys, then run
+ * against @root_dir: it must be accepted and pass.  Its path, if @path is
+ * not NULL, must come back as it is on the node. */
+static inline void assert_entry_passes(const char *root_dir, const char *type, const char *entry,
+                                       const char *path) {
+        _cleanup_free_ char *e = NULL;
+        HealthEnv env = { .root = root_dir };
+        HealthResult res = {};
+        ConfTree *tree = NULL;
+        const HealthCheckType *t;
+        void *conf;
+
+        ck_assert_msg(conf_tree_parse("genconf.yaml", entry, strlen(entry), &tree, &e) == 0, "%s: %s", entry,
+                      e);
+        t = health_check_type_find(type ?: conf_node_get(tree->root, "type")->value);
+        ck_assert_ptr_nonnull(t);
+        conf = calloc(1, t->conf_size);
+        ck_assert_ptr_nonnull(conf);
+        if (t->defaults)
+                t->defaults(conf);
+        ck_assert_msg(conf_keys_parse(tree->root, t->keys, t->n_keys, conf, &e) == 0, "%s: %s", entry, e);
+        conf_tree_free(tree);
+        ck_assert_msg(!t->validate || t->validate(conf, &e) == 0, "%s: %s", entry, e);
+        if (path)
+                ck_assert_str_eq(*(char **) ((char *) conf + sizeof(HealthCheckCommon)), path);
+        ck_assert_int_eq(t->run(conf, &env, &res), 0);
+        ck_assert_msg(res.status == HEALTH_PASS, "%s: %d %s %s", entry, res.status, res.code, res.detail);
+        if (t->release)
+                t->release(conf);
+        conf_keys_clear(t->keys, t->n_keys, conf);
+        free(conf);
+}
+
 /* assert_result() of the test's own run(@type, @body), a check run against
  * its root. */
 #define assert_run(type, body, st, cd, part) assert_result(run((type), (body)), (st), (cd), (part))

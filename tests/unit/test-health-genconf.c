@@ -24,6 +24,7 @@
 #include "../../modules/health/checks/health-check.h"
 #include "../lib/check-run.h"
 #include "../lib/fake-root.h"
+#include "../lib/health-check-test.h"
 
 static void setup(void) {
         fake_root_make("/tmp/test-health-genconf-XXXXXX");
@@ -50,37 +51,10 @@ static void assert_entries(const HealthGenconf *g, const char *const *want, size
         ck_assert_uint_eq(g->n, n);
 }
 
-/* @entry read as sunkd.yaml reads a check: through the YAML parser and its
- * type's keys; then run against the root: it must pass.  The path, if
- * @path is not NULL, must come back as it is on the node. */
+/* @entry read as sunkd.yaml reads a check, then run against the root: it
+ * must pass (assert_entry_passes()). */
 static void assert_round_trip(const char *entry, const char *path) {
-        _cleanup_free_ char *error = NULL;
-        ConfTree *tree = NULL;
-        const HealthCheckType *t;
-        HealthEnv env = { .root = root };
-        HealthResult res = {};
-        void *conf;
-
-        ck_assert_msg(conf_tree_parse("genconf.yaml", entry, strlen(entry), &tree, &error) == 0, "%s: %s",
-                      entry, error);
-        t = health_check_type_find(conf_node_get(tree->root, "type")->value);
-        ck_assert_ptr_nonnull(t);
-        conf = calloc(1, t->conf_size);
-        ck_assert_ptr_nonnull(conf);
-        if (t->defaults)
-                t->defaults(conf);
-        ck_assert_msg(conf_keys_parse(tree->root, t->keys, t->n_keys, conf, &error) == 0, "%s: %s", entry,
-                      error);
-        conf_tree_free(tree);
-        ck_assert_msg(!t->validate || t->validate(conf, &error) == 0, "%s: %s", entry, error);
-        if (path)
-                ck_assert_str_eq(*(char **) ((char *) conf + sizeof(HealthCheckCommon)), path);
-        ck_assert_int_eq(t->run(conf, &env, &res), 0);
-        ck_assert_msg(res.status == HEALTH_PASS, "%s: %d %s %s", entry, res.status, res.code, res.detail);
-        if (t->release)
-                t->release(conf);
-        conf_keys_clear(t->keys, t->n_keys, conf);
-        free(conf);
+        assert_entry_passes(root, NULL, entry, path);
 }
 
 /* ---- quoting ----------------------------------------------------------- */

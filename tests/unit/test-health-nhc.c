@@ -49,27 +49,7 @@ static char *genconf(const char *type) {
         ck_assert_int_eq(t->genconf(&env, &g), 0);
         ck_assert(!g.oom);
         for (size_t i = 0; i < g.n; i++) {
-                _cleanup_free_ char *body = NULL, *e = NULL;
-                ConfTree *tree = NULL;
-                void *conf = calloc(1, t->conf_size);
-                HealthResult res = {};
-
-                ck_assert_ptr_nonnull(conf);
-                ck_assert_msg(
-                        conf_tree_parse("genconf.yaml", g.entries[i], strlen(g.entries[i]), &tree, &e) == 0,
-                        "%s: %s", g.entries[i], e);
-                if (t->defaults)
-                        t->defaults(conf);
-                ck_assert_msg(conf_keys_parse(tree->root, t->keys, t->n_keys, conf, &e) == 0, "%s: %s",
-                              g.entries[i], e);
-                conf_tree_free(tree);
-                ck_assert_msg(!t->validate || t->validate(conf, &e) == 0, "%s: %s", g.entries[i], e);
-                ck_assert_int_eq(t->run(conf, &env, &res), 0);
-                ck_assert_msg(res.status == HEALTH_PASS, "%s: %s %s", g.entries[i], res.code, res.detail);
-                if (t->release)
-                        t->release(conf);
-                conf_keys_clear(t->keys, t->n_keys, conf);
-                free(conf);
+                assert_entry_passes(root, type, g.entries[i], NULL);
                 all = realloc(all, n + strlen(g.entries[i]) + 2);
                 ck_assert_ptr_nonnull(all);
                 n += (size_t) sprintf(all + n, "%s%s", n ? "\n" : "", g.entries[i]);
