@@ -497,6 +497,8 @@ START_TEST(test_process) {
         assert_refused("process", "process: x\nuser: no-such-user-sunkd\n",
                        "key 'user': no user 'no-such-user-sunkd'");
         assert_refused("process", "process: x\nuser: 4294967295\n", "key 'user'");
+        /* an empty name, in the words process_limit and user_processes use */
+        assert_refused("process", "process: x\nuser: \"\"\n", "key 'user': an empty user name");
 }
 END_TEST
 
