@@ -17,8 +17,6 @@
 #include "check-proc.h"
 #include "check-util.h"
 
-/* TASK_COMM_LEN less its NUL. */
-#define COMM_MAX 15
 #define STATUS_MAX (64 * 1024)
 
 typedef struct ProcessConf {
@@ -40,10 +38,10 @@ static int process_validate(void *conf, char **ret_error) {
         ProcessConf *c = conf;
         int r;
 
-        if (isempty(c->process) || strlen(c->process) > COMM_MAX)
+        if (isempty(c->process) || strlen(c->process) > CHECK_PROC_COMM_MAX)
                 return check_invalid(ret_error, "process",
                                      "'%s' is not a process name: the kernel keeps 1 to %d bytes of it",
-                                     c->process, COMM_MAX);
+                                     c->process, CHECK_PROC_COMM_MAX);
         if (strchr(c->process, '/') || strchr(c->process, '\n'))
                 return check_invalid(ret_error, "process", "'%s': a process name has no '/' or newline",
                                      c->process);
