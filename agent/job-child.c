@@ -11,6 +11,9 @@
  * fork() copies a threaded process: only the forking thread exists in the
  * child, and glibc makes malloc safe there.  Work run this way must not use
  * a library whose lock a worker thread might hold at the moment of the fork.
+ * (AddressSanitizer's allocator is not made safe so before LLVM 18's atfork
+ * handler: under GCC 12's, a child forked while a worker allocates may hang
+ * in malloc, and ends at its job's timeout like any stuck child.)
  *
  * Kept children (JobChildPool): fork() copies the daemon's page tables, so
  * its cost grows with the daemon (about 0.3 ms at 10 MB, 2 ms at 110 MB),
