@@ -17,7 +17,7 @@
  *
  * Kept children (JobChildPool): fork() copies the daemon's page tables, so
  * its cost grows with the daemon (about 0.3 ms at 10 MB, 2 ms at 110 MB),
- * while the work of a health check is tens of microseconds.  A kept child
+ * while a check's work is often tens of microseconds.  A kept child
  * is forked once and then runs one piece of work after another, each asked
  * for with the addresses of the work and its argument, which are valid
  * there because the child is a copy of the daemon made after the job was

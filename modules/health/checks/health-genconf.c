@@ -10,6 +10,8 @@
 #include "util/macro.h"
 #include "util/text-escape.h"
 
+static int append(HealthGenconf *g, char ***v, size_t *n, size_t *cap, const char *fmt, va_list ap)
+        _printf_(5, 0);
 static int append(HealthGenconf *g, char ***v, size_t *n, size_t *cap, const char *fmt, va_list ap) {
         char *e = NULL;
 
