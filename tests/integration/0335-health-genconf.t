@@ -38,7 +38,7 @@ $(sed 's/^/    /' "$1")" "$3"
 checks_of() { sed -n 's/^  - //p' "$1"; }
 # all_pass [GONE]: how many checks `health run` ran, all passed; else the
 # ones that did not.  A name in the file GONE (one a line) is not counted:
-# a process that ended since, on a machine other tests share.
+# a process or listener that ended since, on a machine other tests share.
 all_pass() {
         ctl --json health run | python3 -c '
 import json, sys
@@ -81,21 +81,23 @@ sunkd_start
 ctl health run > "$T/run.out" 2>&1
 rc=$?
 # Other tests start and stop sshd, munged and slurmd on this machine: a
-# process check whose process has ended since is the node changed, not the
-# baseline wrong.  Such a check must be one a new baseline leaves out.
+# process check whose process has ended since, or a port check of a
+# listener that has closed since, is the node changed, not the baseline
+# wrong.  Such a check must be one a new baseline leaves out.
 : > "$T/gone"
 if [ "$rc" -ne 0 ]; then
         ctl health genconf > "$T/again.yaml" || bail_out "health genconf failed the second time"
         for name in $(failing); do
-                if [[ $name == process-* ]] && ! checks_of "$T/again.yaml" | grep -q "^{name: $name,"; then
-                        diag "$name: its process ended since the baseline was made"
+                if [[ $name == process-* || $name == tcp-* ]] &&
+                        ! checks_of "$T/again.yaml" | grep -q "^{name: $name,"; then
+                        diag "$name: its process or listener ended since the baseline was made"
                         echo "$name" >> "$T/gone"
                 fi
         done
 fi
 n_gone=$(wc -l < "$T/gone")
 is "$(all_pass "$T/gone")" "$((n_here - n_gone))" "a sunkd started with it passes every check in health run"
-is "$(grep -c . "$T/gone")" "$(failing | grep -c .)" "health run fails none but for a process that ended since"
+is "$(grep -c . "$T/gone")" "$(failing | grep -c .)" "health run fails none but for a process or listener that ended since"
 sunkd_stop
 
 # ---- 2. a fake root -------------------------------------------------------
